@@ -1,0 +1,552 @@
+//! The binary file format.
+//!
+//! ```text
+//! header (32 bytes, little endian)
+//!   magic        8  b"GIGAGAS\0"
+//!   version      4  FORMAT_VERSION
+//!   sections     4  number of sections that follow
+//!   content_len  8  bytes after the header
+//!   checksum     8  xxh3-64 of those bytes
+//! section (repeated)
+//!   tag          4  ASCII, e.g. b"BLKS"
+//!   raw_len      8  decompressed length
+//!   comp_len     8  compressed length
+//!   data         comp_len bytes of zstd
+//! ```
+//!
+//! Sections: `META` (JSON [`DumpMeta`]), `HASH` (block hashes), `ACCT` (accounts, fixed
+//! 93-byte records), `STOR` (slots, fixed 84-byte records), `CODE` (bytecode), `BLKS`
+//! (one RLP item per block), `BALS` (one RLP block access list per block). Fixed-size
+//! records and RLP keep parsing cheaper than decompression; sections decompress in
+//! parallel.
+
+use crate::{
+    AccountState, Dump, DumpBlock, DumpError, DumpMeta, PreAccount, PreSlot, PreState,
+    ReceiptSummary,
+};
+use alloy_consensus::{Header, TxEnvelope, transaction::Recovered};
+use alloy_eip7928::BlockAccessList;
+use alloy_eips::eip4895::Withdrawal;
+use alloy_primitives::{Address, B256, Bytes, U256};
+use alloy_rlp::{Decodable, Encodable};
+use rayon::prelude::*;
+use std::{
+    fs::File,
+    io::{Seek, SeekFrom, Write},
+    path::{Path, PathBuf},
+};
+use xxhash_rust::xxh3::Xxh3;
+
+/// First eight bytes of every dump.
+pub const MAGIC: [u8; 8] = *b"GIGAGAS\0";
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Size of the fixed file header.
+pub const HEADER_LEN: usize = 32;
+/// zstd level used for writing: small files, still fast to decode.
+const ZSTD_LEVEL: i32 = 15;
+
+const SECTION_TAGS: [&[u8; 4]; 7] = [b"META", b"HASH", b"ACCT", b"STOR", b"CODE", b"BLKS", b"BALS"];
+
+/// Facts about a dump file, for reproducibility records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DumpFileInfo {
+    /// xxh3-64 of the content (everything after the header).
+    pub checksum: u64,
+    /// File size in bytes.
+    pub size: u64,
+}
+
+impl DumpFileInfo {
+    /// The checksum as 16 hex digits.
+    pub fn checksum_hex(&self) -> String {
+        format!("{:016x}", self.checksum)
+    }
+}
+
+// ---------------------------------------------------------------- encoding
+
+fn encode_meta(meta: &DumpMeta) -> Vec<u8> {
+    serde_json::to_vec(meta).expect("DumpMeta serializes")
+}
+
+fn encode_hashes(hashes: &[(u64, B256)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + hashes.len() * 40);
+    out.extend_from_slice(&(hashes.len() as u64).to_le_bytes());
+    for (n, h) in hashes {
+        out.extend_from_slice(&n.to_le_bytes());
+        out.extend_from_slice(h.as_slice());
+    }
+    out
+}
+
+const ACCOUNT_RECORD: usize = 20 + 1 + 8 + 32 + 32;
+const SLOT_RECORD: usize = 20 + 32 + 32;
+
+fn encode_accounts(accounts: &[PreAccount]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + accounts.len() * ACCOUNT_RECORD);
+    out.extend_from_slice(&(accounts.len() as u64).to_le_bytes());
+    for a in accounts {
+        out.extend_from_slice(a.address.as_slice());
+        match &a.state {
+            None => out.extend_from_slice(&[0u8; 1 + 8 + 32 + 32]),
+            Some(s) => {
+                out.push(1);
+                out.extend_from_slice(&s.nonce.to_le_bytes());
+                out.extend_from_slice(&s.balance.to_be_bytes::<32>());
+                out.extend_from_slice(s.code_hash.as_slice());
+            }
+        }
+    }
+    out
+}
+
+fn encode_storage(slots: &[PreSlot]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + slots.len() * SLOT_RECORD);
+    out.extend_from_slice(&(slots.len() as u64).to_le_bytes());
+    for s in slots {
+        out.extend_from_slice(s.address.as_slice());
+        out.extend_from_slice(&s.slot.to_be_bytes::<32>());
+        out.extend_from_slice(&s.value.to_be_bytes::<32>());
+    }
+    out
+}
+
+fn encode_codes(codes: &[(B256, Bytes)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + codes.iter().map(|c| 36 + c.1.len()).sum::<usize>());
+    out.extend_from_slice(&(codes.len() as u64).to_le_bytes());
+    for (h, c) in codes {
+        out.extend_from_slice(h.as_slice());
+        out.extend_from_slice(&(c.len() as u32).to_le_bytes());
+        out.extend_from_slice(c);
+    }
+    out
+}
+
+fn encode_block(b: &DumpBlock, out: &mut Vec<u8>) {
+    let mut payload = Vec::with_capacity(256 + b.transactions.len() * 200);
+    b.header.encode(&mut payload);
+    let txs: Vec<&TxEnvelope> = b.transactions.iter().map(|t| t.inner()).collect();
+    alloy_rlp::encode_list::<_, TxEnvelope>(&txs, &mut payload);
+    let senders: Vec<Address> = b.transactions.iter().map(|t| t.signer()).collect();
+    senders.encode(&mut payload);
+    b.withdrawals.encode(&mut payload);
+    b.receipts.encode(&mut payload);
+    alloy_rlp::Header { list: true, payload_length: payload.len() }.encode(out);
+    out.extend_from_slice(&payload);
+}
+
+fn encode_blocks(blocks: &[DumpBlock]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(blocks.len() as u64).to_le_bytes());
+    for b in blocks {
+        encode_block(b, &mut out);
+    }
+    out
+}
+
+fn encode_bals(bals: &[BlockAccessList]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(bals.len() as u64).to_le_bytes());
+    for bal in bals {
+        bal.encode(&mut out);
+    }
+    out
+}
+
+/// Raw (uncompressed) sections of a dump, in file order.
+fn raw_sections(dump: &Dump) -> Vec<(&'static [u8; 4], Vec<u8>)> {
+    let parts: Vec<Vec<u8>> = (0..SECTION_TAGS.len())
+        .into_par_iter()
+        .map(|i| match i {
+            0 => encode_meta(&dump.meta),
+            1 => encode_hashes(&dump.block_hashes),
+            2 => encode_accounts(&dump.pre_state.accounts),
+            3 => encode_storage(&dump.pre_state.storage),
+            4 => encode_codes(&dump.pre_state.codes),
+            5 => encode_blocks(&dump.blocks),
+            _ => encode_bals(&dump.access_lists),
+        })
+        .collect();
+    SECTION_TAGS.iter().copied().zip(parts).collect()
+}
+
+fn compress(raw: &[u8]) -> Vec<u8> {
+    zstd::bulk::compress(raw, ZSTD_LEVEL).expect("zstd compression of an in-memory buffer")
+}
+
+fn header_bytes(sections: u32, content_len: u64, checksum: u64) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[..8].copy_from_slice(&MAGIC);
+    h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&sections.to_le_bytes());
+    h[16..24].copy_from_slice(&content_len.to_le_bytes());
+    h[24..32].copy_from_slice(&checksum.to_le_bytes());
+    h
+}
+
+/// Compressed sections with their framing, as they appear after the header.
+fn framed_sections(dump: &Dump) -> Vec<Vec<u8>> {
+    raw_sections(dump)
+        .into_par_iter()
+        .map(|(tag, raw)| {
+            let comp = compress(&raw);
+            let mut framed = Vec::with_capacity(20 + comp.len());
+            framed.extend_from_slice(tag);
+            framed.extend_from_slice(&(raw.len() as u64).to_le_bytes());
+            framed.extend_from_slice(&(comp.len() as u64).to_le_bytes());
+            framed.extend_from_slice(&comp);
+            framed
+        })
+        .collect()
+}
+
+/// Encode a dump into the bytes of a file. Deterministic: equal dumps give equal bytes.
+pub fn encode_dump(dump: &Dump) -> Vec<u8> {
+    let framed = framed_sections(dump);
+    let mut hasher = Xxh3::new();
+    let mut len = 0u64;
+    for f in &framed {
+        hasher.update(f);
+        len += f.len() as u64;
+    }
+    let mut out = Vec::with_capacity(HEADER_LEN + len as usize);
+    out.extend_from_slice(&header_bytes(framed.len() as u32, len, hasher.digest()));
+    for f in framed {
+        out.extend_from_slice(&f);
+    }
+    out
+}
+
+/// Write a dump atomically: sections stream into `<path>.tmp-<pid>`, the header is written
+/// last, the file is synced, then renamed over `path`. An interrupted write leaves at most a
+/// temporary file, never a file at `path` that looks whole.
+pub fn write_dump(dump: &Dump, path: &Path) -> Result<DumpFileInfo, DumpError> {
+    let io = |source| DumpError::Io { path: path.to_path_buf(), source };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let tmp = temp_path(path);
+    let result = (|| {
+        let mut file = File::create(&tmp)?;
+        file.write_all(&[0u8; HEADER_LEN])?;
+        let mut hasher = Xxh3::new();
+        let mut len = 0u64;
+        let mut count = 0u32;
+        for framed in framed_sections(dump) {
+            hasher.update(&framed);
+            len += framed.len() as u64;
+            count += 1;
+            file.write_all(&framed)?;
+        }
+        let checksum = hasher.digest();
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(&header_bytes(count, len, checksum))?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&tmp, path)?;
+        Ok(DumpFileInfo { checksum, size: HEADER_LEN as u64 + len })
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(io)
+}
+
+fn temp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(format!(".tmp-{}", std::process::id()));
+    path.with_file_name(name)
+}
+
+// ---------------------------------------------------------------- decoding
+
+/// Read and decode a dump file.
+pub fn read_dump(path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
+    let bytes = std::fs::read(path).map_err(|source| DumpError::Io { path: path.to_path_buf(), source })?;
+    decode_dump(&bytes, path)
+}
+
+/// Decode the bytes of a dump file; `path` only names the file in errors.
+pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
+    let p = || path.to_path_buf();
+    if bytes.len() < MAGIC.len() || bytes[..8] != MAGIC {
+        let found = &bytes[..bytes.len().min(8)];
+        return Err(DumpError::NotADump {
+            path: p(),
+            expected: String::from_utf8_lossy(&MAGIC).into_owned(),
+            found: String::from_utf8_lossy(found).into_owned(),
+        });
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(DumpError::Truncated { path: p(), expected: HEADER_LEN as u64, actual: bytes.len() as u64 });
+    }
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
+    let version = u32_at(8);
+    if version != FORMAT_VERSION {
+        return Err(DumpError::UnsupportedVersion { path: p(), found: version, supported: FORMAT_VERSION });
+    }
+    let section_count = u32_at(12);
+    let content_len = u64_at(16);
+    let checksum = u64_at(24);
+    let content = &bytes[HEADER_LEN..];
+    if content.len() as u64 != content_len {
+        return Err(DumpError::Truncated { path: p(), expected: content_len, actual: content.len() as u64 });
+    }
+    let actual = xxhash_rust::xxh3::xxh3_64(content);
+    if actual != checksum {
+        return Err(DumpError::ChecksumMismatch { path: p(), expected: checksum, actual });
+    }
+
+    // Section table.
+    let corrupt = |section: &str, detail: String| DumpError::CorruptSection {
+        path: p(),
+        section: section.to_string(),
+        detail,
+    };
+    let mut frames: Vec<([u8; 4], u64, &[u8])> = Vec::new();
+    let mut off = 0usize;
+    for i in 0..section_count {
+        if content.len() - off < 20 {
+            return Err(corrupt("?", format!("section {i} header runs past the end of the file")));
+        }
+        let tag: [u8; 4] = content[off..off + 4].try_into().unwrap();
+        let raw_len = u64::from_le_bytes(content[off + 4..off + 12].try_into().unwrap());
+        let comp_len = u64::from_le_bytes(content[off + 12..off + 20].try_into().unwrap());
+        off += 20;
+        if comp_len > (content.len() - off) as u64 {
+            return Err(corrupt(&tag_name(&tag), format!("{comp_len} compressed bytes announced, {} left", content.len() - off)));
+        }
+        frames.push((tag, raw_len, &content[off..off + comp_len as usize]));
+        off += comp_len as usize;
+    }
+    if off != content.len() {
+        return Err(corrupt("?", format!("{} bytes after the last section", content.len() - off)));
+    }
+
+    // Decompress in parallel.
+    let raws: Vec<Result<([u8; 4], Vec<u8>), DumpError>> = frames
+        .par_iter()
+        .map(|(tag, raw_len, comp)| {
+            let raw = zstd::stream::decode_all(*comp)
+                .map_err(|e| corrupt(&tag_name(tag), format!("zstd: {e}")))?;
+            if raw.len() as u64 != *raw_len {
+                return Err(corrupt(&tag_name(tag), format!("decompressed to {} bytes, expected {raw_len}", raw.len())));
+            }
+            Ok((*tag, raw))
+        })
+        .collect();
+    let mut sections: Vec<([u8; 4], Vec<u8>)> = Vec::with_capacity(raws.len());
+    for r in raws {
+        sections.push(r?);
+    }
+    let take = |tag: &[u8; 4]| -> Result<&[u8], DumpError> {
+        sections
+            .iter()
+            .find(|(t, _)| t == tag)
+            .map(|(_, raw)| raw.as_slice())
+            .ok_or_else(|| corrupt(&tag_name(tag), "section missing".into()))
+    };
+    let (meta, hashes, accounts, storage, codes, blocks, bals) = (
+        take(b"META")?,
+        take(b"HASH")?,
+        take(b"ACCT")?,
+        take(b"STOR")?,
+        take(b"CODE")?,
+        take(b"BLKS")?,
+        take(b"BALS")?,
+    );
+
+    // Parse the sections in parallel too: blocks and BALs dominate.
+    let ((meta, block_hashes), ((pre_state, blocks), access_lists)) = rayon::join(
+        || (decode_meta(meta), decode_hashes(hashes)),
+        || {
+            rayon::join(
+                || {
+                    rayon::join(
+                        || decode_pre_state(accounts, storage, codes),
+                        || decode_blocks(blocks),
+                    )
+                },
+                || decode_bals(bals),
+            )
+        },
+    );
+    let dump = Dump {
+        meta: meta.map_err(|e| corrupt("META", e))?,
+        block_hashes: block_hashes.map_err(|e| corrupt("HASH", e))?,
+        pre_state: pre_state.map_err(|(s, e)| corrupt(s, e))?,
+        blocks: blocks.map_err(|e| corrupt("BLKS", e))?,
+        access_lists: access_lists.map_err(|e| corrupt("BALS", e))?,
+    };
+    dump.validate().map_err(|detail| DumpError::Inconsistent { path: p(), detail })?;
+    Ok((dump, DumpFileInfo { checksum, size: bytes.len() as u64 }))
+}
+
+fn tag_name(tag: &[u8; 4]) -> String {
+    String::from_utf8_lossy(tag).into_owned()
+}
+
+/// A bounds-checked little reader over a section.
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(buf: &'a [u8]) -> Self {
+        Self { buf, pos: 0 }
+    }
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+        if self.buf.len() - self.pos < n {
+            return Err(format!("truncated at byte {} reading {what}", self.pos));
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    fn u64(&mut self, what: &str) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8, what)?.try_into().unwrap()))
+    }
+    fn u32(&mut self, what: &str) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().unwrap()))
+    }
+    /// A record count, checked against the bytes left so a corrupt count cannot
+    /// trigger a huge allocation.
+    fn count(&mut self, min_record: usize, what: &str) -> Result<usize, String> {
+        let n = self.u64(what)?;
+        let left = (self.buf.len() - self.pos) as u64;
+        if n.saturating_mul(min_record.max(1) as u64) > left {
+            return Err(format!("{n} {what} announced but only {left} bytes follow"));
+        }
+        Ok(n as usize)
+    }
+    fn finish(&self, what: &str) -> Result<(), String> {
+        if self.pos != self.buf.len() {
+            return Err(format!("{} unexpected bytes after the {what}", self.buf.len() - self.pos));
+        }
+        Ok(())
+    }
+}
+
+fn decode_meta(raw: &[u8]) -> Result<DumpMeta, String> {
+    serde_json::from_slice(raw).map_err(|e| format!("invalid metadata JSON: {e}"))
+}
+
+fn decode_hashes(raw: &[u8]) -> Result<Vec<(u64, B256)>, String> {
+    let mut r = Reader::new(raw);
+    let n = r.count(40, "block hashes")?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let num = r.u64("block number")?;
+        out.push((num, B256::from_slice(r.take(32, "block hash")?)));
+    }
+    r.finish("block hashes")?;
+    Ok(out)
+}
+
+fn decode_pre_state(
+    accounts: &[u8],
+    storage: &[u8],
+    codes: &[u8],
+) -> Result<PreState, (&'static str, String)> {
+    let mut r = Reader::new(accounts);
+    let n = r.count(ACCOUNT_RECORD, "accounts").map_err(|e| ("ACCT", e))?;
+    if accounts.len() != 8 + n * ACCOUNT_RECORD {
+        return Err(("ACCT", format!("{} bytes is not {n} records of {ACCOUNT_RECORD} bytes", accounts.len() - 8)));
+    }
+    let mut acc = Vec::with_capacity(n);
+    for rec in accounts[8..].chunks_exact(ACCOUNT_RECORD) {
+        let address = Address::from_slice(&rec[..20]);
+        let state = match rec[20] {
+            0 => None,
+            1 => Some(AccountState {
+                nonce: u64::from_le_bytes(rec[21..29].try_into().unwrap()),
+                balance: U256::from_be_slice(&rec[29..61]),
+                code_hash: B256::from_slice(&rec[61..93]),
+            }),
+            f => return Err(("ACCT", format!("account {address}: existence flag {f}, expected 0 or 1"))),
+        };
+        acc.push(PreAccount { address, state });
+    }
+    let mut r = Reader::new(storage);
+    let n = r.count(SLOT_RECORD, "slots").map_err(|e| ("STOR", e))?;
+    if storage.len() != 8 + n * SLOT_RECORD {
+        return Err(("STOR", format!("{} bytes is not {n} records of {SLOT_RECORD} bytes", storage.len() - 8)));
+    }
+    let slots = storage[8..]
+        .chunks_exact(SLOT_RECORD)
+        .map(|rec| PreSlot {
+            address: Address::from_slice(&rec[..20]),
+            slot: U256::from_be_slice(&rec[20..52]),
+            value: U256::from_be_slice(&rec[52..84]),
+        })
+        .collect();
+    let mut r = Reader::new(codes);
+    let n = r.count(36, "codes").map_err(|e| ("CODE", e))?;
+    let mut code = Vec::with_capacity(n);
+    for _ in 0..n {
+        let h = B256::from_slice(r.take(32, "code hash").map_err(|e| ("CODE", e))?);
+        let len = r.u32("code length").map_err(|e| ("CODE", e))? as usize;
+        let bytes = Bytes::copy_from_slice(r.take(len, "code").map_err(|e| ("CODE", e))?);
+        code.push((h, bytes));
+    }
+    r.finish("codes").map_err(|e| ("CODE", e))?;
+    Ok(PreState { accounts: acc, storage: slots, codes: code })
+}
+
+fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, String> {
+    let at = |e: alloy_rlp::Error| format!("block #{index} in the section: {e}");
+    let list = alloy_rlp::Header::decode(buf).map_err(at)?;
+    if !list.list || list.payload_length > buf.len() {
+        return Err(format!("block #{index} in the section: not an RLP list of the announced length"));
+    }
+    let mut body = &buf[..list.payload_length];
+    *buf = &buf[list.payload_length..];
+    let header = Header::decode(&mut body).map_err(at)?;
+    let txs = Vec::<TxEnvelope>::decode(&mut body).map_err(at)?;
+    let senders = Vec::<Address>::decode(&mut body).map_err(at)?;
+    let withdrawals = Vec::<Withdrawal>::decode(&mut body).map_err(at)?;
+    let receipts = Vec::<ReceiptSummary>::decode(&mut body).map_err(at)?;
+    if !body.is_empty() {
+        return Err(format!("block {}: {} trailing bytes", header.number, body.len()));
+    }
+    if senders.len() != txs.len() {
+        return Err(format!("block {}: {} senders for {} transactions", header.number, senders.len(), txs.len()));
+    }
+    let transactions = txs
+        .into_iter()
+        .zip(senders)
+        .map(|(tx, from)| Recovered::new_unchecked(tx, from))
+        .collect();
+    Ok(DumpBlock { header, transactions, withdrawals, receipts })
+}
+
+fn decode_blocks(raw: &[u8]) -> Result<Vec<DumpBlock>, String> {
+    let mut r = Reader::new(raw);
+    let n = r.count(1, "blocks")?;
+    let mut buf = &raw[8..];
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        out.push(decode_block(&mut buf, i)?);
+    }
+    if !buf.is_empty() {
+        return Err(format!("{} unexpected bytes after {n} blocks", buf.len()));
+    }
+    Ok(out)
+}
+
+fn decode_bals(raw: &[u8]) -> Result<Vec<BlockAccessList>, String> {
+    let mut r = Reader::new(raw);
+    let n = r.count(1, "access lists")?;
+    let mut buf = &raw[8..];
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        out.push(BlockAccessList::decode(&mut buf).map_err(|e| format!("access list #{i}: {e}"))?);
+    }
+    if !buf.is_empty() {
+        return Err(format!("{} unexpected bytes after {n} access lists", buf.len()));
+    }
+    Ok(out)
+}

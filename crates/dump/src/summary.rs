@@ -1,0 +1,125 @@
+//! The `gigagas inspect` summary.
+
+use crate::Dump;
+use std::fmt;
+
+/// Key figures of a dump.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DumpSummary {
+    /// Dump name.
+    pub name: String,
+    /// First and last block number.
+    pub range: Option<(u64, u64)>,
+    /// Number of blocks.
+    pub blocks: usize,
+    /// Number of transactions.
+    pub transactions: usize,
+    /// Total gas used.
+    pub total_gas: u64,
+    /// Gas used per block: min, median, max.
+    pub gas_per_block: (u64, u64, u64),
+    /// Share of a block's gas taken by its largest transaction: min, median, max (0..=1).
+    pub largest_tx_share: (f64, f64, f64),
+    /// Pre-state accounts (present, absent).
+    pub accounts: (usize, usize),
+    /// Pre-state storage slots.
+    pub slots: usize,
+    /// Distinct bytecodes and their total size in bytes.
+    pub codes: (usize, usize),
+    /// Access-list entries: accounts, storage slots (reads and writes), individual writes.
+    pub bal_entries: (usize, usize, usize),
+    /// Block hashes before the range.
+    pub block_hashes: usize,
+    /// Fork of the first block.
+    pub fork: String,
+    /// Provenance lines.
+    pub provenance: Vec<(String, String)>,
+}
+
+fn min_med_max<T: Copy + PartialOrd>(mut v: Vec<T>, zero: T) -> (T, T, T) {
+    if v.is_empty() {
+        return (zero, zero, zero);
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    (v[0], v[v.len() / 2], v[v.len() - 1])
+}
+
+impl DumpSummary {
+    /// Compute the summary of a dump.
+    pub fn of(dump: &Dump) -> Self {
+        let gas: Vec<u64> = dump.blocks.iter().map(|b| b.header.gas_used).collect();
+        let shares: Vec<f64> = dump
+            .blocks
+            .iter()
+            .filter(|b| b.header.gas_used > 0)
+            .map(|b| {
+                let max = b.receipts.iter().map(|r| r.gas_used).max().unwrap_or(0);
+                max as f64 / b.header.gas_used as f64
+            })
+            .collect();
+        let mut bal = (0, 0, 0);
+        for list in &dump.access_lists {
+            for a in list {
+                bal.0 += 1;
+                bal.1 += a.storage_changes.len() + a.storage_reads.len();
+                bal.2 += a.storage_changes.iter().map(|s| s.changes.len()).sum::<usize>()
+                    + a.balance_changes.len()
+                    + a.nonce_changes.len()
+                    + a.code_changes.len();
+            }
+        }
+        let present = dump.pre_state.accounts.iter().filter(|a| a.state.is_some()).count();
+        let first = dump.blocks.first();
+        Self {
+            name: dump.meta.name.clone(),
+            range: first.zip(dump.blocks.last()).map(|(a, b)| (a.number(), b.number())),
+            blocks: dump.blocks.len(),
+            transactions: dump.transaction_count(),
+            total_gas: dump.total_gas(),
+            gas_per_block: min_med_max(gas, 0),
+            largest_tx_share: min_med_max(shares, 0.0),
+            accounts: (present, dump.pre_state.accounts.len() - present),
+            slots: dump.pre_state.storage.len(),
+            codes: (dump.pre_state.codes.len(), dump.pre_state.code_bytes()),
+            bal_entries: bal,
+            block_hashes: dump.block_hashes.len(),
+            fork: first
+                .map(|b| dump.meta.chain.fork_at(b.number(), b.header.timestamp))
+                .unwrap_or_default(),
+            provenance: dump.meta.provenance.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        }
+    }
+}
+
+fn mgas(g: u64) -> String {
+    format!("{:.2} Mgas", g as f64 / 1e6)
+}
+
+impl fmt::Display for DumpSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "name              {}", self.name)?;
+        for (k, v) in &self.provenance {
+            writeln!(f, "  {k:<16}{v}")?;
+        }
+        match self.range {
+            Some((a, b)) => writeln!(f, "blocks            {} ({a}..={b}), fork {}", self.blocks, self.fork)?,
+            None => writeln!(f, "blocks            0")?,
+        }
+        writeln!(f, "transactions      {}", self.transactions)?;
+        writeln!(f, "total gas         {} ({:.3} Ggas)", self.total_gas, self.total_gas as f64 / 1e9)?;
+        let (lo, med, hi) = self.gas_per_block;
+        writeln!(f, "gas per block     min {}  median {}  max {}", mgas(lo), mgas(med), mgas(hi))?;
+        let (lo, med, hi) = self.largest_tx_share;
+        writeln!(
+            f,
+            "largest tx share  min {:.1}%  median {:.1}%  max {:.1}%  (of its block's gas)",
+            lo * 100.0,
+            med * 100.0,
+            hi * 100.0
+        )?;
+        writeln!(f, "pre-state         {} accounts ({} absent), {} slots, {} codes ({} bytes)",
+            self.accounts.0 + self.accounts.1, self.accounts.1, self.slots, self.codes.0, self.codes.1)?;
+        writeln!(f, "BAL entries       {} accounts, {} slots, {} writes", self.bal_entries.0, self.bal_entries.1, self.bal_entries.2)?;
+        write!(f, "block hashes      {}", self.block_hashes)
+    }
+}

@@ -1,0 +1,676 @@
+//! The block generator.
+
+use crate::{
+    contracts::{self, ICompute, INft, IPair, IPrecompiles, IToken},
+    profile::{Profile, TxKindChoice, mix},
+};
+use alloy_consensus::{
+    Header, SignableTransaction, TxEip1559, TxEnvelope, TxReceipt, proofs,
+    transaction::Recovered, EMPTY_OMMER_ROOT_HASH,
+};
+use alloy_eips::{
+    eip1559::BaseFeeParams, eip2935, eip4788, eip4895::Withdrawal, eip7002, eip7251,
+};
+use alloy_evm::{
+    EvmFactory,
+    block::{BlockExecutor, BlockExecutionError},
+    eth::{EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
+    Evm,
+};
+use alloy_hardforks::EthereumHardfork;
+use alloy_primitives::{Address, B256, Bloom, Bytes, TxKind, U256, keccak256};
+use alloy_signer::SignerSync;
+use alloy_signer_local::PrivateKeySigner;
+use alloy_sol_types::{SolCall, SolValue};
+use gigagas_dump::{
+    AccountState, ChainConfig, Dump, DumpBlock, DumpMeta, PreAccount, PreSlot, PreState,
+    ReceiptSummary,
+};
+use gigagas_executor::ChainSpec;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use revm::{
+    context::TxEnv,
+    database::{CacheDB, EmptyDB, State, in_memory_db::AccountState as DbAccountState},
+    primitives::KECCAK_EMPTY,
+    state::{AccountInfo, Bytecode, bal::BlockAccessIndex},
+    DatabaseCommit,
+};
+use std::{
+    borrow::Cow,
+    collections::{BTreeMap, BTreeSet},
+};
+
+/// What to generate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratorConfig {
+    /// Workload profile.
+    pub profile: Profile,
+    /// Number of blocks in the dump.
+    pub blocks: u64,
+    /// Gas target per block (blocks stop once their gas used reaches it).
+    pub gas_per_block: u64,
+    /// Seed of the random choices; the same config gives the same dump.
+    pub seed: u64,
+    /// Fork whose rules apply (Cancun, Prague or Osaka).
+    pub fork: EthereumHardfork,
+    /// Number of funded user accounts that send transactions.
+    pub users: usize,
+}
+
+impl GeneratorConfig {
+    /// The configuration of the embedded default dump.
+    pub fn default_dump() -> Self {
+        Self {
+            profile: Profile::MainnetLike,
+            blocks: 100,
+            gas_per_block: 25_000_000,
+            seed: 1,
+            fork: EthereumHardfork::Prague,
+            users: 4_000,
+        }
+    }
+}
+
+/// Why generation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// The configuration cannot be generated.
+    #[error("invalid generator configuration: {0}")]
+    Config(String),
+    /// A setup transaction (contract deployment, minting) failed.
+    #[error("setup step `{step}` failed: {detail}")]
+    Setup {
+        /// Which step.
+        step: String,
+        /// Why.
+        detail: String,
+    },
+    /// Executing a generated block failed.
+    #[error("block {block}: {source}")]
+    Execution {
+        /// Block number.
+        block: u64,
+        /// The executor's error.
+        source: BlockExecutionError,
+    },
+}
+
+/// Chain id of generated chains.
+pub const CHAIN_ID: u64 = 7928;
+/// Number of the first generated block (high enough to have 256 predecessors).
+pub const FIRST_BLOCK: u64 = 1_000_000;
+/// Timestamp of the first generated block.
+const FIRST_TIMESTAMP: u64 = 1_760_000_000;
+const COINBASE: Address = Address::new([0xc0; 20]);
+const DEPLOYER_KEY_TAG: &[u8] = b"gigagas-deployer";
+const GWEI: u128 = 1_000_000_000;
+
+/// The synthetic hash of a block before the generated range.
+fn synthetic_hash(number: u64) -> B256 {
+    keccak256([b"gigagas-block".as_slice(), &number.to_be_bytes()].concat())
+}
+
+fn key(tag: &[u8], seed: u64, index: u64) -> PrivateKeySigner {
+    let mut n = 0u64;
+    loop {
+        let bytes = keccak256([tag, &seed.to_be_bytes(), &index.to_be_bytes(), &n.to_be_bytes()].concat());
+        if let Ok(s) = PrivateKeySigner::from_bytes(&bytes) {
+            return s;
+        }
+        n += 1;
+    }
+}
+
+struct User {
+    signer: PrivateKeySigner,
+    address: Address,
+    nonce: u64,
+}
+
+/// Addresses of the deployed workload contracts.
+struct Deployed {
+    token_a: Address,
+    token_b: Address,
+    pair: Address,
+    nft: Address,
+    compute: Address,
+    precompiles: Address,
+}
+
+/// Builds the genesis and runs the setup transactions directly on revm (they are not part
+/// of the dump: their result is the dump's pre-state).
+fn genesis(
+    config: &GeneratorConfig,
+    spec: &ChainSpec,
+    users: &[User],
+    deployer: Address,
+) -> Result<(CacheDB<EmptyDB>, Deployed), GenerateError> {
+    let mut db = CacheDB::new(EmptyDB::new());
+    let rich = U256::from(10u128.pow(24)); // 1M ether
+    for u in users {
+        db.insert_account_info(u.address, AccountInfo { balance: rich, ..Default::default() });
+    }
+    db.insert_account_info(deployer, AccountInfo { balance: rich, ..Default::default() });
+    let mut predeploys: Vec<(Address, &Bytes)> = Vec::new();
+    if config.fork >= EthereumHardfork::Cancun {
+        predeploys.push((eip4788::BEACON_ROOTS_ADDRESS, &eip4788::BEACON_ROOTS_CODE));
+    }
+    if config.fork >= EthereumHardfork::Prague {
+        predeploys.push((eip2935::HISTORY_STORAGE_ADDRESS, &eip2935::HISTORY_STORAGE_CODE));
+        predeploys.push((eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS, &eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_CODE));
+        predeploys.push((eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS, &eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_CODE));
+    }
+    for (addr, code) in predeploys {
+        let code = Bytecode::new_raw(code.clone());
+        db.insert_account_info(
+            addr,
+            AccountInfo { nonce: 1, code_hash: code.hash_slow(), code: Some(code), ..Default::default() },
+        );
+    }
+    for n in FIRST_BLOCK.saturating_sub(256)..FIRST_BLOCK {
+        db.cache.block_hashes.insert(U256::from(n), synthetic_hash(n));
+    }
+
+    // Setup transactions, executed with the rules of the first block.
+    let header = Header {
+        number: FIRST_BLOCK - 1,
+        timestamp: FIRST_TIMESTAMP - 12,
+        gas_limit: 1 << 40,
+        base_fee_per_gas: Some(0),
+        excess_blob_gas: Some(0),
+        ..Default::default()
+    };
+    let mut env = spec.evm_env(&header);
+    env.cfg_env.tx_gas_limit_cap = Some(u64::MAX);
+    let mut evm = EthEvmFactory::default().create_evm(&mut db, env);
+    let mut nonce = 0u64;
+    let mut setup = |evm: &mut _, step: &str, kind: TxKind, data: Bytes| -> Result<Option<Address>, GenerateError> {
+        let evm: &mut alloy_evm::EthEvm<&mut CacheDB<EmptyDB>, revm::inspector::NoOpInspector, _> = evm;
+        let tx = TxEnv {
+            caller: deployer,
+            kind,
+            data,
+            nonce,
+            gas_limit: 30_000_000,
+            gas_price: 0,
+            chain_id: Some(CHAIN_ID),
+            ..Default::default()
+        };
+        nonce += 1;
+        let res = evm
+            .transact_commit(tx)
+            .map_err(|e| GenerateError::Setup { step: step.into(), detail: e.to_string() })?;
+        if !res.is_success() {
+            return Err(GenerateError::Setup { step: step.into(), detail: format!("{res:?}") });
+        }
+        Ok(res.created_address())
+    };
+    let create = |s: &mut dyn FnMut(&mut _, &str, TxKind, Bytes) -> Result<Option<Address>, GenerateError>,
+                  evm: &mut _,
+                  step: &str,
+                  code: Bytes| {
+        s(evm, step, TxKind::Create, code)?
+            .ok_or_else(|| GenerateError::Setup { step: step.into(), detail: "no contract created".into() })
+    };
+    let token_a = create(&mut setup, &mut evm, "deploy token A", contracts::token_creation())?;
+    let token_b = create(&mut setup, &mut evm, "deploy token B", contracts::token_creation())?;
+    let pair_code: Bytes = [contracts::pair_creation().as_ref(), &(token_a, token_b).abi_encode_params()].concat().into();
+    let pair = create(&mut setup, &mut evm, "deploy pair", pair_code)?;
+    let nft = create(&mut setup, &mut evm, "deploy nft", contracts::nft_creation())?;
+    let compute = create(&mut setup, &mut evm, "deploy compute", contracts::compute_creation())?;
+    let precompiles = create(&mut setup, &mut evm, "deploy precompiles", contracts::precompiles_creation())?;
+    let liquidity = U256::from(10u128.pow(30));
+    for token in [token_a, token_b] {
+        let call = IToken::mintCall { to: deployer, amount: liquidity }.abi_encode();
+        setup(&mut evm, "mint liquidity", TxKind::Call(token), call.into())?;
+        let call = IToken::approveCall { spender: pair, amount: U256::MAX }.abi_encode();
+        setup(&mut evm, "approve pair", TxKind::Call(token), call.into())?;
+    }
+    let call = IPair::addLiquidityCall { a0: liquidity, a1: liquidity }.abi_encode();
+    setup(&mut evm, "add liquidity", TxKind::Call(pair), call.into())?;
+    drop(evm);
+
+    // Users: token balances and allowances for the pair. Written directly as the storage
+    // the token's `mint` and `approve` would produce is not needed: run them for real.
+    let mut evm = EthEvmFactory::default().create_evm(&mut db, {
+        let mut env = spec.evm_env(&header);
+        env.cfg_env.tx_gas_limit_cap = Some(u64::MAX);
+        env
+    });
+    for u in users {
+        for token in [token_a, token_b] {
+            for data in [
+                IToken::mintCall { to: u.address, amount: U256::from(10u128.pow(27)) }.abi_encode(),
+            ] {
+                let tx = TxEnv {
+                    caller: deployer,
+                    kind: TxKind::Call(token),
+                    data: data.into(),
+                    nonce,
+                    gas_limit: 1_000_000,
+                    chain_id: Some(CHAIN_ID),
+                    ..Default::default()
+                };
+                nonce += 1;
+                let r = evm.transact_commit(tx).map_err(|e| GenerateError::Setup { step: "mint users".into(), detail: e.to_string() })?;
+                if !r.is_success() {
+                    return Err(GenerateError::Setup { step: "mint users".into(), detail: format!("{r:?}") });
+                }
+            }
+            let tx = TxEnv {
+                caller: u.address,
+                kind: TxKind::Call(token),
+                data: IToken::approveCall { spender: pair, amount: U256::MAX }.abi_encode().into(),
+                nonce: u.nonce,
+                gas_limit: 1_000_000,
+                chain_id: Some(CHAIN_ID),
+                ..Default::default()
+            };
+            let r = evm.transact(tx).map_err(|e| GenerateError::Setup { step: "approve users".into(), detail: e.to_string() })?;
+            if !r.result.is_success() {
+                return Err(GenerateError::Setup { step: "approve users".into(), detail: format!("{:?}", r.result) });
+            }
+            // The approval's only effect that matters is the allowance slot; keep the user's
+            // nonce and balance at genesis values so every user starts identical.
+            let mut state = r.state;
+            if let Some(acc) = state.get_mut(&u.address) {
+                acc.info.nonce = 0;
+                acc.info.balance = rich;
+            }
+            evm.db_mut().commit(state);
+        }
+    }
+    drop(evm);
+    Ok((db, Deployed { token_a, token_b, pair, nft, compute, precompiles }))
+}
+
+/// Generate a dump. `on_block(done, total)` is called after every block.
+pub fn generate(
+    config: &GeneratorConfig,
+    mut on_block: impl FnMut(u64, u64),
+) -> Result<Dump, GenerateError> {
+    if config.blocks == 0 {
+        return Err(GenerateError::Config("at least one block is needed".into()));
+    }
+    if config.gas_per_block < 1_000_000 {
+        return Err(GenerateError::Config("gas per block must be at least 1,000,000".into()));
+    }
+    if config.users < 2 {
+        return Err(GenerateError::Config("at least two users are needed".into()));
+    }
+    if !matches!(config.fork, EthereumHardfork::Cancun | EthereumHardfork::Prague | EthereumHardfork::Osaka) {
+        return Err(GenerateError::Config(format!(
+            "fork {} is not supported by the generator (use Cancun, Prague or Osaka)",
+            config.fork
+        )));
+    }
+    let chain = ChainConfig::all_active_from_genesis(CHAIN_ID, config.fork)
+        .ok_or_else(|| GenerateError::Config(format!("fork {} cannot be scheduled", config.fork)))?;
+    let spec = ChainSpec::from_config(&chain).map_err(GenerateError::Config)?;
+
+    let mut users: Vec<User> = (0..config.users as u64)
+        .map(|i| {
+            let signer = key(b"gigagas-user", config.seed, i);
+            User { address: signer.address(), signer, nonce: 0 }
+        })
+        .collect();
+    let deployer = key(DEPLOYER_KEY_TAG, config.seed, 0).address();
+    let (pre_db, deployed) = genesis(config, &spec, &users, deployer)?;
+
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    let mut state = State::builder().with_database(pre_db.clone()).with_bal_builder().build();
+    let gas_limit = (config.gas_per_block * 2).max(60_000_000);
+    let mut txgen = TxGen {
+        rng: &mut rng,
+        deployed: &deployed,
+        profile: config.profile,
+        // Per-unit gas of loop functions, refined from observed receipts.
+        per_unit: BTreeMap::new(),
+        fresh: 0,
+        tx_cap: if config.fork >= EthereumHardfork::Osaka { 1 << 24 } else { gas_limit },
+    };
+
+    let mut blocks = Vec::with_capacity(config.blocks as usize);
+    let mut bals = Vec::with_capacity(config.blocks as usize);
+    let mut parent_hash = synthetic_hash(FIRST_BLOCK - 1);
+    let mut base_fee: u64 = GWEI as u64;
+    for i in 0..config.blocks {
+        let number = FIRST_BLOCK + i;
+        let timestamp = FIRST_TIMESTAMP + 12 * i;
+        let withdrawals: Vec<Withdrawal> = (0..4u64)
+            .map(|w| Withdrawal {
+                index: i * 4 + w,
+                validator_index: (i * 4 + w) % 64,
+                address: Address::left_padding_from(&(0xbeef_0000u64 + (i * 4 + w) % 64).to_be_bytes()),
+                amount: 10_000_000 + (i * 4 + w) * 1_000,
+            })
+            .collect();
+        let mut header = Header {
+            parent_hash,
+            ommers_hash: EMPTY_OMMER_ROOT_HASH,
+            beneficiary: COINBASE,
+            number,
+            gas_limit,
+            timestamp,
+            extra_data: Bytes::from_static(b"gigagas"),
+            mix_hash: keccak256([b"randao".as_slice(), &number.to_be_bytes()].concat()),
+            base_fee_per_gas: Some(base_fee),
+            withdrawals_root: Some(proofs::calculate_withdrawals_root(&withdrawals)),
+            blob_gas_used: Some(0),
+            excess_blob_gas: Some(0),
+            parent_beacon_block_root: Some(keccak256([b"beacon".as_slice(), &number.to_be_bytes()].concat())),
+            ..Default::default()
+        };
+        let env = spec.evm_env(&header);
+        let evm = EthEvmFactory::default().create_evm(&mut state, env);
+        let ctx = EthBlockExecutionCtx {
+            parent_hash,
+            parent_beacon_block_root: header.parent_beacon_block_root,
+            ommers: &[],
+            withdrawals: Some(Cow::Borrowed(&withdrawals)),
+            extra_data: header.extra_data.clone(),
+            tx_count_hint: None,
+            slot_number: None,
+        };
+        let mut ex = EthBlockExecutor::new(evm, ctx, &spec, AlloyReceiptBuilder::default());
+        let exec_err = |source| GenerateError::Execution { block: number, source };
+        ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(0));
+        ex.apply_pre_execution_changes().map_err(exec_err)?;
+
+        let mut txs: Vec<Recovered<TxEnvelope>> = Vec::new();
+        let mut used = 0u64;
+        let target = config.gas_per_block;
+        let big_last = config.profile == Profile::Adversarial;
+        let small_target = if big_last { target / 2 } else { target };
+        let mut heavy_budget = if config.profile == Profile::HeavyTail { target / 2 } else { 0 };
+        loop {
+            let remaining = gas_limit - used;
+            let choice = if used >= small_target {
+                if big_last && txs.last().map(|_| true).unwrap_or(true) && used < target {
+                    TxKindChoice::Heavy((target - used).min(txgen.tx_cap - 100_000))
+                } else {
+                    break;
+                }
+            } else if heavy_budget > 0 && txgen.rng.random_ratio(1, 20) {
+                let g = (heavy_budget).min(txgen.rng.random_range(2_000_000..=6_000_000)).max(500_000);
+                heavy_budget = heavy_budget.saturating_sub(g);
+                TxKindChoice::Heavy(g.min(txgen.tx_cap - 100_000))
+            } else {
+                txgen.pick()
+            };
+            let user_index = txgen.rng.random_range(0..users.len());
+            let (call, gas_limit_tx, unit) = txgen.build(choice, &users, user_index, remaining);
+            let user = &mut users[user_index];
+            let tx = TxEip1559 {
+                chain_id: CHAIN_ID,
+                nonce: user.nonce,
+                gas_limit: gas_limit_tx,
+                max_fee_per_gas: 100 * GWEI,
+                max_priority_fee_per_gas: txgen.rng.random_range(GWEI / 10..=2 * GWEI),
+                to: call.0,
+                value: call.1,
+                access_list: Default::default(),
+                input: call.2,
+            };
+            let sig = user
+                .signer
+                .sign_hash_sync(&tx.signature_hash())
+                .expect("signing with a local key cannot fail");
+            let envelope: TxEnvelope = tx.into_signed(sig).into();
+            let recovered = Recovered::new_unchecked(envelope, user.address);
+            ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(txs.len() as u64 + 1));
+            let out = ex.execute_transaction(&recovered).map_err(exec_err)?;
+            user.nonce += 1;
+            used += out.tx_gas_used();
+            if let Some((kind, units)) = unit {
+                txgen.observe(kind, units, out.tx_gas_used());
+            }
+            txs.push(recovered);
+            if big_last && matches!(choice, TxKindChoice::Heavy(_)) {
+                break;
+            }
+        }
+        ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(txs.len() as u64 + 1));
+        let (_, result) = ex.finish().map_err(exec_err)?;
+        let bal = state.take_built_alloy_bal().expect("the BAL builder is enabled");
+        state.bal_state.bal_builder = Some(revm::state::bal::Bal::new());
+
+        header.gas_used = result.gas_used;
+        header.transactions_root = proofs::calculate_transaction_root(&txs.iter().map(|t| t.inner().clone()).collect::<Vec<_>>());
+        header.receipts_root = proofs::calculate_receipt_root(&result.receipts);
+        header.logs_bloom = result.receipts.iter().fold(Bloom::ZERO, |b, r| b | r.bloom());
+        if config.fork >= EthereumHardfork::Prague {
+            header.requests_hash = Some(result.requests.requests_hash());
+        }
+        header.block_access_list_hash = Some(alloy_eip7928::compute_block_access_list_hash(&bal));
+        let mut prev = 0u64;
+        let receipts = result
+            .receipts
+            .iter()
+            .map(|r| {
+                let cumulative = r.cumulative_gas_used();
+                let s = ReceiptSummary {
+                    success: r.status(),
+                    gas_used: cumulative - prev,
+                    cumulative_gas_used: cumulative,
+                    logs: r.logs().len() as u64,
+                };
+                prev = cumulative;
+                s
+            })
+            .collect();
+        parent_hash = header.hash_slow();
+        state.block_hashes.insert(number, parent_hash);
+        base_fee = header
+            .next_block_base_fee(BaseFeeParams::ethereum())
+            .expect("base fee is set");
+        blocks.push(DumpBlock { header, transactions: txs, withdrawals, receipts });
+        bals.push(bal);
+        on_block(i + 1, config.blocks);
+    }
+
+    let pre_state = pre_state_for(&pre_db, &bals);
+    let block_hashes = (FIRST_BLOCK - 256..FIRST_BLOCK).map(|n| (n, synthetic_hash(n))).collect();
+    let mut provenance = BTreeMap::new();
+    provenance.insert("source".to_string(), "gigagas generate".to_string());
+    provenance.insert("profile".to_string(), config.profile.name().to_string());
+    provenance.insert("seed".to_string(), config.seed.to_string());
+    provenance.insert("blocks".to_string(), config.blocks.to_string());
+    provenance.insert("gas-per-block".to_string(), config.gas_per_block.to_string());
+    provenance.insert("fork".to_string(), config.fork.name().to_string());
+    provenance.insert("users".to_string(), config.users.to_string());
+    Ok(Dump {
+        meta: DumpMeta { name: config.profile.name().to_string(), provenance, chain },
+        blocks,
+        access_lists: bals,
+        block_hashes,
+        pre_state,
+    })
+}
+
+/// The pre-state the access lists touch, read from the state before the first block.
+fn pre_state_for(db: &CacheDB<EmptyDB>, bals: &[alloy_eip7928::BlockAccessList]) -> PreState {
+    let mut addresses = BTreeSet::new();
+    let mut slots = BTreeSet::new();
+    for bal in bals {
+        for a in bal {
+            addresses.insert(a.address);
+            for s in &a.storage_changes {
+                slots.insert((a.address, s.slot));
+            }
+            for s in &a.storage_reads {
+                slots.insert((a.address, *s));
+            }
+        }
+    }
+    let mut pre = PreState::default();
+    let mut codes = BTreeMap::new();
+    for address in addresses {
+        let acc = db.cache.accounts.get(&address).filter(|a| !matches!(a.account_state, DbAccountState::NotExisting));
+        let state = acc.map(|a| AccountState {
+            balance: a.info.balance,
+            nonce: a.info.nonce,
+            code_hash: a.info.code_hash,
+        });
+        if let Some(s) = &state {
+            if s.code_hash != KECCAK_EMPTY {
+                let code = db.cache.contracts.get(&s.code_hash).expect("code of a deployed account is cached");
+                codes.insert(s.code_hash, code.original_bytes());
+            }
+        }
+        pre.accounts.push(PreAccount { address, state });
+    }
+    for (address, slot) in slots {
+        let value = db
+            .cache
+            .accounts
+            .get(&address)
+            .and_then(|a| a.storage.get(&slot).copied())
+            .unwrap_or_default();
+        pre.storage.push(PreSlot { address, slot, value });
+    }
+    pre.codes = codes.into_iter().collect();
+    pre.canonicalize();
+    pre
+}
+
+/// Draws transactions for a profile.
+struct TxGen<'a> {
+    rng: &'a mut ChaCha8Rng,
+    deployed: &'a Deployed,
+    profile: Profile,
+    per_unit: BTreeMap<&'static str, (u64, u64)>,
+    fresh: u64,
+    tx_cap: u64,
+}
+
+/// (to, value, input)
+type Call = (TxKind, U256, Bytes);
+
+impl TxGen<'_> {
+    fn pick(&mut self) -> TxKindChoice {
+        let table = mix(self.profile);
+        let total: u32 = table.iter().map(|(_, w)| w).sum();
+        let mut x = self.rng.random_range(0..total);
+        for (k, w) in table {
+            if x < *w {
+                return match k {
+                    TxKindChoice::Heavy(_) => TxKindChoice::Heavy(self.rng.random_range(1_500_000..=6_000_000)),
+                    other => *other,
+                };
+            }
+            x -= w;
+        }
+        unreachable!("weights cover the range")
+    }
+
+    /// Estimated gas of one unit of a loop function: (base, per unit).
+    fn estimate(&self, kind: &'static str, default: (u64, u64)) -> (u64, u64) {
+        self.per_unit.get(kind).copied().unwrap_or(default)
+    }
+
+    fn observe(&mut self, kind: &'static str, units: u64, gas: u64) {
+        if units >= 8 {
+            let base = self.per_unit.get(kind).map(|e| e.0).unwrap_or(30_000);
+            let per = gas.saturating_sub(base) / units;
+            if per > 0 {
+                self.per_unit.insert(kind, (base, per));
+            }
+        }
+    }
+
+    fn log_uniform(&mut self, lo: u64, hi: u64) -> u64 {
+        let (l, h) = ((lo as f64).ln(), (hi as f64).ln());
+        (self.rng.random_range(l..h)).exp() as u64
+    }
+
+    /// A loop call sized to about `gas`; returns the call, its gas limit and the units.
+    fn sized(&mut self, kind: &'static str, default: (u64, u64), gas: u64, remaining: u64) -> (u64, u64) {
+        let (base, per) = self.estimate(kind, default);
+        let gas = gas.min(remaining.saturating_sub(100_000)).min(self.tx_cap - 100_000);
+        let units = (gas.saturating_sub(base) / per.max(1)).max(1);
+        let limit = (base + units * per) * 5 / 4 + 50_000;
+        (units, limit.min(remaining).min(self.tx_cap))
+    }
+
+    fn build(
+        &mut self,
+        choice: TxKindChoice,
+        users: &[User],
+        from: usize,
+        remaining: u64,
+    ) -> (Call, u64, Option<(&'static str, u64)>) {
+        let d = self.deployed;
+        let other = {
+            let mut j = self.rng.random_range(0..users.len());
+            if j == from {
+                j = (j + 1) % users.len();
+            }
+            users[j].address
+        };
+        let call = |to: Address, data: Vec<u8>| (TxKind::Call(to), U256::ZERO, Bytes::from(data));
+        match choice {
+            TxKindChoice::EthTransfer => {
+                let v = U256::from(self.rng.random_range(1u64..1_000_000_000_000_000));
+                ((TxKind::Call(other), v, Bytes::new()), 21_000, None)
+            }
+            TxKindChoice::EthToFresh => {
+                self.fresh += 1;
+                let to = Address::from_word(keccak256([b"fresh".as_slice(), &self.fresh.to_be_bytes()].concat()));
+                ((TxKind::Call(to), U256::from(10u64.pow(15)), Bytes::new()), 21_000, None)
+            }
+            TxKindChoice::Erc20Transfer => {
+                let token = if self.rng.random_bool(0.5) { d.token_a } else { d.token_b };
+                let amount = U256::from(self.rng.random_range(1u64..10u64.pow(18)));
+                (call(token, IToken::transferCall { to: other, amount }.abi_encode()), 80_000, None)
+            }
+            TxKindChoice::Swap => {
+                let amount = U256::from(self.rng.random_range(10u64.pow(15)..10u64.pow(19)));
+                let zero_for_one = self.rng.random_bool(0.5);
+                let data = IPair::swapCall { amountIn: amount, zeroForOne: zero_for_one, minOut: U256::ZERO }.abi_encode();
+                (call(d.pair, data), 200_000, None)
+            }
+            TxKindChoice::NftMint => {
+                let count = self.rng.random_range(1u64..=5);
+                (call(d.nft, INft::mintCall { count: U256::from(count) }.abi_encode()), 150_000 * count + 60_000, None)
+            }
+            TxKindChoice::Deploy => ((TxKind::Create, U256::ZERO, contracts::token_creation()), 2_000_000, None),
+            TxKindChoice::Keccak | TxKindChoice::Heavy(_) => {
+                let target = match choice {
+                    TxKindChoice::Heavy(g) => g,
+                    _ => self.log_uniform(40_000, 1_000_000),
+                };
+                let (units, limit) = self.sized("keccak", (30_000, 120), target, remaining);
+                let data = ICompute::keccakLoopCall { rounds: U256::from(units) }.abi_encode();
+                (call(d.compute, data), limit, Some(("keccak", units)))
+            }
+            TxKindChoice::Memory => {
+                let target = self.log_uniform(50_000, 600_000);
+                let (units, limit) = self.sized("memory", (30_000, 40), target, remaining);
+                let data = ICompute::memoryHeavyCall { words: U256::from(units) }.abi_encode();
+                (call(d.compute, data), limit, Some(("memory", units)))
+            }
+            TxKindChoice::Ecrecover => {
+                let n = self.rng.random_range(1u64..=30);
+                (call(d.precompiles, IPrecompiles::ecrecoverLoopCall { n: U256::from(n) }.abi_encode()), 60_000 + n * 6_000, None)
+            }
+            TxKindChoice::Sha256 => {
+                let n = self.rng.random_range(1u64..=200);
+                (call(d.precompiles, IPrecompiles::sha256LoopCall { n: U256::from(n) }.abi_encode()), 60_000 + n * 1_000, None)
+            }
+            TxKindChoice::Pairing => {
+                let n = self.rng.random_range(1u64..=3);
+                (call(d.precompiles, IPrecompiles::pairingCall { n: U256::from(n) }.abi_encode()), 80_000 + n * 130_000, None)
+            }
+            TxKindChoice::Modexp => {
+                let n = self.rng.random_range(1u64..=50);
+                (call(d.precompiles, IPrecompiles::modexpCallCall { n: U256::from(n) }.abi_encode()), 80_000 + n * 3_000, None)
+            }
+            TxKindChoice::PointEvaluation => {
+                let data = IPrecompiles::pointEvaluationCall { input: contracts::point_evaluation_input() }.abi_encode();
+                (call(d.precompiles, data), 150_000, None)
+            }
+        }
+    }
+}

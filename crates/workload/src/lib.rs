@@ -1,0 +1,22 @@
+//! Generates gigagas dumps by really executing transactions.
+//!
+//! [`generate`] builds a genesis (funded accounts, the system contracts, and the workload
+//! contracts of `contracts/` deployed and initialised by executing their constructors and
+//! setup calls), then produces blocks one after another: it draws signed transactions
+//! from a [`Profile`], executes each one with alloy-evm's Ethereum block executor on revm
+//! (system calls, withdrawals and requests included) and stops a block when its gas
+//! target is reached. The block access list of each block is recorded by revm's BAL
+//! builder during that same execution; receipts and header fields (gas used, transaction,
+//! receipt and withdrawal roots, logs bloom, requests hash, BAL hash) come from the same
+//! run. The state root is not computed (the generator keeps no trie) and is left zero.
+//!
+//! Generation is deterministic: the same [`GeneratorConfig`] gives a byte-identical dump.
+
+#![warn(missing_docs)]
+
+pub mod contracts;
+mod generator;
+mod profile;
+
+pub use generator::{GenerateError, GeneratorConfig, generate};
+pub use profile::Profile;
