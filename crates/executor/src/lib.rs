@@ -2,10 +2,31 @@
 //!
 //! Every transaction runs on its own [`BalView`]: the dump's pre-state overlaid with the
 //! block access list's writes from earlier transactions. Nothing waits on another
-//! transaction, so a [`Scheduler`] only decides which worker runs what, and in which order.
+//! transaction, so a [`Scheduler`] only decides the order in which free workers take
+//! them. Blocks can be merged into mega-blocks ([`RunConfig::batch`]). Every run is
+//! verified afterwards ([`Replay::verify_all`]): gas and status against the receipts,
+//! writes against the access list.
 
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod chain;
+pub mod exec;
+pub mod plan;
+pub mod prestate;
+pub mod run;
+pub mod schedule;
+pub mod stats;
+pub mod verify;
+pub mod view;
 
+pub use bench::Repetition;
 pub use chain::ChainSpec;
+pub use exec::{ExecError, ItemOutput};
+pub use plan::{ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
+pub use prestate::{PreStateDb, StateError};
+pub use run::{RunConfig, RunOutputs, RunTimings};
+pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, SchedulerKind};
+pub use stats::{Metrics, Summary};
+pub use verify::{AccountWrites, Divergence, ExpectedWrites};
+pub use view::BalView;

@@ -1,6 +1,7 @@
 //! `gigagas`: the command-line shell over the gigagas crates.
 
 mod cli;
+mod machine;
 
 fn main() -> std::process::ExitCode {
     cli::main()

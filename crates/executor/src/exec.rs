@@ -1,0 +1,141 @@
+//! Executing one work item on its [`BalView`], and the sequential baseline.
+
+use crate::{
+    plan::{ItemKind, Replay, ReplayBlock, WorkItem},
+    view::BalView,
+};
+use alloy_consensus::transaction::SignerRecoverable;
+use alloy_evm::{
+    Evm, EvmFactory, FromRecoveredTx,
+    block::BlockExecutor,
+    eth::{EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
+};
+use revm::{
+    context::TxEnv,
+    database::State,
+    state::{EvmState, bal::{Bal, BlockAccessIndex}},
+};
+use std::borrow::Cow;
+
+/// What executing an item produced.
+#[derive(Debug)]
+pub enum ItemOutput {
+    /// A transaction: its gas, status and state changes.
+    Tx {
+        /// Gas used (after refunds), as the receipt records it.
+        gas_used: u64,
+        /// Whether it succeeded.
+        success: bool,
+        /// Every account it loaded, with changes.
+        state: EvmState,
+    },
+    /// System work: the writes it made, at its block access index.
+    System {
+        /// Writes recorded by revm's BAL builder.
+        writes: Bal,
+    },
+}
+
+/// An execution that did not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("block {block}, {item}: {message}")]
+pub struct ExecError {
+    /// Block number.
+    pub block: u64,
+    /// Which item.
+    pub item: ItemKind,
+    /// What went wrong.
+    pub message: String,
+}
+
+fn ctx(block: &ReplayBlock) -> EthBlockExecutionCtx<'_> {
+    EthBlockExecutionCtx {
+        parent_hash: block.header.parent_hash,
+        parent_beacon_block_root: block.header.parent_beacon_block_root,
+        ommers: &[],
+        withdrawals: block.withdrawals.as_deref().map(Cow::Borrowed),
+        extra_data: block.header.extra_data.clone(),
+        tx_count_hint: Some(block.transactions.len()),
+        slot_number: None,
+    }
+}
+
+impl Replay {
+    /// Execute one work item on its own view of state. `recover_senders` recovers the
+    /// sender from the signature instead of taking it from the dump.
+    pub fn execute_item(&self, item: &WorkItem, recover_senders: bool) -> Result<ItemOutput, ExecError> {
+        let block = &self.blocks[item.block as usize];
+        let index = item.bal_index(block);
+        let err = |message: String| ExecError { block: block.header.number, item: item.kind, message };
+        let view = BalView::new(&block.base, &block.bal, index);
+        match item.kind {
+            ItemKind::Tx(i) => {
+                let tx = &block.transactions[i as usize];
+                let sender = if recover_senders {
+                    tx.inner().recover_signer().map_err(|e| err(format!("sender recovery: {e}")))?
+                } else {
+                    tx.signer()
+                };
+                let tx_env = TxEnv::from_recovered_tx(tx.inner(), sender);
+                let mut evm = EthEvmFactory::default().create_evm(view, block.env.clone());
+                let out = evm.transact(tx_env).map_err(|e| err(e.to_string()))?;
+                Ok(ItemOutput::Tx {
+                    gas_used: out.result.gas().tx_gas_used(),
+                    success: out.result.is_success(),
+                    state: out.state,
+                })
+            }
+            ItemKind::PreBlock | ItemKind::PostBlock => {
+                let mut state = State::builder().with_database(view).with_bal_builder().build();
+                state.set_bal_index(BlockAccessIndex::new(index));
+                {
+                    let evm = EthEvmFactory::default().create_evm(&mut state, block.env.clone());
+                    let mut ex = EthBlockExecutor::new(evm, ctx(block), &self.spec, AlloyReceiptBuilder::default());
+                    if item.kind == ItemKind::PreBlock {
+                        ex.apply_pre_execution_changes().map_err(|e| err(e.to_string()))?;
+                    } else {
+                        ex.finish().map_err(|e| err(e.to_string()))?;
+                    }
+                }
+                let writes = state.take_built_bal().unwrap_or_default();
+                Ok(ItemOutput::System { writes })
+            }
+        }
+    }
+
+    /// The sequential baseline, as a client executes today: one revm `State` over the
+    /// pre-state (no access list), blocks and transactions one after another, system
+    /// calls and withdrawals included. Calls `on_tx(block, tx, gas_used, success, nanos)`
+    /// after each transaction (timing happens inside; the callback should be cheap).
+    pub fn execute_sequential(
+        &self,
+        recover_senders: bool,
+        mut on_tx: impl FnMut(usize, usize, u64, bool, u64),
+    ) -> Result<(), ExecError> {
+        let mut state = State::builder().with_database_ref(&self.pre).build();
+        for (b, block) in self.blocks.iter().enumerate() {
+            let err = |item, message: String| ExecError { block: block.header.number, item, message };
+            let evm = EthEvmFactory::default().create_evm(&mut state, block.env.clone());
+            let mut ex = EthBlockExecutor::new(evm, ctx(block), &self.spec, AlloyReceiptBuilder::default());
+            ex.apply_pre_execution_changes().map_err(|e| err(ItemKind::PreBlock, e.to_string()))?;
+            for (i, tx) in block.transactions.iter().enumerate() {
+                let item = ItemKind::Tx(i as u32);
+                let start = std::time::Instant::now();
+                let sender = if recover_senders {
+                    tx.inner().recover_signer().map_err(|e| err(item, format!("sender recovery: {e}")))?
+                } else {
+                    tx.signer()
+                };
+                let mut success = false;
+                let gas = ex
+                    .execute_transaction_with_result_closure((TxEnv::from_recovered_tx(tx.inner(), sender), tx), |r| {
+                        success = revm::context::result::ExecutionResult::is_success(&r.result.result)
+                    })
+                    .map_err(|e| err(item, e.to_string()))?;
+                on_tx(b, i, gas.tx_gas_used(), success, start.elapsed().as_nanos() as u64);
+            }
+            ex.finish().map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,191 @@
+//! [`Replay`]: a dump loaded for execution, and the [`WorkItem`]s a run schedules.
+
+use crate::{chain::ChainSpec, prestate::PreStateDb, verify::ExpectedWrites};
+use alloy_consensus::{Header, Transaction, TxEnvelope, transaction::Recovered};
+use alloy_eips::eip4895::Withdrawal;
+use alloy_evm::EvmEnv;
+use gigagas_dump::{Dump, ReceiptSummary};
+use revm::state::bal::Bal;
+
+/// Why a dump cannot be prepared for replay.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// The chain config names an unknown fork or a bad activation.
+    #[error("{0}")]
+    Chain(String),
+    /// A block access list does not convert into revm's form.
+    #[error("block {block}: invalid block access list: {detail}")]
+    Bal {
+        /// Block number.
+        block: u64,
+        /// Why.
+        detail: String,
+    },
+}
+
+/// One block, ready to execute.
+#[derive(Debug)]
+pub struct ReplayBlock {
+    /// The header.
+    pub header: Header,
+    /// Fork rules and block env.
+    pub env: EvmEnv,
+    /// The block access list in revm's form.
+    pub bal: Bal,
+    /// Transactions with their senders.
+    pub transactions: Vec<Recovered<TxEnvelope>>,
+    /// Receipt summaries (what verification compares against).
+    pub receipts: Vec<ReceiptSummary>,
+    /// Withdrawals, `None` before Shanghai.
+    pub withdrawals: Option<Vec<Withdrawal>>,
+    /// State at the start of the block, for what the access list names.
+    pub base: PreStateDb,
+    /// The access list's writes grouped by block access index (for verification).
+    pub expected: ExpectedWrites,
+}
+
+/// What a work item executes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    /// Pre-block system calls (EIP-2935, EIP-4788) at block access index 0.
+    PreBlock,
+    /// Transaction `i` of the block, at block access index `i + 1`.
+    Tx(u32),
+    /// Post-block changes (EIP-7002/7251 requests, withdrawals) at index `n + 1`.
+    PostBlock,
+}
+
+impl std::fmt::Display for ItemKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ItemKind::PreBlock => f.write_str("pre-block system calls"),
+            ItemKind::Tx(i) => write!(f, "tx {i}"),
+            ItemKind::PostBlock => f.write_str("post-block changes"),
+        }
+    }
+}
+
+/// One independently executable unit: 32 bytes, so a batch's items stay in few cache lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkItem {
+    /// Index into [`Replay::blocks`].
+    pub block: u32,
+    /// What to run.
+    pub kind: ItemKind,
+    /// Gas used according to the receipt (0 for system work).
+    pub gas_used: u64,
+    /// Gas limit of the transaction (0 for system work).
+    pub gas_limit: u64,
+}
+
+impl WorkItem {
+    /// The block access index this item runs at.
+    pub fn bal_index(&self, block: &ReplayBlock) -> u64 {
+        match self.kind {
+            ItemKind::PreBlock => 0,
+            ItemKind::Tx(i) => i as u64 + 1,
+            ItemKind::PostBlock => block.transactions.len() as u64 + 1,
+        }
+    }
+}
+
+/// A dump prepared for replay: pre-state store, per-block envs and BALs, work items.
+#[derive(Debug)]
+pub struct Replay {
+    /// Chain rules.
+    pub spec: ChainSpec,
+    /// The dump's pre-state (what the sequential baseline starts from).
+    pub pre: PreStateDb,
+    /// Blocks in order.
+    pub blocks: Vec<ReplayBlock>,
+    /// All work items, block after block; each block's items are contiguous.
+    pub items: Vec<WorkItem>,
+    /// `items[block_items[b]..block_items[b + 1]]` are block `b`'s items.
+    pub block_items: Vec<u32>,
+}
+
+impl Replay {
+    /// Prepare a dump: build the pre-state store, convert the access lists, build envs,
+    /// and load the KZG trusted setup so no timed run pays for it.
+    pub fn new(dump: &Dump) -> Result<Self, PrepareError> {
+        warm_up_kzg();
+        let spec = ChainSpec::from_config(&dump.meta.chain).map_err(PrepareError::Chain)?;
+        let pre = PreStateDb::from_dump(dump);
+        let mut running = PreStateDb::from_dump(dump);
+        let mut blocks = Vec::with_capacity(dump.blocks.len());
+        let mut items = Vec::with_capacity(dump.transaction_count() + 2 * dump.blocks.len());
+        let mut block_items = Vec::with_capacity(dump.blocks.len() + 1);
+        for (b, (block, alloy_bal)) in dump.blocks.iter().zip(&dump.access_lists).enumerate() {
+            let bal = Bal::clone_from_alloy(alloy_bal)
+                .map_err(|e| PrepareError::Bal { block: block.number(), detail: e.to_string() })?;
+            let expected = ExpectedWrites::from_bal(&bal, block.transactions.len() as u64 + 2);
+            let base = running.block_base(&bal);
+            running.apply_block(&bal);
+            block_items.push(items.len() as u32);
+            let b = b as u32;
+            items.push(WorkItem { block: b, kind: ItemKind::PreBlock, gas_used: 0, gas_limit: 0 });
+            for (i, (tx, r)) in block.transactions.iter().zip(&block.receipts).enumerate() {
+                items.push(WorkItem {
+                    block: b,
+                    kind: ItemKind::Tx(i as u32),
+                    gas_used: r.gas_used,
+                    gas_limit: tx.inner().gas_limit(),
+                });
+            }
+            items.push(WorkItem { block: b, kind: ItemKind::PostBlock, gas_used: 0, gas_limit: 0 });
+            blocks.push(ReplayBlock {
+                env: spec.evm_env(&block.header),
+                header: block.header.clone(),
+                bal,
+                base,
+                transactions: block.transactions.clone(),
+                receipts: block.receipts.clone(),
+                withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
+                expected,
+            });
+        }
+        block_items.push(items.len() as u32);
+        Ok(Self { spec, pre, blocks, items, block_items })
+    }
+
+    /// Total gas used by all blocks (from the headers).
+    pub fn total_gas(&self) -> u64 {
+        self.blocks.iter().map(|b| b.header.gas_used).sum()
+    }
+
+    /// Number of transactions.
+    pub fn transaction_count(&self) -> usize {
+        self.blocks.iter().map(|b| b.transactions.len()).sum()
+    }
+
+    /// Item ranges of mega-blocks of `batch` consecutive blocks.
+    pub fn batches(&self, batch: usize) -> Vec<std::ops::Range<usize>> {
+        let batch = batch.max(1);
+        (0..self.blocks.len())
+            .step_by(batch)
+            .map(|first| {
+                let last = (first + batch).min(self.blocks.len());
+                self.block_items[first] as usize..self.block_items[last] as usize
+            })
+            .collect()
+    }
+}
+
+/// Load the KZG trusted setup (done lazily by the point-evaluation precompile, taking
+/// seconds) by verifying one known-valid proof.
+pub fn warm_up_kzg() {
+    use alloy_primitives::hex;
+    use revm::precompile::kzg_point_evaluation;
+    // Test vector of revm-precompile's own point-evaluation test.
+    let commitment = hex!("8f59a8d2a1a625a17f3fea0fe5eb8c896db3764f3185481bc22f91b4aaffcca25f26936857bc3a7c2539ea8ec3a952b7");
+    let z = hex!("73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000000");
+    let y = hex!("1522a4a7f34e1ea350ae07c29c96c7e79655aa926122e95fe69fcbd932ca49e9");
+    let proof = hex!("a62ad71d14c5719385c0686f1871430475bf3a00f0aa3f7b8dd99a9abc2160744faf0070725e00b60ad9a026a15b1a8c");
+    let mut input = kzg_point_evaluation::kzg_to_versioned_hash(&commitment).to_vec();
+    input.extend_from_slice(&z);
+    input.extend_from_slice(&y);
+    input.extend_from_slice(&commitment);
+    input.extend_from_slice(&proof);
+    let ok = kzg_point_evaluation::run(&input, 100_000).is_ok();
+    debug_assert!(ok, "the KZG warm-up vector verifies");
+}

@@ -1,0 +1,191 @@
+//! The dump's pre-state as a compact in-memory store.
+
+use alloy_primitives::{Address, B256, U256};
+use gigagas_dump::Dump;
+use revm::{
+    DatabaseRef,
+    bytecode::Bytecode,
+    primitives::KECCAK_EMPTY,
+    state::AccountInfo,
+};
+use revm::state::bal::Bal;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+/// A read of state that the dump does not contain.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    /// The account is not in the dump's pre-state (neither present nor recorded absent).
+    #[error("account {0} is missing from the dump's pre-state")]
+    MissingAccount(Address),
+    /// The slot is not in the dump's pre-state.
+    #[error("storage slot {slot:#x} of {address} is missing from the dump's pre-state")]
+    MissingSlot {
+        /// Account.
+        address: Address,
+        /// Slot.
+        slot: U256,
+    },
+    /// Bytecode with this hash is neither in the pre-state nor in the access lists.
+    #[error("bytecode {0} is missing from the dump")]
+    MissingCode(B256),
+    /// `BLOCKHASH` of a block the dump has no hash for.
+    #[error("hash of block {0} is missing from the dump")]
+    MissingBlockHash(u64),
+    /// The account is not in the block access list.
+    #[error("account {0} is read but is not in the block access list")]
+    AccountNotInBal(Address),
+    /// The slot is not in the block access list.
+    #[error("storage slot {slot:#x} of {address} is read but is not in the block access list")]
+    SlotNotInBal {
+        /// Account.
+        address: Address,
+        /// Slot.
+        slot: U256,
+    },
+}
+
+impl revm::database_interface::DBErrorMarker for StateError {}
+
+/// Tables shared by every block: bytecode (analysed once) and block hashes.
+#[derive(Debug, Default)]
+struct Shared {
+    codes: FxHashMap<B256, Bytecode>,
+    block_hashes: FxHashMap<u64, B256>,
+}
+
+/// State lookup tables (FxHash maps, bytecode analysed once and shared): either the
+/// dump's whole pre-state, or the state at the start of one block restricted to what
+/// that block's access list names ([`PreStateDb::block_base`]).
+#[derive(Debug, Default)]
+pub struct PreStateDb {
+    accounts: FxHashMap<Address, Option<AccountInfo>>,
+    storage: FxHashMap<(Address, U256), U256>,
+    shared: Arc<Shared>,
+}
+
+impl PreStateDb {
+    /// Build the store from a dump: accounts, slots, codes, and the hashes of the 256
+    /// blocks before the range plus every block inside it.
+    pub fn from_dump(dump: &Dump) -> Self {
+        let mut codes: FxHashMap<B256, Bytecode> = dump
+            .pre_state
+            .codes
+            .iter()
+            .map(|(h, c)| (*h, Bytecode::new_raw(c.clone())))
+            .collect();
+        // Code deployed inside the range, so `code_by_hash` finds it too.
+        for list in &dump.access_lists {
+            for account in list {
+                for change in &account.code_changes {
+                    let code = Bytecode::new_raw(change.new_code().clone());
+                    codes.entry(code.hash_slow()).or_insert(code);
+                }
+            }
+        }
+        let accounts = dump
+            .pre_state
+            .accounts
+            .iter()
+            .map(|a| {
+                let info = a.state.map(|s| AccountInfo {
+                    balance: s.balance,
+                    nonce: s.nonce,
+                    code_hash: s.code_hash,
+                    code: if s.code_hash == KECCAK_EMPTY {
+                        Some(Bytecode::default())
+                    } else {
+                        codes.get(&s.code_hash).cloned()
+                    },
+                    ..Default::default()
+                });
+                (a.address, info)
+            })
+            .collect();
+        let storage = dump.pre_state.storage.iter().map(|s| ((s.address, s.slot), s.value)).collect();
+        let mut block_hashes: FxHashMap<u64, B256> = dump.block_hashes.iter().copied().collect();
+        for b in &dump.blocks {
+            block_hashes.insert(b.header.number, b.header.hash_slow());
+        }
+        Self { accounts, storage, shared: Arc::new(Shared { codes, block_hashes }) }
+    }
+
+    /// The state at the start of a block, restricted to the accounts and slots its access
+    /// list names. Entries the dump lacks stay missing, so reading them is an error.
+    pub fn block_base(&self, bal: &Bal) -> Self {
+        let mut accounts = FxHashMap::default();
+        let mut storage = FxHashMap::default();
+        for (address, account) in bal.accounts.iter() {
+            if let Some(info) = self.accounts.get(address) {
+                accounts.insert(*address, info.clone());
+            }
+            for slot in account.storage.storage.keys() {
+                if let Some(v) = self.storage.get(&(*address, *slot)) {
+                    storage.insert((*address, *slot), *v);
+                }
+            }
+        }
+        Self { accounts, storage, shared: self.shared.clone() }
+    }
+
+    /// Advance to the end of a block: apply the last write of every field in its access
+    /// list.
+    pub fn apply_block(&mut self, bal: &Bal) {
+        for (address, account) in bal.accounts.iter() {
+            let info = &account.account_info;
+            let (balance, nonce, code) =
+                (info.balance.writes.last(), info.nonce.writes.last(), info.code.writes.last());
+            if balance.is_some() || nonce.is_some() || code.is_some() {
+                if let Some(entry) = self.accounts.get_mut(address) {
+                    let acc = entry.get_or_insert_with(|| AccountInfo {
+                        code: Some(Bytecode::default()),
+                        ..Default::default()
+                    });
+                    if let Some((_, b)) = balance {
+                        acc.balance = *b;
+                    }
+                    if let Some((_, n)) = nonce {
+                        acc.nonce = *n;
+                    }
+                    if let Some((_, (hash, bytecode))) = code {
+                        acc.code_hash = *hash;
+                        acc.code = Some(bytecode.clone());
+                    }
+                }
+            }
+            for (slot, writes) in &account.storage.storage {
+                if let Some((_, v)) = writes.writes.last() {
+                    self.storage.insert((*address, *slot), *v);
+                }
+            }
+        }
+    }
+
+    /// Number of accounts (present and absent).
+    pub fn account_count(&self) -> usize {
+        self.accounts.len()
+    }
+}
+
+impl DatabaseRef for PreStateDb {
+    type Error = StateError;
+
+    fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, StateError> {
+        self.accounts.get(&address).cloned().ok_or(StateError::MissingAccount(address))
+    }
+
+    fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, StateError> {
+        if code_hash == KECCAK_EMPTY {
+            return Ok(Bytecode::default());
+        }
+        self.shared.codes.get(&code_hash).cloned().ok_or(StateError::MissingCode(code_hash))
+    }
+
+    fn storage_ref(&self, address: Address, slot: U256) -> Result<U256, StateError> {
+        self.storage.get(&(address, slot)).copied().ok_or(StateError::MissingSlot { address, slot })
+    }
+
+    fn block_hash_ref(&self, number: u64) -> Result<B256, StateError> {
+        self.shared.block_hashes.get(&number).copied().ok_or(StateError::MissingBlockHash(number))
+    }
+}

@@ -1,0 +1,257 @@
+//! Verification: every item's gas, status and writes against the receipts and the BAL.
+
+use crate::{
+    exec::{ExecError, ItemOutput},
+    plan::{ItemKind, Replay, WorkItem},
+};
+use alloy_primitives::{Address, B256, U256};
+use revm::state::bal::{AccountBal, Bal, BlockAccessIndex};
+use std::{collections::BTreeMap, fmt};
+
+/// The writes one account receives at one block access index.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AccountWrites {
+    /// New balance.
+    pub balance: Option<U256>,
+    /// New nonce.
+    pub nonce: Option<u64>,
+    /// New code hash.
+    pub code: Option<B256>,
+    /// New storage values by slot.
+    pub storage: BTreeMap<U256, U256>,
+}
+
+impl AccountWrites {
+    fn is_empty(&self) -> bool {
+        self.balance.is_none() && self.nonce.is_none() && self.code.is_none() && self.storage.is_empty()
+    }
+}
+
+/// Writes grouped by block access index: `by_index[i]` is what index `i` writes.
+#[derive(Debug, Clone, Default)]
+pub struct ExpectedWrites {
+    by_index: Vec<BTreeMap<Address, AccountWrites>>,
+}
+
+fn exact<T: PartialEq + Clone>(writes: &[(BlockAccessIndex, T)], index: BlockAccessIndex) -> Option<T> {
+    writes.iter().find(|(i, _)| *i == index).map(|(_, v)| v.clone())
+}
+
+fn account_writes_at(account: &AccountBal, index: BlockAccessIndex) -> AccountWrites {
+    AccountWrites {
+        balance: exact(&account.account_info.balance.writes, index),
+        nonce: exact(&account.account_info.nonce.writes, index),
+        code: exact(&account.account_info.code.writes, index).map(|(h, _)| h),
+        storage: account
+            .storage
+            .storage
+            .iter()
+            .filter_map(|(slot, w)| exact(&w.writes, index).map(|v| (*slot, v)))
+            .collect(),
+    }
+}
+
+impl ExpectedWrites {
+    /// Group a block's access list by index; `indices` is `transactions + 2`.
+    pub fn from_bal(bal: &Bal, indices: u64) -> Self {
+        let mut by_index = vec![BTreeMap::new(); indices as usize];
+        for (address, account) in bal.accounts.iter() {
+            let mut seen: Vec<BlockAccessIndex> = Vec::new();
+            seen.extend(account.account_info.balance.writes.iter().map(|(i, _)| *i));
+            seen.extend(account.account_info.nonce.writes.iter().map(|(i, _)| *i));
+            seen.extend(account.account_info.code.writes.iter().map(|(i, _)| *i));
+            for w in account.storage.storage.values() {
+                seen.extend(w.writes.iter().map(|(i, _)| *i));
+            }
+            seen.sort_unstable();
+            seen.dedup();
+            for index in seen {
+                let i = index.get() as usize;
+                if i >= by_index.len() {
+                    // An index past the block's end: keep it so verification reports it.
+                    by_index.resize(i + 1, BTreeMap::new());
+                }
+                by_index[i].insert(*address, account_writes_at(account, index));
+            }
+        }
+        Self { by_index }
+    }
+
+    /// The expected writes at `index`.
+    pub fn at(&self, index: u64) -> Option<&BTreeMap<Address, AccountWrites>> {
+        self.by_index.get(index as usize)
+    }
+
+    /// Number of indices with an entry (transactions + 2, or more if the BAL is wrong).
+    pub fn len(&self) -> usize {
+        self.by_index.len()
+    }
+
+    /// `true` if there are no indices.
+    pub fn is_empty(&self) -> bool {
+        self.by_index.is_empty()
+    }
+}
+
+/// The first difference between an execution and what the dump says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence {
+    /// Block number.
+    pub block: u64,
+    /// Which item.
+    pub item: ItemKind,
+    /// Account concerned, if any.
+    pub address: Option<Address>,
+    /// Field (`gas used`, `status`, `balance`, `nonce`, `code`, `storage[0x..]`, ...).
+    pub field: String,
+    /// What the receipt, header or BAL says.
+    pub expected: String,
+    /// What the execution produced.
+    pub got: String,
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "verification failed at block {}, {}", self.block, self.item)?;
+        if let Some(a) = self.address {
+            write!(f, ", account {a}")?;
+        }
+        write!(f, ": {} expected {}, got {}", self.field, self.expected, self.got)
+    }
+}
+
+impl std::error::Error for Divergence {}
+
+impl From<ExecError> for Divergence {
+    fn from(e: ExecError) -> Self {
+        Divergence {
+            block: e.block,
+            item: e.item,
+            address: None,
+            field: "execution".into(),
+            expected: "success".into(),
+            got: e.message,
+        }
+    }
+}
+
+fn fmt_opt<T: fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "no write".into())
+}
+
+/// Compare the writes an item made with the access list's writes at its index.
+fn compare_writes(
+    expected: Option<&BTreeMap<Address, AccountWrites>>,
+    got: &BTreeMap<Address, AccountWrites>,
+    at: impl Fn(Option<Address>, String, String, String) -> Divergence,
+) -> Result<(), Divergence> {
+    let empty = BTreeMap::new();
+    let expected = expected.unwrap_or(&empty);
+    let none = AccountWrites::default();
+    let addresses: std::collections::BTreeSet<&Address> = expected.keys().chain(got.keys()).collect();
+    for address in addresses {
+        let e = expected.get(address).unwrap_or(&none);
+        let g = got.get(address).unwrap_or(&none);
+        if e == g {
+            continue;
+        }
+        let a = Some(*address);
+        if e.balance != g.balance {
+            return Err(at(a, "balance".into(), fmt_opt(&e.balance), fmt_opt(&g.balance)));
+        }
+        if e.nonce != g.nonce {
+            return Err(at(a, "nonce".into(), fmt_opt(&e.nonce), fmt_opt(&g.nonce)));
+        }
+        if e.code != g.code {
+            return Err(at(a, "code hash".into(), fmt_opt(&e.code), fmt_opt(&g.code)));
+        }
+        let slots: std::collections::BTreeSet<&U256> = e.storage.keys().chain(g.storage.keys()).collect();
+        for slot in slots {
+            let (ev, gv) = (e.storage.get(slot).copied(), g.storage.get(slot).copied());
+            if ev != gv {
+                return Err(at(a, format!("storage[{slot:#x}]"), fmt_opt(&ev), fmt_opt(&gv)));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn writes_of(bal: &Bal, index: BlockAccessIndex) -> BTreeMap<Address, AccountWrites> {
+    bal.accounts
+        .iter()
+        .map(|(a, acc)| (*a, account_writes_at(acc, index)))
+        .filter(|(_, w)| !w.is_empty())
+        .collect()
+}
+
+impl Replay {
+    /// Verify one item's output: gas and status against the receipt (transactions), and
+    /// its writes against the block access list at its index.
+    pub fn verify_item(&self, item: &WorkItem, output: &Result<ItemOutput, ExecError>) -> Result<(), Divergence> {
+        let block = &self.blocks[item.block as usize];
+        let index = item.bal_index(block);
+        let number = block.header.number;
+        let at = |address, field, expected, got| Divergence { block: number, item: item.kind, address, field, expected, got };
+        let output = output.as_ref().map_err(|e| Divergence::from(e.clone()))?;
+        let bal_index = BlockAccessIndex::new(index);
+        let got = match output {
+            ItemOutput::Tx { gas_used, success, state } => {
+                let ItemKind::Tx(i) = item.kind else { unreachable!("tx output for a system item") };
+                let receipt = &block.receipts[i as usize];
+                if *gas_used != receipt.gas_used {
+                    return Err(at(None, "gas used".into(), receipt.gas_used.to_string(), gas_used.to_string()));
+                }
+                if *success != receipt.success {
+                    return Err(at(None, "status".into(), receipt.success.to_string(), success.to_string()));
+                }
+                let mut built = Bal::new();
+                for (address, account) in state.iter() {
+                    built.update_account(bal_index, *address, account);
+                }
+                writes_of(&built, bal_index)
+            }
+            ItemOutput::System { writes } => writes_of(writes, bal_index),
+        };
+        compare_writes(block.expected.at(index), &got, at)
+    }
+
+    /// Verify a whole run: every item, each block's gas against its header, and that the
+    /// access list has no writes at indices past the block's end.
+    pub fn verify_all(&self, outputs: &[Result<ItemOutput, ExecError>]) -> Result<(), Divergence> {
+        for (item, out) in self.items.iter().zip(outputs) {
+            self.verify_item(item, out)?;
+        }
+        for (b, block) in self.blocks.iter().enumerate() {
+            let range = self.block_items[b] as usize..self.block_items[b + 1] as usize;
+            let gas: u64 = outputs[range]
+                .iter()
+                .map(|o| match o {
+                    Ok(ItemOutput::Tx { gas_used, .. }) => *gas_used,
+                    _ => 0,
+                })
+                .sum();
+            if gas != block.header.gas_used {
+                return Err(Divergence {
+                    block: block.header.number,
+                    item: ItemKind::PostBlock,
+                    address: None,
+                    field: "block gas used".into(),
+                    expected: block.header.gas_used.to_string(),
+                    got: gas.to_string(),
+                });
+            }
+            let n = block.transactions.len() + 2;
+            if block.expected.len() > n {
+                return Err(Divergence {
+                    block: block.header.number,
+                    item: ItemKind::PostBlock,
+                    address: None,
+                    field: "block access index".into(),
+                    expected: format!("at most {}", n - 1),
+                    got: format!("writes at index {}", block.expected.len() - 1),
+                });
+            }
+        }
+        Ok(())
+    }
+}
