@@ -28,5 +28,5 @@ pub use prestate::{PreStateDb, StateError};
 pub use run::{RunConfig, RunOutputs, RunTimings};
 pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, SchedulerKind};
 pub use stats::{Metrics, Summary};
-pub use verify::{AccountWrites, Divergence, ExpectedWrites};
+pub use verify::{AccountWrites, Divergence, ExpectedWrites, ItemOutcome};
 pub use view::BalView;

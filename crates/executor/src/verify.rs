@@ -255,3 +255,40 @@ impl Replay {
         Ok(())
     }
 }
+
+/// What an item did, in a form comparable across runs (thread counts, schedulers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemOutcome {
+    /// Gas used (transactions only).
+    pub gas_used: Option<u64>,
+    /// Status (transactions only).
+    pub success: Option<bool>,
+    /// The writes it made at its block access index.
+    pub writes: BTreeMap<Address, AccountWrites>,
+}
+
+impl Replay {
+    /// The comparable outcome of every item of a run (errors as their messages).
+    pub fn outcomes(&self, outputs: &[Result<ItemOutput, ExecError>]) -> Vec<Result<ItemOutcome, String>> {
+        self.items
+            .iter()
+            .zip(outputs)
+            .map(|(item, out)| {
+                let index = BlockAccessIndex::new(item.bal_index(&self.blocks[item.block as usize]));
+                match out {
+                    Err(e) => Err(e.to_string()),
+                    Ok(ItemOutput::Tx { gas_used, success, state }) => {
+                        let mut built = Bal::new();
+                        for (address, account) in state.iter() {
+                            built.update_account(index, *address, account);
+                        }
+                        Ok(ItemOutcome { gas_used: Some(*gas_used), success: Some(*success), writes: writes_of(&built, index) })
+                    }
+                    Ok(ItemOutput::System { writes }) => {
+                        Ok(ItemOutcome { gas_used: None, success: None, writes: writes_of(writes, index) })
+                    }
+                }
+            })
+            .collect()
+    }
+}

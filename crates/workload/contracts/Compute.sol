@@ -12,6 +12,12 @@ contract Compute {
     mapping(address => bytes32) public keccakState;
     /// @notice Last memoryHeavy result per caller.
     mapping(address => bytes32) public memoryState;
+    /// @notice Last arithLoop result per caller.
+    mapping(address => uint256) public arithState;
+    /// @notice Number of slots each caller has written with storeLoop.
+    mapping(address => uint256) public storeCount;
+    /// @notice Slots written by storeLoop: caller => index => value.
+    mapping(address => mapping(uint256 => uint256)) public stored;
 
     /// @notice state = keccak256(state) `rounds` times, starting from the caller's
     ///         stored state; stores the final state. Memory use is constant (scratch space).
@@ -43,5 +49,32 @@ contract Compute {
             mstore(0x40, add(buf, len))
         }
         memoryState[msg.sender] = h;
+    }
+
+    /// @notice Integer arithmetic loop (mulmod / addmod / xor / shifts), `rounds`
+    ///         iterations from the caller's previous result; stores the result. The
+    ///         kind of work of pricing engines and on-chain math libraries.
+    function arithLoop(uint256 rounds) external returns (uint256 x) {
+        x = arithState[msg.sender] | 1;
+        assembly ("memory-safe") {
+            let m := 0xfffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2f
+            for { let i := 0 } lt(i, rounds) { i := add(i, 1) } {
+                x := mulmod(x, add(x, i), m)
+                x := addmod(x, shl(7, i), m)
+                x := xor(x, shr(3, x))
+            }
+        }
+        arithState[msg.sender] = x;
+    }
+
+    /// @notice Writes `slots` fresh storage slots (never written before) for the caller:
+    ///         the storage-bound heavy transactions of batch operations and airdrops.
+    function storeLoop(uint256 slots) external {
+        uint256 first = storeCount[msg.sender];
+        mapping(uint256 => uint256) storage mine = stored[msg.sender];
+        for (uint256 i = 0; i < slots; ++i) {
+            mine[first + i] = first + i + 1;
+        }
+        storeCount[msg.sender] = first + slots;
     }
 }

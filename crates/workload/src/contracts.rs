@@ -22,6 +22,8 @@ alloy_sol_types::sol! {
     interface ICompute {
         function keccakLoop(uint256 rounds) external returns (bytes32);
         function memoryHeavy(uint256 words) external returns (bytes32);
+        function arithLoop(uint256 rounds) external returns (uint256);
+        function storeLoop(uint256 slots) external;
     }
     /// Precompile users.
     interface IPrecompiles {

@@ -48,7 +48,9 @@ pub struct GeneratorConfig {
     pub profile: Profile,
     /// Number of blocks in the dump.
     pub blocks: u64,
-    /// Gas target per block (blocks stop once their gas used reaches it).
+    /// Gas target per block: blocks stop once their gas used reaches it. In the
+    /// adversarial profile the final large transaction is sized to reach it, within the
+    /// accuracy of the generator's gas estimate (a few percent).
     pub gas_per_block: u64,
     /// Seed of the random choices; the same config gives the same dump.
     pub seed: u64,
@@ -443,7 +445,10 @@ pub fn generate(
         if config.fork >= EthereumHardfork::Prague {
             header.requests_hash = Some(result.requests.requests_hash());
         }
-        header.block_access_list_hash = Some(alloy_eip7928::compute_block_access_list_hash(&bal));
+        if config.fork >= EthereumHardfork::Prague {
+            // Header fields are positional: the BAL hash can only follow a requests hash.
+            header.block_access_list_hash = Some(alloy_eip7928::compute_block_access_list_hash(&bal));
+        }
         let mut prev = 0u64;
         let receipts = result
             .receipts
@@ -570,8 +575,9 @@ impl TxGen<'_> {
         self.per_unit.get(kind).copied().unwrap_or(default)
     }
 
+    /// Learn a loop's gas per unit from a large call (where the fixed part is negligible).
     fn observe(&mut self, kind: &'static str, units: u64, gas: u64) {
-        if units >= 8 {
+        if units >= 1_000 {
             let base = self.per_unit.get(kind).map(|e| e.0).unwrap_or(30_000);
             let per = gas.saturating_sub(base) / units;
             if per > 0 {
@@ -590,8 +596,28 @@ impl TxGen<'_> {
         let (base, per) = self.estimate(kind, default);
         let gas = gas.min(remaining.saturating_sub(100_000)).min(self.tx_cap - 100_000);
         let units = (gas.saturating_sub(base) / per.max(1)).max(1);
-        let limit = (base + units * per) * 5 / 4 + 50_000;
+        let limit = (base + units * per) * 3 / 2 + 50_000;
         (units, limit.min(remaining).min(self.tx_cap))
+    }
+
+    /// A compute-contract loop call sized to about `gas`.
+    fn sized_call(&mut self, kind: TxKindChoice, gas: u64, remaining: u64) -> (Call, u64, Option<(&'static str, u64)>) {
+        let to = self.deployed.compute;
+        let call = |data: Vec<u8>| (TxKind::Call(to), U256::ZERO, Bytes::from(data));
+        match kind {
+            TxKindChoice::Keccak => {
+                let (units, limit) = self.sized("keccak", (30_000, 120), gas, remaining);
+                (call(ICompute::keccakLoopCall { rounds: U256::from(units) }.abi_encode()), limit, Some(("keccak", units)))
+            }
+            TxKindChoice::Arith => {
+                let (units, limit) = self.sized("arith", (30_000, 110), gas, remaining);
+                (call(ICompute::arithLoopCall { rounds: U256::from(units) }.abi_encode()), limit, Some(("arith", units)))
+            }
+            _ => {
+                let (units, limit) = self.sized("store", (50_000, 22_500), gas, remaining);
+                (call(ICompute::storeLoopCall { slots: U256::from(units) }.abi_encode()), limit, Some(("store", units)))
+            }
+        }
     }
 
     fn build(
@@ -636,20 +662,33 @@ impl TxGen<'_> {
                 (call(d.nft, INft::mintCall { count: U256::from(count) }.abi_encode()), 150_000 * count + 60_000, None)
             }
             TxKindChoice::Deploy => ((TxKind::Create, U256::ZERO, contracts::token_creation()), 2_000_000, None),
-            TxKindChoice::Keccak | TxKindChoice::Heavy(_) => {
-                let target = match choice {
-                    TxKindChoice::Heavy(g) => g,
-                    _ => self.log_uniform(40_000, 1_000_000),
+            TxKindChoice::Heavy(g) => {
+                // The heavy tail mixes the three kinds of big transactions.
+                let kind = match self.rng.random_range(0..3) {
+                    0 => TxKindChoice::Keccak,
+                    1 => TxKindChoice::Arith,
+                    _ => TxKindChoice::Store,
                 };
-                let (units, limit) = self.sized("keccak", (30_000, 120), target, remaining);
-                let data = ICompute::keccakLoopCall { rounds: U256::from(units) }.abi_encode();
-                (call(d.compute, data), limit, Some(("keccak", units)))
+                self.sized_call(kind, g, remaining)
+            }
+            TxKindChoice::Keccak => {
+                let g = self.log_uniform(40_000, 1_000_000);
+                self.sized_call(choice, g, remaining)
+            }
+            TxKindChoice::Arith => {
+                let g = self.log_uniform(40_000, 1_000_000);
+                self.sized_call(choice, g, remaining)
+            }
+            TxKindChoice::Store => {
+                let g = self.log_uniform(60_000, 1_000_000);
+                self.sized_call(choice, g, remaining)
             }
             TxKindChoice::Memory => {
-                let target = self.log_uniform(50_000, 600_000);
-                let (units, limit) = self.sized("memory", (30_000, 40), target, remaining);
-                let data = ICompute::memoryHeavyCall { words: U256::from(units) }.abi_encode();
-                (call(d.compute, data), limit, Some(("memory", units)))
+                // Memory cost is quadratic: size the limit from the EVM's formula.
+                let words = self.rng.random_range(64u64..=4_096);
+                let limit = 60_000 + words * 120 + words * words / 512 * 2;
+                let data = ICompute::memoryHeavyCall { words: U256::from(words) }.abi_encode();
+                (call(d.compute, data), limit.min(remaining), None)
             }
             TxKindChoice::Ecrecover => {
                 let n = self.rng.random_range(1u64..=30);

@@ -86,6 +86,8 @@ pub(crate) enum TxKindChoice {
     Deploy,
     Keccak,
     Memory,
+    Arith,
+    Store,
     Ecrecover,
     Sha256,
     Pairing,
@@ -106,8 +108,10 @@ pub(crate) fn mix(profile: Profile) -> &'static [(TxKindChoice, u32)] {
             (Swap, 120),
             (NftMint, 60),
             (Deploy, 15),
-            (Keccak, 60),
-            (Memory, 20),
+            (Keccak, 25),
+            (Memory, 15),
+            (Arith, 25),
+            (Store, 20),
             (Ecrecover, 25),
             (Sha256, 15),
             (Pairing, 10),
@@ -119,7 +123,7 @@ pub(crate) fn mix(profile: Profile) -> &'static [(TxKindChoice, u32)] {
         Profile::Erc20 => &[(Erc20Transfer, 1000)],
         Profile::Amm => &[(Swap, 1000)],
         Profile::HeavyTail | Profile::Adversarial => {
-            &[(EthTransfer, 400), (Erc20Transfer, 350), (Swap, 150), (NftMint, 50), (Keccak, 50)]
+            &[(EthTransfer, 400), (Erc20Transfer, 350), (Swap, 150), (NftMint, 50), (Keccak, 20), (Arith, 30)]
         }
     }
 }

@@ -1,0 +1,143 @@
+//! Replays real dumps (the embedded default and small generated ones of every profile)
+//! at 1 and 2 threads, every scheduler, batch 1 and 50, with verification; checks that
+//! results do not depend on threads or scheduler, and that corruption is caught.
+
+use alloy_hardforks::EthereumHardfork;
+use gigagas_dump::Dump;
+use gigagas_executor::{ItemKind, Replay, RunConfig, SchedulerKind};
+use gigagas_workload::{GeneratorConfig, Profile};
+use std::path::Path;
+
+fn default_dump() -> Dump {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet-like.gigagas");
+    gigagas_dump::read_dump(&path).expect("the embedded default dump loads").0
+}
+
+fn small(profile: Profile) -> Dump {
+    gigagas_workload::generate(
+        &GeneratorConfig {
+            profile,
+            blocks: 4,
+            gas_per_block: 4_000_000,
+            seed: 7,
+            fork: EthereumHardfork::Prague,
+            users: 40,
+        },
+        |_, _| {},
+    )
+    .expect("generation succeeds")
+}
+
+/// Every grid point verifies, and every point's outcomes equal the first one's.
+fn replay_grid(dump: &Dump) {
+    let replay = Replay::new(dump).expect("dump prepares");
+    let mut reference = None;
+    for threads in [1, 2] {
+        for batch in [1, 50] {
+            for scheduler in SchedulerKind::ALL {
+                let config = RunConfig { threads, batch, scheduler, recover_senders: false };
+                let (timings, outputs) = replay.run_parallel(&config);
+                assert_eq!(timings.item_ns.len(), replay.items.len());
+                if let Err(d) = replay.verify_all(&outputs) {
+                    panic!("{} threads, batch {batch}, {scheduler}: {d}", threads);
+                }
+                let outcomes = replay.outcomes(&outputs);
+                match &reference {
+                    None => reference = Some(outcomes),
+                    Some(r) => assert!(
+                        r == &outcomes,
+                        "{threads} threads, batch {batch}, {scheduler}: outcomes differ from 1 thread, batch 1, ols"
+                    ),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn default_dump_replays_and_verifies_on_every_grid_point() {
+    replay_grid(&default_dump());
+}
+
+#[test]
+fn every_profile_replays_and_verifies_on_every_grid_point() {
+    for profile in Profile::ALL {
+        replay_grid(&small(profile));
+    }
+}
+
+#[test]
+fn sequential_baseline_verifies_and_sender_recovery_changes_nothing() {
+    let dump = small(Profile::MainnetLike);
+    let replay = Replay::new(&dump).unwrap();
+    let (_, results) = replay.run_sequential(false);
+    replay.verify_sequential(&results.unwrap()).unwrap();
+    let (_, plain) = replay.run_parallel(&RunConfig { threads: 2, batch: 1, scheduler: SchedulerKind::Ols, recover_senders: false });
+    let (_, recovered) = replay.run_parallel(&RunConfig { threads: 2, batch: 1, scheduler: SchedulerKind::Ols, recover_senders: true });
+    replay.verify_all(&recovered).unwrap();
+    assert_eq!(replay.outcomes(&plain), replay.outcomes(&recovered));
+}
+
+/// Index of the first transaction in `block` that writes storage.
+fn first_storage_write(dump: &Dump, block: usize) -> (alloy_primitives::Address, usize, usize) {
+    for (a, account) in dump.access_lists[block].iter().enumerate() {
+        for (s, slot) in account.storage_changes.iter().enumerate() {
+            if slot.changes.iter().any(|c| c.block_access_index.get() >= 1) {
+                return (account.address, a, s);
+            }
+        }
+    }
+    panic!("block {block} writes no storage");
+}
+
+#[test]
+fn corrupted_bal_write_is_named() {
+    let mut dump = small(Profile::Erc20);
+    let (address, a, s) = first_storage_write(&dump, 1);
+    let change = dump.access_lists[1][a].storage_changes[s]
+        .changes
+        .iter_mut()
+        .find(|c| c.block_access_index.get() >= 1)
+        .unwrap();
+    change.new_value += alloy_primitives::U256::from(1);
+    let tx = change.block_access_index.get() - 1;
+    let replay = Replay::new(&dump).unwrap();
+    let (_, outputs) = replay.run_parallel(&RunConfig { threads: 2, batch: 1, scheduler: SchedulerKind::GasUsed, recover_senders: false });
+    let d = replay.verify_all(&outputs).expect_err("a corrupted BAL must not verify");
+    assert_eq!(d.block, dump.blocks[1].header.number);
+    assert_eq!(d.item, ItemKind::Tx(tx as u32));
+    assert_eq!(d.address, Some(address));
+    assert!(d.field.starts_with("storage["), "{d}");
+    assert!(d.to_string().contains(&format!("{address}")), "{d}");
+}
+
+#[test]
+fn corrupted_receipt_is_named() {
+    let mut dump = small(Profile::Transfers);
+    dump.blocks[2].receipts[3].gas_used += 1;
+    let replay = Replay::new(&dump).unwrap();
+    let (_, outputs) = replay.run_parallel(&RunConfig { threads: 1, batch: 50, scheduler: SchedulerKind::Ols, recover_senders: false });
+    let d = replay.verify_all(&outputs).expect_err("a corrupted receipt must not verify");
+    assert_eq!((d.block, d.item, d.field.as_str()), (dump.blocks[2].header.number, ItemKind::Tx(3), "gas used"));
+    assert_eq!(d.expected, "21001");
+    assert_eq!(d.got, "21000");
+}
+
+#[test]
+fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
+    let mut dump = small(Profile::Erc20);
+    // Drop the first token-contract entry the block's transactions touch.
+    let block = 1;
+    let victim = dump.access_lists[block]
+        .iter()
+        .position(|a| a.storage_changes.iter().any(|s| s.changes.iter().any(|c| c.block_access_index.get() >= 1)))
+        .expect("an account a transaction writes storage of");
+    let address = dump.access_lists[block].remove(victim).address;
+    let replay = Replay::new(&dump).unwrap();
+    let (_, outputs) = replay.run_parallel(&RunConfig { threads: 2, batch: 1, scheduler: SchedulerKind::Ols, recover_senders: false });
+    let d = replay.verify_all(&outputs).expect_err("a missing BAL account must fail");
+    let text = d.to_string();
+    assert_eq!(d.block, dump.blocks[block].header.number);
+    assert!(matches!(d.item, ItemKind::Tx(_)), "{text}");
+    assert!(text.contains(&address.to_string()) && text.contains("not in the block access list"), "{text}");
+}
