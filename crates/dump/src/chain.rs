@@ -107,10 +107,10 @@ impl ChainConfig {
     pub fn fork_at(&self, number: u64, timestamp: u64) -> String {
         self.forks
             .iter()
-            .filter(|a| {
+            .rev()
+            .find(|a| {
                 a.block.is_some_and(|b| b <= number) || a.timestamp.is_some_and(|t| t <= timestamp)
             })
-            .last()
             .map(|a| a.fork.clone())
             .unwrap_or_else(|| "Frontier".into())
     }

@@ -326,7 +326,8 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
     }
 
     // Decompress in parallel.
-    let raws: Vec<Result<([u8; 4], Vec<u8>), DumpError>> = frames
+    type Section = ([u8; 4], Vec<u8>);
+    let raws: Vec<Result<Section, DumpError>> = frames
         .par_iter()
         .map(|(tag, raw_len, comp)| {
             let raw = zstd::stream::decode_all(*comp)
@@ -337,7 +338,7 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
             Ok((*tag, raw))
         })
         .collect();
-    let mut sections: Vec<([u8; 4], Vec<u8>)> = Vec::with_capacity(raws.len());
+    let mut sections: Vec<Section> = Vec::with_capacity(raws.len());
     for r in raws {
         sections.push(r?);
     }

@@ -135,22 +135,21 @@ impl PreStateDb {
             let info = &account.account_info;
             let (balance, nonce, code) =
                 (info.balance.writes.last(), info.nonce.writes.last(), info.code.writes.last());
-            if balance.is_some() || nonce.is_some() || code.is_some() {
-                if let Some(entry) = self.accounts.get_mut(address) {
-                    let acc = entry.get_or_insert_with(|| AccountInfo {
-                        code: Some(Bytecode::default()),
-                        ..Default::default()
-                    });
-                    if let Some((_, b)) = balance {
-                        acc.balance = *b;
-                    }
-                    if let Some((_, n)) = nonce {
-                        acc.nonce = *n;
-                    }
-                    if let Some((_, (hash, bytecode))) = code {
-                        acc.code_hash = *hash;
-                        acc.code = Some(bytecode.clone());
-                    }
+            let written = balance.is_some() || nonce.is_some() || code.is_some();
+            if let Some(entry) = self.accounts.get_mut(address).filter(|_| written) {
+                let acc = entry.get_or_insert_with(|| AccountInfo {
+                    code: Some(Bytecode::default()),
+                    ..Default::default()
+                });
+                if let Some((_, b)) = balance {
+                    acc.balance = *b;
+                }
+                if let Some((_, n)) = nonce {
+                    acc.nonce = *n;
+                }
+                if let Some((_, (hash, bytecode))) = code {
+                    acc.code_hash = *hash;
+                    acc.code = Some(bytecode.clone());
                 }
             }
             for (slot, writes) in &account.storage.storage {

@@ -140,6 +140,46 @@ struct Deployed {
     precompiles: Address,
 }
 
+fn setup_err(step: &str, detail: impl std::fmt::Display) -> GenerateError {
+    GenerateError::Setup { step: step.into(), detail: detail.to_string() }
+}
+
+/// Runs the deployer's setup transactions directly on revm (no block, no fees).
+struct Setup<'a> {
+    evm: alloy_evm::EthEvm<&'a mut CacheDB<EmptyDB>, revm::inspector::NoOpInspector, alloy_evm::precompiles::PrecompilesMap>,
+    deployer: Address,
+    nonce: u64,
+}
+
+impl Setup<'_> {
+    fn transact(&mut self, step: &str, kind: TxKind, data: Bytes, gas_limit: u64) -> Result<Option<Address>, GenerateError> {
+        let tx = TxEnv {
+            caller: self.deployer,
+            kind,
+            data,
+            nonce: self.nonce,
+            gas_limit,
+            gas_price: 0,
+            chain_id: Some(CHAIN_ID),
+            ..Default::default()
+        };
+        self.nonce += 1;
+        let res = self.evm.transact_commit(tx).map_err(|e| setup_err(step, e))?;
+        if !res.is_success() {
+            return Err(setup_err(step, format!("{res:?}")));
+        }
+        Ok(res.created_address())
+    }
+
+    fn create(&mut self, step: &str, code: Bytes) -> Result<Address, GenerateError> {
+        self.transact(step, TxKind::Create, code, 30_000_000)?.ok_or_else(|| setup_err(step, "no contract created"))
+    }
+
+    fn call(&mut self, step: &str, to: Address, data: Vec<u8>) -> Result<(), GenerateError> {
+        self.transact(step, TxKind::Call(to), data.into(), 30_000_000).map(|_| ())
+    }
+}
+
 /// Builds the genesis and runs the setup transactions directly on revm (they are not part
 /// of the dump: their result is the dump's pre-state).
 fn genesis(
@@ -185,82 +225,29 @@ fn genesis(
     };
     let mut env = spec.evm_env(&header);
     env.cfg_env.tx_gas_limit_cap = Some(u64::MAX);
-    let mut evm = EthEvmFactory::default().create_evm(&mut db, env);
-    let mut nonce = 0u64;
-    let mut setup = |evm: &mut _, step: &str, kind: TxKind, data: Bytes| -> Result<Option<Address>, GenerateError> {
-        let evm: &mut alloy_evm::EthEvm<&mut CacheDB<EmptyDB>, revm::inspector::NoOpInspector, _> = evm;
-        let tx = TxEnv {
-            caller: deployer,
-            kind,
-            data,
-            nonce,
-            gas_limit: 30_000_000,
-            gas_price: 0,
-            chain_id: Some(CHAIN_ID),
-            ..Default::default()
-        };
-        nonce += 1;
-        let res = evm
-            .transact_commit(tx)
-            .map_err(|e| GenerateError::Setup { step: step.into(), detail: e.to_string() })?;
-        if !res.is_success() {
-            return Err(GenerateError::Setup { step: step.into(), detail: format!("{res:?}") });
-        }
-        Ok(res.created_address())
-    };
-    let create = |s: &mut dyn FnMut(&mut _, &str, TxKind, Bytes) -> Result<Option<Address>, GenerateError>,
-                  evm: &mut _,
-                  step: &str,
-                  code: Bytes| {
-        s(evm, step, TxKind::Create, code)?
-            .ok_or_else(|| GenerateError::Setup { step: step.into(), detail: "no contract created".into() })
-    };
-    let token_a = create(&mut setup, &mut evm, "deploy token A", contracts::token_creation())?;
-    let token_b = create(&mut setup, &mut evm, "deploy token B", contracts::token_creation())?;
-    let pair_code: Bytes = [contracts::pair_creation().as_ref(), &(token_a, token_b).abi_encode_params()].concat().into();
-    let pair = create(&mut setup, &mut evm, "deploy pair", pair_code)?;
-    let nft = create(&mut setup, &mut evm, "deploy nft", contracts::nft_creation())?;
-    let compute = create(&mut setup, &mut evm, "deploy compute", contracts::compute_creation())?;
-    let precompiles = create(&mut setup, &mut evm, "deploy precompiles", contracts::precompiles_creation())?;
+    let mut setup = Setup { evm: EthEvmFactory::default().create_evm(&mut db, env), deployer, nonce: 0 };
+    let token_a = setup.create("deploy token A", contracts::token_creation())?;
+    let token_b = setup.create("deploy token B", contracts::token_creation())?;
+    let pair_code = [contracts::pair_creation().as_ref(), &(token_a, token_b).abi_encode_params()].concat();
+    let pair = setup.create("deploy pair", pair_code.into())?;
+    let nft = setup.create("deploy nft", contracts::nft_creation())?;
+    let compute = setup.create("deploy compute", contracts::compute_creation())?;
+    let precompiles = setup.create("deploy precompiles", contracts::precompiles_creation())?;
     let liquidity = U256::from(10u128.pow(30));
     for token in [token_a, token_b] {
-        let call = IToken::mintCall { to: deployer, amount: liquidity }.abi_encode();
-        setup(&mut evm, "mint liquidity", TxKind::Call(token), call.into())?;
-        let call = IToken::approveCall { spender: pair, amount: U256::MAX }.abi_encode();
-        setup(&mut evm, "approve pair", TxKind::Call(token), call.into())?;
+        setup.call("mint liquidity", token, IToken::mintCall { to: deployer, amount: liquidity }.abi_encode())?;
+        setup.call("approve pair", token, IToken::approveCall { spender: pair, amount: U256::MAX }.abi_encode())?;
     }
-    let call = IPair::addLiquidityCall { a0: liquidity, a1: liquidity }.abi_encode();
-    setup(&mut evm, "add liquidity", TxKind::Call(pair), call.into())?;
-    drop(evm);
+    setup.call("add liquidity", pair, IPair::addLiquidityCall { a0: liquidity, a1: liquidity }.abi_encode())?;
 
-    // Users: token balances and allowances for the pair. Written directly as the storage
-    // the token's `mint` and `approve` would produce is not needed: run them for real.
-    let mut evm = EthEvmFactory::default().create_evm(&mut db, {
-        let mut env = spec.evm_env(&header);
-        env.cfg_env.tx_gas_limit_cap = Some(u64::MAX);
-        env
-    });
+    // Users: token balances, and allowances for the pair. The approval's only effect that
+    // matters is the allowance slot: users keep their genesis nonce and balance so every
+    // user starts identical.
     for u in users {
         for token in [token_a, token_b] {
-            for data in [
-                IToken::mintCall { to: u.address, amount: U256::from(10u128.pow(27)) }.abi_encode(),
-            ] {
-                let tx = TxEnv {
-                    caller: deployer,
-                    kind: TxKind::Call(token),
-                    data: data.into(),
-                    nonce,
-                    gas_limit: 1_000_000,
-                    chain_id: Some(CHAIN_ID),
-                    ..Default::default()
-                };
-                nonce += 1;
-                let r = evm.transact_commit(tx).map_err(|e| GenerateError::Setup { step: "mint users".into(), detail: e.to_string() })?;
-                if !r.is_success() {
-                    return Err(GenerateError::Setup { step: "mint users".into(), detail: format!("{r:?}") });
-                }
-            }
-            let tx = TxEnv {
+            let mint = IToken::mintCall { to: u.address, amount: U256::from(10u128.pow(27)) };
+            setup.call("mint users", token, mint.abi_encode())?;
+            let approve = TxEnv {
                 caller: u.address,
                 kind: TxKind::Call(token),
                 data: IToken::approveCall { spender: pair, amount: U256::MAX }.abi_encode().into(),
@@ -269,21 +256,19 @@ fn genesis(
                 chain_id: Some(CHAIN_ID),
                 ..Default::default()
             };
-            let r = evm.transact(tx).map_err(|e| GenerateError::Setup { step: "approve users".into(), detail: e.to_string() })?;
+            let r = setup.evm.transact(approve).map_err(|e| setup_err("approve users", e))?;
             if !r.result.is_success() {
-                return Err(GenerateError::Setup { step: "approve users".into(), detail: format!("{:?}", r.result) });
+                return Err(setup_err("approve users", format!("{:?}", r.result)));
             }
-            // The approval's only effect that matters is the allowance slot; keep the user's
-            // nonce and balance at genesis values so every user starts identical.
             let mut state = r.state;
             if let Some(acc) = state.get_mut(&u.address) {
                 acc.info.nonce = 0;
                 acc.info.balance = rich;
             }
-            evm.db_mut().commit(state);
+            setup.evm.db_mut().commit(state);
         }
     }
-    drop(evm);
+    drop(setup);
     Ok((db, Deployed { token_a, token_b, pair, nft, compute, precompiles }))
 }
 
@@ -518,11 +503,9 @@ fn pre_state_for(db: &CacheDB<EmptyDB>, bals: &[alloy_eip7928::BlockAccessList])
             nonce: a.info.nonce,
             code_hash: a.info.code_hash,
         });
-        if let Some(s) = &state {
-            if s.code_hash != KECCAK_EMPTY {
-                let code = db.cache.contracts.get(&s.code_hash).expect("code of a deployed account is cached");
-                codes.insert(s.code_hash, code.original_bytes());
-            }
+        if let Some(s) = state.filter(|s| s.code_hash != KECCAK_EMPTY) {
+            let code = db.cache.contracts.get(&s.code_hash).expect("code of a deployed account is cached");
+            codes.insert(s.code_hash, code.original_bytes());
         }
         pre.accounts.push(PreAccount { address, state });
     }
