@@ -38,6 +38,7 @@ impl Replay {
     ) -> Result<Summary, Divergence> {
         let mut metrics = Vec::with_capacity(rep.repeats);
         let mut tx_ns = Vec::new();
+        let mut busy = Vec::new();
         for run in 0..rep.warmup + rep.repeats.max(1) {
             let (timings, outputs) = self.run_parallel(config);
             if rep.verify {
@@ -47,10 +48,11 @@ impl Replay {
             if run >= rep.warmup {
                 metrics.push(Metrics::of(self, &timings, config.threads));
                 tx_ns.extend(self.tx_times(&timings.item_ns));
+                busy.push(timings.worker_busy_ns);
             }
             after_run();
         }
-        Ok(Summary::of(metrics, tx_ns))
+        Ok(Summary::with_workers(metrics, tx_ns, &busy))
     }
 
     /// The sequential baseline (one revm `State`, no access list), repeated like
@@ -63,6 +65,7 @@ impl Replay {
     ) -> Result<Summary, Divergence> {
         let mut metrics = Vec::with_capacity(rep.repeats);
         let mut tx_ns = Vec::new();
+        let mut busy = Vec::new();
         for run in 0..rep.warmup + rep.repeats.max(1) {
             let (timings, results) = self.run_sequential(recover_senders);
             let results = results.map_err(Divergence::from)?;
@@ -72,9 +75,10 @@ impl Replay {
             if run >= rep.warmup {
                 metrics.push(Metrics::of(self, &timings, 1));
                 tx_ns.extend(self.tx_times(&timings.item_ns));
+                busy.push(timings.worker_busy_ns);
             }
             after_run();
         }
-        Ok(Summary::of(metrics, tx_ns))
+        Ok(Summary::with_workers(metrics, tx_ns, &busy))
     }
 }

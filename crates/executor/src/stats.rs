@@ -65,15 +65,30 @@ pub struct Summary {
     pub repeats: Vec<Metrics>,
     /// Per-transaction execution time over all repeats: p50, p99, max (microseconds).
     pub tx_us_p50_p99_max: (f64, f64, f64),
+    /// Busy time of each worker in the median repeat, seconds (utilisation = busy / wall).
+    #[serde(default)]
+    pub worker_busy_s: Vec<f64>,
 }
 
 impl Summary {
     /// Summarise the repeats of one grid point; `tx_ns` are the transaction times.
     pub fn of(repeats: Vec<Metrics>, tx_ns: impl IntoIterator<Item = u64>) -> Self {
+        Self::with_workers(repeats, tx_ns, &[])
+    }
+
+    /// Like [`Summary::of`], with `worker_busy_ns[r]` the per-worker busy times of repeat
+    /// `r` (the median repeat's are kept).
+    pub fn with_workers(repeats: Vec<Metrics>, tx_ns: impl IntoIterator<Item = u64>, worker_busy_ns: &[Vec<u64>]) -> Self {
         assert!(!repeats.is_empty(), "a summary needs at least one repeat");
-        let mut sorted = repeats.clone();
-        sorted.sort_by(|a, b| a.wall_s.total_cmp(&b.wall_s));
-        let median = sorted[sorted.len() / 2];
+        let mut by_wall: Vec<usize> = (0..repeats.len()).collect();
+        by_wall.sort_by(|&a, &b| repeats[a].wall_s.total_cmp(&repeats[b].wall_s));
+        let median_index = by_wall[by_wall.len() / 2];
+        let median = repeats[median_index];
+        let sorted: Vec<Metrics> = by_wall.iter().map(|&i| repeats[i]).collect();
+        let worker_busy_s = worker_busy_ns
+            .get(median_index)
+            .map(|w| w.iter().map(|ns| *ns as f64 / 1e9).collect())
+            .unwrap_or_default();
         let mut hist = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
         for ns in tx_ns {
             hist.saturating_record(ns.max(1));
@@ -89,6 +104,7 @@ impl Summary {
                 us(hist.value_at_quantile(0.99)),
                 us(hist.max()),
             ),
+            worker_busy_s,
         }
     }
 }
