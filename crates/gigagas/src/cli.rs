@@ -76,6 +76,9 @@ enum Command {
     ///
     /// Example: gigagas run --threads 1,2 --batch 1,50 --scheduler ols,gas-used
     Run(RunArgs),
+    /// Turn external fixtures (Ethereum BlockchainTests) into dumps, checked against their
+    /// expected post-state.
+    Import(crate::cmd_import::ImportArgs),
     /// Print a summary of a dump: blocks, transactions, gas, pre-state and BAL sizes.
     Inspect {
         /// The dump file (default: the embedded mainnet-like dump).
@@ -178,6 +181,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Run(args) => run_bench(args),
+        Command::Import(args) => crate::cmd_import::run(args),
         Command::Inspect { dump } => {
             let path = dump.unwrap_or_else(|| PathBuf::from(DEFAULT_DUMP));
             if !path.exists() {

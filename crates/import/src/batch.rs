@@ -1,0 +1,308 @@
+//! Importing whole files and directories: one dump per test, a line per test, totals.
+
+use crate::{
+    error::ImportError,
+    fixture::{BlockchainTest, FixtureFile},
+    import::{ImportStats, import_test},
+};
+use std::path::{Path, PathBuf};
+
+/// What happened to one test.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Imported, checked, and written.
+    Passed {
+        /// The dump written.
+        output: PathBuf,
+        /// Sizes.
+        stats: ImportStats,
+    },
+    /// Not importable by design (unsupported network, invalid blocks, ...).
+    Skipped {
+        /// Why (the error's message, starting with the test name).
+        reason: String,
+    },
+    /// Malformed, diverging from the fixture, or not written.
+    Failed {
+        /// What went wrong.
+        error: ImportError,
+    },
+}
+
+/// One line of a batch import.
+#[derive(Debug)]
+pub struct TestReport {
+    /// The fixture file.
+    pub file: PathBuf,
+    /// The test name (the file name for a file that is not a fixture at all).
+    pub test: String,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+impl std::fmt::Display for TestReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.outcome {
+            Outcome::Passed { output, stats } => write!(
+                f,
+                "pass  {}  ({} blocks, {} txs, {} gas{}) -> {}",
+                self.test,
+                stats.blocks,
+                stats.transactions,
+                stats.gas_used,
+                if stats.checked_accounts { "" } else { ", post-state checked by root" },
+                output.display()
+            ),
+            // Test-level errors start with the test name, file-level ones with the path.
+            Outcome::Skipped { reason } => write!(f, "skip  {reason}"),
+            Outcome::Failed { error } => write!(f, "FAIL  {error}"),
+        }
+    }
+}
+
+/// Totals of a batch import.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// Tests imported and written.
+    pub passed: usize,
+    /// Tests (or files) that failed.
+    pub failed: usize,
+    /// Tests skipped as unsupported.
+    pub skipped: usize,
+}
+
+impl ImportSummary {
+    /// Tests seen.
+    pub fn total(&self) -> usize {
+        self.passed + self.failed + self.skipped
+    }
+}
+
+impl std::fmt::Display for ImportSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} tests: {} passed, {} failed, {} skipped", self.total(), self.passed, self.failed, self.skipped)
+    }
+}
+
+/// A test name as a file name: ASCII letters, digits, `.`, `-`, `_` kept, everything else
+/// `_`; names over 200 characters are cut and suffixed with a hash of the full name so
+/// they stay unique.
+pub fn sanitize_name(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+        .collect();
+    let s_trim = s.trim_matches(|c| c == '.' || c == '_').to_string();
+    s = if s_trim.is_empty() { "test".into() } else { s_trim };
+    if s.len() > 200 {
+        s.truncate(200);
+        s.push('-');
+        s.push_str(&name_hash(name));
+    }
+    s
+}
+
+fn name_hash(name: &str) -> String {
+    alloy_primitives::hex::encode(&alloy_primitives::keccak256(name.as_bytes())[..4])
+}
+
+/// Output file names already given out in one batch, so two tests whose sanitised names
+/// coincide (`a/b` and `a_b`) do not overwrite each other.
+#[derive(Default)]
+struct Names(std::collections::HashSet<String>);
+
+impl Names {
+    fn file_name(&mut self, test: &str) -> String {
+        let mut s = sanitize_name(test);
+        if !self.0.insert(s.clone()) {
+            s = format!("{s}-{}", name_hash(test));
+            self.0.insert(s.clone());
+        }
+        format!("{s}.gigagas")
+    }
+}
+
+/// Every `.json` file under `dir`, recursively, sorted by path.
+pub fn fixture_files(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let io = |source| ImportError::Io { path: d.clone(), source };
+        for entry in std::fs::read_dir(&d).map_err(io)? {
+            let path = entry.map_err(io)?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    if out.is_empty() {
+        return Err(ImportError::NoFixtures { path: dir.to_path_buf() });
+    }
+    Ok(out)
+}
+
+/// Import one test of a parsed file and write its dump to `output` (only when every
+/// check passes).
+pub fn import_one(file: &FixtureFile, name: &str, output: &Path) -> Result<ImportStats, ImportError> {
+    let value = file.tests.get(name).ok_or_else(|| ImportError::TestNotFound {
+        path: file.path.clone(),
+        test: name.into(),
+        available: available(file.names()),
+    })?;
+    let test = BlockchainTest::from_json(name, value)?;
+    let (dump, stats) = import_test(&file.path, name, &test)?;
+    gigagas_dump::write_dump(&dump, output)?;
+    Ok(stats)
+}
+
+fn available<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.collect();
+    let mut s = names.iter().take(5).map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    if names.len() > 5 {
+        s.push_str(&format!(" and {} more", names.len() - 5));
+    }
+    if s.is_empty() { "none".into() } else { s }
+}
+
+/// How [`import`] lays out its output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputLayout {
+    /// One test from one file: `output` is the dump file (or a directory to put it in).
+    Single,
+    /// Many tests: `output` is a directory, one `<sanitised name>.gigagas` per test.
+    Directory,
+}
+
+/// Import `input` (a fixture file or a directory of them, searched recursively), all
+/// tests or only `test`. Calls `on_report` once per test as it finishes.
+///
+/// A single selected test from a file is written to `output` itself (or into `output` if
+/// it is an existing directory) and any failure, skips included, is returned as the
+/// error. Otherwise `output` is a directory; every test gets a report (files that are not
+/// fixtures are reported as failed), and the totals are returned.
+pub fn import(
+    input: &Path,
+    test: Option<&str>,
+    output: &Path,
+    mut on_report: impl FnMut(&TestReport),
+) -> Result<(OutputLayout, ImportSummary), ImportError> {
+    let mut summary = ImportSummary::default();
+    if !input.is_dir() {
+        let file = FixtureFile::read(input)?;
+        let selected: Vec<String> = match test {
+            Some(t) => {
+                if !file.tests.contains_key(t) {
+                    return Err(ImportError::TestNotFound {
+                        path: input.to_path_buf(),
+                        test: t.into(),
+                        available: available(file.names()),
+                    });
+                }
+                vec![t.to_string()]
+            }
+            None => file.names().map(String::from).collect(),
+        };
+        if selected.len() == 1 {
+            let name = &selected[0];
+            let target = if output.is_dir() { output.join(format!("{}.gigagas", sanitize_name(name))) } else { output.to_path_buf() };
+            let stats = import_one(&file, name, &target)?;
+            summary.passed = 1;
+            on_report(&TestReport {
+                file: input.to_path_buf(),
+                test: name.clone(),
+                outcome: Outcome::Passed { output: target, stats },
+            });
+            return Ok((OutputLayout::Single, summary));
+        }
+        make_dir(output)?;
+        let mut used = Names::default();
+        for name in &selected {
+            let target = output.join(used.file_name(name));
+            run_one(&file, name, target, &mut summary, &mut on_report);
+        }
+        return Ok((OutputLayout::Directory, summary));
+    }
+
+    make_dir(output)?;
+    let mut used = Names::default();
+    let mut found = false;
+    for path in fixture_files(input)? {
+        let file = match FixtureFile::read(&path) {
+            Ok(f) => f,
+            Err(error) => {
+                if test.is_none() {
+                    summary.failed += 1;
+                    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    on_report(&TestReport { file: path.clone(), test: name, outcome: Outcome::Failed { error } });
+                }
+                continue;
+            }
+        };
+        let names: Vec<String> = match test {
+            Some(t) => if file.tests.contains_key(t) { vec![t.to_string()] } else { Default::default() },
+            None => file.names().map(String::from).collect(),
+        };
+        for name in &names {
+            found = true;
+            let target = output.join(used.file_name(name));
+            run_one(&file, name, target, &mut summary, &mut on_report);
+        }
+    }
+    if let (Some(t), false) = (test, found) {
+        return Err(ImportError::TestNotFound { path: input.to_path_buf(), test: t.into(), available: "see the fixture files".into() });
+    }
+    Ok((OutputLayout::Directory, summary))
+}
+
+fn make_dir(dir: &Path) -> Result<(), ImportError> {
+    std::fs::create_dir_all(dir).map_err(|source| ImportError::Io { path: dir.to_path_buf(), source })
+}
+
+fn run_one(
+    file: &FixtureFile,
+    name: &str,
+    output: PathBuf,
+    summary: &mut ImportSummary,
+    on_report: &mut impl FnMut(&TestReport),
+) {
+    let outcome = match import_one(file, name, &output) {
+        Ok(stats) => {
+            summary.passed += 1;
+            Outcome::Passed { output, stats }
+        }
+        Err(e) if e.is_unsupported() => {
+            summary.skipped += 1;
+            Outcome::Skipped { reason: e.to_string() }
+        }
+        Err(error) => {
+            summary.failed += 1;
+            Outcome::Failed { error }
+        }
+    };
+    on_report(&TestReport { file: file.path.clone(), test: name.to_string(), outcome });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitized_names_are_file_names() {
+        assert_eq!(sanitize_name("add11_d0g0v0_Cancun"), "add11_d0g0v0_Cancun");
+        assert_eq!(
+            sanitize_name("src/a/test_x.py::test_y[fork_Cancun-blockchain_test-z]"),
+            "src_a_test_x.py__test_y_fork_Cancun-blockchain_test-z"
+        );
+        let long = "x".repeat(300);
+        let s = sanitize_name(&long);
+        assert!(s.len() <= 209);
+        assert_ne!(s, sanitize_name(&"x".repeat(301)));
+        assert_eq!(sanitize_name("../"), "test");
+        let mut used = Names::default();
+        assert_eq!(used.file_name("a/b"), "a_b.gigagas");
+        assert_ne!(used.file_name("a_b"), "a_b.gigagas");
+    }
+}

@@ -1,0 +1,175 @@
+//! Why an import failed or was skipped.
+
+use alloy_primitives::Address;
+use std::{fmt, path::PathBuf};
+
+/// Everything that can go wrong importing fixtures. File-level variants name the file,
+/// test-level variants name the test.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// A file or directory could not be read, or an output could not be created.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file is not a BlockchainTests fixture (not JSON, not an object of tests, or
+    /// entries without `blocks`/`pre`/`genesisBlockHeader`).
+    #[error("{path}: not a BlockchainTests fixture: {reason}")]
+    NotAFixture {
+        /// The file.
+        path: PathBuf,
+        /// What is missing or wrong.
+        reason: String,
+    },
+    /// `--test NAME` names no test of the input.
+    #[error("{path}: no test named `{test}` (available: {available})")]
+    TestNotFound {
+        /// The file or directory searched.
+        path: PathBuf,
+        /// The requested name.
+        test: String,
+        /// Some of the names that exist.
+        available: String,
+    },
+    /// A directory holds no `.json` file.
+    #[error("{path}: no .json fixture files found")]
+    NoFixtures {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// The fixture's `network` is not one gigagas can schedule.
+    #[error("{test}: unsupported network {network}: {reason}")]
+    UnsupportedNetwork {
+        /// Test name.
+        test: String,
+        /// The fixture's network.
+        network: String,
+        /// Why, and what is supported.
+        reason: String,
+    },
+    /// The fixture expects a block to be rejected; gigagas dumps hold valid chains only.
+    #[error("{test}: block {block} expects an exception ({exception}); only fixtures whose blocks are all valid can be imported")]
+    ExpectsException {
+        /// Test name.
+        test: String,
+        /// Index of the block in the fixture's `blocks` (0-based).
+        block: usize,
+        /// The expected exception.
+        exception: String,
+    },
+    /// Something else about the fixture that gigagas dumps cannot represent (side chains,
+    /// a chain that does not start right after genesis, ...).
+    #[error("{test}: unsupported: {reason}")]
+    Unsupported {
+        /// Test name.
+        test: String,
+        /// Why.
+        reason: String,
+    },
+    /// The fixture entry is malformed: fields missing or of the wrong type, RLP that does
+    /// not decode, a signature that does not recover.
+    #[error("{test}: malformed fixture: {detail}")]
+    Malformed {
+        /// Test name.
+        test: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A block could not be executed (invalid transaction, system call failure, ...).
+    #[error("{test}: block {block}: execution failed: {detail}")]
+    Execution {
+        /// Test name.
+        test: String,
+        /// Block number.
+        block: u64,
+        /// The executor's error.
+        detail: String,
+    },
+    /// Execution disagrees with what the fixture expects.
+    #[error("{0}")]
+    Mismatch(Box<Mismatch>),
+    /// Writing the dump failed.
+    #[error(transparent)]
+    Dump(#[from] gigagas_dump::DumpError),
+}
+
+impl ImportError {
+    /// `true` for fixtures gigagas cannot import by design (unsupported network, invalid
+    /// blocks, side chains): a batch import reports them as skipped, not failed.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(
+            self,
+            ImportError::UnsupportedNetwork { .. }
+                | ImportError::ExpectsException { .. }
+                | ImportError::Unsupported { .. }
+        )
+    }
+
+    /// The mismatch, if this is one.
+    pub fn mismatch(&self) -> Option<&Mismatch> {
+        match self {
+            ImportError::Mismatch(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+/// Where a mismatch was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    /// After executing the block with this number.
+    Block(u64),
+    /// The fixture's expected state after the last block (`postState` / `postStateHash`).
+    PostState,
+    /// The chain as a whole (`lastblockhash`, genesis).
+    Chain,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Block(n) => write!(f, "block {n}"),
+            Location::PostState => f.write_str("post-state"),
+            Location::Chain => f.write_str("chain"),
+        }
+    }
+}
+
+/// The first difference between execution and the fixture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// Test name.
+    pub test: String,
+    /// Where.
+    pub location: Location,
+    /// Account concerned, if any.
+    pub account: Option<Address>,
+    /// Field: `balance`, `nonce`, `code`, `storage[0x..]`, `account`, `gas used`,
+    /// `state root`, `last block hash`, ...
+    pub field: String,
+    /// What the fixture says.
+    pub expected: String,
+    /// What execution produced.
+    pub got: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: ", self.test, self.location)?;
+        if let Some(a) = self.account {
+            write!(f, "account {a}: ")?;
+        }
+        write!(f, "{}: expected {}, got {}", self.field, self.expected, self.got)
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+impl From<Mismatch> for ImportError {
+    fn from(m: Mismatch) -> Self {
+        ImportError::Mismatch(Box::new(m))
+    }
+}

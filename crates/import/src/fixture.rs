@@ -1,0 +1,162 @@
+//! The BlockchainTests fixture format (ethereum/tests and execution-spec-tests).
+//!
+//! A fixture file is a JSON object, test name → test. Only the fields an import needs
+//! are typed; everything else is ignored. The blocks' `rlp` is authoritative: the
+//! decoded `blockHeader`/`transactions` next to it are convenience copies and unused.
+
+use crate::error::ImportError;
+use alloy_primitives::{Address, B256, Bytes, U256};
+use serde::Deserialize;
+use std::{collections::BTreeMap, path::{Path, PathBuf}};
+
+/// One account of `pre` or `postState`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct FixtureAccount {
+    /// Balance in wei.
+    pub balance: U256,
+    /// Nonce (a quantity; must fit in 64 bits).
+    pub nonce: U256,
+    /// Bytecode (`0x` for none).
+    #[serde(default)]
+    pub code: Bytes,
+    /// Storage; zero values mean "no entry".
+    #[serde(default)]
+    pub storage: BTreeMap<U256, U256>,
+}
+
+/// The few header fields read from `genesisBlockHeader`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct FixtureHeader {
+    /// Block hash.
+    pub hash: B256,
+    /// Block number.
+    pub number: U256,
+}
+
+/// One entry of `blocks`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FixtureBlock {
+    /// The whole block, RLP-encoded.
+    pub rlp: Bytes,
+    /// Set when the block is expected to be rejected.
+    #[serde(default)]
+    pub expect_exception: Option<String>,
+}
+
+/// `_info` (only its `source`, the filler the test came from).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct FixtureInfo {
+    /// Path of the filler in the tests repository.
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// `config` of execution-spec-tests fixtures (only the chain id is read).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct FixtureConfig {
+    /// Chain id (defaults to 1).
+    #[serde(default)]
+    pub chainid: Option<U256>,
+}
+
+/// One BlockchainTests test.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockchainTest {
+    /// Fork rules, e.g. `Cancun` or `ShanghaiToCancunAtTime15k`.
+    pub network: String,
+    /// The complete state before the first block.
+    pub pre: BTreeMap<Address, FixtureAccount>,
+    /// The parent of the first block.
+    pub genesis_block_header: FixtureHeader,
+    /// The genesis block, RLP-encoded (checked against the header's hash when present).
+    #[serde(rename = "genesisRLP", default)]
+    pub genesis_rlp: Option<Bytes>,
+    /// The blocks, in order.
+    pub blocks: Vec<FixtureBlock>,
+    /// The complete expected state after the last block.
+    #[serde(default)]
+    pub post_state: Option<BTreeMap<Address, FixtureAccount>>,
+    /// The expected state root after the last block (when `postState` is omitted).
+    #[serde(default)]
+    pub post_state_hash: Option<B256>,
+    /// Hash of the last block.
+    pub lastblockhash: B256,
+    /// Provenance.
+    #[serde(rename = "_info", default)]
+    pub info: FixtureInfo,
+    /// Chain configuration (execution-spec-tests only).
+    #[serde(default)]
+    pub config: FixtureConfig,
+}
+
+impl BlockchainTest {
+    /// Parse one test from its JSON value; errors name the test.
+    pub fn from_json(name: &str, value: &serde_json::Value) -> Result<Self, ImportError> {
+        BlockchainTest::deserialize(value)
+            .map_err(|e| ImportError::Malformed { test: name.to_string(), detail: e.to_string() })
+    }
+
+    /// The chain id (from `config.chainid`, else 1 as in ethereum/tests).
+    pub fn chain_id(&self) -> u64 {
+        self.config.chainid.map(|c| c.saturating_to()).unwrap_or(1)
+    }
+}
+
+/// Keys every BlockchainTests entry has.
+const REQUIRED_KEYS: [&str; 4] = ["blocks", "pre", "genesisBlockHeader", "network"];
+
+/// A fixture file: its tests as JSON values, in file order (sorted by name).
+#[derive(Debug, Clone)]
+pub struct FixtureFile {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Test name → test JSON.
+    pub tests: BTreeMap<String, serde_json::Value>,
+}
+
+impl FixtureFile {
+    /// Read and check a fixture file. A file that is not JSON, not an object of objects,
+    /// or whose entries lack the BlockchainTests keys is [`ImportError::NotAFixture`].
+    pub fn read(path: &Path) -> Result<Self, ImportError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ImportError::Io { path: path.to_path_buf(), source })?;
+        Self::parse(path, &text)
+    }
+
+    /// Parse fixture text; `path` is only used to name the file in errors.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ImportError> {
+        let not = |reason: String| ImportError::NotAFixture { path: path.to_path_buf(), reason };
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| not(format!("not valid JSON ({e})")))?;
+        let serde_json::Value::Object(map) = value else {
+            return Err(not("expected a JSON object of test name → test".into()));
+        };
+        if map.is_empty() {
+            return Err(not("the JSON object holds no tests".into()));
+        }
+        let mut tests = BTreeMap::new();
+        for (name, test) in map {
+            let Some(obj) = test.as_object() else {
+                return Err(not(format!("entry `{name}` is not an object")));
+            };
+            let missing: Vec<&str> = REQUIRED_KEYS.iter().copied().filter(|k| !obj.contains_key(*k)).collect();
+            if !missing.is_empty() {
+                let hint = if obj.contains_key("transaction") && obj.contains_key("post") {
+                    " (this looks like a GeneralStateTests state test, not a BlockchainTests fixture)"
+                } else {
+                    ""
+                };
+                return Err(not(format!("entry `{name}` has no {}{hint}", missing.join(", "))));
+            }
+            tests.insert(name, test);
+        }
+        Ok(Self { path: path.to_path_buf(), tests })
+    }
+
+    /// Test names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tests.keys().map(String::as_str)
+    }
+}

@@ -1,0 +1,399 @@
+//! Importing one test: decode, execute like a client with the BAL builder, check against
+//! the fixture, assemble the dump.
+
+use crate::{
+    error::{ImportError, Location, Mismatch},
+    fixture::{BlockchainTest, FixtureAccount},
+    network::chain_config,
+    world::{World, account_from_fixture},
+};
+use alloy_consensus::{
+    Block, BlockHeader, Header, TxEnvelope, TxReceipt, proofs,
+    transaction::{Recovered, SignerRecoverable},
+};
+use alloy_eip7928::BlockAccessList;
+use alloy_evm::{
+    Evm, EvmFactory,
+    block::BlockExecutor,
+    eth::{EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
+};
+use alloy_primitives::{Address, B256, Bloom, Bytes, U256};
+use alloy_rlp::Decodable;
+use gigagas_dump::{
+    AccountState, Dump, DumpBlock, DumpMeta, PreAccount, PreSlot, PreState, ReceiptSummary,
+};
+use gigagas_executor::ChainSpec;
+use revm::{
+    database::{State, states::bundle_state::BundleRetention},
+    primitives::KECCAK_EMPTY,
+    state::bal::{Bal, BlockAccessIndex},
+};
+use std::{
+    borrow::Cow,
+    collections::{BTreeMap, BTreeSet},
+    path::Path,
+};
+
+/// Provenance `source` of imported dumps.
+pub const SOURCE: &str = "gigagas import blockchain-test";
+
+/// What an import produced besides the dump.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportStats {
+    /// Blocks.
+    pub blocks: usize,
+    /// Transactions.
+    pub transactions: usize,
+    /// Gas used by all blocks.
+    pub gas_used: u64,
+    /// Whether the post-state was checked account by account (`postState`) or only by its
+    /// root (`postStateHash`).
+    pub checked_accounts: bool,
+}
+
+/// A decoded block: header, transactions with senders, withdrawals.
+struct Decoded {
+    header: Header,
+    hash: B256,
+    transactions: Vec<Recovered<TxEnvelope>>,
+    ommers: Vec<Header>,
+    withdrawals: Option<Vec<alloy_eips::eip4895::Withdrawal>>,
+}
+
+fn decode_block(test: &str, index: usize, rlp: &Bytes) -> Result<Decoded, ImportError> {
+    let malformed = |detail: String| ImportError::Malformed { test: test.into(), detail: format!("block {index}: {detail}") };
+    let mut buf = rlp.as_ref();
+    let block = Block::<TxEnvelope>::decode(&mut buf).map_err(|e| malformed(format!("RLP does not decode: {e}")))?;
+    if !buf.is_empty() {
+        return Err(malformed(format!("{} bytes after the block's RLP", buf.len())));
+    }
+    let Block { header, body } = block;
+    let number = header.number;
+    let mut transactions = Vec::with_capacity(body.transactions.len());
+    for (i, tx) in body.transactions.into_iter().enumerate() {
+        let sender = tx
+            .recover_signer()
+            .map_err(|e| malformed(format!("block {number} tx {i}: sender recovery failed: {e}")))?;
+        transactions.push(Recovered::new_unchecked(tx, sender));
+    }
+    Ok(Decoded {
+        hash: header.hash_slow(),
+        header,
+        transactions,
+        ommers: body.ommers,
+        withdrawals: body.withdrawals.map(|w| w.into_inner()),
+    })
+}
+
+fn mismatch(test: &str, location: Location, account: Option<Address>, field: impl Into<String>, expected: impl ToString, got: impl ToString) -> ImportError {
+    Mismatch {
+        test: test.into(),
+        location,
+        account,
+        field: field.into(),
+        expected: expected.to_string(),
+        got: got.to_string(),
+    }
+    .into()
+}
+
+/// Import one test: decode its blocks, execute them on `pre` with revm's BAL builder,
+/// check gas, receipts, blob gas, state roots, `postState`/`postStateHash` and
+/// `lastblockhash`, and return the dump. `file` only goes into the provenance.
+pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Dump, ImportStats), ImportError> {
+    let chain = chain_config(&test.network, test.chain_id()).map_err(|reason| ImportError::UnsupportedNetwork {
+        test: name.into(),
+        network: test.network.clone(),
+        reason,
+    })?;
+    if let Some((block, b)) = test.blocks.iter().enumerate().find(|(_, b)| b.expect_exception.is_some()) {
+        return Err(ImportError::ExpectsException {
+            test: name.into(),
+            block,
+            exception: b.expect_exception.clone().unwrap_or_default(),
+        });
+    }
+    if test.blocks.is_empty() {
+        return Err(ImportError::Unsupported { test: name.into(), reason: "the fixture has no blocks".into() });
+    }
+    let spec = ChainSpec::from_config(&chain).map_err(|reason| ImportError::UnsupportedNetwork {
+        test: name.into(),
+        network: test.network.clone(),
+        reason,
+    })?;
+    let malformed = |detail: String| ImportError::Malformed { test: name.into(), detail };
+
+    // Genesis: the fixture's hash, checked against its RLP when present.
+    let genesis_hash = test.genesis_block_header.hash;
+    let genesis_number: u64 = test
+        .genesis_block_header
+        .number
+        .try_into()
+        .map_err(|_| malformed("genesis block number does not fit in 64 bits".into()))?;
+    if let Some(rlp) = &test.genesis_rlp {
+        let genesis = Block::<TxEnvelope>::decode(&mut rlp.as_ref())
+            .map_err(|e| malformed(format!("genesisRLP does not decode: {e}")))?;
+        let hash = genesis.header.hash_slow();
+        if hash != genesis_hash {
+            return Err(mismatch(name, Location::Chain, None, "genesis hash (genesisRLP vs genesisBlockHeader)", genesis_hash, hash));
+        }
+    }
+
+    // Blocks, which must form one chain on top of the genesis.
+    let mut decoded = Vec::with_capacity(test.blocks.len());
+    let (mut parent_hash, mut parent_number) = (genesis_hash, genesis_number);
+    for (i, b) in test.blocks.iter().enumerate() {
+        let d = decode_block(name, i, &b.rlp)?;
+        if d.header.parent_hash != parent_hash || d.header.number != parent_number + 1 {
+            return Err(ImportError::Unsupported {
+                test: name.into(),
+                reason: format!(
+                    "block {i} (number {}) does not extend block {parent_number} ({parent_hash}): side chains and reorgs cannot be dumped",
+                    d.header.number
+                ),
+            });
+        }
+        parent_hash = d.hash;
+        parent_number = d.header.number;
+        decoded.push(d);
+    }
+
+    let mut pre = World::from_fixture(&test.pre).map_err(malformed)?;
+    pre.block_hashes.insert(genesis_number, genesis_hash);
+
+    // Execute like a client, recording each block's access list.
+    let mut state = State::builder().with_database_ref(&pre).with_bundle_update().with_bal_builder().build();
+    let mut blocks = Vec::with_capacity(decoded.len());
+    let mut bals: Vec<BlockAccessList> = Vec::with_capacity(decoded.len());
+    let mut root_mismatch: Option<ImportError> = None;
+    let mut world = pre.clone();
+    for d in &decoded {
+        let number = d.header.number;
+        let at = Location::Block(number);
+        let exec_err = |detail: String| ImportError::Execution { test: name.into(), block: number, detail };
+        let env = spec.evm_env(&d.header);
+        let evm = EthEvmFactory::default().create_evm(&mut state, env);
+        let ctx = EthBlockExecutionCtx {
+            parent_hash: d.header.parent_hash,
+            parent_beacon_block_root: d.header.parent_beacon_block_root,
+            ommers: &d.ommers,
+            withdrawals: d.withdrawals.as_deref().map(Cow::Borrowed),
+            extra_data: d.header.extra_data.clone(),
+            tx_count_hint: Some(d.transactions.len()),
+            slot_number: None,
+        };
+        let mut ex = EthBlockExecutor::new(evm, ctx, &spec, AlloyReceiptBuilder::default());
+        ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(0));
+        ex.apply_pre_execution_changes().map_err(|e| exec_err(format!("pre-block system calls: {e}")))?;
+        for (i, tx) in d.transactions.iter().enumerate() {
+            ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(i as u64 + 1));
+            ex.execute_transaction(tx).map_err(|e| exec_err(format!("tx {i}: {e}")))?;
+        }
+        ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(d.transactions.len() as u64 + 1));
+        let (_, result) = ex.finish().map_err(|e| exec_err(format!("post-block changes: {e}")))?;
+        let bal = state.take_built_alloy_bal().expect("the BAL builder is enabled");
+        state.bal_state.bal_builder = Some(Bal::new());
+
+        // What the header commits to.
+        if result.gas_used != d.header.gas_used {
+            return Err(mismatch(name, at, None, "gas used", d.header.gas_used, result.gas_used));
+        }
+        if let Some(expected) = d.header.blob_gas_used
+            && expected != result.blob_gas_used {
+                return Err(mismatch(name, at, None, "blob gas used", expected, result.blob_gas_used));
+            }
+        let receipts_root = proofs::calculate_receipt_root(&result.receipts);
+        if receipts_root != d.header.receipts_root {
+            return Err(mismatch(name, at, None, "receipts root", d.header.receipts_root, receipts_root));
+        }
+        let bloom = result.receipts.iter().fold(Bloom::ZERO, |b, r| b | r.bloom());
+        if bloom != d.header.logs_bloom {
+            return Err(mismatch(name, at, None, "logs bloom", d.header.logs_bloom, bloom));
+        }
+        if let Some(expected) = d.header.requests_hash() {
+            let got = result.requests.requests_hash();
+            if got != expected {
+                return Err(mismatch(name, at, None, "requests hash", expected, got));
+            }
+        }
+        state.merge_transitions(BundleRetention::PlainState);
+        state.block_hashes.insert(number, d.hash);
+        world = pre.overlay(&state.bundle_state);
+        let root = world.state_root();
+        if root != d.header.state_root && root_mismatch.is_none() {
+            root_mismatch = Some(mismatch(name, at, None, "state root", d.header.state_root, root));
+        }
+
+        let mut prev = 0u64;
+        let receipts = result
+            .receipts
+            .iter()
+            .map(|r| {
+                let cumulative = r.cumulative_gas_used();
+                let s = ReceiptSummary {
+                    success: r.status(),
+                    gas_used: cumulative - prev,
+                    cumulative_gas_used: cumulative,
+                    logs: r.logs().len() as u64,
+                };
+                prev = cumulative;
+                s
+            })
+            .collect();
+        blocks.push(DumpBlock {
+            header: d.header.clone(),
+            transactions: d.transactions.clone(),
+            withdrawals: d.withdrawals.clone().unwrap_or_default(),
+            receipts,
+        });
+        bals.push(bal);
+    }
+    drop(state);
+
+    // The fixture's expectations about the end state.
+    let checked_accounts = if let Some(post) = &test.post_state {
+        compare_post_state(name, post, &world)?;
+        true
+    } else {
+        false
+    };
+    if let Some(expected) = test.post_state_hash {
+        let got = world.state_root();
+        if got != expected {
+            return Err(mismatch(name, Location::PostState, None, "state root (postStateHash)", expected, got));
+        }
+    }
+    if test.post_state.is_none() && test.post_state_hash.is_none() {
+        return Err(malformed("neither postState nor postStateHash is given".into()));
+    }
+    if let Some(e) = root_mismatch {
+        return Err(e);
+    }
+    let last = decoded.last().expect("at least one block").hash;
+    if last != test.lastblockhash {
+        return Err(mismatch(name, Location::Chain, None, "last block hash", test.lastblockhash, last));
+    }
+
+    let stats = ImportStats {
+        blocks: blocks.len(),
+        transactions: blocks.iter().map(|b| b.transactions.len()).sum(),
+        gas_used: blocks.iter().map(|b| b.header.gas_used).sum(),
+        checked_accounts,
+    };
+    let mut provenance = BTreeMap::new();
+    provenance.insert("source".to_string(), SOURCE.to_string());
+    provenance.insert(
+        "source-file".to_string(),
+        file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| file.display().to_string()),
+    );
+    provenance.insert("test".to_string(), name.to_string());
+    provenance.insert("network".to_string(), test.network.clone());
+    if let Some(filler) = &test.info.source {
+        provenance.insert("filler".to_string(), filler.clone());
+    }
+    let dump = Dump {
+        meta: DumpMeta { name: name.to_string(), provenance, chain },
+        pre_state: pre_state_for(&pre, &bals),
+        blocks,
+        access_lists: bals,
+        block_hashes: vec![(genesis_number, genesis_hash)],
+    };
+    dump.validate().map_err(|e| malformed(format!("the assembled dump is inconsistent: {e}")))?;
+    Ok((dump, stats))
+}
+
+fn short_hex(bytes: &[u8]) -> String {
+    const MAX: usize = 48;
+    if bytes.len() <= MAX {
+        format!("0x{}", alloy_primitives::hex::encode(bytes))
+    } else {
+        format!("0x{}… ({} bytes)", alloy_primitives::hex::encode(&bytes[..MAX]), bytes.len())
+    }
+}
+
+/// Compare the final state with `postState`, account by account in address order: the
+/// first missing or extra account, or differing balance, nonce, code or storage slot.
+fn compare_post_state(test: &str, post: &BTreeMap<Address, FixtureAccount>, world: &World) -> Result<(), ImportError> {
+    let at = Location::PostState;
+    let addresses: BTreeSet<Address> = post.keys().chain(world.accounts.keys()).copied().collect();
+    for address in addresses {
+        let a = Some(address);
+        let (expected, got) = match (post.get(&address), world.accounts.get(&address)) {
+            (Some(e), Some(g)) => (e, g),
+            (Some(_), None) => return Err(mismatch(test, at, a, "account", "present", "absent")),
+            (None, Some(g)) => {
+                return Err(mismatch(
+                    test,
+                    at,
+                    a,
+                    "account",
+                    "absent",
+                    format!("present (balance {}, nonce {}, {} storage slots)", g.balance, g.nonce, g.storage.len()),
+                ));
+            }
+            (None, None) => unreachable!("the address comes from one of the maps"),
+        };
+        let (expected, _) = account_from_fixture(expected)
+            .map_err(|e| ImportError::Malformed { test: test.into(), detail: format!("postState account {address}: {e}") })?;
+        if expected.balance != got.balance {
+            return Err(mismatch(test, at, a, "balance", expected.balance, got.balance));
+        }
+        if expected.nonce != got.nonce {
+            return Err(mismatch(test, at, a, "nonce", expected.nonce, got.nonce));
+        }
+        if expected.code_hash != got.code_hash {
+            let want = post[&address].code.clone();
+            let have = world.code_bytes(&got.code_hash).unwrap_or_default();
+            return Err(mismatch(test, at, a, "code", short_hex(&want), short_hex(&have)));
+        }
+        let slots: BTreeSet<U256> = expected.storage.keys().chain(got.storage.keys()).copied().collect();
+        for slot in slots {
+            let e = expected.storage.get(&slot).copied().unwrap_or_default();
+            let g = got.storage.get(&slot).copied().unwrap_or_default();
+            if e != g {
+                return Err(mismatch(test, at, a, format!("storage[{slot:#x}]"), format!("{e:#x}"), format!("{g:#x}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The pre-state the access lists touch, read from the fixture's `pre`: accounts absent
+/// from `pre` recorded as absent, slots absent from `pre` as zero.
+fn pre_state_for(pre: &World, bals: &[BlockAccessList]) -> PreState {
+    let mut addresses = BTreeSet::new();
+    let mut slots = BTreeSet::new();
+    for bal in bals {
+        for a in bal {
+            addresses.insert(a.address);
+            for s in &a.storage_changes {
+                slots.insert((a.address, s.slot));
+            }
+            for s in &a.storage_reads {
+                slots.insert((a.address, *s));
+            }
+        }
+    }
+    let mut out = PreState::default();
+    let mut codes = BTreeMap::new();
+    for address in addresses {
+        let state = pre.accounts.get(&address).map(|a| AccountState {
+            balance: a.balance,
+            nonce: a.nonce,
+            code_hash: a.code_hash,
+        });
+        if let Some(s) = &state
+            && s.code_hash != KECCAK_EMPTY
+                && let Some(code) = pre.code_bytes(&s.code_hash) {
+                    codes.insert(s.code_hash, code);
+                }
+        out.accounts.push(PreAccount { address, state });
+    }
+    for (address, slot) in slots {
+        let value = pre.accounts.get(&address).and_then(|a| a.storage.get(&slot).copied()).unwrap_or_default();
+        out.storage.push(PreSlot { address, slot, value });
+    }
+    out.codes = codes.into_iter().collect();
+    out.canonicalize();
+    out
+}

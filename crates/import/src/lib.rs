@@ -1,0 +1,26 @@
+//! Ethereum BlockchainTests fixtures → gigagas dumps.
+//!
+//! Each test's blocks are decoded from their RLP (senders recovered) and executed like a
+//! client: one revm `State` over the fixture's `pre`, alloy-evm's Ethereum block executor,
+//! revm's block access list builder recording each block's EIP-7928 access list. The
+//! result is checked against everything the fixture commits to (each header's gas used,
+//! blob gas used, receipts root, logs bloom, requests hash and state root; `postState`
+//! account by account or `postStateHash`; `lastblockhash`) and only then turned into a
+//! [`gigagas_dump::Dump`] whose pre-state is what the access lists touch.
+//!
+//! [`import`] handles files and directories (one dump per test); [`import_test`] is one
+//! test in memory.
+
+#![warn(missing_docs)]
+
+mod batch;
+mod error;
+pub mod fixture;
+mod import;
+pub mod network;
+pub mod world;
+
+pub use batch::{ImportSummary, Outcome, OutputLayout, TestReport, fixture_files, import, import_one, sanitize_name};
+pub use error::{ImportError, Location, Mismatch};
+pub use fixture::{BlockchainTest, FixtureFile};
+pub use import::{ImportStats, SOURCE, import_test};

@@ -1,0 +1,236 @@
+//! Imports that must fail, and say why: a wrong expected post-state, a file that is not a
+//! fixture, an unsupported network; and the pass/fail/skip accounting of a directory.
+
+use alloy_primitives::{Address, U256};
+use alloy_rlp::{Decodable, Encodable};
+use gigagas_import::{FixtureFile, ImportError, Location, OutputLayout, import, import_one};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/ethereum-tests");
+/// One block, one transaction, a `postState`.
+const BASEFEE: &str = "ValidBlocks__bcExample__basefeeExample.json";
+/// `postStateHash` instead of `postState`.
+const INTRINSIC_TIP: &str = "ValidBlocks__bcEIP1559__intrinsicTip.json";
+
+fn fixture(name: &str) -> (PathBuf, Value) {
+    let path = Path::new(FIXTURES).join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (path, serde_json::from_str(&text).unwrap())
+}
+
+/// The only test of a one-test fixture file.
+fn only_test(value: &mut Value) -> (String, &mut Value) {
+    let map = value.as_object_mut().unwrap();
+    assert_eq!(map.len(), 1);
+    let (name, test) = map.iter_mut().next().unwrap();
+    (name.clone(), test)
+}
+
+fn import_edited(path: &Path, value: &Value, out: &Path) -> Result<(), ImportError> {
+    let file = FixtureFile::parse(path, &value.to_string())?;
+    let name = file.names().next().unwrap().to_string();
+    import_one(&file, &name, out).map(|_| ())
+}
+
+#[test]
+fn the_unedited_fixture_imports() {
+    let (path, value) = fixture(BASEFEE);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ok.gigagas");
+    import_edited(&path, &value, &out).expect("the original fixture imports");
+    let (dump, _) = gigagas_dump::read_dump(&out).unwrap();
+    assert_eq!(dump.meta.provenance.get("source-file").map(String::as_str), Some(BASEFEE));
+    assert_eq!(dump.block_hashes.len(), 1, "the genesis is the only block before the chain");
+    assert_eq!(dump.block_hashes[0].0, 0);
+}
+
+#[test]
+fn a_wrong_expected_balance_names_the_account_and_field() {
+    let (path, mut value) = fixture(BASEFEE);
+    let (_, test) = only_test(&mut value);
+    let post = test["postState"].as_object_mut().unwrap();
+    let (address, account) = post.iter_mut().next().unwrap();
+    let address: Address = address.parse().unwrap();
+    let balance: U256 = account["balance"].as_str().unwrap().parse().unwrap();
+    let wrong = balance + U256::from(1);
+    account["balance"] = Value::String(format!("{wrong:#x}"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bad.gigagas");
+    let err = import_edited(&path, &value, &out).unwrap_err();
+    let m = err.mismatch().unwrap_or_else(|| panic!("expected a mismatch, got {err}"));
+    assert_eq!(m.location, Location::PostState);
+    assert_eq!(m.account, Some(address));
+    assert_eq!(m.field, "balance");
+    assert_eq!(m.expected, wrong.to_string());
+    assert_eq!(m.got, balance.to_string());
+    let msg = err.to_string();
+    assert!(msg.contains(&address.to_string()) && msg.contains("balance"), "{msg}");
+    assert!(!out.exists(), "no dump is written when the check fails");
+}
+
+#[test]
+fn a_wrong_storage_value_and_a_missing_account_are_reported() {
+    let (path, value) = fixture(BASEFEE);
+
+    let mut extra = value.clone();
+    let (_, test) = only_test(&mut extra);
+    let ghost = "0x00000000000000000000000000000000000000aa";
+    test["postState"][ghost] = serde_json::json!({"balance": "0x01", "nonce": "0x00", "code": "0x", "storage": {}});
+    let dir = tempfile::tempdir().unwrap();
+    let err = import_edited(&path, &extra, &dir.path().join("x.gigagas")).unwrap_err();
+    let m = err.mismatch().expect("a mismatch");
+    assert_eq!((m.field.as_str(), m.expected.as_str(), m.got.as_str()), ("account", "present", "absent"));
+    assert_eq!(m.account, Some(ghost.parse().unwrap()));
+
+    let mut slot = value.clone();
+    let (_, test) = only_test(&mut slot);
+    let post = test["postState"].as_object_mut().unwrap();
+    let (address, account) = post.iter_mut().find(|(_, a)| !a["storage"].as_object().unwrap().is_empty()).unwrap();
+    let address: Address = address.parse().unwrap();
+    let storage = account["storage"].as_object_mut().unwrap();
+    let key = storage.keys().next().unwrap().clone();
+    storage.insert(key.clone(), Value::String("0x0123".into()));
+    let err = import_edited(&path, &slot, &dir.path().join("y.gigagas")).unwrap_err();
+    let m = err.mismatch().expect("a mismatch");
+    assert_eq!(m.account, Some(address));
+    assert!(m.field.starts_with("storage[0x"), "{m}");
+    assert_eq!(m.expected, "0x123");
+}
+
+#[test]
+fn a_wrong_post_state_hash_is_reported() {
+    let (path, mut value) = fixture(INTRINSIC_TIP);
+    let (_, test) = only_test(&mut value);
+    assert!(test.get("postState").is_none(), "this fixture only has postStateHash");
+    test["postStateHash"] = Value::String(format!("{:#x}", alloy_primitives::B256::repeat_byte(0x11)));
+    let dir = tempfile::tempdir().unwrap();
+    let err = import_edited(&path, &value, &dir.path().join("x.gigagas")).unwrap_err();
+    let m = err.mismatch().expect("a mismatch");
+    assert_eq!(m.location, Location::PostState);
+    assert!(m.field.contains("postStateHash"), "{m}");
+}
+
+#[test]
+fn a_header_with_the_wrong_gas_used_is_reported_at_its_block() {
+    let (path, mut value) = fixture(BASEFEE);
+    let (_, test) = only_test(&mut value);
+    let rlp: alloy_primitives::Bytes = test["blocks"][0]["rlp"].as_str().unwrap().parse().unwrap();
+    let mut block = alloy_consensus::Block::<alloy_consensus::TxEnvelope>::decode(&mut rlp.as_ref()).unwrap();
+    let real = block.header.gas_used;
+    block.header.gas_used += 1;
+    let mut buf = Vec::new();
+    block.encode(&mut buf);
+    test["blocks"][0]["rlp"] = Value::String(format!("0x{}", alloy_primitives::hex::encode(&buf)));
+    let dir = tempfile::tempdir().unwrap();
+    let err = import_edited(&path, &value, &dir.path().join("x.gigagas")).unwrap_err();
+    let m = err.mismatch().expect("a mismatch");
+    assert_eq!(m.location, Location::Block(1));
+    assert_eq!((m.field.as_str(), m.expected.clone(), m.got.clone()), ("gas used", (real + 1).to_string(), real.to_string()));
+}
+
+#[test]
+fn a_header_with_the_wrong_state_root_is_reported_at_its_block() {
+    let (path, mut value) = fixture(BASEFEE);
+    let (_, test) = only_test(&mut value);
+    let rlp: alloy_primitives::Bytes = test["blocks"][0]["rlp"].as_str().unwrap().parse().unwrap();
+    let mut block = alloy_consensus::Block::<alloy_consensus::TxEnvelope>::decode(&mut rlp.as_ref()).unwrap();
+    let real = block.header.state_root;
+    block.header.state_root = alloy_primitives::B256::repeat_byte(0x22);
+    let mut buf = Vec::new();
+    block.encode(&mut buf);
+    test["blocks"][0]["rlp"] = Value::String(format!("0x{}", alloy_primitives::hex::encode(&buf)));
+    let dir = tempfile::tempdir().unwrap();
+    let err = import_edited(&path, &value, &dir.path().join("x.gigagas")).unwrap_err();
+    let m = err.mismatch().expect("a mismatch");
+    assert_eq!(m.location, Location::Block(1));
+    assert_eq!(m.field, "state root");
+    assert_eq!(m.got, real.to_string());
+}
+
+#[test]
+fn a_file_that_is_not_a_fixture_is_one_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.gigagas");
+    for (name, text, needle) in [
+        ("object.json", r#"{"hello": {"world": 1}}"#, "has no blocks"),
+        ("array.json", "[1, 2, 3]", "JSON object"),
+        ("garbage.json", "this is not json", "not valid JSON"),
+        ("state.json", r#"{"t": {"env": {}, "pre": {}, "transaction": {}, "post": {}}}"#, "GeneralStateTests state test"),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let err = import(&path, None, &out, |_| {}).unwrap_err();
+        assert!(matches!(err, ImportError::NotAFixture { .. }), "{name}: {err}");
+        let msg = err.to_string();
+        assert!(msg.contains(name) && msg.contains("not a BlockchainTests fixture") && msg.contains(needle), "{msg}");
+        assert!(!msg.contains('\n'), "one line: {msg}");
+    }
+    assert!(!out.exists());
+}
+
+#[test]
+fn an_unsupported_network_is_one_error_naming_it() {
+    let (_, mut value) = fixture(BASEFEE);
+    let (_, test) = only_test(&mut value);
+    test["network"] = Value::String("Berlin".into());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("berlin.json");
+    std::fs::write(&path, value.to_string()).unwrap();
+    let out = dir.path().join("out.gigagas");
+    let err = import(&path, None, &out, |_| {}).unwrap_err();
+    assert!(matches!(err, ImportError::UnsupportedNetwork { .. }), "{err}");
+    assert!(err.is_unsupported());
+    let msg = err.to_string();
+    assert!(msg.contains("unsupported network Berlin") && msg.contains("supported: "), "{msg}");
+    assert!(!out.exists());
+
+    let (_, test) = only_test(&mut value);
+    test["network"] = Value::String("Atlantis".into());
+    std::fs::write(&path, value.to_string()).unwrap();
+    let msg = import(&path, None, &out, |_| {}).unwrap_err().to_string();
+    assert!(msg.contains("unsupported network Atlantis"), "{msg}");
+}
+
+#[test]
+fn a_directory_reports_every_test_and_file() {
+    let (_, good) = fixture(BASEFEE);
+    let mut berlin = good.clone();
+    let (name, test) = only_test(&mut berlin);
+    test["network"] = Value::String("Berlin".into());
+    let berlin = serde_json::json!({ format!("{name}_Berlin"): test.clone() });
+    let mut invalid = fixture(INTRINSIC_TIP).1;
+    let (_, test) = only_test(&mut invalid);
+    test["blocks"][0]["expectException"] = Value::String("TransactionException.INTRINSIC_GAS_TOO_LOW".into());
+
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(input.join("nested")).unwrap();
+    std::fs::write(input.join("a_good.json"), good.to_string()).unwrap();
+    std::fs::write(input.join("b_berlin.json"), berlin.to_string()).unwrap();
+    std::fs::write(input.join("nested/c_invalid.json"), invalid.to_string()).unwrap();
+    std::fs::write(input.join("d_not_a_fixture.json"), "{}").unwrap();
+    std::fs::write(input.join("README.md"), "ignored: not .json").unwrap();
+
+    let out = dir.path().join("out");
+    let mut lines = Vec::new();
+    let (layout, summary) = import(&input, None, &out, |r| lines.push(r.to_string())).unwrap();
+    assert_eq!(layout, OutputLayout::Directory);
+    assert_eq!((summary.passed, summary.failed, summary.skipped), (1, 1, 2), "{lines:#?}");
+    assert_eq!(summary.to_string(), "4 tests: 1 passed, 1 failed, 2 skipped");
+    assert!(lines.iter().any(|l| l.starts_with("pass  basefeeExample")), "{lines:#?}");
+    assert!(lines.iter().any(|l| l.starts_with("skip") && l.contains("unsupported network Berlin")), "{lines:#?}");
+    assert!(lines.iter().any(|l| l.starts_with("skip") && l.contains("expects an exception")), "{lines:#?}");
+    assert!(lines.iter().any(|l| l.starts_with("FAIL") && l.contains("d_not_a_fixture.json")), "{lines:#?}");
+    let written: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(written.len(), 1, "only the passing test is written: {written:?}");
+
+    // --test picks one test out of a directory.
+    let out2 = dir.path().join("out2");
+    let name = good.as_object().unwrap().keys().next().unwrap().clone();
+    let (_, summary) = import(&input, Some(&name), &out2, |_| {}).unwrap();
+    assert_eq!((summary.passed, summary.total()), (1, 1));
+    let err = import(&input, Some("no-such-test"), &out2, |_| {}).unwrap_err();
+    assert!(matches!(err, ImportError::TestNotFound { .. }), "{err}");
+}
