@@ -76,6 +76,9 @@ enum Command {
     ///
     /// Example: gigagas run --threads 1,2 --batch 1,50 --scheduler ols,gas-used
     Run(RunArgs),
+    /// Export a block range from a JSON-RPC node into a dump (blocks, receipts, BALs,
+    /// block hashes and the pre-state the range touches), verified while dumping.
+    Dump(crate::cmd_dump::DumpArgs),
     /// Turn external fixtures (Ethereum BlockchainTests) into dumps, checked against their
     /// expected post-state.
     Import(crate::cmd_import::ImportArgs),
@@ -181,6 +184,7 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Run(args) => run_bench(args),
+        Command::Dump(args) => crate::cmd_dump::run(args),
         Command::Import(args) => crate::cmd_import::run(args),
         Command::Inspect { dump } => {
             let path = dump.unwrap_or_else(|| PathBuf::from(DEFAULT_DUMP));

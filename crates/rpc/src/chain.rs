@@ -1,0 +1,260 @@
+//! The fork schedule of the node's chain.
+//!
+//! In order of preference:
+//! 1. `--fork F`: F and every fork before it active from genesis.
+//! 2. A known public chain id (mainnet, Sepolia, Holesky, Hoodi): alloy-hardforks' schedule.
+//! 3. `eth_config` (EIP-7910), which dev nodes (anvil, geth 1.16) serve: the fork that is
+//!    current at the node's head, named by its precompiles and system contracts, must
+//!    cover the whole range; it and every fork before it are active from genesis.
+//! 4. The first block's header fields: `requests_hash` → Prague (Osaka if an `eth_call`
+//!    of `CLZ` succeeds at that block), `parent_beacon_block_root` → Cancun,
+//!    `withdrawals_root` → Shanghai, `base_fee_per_gas` → London; all from genesis.
+
+use crate::{RpcClient, RpcDumpError};
+use alloy_consensus::Header;
+use alloy_hardforks::{EthereumHardfork, ForkCondition};
+use alloy_primitives::{Address, address};
+use gigagas_dump::{ChainConfig, ForkActivation};
+use serde_json::{Value, json};
+
+/// Forks the dump's chain config can schedule, oldest first.
+const SCHEDULABLE: &[EthereumHardfork] = &[
+    EthereumHardfork::Frontier,
+    EthereumHardfork::Homestead,
+    EthereumHardfork::Tangerine,
+    EthereumHardfork::SpuriousDragon,
+    EthereumHardfork::Byzantium,
+    EthereumHardfork::Constantinople,
+    EthereumHardfork::Petersburg,
+    EthereumHardfork::Istanbul,
+    EthereumHardfork::Berlin,
+    EthereumHardfork::London,
+    EthereumHardfork::Paris,
+    EthereumHardfork::Shanghai,
+    EthereumHardfork::Cancun,
+    EthereumHardfork::Prague,
+    EthereumHardfork::Osaka,
+];
+
+const MAINNET_DEPOSIT_CONTRACT: Address = address!("0x00000000219ab540356cBB839Cbe05303d7705Fa");
+
+/// How the fork schedule was found (recorded in the dump's provenance).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForkSource {
+    /// `--fork` on the command line.
+    Override,
+    /// A known public chain's schedule.
+    KnownChain,
+    /// The node's `eth_config`.
+    EthConfig,
+    /// The first block's header fields.
+    Header,
+}
+
+impl ForkSource {
+    /// Short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ForkSource::Override => "--fork",
+            ForkSource::KnownChain => "known chain",
+            ForkSource::EthConfig => "eth_config",
+            ForkSource::Header => "header fields",
+        }
+    }
+}
+
+/// The schedule of a known public chain, restricted to the forks a dump can schedule.
+pub fn known_chain(chain_id: u64) -> Option<ChainConfig> {
+    known_chain_with_limit(chain_id).map(|(c, _)| c)
+}
+
+/// [`known_chain`], and the first later fork the dump's chain config cannot express (e.g. a
+/// blob-parameter-only fork), with its activation timestamp.
+fn known_chain_with_limit(chain_id: u64) -> Option<(ChainConfig, Option<(EthereumHardfork, u64)>)> {
+    let (forks, deposit): (Vec<(EthereumHardfork, ForkCondition)>, Address) = match chain_id {
+        1 => (EthereumHardfork::mainnet().to_vec(), MAINNET_DEPOSIT_CONTRACT),
+        11155111 => (EthereumHardfork::sepolia().to_vec(), address!("0x7f02c3e3c98b133055b8b348b2ac625669ed295d")),
+        17000 => (EthereumHardfork::holesky().to_vec(), address!("0x4242424242424242424242424242424242424242")),
+        560048 => (EthereumHardfork::hoodi().to_vec(), MAINNET_DEPOSIT_CONTRACT),
+        _ => return None,
+    };
+    let mut out = Vec::new();
+    let mut limit = None;
+    for (fork, cond) in forks {
+        if !SCHEDULABLE.contains(&fork) {
+            // Forks between the schedulable ones (DAO, glaciers) change no execution rule a
+            // dump range can meet; a later one (BPO blob parameters, ...) does.
+            if let ForkCondition::Timestamp(t) = cond
+                && limit.is_none()
+            {
+                limit = Some((fork, t));
+            }
+            continue;
+        }
+        let (block, timestamp) = match cond {
+            ForkCondition::Block(b) => (Some(b), None),
+            ForkCondition::TTD { activation_block_number, .. } => (Some(activation_block_number), None),
+            ForkCondition::Timestamp(t) => (None, Some(t)),
+            ForkCondition::Never => continue,
+        };
+        out.push(ForkActivation { fork: fork.name().into(), block, timestamp });
+    }
+    Some((ChainConfig { chain_id, forks: out, deposit_contract: Some(deposit) }, limit))
+}
+
+/// Parse a fork name as `--fork` takes it (case-insensitive: `cancun`, `prague`, ...).
+pub fn parse_fork(s: &str) -> Result<EthereumHardfork, String> {
+    SCHEDULABLE
+        .iter()
+        .copied()
+        .find(|f| f.name().eq_ignore_ascii_case(s))
+        .ok_or_else(|| {
+            let names: Vec<String> = SCHEDULABLE.iter().map(|f| f.name().to_ascii_lowercase()).collect();
+            format!("unknown fork `{s}` (expected one of {})", names.join(", "))
+        })
+}
+
+/// What `eth_config` says about the fork current at the node's head.
+#[derive(Debug, Clone)]
+struct EthConfigFork {
+    fork: EthereumHardfork,
+    activation_time: u64,
+    next_activation: Option<u64>,
+    deposit_contract: Option<Address>,
+    blob_schedule_matches: bool,
+}
+
+fn eth_config(client: &RpcClient) -> Option<EthConfigFork> {
+    let v: Value = client.call_value("eth_config", json!([])).ok()?;
+    let current = v.get("current")?;
+    let precompiles = current.get("precompiles").and_then(Value::as_object);
+    let system = current.get("systemContracts").and_then(Value::as_object);
+    let has_pre = |n: &str| precompiles.is_some_and(|p| p.contains_key(n));
+    let has_sys = |n: &str| system.is_some_and(|s| s.contains_key(n));
+    let fork = if has_pre("P256VERIFY") {
+        EthereumHardfork::Osaka
+    } else if has_sys("HISTORY_STORAGE_ADDRESS") || has_pre("BLS12_G1ADD") {
+        EthereumHardfork::Prague
+    } else if has_pre("KZG_POINT_EVALUATION") || has_sys("BEACON_ROOTS_ADDRESS") {
+        EthereumHardfork::Cancun
+    } else {
+        return None;
+    };
+    let activation_time = current.get("activationTime").and_then(Value::as_u64)?;
+    let next_activation = v.get("next").and_then(|n| n.get("activationTime")).and_then(Value::as_u64);
+    // A blob schedule other than the named fork's (a BPO fork) cannot be expressed.
+    let (target, max, fraction) = match fork {
+        EthereumHardfork::Cancun => (3, 6, 3_338_477),
+        _ => (6, 9, 5_007_716),
+    };
+    let blobs = current.get("blobSchedule");
+    let field = |k: &str| blobs.and_then(|b| b.get(k)).and_then(Value::as_u64);
+    let blob_schedule_matches = blobs.is_none()
+        || (field("target") == Some(target) && field("max") == Some(max) && field("baseFeeUpdateFraction") == Some(fraction));
+    let deposit_contract = system
+        .and_then(|s| s.get("DEPOSIT_CONTRACT_ADDRESS"))
+        .and_then(|a| serde_json::from_value::<Address>(a.clone()).ok());
+    Some(EthConfigFork { fork, activation_time, next_activation, deposit_contract, blob_schedule_matches })
+}
+
+/// Init code that returns `CLZ(1)` (= 255 where Osaka's EIP-7939 is active):
+/// `PUSH1 1 CLZ PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN`.
+const CLZ_PROBE: &str = "0x60011e60005260206000f3";
+
+fn osaka_by_probe(client: &RpcClient, block: u64) -> bool {
+    let r = client.call_value("eth_call", json!([{ "data": CLZ_PROBE, "gas": "0x186a0" }, format!("{block:#x}")]));
+    matches!(r, Ok(Value::String(s)) if s.ends_with("ff") && s.len() == 66)
+}
+
+/// Decide the chain config for blocks `first..=last` (headers of both given).
+pub fn detect(
+    client: &RpcClient,
+    chain_id: u64,
+    first: &Header,
+    last: &Header,
+    fork_override: Option<EthereumHardfork>,
+) -> Result<(ChainConfig, ForkSource), RpcDumpError> {
+    let from_genesis = |fork: EthereumHardfork| {
+        ChainConfig::all_active_from_genesis(chain_id, fork)
+            .ok_or_else(|| RpcDumpError::Chain(format!("fork {fork} cannot be scheduled")))
+    };
+    if let Some(fork) = fork_override {
+        let mut c = from_genesis(fork)?;
+        c.deposit_contract = eth_config(client).and_then(|e| e.deposit_contract);
+        return Ok((c, ForkSource::Override));
+    }
+    if let Some((c, limit)) = known_chain_with_limit(chain_id) {
+        if let Some((fork, t)) = limit.filter(|(_, t)| *t <= last.timestamp) {
+            return Err(RpcDumpError::Chain(format!(
+                "block {} (timestamp {}) is past {fork} (timestamp {t}), whose rules (e.g. blob parameters) \
+                 gigagas does not schedule yet; dump blocks before it",
+                last.number, last.timestamp
+            )));
+        }
+        return Ok((c, ForkSource::KnownChain));
+    }
+    if let Some(e) = eth_config(client) {
+        if e.activation_time > first.timestamp {
+            return Err(RpcDumpError::Chain(format!(
+                "the node's current fork ({}) activated at timestamp {}, after block {} (timestamp {}); \
+                 name the fork of the range with --fork",
+                e.fork, e.activation_time, first.number, first.timestamp
+            )));
+        }
+        if let Some(next) = e.next_activation.filter(|n| *n <= last.timestamp) {
+            return Err(RpcDumpError::Chain(format!(
+                "the range crosses a fork activation at timestamp {next}; dump the parts before and after it separately"
+            )));
+        }
+        if !e.blob_schedule_matches {
+            return Err(RpcDumpError::Chain(format!(
+                "the node's blob schedule differs from {}'s (a blob-parameter-only fork?), which gigagas does not \
+                 schedule yet",
+                e.fork
+            )));
+        }
+        let mut c = from_genesis(e.fork)?;
+        c.deposit_contract = e.deposit_contract;
+        return Ok((c, ForkSource::EthConfig));
+    }
+    let fork = if first.requests_hash.is_some() {
+        if osaka_by_probe(client, first.number) { EthereumHardfork::Osaka } else { EthereumHardfork::Prague }
+    } else if first.parent_beacon_block_root.is_some() || first.blob_gas_used.is_some() {
+        EthereumHardfork::Cancun
+    } else if first.withdrawals_root.is_some() {
+        EthereumHardfork::Shanghai
+    } else if first.base_fee_per_gas.is_some() {
+        EthereumHardfork::London
+    } else {
+        return Err(RpcDumpError::Chain(
+            "cannot tell the fork from the header (no base fee): name it with --fork".into(),
+        ));
+    };
+    Ok((from_genesis(fork)?, ForkSource::Header))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mainnet_schedule_is_known() {
+        let c = known_chain(1).unwrap();
+        assert_eq!(c.fork_at(22_431_084, 1_746_612_311), "Prague");
+        assert!(c.hardforks().is_ok());
+    }
+
+    #[test]
+    fn mainnet_past_bpo1_is_refused_not_mis_scheduled() {
+        let (_, limit) = known_chain_with_limit(1).unwrap();
+        let (fork, t) = limit.unwrap();
+        assert_eq!(fork, EthereumHardfork::Bpo1);
+        assert!(t > 1_764_798_551, "after Osaka");
+    }
+
+    #[test]
+    fn fork_names_parse_case_insensitively() {
+        assert_eq!(parse_fork("PRAGUE").unwrap(), EthereumHardfork::Prague);
+        assert!(parse_fork("amsterdam").unwrap_err().contains("osaka"));
+    }
+}

@@ -1,0 +1,397 @@
+//! A small blocking JSON-RPC 2.0 client over HTTP: single calls and batches, per-request
+//! time-outs, bounded retries with exponential back-off.
+
+use crate::RpcDumpError;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::{
+    sync::atomic::{AtomicU64, Ordering},
+    time::{Duration, Instant},
+};
+
+/// Time-outs and retries of a [`RpcClient`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// Time-out of one HTTP request (connect, send, wait, read).
+    pub timeout: Duration,
+    /// Retries after a failed attempt (transport errors and rate limiting only; a JSON-RPC
+    /// error answer is final).
+    pub retries: u32,
+    /// Wait before the first retry; doubles on each further retry.
+    pub backoff: Duration,
+    /// Upper bound of the wait between retries.
+    pub max_backoff: Duration,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(60),
+            retries: 5,
+            backoff: Duration::from_millis(250),
+            max_backoff: Duration::from_secs(8),
+        }
+    }
+}
+
+impl ClientConfig {
+    /// The longest a call can take before its error is returned: every attempt times out
+    /// and every back-off is waited.
+    pub fn worst_case(&self) -> Duration {
+        let mut total = self.timeout;
+        let mut wait = self.backoff;
+        for _ in 0..self.retries {
+            total += wait.min(self.max_backoff) + self.timeout;
+            wait *= 2;
+        }
+        total
+    }
+}
+
+/// A blocking JSON-RPC client. Cheap to share between threads (`&RpcClient` is `Sync`).
+#[derive(Debug)]
+pub struct RpcClient {
+    agent: ureq::Agent,
+    url: String,
+    shown: String,
+    config: ClientConfig,
+    next_id: AtomicU64,
+}
+
+/// One failed attempt, before retry policy is applied.
+enum Attempt {
+    /// Worth retrying (time-out, connection trouble, HTTP 5xx/429, garbled answer).
+    Transient { detail: String, connect: bool },
+    /// Final (HTTP 4xx other than 429, request could not be built).
+    Fatal(String),
+}
+
+/// Largest answer accepted (whole blocks with receipts or traces can be large).
+const MAX_BODY: u64 = 1 << 30;
+
+/// JSON-RPC error codes that mean "slow down", retried like transport errors.
+const RATE_LIMIT_CODES: [i64; 2] = [-32005, 429];
+
+impl RpcClient {
+    /// A client for `url` (`http://` or `https://`).
+    pub fn new(url: &str, config: ClientConfig) -> Result<Self, RpcDumpError> {
+        let shown = display_url(url);
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(RpcDumpError::Connect {
+                url: shown,
+                detail: "the URL must start with http:// or https://".into(),
+            });
+        }
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(config.timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Ok(Self { agent, url: url.to_string(), shown, config, next_id: AtomicU64::new(1) })
+    }
+
+    /// The URL as shown in messages: scheme, host and port only (paths often carry API keys).
+    pub fn shown_url(&self) -> &str {
+        &self.shown
+    }
+
+    /// The time-out and retry configuration.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// One HTTP round trip: POST `body`, return the parsed JSON answer.
+    fn post(&self, body: &str) -> Result<Value, Attempt> {
+        let resp = self
+            .agent
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .send(body);
+        let mut resp = match resp {
+            Ok(r) => r,
+            Err(e) => return Err(classify(e)),
+        };
+        let status = resp.status().as_u16();
+        let text = resp
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY)
+            .read_to_string()
+            .map_err(classify)?;
+        if status == 429 || status >= 500 {
+            return Err(Attempt::Transient { detail: format!("HTTP {status}: {}", shorten(&text, 200)), connect: false });
+        }
+        if !(200..300).contains(&status) {
+            return Err(Attempt::Fatal(format!("HTTP {status}: {}", shorten(&text, 200))));
+        }
+        serde_json::from_str(&text).map_err(|e| Attempt::Transient {
+            detail: format!("the answer is not JSON ({e}): {}", shorten(&text, 200)),
+            connect: false,
+        })
+    }
+
+    /// POST with the retry policy. `what` names the call(s) in errors.
+    fn post_retrying(&self, body: &str, method: &str, params: &str, fail_fast_connect: bool) -> Result<Value, RpcDumpError> {
+        let start = Instant::now();
+        let mut wait = self.config.backoff;
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            match self.post(body) {
+                Ok(v) => return Ok(v),
+                Err(Attempt::Fatal(detail)) => {
+                    return Err(RpcDumpError::Transport {
+                        method: method.into(),
+                        params: params.into(),
+                        attempts: attempt,
+                        elapsed_s: start.elapsed().as_secs_f64(),
+                        detail,
+                    });
+                }
+                Err(Attempt::Transient { detail, connect }) => {
+                    if connect && fail_fast_connect {
+                        return Err(RpcDumpError::Connect { url: self.shown.clone(), detail });
+                    }
+                    if attempt > self.config.retries {
+                        if connect {
+                            return Err(RpcDumpError::Connect {
+                                url: self.shown.clone(),
+                                detail: format!("{detail} ({method}, {attempt} attempts)"),
+                            });
+                        }
+                        return Err(RpcDumpError::Transport {
+                            method: method.into(),
+                            params: params.into(),
+                            attempts: attempt,
+                            elapsed_s: start.elapsed().as_secs_f64(),
+                            detail,
+                        });
+                    }
+                    std::thread::sleep(wait.min(self.config.max_backoff));
+                    wait *= 2;
+                }
+            }
+        }
+    }
+
+    fn request(&self, method: &str, params: &Value) -> (u64, Value) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        (id, json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+    }
+
+    /// Call `method` and return its raw result (`null` included).
+    pub fn call_value(&self, method: &str, params: Value) -> Result<Value, RpcDumpError> {
+        self.call_value_inner(method, params, false)
+    }
+
+    /// Like [`RpcClient::call_value`], but a refused connection or unknown host is reported
+    /// at once as [`RpcDumpError::Connect`] instead of being retried (for the first call).
+    pub fn probe(&self, method: &str, params: Value) -> Result<Value, RpcDumpError> {
+        self.call_value_inner(method, params, true)
+    }
+
+    fn call_value_inner(&self, method: &str, params: Value, fail_fast: bool) -> Result<Value, RpcDumpError> {
+        let shown = shorten(&params.to_string(), 200);
+        let start = Instant::now();
+        let mut wait = self.config.backoff;
+        let mut rate_limited = 0u32;
+        loop {
+            let (_, req) = self.request(method, &params);
+            let answer = self.post_retrying(&req.to_string(), method, &shown, fail_fast)?;
+            match single_result(answer, method, &shown) {
+                Err(RpcDumpError::Rpc { code, message, .. })
+                    if RATE_LIMIT_CODES.contains(&code) && rate_limited < self.config.retries =>
+                {
+                    let _ = message;
+                    rate_limited += 1;
+                    std::thread::sleep(wait.min(self.config.max_backoff));
+                    wait *= 2;
+                }
+                Err(RpcDumpError::Rpc { code, message, method, params }) if RATE_LIMIT_CODES.contains(&code) => {
+                    return Err(RpcDumpError::Transport {
+                        method,
+                        params,
+                        attempts: rate_limited + 1,
+                        elapsed_s: start.elapsed().as_secs_f64(),
+                        detail: format!("rate limited: error {code}: {message}"),
+                    });
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Call `method` and decode a non-null result.
+    pub fn call<T: DeserializeOwned>(&self, method: &str, params: Value) -> Result<T, RpcDumpError> {
+        let shown = shorten(&params.to_string(), 200);
+        let v = self.call_value(method, params)?;
+        decode(v, method, &shown)
+    }
+
+    /// Send several calls as one JSON-RPC batch. The outer error is a transport failure of
+    /// the whole batch; each call has its own result (JSON-RPC errors per call). A node that
+    /// does not accept batches gets the calls one by one.
+    pub fn batch(&self, calls: &[(&str, Value)]) -> Result<Vec<Result<Value, RpcDumpError>>, RpcDumpError> {
+        match calls.len() {
+            0 => return Ok(Vec::new()),
+            1 => {
+                return Ok(vec![match self.call_value(calls[0].0, calls[0].1.clone()) {
+                    Err(e @ RpcDumpError::Rpc { .. }) => Err(e),
+                    Err(e) => return Err(e),
+                    Ok(v) => Ok(v),
+                }]);
+            }
+            _ => {}
+        }
+        let mut ids = Vec::with_capacity(calls.len());
+        let mut reqs = Vec::with_capacity(calls.len());
+        for (m, p) in calls {
+            let (id, r) = self.request(m, p);
+            ids.push(id);
+            reqs.push(r);
+        }
+        let body = Value::Array(reqs).to_string();
+        let first = format!("{}(…) and {} more", calls[0].0, calls.len() - 1);
+        let answer = self.post_retrying(&body, "batch", &first, false)?;
+        let Value::Array(items) = answer else {
+            // No batch support: one by one.
+            return calls
+                .iter()
+                .map(|(m, p)| match self.call_value(m, p.clone()) {
+                    Err(e @ RpcDumpError::Rpc { .. }) => Ok(Err(e)),
+                    Err(e) => Err(e),
+                    Ok(v) => Ok(Ok(v)),
+                })
+                .collect();
+        };
+        let mut by_id: std::collections::HashMap<u64, Value> = std::collections::HashMap::with_capacity(items.len());
+        for item in items {
+            if let Some(id) = item.get("id").and_then(Value::as_u64) {
+                by_id.insert(id, item);
+            }
+        }
+        let mut out = Vec::with_capacity(calls.len());
+        for ((m, p), id) in calls.iter().zip(ids) {
+            let shown = shorten(&p.to_string(), 200);
+            match by_id.remove(&id) {
+                Some(item) => match single_result(item, m, &shown) {
+                    Err(RpcDumpError::Rpc { code, .. }) if RATE_LIMIT_CODES.contains(&code) => {
+                        // Retry this call alone, with back-off.
+                        out.push(match self.call_value(m, p.clone()) {
+                            Err(e @ RpcDumpError::Rpc { .. }) => Err(e),
+                            Err(e) => return Err(e),
+                            Ok(v) => Ok(v),
+                        });
+                    }
+                    r => out.push(r),
+                },
+                None => out.push(match self.call_value(m, p.clone()) {
+                    Err(e @ RpcDumpError::Rpc { .. }) => Err(e),
+                    Err(e) => return Err(e),
+                    Ok(v) => Ok(v),
+                }),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Decode a JSON-RPC result, `null` being an error.
+pub(crate) fn decode<T: DeserializeOwned>(v: Value, method: &str, params: &str) -> Result<T, RpcDumpError> {
+    if v.is_null() {
+        return Err(RpcDumpError::BadResponse { method: method.into(), params: params.into(), detail: "null result".into() });
+    }
+    serde_json::from_value(v).map_err(|e| RpcDumpError::BadResponse {
+        method: method.into(),
+        params: params.into(),
+        detail: e.to_string(),
+    })
+}
+
+/// The `result` of one JSON-RPC response object, or its `error`.
+fn single_result(mut answer: Value, method: &str, params: &str) -> Result<Value, RpcDumpError> {
+    if let Some(err) = answer.get("error").filter(|e| !e.is_null()) {
+        return Err(RpcDumpError::Rpc {
+            method: method.into(),
+            params: params.into(),
+            code: err.get("code").and_then(Value::as_i64).unwrap_or(0),
+            message: err
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| shorten(&err.to_string(), 200)),
+        });
+    }
+    match answer.get_mut("result") {
+        Some(r) => Ok(r.take()),
+        None => Err(RpcDumpError::BadResponse {
+            method: method.into(),
+            params: params.into(),
+            detail: format!("neither result nor error in {}", shorten(&answer.to_string(), 200)),
+        }),
+    }
+}
+
+fn classify(e: ureq::Error) -> Attempt {
+    use std::io::ErrorKind;
+    match e {
+        ureq::Error::Timeout(t) => Attempt::Transient { detail: format!("timed out ({t})"), connect: false },
+        ureq::Error::HostNotFound => Attempt::Transient { detail: "host not found".into(), connect: true },
+        ureq::Error::ConnectionFailed => Attempt::Transient { detail: "connection failed".into(), connect: true },
+        ureq::Error::Io(io) => {
+            let connect = matches!(io.kind(), ErrorKind::ConnectionRefused | ErrorKind::AddrNotAvailable);
+            let detail = if io.kind() == ErrorKind::ConnectionRefused { "connection refused".to_string() } else { io.to_string() };
+            Attempt::Transient { detail, connect }
+        }
+        ureq::Error::BadUri(u) => Attempt::Fatal(format!("bad URL: {u}")),
+        ureq::Error::BodyExceedsLimit(n) => Attempt::Fatal(format!("answer larger than {n} bytes")),
+        other => Attempt::Transient { detail: other.to_string(), connect: false },
+    }
+}
+
+/// Shorten a string for an error message.
+pub(crate) fn shorten(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// `scheme://host:port` of a URL, without user info, path or query (which may hold keys).
+pub fn display_url(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((s, r)) => (s, r),
+        None => return shorten(url, 60),
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map(|(_, h)| h).unwrap_or(authority);
+    let hidden = rest.len() > authority.len() && !rest[authority.len()..].trim_matches('/').is_empty();
+    format!("{scheme}://{host}{}", if hidden { "/…" } else { "" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_shown_without_secrets() {
+        assert_eq!(display_url("http://127.0.0.1:8545"), "http://127.0.0.1:8545");
+        assert_eq!(display_url("http://127.0.0.1:8545/"), "http://127.0.0.1:8545");
+        assert_eq!(display_url("https://user:pw@node.example/v3/KEY"), "https://node.example/…");
+    }
+
+    #[test]
+    fn worst_case_adds_timeouts_and_backoff() {
+        let c = ClientConfig {
+            timeout: Duration::from_secs(1),
+            retries: 2,
+            backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(1),
+        };
+        assert_eq!(c.worst_case(), Duration::from_millis(3300));
+    }
+}

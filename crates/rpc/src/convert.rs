@@ -1,0 +1,142 @@
+//! JSON-RPC blocks and receipts to the dump's consensus types, with consistency checks
+//! (header hash, transactions root, withdrawals root, receipt counts).
+
+use crate::RpcDumpError;
+use alloy_consensus::{Header, TxEnvelope, proofs, transaction::Recovered};
+use alloy_eips::eip4895::Withdrawal;
+use alloy_primitives::{B256, U64};
+use alloy_rpc_types_eth::{Block, BlockTransactions, Transaction};
+use gigagas_dump::{DumpBlock, ReceiptSummary};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The RPC block type this crate reads: full transactions with their senders.
+pub type RpcBlock = Block<Transaction<TxEnvelope>, alloy_rpc_types_eth::Header>;
+
+/// The fields of a receipt a dump keeps, as the node reported them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeReceipt {
+    /// Transaction hash.
+    pub tx: B256,
+    /// Success (EIP-658 status).
+    pub success: bool,
+    /// Gas used by the transaction alone.
+    pub gas_used: u64,
+    /// Cumulative gas used in the block.
+    pub cumulative_gas_used: u64,
+    /// Number of logs.
+    pub logs: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawReceipt {
+    transaction_hash: B256,
+    #[serde(default)]
+    status: Option<U64>,
+    gas_used: U64,
+    cumulative_gas_used: U64,
+    #[serde(default)]
+    logs: Vec<serde::de::IgnoredAny>,
+}
+
+/// Parse one receipt object as `eth_getBlockReceipts` / `eth_getTransactionReceipt` return it.
+pub fn parse_receipt(v: Value, block: u64) -> Result<NodeReceipt, RpcDumpError> {
+    let r: RawReceipt = serde_json::from_value(v).map_err(|e| RpcDumpError::Inconsistent {
+        block,
+        detail: format!("receipt does not parse: {e}"),
+    })?;
+    let status = r.status.ok_or_else(|| RpcDumpError::Inconsistent {
+        block,
+        detail: format!("receipt of {} has no status (pre-Byzantium receipts are not supported)", r.transaction_hash),
+    })?;
+    Ok(NodeReceipt {
+        tx: r.transaction_hash,
+        success: status == U64::from(1),
+        gas_used: r.gas_used.to(),
+        cumulative_gas_used: r.cumulative_gas_used.to(),
+        logs: r.logs.len() as u64,
+    })
+}
+
+/// Parse an `eth_getBlockByNumber(n, true)` answer.
+pub fn parse_block(v: Value, number: u64) -> Result<RpcBlock, RpcDumpError> {
+    serde_json::from_value(v).map_err(|e| RpcDumpError::Inconsistent { block: number, detail: format!("block does not parse: {e}") })
+}
+
+/// Convert an RPC block and its receipts into a [`DumpBlock`], checking that the consensus
+/// header hashes to the block hash the node reported, that the transactions and
+/// withdrawals hash to the header's roots, and that the receipts belong to the
+/// transactions. Returns the block and its hash.
+pub fn to_dump_block(rpc: RpcBlock, receipts: &[NodeReceipt], number: u64) -> Result<(DumpBlock, B256), RpcDumpError> {
+    let bad = |detail: String| RpcDumpError::Inconsistent { block: number, detail };
+    let hash = rpc.header.hash;
+    let header: Header = rpc.header.inner;
+    if header.number != number {
+        return Err(bad(format!("asked for block {number}, the node returned block {}", header.number)));
+    }
+    let computed = header.hash_slow();
+    if computed != hash {
+        return Err(bad(format!(
+            "the header fields hash to {computed}, the node says the block hash is {hash} \
+             (a header field this tool does not know?)"
+        )));
+    }
+    if !rpc.uncles.is_empty() {
+        return Err(bad(format!("{} ommers: blocks with ommers (proof of work) are not supported", rpc.uncles.len())));
+    }
+    let txs: Vec<Transaction<TxEnvelope>> = match rpc.transactions {
+        BlockTransactions::Full(t) => t,
+        BlockTransactions::Hashes(h) if h.is_empty() => Vec::new(),
+        BlockTransactions::Hashes(_) => return Err(bad("the node returned transaction hashes, not full transactions".into())),
+        BlockTransactions::Uncle => return Err(bad("the node returned an uncle block".into())),
+    };
+    let transactions: Vec<Recovered<TxEnvelope>> = txs.into_iter().map(|t| t.inner).collect();
+    let envelopes: Vec<TxEnvelope> = transactions.iter().map(|t| t.inner().clone()).collect();
+    let root = proofs::calculate_transaction_root(&envelopes);
+    if root != header.transactions_root {
+        return Err(bad(format!(
+            "the transactions hash to root {root}, the header says {}",
+            header.transactions_root
+        )));
+    }
+    let withdrawals: Vec<Withdrawal> = rpc.withdrawals.map(|w| w.into_inner()).unwrap_or_default();
+    match header.withdrawals_root {
+        Some(expected) => {
+            let root = proofs::calculate_withdrawals_root(&withdrawals);
+            if root != expected {
+                return Err(bad(format!("the withdrawals hash to root {root}, the header says {expected}")));
+            }
+        }
+        None if !withdrawals.is_empty() => return Err(bad("withdrawals in a block without a withdrawals root".into())),
+        None => {}
+    }
+    if receipts.len() != transactions.len() {
+        return Err(bad(format!("{} receipts for {} transactions", receipts.len(), transactions.len())));
+    }
+    let mut summaries = Vec::with_capacity(receipts.len());
+    let mut prev = 0u64;
+    for (i, (tx, r)) in transactions.iter().zip(receipts).enumerate() {
+        let tx_hash = *tx.inner().tx_hash();
+        if r.tx != tx_hash {
+            return Err(bad(format!("receipt {i} is for transaction {}, the block has {tx_hash} there", r.tx)));
+        }
+        if r.cumulative_gas_used < prev || r.cumulative_gas_used - prev != r.gas_used {
+            return Err(bad(format!(
+                "receipt {i}: gas used {} but cumulative gas goes from {prev} to {}",
+                r.gas_used, r.cumulative_gas_used
+            )));
+        }
+        prev = r.cumulative_gas_used;
+        summaries.push(ReceiptSummary {
+            success: r.success,
+            gas_used: r.gas_used,
+            cumulative_gas_used: r.cumulative_gas_used,
+            logs: r.logs,
+        });
+    }
+    if prev != header.gas_used {
+        return Err(bad(format!("the receipts add up to {prev} gas, the header says {}", header.gas_used)));
+    }
+    Ok((DumpBlock { header, transactions, withdrawals, receipts: summaries }, hash))
+}

@@ -1,0 +1,769 @@
+//! The dump: fetch, re-execute, verify, assemble.
+
+use crate::{
+    ClientConfig, RpcClient, RpcDumpError,
+    chain,
+    client::decode,
+    convert::{self, NodeReceipt},
+    partial::{Partial, PartialMeta, StoredBlock},
+    state::{RpcDb, StateFetcher, StateKey},
+};
+use alloy_consensus::{Header, Transaction, proofs};
+use alloy_eip7928::BlockAccessList;
+use alloy_eips::{eip2935, eip4788, eip7002, eip7251};
+use alloy_evm::{
+    EvmFactory,
+    block::BlockExecutor,
+    eth::{EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
+    Evm,
+};
+use alloy_hardforks::{EthereumHardfork, EthereumHardforks};
+use alloy_primitives::{Address, B256, TxKind, U64, U256};
+use gigagas_dump::{Dump, DumpBlock, DumpFileInfo, DumpMeta, PreAccount, PreSlot, PreState};
+use gigagas_executor::ChainSpec;
+use revm::{
+    database::State,
+    primitives::KECCAK_EMPTY,
+    state::bal::{Bal, BlockAccessIndex},
+};
+use serde_json::{Value, json};
+use std::{
+    borrow::Cow,
+    collections::{BTreeMap, BTreeSet, HashMap},
+    path::{Path, PathBuf},
+    sync::{
+        Mutex,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
+};
+
+/// What to dump and how.
+#[derive(Debug, Clone)]
+pub struct DumpOptions {
+    /// JSON-RPC endpoint, `http://` or `https://`.
+    pub url: String,
+    /// First block (at least 1: the state of its parent is the dump's pre-state).
+    pub from: u64,
+    /// Last block (inclusive).
+    pub to: u64,
+    /// Fork rules to use instead of detecting them: this fork and all before it from genesis.
+    pub fork: Option<EthereumHardfork>,
+    /// JSON-RPC requests in flight at once.
+    pub concurrency: usize,
+    /// Calls per JSON-RPC batch.
+    pub batch_size: usize,
+    /// Time-outs and retries.
+    pub client: ClientConfig,
+    /// Directory that keeps fetched data so an interrupted dump can resume (none: keep nothing).
+    pub partial_dir: Option<PathBuf>,
+    /// Continue from what [`DumpOptions::partial_dir`] holds instead of starting over.
+    pub resume: bool,
+    /// Stop with [`RpcDumpError::Stopped`] after this many blocks (to test resuming).
+    pub stop_after: Option<u64>,
+    /// Learn which state each block touches from `debug_traceBlockByNumber` (prestateTracer)
+    /// and fetch it in parallel batches before executing, when the node offers the tracer.
+    pub trace_prefetch: bool,
+    /// Name stored in the dump (default `rpc-<chain id>-<from>-<to>`).
+    pub name: Option<String>,
+}
+
+impl DumpOptions {
+    /// Options with the defaults for a range.
+    pub fn new(url: impl Into<String>, from: u64, to: u64) -> Self {
+        Self {
+            url: url.into(),
+            from,
+            to,
+            fork: None,
+            concurrency: 4,
+            batch_size: 100,
+            client: ClientConfig::default(),
+            partial_dir: None,
+            resume: false,
+            stop_after: None,
+            trace_prefetch: true,
+            name: None,
+        }
+    }
+}
+
+/// Progress reports of a dump.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    /// Dumping starts; `resumed_blocks` blocks were already fetched by an earlier run.
+    Start {
+        /// Blocks in the range.
+        total: u64,
+        /// Blocks found in the resume directory.
+        resumed_blocks: u64,
+        /// State values found in the resume directory.
+        resumed_state: u64,
+        /// Chain id.
+        chain_id: u64,
+        /// Fork schedule summary, e.g. `Prague (eth_config)`.
+        fork: String,
+    },
+    /// A block was executed and verified.
+    Block {
+        /// Blocks done.
+        done: u64,
+        /// Blocks in the range.
+        total: u64,
+        /// Block number.
+        number: u64,
+        /// Transactions in it.
+        txs: usize,
+        /// Gas used.
+        gas: u64,
+        /// State calls made so far.
+        state_calls: u64,
+        /// Of the state reads so far, those revm had to wait for one by one (the others were
+        /// prefetched in batches).
+        on_demand: u64,
+    },
+    /// All blocks are done; the pre-state is being completed.
+    Finishing,
+}
+
+/// Fetch blocks `from..=to` from the node, re-execute them on revm over state read from the
+/// node at `from − 1`, verify every transaction against the node's receipts, and return the
+/// dump (not written). See the crate docs.
+pub fn dump_from_rpc(opts: &DumpOptions, progress: &mut dyn FnMut(Progress)) -> Result<Dump, RpcDumpError> {
+    if opts.from == 0 {
+        return Err(RpcDumpError::InvalidRange("the first block must be at least 1 (the pre-state is its parent's state)".into()));
+    }
+    if opts.to < opts.from {
+        return Err(RpcDumpError::InvalidRange(format!("--to {} is before --from {}", opts.to, opts.from)));
+    }
+    let concurrency = opts.concurrency.max(1);
+    let batch_size = opts.batch_size.max(1);
+    let client = RpcClient::new(&opts.url, opts.client)?;
+    let chain_id: U64 = decode(client.probe("eth_chainId", json!([]))?, "eth_chainId", "[]")?;
+    let chain_id: u64 = chain_id.to();
+    let latest: U64 = client.call("eth_blockNumber", json!([]))?;
+    let latest: u64 = latest.to();
+    if opts.to > latest {
+        return Err(RpcDumpError::BlockNotFound { number: opts.from.max(latest + 1), latest });
+    }
+    let version = client
+        .call_value("web3_clientVersion", json!([]))
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string));
+
+    let first = header_of(&client, opts.from, latest)?;
+    let last = header_of(&client, opts.to, latest)?;
+    let meta = PartialMeta { layout: crate::partial::LAYOUT, chain_id, from: opts.from, to: opts.to, first_hash: first.hash_slow() };
+    let (mut partial, records) = match &opts.partial_dir {
+        Some(dir) => {
+            let (p, r) = Partial::open(dir, &meta, opts.resume)?;
+            (Some(p), r)
+        }
+        None => (None, Vec::new()),
+    };
+
+    let hashes = match partial.as_ref().map(|p| p.hashes()).transpose()?.flatten() {
+        Some(h) => h,
+        None => {
+            let h = fetch_hashes(&client, opts.from, concurrency, batch_size, latest)?;
+            if let Some(p) = &partial {
+                p.put_hashes(&h)?;
+            }
+            h
+        }
+    };
+    if let Some((n, h)) = hashes.last()
+        && *h != first.parent_hash
+    {
+        return Err(RpcDumpError::Inconsistent {
+            block: opts.from,
+            detail: format!("parent hash {} but block {n} has hash {h} (did the chain reorganize?)", first.parent_hash),
+        });
+    }
+
+    let (chain, source) = chain::detect(&client, chain_id, &first, &last, opts.fork)?;
+    let spec = ChainSpec::from_config(&chain).map_err(RpcDumpError::Chain)?;
+    let fork_name = chain.fork_at(first.number, first.timestamp);
+
+    let fetcher = StateFetcher::new(&client, opts.from - 1, batch_size, concurrency);
+    let resumed_state = records.len() as u64;
+    fetcher.load(records);
+    // Fail early and clearly if the node cannot serve the state the range starts from.
+    fetcher.account(first.beneficiary)?;
+
+    let total = opts.to - opts.from + 1;
+    let resumed_blocks = match &partial {
+        Some(p) => (opts.from..=opts.to).filter(|n| p.has_block(*n)).count() as u64,
+        None => 0,
+    };
+    progress(Progress::Start { total, resumed_blocks, resumed_state, chain_id, fork: format!("{fork_name} ({})", source.name()) });
+
+    let tracer = Tracer::new(&opts.url, opts.client, opts.trace_prefetch, batch_size)?;
+    let db = RpcDb::new(&fetcher, hashes.iter().copied().collect());
+    let mut state = State::builder().with_database(db).with_bal_builder().build();
+    let mut blocks: Vec<DumpBlock> = Vec::with_capacity(total as usize);
+    let mut bals: Vec<BlockAccessList> = Vec::with_capacity(total as usize);
+    let mut prev_hash = first.parent_hash;
+    let window = (concurrency as u64 * 2).max(2);
+    let mut n = opts.from;
+    let mut done = 0u64;
+    while n <= opts.to {
+        let end = (n + window - 1).min(opts.to);
+        let fetched = fetch_blocks(&client, partial.as_ref(), n..=end, concurrency, batch_size, latest, &tracer)?;
+        let mut window_blocks = Vec::with_capacity(fetched.len());
+        let mut keys = Vec::new();
+        for f in fetched {
+            let rpc = convert::parse_block(f.stored.block, f.number)?;
+            let (block, hash) = convert::to_dump_block(rpc, &f.stored.receipts, f.number)?;
+            keys.extend(static_keys(&block, &spec));
+            keys.extend(f.traced);
+            window_blocks.push((block, hash));
+        }
+        fetcher.prefetch(keys)?;
+        for (block, hash) in window_blocks {
+            if block.header.parent_hash != prev_hash {
+                return Err(RpcDumpError::Inconsistent {
+                    block: block.number(),
+                    detail: format!(
+                        "parent hash {} but the block before has hash {prev_hash} (did the chain reorganize?)",
+                        block.header.parent_hash
+                    ),
+                });
+            }
+            let bal = execute_block(&mut state, &spec, &block)?;
+            state.database.add_hash(block.number(), hash);
+            prev_hash = hash;
+            if let Some(p) = partial.as_mut() {
+                p.append_state(&fetcher.take_unlogged())?;
+                p.flush()?;
+            }
+            done += 1;
+            progress(Progress::Block {
+                done,
+                total,
+                number: block.number(),
+                txs: block.transactions.len(),
+                gas: block.header.gas_used,
+                state_calls: fetcher.calls(),
+                on_demand: fetcher.on_demand(),
+            });
+            blocks.push(block);
+            bals.push(bal);
+            if opts.stop_after.is_some_and(|k| done >= k) && done < total {
+                return Err(RpcDumpError::Stopped { done, total });
+            }
+        }
+        n = end + 1;
+    }
+    drop(state);
+
+    progress(Progress::Finishing);
+    let pre_state = pre_state(&fetcher, &bals)?;
+    if let Some(p) = partial.as_mut() {
+        p.append_state(&fetcher.take_unlogged())?;
+        p.flush()?;
+    }
+    let mut provenance = BTreeMap::new();
+    provenance.insert("source".to_string(), "gigagas dump (JSON-RPC)".to_string());
+    provenance.insert("blocks".to_string(), format!("{}..={}", opts.from, opts.to));
+    provenance.insert("chain-id".to_string(), chain_id.to_string());
+    provenance.insert("fork".to_string(), fork_name);
+    provenance.insert("fork-source".to_string(), source.name().to_string());
+    if let Some(v) = version {
+        provenance.insert("client".to_string(), v);
+    }
+    let name = opts.name.clone().unwrap_or_else(|| format!("rpc-{chain_id}-{}-{}", opts.from, opts.to));
+    let dump = Dump {
+        meta: DumpMeta { name, provenance, chain },
+        blocks,
+        access_lists: bals,
+        block_hashes: hashes,
+        pre_state,
+    };
+    dump.validate().map_err(|detail| RpcDumpError::Inconsistent { block: opts.from, detail })?;
+    Ok(dump)
+}
+
+/// The resume directory of an output file: `<out>.partial`.
+pub fn partial_dir_for(out: &Path) -> PathBuf {
+    let mut name = out.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".partial");
+    out.with_file_name(name)
+}
+
+/// [`dump_from_rpc`], then write the dump atomically to `out` and remove the resume
+/// directory (by default `<out>.partial`, kept when the dump fails or stops).
+pub fn dump_to_file(
+    opts: &DumpOptions,
+    out: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Dump, DumpFileInfo), RpcDumpError> {
+    let mut opts = opts.clone();
+    let dir = opts.partial_dir.get_or_insert_with(|| partial_dir_for(out)).clone();
+    let dump = dump_from_rpc(&opts, progress)?;
+    let info = gigagas_dump::write_dump(&dump, out)?;
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| RpcDumpError::partial(&dir, e))?;
+    }
+    Ok((dump, info))
+}
+
+/// The consensus header of block `n` (`eth_getBlockByNumber(n, false)`), hash checked.
+fn header_of(client: &RpcClient, n: u64, latest: u64) -> Result<Header, RpcDumpError> {
+    let v = client.call_value("eth_getBlockByNumber", json!([format!("{n:#x}"), false]))?;
+    if v.is_null() {
+        return Err(RpcDumpError::BlockNotFound { number: n, latest });
+    }
+    let h: alloy_rpc_types_eth::Header = serde_json::from_value(v).map_err(|e| RpcDumpError::Inconsistent {
+        block: n,
+        detail: format!("header does not parse: {e}"),
+    })?;
+    if h.inner.hash_slow() != h.hash {
+        return Err(RpcDumpError::Inconsistent {
+            block: n,
+            detail: format!("the header fields hash to {}, the node says {}", h.inner.hash_slow(), h.hash),
+        });
+    }
+    Ok(h.inner)
+}
+
+/// Run `f` on every element of `jobs` with up to `threads` in parallel; results in order.
+fn parallel<T: Sync, R: Send>(
+    jobs: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> Result<R, RpcDumpError> + Sync,
+) -> Result<Vec<R>, RpcDumpError> {
+    if threads <= 1 || jobs.len() <= 1 {
+        return jobs.iter().map(&f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<R, RpcDumpError>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let failed = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(jobs.len()) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= jobs.len() || failed.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let r = f(&jobs[i]);
+                    if r.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    results.lock().expect("results lock")[i] = Some(r);
+                }
+            });
+        }
+    });
+    // Jobs are taken in order, so the ones skipped after a failure all come after it.
+    let results = results.into_inner().expect("results lock");
+    if let Some(i) = results.iter().position(|r| matches!(r, Some(Err(_)))) {
+        let Some(Some(Err(e))) = results.into_iter().nth(i) else { unreachable!("position found an error") };
+        return Err(e);
+    }
+    Ok(results.into_iter().map(|r| match r {
+        Some(Ok(v)) => v,
+        _ => unreachable!("without a failure every job ran"),
+    }).collect())
+}
+
+/// Hashes of the (up to) 256 blocks before `from`, ascending.
+fn fetch_hashes(
+    client: &RpcClient,
+    from: u64,
+    concurrency: usize,
+    batch_size: usize,
+    latest: u64,
+) -> Result<Vec<(u64, B256)>, RpcDumpError> {
+    let numbers: Vec<u64> = (from.saturating_sub(256)..from).collect();
+    let chunks: Vec<&[u64]> = numbers.chunks(batch_size).collect();
+    let parts = parallel(&chunks, concurrency, |chunk| {
+        let calls: Vec<(&str, Value)> =
+            chunk.iter().map(|n| ("eth_getBlockByNumber", json!([format!("{n:#x}"), false]))).collect();
+        let answers = client.batch(&calls)?;
+        chunk
+            .iter()
+            .zip(answers)
+            .map(|(n, a)| {
+                let v = a?;
+                if v.is_null() {
+                    return Err(RpcDumpError::BlockNotFound { number: *n, latest });
+                }
+                let hash: B256 = v
+                    .get("hash")
+                    .cloned()
+                    .and_then(|h| serde_json::from_value(h).ok())
+                    .ok_or_else(|| RpcDumpError::Inconsistent { block: *n, detail: "block without a hash".into() })?;
+                Ok((*n, hash))
+            })
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    Ok(parts.into_iter().flatten().collect())
+}
+
+/// A block ready to convert, and the state keys its trace names.
+struct Fetched {
+    number: u64,
+    stored: StoredBlock,
+    traced: Vec<StateKey>,
+}
+
+/// Learns which state a block touches, only to prefetch it in parallel batches:
+/// `debug_traceBlockByNumber` with the prestateTracer where the node offers it, else
+/// `eth_createAccessList` of each transaction against the parent block (approximate: it
+/// ignores the block's earlier transactions, which is fine for a prefetch). Each way is
+/// switched off at its first failure; nothing here affects what the dump contains.
+struct Tracer {
+    client: Option<RpcClient>,
+    trace: AtomicBool,
+    access_lists: AtomicBool,
+    batch_size: usize,
+}
+
+impl Tracer {
+    fn new(url: &str, config: ClientConfig, enabled: bool, batch_size: usize) -> Result<Self, RpcDumpError> {
+        // At most one retry: prefetching is an optimisation, not worth waiting on.
+        let client = enabled.then(|| RpcClient::new(url, ClientConfig { retries: config.retries.min(1), ..config })).transpose()?;
+        Ok(Self { client, trace: AtomicBool::new(enabled), access_lists: AtomicBool::new(enabled), batch_size })
+    }
+
+    fn keys(&self, n: u64, block: &Value) -> Vec<StateKey> {
+        let Some(client) = self.client.as_ref() else { return Vec::new() };
+        if self.trace.load(Ordering::Relaxed) {
+            match client.call_value("debug_traceBlockByNumber", json!([format!("{n:#x}"), { "tracer": "prestateTracer" }])) {
+                Ok(v) => return Self::trace_keys(&v),
+                Err(e) if Self::passing(&e) => return Vec::new(),
+                Err(_) => self.trace.store(false, Ordering::Relaxed),
+            }
+        }
+        if self.access_lists.load(Ordering::Relaxed) {
+            match self.access_list_keys(client, n, block) {
+                Ok(keys) => return keys,
+                Err(e) if Self::passing(&e) => return Vec::new(),
+                Err(_) => self.access_lists.store(false, Ordering::Relaxed),
+            }
+        }
+        Vec::new()
+    }
+
+    /// A failure worth skipping one block for, not switching the prefetch off: a transport
+    /// error other than a time-out (an overloaded node, a dropped connection).
+    fn passing(e: &RpcDumpError) -> bool {
+        matches!(e, RpcDumpError::Transport { detail, .. } if !detail.contains("timed out"))
+    }
+
+    fn trace_keys(v: &Value) -> Vec<StateKey> {
+        let mut keys = Vec::new();
+        for item in v.as_array().into_iter().flatten() {
+            let Some(accounts) = item.get("result").and_then(Value::as_object) else { continue };
+            for (addr, acc) in accounts {
+                let Ok(address) = addr.parse::<Address>() else { continue };
+                keys.push(StateKey::Account(address));
+                for slot in acc.get("storage").and_then(Value::as_object).into_iter().flat_map(|s| s.keys()) {
+                    if let Ok(slot) = slot.parse::<B256>() {
+                        keys.push(StateKey::Slot(address, slot.into()));
+                    }
+                }
+            }
+        }
+        keys
+    }
+
+    /// The keys, or why they could not be had (`Rpc` if the node lacks the method).
+    fn access_list_keys(&self, client: &RpcClient, n: u64, block: &Value) -> Result<Vec<StateKey>, RpcDumpError> {
+        let parent = format!("{:#x}", n.saturating_sub(1));
+        let txs = block.get("transactions").and_then(Value::as_array).cloned().unwrap_or_default();
+        let mut keys = Vec::new();
+        for chunk in txs.chunks(self.batch_size.max(1)) {
+            let calls: Vec<(&str, Value)> = chunk
+                .iter()
+                .map(|t| {
+                    let mut call = json!({ "from": t["from"], "data": t["input"], "value": t["value"], "gas": t["gas"] });
+                    if !t["to"].is_null() {
+                        call["to"] = t["to"].clone();
+                    }
+                    ("eth_createAccessList", json!([call, parent]))
+                })
+                .collect();
+            let answers = client.batch(&calls)?;
+            let mut first_error = None;
+            let mut any = false;
+            for a in answers {
+                match a {
+                    Ok(v) => {
+                        any = true;
+                        for item in v.get("accessList").and_then(Value::as_array).into_iter().flatten() {
+                            let Some(address) = item.get("address").and_then(|a| serde_json::from_value::<Address>(a.clone()).ok()) else {
+                                continue;
+                            };
+                            keys.push(StateKey::Account(address));
+                            for k in item.get("storageKeys").and_then(Value::as_array).into_iter().flatten() {
+                                if let Ok(k) = serde_json::from_value::<B256>(k.clone()) {
+                                    keys.push(StateKey::Slot(address, k.into()));
+                                }
+                            }
+                        }
+                    }
+                    // E.g. a transaction that fails against the parent state.
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+            if let Some(e) = first_error.filter(|_| !any) {
+                return Err(e);
+            }
+        }
+        Ok(keys)
+    }
+}
+
+/// Blocks `range` with their receipts: from the resume directory, or from the node (and
+/// then stored there).
+fn fetch_blocks(
+    client: &RpcClient,
+    partial: Option<&Partial>,
+    range: std::ops::RangeInclusive<u64>,
+    concurrency: usize,
+    batch_size: usize,
+    latest: u64,
+    tracer: &Tracer,
+) -> Result<Vec<Fetched>, RpcDumpError> {
+    let numbers: Vec<u64> = range.collect();
+    let no_block_receipts = AtomicBool::new(false);
+    parallel(&numbers, concurrency, |&n| {
+        if let Some(stored) = partial.map(|p| p.block(n)).transpose()?.flatten() {
+            return Ok(Fetched { number: n, stored, traced: Vec::new() });
+        }
+        let tag = format!("{n:#x}");
+        let mut calls = vec![("eth_getBlockByNumber", json!([tag, true]))];
+        if !no_block_receipts.load(Ordering::Relaxed) {
+            calls.push(("eth_getBlockReceipts", json!([tag])));
+        }
+        let mut answers = client.batch(&calls)?.into_iter();
+        let block = answers.next().expect("one answer per call")?;
+        if block.is_null() {
+            return Err(RpcDumpError::BlockNotFound { number: n, latest });
+        }
+        let receipts = match answers.next() {
+            Some(Ok(Value::Array(items))) => Some(items),
+            Some(Err(RpcDumpError::Rpc { .. })) => {
+                no_block_receipts.store(true, Ordering::Relaxed);
+                None
+            }
+            Some(Err(e)) => return Err(e),
+            _ => None,
+        };
+        let receipts = match receipts {
+            Some(items) => items,
+            None => receipts_one_by_one(client, &block, n, batch_size)?,
+        };
+        let receipts = receipts.into_iter().map(|r| convert::parse_receipt(r, n)).collect::<Result<Vec<NodeReceipt>, _>>()?;
+        let stored = StoredBlock { block, receipts };
+        if let Some(p) = partial {
+            p.put_block(n, &stored)?;
+        }
+        let traced = tracer.keys(n, &stored.block);
+        Ok(Fetched { number: n, stored, traced })
+    })
+}
+
+/// Receipts by `eth_getTransactionReceipt`, for nodes without `eth_getBlockReceipts`.
+fn receipts_one_by_one(client: &RpcClient, block: &Value, n: u64, batch_size: usize) -> Result<Vec<Value>, RpcDumpError> {
+    let hashes: Vec<Value> = block
+        .get("transactions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|t| t.get("hash").cloned().unwrap_or(Value::Null))
+        .collect();
+    let mut out = Vec::with_capacity(hashes.len());
+    for chunk in hashes.chunks(batch_size) {
+        let calls: Vec<(&str, Value)> = chunk.iter().map(|h| ("eth_getTransactionReceipt", json!([h]))).collect();
+        for (a, h) in client.batch(&calls)?.into_iter().zip(chunk) {
+            let v = a?;
+            if v.is_null() {
+                return Err(RpcDumpError::Inconsistent { block: n, detail: format!("the node has no receipt for transaction {h}") });
+            }
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+/// EIP-4788 ring buffer length.
+const BEACON_ROOTS_BUFFER: u64 = 8191;
+
+/// State a block will surely touch, known without tracing: coinbase, senders, recipients,
+/// access lists, EIP-7702 authorities, withdrawal recipients and the system contracts.
+fn static_keys(block: &DumpBlock, spec: &ChainSpec) -> Vec<StateKey> {
+    let h = &block.header;
+    let mut keys = vec![StateKey::Account(h.beneficiary)];
+    for tx in &block.transactions {
+        keys.push(StateKey::Account(tx.signer()));
+        if let TxKind::Call(to) = tx.inner().kind() {
+            keys.push(StateKey::Account(to));
+        }
+        for item in tx.inner().access_list().into_iter().flat_map(|l| l.iter()) {
+            keys.push(StateKey::Account(item.address));
+            keys.extend(item.storage_keys.iter().map(|k| StateKey::Slot(item.address, (*k).into())));
+        }
+        for auth in tx.inner().authorization_list().into_iter().flatten() {
+            if let Ok(a) = auth.recover_authority() {
+                keys.push(StateKey::Account(a));
+            }
+            keys.push(StateKey::Account(auth.address));
+        }
+    }
+    keys.extend(block.withdrawals.iter().map(|w| StateKey::Account(w.address)));
+    if spec.is_cancun_active_at_timestamp(h.timestamp) {
+        let a = eip4788::BEACON_ROOTS_ADDRESS;
+        let i = h.timestamp % BEACON_ROOTS_BUFFER;
+        keys.push(StateKey::Account(a));
+        keys.push(StateKey::Slot(a, U256::from(i)));
+        keys.push(StateKey::Slot(a, U256::from(i + BEACON_ROOTS_BUFFER)));
+    }
+    if spec.is_prague_active_at_timestamp(h.timestamp) {
+        let a = eip2935::HISTORY_STORAGE_ADDRESS;
+        keys.push(StateKey::Account(a));
+        keys.push(StateKey::Slot(a, U256::from(h.number.saturating_sub(1) % eip2935::HISTORY_SERVE_WINDOW as u64)));
+        for a in [eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS, eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS] {
+            keys.push(StateKey::Account(a));
+            keys.extend((0..4u64).map(|s| StateKey::Slot(a, U256::from(s))));
+        }
+    }
+    keys
+}
+
+/// Execute one block exactly as the generator does (alloy-evm's Ethereum block executor,
+/// revm's BAL builder), verify it against the node's receipts and header, return its BAL.
+fn execute_block(
+    state: &mut State<RpcDb<'_, '_>>,
+    spec: &ChainSpec,
+    block: &DumpBlock,
+) -> Result<BlockAccessList, RpcDumpError> {
+    let number = block.number();
+    let header = &block.header;
+    let fail = |state: &mut State<RpcDb<'_, '_>>, e: &dyn std::fmt::Display| {
+        state.database.failure.take().unwrap_or_else(|| RpcDumpError::Execution { block: number, detail: e.to_string() })
+    };
+    let result = {
+        let evm = EthEvmFactory::default().create_evm(&mut *state, spec.evm_env(header));
+        let ctx = EthBlockExecutionCtx {
+            parent_hash: header.parent_hash,
+            parent_beacon_block_root: header.parent_beacon_block_root,
+            ommers: &[],
+            withdrawals: block.withdrawals_opt().map(Cow::Borrowed),
+            extra_data: header.extra_data.clone(),
+            tx_count_hint: Some(block.transactions.len()),
+            slot_number: None,
+        };
+        let mut ex = EthBlockExecutor::new(evm, ctx, spec, AlloyReceiptBuilder::default());
+        ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(0));
+        let r = (|| {
+            ex.apply_pre_execution_changes()?;
+            for (i, tx) in block.transactions.iter().enumerate() {
+                ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(i as u64 + 1));
+                ex.execute_transaction(tx)?;
+            }
+            ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(block.transactions.len() as u64 + 1));
+            ex.finish().map(|(_, result)| result)
+        })();
+        r.map_err(|e| e.to_string())
+    };
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => return Err(fail(state, &e)),
+    };
+    let bal = state.take_built_alloy_bal().expect("the BAL builder is enabled");
+    state.bal_state.bal_builder = Some(Bal::new());
+
+    let diverge = |tx: Option<usize>, what: &str, node: String, revm: String| RpcDumpError::Divergence {
+        block: number,
+        tx: tx.map(|i| format!("tx {i} ({})", block.transactions[i].inner().tx_hash())),
+        what: what.into(),
+        node,
+        revm,
+    };
+    if result.receipts.len() != block.receipts.len() {
+        return Err(diverge(None, "receipt count", block.receipts.len().to_string(), result.receipts.len().to_string()));
+    }
+    let mut prev = 0u64;
+    for (i, (ours, node)) in result.receipts.iter().zip(&block.receipts).enumerate() {
+        let cumulative = ours.cumulative_gas_used();
+        let gas = cumulative - prev;
+        prev = cumulative;
+        if gas != node.gas_used {
+            return Err(diverge(Some(i), "gas used", node.gas_used.to_string(), gas.to_string()));
+        }
+        if ours.status() != node.success {
+            let s = |ok: bool| if ok { "success" } else { "failure" }.to_string();
+            return Err(diverge(Some(i), "status", s(node.success), s(ours.status())));
+        }
+        if ours.logs().len() as u64 != node.logs {
+            return Err(diverge(Some(i), "log count", node.logs.to_string(), ours.logs().len().to_string()));
+        }
+    }
+    if result.gas_used != header.gas_used {
+        return Err(diverge(None, "block gas used", header.gas_used.to_string(), result.gas_used.to_string()));
+    }
+    let root = proofs::calculate_receipt_root(&result.receipts);
+    if root != header.receipts_root {
+        return Err(diverge(None, "receipts root (logs, bloom)", header.receipts_root.to_string(), root.to_string()));
+    }
+    if let Some(expected) = header.requests_hash {
+        let got = result.requests.requests_hash();
+        if got != expected {
+            return Err(diverge(None, "requests hash", expected.to_string(), got.to_string()));
+        }
+    }
+    if let Some(expected) = header.block_access_list_hash {
+        let got = alloy_eip7928::compute_block_access_list_hash(&bal);
+        if got != expected {
+            return Err(diverge(None, "block access list hash", expected.to_string(), got.to_string()));
+        }
+    }
+    Ok(bal)
+}
+
+/// The pre-state the access lists touch, at the parent of the first block.
+fn pre_state(fetcher: &StateFetcher<'_>, bals: &[BlockAccessList]) -> Result<PreState, RpcDumpError> {
+    let mut addresses = BTreeSet::new();
+    let mut slots = BTreeSet::new();
+    for bal in bals {
+        for a in bal {
+            addresses.insert(a.address);
+            for s in &a.storage_changes {
+                slots.insert((a.address, s.slot));
+            }
+            for s in &a.storage_reads {
+                slots.insert((a.address, *s));
+            }
+        }
+    }
+    // Normally everything is known already (revm read it); fetch what is not.
+    fetcher.prefetch(
+        addresses
+            .iter()
+            .map(|a| StateKey::Account(*a))
+            .chain(slots.iter().map(|(a, s)| StateKey::Slot(*a, *s))),
+    )?;
+    let mut pre = PreState::default();
+    let mut codes: HashMap<B256, alloy_primitives::Bytes> = HashMap::new();
+    for address in addresses {
+        let state = fetcher.account(address)?;
+        if let Some(s) = &state
+            && s.code_hash != KECCAK_EMPTY
+        {
+            let code = fetcher.code(s.code_hash).expect("code is stored with its account");
+            codes.insert(s.code_hash, code);
+        }
+        pre.accounts.push(PreAccount { address, state });
+    }
+    for (address, slot) in slots {
+        pre.storage.push(PreSlot { address, slot, value: fetcher.slot(address, slot)? });
+    }
+    pre.codes = codes.into_iter().collect();
+    pre.canonicalize();
+    Ok(pre)
+}

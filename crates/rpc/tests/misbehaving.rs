@@ -1,0 +1,342 @@
+//! Nodes that misbehave: a small fake JSON-RPC server on 127.0.0.1 that answers errors,
+//! hangs, fails in HTTP, lacks blocks or state. Each time the documented error arrives,
+//! naming the call, within the retry budget. And a flaky proxy in front of anvil (no
+//! batches, no `eth_getBlockReceipts`, no traces, no `eth_config`, every third request an
+//! HTTP 503): the dump still succeeds and equals the one made directly.
+
+mod common;
+
+use alloy_consensus::Header;
+use alloy_primitives::{B256, U256};
+use gigagas_rpc::{ClientConfig, DumpOptions, RpcDumpError, dump_from_rpc};
+use serde_json::{Value, json};
+use std::{
+    io::{BufRead, BufReader, Read, Write},
+    net::{TcpListener, TcpStream},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
+    thread::JoinHandle,
+    time::{Duration, Instant},
+};
+
+/// What the fake node does with one call: a result, a JSON-RPC error, or something worse.
+enum Reply {
+    Result(Value),
+    Error(i64, &'static str),
+}
+
+/// How the fake node answers one HTTP request body: `Some((status, body))`, or `None` to
+/// never answer.
+type Responder = Arc<dyn Fn(&[u8]) -> Option<(u16, String)> + Send + Sync>;
+
+struct FakeNode {
+    url: String,
+    stop: Arc<AtomicBool>,
+    requests: Arc<AtomicUsize>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for FakeNode {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn read_request(stream: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = l.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            len = v.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0u8; len];
+    reader.read_exact(&mut body).ok()?;
+    Some(body)
+}
+
+fn answer(call: &Value, handler: &impl Fn(&str, &Value) -> Reply) -> Value {
+    let id = call["id"].clone();
+    match handler(call["method"].as_str().unwrap_or(""), &call["params"]) {
+        Reply::Result(r) => json!({ "jsonrpc": "2.0", "id": id, "result": r }),
+        Reply::Error(code, message) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }),
+    }
+}
+
+/// A JSON-RPC responder: every call (single or batched) answered by `handler`.
+fn rpc(handler: impl Fn(&str, &Value) -> Reply + Send + Sync + 'static) -> Responder {
+    Arc::new(move |body| {
+        let req: Value = serde_json::from_slice(body).unwrap();
+        let resp = match &req {
+            Value::Array(calls) => Value::Array(calls.iter().map(|c| answer(c, &handler)).collect()),
+            call => answer(call, &handler),
+        };
+        Some((200, resp.to_string()))
+    })
+}
+
+impl FakeNode {
+    fn start(responder: Responder) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let stop = Arc::new(AtomicBool::new(false));
+        let requests = Arc::new(AtomicUsize::new(0));
+        let (s, r) = (stop.clone(), requests.clone());
+        let thread = std::thread::spawn(move || {
+            let mut conns = Vec::new();
+            while !s.load(Ordering::SeqCst) {
+                let mut stream = match listener.accept() {
+                    Ok((stream, _)) => stream,
+                    Err(_) => {
+                        std::thread::sleep(Duration::from_millis(10));
+                        continue;
+                    }
+                };
+                let (s, r, responder) = (s.clone(), r.clone(), responder.clone());
+                conns.push(std::thread::spawn(move || {
+                    stream.set_nonblocking(false).unwrap();
+                    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                    while let Some(body) = read_request(&mut stream) {
+                        r.fetch_add(1, Ordering::SeqCst);
+                        let Some((status, text)) = responder(&body) else {
+                            while !s.load(Ordering::SeqCst) {
+                                std::thread::sleep(Duration::from_millis(20));
+                            }
+                            return;
+                        };
+                        let msg = format!(
+                            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}",
+                            text.len()
+                        );
+                        if stream.write_all(msg.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                }));
+            }
+            for c in conns {
+                let _ = c.join();
+            }
+        });
+        Self { url, stop, requests, thread: Some(thread) }
+    }
+}
+
+fn fast() -> ClientConfig {
+    ClientConfig {
+        timeout: Duration::from_millis(800),
+        retries: 2,
+        backoff: Duration::from_millis(50),
+        max_backoff: Duration::from_millis(200),
+    }
+}
+
+fn dump(url: &str, from: u64, to: u64) -> (Result<gigagas_dump::Dump, RpcDumpError>, Duration) {
+    let opts = DumpOptions { client: fast(), ..DumpOptions::new(url, from, to) };
+    let start = Instant::now();
+    let r = dump_from_rpc(&opts, &mut |_| {});
+    (r, start.elapsed())
+}
+
+/// A chain with blocks 0..=5 (headers only, no transactions) whose hashes are consistent.
+fn headers() -> Vec<(Header, B256)> {
+    let mut out: Vec<(Header, B256)> = Vec::new();
+    for n in 0..=5u64 {
+        let h = Header {
+            number: n,
+            parent_hash: out.last().map(|(_, h)| *h).unwrap_or_default(),
+            gas_limit: 30_000_000,
+            timestamp: 1_000 + n,
+            base_fee_per_gas: Some(1_000_000_000),
+            ..Default::default()
+        };
+        let hash = h.hash_slow();
+        out.push((h, hash));
+    }
+    out
+}
+
+fn block_json(headers: &[(Header, B256)], params: &Value) -> Value {
+    let n = u64::from_str_radix(params[0].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    match headers.get(n as usize) {
+        Some((h, hash)) => {
+            let rpc = alloy_rpc_types_eth::Header { hash: *hash, inner: h.clone(), total_difficulty: None, size: None };
+            let mut v = serde_json::to_value(rpc).unwrap();
+            v["transactions"] = json!([]);
+            v["uncles"] = json!([]);
+            v
+        }
+        None => Value::Null,
+    }
+}
+
+/// Answers a small chain; `state` says what `eth_getBalance` & co. return.
+fn chain_handler(state_error: bool) -> impl Fn(&str, &Value) -> Reply + Send + Sync + 'static {
+    let headers = headers();
+    move |method, params| match method {
+        "eth_chainId" => Reply::Result(json!("0x539")),
+        "eth_blockNumber" => Reply::Result(json!("0x5")),
+        "eth_getBlockByNumber" => Reply::Result(block_json(&headers, params)),
+        "eth_getBlockReceipts" => Reply::Result(json!([])),
+        "eth_getBalance" | "eth_getTransactionCount" | "eth_getCode" | "eth_getStorageAt" if state_error => {
+            Reply::Error(-32000, "missing trie node 0xabc (path ) state 0xdef is not available")
+        }
+        "eth_getBalance" | "eth_getTransactionCount" => Reply::Result(json!("0x0")),
+        "eth_getCode" => Reply::Result(json!("0x")),
+        "eth_getStorageAt" => Reply::Result(json!(B256::from(U256::ZERO))),
+        _ => Reply::Error(-32601, "the method does not exist/is not available"),
+    }
+}
+
+#[test]
+fn json_rpc_errors_are_reported_at_once_naming_the_call() {
+    let node = FakeNode::start(rpc(|_, _| Reply::Error(-32000, "boom")));
+    let (r, took) = dump(&node.url, 1, 2);
+    let err = r.unwrap_err();
+    assert!(matches!(err, RpcDumpError::Rpc { code: -32000, .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("eth_chainId") && msg.contains("boom"), "{msg}");
+    assert!(took < Duration::from_secs(2), "no retries for an error answer ({took:?})");
+    assert_eq!(node.requests.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_hanging_node_times_out_within_the_retry_budget() {
+    let node = FakeNode::start(Arc::new(|_| None));
+    let (r, took) = dump(&node.url, 1, 2);
+    let err = r.unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, RpcDumpError::Transport { attempts: 3, .. }), "{err:?}");
+    assert!(msg.contains("eth_chainId") && msg.contains("timed out"), "{msg}");
+    let budget = fast().worst_case();
+    assert!(took >= Duration::from_millis(3 * 800), "three attempts of 800 ms ({took:?})");
+    assert!(took < budget + Duration::from_secs(2), "within the budget {budget:?} ({took:?})");
+}
+
+#[test]
+fn http_errors_are_retried_then_reported() {
+    let node = FakeNode::start(Arc::new(|_| Some((503, "overloaded".to_string()))));
+    let (r, took) = dump(&node.url, 1, 2);
+    let err = r.unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, RpcDumpError::Transport { attempts: 3, .. }), "{err:?}");
+    assert!(msg.contains("eth_chainId") && msg.contains("503"), "{msg}");
+    assert_eq!(node.requests.load(Ordering::SeqCst), 3);
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+#[test]
+fn connection_refused_and_bad_urls_are_one_clear_error() {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (r, took) = dump(&format!("http://127.0.0.1:{port}"), 1, 2);
+    let err = r.unwrap_err();
+    assert!(matches!(err, RpcDumpError::Connect { .. }), "{err:?}");
+    assert!(err.to_string().contains("connection refused"), "{err}");
+    assert!(took < Duration::from_secs(2), "refused connections fail fast ({took:?})");
+
+    let (r, _) = dump("127.0.0.1:8545", 1, 2);
+    let err = r.unwrap_err();
+    assert!(err.to_string().contains("http://"), "{err}");
+}
+
+#[test]
+fn a_node_without_the_blocks_says_so() {
+    let node = FakeNode::start(rpc(chain_handler(false)));
+    let (r, _) = dump(&node.url, 3, 9);
+    let err = r.unwrap_err();
+    assert!(matches!(err, RpcDumpError::BlockNotFound { number: 6, latest: 5 }), "{err:?}");
+    assert_eq!(err.to_string(), "the node does not have block 6 (its latest block is 5)");
+}
+
+#[test]
+fn a_node_without_the_state_says_so() {
+    let node = FakeNode::start(rpc(chain_handler(true)));
+    let (r, _) = dump(&node.url, 3, 5);
+    let err = r.unwrap_err();
+    assert!(matches!(err, RpcDumpError::StateUnavailable { block: 2, .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("state at block 2") && msg.contains("missing trie node"), "{msg}");
+}
+
+#[test]
+fn a_range_of_empty_blocks_from_a_fake_node_dumps() {
+    // The fake chain has no transactions; its blocks still make a (trivial) dump.
+    let node = FakeNode::start(rpc(chain_handler(false)));
+    let (r, _) = dump(&node.url, 3, 5);
+    let dump = r.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(dump.blocks.len(), 3);
+    assert_eq!(dump.block_hashes.len(), 3);
+    assert_eq!(dump.meta.provenance["fork"], "London");
+    gigagas_executor::Replay::new(&dump).unwrap();
+}
+
+#[test]
+fn a_flaky_limited_node_still_gives_the_same_dump() {
+    let Some(node) = common::Node::start(common::Kind::Anvil) else { return };
+    let (from, to) = {
+        let mut d = common::Driver::new(&node);
+        let mut c = common::setup(&mut d);
+        let from = d.block_number() + 1;
+        common::workload(&mut d, &mut c);
+        (from, d.block_number())
+    };
+    let upstream = node.url.clone();
+    let count = Arc::new(AtomicUsize::new(0));
+    let refused = Arc::new(AtomicUsize::new(0));
+    let (n, refusals) = (count.clone(), refused.clone());
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let proxy = FakeNode::start(Arc::new(move |body| {
+        if n.fetch_add(1, Ordering::SeqCst) % 3 == 2 {
+            return Some((503, "try again".into()));
+        }
+        let req: Value = serde_json::from_slice(body).unwrap();
+        if req.is_array() {
+            refusals.fetch_add(1, Ordering::SeqCst);
+            return Some((200, json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32600, "message": "batches are not supported" } }).to_string()));
+        }
+        let method = req["method"].as_str().unwrap_or("");
+        if method == "eth_getBlockReceipts" || method == "eth_config" || method.starts_with("debug_") {
+            refusals.fetch_add(1, Ordering::SeqCst);
+            let resp = json!({ "jsonrpc": "2.0", "id": req["id"], "error": { "code": -32601, "message": format!("the method {method} does not exist/is not available") } });
+            return Some((200, resp.to_string()));
+        }
+        let mut resp = agent.post(&upstream).header("content-type", "application/json").send(body).unwrap();
+        Some((resp.status().as_u16(), resp.body_mut().read_to_string().unwrap()))
+    }));
+
+    let retrying = ClientConfig { retries: 4, backoff: Duration::from_millis(5), ..fast() };
+    let opts = DumpOptions { concurrency: 2, batch_size: 8, client: retrying, ..DumpOptions::new(proxy.url.clone(), from, to) };
+    fn last(on_demand: &mut u64) -> impl FnMut(gigagas_rpc::Progress) + '_ {
+        move |p| {
+            if let gigagas_rpc::Progress::Block { on_demand: n, .. } = p {
+                *on_demand = n;
+            }
+        }
+    }
+    let (mut flaky_misses, mut direct_misses) = (0, 0);
+    let flaky = dump_from_rpc(&opts, &mut last(&mut flaky_misses)).unwrap_or_else(|e| panic!("dump through the flaky proxy: {e}"));
+    let direct = dump_from_rpc(&DumpOptions { url: node.url.clone(), ..opts }, &mut last(&mut direct_misses)).unwrap();
+    eprintln!("reads not prefetched: {flaky_misses} through the proxy (access lists), {direct_misses} direct (traces)");
+    assert!(refused.load(Ordering::SeqCst) > 0 && count.load(Ordering::SeqCst) > 10);
+    assert_eq!(flaky.meta.provenance["fork"], "Prague");
+    assert_eq!(flaky.meta.provenance["fork-source"], "header fields");
+    assert_eq!(flaky.meta.chain.forks, direct.meta.chain.forks);
+    assert_eq!((&flaky.blocks, &flaky.access_lists, &flaky.pre_state), (&direct.blocks, &direct.access_lists, &direct.pre_state));
+    assert_eq!(flaky.block_hashes, direct.block_hashes);
+}
