@@ -82,6 +82,15 @@ enum Command {
     /// Turn external fixtures (Ethereum BlockchainTests) into dumps, checked against their
     /// expected post-state.
     Import(crate::cmd_import::ImportArgs),
+    /// Run a benchmark sweep from a bench-configs/*.toml file and write results/<name>/...
+    /// (results.json, results.csv, table.md, SVG plots).
+    Sweep(crate::cmd_sweep::SweepArgs),
+    /// Re-render tables and plots from results folders; several folders merge into one
+    /// table (a row per machine and grid point).
+    Report(crate::cmd_sweep::ReportArgs),
+    /// Project throughput on machines with more cores: list-schedule per-transaction times
+    /// measured on one thread onto N virtual workers.
+    Simulate(crate::cmd_sweep::SimulateArgs),
     /// Print a summary of a dump: blocks, transactions, gas, pre-state and BAL sizes.
     Inspect {
         /// The dump file (default: the embedded mainnet-like dump).
@@ -186,6 +195,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Run(args) => run_bench(args),
         Command::Dump(args) => crate::cmd_dump::run(args),
         Command::Import(args) => crate::cmd_import::run(args),
+        Command::Sweep(args) => crate::cmd_sweep::sweep(args),
+        Command::Report(args) => crate::cmd_sweep::report(args),
+        Command::Simulate(args) => crate::cmd_sweep::simulate(args),
         Command::Inspect { dump } => {
             let path = dump.unwrap_or_else(|| PathBuf::from(DEFAULT_DUMP));
             if !path.exists() {

@@ -3,6 +3,7 @@
 mod cli;
 mod cmd_dump;
 mod cmd_import;
+mod cmd_sweep;
 mod machine;
 
 fn main() -> std::process::ExitCode {

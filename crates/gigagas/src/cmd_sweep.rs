@@ -1,0 +1,297 @@
+//! `gigagas sweep`, `gigagas report` and `gigagas simulate`: thin shells over
+//! `gigagas-report`.
+
+use anyhow::{Context, Result, bail};
+use gigagas_executor::{Repetition, SchedulerKind};
+use gigagas_report::{
+    SweepConfig, SweepOptions, folder, machine, run_sweep,
+    simulate::{self, BenchMeasure},
+    table,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+
+/// The embedded default dump in a checkout.
+const DEFAULT_DUMP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../dumps/mainnet-like.gigagas");
+
+/// Arguments of `gigagas sweep`.
+///
+/// Runs every grid point of a sweep config (`bench-configs/*.toml`, format in
+/// `bench-configs/README.md`), each run verified, and writes
+/// `<results-dir>/<name>/<YYYY-MM-DD>-<commit>/` atomically: results.json (every repeat,
+/// machine, dump checksums), results.csv, table.md and SVG plots.
+///
+/// Example: gigagas sweep bench-configs/schedulers.toml --note "idle 16-core desktop"
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// The sweep config (TOML). Dump paths in it are relative to its folder.
+    pub config: PathBuf,
+    /// Root of the results folders.
+    #[arg(long, default_value = "results")]
+    pub results_dir: PathBuf,
+    /// A note on the conditions (e.g. "shared VM, other builds running"), kept with the
+    /// machine facts.
+    #[arg(long)]
+    pub note: Option<String>,
+    /// Override the config's warm-up runs per point.
+    #[arg(long)]
+    pub warmup: Option<usize>,
+    /// Override the config's measured runs per point.
+    #[arg(long)]
+    pub repeats: Option<usize>,
+    /// Validate the config and print the grid, without running anything.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Arguments of `gigagas report`.
+///
+/// With one results folder: re-render its table.md, results.csv and plots from its
+/// results.json. With several (e.g. the same sweep on several machines): print one table
+/// with a row per machine and grid point; `--out DIR` also writes the merged table, CSV
+/// and plots there.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Results folders (each holding a results.json).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where to write the merged report (several folders), or an output folder other than
+    /// the results folder itself (one folder).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Arguments of `gigagas simulate`.
+///
+/// Measures every item's time in one-thread runs (batch 1, ols; median per item over
+/// `--profile-repeats` runs, each verified), then list-schedules those times onto N
+/// virtual workers in each scheduler's order: projected wall time, GGas/s and
+/// longest-transaction share. Predictions are checked against measured runs at
+/// `--validate` thread counts. The model ignores memory bandwidth, caches, SMT and
+/// scheduling overhead; its assumptions are printed with the results.
+///
+/// Example: gigagas simulate --threads 16,64,192 --batch 1,50 --scheduler all
+#[derive(Debug, clap::Args)]
+pub struct SimulateArgs {
+    /// The dump (default: the embedded mainnet-like dump).
+    pub dump: Option<PathBuf>,
+    /// Virtual worker counts to project.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1usize, 2, 4, 8, 16, 32, 64, 128, 192])]
+    pub threads: Vec<usize>,
+    /// Mega-block sizes to project.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1usize, 50])]
+    pub batch: Vec<usize>,
+    /// Schedulers: ols, gas-used, gas-limit, or all.
+    #[arg(long, value_delimiter = ',', default_values = ["all"])]
+    pub scheduler: Vec<String>,
+    /// One-thread profiling runs (per-item medians).
+    #[arg(long, default_value_t = 3)]
+    pub profile_repeats: usize,
+    /// Real thread counts at which to compare prediction with measurement (empty: none).
+    #[arg(long, value_delimiter = ',', default_values_t = vec![1usize, 2])]
+    pub validate: Vec<usize>,
+    /// Skip validation.
+    #[arg(long)]
+    pub no_validate: bool,
+    /// Warm-up runs per validation point.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    /// Measured runs per validation point (median).
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Write the simulation (projections, validations, assumptions, machine) as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// The commit of this build, or of the checkout at run time.
+fn commit() -> String {
+    match option_env!("GIGAGAS_COMMIT") {
+        Some(c) if c != "unknown" => c.to_string(),
+        _ => machine::git_commit(&std::env::current_dir().unwrap_or_default()),
+    }
+}
+
+/// A progress bar fed in work units, with ETA.
+struct Bar(ProgressBar);
+
+impl Bar {
+    fn new() -> Self {
+        let bar = ProgressBar::new(1);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} {percent:>3}% [{elapsed_precise} < {eta_precise}] {msg}")
+                .expect("valid template"),
+        );
+        Self(bar)
+    }
+}
+
+impl gigagas_report::Progress for Bar {
+    fn total(&mut self, units: u64) {
+        self.0.set_length(units.max(1));
+    }
+    fn stage(&mut self, what: &str) {
+        self.0.set_message(what.to_string());
+    }
+    fn advance(&mut self, units: u64) {
+        self.0.inc(units);
+    }
+}
+
+/// `gigagas sweep CONFIG`.
+pub fn sweep(args: SweepArgs) -> Result<()> {
+    let mut sweep = SweepConfig::load(&args.config)?;
+    if let Some(w) = args.warmup {
+        sweep.config.warmup = w;
+    }
+    if let Some(r) = args.repeats {
+        if r == 0 {
+            bail!("--repeats must be at least 1");
+        }
+        sweep.config.repeats = r;
+    }
+    let c = &sweep.config;
+    let points = c.points();
+    eprintln!(
+        "{}: {} dump(s) × {} grid points{}, {} warm-up + {} measured runs each{}",
+        args.config.display(),
+        sweep.dump_paths.len(),
+        points.len(),
+        if c.sequential { " + sequential baseline" } else { "" },
+        c.warmup,
+        c.repeats,
+        if c.simulate.is_some() { ", then the schedule simulator" } else { "" }
+    );
+    if args.dry_run {
+        for d in &sweep.dump_paths {
+            eprintln!("  dump {}", d.display());
+        }
+        for p in &points {
+            eprintln!(
+                "  {} threads, batch {}, {}{}",
+                p.threads,
+                p.batch,
+                p.scheduler,
+                if p.recover_senders { ", senders recovered" } else { "" }
+            );
+        }
+        return Ok(());
+    }
+    let options = SweepOptions { commit: commit(), note: args.note.clone() };
+    let mut bar = Bar::new();
+    let results = run_sweep(&sweep, &options, &mut bar);
+    bar.0.finish_and_clear();
+    let results = results?;
+    let dir = folder::write_results_dir(&args.results_dir, &results)?;
+    print!("{}", table::rows_table(std::slice::from_ref(&results)));
+    for sim in &results.simulations {
+        println!();
+        print!("{}", table::simulation_markdown(sim, None));
+    }
+    eprintln!("wrote {}", dir.display());
+    Ok(())
+}
+
+/// `gigagas report DIR...`.
+pub fn report(args: ReportArgs) -> Result<()> {
+    match (&args.dirs[..], &args.out) {
+        ([dir], None) => {
+            let results = folder::render_dir(dir)?;
+            print!("{}", table::rows_table(std::slice::from_ref(&results)));
+            eprintln!("re-rendered {}", dir.display());
+        }
+        (dirs, out) => {
+            let sets = dirs.iter().map(|d| folder::load_dir(d)).collect::<Result<Vec<_>, _>>()?;
+            if let Some(out) = out {
+                folder::merge_dirs(dirs, out)?;
+                eprintln!("wrote {}", out.display());
+            }
+            if sets.len() > 1 {
+                for (i, s) in sets.iter().enumerate() {
+                    println!("{}: {} ({} cores), commit {}", table::machine_tag(i), s.machine.cpu, s.machine.cores, s.machine.commit);
+                }
+                println!();
+            }
+            print!("{}", table::rows_table(&sets));
+        }
+    }
+    Ok(())
+}
+
+/// `gigagas simulate [DUMP]`.
+pub fn simulate(args: SimulateArgs) -> Result<()> {
+    let path = args.dump.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DUMP));
+    let mut schedulers = Vec::new();
+    for s in &args.scheduler {
+        if s == "all" {
+            schedulers.extend(SchedulerKind::ALL);
+        } else {
+            schedulers.push(s.parse::<SchedulerKind>().map_err(anyhow::Error::msg).context("--scheduler")?);
+        }
+    }
+    schedulers.dedup();
+    if args.threads.contains(&0) || args.validate.contains(&0) {
+        bail!("--threads/--validate: 0 is not a thread count");
+    }
+    if args.batch.contains(&0) {
+        bail!("--batch: 0 is not a batch size");
+    }
+    if args.repeats == 0 || args.profile_repeats == 0 {
+        bail!("--repeats and --profile-repeats must be at least 1");
+    }
+    let validate = if args.no_validate { Vec::new() } else { args.validate.clone() };
+    let (replay, record) = gigagas_report::sweep::load_replay(&path)?;
+    let machine = gigagas_report::MachineInfo::detect(commit());
+    eprintln!(
+        "{}: {} blocks, {} txs, {:.3} Ggas; {} on {} cores",
+        path.display(),
+        record.blocks,
+        record.transactions,
+        record.total_gas as f64 / 1e9,
+        machine.cpu,
+        machine.cores
+    );
+    let rep = Repetition { warmup: args.warmup, repeats: args.repeats, verify: true };
+    let units = |t: usize| 1000 / t.clamp(1, machine.cores.max(1)) as u64;
+    let total = args.profile_repeats as u64 * 1000
+        + validate.iter().map(|&t| units(t) * (rep.warmup + rep.repeats) as u64).sum::<u64>()
+            * (args.batch.len() * schedulers.len()) as u64;
+    let bar = Bar::new();
+    bar.0.set_length(total);
+    bar.0.set_message("profiling items on 1 thread");
+    let profile = simulate::profile_items(&replay, args.profile_repeats, true, || bar.0.inc(1000))
+        .map_err(|d| anyhow::anyhow!("{}: verification failed: {d}", path.display()))?;
+    bar.0.set_message("validation runs");
+    let mut measure = BenchMeasure {
+        replay: &replay,
+        rep,
+        known: |_: &gigagas_executor::RunConfig| None::<(f64, f64)>,
+        after_run: |c: &gigagas_executor::RunConfig| bar.0.inc(units(c.threads)),
+        path: path.clone(),
+    };
+    let report = simulate::simulate(
+        &replay,
+        &profile,
+        (&record.name, &record.checksum),
+        &args.threads,
+        &args.batch,
+        &schedulers,
+        &validate,
+        &mut measure,
+    );
+    bar.0.finish_and_clear();
+    let report = report?;
+    print!("{}", table::simulation_markdown(&report, None));
+    if let Some(out) = &args.json {
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            machine: &'a gigagas_report::MachineInfo,
+            dump_path: String,
+            simulation: &'a gigagas_report::SimulationReport,
+        }
+        let text = serde_json::to_string_pretty(&Out { machine: &machine, dump_path: path.display().to_string(), simulation: &report })?;
+        std::fs::write(out, text).with_context(|| out.display().to_string())?;
+        eprintln!("wrote {}", out.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,333 @@
+//! Sweep configs: TOML files describing a benchmark grid.
+//!
+//! ```toml
+//! description = "Schedulers on normal blocks and on mega-blocks"
+//! dumps = ["../dumps/mainnet-like.gigagas"]   # relative to this file's folder
+//! threads = [1, 2]
+//! batch = [1, 50]
+//! schedulers = ["ols", "gas-used", "gas-limit"]
+//! recover_senders = [false]   # default [false]
+//! warmup = 1                  # default 1
+//! repeats = 3                 # default 3
+//! sequential = true           # default false: also run the sequential baseline
+//!
+//! [simulate]                  # optional: the schedule simulator on each dump
+//! threads = [1, 2, 4, 16, 64, 192]
+//! batch = [1, 50]
+//! schedulers = ["ols", "gas-used", "gas-limit"]
+//! profile_repeats = 3         # default 3: one-thread runs whose per-item medians are used
+//! validate_threads = [1, 2]   # default [1, 2]: predicted vs measured at these counts
+//! ```
+//!
+//! Relative dump paths are resolved against the folder of the config file, so a config
+//! works from any working directory. Unknown keys, empty lists, zero thread counts,
+//! batch sizes or repeats, and missing dumps are rejected with one error naming the file
+//! and the key.
+
+use gigagas_executor::{RunConfig, SchedulerKind};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Why a sweep config is rejected. The message names the file and the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{}: {source}", file.display())]
+    Read {
+        /// The config file.
+        file: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or does not match the format (unknown key, wrong type).
+    #[error("{}:{line}: {message}", file.display())]
+    Syntax {
+        /// The config file.
+        file: PathBuf,
+        /// 1-based line of the error.
+        line: usize,
+        /// The parser's message, with the key.
+        message: String,
+    },
+    /// A key has a value the sweep cannot run with.
+    #[error("{}: key `{key}`: {message}", file.display())]
+    Invalid {
+        /// The config file.
+        file: PathBuf,
+        /// The offending key (`simulate.threads` for keys of the `[simulate]` section).
+        key: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+fn default_recover() -> Vec<bool> {
+    vec![false]
+}
+fn one() -> usize {
+    1
+}
+fn three() -> usize {
+    3
+}
+fn default_validate() -> Vec<usize> {
+    vec![1, 2]
+}
+
+/// The contents of a sweep config file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepConfig {
+    /// One line shown at the top of `table.md`.
+    #[serde(default)]
+    pub description: String,
+    /// Dump files, relative to the config file's folder (or absolute).
+    pub dumps: Vec<PathBuf>,
+    /// Worker thread counts.
+    pub threads: Vec<usize>,
+    /// Mega-block sizes (blocks per parallel unit).
+    pub batch: Vec<usize>,
+    /// Schedulers: `ols`, `gas-used`, `gas-limit`.
+    pub schedulers: Vec<SchedulerKind>,
+    /// Sender recovery inside the timed work: `[false]` or `[false, true]`.
+    #[serde(default = "default_recover")]
+    pub recover_senders: Vec<bool>,
+    /// Verified but unreported runs before the measured ones, per grid point.
+    #[serde(default = "one")]
+    pub warmup: usize,
+    /// Measured runs per grid point (the table shows the median and the range).
+    #[serde(default = "three")]
+    pub repeats: usize,
+    /// Also run the sequential baseline (one revm `State`, no access list) per dump and
+    /// sender-recovery setting; parallel rows then show their speedup over it.
+    #[serde(default)]
+    pub sequential: bool,
+    /// Run the schedule simulator on each dump.
+    #[serde(default)]
+    pub simulate: Option<SimulateConfig>,
+}
+
+/// The `[simulate]` section: projected throughput on virtual workers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulateConfig {
+    /// Virtual worker counts to project.
+    pub threads: Vec<usize>,
+    /// Mega-block sizes to project.
+    pub batch: Vec<usize>,
+    /// Schedulers to project.
+    pub schedulers: Vec<SchedulerKind>,
+    /// One-thread runs whose per-item median times feed the model.
+    #[serde(default = "three")]
+    pub profile_repeats: usize,
+    /// Thread counts at which predictions are checked against runs measured right after
+    /// profiling (every simulated batch × scheduler). Empty: no validation.
+    #[serde(default = "default_validate")]
+    pub validate_threads: Vec<usize>,
+}
+
+/// A loaded, validated sweep config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sweep {
+    /// Name: the file stem (`bench-configs/schedulers.toml` → `schedulers`), used as the
+    /// results folder `results/<name>/`.
+    pub name: String,
+    /// The config file.
+    pub file: PathBuf,
+    /// What the file says.
+    pub config: SweepConfig,
+    /// The dumps, resolved against the config file's folder.
+    pub dump_paths: Vec<PathBuf>,
+}
+
+impl SweepConfig {
+    /// Read, parse and validate a config file; relative dump paths are resolved against
+    /// the file's folder and must exist.
+    pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
+        let text = std::fs::read_to_string(file)
+            .map_err(|source| ConfigError::Read { file: file.to_path_buf(), source })?;
+        let config = Self::parse(&text, file)?;
+        let dir = file.parent().unwrap_or(Path::new(""));
+        let mut dump_paths = Vec::with_capacity(config.dumps.len());
+        for d in &config.dumps {
+            let p = if d.is_absolute() { d.clone() } else { dir.join(d) };
+            if !p.is_file() {
+                return Err(ConfigError::Invalid {
+                    file: file.to_path_buf(),
+                    key: "dumps".into(),
+                    message: format!(
+                        "{}: no such file (resolved to {}; paths are relative to the config file's folder)",
+                        d.display(),
+                        p.display()
+                    ),
+                });
+            }
+            dump_paths.push(p);
+        }
+        let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sweep".into());
+        Ok(Sweep { name, file: file.to_path_buf(), config, dump_paths })
+    }
+
+    /// Parse and validate config text (`file` only names it in errors; dump paths are not
+    /// checked here).
+    pub fn parse(text: &str, file: &Path) -> Result<Self, ConfigError> {
+        let config: SweepConfig = toml::from_str(text).map_err(|e| syntax_error(file, text, &e))?;
+        config.validate(file)?;
+        Ok(config)
+    }
+
+    fn validate(&self, file: &Path) -> Result<(), ConfigError> {
+        let bad = |key: &str, message: String| ConfigError::Invalid { file: file.to_path_buf(), key: key.into(), message };
+        let nonempty = |key: &str, len: usize| {
+            if len == 0 { Err(bad(key, "empty list: the grid would have no points".into())) } else { Ok(()) }
+        };
+        let positive = |key: &str, values: &[usize], what: &str| match values.iter().find(|&&v| v == 0) {
+            Some(_) => Err(bad(key, format!("0 is not a {what}"))),
+            None => Ok(()),
+        };
+        nonempty("dumps", self.dumps.len())?;
+        nonempty("threads", self.threads.len())?;
+        positive("threads", &self.threads, "thread count")?;
+        nonempty("batch", self.batch.len())?;
+        positive("batch", &self.batch, "batch size")?;
+        nonempty("schedulers", self.schedulers.len())?;
+        nonempty("recover_senders", self.recover_senders.len())?;
+        if self.repeats == 0 {
+            return Err(bad("repeats", "at least one measured run is needed".into()));
+        }
+        if let Some(sim) = &self.simulate {
+            nonempty("simulate.threads", sim.threads.len())?;
+            positive("simulate.threads", &sim.threads, "thread count")?;
+            nonempty("simulate.batch", sim.batch.len())?;
+            positive("simulate.batch", &sim.batch, "batch size")?;
+            nonempty("simulate.schedulers", sim.schedulers.len())?;
+            positive("simulate.validate_threads", &sim.validate_threads, "thread count")?;
+            if sim.profile_repeats == 0 {
+                return Err(bad("simulate.profile_repeats", "at least one profiling run is needed".into()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The parallel grid points, in run order (recover, threads, batch, scheduler).
+    pub fn points(&self) -> Vec<RunConfig> {
+        let mut points = Vec::new();
+        for &recover_senders in &self.recover_senders {
+            for &threads in &self.threads {
+                for &batch in &self.batch {
+                    for &scheduler in &self.schedulers {
+                        points.push(RunConfig { threads, batch, scheduler, recover_senders });
+                    }
+                }
+            }
+        }
+        points
+    }
+}
+
+/// Turn a toml error into one line: `file:line: key `k`: message`.
+fn syntax_error(file: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
+    let (line, key) = match e.span() {
+        Some(span) => {
+            let start = span.start.min(text.len());
+            let line_no = text[..start].matches('\n').count() + 1;
+            let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+            let line_text = text[line_start..].lines().next().unwrap_or("");
+            let section = text[..line_start]
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix('[').and_then(|l| l.split_once(']')).map(|(t, _)| t.trim()))
+                .rfind(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)));
+            let key = line_text
+                .split_once('=')
+                .map(|(k, _)| k.trim().trim_matches('"').to_string())
+                .filter(|k| !k.is_empty() && !k.starts_with('['))
+                .map(|k| match section {
+                    Some(t) => format!("{t}.{k}"),
+                    None => k,
+                });
+            (line_no, key)
+        }
+        None => (1, None),
+    };
+    let message = e.message().trim().replace('\n', " ");
+    let message = match key {
+        Some(k) if !message.contains(&format!("`{k}`")) => format!("key `{k}`: {message}"),
+        _ => message,
+    };
+    ConfigError::Syntax { file: file.to_path_buf(), line, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+dumps = ["../dumps/mainnet-like.gigagas"]
+threads = [1, 2]
+batch = [1, 50]
+schedulers = ["ols", "gas-used"]
+"#;
+
+    fn err(text: &str) -> String {
+        SweepConfig::parse(text, Path::new("bench-configs/x.toml")).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn parses_with_defaults() {
+        let c = SweepConfig::parse(GOOD, Path::new("x.toml")).unwrap();
+        assert_eq!(c.recover_senders, [false]);
+        assert_eq!((c.warmup, c.repeats, c.sequential), (1, 3, false));
+        assert_eq!(c.points().len(), 2 * 2 * 2);
+        assert!(c.simulate.is_none());
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = err(&format!("{GOOD}\nrepeat = 3\n"));
+        assert!(e.starts_with("bench-configs/x.toml:7: "), "{e}");
+        assert!(e.contains("unknown field `repeat`"), "{e}");
+        let e = err(&format!("{GOOD}\n[simulate]\nthreads = [4]\nbatch = [1]\nschedulers = [\"ols\"]\nfoo = 1\n"));
+        assert!(e.contains("unknown field `foo`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_names_the_key() {
+        let e = err("dumps = [\"a\"]\nthreads = \"two\"\nbatch = [1]\nschedulers = [\"ols\"]\n");
+        assert!(e.starts_with("bench-configs/x.toml:2: key `threads`"), "{e}");
+        let e = err("dumps = [\"a\"]\nthreads = [1]\nbatch = [1]\nschedulers = [\"fifo\"]\n");
+        assert!(e.contains("fifo") && e.contains("schedulers"), "{e}");
+        let e = err(&format!("{GOOD}[simulate]\nthreads = [4]\nbatch = [1]\nschedulers = [\"lifo\"]\n"));
+        assert!(e.contains(":9: key `simulate.schedulers`: unknown variant `lifo`"), "{e}");
+    }
+
+    #[test]
+    fn empty_grid_and_zero_threads_are_rejected() {
+        let e = err("dumps = [\"a\"]\nthreads = []\nbatch = [1]\nschedulers = [\"ols\"]\n");
+        assert_eq!(e, "bench-configs/x.toml: key `threads`: empty list: the grid would have no points");
+        let e = err("dumps = [\"a\"]\nthreads = [1, 0]\nbatch = [1]\nschedulers = [\"ols\"]\n");
+        assert_eq!(e, "bench-configs/x.toml: key `threads`: 0 is not a thread count");
+        let e = err("dumps = []\nthreads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\n");
+        assert!(e.contains("key `dumps`"), "{e}");
+        let e = err("dumps = [\"a\"]\nthreads = [1]\nbatch = [0]\nschedulers = [\"ols\"]\n");
+        assert!(e.contains("key `batch`: 0 is not a batch size"), "{e}");
+        let e = err(&format!("{GOOD}repeats = 0\n"));
+        assert!(e.contains("key `repeats`"), "{e}");
+        let e = err(&format!("{GOOD}[simulate]\nthreads = [0]\nbatch = [1]\nschedulers = [\"ols\"]\n"));
+        assert!(e.contains("key `simulate.threads`: 0 is not a thread count"), "{e}");
+    }
+
+    #[test]
+    fn missing_key_is_named() {
+        let e = err("dumps = [\"a\"]\nthreads = [1]\nschedulers = [\"ols\"]\n");
+        assert!(e.contains("missing field `batch`"), "{e}");
+    }
+
+    #[test]
+    fn missing_dump_names_file_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, GOOD).unwrap();
+        let e = SweepConfig::load(&file).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}: key `dumps`: ../dumps/mainnet-like.gigagas: no such file", file.display())), "{e}");
+    }
+}

@@ -1,0 +1,39 @@
+//! Benchmark sweeps for gigagas: configs, results folders, tables, plots and a schedule
+//! simulator.
+//!
+//! - [`config`]: a sweep is a TOML file (`bench-configs/*.toml`) naming dumps and the grid
+//!   (threads × batch × scheduler × sender recovery), repetitions, an optional sequential
+//!   baseline and an optional simulation. [`SweepConfig::load`] rejects a bad file with one
+//!   error naming the file and the key.
+//! - [`sweep`]: [`run_sweep`] loads each dump, runs every grid point through the executor's
+//!   public benchmark API ([`gigagas_executor::Replay::bench_parallel`] and
+//!   [`gigagas_executor::Replay::bench_sequential`]), every run verified, and collects a
+//!   [`SweepResults`].
+//! - [`results`]: the results model (serde), stored as `results.json`.
+//! - [`table`] and [`plot`]: `table.md`, `results.csv` and SVG plots, rendered from results
+//!   (one machine, or several merged).
+//! - [`folder`]: writes `results/<name>/<YYYY-MM-DD>-<commit>/` atomically and re-renders
+//!   existing folders.
+//! - [`simulate`]: per-item times from a one-thread run, list-scheduled onto N virtual
+//!   workers in each scheduler's order, validated against measured runs.
+//! - [`machine`]: CPU, cores, memory, OS, rustc and commit of the measuring machine.
+
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod error;
+pub mod folder;
+pub mod machine;
+pub mod plot;
+pub mod results;
+pub mod simulate;
+pub mod sweep;
+pub mod table;
+
+pub use config::{ConfigError, SimulateConfig, Sweep, SweepConfig};
+pub use error::ReportError;
+pub use folder::{render_dir, write_results_dir};
+pub use machine::MachineInfo;
+pub use results::{DumpRecord, Mode, ResultRow, SweepResults};
+pub use simulate::{ItemProfile, Projection, SimulationReport, Validation};
+pub use sweep::{Progress, SweepOptions, run_sweep};

@@ -1,0 +1,121 @@
+//! What results record about the machine and build they were measured on.
+
+use serde::{Deserialize, Serialize};
+use std::{path::Path, process::Command};
+
+/// Machine and build facts, for reproducibility and for merging results of several
+/// machines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineInfo {
+    /// CPU model name (`/proc/cpuinfo`).
+    pub cpu: String,
+    /// Logical cores available to the process.
+    pub cores: usize,
+    /// Total memory, GiB.
+    pub memory_gib: f64,
+    /// Operating system: distribution (if known), kernel, architecture.
+    pub os: String,
+    /// `rustc --version` at run time, or `unknown` if rustc is not on the path.
+    pub rustc: String,
+    /// Git commit of the measured code (`-dirty` if the tree had changes).
+    pub commit: String,
+    /// Free-form note about the conditions (e.g. "shared VM, other compiles running").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl MachineInfo {
+    /// Read this machine's facts; `commit` is the build's commit (see [`git_commit`]).
+    pub fn detect(commit: impl Into<String>) -> Self {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, s)| s.trim().to_string())
+            .unwrap_or_else(|| "unknown".into());
+        let memory_gib = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| {
+                m.lines()
+                    .find(|l| l.starts_with("MemTotal"))
+                    .and_then(|l| l.split_whitespace().nth(1))
+                    .and_then(|kb| kb.parse::<f64>().ok())
+            })
+            .map(|kb| (kb / 1024.0 / 1024.0 * 10.0).round() / 10.0)
+            .unwrap_or(0.0);
+        let distro = std::fs::read_to_string("/etc/os-release").ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        });
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok().map(|s| s.trim().to_string());
+        let os = [distro, Some(std::env::consts::OS.to_string()), kernel, Some(std::env::consts::ARCH.to_string())]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+        Self {
+            cpu,
+            cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            memory_gib,
+            os,
+            rustc: command_line("rustc", &["--version"], None).unwrap_or_else(|| "unknown".into()),
+            commit: commit.into(),
+            note: None,
+        }
+    }
+
+    /// Short label for merged tables and plot legends: `CPU ×cores`.
+    pub fn label(&self) -> String {
+        format!("{} x{}", self.cpu, self.cores)
+    }
+}
+
+/// The short commit of the git checkout containing `dir` (`-dirty` when tracked files
+/// changed), or `unknown` outside a checkout.
+pub fn git_commit(dir: &Path) -> String {
+    let Some(hash) = command_line("git", &["rev-parse", "--short=12", "HEAD"], Some(dir)) else {
+        return "unknown".into();
+    };
+    let dirty = Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .current_dir(dir)
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty());
+    if dirty { format!("{hash}-dirty") } else { hash }
+}
+
+/// First line of a command's output, if it ran successfully.
+fn command_line(program: &str, args: &[&str], dir: Option<&Path>) -> Option<String> {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    if let Some(d) = dir {
+        cmd.current_dir(d);
+    }
+    let out = cmd.output().ok().filter(|o| o.status.success())?;
+    let line = String::from_utf8_lossy(&out.stdout).lines().next()?.trim().to_string();
+    (!line.is_empty()).then_some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_something() {
+        let m = MachineInfo::detect("abc");
+        assert!(m.cores >= 1);
+        assert_eq!(m.commit, "abc");
+        assert!(!m.os.is_empty());
+        assert!(m.label().contains(&format!("x{}", m.cores)));
+        let back: MachineInfo = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(back, m);
+    }
+
+    #[test]
+    fn commit_of_this_checkout_or_unknown() {
+        let c = git_commit(Path::new(env!("CARGO_MANIFEST_DIR")));
+        assert!(!c.is_empty());
+    }
+}

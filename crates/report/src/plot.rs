@@ -1,0 +1,451 @@
+//! SVG plots (plotters, SVG backend only): throughput against threads with the ideal
+//! linear line and the critical-path bound, throughput against batch size, the
+//! longest-transaction share of total time, and the simulator's projection.
+//!
+//! Every plot has a title, labelled axes and a legend. With several result sets
+//! (machines) merged, series labels start with the machine tag (`M1`, `M2`, ...).
+
+use crate::{
+    results::{Mode, ResultRow, SweepResults},
+    table::machine_tag,
+};
+use gigagas_executor::SchedulerKind;
+use plotters::prelude::*;
+
+/// One rendered plot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlotFile {
+    /// File name, e.g. `ggas-vs-threads-batch50.svg`.
+    pub name: String,
+    /// The SVG document.
+    pub svg: String,
+}
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    /// Solid line with point markers: measured or projected values.
+    Measured,
+    /// Dashed: the ideal linear scaling.
+    Ideal,
+    /// Short dashes: the critical-path bound.
+    Bound,
+    /// Markers only.
+    Points,
+}
+
+/// A named series of (x, y) points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend text.
+    pub label: String,
+    /// Points, sorted by x.
+    pub points: Vec<(f64, f64)>,
+    /// How it is drawn.
+    pub kind: LineKind,
+    /// Colour index into the palette.
+    pub color: usize,
+}
+
+/// A line chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// Title.
+    pub title: String,
+    /// X-axis label.
+    pub x_desc: String,
+    /// Y-axis label.
+    pub y_desc: String,
+    /// Logarithmic x axis.
+    pub log_x: bool,
+    /// Largest y value to show (else 105 % of the largest value); the axis extends
+    /// above it to make room for the legend.
+    pub y_max: Option<f64>,
+    /// The series.
+    pub series: Vec<Series>,
+}
+
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+fn xml_safe(s: &str) -> String {
+    s.replace('&', "and").replace(['<', '>', '"'], "")
+}
+
+fn tick_label(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-6 { format!("{}", v.round() as i64) } else { String::new() }
+}
+
+macro_rules! draw_chart {
+    ($root:expr, $chart:expr, $x_spec:expr, $y_max:expr) => {{
+        let chart: &Chart = $chart;
+        let mut ctx = ChartBuilder::on($root)
+            .caption(xml_safe(&chart.title), ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(65)
+            .build_cartesian_2d($x_spec, 0f64..$y_max)
+            .map_err(|e| e.to_string())?;
+        ctx.configure_mesh()
+            .x_desc(xml_safe(&chart.x_desc))
+            .y_desc(xml_safe(&chart.y_desc))
+            .x_label_formatter(&|v| tick_label(*v))
+            .y_label_formatter(&|v| if $y_max > 20.0 { format!("{v:.0}") } else { format!("{v:.2}") })
+            .axis_desc_style(("sans-serif", 15))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for s in &chart.series {
+            let color = PALETTE[s.color % PALETTE.len()];
+            let pts = s.points.clone();
+            let label = xml_safe(&s.label);
+            match s.kind {
+                LineKind::Measured => {
+                    ctx.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                        .map_err(|e| e.to_string())?
+                        .label(label)
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+                    ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| e.to_string())?;
+                }
+                LineKind::Ideal | LineKind::Bound => {
+                    let (dash, gap, width) = if s.kind == LineKind::Ideal { (8, 5, 1) } else { (3, 3, 2) };
+                    ctx.draw_series(DashedLineSeries::new(pts, dash, gap, color.stroke_width(width)))
+                        .map_err(|e| e.to_string())?
+                        .label(label)
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(width)));
+                }
+                LineKind::Points => {
+                    ctx.draw_series(PointSeries::of_element(pts, 5, color.stroke_width(2), &|c, s, st| {
+                        EmptyElement::at(c) + Cross::new((0, 0), s, st)
+                    }))
+                    .map_err(|e| e.to_string())?
+                    .label(label)
+                    .legend(move |(x, y)| Cross::new((x + 10, y), 5, color.stroke_width(2)));
+                }
+            }
+        }
+        ctx.configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(160, 160, 160))
+            .label_font(("sans-serif", 13))
+            .draw()
+            .map_err(|e| e.to_string())?;
+    }};
+}
+
+/// Render a chart as an SVG document (900 × 560).
+pub fn render_svg(chart: &Chart) -> Result<String, String> {
+    let xs: Vec<f64> = chart.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+    let ys = chart.series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let (mut x0, mut x1) = xs.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    if xs.is_empty() {
+        (x0, x1) = (1.0, 2.0);
+    }
+    // Leave room above the data for the legend (upper left): ~22 px per entry of a
+    // ~450 px high plot area.
+    let legend = (chart.series.len() as f64 * 22.0 + 16.0) / 450.0;
+    let data_max = chart.y_max.unwrap_or_else(|| ys.fold(0f64, f64::max) * 1.05);
+    let y_max = (data_max / (1.0 - legend.min(0.6))).max(1e-6);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        if chart.log_x {
+            let (lo, hi) = (x0.max(1e-3) / 1.3, x1.max(1e-3) * 1.3);
+            draw_chart!(&root, chart, (lo..hi).log_scale(), y_max);
+        } else {
+            let pad = ((x1 - x0) * 0.05).max(0.25);
+            draw_chart!(&root, chart, (x0 - pad)..(x1 + pad), y_max);
+        }
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+fn distinct<T: PartialEq + Copy + PartialOrd>(it: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = Vec::new();
+    for x in it {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).expect("comparable"));
+    v
+}
+
+fn parallel_rows(set: &SweepResults) -> impl Iterator<Item = &ResultRow> {
+    set.rows.iter().filter(|r| r.mode == Mode::BalParallel)
+}
+
+/// Groups of rows drawn together: same dump and sender recovery.
+fn groups(sets: &[SweepResults]) -> Vec<(String, bool)> {
+    let mut g: Vec<(String, bool)> = Vec::new();
+    for r in sets.iter().flat_map(parallel_rows) {
+        if !g.contains(&(r.dump.clone(), r.recover_senders)) {
+            g.push((r.dump.clone(), r.recover_senders));
+        }
+    }
+    g
+}
+
+fn suffix(dump: &str, recover: bool, many_dumps: bool) -> String {
+    let mut s = String::new();
+    if many_dumps {
+        s.push('-');
+        s.push_str(&dump.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
+    }
+    if recover {
+        s.push_str("-senders");
+    }
+    s
+}
+
+fn title_tail(dump: &str, recover: bool) -> String {
+    format!("{dump}{}", if recover { ", senders recovered" } else { "" })
+}
+
+fn prefix(merged: bool, i: usize) -> String {
+    if merged { format!("{} ", machine_tag(i)) } else { String::new() }
+}
+
+/// Every plot the results support (a plot needs at least two x values).
+pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, String> {
+    let merged = sets.len() > 1;
+    let all_groups = groups(sets);
+    let many_dumps = distinct(all_groups.iter().map(|g| g.0.as_str())).len() > 1;
+    let mut charts: Vec<(String, Chart)> = Vec::new();
+    for (dump, recover) in &all_groups {
+        let in_group = |r: &&ResultRow| &r.dump == dump && r.recover_senders == *recover;
+        let rows = || sets.iter().flat_map(parallel_rows).filter(in_group);
+        let threads = distinct(rows().map(|r| r.threads));
+        let batches = distinct(rows().map(|r| r.batch));
+        let sfx = suffix(dump, *recover, many_dumps);
+        // GGas/s vs threads, per batch.
+        if threads.len() > 1 {
+            for &b in &batches {
+                let mut series = Vec::new();
+                for (i, set) in sets.iter().enumerate() {
+                    let pts = |s: SchedulerKind| -> Vec<(f64, f64)> {
+                        let mut v: Vec<(f64, f64)> = parallel_rows(set)
+                            .filter(in_group)
+                            .filter(|r| r.batch == b && r.scheduler == Some(s))
+                            .map(|r| (r.threads as f64, r.summary.median.ggas_per_s))
+                            .collect();
+                        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+                        v
+                    };
+                    let here: Vec<&ResultRow> = parallel_rows(set).filter(in_group).filter(|r| r.batch == b).collect();
+                    if here.is_empty() {
+                        continue;
+                    }
+                    for (k, s) in SchedulerKind::ALL.into_iter().enumerate() {
+                        let p = pts(s);
+                        if !p.is_empty() {
+                            series.push(Series { label: format!("{}{s}", prefix(merged, i)), points: p, kind: LineKind::Measured, color: i * 3 + k });
+                        }
+                    }
+                    let ts = distinct(here.iter().map(|r| r.threads));
+                    let t0 = ts[0];
+                    let g0 = here.iter().filter(|r| r.threads == t0).map(|r| r.summary.median.ggas_per_s).fold(0.0, f64::max);
+                    let ideal = ts.iter().map(|&t| (t as f64, g0 * t as f64 / t0 as f64)).collect();
+                    series.push(Series { label: format!("{}ideal linear", prefix(merged, i)), points: ideal, kind: LineKind::Ideal, color: 7 + i });
+                    let bound = ts
+                        .iter()
+                        .map(|&t| {
+                            let g = here.iter().filter(|r| r.threads == t).map(|r| r.bound_ggas_per_s()).fold(0.0, f64::max);
+                            (t as f64, g)
+                        })
+                        .collect();
+                    series.push(Series {
+                        label: format!("{}critical-path bound", prefix(merged, i)),
+                        points: bound,
+                        kind: LineKind::Bound,
+                        color: 3 + 3 * i,
+                    });
+                }
+                charts.push((
+                    format!("ggas-vs-threads-batch{b}{sfx}.svg"),
+                    Chart {
+                        title: format!("Throughput vs threads, batch {b} ({})", title_tail(dump, *recover)),
+                        x_desc: "threads".into(),
+                        y_desc: "GGas/s".into(),
+                        log_x: false,
+                        y_max: None,
+                        series,
+                    },
+                ));
+            }
+        }
+        // GGas/s vs batch size, per thread count.
+        if batches.len() > 1 {
+            for &t in &threads {
+                let mut series = Vec::new();
+                for (i, set) in sets.iter().enumerate() {
+                    for (k, s) in SchedulerKind::ALL.into_iter().enumerate() {
+                        let mut p: Vec<(f64, f64)> = parallel_rows(set)
+                            .filter(in_group)
+                            .filter(|r| r.threads == t && r.scheduler == Some(s))
+                            .map(|r| (r.batch as f64, r.summary.median.ggas_per_s))
+                            .collect();
+                        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+                        if !p.is_empty() {
+                            series.push(Series { label: format!("{}{s}", prefix(merged, i)), points: p, kind: LineKind::Measured, color: i * 3 + k });
+                        }
+                    }
+                }
+                charts.push((
+                    format!("ggas-vs-batch-threads{t}{sfx}.svg"),
+                    Chart {
+                        title: format!("Throughput vs batch size, {t} threads ({})", title_tail(dump, *recover)),
+                        x_desc: "batch size (blocks per mega-block)".into(),
+                        y_desc: "GGas/s".into(),
+                        log_x: true,
+                        y_max: None,
+                        series,
+                    },
+                ));
+            }
+        }
+        // Longest-transaction share: against threads if several, else against batch size.
+        let (by_threads, xs_len) = if threads.len() > 1 { (true, threads.len()) } else { (false, batches.len()) };
+        if xs_len > 1 {
+            let mut series = Vec::new();
+            let others: Vec<usize> = if by_threads { batches.clone() } else { threads.clone() };
+            let mut color = 0;
+            for (i, set) in sets.iter().enumerate() {
+                for s in SchedulerKind::ALL {
+                    for &o in &others {
+                        let mut p: Vec<(f64, f64)> = parallel_rows(set)
+                            .filter(in_group)
+                            .filter(|r| r.scheduler == Some(s) && if by_threads { r.batch == o } else { r.threads == o })
+                            .map(|r| (if by_threads { r.threads } else { r.batch } as f64, r.longest_share() * 100.0))
+                            .collect();
+                        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+                        if p.is_empty() {
+                            continue;
+                        }
+                        let what = if by_threads { format!("batch {o}") } else { format!("{o} threads") };
+                        series.push(Series { label: format!("{}{s}, {what}", prefix(merged, i)), points: p, kind: LineKind::Measured, color });
+                        color += 1;
+                    }
+                }
+            }
+            charts.push((
+                format!("longest-tx-share{sfx}.svg"),
+                Chart {
+                    title: format!("Longest-transaction latency as a share of total time ({})", title_tail(dump, *recover)),
+                    x_desc: if by_threads { "threads".into() } else { "batch size (blocks per mega-block)".into() },
+                    y_desc: "longest tx / total (%)".into(),
+                    log_x: !by_threads,
+                    y_max: Some(100.0),
+                    series,
+                },
+            ));
+        }
+    }
+    // Simulator projections.
+    for (i, set) in sets.iter().enumerate() {
+        for sim in &set.simulations {
+            let mut series = Vec::new();
+            let mut keys: Vec<(usize, SchedulerKind)> = Vec::new();
+            for p in &sim.projections {
+                if !keys.contains(&(p.batch, p.scheduler)) {
+                    keys.push((p.batch, p.scheduler));
+                }
+            }
+            for (k, &(b, s)) in keys.iter().enumerate() {
+                let mut pts: Vec<(f64, f64)> = sim
+                    .projections
+                    .iter()
+                    .filter(|p| p.batch == b && p.scheduler == s)
+                    .map(|p| (p.threads as f64, p.ggas_per_s))
+                    .collect();
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                series.push(Series { label: format!("projected: batch {b}, {s}"), points: pts, kind: LineKind::Measured, color: k });
+            }
+            let measured: Vec<(f64, f64)> = sim
+                .validations
+                .iter()
+                .map(|v| (v.threads as f64, sim.total_gas as f64 / 1e9 / v.measured_s.max(f64::MIN_POSITIVE)))
+                .collect();
+            if !measured.is_empty() {
+                series.push(Series { label: "measured (validation runs)".into(), points: measured, kind: LineKind::Points, color: 9 });
+            }
+            let tag = if merged { format!("-m{}", i + 1) } else { String::new() };
+            let dump_sfx = if many_dumps || set.simulations.len() > 1 { suffix(&sim.dump, false, true) } else { String::new() };
+            charts.push((
+                format!("simulated-ggas-vs-threads{dump_sfx}{tag}.svg"),
+                Chart {
+                    title: format!("Schedule simulator: projected throughput ({}{})", sim.dump, if merged { format!(", {}", machine_tag(i)) } else { String::new() }),
+                    x_desc: "virtual threads".into(),
+                    y_desc: "projected GGas/s".into(),
+                    log_x: true,
+                    y_max: None,
+                    series,
+                },
+            ));
+        }
+    }
+    charts
+        .into_iter()
+        .map(|(name, chart)| render_svg(&chart).map(|svg| PlotFile { name, svg }))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::tests::sample;
+
+    fn texts(svg: &str) -> Vec<String> {
+        let doc = roxmltree::Document::parse(svg).expect("valid XML");
+        doc.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).map(|t| t.trim().to_string()).collect()
+    }
+
+    #[test]
+    fn plots_are_valid_svg_with_axes_and_legend() {
+        let plots = render_plots(&[sample("CPU")]).unwrap();
+        let names: Vec<&str> = plots.iter().map(|p| p.name.as_str()).collect();
+        assert!(names.contains(&"ggas-vs-threads-batch1.svg"), "{names:?}");
+        assert!(names.contains(&"ggas-vs-threads-batch50.svg"));
+        assert!(names.contains(&"ggas-vs-batch-threads2.svg"));
+        assert!(names.contains(&"longest-tx-share.svg"));
+        let threads = &plots.iter().find(|p| p.name == "ggas-vs-threads-batch50.svg").unwrap().svg;
+        let t = texts(threads);
+        for want in ["threads", "GGas/s", "ols", "gas-used", "ideal linear", "critical-path bound"] {
+            assert!(t.iter().any(|x| x == want), "missing {want} in {t:?}");
+        }
+    }
+
+    #[test]
+    fn merged_plots_label_machines() {
+        let plots = render_plots(&[sample("A"), sample("B")]).unwrap();
+        let svg = &plots.iter().find(|p| p.name == "ggas-vs-threads-batch1.svg").unwrap().svg;
+        let t = texts(svg);
+        assert!(t.iter().any(|x| x == "M1 ols") && t.iter().any(|x| x == "M2 ideal linear"), "{t:?}");
+    }
+
+    #[test]
+    fn single_point_chart_still_renders() {
+        let chart = Chart {
+            title: "t".into(),
+            x_desc: "x".into(),
+            y_desc: "y".into(),
+            log_x: false,
+            y_max: None,
+            series: vec![Series { label: "one".into(), points: vec![(1.0, 0.0)], kind: LineKind::Measured, color: 0 }],
+        };
+        texts(&render_svg(&chart).unwrap());
+    }
+}

@@ -1,0 +1,250 @@
+//! The results model: what `results.json` holds.
+
+use crate::{config::SweepConfig, error::ReportError, machine::MachineInfo, simulate::SimulationReport};
+use gigagas_executor::{SchedulerKind, Summary};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Version of the `results.json` layout; bumped on incompatible changes.
+pub const RESULTS_FORMAT: u32 = 1;
+
+/// Everything one sweep measured on one machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepResults {
+    /// [`RESULTS_FORMAT`] of the writer.
+    pub format: u32,
+    /// Sweep name (the config file's stem).
+    pub name: String,
+    /// The config's description.
+    #[serde(default)]
+    pub description: String,
+    /// When the sweep started, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub started_utc: String,
+    /// The machine and build.
+    pub machine: MachineInfo,
+    /// The config as it was run.
+    pub config: SweepConfig,
+    /// The dumps, with their checksums.
+    pub dumps: Vec<DumpRecord>,
+    /// One row per grid point (and sequential baseline), every repeat included.
+    pub rows: Vec<ResultRow>,
+    /// Schedule simulations, one per dump, if the config asked for them.
+    #[serde(default)]
+    pub simulations: Vec<SimulationReport>,
+}
+
+/// A dump a sweep ran on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DumpRecord {
+    /// The dump's name (from its metadata).
+    pub name: String,
+    /// The path as written in the config.
+    pub path: String,
+    /// xxh3-64 of the dump's content, 16 hex digits.
+    pub checksum: String,
+    /// File size, bytes.
+    pub size_bytes: u64,
+    /// Blocks.
+    pub blocks: usize,
+    /// Transactions.
+    pub transactions: usize,
+    /// Gas used by all blocks.
+    pub total_gas: u64,
+}
+
+/// What a row measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// One revm `State`, no access list: how a client executes today.
+    Sequential,
+    /// Every transaction on its own access-list view, in parallel.
+    BalParallel,
+}
+
+impl Mode {
+    /// Name used in tables and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Sequential => "sequential",
+            Mode::BalParallel => "bal-parallel",
+        }
+    }
+}
+
+/// One grid point (or a sequential baseline) with all its repeats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultRow {
+    /// Dump name.
+    pub dump: String,
+    /// Dump checksum (16 hex digits).
+    pub dump_checksum: String,
+    /// Sequential baseline or parallel replay.
+    pub mode: Mode,
+    /// Worker threads (1 for the sequential baseline).
+    pub threads: usize,
+    /// Blocks per mega-block (1 for the sequential baseline).
+    pub batch: usize,
+    /// Scheduler (`None` for the sequential baseline).
+    pub scheduler: Option<SchedulerKind>,
+    /// Senders recovered inside the timed work.
+    pub recover_senders: bool,
+    /// Warm-up runs before the measured ones.
+    pub warmup: usize,
+    /// Measured runs.
+    pub repeats: usize,
+    /// Every run was verified against receipts and access lists.
+    pub verified: bool,
+    /// Gas used by all blocks.
+    pub total_gas: u64,
+    /// Number of batches (mega-blocks).
+    pub batches: usize,
+    /// Mean gas per batch.
+    pub avg_batch_gas: f64,
+    /// Median throughput over the sequential baseline's (same dump, same sender
+    /// recovery), if it was run.
+    pub speedup_vs_sequential: Option<f64>,
+    /// Median, range and every repeat's figures.
+    pub summary: Summary,
+}
+
+impl ResultRow {
+    /// Scheduler name, `-` for the sequential baseline.
+    pub fn scheduler_name(&self) -> &'static str {
+        self.scheduler.map_or("-", |s| s.name())
+    }
+
+    /// Median throughput, Mgas/s.
+    pub fn mgas_per_s(&self) -> f64 {
+        self.summary.median.ggas_per_s * 1e3
+    }
+
+    /// Longest-transaction latency as a share of the median wall time.
+    pub fn longest_share(&self) -> f64 {
+        self.summary.median.longest_tx_s / self.summary.median.wall_s.max(f64::MIN_POSITIVE)
+    }
+
+    /// Throughput the critical-path bound allows, Ggas/s.
+    pub fn bound_ggas_per_s(&self) -> f64 {
+        self.total_gas as f64 / 1e9 / self.summary.median.bound_s.max(f64::MIN_POSITIVE)
+    }
+}
+
+impl SweepResults {
+    /// Read a `results.json`.
+    pub fn load(path: &Path) -> Result<Self, ReportError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ReportError::io(path, e))?;
+        let results: Self =
+            serde_json::from_str(&text).map_err(|source| ReportError::Json { path: path.to_path_buf(), source })?;
+        if results.format > RESULTS_FORMAT {
+            return Err(ReportError::Invalid(format!(
+                "{}: results format {} is newer than this build's {RESULTS_FORMAT}",
+                path.display(),
+                results.format
+            )));
+        }
+        Ok(results)
+    }
+
+    /// The results as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("results serialize")
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use gigagas_executor::Metrics;
+
+    pub(crate) fn metrics(wall_s: f64, gas: u64, threads: f64) -> Metrics {
+        Metrics {
+            wall_s,
+            ggas_per_s: gas as f64 / 1e9 / wall_s,
+            longest_tx_s: 0.1 * wall_s * threads / 2.0,
+            bound_s: wall_s * 0.97,
+            efficiency: 0.97,
+            work_s: wall_s * threads,
+            utilisation: 0.95,
+        }
+    }
+
+    /// A synthetic result set: threads 1, 2, 4 × batch 1, 50 × ols, gas-used, plus a baseline.
+    pub(crate) fn sample(cpu: &str) -> SweepResults {
+        let gas = 2_000_000_000u64;
+        let mut rows = Vec::new();
+        let row = |mode, threads, batch, scheduler, wall: f64| {
+            let reps = vec![metrics(wall * 1.02, gas, threads as f64), metrics(wall, gas, threads as f64), metrics(wall * 0.99, gas, threads as f64)];
+            ResultRow {
+                dump: "mainnet-like".into(),
+                dump_checksum: "0123456789abcdef".into(),
+                mode,
+                threads,
+                batch,
+                scheduler,
+                recover_senders: false,
+                warmup: 1,
+                repeats: 3,
+                verified: true,
+                total_gas: gas,
+                batches: 100 / batch,
+                avg_batch_gas: gas as f64 / (100 / batch) as f64,
+                speedup_vs_sequential: Some(4.0 / wall),
+                summary: Summary::of(reps, [10_000, 20_000, 4_000_000]),
+            }
+        };
+        rows.push(row(Mode::Sequential, 1, 1, None, 4.0));
+        for threads in [1usize, 2, 4] {
+            for batch in [1usize, 50] {
+                for s in [SchedulerKind::Ols, SchedulerKind::GasUsed] {
+                    let eff = if batch == 1 { 0.7 } else { 0.95 };
+                    let wall = 4.1 / (threads as f64 * if threads == 1 { 1.0 } else { eff });
+                    rows.push(row(Mode::BalParallel, threads, batch, Some(s), wall));
+                }
+            }
+        }
+        let mut machine = MachineInfo::detect("0000000c0ffee");
+        machine.cpu = cpu.into();
+        SweepResults {
+            format: RESULTS_FORMAT,
+            name: "sample".into(),
+            description: "synthetic rows".into(),
+            started_utc: "2025-01-01T00:00:00Z".into(),
+            machine,
+            config: SweepConfig::parse(
+                "dumps=[\"d\"]\nthreads=[1,2,4]\nbatch=[1,50]\nschedulers=[\"ols\",\"gas-used\"]\nsequential=true\n",
+                Path::new("sample.toml"),
+            )
+            .unwrap(),
+            dumps: vec![DumpRecord {
+                name: "mainnet-like".into(),
+                path: "d".into(),
+                checksum: "0123456789abcdef".into(),
+                size_bytes: 1,
+                blocks: 100,
+                transactions: 1000,
+                total_gas: gas,
+            }],
+            rows,
+            simulations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let r = sample("Test CPU");
+        let back: SweepResults = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(back, r);
+        assert!(r.to_json().contains("\"mode\": \"bal-parallel\""));
+        assert!(r.to_json().contains("\"scheduler\": \"gas-used\""));
+    }
+
+    #[test]
+    fn derived_figures() {
+        let r = sample("Test CPU");
+        let row = &r.rows[1];
+        assert!((row.mgas_per_s() - row.summary.median.ggas_per_s * 1e3).abs() < 1e-9);
+        assert!(row.longest_share() > 0.0 && row.longest_share() < 1.0);
+        assert!(row.bound_ggas_per_s() > row.summary.median.ggas_per_s);
+    }
+}

@@ -1,0 +1,346 @@
+//! The schedule simulator: how fast would a dump run on N workers?
+//!
+//! 1. **Profile**: run the dump on one thread, batch 1, `ols`
+//!    ([`gigagas_executor::Replay::run_parallel`]) a few times, verifying each run, and keep
+//!    each item's median execution time ([`profile_items`]).
+//! 2. **Project**: for each batch (mega-block) take the scheduler's order (the same
+//!    `SchedulerKind::scheduler().order(..)` the executor uses) and list-schedule the
+//!    profiled times onto N virtual workers: each item in order goes to the worker that
+//!    becomes free first. A batch's makespan is its last finish; batches run one after
+//!    another, so the projected wall time is the sum of the makespans ([`project`]).
+//! 3. **Validate**: compare projected with measured wall time at thread counts the
+//!    machine has (1 and 2 on the 2-core development VM), measured right after profiling
+//!    ([`Validation`]). Each validation also records how much slower the items themselves
+//!    ran than in the profile (concurrency effects or machine drift) and the error of the
+//!    scheduling model once that is factored out.
+//!
+//! See [`ASSUMPTIONS`] for what the model leaves out.
+
+use crate::error::ReportError;
+use gigagas_executor::{ItemKind, Replay, Repetition, RunConfig, SchedulerKind};
+use serde::{Deserialize, Serialize};
+use std::{cmp::Reverse, collections::BinaryHeap};
+
+/// What the model assumes; printed and stored beside every projection.
+pub const ASSUMPTIONS: [&str; 5] = [
+    "per-item times are the medians of one-thread runs (batch 1, ols) and do not change with concurrency: \
+     no memory-bandwidth, cache, frequency-scaling or SMT effects",
+    "workers are identical and never idle while an item is ready: no scheduling, synchronisation or \
+     thread wake-up overhead",
+    "a batch (mega-block) starts when the previous one has finished; items within a batch are independent \
+     (every item runs on its own access-list view)",
+    "list scheduling in the scheduler's order: each item goes to the worker that becomes free first",
+    "scheduling (sorting) time inside the timed window is not modelled",
+];
+
+/// Per-item execution times of a dump, from one-thread runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemProfile {
+    /// Median time of each item over the profiling runs, ns (indexed like `Replay::items`).
+    pub item_ns: Vec<u64>,
+    /// Profiling runs.
+    pub runs: usize,
+    /// Sum of the item times of each profiling run, ns.
+    pub run_work_ns: Vec<u64>,
+}
+
+/// One projected grid point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Projection {
+    /// Virtual workers.
+    pub threads: usize,
+    /// Blocks per mega-block.
+    pub batch: usize,
+    /// Scheduler whose order was list-scheduled.
+    pub scheduler: SchedulerKind,
+    /// Projected wall time: sum of the batches' makespans, seconds.
+    pub makespan_s: f64,
+    /// Projected throughput, Ggas/s.
+    pub ggas_per_s: f64,
+    /// Sum over batches of the slowest item, seconds.
+    pub longest_tx_s: f64,
+    /// `longest_tx_s / makespan_s`.
+    pub longest_share: f64,
+    /// Critical-path bound: sum over batches of max(slowest item, work / threads), seconds.
+    pub bound_s: f64,
+}
+
+/// Predicted against measured wall time at one grid point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Validation {
+    /// Threads (real and virtual).
+    pub threads: usize,
+    /// Blocks per mega-block.
+    pub batch: usize,
+    /// Scheduler.
+    pub scheduler: SchedulerKind,
+    /// Projected wall time, seconds.
+    pub predicted_s: f64,
+    /// Measured median wall time, seconds.
+    pub measured_s: f64,
+    /// `predicted / measured - 1` (negative: the model is optimistic).
+    pub error: f64,
+    /// Sum of the item times in the measured median repeat, seconds.
+    #[serde(default)]
+    pub measured_work_s: f64,
+    /// `measured_work_s / profile work`: how much slower (> 1) each item ran in the measured
+    /// run than in the profile, from concurrency (caches, memory) or from the machine
+    /// itself drifting (other load, frequency).
+    #[serde(default)]
+    pub item_time_ratio: f64,
+    /// Error of the scheduling model alone: the prediction scaled by
+    /// [`Validation::item_time_ratio`], against the measured wall time.
+    #[serde(default)]
+    pub scheduling_error: f64,
+}
+
+/// A simulation of one dump: the profile's summary, projections, validations and the
+/// model's assumptions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimulationReport {
+    /// Dump name.
+    pub dump: String,
+    /// Dump checksum.
+    pub dump_checksum: String,
+    /// Gas used by all blocks.
+    pub total_gas: u64,
+    /// One-thread runs the per-item medians come from.
+    pub profile_runs: usize,
+    /// Sum of the per-item medians (the projected one-thread wall time), seconds.
+    pub profile_work_s: f64,
+    /// Sum of the item times of each profiling run, seconds.
+    #[serde(default)]
+    pub profile_run_work_s: Vec<f64>,
+    /// Projections, in (batch, scheduler, threads) order.
+    pub projections: Vec<Projection>,
+    /// Predicted against measured wall time.
+    pub validations: Vec<Validation>,
+    /// [`ASSUMPTIONS`].
+    pub assumptions: Vec<String>,
+}
+
+impl SimulationReport {
+    /// Largest absolute validation error, if any validation ran.
+    pub fn max_abs_error(&self) -> Option<f64> {
+        self.validations.iter().map(|v| v.error.abs()).max_by(f64::total_cmp)
+    }
+}
+
+/// Profile a dump: `runs` one-thread runs (batch 1, `ols`), each verified, and each item's
+/// median time. `after_run` is called after every run.
+pub fn profile_items(
+    replay: &Replay,
+    runs: usize,
+    verify: bool,
+    mut after_run: impl FnMut(),
+) -> Result<ItemProfile, gigagas_executor::Divergence> {
+    let runs = runs.max(1);
+    let config = RunConfig { threads: 1, batch: 1, scheduler: SchedulerKind::Ols, recover_senders: false };
+    let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(runs); replay.items.len()];
+    let mut run_work_ns = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let (timings, outputs) = replay.run_parallel(&config);
+        if verify {
+            replay.verify_all(&outputs)?;
+        }
+        run_work_ns.push(timings.item_ns.iter().sum());
+        for (times, ns) in per_item.iter_mut().zip(&timings.item_ns) {
+            times.push(*ns);
+        }
+        after_run();
+    }
+    let item_ns = per_item
+        .into_iter()
+        .map(|mut t| {
+            t.sort_unstable();
+            t[t.len() / 2]
+        })
+        .collect();
+    Ok(ItemProfile { item_ns, runs, run_work_ns })
+}
+
+/// Greedy list scheduling of `times` (taken in `order`) onto `workers` identical workers:
+/// each item goes to the worker that becomes free first. Returns the makespan.
+pub fn list_schedule(times: &[u64], order: &[u32], workers: usize) -> u64 {
+    let workers = workers.max(1);
+    if workers >= order.len() {
+        return order.iter().map(|&i| times[i as usize]).max().unwrap_or(0);
+    }
+    let mut free: BinaryHeap<Reverse<u64>> = (0..workers).map(|_| Reverse(0)).collect();
+    let mut makespan = 0;
+    for &i in order {
+        let Reverse(start) = free.pop().expect("at least one worker");
+        let end = start + times[i as usize];
+        makespan = makespan.max(end);
+        free.push(Reverse(end));
+    }
+    makespan
+}
+
+/// Project one grid point from a profile.
+pub fn project(replay: &Replay, profile: &ItemProfile, threads: usize, batch: usize, scheduler: SchedulerKind) -> Projection {
+    let mut order = Vec::new();
+    let (mut makespan, mut longest, mut bound) = (0u64, 0u64, 0f64);
+    for range in replay.batches(batch) {
+        scheduler.scheduler().order(&replay.items[range.clone()], &mut order);
+        let times = &profile.item_ns[range];
+        makespan += list_schedule(times, &order, threads);
+        let max = times.iter().copied().max().unwrap_or(0);
+        longest += max;
+        bound += (max as f64).max(times.iter().sum::<u64>() as f64 / threads.max(1) as f64);
+    }
+    let makespan_s = makespan as f64 / 1e9;
+    Projection {
+        threads,
+        batch,
+        scheduler,
+        makespan_s,
+        ggas_per_s: replay.total_gas() as f64 / makespan.max(1) as f64,
+        longest_tx_s: longest as f64 / 1e9,
+        longest_share: longest as f64 / makespan.max(1) as f64,
+        bound_s: bound / 1e9,
+    }
+}
+
+/// Where validation gets measured wall times from.
+pub trait Measure {
+    /// Median repeat of a grid point: (wall time, sum of its item times), seconds.
+    fn wall_and_work_s(&mut self, config: &RunConfig) -> Result<(f64, f64), ReportError>;
+}
+
+/// Measures with [`Replay::bench_parallel`] (verified), reusing results a sweep already
+/// has through `known`.
+pub struct BenchMeasure<'a, K, F> {
+    /// The dump.
+    pub replay: &'a Replay,
+    /// Warm-up and repeats.
+    pub rep: Repetition,
+    /// Already-measured (wall, work) of median repeats (e.g. from a sweep's rows); return
+    /// `None` to measure afresh.
+    pub known: K,
+    /// Called after every run, with the run's grid point.
+    pub after_run: F,
+    /// The dump's path, for errors.
+    pub path: std::path::PathBuf,
+}
+
+impl<K: FnMut(&RunConfig) -> Option<(f64, f64)>, F: FnMut(&RunConfig)> Measure for BenchMeasure<'_, K, F> {
+    fn wall_and_work_s(&mut self, config: &RunConfig) -> Result<(f64, f64), ReportError> {
+        if let Some(s) = (self.known)(config) {
+            return Ok(s);
+        }
+        let summary = self
+            .replay
+            .bench_parallel(config, self.rep, || (self.after_run)(config))
+            .map_err(|d| ReportError::Divergence { path: self.path.clone(), detail: d.to_string() })?;
+        Ok((summary.median.wall_s, summary.median.work_s))
+    }
+}
+
+/// Project `threads × batch × schedulers` and validate at `validate_threads` (each with
+/// every requested batch and scheduler).
+#[allow(clippy::too_many_arguments)]
+pub fn simulate(
+    replay: &Replay,
+    profile: &ItemProfile,
+    dump: (&str, &str),
+    threads: &[usize],
+    batch: &[usize],
+    schedulers: &[SchedulerKind],
+    validate_threads: &[usize],
+    measure: &mut dyn Measure,
+) -> Result<SimulationReport, ReportError> {
+    if threads.is_empty() || batch.is_empty() || schedulers.is_empty() {
+        return Err(ReportError::Invalid("simulate: threads, batch and schedulers must not be empty".into()));
+    }
+    if threads.contains(&0) || validate_threads.contains(&0) {
+        return Err(ReportError::Invalid("simulate: 0 is not a thread count".into()));
+    }
+    if batch.contains(&0) {
+        return Err(ReportError::Invalid("simulate: 0 is not a batch size".into()));
+    }
+    let mut projections = Vec::new();
+    for &b in batch {
+        for &s in schedulers {
+            for &t in threads {
+                projections.push(project(replay, profile, t, b, s));
+            }
+        }
+    }
+    let profile_work_s = profile.item_ns.iter().sum::<u64>() as f64 / 1e9;
+    let mut validations = Vec::new();
+    for &t in validate_threads {
+        for &b in batch {
+            for &s in schedulers {
+                let predicted_s = project(replay, profile, t, b, s).makespan_s;
+                let config = RunConfig { threads: t, batch: b, scheduler: s, recover_senders: false };
+                let (measured_s, measured_work_s) = measure.wall_and_work_s(&config)?;
+                let measured = measured_s.max(f64::MIN_POSITIVE);
+                let item_time_ratio = measured_work_s / profile_work_s.max(f64::MIN_POSITIVE);
+                validations.push(Validation {
+                    threads: t,
+                    batch: b,
+                    scheduler: s,
+                    predicted_s,
+                    measured_s,
+                    error: predicted_s / measured - 1.0,
+                    measured_work_s,
+                    item_time_ratio,
+                    scheduling_error: predicted_s * item_time_ratio / measured - 1.0,
+                });
+            }
+        }
+    }
+    Ok(SimulationReport {
+        dump: dump.0.to_string(),
+        dump_checksum: dump.1.to_string(),
+        total_gas: replay.total_gas(),
+        profile_runs: profile.runs,
+        profile_work_s,
+        profile_run_work_s: profile.run_work_ns.iter().map(|&ns| ns as f64 / 1e9).collect(),
+        projections,
+        validations,
+        assumptions: ASSUMPTIONS.iter().map(|s| s.to_string()).collect(),
+    })
+}
+
+/// Share of the profiled work spent in transactions (the rest is system calls and
+/// withdrawals).
+pub fn tx_share(replay: &Replay, profile: &ItemProfile) -> f64 {
+    let total: u64 = profile.item_ns.iter().sum();
+    let tx: u64 = replay
+        .items
+        .iter()
+        .zip(&profile.item_ns)
+        .filter(|(w, _)| matches!(w.kind, ItemKind::Tx(_)))
+        .map(|(_, ns)| ns)
+        .sum();
+    tx as f64 / total.max(1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_scheduling_is_greedy() {
+        let times = [5, 3, 3, 2, 2, 1];
+        let order: Vec<u32> = (0..6).collect();
+        assert_eq!(list_schedule(&times, &order, 1), 16);
+        // w0: 5 (0..5), 2 (5..7), 1 (7..8); w1: 3 (0..3), 3 (3..6), 2 (6..8).
+        assert_eq!(list_schedule(&times, &order, 2), 8);
+        assert_eq!(list_schedule(&times, &order, 6), 5);
+        assert_eq!(list_schedule(&times, &order, 100), 5);
+        assert_eq!(list_schedule(&times, &[], 4), 0);
+    }
+
+    #[test]
+    fn largest_first_beats_a_big_item_last() {
+        // One big item last: block order leaves it for the end, largest-first starts it first.
+        let times = [1, 1, 1, 1, 4];
+        let ols: Vec<u32> = (0..5).collect();
+        let lpt = [4, 0, 1, 2, 3];
+        assert_eq!(list_schedule(&times, &ols, 2), 6);
+        assert_eq!(list_schedule(&times, &lpt, 2), 4);
+    }
+}

@@ -1,0 +1,376 @@
+//! `table.md` and the CSV files, from one machine's results or several merged.
+
+use crate::{
+    results::{Mode, ResultRow, SweepResults},
+    simulate::SimulationReport,
+};
+use std::fmt::Write;
+
+/// Short label of each result set in a merged table: `M1`, `M2`, ...
+pub fn machine_tag(index: usize) -> String {
+    format!("M{}", index + 1)
+}
+
+fn any(sets: &[SweepResults], f: impl Fn(&ResultRow) -> bool) -> bool {
+    sets.iter().flat_map(|s| &s.rows).any(f)
+}
+
+fn distinct_dumps(sets: &[SweepResults]) -> usize {
+    let mut names: Vec<&str> = sets.iter().flat_map(|s| s.rows.iter().map(|r| r.dump.as_str())).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.len()
+}
+
+/// The measured rows as one markdown table. With several result sets, a `machine`
+/// column (`M1`, `M2`, ... as listed by [`render_markdown`]) leads each row.
+pub fn rows_table(sets: &[SweepResults]) -> String {
+    let merged = sets.len() > 1;
+    let show_dump = distinct_dumps(sets) > 1;
+    let show_mode = any(sets, |r| r.mode == Mode::Sequential);
+    let show_senders = any(sets, |r| r.recover_senders);
+    let show_speedup = any(sets, |r| r.speedup_vs_sequential.is_some() && r.mode == Mode::BalParallel);
+    let mut head: Vec<&str> = Vec::new();
+    if merged {
+        head.push("machine");
+    }
+    if show_dump {
+        head.push("dump");
+    }
+    if show_mode {
+        head.push("mode");
+    }
+    head.extend(["threads", "scheduler", "batch"]);
+    if show_senders {
+        head.push("senders");
+    }
+    head.extend(["avg batch Mgas", "MGas/s [min–max]", "longest tx", "total", "bound", "eff", "longest share"]);
+    if show_speedup {
+        head.push("vs seq.");
+    }
+    head.push("tx p50/p99 µs");
+    let mut out = String::new();
+    let _ = writeln!(out, "| {} |", head.join(" | "));
+    let _ = writeln!(out, "|{}", head.iter().map(|h| if is_text(h) { "---|" } else { "---:|" }).collect::<String>());
+    for (i, set) in sets.iter().enumerate() {
+        for r in &set.rows {
+            let m = &r.summary.median;
+            let mut cells: Vec<String> = Vec::new();
+            if merged {
+                cells.push(machine_tag(i));
+            }
+            if show_dump {
+                cells.push(r.dump.clone());
+            }
+            if show_mode {
+                cells.push(if r.mode == Mode::Sequential { "sequential".into() } else { "BAL".into() });
+            }
+            cells.push(r.threads.to_string());
+            cells.push(r.scheduler_name().into());
+            cells.push(r.batch.to_string());
+            if show_senders {
+                cells.push(if r.recover_senders { "recovered".into() } else { "given".into() });
+            }
+            cells.push(format!("{:.1}", r.avg_batch_gas / 1e6));
+            cells.push(format!(
+                "{:.0} [{:.0}–{:.0}]",
+                r.mgas_per_s(),
+                r.summary.min_ggas_per_s * 1e3,
+                r.summary.max_ggas_per_s * 1e3
+            ));
+            cells.push(format!("{:.3} s", m.longest_tx_s));
+            cells.push(format!("{:.3} s", m.wall_s));
+            cells.push(format!("{:.3} s", m.bound_s));
+            cells.push(format!("{:.2}", m.efficiency));
+            cells.push(format!("{:.0} %", r.longest_share() * 100.0));
+            if show_speedup {
+                cells.push(r.speedup_vs_sequential.map(|s| format!("{s:.2}×")).unwrap_or_else(|| "–".into()));
+            }
+            let (p50, p99, _) = r.summary.tx_us_p50_p99_max;
+            cells.push(format!("{p50:.0}/{p99:.0}"));
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+    }
+    out
+}
+
+fn is_text(head: &str) -> bool {
+    matches!(head, "machine" | "dump" | "mode" | "scheduler" | "senders")
+}
+
+/// A simulation as markdown: projected GGas/s (longest-tx share) per batch × scheduler
+/// and virtual threads, the validation against measured runs, and the assumptions.
+pub fn simulation_markdown(sim: &SimulationReport, tag: Option<&str>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### Schedule simulation{}: `{}`\n",
+        tag.map(|t| format!(" ({t})")).unwrap_or_default(),
+        sim.dump
+    );
+    let _ = writeln!(
+        out,
+        "Per-item medians of {} one-thread runs (batch 1, ols; {:.3} s of work{}), list-scheduled onto N \
+         virtual workers in each scheduler's order. Cells: projected GGas/s (longest-tx share of the projected \
+         time).\n",
+        sim.profile_runs,
+        sim.profile_work_s,
+        if sim.profile_run_work_s.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the runs' own sums: {}",
+                sim.profile_run_work_s.iter().map(|s| format!("{s:.3} s")).collect::<Vec<_>>().join(", ")
+            )
+        }
+    );
+    let mut threads: Vec<usize> = sim.projections.iter().map(|p| p.threads).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let mut keys: Vec<(usize, gigagas_executor::SchedulerKind)> = Vec::new();
+    for p in &sim.projections {
+        if !keys.contains(&(p.batch, p.scheduler)) {
+            keys.push((p.batch, p.scheduler));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "| batch | scheduler | {} |",
+        threads.iter().map(|t| format!("{t} threads")).collect::<Vec<_>>().join(" | ")
+    );
+    let _ = writeln!(out, "|---:|---|{}", "---:|".repeat(threads.len()));
+    for (batch, scheduler) in keys {
+        let cells: Vec<String> = threads
+            .iter()
+            .map(|&t| {
+                sim.projections
+                    .iter()
+                    .find(|p| p.threads == t && p.batch == batch && p.scheduler == scheduler)
+                    .map(|p| format!("{:.3} ({:.0} %)", p.ggas_per_s, p.longest_share * 100.0))
+                    .unwrap_or_else(|| "–".into())
+            })
+            .collect();
+        let _ = writeln!(out, "| {batch} | {scheduler} | {} |", cells.join(" | "));
+    }
+    if !sim.validations.is_empty() {
+        let _ = writeln!(out, "\nPredicted vs measured wall time (median repeat) on this machine:\n");
+        let _ = writeln!(out, "| threads | batch | scheduler | predicted | measured | error | item-time ratio | scheduling error |");
+        let _ = writeln!(out, "|---:|---:|---|---:|---:|---:|---:|---:|");
+        for v in &sim.validations {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.3} s | {:.3} s | {:+.1} % | {:.3} | {:+.1} % |",
+                v.threads,
+                v.batch,
+                v.scheduler,
+                v.predicted_s,
+                v.measured_s,
+                v.error * 100.0,
+                v.item_time_ratio,
+                v.scheduling_error * 100.0
+            );
+        }
+        if let Some(e) = sim.max_abs_error() {
+            let sched = sim.validations.iter().map(|v| v.scheduling_error.abs()).fold(0.0, f64::max);
+            let _ = writeln!(
+                out,
+                "\nLargest error: {:.1} % (goal: within 5 %); of the scheduling model alone (prediction × item-time \
+                 ratio, i.e. with the measured run's own per-item slowdown factored in): {:.1} %.",
+                e * 100.0,
+                sched * 100.0
+            );
+        }
+    }
+    let _ = writeln!(out, "\nModel assumptions:\n");
+    for a in &sim.assumptions {
+        let _ = writeln!(out, "- {a}");
+    }
+    out
+}
+
+/// The whole `table.md`: title, machines, dumps, the rows table, simulations and plots.
+pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
+    let mut out = String::new();
+    let Some(first) = sets.first() else { return out };
+    let merged = sets.len() > 1;
+    let mut names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
+    names.dedup();
+    let _ = writeln!(out, "# {}{}\n", names.join(" + "), if merged { " (merged)" } else { "" });
+    if !first.description.is_empty() {
+        let _ = writeln!(out, "{}\n", first.description);
+    }
+    for (i, s) in sets.iter().enumerate() {
+        let m = &s.machine;
+        let prefix = if merged { format!("**{}** ", machine_tag(i)) } else { String::new() };
+        let _ = writeln!(
+            out,
+            "- {prefix}{} ({} cores, {:.1} GiB), {}; {}; commit `{}`; started {}",
+            m.cpu, m.cores, m.memory_gib, m.os, m.rustc, m.commit, s.started_utc
+        );
+        if let Some(note) = &m.note {
+            let _ = writeln!(out, "  - note: {note}");
+        }
+    }
+    let mut seen = Vec::new();
+    for d in sets.iter().flat_map(|s| &s.dumps) {
+        if seen.contains(&(&d.name, &d.checksum)) {
+            continue;
+        }
+        seen.push((&d.name, &d.checksum));
+        let _ = writeln!(
+            out,
+            "- dump `{}` ({}): {} blocks, {} transactions, {:.3} Ggas, checksum `{}`",
+            d.name,
+            d.path,
+            d.blocks,
+            d.transactions,
+            d.total_gas as f64 / 1e9,
+            d.checksum
+        );
+    }
+    let c = &first.config;
+    let _ = writeln!(
+        out,
+        "- every point: {} warm-up + {} measured runs, each verified (gas, status, writes); figures are the median \
+         repeat, MGas/s shows [slowest–fastest]\n",
+        c.warmup, c.repeats
+    );
+    out.push_str(&rows_table(sets));
+    out.push_str(
+        "\n*longest tx*: Σ over batches of the slowest transaction; *total*: wall time of the median repeat; \
+         *bound*: Σ over batches of max(slowest item, batch work / threads), the critical-path lower bound; \
+         *eff* = bound / total; *longest share* = longest tx / total.\n",
+    );
+    for (i, s) in sets.iter().enumerate() {
+        for sim in &s.simulations {
+            out.push('\n');
+            let tag = merged.then(|| machine_tag(i));
+            out.push_str(&simulation_markdown(sim, tag.as_deref()));
+        }
+    }
+    if !plots.is_empty() {
+        let _ = writeln!(out, "\n## Plots\n");
+        for p in plots {
+            let _ = writeln!(out, "![{p}]({p})");
+        }
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+/// `results.csv`: one line per grid point (median figures and range), machine columns
+/// included so files of several machines concatenate.
+pub fn render_csv(sets: &[SweepResults]) -> String {
+    let mut out = String::from(
+        "machine_cpu,machine_cores,commit,dump,dump_checksum,mode,threads,scheduler,batch,recover_senders,warmup,repeats,\
+         verified,avg_batch_gas,mgas_per_s,mgas_per_s_min,mgas_per_s_max,longest_tx_s,wall_s,bound_s,efficiency,\
+         longest_share,work_s,utilisation,speedup_vs_sequential,tx_p50_us,tx_p99_us,tx_max_us\n",
+    );
+    for s in sets {
+        for r in &s.rows {
+            let m = &r.summary.median;
+            let (p50, p99, max) = r.summary.tx_us_p50_p99_max;
+            let fields = [
+                csv_field(&s.machine.cpu),
+                s.machine.cores.to_string(),
+                csv_field(&s.machine.commit),
+                csv_field(&r.dump),
+                r.dump_checksum.clone(),
+                r.mode.name().into(),
+                r.threads.to_string(),
+                r.scheduler_name().into(),
+                r.batch.to_string(),
+                r.recover_senders.to_string(),
+                r.warmup.to_string(),
+                r.repeats.to_string(),
+                r.verified.to_string(),
+                format!("{:.0}", r.avg_batch_gas),
+                format!("{:.2}", r.mgas_per_s()),
+                format!("{:.2}", r.summary.min_ggas_per_s * 1e3),
+                format!("{:.2}", r.summary.max_ggas_per_s * 1e3),
+                format!("{:.6}", m.longest_tx_s),
+                format!("{:.6}", m.wall_s),
+                format!("{:.6}", m.bound_s),
+                format!("{:.4}", m.efficiency),
+                format!("{:.4}", r.longest_share()),
+                format!("{:.6}", m.work_s),
+                format!("{:.4}", m.utilisation),
+                r.speedup_vs_sequential.map(|x| format!("{x:.4}")).unwrap_or_default(),
+                format!("{p50:.1}"),
+                format!("{p99:.1}"),
+                format!("{max:.1}"),
+            ];
+            let _ = writeln!(out, "{}", fields.join(","));
+        }
+    }
+    out
+}
+
+/// `simulation.csv`: one line per projection, with the machine the profile came from.
+pub fn render_simulation_csv(sets: &[SweepResults]) -> String {
+    let mut out = String::from(
+        "machine_cpu,machine_cores,commit,dump,dump_checksum,threads,batch,scheduler,makespan_s,ggas_per_s,longest_tx_s,longest_share,bound_s\n",
+    );
+    for s in sets {
+        for sim in &s.simulations {
+            for p in &sim.projections {
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{},{},{},{},{:.6},{:.4},{:.6},{:.4},{:.6}",
+                    csv_field(&s.machine.cpu),
+                    s.machine.cores,
+                    csv_field(&s.machine.commit),
+                    csv_field(&sim.dump),
+                    sim.dump_checksum,
+                    p.threads,
+                    p.batch,
+                    p.scheduler,
+                    p.makespan_s,
+                    p.ggas_per_s,
+                    p.longest_tx_s,
+                    p.longest_share,
+                    p.bound_s
+                );
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::tests::sample;
+
+    #[test]
+    fn single_machine_table_has_the_seed_columns() {
+        let s = sample("Test CPU");
+        let md = render_markdown(std::slice::from_ref(&s), &["a.svg".into()]);
+        for col in ["threads", "scheduler", "batch", "avg batch Mgas", "MGas/s", "longest tx", "total", "bound", "eff"] {
+            assert!(md.contains(col), "missing {col}:\n{md}");
+        }
+        assert!(!md.contains("| machine |"));
+        assert!(md.contains("![a.svg](a.svg)"));
+        assert!(md.contains("| sequential | 1 | - | 1 |"), "{md}");
+        // header + separator + one line per row
+        assert_eq!(rows_table(std::slice::from_ref(&s)).lines().count(), 2 + s.rows.len());
+    }
+
+    #[test]
+    fn merged_table_has_a_row_per_machine_and_point() {
+        let a = sample("CPU A");
+        let b = sample("CPU B, with comma");
+        let md = render_markdown(&[a.clone(), b.clone()], &[]);
+        assert!(md.contains("| machine |"));
+        assert!(md.contains("**M1** CPU A") && md.contains("**M2** CPU B"));
+        assert_eq!(rows_table(&[a.clone(), b.clone()]).lines().count(), 2 + a.rows.len() + b.rows.len());
+        let csv = render_csv(&[a.clone(), b]);
+        assert_eq!(csv.lines().count(), 1 + 2 * a.rows.len());
+        assert!(csv.contains("\"CPU B, with comma\""));
+        let cols = csv.lines().next().unwrap().split(',').count();
+        assert!(csv.lines().filter(|l| l.starts_with("CPU A")).all(|l| l.split(',').count() == cols));
+    }
+}

@@ -1,0 +1,231 @@
+//! End to end on a small generated dump: a sweep config is loaded, run (every run
+//! verified), written as a results folder, re-rendered and merged; every SVG is valid XML
+//! with its axis labels and legend; the simulator's projections are consistent.
+
+use alloy_hardforks::EthereumHardfork;
+use gigagas_executor::{Replay, SchedulerKind};
+use gigagas_report::{
+    Mode, SweepConfig, SweepOptions, folder, run_sweep,
+    simulate::{self, ItemProfile},
+};
+use gigagas_workload::{GeneratorConfig, Profile};
+use std::path::{Path, PathBuf};
+
+/// 3 blocks of 4 Mgas, 40 users: quick to generate and replay.
+fn small_dump(dir: &Path, profile: Profile) -> PathBuf {
+    let config = GeneratorConfig { profile, blocks: 3, gas_per_block: 4_000_000, seed: 3, fork: EthereumHardfork::Prague, users: 40 };
+    let dump = gigagas_workload::generate(&config, |_, _| {}).expect("generation succeeds");
+    let path = dir.join("dumps").join("small.gigagas");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    gigagas_dump::write_dump(&dump, &path).expect("dump writes");
+    path
+}
+
+const CONFIG: &str = r#"
+description = "integration test"
+dumps = ["../dumps/small.gigagas"]
+threads = [1, 2]
+batch = [1, 2]
+schedulers = ["ols", "gas-used"]
+sequential = true
+warmup = 0
+repeats = 2
+
+[simulate]
+threads = [1, 2, 8]
+batch = [1, 2]
+schedulers = ["ols", "gas-used"]
+profile_repeats = 2
+validate_threads = [1, 2]
+"#;
+
+fn svg_texts(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{}: invalid XML: {e}", path.display()));
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    doc.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).map(|t| t.trim().to_string()).collect()
+}
+
+#[derive(Default)]
+struct Counter {
+    total: u64,
+    done: u64,
+    stages: usize,
+}
+
+impl gigagas_report::Progress for Counter {
+    fn total(&mut self, units: u64) {
+        self.total = units;
+    }
+    fn stage(&mut self, _: &str) {
+        self.stages += 1;
+    }
+    fn advance(&mut self, units: u64) {
+        self.done += units;
+    }
+}
+
+#[test]
+fn sweep_writes_a_complete_results_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    small_dump(tmp.path(), Profile::MainnetLike);
+    let configs = tmp.path().join("bench-configs");
+    std::fs::create_dir_all(&configs).unwrap();
+    let file = configs.join("small.toml");
+    std::fs::write(&file, CONFIG).unwrap();
+
+    let sweep = SweepConfig::load(&file).expect("config loads");
+    assert_eq!(sweep.name, "small");
+    let mut progress = Counter::default();
+    let results = run_sweep(&sweep, &SweepOptions { commit: "abc123".into(), note: Some("test".into()) }, &mut progress).expect("sweep runs");
+    assert_eq!(progress.done, progress.total, "progress reaches its total");
+    assert!(progress.stages > 0);
+
+    // 1 baseline + 2 threads × 2 batches × 2 schedulers, every repeat kept.
+    assert_eq!(results.rows.len(), 1 + 8);
+    assert_eq!(results.rows[0].mode, Mode::Sequential);
+    for r in &results.rows {
+        assert!(r.verified);
+        assert_eq!(r.summary.repeats.len(), 2);
+        assert!(r.summary.median.ggas_per_s > 0.0);
+        if r.mode == Mode::BalParallel {
+            assert!(r.speedup_vs_sequential.is_some());
+        }
+    }
+    assert_eq!(results.dumps.len(), 1);
+    assert_eq!(results.dumps[0].checksum.len(), 16);
+    assert_eq!(results.machine.commit, "abc123");
+    assert_eq!(results.machine.note.as_deref(), Some("test"));
+
+    // Simulation: projections for every point, validations at 1 and 2 threads.
+    let sim = &results.simulations[0];
+    assert_eq!(sim.projections.len(), 3 * 2 * 2);
+    assert_eq!(sim.validations.len(), 2 * 2 * 2);
+    for v in &sim.validations {
+        assert!(v.predicted_s > 0.0 && v.measured_s > 0.0 && v.item_time_ratio > 0.0, "{v:?}");
+        let scaled = v.predicted_s * v.item_time_ratio / v.measured_s - 1.0;
+        assert!((scaled - v.scheduling_error).abs() < 1e-9);
+    }
+    for p in &sim.projections {
+        assert!(p.bound_s <= p.makespan_s * (1.0 + 1e-9), "{p:?}");
+        assert!(p.longest_share <= 1.0 + 1e-9);
+    }
+    assert_eq!(sim.assumptions.len(), simulate::ASSUMPTIONS.len());
+
+    // Results folder.
+    let root = tmp.path().join("results");
+    let dir = folder::write_results_dir(&root, &results).unwrap();
+    assert!(dir.starts_with(root.join("small")));
+    assert!(dir.file_name().unwrap().to_string_lossy().ends_with("-abc123"));
+    let table = std::fs::read_to_string(dir.join("table.md")).unwrap();
+    for col in ["threads", "scheduler", "batch", "avg batch Mgas", "MGas/s", "longest tx", "total", "bound", "eff"] {
+        assert!(table.contains(col), "table.md lacks {col}");
+    }
+    assert!(table.contains("Schedule simulation") && table.contains("Model assumptions"));
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + results.rows.len());
+    assert!(dir.join("simulation.csv").is_file());
+
+    let expect = [
+        ("ggas-vs-threads-batch1.svg", vec!["threads", "GGas/s", "ols", "gas-used", "ideal linear", "critical-path bound"]),
+        ("ggas-vs-threads-batch2.svg", vec!["threads", "GGas/s", "ideal linear", "critical-path bound"]),
+        ("ggas-vs-batch-threads2.svg", vec!["batch size (blocks per mega-block)", "GGas/s", "ols", "gas-used"]),
+        ("longest-tx-share.svg", vec!["threads", "longest tx / total (%)", "ols, batch 1", "gas-used, batch 2"]),
+        ("simulated-ggas-vs-threads.svg", vec!["virtual threads", "projected GGas/s", "projected: batch 2, gas-used", "measured (validation runs)"]),
+    ];
+    for (name, wants) in expect {
+        let texts = svg_texts(&dir.join(name));
+        for w in wants {
+            assert!(texts.iter().any(|t| t == w), "{name}: no text {w:?} in {texts:?}");
+        }
+    }
+    // Every SVG in the folder parses.
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "svg") {
+            svg_texts(&p);
+        }
+    }
+
+    // Re-render from results.json alone.
+    for f in ["table.md", "results.csv", "ggas-vs-threads-batch1.svg"] {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    let again = folder::render_dir(&dir).unwrap();
+    assert_eq!(again, results);
+    assert_eq!(std::fs::read_to_string(dir.join("table.md")).unwrap(), table);
+
+    // Merge with a second "machine".
+    let mut other = results.clone();
+    other.machine.cpu = "Other CPU".into();
+    other.machine.commit = "def456".into();
+    let dir2 = folder::write_results_dir(&root, &other).unwrap();
+    let merged = tmp.path().join("merged");
+    folder::merge_dirs(&[dir.clone(), dir2], &merged).unwrap();
+    let md = std::fs::read_to_string(merged.join("table.md")).unwrap();
+    assert!(md.contains("| machine |") && md.contains("| M1 |") && md.contains("| M2 |"));
+    let texts = svg_texts(&merged.join("ggas-vs-threads-batch1.svg"));
+    assert!(texts.iter().any(|t| t == "M2 ols"), "{texts:?}");
+}
+
+#[test]
+fn simulator_matches_list_scheduling_by_hand() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = small_dump(tmp.path(), Profile::Adversarial);
+    let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
+    let replay = Replay::new(&dump).unwrap();
+    // A synthetic profile: every item takes 1 µs plus 1 µs per 10 kgas, so the projection
+    // can be checked against a hand computation.
+    let item_ns: Vec<u64> = replay.items.iter().map(|w| 1_000 + w.gas_used / 10).collect();
+    let profile = ItemProfile { item_ns: item_ns.clone(), runs: 1, run_work_ns: vec![item_ns.iter().sum()] };
+    let work: u64 = item_ns.iter().sum();
+    for s in SchedulerKind::ALL {
+        let one = simulate::project(&replay, &profile, 1, 1, s);
+        assert!((one.makespan_s - work as f64 / 1e9).abs() < 1e-12, "one worker: makespan = total work");
+        let many = simulate::project(&replay, &profile, 10_000, 1, s);
+        assert!((many.makespan_s - many.longest_tx_s).abs() < 1e-12, "unbounded workers: makespan = longest");
+        assert!((many.longest_share - 1.0).abs() < 1e-9);
+    }
+    // Adversarial blocks: a big item last. Largest-first on 2 workers is never worse than
+    // block order, and here strictly better.
+    let ols = simulate::project(&replay, &profile, 2, 1, SchedulerKind::Ols);
+    let lpt = simulate::project(&replay, &profile, 2, 1, SchedulerKind::GasUsed);
+    assert!(lpt.makespan_s < ols.makespan_s, "gas-used {} vs ols {}", lpt.makespan_s, ols.makespan_s);
+    // Real profile: verified one-thread runs give one time per item.
+    let real = simulate::profile_items(&replay, 2, true, || {}).unwrap();
+    assert_eq!(real.item_ns.len(), replay.items.len());
+    assert!(simulate::tx_share(&replay, &real) > 0.5);
+}
+
+#[test]
+fn bad_configs_name_file_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("bad.toml");
+    for (text, want) in [
+        ("dumps = [\"x\"]\nthreads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\nthread = [2]\n", "unknown field `thread`"),
+        ("dumps = [\"x\"]\nthreads = []\nbatch = [1]\nschedulers = [\"ols\"]\n", "key `threads`: empty list"),
+        ("dumps = [\"x\"]\nthreads = [0]\nbatch = [1]\nschedulers = [\"ols\"]\n", "key `threads`: 0 is not a thread count"),
+        ("dumps = [\"x.gigagas\"]\nthreads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\n", "key `dumps`: x.gigagas: no such file"),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let e = SweepConfig::load(&file).unwrap_err().to_string();
+        assert!(e.starts_with(&file.display().to_string()), "{e}");
+        assert!(e.contains(want), "{e} lacks {want}");
+        assert_eq!(e.lines().count(), 1, "one line: {e}");
+    }
+}
+
+#[test]
+fn shipped_configs_are_valid() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench-configs");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let s = SweepConfig::load(&p).unwrap_or_else(|e| panic!("{e}"));
+            assert!(s.config.repeats >= 3 && s.config.threads.iter().all(|&t| t <= 2), "{}: keep shipped configs small", p.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 6, "six shipped configs, found {n}");
+}
