@@ -5,7 +5,7 @@ use anyhow::{Context, Result, bail};
 use gigagas_executor::{Repetition, SchedulerKind};
 use gigagas_report::{
     SweepConfig, SweepOptions, folder, machine, run_sweep,
-    simulate::{self, BenchMeasure},
+    simulate,
     table,
 };
 use indicatif::{ProgressBar, ProgressStyle};
@@ -253,21 +253,19 @@ pub fn simulate(args: SimulateArgs) -> Result<()> {
     );
     let rep = Repetition { warmup: args.warmup, repeats: args.repeats, verify: true };
     let units = |t: usize| 1000 / t.clamp(1, machine.cores.max(1)) as u64;
-    let total = args.profile_repeats as u64 * 1000
-        + validate.iter().map(|&t| units(t) * (rep.warmup + rep.repeats) as u64).sum::<u64>()
-            * (args.batch.len() * schedulers.len()) as u64;
+    let points = simulate::validation_points(&validate, &args.batch, &schedulers);
+    let total = (rep.warmup + args.profile_repeats) as u64 * 1000
+        + points.iter().map(|p| units(p.threads) * (rep.warmup + rep.repeats) as u64).sum::<u64>();
     let bar = Bar::new();
-    bar.0.set_length(total);
-    bar.0.set_message("profiling items on 1 thread");
-    let profile = simulate::profile_items(&replay, args.profile_repeats, true, || bar.0.inc(1000))
-        .map_err(|d| anyhow::anyhow!("{}: verification failed: {d}", path.display()))?;
-    bar.0.set_message("validation runs");
-    let mut measure = BenchMeasure {
-        replay: &replay,
-        rep,
-        known: |_: &gigagas_executor::RunConfig| None::<(f64, f64)>,
-        after_run: |c: &gigagas_executor::RunConfig| bar.0.inc(units(c.threads)),
-        path: path.clone(),
+    bar.0.set_length(total.max(1));
+    bar.0.set_message("profiling items on 1 thread, interleaved with validation runs");
+    let measured = simulate::profile_and_measure(&replay, args.profile_repeats, &points, rep, |c| bar.0.inc(units(c.threads)));
+    let (profile, mut measure) = match measured {
+        Ok(m) => m,
+        Err(d) => {
+            bar.0.finish_and_clear();
+            bail!("{}: verification failed: {d}", path.display());
+        }
     };
     let report = simulate::simulate(
         &replay,

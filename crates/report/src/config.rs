@@ -120,8 +120,9 @@ pub struct SimulateConfig {
     /// One-thread runs whose per-item median times feed the model.
     #[serde(default = "three")]
     pub profile_repeats: usize,
-    /// Thread counts at which predictions are checked against runs measured right after
-    /// profiling (every simulated batch × scheduler). Empty: no validation.
+    /// Thread counts at which predictions are checked against measured runs (every
+    /// simulated batch × scheduler; interleaved with the profiling runs). Empty: no
+    /// validation.
     #[serde(default = "default_validate")]
     pub validate_threads: Vec<usize>,
 }

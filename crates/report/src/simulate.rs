@@ -9,8 +9,8 @@
 //!    becomes free first. A batch's makespan is its last finish; batches run one after
 //!    another, so the projected wall time is the sum of the makespans ([`project`]).
 //! 3. **Validate**: compare projected with measured wall time at thread counts the
-//!    machine has (1 and 2 on the 2-core development VM), measured right after profiling
-//!    ([`Validation`]). Each validation also records how much slower the items themselves
+//!    machine has (1 and 2 on the 2-core development VM), with validation runs interleaved
+//!    with the profiling runs ([`profile_and_measure`], [`Validation`]). Each validation also records how much slower the items themselves
 //!    ran than in the profile (concurrency effects or machine drift) and the error of the
 //!    scheduling model once that is factored out.
 //!
@@ -159,6 +159,101 @@ pub fn profile_items(
     Ok(ItemProfile { item_ns, runs, run_work_ns })
 }
 
+/// Median repeats of measured grid points: (config, wall time, sum of item times), seconds.
+/// Implements [`Measure`] (a point that was not measured is an error).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Measured(pub Vec<(RunConfig, f64, f64)>);
+
+impl Measure for Measured {
+    fn wall_and_work_s(&mut self, config: &RunConfig) -> Result<(f64, f64), ReportError> {
+        self.0
+            .iter()
+            .find(|(c, _, _)| c == config)
+            .map(|&(_, wall, work)| (wall, work))
+            .ok_or_else(|| ReportError::Invalid(format!("simulate: no measurement for {config:?}")))
+    }
+}
+
+/// Profile the items and measure the validation points **interleaved**: `rep.warmup`
+/// rounds of one run of everything (verified, discarded), then rounds of one profiling run
+/// (1 thread, batch 1, ols; `profile_runs` in all) followed by one run of every point
+/// (`rep.repeats` in all). Profile and validation runs so sample the same stretch of time:
+/// on a shared machine, throughput drifts by tens of percent over minutes, which would
+/// otherwise show up as model error. `after_run` is called after every run.
+pub fn profile_and_measure(
+    replay: &Replay,
+    profile_runs: usize,
+    points: &[RunConfig],
+    rep: Repetition,
+    mut after_run: impl FnMut(&RunConfig),
+) -> Result<(ItemProfile, Measured), gigagas_executor::Divergence> {
+    let profile_runs = profile_runs.max(1);
+    let repeats = rep.repeats.max(1);
+    let profile_config = RunConfig { threads: 1, batch: 1, scheduler: SchedulerKind::Ols, recover_senders: false };
+    let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(profile_runs); replay.items.len()];
+    let mut run_work_ns = Vec::with_capacity(profile_runs);
+    let mut runs: Vec<Vec<gigagas_executor::Metrics>> = vec![Vec::with_capacity(repeats); points.len()];
+    let mut run = |config: &RunConfig| -> Result<gigagas_executor::RunTimings, gigagas_executor::Divergence> {
+        let (timings, outputs) = replay.run_parallel(config);
+        if rep.verify {
+            replay.verify_all(&outputs)?;
+        }
+        after_run(config);
+        Ok(timings)
+    };
+    for _ in 0..rep.warmup {
+        run(&profile_config)?;
+        for p in points {
+            run(p)?;
+        }
+    }
+    for round in 0..profile_runs.max(repeats) {
+        if round < profile_runs {
+            let timings = run(&profile_config)?;
+            run_work_ns.push(timings.item_ns.iter().sum());
+            for (times, ns) in per_item.iter_mut().zip(&timings.item_ns) {
+                times.push(*ns);
+            }
+        }
+        if round < repeats {
+            for (p, m) in points.iter().zip(&mut runs) {
+                let timings = run(p)?;
+                m.push(gigagas_executor::Metrics::of(replay, &timings, p.threads));
+            }
+        }
+    }
+    let item_ns = per_item
+        .into_iter()
+        .map(|mut t| {
+            t.sort_unstable();
+            t[t.len() / 2]
+        })
+        .collect();
+    let measured = points
+        .iter()
+        .zip(runs)
+        .map(|(p, mut m)| {
+            m.sort_by(|a, b| a.wall_s.total_cmp(&b.wall_s));
+            let median = m[m.len() / 2];
+            (*p, median.wall_s, median.work_s)
+        })
+        .collect();
+    Ok((ItemProfile { item_ns, runs: profile_runs, run_work_ns }, Measured(measured)))
+}
+
+/// The validation points of a simulation: every `validate_threads × batch × schedulers`.
+pub fn validation_points(validate_threads: &[usize], batch: &[usize], schedulers: &[SchedulerKind]) -> Vec<RunConfig> {
+    let mut v = Vec::new();
+    for &threads in validate_threads {
+        for &batch in batch {
+            for &scheduler in schedulers {
+                v.push(RunConfig { threads, batch, scheduler, recover_senders: false });
+            }
+        }
+    }
+    v
+}
+
 /// Greedy list scheduling of `times` (taken in `order`) onto `workers` identical workers:
 /// each item goes to the worker that becomes free first. Returns the makespan.
 pub fn list_schedule(times: &[u64], order: &[u32], workers: usize) -> u64 {
@@ -206,35 +301,6 @@ pub fn project(replay: &Replay, profile: &ItemProfile, threads: usize, batch: us
 pub trait Measure {
     /// Median repeat of a grid point: (wall time, sum of its item times), seconds.
     fn wall_and_work_s(&mut self, config: &RunConfig) -> Result<(f64, f64), ReportError>;
-}
-
-/// Measures with [`Replay::bench_parallel`] (verified), reusing results a sweep already
-/// has through `known`.
-pub struct BenchMeasure<'a, K, F> {
-    /// The dump.
-    pub replay: &'a Replay,
-    /// Warm-up and repeats.
-    pub rep: Repetition,
-    /// Already-measured (wall, work) of median repeats (e.g. from a sweep's rows); return
-    /// `None` to measure afresh.
-    pub known: K,
-    /// Called after every run, with the run's grid point.
-    pub after_run: F,
-    /// The dump's path, for errors.
-    pub path: std::path::PathBuf,
-}
-
-impl<K: FnMut(&RunConfig) -> Option<(f64, f64)>, F: FnMut(&RunConfig)> Measure for BenchMeasure<'_, K, F> {
-    fn wall_and_work_s(&mut self, config: &RunConfig) -> Result<(f64, f64), ReportError> {
-        if let Some(s) = (self.known)(config) {
-            return Ok(s);
-        }
-        let summary = self
-            .replay
-            .bench_parallel(config, self.rep, || (self.after_run)(config))
-            .map_err(|d| ReportError::Divergence { path: self.path.clone(), detail: d.to_string() })?;
-        Ok((summary.median.wall_s, summary.median.work_s))
-    }
 }
 
 /// Project `threads × batch × schedulers` and validate at `validate_threads` (each with

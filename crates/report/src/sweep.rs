@@ -6,7 +6,7 @@ use crate::{
     folder::utc_timestamp,
     machine::MachineInfo,
     results::{DumpRecord, Mode, RESULTS_FORMAT, ResultRow, SweepResults},
-    simulate::{self, BenchMeasure},
+    simulate,
 };
 use gigagas_executor::{Replay, Repetition, RunConfig, Summary};
 use std::path::Path;
@@ -58,8 +58,8 @@ pub fn run_sweep(sweep: &Sweep, options: &SweepOptions, progress: &mut dyn Progr
     }
     per_dump += points.iter().map(|p| per_point * run_units(p.threads, cores)).sum::<u64>();
     if let Some(sim) = &config.simulate {
-        per_dump += sim.profile_repeats as u64 * 1000;
-        for p in validation_points(sim) {
+        per_dump += (rep.warmup + sim.profile_repeats) as u64 * 1000;
+        for p in simulate::validation_points(&sim.validate_threads, &sim.batch, &sim.schedulers) {
             per_dump += per_point * run_units(p.threads, cores);
         }
     }
@@ -118,18 +118,12 @@ pub fn run_sweep(sweep: &Sweep, options: &SweepOptions, progress: &mut dyn Progr
         }
 
         if let Some(sim) = &config.simulate {
-            progress.stage(&format!("{}: profiling items on 1 thread", record.name));
-            let profile = simulate::profile_items(&replay, sim.profile_repeats, true, || progress.advance(1000)).map_err(diverged)?;
-            progress.stage(&format!("{}: validating the simulator", record.name));
-            let mut measure = BenchMeasure {
-                replay: &replay,
-                rep,
-                // Measured afresh right after profiling, under the same machine conditions
-                // (reusing the sweep's rows mixes in minutes of drift on a shared machine).
-                known: |_: &RunConfig| None,
-                after_run: |c: &RunConfig| progress.advance(run_units(c.threads, cores)),
-                path: path.clone(),
-            };
+            progress.stage(&format!("{}: profiling items on 1 thread, interleaved with validation runs", record.name));
+            let points = simulate::validation_points(&sim.validate_threads, &sim.batch, &sim.schedulers);
+            let (profile, mut measure) = simulate::profile_and_measure(&replay, sim.profile_repeats, &points, rep, |c| {
+                progress.advance(run_units(c.threads, cores))
+            })
+            .map_err(diverged)?;
             let report = simulate::simulate(
                 &replay,
                 &profile,
@@ -156,18 +150,6 @@ pub fn run_sweep(sweep: &Sweep, options: &SweepOptions, progress: &mut dyn Progr
         rows,
         simulations,
     })
-}
-
-fn validation_points(sim: &crate::config::SimulateConfig) -> Vec<RunConfig> {
-    let mut v = Vec::new();
-    for &threads in &sim.validate_threads {
-        for &batch in &sim.batch {
-            for &scheduler in &sim.schedulers {
-                v.push(RunConfig { threads, batch, scheduler, recover_senders: false });
-            }
-        }
-    }
-    v
 }
 
 /// Load a dump and prepare it for replay, with errors naming the file.
