@@ -25,8 +25,8 @@ pub enum DumpError {
     },
     /// The file was written by a newer (or unknown) format version.
     #[error(
-        "{path}: dump format version {found} is not supported (this gigagas reads version {supported}); \
-         regenerate the dump or upgrade gigagas"
+        "{path}: dump format version {found} is not supported (this gigagas reads versions 1 to {supported}); \
+         regenerate the dump with this gigagas (`gigagas generate`, `import` or `dump`) or upgrade gigagas"
     )]
     UnsupportedVersion {
         /// The file.

@@ -14,15 +14,20 @@
 //!   data         comp_len bytes of zstd
 //! ```
 //!
-//! Sections: `META` (JSON [`DumpMeta`]), `HASH` (block hashes), `ACCT` (accounts, fixed
-//! 93-byte records), `STOR` (slots, fixed 84-byte records), `CODE` (bytecode), `BLKS`
-//! (one RLP item per block), `BALS` (one RLP block access list per block). Fixed-size
-//! records and RLP keep parsing cheaper than decompression; sections decompress in
-//! parallel.
+//! Sections: `META` (JSON [`DumpMeta`]), `SEGS` (the number of segments, then each
+//! segment's block count), `HASH` (block hashes), `ACCT` (accounts, fixed 93-byte records),
+//! `STOR` (slots, fixed 84-byte records), `CODE` (bytecode), `BLKS` (one RLP item per
+//! block: header, transactions, senders, withdrawals, receipt summaries, ommer headers,
+//! headerless ommer count), `BALS` (one RLP block access list per block). `HASH`, `ACCT`,
+//! `STOR` and `CODE` hold one table per segment, in segment order, each led by its record
+//! count. Fixed-size records and RLP keep parsing cheaper than decompression; sections
+//! decompress in parallel.
+//!
+//! Version 1 files (one segment, no `SEGS`, blocks without ommer fields) still decode.
 
 use crate::{
     AccountState, Dump, DumpBlock, DumpError, DumpMeta, PreAccount, PreSlot, PreState,
-    ReceiptSummary,
+    ReceiptSummary, Segment,
 };
 use alloy_consensus::{Header, TxEnvelope, transaction::Recovered};
 use alloy_eip7928::BlockAccessList;
@@ -40,13 +45,16 @@ use xxhash_rust::xxh3::Xxh3;
 /// First eight bytes of every dump.
 pub const MAGIC: [u8; 8] = *b"GIGAGAS\0";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest format version this build still reads.
+pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// Size of the fixed file header.
 pub const HEADER_LEN: usize = 32;
 /// zstd level used for writing: small files, still fast to decode.
 const ZSTD_LEVEL: i32 = 15;
 
-const SECTION_TAGS: [&[u8; 4]; 7] = [b"META", b"HASH", b"ACCT", b"STOR", b"CODE", b"BLKS", b"BALS"];
+const SECTION_TAGS: [&[u8; 4]; 8] =
+    [b"META", b"SEGS", b"HASH", b"ACCT", b"STOR", b"CODE", b"BLKS", b"BALS"];
 
 /// Facts about a dump file, for reproducibility records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,21 +78,37 @@ fn encode_meta(meta: &DumpMeta) -> Vec<u8> {
     serde_json::to_vec(meta).expect("DumpMeta serializes")
 }
 
-fn encode_hashes(hashes: &[(u64, B256)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 + hashes.len() * 40);
+fn encode_segment_sizes(dump: &Dump) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + dump.segments.len() * 8);
+    out.extend_from_slice(&(dump.segments.len() as u64).to_le_bytes());
+    for s in &dump.segments {
+        out.extend_from_slice(&(s.blocks as u64).to_le_bytes());
+    }
+    out
+}
+
+/// One table per segment, concatenated.
+fn per_segment(dump: &Dump, table: impl Fn(&Segment, &mut Vec<u8>)) -> Vec<u8> {
+    let mut out = Vec::new();
+    for s in &dump.segments {
+        table(s, &mut out);
+    }
+    out
+}
+
+fn encode_hashes(hashes: &[(u64, B256)], out: &mut Vec<u8>) {
     out.extend_from_slice(&(hashes.len() as u64).to_le_bytes());
     for (n, h) in hashes {
         out.extend_from_slice(&n.to_le_bytes());
         out.extend_from_slice(h.as_slice());
     }
-    out
 }
 
 const ACCOUNT_RECORD: usize = 20 + 1 + 8 + 32 + 32;
 const SLOT_RECORD: usize = 20 + 32 + 32;
 
-fn encode_accounts(accounts: &[PreAccount]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 + accounts.len() * ACCOUNT_RECORD);
+fn encode_accounts(accounts: &[PreAccount], out: &mut Vec<u8>) {
+    out.reserve(8 + accounts.len() * ACCOUNT_RECORD);
     out.extend_from_slice(&(accounts.len() as u64).to_le_bytes());
     for a in accounts {
         out.extend_from_slice(a.address.as_slice());
@@ -98,29 +122,26 @@ fn encode_accounts(accounts: &[PreAccount]) -> Vec<u8> {
             }
         }
     }
-    out
 }
 
-fn encode_storage(slots: &[PreSlot]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 + slots.len() * SLOT_RECORD);
+fn encode_storage(slots: &[PreSlot], out: &mut Vec<u8>) {
+    out.reserve(8 + slots.len() * SLOT_RECORD);
     out.extend_from_slice(&(slots.len() as u64).to_le_bytes());
     for s in slots {
         out.extend_from_slice(s.address.as_slice());
         out.extend_from_slice(&s.slot.to_be_bytes::<32>());
         out.extend_from_slice(&s.value.to_be_bytes::<32>());
     }
-    out
 }
 
-fn encode_codes(codes: &[(B256, Bytes)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 + codes.iter().map(|c| 36 + c.1.len()).sum::<usize>());
+fn encode_codes(codes: &[(B256, Bytes)], out: &mut Vec<u8>) {
+    out.reserve(8 + codes.iter().map(|c| 36 + c.1.len()).sum::<usize>());
     out.extend_from_slice(&(codes.len() as u64).to_le_bytes());
     for (h, c) in codes {
         out.extend_from_slice(h.as_slice());
         out.extend_from_slice(&(c.len() as u32).to_le_bytes());
         out.extend_from_slice(c);
     }
-    out
 }
 
 fn encode_block(b: &DumpBlock, out: &mut Vec<u8>) {
@@ -132,6 +153,8 @@ fn encode_block(b: &DumpBlock, out: &mut Vec<u8>) {
     senders.encode(&mut payload);
     b.withdrawals.encode(&mut payload);
     b.receipts.encode(&mut payload);
+    b.ommers.encode(&mut payload);
+    b.headerless_ommers.encode(&mut payload);
     alloy_rlp::Header { list: true, payload_length: payload.len() }.encode(out);
     out.extend_from_slice(&payload);
 }
@@ -160,11 +183,12 @@ fn raw_sections(dump: &Dump) -> Vec<(&'static [u8; 4], Vec<u8>)> {
         .into_par_iter()
         .map(|i| match i {
             0 => encode_meta(&dump.meta),
-            1 => encode_hashes(&dump.block_hashes),
-            2 => encode_accounts(&dump.pre_state.accounts),
-            3 => encode_storage(&dump.pre_state.storage),
-            4 => encode_codes(&dump.pre_state.codes),
-            5 => encode_blocks(&dump.blocks),
+            1 => encode_segment_sizes(dump),
+            2 => per_segment(dump, |s, out| encode_hashes(&s.block_hashes, out)),
+            3 => per_segment(dump, |s, out| encode_accounts(&s.pre_state.accounts, out)),
+            4 => per_segment(dump, |s, out| encode_storage(&s.pre_state.storage, out)),
+            5 => per_segment(dump, |s, out| encode_codes(&s.pre_state.codes, out)),
+            6 => encode_blocks(&dump.blocks),
             _ => encode_bals(&dump.access_lists),
         })
         .collect();
@@ -284,7 +308,7 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
     let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
     let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
     let version = u32_at(8);
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(DumpError::UnsupportedVersion { path: p(), found: version, supported: FORMAT_VERSION });
     }
     let section_count = u32_at(12);
@@ -349,6 +373,8 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
             .map(|(_, raw)| raw.as_slice())
             .ok_or_else(|| corrupt(&tag_name(tag), "section missing".into()))
     };
+    // Version 1 has no SEGS section: one segment holding every block.
+    let segs = if version == 1 { None } else { Some(take(b"SEGS")?) };
     let (meta, hashes, accounts, storage, codes, blocks, bals) = (
         take(b"META")?,
         take(b"HASH")?,
@@ -360,26 +386,22 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
     );
 
     // Parse the sections in parallel too: blocks and BALs dominate.
-    let ((meta, block_hashes), ((pre_state, blocks), access_lists)) = rayon::join(
-        || (decode_meta(meta), decode_hashes(hashes)),
-        || {
-            rayon::join(
-                || {
-                    rayon::join(
-                        || decode_pre_state(accounts, storage, codes),
-                        || decode_blocks(blocks),
-                    )
-                },
-                || decode_bals(bals),
-            )
-        },
+    let ((meta, blocks), access_lists) = rayon::join(
+        || rayon::join(|| decode_meta(meta), || decode_blocks(blocks)),
+        || decode_bals(bals),
     );
+    let blocks = blocks.map_err(|e| corrupt("BLKS", e))?;
+    let sizes = match segs {
+        Some(raw) => decode_segment_sizes(raw).map_err(|e| corrupt("SEGS", e))?,
+        None => vec![blocks.len()],
+    };
+    let segments =
+        decode_segments(&sizes, hashes, accounts, storage, codes).map_err(|(s, e)| corrupt(s, e))?;
     let dump = Dump {
         meta: meta.map_err(|e| corrupt("META", e))?,
-        block_hashes: block_hashes.map_err(|e| corrupt("HASH", e))?,
-        pre_state: pre_state.map_err(|(s, e)| corrupt(s, e))?,
-        blocks: blocks.map_err(|e| corrupt("BLKS", e))?,
+        blocks,
         access_lists: access_lists.map_err(|e| corrupt("BALS", e))?,
+        segments,
     };
     dump.validate().map_err(|detail| DumpError::Inconsistent { path: p(), detail })?;
     Ok((dump, DumpFileInfo { checksum, size: bytes.len() as u64 }))
@@ -435,30 +457,61 @@ fn decode_meta(raw: &[u8]) -> Result<DumpMeta, String> {
     serde_json::from_slice(raw).map_err(|e| format!("invalid metadata JSON: {e}"))
 }
 
-fn decode_hashes(raw: &[u8]) -> Result<Vec<(u64, B256)>, String> {
+fn decode_segment_sizes(raw: &[u8]) -> Result<Vec<usize>, String> {
     let mut r = Reader::new(raw);
+    let n = r.count(8, "segments")?;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let blocks = r.u64("segment size")?;
+        out.push(usize::try_from(blocks).map_err(|_| format!("segment {i}: {blocks} blocks"))?);
+    }
+    r.finish("segment sizes")?;
+    Ok(out)
+}
+
+/// Read one table per segment from each of the four per-segment sections.
+fn decode_segments(
+    sizes: &[usize],
+    hashes: &[u8],
+    accounts: &[u8],
+    storage: &[u8],
+    codes: &[u8],
+) -> Result<Vec<Segment>, (&'static str, String)> {
+    let (mut h, mut a, mut s, mut c) =
+        (Reader::new(hashes), Reader::new(accounts), Reader::new(storage), Reader::new(codes));
+    let mut out = Vec::with_capacity(sizes.len());
+    for &blocks in sizes {
+        out.push(Segment {
+            blocks,
+            block_hashes: decode_hashes(&mut h).map_err(|e| ("HASH", e))?,
+            pre_state: PreState {
+                accounts: decode_accounts(&mut a).map_err(|e| ("ACCT", e))?,
+                storage: decode_storage(&mut s).map_err(|e| ("STOR", e))?,
+                codes: decode_codes(&mut c).map_err(|e| ("CODE", e))?,
+            },
+        });
+    }
+    h.finish("block hashes").map_err(|e| ("HASH", e))?;
+    a.finish("account records").map_err(|e| ("ACCT", e))?;
+    s.finish("slot records").map_err(|e| ("STOR", e))?;
+    c.finish("codes").map_err(|e| ("CODE", e))?;
+    Ok(out)
+}
+
+fn decode_hashes(r: &mut Reader<'_>) -> Result<Vec<(u64, B256)>, String> {
     let n = r.count(40, "block hashes")?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         let num = r.u64("block number")?;
         out.push((num, B256::from_slice(r.take(32, "block hash")?)));
     }
-    r.finish("block hashes")?;
     Ok(out)
 }
 
-fn decode_pre_state(
-    accounts: &[u8],
-    storage: &[u8],
-    codes: &[u8],
-) -> Result<PreState, (&'static str, String)> {
-    let mut r = Reader::new(accounts);
-    let n = r.count(ACCOUNT_RECORD, "accounts").map_err(|e| ("ACCT", e))?;
-    if accounts.len() != 8 + n * ACCOUNT_RECORD {
-        return Err(("ACCT", format!("{} bytes is not {n} records of {ACCOUNT_RECORD} bytes", accounts.len() - 8)));
-    }
-    let mut acc = Vec::with_capacity(n);
-    for rec in accounts[8..].chunks_exact(ACCOUNT_RECORD) {
+fn decode_accounts(r: &mut Reader<'_>) -> Result<Vec<PreAccount>, String> {
+    let n = r.count(ACCOUNT_RECORD, "accounts")?;
+    let mut out = Vec::with_capacity(n);
+    for rec in r.take(n * ACCOUNT_RECORD, "accounts")?.chunks_exact(ACCOUNT_RECORD) {
         let address = Address::from_slice(&rec[..20]);
         let state = match rec[20] {
             0 => None,
@@ -467,34 +520,34 @@ fn decode_pre_state(
                 balance: U256::from_be_slice(&rec[29..61]),
                 code_hash: B256::from_slice(&rec[61..93]),
             }),
-            f => return Err(("ACCT", format!("account {address}: existence flag {f}, expected 0 or 1"))),
+            f => return Err(format!("account {address}: existence flag {f}, expected 0 or 1")),
         };
-        acc.push(PreAccount { address, state });
+        out.push(PreAccount { address, state });
     }
-    let mut r = Reader::new(storage);
-    let n = r.count(SLOT_RECORD, "slots").map_err(|e| ("STOR", e))?;
-    if storage.len() != 8 + n * SLOT_RECORD {
-        return Err(("STOR", format!("{} bytes is not {n} records of {SLOT_RECORD} bytes", storage.len() - 8)));
-    }
-    let slots = storage[8..]
+    Ok(out)
+}
+
+fn decode_storage(r: &mut Reader<'_>) -> Result<Vec<PreSlot>, String> {
+    let n = r.count(SLOT_RECORD, "slots")?;
+    Ok(r.take(n * SLOT_RECORD, "slots")?
         .chunks_exact(SLOT_RECORD)
         .map(|rec| PreSlot {
             address: Address::from_slice(&rec[..20]),
             slot: U256::from_be_slice(&rec[20..52]),
             value: U256::from_be_slice(&rec[52..84]),
         })
-        .collect();
-    let mut r = Reader::new(codes);
-    let n = r.count(36, "codes").map_err(|e| ("CODE", e))?;
-    let mut code = Vec::with_capacity(n);
+        .collect())
+}
+
+fn decode_codes(r: &mut Reader<'_>) -> Result<Vec<(B256, Bytes)>, String> {
+    let n = r.count(36, "codes")?;
+    let mut out = Vec::with_capacity(n);
     for _ in 0..n {
-        let h = B256::from_slice(r.take(32, "code hash").map_err(|e| ("CODE", e))?);
-        let len = r.u32("code length").map_err(|e| ("CODE", e))? as usize;
-        let bytes = Bytes::copy_from_slice(r.take(len, "code").map_err(|e| ("CODE", e))?);
-        code.push((h, bytes));
+        let h = B256::from_slice(r.take(32, "code hash")?);
+        let len = r.u32("code length")? as usize;
+        out.push((h, Bytes::copy_from_slice(r.take(len, "code")?)));
     }
-    r.finish("codes").map_err(|e| ("CODE", e))?;
-    Ok(PreState { accounts: acc, storage: slots, codes: code })
+    Ok(out)
 }
 
 fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, String> {
@@ -510,6 +563,12 @@ fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, String> {
     let senders = Vec::<Address>::decode(&mut body).map_err(at)?;
     let withdrawals = Vec::<Withdrawal>::decode(&mut body).map_err(at)?;
     let receipts = Vec::<ReceiptSummary>::decode(&mut body).map_err(at)?;
+    // Version 1 blocks end here.
+    let (ommers, headerless_ommers) = if body.is_empty() {
+        (Vec::new(), 0)
+    } else {
+        (Vec::<Header>::decode(&mut body).map_err(at)?, u32::decode(&mut body).map_err(at)?)
+    };
     if !body.is_empty() {
         return Err(format!("block {}: {} trailing bytes", header.number, body.len()));
     }
@@ -521,7 +580,7 @@ fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, String> {
         .zip(senders)
         .map(|(tx, from)| Recovered::new_unchecked(tx, from))
         .collect();
-    Ok(DumpBlock { header, transactions, withdrawals, receipts })
+    Ok(DumpBlock { header, transactions, withdrawals, receipts, ommers, headerless_ommers })
 }
 
 fn decode_blocks(raw: &[u8]) -> Result<Vec<DumpBlock>, String> {

@@ -1,10 +1,12 @@
-//! The gigagas dump: everything needed to replay a range of blocks without a node.
+//! The gigagas dump: everything needed to replay blocks without a node.
 //!
-//! A [`Dump`] holds the blocks (with recovered senders), their receipts, one EIP-7928
-//! block access list per block, the 256 block hashes before the first block (for
-//! `BLOCKHASH`), and the pre-state at the parent of the first block for every account and
-//! slot the access lists touch — including accounts that do not exist, recorded as absent,
-//! so a replay can tell "empty" from "missing from the dump".
+//! A [`Dump`] holds the blocks (with recovered senders), their receipts and one EIP-7928
+//! block access list per block, grouped into one or more independent [`Segment`]s. A
+//! segment is a run of consecutive blocks with the 256 block hashes before its first block
+//! (for `BLOCKHASH`) and the pre-state at the parent of its first block for every account
+//! and slot its access lists touch — including accounts that do not exist, recorded as
+//! absent, so a replay can tell "empty" from "missing from the dump". A range of blocks
+//! from a node is one segment; a set of unrelated mainnet blocks is one segment each.
 //!
 //! On disk a dump is one file (see [`format`]): a fixed header with magic bytes, format
 //! version and an xxh3 checksum of the content, followed by zstd-compressed sections.
@@ -20,8 +22,8 @@ mod summary;
 
 pub use chain::{ChainConfig, ForkActivation};
 pub use error::DumpError;
-pub use format::{DumpFileInfo, FORMAT_VERSION, MAGIC, decode_dump, encode_dump, read_dump, write_dump};
-pub use summary::DumpSummary;
+pub use format::{DumpFileInfo, FORMAT_VERSION, MAGIC, OLDEST_READABLE_VERSION, decode_dump, encode_dump, read_dump, write_dump};
+pub use summary::{DumpSummary, SegmentSummary};
 
 use alloy_consensus::{Header, TxEnvelope, transaction::Recovered};
 use alloy_eip7928::BlockAccessList;
@@ -34,13 +36,27 @@ use std::collections::BTreeMap;
 pub struct Dump {
     /// Name, provenance and chain rules.
     pub meta: DumpMeta,
-    /// The blocks, in ascending order with no gaps.
+    /// The blocks of every segment, segment after segment; inside a segment in ascending
+    /// order with no gaps.
     pub blocks: Vec<DumpBlock>,
     /// One EIP-7928 block access list per block, in the same order as [`Dump::blocks`].
     pub access_lists: Vec<BlockAccessList>,
-    /// Hashes of the (up to) 256 blocks before the first block, ascending by number.
+    /// The independent runs of blocks, in order: the first `segments[0].blocks` blocks
+    /// belong to the first segment, the next ones to the second, and so on.
+    pub segments: Vec<Segment>,
+}
+
+/// A run of consecutive blocks that starts from its own pre-state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Segment {
+    /// How many of [`Dump::blocks`] (continuing where the previous segment ended) belong
+    /// to this segment; at least one.
+    pub blocks: usize,
+    /// Hashes of blocks before the segment's first block that its blocks may ask for with
+    /// `BLOCKHASH` (up to 256), ascending by number.
     pub block_hashes: Vec<(u64, B256)>,
-    /// State at the parent of the first block, restricted to what the access lists touch.
+    /// State at the parent of the segment's first block, restricted to what its access
+    /// lists touch.
     pub pre_state: PreState,
 }
 
@@ -67,6 +83,13 @@ pub struct DumpBlock {
     pub withdrawals: Vec<Withdrawal>,
     /// One receipt summary per transaction.
     pub receipts: Vec<ReceiptSummary>,
+    /// Ommer (uncle) headers, where the source had them: their beneficiaries are paid the
+    /// ommer reward and the miner 1/32 of the block reward for each (before the Merge).
+    pub ommers: Vec<Header>,
+    /// Ommers the source named only by hash (e.g. `eth_getBlockByNumber` gives `uncles` as
+    /// hashes): the miner's 1/32 share for each is paid, the ommer beneficiaries' own
+    /// rewards cannot be and are not. Receipts and gas do not depend on it.
+    pub headerless_ommers: u32,
 }
 
 impl DumpBlock {
@@ -156,6 +179,28 @@ impl PreState {
 }
 
 impl Dump {
+    /// A dump of one segment: consecutive blocks starting from one pre-state.
+    pub fn single_segment(
+        meta: DumpMeta,
+        blocks: Vec<DumpBlock>,
+        access_lists: Vec<BlockAccessList>,
+        block_hashes: Vec<(u64, B256)>,
+        pre_state: PreState,
+    ) -> Self {
+        let segment = Segment { blocks: blocks.len(), block_hashes, pre_state };
+        Self { meta, blocks, access_lists, segments: vec![segment] }
+    }
+
+    /// Each segment with the range of [`Dump::blocks`] (and [`Dump::access_lists`]) it owns.
+    pub fn segment_ranges(&self) -> impl Iterator<Item = (&Segment, std::ops::Range<usize>)> {
+        let mut start = 0;
+        self.segments.iter().map(move |s| {
+            let range = start..start + s.blocks;
+            start += s.blocks;
+            (s, range)
+        })
+    }
+
     /// Number of transactions in all blocks.
     pub fn transaction_count(&self) -> usize {
         self.blocks.iter().map(|b| b.transactions.len()).sum()
@@ -175,12 +220,41 @@ impl Dump {
                 self.blocks.len()
             ));
         }
-        for pair in self.blocks.windows(2) {
-            if pair[1].header.number != pair[0].header.number + 1 {
+        if self.segments.is_empty() && !self.blocks.is_empty() {
+            return Err("blocks but no segment".into());
+        }
+        let mut covered = 0usize;
+        for (i, segment) in self.segments.iter().enumerate() {
+            if segment.blocks == 0 {
+                return Err(format!("segment {i} has no blocks"));
+            }
+            covered = covered.saturating_add(segment.blocks);
+            if covered > self.blocks.len() {
                 return Err(format!(
-                    "block {} follows block {}: blocks must be consecutive",
-                    pair[1].header.number, pair[0].header.number
+                    "the segments hold {covered}+ blocks but the dump has {}",
+                    self.blocks.len()
                 ));
+            }
+            for pair in segment.block_hashes.windows(2) {
+                if pair[1].0 <= pair[0].0 {
+                    return Err(format!("segment {i}: block hashes are not in ascending order"));
+                }
+            }
+        }
+        if covered != self.blocks.len() {
+            return Err(format!(
+                "the segments hold {covered} blocks but the dump has {}",
+                self.blocks.len()
+            ));
+        }
+        for (_, range) in self.segment_ranges() {
+            for pair in self.blocks[range].windows(2) {
+                if pair[0].header.number.checked_add(1) != Some(pair[1].header.number) {
+                    return Err(format!(
+                        "block {} follows block {}: blocks of a segment must be consecutive",
+                        pair[1].header.number, pair[0].header.number
+                    ));
+                }
             }
         }
         for block in &self.blocks {
@@ -208,11 +282,6 @@ impl Dump {
                     "block {} has withdrawals but no withdrawals root",
                     block.number()
                 ));
-            }
-        }
-        for pair in self.block_hashes.windows(2) {
-            if pair[1].0 <= pair[0].0 {
-                return Err("block hashes are not in ascending order".into());
             }
         }
         Ok(())

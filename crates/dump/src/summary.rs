@@ -28,12 +28,33 @@ pub struct DumpSummary {
     pub codes: (usize, usize),
     /// Access-list entries: accounts, storage slots (reads and writes), individual writes.
     pub bal_entries: (usize, usize, usize),
-    /// Block hashes before the range.
+    /// Block hashes before the segments' first blocks.
     pub block_hashes: usize,
+    /// One line per segment (a dump of one block range has one).
+    pub segments: Vec<SegmentSummary>,
+    /// Blocks with ommers known only by hash: (block number, how many).
+    pub headerless_ommers: Vec<(u64, u32)>,
     /// Fork of the first block.
     pub fork: String,
     /// Provenance lines.
     pub provenance: Vec<(String, String)>,
+}
+
+/// Key figures of one segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentSummary {
+    /// First and last block number.
+    pub range: (u64, u64),
+    /// Transactions.
+    pub transactions: usize,
+    /// Gas used.
+    pub gas: u64,
+    /// Fork of the first block.
+    pub fork: String,
+    /// Pre-state accounts (present and absent) and slots.
+    pub accounts: usize,
+    /// Pre-state storage slots.
+    pub slots: usize,
 }
 
 fn min_med_max<T: Copy + PartialOrd>(mut v: Vec<T>, zero: T) -> (T, T, T) {
@@ -68,7 +89,25 @@ impl DumpSummary {
                     + a.code_changes.len();
             }
         }
-        let present = dump.pre_state.accounts.iter().filter(|a| a.state.is_some()).count();
+        let pre = dump.segments.iter().map(|s| &s.pre_state);
+        let all_accounts: usize = pre.clone().map(|p| p.accounts.len()).sum();
+        let present: usize =
+            pre.clone().map(|p| p.accounts.iter().filter(|a| a.state.is_some()).count()).sum();
+        let segments = dump
+            .segment_ranges()
+            .map(|(s, range)| {
+                let blocks = &dump.blocks[range];
+                let (first, last) = (&blocks[0], &blocks[blocks.len() - 1]);
+                SegmentSummary {
+                    range: (first.number(), last.number()),
+                    transactions: blocks.iter().map(|b| b.transactions.len()).sum(),
+                    gas: blocks.iter().map(|b| b.header.gas_used).sum(),
+                    fork: dump.meta.chain.fork_at(first.number(), first.header.timestamp),
+                    accounts: s.pre_state.accounts.len(),
+                    slots: s.pre_state.storage.len(),
+                }
+            })
+            .collect();
         let first = dump.blocks.first();
         Self {
             name: dump.meta.name.clone(),
@@ -78,11 +117,18 @@ impl DumpSummary {
             total_gas: dump.total_gas(),
             gas_per_block: min_med_max(gas, 0),
             largest_tx_share: min_med_max(shares, 0.0),
-            accounts: (present, dump.pre_state.accounts.len() - present),
-            slots: dump.pre_state.storage.len(),
-            codes: (dump.pre_state.codes.len(), dump.pre_state.code_bytes()),
+            accounts: (present, all_accounts - present),
+            slots: pre.clone().map(|p| p.storage.len()).sum(),
+            codes: (pre.clone().map(|p| p.codes.len()).sum(), pre.map(|p| p.code_bytes()).sum()),
             bal_entries: bal,
-            block_hashes: dump.block_hashes.len(),
+            block_hashes: dump.segments.iter().map(|s| s.block_hashes.len()).sum(),
+            segments,
+            headerless_ommers: dump
+                .blocks
+                .iter()
+                .filter(|b| b.headerless_ommers > 0)
+                .map(|b| (b.number(), b.headerless_ommers))
+                .collect(),
             fork: first
                 .map(|b| dump.meta.chain.fork_at(b.number(), b.header.timestamp))
                 .unwrap_or_default(),
@@ -120,6 +166,33 @@ impl fmt::Display for DumpSummary {
         writeln!(f, "pre-state         {} accounts ({} absent), {} slots, {} codes ({} bytes)",
             self.accounts.0 + self.accounts.1, self.accounts.1, self.slots, self.codes.0, self.codes.1)?;
         writeln!(f, "BAL entries       {} accounts, {} slots, {} writes", self.bal_entries.0, self.bal_entries.1, self.bal_entries.2)?;
-        write!(f, "block hashes      {}", self.block_hashes)
+        write!(f, "block hashes      {}", self.block_hashes)?;
+        for (number, n) in &self.headerless_ommers {
+            write!(
+                f,
+                "\nommers            block {number}: {n} known only by hash (miner's 1/32 share per ommer paid; \
+                 the ommer beneficiaries' rewards are not, receipts and gas do not depend on them)"
+            )?;
+        }
+        if self.segments.len() > 1 {
+            write!(f, "\nsegments          {} (independent pre-states)", self.segments.len())?;
+            for (i, s) in self.segments.iter().enumerate() {
+                let blocks = if s.range.0 == s.range.1 {
+                    format!("block {}", s.range.0)
+                } else {
+                    format!("blocks {}..={}", s.range.0, s.range.1)
+                };
+                write!(
+                    f,
+                    "\n  {i:>4}  {blocks:<24} {:<16} {:>5} txs {:>10}  {:>6} accounts {:>7} slots",
+                    s.fork,
+                    s.transactions,
+                    mgas(s.gas),
+                    s.accounts,
+                    s.slots
+                )?;
+            }
+        }
+        Ok(())
     }
 }

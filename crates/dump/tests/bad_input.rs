@@ -181,14 +181,14 @@ fn reframing_an_untouched_dump_decodes_to_the_same_dump() {
     // the one thing each test changes.
     let frames = parse_frames(encoded());
     let tags: Vec<&[u8]> = frames.iter().map(|f| f.tag.as_slice()).collect();
-    assert_eq!(tags, [b"META", b"HASH", b"ACCT", b"STOR", b"CODE", b"BLKS", b"BALS"].map(|t| t.as_slice()));
+    assert_eq!(tags, [b"META", b"SEGS", b"HASH", b"ACCT", b"STOR", b"CODE", b"BLKS", b"BALS"].map(|t| t.as_slice()));
     let rebuilt: Vec<Frame> = frames.iter().map(|f| Frame::new(f.tag, &f.raw())).collect();
     let bytes = assemble(&rebuilt);
     let (decoded, info) = decode_dump(&bytes, Path::new("reframed.gigagas")).expect("re-framed dump decodes");
     assert_eq!(&decoded, dump());
     assert_eq!(info.size, bytes.len() as u64);
     assert!(dump().blocks.len() >= 2 && dump().transaction_count() > 0);
-    assert!(!dump().pre_state.storage.is_empty() && !dump().pre_state.codes.is_empty());
+    assert!(!dump().segments[0].pre_state.storage.is_empty() && !dump().segments[0].pre_state.codes.is_empty());
 }
 
 // ------------------------------------------------------------ Io
@@ -463,11 +463,11 @@ fn missing_section_is_corrupt() {
 fn broken_compression_is_corrupt() {
     // Not zstd at all.
     let mut frames = parse_frames(encoded());
-    frames[1].comp = b"not zstd data".to_vec();
+    frames[2].comp = b"not zstd data".to_vec();
     expect_corrupt(&assemble(&frames), "HASH", &["zstd"]);
     // Valid zstd, but a different length than announced.
     let mut frames = parse_frames(encoded());
-    frames[2].raw_len += 1;
+    frames[3].raw_len += 1;
     expect_corrupt(&assemble(&frames), "ACCT", &["decompressed"]);
 }
 
@@ -553,6 +553,6 @@ fn withdrawals_without_root_is_inconsistent() {
 #[test]
 fn unordered_block_hashes_are_inconsistent() {
     let mut d = dump().clone();
-    d.block_hashes.swap(0, 1);
+    d.segments[0].block_hashes.swap(0, 1);
     expect_inconsistent(&d, &["block hashes"]);
 }

@@ -156,7 +156,7 @@ fn summary_matches_the_dump() {
     assert_eq!(s.transactions, d.transaction_count());
     assert_eq!(s.total_gas, d.blocks.iter().map(|b| b.header.gas_used).sum::<u64>());
     assert_eq!(s.range, Some((d.blocks[0].number(), d.blocks[2].number())));
-    assert_eq!(s.accounts.0 + s.accounts.1, d.pre_state.accounts.len());
+    assert_eq!(s.accounts.0 + s.accounts.1, d.segments[0].pre_state.accounts.len());
     assert_eq!(s.bal_entries.0, d.access_lists.iter().map(|l| l.len()).sum::<usize>());
     assert!(s.largest_tx_share.0 > 0.0 && s.largest_tx_share.2 <= 1.0);
     assert_eq!(s.fork, "Prague");

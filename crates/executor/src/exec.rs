@@ -1,21 +1,21 @@
 //! Executing one work item on its [`BalView`], and the sequential baseline.
 
 use crate::{
-    plan::{ItemKind, Replay, ReplayBlock, WorkItem},
+    plan::{ItemKind, Replay, WorkItem},
     view::BalView,
 };
 use alloy_consensus::transaction::SignerRecoverable;
 use alloy_evm::{
     Evm, EvmFactory, FromRecoveredTx,
     block::BlockExecutor,
-    eth::{EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
+    eth::{EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
 };
 use revm::{
     context::TxEnv,
     database::State,
     state::{EvmState, bal::{Bal, BlockAccessIndex}},
 };
-use std::borrow::Cow;
+use gigagas_record::{execution_ctx, pay_headerless_ommer_share};
 
 /// What executing an item produced.
 #[derive(Debug)]
@@ -48,18 +48,6 @@ pub struct ExecError {
     pub message: String,
 }
 
-fn ctx(block: &ReplayBlock) -> EthBlockExecutionCtx<'_> {
-    EthBlockExecutionCtx {
-        parent_hash: block.header.parent_hash,
-        parent_beacon_block_root: block.header.parent_beacon_block_root,
-        ommers: &[],
-        withdrawals: block.withdrawals.as_deref().map(Cow::Borrowed),
-        extra_data: block.header.extra_data.clone(),
-        tx_count_hint: Some(block.transactions.len()),
-        slot_number: None,
-    }
-}
-
 impl Replay {
     /// Execute one work item on its own view of state. `recover_senders` recovers the
     /// sender from the signature instead of taking it from the dump.
@@ -90,11 +78,24 @@ impl Replay {
                 state.set_bal_index(BlockAccessIndex::new(index));
                 {
                     let evm = EthEvmFactory::default().create_evm(&mut state, block.env.clone());
-                    let mut ex = EthBlockExecutor::new(evm, ctx(block), &self.spec, AlloyReceiptBuilder::default());
+                    let input = block.input();
+                    let mut ex = EthBlockExecutor::new(
+                        evm,
+                        execution_ctx(&input),
+                        &self.spec,
+                        AlloyReceiptBuilder::default(),
+                    );
                     if item.kind == ItemKind::PreBlock {
                         ex.apply_pre_execution_changes().map_err(|e| err(e.to_string()))?;
                     } else {
-                        ex.finish().map_err(|e| err(e.to_string()))?;
+                        let (mut evm, _) = ex.finish().map_err(|e| err(e.to_string()))?;
+                        pay_headerless_ommer_share(
+                            evm.db_mut(),
+                            &self.spec,
+                            &block.header,
+                            block.headerless_ommers,
+                        )
+                        .map_err(|e| err(e.to_string()))?;
                     }
                 }
                 let writes = state.take_built_bal().unwrap_or_default();
@@ -112,11 +113,29 @@ impl Replay {
         recover_senders: bool,
         mut on_tx: impl FnMut(usize, usize, u64, bool, u64),
     ) -> Result<(), ExecError> {
-        let mut state = State::builder().with_database_ref(&self.pre).build();
-        for (b, block) in self.blocks.iter().enumerate() {
+        for segment in &self.segments {
+            // Each segment starts from its own pre-state.
+            let mut state = State::builder().with_database_ref(&segment.pre).build();
+            for b in segment.blocks.clone() {
+                self.execute_sequential_block(&mut state, b, recover_senders, &mut on_tx)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn execute_sequential_block(
+        &self,
+        state: &mut State<revm::database::WrapDatabaseRef<&crate::prestate::PreStateDb>>,
+        b: usize,
+        recover_senders: bool,
+        on_tx: &mut impl FnMut(usize, usize, u64, bool, u64),
+    ) -> Result<(), ExecError> {
+        let block = &self.blocks[b];
+        {
             let err = |item, message: String| ExecError { block: block.header.number, item, message };
-            let evm = EthEvmFactory::default().create_evm(&mut state, block.env.clone());
-            let mut ex = EthBlockExecutor::new(evm, ctx(block), &self.spec, AlloyReceiptBuilder::default());
+            let input = block.input();
+            let evm = EthEvmFactory::default().create_evm(&mut *state, block.env.clone());
+            let mut ex = EthBlockExecutor::new(evm, execution_ctx(&input), &self.spec, AlloyReceiptBuilder::default());
             ex.apply_pre_execution_changes().map_err(|e| err(ItemKind::PreBlock, e.to_string()))?;
             for (i, tx) in block.transactions.iter().enumerate() {
                 let item = ItemKind::Tx(i as u32);
@@ -134,7 +153,9 @@ impl Replay {
                     .map_err(|e| err(item, e.to_string()))?;
                 on_tx(b, i, gas.tx_gas_used(), success, start.elapsed().as_nanos() as u64);
             }
-            ex.finish().map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
+            let (mut evm, _) = ex.finish().map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
+            pay_headerless_ommer_share(evm.db_mut(), &self.spec, &block.header, block.headerless_ommers)
+                .map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
         }
         Ok(())
     }

@@ -10,7 +10,6 @@
 #![warn(missing_docs)]
 
 pub mod bench;
-pub mod chain;
 pub mod exec;
 pub mod plan;
 pub mod prestate;
@@ -21,7 +20,7 @@ pub mod verify;
 pub mod view;
 
 pub use bench::Repetition;
-pub use chain::ChainSpec;
+pub use gigagas_record::ChainSpec;
 pub use exec::{ExecError, ItemOutput};
 pub use plan::{ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
 pub use prestate::{PreStateDb, StateError};

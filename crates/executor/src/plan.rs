@@ -1,6 +1,7 @@
 //! [`Replay`]: a dump loaded for execution, and the [`WorkItem`]s a run schedules.
 
-use crate::{chain::ChainSpec, prestate::PreStateDb, verify::ExpectedWrites};
+use crate::{prestate::PreStateDb, verify::ExpectedWrites};
+use gigagas_record::{BlockInput, ChainSpec};
 use alloy_consensus::{Header, Transaction, TxEnvelope, transaction::Recovered};
 use alloy_eips::eip4895::Withdrawal;
 use alloy_evm::EvmEnv;
@@ -38,6 +39,10 @@ pub struct ReplayBlock {
     pub receipts: Vec<ReceiptSummary>,
     /// Withdrawals, `None` before Shanghai.
     pub withdrawals: Option<Vec<Withdrawal>>,
+    /// Ommer headers (pre-Merge rewards).
+    pub ommers: Vec<Header>,
+    /// Ommers known only by hash (the miner's share is paid).
+    pub headerless_ommers: u32,
     /// State at the start of the block, for what the access list names.
     pub base: PreStateDb,
     /// The access list's writes grouped by block access index (for verification).
@@ -63,6 +68,28 @@ impl std::fmt::Display for ItemKind {
             ItemKind::PostBlock => f.write_str("post-block changes"),
         }
     }
+}
+
+impl ReplayBlock {
+    /// The block as the recording path takes it.
+    pub fn input(&self) -> BlockInput<'_> {
+        BlockInput {
+            header: &self.header,
+            transactions: &self.transactions,
+            withdrawals: self.withdrawals.as_deref(),
+            ommers: &self.ommers,
+            headerless_ommers: self.headerless_ommers,
+        }
+    }
+}
+
+/// One segment of a dump: consecutive blocks replayed from their own pre-state.
+#[derive(Debug)]
+pub struct ReplaySegment {
+    /// The segment's pre-state (what the sequential baseline starts from).
+    pub pre: PreStateDb,
+    /// Its range of [`Replay::blocks`].
+    pub blocks: std::ops::Range<usize>,
 }
 
 /// One independently executable unit: 32 bytes, so a batch's items stay in few cache lines.
@@ -94,8 +121,8 @@ impl WorkItem {
 pub struct Replay {
     /// Chain rules.
     pub spec: ChainSpec,
-    /// The dump's pre-state (what the sequential baseline starts from).
-    pub pre: PreStateDb,
+    /// The dump's segments: independent runs of blocks, each from its own pre-state.
+    pub segments: Vec<ReplaySegment>,
     /// Blocks in order.
     pub blocks: Vec<ReplayBlock>,
     /// All work items, block after block; each block's items are contiguous.
@@ -110,42 +137,51 @@ impl Replay {
     pub fn new(dump: &Dump) -> Result<Self, PrepareError> {
         warm_up_kzg();
         let spec = ChainSpec::from_config(&dump.meta.chain).map_err(PrepareError::Chain)?;
-        let pre = PreStateDb::from_dump(dump);
-        let mut running = PreStateDb::from_dump(dump);
+        let mut segments = Vec::with_capacity(dump.segments.len());
         let mut blocks = Vec::with_capacity(dump.blocks.len());
         let mut items = Vec::with_capacity(dump.transaction_count() + 2 * dump.blocks.len());
         let mut block_items = Vec::with_capacity(dump.blocks.len() + 1);
-        for (b, (block, alloy_bal)) in dump.blocks.iter().zip(&dump.access_lists).enumerate() {
-            let bal = Bal::clone_from_alloy(alloy_bal)
-                .map_err(|e| PrepareError::Bal { block: block.number(), detail: e.to_string() })?;
-            let expected = ExpectedWrites::from_bal(&bal, block.transactions.len() as u64 + 2);
-            let base = running.block_base(&bal);
-            running.apply_block(&bal);
-            block_items.push(items.len() as u32);
-            let b = b as u32;
-            items.push(WorkItem { block: b, kind: ItemKind::PreBlock, gas_used: 0, gas_limit: 0 });
-            for (i, (tx, r)) in block.transactions.iter().zip(&block.receipts).enumerate() {
-                items.push(WorkItem {
-                    block: b,
-                    kind: ItemKind::Tx(i as u32),
-                    gas_used: r.gas_used,
-                    gas_limit: tx.inner().gas_limit(),
+        for (segment, range) in dump.segment_ranges() {
+            let pre = PreStateDb::from_segment(dump, segment, range.clone());
+            let mut running = PreStateDb::from_segment(dump, segment, range.clone());
+            for b in range.clone() {
+                let (block, alloy_bal) = (&dump.blocks[b], &dump.access_lists[b]);
+                let bal = Bal::clone_from_alloy(alloy_bal).map_err(|e| PrepareError::Bal {
+                    block: block.number(),
+                    detail: e.to_string(),
+                })?;
+                let expected = ExpectedWrites::from_bal(&bal, block.transactions.len() as u64 + 2);
+                let base = running.block_base(&bal);
+                running.apply_block(&bal);
+                block_items.push(items.len() as u32);
+                let b = b as u32;
+                items.push(WorkItem { block: b, kind: ItemKind::PreBlock, gas_used: 0, gas_limit: 0 });
+                for (i, (tx, r)) in block.transactions.iter().zip(&block.receipts).enumerate() {
+                    items.push(WorkItem {
+                        block: b,
+                        kind: ItemKind::Tx(i as u32),
+                        gas_used: r.gas_used,
+                        gas_limit: tx.inner().gas_limit(),
+                    });
+                }
+                items.push(WorkItem { block: b, kind: ItemKind::PostBlock, gas_used: 0, gas_limit: 0 });
+                blocks.push(ReplayBlock {
+                    env: spec.evm_env(&block.header),
+                    header: block.header.clone(),
+                    bal,
+                    base,
+                    transactions: block.transactions.clone(),
+                    receipts: block.receipts.clone(),
+                    withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
+                    ommers: block.ommers.clone(),
+                    headerless_ommers: block.headerless_ommers,
+                    expected,
                 });
             }
-            items.push(WorkItem { block: b, kind: ItemKind::PostBlock, gas_used: 0, gas_limit: 0 });
-            blocks.push(ReplayBlock {
-                env: spec.evm_env(&block.header),
-                header: block.header.clone(),
-                bal,
-                base,
-                transactions: block.transactions.clone(),
-                receipts: block.receipts.clone(),
-                withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
-                expected,
-            });
+            segments.push(ReplaySegment { pre, blocks: range });
         }
         block_items.push(items.len() as u32);
-        Ok(Self { spec, pre, blocks, items, block_items })
+        Ok(Self { spec, segments, blocks, items, block_items })
     }
 
     /// Total gas used by all blocks (from the headers).

@@ -1,7 +1,7 @@
 //! The dump's pre-state as a compact in-memory store.
 
 use alloy_primitives::{Address, B256, U256};
-use gigagas_dump::Dump;
+use gigagas_dump::{Dump, Segment};
 use revm::{
     DatabaseRef,
     bytecode::Bytecode,
@@ -65,17 +65,18 @@ pub struct PreStateDb {
 }
 
 impl PreStateDb {
-    /// Build the store from a dump: accounts, slots, codes, and the hashes of the 256
-    /// blocks before the range plus every block inside it.
-    pub fn from_dump(dump: &Dump) -> Self {
-        let mut codes: FxHashMap<B256, Bytecode> = dump
+    /// Build the store of one segment of a dump: its accounts, slots and codes, and the
+    /// hashes of the blocks before it plus every block inside it. `blocks` is the range of
+    /// [`Dump::blocks`] the segment owns.
+    pub fn from_segment(dump: &Dump, segment: &Segment, blocks: std::ops::Range<usize>) -> Self {
+        let mut codes: FxHashMap<B256, Bytecode> = segment
             .pre_state
             .codes
             .iter()
             .map(|(h, c)| (*h, Bytecode::new_raw(c.clone())))
             .collect();
-        // Code deployed inside the range, so `code_by_hash` finds it too.
-        for list in &dump.access_lists {
+        // Code deployed inside the segment, so `code_by_hash` finds it too.
+        for list in &dump.access_lists[blocks.clone()] {
             for account in list {
                 for change in &account.code_changes {
                     let code = Bytecode::new_raw(change.new_code().clone());
@@ -83,7 +84,7 @@ impl PreStateDb {
                 }
             }
         }
-        let accounts = dump
+        let accounts = segment
             .pre_state
             .accounts
             .iter()
@@ -102,9 +103,10 @@ impl PreStateDb {
                 (a.address, info)
             })
             .collect();
-        let storage = dump.pre_state.storage.iter().map(|s| ((s.address, s.slot), s.value)).collect();
-        let mut block_hashes: FxHashMap<u64, B256> = dump.block_hashes.iter().copied().collect();
-        for b in &dump.blocks {
+        let storage =
+            segment.pre_state.storage.iter().map(|s| ((s.address, s.slot), s.value)).collect();
+        let mut block_hashes: FxHashMap<u64, B256> = segment.block_hashes.iter().copied().collect();
+        for b in &dump.blocks[blocks] {
             block_hashes.insert(b.header.number, b.header.hash_slow());
         }
         Self { accounts, storage, shared: Arc::new(Shared { codes, block_hashes }) }

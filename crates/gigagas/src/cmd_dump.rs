@@ -117,8 +117,8 @@ pub fn run(args: DumpArgs) -> Result<()> {
         dump.blocks.len(),
         dump.transaction_count(),
         dump.total_gas() as f64 / 1e9,
-        dump.pre_state.accounts.len(),
-        dump.pre_state.storage.len(),
+        dump.segments[0].pre_state.accounts.len(),
+        dump.segments[0].pre_state.storage.len(),
         info.size as f64 / 1e6,
         info.checksum_hex(),
         start.elapsed().as_secs_f64()

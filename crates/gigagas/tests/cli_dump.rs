@@ -99,7 +99,7 @@ fn inspect_prints_the_summary() {
     assert_eq!(gas_line.split_whitespace().nth(2), Some(dump.total_gas().to_string().as_str()), "{gas_line}");
     assert!(line("blocks").starts_with("blocks            2 "), "{stdout}");
     assert!(line("file").contains(&info.checksum_hex()), "{stdout}");
-    assert!(line("pre-state").contains(&format!("{} accounts", dump.pre_state.accounts.len())), "{stdout}");
+    assert!(line("pre-state").contains(&format!("{} accounts", dump.segments[0].pre_state.accounts.len())), "{stdout}");
 }
 
 #[test]

@@ -8,28 +8,18 @@ use crate::{
     world::{World, account_from_fixture},
 };
 use alloy_consensus::{
-    Block, BlockHeader, Header, TxEnvelope, TxReceipt, proofs,
+    Block, Header, TxEnvelope,
     transaction::{Recovered, SignerRecoverable},
 };
 use alloy_eip7928::BlockAccessList;
-use alloy_evm::{
-    Evm, EvmFactory,
-    block::BlockExecutor,
-    eth::{EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
-};
-use alloy_primitives::{Address, B256, Bloom, Bytes, U256};
+use alloy_primitives::{Address, B256, Bytes, U256};
 use alloy_rlp::Decodable;
 use gigagas_dump::{
-    AccountState, Dump, DumpBlock, DumpMeta, PreAccount, PreSlot, PreState, ReceiptSummary,
+    Dump, DumpBlock, DumpMeta,
 };
-use gigagas_executor::ChainSpec;
-use revm::{
-    database::{State, states::bundle_state::BundleRetention},
-    primitives::KECCAK_EMPTY,
-    state::bal::{Bal, BlockAccessIndex},
-};
+use gigagas_record::{BlockInput, ChainSpec, record_block, touched_pre_state};
+use revm::database::{State, states::bundle_state::BundleRetention};
 use std::{
-    borrow::Cow,
     collections::{BTreeMap, BTreeSet},
     path::Path,
 };
@@ -170,52 +160,22 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
     for d in &decoded {
         let number = d.header.number;
         let at = Location::Block(number);
-        let exec_err = |detail: String| ImportError::Execution { test: name.into(), block: number, detail };
-        let env = spec.evm_env(&d.header);
-        let evm = EthEvmFactory::default().create_evm(&mut state, env);
-        let ctx = EthBlockExecutionCtx {
-            parent_hash: d.header.parent_hash,
-            parent_beacon_block_root: d.header.parent_beacon_block_root,
+        let input = BlockInput {
+            header: &d.header,
+            transactions: &d.transactions,
+            withdrawals: d.withdrawals.as_deref(),
             ommers: &d.ommers,
-            withdrawals: d.withdrawals.as_deref().map(Cow::Borrowed),
-            extra_data: d.header.extra_data.clone(),
-            tx_count_hint: Some(d.transactions.len()),
-            slot_number: None,
+            headerless_ommers: 0,
         };
-        let mut ex = EthBlockExecutor::new(evm, ctx, &spec, AlloyReceiptBuilder::default());
-        ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(0));
-        ex.apply_pre_execution_changes().map_err(|e| exec_err(format!("pre-block system calls: {e}")))?;
-        for (i, tx) in d.transactions.iter().enumerate() {
-            ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(i as u64 + 1));
-            ex.execute_transaction(tx).map_err(|e| exec_err(format!("tx {i}: {e}")))?;
-        }
-        ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(d.transactions.len() as u64 + 1));
-        let (_, result) = ex.finish().map_err(|e| exec_err(format!("post-block changes: {e}")))?;
-        let bal = state.take_built_alloy_bal().expect("the BAL builder is enabled");
-        state.bal_state.bal_builder = Some(Bal::new());
-
+        let recorded = record_block(&mut state, &spec, input).map_err(|e| ImportError::Execution {
+            test: name.into(),
+            block: number,
+            detail: format!("{}: {}", e.stage, e.source),
+        })?;
         // What the header commits to.
-        if result.gas_used != d.header.gas_used {
-            return Err(mismatch(name, at, None, "gas used", d.header.gas_used, result.gas_used));
-        }
-        if let Some(expected) = d.header.blob_gas_used
-            && expected != result.blob_gas_used {
-                return Err(mismatch(name, at, None, "blob gas used", expected, result.blob_gas_used));
-            }
-        let receipts_root = proofs::calculate_receipt_root(&result.receipts);
-        if receipts_root != d.header.receipts_root {
-            return Err(mismatch(name, at, None, "receipts root", d.header.receipts_root, receipts_root));
-        }
-        let bloom = result.receipts.iter().fold(Bloom::ZERO, |b, r| b | r.bloom());
-        if bloom != d.header.logs_bloom {
-            return Err(mismatch(name, at, None, "logs bloom", d.header.logs_bloom, bloom));
-        }
-        if let Some(expected) = d.header.requests_hash() {
-            let got = result.requests.requests_hash();
-            if got != expected {
-                return Err(mismatch(name, at, None, "requests hash", expected, got));
-            }
-        }
+        recorded
+            .check_header(&spec, &d.header)
+            .map_err(|m| mismatch(name, at, None, m.field, m.expected, m.got))?;
         state.merge_transitions(BundleRetention::PlainState);
         state.block_hashes.insert(number, d.hash);
         world = pre.overlay(&state.bundle_state);
@@ -224,29 +184,15 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
             root_mismatch = Some(mismatch(name, at, None, "state root", d.header.state_root, root));
         }
 
-        let mut prev = 0u64;
-        let receipts = result
-            .receipts
-            .iter()
-            .map(|r| {
-                let cumulative = r.cumulative_gas_used();
-                let s = ReceiptSummary {
-                    success: r.status(),
-                    gas_used: cumulative - prev,
-                    cumulative_gas_used: cumulative,
-                    logs: r.logs().len() as u64,
-                };
-                prev = cumulative;
-                s
-            })
-            .collect();
         blocks.push(DumpBlock {
             header: d.header.clone(),
             transactions: d.transactions.clone(),
             withdrawals: d.withdrawals.clone().unwrap_or_default(),
-            receipts,
+            receipts: recorded.receipt_summaries(),
+            ommers: d.ommers.clone(),
+            headerless_ommers: 0,
         });
-        bals.push(bal);
+        bals.push(recorded.access_list);
     }
     drop(state);
 
@@ -291,13 +237,15 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
     if let Some(filler) = &test.info.source {
         provenance.insert("filler".to_string(), filler.clone());
     }
-    let dump = Dump {
-        meta: DumpMeta { name: name.to_string(), provenance, chain },
-        pre_state: pre_state_for(&pre, &bals),
+    let pre_state = touched_pre_state(&bals, &pre)
+        .map_err(|e| malformed(format!("pre-state of the access lists: {e}")))?;
+    let dump = Dump::single_segment(
+        DumpMeta { name: name.to_string(), provenance, chain },
         blocks,
-        access_lists: bals,
-        block_hashes: vec![(genesis_number, genesis_hash)],
-    };
+        bals,
+        vec![(genesis_number, genesis_hash)],
+        pre_state,
+    );
     dump.validate().map_err(|e| malformed(format!("the assembled dump is inconsistent: {e}")))?;
     Ok((dump, stats))
 }
@@ -356,44 +304,4 @@ fn compare_post_state(test: &str, post: &BTreeMap<Address, FixtureAccount>, worl
         }
     }
     Ok(())
-}
-
-/// The pre-state the access lists touch, read from the fixture's `pre`: accounts absent
-/// from `pre` recorded as absent, slots absent from `pre` as zero.
-fn pre_state_for(pre: &World, bals: &[BlockAccessList]) -> PreState {
-    let mut addresses = BTreeSet::new();
-    let mut slots = BTreeSet::new();
-    for bal in bals {
-        for a in bal {
-            addresses.insert(a.address);
-            for s in &a.storage_changes {
-                slots.insert((a.address, s.slot));
-            }
-            for s in &a.storage_reads {
-                slots.insert((a.address, *s));
-            }
-        }
-    }
-    let mut out = PreState::default();
-    let mut codes = BTreeMap::new();
-    for address in addresses {
-        let state = pre.accounts.get(&address).map(|a| AccountState {
-            balance: a.balance,
-            nonce: a.nonce,
-            code_hash: a.code_hash,
-        });
-        if let Some(s) = &state
-            && s.code_hash != KECCAK_EMPTY
-                && let Some(code) = pre.code_bytes(&s.code_hash) {
-                    codes.insert(s.code_hash, code);
-                }
-        out.accounts.push(PreAccount { address, state });
-    }
-    for (address, slot) in slots {
-        let value = pre.accounts.get(&address).and_then(|a| a.storage.get(&slot).copied()).unwrap_or_default();
-        out.storage.push(PreSlot { address, slot, value });
-    }
-    out.codes = codes.into_iter().collect();
-    out.canonicalize();
-    out
 }

@@ -41,8 +41,8 @@ fn the_unedited_fixture_imports() {
     import_edited(&path, &value, &out).expect("the original fixture imports");
     let (dump, _) = gigagas_dump::read_dump(&out).unwrap();
     assert_eq!(dump.meta.provenance.get("source-file").map(String::as_str), Some(BASEFEE));
-    assert_eq!(dump.block_hashes.len(), 1, "the genesis is the only block before the chain");
-    assert_eq!(dump.block_hashes[0].0, 0);
+    assert_eq!(dump.segments[0].block_hashes.len(), 1, "the genesis is the only block before the chain");
+    assert_eq!(dump.segments[0].block_hashes[0].0, 0);
 }
 
 #[test]

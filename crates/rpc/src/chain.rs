@@ -21,6 +21,8 @@ use serde_json::{Value, json};
 const SCHEDULABLE: &[EthereumHardfork] = &[
     EthereumHardfork::Frontier,
     EthereumHardfork::Homestead,
+    // The DAO block's irregular balance transfer (alloy-evm applies it at that block).
+    EthereumHardfork::Dao,
     EthereumHardfork::Tangerine,
     EthereumHardfork::SpuriousDragon,
     EthereumHardfork::Byzantium,
@@ -82,7 +84,7 @@ fn known_chain_with_limit(chain_id: u64) -> Option<(ChainConfig, Option<(Ethereu
     let mut limit = None;
     for (fork, cond) in forks {
         if !SCHEDULABLE.contains(&fork) {
-            // Forks between the schedulable ones (DAO, glaciers) change no execution rule a
+            // Forks between the schedulable ones (difficulty-bomb glaciers) change no execution rule a
             // dump range can meet; a later one (BPO blob parameters, ...) does.
             if let ForkCondition::Timestamp(t) = cond
                 && limit.is_none()

@@ -64,11 +64,26 @@ pub fn parse_block(v: Value, number: u64) -> Result<RpcBlock, RpcDumpError> {
     serde_json::from_value(v).map_err(|e| RpcDumpError::Inconsistent { block: number, detail: format!("block does not parse: {e}") })
 }
 
-/// Convert an RPC block and its receipts into a [`DumpBlock`], checking that the consensus
-/// header hashes to the block hash the node reported, that the transactions and
-/// withdrawals hash to the header's roots, and that the receipts belong to the
-/// transactions. Returns the block and its hash.
-pub fn to_dump_block(rpc: RpcBlock, receipts: &[NodeReceipt], number: u64) -> Result<(DumpBlock, B256), RpcDumpError> {
+/// An `eth_getBlockByNumber(n, true)` block in consensus types, checked for consistency.
+#[derive(Debug, Clone)]
+pub struct ConsensusBlock {
+    /// The header (hashes to [`ConsensusBlock::hash`]).
+    pub header: Header,
+    /// The block hash the node reported.
+    pub hash: B256,
+    /// Transactions with the `from` the node reported (not recovered here).
+    pub transactions: Vec<Recovered<TxEnvelope>>,
+    /// Withdrawals (empty before Shanghai).
+    pub withdrawals: Vec<Withdrawal>,
+    /// Ommer hashes (`uncles`): only hashes, their headers are not in the answer.
+    pub ommer_hashes: Vec<B256>,
+}
+
+/// Convert an RPC block into consensus types, checking that the header hashes to the block
+/// hash the node reported, that the transactions and withdrawals hash to the header's
+/// roots, and that the ommer hashes hash to its ommers hash (when the header carries no
+/// ommers) . Senders are taken from `from`, not recovered.
+pub fn to_consensus_block(rpc: RpcBlock, number: u64) -> Result<ConsensusBlock, RpcDumpError> {
     let bad = |detail: String| RpcDumpError::Inconsistent { block: number, detail };
     let hash = rpc.header.hash;
     let header: Header = rpc.header.inner;
@@ -82,8 +97,8 @@ pub fn to_dump_block(rpc: RpcBlock, receipts: &[NodeReceipt], number: u64) -> Re
              (a header field this tool does not know?)"
         )));
     }
-    if !rpc.uncles.is_empty() {
-        return Err(bad(format!("{} ommers: blocks with ommers (proof of work) are not supported", rpc.uncles.len())));
+    if rpc.uncles.is_empty() && header.ommers_hash != alloy_consensus::EMPTY_OMMER_ROOT_HASH {
+        return Err(bad(format!("no ommers listed, but the header's ommers hash is {}", header.ommers_hash)));
     }
     let txs: Vec<Transaction<TxEnvelope>> = match rpc.transactions {
         BlockTransactions::Full(t) => t,
@@ -110,6 +125,18 @@ pub fn to_dump_block(rpc: RpcBlock, receipts: &[NodeReceipt], number: u64) -> Re
         }
         None if !withdrawals.is_empty() => return Err(bad("withdrawals in a block without a withdrawals root".into())),
         None => {}
+    }
+    Ok(ConsensusBlock { header, hash, transactions, withdrawals, ommer_hashes: rpc.uncles })
+}
+
+/// Convert an RPC block and its receipts into a [`DumpBlock`]: [`to_consensus_block`], then
+/// check that the receipts belong to the transactions. Blocks with ommers are refused (their
+/// rewards need the ommer headers). Returns the block and its hash.
+pub fn to_dump_block(rpc: RpcBlock, receipts: &[NodeReceipt], number: u64) -> Result<(DumpBlock, B256), RpcDumpError> {
+    let bad = |detail: String| RpcDumpError::Inconsistent { block: number, detail };
+    let ConsensusBlock { header, hash, transactions, withdrawals, ommer_hashes } = to_consensus_block(rpc, number)?;
+    if !ommer_hashes.is_empty() {
+        return Err(bad(format!("{} ommers: blocks with ommers (proof of work) are not supported", ommer_hashes.len())));
     }
     if receipts.len() != transactions.len() {
         return Err(bad(format!("{} receipts for {} transactions", receipts.len(), transactions.len())));
@@ -138,5 +165,13 @@ pub fn to_dump_block(rpc: RpcBlock, receipts: &[NodeReceipt], number: u64) -> Re
     if prev != header.gas_used {
         return Err(bad(format!("the receipts add up to {prev} gas, the header says {}", header.gas_used)));
     }
-    Ok((DumpBlock { header, transactions, withdrawals, receipts: summaries }, hash))
+    let block = DumpBlock {
+        header,
+        transactions,
+        withdrawals,
+        receipts: summaries,
+        ommers: Vec::new(),
+        headerless_ommers: 0,
+    };
+    Ok((block, hash))
 }

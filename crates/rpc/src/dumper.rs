@@ -8,28 +8,17 @@ use crate::{
     partial::{Partial, PartialMeta, StoredBlock},
     state::{RpcDb, StateFetcher, StateKey},
 };
-use alloy_consensus::{Header, Transaction, proofs};
+use alloy_consensus::{Header, Transaction};
 use alloy_eip7928::BlockAccessList;
 use alloy_eips::{eip2935, eip4788, eip7002, eip7251};
-use alloy_evm::{
-    EvmFactory,
-    block::BlockExecutor,
-    eth::{EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
-    Evm,
-};
 use alloy_hardforks::{EthereumHardfork, EthereumHardforks};
 use alloy_primitives::{Address, B256, TxKind, U64, U256};
-use gigagas_dump::{Dump, DumpBlock, DumpFileInfo, DumpMeta, PreAccount, PreSlot, PreState};
-use gigagas_executor::ChainSpec;
-use revm::{
-    database::State,
-    primitives::KECCAK_EMPTY,
-    state::bal::{Bal, BlockAccessIndex},
-};
+use gigagas_dump::{Dump, DumpBlock, DumpFileInfo, DumpMeta, PreState};
+use gigagas_record::{BlockInput, ChainSpec, Touched, record_block, touched_pre_state};
+use revm::database::State;
 use serde_json::{Value, json};
 use std::{
-    borrow::Cow,
-    collections::{BTreeMap, BTreeSet, HashMap},
+    collections::BTreeMap,
     path::{Path, PathBuf},
     sync::{
         Mutex,
@@ -272,13 +261,7 @@ pub fn dump_from_rpc(opts: &DumpOptions, progress: &mut dyn FnMut(Progress)) -> 
         provenance.insert("client".to_string(), v);
     }
     let name = opts.name.clone().unwrap_or_else(|| format!("rpc-{chain_id}-{}-{}", opts.from, opts.to));
-    let dump = Dump {
-        meta: DumpMeta { name, provenance, chain },
-        blocks,
-        access_lists: bals,
-        block_hashes: hashes,
-        pre_state,
-    };
+    let dump = Dump::single_segment(DumpMeta { name, provenance, chain }, blocks, bals, hashes, pre_state);
     dump.validate().map_err(|detail| RpcDumpError::Inconsistent { block: opts.from, detail })?;
     Ok(dump)
 }
@@ -647,37 +630,11 @@ fn execute_block(
     let fail = |state: &mut State<RpcDb<'_, '_>>, e: &dyn std::fmt::Display| {
         state.database.failure.take().unwrap_or_else(|| RpcDumpError::Execution { block: number, detail: e.to_string() })
     };
-    let result = {
-        let evm = EthEvmFactory::default().create_evm(&mut *state, spec.evm_env(header));
-        let ctx = EthBlockExecutionCtx {
-            parent_hash: header.parent_hash,
-            parent_beacon_block_root: header.parent_beacon_block_root,
-            ommers: &[],
-            withdrawals: block.withdrawals_opt().map(Cow::Borrowed),
-            extra_data: header.extra_data.clone(),
-            tx_count_hint: Some(block.transactions.len()),
-            slot_number: None,
-        };
-        let mut ex = EthBlockExecutor::new(evm, ctx, spec, AlloyReceiptBuilder::default());
-        ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(0));
-        let r = (|| {
-            ex.apply_pre_execution_changes()?;
-            for (i, tx) in block.transactions.iter().enumerate() {
-                ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(i as u64 + 1));
-                ex.execute_transaction(tx)?;
-            }
-            ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(block.transactions.len() as u64 + 1));
-            ex.finish().map(|(_, result)| result)
-        })();
-        r.map_err(|e| e.to_string())
-    };
-    let result = match result {
+    let recorded = match record_block(state, spec, BlockInput::of(block)) {
         Ok(r) => r,
         Err(e) => return Err(fail(state, &e)),
     };
-    let bal = state.take_built_alloy_bal().expect("the BAL builder is enabled");
-    state.bal_state.bal_builder = Some(Bal::new());
-
+    let result = &recorded.result;
     let diverge = |tx: Option<usize>, what: &str, node: String, revm: String| RpcDumpError::Divergence {
         block: number,
         tx: tx.map(|i| format!("tx {i} ({})", block.transactions[i].inner().tx_hash())),
@@ -704,66 +661,23 @@ fn execute_block(
             return Err(diverge(Some(i), "log count", node.logs.to_string(), ours.logs().len().to_string()));
         }
     }
-    if result.gas_used != header.gas_used {
-        return Err(diverge(None, "block gas used", header.gas_used.to_string(), result.gas_used.to_string()));
+    if let Err(m) = recorded.check_header(spec, header) {
+        let what = if m.field == "gas used" { "block gas used" } else { m.field };
+        return Err(diverge(None, what, m.expected, m.got));
     }
-    let root = proofs::calculate_receipt_root(&result.receipts);
-    if root != header.receipts_root {
-        return Err(diverge(None, "receipts root (logs, bloom)", header.receipts_root.to_string(), root.to_string()));
-    }
-    if let Some(expected) = header.requests_hash {
-        let got = result.requests.requests_hash();
-        if got != expected {
-            return Err(diverge(None, "requests hash", expected.to_string(), got.to_string()));
-        }
-    }
-    if let Some(expected) = header.block_access_list_hash {
-        let got = alloy_eip7928::compute_block_access_list_hash(&bal);
-        if got != expected {
-            return Err(diverge(None, "block access list hash", expected.to_string(), got.to_string()));
-        }
-    }
-    Ok(bal)
+    Ok(recorded.access_list)
 }
 
 /// The pre-state the access lists touch, at the parent of the first block.
 fn pre_state(fetcher: &StateFetcher<'_>, bals: &[BlockAccessList]) -> Result<PreState, RpcDumpError> {
-    let mut addresses = BTreeSet::new();
-    let mut slots = BTreeSet::new();
-    for bal in bals {
-        for a in bal {
-            addresses.insert(a.address);
-            for s in &a.storage_changes {
-                slots.insert((a.address, s.slot));
-            }
-            for s in &a.storage_reads {
-                slots.insert((a.address, *s));
-            }
-        }
-    }
     // Normally everything is known already (revm read it); fetch what is not.
+    let touched = Touched::of(bals);
     fetcher.prefetch(
-        addresses
+        touched
+            .accounts
             .iter()
             .map(|a| StateKey::Account(*a))
-            .chain(slots.iter().map(|(a, s)| StateKey::Slot(*a, *s))),
+            .chain(touched.slots.iter().map(|(a, s)| StateKey::Slot(*a, *s))),
     )?;
-    let mut pre = PreState::default();
-    let mut codes: HashMap<B256, alloy_primitives::Bytes> = HashMap::new();
-    for address in addresses {
-        let state = fetcher.account(address)?;
-        if let Some(s) = &state
-            && s.code_hash != KECCAK_EMPTY
-        {
-            let code = fetcher.code(s.code_hash).expect("code is stored with its account");
-            codes.insert(s.code_hash, code);
-        }
-        pre.accounts.push(PreAccount { address, state });
-    }
-    for (address, slot) in slots {
-        pre.storage.push(PreSlot { address, slot, value: fetcher.slot(address, slot)? });
-    }
-    pre.codes = codes.into_iter().collect();
-    pre.canonicalize();
-    Ok(pre)
+    touched_pre_state(bals, &fetcher.at_parent())
 }

@@ -355,6 +355,49 @@ impl<'c> StateFetcher<'c> {
     pub fn code(&self, hash: B256) -> Option<Bytes> {
         self.store.lock().expect("state store lock").codes.get(&hash).cloned()
     }
+
+    /// The fetched state as a read-only revm database (what the recording path's
+    /// pre-state walk reads).
+    pub fn at_parent(&self) -> FetchedState<'_, 'c> {
+        FetchedState(self)
+    }
+}
+
+/// [`StateFetcher`] as a [`revm::DatabaseRef`]: the state at the fetcher's block.
+#[derive(Debug, Clone, Copy)]
+pub struct FetchedState<'f, 'c>(&'f StateFetcher<'c>);
+
+impl DBErrorMarker for RpcDumpError {}
+
+impl revm::DatabaseRef for FetchedState<'_, '_> {
+    type Error = RpcDumpError;
+
+    fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, RpcDumpError> {
+        Ok(self.0.account(address)?.map(|a| AccountInfo {
+            balance: a.balance,
+            nonce: a.nonce,
+            code_hash: a.code_hash,
+            ..Default::default()
+        }))
+    }
+
+    fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, RpcDumpError> {
+        if code_hash == KECCAK_EMPTY {
+            return Ok(Bytecode::default());
+        }
+        self.0.code(code_hash).map(Bytecode::new_raw).ok_or_else(|| RpcDumpError::Inconsistent {
+            block: self.0.at,
+            detail: format!("bytecode {code_hash} of a fetched account is missing (a cut or edited resume log?)"),
+        })
+    }
+
+    fn storage_ref(&self, address: Address, slot: U256) -> Result<U256, RpcDumpError> {
+        self.0.slot(address, slot)
+    }
+
+    fn block_hash_ref(&self, number: u64) -> Result<B256, RpcDumpError> {
+        Err(RpcDumpError::Inconsistent { block: self.0.at, detail: format!("no block hash {number} in the pre-state walk") })
+    }
 }
 
 /// The error revm sees when a read fails; the real error is kept in [`RpcDb::failure`].

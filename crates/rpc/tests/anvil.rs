@@ -36,10 +36,10 @@ fn common_checks(dump: &Dump, from: u64, to: u64, txs: usize, chain_id: u64) {
     assert_eq!(dump.blocks.len() as u64, to - from + 1);
     assert_eq!(dump.meta.chain.chain_id, chain_id);
     assert_eq!(dump.transaction_count(), txs);
-    assert_eq!(dump.block_hashes.len() as u64, from.min(256));
+    assert_eq!(dump.segments[0].block_hashes.len() as u64, from.min(256));
     assert!(dump.blocks.iter().flat_map(|b| &b.receipts).any(|r| !r.success), "a reverting transaction");
-    assert!(dump.pre_state.accounts.iter().any(|a| a.state.is_none()), "absent accounts are recorded");
-    assert!(!dump.pre_state.storage.is_empty() && !dump.pre_state.codes.is_empty());
+    assert!(dump.segments[0].pre_state.accounts.iter().any(|a| a.state.is_none()), "absent accounts are recorded");
+    assert!(!dump.segments[0].pre_state.storage.is_empty() && !dump.segments[0].pre_state.codes.is_empty());
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn anvil_cancun_range_dumps_on_demand_replays_and_verifies() {
     let forced = dump_from_rpc(&DumpOptions { fork: Some(EthereumHardfork::Cancun), ..opts }, &mut |_| {}).unwrap();
     assert_eq!(forced.meta.chain.forks, dump.meta.chain.forks);
     assert_eq!(forced.meta.provenance["fork-source"], "--fork");
-    assert_eq!((&forced.blocks, &forced.access_lists, &forced.pre_state), (&dump.blocks, &dump.access_lists, &dump.pre_state));
+    assert_eq!((&forced.blocks, &forced.access_lists, &forced.segments[0].pre_state), (&dump.blocks, &dump.access_lists, &dump.segments[0].pre_state));
 
     replay_and_verify(&dump);
     common::check_final_state(&dump, &node.client());

@@ -281,7 +281,7 @@ fn a_range_of_empty_blocks_from_a_fake_node_dumps() {
     let (r, _) = dump(&node.url, 3, 5);
     let dump = r.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(dump.blocks.len(), 3);
-    assert_eq!(dump.block_hashes.len(), 3);
+    assert_eq!(dump.segments[0].block_hashes.len(), 3);
     assert_eq!(dump.meta.provenance["fork"], "London");
     gigagas_executor::Replay::new(&dump).unwrap();
 }
@@ -337,6 +337,6 @@ fn a_flaky_limited_node_still_gives_the_same_dump() {
     assert_eq!(flaky.meta.provenance["fork"], "Prague");
     assert_eq!(flaky.meta.provenance["fork-source"], "header fields");
     assert_eq!(flaky.meta.chain.forks, direct.meta.chain.forks);
-    assert_eq!((&flaky.blocks, &flaky.access_lists, &flaky.pre_state), (&direct.blocks, &direct.access_lists, &direct.pre_state));
-    assert_eq!(flaky.block_hashes, direct.block_hashes);
+    assert_eq!((&flaky.blocks, &flaky.access_lists, &flaky.segments[0].pre_state), (&direct.blocks, &direct.access_lists, &direct.segments[0].pre_state));
+    assert_eq!(flaky.segments[0].block_hashes, direct.segments[0].block_hashes);
 }

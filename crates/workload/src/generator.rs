@@ -5,7 +5,7 @@ use crate::{
     profile::{Profile, TxKindChoice, mix},
 };
 use alloy_consensus::{
-    Header, SignableTransaction, TxEip1559, TxEnvelope, TxReceipt, proofs,
+    Header, SignableTransaction, TxEip1559, TxEnvelope, proofs,
     transaction::Recovered, EMPTY_OMMER_ROOT_HASH,
 };
 use alloy_eips::{
@@ -13,33 +13,28 @@ use alloy_eips::{
 };
 use alloy_evm::{
     EvmFactory,
-    block::{BlockExecutor, BlockExecutionError},
-    eth::{EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
+    block::BlockExecutionError,
+    eth::EthEvmFactory,
     Evm,
 };
 use alloy_hardforks::EthereumHardfork;
-use alloy_primitives::{Address, B256, Bloom, Bytes, TxKind, U256, keccak256};
+use alloy_primitives::{Address, B256, Bytes, TxKind, U256, keccak256};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use alloy_sol_types::{SolCall, SolValue};
 use gigagas_dump::{
-    AccountState, ChainConfig, Dump, DumpBlock, DumpMeta, PreAccount, PreSlot, PreState,
-    ReceiptSummary,
+    ChainConfig, Dump, DumpBlock, DumpMeta,
 };
-use gigagas_executor::ChainSpec;
+use gigagas_record::{BlockInput, BlockRecorder, ChainSpec, RecordError, touched_pre_state};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use revm::{
     context::TxEnv,
-    database::{CacheDB, EmptyDB, State, in_memory_db::AccountState as DbAccountState},
-    primitives::KECCAK_EMPTY,
-    state::{AccountInfo, Bytecode, bal::BlockAccessIndex},
+    database::{CacheDB, EmptyDB, State},
+    state::{AccountInfo, Bytecode},
     DatabaseCommit,
 };
-use std::{
-    borrow::Cow,
-    collections::{BTreeMap, BTreeSet},
-};
+use std::collections::BTreeMap;
 
 /// What to generate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -349,21 +344,15 @@ pub fn generate(
             parent_beacon_block_root: Some(keccak256([b"beacon".as_slice(), &number.to_be_bytes()].concat())),
             ..Default::default()
         };
-        let env = spec.evm_env(&header);
-        let evm = EthEvmFactory::default().create_evm(&mut state, env);
-        let ctx = EthBlockExecutionCtx {
-            parent_hash,
-            parent_beacon_block_root: header.parent_beacon_block_root,
+        let exec_err = |e: RecordError| GenerateError::Execution { block: e.block, source: e.source };
+        let input = BlockInput {
+            header: &header,
+            transactions: &[],
+            withdrawals: Some(&withdrawals),
             ommers: &[],
-            withdrawals: Some(Cow::Borrowed(&withdrawals)),
-            extra_data: header.extra_data.clone(),
-            tx_count_hint: None,
-            slot_number: None,
+            headerless_ommers: 0,
         };
-        let mut ex = EthBlockExecutor::new(evm, ctx, &spec, AlloyReceiptBuilder::default());
-        let exec_err = |source| GenerateError::Execution { block: number, source };
-        ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(0));
-        ex.apply_pre_execution_changes().map_err(exec_err)?;
+        let mut recorder = BlockRecorder::start(&mut state, &spec, input).map_err(exec_err)?;
 
         let mut txs: Vec<Recovered<TxEnvelope>> = Vec::new();
         let mut used = 0u64;
@@ -406,61 +395,49 @@ pub fn generate(
                 .expect("signing with a local key cannot fail");
             let envelope: TxEnvelope = tx.into_signed(sig).into();
             let recovered = Recovered::new_unchecked(envelope, user.address);
-            ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(txs.len() as u64 + 1));
-            let out = ex.execute_transaction(&recovered).map_err(exec_err)?;
+            let gas = recorder.execute(&recovered).map_err(exec_err)?;
             user.nonce += 1;
-            used += out.tx_gas_used();
+            used += gas;
             if let Some((kind, units)) = unit {
-                txgen.observe(kind, units, out.tx_gas_used());
+                txgen.observe(kind, units, gas);
             }
             txs.push(recovered);
             if big_last && matches!(choice, TxKindChoice::Heavy(_)) {
                 break;
             }
         }
-        ex.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(txs.len() as u64 + 1));
-        let (_, result) = ex.finish().map_err(exec_err)?;
-        let bal = state.take_built_alloy_bal().expect("the BAL builder is enabled");
-        state.bal_state.bal_builder = Some(revm::state::bal::Bal::new());
-
-        header.gas_used = result.gas_used;
+        let recorded = recorder.finish().map_err(exec_err)?;
+        header.gas_used = recorded.result.gas_used;
         header.transactions_root = proofs::calculate_transaction_root(&txs.iter().map(|t| t.inner().clone()).collect::<Vec<_>>());
-        header.receipts_root = proofs::calculate_receipt_root(&result.receipts);
-        header.logs_bloom = result.receipts.iter().fold(Bloom::ZERO, |b, r| b | r.bloom());
+        header.receipts_root = recorded.receipts_root();
+        header.logs_bloom = recorded.logs_bloom();
         if config.fork >= EthereumHardfork::Prague {
-            header.requests_hash = Some(result.requests.requests_hash());
+            header.requests_hash = Some(recorded.result.requests.requests_hash());
         }
+        let receipts = recorded.receipt_summaries();
+        let bal = recorded.access_list;
         if config.fork >= EthereumHardfork::Prague {
             // Header fields are positional: the BAL hash can only follow a requests hash.
             header.block_access_list_hash = Some(alloy_eip7928::compute_block_access_list_hash(&bal));
         }
-        let mut prev = 0u64;
-        let receipts = result
-            .receipts
-            .iter()
-            .map(|r| {
-                let cumulative = r.cumulative_gas_used();
-                let s = ReceiptSummary {
-                    success: r.status(),
-                    gas_used: cumulative - prev,
-                    cumulative_gas_used: cumulative,
-                    logs: r.logs().len() as u64,
-                };
-                prev = cumulative;
-                s
-            })
-            .collect();
         parent_hash = header.hash_slow();
         state.block_hashes.insert(number, parent_hash);
         base_fee = header
             .next_block_base_fee(BaseFeeParams::ethereum())
             .expect("base fee is set");
-        blocks.push(DumpBlock { header, transactions: txs, withdrawals, receipts });
+        blocks.push(DumpBlock {
+            header,
+            transactions: txs,
+            withdrawals,
+            receipts,
+            ommers: Vec::new(),
+            headerless_ommers: 0,
+        });
         bals.push(bal);
         on_block(i + 1, config.blocks);
     }
 
-    let pre_state = pre_state_for(&pre_db, &bals);
+    let pre_state = touched_pre_state(&bals, &pre_db).expect("the in-memory genesis answers every read");
     let block_hashes = (FIRST_BLOCK - 256..FIRST_BLOCK).map(|n| (n, synthetic_hash(n))).collect();
     let mut provenance = BTreeMap::new();
     provenance.insert("source".to_string(), "gigagas generate".to_string());
@@ -470,57 +447,13 @@ pub fn generate(
     provenance.insert("gas-per-block".to_string(), config.gas_per_block.to_string());
     provenance.insert("fork".to_string(), config.fork.name().to_string());
     provenance.insert("users".to_string(), config.users.to_string());
-    Ok(Dump {
-        meta: DumpMeta { name: config.profile.name().to_string(), provenance, chain },
+    Ok(Dump::single_segment(
+        DumpMeta { name: config.profile.name().to_string(), provenance, chain },
         blocks,
-        access_lists: bals,
+        bals,
         block_hashes,
         pre_state,
-    })
-}
-
-/// The pre-state the access lists touch, read from the state before the first block.
-fn pre_state_for(db: &CacheDB<EmptyDB>, bals: &[alloy_eip7928::BlockAccessList]) -> PreState {
-    let mut addresses = BTreeSet::new();
-    let mut slots = BTreeSet::new();
-    for bal in bals {
-        for a in bal {
-            addresses.insert(a.address);
-            for s in &a.storage_changes {
-                slots.insert((a.address, s.slot));
-            }
-            for s in &a.storage_reads {
-                slots.insert((a.address, *s));
-            }
-        }
-    }
-    let mut pre = PreState::default();
-    let mut codes = BTreeMap::new();
-    for address in addresses {
-        let acc = db.cache.accounts.get(&address).filter(|a| !matches!(a.account_state, DbAccountState::NotExisting));
-        let state = acc.map(|a| AccountState {
-            balance: a.info.balance,
-            nonce: a.info.nonce,
-            code_hash: a.info.code_hash,
-        });
-        if let Some(s) = state.filter(|s| s.code_hash != KECCAK_EMPTY) {
-            let code = db.cache.contracts.get(&s.code_hash).expect("code of a deployed account is cached");
-            codes.insert(s.code_hash, code.original_bytes());
-        }
-        pre.accounts.push(PreAccount { address, state });
-    }
-    for (address, slot) in slots {
-        let value = db
-            .cache
-            .accounts
-            .get(&address)
-            .and_then(|a| a.storage.get(&slot).copied())
-            .unwrap_or_default();
-        pre.storage.push(PreSlot { address, slot, value });
-    }
-    pre.codes = codes.into_iter().collect();
-    pre.canonicalize();
-    pre
+    ))
 }
 
 /// Draws transactions for a profile.

@@ -171,9 +171,9 @@ fn generated_transactions_succeed() {
 #[test]
 fn pre_state_covers_every_access_list_entry() {
     for (profile, d) in dumps() {
-        let accounts: BTreeSet<Address> = d.pre_state.accounts.iter().map(|a| a.address).collect();
-        let slots: BTreeSet<(Address, U256)> = d.pre_state.storage.iter().map(|s| (s.address, s.slot)).collect();
-        assert_eq!(accounts.len(), d.pre_state.accounts.len(), "{profile}: duplicate accounts");
+        let accounts: BTreeSet<Address> = d.segments[0].pre_state.accounts.iter().map(|a| a.address).collect();
+        let slots: BTreeSet<(Address, U256)> = d.segments[0].pre_state.storage.iter().map(|s| (s.address, s.slot)).collect();
+        assert_eq!(accounts.len(), d.segments[0].pre_state.accounts.len(), "{profile}: duplicate accounts");
         let mut bal_slots = 0;
         for (b, bal) in d.blocks.iter().zip(&d.access_lists) {
             for a in bal {
@@ -190,20 +190,20 @@ fn pre_state_covers_every_access_list_entry() {
         }
         assert!(bal_slots > 0, "{profile}: no storage in the access lists at all");
         // Sorted as documented.
-        assert!(d.pre_state.accounts.windows(2).all(|w| w[0].address < w[1].address), "{profile}");
-        assert!(d.pre_state.storage.windows(2).all(|w| (w[0].address, w[0].slot) < (w[1].address, w[1].slot)));
+        assert!(d.segments[0].pre_state.accounts.windows(2).all(|w| w[0].address < w[1].address), "{profile}");
+        assert!(d.segments[0].pre_state.storage.windows(2).all(|w| (w[0].address, w[0].slot) < (w[1].address, w[1].slot)));
     }
 }
 
 #[test]
 fn pre_state_has_the_code_of_every_contract() {
     for (profile, d) in dumps() {
-        let codes: BTreeMap<_, _> = d.pre_state.codes.iter().cloned().collect();
+        let codes: BTreeMap<_, _> = d.segments[0].pre_state.codes.iter().cloned().collect();
         for (hash, code) in &codes {
             assert_eq!(keccak256(code), *hash, "{profile}: code stored under the wrong hash");
         }
         let mut contracts = 0;
-        for a in &d.pre_state.accounts {
+        for a in &d.segments[0].pre_state.accounts {
             if let Some(s) = &a.state
                 && s.code_hash != alloy_primitives::KECCAK256_EMPTY
             {
@@ -220,7 +220,7 @@ fn fresh_recipients_are_recorded_as_absent() {
     for profile in [Profile::Transfers, Profile::MainnetLike] {
         let d = dump_of(profile);
         let absent: BTreeSet<Address> =
-            d.pre_state.accounts.iter().filter(|a| a.state.is_none()).map(|a| a.address).collect();
+            d.segments[0].pre_state.accounts.iter().filter(|a| a.state.is_none()).map(|a| a.address).collect();
         assert!(!absent.is_empty(), "{profile}: no absent account recorded");
         if profile == Profile::Transfers {
             let fresh_recipients: Vec<Address> = d
@@ -240,7 +240,7 @@ fn fresh_recipients_are_recorded_as_absent() {
 #[test]
 fn senders_exist_with_matching_nonces() {
     for (profile, d) in dumps() {
-        let pre: BTreeMap<Address, _> = d.pre_state.accounts.iter().map(|a| (a.address, a.state)).collect();
+        let pre: BTreeMap<Address, _> = d.segments[0].pre_state.accounts.iter().map(|a| (a.address, a.state)).collect();
         let mut next: BTreeMap<Address, u64> = BTreeMap::new();
         for b in &d.blocks {
             for tx in &b.transactions {
@@ -291,11 +291,11 @@ fn headers_commit_to_the_block_contents() {
 #[test]
 fn blocks_chain_onto_the_recorded_block_hashes() {
     let d = dump_of(Profile::MainnetLike);
-    assert_eq!(d.block_hashes.len(), 256);
+    assert_eq!(d.segments[0].block_hashes.len(), 256);
     let first = d.blocks[0].number();
-    assert_eq!(d.block_hashes.last().unwrap().0, first - 1);
-    assert_eq!(d.block_hashes[0].0, first - 256);
-    assert_eq!(d.blocks[0].header.parent_hash, d.block_hashes.last().unwrap().1);
+    assert_eq!(d.segments[0].block_hashes.last().unwrap().0, first - 1);
+    assert_eq!(d.segments[0].block_hashes[0].0, first - 256);
+    assert_eq!(d.blocks[0].header.parent_hash, d.segments[0].block_hashes.last().unwrap().1);
     for w in d.blocks.windows(2) {
         assert_eq!(w[1].number(), w[0].number() + 1);
         assert_eq!(w[1].header.parent_hash, w[0].header.hash_slow());

@@ -534,8 +534,8 @@ pub fn replay_and_verify(dump: &Dump) {
 /// a check of every write revm made, not only of gas and status.
 pub fn check_final_state(dump: &Dump, rpc: &RpcClient) {
     use std::collections::BTreeMap;
-    let codes: BTreeMap<B256, Bytes> = dump.pre_state.codes.iter().cloned().collect();
-    let mut accounts: BTreeMap<Address, (U256, u64, Bytes)> = dump
+    let codes: BTreeMap<B256, Bytes> = dump.segments[0].pre_state.codes.iter().cloned().collect();
+    let mut accounts: BTreeMap<Address, (U256, u64, Bytes)> = dump.segments[0]
         .pre_state
         .accounts
         .iter()
@@ -545,7 +545,7 @@ pub fn check_final_state(dump: &Dump, rpc: &RpcClient) {
         })
         .collect();
     let mut slots: BTreeMap<(Address, U256), U256> =
-        dump.pre_state.storage.iter().map(|s| ((s.address, s.slot), s.value)).collect();
+        dump.segments[0].pre_state.storage.iter().map(|s| ((s.address, s.slot), s.value)).collect();
     for bal in &dump.access_lists {
         for a in bal.iter() {
             let acc = accounts.entry(a.address).or_default();

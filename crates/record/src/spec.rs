@@ -1,4 +1,8 @@
 //! Chain rules: which fork applies to a block, and the EVM environment of a block.
+//!
+//! [`ChainSpec`] reads a dump's [`ChainConfig`] into the form alloy-evm's block executor
+//! takes; every producer and the executor use it, so a block runs under the same rules
+//! wherever it runs.
 
 use alloy_consensus::Header;
 use alloy_eips::eip7840::BlobParams;

@@ -1,0 +1,296 @@
+//! Executing one block with the access-list builder, and checking it against its header.
+
+use crate::spec::ChainSpec;
+use alloy_consensus::{
+    Header, ReceiptEnvelope, TxEnvelope, TxReceipt, proofs, transaction::Recovered,
+};
+use alloy_eips::eip4895::Withdrawal;
+use alloy_eip7928::BlockAccessList;
+use alloy_evm::{
+    Evm, EvmFactory,
+    precompiles::PrecompilesMap,
+    block::{BlockExecutionError, BlockExecutionResult, BlockExecutor},
+    eth::{EthBlockExecutionCtx, EthBlockExecutor, EthEvm, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
+};
+use alloy_hardforks::EthereumHardforks;
+use alloy_primitives::{B256, Bloom};
+use gigagas_dump::{DumpBlock, ReceiptSummary};
+use revm::{
+    Database, DatabaseCommit,
+    database::{DatabaseCommitExt, State},
+    inspector::NoOpInspector,
+    state::bal::{Bal, BlockAccessIndex},
+};
+use std::borrow::Cow;
+
+/// What executing a block needs besides the state.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockInput<'a> {
+    /// The header (fork, block env, beneficiary).
+    pub header: &'a Header,
+    /// Transactions with their senders, in block order.
+    pub transactions: &'a [Recovered<TxEnvelope>],
+    /// Withdrawals, `None` before Shanghai.
+    pub withdrawals: Option<&'a [Withdrawal]>,
+    /// Ommer headers (rewards before the Merge).
+    pub ommers: &'a [Header],
+    /// Ommers known only by hash: the miner's share is paid, their beneficiaries' is not.
+    pub headerless_ommers: u32,
+}
+
+impl<'a> BlockInput<'a> {
+    /// The input of a block as a dump stores it.
+    pub fn of(block: &'a DumpBlock) -> Self {
+        Self {
+            header: &block.header,
+            transactions: &block.transactions,
+            withdrawals: block.withdrawals_opt(),
+            ommers: &block.ommers,
+            headerless_ommers: block.headerless_ommers,
+        }
+    }
+}
+
+/// alloy-evm's block execution context for a block.
+pub fn execution_ctx<'a>(input: &BlockInput<'a>) -> EthBlockExecutionCtx<'a> {
+    let h = input.header;
+    EthBlockExecutionCtx {
+        parent_hash: h.parent_hash,
+        parent_beacon_block_root: h.parent_beacon_block_root,
+        ommers: input.ommers,
+        withdrawals: input.withdrawals.map(Cow::Borrowed),
+        extra_data: h.extra_data.clone(),
+        tx_count_hint: Some(input.transactions.len()),
+        slot_number: None,
+    }
+}
+
+/// Pay the miner 1/32 of the base block reward for each ommer known only by hash (alloy-evm
+/// pays the shares of the ommers it has headers for). Nothing after the Merge.
+pub fn pay_headerless_ommer_share<DB: Database + DatabaseCommit>(
+    db: &mut DB,
+    spec: &ChainSpec,
+    header: &Header,
+    headerless_ommers: u32,
+) -> Result<(), DB::Error> {
+    if headerless_ommers == 0 {
+        return Ok(());
+    }
+    let Some(base) = alloy_evm::block::calc::base_block_reward(spec, header.number) else {
+        return Ok(());
+    };
+    db.increment_balances([(header.beneficiary, (base >> 5) * headerless_ommers as u128)])
+}
+
+/// Where in a block execution failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordStage {
+    /// Pre-block system calls (EIP-2935, EIP-4788).
+    PreBlock,
+    /// Transaction `i` (0-based).
+    Tx(usize),
+    /// Post-block changes: requests, rewards, withdrawals.
+    PostBlock,
+}
+
+impl std::fmt::Display for RecordStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordStage::PreBlock => f.write_str("pre-block system calls"),
+            RecordStage::Tx(i) => write!(f, "tx {i}"),
+            RecordStage::PostBlock => f.write_str("post-block changes"),
+        }
+    }
+}
+
+/// A block that did not execute.
+#[derive(Debug, thiserror::Error)]
+#[error("block {block}, {stage}: {source}")]
+pub struct RecordError {
+    /// Block number.
+    pub block: u64,
+    /// Where it failed.
+    pub stage: RecordStage,
+    /// alloy-evm's error (invalid transaction, database error, system call failure).
+    pub source: BlockExecutionError,
+}
+
+/// A value the header commits to that the execution did not reproduce.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: header says {expected}, execution gives {got}")]
+pub struct HeaderMismatch {
+    /// Header field in words, e.g. `gas used`, `receipts root`.
+    pub field: &'static str,
+    /// The header's value.
+    pub expected: String,
+    /// The execution's value.
+    pub got: String,
+}
+
+/// An executed block: alloy-evm's result (receipts, requests, gas) and the access list
+/// revm's builder recorded, one entry per block access index (0 = pre-block, i + 1 = tx i,
+/// n + 1 = post-block).
+#[derive(Debug)]
+pub struct RecordedBlock {
+    /// Receipts, requests and gas used.
+    pub result: BlockExecutionResult<ReceiptEnvelope>,
+    /// The block's EIP-7928 access list, as revm built it.
+    pub access_list: BlockAccessList,
+}
+
+impl RecordedBlock {
+    /// Per-transaction gas and status, as a dump stores them.
+    pub fn receipt_summaries(&self) -> Vec<ReceiptSummary> {
+        let mut prev = 0u64;
+        self.result
+            .receipts
+            .iter()
+            .map(|r| {
+                let cumulative = r.cumulative_gas_used();
+                let s = ReceiptSummary {
+                    success: r.status(),
+                    gas_used: cumulative - prev,
+                    cumulative_gas_used: cumulative,
+                    logs: r.logs().len() as u64,
+                };
+                prev = cumulative;
+                s
+            })
+            .collect()
+    }
+
+    /// Root of the receipts trie (status receipts: meaningful from Byzantium on).
+    pub fn receipts_root(&self) -> B256 {
+        proofs::calculate_receipt_root(&self.result.receipts)
+    }
+
+    /// The block's logs bloom.
+    pub fn logs_bloom(&self) -> Bloom {
+        self.result.receipts.iter().fold(Bloom::ZERO, |b, r| b | r.bloom())
+    }
+
+    /// Compare with what the header commits to, in this order: `gasUsed`, `blobGasUsed`,
+    /// `logsBloom`, `receiptsRoot` (from Byzantium on: before it receipts carry an
+    /// intermediate state root), `requestsHash`, `blockAccessListHash`. The first
+    /// difference is returned.
+    pub fn check_header(&self, spec: &ChainSpec, header: &Header) -> Result<(), HeaderMismatch> {
+        let mismatch = |field, expected: &dyn std::fmt::Display, got: &dyn std::fmt::Display| {
+            Err(HeaderMismatch { field, expected: expected.to_string(), got: got.to_string() })
+        };
+        if self.result.gas_used != header.gas_used {
+            return mismatch("gas used", &header.gas_used, &self.result.gas_used);
+        }
+        if let Some(expected) = header.blob_gas_used
+            && expected != self.result.blob_gas_used
+        {
+            return mismatch("blob gas used", &expected, &self.result.blob_gas_used);
+        }
+        let bloom = self.logs_bloom();
+        if bloom != header.logs_bloom {
+            return mismatch("logs bloom", &header.logs_bloom, &bloom);
+        }
+        if spec.is_byzantium_active_at_block(header.number) {
+            let root = self.receipts_root();
+            if root != header.receipts_root {
+                return mismatch("receipts root", &header.receipts_root, &root);
+            }
+        }
+        if let Some(expected) = header.requests_hash {
+            let got = self.result.requests.requests_hash();
+            if got != expected {
+                return mismatch("requests hash", &expected, &got);
+            }
+        }
+        if let Some(expected) = header.block_access_list_hash {
+            let got = alloy_eip7928::compute_block_access_list_hash(&self.access_list);
+            if got != expected {
+                return mismatch("block access list hash", &expected, &got);
+            }
+        }
+        Ok(())
+    }
+}
+
+type RecordingEvm<'s, DB> = EthEvm<&'s mut State<DB>, NoOpInspector, PrecompilesMap>;
+
+/// A block being executed transaction by transaction with the access-list builder on.
+///
+/// For producers that decide the next transaction from the previous one's outcome (the
+/// generator); [`record_block`] runs a whole known block. The `State` must have been built
+/// with `with_bal_builder()`; the recorder sets the block access index of every step.
+pub struct BlockRecorder<'s, DB: alloy_evm::Database> {
+    executor: EthBlockExecutor<'s, RecordingEvm<'s, DB>, &'s ChainSpec, AlloyReceiptBuilder>,
+    spec: &'s ChainSpec,
+    header: &'s Header,
+    headerless_ommers: u32,
+    transactions: u64,
+}
+
+impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
+    /// Start a block: set up its EVM and run the pre-block system calls (index 0).
+    pub fn start(
+        state: &'s mut State<DB>,
+        spec: &'s ChainSpec,
+        input: BlockInput<'s>,
+    ) -> Result<Self, RecordError> {
+        let evm = EthEvmFactory::default().create_evm(state, spec.evm_env(input.header));
+        let mut executor =
+            EthBlockExecutor::new(evm, execution_ctx(&input), spec, AlloyReceiptBuilder::default());
+        executor.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(0));
+        let block = input.header.number;
+        executor
+            .apply_pre_execution_changes()
+            .map_err(|source| RecordError { block, stage: RecordStage::PreBlock, source })?;
+        Ok(Self {
+            executor,
+            spec,
+            header: input.header,
+            headerless_ommers: input.headerless_ommers,
+            transactions: 0,
+        })
+    }
+
+    /// Execute the next transaction; returns the gas it used.
+    pub fn execute(&mut self, tx: &Recovered<TxEnvelope>) -> Result<u64, RecordError> {
+        let index = self.transactions;
+        self.executor.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(index + 1));
+        let gas = self.executor.execute_transaction(tx).map_err(|source| RecordError {
+            block: self.header.number,
+            stage: RecordStage::Tx(index as usize),
+            source,
+        })?;
+        self.transactions += 1;
+        Ok(gas.tx_gas_used())
+    }
+
+    /// Apply the post-block changes (index n + 1) and take the recorded access list.
+    pub fn finish(mut self) -> Result<RecordedBlock, RecordError> {
+        let block = self.header.number;
+        let post = |source| RecordError { block, stage: RecordStage::PostBlock, source };
+        self.executor.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(self.transactions + 1));
+        let (mut evm, result) = self.executor.finish().map_err(post)?;
+        pay_headerless_ommer_share(evm.db_mut(), self.spec, self.header, self.headerless_ommers)
+            .map_err(|e| post(BlockExecutionError::other(DbFailure(e.to_string()))))?;
+        let state = evm.into_db();
+        let access_list = state.take_built_alloy_bal().unwrap_or_default();
+        state.bal_state.bal_builder = Some(Bal::new());
+        Ok(RecordedBlock { result, access_list })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("database: {0}")]
+struct DbFailure(String);
+
+/// Execute a whole block on `state` (built with `with_bal_builder()`) and record it.
+pub fn record_block<DB: alloy_evm::Database>(
+    state: &mut State<DB>,
+    spec: &ChainSpec,
+    input: BlockInput<'_>,
+) -> Result<RecordedBlock, RecordError> {
+    let mut recorder = BlockRecorder::start(state, spec, input)?;
+    for tx in input.transactions {
+        recorder.execute(tx)?;
+    }
+    recorder.finish()
+}
