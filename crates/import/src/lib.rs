@@ -10,6 +10,9 @@
 //!
 //! [`import`] handles files and directories (one dump per test); [`import_test`] is one
 //! test in memory.
+//!
+//! [`snapshot`] imports offline mainnet block snapshots (block, pre-state, block hashes per
+//! folder) into one dump of independent segments, checked against each block's header.
 
 #![warn(missing_docs)]
 
@@ -18,9 +21,11 @@ mod error;
 pub mod fixture;
 mod import;
 pub mod network;
+pub mod snapshot;
 pub mod world;
 
 pub use batch::{ImportSummary, Outcome, OutputLayout, TestReport, fixture_files, import, import_one, sanitize_name};
 pub use error::{ImportError, Location, Mismatch};
 pub use fixture::{BlockchainTest, FixtureFile};
 pub use import::{ImportStats, SOURCE, import_test};
+pub use snapshot::{BlockReport, ImportedBlock, SnapshotError, SnapshotImport, import_snapshots};

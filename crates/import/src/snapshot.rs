@@ -1,0 +1,505 @@
+//! Offline mainnet block snapshots → one dump of independent segments.
+//!
+//! A snapshot is a folder per block (the layout of `../shared/mainnet-blocks`):
+//!
+//! ```text
+//! <number>/block.json        eth_getBlockByNumber(number, true): header, full transactions
+//!                            with `from`, uncle hashes, withdrawals
+//! <number>/pre_state.json    { "0xaddress": { "basic": { "balance", "nonce" },
+//!                              "code": null | { "bytecode", "original_len", .. },
+//!                              "code_hash": null | "0x..", "storage": { "0xslot": "0xvalue" } } }
+//!                            every existing account and slot the block touches, at its parent
+//! <number>/block_hashes.json { "number": "0xhash" }, only where the block runs BLOCKHASH
+//! ```
+//!
+//! Each block is executed over its pre-state under mainnet's rules for its number and
+//! timestamp (block and ommer rewards, DAO transfer, difficulty-era opcodes, every fork up
+//! to today) on the one recording path ([`gigagas_record::record_block`]), and checked:
+//! every transaction's signature recovers to its `from`, and the header's gas used, logs
+//! bloom and — from Byzantium on, where receipts carry a status instead of an intermediate
+//! state root — receipts root (plus blob gas, requests and access-list hashes where the
+//! header has them). Accounts absent from `pre_state.json` are taken not to exist (that is
+//! how the format records them). `block.json` names ommers only by hash, so the miner's
+//! 1/32 share per ommer is paid but the ommer beneficiaries' rewards are not recorded.
+//!
+//! Every block that checks out becomes one segment of the dump: its own pre-state (what
+//! its access list touches), its block hashes, the block and its access list.
+
+use crate::world::{World, WorldAccount};
+use alloy_consensus::{
+    BlockHeader, Transaction as _, TxEnvelope,
+    transaction::{Recovered, SignerRecoverable},
+};
+use alloy_eip7928::BlockAccessList;
+use alloy_hardforks::EthereumHardforks;
+use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
+use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta, Segment};
+use gigagas_record::{BlockInput, ChainSpec, RecordStage, record_block, touched_pre_state};
+use gigagas_rpc::convert::{ConsensusBlock, parse_block, to_consensus_block};
+use rayon::prelude::*;
+use revm::{bytecode::Bytecode, database::State, primitives::KECCAK_EMPTY};
+use serde::Deserialize;
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+};
+
+/// Provenance `source` of snapshot dumps.
+pub const SNAPSHOT_SOURCE: &str = "gigagas import snapshot";
+
+/// The three files of a block folder.
+pub const BLOCK_FILE: &str = "block.json";
+/// See [`BLOCK_FILE`].
+pub const PRE_STATE_FILE: &str = "pre_state.json";
+/// See [`BLOCK_FILE`].
+pub const BLOCK_HASHES_FILE: &str = "block_hashes.json";
+
+/// Why a snapshot block cannot be imported. Every message is one line naming the block
+/// (or folder), the file and the field.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// A file or folder cannot be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The input holds no block folder.
+    #[error("{0}: no block folder (a folder with {BLOCK_FILE} and {PRE_STATE_FILE}, or a folder of them)")]
+    NoBlocks(PathBuf),
+    /// A file is missing, malformed or inconsistent (bad JSON, a code hash that does not
+    /// match its code, a signature that does not recover to `from`, an account the
+    /// execution needs that the pre-state lacks).
+    #[error("block {block}: {}: {field}: {detail}", file.display())]
+    Input {
+        /// Block number (from the folder name when the block itself does not parse).
+        block: String,
+        /// The file at fault.
+        file: PathBuf,
+        /// The field (JSON path or account).
+        field: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// Executing the block failed.
+    #[error("block {block}: {stage}: execution failed: {detail}")]
+    Execution {
+        /// Block number.
+        block: u64,
+        /// Where (pre-block, `tx i (hash)`, post-block).
+        stage: String,
+        /// The executor's error.
+        detail: String,
+    },
+    /// The execution does not reproduce what the header commits to.
+    #[error("block {block}: {field}: expected {expected} (header), got {got} (execution)")]
+    Mismatch {
+        /// Block number.
+        block: u64,
+        /// Header field in words (`gas used`, `receipts root`, `logs bloom`, ...).
+        field: String,
+        /// The header's value.
+        expected: String,
+        /// The execution's value.
+        got: String,
+    },
+}
+
+impl SnapshotError {
+    fn input(block: impl ToString, file: &Path, field: impl Into<String>, detail: impl ToString) -> Self {
+        SnapshotError::Input {
+            block: block.to_string(),
+            file: file.to_path_buf(),
+            field: field.into(),
+            detail: detail.to_string(),
+        }
+    }
+}
+
+/// One block folder, parsed and checked (signatures, code hashes), not yet executed.
+#[derive(Debug)]
+pub struct SnapshotBlock {
+    /// The folder.
+    pub dir: PathBuf,
+    /// The block in consensus types, senders checked against their signatures.
+    pub block: ConsensusBlock,
+    /// The pre-state at the parent, with the block hashes it may ask for.
+    pub world: World,
+}
+
+/// What importing one block produced.
+#[derive(Debug)]
+pub struct ImportedBlock {
+    /// Block number.
+    pub number: u64,
+    /// The newest fork active at the block.
+    pub fork: String,
+    /// Transactions.
+    pub transactions: usize,
+    /// Gas used.
+    pub gas_used: u64,
+    /// Whether the receipts root was checked (from Byzantium on).
+    pub receipts_root_checked: bool,
+    /// Ommers known only by hash (their beneficiaries' rewards are not recorded).
+    pub headerless_ommers: u32,
+    block: DumpBlock,
+    access_list: BlockAccessList,
+    segment: Segment,
+}
+
+impl ImportedBlock {
+    /// The one-line note about what was checked and what could not be.
+    pub fn notes(&self) -> String {
+        let mut notes = Vec::new();
+        if !self.receipts_root_checked {
+            notes.push("receipts root not checked before Byzantium (receipts then carry state roots)".to_string());
+        }
+        if self.headerless_ommers > 0 {
+            notes.push(format!(
+                "{} ommer(s) known only by hash: the miner's 1/32 share each is paid, the ommer beneficiaries' rewards are not recorded",
+                self.headerless_ommers
+            ));
+        }
+        notes.join("; ")
+    }
+}
+
+/// One block's outcome in a snapshot import.
+#[derive(Debug)]
+pub struct BlockReport {
+    /// The block folder.
+    pub dir: PathBuf,
+    /// The imported block, or why not.
+    pub outcome: Result<ImportedBlock, SnapshotError>,
+}
+
+/// Block folders of `input`: `input` itself when it holds a `block.json`, else its
+/// sub-folders that do, ordered by block number (numeric folder names) then name.
+pub fn block_dirs(input: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
+    let io = |source| SnapshotError::Io { path: input.to_path_buf(), source };
+    if input.join(BLOCK_FILE).is_file() {
+        return Ok(vec![input.to_path_buf()]);
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(input)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join(BLOCK_FILE).is_file())
+        .collect();
+    let key = |p: &PathBuf| {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        (name.parse::<u64>().unwrap_or(u64::MAX), name)
+    };
+    dirs.sort_by_key(key);
+    if dirs.is_empty() {
+        return Err(SnapshotError::NoBlocks(input.to_path_buf()));
+    }
+    Ok(dirs)
+}
+
+fn folder_block(dir: &Path) -> String {
+    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string())
+}
+
+fn read_json(dir: &Path, file: &str) -> Result<serde_json::Value, SnapshotError> {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|source| SnapshotError::Io { path: path.clone(), source })?;
+    serde_json::from_str(&text).map_err(|e| SnapshotError::input(folder_block(dir), &path, "JSON", e))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAccount {
+    basic: RawBasic,
+    code: Option<RawCode>,
+    #[serde(default)]
+    code_hash: Option<B256>,
+    #[serde(default)]
+    storage: BTreeMap<U256, U256>,
+}
+
+#[derive(Deserialize)]
+struct RawBasic {
+    balance: U256,
+    nonce: u64,
+}
+
+#[derive(Deserialize)]
+struct RawCode {
+    bytecode: Bytes,
+    original_len: Option<usize>,
+}
+
+/// Parse `pre_state.json` into a world: code hashes checked against their code.
+fn read_pre_state(dir: &Path, number: u64) -> Result<World, SnapshotError> {
+    let path = dir.join(PRE_STATE_FILE);
+    let value = read_json(dir, PRE_STATE_FILE)?;
+    let serde_json::Value::Object(map) = value else {
+        return Err(SnapshotError::input(number, &path, "(top level)", "expected an object of accounts by address"));
+    };
+    let mut world = World::default();
+    for (key, raw) in map {
+        let address: Address =
+            key.parse().map_err(|e| SnapshotError::input(number, &path, format!("account key {key:?}"), e))?;
+        let field = |f: &str| format!("account {address}{f}");
+        let acc: RawAccount =
+            serde_json::from_value(raw).map_err(|e| SnapshotError::input(number, &path, field(""), e))?;
+        let code = match &acc.code {
+            None => None,
+            Some(c) => {
+                let len = c.original_len.unwrap_or(c.bytecode.len());
+                let Some(bytes) = c.bytecode.get(..len) else {
+                    return Err(SnapshotError::input(
+                        number,
+                        &path,
+                        field(".code.original_len"),
+                        format!("{len} but the bytecode has {} bytes", c.bytecode.len()),
+                    ));
+                };
+                Some(Bytes::copy_from_slice(bytes))
+            }
+        };
+        let code_hash = match (&code, acc.code_hash) {
+            (None, None) => KECCAK_EMPTY,
+            (None, Some(h)) if h == KECCAK_EMPTY => KECCAK_EMPTY,
+            (None, Some(h)) => {
+                return Err(SnapshotError::input(number, &path, field(".code"), format!("missing, but code_hash is {h}")));
+            }
+            (Some(code), declared) => {
+                let hash = keccak256(code);
+                match declared {
+                    Some(h) if h != hash => {
+                        return Err(SnapshotError::input(
+                            number,
+                            &path,
+                            field(".code_hash"),
+                            format!("{h}, but the code hashes to {hash}"),
+                        ));
+                    }
+                    _ => {}
+                }
+                if code.is_empty() { KECCAK_EMPTY } else { hash }
+            }
+        };
+        if let Some(code) = code.filter(|c| !c.is_empty()) {
+            world.codes.insert(code_hash, Bytecode::new_raw(code));
+        }
+        let storage = acc.storage.into_iter().filter(|(_, v)| !v.is_zero()).collect();
+        world.accounts.insert(
+            address,
+            WorldAccount { balance: acc.basic.balance, nonce: acc.basic.nonce, code_hash, storage },
+        );
+    }
+    Ok(world)
+}
+
+/// Parse `block_hashes.json` (absent: no hashes) into the world.
+fn read_block_hashes(dir: &Path, number: u64, world: &mut World) -> Result<(), SnapshotError> {
+    let path = dir.join(BLOCK_HASHES_FILE);
+    if !path.exists() {
+        return Ok(());
+    }
+    let value = read_json(dir, BLOCK_HASHES_FILE)?;
+    let hashes: BTreeMap<String, B256> = serde_json::from_value(value)
+        .map_err(|e| SnapshotError::input(number, &path, "(top level)", format!("expected {{\"number\": \"0xhash\"}}: {e}")))?;
+    for (n, hash) in hashes {
+        let parsed: u64 = n
+            .parse()
+            .map_err(|_| SnapshotError::input(number, &path, format!("key {n:?}"), "not a decimal block number"))?;
+        world.block_hashes.insert(parsed, hash);
+    }
+    Ok(())
+}
+
+/// Read and check one block folder: the block (header hash, transactions and withdrawals
+/// roots, every sender against its signature), its pre-state (code hashes) and block hashes.
+pub fn read_block(dir: &Path, spec: &ChainSpec) -> Result<SnapshotBlock, SnapshotError> {
+    let path = dir.join(BLOCK_FILE);
+    let value = read_json(dir, BLOCK_FILE)?;
+    let number = value
+        .get("number")
+        .and_then(|n| n.as_str())
+        .and_then(|n| u64::from_str_radix(n.trim_start_matches("0x"), 16).ok())
+        .ok_or_else(|| SnapshotError::input(folder_block(dir), &path, "number", "missing or not a hex quantity"))?;
+    let rpc = parse_block(value, number).map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
+    let block = to_consensus_block(rpc, number).map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
+    // Before Homestead, signatures with a high `s` were valid (EIP-2 came with Homestead).
+    let homestead = spec.is_homestead_active_at_block(number);
+    for (i, tx) in block.transactions.iter().enumerate() {
+        let recovered =
+            if homestead { tx.inner().recover_signer() } else { tx.inner().recover_signer_unchecked() };
+        match recovered {
+            Ok(signer) if signer == tx.signer() => {}
+            Ok(signer) => {
+                return Err(SnapshotError::input(
+                    number,
+                    &path,
+                    format!("transactions[{i}].from"),
+                    format!("{}, but the signature of {} recovers to {signer}", tx.signer(), tx.inner().tx_hash()),
+                ));
+            }
+            Err(e) => {
+                return Err(SnapshotError::input(
+                    number,
+                    &path,
+                    format!("transactions[{i}]"),
+                    format!("the signature of {} does not recover: {e}", tx.inner().tx_hash()),
+                ));
+            }
+        }
+    }
+    let mut world = read_pre_state(dir, number)?;
+    read_block_hashes(dir, number, &mut world)?;
+    // The parent's hash is in the header itself.
+    if let Some(parent) = number.checked_sub(1) {
+        world.block_hashes.entry(parent).or_insert(block.header.parent_hash);
+    }
+    Ok(SnapshotBlock { dir: dir.to_path_buf(), block, world })
+}
+
+/// Whether `pre_state.json` lacks a transaction's sender. Only an error when the
+/// transaction then fails to execute: an earlier transaction of the block may have
+/// created the account.
+fn missing_sender(snapshot: &SnapshotBlock, tx: &Recovered<TxEnvelope>) -> bool {
+    !snapshot.world.accounts.contains_key(&tx.signer())
+}
+
+/// Execute one parsed block over its pre-state and check it against its header.
+pub fn import_block(snapshot: &SnapshotBlock, chain: &ChainConfig, spec: &ChainSpec) -> Result<ImportedBlock, SnapshotError> {
+    let b = &snapshot.block;
+    let number = b.header.number;
+    let pre_path = snapshot.dir.join(PRE_STATE_FILE);
+    let sender_missing = |i: usize, tx: &Recovered<TxEnvelope>| {
+        SnapshotError::input(
+            number,
+            &pre_path,
+            format!("account {}", tx.signer()),
+            format!("missing, but it sends tx {i} ({}) with nonce {}", tx.inner().tx_hash(), tx.inner().nonce()),
+        )
+    };
+    let headerless_ommers = u32::try_from(b.ommer_hashes.len()).unwrap_or(u32::MAX);
+    let withdrawals = b.header.withdrawals_root.map(|_| b.withdrawals.as_slice());
+    let input = BlockInput {
+        header: &b.header,
+        transactions: &b.transactions,
+        withdrawals,
+        ommers: &[],
+        headerless_ommers,
+    };
+    let mut state = State::builder().with_database_ref(&snapshot.world).with_bal_builder().build();
+    let recorded = record_block(&mut state, spec, input).map_err(|e| {
+        let detail = e.source.to_string();
+        match e.stage {
+            RecordStage::Tx(i) if missing_sender(snapshot, &b.transactions[i]) => sender_missing(i, &b.transactions[i]),
+            RecordStage::Tx(i) => SnapshotError::Execution {
+                block: number,
+                stage: format!("tx {i} ({})", b.transactions[i].inner().tx_hash()),
+                detail,
+            },
+            stage => SnapshotError::Execution { block: number, stage: stage.to_string(), detail },
+        }
+    })?;
+    drop(state);
+    recorded.check_header(spec, &b.header).map_err(|m| SnapshotError::Mismatch {
+        block: number,
+        field: m.field.to_string(),
+        expected: m.expected,
+        got: m.got,
+    })?;
+    let access_list = recorded.access_list.clone();
+    let pre_state = touched_pre_state(std::slice::from_ref(&access_list), &snapshot.world)
+        .map_err(|e| SnapshotError::input(number, &pre_path, "(pre-state of the access list)", e))?;
+    let block_hashes = snapshot.world.block_hashes.iter().map(|(n, h)| (*n, *h)).collect::<BTreeMap<_, _>>();
+    let block = DumpBlock {
+        header: b.header.clone(),
+        transactions: b.transactions.clone(),
+        withdrawals: b.withdrawals.clone(),
+        receipts: recorded.receipt_summaries(),
+        ommers: Vec::new(),
+        headerless_ommers,
+    };
+    Ok(ImportedBlock {
+        number,
+        fork: chain.fork_at(number, b.header.timestamp()),
+        transactions: b.transactions.len(),
+        gas_used: b.header.gas_used,
+        receipts_root_checked: spec.is_byzantium_active_at_block(number),
+        headerless_ommers,
+        block,
+        access_list,
+        segment: Segment { blocks: 1, block_hashes: block_hashes.into_iter().collect(), pre_state },
+    })
+}
+
+/// The outcome of [`import_snapshots`].
+#[derive(Debug)]
+pub struct SnapshotImport {
+    /// One report per block folder, in block order.
+    pub reports: Vec<BlockReport>,
+    /// The dump of every block that checked out (one segment each), `None` if none did.
+    pub dump: Option<Dump>,
+}
+
+impl SnapshotImport {
+    /// Number of blocks that did not check out.
+    pub fn failed(&self) -> usize {
+        self.reports.iter().filter(|r| r.outcome.is_err()).count()
+    }
+}
+
+/// Import one block folder or a folder of them into one dump named `name` (mainnet rules),
+/// in parallel. `on_block` sees each block's report as it finishes (in any order).
+pub fn import_snapshots(
+    input: &Path,
+    name: &str,
+    on_block: impl Fn(&BlockReport) + Sync,
+) -> Result<SnapshotImport, SnapshotError> {
+    let chain = mainnet_chain();
+    let spec = ChainSpec::from_config(&chain).expect("alloy-hardforks' mainnet schedule parses");
+    let dirs = block_dirs(input)?;
+    // Collected in folder order (rayon keeps the order of the input).
+    let reports: Vec<BlockReport> = dirs
+        .par_iter()
+        .map(|dir| {
+            let outcome = read_block(dir, &spec).and_then(|s| import_block(&s, &chain, &spec));
+            let report = BlockReport { dir: dir.clone(), outcome };
+            on_block(&report);
+            report
+        })
+        .collect();
+    let ok: Vec<&ImportedBlock> = reports.iter().filter_map(|r| r.outcome.as_ref().ok()).collect();
+    let dump = if ok.is_empty() {
+        None
+    } else {
+        let mut provenance = BTreeMap::new();
+        provenance.insert("source".to_string(), SNAPSHOT_SOURCE.to_string());
+        provenance.insert("source-dir".to_string(), folder_block(input));
+        provenance.insert("blocks".to_string(), ok.len().to_string());
+        let headerless: Vec<String> = ok
+            .iter()
+            .filter(|b| b.headerless_ommers > 0)
+            .map(|b| format!("{} ({})", b.number, b.headerless_ommers))
+            .collect();
+        if !headerless.is_empty() {
+            provenance.insert(
+                "ommers-without-header".to_string(),
+                format!("{}: miner's share paid, ommer beneficiaries' rewards not recorded", headerless.join(", ")),
+            );
+        }
+        let dump = Dump {
+            meta: DumpMeta { name: name.to_string(), provenance, chain: chain.clone() },
+            blocks: ok.iter().map(|b| b.block.clone()).collect(),
+            access_lists: ok.iter().map(|b| b.access_list.clone()).collect(),
+            segments: ok.iter().map(|b| b.segment.clone()).collect(),
+        };
+        dump.validate().map_err(|e| SnapshotError::input("-", input, "(assembled dump)", e))?;
+        Some(dump)
+    };
+    Ok(SnapshotImport { reports, dump })
+}
+
+/// Mainnet's fork schedule (alloy-hardforks'), with the deposit contract.
+pub fn mainnet_chain() -> ChainConfig {
+    gigagas_rpc::chain::known_chain(1).expect("mainnet is a known chain")
+}
