@@ -4,7 +4,6 @@ use crate::{
     plan::{ItemKind, Replay, WorkItem},
     view::BalView,
 };
-use alloy_consensus::transaction::SignerRecoverable;
 use alloy_evm::{
     Evm, EvmFactory, FromRecoveredTx,
     block::BlockExecutor,
@@ -60,7 +59,7 @@ impl Replay {
             ItemKind::Tx(i) => {
                 let tx = &block.transactions[i as usize];
                 let sender = if recover_senders {
-                    tx.inner().recover_signer().map_err(|e| err(format!("sender recovery: {e}")))?
+                    self.spec.recover_sender(block.header.number, tx.inner()).map_err(|e| err(format!("sender recovery: {e}")))?
                 } else {
                     tx.signer()
                 };
@@ -141,7 +140,7 @@ impl Replay {
                 let item = ItemKind::Tx(i as u32);
                 let start = std::time::Instant::now();
                 let sender = if recover_senders {
-                    tx.inner().recover_signer().map_err(|e| err(item, format!("sender recovery: {e}")))?
+                    self.spec.recover_sender(block.header.number, tx.inner()).map_err(|e| err(item, format!("sender recovery: {e}")))?
                 } else {
                     tx.signer()
                 };

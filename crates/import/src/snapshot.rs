@@ -26,10 +26,7 @@
 //! its access list touches), its block hashes, the block and its access list.
 
 use crate::world::{World, WorldAccount};
-use alloy_consensus::{
-    BlockHeader, Transaction as _, TxEnvelope,
-    transaction::{Recovered, SignerRecoverable},
-};
+use alloy_consensus::{BlockHeader, Transaction as _, TxEnvelope, transaction::Recovered};
 use alloy_eip7928::BlockAccessList;
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
@@ -324,12 +321,8 @@ pub fn read_block(dir: &Path, spec: &ChainSpec) -> Result<SnapshotBlock, Snapsho
         .ok_or_else(|| SnapshotError::input(folder_block(dir), &path, "number", "missing or not a hex quantity"))?;
     let rpc = parse_block(value, number).map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
     let block = to_consensus_block(rpc, number).map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
-    // Before Homestead, signatures with a high `s` were valid (EIP-2 came with Homestead).
-    let homestead = spec.is_homestead_active_at_block(number);
     for (i, tx) in block.transactions.iter().enumerate() {
-        let recovered =
-            if homestead { tx.inner().recover_signer() } else { tx.inner().recover_signer_unchecked() };
-        match recovered {
+        match spec.recover_sender(number, tx.inner()) {
             Ok(signer) if signer == tx.signer() => {}
             Ok(signer) => {
                 return Err(SnapshotError::input(

@@ -44,6 +44,21 @@ impl ChainSpec {
         }
     }
 
+    /// Recover a transaction's sender under the rules of block `number`: before Homestead
+    /// signatures with a high `s` were valid (EIP-2 came with Homestead).
+    pub fn recover_sender(
+        &self,
+        number: u64,
+        tx: &alloy_consensus::TxEnvelope,
+    ) -> Result<Address, alloy_consensus::crypto::RecoveryError> {
+        use alloy_consensus::transaction::SignerRecoverable;
+        if self.is_homestead_active_at_block(number) {
+            tx.recover_signer()
+        } else {
+            tx.recover_signer_unchecked()
+        }
+    }
+
     /// The EVM environment (fork rules, block env, blob fee) of a block.
     pub fn evm_env(&self, header: &Header) -> EvmEnv<SpecId> {
         EvmEnv::for_eth_block(header, self, self.chain_id, self.blob_params_at(header.timestamp))
