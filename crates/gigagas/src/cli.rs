@@ -7,10 +7,39 @@ use gigagas_executor::{Repetition, Replay, RunConfig, SchedulerKind, Summary};
 use gigagas_workload::{GeneratorConfig, Profile};
 use serde::Serialize;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::{path::PathBuf, process::ExitCode, time::Instant};
+use std::{
+    path::{Path, PathBuf},
+    process::ExitCode,
+    time::Instant,
+};
 
-/// Where the embedded default dump lives in a checkout.
-pub const DEFAULT_DUMP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../dumps/mainnet-like.gigagas");
+/// The default dump, relative to a checkout: 42 real mainnet blocks (Frontier to Cancun).
+pub const DEFAULT_DUMP: &str = "dumps/mainnet.gigagas";
+
+/// Find the default dump at run time: in the checkout around the current folder (the
+/// current folder and its parents), then beside the executable (and its parents, which
+/// covers `target/release/gigagas`), then in the source tree this binary was built from.
+pub fn default_dump() -> Result<PathBuf> {
+    let mut roots: Vec<PathBuf> = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        roots.extend(cwd.ancestors().map(Path::to_path_buf));
+    }
+    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+        roots.push(dir.clone());
+        roots.extend(dir.ancestors().skip(1).map(Path::to_path_buf));
+    }
+    roots.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    for root in roots {
+        let candidate = root.join(DEFAULT_DUMP);
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    bail!(
+        "no dump given and the default {DEFAULT_DUMP} was not found in the current folder, beside the executable \
+         or in their parents; pass a dump file (e.g. `gigagas run path/to/mainnet.gigagas`) or run from a gigagas checkout"
+    )
+}
 
 #[derive(Parser)]
 #[command(
@@ -23,7 +52,7 @@ pub const DEFAULT_DUMP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../dumps
                   from earlier transactions), so all transactions run in parallel with no speculation \
                   and no re-execution. Every replay is verified against the receipts and the access \
                   lists; a wrong execution never produces a number.\n\n\
-                  Start with:  gigagas run            (the default benchmark on the embedded dump)\n\
+                  Start with:  gigagas run            (the default benchmark: 42 real mainnet blocks)\n\
                   then:        gigagas inspect DUMP   (what is in a dump)\n\
                   and:         gigagas generate -h    (make your own workloads)"
 )]
@@ -93,7 +122,7 @@ enum Command {
     Simulate(crate::cmd_sweep::SimulateArgs),
     /// Print a summary of a dump: blocks, transactions, gas, pre-state and BAL sizes.
     Inspect {
-        /// The dump file (default: the embedded mainnet-like dump).
+        /// The dump file (default: dumps/mainnet.gigagas, 42 real mainnet blocks).
         dump: Option<PathBuf>,
     },
 }
@@ -101,7 +130,8 @@ enum Command {
 /// Arguments of `gigagas run`.
 #[derive(clap::Args)]
 struct RunArgs {
-    /// The dump to replay (default: the embedded mainnet-like dump).
+    /// The dump to replay (default: dumps/mainnet.gigagas, 42 real mainnet blocks; the
+    /// synthetic workload is dumps/mainnet-like.gigagas).
     dump: Option<PathBuf>,
     /// Worker thread counts to sweep, comma-separated (default: 1 up to the core count).
     #[arg(long, value_delimiter = ',')]
@@ -199,7 +229,10 @@ fn run(cli: Cli) -> Result<()> {
         Command::Report(args) => crate::cmd_sweep::report(args),
         Command::Simulate(args) => crate::cmd_sweep::simulate(args),
         Command::Inspect { dump } => {
-            let path = dump.unwrap_or_else(|| PathBuf::from(DEFAULT_DUMP));
+            let path = match dump {
+                Some(p) => p,
+                None => default_dump()?,
+            };
             if !path.exists() {
                 bail!("{}: no such file", path.display());
             }
@@ -232,7 +265,10 @@ struct Row {
 }
 
 fn run_bench(args: RunArgs) -> Result<()> {
-    let path = args.dump.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DUMP));
+    let path = match args.dump.clone() {
+        Some(p) => p,
+        None => default_dump()?,
+    };
     if args.repeats == 0 {
         bail!("--repeats must be at least 1");
     }

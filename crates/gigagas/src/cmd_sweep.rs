@@ -12,7 +12,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 
 /// The embedded default dump in a checkout.
-const DEFAULT_DUMP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../dumps/mainnet-like.gigagas");
 
 /// Arguments of `gigagas sweep`.
 ///
@@ -220,7 +219,10 @@ pub fn report(args: ReportArgs) -> Result<()> {
 
 /// `gigagas simulate [DUMP]`.
 pub fn simulate(args: SimulateArgs) -> Result<()> {
-    let path = args.dump.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_DUMP));
+    let path = match args.dump.clone() {
+        Some(p) => p,
+        None => crate::cli::default_dump()?,
+    };
     let mut schedulers = Vec::new();
     for s in &args.scheduler {
         if s == "all" {
