@@ -354,8 +354,7 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
     let raws: Vec<Result<Section, DumpError>> = frames
         .par_iter()
         .map(|(tag, raw_len, comp)| {
-            let raw = zstd::stream::decode_all(*comp)
-                .map_err(|e| corrupt(&tag_name(tag), format!("zstd: {e}")))?;
+            let raw = decompress(comp, *raw_len).map_err(|e| corrupt(&tag_name(tag), e))?;
             if raw.len() as u64 != *raw_len {
                 return Err(corrupt(&tag_name(tag), format!("decompressed to {} bytes, expected {raw_len}", raw.len())));
             }
@@ -405,6 +404,28 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
     };
     dump.validate().map_err(|detail| DumpError::Inconsistent { path: p(), detail })?;
     Ok((dump, DumpFileInfo { checksum, size: bytes.len() as u64 }))
+}
+
+/// Sections never expand more than this from their compressed size (real dumps: under
+/// 20:1); a larger announced length is refused before anything is allocated.
+const MAX_EXPANSION: u64 = 1024;
+
+/// Decompress a section, never producing (or allocating) more than its announced length
+/// plus one byte, and refusing announced lengths no real dump has: a small crafted file
+/// cannot expand without bound.
+fn decompress(comp: &[u8], raw_len: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let limit = (comp.len() as u64).saturating_mul(MAX_EXPANSION).saturating_add(1 << 20);
+    if raw_len > limit {
+        return Err(format!(
+            "announces {raw_len} decompressed bytes from {} compressed (more than {MAX_EXPANSION}:1)",
+            comp.len()
+        ));
+    }
+    let decoder = zstd::stream::read::Decoder::new(comp).map_err(|e| format!("zstd: {e}"))?;
+    let mut raw = Vec::new();
+    decoder.take(raw_len + 1).read_to_end(&mut raw).map_err(|e| format!("zstd: {e}"))?;
+    Ok(raw)
 }
 
 fn tag_name(tag: &[u8; 4]) -> String {

@@ -556,3 +556,119 @@ fn unordered_block_hashes_are_inconsistent() {
     d.segments[0].block_hashes.swap(0, 1);
     expect_inconsistent(&d, &["block hashes"]);
 }
+
+// ------------------------------------------------------------ crafted files: never a panic
+
+/// Mutate valid dumps many ways — flipped bytes, counts and lengths set huge, truncated
+/// sections, announced lengths far past the data — with the framing and checksum made
+/// right again so the decoder really parses the crafted content. Every outcome must be a
+/// clear one-line error or a dump that encodes back to a valid file; never a panic (an
+/// abort on a huge allocation would end the test process and fail it too).
+#[test]
+fn mutated_dumps_give_an_error_or_a_valid_dump_never_a_panic() {
+    let frames = parse_frames(encoded());
+    let mut seed = 0x5eed_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut errors, mut decoded) = (0, 0);
+    for round in 0..600 {
+        let mut frames = frames.clone();
+        let s = (next() % frames.len() as u64) as usize;
+        let mut raw = frames[s].raw();
+        let kind = round % 5;
+        match kind {
+            // One byte flipped.
+            0 if !raw.is_empty() => {
+                let i = (next() % raw.len() as u64) as usize;
+                raw[i] ^= 1 << (next() % 8);
+            }
+            // A u64 (a count, a length, a number) made huge.
+            1 if raw.len() >= 8 => {
+                let i = (next() % (raw.len() as u64 - 7)) as usize;
+                let v = [u64::MAX, u64::MAX / 2, 1 << 40, 1 << 32, next()][(next() % 5) as usize];
+                raw[i..i + 8].copy_from_slice(&v.to_le_bytes());
+            }
+            // A u32 (a code length) made huge.
+            2 if raw.len() >= 4 => {
+                let i = (next() % (raw.len() as u64 - 3)) as usize;
+                raw[i..i + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+            }
+            // Cut short.
+            3 => raw.truncate((next() % (raw.len() as u64 + 1)) as usize),
+            _ => {}
+        }
+        frames[s] = Frame::new(frames[s].tag, &raw);
+        if kind == 4 {
+            // The announced decompressed length far past the data.
+            frames[s].raw_len = [u64::MAX, 1 << 40, frames[s].raw_len * 4096][(next() % 3) as usize];
+        }
+        let bytes = assemble(&frames);
+        let tag = String::from_utf8_lossy(&frames[s].tag).into_owned();
+        let outcome = std::panic::catch_unwind(|| decode_dump(&bytes, Path::new("mutated.gigagas")));
+        match outcome {
+            Err(_) => panic!("round {round}: mutation {kind} of section {tag} panicked the decoder"),
+            Ok(Err(e)) => {
+                errors += 1;
+                let msg = e.to_string();
+                assert!(msg.contains("mutated.gigagas") && !msg.contains('\n'), "round {round}: {msg}");
+            }
+            Ok(Ok((dump, _))) => {
+                decoded += 1;
+                // Whatever decodes is a consistent dump that survives a round trip.
+                let again = encode_dump(&dump);
+                let (back, _) = decode_dump(&again, Path::new("again.gigagas")).expect("a decoded dump re-encodes");
+                assert_eq!(back, dump, "round {round}");
+            }
+        }
+    }
+    assert!(errors > 300, "most mutations must be caught ({errors} errors, {decoded} decoded)");
+}
+
+#[test]
+fn a_section_announcing_a_huge_expansion_is_refused_before_allocating() {
+    let mut frames = parse_frames(encoded());
+    let i = frames.iter().position(|f| &f.tag == b"ACCT").unwrap();
+    frames[i].raw_len = 1 << 50;
+    expect_corrupt(&assemble(&frames), "ACCT", &["more than"]);
+}
+
+#[test]
+fn a_block_numbered_u64_max_is_inconsistent_not_an_overflow() {
+    let mut d = dump().clone();
+    d.blocks[0].header.number = u64::MAX;
+    expect_inconsistent(&d, &["consecutive"]);
+}
+
+#[test]
+fn segments_that_do_not_cover_the_blocks_are_inconsistent() {
+    let mut d = dump().clone();
+    d.segments[0].blocks += 1;
+    expect_inconsistent(&d, &["segments hold"]);
+    let mut d = dump().clone();
+    let mut second = d.segments[0].clone();
+    d.segments[0].blocks = 1;
+    second.blocks = 0;
+    d.segments.push(second);
+    expect_inconsistent(&d, &["segment 1 has no blocks"]);
+}
+
+#[test]
+fn a_dump_of_independent_segments_round_trips() {
+    // Two segments whose blocks are not consecutive across the boundary.
+    let mut d = dump().clone();
+    let mut second = d.segments[0].clone();
+    d.segments[0].blocks = 1;
+    second.blocks = 1;
+    second.block_hashes.truncate(3);
+    d.segments.push(second);
+    d.blocks[1].header.number += 1000;
+    let bytes = encode_dump(&d);
+    let (back, _) = decode_dump(&bytes, Path::new("segments.gigagas")).expect("two segments decode");
+    assert_eq!(back, d);
+    assert_eq!(back.segment_ranges().map(|(_, r)| r).collect::<Vec<_>>(), [0..1, 1..2]);
+    assert_eq!(back.summary().segments.len(), 2);
+}

@@ -150,7 +150,8 @@ impl Replay {
                     block: block.number(),
                     detail: e.to_string(),
                 })?;
-                let expected = ExpectedWrites::from_bal(&bal, block.transactions.len() as u64 + 2);
+                let expected = ExpectedWrites::from_bal(&bal, block.transactions.len() as u64 + 2)
+                    .map_err(|detail| PrepareError::Bal { block: block.number(), detail })?;
                 let base = running.block_base(&bal);
                 running.apply_block(&bal);
                 block_items.push(items.len() as u32);

@@ -52,8 +52,10 @@ fn account_writes_at(account: &AccountBal, index: BlockAccessIndex) -> AccountWr
 }
 
 impl ExpectedWrites {
-    /// Group a block's access list by index; `indices` is `transactions + 2`.
-    pub fn from_bal(bal: &Bal, indices: u64) -> Self {
+    /// Group a block's access list by index; `indices` is `transactions + 2`. A write at an
+    /// index past the block's last one (`indices - 1`, the post-block changes) is an error:
+    /// it cannot belong to the block, and a crafted index must not size an allocation.
+    pub fn from_bal(bal: &Bal, indices: u64) -> Result<Self, String> {
         let mut by_index = vec![BTreeMap::new(); indices as usize];
         for (address, account) in bal.accounts.iter() {
             let mut seen: Vec<BlockAccessIndex> = Vec::new();
@@ -66,15 +68,17 @@ impl ExpectedWrites {
             seen.sort_unstable();
             seen.dedup();
             for index in seen {
-                let i = index.get() as usize;
-                if i >= by_index.len() {
-                    // An index past the block's end: keep it so verification reports it.
-                    by_index.resize(i + 1, BTreeMap::new());
-                }
-                by_index[i].insert(*address, account_writes_at(account, index));
+                let Some(at) = by_index.get_mut(index.get() as usize) else {
+                    return Err(format!(
+                        "{address} has a write at block access index {}, past the block's last index {}",
+                        index.get(),
+                        indices.saturating_sub(1)
+                    ));
+                };
+                at.insert(*address, account_writes_at(account, index));
             }
         }
-        Self { by_index }
+        Ok(Self { by_index })
     }
 
     /// The expected writes at `index`.

@@ -141,3 +141,21 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
     assert!(matches!(d.item, ItemKind::Tx(_)), "{text}");
     assert!(text.contains(&address.to_string()) && text.contains("not in the block access list"), "{text}");
 }
+
+/// A crafted access list whose write index lies past the block (a huge one, or `u64::MAX`)
+/// is refused when the dump is prepared, naming the block: it never sizes an allocation.
+#[test]
+fn a_write_index_past_the_block_is_an_error_not_an_abort() {
+    let dump = small(Profile::Transfers);
+    for index in [u64::MAX, 1 << 40, dump.blocks[0].transactions.len() as u64 + 2] {
+        let mut crafted = dump.clone();
+        let entry = crafted.access_lists[0]
+            .iter_mut()
+            .find(|a| !a.balance_changes.is_empty())
+            .expect("a balance write in the first block");
+        entry.balance_changes[0].block_access_index = alloy_eip7928::BlockAccessIndex(index);
+        let err = Replay::new(&crafted).expect_err("an index past the block must be refused");
+        let msg = err.to_string();
+        assert!(msg.contains(&format!("block {}", dump.blocks[0].number())) && msg.contains("past the block"), "{msg}");
+    }
+}
