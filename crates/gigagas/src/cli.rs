@@ -210,16 +210,7 @@ fn run(cli: Cli) -> Result<()> {
             let dump = gigagas_workload::generate(&config, |done, _| bar.set_position(done))?;
             bar.finish_and_clear();
             let info = gigagas_dump::write_dump(&dump, &output)?;
-            eprintln!(
-                "wrote {} ({} blocks, {} txs, {:.3} Ggas, {:.1} MB, checksum {}) in {:.1} s",
-                output.display(),
-                dump.blocks.len(),
-                dump.transaction_count(),
-                dump.total_gas() as f64 / 1e9,
-                info.size as f64 / 1e6,
-                info.checksum_hex(),
-                start.elapsed().as_secs_f64()
-            );
+            eprintln!("{}", written(&output, &dump, &info, start));
             Ok(())
         }
         Command::Run(args) => run_bench(args),
@@ -242,6 +233,20 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The line that reports a written dump: file, blocks, transactions, gas, size, checksum, time.
+pub fn written(path: &Path, dump: &gigagas_dump::Dump, info: &gigagas_dump::DumpFileInfo, start: Instant) -> String {
+    format!(
+        "wrote {} ({} blocks, {} txs, {:.3} Ggas, {:.1} MB, checksum {}) in {:.1} s",
+        path.display(),
+        dump.blocks.len(),
+        dump.transaction_count(),
+        dump.total_gas() as f64 / 1e9,
+        info.size as f64 / 1e6,
+        info.checksum_hex(),
+        start.elapsed().as_secs_f64()
+    )
 }
 
 /// One row of `gigagas run` output, with everything needed to reproduce it.

@@ -120,15 +120,9 @@ fn snapshot(input: &Path, output: Option<PathBuf>, name: &str) -> Result<()> {
     if let Some(dump) = &result.dump {
         let info = write_dump(dump, &output)?;
         println!(
-            "{total} blocks: {} imported, {failed} failed; wrote {} ({} blocks, {} txs, {:.3} Ggas, {:.1} MB, checksum {}) in {:.1} s",
+            "{total} blocks: {} imported, {failed} failed; {}",
             total - failed,
-            output.display(),
-            dump.blocks.len(),
-            dump.transaction_count(),
-            dump.total_gas() as f64 / 1e9,
-            info.size as f64 / 1e6,
-            info.checksum_hex(),
-            start.elapsed().as_secs_f64()
+            crate::cli::written(&output, dump, &info, start)
         );
     } else {
         println!("{total} blocks: 0 imported, {failed} failed; nothing written");
