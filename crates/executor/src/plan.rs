@@ -133,10 +133,13 @@ pub struct Replay {
 
 impl Replay {
     /// Prepare a dump: build the pre-state store, convert the access lists, build envs,
-    /// and load the KZG trusted setup so no timed run pays for it.
+    /// and — when an access list names the point-evaluation precompile — load the KZG
+    /// trusted setup so no timed run pays for it (seconds; dumps that never call it skip it).
     pub fn new(dump: &Dump) -> Result<Self, PrepareError> {
-        warm_up_kzg();
         let spec = ChainSpec::from_config(&dump.meta.chain).map_err(PrepareError::Chain)?;
+        if calls_point_evaluation(dump, &spec) {
+            warm_up_kzg();
+        }
         let mut segments = Vec::with_capacity(dump.segments.len());
         let mut blocks = Vec::with_capacity(dump.blocks.len());
         let mut items = Vec::with_capacity(dump.transaction_count() + 2 * dump.blocks.len());
@@ -206,6 +209,19 @@ impl Replay {
             })
             .collect()
     }
+}
+
+/// Whether the access list of any block from Cancun on (where the EIP-4844
+/// point-evaluation precompile exists) names its address 0x0a: revm's access-list builder
+/// records every account a transaction loads, precompiles included, so a dump whose lists
+/// do not name it never runs it.
+pub fn calls_point_evaluation(dump: &Dump, spec: &ChainSpec) -> bool {
+    use alloy_hardforks::EthereumHardforks;
+    let address = revm::precompile::u64_to_address(0x0a);
+    dump.blocks.iter().zip(&dump.access_lists).any(|(block, list)| {
+        spec.is_cancun_active_at_timestamp(block.header.timestamp)
+            && list.iter().any(|a| a.address == address)
+    })
 }
 
 /// Load the KZG trusted setup (done lazily by the point-evaluation precompile, taking

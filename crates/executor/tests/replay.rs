@@ -159,3 +159,17 @@ fn a_write_index_past_the_block_is_an_error_not_an_abort() {
         assert!(msg.contains(&format!("block {}", dump.blocks[0].number())) && msg.contains("past the block"), "{msg}");
     }
 }
+
+/// The synthetic workload calls the KZG point-evaluation precompile (its precompile-user
+/// contract): its access lists name 0x0a, so `Replay::new` loads the trusted setup before
+/// any timed run; transfer and token workloads never call it and skip the seconds of setup.
+#[test]
+fn the_kzg_setup_is_loaded_only_for_dumps_that_call_point_evaluation() {
+    let calls = |dump: &Dump| {
+        let spec = gigagas_executor::ChainSpec::from_config(&dump.meta.chain).unwrap();
+        gigagas_executor::plan::calls_point_evaluation(dump, &spec)
+    };
+    assert!(calls(&default_dump()));
+    assert!(!calls(&small(Profile::Transfers)));
+    assert!(!calls(&small(Profile::Erc20)));
+}
