@@ -3,6 +3,7 @@
 use alloy_hardforks::{EthereumChainHardforks, EthereumHardfork, ForkCondition};
 use alloy_primitives::Address;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// One fork and the block number or timestamp at which it activates.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +28,22 @@ pub struct ChainConfig {
     /// Address of the deposit contract whose logs are EIP-6110 deposit requests, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deposit_contract: Option<Address>,
+    /// Blob parameters per fork name (EIP-7840 `blobSchedule`), for forks whose values are
+    /// not the mainnet ones gigagas knows (Cancun, Prague, Osaka, BPO1, BPO2). Empty in
+    /// dumps written before BPO forks were scheduled.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub blob_schedule: BTreeMap<String, BlobSchedule>,
+}
+
+/// One fork's blob parameters (an EIP-7840 `blobSchedule` entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlobSchedule {
+    /// Target blobs per block.
+    pub target: u64,
+    /// Maximum blobs per block.
+    pub max: u64,
+    /// Blob base fee update fraction.
+    pub base_fee_update_fraction: u64,
 }
 
 /// Forks activated by block number (everything before Shanghai).
@@ -45,17 +62,31 @@ const BLOCK_FORKS: &[EthereumHardfork] = &[
 ];
 
 /// Forks activated by timestamp, in order.
-const TIMESTAMP_FORKS: &[EthereumHardfork] = &[
+pub const TIMESTAMP_FORKS: &[EthereumHardfork] = &[
     EthereumHardfork::Shanghai,
     EthereumHardfork::Cancun,
     EthereumHardfork::Prague,
     EthereumHardfork::Osaka,
+    EthereumHardfork::Bpo1,
+    EthereumHardfork::Bpo2,
+    EthereumHardfork::Bpo3,
+    EthereumHardfork::Bpo4,
+    EthereumHardfork::Bpo5,
+    EthereumHardfork::Amsterdam,
 ];
 
+/// Blob-parameter-only forks whose parameters are only known from a chain's own schedule
+/// (mainnet's BPO1 and BPO2 values are built in).
+const BPO_WITHOUT_DEFAULTS: &[EthereumHardfork] =
+    &[EthereumHardfork::Bpo3, EthereumHardfork::Bpo4, EthereumHardfork::Bpo5];
+
 impl ChainConfig {
-    /// A chain on which `fork` and every fork before it are active from genesis.
+    /// A chain on which `fork` and every fork before it are active from genesis. BPO3-5
+    /// are left out when `fork` is later than them (they change blob parameters only, and
+    /// have no built-in values); when `fork` is one of them its blob parameters must be
+    /// added to [`Self::blob_schedule`].
     ///
-    /// Returns `None` for forks gigagas does not know how to schedule (e.g. Amsterdam).
+    /// Returns `None` for forks gigagas does not know how to schedule.
     pub fn all_active_from_genesis(chain_id: u64, fork: EthereumHardfork) -> Option<Self> {
         let mut forks = Vec::new();
         let mut reached = false;
@@ -68,6 +99,9 @@ impl ChainConfig {
         }
         if !reached {
             for f in TIMESTAMP_FORKS {
+                if *f != fork && BPO_WITHOUT_DEFAULTS.contains(f) {
+                    continue;
+                }
                 forks.push(ForkActivation {
                     fork: f.name().into(),
                     block: None,
@@ -79,7 +113,7 @@ impl ChainConfig {
                 }
             }
         }
-        reached.then_some(Self { chain_id, forks, deposit_contract: None })
+        reached.then_some(Self { chain_id, forks, deposit_contract: None, blob_schedule: BTreeMap::new() })
     }
 
     /// The fork schedule in alloy's form.
@@ -138,7 +172,25 @@ mod tests {
             chain_id: 1,
             forks: vec![ForkActivation { fork: "Atlantis".into(), block: Some(0), timestamp: None }],
             deposit_contract: None,
+            blob_schedule: BTreeMap::new(),
         };
         assert!(c.hardforks().unwrap_err().contains("Atlantis"));
+    }
+
+    #[test]
+    fn blob_schedule_round_trips_and_old_configs_still_decode() {
+        let old = r#"{"chain_id":1,"forks":[{"fork":"Osaka","timestamp":0}]}"#;
+        let c: ChainConfig = serde_json::from_str(old).unwrap();
+        assert!(c.blob_schedule.is_empty());
+        assert_eq!(serde_json::to_string(&c).unwrap(), old, "no new field in configs without one");
+        let mut c = ChainConfig::all_active_from_genesis(7, EthereumHardfork::Bpo3).unwrap();
+        assert_eq!(c.fork_at(0, 0), "Bpo3");
+        c.blob_schedule
+            .insert("Bpo3".into(), BlobSchedule { target: 21, max: 32, base_fee_update_fraction: 20_000_000 });
+        let back: ChainConfig = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+        let a = ChainConfig::all_active_from_genesis(1, EthereumHardfork::Amsterdam).unwrap();
+        let names: Vec<&str> = a.forks.iter().map(|f| f.fork.as_str()).collect();
+        assert!(names.ends_with(&["Osaka", "Bpo1", "Bpo2", "Amsterdam"]), "{names:?}");
     }
 }

@@ -20,7 +20,7 @@ mod error;
 pub mod format;
 mod summary;
 
-pub use chain::{ChainConfig, ForkActivation};
+pub use chain::{BlobSchedule, ChainConfig, ForkActivation, TIMESTAMP_FORKS};
 pub use error::DumpError;
 pub use format::{DumpFileInfo, FORMAT_VERSION, MAGIC, OLDEST_READABLE_VERSION, decode_dump, encode_dump, read_dump, write_dump};
 pub use summary::{DumpSummary, SegmentSummary};

@@ -69,6 +69,18 @@ pub enum ImportError {
         /// Why.
         reason: String,
     },
+    /// revm's execution of a block disagrees with the fixture under rules revm does not
+    /// implement the way the fixture's filler did (Amsterdam devnet fixtures): skipped, with
+    /// the first differing field.
+    #[error("{test}: revm's {fork} rules differ from the fixture's: {detail}")]
+    RulesDiffer {
+        /// Test name.
+        test: String,
+        /// The fork whose rules differ.
+        fork: String,
+        /// The first difference: where, which field, expected and got.
+        detail: String,
+    },
     /// The fixture entry is malformed: fields missing or of the wrong type, RLP that does
     /// not decode, a signature that does not recover.
     #[error("{test}: malformed fixture: {detail}")]
@@ -105,6 +117,7 @@ impl ImportError {
             ImportError::UnsupportedNetwork { .. }
                 | ImportError::ExpectsException { .. }
                 | ImportError::Unsupported { .. }
+                | ImportError::RulesDiffer { .. }
         )
     }
 

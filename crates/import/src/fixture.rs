@@ -42,6 +42,10 @@ pub struct FixtureBlock {
     /// Set when the block is expected to be rejected.
     #[serde(default)]
     pub expect_exception: Option<String>,
+    /// The block's EIP-7928 access list (Amsterdam fixtures), as the fixture's filler
+    /// built it.
+    #[serde(default)]
+    pub block_access_list: Option<alloy_eip7928::BlockAccessList>,
 }
 
 /// `_info` (only its `source`, the filler the test came from).
@@ -52,12 +56,28 @@ pub struct FixtureInfo {
     pub source: Option<String>,
 }
 
-/// `config` of execution-spec-tests fixtures (only the chain id is read).
+/// `config` of execution-spec-tests fixtures (the chain id and the blob schedule).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct FixtureConfig {
     /// Chain id (defaults to 1).
     #[serde(default)]
     pub chainid: Option<U256>,
+    /// Blob parameters per fork name (`Cancun`, `BPO1`, ...).
+    #[serde(default)]
+    pub blob_schedule: BTreeMap<String, FixtureBlobSchedule>,
+}
+
+/// One entry of `config.blobSchedule`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FixtureBlobSchedule {
+    /// Target blobs per block.
+    pub target: U256,
+    /// Maximum blobs per block.
+    pub max: U256,
+    /// Blob base fee update fraction.
+    pub base_fee_update_fraction: U256,
 }
 
 /// One BlockchainTests test.
@@ -101,6 +121,27 @@ impl BlockchainTest {
     /// The chain id (from `config.chainid`, else 1 as in ethereum/tests).
     pub fn chain_id(&self) -> u64 {
         self.config.chainid.map(|c| c.saturating_to()).unwrap_or(1)
+    }
+
+    /// `config.blobSchedule` in a dump's form (fork name as the fixture spells it).
+    pub fn blob_schedule(&self) -> Result<BTreeMap<String, gigagas_dump::BlobSchedule>, String> {
+        let n = |fork: &str, field: &str, v: U256| {
+            u64::try_from(v).map_err(|_| format!("config.blobSchedule.{fork}.{field} does not fit in 64 bits"))
+        };
+        self.config
+            .blob_schedule
+            .iter()
+            .map(|(fork, e)| {
+                Ok((
+                    fork.clone(),
+                    gigagas_dump::BlobSchedule {
+                        target: n(fork, "target", e.target)?,
+                        max: n(fork, "max", e.max)?,
+                        base_fee_update_fraction: n(fork, "baseFeeUpdateFraction", e.base_fee_update_fraction)?,
+                    },
+                ))
+            })
+            .collect()
     }
 }
 

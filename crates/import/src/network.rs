@@ -2,7 +2,8 @@
 
 use alloy_hardforks::EthereumHardfork;
 use alloy_primitives::{Address, address};
-use gigagas_dump::{ChainConfig, ForkActivation};
+use gigagas_dump::{BlobSchedule, ChainConfig, ForkActivation};
+use std::collections::BTreeMap;
 
 /// The mainnet deposit contract, whose logs are EIP-6110 deposit requests (Prague+).
 pub const MAINNET_DEPOSIT_CONTRACT: Address = address!("0x00000000219ab540356cbb839cbe05303d7705fa");
@@ -10,9 +11,48 @@ pub const MAINNET_DEPOSIT_CONTRACT: Address = address!("0x00000000219ab540356cbb
 /// Timestamp of the second fork in the `XToYAtTime15k` transition networks.
 pub const TRANSITION_TIMESTAMP: u64 = 15_000;
 
-/// Networks gigagas imports, for error messages.
-pub const SUPPORTED_NETWORKS: &str = "Paris (Merge), Shanghai, Cancun, Prague, Osaka, ParisToShanghaiAtTime15k, \
-     ShanghaiToCancunAtTime15k, CancunToPragueAtTime15k, PragueToOsakaAtTime15k";
+/// The forks a fixture network may name, as fixtures spell them, oldest first. Every
+/// supported network is one of these, or `<A>To<B>AtTime15k` for two consecutive entries;
+/// [`supported_networks`] lists them for error messages.
+pub const FORKS: &[(&str, EthereumHardfork)] = &[
+    ("Paris", EthereumHardfork::Paris),
+    ("Shanghai", EthereumHardfork::Shanghai),
+    ("Cancun", EthereumHardfork::Cancun),
+    ("Prague", EthereumHardfork::Prague),
+    ("Osaka", EthereumHardfork::Osaka),
+    ("BPO1", EthereumHardfork::Bpo1),
+    ("BPO2", EthereumHardfork::Bpo2),
+    ("BPO3", EthereumHardfork::Bpo3),
+    ("BPO4", EthereumHardfork::Bpo4),
+    ("BPO5", EthereumHardfork::Bpo5),
+    ("Amsterdam", EthereumHardfork::Amsterdam),
+];
+
+/// Other names of table entries.
+const ALIASES: &[(&str, EthereumHardfork)] = &[("Merge", EthereumHardfork::Paris)];
+
+/// Every network [`chain_config`] accepts, generated from [`FORKS`]: single forks, then
+/// the transitions between consecutive ones.
+pub fn supported_networks() -> Vec<String> {
+    let mut out: Vec<String> = FORKS.iter().map(|(n, _)| n.to_string()).collect();
+    out.extend(ALIASES.iter().map(|(n, _)| n.to_string()));
+    out.extend(FORKS.windows(2).map(|w| format!("{}To{}AtTime{}k", w[0].0, w[1].0, TRANSITION_TIMESTAMP / 1000)));
+    out
+}
+
+fn fork_named(name: &str) -> Option<EthereumHardfork> {
+    FORKS.iter().chain(ALIASES).find(|(n, _)| *n == name).map(|(_, f)| *f)
+}
+
+/// `(base, next)` of a supported network name.
+fn parse_network(network: &str) -> Option<(EthereumHardfork, Option<EthereumHardfork>)> {
+    if let Some(f) = fork_named(network) {
+        return Some((f, None));
+    }
+    let suffix = format!("AtTime{}k", TRANSITION_TIMESTAMP / 1000);
+    let pair = network.strip_suffix(&suffix)?;
+    FORKS.windows(2).find(|w| pair == format!("{}To{}", w[0].0, w[1].0)).map(|w| (w[0].1, Some(w[1].1)))
+}
 
 /// Networks named in fixtures that are known but not imported, and why.
 fn known_unsupported(network: &str) -> Option<&'static str> {
@@ -44,30 +84,25 @@ fn known_unsupported(network: &str) -> Option<&'static str> {
     ];
     if PRE_MERGE.contains(&network) {
         Some("pre-merge rules (block rewards, uncles, difficulty) are not replayed by gigagas")
-    } else if network.starts_with("BPO") || network.contains("Amsterdam") || network.contains("+") {
+    } else if network.contains('+') {
         Some("this fork or EIP combination is not scheduled by gigagas")
     } else {
         None
     }
 }
 
-/// The chain config of a fixture network, or why it is unsupported.
-pub fn chain_config(network: &str, chain_id: u64) -> Result<ChainConfig, String> {
+/// The chain config of a fixture network, or why it is unsupported. `blob_schedule` is the
+/// fixture's `config.blobSchedule` (fork name → parameters), stored in the config so
+/// blob-parameter-only forks run with the fixture's own values.
+pub fn chain_config(
+    network: &str,
+    chain_id: u64,
+    blob_schedule: &BTreeMap<String, BlobSchedule>,
+) -> Result<ChainConfig, String> {
     use EthereumHardfork::*;
-    let (base, next) = match network {
-        "Paris" | "Merge" => (Paris, None),
-        "Shanghai" => (Shanghai, None),
-        "Cancun" => (Cancun, None),
-        "Prague" => (Prague, None),
-        "Osaka" => (Osaka, None),
-        "ParisToShanghaiAtTime15k" => (Paris, Some(Shanghai)),
-        "ShanghaiToCancunAtTime15k" => (Shanghai, Some(Cancun)),
-        "CancunToPragueAtTime15k" => (Cancun, Some(Prague)),
-        "PragueToOsakaAtTime15k" => (Prague, Some(Osaka)),
-        other => {
-            let why = known_unsupported(other).unwrap_or("unknown network name");
-            return Err(format!("{why} (supported: {SUPPORTED_NETWORKS})"));
-        }
+    let Some((base, next)) = parse_network(network) else {
+        let why = known_unsupported(network).unwrap_or("unknown network name");
+        return Err(format!("{why} (supported: {})", supported_networks().join(", ")));
     };
     let mut config = ChainConfig::all_active_from_genesis(chain_id, base)
         .ok_or_else(|| format!("fork {base} cannot be scheduled"))?;
@@ -81,6 +116,15 @@ pub fn chain_config(network: &str, chain_id: u64) -> Result<ChainConfig, String>
     if base >= Prague || next.is_some_and(|n| n >= Prague) {
         config.deposit_contract = Some(MAINNET_DEPOSIT_CONTRACT);
     }
+    // Only the scheduled forks' entries, under alloy's spelling of the name.
+    for (name, params) in blob_schedule {
+        let Some(fork) = FORKS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, f)| *f) else {
+            continue;
+        };
+        if config.forks.iter().any(|a| a.fork == fork.name()) {
+            config.blob_schedule.insert(fork.name().to_string(), *params);
+        }
+    }
     Ok(config)
 }
 
@@ -91,18 +135,41 @@ mod tests {
 
     #[test]
     fn transition_activates_at_15k() {
-        let c = chain_config("ShanghaiToCancunAtTime15k", 1).unwrap();
+        let c = chain_config("ShanghaiToCancunAtTime15k", 1, &BTreeMap::new()).unwrap();
         let h = c.hardforks().unwrap();
         assert!(h.is_shanghai_active_at_timestamp(0));
         assert!(!h.is_cancun_active_at_timestamp(14_999));
         assert!(h.is_cancun_active_at_timestamp(15_000));
         assert!(c.deposit_contract.is_none());
-        assert!(chain_config("CancunToPragueAtTime15k", 1).unwrap().deposit_contract.is_some());
+        assert!(chain_config("CancunToPragueAtTime15k", 1, &BTreeMap::new()).unwrap().deposit_contract.is_some());
+    }
+
+    #[test]
+    fn bpo_networks_and_their_blob_schedules() {
+        let mut schedule = BTreeMap::new();
+        schedule.insert("BPO2".to_string(), BlobSchedule { target: 14, max: 21, base_fee_update_fraction: 11_684_671 });
+        schedule.insert("BPO4".to_string(), BlobSchedule { target: 1, max: 2, base_fee_update_fraction: 3 });
+        let c = chain_config("BPO1ToBPO2AtTime15k", 1, &schedule).unwrap();
+        let h = c.hardforks().unwrap();
+        assert!(h.is_ethereum_fork_active_at_timestamp(EthereumHardfork::Bpo1, 0));
+        assert!(!h.is_ethereum_fork_active_at_timestamp(EthereumHardfork::Bpo2, 14_999));
+        assert!(h.is_ethereum_fork_active_at_timestamp(EthereumHardfork::Bpo2, 15_000));
+        assert_eq!(c.blob_schedule.keys().collect::<Vec<_>>(), ["Bpo2"], "only scheduled forks' entries");
+        assert!(chain_config("OsakaToBPO1AtTime15k", 1, &schedule).is_ok());
+        assert!(chain_config("BPO3", 1, &schedule).is_ok());
+        assert!(chain_config("Amsterdam", 1, &schedule).is_ok());
     }
 
     #[test]
     fn unsupported_networks_say_why() {
-        assert!(chain_config("Berlin", 1).unwrap_err().contains("pre-merge"));
-        assert!(chain_config("Atlantis", 1).unwrap_err().contains("unknown network"));
+        let none = BTreeMap::new();
+        assert!(chain_config("Berlin", 1, &none).unwrap_err().contains("pre-merge"));
+        let err = chain_config("Atlantis", 1, &none).unwrap_err();
+        assert!(err.contains("unknown network"));
+        for n in supported_networks() {
+            assert!(err.contains(&n), "{n} missing from {err}");
+            assert!(chain_config(&n, 1, &none).is_ok(), "{n} is listed but not accepted");
+        }
+        assert!(err.contains("OsakaToBPO1AtTime15k") && err.contains("BPO1ToBPO2AtTime15k"));
     }
 }

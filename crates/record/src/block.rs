@@ -61,7 +61,7 @@ pub fn execution_ctx<'a>(input: &BlockInput<'a>) -> EthBlockExecutionCtx<'a> {
         withdrawals: input.withdrawals.map(Cow::Borrowed),
         extra_data: h.extra_data.clone(),
         tx_count_hint: Some(input.transactions.len()),
-        slot_number: None,
+        slot_number: h.slot_number,
     }
 }
 
@@ -174,6 +174,23 @@ impl RecordedBlock {
     /// intermediate state root), `requestsHash`, `blockAccessListHash`. The first
     /// difference is returned.
     pub fn check_header(&self, spec: &ChainSpec, header: &Header) -> Result<(), HeaderMismatch> {
+        self.check_execution(spec, header)?;
+        if let Some(expected) = header.block_access_list_hash {
+            let got = alloy_eip7928::compute_block_access_list_hash(&self.access_list);
+            if got != expected {
+                return Err(HeaderMismatch {
+                    field: "block access list hash",
+                    expected: expected.to_string(),
+                    got: got.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Self::check_header`] without the access list: the fields that only depend on how
+    /// the transactions executed (gas, blob gas, bloom, receipts, requests).
+    pub fn check_execution(&self, spec: &ChainSpec, header: &Header) -> Result<(), HeaderMismatch> {
         let mismatch = |field, expected: &dyn std::fmt::Display, got: &dyn std::fmt::Display| {
             Err(HeaderMismatch { field, expected: expected.to_string(), got: got.to_string() })
         };
@@ -199,12 +216,6 @@ impl RecordedBlock {
             let got = self.result.requests.requests_hash();
             if got != expected {
                 return mismatch("requests hash", &expected, &got);
-            }
-        }
-        if let Some(expected) = header.block_access_list_hash {
-            let got = alloy_eip7928::compute_block_access_list_hash(&self.access_list);
-            if got != expected {
-                return mismatch("block access list hash", &expected, &got);
             }
         }
         Ok(())

@@ -9,7 +9,7 @@ use alloy_eips::eip7840::BlobParams;
 use alloy_evm::{EvmEnv, eth::spec::EthExecutorSpec};
 use alloy_hardforks::{EthereumChainHardforks, EthereumHardfork, EthereumHardforks, ForkCondition};
 use alloy_primitives::Address;
-use gigagas_dump::ChainConfig;
+use gigagas_dump::{BlobSchedule, ChainConfig};
 use revm::primitives::hardfork::SpecId;
 
 /// The fork schedule of a dump, in the form alloy-evm's block executor takes.
@@ -19,29 +19,98 @@ pub struct ChainSpec {
     pub chain_id: u64,
     hardforks: EthereumChainHardforks,
     deposit_contract: Option<Address>,
+    /// Blob parameters from each scheduled blob-changing fork's activation time, in order.
+    blob_schedule: Vec<(u64, BlobParams)>,
+}
+
+/// Forks that set blob parameters, oldest first. Amsterdam keeps the parameters before it
+/// unless the chain config gives its own.
+const BLOB_FORKS: &[EthereumHardfork] = &[
+    EthereumHardfork::Cancun,
+    EthereumHardfork::Prague,
+    EthereumHardfork::Osaka,
+    EthereumHardfork::Bpo1,
+    EthereumHardfork::Bpo2,
+    EthereumHardfork::Bpo3,
+    EthereumHardfork::Bpo4,
+    EthereumHardfork::Bpo5,
+    EthereumHardfork::Amsterdam,
+];
+
+/// The built-in (mainnet) blob parameters of a fork, if it has any.
+fn default_blob_params(fork: EthereumHardfork) -> Option<BlobParams> {
+    match fork {
+        EthereumHardfork::Cancun => Some(BlobParams::cancun()),
+        EthereumHardfork::Prague => Some(BlobParams::prague()),
+        EthereumHardfork::Osaka => Some(BlobParams::osaka()),
+        EthereumHardfork::Bpo1 => Some(BlobParams::bpo1()),
+        EthereumHardfork::Bpo2 => Some(BlobParams::bpo2()),
+        _ => None,
+    }
+}
+
+/// A chain config's blob schedule entry for `fork` (names compared case-insensitively,
+/// `BPO1` and `Bpo1` alike), on top of the per-transaction rules of the fork's era.
+fn configured_blob_params(config: &ChainConfig, fork: EthereumHardfork, era: BlobParams) -> Option<BlobParams> {
+    let (_, s): (_, &BlobSchedule) =
+        config.blob_schedule.iter().find(|(name, _)| name.eq_ignore_ascii_case(fork.name()))?;
+    Some(BlobParams {
+        target_blob_count: s.target,
+        max_blob_count: s.max,
+        update_fraction: s.base_fee_update_fraction as u128,
+        ..era
+    })
+}
+
+/// The blob parameters of every scheduled blob-changing fork, by activation timestamp.
+fn blob_schedule(config: &ChainConfig, hardforks: &EthereumChainHardforks) -> Result<Vec<(u64, BlobParams)>, String> {
+    let mut out: Vec<(u64, BlobParams)> = Vec::new();
+    for &fork in BLOB_FORKS {
+        let at = match hardforks.ethereum_fork_activation(fork) {
+            ForkCondition::Timestamp(t) => t,
+            ForkCondition::Never => continue,
+            other => return Err(format!("chain config: fork {fork} must activate by timestamp, not {other:?}")),
+        };
+        // Per-transaction rules (blob count cap, base cost) follow the newest named fork.
+        let era = if fork >= EthereumHardfork::Osaka {
+            BlobParams::osaka()
+        } else {
+            default_blob_params(fork).expect("Cancun and Prague have built-in parameters")
+        };
+        let params = match configured_blob_params(config, fork, era).or_else(|| default_blob_params(fork)) {
+            Some(p) => p,
+            None if fork == EthereumHardfork::Amsterdam => match out.last() {
+                Some((_, p)) => *p,
+                None => continue,
+            },
+            None => {
+                return Err(format!(
+                    "chain config: fork {fork} (timestamp {at}) has no blob parameters: gigagas knows mainnet's \
+                     Cancun to BPO2 values only; give its target, max and base_fee_update_fraction in the chain \
+                     config's `blob_schedule`"
+                ));
+            }
+        };
+        out.push((at, params));
+    }
+    out.sort_by_key(|(t, _)| *t);
+    Ok(out)
 }
 
 impl ChainSpec {
     /// Build from a dump's chain config.
+    /// Build from a dump's chain config. Fails on an unknown fork name, and on a
+    /// blob-parameter-only fork (BPO3-5) without an entry in the config's `blob_schedule`.
     pub fn from_config(config: &ChainConfig) -> Result<Self, String> {
-        Ok(Self {
-            chain_id: config.chain_id,
-            hardforks: config.hardforks()?,
-            deposit_contract: config.deposit_contract,
-        })
+        let hardforks = config.hardforks()?;
+        let blob_schedule = blob_schedule(config, &hardforks)?;
+        Ok(Self { chain_id: config.chain_id, hardforks, deposit_contract: config.deposit_contract, blob_schedule })
     }
 
-    /// Blob parameters of the fork active at `timestamp` (`None` before Cancun).
+    /// Blob parameters of the newest blob-changing fork (Cancun, Prague, Osaka, BPOn, ...)
+    /// active at `timestamp` (`None` before Cancun).
     pub fn blob_params_at(&self, timestamp: u64) -> Option<BlobParams> {
-        if self.is_osaka_active_at_timestamp(timestamp) {
-            Some(BlobParams::osaka())
-        } else if self.is_prague_active_at_timestamp(timestamp) {
-            Some(BlobParams::prague())
-        } else if self.is_cancun_active_at_timestamp(timestamp) {
-            Some(BlobParams::cancun())
-        } else {
-            None
-        }
+        self.blob_schedule.iter().rev().find(|(t, _)| *t <= timestamp).map(|(_, p)| *p)
     }
 
     /// Recover a transaction's sender under the rules of block `number`: before Homestead
@@ -74,5 +143,53 @@ impl EthereumHardforks for ChainSpec {
 impl EthExecutorSpec for ChainSpec {
     fn deposit_contract_address(&self) -> Option<Address> {
         self.deposit_contract
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gigagas_dump::ForkActivation;
+
+    fn at(fork: &str, t: u64) -> ForkActivation {
+        ForkActivation { fork: fork.into(), block: None, timestamp: Some(t) }
+    }
+
+    #[test]
+    fn bpo_forks_change_the_blob_parameters_at_their_timestamps() {
+        let mut c = ChainConfig::all_active_from_genesis(1, EthereumHardfork::Osaka).unwrap();
+        c.forks.push(at("Bpo1", 100));
+        c.forks.push(at("Bpo2", 200));
+        let s = ChainSpec::from_config(&c).unwrap();
+        assert_eq!(s.blob_params_at(99), Some(BlobParams::osaka()));
+        assert_eq!(s.blob_params_at(100), Some(BlobParams::bpo1()));
+        assert_eq!(s.blob_params_at(250), Some(BlobParams::bpo2()));
+        assert_eq!(s.blob_params_at(250).unwrap().max_blobs_per_tx, BlobParams::osaka().max_blobs_per_tx);
+    }
+
+    #[test]
+    fn mainnet_schedule_has_bpo1_and_bpo2() {
+        let forks = EthereumHardfork::mainnet()
+            .iter()
+            .filter_map(|(f, c)| match c {
+                ForkCondition::Timestamp(t) => Some(at(f.name(), *t)),
+                _ => None,
+            })
+            .collect();
+        let s = ChainSpec::from_config(&ChainConfig { forks, ..ChainConfig::all_active_from_genesis(1, EthereumHardfork::Paris).unwrap() }).unwrap();
+        let bpo2 = alloy_hardforks::ethereum::mainnet::MAINNET_BPO2_TIMESTAMP;
+        assert_eq!(s.blob_params_at(bpo2), Some(BlobParams::bpo2()));
+        assert_eq!(s.blob_params_at(bpo2 - 1), Some(BlobParams::bpo1()));
+    }
+
+    #[test]
+    fn a_bpo_fork_without_parameters_is_an_error_and_a_configured_one_is_used() {
+        let mut c = ChainConfig::all_active_from_genesis(7, EthereumHardfork::Bpo3).unwrap();
+        let err = ChainSpec::from_config(&c).unwrap_err();
+        assert!(err.contains("Bpo3") && err.contains("blob_schedule"), "{err}");
+        c.blob_schedule.insert("BPO3".into(), BlobSchedule { target: 21, max: 32, base_fee_update_fraction: 20_000_000 });
+        let p = ChainSpec::from_config(&c).unwrap().blob_params_at(0).unwrap();
+        assert_eq!((p.target_blob_count, p.max_blob_count, p.update_fraction), (21, 32, 20_000_000));
+        assert_eq!(p.max_blobs_per_tx, BlobParams::osaka().max_blobs_per_tx);
     }
 }

@@ -9,12 +9,18 @@
 //! 4. The first block's header fields: `requests_hash` → Prague (Osaka if an `eth_call`
 //!    of `CLZ` succeeds at that block), `parent_beacon_block_root` → Cancun,
 //!    `withdrawals_root` → Shanghai, `base_fee_per_gas` → London; all from genesis.
+//!    `block_access_list_hash` → Amsterdam. A block using more blob gas than the fork
+//!    allows (a blob-parameter-only fork the node does not describe) is an error.
+//!
+//! Blob-parameter-only forks: mainnet's and the testnets' BPO1 and BPO2 are built in; a
+//! node whose `eth_config` blob schedule differs from its fork's gets a BPO fork with the
+//! node's values in the dump's `blob_schedule`.
 
 use crate::{RpcClient, RpcDumpError};
 use alloy_consensus::Header;
 use alloy_hardforks::{EthereumHardfork, ForkCondition};
 use alloy_primitives::{Address, address};
-use gigagas_dump::{ChainConfig, ForkActivation};
+use gigagas_dump::{BlobSchedule, ChainConfig, ForkActivation};
 use serde_json::{Value, json};
 
 /// Forks the dump's chain config can schedule, oldest first.
@@ -36,7 +42,18 @@ const SCHEDULABLE: &[EthereumHardfork] = &[
     EthereumHardfork::Cancun,
     EthereumHardfork::Prague,
     EthereumHardfork::Osaka,
+    EthereumHardfork::Bpo1,
+    EthereumHardfork::Bpo2,
+    EthereumHardfork::Bpo3,
+    EthereumHardfork::Bpo4,
+    EthereumHardfork::Bpo5,
+    EthereumHardfork::Amsterdam,
 ];
+
+/// Blob-parameter-only forks with no built-in parameters: a chain that schedules one must
+/// say its values (`eth_config`'s `blobSchedule`, or the chain config's `blob_schedule`).
+const NEEDS_BLOB_PARAMS: &[EthereumHardfork] =
+    &[EthereumHardfork::Bpo3, EthereumHardfork::Bpo4, EthereumHardfork::Bpo5];
 
 const MAINNET_DEPOSIT_CONTRACT: Address = address!("0x00000000219ab540356cBB839Cbe05303d7705Fa");
 
@@ -70,8 +87,9 @@ pub fn known_chain(chain_id: u64) -> Option<ChainConfig> {
     known_chain_with_limit(chain_id).map(|(c, _)| c)
 }
 
-/// [`known_chain`], and the first later fork the dump's chain config cannot express (e.g. a
-/// blob-parameter-only fork), with its activation timestamp.
+/// [`known_chain`], and the first later fork the dump's chain config cannot express (a
+/// blob-parameter-only fork without built-in parameters, BPO3-5), with its activation
+/// timestamp. Mainnet's and the testnets' BPO1 and BPO2 are scheduled.
 fn known_chain_with_limit(chain_id: u64) -> Option<(ChainConfig, Option<(EthereumHardfork, u64)>)> {
     let (forks, deposit): (Vec<(EthereumHardfork, ForkCondition)>, Address) = match chain_id {
         1 => (EthereumHardfork::mainnet().to_vec(), MAINNET_DEPOSIT_CONTRACT),
@@ -83,7 +101,7 @@ fn known_chain_with_limit(chain_id: u64) -> Option<(ChainConfig, Option<(Ethereu
     let mut out = Vec::new();
     let mut limit = None;
     for (fork, cond) in forks {
-        if !SCHEDULABLE.contains(&fork) {
+        if !SCHEDULABLE.contains(&fork) || NEEDS_BLOB_PARAMS.contains(&fork) {
             // Forks between the schedulable ones (difficulty-bomb glaciers) change no execution rule a
             // dump range can meet; a later one (BPO blob parameters, ...) does.
             if let ForkCondition::Timestamp(t) = cond
@@ -101,7 +119,10 @@ fn known_chain_with_limit(chain_id: u64) -> Option<(ChainConfig, Option<(Ethereu
         };
         out.push(ForkActivation { fork: fork.name().into(), block, timestamp });
     }
-    Some((ChainConfig { chain_id, forks: out, deposit_contract: Some(deposit) }, limit))
+    Some((
+        ChainConfig { chain_id, forks: out, deposit_contract: Some(deposit), blob_schedule: Default::default() },
+        limit,
+    ))
 }
 
 /// Parse a fork name as `--fork` takes it (case-insensitive: `cancun`, `prague`, ...).
@@ -123,7 +144,8 @@ struct EthConfigFork {
     activation_time: u64,
     next_activation: Option<u64>,
     deposit_contract: Option<Address>,
-    blob_schedule_matches: bool,
+    /// The node's blob parameters when they differ from the named fork's (a BPO fork).
+    bpo_blob_schedule: Option<BlobSchedule>,
 }
 
 fn eth_config(client: &RpcClient) -> Option<EthConfigFork> {
@@ -144,19 +166,26 @@ fn eth_config(client: &RpcClient) -> Option<EthConfigFork> {
     };
     let activation_time = current.get("activationTime").and_then(Value::as_u64)?;
     let next_activation = v.get("next").and_then(|n| n.get("activationTime")).and_then(Value::as_u64);
-    // A blob schedule other than the named fork's (a BPO fork) cannot be expressed.
+    // A blob schedule other than the named fork's is a blob-parameter-only fork's.
     let (target, max, fraction) = match fork {
         EthereumHardfork::Cancun => (3, 6, 3_338_477),
         _ => (6, 9, 5_007_716),
     };
     let blobs = current.get("blobSchedule");
     let field = |k: &str| blobs.and_then(|b| b.get(k)).and_then(Value::as_u64);
-    let blob_schedule_matches = blobs.is_none()
-        || (field("target") == Some(target) && field("max") == Some(max) && field("baseFeeUpdateFraction") == Some(fraction));
+    let bpo_blob_schedule = match (field("target"), field("max"), field("baseFeeUpdateFraction")) {
+        _ if blobs.is_none() => None,
+        (Some(t), Some(m), Some(f)) if (t, m, f) == (target, max, fraction) => None,
+        (Some(target), Some(max), Some(base_fee_update_fraction)) => {
+            Some(BlobSchedule { target, max, base_fee_update_fraction })
+        }
+        // Present but unreadable: not this fork's, and not usable.
+        _ => return None,
+    };
     let deposit_contract = system
         .and_then(|s| s.get("DEPOSIT_CONTRACT_ADDRESS"))
         .and_then(|a| serde_json::from_value::<Address>(a.clone()).ok());
-    Some(EthConfigFork { fork, activation_time, next_activation, deposit_contract, blob_schedule_matches })
+    Some(EthConfigFork { fork, activation_time, next_activation, deposit_contract, bpo_blob_schedule })
 }
 
 /// Init code that returns `CLZ(1)` (= 255 where Osaka's EIP-7939 is active):
@@ -182,14 +211,30 @@ pub fn detect(
     };
     if let Some(fork) = fork_override {
         let mut c = from_genesis(fork)?;
-        c.deposit_contract = eth_config(client).and_then(|e| e.deposit_contract);
+        let e = eth_config(client);
+        c.deposit_contract = e.as_ref().and_then(|e| e.deposit_contract);
+        if NEEDS_BLOB_PARAMS.contains(&fork) {
+            match e.and_then(|e| e.bpo_blob_schedule) {
+                Some(params) => {
+                    c.blob_schedule.insert(fork.name().into(), params);
+                }
+                None => {
+                    return Err(RpcDumpError::Chain(format!(
+                        "--fork {}: its blob parameters (target, max, base fee update fraction) are not built in \
+                         and the node's eth_config does not give them; name an earlier fork with --fork",
+                        fork.name().to_ascii_lowercase()
+                    )));
+                }
+            }
+        }
         return Ok((c, ForkSource::Override));
     }
     if let Some((c, limit)) = known_chain_with_limit(chain_id) {
         if let Some((fork, t)) = limit.filter(|(_, t)| *t <= last.timestamp) {
             return Err(RpcDumpError::Chain(format!(
-                "block {} (timestamp {}) is past {fork} (timestamp {t}), whose rules (e.g. blob parameters) \
-                 gigagas does not schedule yet; dump blocks before it",
+                "block {} (timestamp {}) is past {fork} (timestamp {t}), whose blob parameters (target, max, \
+                 base fee update fraction) gigagas does not know for chain {chain_id}; dump blocks before it, or name \
+                 the fork of the range with --fork",
                 last.number, last.timestamp
             )));
         }
@@ -208,18 +253,20 @@ pub fn detect(
                 "the range crosses a fork activation at timestamp {next}; dump the parts before and after it separately"
             )));
         }
-        if !e.blob_schedule_matches {
-            return Err(RpcDumpError::Chain(format!(
-                "the node's blob schedule differs from {}'s (a blob-parameter-only fork?), which gigagas does not \
-                 schedule yet",
-                e.fork
-            )));
-        }
         let mut c = from_genesis(e.fork)?;
         c.deposit_contract = e.deposit_contract;
+        if let Some(params) = e.bpo_blob_schedule {
+            // Blob parameters other than the fork's: a blob-parameter-only fork on top of
+            // it, with the node's values (the name is a label: eth_config gives none).
+            let bpo = EthereumHardfork::Bpo1;
+            c.forks.push(ForkActivation { fork: bpo.name().into(), block: None, timestamp: Some(0) });
+            c.blob_schedule.insert(bpo.name().into(), params);
+        }
         return Ok((c, ForkSource::EthConfig));
     }
-    let fork = if first.requests_hash.is_some() {
+    let fork = if first.block_access_list_hash.is_some() {
+        EthereumHardfork::Amsterdam
+    } else if first.requests_hash.is_some() {
         if osaka_by_probe(client, first.number) { EthereumHardfork::Osaka } else { EthereumHardfork::Prague }
     } else if first.parent_beacon_block_root.is_some() || first.blob_gas_used.is_some() {
         EthereumHardfork::Cancun
@@ -232,6 +279,22 @@ pub fn detect(
             "cannot tell the fork from the header (no base fee): name it with --fork".into(),
         ));
     };
+    // The header does not say which blob parameters apply: more blob gas than the fork
+    // allows means a blob-parameter-only fork whose values are unknown here.
+    let spec = gigagas_record::ChainSpec::from_config(&from_genesis(fork)?).map_err(RpcDumpError::Chain)?;
+    for h in [first, last] {
+        if let (Some(used), Some(params)) = (h.blob_gas_used, spec.blob_params_at(h.timestamp))
+            && used > params.max_blob_gas_per_block()
+        {
+            return Err(RpcDumpError::Chain(format!(
+                "block {} uses {used} blob gas, more than {fork} allows ({}): the chain runs a blob-parameter-only \
+                 fork whose parameters (target, max, base fee update fraction) the node does not serve (no \
+                 eth_config); name the fork with --fork",
+                h.number,
+                params.max_blob_gas_per_block()
+            )));
+        }
+    }
     Ok((from_genesis(fork)?, ForkSource::Header))
 }
 
@@ -247,16 +310,28 @@ mod tests {
     }
 
     #[test]
-    fn mainnet_past_bpo1_is_refused_not_mis_scheduled() {
-        let (_, limit) = known_chain_with_limit(1).unwrap();
-        let (fork, t) = limit.unwrap();
-        assert_eq!(fork, EthereumHardfork::Bpo1);
-        assert!(t > 1_764_798_551, "after Osaka");
+    fn mainnet_and_testnets_schedule_bpo1_and_bpo2() {
+        use alloy_hardforks::ethereum::mainnet::{MAINNET_BPO1_TIMESTAMP, MAINNET_BPO2_TIMESTAMP};
+        let (c, limit) = known_chain_with_limit(1).unwrap();
+        assert_eq!(limit, None, "nothing mainnet schedules is out of reach");
+        assert_eq!(c.fork_at(24_000_000, MAINNET_BPO1_TIMESTAMP), "Bpo1");
+        assert_eq!(c.fork_at(24_000_000, MAINNET_BPO2_TIMESTAMP), "Bpo2");
+        let spec = gigagas_record::ChainSpec::from_config(&c).unwrap();
+        assert_eq!(spec.blob_params_at(MAINNET_BPO2_TIMESTAMP), Some(alloy_eips::eip7840::BlobParams::bpo2()));
+        assert_eq!(spec.blob_params_at(MAINNET_BPO1_TIMESTAMP - 1), Some(alloy_eips::eip7840::BlobParams::osaka()));
+        for id in [11155111, 17000, 560048] {
+            let (c, limit) = known_chain_with_limit(id).unwrap();
+            assert_eq!(limit, None);
+            assert!(c.forks.iter().any(|f| f.fork == "Bpo2"), "chain {id}");
+            gigagas_record::ChainSpec::from_config(&c).unwrap();
+        }
     }
 
     #[test]
     fn fork_names_parse_case_insensitively() {
         assert_eq!(parse_fork("PRAGUE").unwrap(), EthereumHardfork::Prague);
-        assert!(parse_fork("amsterdam").unwrap_err().contains("osaka"));
+        assert_eq!(parse_fork("bpo2").unwrap(), EthereumHardfork::Bpo2);
+        assert_eq!(parse_fork("Amsterdam").unwrap(), EthereumHardfork::Amsterdam);
+        assert!(parse_fork("atlantis").unwrap_err().contains("osaka, bpo1"));
     }
 }
