@@ -1,17 +1,19 @@
 //! Executing one work item on its [`BalView`], and the sequential baseline.
 
 use crate::{
-    plan::{ItemKind, Replay, WorkItem},
+    plan::{ItemKind, Replay, ReplayBlock, WorkItem},
     view::BalView,
 };
 use alloy_evm::{
     Evm, EvmFactory, FromRecoveredTx,
     block::BlockExecutor,
-    eth::{EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
+    eth::{EthBlockExecutor, EthEvm, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
+    precompiles::PrecompilesMap,
 };
 use revm::{
     context::TxEnv,
     database::State,
+    inspector::NoOpInspector,
     state::{EvmState, bal::{Bal, BlockAccessIndex}},
 };
 use gigagas_record::{execution_ctx, pay_headerless_ommer_share};
@@ -47,10 +49,63 @@ pub struct ExecError {
     pub message: String,
 }
 
+/// The EVM a worker runs transactions on.
+type TxEvm<'a> = EthEvm<BalView<'a>, NoOpInspector, PrecompilesMap>;
+
+/// One worker's reusable EVM: built once and kept across transactions, the way a client
+/// keeps one EVM for a block, so a transaction pays neither for allocating frame stacks,
+/// interpreter stacks, memory and journal, nor for cloning the block env. Between two
+/// transactions only the database (the next transaction's [`BalView`]) is swapped in, and
+/// the block env when the block changes; revm's `transact` leaves the journal empty.
+/// After a failed transaction the EVM is dropped and rebuilt, so nothing carries over.
+#[derive(Default)]
+pub struct ItemExecutor<'a> {
+    /// The EVM and the block its env belongs to.
+    evm: Option<(&'a ReplayBlock, TxEvm<'a>)>,
+}
+
+impl std::fmt::Debug for ItemExecutor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ItemExecutor").field("block", &self.evm.as_ref().map(|(b, _)| b.header.number)).finish()
+    }
+}
+
+impl<'a> ItemExecutor<'a> {
+    /// An executor with no EVM yet (built on first use).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The EVM set up for `block` over `view`.
+    fn evm(&mut self, block: &'a ReplayBlock, view: BalView<'a>) -> &mut TxEvm<'a> {
+        match &mut self.evm {
+            Some((current, evm)) if std::ptr::eq(*current, block) => evm.ctx_mut().journaled_state.database = view,
+            Some((current, evm)) if evm.ctx().cfg == block.env.cfg_env => {
+                let ctx = evm.ctx_mut();
+                ctx.block.clone_from(&block.env.block_env);
+                ctx.journaled_state.database = view;
+                *current = block;
+            }
+            slot => *slot = Some((block, EthEvmFactory::default().create_evm(view, block.env.clone()))),
+        }
+        &mut self.evm.as_mut().expect("set above").1
+    }
+}
+
 impl Replay {
     /// Execute one work item on its own view of state. `recover_senders` recovers the
     /// sender from the signature instead of taking it from the dump.
     pub fn execute_item(&self, item: &WorkItem, recover_senders: bool) -> Result<ItemOutput, ExecError> {
+        self.execute_item_with(&mut ItemExecutor::new(), item, recover_senders)
+    }
+
+    /// [`Replay::execute_item`] on a worker's reusable EVM.
+    pub fn execute_item_with<'a>(
+        &'a self,
+        executor: &mut ItemExecutor<'a>,
+        item: &WorkItem,
+        recover_senders: bool,
+    ) -> Result<ItemOutput, ExecError> {
         let block = &self.blocks[item.block as usize];
         let index = item.bal_index(block);
         let err = |message: String| ExecError { block: block.header.number, item: item.kind, message };
@@ -64,8 +119,13 @@ impl Replay {
                     tx.signer()
                 };
                 let tx_env = TxEnv::from_recovered_tx(tx.inner(), sender);
-                let mut evm = EthEvmFactory::default().create_evm(view, block.env.clone());
-                let out = evm.transact(tx_env).map_err(|e| err(e.to_string()))?;
+                let out = match executor.evm(block, view).transact(tx_env) {
+                    Ok(out) => out,
+                    Err(e) => {
+                        executor.evm = None;
+                        return Err(err(e.to_string()));
+                    }
+                };
                 Ok(ItemOutput::Tx {
                     gas_used: out.result.gas().tx_gas_used(),
                     success: out.result.is_success(),

@@ -8,7 +8,7 @@ use revm::{
     primitives::KECCAK_EMPTY,
     state::AccountInfo,
 };
-use revm::state::bal::Bal;
+use revm::state::bal::{Bal, BlockAccessIndex};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -62,6 +62,53 @@ pub struct PreStateDb {
     accounts: FxHashMap<Address, Option<AccountInfo>>,
     storage: FxHashMap<(Address, U256), U256>,
     shared: Arc<Shared>,
+    /// For a block base: its access list joined with the pre-state, for [`crate::BalView`].
+    table: Option<Box<BlockTable>>,
+}
+
+/// A block's access list joined with the state at the start of the block, laid out for
+/// [`crate::BalView`]'s reads: one lookup per read instead of one in the access list
+/// (index map, then a B-tree per account) and one in the pre-state (hash map).
+#[derive(Debug, Default)]
+pub(crate) struct BlockTable {
+    /// By the access list's account index: the address and its pre-state (`None`: missing
+    /// from the dump; `Some(None)`: recorded absent).
+    pub(crate) accounts: Vec<(Address, Option<Option<AccountInfo>>)>,
+    /// Every slot the access list names, by (account index, slot).
+    slots: FxHashMap<(u32, U256), SlotEntry>,
+    /// The slots' writes in block access index order, `SlotEntry::writes` ranges into it.
+    writes: Vec<(BlockAccessIndex, U256)>,
+}
+
+/// One slot of a [`BlockTable`].
+#[derive(Debug, Clone, Copy)]
+struct SlotEntry {
+    /// Value at the start of the block (`None`: missing from the dump).
+    pre: Option<U256>,
+    /// Its writes: `BlockTable::writes[start..start + len]`.
+    start: u32,
+    len: u32,
+}
+
+/// Where [`BlockTable::slot`] finds a slot.
+pub(crate) enum SlotRead {
+    /// The value seen at the index (a write below it, else the pre-state value; `None`
+    /// when neither exists).
+    Found(Option<U256>),
+    /// The access list does not name the slot.
+    NotInBal,
+}
+
+impl BlockTable {
+    /// The slot of account `id` as seen at block access index `index`: the last write
+    /// below `index`, else the value at the start of the block.
+    #[inline]
+    pub(crate) fn slot(&self, id: u32, slot: U256, index: BlockAccessIndex) -> SlotRead {
+        let Some(entry) = self.slots.get(&(id, slot)) else { return SlotRead::NotInBal };
+        let writes = &self.writes[entry.start as usize..(entry.start + entry.len) as usize];
+        let below = writes.partition_point(|(i, _)| *i < index);
+        SlotRead::Found(if below > 0 { Some(writes[below - 1].1) } else { entry.pre })
+    }
 }
 
 impl PreStateDb {
@@ -109,30 +156,54 @@ impl PreStateDb {
         for b in &dump.blocks[blocks] {
             block_hashes.insert(b.header.number, b.header.hash_slow());
         }
-        Self { accounts, storage, shared: Arc::new(Shared { codes, block_hashes }) }
+        Self { accounts, storage, shared: Arc::new(Shared { codes, block_hashes }), table: None }
     }
 
     /// The state at the start of a block, restricted to the accounts and slots its access
     /// list names. Entries the dump lacks stay missing, so reading them is an error.
+    ///
+    /// The result also joins the access list with this state for [`crate::BalView`]; view
+    /// it with the access list it was built from.
     pub fn block_base(&self, bal: &Bal) -> Self {
         let mut accounts = FxHashMap::default();
         let mut storage = FxHashMap::default();
-        for (address, account) in bal.accounts.iter() {
-            if let Some(info) = self.accounts.get(address) {
+        let slot_count = bal.accounts.values().map(|a| a.storage.storage.len()).sum();
+        let mut table = BlockTable {
+            accounts: Vec::with_capacity(bal.accounts.len()),
+            slots: FxHashMap::with_capacity_and_hasher(slot_count, Default::default()),
+            writes: Vec::new(),
+        };
+        for (id, (address, account)) in bal.accounts.iter().enumerate() {
+            let info = self.accounts.get(address).cloned();
+            if let Some(info) = &info {
                 accounts.insert(*address, info.clone());
             }
-            for slot in account.storage.storage.keys() {
-                if let Some(v) = self.storage.get(&(*address, *slot)) {
-                    storage.insert((*address, *slot), *v);
+            table.accounts.push((*address, info));
+            for (slot, writes) in &account.storage.storage {
+                let pre = self.storage.get(&(*address, *slot)).copied();
+                if let Some(v) = pre {
+                    storage.insert((*address, *slot), v);
                 }
+                let start = table.writes.len() as u32;
+                table.writes.extend(writes.writes.iter().map(|(i, v)| (*i, *v)));
+                let len = writes.writes.len() as u32;
+                table.slots.insert((id as u32, *slot), SlotEntry { pre, start, len });
             }
         }
-        Self { accounts, storage, shared: self.shared.clone() }
+        Self { accounts, storage, shared: self.shared.clone(), table: Some(Box::new(table)) }
+    }
+
+    /// The access list joined with this state, if this is a block base of a list with
+    /// `accounts` accounts.
+    pub(crate) fn table(&self, accounts: usize) -> Option<&BlockTable> {
+        self.table.as_deref().filter(|t| t.accounts.len() == accounts)
     }
 
     /// Advance to the end of a block: apply the last write of every field in its access
     /// list.
     pub fn apply_block(&mut self, bal: &Bal) {
+        // A block base's joined table describes the start of its block only.
+        self.table = None;
         for (address, account) in bal.accounts.iter() {
             let info = &account.account_info;
             let (balance, nonce, code) =

@@ -1,7 +1,7 @@
 //! Timed runs: the worker pool, mega-blocks and the sequential baseline.
 
 use crate::{
-    exec::{ExecError, ItemOutput},
+    exec::{ExecError, ItemExecutor, ItemOutput},
     plan::Replay,
     schedule::SchedulerKind,
 };
@@ -61,8 +61,11 @@ impl Replay {
                 .map(|_| {
                     let (batches, cursors, orders, barrier) = (&batches, &cursors, &orders, &barrier);
                     scope.spawn(move || {
-                        let mut done: Vec<(u32, u64, Result<ItemOutput, ExecError>)> = Vec::new();
+                        // Room for every item, so recording one never reallocates in the timed window.
+                        let mut done: Vec<(u32, u64, Result<ItemOutput, ExecError>)> =
+                            Vec::with_capacity(self.items.len());
                         let mut busy = 0u64;
+                        let mut executor = ItemExecutor::new();
                         barrier.wait(); // ready
                         barrier.wait(); // orders published, batch 0 starts
                         let orders = orders.get().expect("orders are published before the start barrier");
@@ -73,7 +76,7 @@ impl Replay {
                                 let Some(&pos) = order.get(k) else { break };
                                 let index = range.start + pos as usize;
                                 let start = Instant::now();
-                                let out = self.execute_item(&self.items[index], config.recover_senders);
+                                let out = self.execute_item_with(&mut executor, &self.items[index], config.recover_senders);
                                 let ns = start.elapsed().as_nanos() as u64;
                                 busy += ns;
                                 done.push((index as u32, ns, out));

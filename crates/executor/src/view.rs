@@ -1,6 +1,6 @@
 //! [`BalView`]: one transaction's view of state.
 
-use crate::prestate::{PreStateDb, StateError};
+use crate::prestate::{BlockTable, PreStateDb, SlotRead, StateError};
 use alloy_primitives::{Address, B256, U256};
 use revm::{
     Database, DatabaseRef,
@@ -11,10 +11,14 @@ use revm::{
 /// The state a transaction at block access index `index` sees: the pre-state overlaid
 /// with the block access list's writes at lower indices. A read of anything the access
 /// list does not name is an error, never a silent zero.
+///
+/// When `pre` is the block's base ([`PreStateDb::block_base`] of `bal`), reads go through
+/// the table joining both, one lookup per slot; otherwise through `bal`, then `pre`.
 #[derive(Debug, Clone, Copy)]
 pub struct BalView<'a> {
     pre: &'a PreStateDb,
     bal: &'a Bal,
+    table: Option<&'a BlockTable>,
     index: BlockAccessIndex,
 }
 
@@ -22,7 +26,23 @@ impl<'a> BalView<'a> {
     /// The view at `index` (0 = pre-block system calls, i + 1 = transaction i, n + 1 =
     /// post-block changes); `pre` is the state at the start of the block.
     pub fn new(pre: &'a PreStateDb, bal: &'a Bal, index: u64) -> Self {
-        Self { pre, bal, index: BlockAccessIndex::new(index) }
+        Self { pre, bal, table: pre.table(bal.accounts.len()), index: BlockAccessIndex::new(index) }
+    }
+
+    /// Slot `slot` of the account at index `id` of the access list, `address`.
+    #[inline]
+    fn slot_at(&self, address: Address, id: usize, slot: U256) -> Result<U256, StateError> {
+        match self.table {
+            Some(table) => match table.slot(id as u32, slot, self.index) {
+                SlotRead::Found(Some(v)) => Ok(v),
+                SlotRead::Found(None) => Err(StateError::MissingSlot { address, slot }),
+                SlotRead::NotInBal => Err(StateError::SlotNotInBal { address, slot }),
+            },
+            None => match self.bal.accounts.get_index(id) {
+                Some((_, account)) => self.slot(address, account, slot),
+                None => Err(StateError::AccountNotInBal(address)),
+            },
+        }
     }
 
     fn slot(&self, address: Address, account: &revm::state::bal::AccountBal, slot: U256) -> Result<U256, StateError> {
@@ -45,7 +65,14 @@ impl Database for BalView<'_> {
         let Some((id, _, account)) = self.bal.accounts.get_full(&address) else {
             return Err(StateError::AccountNotInBal(address));
         };
-        let pre = self.pre.basic_ref(address)?;
+        let pre = match self.table {
+            Some(table) => {
+                let (a, pre) = &table.accounts[id];
+                debug_assert_eq!(*a, address, "a block base is viewed with its own access list");
+                pre.clone().ok_or(StateError::MissingAccount(address))?
+            }
+            None => self.pre.basic_ref(address)?,
+        };
         let existed = pre.is_some();
         let mut info = pre.unwrap_or_default();
         let changed = account.populate_account_info(self.index, &mut info);
@@ -62,18 +89,19 @@ impl Database for BalView<'_> {
 
     #[inline]
     fn storage(&mut self, address: Address, slot: U256) -> Result<U256, StateError> {
-        let Some(account) = self.bal.accounts.get(&address) else {
+        let Some(id) = self.bal.accounts.get_index_of(&address) else {
             return Err(StateError::AccountNotInBal(address));
         };
-        self.slot(address, account, slot)
+        self.slot_at(address, id, slot)
     }
 
     #[inline]
     fn storage_by_account_id(&mut self, address: Address, id: AccountId, slot: U256) -> Result<U256, StateError> {
-        match self.bal.accounts.get_index(id.get()) {
-            Some((a, account)) if *a == address => self.slot(address, account, slot),
-            _ => self.storage(address, slot),
-        }
+        let named = match self.table {
+            Some(table) => table.accounts.get(id.get()).map(|(a, _)| a),
+            None => self.bal.accounts.get_index(id.get()).map(|(a, _)| a),
+        };
+        if named == Some(&address) { self.slot_at(address, id.get(), slot) } else { self.storage(address, slot) }
     }
 
     fn block_hash(&mut self, number: u64) -> Result<B256, StateError> {
