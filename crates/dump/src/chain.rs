@@ -46,8 +46,8 @@ pub struct BlobSchedule {
     pub base_fee_update_fraction: u64,
 }
 
-/// Forks activated by block number (everything before Shanghai).
-const BLOCK_FORKS: &[EthereumHardfork] = &[
+/// Forks activated by block number (everything before Shanghai), in order.
+pub const BLOCK_FORKS: &[EthereumHardfork] = &[
     EthereumHardfork::Frontier,
     EthereumHardfork::Homestead,
     EthereumHardfork::Tangerine,
@@ -75,9 +75,10 @@ pub const TIMESTAMP_FORKS: &[EthereumHardfork] = &[
     EthereumHardfork::Amsterdam,
 ];
 
-/// Blob-parameter-only forks whose parameters are only known from a chain's own schedule
-/// (mainnet's BPO1 and BPO2 values are built in).
-const BPO_WITHOUT_DEFAULTS: &[EthereumHardfork] =
+/// Blob-parameter-only forks with no built-in parameters: a chain that schedules one must
+/// say its values (`eth_config`'s `blobSchedule`, or [`ChainConfig::blob_schedule`]);
+/// mainnet's BPO1 and BPO2 values are built in.
+pub const BLOB_FORKS_WITHOUT_DEFAULTS: &[EthereumHardfork] =
     &[EthereumHardfork::Bpo3, EthereumHardfork::Bpo4, EthereumHardfork::Bpo5];
 
 impl ChainConfig {
@@ -99,7 +100,7 @@ impl ChainConfig {
         }
         if !reached {
             for f in TIMESTAMP_FORKS {
-                if *f != fork && BPO_WITHOUT_DEFAULTS.contains(f) {
+                if *f != fork && BLOB_FORKS_WITHOUT_DEFAULTS.contains(f) {
                     continue;
                 }
                 forks.push(ForkActivation {

@@ -20,7 +20,9 @@ mod error;
 pub mod format;
 mod summary;
 
-pub use chain::{BlobSchedule, ChainConfig, ForkActivation, TIMESTAMP_FORKS};
+pub use chain::{
+    BLOB_FORKS_WITHOUT_DEFAULTS, BLOCK_FORKS, BlobSchedule, ChainConfig, ForkActivation, TIMESTAMP_FORKS,
+};
 pub use error::DumpError;
 pub use format::{DumpFileInfo, FORMAT_VERSION, MAGIC, OLDEST_READABLE_VERSION, decode_dump, encode_dump, read_dump, write_dump};
 pub use summary::{DumpSummary, SegmentSummary};

@@ -9,7 +9,7 @@ use alloy_eips::eip7840::BlobParams;
 use alloy_evm::{EvmEnv, eth::spec::EthExecutorSpec};
 use alloy_hardforks::{EthereumChainHardforks, EthereumHardfork, EthereumHardforks, ForkCondition};
 use alloy_primitives::Address;
-use gigagas_dump::{BlobSchedule, ChainConfig};
+use gigagas_dump::{BlobSchedule, ChainConfig, TIMESTAMP_FORKS};
 use revm::primitives::hardfork::SpecId;
 
 /// The fork schedule of a dump, in the form alloy-evm's block executor takes.
@@ -23,19 +23,6 @@ pub struct ChainSpec {
     blob_schedule: Vec<(u64, BlobParams)>,
 }
 
-/// Forks that set blob parameters, oldest first. Amsterdam keeps the parameters before it
-/// unless the chain config gives its own.
-const BLOB_FORKS: &[EthereumHardfork] = &[
-    EthereumHardfork::Cancun,
-    EthereumHardfork::Prague,
-    EthereumHardfork::Osaka,
-    EthereumHardfork::Bpo1,
-    EthereumHardfork::Bpo2,
-    EthereumHardfork::Bpo3,
-    EthereumHardfork::Bpo4,
-    EthereumHardfork::Bpo5,
-    EthereumHardfork::Amsterdam,
-];
 
 /// The built-in (mainnet) blob parameters of a fork, if it has any.
 fn default_blob_params(fork: EthereumHardfork) -> Option<BlobParams> {
@@ -65,7 +52,9 @@ fn configured_blob_params(config: &ChainConfig, fork: EthereumHardfork, era: Blo
 /// The blob parameters of every scheduled blob-changing fork, by activation timestamp.
 fn blob_schedule(config: &ChainConfig, hardforks: &EthereumChainHardforks) -> Result<Vec<(u64, BlobParams)>, String> {
     let mut out: Vec<(u64, BlobParams)> = Vec::new();
-    for &fork in BLOB_FORKS {
+    // Forks that set blob parameters, oldest first: Cancun and every timestamp fork after
+    // it. Amsterdam keeps the parameters before it unless the chain config gives its own.
+    for &fork in TIMESTAMP_FORKS.iter().filter(|f| **f >= EthereumHardfork::Cancun) {
         let at = match hardforks.ethereum_fork_activation(fork) {
             ForkCondition::Timestamp(t) => t,
             ForkCondition::Never => continue,

@@ -20,40 +20,18 @@ use crate::{RpcClient, RpcDumpError};
 use alloy_consensus::Header;
 use alloy_hardforks::{EthereumHardfork, ForkCondition};
 use alloy_primitives::{Address, address};
-use gigagas_dump::{BlobSchedule, ChainConfig, ForkActivation};
+use gigagas_dump::{
+    BLOB_FORKS_WITHOUT_DEFAULTS, BLOCK_FORKS, BlobSchedule, ChainConfig, ForkActivation, TIMESTAMP_FORKS,
+};
 use serde_json::{Value, json};
 
-/// Forks the dump's chain config can schedule, oldest first.
-const SCHEDULABLE: &[EthereumHardfork] = &[
-    EthereumHardfork::Frontier,
-    EthereumHardfork::Homestead,
-    // The DAO block's irregular balance transfer (alloy-evm applies it at that block).
-    EthereumHardfork::Dao,
-    EthereumHardfork::Tangerine,
-    EthereumHardfork::SpuriousDragon,
-    EthereumHardfork::Byzantium,
-    EthereumHardfork::Constantinople,
-    EthereumHardfork::Petersburg,
-    EthereumHardfork::Istanbul,
-    EthereumHardfork::Berlin,
-    EthereumHardfork::London,
-    EthereumHardfork::Paris,
-    EthereumHardfork::Shanghai,
-    EthereumHardfork::Cancun,
-    EthereumHardfork::Prague,
-    EthereumHardfork::Osaka,
-    EthereumHardfork::Bpo1,
-    EthereumHardfork::Bpo2,
-    EthereumHardfork::Bpo3,
-    EthereumHardfork::Bpo4,
-    EthereumHardfork::Bpo5,
-    EthereumHardfork::Amsterdam,
-];
+/// Forks a dump can schedule: the dump format's block and timestamp forks, and the DAO
+/// block's irregular balance transfer (alloy-evm applies it at that block); the difficulty-bomb
+/// glaciers change no execution rule.
+fn schedulable() -> impl Iterator<Item = EthereumHardfork> {
+    BLOCK_FORKS.iter().copied().chain([EthereumHardfork::Dao]).chain(TIMESTAMP_FORKS.iter().copied())
+}
 
-/// Blob-parameter-only forks with no built-in parameters: a chain that schedules one must
-/// say its values (`eth_config`'s `blobSchedule`, or the chain config's `blob_schedule`).
-const NEEDS_BLOB_PARAMS: &[EthereumHardfork] =
-    &[EthereumHardfork::Bpo3, EthereumHardfork::Bpo4, EthereumHardfork::Bpo5];
 
 const MAINNET_DEPOSIT_CONTRACT: Address = address!("0x00000000219ab540356cBB839Cbe05303d7705Fa");
 
@@ -101,7 +79,7 @@ fn known_chain_with_limit(chain_id: u64) -> Option<(ChainConfig, Option<(Ethereu
     let mut out = Vec::new();
     let mut limit = None;
     for (fork, cond) in forks {
-        if !SCHEDULABLE.contains(&fork) || NEEDS_BLOB_PARAMS.contains(&fork) {
+        if !schedulable().any(|f| f == fork) || BLOB_FORKS_WITHOUT_DEFAULTS.contains(&fork) {
             // Forks between the schedulable ones (difficulty-bomb glaciers) change no execution rule a
             // dump range can meet; a later one (BPO blob parameters, ...) does.
             if let ForkCondition::Timestamp(t) = cond
@@ -127,12 +105,10 @@ fn known_chain_with_limit(chain_id: u64) -> Option<(ChainConfig, Option<(Ethereu
 
 /// Parse a fork name as `--fork` takes it (case-insensitive: `cancun`, `prague`, ...).
 pub fn parse_fork(s: &str) -> Result<EthereumHardfork, String> {
-    SCHEDULABLE
-        .iter()
-        .copied()
+    schedulable()
         .find(|f| f.name().eq_ignore_ascii_case(s))
         .ok_or_else(|| {
-            let names: Vec<String> = SCHEDULABLE.iter().map(|f| f.name().to_ascii_lowercase()).collect();
+            let names: Vec<String> = schedulable().map(|f| f.name().to_ascii_lowercase()).collect();
             format!("unknown fork `{s}` (expected one of {})", names.join(", "))
         })
 }
@@ -213,7 +189,7 @@ pub fn detect(
         let mut c = from_genesis(fork)?;
         let e = eth_config(client);
         c.deposit_contract = e.as_ref().and_then(|e| e.deposit_contract);
-        if NEEDS_BLOB_PARAMS.contains(&fork) {
+        if BLOB_FORKS_WITHOUT_DEFAULTS.contains(&fork) {
             match e.and_then(|e| e.bpo_blob_schedule) {
                 Some(params) => {
                     c.blob_schedule.insert(fork.name().into(), params);
