@@ -180,6 +180,7 @@ fn parse_fork(s: &str) -> Result<EthereumHardfork, String> {
 
 /// Entry point: run the command, print one error line on failure.
 pub fn main() -> ExitCode {
+    exit_quietly_on_closed_pipe();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -232,6 +233,16 @@ fn run(cli: Cli) -> Result<()> {
             println!("{}", dump.summary());
             Ok(())
         }
+    }
+}
+
+/// `gigagas inspect | head` closes stdout early: end quietly like other command-line tools
+/// (the default SIGPIPE action) instead of panicking in `println!`.
+fn exit_quietly_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restores the default action of one signal before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
