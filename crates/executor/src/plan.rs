@@ -1,7 +1,7 @@
 //! [`Replay`]: a dump loaded for execution, and the [`WorkItem`]s a run schedules.
 
 use crate::{prestate::PreStateDb, verify::ExpectedWrites};
-use gigagas_record::{BlockInput, ChainSpec};
+use gigagas_record::{BlockInput, ChainSpec, RecordStage};
 use alloy_consensus::{Header, Transaction, TxEnvelope, transaction::Recovered};
 use alloy_eips::eip4895::Withdrawal;
 use alloy_evm::EvmEnv;
@@ -60,13 +60,20 @@ pub enum ItemKind {
     PostBlock,
 }
 
+impl From<ItemKind> for RecordStage {
+    fn from(kind: ItemKind) -> Self {
+        match kind {
+            ItemKind::PreBlock => RecordStage::PreBlock,
+            ItemKind::Tx(i) => RecordStage::Tx(i as usize),
+            ItemKind::PostBlock => RecordStage::PostBlock,
+        }
+    }
+}
+
+/// Worded like the recording path's stages (one wording for both).
 impl std::fmt::Display for ItemKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ItemKind::PreBlock => f.write_str("pre-block system calls"),
-            ItemKind::Tx(i) => write!(f, "tx {i}"),
-            ItemKind::PostBlock => f.write_str("post-block changes"),
-        }
+        RecordStage::from(*self).fmt(f)
     }
 }
 
@@ -146,7 +153,8 @@ impl Replay {
         let mut block_items = Vec::with_capacity(dump.blocks.len() + 1);
         for (segment, range) in dump.segment_ranges() {
             let pre = PreStateDb::from_segment(dump, segment, range.clone());
-            let mut running = PreStateDb::from_segment(dump, segment, range.clone());
+            // Advanced block by block; shares the analysed bytecode with `pre`.
+            let mut running = pre.clone();
             for b in range.clone() {
                 let (block, alloy_bal) = (&dump.blocks[b], &dump.access_lists[b]);
                 let bal = Bal::clone_from_alloy(alloy_bal).map_err(|e| PrepareError::Bal {

@@ -57,7 +57,7 @@ struct Shared {
 /// State lookup tables (FxHash maps, bytecode analysed once and shared): either the
 /// dump's whole pre-state, or the state at the start of one block restricted to what
 /// that block's access list names ([`PreStateDb::block_base`]).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct PreStateDb {
     accounts: FxHashMap<Address, Option<AccountInfo>>,
     storage: FxHashMap<(Address, U256), U256>,
@@ -69,7 +69,7 @@ pub struct PreStateDb {
 /// A block's access list joined with the state at the start of the block, laid out for
 /// [`crate::BalView`]'s reads: one lookup per read instead of one in the access list
 /// (index map, then a B-tree per account) and one in the pre-state (hash map).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct BlockTable {
     /// By the access list's account index: the address and its pre-state (`None`: missing
     /// from the dump; `Some(None)`: recorded absent).

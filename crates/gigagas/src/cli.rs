@@ -16,17 +16,20 @@ use std::{
 /// The default dump, relative to a checkout: 42 real mainnet blocks (Frontier to Cancun).
 pub const DEFAULT_DUMP: &str = "dumps/mainnet.gigagas";
 
-/// Find the default dump at run time: in the checkout around the current folder (the
-/// current folder and its parents), then beside the executable (and its parents, which
-/// covers `target/release/gigagas`), then in the source tree this binary was built from.
-pub fn default_dump() -> Result<PathBuf> {
+/// The dump a command was given, or else the default one, found at run time: in the
+/// checkout around the current folder (the current folder and its parents), then beside the
+/// executable (and its parents, which covers `target/release/gigagas`), then in the source
+/// tree this binary was built from.
+pub fn dump_or_default(given: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(path) = given {
+        return Ok(path);
+    }
     let mut roots: Vec<PathBuf> = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {
         roots.extend(cwd.ancestors().map(Path::to_path_buf));
     }
     if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
-        roots.push(dir.clone());
-        roots.extend(dir.ancestors().skip(1).map(Path::to_path_buf));
+        roots.extend(dir.ancestors().map(Path::to_path_buf));
     }
     roots.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
     for root in roots {
@@ -221,10 +224,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Report(args) => crate::cmd_sweep::report(args),
         Command::Simulate(args) => crate::cmd_sweep::simulate(args),
         Command::Inspect { dump } => {
-            let path = match dump {
-                Some(p) => p,
-                None => default_dump()?,
-            };
+            let path = dump_or_default(dump)?;
             if !path.exists() {
                 bail!("{}: no such file", path.display());
             }
@@ -281,10 +281,7 @@ struct Row {
 }
 
 fn run_bench(args: RunArgs) -> Result<()> {
-    let path = match args.dump.clone() {
-        Some(p) => p,
-        None => default_dump()?,
-    };
+    let path = dump_or_default(args.dump.clone())?;
     if args.repeats == 0 {
         bail!("--repeats must be at least 1");
     }

@@ -219,10 +219,7 @@ pub fn report(args: ReportArgs) -> Result<()> {
 
 /// `gigagas simulate [DUMP]`.
 pub fn simulate(args: SimulateArgs) -> Result<()> {
-    let path = match args.dump.clone() {
-        Some(p) => p,
-        None => crate::cli::default_dump()?,
-    };
+    let path = crate::cli::dump_or_default(args.dump.clone())?;
     let mut schedulers = Vec::new();
     for s in &args.scheduler {
         if s == "all" {

@@ -400,15 +400,17 @@ pub fn import_block(snapshot: &SnapshotBlock, chain: &ChainConfig, spec: &ChainS
         expected: m.expected,
         got: m.got,
     })?;
-    let access_list = recorded.access_list.clone();
+    let receipts = recorded.receipt_summaries();
+    let access_list = recorded.access_list;
     let pre_state = touched_pre_state(std::slice::from_ref(&access_list), &snapshot.world)
         .map_err(|e| SnapshotError::input(number, &pre_path, "(pre-state of the access list)", e))?;
-    let block_hashes = snapshot.world.block_hashes.iter().map(|(n, h)| (*n, *h)).collect::<BTreeMap<_, _>>();
+    let mut block_hashes: Vec<(u64, B256)> = snapshot.world.block_hashes.iter().map(|(n, h)| (*n, *h)).collect();
+    block_hashes.sort_unstable();
     let block = DumpBlock {
         header: b.header.clone(),
         transactions: b.transactions.clone(),
         withdrawals: b.withdrawals.clone(),
-        receipts: recorded.receipt_summaries(),
+        receipts,
         ommers: Vec::new(),
         headerless_ommers,
     };
@@ -421,7 +423,7 @@ pub fn import_block(snapshot: &SnapshotBlock, chain: &ChainConfig, spec: &ChainS
         headerless_ommers,
         block,
         access_list,
-        segment: Segment { blocks: 1, block_hashes: block_hashes.into_iter().collect(), pre_state },
+        segment: Segment { blocks: 1, block_hashes, pre_state },
     })
 }
 
