@@ -78,8 +78,11 @@ pub const TIMESTAMP_FORKS: &[EthereumHardfork] = &[
 /// Blob-parameter-only forks with no built-in parameters: a chain that schedules one must
 /// say its values (`eth_config`'s `blobSchedule`, or [`ChainConfig::blob_schedule`]);
 /// mainnet's BPO1 and BPO2 values are built in.
-pub const BLOB_FORKS_WITHOUT_DEFAULTS: &[EthereumHardfork] =
-    &[EthereumHardfork::Bpo3, EthereumHardfork::Bpo4, EthereumHardfork::Bpo5];
+pub const BLOB_FORKS_WITHOUT_DEFAULTS: &[EthereumHardfork] = &[
+    EthereumHardfork::Bpo3,
+    EthereumHardfork::Bpo4,
+    EthereumHardfork::Bpo5,
+];
 
 impl ChainConfig {
     /// A chain on which `fork` and every fork before it are active from genesis. BPO3-5
@@ -92,7 +95,11 @@ impl ChainConfig {
         let mut forks = Vec::new();
         let mut reached = false;
         for f in BLOCK_FORKS {
-            forks.push(ForkActivation { fork: f.name().into(), block: Some(0), timestamp: None });
+            forks.push(ForkActivation {
+                fork: f.name().into(),
+                block: Some(0),
+                timestamp: None,
+            });
             if *f == fork {
                 reached = true;
                 break;
@@ -114,7 +121,12 @@ impl ChainConfig {
                 }
             }
         }
-        reached.then_some(Self { chain_id, forks, deposit_contract: None, blob_schedule: BTreeMap::new() })
+        reached.then_some(Self {
+            chain_id,
+            forks,
+            deposit_contract: None,
+            blob_schedule: BTreeMap::new(),
+        })
     }
 
     /// The fork schedule in alloy's form.
@@ -171,7 +183,11 @@ mod tests {
     fn unknown_fork_name_is_an_error() {
         let c = ChainConfig {
             chain_id: 1,
-            forks: vec![ForkActivation { fork: "Atlantis".into(), block: Some(0), timestamp: None }],
+            forks: vec![ForkActivation {
+                fork: "Atlantis".into(),
+                block: Some(0),
+                timestamp: None,
+            }],
             deposit_contract: None,
             blob_schedule: BTreeMap::new(),
         };
@@ -183,15 +199,28 @@ mod tests {
         let old = r#"{"chain_id":1,"forks":[{"fork":"Osaka","timestamp":0}]}"#;
         let c: ChainConfig = serde_json::from_str(old).unwrap();
         assert!(c.blob_schedule.is_empty());
-        assert_eq!(serde_json::to_string(&c).unwrap(), old, "no new field in configs without one");
+        assert_eq!(
+            serde_json::to_string(&c).unwrap(),
+            old,
+            "no new field in configs without one"
+        );
         let mut c = ChainConfig::all_active_from_genesis(7, EthereumHardfork::Bpo3).unwrap();
         assert_eq!(c.fork_at(0, 0), "Bpo3");
-        c.blob_schedule
-            .insert("Bpo3".into(), BlobSchedule { target: 21, max: 32, base_fee_update_fraction: 20_000_000 });
+        c.blob_schedule.insert(
+            "Bpo3".into(),
+            BlobSchedule {
+                target: 21,
+                max: 32,
+                base_fee_update_fraction: 20_000_000,
+            },
+        );
         let back: ChainConfig = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
         assert_eq!(back, c);
         let a = ChainConfig::all_active_from_genesis(1, EthereumHardfork::Amsterdam).unwrap();
         let names: Vec<&str> = a.forks.iter().map(|f| f.fork.as_str()).collect();
-        assert!(names.ends_with(&["Osaka", "Bpo1", "Bpo2", "Amsterdam"]), "{names:?}");
+        assert!(
+            names.ends_with(&["Osaka", "Bpo1", "Bpo2", "Amsterdam"]),
+            "{names:?}"
+        );
     }
 }

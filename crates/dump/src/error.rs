@@ -37,7 +37,9 @@ pub enum DumpError {
         supported: u32,
     },
     /// The file is shorter (or longer) than its header says.
-    #[error("{path}: truncated or padded dump: header promises {expected} bytes of content, file has {actual}")]
+    #[error(
+        "{path}: truncated or padded dump: header promises {expected} bytes of content, file has {actual}"
+    )]
     Truncated {
         /// The file.
         path: PathBuf,
@@ -47,7 +49,9 @@ pub enum DumpError {
         actual: u64,
     },
     /// The content checksum does not match: the file is corrupted.
-    #[error("{path}: checksum mismatch (header {expected:016x}, content {actual:016x}): the file is corrupted")]
+    #[error(
+        "{path}: checksum mismatch (header {expected:016x}, content {actual:016x}): the file is corrupted"
+    )]
     ChecksumMismatch {
         /// The file.
         path: PathBuf,

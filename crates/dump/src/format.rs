@@ -53,8 +53,9 @@ pub const HEADER_LEN: usize = 32;
 /// zstd level used for writing: small files, still fast to decode.
 const ZSTD_LEVEL: i32 = 15;
 
-const SECTION_TAGS: [&[u8; 4]; 8] =
-    [b"META", b"SEGS", b"HASH", b"ACCT", b"STOR", b"CODE", b"BLKS", b"BALS"];
+const SECTION_TAGS: [&[u8; 4]; 8] = [
+    b"META", b"SEGS", b"HASH", b"ACCT", b"STOR", b"CODE", b"BLKS", b"BALS",
+];
 
 /// Facts about a dump file, for reproducibility records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,7 +156,11 @@ fn encode_block(b: &DumpBlock, out: &mut Vec<u8>) {
     b.receipts.encode(&mut payload);
     b.ommers.encode(&mut payload);
     b.headerless_ommers.encode(&mut payload);
-    alloy_rlp::Header { list: true, payload_length: payload.len() }.encode(out);
+    alloy_rlp::Header {
+        list: true,
+        payload_length: payload.len(),
+    }
+    .encode(out);
     out.extend_from_slice(&payload);
 }
 
@@ -246,7 +251,10 @@ pub fn encode_dump(dump: &Dump) -> Vec<u8> {
 /// last, the file is synced, then renamed over `path`. An interrupted write leaves at most a
 /// temporary file, never a file at `path` that looks whole.
 pub fn write_dump(dump: &Dump, path: &Path) -> Result<DumpFileInfo, DumpError> {
-    let io = |source| DumpError::Io { path: path.to_path_buf(), source };
+    let io = |source| DumpError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
@@ -269,7 +277,10 @@ pub fn write_dump(dump: &Dump, path: &Path) -> Result<DumpFileInfo, DumpError> {
         file.sync_all()?;
         drop(file);
         std::fs::rename(&tmp, path)?;
-        Ok(DumpFileInfo { checksum, size: HEADER_LEN as u64 + len })
+        Ok(DumpFileInfo {
+            checksum,
+            size: HEADER_LEN as u64 + len,
+        })
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -278,7 +289,10 @@ pub fn write_dump(dump: &Dump, path: &Path) -> Result<DumpFileInfo, DumpError> {
 }
 
 fn temp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(format!(".tmp-{}", std::process::id()));
     path.with_file_name(name)
 }
@@ -287,7 +301,10 @@ fn temp_path(path: &Path) -> PathBuf {
 
 /// Read and decode a dump file.
 pub fn read_dump(path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
-    let bytes = std::fs::read(path).map_err(|source| DumpError::Io { path: path.to_path_buf(), source })?;
+    let bytes = std::fs::read(path).map_err(|source| DumpError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     decode_dump(&bytes, path)
 }
 
@@ -303,24 +320,40 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
         });
     }
     if bytes.len() < HEADER_LEN {
-        return Err(DumpError::Truncated { path: p(), expected: HEADER_LEN as u64, actual: bytes.len() as u64 });
+        return Err(DumpError::Truncated {
+            path: p(),
+            expected: HEADER_LEN as u64,
+            actual: bytes.len() as u64,
+        });
     }
     let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
     let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
     let version = u32_at(8);
     if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
-        return Err(DumpError::UnsupportedVersion { path: p(), found: version, supported: FORMAT_VERSION });
+        return Err(DumpError::UnsupportedVersion {
+            path: p(),
+            found: version,
+            supported: FORMAT_VERSION,
+        });
     }
     let section_count = u32_at(12);
     let content_len = u64_at(16);
     let checksum = u64_at(24);
     let content = &bytes[HEADER_LEN..];
     if content.len() as u64 != content_len {
-        return Err(DumpError::Truncated { path: p(), expected: content_len, actual: content.len() as u64 });
+        return Err(DumpError::Truncated {
+            path: p(),
+            expected: content_len,
+            actual: content.len() as u64,
+        });
     }
     let actual = xxhash_rust::xxh3::xxh3_64(content);
     if actual != checksum {
-        return Err(DumpError::ChecksumMismatch { path: p(), expected: checksum, actual });
+        return Err(DumpError::ChecksumMismatch {
+            path: p(),
+            expected: checksum,
+            actual,
+        });
     }
 
     // Section table.
@@ -333,20 +366,32 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
     let mut off = 0usize;
     for i in 0..section_count {
         if content.len() - off < 20 {
-            return Err(corrupt("?", format!("section {i} header runs past the end of the file")));
+            return Err(corrupt(
+                "?",
+                format!("section {i} header runs past the end of the file"),
+            ));
         }
         let tag: [u8; 4] = content[off..off + 4].try_into().unwrap();
         let raw_len = u64::from_le_bytes(content[off + 4..off + 12].try_into().unwrap());
         let comp_len = u64::from_le_bytes(content[off + 12..off + 20].try_into().unwrap());
         off += 20;
         if comp_len > (content.len() - off) as u64 {
-            return Err(corrupt(&tag_name(&tag), format!("{comp_len} compressed bytes announced, {} left", content.len() - off)));
+            return Err(corrupt(
+                &tag_name(&tag),
+                format!(
+                    "{comp_len} compressed bytes announced, {} left",
+                    content.len() - off
+                ),
+            ));
         }
         frames.push((tag, raw_len, &content[off..off + comp_len as usize]));
         off += comp_len as usize;
     }
     if off != content.len() {
-        return Err(corrupt("?", format!("{} bytes after the last section", content.len() - off)));
+        return Err(corrupt(
+            "?",
+            format!("{} bytes after the last section", content.len() - off),
+        ));
     }
 
     // Decompress in parallel.
@@ -356,7 +401,10 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
         .map(|(tag, raw_len, comp)| {
             let raw = decompress(comp, *raw_len).map_err(|e| corrupt(&tag_name(tag), e))?;
             if raw.len() as u64 != *raw_len {
-                return Err(corrupt(&tag_name(tag), format!("decompressed to {} bytes, expected {raw_len}", raw.len())));
+                return Err(corrupt(
+                    &tag_name(tag),
+                    format!("decompressed to {} bytes, expected {raw_len}", raw.len()),
+                ));
             }
             Ok((*tag, raw))
         })
@@ -373,7 +421,11 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
             .ok_or_else(|| corrupt(&tag_name(tag), "section missing".into()))
     };
     // Version 1 has no SEGS section: one segment holding every block.
-    let segs = if version == 1 { None } else { Some(take(b"SEGS")?) };
+    let segs = if version == 1 {
+        None
+    } else {
+        Some(take(b"SEGS")?)
+    };
     let (meta, hashes, accounts, storage, codes, blocks, bals) = (
         take(b"META")?,
         take(b"HASH")?,
@@ -394,16 +446,23 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
         Some(raw) => decode_segment_sizes(raw).map_err(|e| corrupt("SEGS", e))?,
         None => vec![blocks.len()],
     };
-    let segments =
-        decode_segments(&sizes, hashes, accounts, storage, codes).map_err(|(s, e)| corrupt(s, e))?;
+    let segments = decode_segments(&sizes, hashes, accounts, storage, codes)
+        .map_err(|(s, e)| corrupt(s, e))?;
     let dump = Dump {
         meta: meta.map_err(|e| corrupt("META", e))?,
         blocks,
         access_lists: access_lists.map_err(|e| corrupt("BALS", e))?,
         segments,
     };
-    dump.validate().map_err(|detail| DumpError::Inconsistent { path: p(), detail })?;
-    Ok((dump, DumpFileInfo { checksum, size: bytes.len() as u64 }))
+    dump.validate()
+        .map_err(|detail| DumpError::Inconsistent { path: p(), detail })?;
+    Ok((
+        dump,
+        DumpFileInfo {
+            checksum,
+            size: bytes.len() as u64,
+        },
+    ))
 }
 
 /// Sections never expand more than this from their compressed size (real dumps: under
@@ -415,7 +474,9 @@ const MAX_EXPANSION: u64 = 1024;
 /// cannot expand without bound.
 fn decompress(comp: &[u8], raw_len: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    let limit = (comp.len() as u64).saturating_mul(MAX_EXPANSION).saturating_add(1 << 20);
+    let limit = (comp.len() as u64)
+        .saturating_mul(MAX_EXPANSION)
+        .saturating_add(1 << 20);
     if raw_len > limit {
         return Err(format!(
             "announces {raw_len} decompressed bytes from {} compressed (more than {MAX_EXPANSION}:1)",
@@ -424,7 +485,10 @@ fn decompress(comp: &[u8], raw_len: u64) -> Result<Vec<u8>, String> {
     }
     let decoder = zstd::stream::read::Decoder::new(comp).map_err(|e| format!("zstd: {e}"))?;
     let mut raw = Vec::new();
-    decoder.take(raw_len + 1).read_to_end(&mut raw).map_err(|e| format!("zstd: {e}"))?;
+    decoder
+        .take(raw_len + 1)
+        .read_to_end(&mut raw)
+        .map_err(|e| format!("zstd: {e}"))?;
     Ok(raw)
 }
 
@@ -468,7 +532,10 @@ impl<'a> Reader<'a> {
     }
     fn finish(&self, what: &str) -> Result<(), String> {
         if self.pos != self.buf.len() {
-            return Err(format!("{} unexpected bytes after the {what}", self.buf.len() - self.pos));
+            return Err(format!(
+                "{} unexpected bytes after the {what}",
+                self.buf.len() - self.pos
+            ));
         }
         Ok(())
     }
@@ -498,8 +565,12 @@ fn decode_segments(
     storage: &[u8],
     codes: &[u8],
 ) -> Result<Vec<Segment>, (&'static str, String)> {
-    let (mut h, mut a, mut s, mut c) =
-        (Reader::new(hashes), Reader::new(accounts), Reader::new(storage), Reader::new(codes));
+    let (mut h, mut a, mut s, mut c) = (
+        Reader::new(hashes),
+        Reader::new(accounts),
+        Reader::new(storage),
+        Reader::new(codes),
+    );
     let mut out = Vec::with_capacity(sizes.len());
     for &blocks in sizes {
         out.push(Segment {
@@ -532,7 +603,10 @@ fn decode_hashes(r: &mut Reader<'_>) -> Result<Vec<(u64, B256)>, String> {
 fn decode_accounts(r: &mut Reader<'_>) -> Result<Vec<PreAccount>, String> {
     let n = r.count(ACCOUNT_RECORD, "accounts")?;
     let mut out = Vec::with_capacity(n);
-    for rec in r.take(n * ACCOUNT_RECORD, "accounts")?.chunks_exact(ACCOUNT_RECORD) {
+    for rec in r
+        .take(n * ACCOUNT_RECORD, "accounts")?
+        .chunks_exact(ACCOUNT_RECORD)
+    {
         let address = Address::from_slice(&rec[..20]);
         let state = match rec[20] {
             0 => None,
@@ -541,7 +615,11 @@ fn decode_accounts(r: &mut Reader<'_>) -> Result<Vec<PreAccount>, String> {
                 balance: U256::from_be_slice(&rec[29..61]),
                 code_hash: B256::from_slice(&rec[61..93]),
             }),
-            f => return Err(format!("account {address}: existence flag {f}, expected 0 or 1")),
+            f => {
+                return Err(format!(
+                    "account {address}: existence flag {f}, expected 0 or 1"
+                ));
+            }
         };
         out.push(PreAccount { address, state });
     }
@@ -575,7 +653,9 @@ fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, String> {
     let at = |e: alloy_rlp::Error| format!("block #{index} in the section: {e}");
     let list = alloy_rlp::Header::decode(buf).map_err(at)?;
     if !list.list || list.payload_length > buf.len() {
-        return Err(format!("block #{index} in the section: not an RLP list of the announced length"));
+        return Err(format!(
+            "block #{index} in the section: not an RLP list of the announced length"
+        ));
     }
     let mut body = &buf[..list.payload_length];
     *buf = &buf[list.payload_length..];
@@ -588,20 +668,39 @@ fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, String> {
     let (ommers, headerless_ommers) = if body.is_empty() {
         (Vec::new(), 0)
     } else {
-        (Vec::<Header>::decode(&mut body).map_err(at)?, u32::decode(&mut body).map_err(at)?)
+        (
+            Vec::<Header>::decode(&mut body).map_err(at)?,
+            u32::decode(&mut body).map_err(at)?,
+        )
     };
     if !body.is_empty() {
-        return Err(format!("block {}: {} trailing bytes", header.number, body.len()));
+        return Err(format!(
+            "block {}: {} trailing bytes",
+            header.number,
+            body.len()
+        ));
     }
     if senders.len() != txs.len() {
-        return Err(format!("block {}: {} senders for {} transactions", header.number, senders.len(), txs.len()));
+        return Err(format!(
+            "block {}: {} senders for {} transactions",
+            header.number,
+            senders.len(),
+            txs.len()
+        ));
     }
     let transactions = txs
         .into_iter()
         .zip(senders)
         .map(|(tx, from)| Recovered::new_unchecked(tx, from))
         .collect();
-    Ok(DumpBlock { header, transactions, withdrawals, receipts, ommers, headerless_ommers })
+    Ok(DumpBlock {
+        header,
+        transactions,
+        withdrawals,
+        receipts,
+        ommers,
+        headerless_ommers,
+    })
 }
 
 fn decode_blocks(raw: &[u8]) -> Result<Vec<DumpBlock>, String> {
@@ -627,7 +726,10 @@ fn decode_bals(raw: &[u8]) -> Result<Vec<BlockAccessList>, String> {
         out.push(BlockAccessList::decode(&mut buf).map_err(|e| format!("access list #{i}: {e}"))?);
     }
     if !buf.is_empty() {
-        return Err(format!("{} unexpected bytes after {n} access lists", buf.len()));
+        return Err(format!(
+            "{} unexpected bytes after {n} access lists",
+            buf.len()
+        ));
     }
     Ok(out)
 }

@@ -21,10 +21,14 @@ pub mod format;
 mod summary;
 
 pub use chain::{
-    BLOB_FORKS_WITHOUT_DEFAULTS, BLOCK_FORKS, BlobSchedule, ChainConfig, ForkActivation, TIMESTAMP_FORKS,
+    BLOB_FORKS_WITHOUT_DEFAULTS, BLOCK_FORKS, BlobSchedule, ChainConfig, ForkActivation,
+    TIMESTAMP_FORKS,
 };
 pub use error::DumpError;
-pub use format::{DumpFileInfo, FORMAT_VERSION, MAGIC, OLDEST_READABLE_VERSION, decode_dump, encode_dump, read_dump, write_dump};
+pub use format::{
+    DumpFileInfo, FORMAT_VERSION, MAGIC, OLDEST_READABLE_VERSION, decode_dump, encode_dump,
+    read_dump, write_dump,
+};
 pub use summary::{DumpSummary, SegmentSummary};
 
 use alloy_consensus::{Header, TxEnvelope, transaction::Recovered};
@@ -102,14 +106,14 @@ impl DumpBlock {
 
     /// Withdrawals as the block body carries them: `None` before Shanghai.
     pub fn withdrawals_opt(&self) -> Option<&[Withdrawal]> {
-        self.header.withdrawals_root.map(|_| self.withdrawals.as_slice())
+        self.header
+            .withdrawals_root
+            .map(|_| self.withdrawals.as_slice())
     }
 }
 
 /// What a replay needs from a receipt to verify a transaction.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, alloy_rlp::RlpEncodable, alloy_rlp::RlpDecodable,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, alloy_rlp::RlpEncodable, alloy_rlp::RlpDecodable)]
 pub struct ReceiptSummary {
     /// `true` if the transaction succeeded.
     pub success: bool,
@@ -189,8 +193,17 @@ impl Dump {
         block_hashes: Vec<(u64, B256)>,
         pre_state: PreState,
     ) -> Self {
-        let segment = Segment { blocks: blocks.len(), block_hashes, pre_state };
-        Self { meta, blocks, access_lists, segments: vec![segment] }
+        let segment = Segment {
+            blocks: blocks.len(),
+            block_hashes,
+            pre_state,
+        };
+        Self {
+            meta,
+            blocks,
+            access_lists,
+            segments: vec![segment],
+        }
     }
 
     /// Each segment with the range of [`Dump::blocks`] (and [`Dump::access_lists`]) it owns.
@@ -239,7 +252,9 @@ impl Dump {
             }
             for pair in segment.block_hashes.windows(2) {
                 if pair[1].0 <= pair[0].0 {
-                    return Err(format!("segment {i}: block hashes are not in ascending order"));
+                    return Err(format!(
+                        "segment {i}: block hashes are not in ascending order"
+                    ));
                 }
             }
         }

@@ -83,7 +83,11 @@ impl DumpSummary {
             for a in list {
                 bal.0 += 1;
                 bal.1 += a.storage_changes.len() + a.storage_reads.len();
-                bal.2 += a.storage_changes.iter().map(|s| s.changes.len()).sum::<usize>()
+                bal.2 += a
+                    .storage_changes
+                    .iter()
+                    .map(|s| s.changes.len())
+                    .sum::<usize>()
                     + a.balance_changes.len()
                     + a.nonce_changes.len()
                     + a.code_changes.len();
@@ -91,8 +95,10 @@ impl DumpSummary {
         }
         let pre = dump.segments.iter().map(|s| &s.pre_state);
         let all_accounts: usize = pre.clone().map(|p| p.accounts.len()).sum();
-        let present: usize =
-            pre.clone().map(|p| p.accounts.iter().filter(|a| a.state.is_some()).count()).sum();
+        let present: usize = pre
+            .clone()
+            .map(|p| p.accounts.iter().filter(|a| a.state.is_some()).count())
+            .sum();
         let segments = dump
             .segment_ranges()
             .map(|(s, range)| {
@@ -102,7 +108,10 @@ impl DumpSummary {
                     range: (first.number(), last.number()),
                     transactions: blocks.iter().map(|b| b.transactions.len()).sum(),
                     gas: blocks.iter().map(|b| b.header.gas_used).sum(),
-                    fork: dump.meta.chain.fork_at(first.number(), first.header.timestamp),
+                    fork: dump
+                        .meta
+                        .chain
+                        .fork_at(first.number(), first.header.timestamp),
                     accounts: s.pre_state.accounts.len(),
                     slots: s.pre_state.storage.len(),
                 }
@@ -111,7 +120,9 @@ impl DumpSummary {
         let first = dump.blocks.first();
         Self {
             name: dump.meta.name.clone(),
-            range: first.zip(dump.blocks.last()).map(|(a, b)| (a.number(), b.number())),
+            range: first
+                .zip(dump.blocks.last())
+                .map(|(a, b)| (a.number(), b.number())),
             blocks: dump.blocks.len(),
             transactions: dump.transaction_count(),
             total_gas: dump.total_gas(),
@@ -119,7 +130,10 @@ impl DumpSummary {
             largest_tx_share: min_med_max(shares, 0.0),
             accounts: (present, all_accounts - present),
             slots: pre.clone().map(|p| p.storage.len()).sum(),
-            codes: (pre.clone().map(|p| p.codes.len()).sum(), pre.map(|p| p.code_bytes()).sum()),
+            codes: (
+                pre.clone().map(|p| p.codes.len()).sum(),
+                pre.map(|p| p.code_bytes()).sum(),
+            ),
             bal_entries: bal,
             block_hashes: dump.segments.iter().map(|s| s.block_hashes.len()).sum(),
             segments,
@@ -132,7 +146,12 @@ impl DumpSummary {
             fork: first
                 .map(|b| dump.meta.chain.fork_at(b.number(), b.header.timestamp))
                 .unwrap_or_default(),
-            provenance: dump.meta.provenance.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            provenance: dump
+                .meta
+                .provenance
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
     }
 }
@@ -148,13 +167,28 @@ impl fmt::Display for DumpSummary {
             writeln!(f, "  {k:<16}{v}")?;
         }
         match self.range {
-            Some((a, b)) => writeln!(f, "blocks            {} ({a}..={b}), fork {}", self.blocks, self.fork)?,
+            Some((a, b)) => writeln!(
+                f,
+                "blocks            {} ({a}..={b}), fork {}",
+                self.blocks, self.fork
+            )?,
             None => writeln!(f, "blocks            0")?,
         }
         writeln!(f, "transactions      {}", self.transactions)?;
-        writeln!(f, "total gas         {} ({:.3} Ggas)", self.total_gas, self.total_gas as f64 / 1e9)?;
+        writeln!(
+            f,
+            "total gas         {} ({:.3} Ggas)",
+            self.total_gas,
+            self.total_gas as f64 / 1e9
+        )?;
         let (lo, med, hi) = self.gas_per_block;
-        writeln!(f, "gas per block     min {}  median {}  max {}", mgas(lo), mgas(med), mgas(hi))?;
+        writeln!(
+            f,
+            "gas per block     min {}  median {}  max {}",
+            mgas(lo),
+            mgas(med),
+            mgas(hi)
+        )?;
         let (lo, med, hi) = self.largest_tx_share;
         writeln!(
             f,
@@ -163,9 +197,20 @@ impl fmt::Display for DumpSummary {
             med * 100.0,
             hi * 100.0
         )?;
-        writeln!(f, "pre-state         {} accounts ({} absent), {} slots, {} codes ({} bytes)",
-            self.accounts.0 + self.accounts.1, self.accounts.1, self.slots, self.codes.0, self.codes.1)?;
-        writeln!(f, "BAL entries       {} accounts, {} slots, {} writes", self.bal_entries.0, self.bal_entries.1, self.bal_entries.2)?;
+        writeln!(
+            f,
+            "pre-state         {} accounts ({} absent), {} slots, {} codes ({} bytes)",
+            self.accounts.0 + self.accounts.1,
+            self.accounts.1,
+            self.slots,
+            self.codes.0,
+            self.codes.1
+        )?;
+        writeln!(
+            f,
+            "BAL entries       {} accounts, {} slots, {} writes",
+            self.bal_entries.0, self.bal_entries.1, self.bal_entries.2
+        )?;
         write!(f, "block hashes      {}", self.block_hashes)?;
         for (number, n) in &self.headerless_ommers {
             write!(
@@ -175,7 +220,11 @@ impl fmt::Display for DumpSummary {
             )?;
         }
         if self.segments.len() > 1 {
-            write!(f, "\nsegments          {} (independent pre-states)", self.segments.len())?;
+            write!(
+                f,
+                "\nsegments          {} (independent pre-states)",
+                self.segments.len()
+            )?;
             for (i, s) in self.segments.iter().enumerate() {
                 let blocks = if s.range.0 == s.range.1 {
                     format!("block {}", s.range.0)

@@ -51,7 +51,10 @@ fn read_bytes(bytes: &[u8], name: &str) -> (DumpError, PathBuf, tempfile::TempDi
 fn assert_message(err: &DumpError, path: &Path, words: &[&str]) {
     let msg = err.to_string();
     let shown = path.display().to_string();
-    assert!(msg.contains(&shown), "message `{msg}` does not name the file {shown}");
+    assert!(
+        msg.contains(&shown),
+        "message `{msg}` does not name the file {shown}"
+    );
     for w in words {
         assert!(msg.contains(w), "message `{msg}` does not mention `{w}`");
     }
@@ -70,7 +73,11 @@ struct Frame {
 
 impl Frame {
     fn new(tag: [u8; 4], raw: &[u8]) -> Self {
-        Self { tag, raw_len: raw.len() as u64, comp: zstd::bulk::compress(raw, 1).unwrap() }
+        Self {
+            tag,
+            raw_len: raw.len() as u64,
+            comp: zstd::bulk::compress(raw, 1).unwrap(),
+        }
     }
     fn raw(&self) -> Vec<u8> {
         zstd::stream::decode_all(self.comp.as_slice()).unwrap()
@@ -81,7 +88,10 @@ impl Frame {
 /// format (independently of the crate's decoder).
 fn parse_frames(bytes: &[u8]) -> Vec<Frame> {
     assert_eq!(&bytes[..8], &MAGIC);
-    assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), FORMAT_VERSION);
+    assert_eq!(
+        u32::from_le_bytes(bytes[8..12].try_into().unwrap()),
+        FORMAT_VERSION
+    );
     let count = u32::from_le_bytes(bytes[12..16].try_into().unwrap());
     let content_len = u64::from_le_bytes(bytes[16..24].try_into().unwrap());
     let checksum = u64::from_le_bytes(bytes[24..32].try_into().unwrap());
@@ -95,10 +105,18 @@ fn parse_frames(bytes: &[u8]) -> Vec<Frame> {
         let raw_len = u64::from_le_bytes(content[off + 4..off + 12].try_into().unwrap());
         let comp_len = u64::from_le_bytes(content[off + 12..off + 20].try_into().unwrap()) as usize;
         off += 20;
-        frames.push(Frame { tag, raw_len, comp: content[off..off + comp_len].to_vec() });
+        frames.push(Frame {
+            tag,
+            raw_len,
+            comp: content[off..off + comp_len].to_vec(),
+        });
         off += comp_len;
     }
-    assert_eq!(off, content.len(), "documented framing accounts for every byte");
+    assert_eq!(
+        off,
+        content.len(),
+        "documented framing accounts for every byte"
+    );
     frames
 }
 
@@ -126,20 +144,30 @@ fn assemble_content(content: &[u8], section_count: u32) -> Vec<u8> {
 }
 
 fn assemble(frames: &[Frame]) -> Vec<u8> {
-    let content: Vec<u8> = frames.iter().flat_map(|f| frame_bytes(f, f.comp.len() as u64)).collect();
+    let content: Vec<u8> = frames
+        .iter()
+        .flat_map(|f| frame_bytes(f, f.comp.len() as u64))
+        .collect();
     assemble_content(&content, frames.len() as u32)
 }
 
 /// The original frames with section `tag`'s raw content replaced by `raw`.
 fn with_section(tag: &[u8; 4], raw: &[u8]) -> Vec<u8> {
     let mut frames = parse_frames(encoded());
-    let f = frames.iter_mut().find(|f| &f.tag == tag).expect("section present");
+    let f = frames
+        .iter_mut()
+        .find(|f| &f.tag == tag)
+        .expect("section present");
     *f = Frame::new(*tag, raw);
     assemble(&frames)
 }
 
 fn original_raw(tag: &[u8; 4]) -> Vec<u8> {
-    parse_frames(encoded()).into_iter().find(|f| &f.tag == tag).expect("section present").raw()
+    parse_frames(encoded())
+        .into_iter()
+        .find(|f| &f.tag == tag)
+        .expect("section present")
+        .raw()
 }
 
 /// Decode crafted bytes; they must fail with `CorruptSection` for `tag`.
@@ -147,7 +175,11 @@ fn expect_corrupt(bytes: &[u8], tag: &str, words: &[&str]) -> String {
     let path = Path::new("/crafted/dir/corrupt-section.gigagas");
     let err = decode_dump(bytes, path).expect_err("crafted section must not decode");
     match &err {
-        DumpError::CorruptSection { path: p, section, detail } => {
+        DumpError::CorruptSection {
+            path: p,
+            section,
+            detail,
+        } => {
             assert_eq!(p, path);
             assert_eq!(section, tag, "wrong section blamed: {err}");
             assert!(!detail.is_empty());
@@ -181,14 +213,24 @@ fn reframing_an_untouched_dump_decodes_to_the_same_dump() {
     // the one thing each test changes.
     let frames = parse_frames(encoded());
     let tags: Vec<&[u8]> = frames.iter().map(|f| f.tag.as_slice()).collect();
-    assert_eq!(tags, [b"META", b"SEGS", b"HASH", b"ACCT", b"STOR", b"CODE", b"BLKS", b"BALS"].map(|t| t.as_slice()));
+    assert_eq!(
+        tags,
+        [
+            b"META", b"SEGS", b"HASH", b"ACCT", b"STOR", b"CODE", b"BLKS", b"BALS"
+        ]
+        .map(|t| t.as_slice())
+    );
     let rebuilt: Vec<Frame> = frames.iter().map(|f| Frame::new(f.tag, &f.raw())).collect();
     let bytes = assemble(&rebuilt);
-    let (decoded, info) = decode_dump(&bytes, Path::new("reframed.gigagas")).expect("re-framed dump decodes");
+    let (decoded, info) =
+        decode_dump(&bytes, Path::new("reframed.gigagas")).expect("re-framed dump decodes");
     assert_eq!(&decoded, dump());
     assert_eq!(info.size, bytes.len() as u64);
     assert!(dump().blocks.len() >= 2 && dump().transaction_count() > 0);
-    assert!(!dump().segments[0].pre_state.storage.is_empty() && !dump().segments[0].pre_state.codes.is_empty());
+    assert!(
+        !dump().segments[0].pre_state.storage.is_empty()
+            && !dump().segments[0].pre_state.codes.is_empty()
+    );
 }
 
 // ------------------------------------------------------------ Io
@@ -212,7 +254,10 @@ fn missing_file_is_io_not_found() {
 fn directory_instead_of_file_is_io() {
     let dir = tempfile::tempdir().unwrap();
     let err = read_dump(dir.path()).expect_err("a directory is not a dump");
-    assert!(matches!(&err, DumpError::Io { path, .. } if path == dir.path()), "{err:?}");
+    assert!(
+        matches!(&err, DumpError::Io { path, .. } if path == dir.path()),
+        "{err:?}"
+    );
     assert_message(&err, dir.path(), &[]);
 }
 
@@ -223,7 +268,10 @@ fn writing_below_a_regular_file_is_io() {
     std::fs::write(&blocker, b"x").unwrap();
     let path = blocker.join("out.gigagas");
     let err = gigagas_dump::write_dump(dump(), &path).expect_err("parent is a file");
-    assert!(matches!(&err, DumpError::Io { path: p, .. } if p == &path), "{err:?}");
+    assert!(
+        matches!(&err, DumpError::Io { path: p, .. } if p == &path),
+        "{err:?}"
+    );
     assert_message(&err, &path, &[]);
 }
 
@@ -234,7 +282,9 @@ fn text_file_is_not_a_dump() {
     let text = b"this is a perfectly ordinary text file, not a dump at all\n";
     let (err, path, _dir) = read_bytes(text, "notes.txt");
     match &err {
-        DumpError::NotADump { expected, found, .. } => {
+        DumpError::NotADump {
+            expected, found, ..
+        } => {
             assert_eq!(expected.as_bytes(), MAGIC);
             assert_eq!(found.as_bytes(), &text[..8]);
         }
@@ -247,7 +297,10 @@ fn text_file_is_not_a_dump() {
 fn empty_and_tiny_files_are_not_dumps() {
     for len in [0usize, 1, 7] {
         let (err, path, _dir) = read_bytes(&MAGIC[..len], "short.gigagas");
-        assert!(matches!(err, DumpError::NotADump { .. }), "{len} bytes: {err:?}");
+        assert!(
+            matches!(err, DumpError::NotADump { .. }),
+            "{len} bytes: {err:?}"
+        );
         assert_message(&err, &path, &["not a gigagas dump"]);
     }
 }
@@ -258,7 +311,10 @@ fn wrong_magic_on_a_real_dump_is_not_a_dump() {
         let mut bytes = encoded().to_vec();
         bytes[i] ^= 0x20;
         let (err, path, _dir) = read_bytes(&bytes, "bad-magic.gigagas");
-        assert!(matches!(err, DumpError::NotADump { .. }), "magic byte {i}: {err:?}");
+        assert!(
+            matches!(err, DumpError::NotADump { .. }),
+            "magic byte {i}: {err:?}"
+        );
         assert_message(&err, &path, &["not a gigagas dump"]);
     }
 }
@@ -272,13 +328,19 @@ fn newer_version_is_unsupported() {
         bytes[8..12].copy_from_slice(&version.to_le_bytes());
         let (err, path, _dir) = read_bytes(&bytes, "future.gigagas");
         match &err {
-            DumpError::UnsupportedVersion { found, supported, .. } => {
+            DumpError::UnsupportedVersion {
+                found, supported, ..
+            } => {
                 assert_eq!(*found, version);
                 assert_eq!(*supported, FORMAT_VERSION);
             }
             other => panic!("version {version}: expected UnsupportedVersion, got {other:?}"),
         }
-        assert_message(&err, &path, &[&format!("version {version}"), "not supported"]);
+        assert_message(
+            &err,
+            &path,
+            &[&format!("version {version}"), "not supported"],
+        );
     }
 }
 
@@ -291,7 +353,9 @@ fn truncated_file_is_truncated() {
     for cut in [1usize, 2, 100, full.len() / 2, full.len() - HEADER_LEN] {
         let (err, path, _dir) = read_bytes(&full[..full.len() - cut], "cut.gigagas");
         match &err {
-            DumpError::Truncated { expected, actual, .. } => {
+            DumpError::Truncated {
+                expected, actual, ..
+            } => {
                 assert_eq!(*expected, content, "cut {cut}");
                 assert_eq!(*actual, content - cut as u64, "cut {cut}");
             }
@@ -305,7 +369,10 @@ fn truncated_file_is_truncated() {
 fn header_cut_short_is_truncated() {
     for len in [8usize, 12, 20, 31] {
         let (err, path, _dir) = read_bytes(&encoded()[..len], "header-only.gigagas");
-        assert!(matches!(err, DumpError::Truncated { .. }), "{len} bytes: {err:?}");
+        assert!(
+            matches!(err, DumpError::Truncated { .. }),
+            "{len} bytes: {err:?}"
+        );
         assert_message(&err, &path, &["truncated"]);
     }
 }
@@ -316,7 +383,9 @@ fn padded_file_is_truncated_or_padded() {
     bytes.extend_from_slice(&[0u8; 5]);
     let (err, path, _dir) = read_bytes(&bytes, "padded.gigagas");
     match &err {
-        DumpError::Truncated { expected, actual, .. } => assert_eq!(*actual, *expected + 5),
+        DumpError::Truncated {
+            expected, actual, ..
+        } => assert_eq!(*actual, *expected + 5),
         other => panic!("expected Truncated, got {other:?}"),
     }
     assert_message(&err, &path, &["padded"]);
@@ -334,7 +403,9 @@ fn flipped_content_byte_is_a_checksum_mismatch() {
             bytes[pos] ^= bit;
             let (err, path, _dir) = read_bytes(&bytes, "flipped.gigagas");
             match &err {
-                DumpError::ChecksumMismatch { expected, actual, .. } => {
+                DumpError::ChecksumMismatch {
+                    expected, actual, ..
+                } => {
                     assert_eq!(*expected, header_checksum);
                     assert_eq!(*actual, xxhash_rust::xxh3::xxh3_64(&bytes[HEADER_LEN..]));
                     assert_ne!(expected, actual);
@@ -360,7 +431,11 @@ fn flipped_checksum_byte_in_header_is_a_checksum_mismatch() {
 #[test]
 fn garbage_blocks_section_is_corrupt() {
     // Pure garbage: the block count itself is nonsense.
-    expect_corrupt(&with_section(b"BLKS", b"definitely not RLP-encoded blocks"), "BLKS", &[]);
+    expect_corrupt(
+        &with_section(b"BLKS", b"definitely not RLP-encoded blocks"),
+        "BLKS",
+        &[],
+    );
     // A plausible count followed by garbage.
     let n = dump().blocks.len() as u64;
     let mut raw = n.to_le_bytes().to_vec();
@@ -379,7 +454,11 @@ fn blocks_section_with_extra_or_missing_bytes_is_corrupt() {
     let raw = original_raw(b"BLKS");
     let mut longer = raw.clone();
     longer.extend_from_slice(&[0xc0, 0x80, 0x80]);
-    expect_corrupt(&with_section(b"BLKS", &longer), "BLKS", &["unexpected bytes"]);
+    expect_corrupt(
+        &with_section(b"BLKS", &longer),
+        "BLKS",
+        &["unexpected bytes"],
+    );
     let n = dump().blocks.len() as u64;
     let mut more = raw.clone();
     more[..8].copy_from_slice(&(n + 1).to_le_bytes());
@@ -393,11 +472,18 @@ fn blocks_section_with_extra_or_missing_bytes_is_corrupt() {
 
 #[test]
 fn random_garbage_in_rlp_sections_never_panics() {
-    for (tag, count) in [(b"BLKS", dump().blocks.len()), (b"BALS", dump().access_lists.len())] {
+    for (tag, count) in [
+        (b"BLKS", dump().blocks.len()),
+        (b"BALS", dump().access_lists.len()),
+    ] {
         for seed in 0..48u64 {
             let mut raw = (count as u64).to_le_bytes().to_vec();
             raw.extend_from_slice(&noise(seed + 100, 16 + (seed as usize * 37) % 700));
-            expect_corrupt(&with_section(tag, &raw), std::str::from_utf8(tag).unwrap(), &[]);
+            expect_corrupt(
+                &with_section(tag, &raw),
+                std::str::from_utf8(tag).unwrap(),
+                &[],
+            );
         }
     }
 }
@@ -454,8 +540,15 @@ fn bad_metadata_and_hashes_are_corrupt() {
 #[test]
 fn missing_section_is_corrupt() {
     for missing in [*b"META", *b"CODE", *b"BALS"] {
-        let frames: Vec<Frame> = parse_frames(encoded()).into_iter().filter(|f| f.tag != missing).collect();
-        expect_corrupt(&assemble(&frames), std::str::from_utf8(&missing).unwrap(), &["missing"]);
+        let frames: Vec<Frame> = parse_frames(encoded())
+            .into_iter()
+            .filter(|f| f.tag != missing)
+            .collect();
+        expect_corrupt(
+            &assemble(&frames),
+            std::str::from_utf8(&missing).unwrap(),
+            &["missing"],
+        );
     }
 }
 
@@ -480,11 +573,26 @@ fn bad_section_framing_is_corrupt() {
         let extra = if i + 1 == frames.len() { 1 } else { 0 };
         content.extend(frame_bytes(f, f.comp.len() as u64 + extra));
     }
-    expect_corrupt(&assemble_content(&content, frames.len() as u32), "BALS", &["compressed bytes"]);
+    expect_corrupt(
+        &assemble_content(&content, frames.len() as u32),
+        "BALS",
+        &["compressed bytes"],
+    );
     // The header (outside the checksum) claims one section more or one fewer.
-    let content: Vec<u8> = frames.iter().flat_map(|f| frame_bytes(f, f.comp.len() as u64)).collect();
-    expect_corrupt(&assemble_content(&content, frames.len() as u32 + 1), "?", &["past the end"]);
-    expect_corrupt(&assemble_content(&content, frames.len() as u32 - 1), "?", &["after the last section"]);
+    let content: Vec<u8> = frames
+        .iter()
+        .flat_map(|f| frame_bytes(f, f.comp.len() as u64))
+        .collect();
+    expect_corrupt(
+        &assemble_content(&content, frames.len() as u32 + 1),
+        "?",
+        &["past the end"],
+    );
+    expect_corrupt(
+        &assemble_content(&content, frames.len() as u32 - 1),
+        "?",
+        &["after the last section"],
+    );
     expect_corrupt(&assemble_content(&content, u32::MAX), "?", &[]);
 }
 
@@ -493,7 +601,10 @@ fn bad_section_framing_is_corrupt() {
 fn expect_inconsistent(d: &Dump, words: &[&str]) {
     let bytes = encode_dump(d);
     let (err, path, _dir) = read_bytes(&bytes, "inconsistent.gigagas");
-    assert!(matches!(err, DumpError::Inconsistent { .. }), "expected Inconsistent, got {err:?}");
+    assert!(
+        matches!(err, DumpError::Inconsistent { .. }),
+        "expected Inconsistent, got {err:?}"
+    );
     let mut all = vec!["inconsistent"];
     all.extend_from_slice(words);
     assert_message(&err, &path, &all);
@@ -505,7 +616,10 @@ fn fewer_access_lists_than_blocks_is_inconsistent() {
     d.access_lists.pop();
     let (bals, blocks) = (d.access_lists.len(), d.blocks.len());
     assert_ne!(bals, blocks);
-    expect_inconsistent(&d, &[&format!("{bals} block access lists for {blocks} blocks")]);
+    expect_inconsistent(
+        &d,
+        &[&format!("{bals} block access lists for {blocks} blocks")],
+    );
 }
 
 #[test]
@@ -525,7 +639,11 @@ fn gap_between_blocks_is_inconsistent() {
 #[test]
 fn receipts_not_matching_transactions_is_inconsistent() {
     let mut d = dump().clone();
-    let b = d.blocks.iter().position(|b| !b.receipts.is_empty()).expect("a block with transactions");
+    let b = d
+        .blocks
+        .iter()
+        .position(|b| !b.receipts.is_empty())
+        .expect("a block with transactions");
     d.blocks[b].receipts.pop();
     expect_inconsistent(&d, &["receipts for"]);
 
@@ -537,7 +655,10 @@ fn receipts_not_matching_transactions_is_inconsistent() {
 #[test]
 fn withdrawals_without_root_is_inconsistent() {
     let mut d = dump().clone();
-    assert!(!d.blocks[0].withdrawals.is_empty(), "generated blocks carry withdrawals");
+    assert!(
+        !d.blocks[0].withdrawals.is_empty(),
+        "generated blocks carry withdrawals"
+    );
     // A pre-Shanghai header (RLP cannot carry later fields without the withdrawals root).
     let h = &mut d.blocks[0].header;
     h.withdrawals_root = None;
@@ -604,28 +725,39 @@ fn mutated_dumps_give_an_error_or_a_valid_dump_never_a_panic() {
         frames[s] = Frame::new(frames[s].tag, &raw);
         if kind == 4 {
             // The announced decompressed length far past the data.
-            frames[s].raw_len = [u64::MAX, 1 << 40, frames[s].raw_len * 4096][(next() % 3) as usize];
+            frames[s].raw_len =
+                [u64::MAX, 1 << 40, frames[s].raw_len * 4096][(next() % 3) as usize];
         }
         let bytes = assemble(&frames);
         let tag = String::from_utf8_lossy(&frames[s].tag).into_owned();
-        let outcome = std::panic::catch_unwind(|| decode_dump(&bytes, Path::new("mutated.gigagas")));
+        let outcome =
+            std::panic::catch_unwind(|| decode_dump(&bytes, Path::new("mutated.gigagas")));
         match outcome {
-            Err(_) => panic!("round {round}: mutation {kind} of section {tag} panicked the decoder"),
+            Err(_) => {
+                panic!("round {round}: mutation {kind} of section {tag} panicked the decoder")
+            }
             Ok(Err(e)) => {
                 errors += 1;
                 let msg = e.to_string();
-                assert!(msg.contains("mutated.gigagas") && !msg.contains('\n'), "round {round}: {msg}");
+                assert!(
+                    msg.contains("mutated.gigagas") && !msg.contains('\n'),
+                    "round {round}: {msg}"
+                );
             }
             Ok(Ok((dump, _))) => {
                 decoded += 1;
                 // Whatever decodes is a consistent dump that survives a round trip.
                 let again = encode_dump(&dump);
-                let (back, _) = decode_dump(&again, Path::new("again.gigagas")).expect("a decoded dump re-encodes");
+                let (back, _) = decode_dump(&again, Path::new("again.gigagas"))
+                    .expect("a decoded dump re-encodes");
                 assert_eq!(back, dump, "round {round}");
             }
         }
     }
-    assert!(errors > 300, "most mutations must be caught ({errors} errors, {decoded} decoded)");
+    assert!(
+        errors > 300,
+        "most mutations must be caught ({errors} errors, {decoded} decoded)"
+    );
 }
 
 #[test]
@@ -667,8 +799,12 @@ fn a_dump_of_independent_segments_round_trips() {
     d.segments.push(second);
     d.blocks[1].header.number += 1000;
     let bytes = encode_dump(&d);
-    let (back, _) = decode_dump(&bytes, Path::new("segments.gigagas")).expect("two segments decode");
+    let (back, _) =
+        decode_dump(&bytes, Path::new("segments.gigagas")).expect("two segments decode");
     assert_eq!(back, d);
-    assert_eq!(back.segment_ranges().map(|(_, r)| r).collect::<Vec<_>>(), [0..1, 1..2]);
+    assert_eq!(
+        back.segment_ranges().map(|(_, r)| r).collect::<Vec<_>>(),
+        [0..1, 1..2]
+    );
     assert_eq!(back.summary().segments.len(), 2);
 }

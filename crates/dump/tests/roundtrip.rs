@@ -18,17 +18,27 @@ fn config(profile: Profile) -> GeneratorConfig {
 
 fn dump() -> &'static Dump {
     static DUMP: OnceLock<Dump> = OnceLock::new();
-    DUMP.get_or_init(|| gigagas_workload::generate(&config(Profile::MainnetLike), |_, _| {}).unwrap())
+    DUMP.get_or_init(|| {
+        gigagas_workload::generate(&config(Profile::MainnetLike), |_, _| {}).unwrap()
+    })
 }
 
 fn assert_roundtrips(d: &Dump) {
     let bytes = encode_dump(d);
-    let (decoded, info) = decode_dump(&bytes, Path::new("memory.gigagas")).expect("own encoding decodes");
+    let (decoded, info) =
+        decode_dump(&bytes, Path::new("memory.gigagas")).expect("own encoding decodes");
     assert_eq!(&decoded, d, "decode(encode(d)) == d");
     assert_eq!(info.size, bytes.len() as u64);
-    assert_eq!(info.checksum, u64::from_le_bytes(bytes[24..32].try_into().unwrap()));
+    assert_eq!(
+        info.checksum,
+        u64::from_le_bytes(bytes[24..32].try_into().unwrap())
+    );
     assert_eq!(info.checksum, xxhash_rust::xxh3::xxh3_64(&bytes[32..]));
-    assert_eq!(encode_dump(&decoded), bytes, "re-encoding is byte-identical");
+    assert_eq!(
+        encode_dump(&decoded),
+        bytes,
+        "re-encoding is byte-identical"
+    );
 }
 
 #[test]
@@ -40,8 +50,15 @@ fn encode_decode_reencode_is_identity() {
 }
 
 fn generate_one_block(profile: Profile, fork: EthereumHardfork) -> Dump {
-    gigagas_workload::generate(&GeneratorConfig { blocks: 1, fork, ..config(profile) }, |_, _| {})
-        .unwrap_or_else(|e| panic!("{profile} on {fork}: {e}"))
+    gigagas_workload::generate(
+        &GeneratorConfig {
+            blocks: 1,
+            fork,
+            ..config(profile)
+        },
+        |_, _| {},
+    )
+    .unwrap_or_else(|e| panic!("{profile} on {fork}: {e}"))
 }
 
 // Other profiles and forks exercise other transaction mixes and header shapes. One block
@@ -54,7 +71,10 @@ fn osaka_amm_dump_roundtrips() {
 
 #[test]
 fn adversarial_dump_roundtrips() {
-    assert_roundtrips(&generate_one_block(Profile::Adversarial, EthereumHardfork::Prague));
+    assert_roundtrips(&generate_one_block(
+        Profile::Adversarial,
+        EthereumHardfork::Prague,
+    ));
 }
 
 #[test]
@@ -66,8 +86,14 @@ fn cancun_dump_roundtrips() {
         // an earlier one (the requests hash, Prague+) is absent is read back into the
         // wrong field.
         assert_eq!(
-            (back.header.requests_hash, back.header.block_access_list_hash),
-            (orig.header.requests_hash, orig.header.block_access_list_hash),
+            (
+                back.header.requests_hash,
+                back.header.block_access_list_hash
+            ),
+            (
+                orig.header.requests_hash,
+                orig.header.block_access_list_hash
+            ),
             "block {}: header (requests_hash, block_access_list_hash) changed in the round trip",
             orig.number()
         );
@@ -89,7 +115,10 @@ fn write_then_read_gives_the_same_dump_and_checksum() {
     let bytes = encode_dump(dump());
     assert_eq!(file, bytes, "write_dump writes exactly encode_dump's bytes");
     assert_eq!(written.size, bytes.len() as u64);
-    assert_eq!(written.checksum, u64::from_le_bytes(bytes[24..32].try_into().unwrap()));
+    assert_eq!(
+        written.checksum,
+        u64::from_le_bytes(bytes[24..32].try_into().unwrap())
+    );
 
     let (read, info) = read_dump(&path).expect("read");
     assert_eq!(&read, dump());
@@ -119,7 +148,10 @@ fn write_creates_missing_directories() {
     let path = dir.path().join("a/b/c.gigagas");
     write_dump(dump(), &path).unwrap();
     assert_eq!(&read_dump(&path).unwrap().0, dump());
-    let names: Vec<_> = std::fs::read_dir(dir.path().join("a/b")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(dir.path().join("a/b"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names, ["c.gigagas"]);
 }
 
@@ -128,12 +160,28 @@ fn decoded_access_lists_hash_to_the_header_commitment() {
     let (decoded, _) = decode_dump(&encode_dump(dump()), Path::new("x.gigagas")).unwrap();
     assert_eq!(decoded.access_lists.len(), decoded.blocks.len());
     for (block, bal) in decoded.blocks.iter().zip(&decoded.access_lists) {
-        assert!(!bal.is_empty(), "block {} has an empty access list", block.number());
-        let expected = block.header.block_access_list_hash.expect("BAL hash in header");
-        assert_eq!(alloy_eip7928::compute_block_access_list_hash(bal), expected, "block {}", block.number());
+        assert!(
+            !bal.is_empty(),
+            "block {} has an empty access list",
+            block.number()
+        );
+        let expected = block
+            .header
+            .block_access_list_hash
+            .expect("BAL hash in header");
+        assert_eq!(
+            alloy_eip7928::compute_block_access_list_hash(bal),
+            expected,
+            "block {}",
+            block.number()
+        );
     }
     // The hash really depends on the list: different blocks' lists hash differently.
-    let hashes: Vec<_> = decoded.blocks.iter().map(|b| b.header.block_access_list_hash).collect();
+    let hashes: Vec<_> = decoded
+        .blocks
+        .iter()
+        .map(|b| b.header.block_access_list_hash)
+        .collect();
     assert_ne!(hashes[0], hashes[1]);
 }
 
@@ -154,14 +202,30 @@ fn summary_matches_the_dump() {
     let s = d.summary();
     assert_eq!(s.blocks, d.blocks.len());
     assert_eq!(s.transactions, d.transaction_count());
-    assert_eq!(s.total_gas, d.blocks.iter().map(|b| b.header.gas_used).sum::<u64>());
+    assert_eq!(
+        s.total_gas,
+        d.blocks.iter().map(|b| b.header.gas_used).sum::<u64>()
+    );
     assert_eq!(s.range, Some((d.blocks[0].number(), d.blocks[2].number())));
-    assert_eq!(s.accounts.0 + s.accounts.1, d.segments[0].pre_state.accounts.len());
-    assert_eq!(s.bal_entries.0, d.access_lists.iter().map(|l| l.len()).sum::<usize>());
+    assert_eq!(
+        s.accounts.0 + s.accounts.1,
+        d.segments[0].pre_state.accounts.len()
+    );
+    assert_eq!(
+        s.bal_entries.0,
+        d.access_lists.iter().map(|l| l.len()).sum::<usize>()
+    );
     assert!(s.largest_tx_share.0 > 0.0 && s.largest_tx_share.2 <= 1.0);
     assert_eq!(s.fork, "Prague");
     let text = s.to_string();
-    for key in ["transactions", "total gas", "gas per block", "largest tx share", "pre-state", "BAL entries"] {
+    for key in [
+        "transactions",
+        "total gas",
+        "gas per block",
+        "largest tx share",
+        "pre-state",
+        "BAL entries",
+    ] {
         assert!(text.contains(key), "summary lacks `{key}`:\n{text}");
     }
 }

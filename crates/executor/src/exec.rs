@@ -10,13 +10,16 @@ use alloy_evm::{
     eth::{EthBlockExecutor, EthEvm, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
     precompiles::PrecompilesMap,
 };
+use gigagas_record::{execution_ctx, pay_headerless_ommer_share};
 use revm::{
     context::TxEnv,
     database::State,
     inspector::NoOpInspector,
-    state::{EvmState, bal::{Bal, BlockAccessIndex}},
+    state::{
+        EvmState,
+        bal::{Bal, BlockAccessIndex},
+    },
 };
-use gigagas_record::{execution_ctx, pay_headerless_ommer_share};
 
 /// What executing an item produced.
 #[derive(Debug)]
@@ -66,7 +69,9 @@ pub struct ItemExecutor<'a> {
 
 impl std::fmt::Debug for ItemExecutor<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ItemExecutor").field("block", &self.evm.as_ref().map(|(b, _)| b.header.number)).finish()
+        f.debug_struct("ItemExecutor")
+            .field("block", &self.evm.as_ref().map(|(b, _)| b.header.number))
+            .finish()
     }
 }
 
@@ -79,14 +84,21 @@ impl<'a> ItemExecutor<'a> {
     /// The EVM set up for `block` over `view`.
     fn evm(&mut self, block: &'a ReplayBlock, view: BalView<'a>) -> &mut TxEvm<'a> {
         match &mut self.evm {
-            Some((current, evm)) if std::ptr::eq(*current, block) => evm.ctx_mut().journaled_state.database = view,
+            Some((current, evm)) if std::ptr::eq(*current, block) => {
+                evm.ctx_mut().journaled_state.database = view
+            }
             Some((current, evm)) if evm.ctx().cfg == block.env.cfg_env => {
                 let ctx = evm.ctx_mut();
                 ctx.block.clone_from(&block.env.block_env);
                 ctx.journaled_state.database = view;
                 *current = block;
             }
-            slot => *slot = Some((block, EthEvmFactory::default().create_evm(view, block.env.clone()))),
+            slot => {
+                *slot = Some((
+                    block,
+                    EthEvmFactory::default().create_evm(view, block.env.clone()),
+                ))
+            }
         }
         &mut self.evm.as_mut().expect("set above").1
     }
@@ -95,7 +107,11 @@ impl<'a> ItemExecutor<'a> {
 impl Replay {
     /// Execute one work item on its own view of state. `recover_senders` recovers the
     /// sender from the signature instead of taking it from the dump.
-    pub fn execute_item(&self, item: &WorkItem, recover_senders: bool) -> Result<ItemOutput, ExecError> {
+    pub fn execute_item(
+        &self,
+        item: &WorkItem,
+        recover_senders: bool,
+    ) -> Result<ItemOutput, ExecError> {
         self.execute_item_with(&mut ItemExecutor::new(), item, recover_senders)
     }
 
@@ -108,13 +124,19 @@ impl Replay {
     ) -> Result<ItemOutput, ExecError> {
         let block = &self.blocks[item.block as usize];
         let index = item.bal_index(block);
-        let err = |message: String| ExecError { block: block.header.number, item: item.kind, message };
+        let err = |message: String| ExecError {
+            block: block.header.number,
+            item: item.kind,
+            message,
+        };
         let view = BalView::new(&block.base, &block.bal, index);
         match item.kind {
             ItemKind::Tx(i) => {
                 let tx = &block.transactions[i as usize];
                 let sender = if recover_senders {
-                    self.spec.recover_sender(block.header.number, tx.inner()).map_err(|e| err(format!("sender recovery: {e}")))?
+                    self.spec
+                        .recover_sender(block.header.number, tx.inner())
+                        .map_err(|e| err(format!("sender recovery: {e}")))?
                 } else {
                     tx.signer()
                 };
@@ -133,7 +155,10 @@ impl Replay {
                 })
             }
             ItemKind::PreBlock | ItemKind::PostBlock => {
-                let mut state = State::builder().with_database(view).with_bal_builder().build();
+                let mut state = State::builder()
+                    .with_database(view)
+                    .with_bal_builder()
+                    .build();
                 state.set_bal_index(BlockAccessIndex::new(index));
                 {
                     let evm = EthEvmFactory::default().create_evm(&mut state, block.env.clone());
@@ -145,7 +170,8 @@ impl Replay {
                         AlloyReceiptBuilder::default(),
                     );
                     if item.kind == ItemKind::PreBlock {
-                        ex.apply_pre_execution_changes().map_err(|e| err(e.to_string()))?;
+                        ex.apply_pre_execution_changes()
+                            .map_err(|e| err(e.to_string()))?;
                     } else {
                         let (mut evm, _) = ex.finish().map_err(|e| err(e.to_string()))?;
                         pay_headerless_ommer_share(
@@ -191,30 +217,59 @@ impl Replay {
     ) -> Result<(), ExecError> {
         let block = &self.blocks[b];
         {
-            let err = |item, message: String| ExecError { block: block.header.number, item, message };
+            let err = |item, message: String| ExecError {
+                block: block.header.number,
+                item,
+                message,
+            };
             let input = block.input();
             let evm = EthEvmFactory::default().create_evm(&mut *state, block.env.clone());
-            let mut ex = EthBlockExecutor::new(evm, execution_ctx(&input), &self.spec, AlloyReceiptBuilder::default());
-            ex.apply_pre_execution_changes().map_err(|e| err(ItemKind::PreBlock, e.to_string()))?;
+            let mut ex = EthBlockExecutor::new(
+                evm,
+                execution_ctx(&input),
+                &self.spec,
+                AlloyReceiptBuilder::default(),
+            );
+            ex.apply_pre_execution_changes()
+                .map_err(|e| err(ItemKind::PreBlock, e.to_string()))?;
             for (i, tx) in block.transactions.iter().enumerate() {
                 let item = ItemKind::Tx(i as u32);
                 let start = std::time::Instant::now();
                 let sender = if recover_senders {
-                    self.spec.recover_sender(block.header.number, tx.inner()).map_err(|e| err(item, format!("sender recovery: {e}")))?
+                    self.spec
+                        .recover_sender(block.header.number, tx.inner())
+                        .map_err(|e| err(item, format!("sender recovery: {e}")))?
                 } else {
                     tx.signer()
                 };
                 let mut success = false;
                 let gas = ex
-                    .execute_transaction_with_result_closure((TxEnv::from_recovered_tx(tx.inner(), sender), tx), |r| {
-                        success = revm::context::result::ExecutionResult::is_success(&r.result.result)
-                    })
+                    .execute_transaction_with_result_closure(
+                        (TxEnv::from_recovered_tx(tx.inner(), sender), tx),
+                        |r| {
+                            success =
+                                revm::context::result::ExecutionResult::is_success(&r.result.result)
+                        },
+                    )
                     .map_err(|e| err(item, e.to_string()))?;
-                on_tx(b, i, gas.tx_gas_used(), success, start.elapsed().as_nanos() as u64);
+                on_tx(
+                    b,
+                    i,
+                    gas.tx_gas_used(),
+                    success,
+                    start.elapsed().as_nanos() as u64,
+                );
             }
-            let (mut evm, _) = ex.finish().map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
-            pay_headerless_ommer_share(evm.db_mut(), &self.spec, &block.header, block.headerless_ommers)
+            let (mut evm, _) = ex
+                .finish()
                 .map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
+            pay_headerless_ommer_share(
+                evm.db_mut(),
+                &self.spec,
+                &block.header,
+                block.headerless_ommers,
+            )
+            .map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
         }
         Ok(())
     }

@@ -20,8 +20,8 @@ pub mod verify;
 pub mod view;
 
 pub use bench::Repetition;
-pub use gigagas_record::ChainSpec;
 pub use exec::{ExecError, ItemOutput};
+pub use gigagas_record::ChainSpec;
 pub use plan::{ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
 pub use prestate::{PreStateDb, StateError};
 pub use run::{RunConfig, RunOutputs, RunTimings};

@@ -1,11 +1,11 @@
 //! [`Replay`]: a dump loaded for execution, and the [`WorkItem`]s a run schedules.
 
 use crate::{prestate::PreStateDb, verify::ExpectedWrites};
-use gigagas_record::{BlockInput, ChainSpec, RecordStage};
 use alloy_consensus::{Header, Transaction, TxEnvelope, transaction::Recovered};
 use alloy_eips::eip4895::Withdrawal;
 use alloy_evm::EvmEnv;
 use gigagas_dump::{Dump, ReceiptSummary};
+use gigagas_record::{BlockInput, ChainSpec, RecordStage};
 use revm::state::bal::Bal;
 
 /// Why a dump cannot be prepared for replay.
@@ -162,12 +162,20 @@ impl Replay {
                     detail: e.to_string(),
                 })?;
                 let expected = ExpectedWrites::from_bal(&bal, block.transactions.len() as u64 + 2)
-                    .map_err(|detail| PrepareError::Bal { block: block.number(), detail })?;
+                    .map_err(|detail| PrepareError::Bal {
+                        block: block.number(),
+                        detail,
+                    })?;
                 let base = running.block_base(&bal);
                 running.apply_block(&bal);
                 block_items.push(items.len() as u32);
                 let b = b as u32;
-                items.push(WorkItem { block: b, kind: ItemKind::PreBlock, gas_used: 0, gas_limit: 0 });
+                items.push(WorkItem {
+                    block: b,
+                    kind: ItemKind::PreBlock,
+                    gas_used: 0,
+                    gas_limit: 0,
+                });
                 for (i, (tx, r)) in block.transactions.iter().zip(&block.receipts).enumerate() {
                     items.push(WorkItem {
                         block: b,
@@ -176,7 +184,12 @@ impl Replay {
                         gas_limit: tx.inner().gas_limit(),
                     });
                 }
-                items.push(WorkItem { block: b, kind: ItemKind::PostBlock, gas_used: 0, gas_limit: 0 });
+                items.push(WorkItem {
+                    block: b,
+                    kind: ItemKind::PostBlock,
+                    gas_used: 0,
+                    gas_limit: 0,
+                });
                 blocks.push(ReplayBlock {
                     env: spec.evm_env(&block.header),
                     header: block.header.clone(),
@@ -193,7 +206,13 @@ impl Replay {
             segments.push(ReplaySegment { pre, blocks: range });
         }
         block_items.push(items.len() as u32);
-        Ok(Self { spec, segments, blocks, items, block_items })
+        Ok(Self {
+            spec,
+            segments,
+            blocks,
+            items,
+            block_items,
+        })
     }
 
     /// Total gas used by all blocks (from the headers).
@@ -226,10 +245,13 @@ impl Replay {
 pub fn calls_point_evaluation(dump: &Dump, spec: &ChainSpec) -> bool {
     use alloy_hardforks::EthereumHardforks;
     let address = revm::precompile::u64_to_address(0x0a);
-    dump.blocks.iter().zip(&dump.access_lists).any(|(block, list)| {
-        spec.is_cancun_active_at_timestamp(block.header.timestamp)
-            && list.iter().any(|a| a.address == address)
-    })
+    dump.blocks
+        .iter()
+        .zip(&dump.access_lists)
+        .any(|(block, list)| {
+            spec.is_cancun_active_at_timestamp(block.header.timestamp)
+                && list.iter().any(|a| a.address == address)
+        })
 }
 
 /// Load the KZG trusted setup (done lazily by the point-evaluation precompile, taking
@@ -238,10 +260,14 @@ pub fn warm_up_kzg() {
     use alloy_primitives::hex;
     use revm::precompile::kzg_point_evaluation;
     // Test vector of revm-precompile's own point-evaluation test.
-    let commitment = hex!("8f59a8d2a1a625a17f3fea0fe5eb8c896db3764f3185481bc22f91b4aaffcca25f26936857bc3a7c2539ea8ec3a952b7");
+    let commitment = hex!(
+        "8f59a8d2a1a625a17f3fea0fe5eb8c896db3764f3185481bc22f91b4aaffcca25f26936857bc3a7c2539ea8ec3a952b7"
+    );
     let z = hex!("73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000000");
     let y = hex!("1522a4a7f34e1ea350ae07c29c96c7e79655aa926122e95fe69fcbd932ca49e9");
-    let proof = hex!("a62ad71d14c5719385c0686f1871430475bf3a00f0aa3f7b8dd99a9abc2160744faf0070725e00b60ad9a026a15b1a8c");
+    let proof = hex!(
+        "a62ad71d14c5719385c0686f1871430475bf3a00f0aa3f7b8dd99a9abc2160744faf0070725e00b60ad9a026a15b1a8c"
+    );
     let mut input = kzg_point_evaluation::kzg_to_versioned_hash(&commitment).to_vec();
     input.extend_from_slice(&z);
     input.extend_from_slice(&y);

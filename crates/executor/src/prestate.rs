@@ -2,13 +2,8 @@
 
 use alloy_primitives::{Address, B256, U256};
 use gigagas_dump::{Dump, Segment};
-use revm::{
-    DatabaseRef,
-    bytecode::Bytecode,
-    primitives::KECCAK_EMPTY,
-    state::AccountInfo,
-};
 use revm::state::bal::{Bal, BlockAccessIndex};
+use revm::{DatabaseRef, bytecode::Bytecode, primitives::KECCAK_EMPTY, state::AccountInfo};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
@@ -104,10 +99,16 @@ impl BlockTable {
     /// below `index`, else the value at the start of the block.
     #[inline]
     pub(crate) fn slot(&self, id: u32, slot: U256, index: BlockAccessIndex) -> SlotRead {
-        let Some(entry) = self.slots.get(&(id, slot)) else { return SlotRead::NotInBal };
+        let Some(entry) = self.slots.get(&(id, slot)) else {
+            return SlotRead::NotInBal;
+        };
         let writes = &self.writes[entry.start as usize..(entry.start + entry.len) as usize];
         let below = writes.partition_point(|(i, _)| *i < index);
-        SlotRead::Found(if below > 0 { Some(writes[below - 1].1) } else { entry.pre })
+        SlotRead::Found(if below > 0 {
+            Some(writes[below - 1].1)
+        } else {
+            entry.pre
+        })
     }
 }
 
@@ -150,13 +151,25 @@ impl PreStateDb {
                 (a.address, info)
             })
             .collect();
-        let storage =
-            segment.pre_state.storage.iter().map(|s| ((s.address, s.slot), s.value)).collect();
+        let storage = segment
+            .pre_state
+            .storage
+            .iter()
+            .map(|s| ((s.address, s.slot), s.value))
+            .collect();
         let mut block_hashes: FxHashMap<u64, B256> = segment.block_hashes.iter().copied().collect();
         for b in &dump.blocks[blocks] {
             block_hashes.insert(b.header.number, b.header.hash_slow());
         }
-        Self { accounts, storage, shared: Arc::new(Shared { codes, block_hashes }), table: None }
+        Self {
+            accounts,
+            storage,
+            shared: Arc::new(Shared {
+                codes,
+                block_hashes,
+            }),
+            table: None,
+        }
     }
 
     /// The state at the start of a block, restricted to the accounts and slots its access
@@ -185,18 +198,29 @@ impl PreStateDb {
                     storage.insert((*address, *slot), v);
                 }
                 let start = table.writes.len() as u32;
-                table.writes.extend(writes.writes.iter().map(|(i, v)| (*i, *v)));
+                table
+                    .writes
+                    .extend(writes.writes.iter().map(|(i, v)| (*i, *v)));
                 let len = writes.writes.len() as u32;
-                table.slots.insert((id as u32, *slot), SlotEntry { pre, start, len });
+                table
+                    .slots
+                    .insert((id as u32, *slot), SlotEntry { pre, start, len });
             }
         }
-        Self { accounts, storage, shared: self.shared.clone(), table: Some(Box::new(table)) }
+        Self {
+            accounts,
+            storage,
+            shared: self.shared.clone(),
+            table: Some(Box::new(table)),
+        }
     }
 
     /// The access list joined with this state, if this is a block base of a list with
     /// `accounts` accounts.
     pub(crate) fn table(&self, accounts: usize) -> Option<&BlockTable> {
-        self.table.as_deref().filter(|t| t.accounts.len() == accounts)
+        self.table
+            .as_deref()
+            .filter(|t| t.accounts.len() == accounts)
     }
 
     /// Advance to the end of a block: apply the last write of every field in its access
@@ -206,8 +230,11 @@ impl PreStateDb {
         self.table = None;
         for (address, account) in bal.accounts.iter() {
             let info = &account.account_info;
-            let (balance, nonce, code) =
-                (info.balance.writes.last(), info.nonce.writes.last(), info.code.writes.last());
+            let (balance, nonce, code) = (
+                info.balance.writes.last(),
+                info.nonce.writes.last(),
+                info.code.writes.last(),
+            );
             let written = balance.is_some() || nonce.is_some() || code.is_some();
             if let Some(entry) = self.accounts.get_mut(address).filter(|_| written) {
                 let acc = entry.get_or_insert_with(|| AccountInfo {
@@ -243,21 +270,35 @@ impl DatabaseRef for PreStateDb {
     type Error = StateError;
 
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, StateError> {
-        self.accounts.get(&address).cloned().ok_or(StateError::MissingAccount(address))
+        self.accounts
+            .get(&address)
+            .cloned()
+            .ok_or(StateError::MissingAccount(address))
     }
 
     fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, StateError> {
         if code_hash == KECCAK_EMPTY {
             return Ok(Bytecode::default());
         }
-        self.shared.codes.get(&code_hash).cloned().ok_or(StateError::MissingCode(code_hash))
+        self.shared
+            .codes
+            .get(&code_hash)
+            .cloned()
+            .ok_or(StateError::MissingCode(code_hash))
     }
 
     fn storage_ref(&self, address: Address, slot: U256) -> Result<U256, StateError> {
-        self.storage.get(&(address, slot)).copied().ok_or(StateError::MissingSlot { address, slot })
+        self.storage
+            .get(&(address, slot))
+            .copied()
+            .ok_or(StateError::MissingSlot { address, slot })
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, StateError> {
-        self.shared.block_hashes.get(&number).copied().ok_or(StateError::MissingBlockHash(number))
+        self.shared
+            .block_hashes
+            .get(&number)
+            .copied()
+            .ok_or(StateError::MissingBlockHash(number))
     }
 }

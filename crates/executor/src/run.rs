@@ -59,7 +59,8 @@ impl Replay {
         let (timings, per_worker) = std::thread::scope(|scope| {
             let workers: Vec<_> = (0..threads)
                 .map(|_| {
-                    let (batches, cursors, orders, barrier) = (&batches, &cursors, &orders, &barrier);
+                    let (batches, cursors, orders, barrier) =
+                        (&batches, &cursors, &orders, &barrier);
                     scope.spawn(move || {
                         // Room for every item, so recording one never reallocates in the timed window.
                         let mut done: Vec<(u32, u64, Result<ItemOutput, ExecError>)> =
@@ -68,7 +69,9 @@ impl Replay {
                         let mut executor = ItemExecutor::new();
                         barrier.wait(); // ready
                         barrier.wait(); // orders published, batch 0 starts
-                        let orders = orders.get().expect("orders are published before the start barrier");
+                        let orders = orders
+                            .get()
+                            .expect("orders are published before the start barrier");
                         for (b, range) in batches.iter().enumerate() {
                             let order = &orders[b];
                             loop {
@@ -76,7 +79,11 @@ impl Replay {
                                 let Some(&pos) = order.get(k) else { break };
                                 let index = range.start + pos as usize;
                                 let start = Instant::now();
-                                let out = self.execute_item_with(&mut executor, &self.items[index], config.recover_senders);
+                                let out = self.execute_item_with(
+                                    &mut executor,
+                                    &self.items[index],
+                                    config.recover_senders,
+                                );
                                 let ns = start.elapsed().as_nanos() as u64;
                                 busy += ns;
                                 done.push((index as u32, ns, out));
@@ -107,12 +114,23 @@ impl Replay {
                 last = now;
             }
             let wall_ns = start.elapsed().as_nanos() as u64;
-            let per_worker: Vec<_> = workers.into_iter().map(|w| w.join().expect("worker panicked")).collect();
-            (RunTimings { wall_ns, batch_wall_ns, ..Default::default() }, per_worker)
+            let per_worker: Vec<_> = workers
+                .into_iter()
+                .map(|w| w.join().expect("worker panicked"))
+                .collect();
+            (
+                RunTimings {
+                    wall_ns,
+                    batch_wall_ns,
+                    ..Default::default()
+                },
+                per_worker,
+            )
         });
 
         let mut timings = timings;
-        let mut outputs: Vec<Option<Result<ItemOutput, ExecError>>> = (0..self.items.len()).map(|_| None).collect();
+        let mut outputs: Vec<Option<Result<ItemOutput, ExecError>>> =
+            (0..self.items.len()).map(|_| None).collect();
         timings.item_ns = vec![0; self.items.len()];
         for (busy, done) in per_worker {
             timings.worker_busy_ns.push(busy);
@@ -122,13 +140,19 @@ impl Replay {
             }
         }
         timings.batches = batches;
-        let outputs = outputs.into_iter().map(|o| o.expect("every item ran exactly once")).collect();
+        let outputs = outputs
+            .into_iter()
+            .map(|o| o.expect("every item ran exactly once"))
+            .collect();
         (timings, outputs)
     }
 
     /// The sequential baseline timed the same way (one batch per block, one worker).
     /// Returns the timings and, per transaction, `(gas_used, success)` for verification.
-    pub fn run_sequential(&self, recover_senders: bool) -> (RunTimings, Result<Vec<(u64, bool)>, ExecError>) {
+    pub fn run_sequential(
+        &self,
+        recover_senders: bool,
+    ) -> (RunTimings, Result<Vec<(u64, bool)>, ExecError>) {
         let mut item_ns = vec![0u64; self.items.len()];
         let mut results = Vec::with_capacity(self.transaction_count());
         let start = Instant::now();

@@ -52,7 +52,9 @@ impl Scheduler for GasLimit {
 }
 
 /// The schedulers by name, for the command line and result rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchedulerKind {
     /// [`Ols`].
@@ -65,7 +67,11 @@ pub enum SchedulerKind {
 
 impl SchedulerKind {
     /// All schedulers.
-    pub const ALL: [SchedulerKind; 3] = [SchedulerKind::Ols, SchedulerKind::GasUsed, SchedulerKind::GasLimit];
+    pub const ALL: [SchedulerKind; 3] = [
+        SchedulerKind::Ols,
+        SchedulerKind::GasUsed,
+        SchedulerKind::GasLimit,
+    ];
 
     /// The scheduler itself.
     pub fn scheduler(self) -> &'static dyn Scheduler {
@@ -108,12 +114,22 @@ mod tests {
     use crate::plan::ItemKind;
 
     fn item(i: u32, used: u64, limit: u64) -> WorkItem {
-        WorkItem { block: 0, kind: ItemKind::Tx(i), gas_used: used, gas_limit: limit }
+        WorkItem {
+            block: 0,
+            kind: ItemKind::Tx(i),
+            gas_used: used,
+            gas_limit: limit,
+        }
     }
 
     #[test]
     fn orders() {
-        let items = [item(0, 10, 300), item(1, 30, 100), item(2, 20, 200), item(3, 30, 50)];
+        let items = [
+            item(0, 10, 300),
+            item(1, 30, 100),
+            item(2, 20, 200),
+            item(3, 30, 50),
+        ];
         let mut o = Vec::new();
         Ols.order(&items, &mut o);
         assert_eq!(o, [0, 1, 2, 3]);

@@ -78,7 +78,11 @@ impl Summary {
 
     /// Like [`Summary::of`], with `worker_busy_ns[r]` the per-worker busy times of repeat
     /// `r` (the median repeat's are kept).
-    pub fn with_workers(repeats: Vec<Metrics>, tx_ns: impl IntoIterator<Item = u64>, worker_busy_ns: &[Vec<u64>]) -> Self {
+    pub fn with_workers(
+        repeats: Vec<Metrics>,
+        tx_ns: impl IntoIterator<Item = u64>,
+        worker_busy_ns: &[Vec<u64>],
+    ) -> Self {
         assert!(!repeats.is_empty(), "a summary needs at least one repeat");
         let mut by_wall: Vec<usize> = (0..repeats.len()).collect();
         by_wall.sort_by(|&a, &b| repeats[a].wall_s.total_cmp(&repeats[b].wall_s));
@@ -89,7 +93,8 @@ impl Summary {
             .get(median_index)
             .map(|w| w.iter().map(|ns| *ns as f64 / 1e9).collect())
             .unwrap_or_default();
-        let mut hist = Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
+        let mut hist =
+            Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
         for ns in tx_ns {
             hist.saturating_record(ns.max(1));
         }

@@ -23,7 +23,10 @@ pub struct AccountWrites {
 
 impl AccountWrites {
     fn is_empty(&self) -> bool {
-        self.balance.is_none() && self.nonce.is_none() && self.code.is_none() && self.storage.is_empty()
+        self.balance.is_none()
+            && self.nonce.is_none()
+            && self.code.is_none()
+            && self.storage.is_empty()
     }
 }
 
@@ -33,8 +36,14 @@ pub struct ExpectedWrites {
     by_index: Vec<BTreeMap<Address, AccountWrites>>,
 }
 
-fn exact<T: PartialEq + Clone>(writes: &[(BlockAccessIndex, T)], index: BlockAccessIndex) -> Option<T> {
-    writes.iter().find(|(i, _)| *i == index).map(|(_, v)| v.clone())
+fn exact<T: PartialEq + Clone>(
+    writes: &[(BlockAccessIndex, T)],
+    index: BlockAccessIndex,
+) -> Option<T> {
+    writes
+        .iter()
+        .find(|(i, _)| *i == index)
+        .map(|(_, v)| v.clone())
 }
 
 fn account_writes_at(account: &AccountBal, index: BlockAccessIndex) -> AccountWrites {
@@ -116,11 +125,19 @@ pub struct Divergence {
 
 impl fmt::Display for Divergence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "verification failed at block {}, {}", self.block, self.item)?;
+        write!(
+            f,
+            "verification failed at block {}, {}",
+            self.block, self.item
+        )?;
         if let Some(a) = self.address {
             write!(f, ", account {a}")?;
         }
-        write!(f, ": {} expected {}, got {}", self.field, self.expected, self.got)
+        write!(
+            f,
+            ": {} expected {}, got {}",
+            self.field, self.expected, self.got
+        )
     }
 }
 
@@ -140,7 +157,9 @@ impl From<ExecError> for Divergence {
 }
 
 fn fmt_opt<T: fmt::Display>(v: &Option<T>) -> String {
-    v.as_ref().map(|v| v.to_string()).unwrap_or_else(|| "no write".into())
+    v.as_ref()
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| "no write".into())
 }
 
 /// Compare the writes an item made with the access list's writes at its index.
@@ -152,7 +171,8 @@ fn compare_writes(
     let empty = BTreeMap::new();
     let expected = expected.unwrap_or(&empty);
     let none = AccountWrites::default();
-    let addresses: std::collections::BTreeSet<&Address> = expected.keys().chain(got.keys()).collect();
+    let addresses: std::collections::BTreeSet<&Address> =
+        expected.keys().chain(got.keys()).collect();
     for address in addresses {
         let e = expected.get(address).unwrap_or(&none);
         let g = got.get(address).unwrap_or(&none);
@@ -161,19 +181,35 @@ fn compare_writes(
         }
         let a = Some(*address);
         if e.balance != g.balance {
-            return Err(at(a, "balance".into(), fmt_opt(&e.balance), fmt_opt(&g.balance)));
+            return Err(at(
+                a,
+                "balance".into(),
+                fmt_opt(&e.balance),
+                fmt_opt(&g.balance),
+            ));
         }
         if e.nonce != g.nonce {
             return Err(at(a, "nonce".into(), fmt_opt(&e.nonce), fmt_opt(&g.nonce)));
         }
         if e.code != g.code {
-            return Err(at(a, "code hash".into(), fmt_opt(&e.code), fmt_opt(&g.code)));
+            return Err(at(
+                a,
+                "code hash".into(),
+                fmt_opt(&e.code),
+                fmt_opt(&g.code),
+            ));
         }
-        let slots: std::collections::BTreeSet<&U256> = e.storage.keys().chain(g.storage.keys()).collect();
+        let slots: std::collections::BTreeSet<&U256> =
+            e.storage.keys().chain(g.storage.keys()).collect();
         for slot in slots {
             let (ev, gv) = (e.storage.get(slot).copied(), g.storage.get(slot).copied());
             if ev != gv {
-                return Err(at(a, format!("storage[{slot:#x}]"), fmt_opt(&ev), fmt_opt(&gv)));
+                return Err(at(
+                    a,
+                    format!("storage[{slot:#x}]"),
+                    fmt_opt(&ev),
+                    fmt_opt(&gv),
+                ));
             }
         }
     }
@@ -191,22 +227,49 @@ fn writes_of(bal: &Bal, index: BlockAccessIndex) -> BTreeMap<Address, AccountWri
 impl Replay {
     /// Verify one item's output: gas and status against the receipt (transactions), and
     /// its writes against the block access list at its index.
-    pub fn verify_item(&self, item: &WorkItem, output: &Result<ItemOutput, ExecError>) -> Result<(), Divergence> {
+    pub fn verify_item(
+        &self,
+        item: &WorkItem,
+        output: &Result<ItemOutput, ExecError>,
+    ) -> Result<(), Divergence> {
         let block = &self.blocks[item.block as usize];
         let index = item.bal_index(block);
         let number = block.header.number;
-        let at = |address, field, expected, got| Divergence { block: number, item: item.kind, address, field, expected, got };
+        let at = |address, field, expected, got| Divergence {
+            block: number,
+            item: item.kind,
+            address,
+            field,
+            expected,
+            got,
+        };
         let output = output.as_ref().map_err(|e| Divergence::from(e.clone()))?;
         let bal_index = BlockAccessIndex::new(index);
         let got = match output {
-            ItemOutput::Tx { gas_used, success, state } => {
-                let ItemKind::Tx(i) = item.kind else { unreachable!("tx output for a system item") };
+            ItemOutput::Tx {
+                gas_used,
+                success,
+                state,
+            } => {
+                let ItemKind::Tx(i) = item.kind else {
+                    unreachable!("tx output for a system item")
+                };
                 let receipt = &block.receipts[i as usize];
                 if *gas_used != receipt.gas_used {
-                    return Err(at(None, "gas used".into(), receipt.gas_used.to_string(), gas_used.to_string()));
+                    return Err(at(
+                        None,
+                        "gas used".into(),
+                        receipt.gas_used.to_string(),
+                        gas_used.to_string(),
+                    ));
                 }
                 if *success != receipt.success {
-                    return Err(at(None, "status".into(), receipt.success.to_string(), success.to_string()));
+                    return Err(at(
+                        None,
+                        "status".into(),
+                        receipt.success.to_string(),
+                        success.to_string(),
+                    ));
                 }
                 let mut built = Bal::new();
                 for (address, account) in state.iter() {
@@ -273,24 +336,38 @@ pub struct ItemOutcome {
 
 impl Replay {
     /// The comparable outcome of every item of a run (errors as their messages).
-    pub fn outcomes(&self, outputs: &[Result<ItemOutput, ExecError>]) -> Vec<Result<ItemOutcome, String>> {
+    pub fn outcomes(
+        &self,
+        outputs: &[Result<ItemOutput, ExecError>],
+    ) -> Vec<Result<ItemOutcome, String>> {
         self.items
             .iter()
             .zip(outputs)
             .map(|(item, out)| {
-                let index = BlockAccessIndex::new(item.bal_index(&self.blocks[item.block as usize]));
+                let index =
+                    BlockAccessIndex::new(item.bal_index(&self.blocks[item.block as usize]));
                 match out {
                     Err(e) => Err(e.to_string()),
-                    Ok(ItemOutput::Tx { gas_used, success, state }) => {
+                    Ok(ItemOutput::Tx {
+                        gas_used,
+                        success,
+                        state,
+                    }) => {
                         let mut built = Bal::new();
                         for (address, account) in state.iter() {
                             built.update_account(index, *address, account);
                         }
-                        Ok(ItemOutcome { gas_used: Some(*gas_used), success: Some(*success), writes: writes_of(&built, index) })
+                        Ok(ItemOutcome {
+                            gas_used: Some(*gas_used),
+                            success: Some(*success),
+                            writes: writes_of(&built, index),
+                        })
                     }
-                    Ok(ItemOutput::System { writes }) => {
-                        Ok(ItemOutcome { gas_used: None, success: None, writes: writes_of(writes, index) })
-                    }
+                    Ok(ItemOutput::System { writes }) => Ok(ItemOutcome {
+                        gas_used: None,
+                        success: None,
+                        writes: writes_of(writes, index),
+                    }),
                 }
             })
             .collect()

@@ -5,7 +5,10 @@ use alloy_primitives::{Address, B256, U256};
 use revm::{
     Database, DatabaseRef,
     bytecode::Bytecode,
-    state::{AccountId, AccountInfo, bal::{Bal, BalError, BlockAccessIndex}},
+    state::{
+        AccountId, AccountInfo,
+        bal::{Bal, BalError, BlockAccessIndex},
+    },
 };
 
 /// The state a transaction at block access index `index` sees: the pre-state overlaid
@@ -26,7 +29,12 @@ impl<'a> BalView<'a> {
     /// The view at `index` (0 = pre-block system calls, i + 1 = transaction i, n + 1 =
     /// post-block changes); `pre` is the state at the start of the block.
     pub fn new(pre: &'a PreStateDb, bal: &'a Bal, index: u64) -> Self {
-        Self { pre, bal, table: pre.table(bal.accounts.len()), index: BlockAccessIndex::new(index) }
+        Self {
+            pre,
+            bal,
+            table: pre.table(bal.accounts.len()),
+            index: BlockAccessIndex::new(index),
+        }
     }
 
     /// Slot `slot` of the account at index `id` of the access list, `address`.
@@ -45,7 +53,12 @@ impl<'a> BalView<'a> {
         }
     }
 
-    fn slot(&self, address: Address, account: &revm::state::bal::AccountBal, slot: U256) -> Result<U256, StateError> {
+    fn slot(
+        &self,
+        address: Address,
+        account: &revm::state::bal::AccountBal,
+        slot: U256,
+    ) -> Result<U256, StateError> {
         match account.storage.get_bal_writes(&address, slot) {
             Ok(writes) => match writes.get(self.index) {
                 Some(v) => Ok(v),
@@ -68,7 +81,10 @@ impl Database for BalView<'_> {
         let pre = match self.table {
             Some(table) => {
                 let (a, pre) = &table.accounts[id];
-                debug_assert_eq!(*a, address, "a block base is viewed with its own access list");
+                debug_assert_eq!(
+                    *a, address,
+                    "a block base is viewed with its own access list"
+                );
                 pre.clone().ok_or(StateError::MissingAccount(address))?
             }
             None => self.pre.basic_ref(address)?,
@@ -96,12 +112,21 @@ impl Database for BalView<'_> {
     }
 
     #[inline]
-    fn storage_by_account_id(&mut self, address: Address, id: AccountId, slot: U256) -> Result<U256, StateError> {
+    fn storage_by_account_id(
+        &mut self,
+        address: Address,
+        id: AccountId,
+        slot: U256,
+    ) -> Result<U256, StateError> {
         let named = match self.table {
             Some(table) => table.accounts.get(id.get()).map(|(a, _)| a),
             None => self.bal.accounts.get_index(id.get()).map(|(a, _)| a),
         };
-        if named == Some(&address) { self.slot_at(address, id.get(), slot) } else { self.storage(address, slot) }
+        if named == Some(&address) {
+            self.slot_at(address, id.get(), slot)
+        } else {
+            self.storage(address, slot)
+        }
     }
 
     fn block_hash(&mut self, number: u64) -> Result<B256, StateError> {

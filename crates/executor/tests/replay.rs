@@ -10,7 +10,9 @@ use std::path::Path;
 
 fn default_dump() -> Dump {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet-like.gigagas");
-    gigagas_dump::read_dump(&path).expect("the embedded default dump loads").0
+    gigagas_dump::read_dump(&path)
+        .expect("the embedded default dump loads")
+        .0
 }
 
 fn small(profile: Profile) -> Dump {
@@ -35,7 +37,12 @@ fn replay_grid(dump: &Dump) {
     for threads in [1, 2] {
         for batch in [1, 50] {
             for scheduler in SchedulerKind::ALL {
-                let config = RunConfig { threads, batch, scheduler, recover_senders: false };
+                let config = RunConfig {
+                    threads,
+                    batch,
+                    scheduler,
+                    recover_senders: false,
+                };
                 let (timings, outputs) = replay.run_parallel(&config);
                 assert_eq!(timings.item_ns.len(), replay.items.len());
                 if let Err(d) = replay.verify_all(&outputs) {
@@ -72,8 +79,18 @@ fn sequential_baseline_verifies_and_sender_recovery_changes_nothing() {
     let replay = Replay::new(&dump).unwrap();
     let (_, results) = replay.run_sequential(false);
     replay.verify_sequential(&results.unwrap()).unwrap();
-    let (_, plain) = replay.run_parallel(&RunConfig { threads: 2, batch: 1, scheduler: SchedulerKind::Ols, recover_senders: false });
-    let (_, recovered) = replay.run_parallel(&RunConfig { threads: 2, batch: 1, scheduler: SchedulerKind::Ols, recover_senders: true });
+    let (_, plain) = replay.run_parallel(&RunConfig {
+        threads: 2,
+        batch: 1,
+        scheduler: SchedulerKind::Ols,
+        recover_senders: false,
+    });
+    let (_, recovered) = replay.run_parallel(&RunConfig {
+        threads: 2,
+        batch: 1,
+        scheduler: SchedulerKind::Ols,
+        recover_senders: true,
+    });
     replay.verify_all(&recovered).unwrap();
     assert_eq!(replay.outcomes(&plain), replay.outcomes(&recovered));
 }
@@ -102,8 +119,15 @@ fn corrupted_bal_write_is_named() {
     change.new_value += alloy_primitives::U256::from(1);
     let tx = change.block_access_index.get() - 1;
     let replay = Replay::new(&dump).unwrap();
-    let (_, outputs) = replay.run_parallel(&RunConfig { threads: 2, batch: 1, scheduler: SchedulerKind::GasUsed, recover_senders: false });
-    let d = replay.verify_all(&outputs).expect_err("a corrupted BAL must not verify");
+    let (_, outputs) = replay.run_parallel(&RunConfig {
+        threads: 2,
+        batch: 1,
+        scheduler: SchedulerKind::GasUsed,
+        recover_senders: false,
+    });
+    let d = replay
+        .verify_all(&outputs)
+        .expect_err("a corrupted BAL must not verify");
     assert_eq!(d.block, dump.blocks[1].header.number);
     assert_eq!(d.item, ItemKind::Tx(tx as u32));
     assert_eq!(d.address, Some(address));
@@ -116,9 +140,19 @@ fn corrupted_receipt_is_named() {
     let mut dump = small(Profile::Transfers);
     dump.blocks[2].receipts[3].gas_used += 1;
     let replay = Replay::new(&dump).unwrap();
-    let (_, outputs) = replay.run_parallel(&RunConfig { threads: 1, batch: 50, scheduler: SchedulerKind::Ols, recover_senders: false });
-    let d = replay.verify_all(&outputs).expect_err("a corrupted receipt must not verify");
-    assert_eq!((d.block, d.item, d.field.as_str()), (dump.blocks[2].header.number, ItemKind::Tx(3), "gas used"));
+    let (_, outputs) = replay.run_parallel(&RunConfig {
+        threads: 1,
+        batch: 50,
+        scheduler: SchedulerKind::Ols,
+        recover_senders: false,
+    });
+    let d = replay
+        .verify_all(&outputs)
+        .expect_err("a corrupted receipt must not verify");
+    assert_eq!(
+        (d.block, d.item, d.field.as_str()),
+        (dump.blocks[2].header.number, ItemKind::Tx(3), "gas used")
+    );
     assert_eq!(d.expected, "21001");
     assert_eq!(d.got, "21000");
 }
@@ -130,16 +164,30 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
     let block = 1;
     let victim = dump.access_lists[block]
         .iter()
-        .position(|a| a.storage_changes.iter().any(|s| s.changes.iter().any(|c| c.block_access_index.get() >= 1)))
+        .position(|a| {
+            a.storage_changes
+                .iter()
+                .any(|s| s.changes.iter().any(|c| c.block_access_index.get() >= 1))
+        })
         .expect("an account a transaction writes storage of");
     let address = dump.access_lists[block].remove(victim).address;
     let replay = Replay::new(&dump).unwrap();
-    let (_, outputs) = replay.run_parallel(&RunConfig { threads: 2, batch: 1, scheduler: SchedulerKind::Ols, recover_senders: false });
-    let d = replay.verify_all(&outputs).expect_err("a missing BAL account must fail");
+    let (_, outputs) = replay.run_parallel(&RunConfig {
+        threads: 2,
+        batch: 1,
+        scheduler: SchedulerKind::Ols,
+        recover_senders: false,
+    });
+    let d = replay
+        .verify_all(&outputs)
+        .expect_err("a missing BAL account must fail");
     let text = d.to_string();
     assert_eq!(d.block, dump.blocks[block].header.number);
     assert!(matches!(d.item, ItemKind::Tx(_)), "{text}");
-    assert!(text.contains(&address.to_string()) && text.contains("not in the block access list"), "{text}");
+    assert!(
+        text.contains(&address.to_string()) && text.contains("not in the block access list"),
+        "{text}"
+    );
 }
 
 /// A crafted access list whose write index lies past the block (a huge one, or `u64::MAX`)
@@ -147,7 +195,11 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
 #[test]
 fn a_write_index_past_the_block_is_an_error_not_an_abort() {
     let dump = small(Profile::Transfers);
-    for index in [u64::MAX, 1 << 40, dump.blocks[0].transactions.len() as u64 + 2] {
+    for index in [
+        u64::MAX,
+        1 << 40,
+        dump.blocks[0].transactions.len() as u64 + 2,
+    ] {
         let mut crafted = dump.clone();
         let entry = crafted.access_lists[0]
             .iter_mut()
@@ -156,7 +208,11 @@ fn a_write_index_past_the_block_is_an_error_not_an_abort() {
         entry.balance_changes[0].block_access_index = alloy_eip7928::BlockAccessIndex(index);
         let err = Replay::new(&crafted).expect_err("an index past the block must be refused");
         let msg = err.to_string();
-        assert!(msg.contains(&format!("block {}", dump.blocks[0].number())) && msg.contains("past the block"), "{msg}");
+        assert!(
+            msg.contains(&format!("block {}", dump.blocks[0].number()))
+                && msg.contains("past the block"),
+            "{msg}"
+        );
     }
 }
 

@@ -5,8 +5,8 @@ use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
 use gigagas_executor::{Repetition, Replay, RunConfig, SchedulerKind, Summary};
 use gigagas_workload::{GeneratorConfig, Profile};
-use serde::Serialize;
 use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
 use std::{
     path::{Path, PathBuf},
     process::ExitCode,
@@ -28,7 +28,10 @@ pub fn dump_or_default(given: Option<PathBuf>) -> Result<PathBuf> {
     if let Ok(cwd) = std::env::current_dir() {
         roots.extend(cwd.ancestors().map(Path::to_path_buf));
     }
-    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
         roots.extend(dir.ancestors().map(Path::to_path_buf));
     }
     roots.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
@@ -177,7 +180,9 @@ fn parse_fork(s: &str) -> Result<EthereumHardfork, String> {
         "cancun" => Ok(EthereumHardfork::Cancun),
         "prague" => Ok(EthereumHardfork::Prague),
         "osaka" => Ok(EthereumHardfork::Osaka),
-        _ => Err(format!("unsupported fork `{s}` (expected cancun, prague or osaka)")),
+        _ => Err(format!(
+            "unsupported fork `{s}` (expected cancun, prague or osaka)"
+        )),
     }
 }
 
@@ -207,8 +212,23 @@ fn progress(len: u64, what: &str) -> ProgressBar {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Generate { profile, blocks, gas_per_block, seed, fork, users, output } => {
-            let config = GeneratorConfig { profile, blocks, gas_per_block, seed, fork, users };
+        Command::Generate {
+            profile,
+            blocks,
+            gas_per_block,
+            seed,
+            fork,
+            users,
+            output,
+        } => {
+            let config = GeneratorConfig {
+                profile,
+                blocks,
+                gas_per_block,
+                seed,
+                fork,
+                users,
+            };
             let bar = progress(blocks, "generating");
             let start = Instant::now();
             let dump = gigagas_workload::generate(&config, |done, _| bar.set_position(done))?;
@@ -229,7 +249,12 @@ fn run(cli: Cli) -> Result<()> {
                 bail!("{}: no such file", path.display());
             }
             let (dump, info) = gigagas_dump::read_dump(&path)?;
-            println!("file              {} ({:.2} MB, checksum {})", path.display(), info.size as f64 / 1e6, info.checksum_hex());
+            println!(
+                "file              {} ({:.2} MB, checksum {})",
+                path.display(),
+                info.size as f64 / 1e6,
+                info.checksum_hex()
+            );
             println!("{}", dump.summary());
             Ok(())
         }
@@ -247,7 +272,12 @@ fn exit_quietly_on_closed_pipe() {
 }
 
 /// The line that reports a written dump: file, blocks, transactions, gas, size, checksum, time.
-pub fn written(path: &Path, dump: &gigagas_dump::Dump, info: &gigagas_dump::DumpFileInfo, start: Instant) -> String {
+pub fn written(
+    path: &Path,
+    dump: &gigagas_dump::Dump,
+    info: &gigagas_dump::DumpFileInfo,
+    start: Instant,
+) -> String {
     format!(
         "wrote {} ({} blocks, {} txs, {:.3} Ggas, {:.1} MB, checksum {}) in {:.1} s",
         path.display(),
@@ -297,7 +327,11 @@ fn run_bench(args: RunArgs) -> Result<()> {
     let name = dump.meta.name.clone();
     drop(dump);
     let machine = crate::machine::MachineInfo::detect();
-    let threads = if args.threads.is_empty() { (1..=machine.cores).collect() } else { args.threads.clone() };
+    let threads = if args.threads.is_empty() {
+        (1..=machine.cores).collect()
+    } else {
+        args.threads.clone()
+    };
     eprintln!(
         "{}: {} blocks, {} txs, {:.3} Ggas, loaded in {:.2} s; {} on {} cores",
         path.display(),
@@ -308,13 +342,22 @@ fn run_bench(args: RunArgs) -> Result<()> {
         machine.cpu,
         machine.cores
     );
-    let rep = Repetition { warmup: args.warmup, repeats: args.repeats, verify: !args.no_verify };
+    let rep = Repetition {
+        warmup: args.warmup,
+        repeats: args.repeats,
+        verify: !args.no_verify,
+    };
     let mut points = Vec::new();
     if !args.sequential {
         for &t in &threads {
             for &b in &args.batch {
                 for &s in &args.scheduler {
-                    points.push(RunConfig { threads: t, batch: b, scheduler: s, recover_senders: args.recover_senders });
+                    points.push(RunConfig {
+                        threads: t,
+                        batch: b,
+                        scheduler: s,
+                        recover_senders: args.recover_senders,
+                    });
                 }
             }
         }
@@ -350,12 +393,22 @@ fn run_bench(args: RunArgs) -> Result<()> {
         rows.push(row("sequential", 1, 1, "-".into(), s, Some(1.0)));
     }
     for p in &points {
-        bar.set_message(format!("{} threads, batch {}, {}", p.threads, p.batch, p.scheduler));
+        bar.set_message(format!(
+            "{} threads, batch {}, {}",
+            p.threads, p.batch, p.scheduler
+        ));
         let s = replay
             .bench_parallel(p, rep, || bar.inc(1))
             .map_err(|d| anyhow::anyhow!("{}: {d}", path.display()))?;
         let speedup = baseline.map(|b| s.median.ggas_per_s / b);
-        rows.push(row("bal-parallel", p.threads, p.batch, p.scheduler.to_string(), s, speedup));
+        rows.push(row(
+            "bal-parallel",
+            p.threads,
+            p.batch,
+            p.scheduler.to_string(),
+            s,
+            speedup,
+        ));
     }
     bar.finish_and_clear();
     print_table(&rows);
@@ -370,7 +423,18 @@ fn run_bench(args: RunArgs) -> Result<()> {
 fn print_table(rows: &[Row]) {
     println!(
         "{:<12} {:>7} {:<9} {:>5} {:>10} {:>22} {:>10} {:>9} {:>9} {:>5} {:>7} {:>14}",
-        "mode", "threads", "scheduler", "batch", "avg Mgas", "GGas/s [min-max]", "longest", "total", "bound", "eff", "speedup", "tx p50/p99 us"
+        "mode",
+        "threads",
+        "scheduler",
+        "batch",
+        "avg Mgas",
+        "GGas/s [min-max]",
+        "longest",
+        "total",
+        "bound",
+        "eff",
+        "speedup",
+        "tx p50/p99 us"
     );
     for r in rows {
         let m = &r.summary.median;
@@ -381,13 +445,21 @@ fn print_table(rows: &[Row]) {
             r.scheduler,
             r.batch,
             r.avg_batch_gas / 1e6,
-            format!("{:.3} [{:.3}-{:.3}]", m.ggas_per_s, r.summary.min_ggas_per_s, r.summary.max_ggas_per_s),
+            format!(
+                "{:.3} [{:.3}-{:.3}]",
+                m.ggas_per_s, r.summary.min_ggas_per_s, r.summary.max_ggas_per_s
+            ),
             m.longest_tx_s,
             m.wall_s,
             m.bound_s,
             m.efficiency,
-            r.speedup_vs_sequential.map(|s| format!("{s:.2}x")).unwrap_or_default(),
-            format!("{:.0}/{:.0}", r.summary.tx_us_p50_p99_max.0, r.summary.tx_us_p50_p99_max.1),
+            r.speedup_vs_sequential
+                .map(|s| format!("{s:.2}x"))
+                .unwrap_or_default(),
+            format!(
+                "{:.0}/{:.0}",
+                r.summary.tx_us_p50_p99_max.0, r.summary.tx_us_p50_p99_max.1
+            ),
         );
     }
 }

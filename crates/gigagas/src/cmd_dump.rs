@@ -4,7 +4,10 @@ use alloy_hardforks::EthereumHardfork;
 use anyhow::Result;
 use gigagas_rpc::{ClientConfig, DumpOptions, Progress};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::{path::PathBuf, time::{Duration, Instant}};
+use std::{
+    path::PathBuf,
+    time::{Duration, Instant},
+};
 
 /// Make a dump from a JSON-RPC node (standard JSON-RPC only, no database access).
 ///
@@ -72,7 +75,11 @@ pub fn run(args: DumpArgs) -> Result<()> {
         fork: args.fork,
         concurrency: args.concurrency,
         batch_size: args.batch_size,
-        client: ClientConfig { timeout: Duration::from_secs(args.timeout.max(1)), retries: args.retries, ..ClientConfig::default() },
+        client: ClientConfig {
+            timeout: Duration::from_secs(args.timeout.max(1)),
+            retries: args.retries,
+            ..ClientConfig::default()
+        },
         resume: args.resume,
         stop_after: args.stop_after,
         trace_prefetch: !args.no_trace_prefetch,
@@ -87,25 +94,45 @@ pub fn run(args: DumpArgs) -> Result<()> {
         .expect("valid template"),
     );
     let mut on_progress = |p: Progress| match p {
-        Progress::Start { total, resumed_blocks, resumed_state, chain_id, fork } => {
+        Progress::Start {
+            total,
+            resumed_blocks,
+            resumed_state,
+            chain_id,
+            fork,
+        } => {
             bar.set_length(total);
             let resumed = if resumed_blocks + resumed_state > 0 {
-                format!("; resuming with {resumed_blocks} blocks and {resumed_state} state values fetched before")
+                format!(
+                    "; resuming with {resumed_blocks} blocks and {resumed_state} state values fetched before"
+                )
             } else {
                 String::new()
             };
             bar.suspend(|| eprintln!("chain {chain_id}, {fork}{resumed}"));
             bar.reset_eta();
         }
-        Progress::Block { done, number, txs, state_calls, on_demand, .. } => {
+        Progress::Block {
+            done,
+            number,
+            txs,
+            state_calls,
+            on_demand,
+            ..
+        } => {
             bar.set_position(done);
-            bar.set_message(format!("block {number} ({txs} txs), {state_calls} state calls ({on_demand} on demand)"));
+            bar.set_message(format!(
+                "block {number} ({txs} txs), {state_calls} state calls ({on_demand} on demand)"
+            ));
         }
         Progress::Finishing => bar.set_message("completing the pre-state"),
     };
     let partial = gigagas_rpc::partial_dir_for(&args.output);
     if partial.exists() && !args.resume {
-        eprintln!("{} holds an earlier, unfinished dump: starting over (--resume continues it)", partial.display());
+        eprintln!(
+            "{} holds an earlier, unfinished dump: starting over (--resume continues it)",
+            partial.display()
+        );
     }
     let result = gigagas_rpc::dump_to_file(&opts, &args.output, &mut on_progress);
     bar.finish_and_clear();

@@ -77,24 +77,45 @@ enum ImportSource {
 /// Run `gigagas import`.
 pub fn run(args: ImportArgs) -> Result<()> {
     match args.source {
-        ImportSource::BlockchainTest { input, test, output } => {
-            let (layout, summary) = import(&input, test.as_deref(), &output, |report| println!("{report}"))?;
+        ImportSource::BlockchainTest {
+            input,
+            test,
+            output,
+        } => {
+            let (layout, summary) = import(&input, test.as_deref(), &output, |report| {
+                println!("{report}")
+            })?;
             if layout == OutputLayout::Directory {
                 println!("{summary}");
                 if summary.failed > 0 {
-                    bail!("{} of {} tests failed to import (see the FAIL lines above)", summary.failed, summary.total());
+                    bail!(
+                        "{} of {} tests failed to import (see the FAIL lines above)",
+                        summary.failed,
+                        summary.total()
+                    );
                 }
             }
             Ok(())
         }
-        ImportSource::Snapshot { input, output, name } => snapshot(&input, output, &name),
+        ImportSource::Snapshot {
+            input,
+            output,
+            name,
+        } => snapshot(&input, output, &name),
     }
 }
 
 fn snapshot(input: &Path, output: Option<PathBuf>, name: &str) -> Result<()> {
     let output = output.unwrap_or_else(|| {
-        let base = input.canonicalize().ok().and_then(|p| p.file_name().map(|n| n.to_owned()));
-        PathBuf::from(format!("{}.gigagas", base.map(|n| n.to_string_lossy().into_owned()).unwrap_or("snapshot".into())))
+        let base = input
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_owned()));
+        PathBuf::from(format!(
+            "{}.gigagas",
+            base.map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or("snapshot".into())
+        ))
     });
     let start = std::time::Instant::now();
     let print = Mutex::new(());
@@ -109,7 +130,11 @@ fn snapshot(input: &Path, output: Option<PathBuf>, name: &str) -> Result<()> {
                     b.fork,
                     b.transactions,
                     b.gas_used as f64 / 1e6,
-                    if notes.is_empty() { String::new() } else { format!("  ({notes})") }
+                    if notes.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  ({notes})")
+                    }
                 );
             }
             Err(e) => println!("FAIL  {e}"),
@@ -128,7 +153,9 @@ fn snapshot(input: &Path, output: Option<PathBuf>, name: &str) -> Result<()> {
         println!("{total} blocks: 0 imported, {failed} failed; nothing written");
     }
     if failed > 0 {
-        bail!("{failed} of {total} blocks did not check out (see the FAIL lines above); they are not in the dump");
+        bail!(
+            "{failed} of {total} blocks did not check out (see the FAIL lines above); they are not in the dump"
+        );
     }
     Ok(())
 }

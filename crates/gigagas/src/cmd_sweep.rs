@@ -3,11 +3,7 @@
 
 use anyhow::{Context, Result, bail};
 use gigagas_executor::{Repetition, SchedulerKind};
-use gigagas_report::{
-    SweepConfig, SweepOptions, folder, machine, run_sweep,
-    simulate,
-    table,
-};
+use gigagas_report::{SweepConfig, SweepOptions, folder, machine, run_sweep, simulate, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 
@@ -118,8 +114,10 @@ impl Bar {
     fn new() -> Self {
         let bar = ProgressBar::new(1);
         bar.set_style(
-            ProgressStyle::with_template("{bar:40} {percent:>3}% [{elapsed_precise} < {eta_precise}] {msg}")
-                .expect("valid template"),
+            ProgressStyle::with_template(
+                "{bar:40} {percent:>3}% [{elapsed_precise} < {eta_precise}] {msg}",
+            )
+            .expect("valid template"),
         );
         Self(bar)
     }
@@ -156,10 +154,18 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
         args.config.display(),
         sweep.dump_paths.len(),
         points.len(),
-        if c.sequential { " + sequential baseline" } else { "" },
+        if c.sequential {
+            " + sequential baseline"
+        } else {
+            ""
+        },
         c.warmup,
         c.repeats,
-        if c.simulate.is_some() { ", then the schedule simulator" } else { "" }
+        if c.simulate.is_some() {
+            ", then the schedule simulator"
+        } else {
+            ""
+        }
     );
     if args.dry_run {
         for d in &sweep.dump_paths {
@@ -171,12 +177,19 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
                 p.threads,
                 p.batch,
                 p.scheduler,
-                if p.recover_senders { ", senders recovered" } else { "" }
+                if p.recover_senders {
+                    ", senders recovered"
+                } else {
+                    ""
+                }
             );
         }
         return Ok(());
     }
-    let options = SweepOptions { commit: commit(), note: args.note.clone() };
+    let options = SweepOptions {
+        commit: commit(),
+        note: args.note.clone(),
+    };
     let mut bar = Bar::new();
     let results = run_sweep(&sweep, &options, &mut bar);
     bar.0.finish_and_clear();
@@ -200,14 +213,23 @@ pub fn report(args: ReportArgs) -> Result<()> {
             eprintln!("re-rendered {}", dir.display());
         }
         (dirs, out) => {
-            let sets = dirs.iter().map(|d| folder::load_dir(d)).collect::<Result<Vec<_>, _>>()?;
+            let sets = dirs
+                .iter()
+                .map(|d| folder::load_dir(d))
+                .collect::<Result<Vec<_>, _>>()?;
             if let Some(out) = out {
                 folder::merge_dirs(dirs, out)?;
                 eprintln!("wrote {}", out.display());
             }
             if sets.len() > 1 {
                 for (i, s) in sets.iter().enumerate() {
-                    println!("{}: {} ({} cores), commit {}", table::machine_tag(i), s.machine.cpu, s.machine.cores, s.machine.commit);
+                    println!(
+                        "{}: {} ({} cores), commit {}",
+                        table::machine_tag(i),
+                        s.machine.cpu,
+                        s.machine.cores,
+                        s.machine.commit
+                    );
                 }
                 println!();
             }
@@ -225,7 +247,11 @@ pub fn simulate(args: SimulateArgs) -> Result<()> {
         if s == "all" {
             schedulers.extend(SchedulerKind::ALL);
         } else {
-            schedulers.push(s.parse::<SchedulerKind>().map_err(anyhow::Error::msg).context("--scheduler")?);
+            schedulers.push(
+                s.parse::<SchedulerKind>()
+                    .map_err(anyhow::Error::msg)
+                    .context("--scheduler")?,
+            );
         }
     }
     schedulers.dedup();
@@ -238,7 +264,11 @@ pub fn simulate(args: SimulateArgs) -> Result<()> {
     if args.repeats == 0 || args.profile_repeats == 0 {
         bail!("--repeats and --profile-repeats must be at least 1");
     }
-    let validate = if args.no_validate { Vec::new() } else { args.validate.clone() };
+    let validate = if args.no_validate {
+        Vec::new()
+    } else {
+        args.validate.clone()
+    };
     let (replay, record) = gigagas_report::sweep::load_replay(&path)?;
     let machine = gigagas_report::MachineInfo::detect(commit());
     eprintln!(
@@ -250,15 +280,26 @@ pub fn simulate(args: SimulateArgs) -> Result<()> {
         machine.cpu,
         machine.cores
     );
-    let rep = Repetition { warmup: args.warmup, repeats: args.repeats, verify: true };
+    let rep = Repetition {
+        warmup: args.warmup,
+        repeats: args.repeats,
+        verify: true,
+    };
     let units = |t: usize| 1000 / t.clamp(1, machine.cores.max(1)) as u64;
     let points = simulate::validation_points(&validate, &args.batch, &schedulers);
     let total = (rep.warmup + args.profile_repeats) as u64 * 1000
-        + points.iter().map(|p| units(p.threads) * (rep.warmup + rep.repeats) as u64).sum::<u64>();
+        + points
+            .iter()
+            .map(|p| units(p.threads) * (rep.warmup + rep.repeats) as u64)
+            .sum::<u64>();
     let bar = Bar::new();
     bar.0.set_length(total.max(1));
-    bar.0.set_message("profiling items on 1 thread, interleaved with validation runs");
-    let measured = simulate::profile_and_measure(&replay, args.profile_repeats, &points, rep, |c| bar.0.inc(units(c.threads)));
+    bar.0
+        .set_message("profiling items on 1 thread, interleaved with validation runs");
+    let measured =
+        simulate::profile_and_measure(&replay, args.profile_repeats, &points, rep, |c| {
+            bar.0.inc(units(c.threads))
+        });
     let (profile, mut measure) = match measured {
         Ok(m) => m,
         Err(d) => {
@@ -286,7 +327,11 @@ pub fn simulate(args: SimulateArgs) -> Result<()> {
             dump_path: String,
             simulation: &'a gigagas_report::SimulationReport,
         }
-        let text = serde_json::to_string_pretty(&Out { machine: &machine, dump_path: path.display().to_string(), simulation: &report })?;
+        let text = serde_json::to_string_pretty(&Out {
+            machine: &machine,
+            dump_path: path.display().to_string(),
+            simulation: &report,
+        })?;
         std::fs::write(out, text).with_context(|| out.display().to_string())?;
         eprintln!("wrote {}", out.display());
     }

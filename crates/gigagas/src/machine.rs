@@ -39,7 +39,9 @@ impl MachineInfo {
             .unwrap_or(0.0);
         Self {
             cpu,
-            cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            cores: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
             memory_gib,
             os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
             commit: env!("GIGAGAS_COMMIT").to_string(),

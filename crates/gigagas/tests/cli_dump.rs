@@ -7,10 +7,21 @@ use std::{
 };
 
 const BIN: &str = env!("CARGO_BIN_EXE_gigagas");
-const GENERATE_ARGS: [&str; 7] = ["generate", "--blocks", "2", "--gas-per-block", "3000000", "--users", "50"];
+const GENERATE_ARGS: [&str; 7] = [
+    "generate",
+    "--blocks",
+    "2",
+    "--gas-per-block",
+    "3000000",
+    "--users",
+    "50",
+];
 
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("run the gigagas binary")
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run the gigagas binary")
 }
 
 fn generate_to(path: &Path) -> Output {
@@ -30,7 +41,11 @@ fn generated() -> &'static Path {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tiny.gigagas");
         let out = generate_to(&path);
-        assert!(out.status.success(), "generate failed: {}", text(&out.stderr));
+        assert!(
+            out.status.success(),
+            "generate failed: {}",
+            text(&out.stderr)
+        );
         (dir, path)
     });
     path
@@ -39,14 +54,35 @@ fn generated() -> &'static Path {
 /// The command failed with exactly one `error:` line naming `path`, and did not panic.
 fn assert_one_error_line(out: &Output, path: &Path) -> String {
     let stderr = text(&out.stderr);
-    assert!(!out.status.success(), "expected failure, got {:?}; stderr: {stderr}", out.status);
-    assert!(!stderr.contains("panicked"), "the binary panicked: {stderr}");
+    assert!(
+        !out.status.success(),
+        "expected failure, got {:?}; stderr: {stderr}",
+        out.status
+    );
+    assert!(
+        !stderr.contains("panicked"),
+        "the binary panicked: {stderr}"
+    );
     let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "expected exactly one stderr line, got: {stderr:?}");
-    assert!(lines[0].starts_with("error:"), "stderr does not start with `error:`: {stderr:?}");
+    assert_eq!(
+        lines.len(),
+        1,
+        "expected exactly one stderr line, got: {stderr:?}"
+    );
+    assert!(
+        lines[0].starts_with("error:"),
+        "stderr does not start with `error:`: {stderr:?}"
+    );
     let shown = path.display().to_string();
-    assert!(lines[0].contains(&shown), "error line does not name {shown}: {stderr:?}");
-    assert!(out.stdout.is_empty(), "nothing on stdout on failure: {}", text(&out.stdout));
+    assert!(
+        lines[0].contains(&shown),
+        "error line does not name {shown}: {stderr:?}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "nothing on stdout on failure: {}",
+        text(&out.stdout)
+    );
     lines[0].to_string()
 }
 
@@ -60,11 +96,17 @@ fn generate_writes_a_readable_dump() {
     let (dump, info) = gigagas_dump::read_dump(path).expect("generated file is a valid dump");
     assert_eq!(dump.blocks.len(), 2);
     assert!(dump.blocks.iter().all(|b| b.header.gas_used >= 3_000_000));
-    assert_eq!(dump.meta.provenance.get("users").map(String::as_str), Some("50"));
+    assert_eq!(
+        dump.meta.provenance.get("users").map(String::as_str),
+        Some("50")
+    );
     assert_eq!(dump.meta.name, "mainnet-like");
     assert_eq!(info.size, std::fs::metadata(path).unwrap().len());
     // Nothing but the dump in the output directory (no leftover temporary file).
-    let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names, [path.file_name().unwrap()]);
 }
 
@@ -77,7 +119,10 @@ fn generate_reports_what_it_wrote() {
     let stderr = text(&out.stderr);
     let info = gigagas_dump::read_dump(&path).unwrap().1;
     assert!(stderr.contains(&path.display().to_string()), "{stderr}");
-    assert!(stderr.contains(&info.checksum_hex()), "report lacks the checksum: {stderr}");
+    assert!(
+        stderr.contains(&info.checksum_hex()),
+        "report lacks the checksum: {stderr}"
+    );
     assert!(!stderr.contains("panicked"));
 }
 
@@ -86,20 +131,57 @@ fn inspect_prints_the_summary() {
     let path = generated();
     let out = inspect(path);
     let stdout = text(&out.stdout);
-    assert!(out.status.success(), "inspect failed: {}", text(&out.stderr));
-    for key in ["transactions", "total gas", "gas per block", "largest tx share", "pre-state", "BAL entries"] {
-        assert!(stdout.lines().any(|l| l.starts_with(key)), "no `{key}` line in:\n{stdout}");
+    assert!(
+        out.status.success(),
+        "inspect failed: {}",
+        text(&out.stderr)
+    );
+    for key in [
+        "transactions",
+        "total gas",
+        "gas per block",
+        "largest tx share",
+        "pre-state",
+        "BAL entries",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(key)),
+            "no `{key}` line in:\n{stdout}"
+        );
     }
     // The figures are the dump's own.
     let (dump, info) = gigagas_dump::read_dump(path).unwrap();
-    let line = |key: &str| stdout.lines().find(|l| l.starts_with(key)).unwrap().to_string();
+    let line = |key: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(key))
+            .unwrap()
+            .to_string()
+    };
     let tx_line = line("transactions");
-    assert_eq!(tx_line.split_whitespace().nth(1), Some(dump.transaction_count().to_string().as_str()), "{tx_line}");
+    assert_eq!(
+        tx_line.split_whitespace().nth(1),
+        Some(dump.transaction_count().to_string().as_str()),
+        "{tx_line}"
+    );
     let gas_line = line("total gas");
-    assert_eq!(gas_line.split_whitespace().nth(2), Some(dump.total_gas().to_string().as_str()), "{gas_line}");
-    assert!(line("blocks").starts_with("blocks            2 "), "{stdout}");
+    assert_eq!(
+        gas_line.split_whitespace().nth(2),
+        Some(dump.total_gas().to_string().as_str()),
+        "{gas_line}"
+    );
+    assert!(
+        line("blocks").starts_with("blocks            2 "),
+        "{stdout}"
+    );
     assert!(line("file").contains(&info.checksum_hex()), "{stdout}");
-    assert!(line("pre-state").contains(&format!("{} accounts", dump.segments[0].pre_state.accounts.len())), "{stdout}");
+    assert!(
+        line("pre-state").contains(&format!(
+            "{} accounts",
+            dump.segments[0].pre_state.accounts.len()
+        )),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -108,14 +190,26 @@ fn generate_is_deterministic() {
     let again = dir.path().join("again.gigagas");
     let out = generate_to(&again);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let (a, b) = (std::fs::read(generated()).unwrap(), std::fs::read(&again).unwrap());
-    assert!(a == b, "two runs with the same arguments wrote different files ({} vs {} bytes)", a.len(), b.len());
+    let (a, b) = (
+        std::fs::read(generated()).unwrap(),
+        std::fs::read(&again).unwrap(),
+    );
+    assert!(
+        a == b,
+        "two runs with the same arguments wrote different files ({} vs {} bytes)",
+        a.len(),
+        b.len()
+    );
 
     let other = dir.path().join("seed2.gigagas");
     let mut args = GENERATE_ARGS.to_vec();
     args.extend(["--seed", "2", "-o", other.to_str().unwrap()]);
     assert!(run(&args).status.success());
-    assert_ne!(std::fs::read(&other).unwrap(), a, "a different seed wrote the same file");
+    assert_ne!(
+        std::fs::read(&other).unwrap(),
+        a,
+        "a different seed wrote the same file"
+    );
 }
 
 #[test]
@@ -166,11 +260,22 @@ fn inspect_directory_fails_with_one_line() {
 fn generate_invalid_config_fails_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("never.gigagas");
-    let out = run(&["generate", "--blocks", "0", "--users", "50", "-o", path.to_str().unwrap()]);
+    let out = run(&[
+        "generate",
+        "--blocks",
+        "0",
+        "--users",
+        "50",
+        "-o",
+        path.to_str().unwrap(),
+    ]);
     let stderr = text(&out.stderr);
     assert!(!out.status.success());
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
-    assert!(stderr.starts_with("error:") && stderr.contains("block"), "{stderr:?}");
+    assert!(
+        stderr.starts_with("error:") && stderr.contains("block"),
+        "{stderr:?}"
+    );
     assert!(!path.exists(), "no file is written for an invalid config");
 }

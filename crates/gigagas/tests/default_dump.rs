@@ -11,8 +11,23 @@ fn generate_reproduces_the_committed_default_dump_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("regenerated.gigagas");
     let status = Command::new(env!("CARGO_BIN_EXE_gigagas"))
-        .args(["generate", "--profile", &p["profile"], "--seed", &p["seed"], "--blocks", &p["blocks"]])
-        .args(["--gas-per-block", &p["gas-per-block"], "--fork", &p["fork"], "--users", &p["users"]])
+        .args([
+            "generate",
+            "--profile",
+            &p["profile"],
+            "--seed",
+            &p["seed"],
+            "--blocks",
+            &p["blocks"],
+        ])
+        .args([
+            "--gas-per-block",
+            &p["gas-per-block"],
+            "--fork",
+            &p["fork"],
+            "--users",
+            &p["users"],
+        ])
         .arg("-o")
         .arg(&out)
         .status()
@@ -20,7 +35,12 @@ fn generate_reproduces_the_committed_default_dump_byte_for_byte() {
     assert!(status.success());
     let a = std::fs::read(&committed).unwrap();
     let b = std::fs::read(&out).unwrap();
-    assert!(a == b, "regenerated dump differs from the committed one ({} vs {} bytes)", a.len(), b.len());
+    assert!(
+        a == b,
+        "regenerated dump differs from the committed one ({} vs {} bytes)",
+        a.len(),
+        b.len()
+    );
     // And the default dump meets its size contract.
     assert!(dump.blocks.len() >= 100 && dump.total_gas() >= 2_000_000_000 && a.len() <= 25 << 20);
 }

@@ -4,7 +4,10 @@
 
 use std::{path::Path, process::Command};
 
-const BLOCKS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/mainnet-blocks");
+const BLOCKS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/mainnet-blocks"
+);
 
 #[test]
 fn import_snapshot_reproduces_the_shipped_mainnet_dump_byte_for_byte() {
@@ -17,18 +20,49 @@ fn import_snapshot_reproduces_the_shipped_mainnet_dump_byte_for_byte() {
         .output()
         .expect("gigagas runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("ok ")).count(), 42, "{stdout}");
-    assert!(stdout.contains("42 blocks: 42 imported, 0 failed"), "{stdout}");
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("ok ")).count(),
+        42,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("42 blocks: 42 imported, 0 failed"),
+        "{stdout}"
+    );
     // Pre-Byzantium blocks say their receipts root is not checked; ommer blocks say what
     // is not recorded.
-    let line = |n: &str| stdout.lines().find(|l| l.split_whitespace().nth(1) == Some(n)).unwrap().to_string();
-    assert!(line("46147").contains("receipts root not checked before Byzantium"), "{stdout}");
-    assert!(!line("4864590").contains("receipts root not checked"), "{stdout}");
-    assert!(line("5283152").contains("2 ommer(s) known only by hash"), "{stdout}");
+    let line = |n: &str| {
+        stdout
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(n))
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        line("46147").contains("receipts root not checked before Byzantium"),
+        "{stdout}"
+    );
+    assert!(
+        !line("4864590").contains("receipts root not checked"),
+        "{stdout}"
+    );
+    assert!(
+        line("5283152").contains("2 ommer(s) known only by hash"),
+        "{stdout}"
+    );
     let a = std::fs::read(&committed).expect("dumps/mainnet.gigagas is committed");
     let b = std::fs::read(&out).unwrap();
-    assert!(a == b, "the import differs from the committed dump ({} vs {} bytes)", a.len(), b.len());
+    assert!(
+        a == b,
+        "the import differs from the committed dump ({} vs {} bytes)",
+        a.len(),
+        b.len()
+    );
 }
 
 #[test]
@@ -44,8 +78,14 @@ fn a_bad_block_is_left_out_and_the_exit_is_non_zero() {
     }
     // Block 1150000's pre-state loses a contract's code: its code hash no longer matches.
     let pre = dir.path().join("1150000/pre_state.json");
-    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&pre).unwrap()).unwrap();
-    let contract = v.as_object_mut().unwrap().values_mut().find(|a| !a["code"].is_null()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&pre).unwrap()).unwrap();
+    let contract = v
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .find(|a| !a["code"].is_null())
+        .unwrap();
     contract["code"]["bytecode"] = serde_json::Value::from("0x00");
     contract["code"]["original_len"] = serde_json::Value::from(1);
     std::fs::write(&pre, v.to_string()).unwrap();
@@ -61,10 +101,27 @@ fn a_bad_block_is_left_out_and_the_exit_is_non_zero() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stdout}");
-    let fail = stdout.lines().find(|l| l.starts_with("FAIL")).expect("a FAIL line");
-    assert!(fail.contains("block 1150000") && fail.contains("pre_state.json") && fail.contains("code_hash"), "{fail}");
-    assert!(stdout.contains("2 blocks: 1 imported, 1 failed"), "{stdout}");
-    assert!(stderr.contains("1 of 2 blocks did not check out"), "{stderr}");
+    let fail = stdout
+        .lines()
+        .find(|l| l.starts_with("FAIL"))
+        .expect("a FAIL line");
+    assert!(
+        fail.contains("block 1150000")
+            && fail.contains("pre_state.json")
+            && fail.contains("code_hash"),
+        "{fail}"
+    );
+    assert!(
+        stdout.contains("2 blocks: 1 imported, 1 failed"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("1 of 2 blocks did not check out"),
+        "{stderr}"
+    );
     let (dump, _) = gigagas_dump::read_dump(&out).expect("the good block is written");
-    assert_eq!(dump.blocks.iter().map(|b| b.number()).collect::<Vec<_>>(), [46147]);
+    assert_eq!(
+        dump.blocks.iter().map(|b| b.number()).collect::<Vec<_>>(),
+        [46147]
+    );
 }

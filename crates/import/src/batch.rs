@@ -50,7 +50,11 @@ impl std::fmt::Display for TestReport {
                 stats.blocks,
                 stats.transactions,
                 stats.gas_used,
-                if stats.checked_accounts { "" } else { ", post-state checked by root" },
+                if stats.checked_accounts {
+                    ""
+                } else {
+                    ", post-state checked by root"
+                },
                 output.display()
             ),
             // Test-level errors start with the test name, file-level ones with the path.
@@ -80,7 +84,14 @@ impl ImportSummary {
 
 impl std::fmt::Display for ImportSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} tests: {} passed, {} failed, {} skipped", self.total(), self.passed, self.failed, self.skipped)
+        write!(
+            f,
+            "{} tests: {} passed, {} failed, {} skipped",
+            self.total(),
+            self.passed,
+            self.failed,
+            self.skipped
+        )
     }
 }
 
@@ -90,10 +101,20 @@ impl std::fmt::Display for ImportSummary {
 pub fn sanitize_name(name: &str) -> String {
     let mut s: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let s_trim = s.trim_matches(|c| c == '.' || c == '_').to_string();
-    s = if s_trim.is_empty() { "test".into() } else { s_trim };
+    s = if s_trim.is_empty() {
+        "test".into()
+    } else {
+        s_trim
+    };
     if s.len() > 200 {
         s.truncate(200);
         s.push('-');
@@ -127,31 +148,46 @@ pub fn fixture_files(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let io = |source| ImportError::Io { path: d.clone(), source };
+        let io = |source| ImportError::Io {
+            path: d.clone(),
+            source,
+        };
         for entry in std::fs::read_dir(&d).map_err(io)? {
             let path = entry.map_err(io)?.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+            } else if path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+            {
                 out.push(path);
             }
         }
     }
     out.sort();
     if out.is_empty() {
-        return Err(ImportError::NoFixtures { path: dir.to_path_buf() });
+        return Err(ImportError::NoFixtures {
+            path: dir.to_path_buf(),
+        });
     }
     Ok(out)
 }
 
 /// Import one test of a parsed file and write its dump to `output` (only when every
 /// check passes).
-pub fn import_one(file: &FixtureFile, name: &str, output: &Path) -> Result<ImportStats, ImportError> {
-    let value = file.tests.get(name).ok_or_else(|| ImportError::TestNotFound {
-        path: file.path.clone(),
-        test: name.into(),
-        available: available(file.names()),
-    })?;
+pub fn import_one(
+    file: &FixtureFile,
+    name: &str,
+    output: &Path,
+) -> Result<ImportStats, ImportError> {
+    let value = file
+        .tests
+        .get(name)
+        .ok_or_else(|| ImportError::TestNotFound {
+            path: file.path.clone(),
+            test: name.into(),
+            available: available(file.names()),
+        })?;
     let test = BlockchainTest::from_json(name, value)?;
     let (dump, stats) = import_test(&file.path, name, &test)?;
     gigagas_dump::write_dump(&dump, output)?;
@@ -160,7 +196,12 @@ pub fn import_one(file: &FixtureFile, name: &str, output: &Path) -> Result<Impor
 
 fn available<'a>(names: impl Iterator<Item = &'a str>) -> String {
     let names: Vec<&str> = names.collect();
-    let mut s = names.iter().take(5).map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    let mut s = names
+        .iter()
+        .take(5)
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
     if names.len() > 5 {
         s.push_str(&format!(" and {} more", names.len() - 5));
     }
@@ -207,13 +248,20 @@ pub fn import(
         };
         if selected.len() == 1 {
             let name = &selected[0];
-            let target = if output.is_dir() { output.join(format!("{}.gigagas", sanitize_name(name))) } else { output.to_path_buf() };
+            let target = if output.is_dir() {
+                output.join(format!("{}.gigagas", sanitize_name(name)))
+            } else {
+                output.to_path_buf()
+            };
             let stats = import_one(&file, name, &target)?;
             summary.passed = 1;
             on_report(&TestReport {
                 file: input.to_path_buf(),
                 test: name.clone(),
-                outcome: Outcome::Passed { output: target, stats },
+                outcome: Outcome::Passed {
+                    output: target,
+                    stats,
+                },
             });
             return Ok((OutputLayout::Single, summary));
         }
@@ -235,14 +283,27 @@ pub fn import(
             Err(error) => {
                 if test.is_none() {
                     summary.failed += 1;
-                    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                    on_report(&TestReport { file: path.clone(), test: name, outcome: Outcome::Failed { error } });
+                    let name = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    on_report(&TestReport {
+                        file: path.clone(),
+                        test: name,
+                        outcome: Outcome::Failed { error },
+                    });
                 }
                 continue;
             }
         };
         let names: Vec<String> = match test {
-            Some(t) => if file.tests.contains_key(t) { vec![t.to_string()] } else { Default::default() },
+            Some(t) => {
+                if file.tests.contains_key(t) {
+                    vec![t.to_string()]
+                } else {
+                    Default::default()
+                }
+            }
             None => file.names().map(String::from).collect(),
         };
         for name in &names {
@@ -252,13 +313,20 @@ pub fn import(
         }
     }
     if let (Some(t), false) = (test, found) {
-        return Err(ImportError::TestNotFound { path: input.to_path_buf(), test: t.into(), available: "see the fixture files".into() });
+        return Err(ImportError::TestNotFound {
+            path: input.to_path_buf(),
+            test: t.into(),
+            available: "see the fixture files".into(),
+        });
     }
     Ok((OutputLayout::Directory, summary))
 }
 
 fn make_dir(dir: &Path) -> Result<(), ImportError> {
-    std::fs::create_dir_all(dir).map_err(|source| ImportError::Io { path: dir.to_path_buf(), source })
+    std::fs::create_dir_all(dir).map_err(|source| ImportError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })
 }
 
 fn run_one(
@@ -275,14 +343,20 @@ fn run_one(
         }
         Err(e) if e.is_unsupported() => {
             summary.skipped += 1;
-            Outcome::Skipped { reason: e.to_string() }
+            Outcome::Skipped {
+                reason: e.to_string(),
+            }
         }
         Err(error) => {
             summary.failed += 1;
             Outcome::Failed { error }
         }
     };
-    on_report(&TestReport { file: file.path.clone(), test: name.to_string(), outcome });
+    on_report(&TestReport {
+        file: file.path.clone(),
+        test: name.to_string(),
+        outcome,
+    });
 }
 
 #[cfg(test)]

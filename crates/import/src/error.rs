@@ -51,7 +51,9 @@ pub enum ImportError {
         reason: String,
     },
     /// The fixture expects a block to be rejected; gigagas dumps hold valid chains only.
-    #[error("{test}: block {block} expects an exception ({exception}); only fixtures whose blocks are all valid can be imported")]
+    #[error(
+        "{test}: block {block} expects an exception ({exception}); only fixtures whose blocks are all valid can be imported"
+    )]
     ExpectsException {
         /// Test name.
         test: String,
@@ -175,7 +177,11 @@ impl fmt::Display for Mismatch {
         if let Some(a) = self.account {
             write!(f, "account {a}: ")?;
         }
-        write!(f, "{}: expected {}, got {}", self.field, self.expected, self.got)
+        write!(
+            f,
+            "{}: expected {}, got {}",
+            self.field, self.expected, self.got
+        )
     }
 }
 

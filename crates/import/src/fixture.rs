@@ -7,7 +7,10 @@
 use crate::error::ImportError;
 use alloy_primitives::{Address, B256, Bytes, U256};
 use serde::Deserialize;
-use std::{collections::BTreeMap, path::{Path, PathBuf}};
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+};
 
 /// One account of `pre` or `postState`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -114,8 +117,10 @@ pub struct BlockchainTest {
 impl BlockchainTest {
     /// Parse one test from its JSON value; errors name the test.
     pub fn from_json(name: &str, value: &serde_json::Value) -> Result<Self, ImportError> {
-        BlockchainTest::deserialize(value)
-            .map_err(|e| ImportError::Malformed { test: name.to_string(), detail: e.to_string() })
+        BlockchainTest::deserialize(value).map_err(|e| ImportError::Malformed {
+            test: name.to_string(),
+            detail: e.to_string(),
+        })
     }
 
     /// The chain id (from `config.chainid`, else 1 as in ethereum/tests).
@@ -126,7 +131,8 @@ impl BlockchainTest {
     /// `config.blobSchedule` in a dump's form (fork name as the fixture spells it).
     pub fn blob_schedule(&self) -> Result<BTreeMap<String, gigagas_dump::BlobSchedule>, String> {
         let n = |fork: &str, field: &str, v: U256| {
-            u64::try_from(v).map_err(|_| format!("config.blobSchedule.{fork}.{field} does not fit in 64 bits"))
+            u64::try_from(v)
+                .map_err(|_| format!("config.blobSchedule.{fork}.{field} does not fit in 64 bits"))
         };
         self.config
             .blob_schedule
@@ -137,7 +143,11 @@ impl BlockchainTest {
                     gigagas_dump::BlobSchedule {
                         target: n(fork, "target", e.target)?,
                         max: n(fork, "max", e.max)?,
-                        base_fee_update_fraction: n(fork, "baseFeeUpdateFraction", e.base_fee_update_fraction)?,
+                        base_fee_update_fraction: n(
+                            fork,
+                            "baseFeeUpdateFraction",
+                            e.base_fee_update_fraction,
+                        )?,
                     },
                 ))
             })
@@ -161,14 +171,19 @@ impl FixtureFile {
     /// Read and check a fixture file. A file that is not JSON, not an object of objects,
     /// or whose entries lack the BlockchainTests keys is [`ImportError::NotAFixture`].
     pub fn read(path: &Path) -> Result<Self, ImportError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ImportError::Io { path: path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Self::parse(path, &text)
     }
 
     /// Parse fixture text; `path` is only used to name the file in errors.
     pub fn parse(path: &Path, text: &str) -> Result<Self, ImportError> {
-        let not = |reason: String| ImportError::NotAFixture { path: path.to_path_buf(), reason };
+        let not = |reason: String| ImportError::NotAFixture {
+            path: path.to_path_buf(),
+            reason,
+        };
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| not(format!("not valid JSON ({e})")))?;
         let serde_json::Value::Object(map) = value else {
@@ -182,18 +197,28 @@ impl FixtureFile {
             let Some(obj) = test.as_object() else {
                 return Err(not(format!("entry `{name}` is not an object")));
             };
-            let missing: Vec<&str> = REQUIRED_KEYS.iter().copied().filter(|k| !obj.contains_key(*k)).collect();
+            let missing: Vec<&str> = REQUIRED_KEYS
+                .iter()
+                .copied()
+                .filter(|k| !obj.contains_key(*k))
+                .collect();
             if !missing.is_empty() {
                 let hint = if obj.contains_key("transaction") && obj.contains_key("post") {
                     " (this looks like a GeneralStateTests state test, not a BlockchainTests fixture)"
                 } else {
                     ""
                 };
-                return Err(not(format!("entry `{name}` has no {}{hint}", missing.join(", "))));
+                return Err(not(format!(
+                    "entry `{name}` has no {}{hint}",
+                    missing.join(", ")
+                )));
             }
             tests.insert(name, test);
         }
-        Ok(Self { path: path.to_path_buf(), tests })
+        Ok(Self {
+            path: path.to_path_buf(),
+            tests,
+        })
     }
 
     /// Test names, sorted.

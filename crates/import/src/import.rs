@@ -12,12 +12,10 @@ use alloy_consensus::{
     transaction::{Recovered, SignerRecoverable},
 };
 use alloy_eip7928::BlockAccessList;
+use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, Bytes, U256};
 use alloy_rlp::Decodable;
-use gigagas_dump::{
-    Dump, DumpBlock, DumpMeta,
-};
-use alloy_hardforks::EthereumHardforks;
+use gigagas_dump::{Dump, DumpBlock, DumpMeta};
 use gigagas_record::{BlockInput, ChainSpec, first_difference, record_block, touched_pre_state};
 use revm::database::{State, states::bundle_state::BundleRetention};
 use std::{
@@ -52,19 +50,28 @@ struct Decoded {
 }
 
 fn decode_block(test: &str, index: usize, rlp: &Bytes) -> Result<Decoded, ImportError> {
-    let malformed = |detail: String| ImportError::Malformed { test: test.into(), detail: format!("block {index}: {detail}") };
+    let malformed = |detail: String| ImportError::Malformed {
+        test: test.into(),
+        detail: format!("block {index}: {detail}"),
+    };
     let mut buf = rlp.as_ref();
-    let block = Block::<TxEnvelope>::decode(&mut buf).map_err(|e| malformed(format!("RLP does not decode: {e}")))?;
+    let block = Block::<TxEnvelope>::decode(&mut buf)
+        .map_err(|e| malformed(format!("RLP does not decode: {e}")))?;
     if !buf.is_empty() {
-        return Err(malformed(format!("{} bytes after the block's RLP", buf.len())));
+        return Err(malformed(format!(
+            "{} bytes after the block's RLP",
+            buf.len()
+        )));
     }
     let Block { header, body } = block;
     let number = header.number;
     let mut transactions = Vec::with_capacity(body.transactions.len());
     for (i, tx) in body.transactions.into_iter().enumerate() {
-        let sender = tx
-            .recover_signer()
-            .map_err(|e| malformed(format!("block {number} tx {i}: sender recovery failed: {e}")))?;
+        let sender = tx.recover_signer().map_err(|e| {
+            malformed(format!(
+                "block {number} tx {i}: sender recovery failed: {e}"
+            ))
+        })?;
         transactions.push(Recovered::new_unchecked(tx, sender));
     }
     Ok(Decoded {
@@ -76,7 +83,14 @@ fn decode_block(test: &str, index: usize, rlp: &Bytes) -> Result<Decoded, Import
     })
 }
 
-fn mismatch(test: &str, location: Location, account: Option<Address>, field: impl Into<String>, expected: impl ToString, got: impl ToString) -> ImportError {
+fn mismatch(
+    test: &str,
+    location: Location,
+    account: Option<Address>,
+    field: impl Into<String>,
+    expected: impl ToString,
+    got: impl ToString,
+) -> ImportError {
     Mismatch {
         test: test.into(),
         location,
@@ -91,16 +105,30 @@ fn mismatch(test: &str, location: Location, account: Option<Address>, field: imp
 /// Import one test: decode its blocks, execute them on `pre` with revm's BAL builder,
 /// check gas, receipts, blob gas, state roots, `postState`/`postStateHash` and
 /// `lastblockhash`, and return the dump. `file` only goes into the provenance.
-pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Dump, ImportStats), ImportError> {
+pub fn import_test(
+    file: &Path,
+    name: &str,
+    test: &BlockchainTest,
+) -> Result<(Dump, ImportStats), ImportError> {
     let blob_schedule = test
         .blob_schedule()
-        .map_err(|detail| ImportError::Malformed { test: name.into(), detail })?;
-    let chain = chain_config(&test.network, test.chain_id(), &blob_schedule).map_err(|reason| ImportError::UnsupportedNetwork {
-        test: name.into(),
-        network: test.network.clone(),
-        reason,
+        .map_err(|detail| ImportError::Malformed {
+            test: name.into(),
+            detail,
+        })?;
+    let chain = chain_config(&test.network, test.chain_id(), &blob_schedule).map_err(|reason| {
+        ImportError::UnsupportedNetwork {
+            test: name.into(),
+            network: test.network.clone(),
+            reason,
+        }
     })?;
-    if let Some((block, b)) = test.blocks.iter().enumerate().find(|(_, b)| b.expect_exception.is_some()) {
+    if let Some((block, b)) = test
+        .blocks
+        .iter()
+        .enumerate()
+        .find(|(_, b)| b.expect_exception.is_some())
+    {
         return Err(ImportError::ExpectsException {
             test: name.into(),
             block,
@@ -108,14 +136,21 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
         });
     }
     if test.blocks.is_empty() {
-        return Err(ImportError::Unsupported { test: name.into(), reason: "the fixture has no blocks".into() });
+        return Err(ImportError::Unsupported {
+            test: name.into(),
+            reason: "the fixture has no blocks".into(),
+        });
     }
-    let spec = ChainSpec::from_config(&chain).map_err(|reason| ImportError::UnsupportedNetwork {
+    let spec =
+        ChainSpec::from_config(&chain).map_err(|reason| ImportError::UnsupportedNetwork {
+            test: name.into(),
+            network: test.network.clone(),
+            reason,
+        })?;
+    let malformed = |detail: String| ImportError::Malformed {
         test: name.into(),
-        network: test.network.clone(),
-        reason,
-    })?;
-    let malformed = |detail: String| ImportError::Malformed { test: name.into(), detail };
+        detail,
+    };
 
     // Genesis: the fixture's hash, checked against its RLP when present.
     let genesis_hash = test.genesis_block_header.hash;
@@ -129,7 +164,14 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
             .map_err(|e| malformed(format!("genesisRLP does not decode: {e}")))?;
         let hash = genesis.header.hash_slow();
         if hash != genesis_hash {
-            return Err(mismatch(name, Location::Chain, None, "genesis hash (genesisRLP vs genesisBlockHeader)", genesis_hash, hash));
+            return Err(mismatch(
+                name,
+                Location::Chain,
+                None,
+                "genesis hash (genesisRLP vs genesisBlockHeader)",
+                genesis_hash,
+                hash,
+            ));
         }
     }
 
@@ -138,7 +180,9 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
     let (mut parent_hash, mut parent_number) = (genesis_hash, genesis_number);
     for (i, b) in test.blocks.iter().enumerate() {
         let d = decode_block(name, i, &b.rlp)?;
-        if d.header.parent_hash != parent_hash || Some(d.header.number) != parent_number.checked_add(1) {
+        if d.header.parent_hash != parent_hash
+            || Some(d.header.number) != parent_number.checked_add(1)
+        {
             return Err(ImportError::Unsupported {
                 test: name.into(),
                 reason: format!(
@@ -156,7 +200,11 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
     pre.block_hashes.insert(genesis_number, genesis_hash);
 
     // Execute like a client, recording each block's access list.
-    let mut state = State::builder().with_database_ref(&pre).with_bundle_update().with_bal_builder().build();
+    let mut state = State::builder()
+        .with_database_ref(&pre)
+        .with_bundle_update()
+        .with_bal_builder()
+        .build();
     let mut blocks = Vec::with_capacity(decoded.len());
     let mut bals: Vec<BlockAccessList> = Vec::with_capacity(decoded.len());
     let mut root_mismatch: Option<ImportError> = None;
@@ -183,17 +231,27 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
         let recorded = match record_block(&mut state, &spec, input) {
             Ok(r) => r,
             Err(e) if amsterdam => {
-                return Err(rules_differ(format!("{}: execution failed on a block the fixture says is valid: {}", e.stage, e.source)));
+                return Err(rules_differ(format!(
+                    "{}: execution failed on a block the fixture says is valid: {}",
+                    e.stage, e.source
+                )));
             }
             Err(e) => {
-                return Err(ImportError::Execution { test: name.into(), block: number, detail: format!("{}: {}", e.stage, e.source) });
+                return Err(ImportError::Execution {
+                    test: name.into(),
+                    block: number,
+                    detail: format!("{}: {}", e.stage, e.source),
+                });
             }
         };
         // What the header commits to.
         if amsterdam {
-            recorded
-                .check_execution(&spec, &d.header)
-                .map_err(|m| rules_differ(format!("{}: expected {}, got {}", m.field, m.expected, m.got)))?;
+            recorded.check_execution(&spec, &d.header).map_err(|m| {
+                rules_differ(format!(
+                    "{}: expected {}, got {}",
+                    m.field, m.expected, m.got
+                ))
+            })?;
         } else {
             recorded
                 .check_header(&spec, &d.header)
@@ -207,13 +265,17 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
             // The account that differs, when the fixture lists the final state.
             let last = i + 1 == decoded.len();
             let detail = match (&test.post_state, last) {
-                (Some(post), true) => compare_post_state(name, post, &world).err().and_then(|e| e.mismatch().cloned()),
+                (Some(post), true) => compare_post_state(name, post, &world)
+                    .err()
+                    .and_then(|e| e.mismatch().cloned()),
                 _ => None,
             };
             return Err(rules_differ(match detail {
                 Some(m) => format!(
                     "{}{}: expected {}, got {}",
-                    m.account.map(|a| format!("post-state account {a}: ")).unwrap_or_default(),
+                    m.account
+                        .map(|a| format!("post-state account {a}: "))
+                        .unwrap_or_default(),
                     m.field,
                     m.expected,
                     m.got
@@ -222,10 +284,20 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
             }));
         }
         if root != d.header.state_root && root_mismatch.is_none() {
-            root_mismatch = Some(mismatch(name, at, None, "state root", d.header.state_root, root));
+            root_mismatch = Some(mismatch(
+                name,
+                at,
+                None,
+                "state root",
+                d.header.state_root,
+                root,
+            ));
         }
         // The access list: the fixture's own, checked against revm's and the header.
-        let access_list = match (&test.blocks[i].block_access_list, d.header.block_access_list_hash) {
+        let access_list = match (
+            &test.blocks[i].block_access_list,
+            d.header.block_access_list_hash,
+        ) {
             (Some(fixture_bal), Some(header_hash)) => {
                 let ours = without_eip8282_touches(&recorded.access_list, fixture_bal);
                 if let Some(diff) = first_difference(fixture_bal, &ours) {
@@ -240,19 +312,32 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
                 }
                 let hash = alloy_eip7928::compute_block_access_list_hash(fixture_bal);
                 if hash != header_hash {
-                    return Err(mismatch(name, at, None, "block access list hash (the fixture's blockAccessList)", header_hash, hash));
+                    return Err(mismatch(
+                        name,
+                        at,
+                        None,
+                        "block access list hash (the fixture's blockAccessList)",
+                        header_hash,
+                        hash,
+                    ));
                 }
                 // The fixture's own list, plus the EIP-8282 touches alloy-evm's post-block
                 // calls need to read during replay (empty entries, left out above).
                 let mut stored = fixture_bal.clone();
                 stored.extend(
-                    recorded.access_list.iter().filter(|a| !ours.iter().any(|o| o.address == a.address)).cloned(),
+                    recorded
+                        .access_list
+                        .iter()
+                        .filter(|a| !ours.iter().any(|o| o.address == a.address))
+                        .cloned(),
                 );
                 stored.sort_by_key(|a| a.address);
                 stored
             }
             (None, Some(_)) => {
-                return Err(malformed(format!("block {number}: the header has a blockAccessListHash but the fixture no blockAccessList")));
+                return Err(malformed(format!(
+                    "block {number}: the header has a blockAccessListHash but the fixture no blockAccessList"
+                )));
             }
             _ => recorded.access_list.clone(),
         };
@@ -271,22 +356,24 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
 
     // The fixture's expectations about the end state.
     let checked_accounts = if let Some(post) = &test.post_state {
-        let amsterdam = decoded.iter().any(|d| spec.is_amsterdam_active_at_timestamp(d.header.timestamp));
+        let amsterdam = decoded
+            .iter()
+            .any(|d| spec.is_amsterdam_active_at_timestamp(d.header.timestamp));
         compare_post_state(name, post, &world).map_err(|e| match e.mismatch().cloned() {
             // Execution disagrees with an Amsterdam fixture: its rules, not a failure.
-            Some(m) if amsterdam => {
-                ImportError::RulesDiffer {
-                    test: name.into(),
-                    fork: "Amsterdam".into(),
-                    detail: format!(
-                        "post-state: {}{}: expected {}, got {}",
-                        m.account.map(|a| format!("account {a}: ")).unwrap_or_default(),
-                        m.field,
-                        m.expected,
-                        m.got
-                    ),
-                }
-            }
+            Some(m) if amsterdam => ImportError::RulesDiffer {
+                test: name.into(),
+                fork: "Amsterdam".into(),
+                detail: format!(
+                    "post-state: {}{}: expected {}, got {}",
+                    m.account
+                        .map(|a| format!("account {a}: "))
+                        .unwrap_or_default(),
+                    m.field,
+                    m.expected,
+                    m.got
+                ),
+            },
             _ => e,
         })?;
         true
@@ -296,18 +383,34 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
     if let Some(expected) = test.post_state_hash {
         let got = world.state_root();
         if got != expected {
-            return Err(mismatch(name, Location::PostState, None, "state root (postStateHash)", expected, got));
+            return Err(mismatch(
+                name,
+                Location::PostState,
+                None,
+                "state root (postStateHash)",
+                expected,
+                got,
+            ));
         }
     }
     if test.post_state.is_none() && test.post_state_hash.is_none() {
-        return Err(malformed("neither postState nor postStateHash is given".into()));
+        return Err(malformed(
+            "neither postState nor postStateHash is given".into(),
+        ));
     }
     if let Some(e) = root_mismatch {
         return Err(e);
     }
     let last = decoded.last().expect("at least one block").hash;
     if last != test.lastblockhash {
-        return Err(mismatch(name, Location::Chain, None, "last block hash", test.lastblockhash, last));
+        return Err(mismatch(
+            name,
+            Location::Chain,
+            None,
+            "last block hash",
+            test.lastblockhash,
+            last,
+        ));
     }
 
     let stats = ImportStats {
@@ -320,7 +423,9 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
     provenance.insert("source".to_string(), SOURCE.to_string());
     provenance.insert(
         "source-file".to_string(),
-        file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| file.display().to_string()),
+        file.file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| file.display().to_string()),
     );
     provenance.insert("test".to_string(), name.to_string());
     provenance.insert("network".to_string(), test.network.clone());
@@ -330,13 +435,18 @@ pub fn import_test(file: &Path, name: &str, test: &BlockchainTest) -> Result<(Du
     let pre_state = touched_pre_state(&bals, &pre)
         .map_err(|e| malformed(format!("pre-state of the access lists: {e}")))?;
     let dump = Dump::single_segment(
-        DumpMeta { name: name.to_string(), provenance, chain },
+        DumpMeta {
+            name: name.to_string(),
+            provenance,
+            chain,
+        },
         blocks,
         bals,
         vec![(genesis_number, genesis_hash)],
         pre_state,
     );
-    dump.validate().map_err(|e| malformed(format!("the assembled dump is inconsistent: {e}")))?;
+    dump.validate()
+        .map_err(|e| malformed(format!("the assembled dump is inconsistent: {e}")))?;
     Ok((dump, stats))
 }
 
@@ -358,7 +468,9 @@ fn without_eip8282_touches(ours: &BlockAccessList, fixture: &BlockAccessList) ->
                 && a.balance_changes.is_empty()
                 && a.nonce_changes.is_empty()
                 && a.code_changes.is_empty();
-            !(EIP8282_PREDEPLOYS.contains(&a.address) && untouched && !fixture.iter().any(|f| f.address == a.address))
+            !(EIP8282_PREDEPLOYS.contains(&a.address)
+                && untouched
+                && !fixture.iter().any(|f| f.address == a.address))
         })
         .cloned()
         .collect()
@@ -369,13 +481,21 @@ fn short_hex(bytes: &[u8]) -> String {
     if bytes.len() <= MAX {
         format!("0x{}", alloy_primitives::hex::encode(bytes))
     } else {
-        format!("0x{}… ({} bytes)", alloy_primitives::hex::encode(&bytes[..MAX]), bytes.len())
+        format!(
+            "0x{}… ({} bytes)",
+            alloy_primitives::hex::encode(&bytes[..MAX]),
+            bytes.len()
+        )
     }
 }
 
 /// Compare the final state with `postState`, account by account in address order: the
 /// first missing or extra account, or differing balance, nonce, code or storage slot.
-fn compare_post_state(test: &str, post: &BTreeMap<Address, FixtureAccount>, world: &World) -> Result<(), ImportError> {
+fn compare_post_state(
+    test: &str,
+    post: &BTreeMap<Address, FixtureAccount>,
+    world: &World,
+) -> Result<(), ImportError> {
     let at = Location::PostState;
     let addresses: BTreeSet<Address> = post.keys().chain(world.accounts.keys()).copied().collect();
     for address in addresses {
@@ -390,15 +510,29 @@ fn compare_post_state(test: &str, post: &BTreeMap<Address, FixtureAccount>, worl
                     a,
                     "account",
                     "absent",
-                    format!("present (balance {}, nonce {}, {} storage slots)", g.balance, g.nonce, g.storage.len()),
+                    format!(
+                        "present (balance {}, nonce {}, {} storage slots)",
+                        g.balance,
+                        g.nonce,
+                        g.storage.len()
+                    ),
                 ));
             }
             (None, None) => unreachable!("the address comes from one of the maps"),
         };
-        let (expected, _) = account_from_fixture(expected)
-            .map_err(|e| ImportError::Malformed { test: test.into(), detail: format!("postState account {address}: {e}") })?;
+        let (expected, _) = account_from_fixture(expected).map_err(|e| ImportError::Malformed {
+            test: test.into(),
+            detail: format!("postState account {address}: {e}"),
+        })?;
         if expected.balance != got.balance {
-            return Err(mismatch(test, at, a, "balance", expected.balance, got.balance));
+            return Err(mismatch(
+                test,
+                at,
+                a,
+                "balance",
+                expected.balance,
+                got.balance,
+            ));
         }
         if expected.nonce != got.nonce {
             return Err(mismatch(test, at, a, "nonce", expected.nonce, got.nonce));
@@ -406,14 +540,33 @@ fn compare_post_state(test: &str, post: &BTreeMap<Address, FixtureAccount>, worl
         if expected.code_hash != got.code_hash {
             let want = post[&address].code.clone();
             let have = world.code_bytes(&got.code_hash).unwrap_or_default();
-            return Err(mismatch(test, at, a, "code", short_hex(&want), short_hex(&have)));
+            return Err(mismatch(
+                test,
+                at,
+                a,
+                "code",
+                short_hex(&want),
+                short_hex(&have),
+            ));
         }
-        let slots: BTreeSet<U256> = expected.storage.keys().chain(got.storage.keys()).copied().collect();
+        let slots: BTreeSet<U256> = expected
+            .storage
+            .keys()
+            .chain(got.storage.keys())
+            .copied()
+            .collect();
         for slot in slots {
             let e = expected.storage.get(&slot).copied().unwrap_or_default();
             let g = got.storage.get(&slot).copied().unwrap_or_default();
             if e != g {
-                return Err(mismatch(test, at, a, format!("storage[{slot:#x}]"), format!("{e:#x}"), format!("{g:#x}")));
+                return Err(mismatch(
+                    test,
+                    at,
+                    a,
+                    format!("storage[{slot:#x}]"),
+                    format!("{e:#x}"),
+                    format!("{g:#x}"),
+                ));
             }
         }
     }

@@ -24,7 +24,10 @@ pub mod network;
 pub mod snapshot;
 pub mod world;
 
-pub use batch::{ImportSummary, Outcome, OutputLayout, TestReport, fixture_files, import, import_one, sanitize_name};
+pub use batch::{
+    ImportSummary, Outcome, OutputLayout, TestReport, fixture_files, import, import_one,
+    sanitize_name,
+};
 pub use error::{ImportError, Location, Mismatch};
 pub use fixture::{BlockchainTest, FixtureFile};
 pub use import::{ImportStats, SOURCE, import_test};

@@ -6,7 +6,8 @@ use gigagas_dump::{BlobSchedule, ChainConfig, ForkActivation};
 use std::collections::BTreeMap;
 
 /// The mainnet deposit contract, whose logs are EIP-6110 deposit requests (Prague+).
-pub const MAINNET_DEPOSIT_CONTRACT: Address = address!("0x00000000219ab540356cbb839cbe05303d7705fa");
+pub const MAINNET_DEPOSIT_CONTRACT: Address =
+    address!("0x00000000219ab540356cbb839cbe05303d7705fa");
 
 /// Timestamp of the second fork in the `XToYAtTime15k` transition networks.
 pub const TRANSITION_TIMESTAMP: u64 = 15_000;
@@ -36,12 +37,23 @@ const ALIASES: &[(&str, EthereumHardfork)] = &[("Merge", EthereumHardfork::Paris
 pub fn supported_networks() -> Vec<String> {
     let mut out: Vec<String> = FORKS.iter().map(|(n, _)| n.to_string()).collect();
     out.extend(ALIASES.iter().map(|(n, _)| n.to_string()));
-    out.extend(FORKS.windows(2).map(|w| format!("{}To{}AtTime{}k", w[0].0, w[1].0, TRANSITION_TIMESTAMP / 1000)));
+    out.extend(FORKS.windows(2).map(|w| {
+        format!(
+            "{}To{}AtTime{}k",
+            w[0].0,
+            w[1].0,
+            TRANSITION_TIMESTAMP / 1000
+        )
+    }));
     out
 }
 
 fn fork_named(name: &str) -> Option<EthereumHardfork> {
-    FORKS.iter().chain(ALIASES).find(|(n, _)| *n == name).map(|(_, f)| *f)
+    FORKS
+        .iter()
+        .chain(ALIASES)
+        .find(|(n, _)| *n == name)
+        .map(|(_, f)| *f)
 }
 
 /// `(base, next)` of a supported network name.
@@ -51,7 +63,10 @@ fn parse_network(network: &str) -> Option<(EthereumHardfork, Option<EthereumHard
     }
     let suffix = format!("AtTime{}k", TRANSITION_TIMESTAMP / 1000);
     let pair = network.strip_suffix(&suffix)?;
-    FORKS.windows(2).find(|w| pair == format!("{}To{}", w[0].0, w[1].0)).map(|w| (w[0].1, Some(w[1].1)))
+    FORKS
+        .windows(2)
+        .find(|w| pair == format!("{}To{}", w[0].0, w[1].0))
+        .map(|w| (w[0].1, Some(w[1].1)))
 }
 
 /// Networks named in fixtures that are known but not imported, and why.
@@ -102,7 +117,10 @@ pub fn chain_config(
     use EthereumHardfork::*;
     let Some((base, next)) = parse_network(network) else {
         let why = known_unsupported(network).unwrap_or("unknown network name");
-        return Err(format!("{why} (supported: {})", supported_networks().join(", ")));
+        return Err(format!(
+            "{why} (supported: {})",
+            supported_networks().join(", ")
+        ));
     };
     let mut config = ChainConfig::all_active_from_genesis(chain_id, base)
         .ok_or_else(|| format!("fork {base} cannot be scheduled"))?;
@@ -118,11 +136,17 @@ pub fn chain_config(
     }
     // Only the scheduled forks' entries, under alloy's spelling of the name.
     for (name, params) in blob_schedule {
-        let Some(fork) = FORKS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, f)| *f) else {
+        let Some(fork) = FORKS
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, f)| *f)
+        else {
             continue;
         };
         if config.forks.iter().any(|a| a.fork == fork.name()) {
-            config.blob_schedule.insert(fork.name().to_string(), *params);
+            config
+                .blob_schedule
+                .insert(fork.name().to_string(), *params);
         }
     }
     Ok(config)
@@ -141,20 +165,43 @@ mod tests {
         assert!(!h.is_cancun_active_at_timestamp(14_999));
         assert!(h.is_cancun_active_at_timestamp(15_000));
         assert!(c.deposit_contract.is_none());
-        assert!(chain_config("CancunToPragueAtTime15k", 1, &BTreeMap::new()).unwrap().deposit_contract.is_some());
+        assert!(
+            chain_config("CancunToPragueAtTime15k", 1, &BTreeMap::new())
+                .unwrap()
+                .deposit_contract
+                .is_some()
+        );
     }
 
     #[test]
     fn bpo_networks_and_their_blob_schedules() {
         let mut schedule = BTreeMap::new();
-        schedule.insert("BPO2".to_string(), BlobSchedule { target: 14, max: 21, base_fee_update_fraction: 11_684_671 });
-        schedule.insert("BPO4".to_string(), BlobSchedule { target: 1, max: 2, base_fee_update_fraction: 3 });
+        schedule.insert(
+            "BPO2".to_string(),
+            BlobSchedule {
+                target: 14,
+                max: 21,
+                base_fee_update_fraction: 11_684_671,
+            },
+        );
+        schedule.insert(
+            "BPO4".to_string(),
+            BlobSchedule {
+                target: 1,
+                max: 2,
+                base_fee_update_fraction: 3,
+            },
+        );
         let c = chain_config("BPO1ToBPO2AtTime15k", 1, &schedule).unwrap();
         let h = c.hardforks().unwrap();
         assert!(h.is_ethereum_fork_active_at_timestamp(EthereumHardfork::Bpo1, 0));
         assert!(!h.is_ethereum_fork_active_at_timestamp(EthereumHardfork::Bpo2, 14_999));
         assert!(h.is_ethereum_fork_active_at_timestamp(EthereumHardfork::Bpo2, 15_000));
-        assert_eq!(c.blob_schedule.keys().collect::<Vec<_>>(), ["Bpo2"], "only scheduled forks' entries");
+        assert_eq!(
+            c.blob_schedule.keys().collect::<Vec<_>>(),
+            ["Bpo2"],
+            "only scheduled forks' entries"
+        );
         assert!(chain_config("OsakaToBPO1AtTime15k", 1, &schedule).is_ok());
         assert!(chain_config("BPO3", 1, &schedule).is_ok());
         assert!(chain_config("Amsterdam", 1, &schedule).is_ok());
@@ -163,12 +210,19 @@ mod tests {
     #[test]
     fn unsupported_networks_say_why() {
         let none = BTreeMap::new();
-        assert!(chain_config("Berlin", 1, &none).unwrap_err().contains("pre-merge"));
+        assert!(
+            chain_config("Berlin", 1, &none)
+                .unwrap_err()
+                .contains("pre-merge")
+        );
         let err = chain_config("Atlantis", 1, &none).unwrap_err();
         assert!(err.contains("unknown network"));
         for n in supported_networks() {
             assert!(err.contains(&n), "{n} missing from {err}");
-            assert!(chain_config(&n, 1, &none).is_ok(), "{n} is listed but not accepted");
+            assert!(
+                chain_config(&n, 1, &none).is_ok(),
+                "{n} is listed but not accepted"
+            );
         }
         assert!(err.contains("OsakaToBPO1AtTime15k") && err.contains("BPO1ToBPO2AtTime15k"));
     }

@@ -64,7 +64,9 @@ pub enum SnapshotError {
         source: std::io::Error,
     },
     /// The input holds no block folder.
-    #[error("{0}: no block folder (a folder with {BLOCK_FILE} and {PRE_STATE_FILE}, or a folder of them)")]
+    #[error(
+        "{0}: no block folder (a folder with {BLOCK_FILE} and {PRE_STATE_FILE}, or a folder of them)"
+    )]
     NoBlocks(PathBuf),
     /// A file is missing, malformed or inconsistent (bad JSON, a code hash that does not
     /// match its code, a signature that does not recover to `from`, an account the
@@ -105,7 +107,12 @@ pub enum SnapshotError {
 }
 
 impl SnapshotError {
-    fn input(block: impl ToString, file: &Path, field: impl Into<String>, detail: impl ToString) -> Self {
+    fn input(
+        block: impl ToString,
+        file: &Path,
+        field: impl Into<String>,
+        detail: impl ToString,
+    ) -> Self {
         SnapshotError::Input {
             block: block.to_string(),
             file: file.to_path_buf(),
@@ -151,7 +158,10 @@ impl ImportedBlock {
     pub fn notes(&self) -> String {
         let mut notes = Vec::new();
         if !self.receipts_root_checked {
-            notes.push("receipts root not checked before Byzantium (receipts then carry state roots)".to_string());
+            notes.push(
+                "receipts root not checked before Byzantium (receipts then carry state roots)"
+                    .to_string(),
+            );
         }
         if self.headerless_ommers > 0 {
             notes.push(format!(
@@ -175,7 +185,10 @@ pub struct BlockReport {
 /// Block folders of `input`: `input` itself when it holds a `block.json`, else its
 /// sub-folders that do, ordered by block number (numeric folder names) then name.
 pub fn block_dirs(input: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
-    let io = |source| SnapshotError::Io { path: input.to_path_buf(), source };
+    let io = |source| SnapshotError::Io {
+        path: input.to_path_buf(),
+        source,
+    };
     if input.join(BLOCK_FILE).is_file() {
         return Ok(vec![input.to_path_buf()]);
     }
@@ -185,7 +198,10 @@ pub fn block_dirs(input: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
         .filter(|p| p.join(BLOCK_FILE).is_file())
         .collect();
     let key = |p: &PathBuf| {
-        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         (name.parse::<u64>().unwrap_or(u64::MAX), name)
     };
     dirs.sort_by_key(key);
@@ -196,13 +212,19 @@ pub fn block_dirs(input: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
 }
 
 fn folder_block(dir: &Path) -> String {
-    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| dir.display().to_string())
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string())
 }
 
 fn read_json(dir: &Path, file: &str) -> Result<serde_json::Value, SnapshotError> {
     let path = dir.join(file);
-    let text = std::fs::read_to_string(&path).map_err(|source| SnapshotError::Io { path: path.clone(), source })?;
-    serde_json::from_str(&text).map_err(|e| SnapshotError::input(folder_block(dir), &path, "JSON", e))
+    let text = std::fs::read_to_string(&path).map_err(|source| SnapshotError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    serde_json::from_str(&text)
+        .map_err(|e| SnapshotError::input(folder_block(dir), &path, "JSON", e))
 }
 
 #[derive(Deserialize)]
@@ -233,15 +255,21 @@ fn read_pre_state(dir: &Path, number: u64) -> Result<World, SnapshotError> {
     let path = dir.join(PRE_STATE_FILE);
     let value = read_json(dir, PRE_STATE_FILE)?;
     let serde_json::Value::Object(map) = value else {
-        return Err(SnapshotError::input(number, &path, "(top level)", "expected an object of accounts by address"));
+        return Err(SnapshotError::input(
+            number,
+            &path,
+            "(top level)",
+            "expected an object of accounts by address",
+        ));
     };
     let mut world = World::default();
     for (key, raw) in map {
-        let address: Address =
-            key.parse().map_err(|e| SnapshotError::input(number, &path, format!("account key {key:?}"), e))?;
+        let address: Address = key
+            .parse()
+            .map_err(|e| SnapshotError::input(number, &path, format!("account key {key:?}"), e))?;
         let field = |f: &str| format!("account {address}{f}");
-        let acc: RawAccount =
-            serde_json::from_value(raw).map_err(|e| SnapshotError::input(number, &path, field(""), e))?;
+        let acc: RawAccount = serde_json::from_value(raw)
+            .map_err(|e| SnapshotError::input(number, &path, field(""), e))?;
         let code = match &acc.code {
             None => None,
             Some(c) => {
@@ -261,7 +289,12 @@ fn read_pre_state(dir: &Path, number: u64) -> Result<World, SnapshotError> {
             (None, None) => KECCAK_EMPTY,
             (None, Some(h)) if h == KECCAK_EMPTY => KECCAK_EMPTY,
             (None, Some(h)) => {
-                return Err(SnapshotError::input(number, &path, field(".code"), format!("missing, but code_hash is {h}")));
+                return Err(SnapshotError::input(
+                    number,
+                    &path,
+                    field(".code"),
+                    format!("missing, but code_hash is {h}"),
+                ));
             }
             (Some(code), declared) => {
                 let hash = keccak256(code);
@@ -282,10 +315,19 @@ fn read_pre_state(dir: &Path, number: u64) -> Result<World, SnapshotError> {
         if let Some(code) = code.filter(|c| !c.is_empty()) {
             world.codes.insert(code_hash, Bytecode::new_raw(code));
         }
-        let storage = acc.storage.into_iter().filter(|(_, v)| !v.is_zero()).collect();
+        let storage = acc
+            .storage
+            .into_iter()
+            .filter(|(_, v)| !v.is_zero())
+            .collect();
         world.accounts.insert(
             address,
-            WorldAccount { balance: acc.basic.balance, nonce: acc.basic.nonce, code_hash, storage },
+            WorldAccount {
+                balance: acc.basic.balance,
+                nonce: acc.basic.nonce,
+                code_hash,
+                storage,
+            },
         );
     }
     Ok(world)
@@ -298,12 +340,23 @@ fn read_block_hashes(dir: &Path, number: u64, world: &mut World) -> Result<(), S
         return Ok(());
     }
     let value = read_json(dir, BLOCK_HASHES_FILE)?;
-    let hashes: BTreeMap<String, B256> = serde_json::from_value(value)
-        .map_err(|e| SnapshotError::input(number, &path, "(top level)", format!("expected {{\"number\": \"0xhash\"}}: {e}")))?;
+    let hashes: BTreeMap<String, B256> = serde_json::from_value(value).map_err(|e| {
+        SnapshotError::input(
+            number,
+            &path,
+            "(top level)",
+            format!("expected {{\"number\": \"0xhash\"}}: {e}"),
+        )
+    })?;
     for (n, hash) in hashes {
-        let parsed: u64 = n
-            .parse()
-            .map_err(|_| SnapshotError::input(number, &path, format!("key {n:?}"), "not a decimal block number"))?;
+        let parsed: u64 = n.parse().map_err(|_| {
+            SnapshotError::input(
+                number,
+                &path,
+                format!("key {n:?}"),
+                "not a decimal block number",
+            )
+        })?;
         world.block_hashes.insert(parsed, hash);
     }
     Ok(())
@@ -318,9 +371,18 @@ pub fn read_block(dir: &Path, spec: &ChainSpec) -> Result<SnapshotBlock, Snapsho
         .get("number")
         .and_then(|n| n.as_str())
         .and_then(|n| u64::from_str_radix(n.trim_start_matches("0x"), 16).ok())
-        .ok_or_else(|| SnapshotError::input(folder_block(dir), &path, "number", "missing or not a hex quantity"))?;
-    let rpc = parse_block(value, number).map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
-    let block = to_consensus_block(rpc, number).map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
+        .ok_or_else(|| {
+            SnapshotError::input(
+                folder_block(dir),
+                &path,
+                "number",
+                "missing or not a hex quantity",
+            )
+        })?;
+    let rpc = parse_block(value, number)
+        .map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
+    let block = to_consensus_block(rpc, number)
+        .map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
     for (i, tx) in block.transactions.iter().enumerate() {
         match spec.recover_sender(number, tx.inner()) {
             Ok(signer) if signer == tx.signer() => {}
@@ -329,7 +391,11 @@ pub fn read_block(dir: &Path, spec: &ChainSpec) -> Result<SnapshotBlock, Snapsho
                     number,
                     &path,
                     format!("transactions[{i}].from"),
-                    format!("{}, but the signature of {} recovers to {signer}", tx.signer(), tx.inner().tx_hash()),
+                    format!(
+                        "{}, but the signature of {} recovers to {signer}",
+                        tx.signer(),
+                        tx.inner().tx_hash()
+                    ),
                 ));
             }
             Err(e) => {
@@ -337,7 +403,10 @@ pub fn read_block(dir: &Path, spec: &ChainSpec) -> Result<SnapshotBlock, Snapsho
                     number,
                     &path,
                     format!("transactions[{i}]"),
-                    format!("the signature of {} does not recover: {e}", tx.inner().tx_hash()),
+                    format!(
+                        "the signature of {} does not recover: {e}",
+                        tx.inner().tx_hash()
+                    ),
                 ));
             }
         }
@@ -346,9 +415,16 @@ pub fn read_block(dir: &Path, spec: &ChainSpec) -> Result<SnapshotBlock, Snapsho
     read_block_hashes(dir, number, &mut world)?;
     // The parent's hash is in the header itself.
     if let Some(parent) = number.checked_sub(1) {
-        world.block_hashes.entry(parent).or_insert(block.header.parent_hash);
+        world
+            .block_hashes
+            .entry(parent)
+            .or_insert(block.header.parent_hash);
     }
-    Ok(SnapshotBlock { dir: dir.to_path_buf(), block, world })
+    Ok(SnapshotBlock {
+        dir: dir.to_path_buf(),
+        block,
+        world,
+    })
 }
 
 /// Whether `pre_state.json` lacks a transaction's sender. Only an error when the
@@ -359,7 +435,11 @@ fn missing_sender(snapshot: &SnapshotBlock, tx: &Recovered<TxEnvelope>) -> bool 
 }
 
 /// Execute one parsed block over its pre-state and check it against its header.
-pub fn import_block(snapshot: &SnapshotBlock, chain: &ChainConfig, spec: &ChainSpec) -> Result<ImportedBlock, SnapshotError> {
+pub fn import_block(
+    snapshot: &SnapshotBlock,
+    chain: &ChainConfig,
+    spec: &ChainSpec,
+) -> Result<ImportedBlock, SnapshotError> {
     let b = &snapshot.block;
     let number = b.header.number;
     let pre_path = snapshot.dir.join(PRE_STATE_FILE);
@@ -368,7 +448,11 @@ pub fn import_block(snapshot: &SnapshotBlock, chain: &ChainConfig, spec: &ChainS
             number,
             &pre_path,
             format!("account {}", tx.signer()),
-            format!("missing, but it sends tx {i} ({}) with nonce {}", tx.inner().tx_hash(), tx.inner().nonce()),
+            format!(
+                "missing, but it sends tx {i} ({}) with nonce {}",
+                tx.inner().tx_hash(),
+                tx.inner().nonce()
+            ),
         )
     };
     let headerless_ommers = u32::try_from(b.ommer_hashes.len()).unwrap_or(u32::MAX);
@@ -380,31 +464,49 @@ pub fn import_block(snapshot: &SnapshotBlock, chain: &ChainConfig, spec: &ChainS
         ommers: &[],
         headerless_ommers,
     };
-    let mut state = State::builder().with_database_ref(&snapshot.world).with_bal_builder().build();
+    let mut state = State::builder()
+        .with_database_ref(&snapshot.world)
+        .with_bal_builder()
+        .build();
     let recorded = record_block(&mut state, spec, input).map_err(|e| {
         let detail = e.source.to_string();
         match e.stage {
-            RecordStage::Tx(i) if missing_sender(snapshot, &b.transactions[i]) => sender_missing(i, &b.transactions[i]),
+            RecordStage::Tx(i) if missing_sender(snapshot, &b.transactions[i]) => {
+                sender_missing(i, &b.transactions[i])
+            }
             RecordStage::Tx(i) => SnapshotError::Execution {
                 block: number,
                 stage: format!("tx {i} ({})", b.transactions[i].inner().tx_hash()),
                 detail,
             },
-            stage => SnapshotError::Execution { block: number, stage: stage.to_string(), detail },
+            stage => SnapshotError::Execution {
+                block: number,
+                stage: stage.to_string(),
+                detail,
+            },
         }
     })?;
     drop(state);
-    recorded.check_header(spec, &b.header).map_err(|m| SnapshotError::Mismatch {
-        block: number,
-        field: m.field.to_string(),
-        expected: m.expected,
-        got: m.got,
-    })?;
+    recorded
+        .check_header(spec, &b.header)
+        .map_err(|m| SnapshotError::Mismatch {
+            block: number,
+            field: m.field.to_string(),
+            expected: m.expected,
+            got: m.got,
+        })?;
     let receipts = recorded.receipt_summaries();
     let access_list = recorded.access_list;
     let pre_state = touched_pre_state(std::slice::from_ref(&access_list), &snapshot.world)
-        .map_err(|e| SnapshotError::input(number, &pre_path, "(pre-state of the access list)", e))?;
-    let mut block_hashes: Vec<(u64, B256)> = snapshot.world.block_hashes.iter().map(|(n, h)| (*n, *h)).collect();
+        .map_err(|e| {
+            SnapshotError::input(number, &pre_path, "(pre-state of the access list)", e)
+        })?;
+    let mut block_hashes: Vec<(u64, B256)> = snapshot
+        .world
+        .block_hashes
+        .iter()
+        .map(|(n, h)| (*n, *h))
+        .collect();
     block_hashes.sort_unstable();
     let block = DumpBlock {
         header: b.header.clone(),
@@ -423,7 +525,11 @@ pub fn import_block(snapshot: &SnapshotBlock, chain: &ChainConfig, spec: &ChainS
         headerless_ommers,
         block,
         access_list,
-        segment: Segment { blocks: 1, block_hashes, pre_state },
+        segment: Segment {
+            blocks: 1,
+            block_hashes,
+            pre_state,
+        },
     })
 }
 
@@ -458,12 +564,18 @@ pub fn import_snapshots(
         .par_iter()
         .map(|dir| {
             let outcome = read_block(dir, &spec).and_then(|s| import_block(&s, &chain, &spec));
-            let report = BlockReport { dir: dir.clone(), outcome };
+            let report = BlockReport {
+                dir: dir.clone(),
+                outcome,
+            };
             on_block(&report);
             report
         })
         .collect();
-    let ok: Vec<&ImportedBlock> = reports.iter().filter_map(|r| r.outcome.as_ref().ok()).collect();
+    let ok: Vec<&ImportedBlock> = reports
+        .iter()
+        .filter_map(|r| r.outcome.as_ref().ok())
+        .collect();
     let dump = if ok.is_empty() {
         None
     } else {
@@ -479,16 +591,24 @@ pub fn import_snapshots(
         if !headerless.is_empty() {
             provenance.insert(
                 "ommers-without-header".to_string(),
-                format!("{}: miner's share paid, ommer beneficiaries' rewards not recorded", headerless.join(", ")),
+                format!(
+                    "{}: miner's share paid, ommer beneficiaries' rewards not recorded",
+                    headerless.join(", ")
+                ),
             );
         }
         let dump = Dump {
-            meta: DumpMeta { name: name.to_string(), provenance, chain: chain.clone() },
+            meta: DumpMeta {
+                name: name.to_string(),
+                provenance,
+                chain: chain.clone(),
+            },
             blocks: ok.iter().map(|b| b.block.clone()).collect(),
             access_lists: ok.iter().map(|b| b.access_list.clone()).collect(),
             segments: ok.iter().map(|b| b.segment.clone()).collect(),
         };
-        dump.validate().map_err(|e| SnapshotError::input("-", input, "(assembled dump)", e))?;
+        dump.validate()
+            .map_err(|e| SnapshotError::input("-", input, "(assembled dump)", e))?;
         Some(dump)
     };
     Ok(SnapshotImport { reports, dump })

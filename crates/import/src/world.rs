@@ -3,12 +3,12 @@
 
 use crate::fixture::FixtureAccount;
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
-use alloy_trie::{EMPTY_ROOT_HASH, TrieAccount, root::{state_root_unhashed, storage_root_unhashed}};
+use alloy_trie::{
+    EMPTY_ROOT_HASH, TrieAccount,
+    root::{state_root_unhashed, storage_root_unhashed},
+};
 use revm::{
-    DatabaseRef,
-    bytecode::Bytecode,
-    database::BundleState,
-    primitives::KECCAK_EMPTY,
+    DatabaseRef, bytecode::Bytecode, database::BundleState, primitives::KECCAK_EMPTY,
     state::AccountInfo,
 };
 use std::collections::{BTreeMap, HashMap};
@@ -28,7 +28,12 @@ pub struct WorldAccount {
 
 impl Default for WorldAccount {
     fn default() -> Self {
-        Self { balance: U256::ZERO, nonce: 0, code_hash: KECCAK_EMPTY, storage: BTreeMap::new() }
+        Self {
+            balance: U256::ZERO,
+            nonce: 0,
+            code_hash: KECCAK_EMPTY,
+            storage: BTreeMap::new(),
+        }
     }
 }
 
@@ -57,16 +62,34 @@ pub struct World {
 }
 
 /// Why a fixture account cannot be loaded.
-pub fn account_from_fixture(acc: &FixtureAccount) -> Result<(WorldAccount, Option<Bytecode>), String> {
-    let nonce: u64 = acc.nonce.try_into().map_err(|_| format!("nonce {} does not fit in 64 bits", acc.nonce))?;
+pub fn account_from_fixture(
+    acc: &FixtureAccount,
+) -> Result<(WorldAccount, Option<Bytecode>), String> {
+    let nonce: u64 = acc
+        .nonce
+        .try_into()
+        .map_err(|_| format!("nonce {} does not fit in 64 bits", acc.nonce))?;
     let (code_hash, code) = if acc.code.is_empty() {
         (KECCAK_EMPTY, None)
     } else {
         let code = Bytecode::new_raw(acc.code.clone());
         (keccak256(&acc.code), Some(code))
     };
-    let storage = acc.storage.iter().filter(|(_, v)| !v.is_zero()).map(|(k, v)| (*k, *v)).collect();
-    Ok((WorldAccount { balance: acc.balance, nonce, code_hash, storage }, code))
+    let storage = acc
+        .storage
+        .iter()
+        .filter(|(_, v)| !v.is_zero())
+        .map(|(k, v)| (*k, *v))
+        .collect();
+    Ok((
+        WorldAccount {
+            balance: acc.balance,
+            nonce,
+            code_hash,
+            storage,
+        },
+        code,
+    ))
 }
 
 impl World {
@@ -74,7 +97,8 @@ impl World {
     pub fn from_fixture(pre: &BTreeMap<Address, FixtureAccount>) -> Result<Self, String> {
         let mut world = World::default();
         for (address, acc) in pre {
-            let (account, code) = account_from_fixture(acc).map_err(|e| format!("pre-state account {address}: {e}"))?;
+            let (account, code) = account_from_fixture(acc)
+                .map_err(|e| format!("pre-state account {address}: {e}"))?;
             if let Some(code) = code {
                 world.codes.insert(account.code_hash, code);
             }
@@ -105,9 +129,12 @@ impl World {
                 continue;
             };
             if let Some(code) = &info.code
-                && info.code_hash != KECCAK_EMPTY {
-                    out.codes.entry(info.code_hash).or_insert_with(|| code.clone());
-                }
+                && info.code_hash != KECCAK_EMPTY
+            {
+                out.codes
+                    .entry(info.code_hash)
+                    .or_insert_with(|| code.clone());
+            }
             let entry = out.accounts.entry(*address).or_default();
             if account.was_destroyed() {
                 entry.storage.clear();
@@ -134,7 +161,10 @@ impl World {
             } else {
                 storage_root_unhashed(a.storage.iter().map(|(k, v)| (B256::from(*k), *v)))
             };
-            (*address, TrieAccount::new(a.nonce, a.balance, storage_root, a.code_hash))
+            (
+                *address,
+                TrieAccount::new(a.nonce, a.balance, storage_root, a.code_hash),
+            )
         }))
     }
 }
@@ -147,7 +177,11 @@ impl DatabaseRef for World {
             balance: a.balance,
             nonce: a.nonce,
             code_hash: a.code_hash,
-            code: if a.code_hash == KECCAK_EMPTY { Some(Bytecode::default()) } else { self.codes.get(&a.code_hash).cloned() },
+            code: if a.code_hash == KECCAK_EMPTY {
+                Some(Bytecode::default())
+            } else {
+                self.codes.get(&a.code_hash).cloned()
+            },
             ..Default::default()
         }))
     }
@@ -156,15 +190,25 @@ impl DatabaseRef for World {
         if code_hash == KECCAK_EMPTY {
             return Ok(Bytecode::default());
         }
-        self.codes.get(&code_hash).cloned().ok_or(WorldError::MissingCode(code_hash))
+        self.codes
+            .get(&code_hash)
+            .cloned()
+            .ok_or(WorldError::MissingCode(code_hash))
     }
 
     fn storage_ref(&self, address: Address, slot: U256) -> Result<U256, WorldError> {
-        Ok(self.accounts.get(&address).and_then(|a| a.storage.get(&slot).copied()).unwrap_or_default())
+        Ok(self
+            .accounts
+            .get(&address)
+            .and_then(|a| a.storage.get(&slot).copied())
+            .unwrap_or_default())
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, WorldError> {
-        self.block_hashes.get(&number).copied().ok_or(WorldError::MissingBlockHash(number))
+        self.block_hashes
+            .get(&number)
+            .copied()
+            .ok_or(WorldError::MissingBlockHash(number))
     }
 }
 

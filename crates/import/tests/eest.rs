@@ -4,7 +4,9 @@
 //! reason, none failed, and the passed ones replay on the fixture's own access lists.
 
 use gigagas_executor::{Replay, RunConfig, SchedulerKind};
-use gigagas_import::{FixtureFile, ImportError, ImportSummary, Outcome, TestReport, import, import_one};
+use gigagas_import::{
+    FixtureFile, ImportError, ImportSummary, Outcome, TestReport, import, import_one,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +15,11 @@ const EEST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/eest");
 
 fn eest(dir: &str) -> PathBuf {
     let p = Path::new(EEST).join(dir);
-    assert!(p.is_dir(), "{} not found: the eest fixtures are expected in shared/ beside the repository", p.display());
+    assert!(
+        p.is_dir(),
+        "{} not found: the eest fixtures are expected in shared/ beside the repository",
+        p.display()
+    );
     p
 }
 
@@ -44,9 +50,16 @@ fn replay(path: &Path) -> Result<(), String> {
     let mut batches = vec![1, dump.blocks.len()];
     batches.dedup();
     for batch in batches {
-        let config = RunConfig { threads: 2, batch, scheduler: SchedulerKind::ALL[0], recover_senders: batch == 1 };
+        let config = RunConfig {
+            threads: 2,
+            batch,
+            scheduler: SchedulerKind::ALL[0],
+            recover_senders: batch == 1,
+        };
         let (_, outputs) = replay.run_parallel(&config);
-        replay.verify_all(&outputs).map_err(|e| format!("parallel (batch {batch}): {e}"))?;
+        replay
+            .verify_all(&outputs)
+            .map_err(|e| format!("parallel (batch {batch}): {e}"))?;
     }
     Ok(())
 }
@@ -55,17 +68,40 @@ fn replay(path: &Path) -> Result<(), String> {
 fn bpo_transitions_import_and_replay_with_no_skip() {
     let out = tempfile::tempdir().unwrap();
     let r = import_dir(&eest("bpo-transitions"), out.path());
-    let not_passed: Vec<&str> = r.reports.iter().filter(|r| r.1.is_none()).map(|r| r.2.as_str()).collect();
-    assert!(not_passed.is_empty(), "every BPO transition test passes:\n{}", not_passed.join("\n"));
-    assert_eq!(r.summary, ImportSummary { passed: 11, failed: 0, skipped: 0 });
+    let not_passed: Vec<&str> = r
+        .reports
+        .iter()
+        .filter(|r| r.1.is_none())
+        .map(|r| r.2.as_str())
+        .collect();
+    assert!(
+        not_passed.is_empty(),
+        "every BPO transition test passes:\n{}",
+        not_passed.join("\n")
+    );
+    assert_eq!(
+        r.summary,
+        ImportSummary {
+            passed: 11,
+            failed: 0,
+            skipped: 0
+        }
+    );
     for (test, output, _) in &r.reports {
         let path = output.as_ref().unwrap();
         let (dump, _) = gigagas_dump::read_dump(path).unwrap();
         let network = dump.meta.provenance.get("network").unwrap();
-        assert!(network == "OsakaToBPO1AtTime15k" || network == "BPO1ToBPO2AtTime15k", "{network}");
+        assert!(
+            network == "OsakaToBPO1AtTime15k" || network == "BPO1ToBPO2AtTime15k",
+            "{network}"
+        );
         assert!(dump.meta.chain.forks.iter().any(|f| f.fork == "Bpo1"));
         // The fixture's blob schedule travels with the dump.
-        assert!(dump.meta.chain.blob_schedule.contains_key("Bpo1"), "{:?}", dump.meta.chain.blob_schedule);
+        assert!(
+            dump.meta.chain.blob_schedule.contains_key("Bpo1"),
+            "{:?}",
+            dump.meta.chain.blob_schedule
+        );
         replay(path).unwrap_or_else(|e| panic!("{test}: {e}"));
     }
 }
@@ -78,10 +114,22 @@ const AMSTERDAM_SKIP_REASONS: &[&str] = &["revm's Amsterdam rules differ", "expe
 /// each, an access happens after the gas check fails (out of gas before the target is
 /// accessed), which EIP-7928 does not count and revm's builder records.
 const KNOWN_BAL_DIFFERENCES: &[(&str, &str)] = &[
-    ("test_bal_call_no_delegation_and_oog_before_target_access", "block access list account: expected absent, got present"),
-    ("test_bal_create_and_oog[fork_Amsterdam-create_opcode_CREATE-blockchain_test-oog_before_target_access]", "block access list account: expected absent, got present"),
-    ("test_bal_create_and_oog[fork_Amsterdam-create_opcode_CREATE2-blockchain_test-oog_before_target_access]", "block access list account: expected absent, got present"),
-    ("test_bal_sstore_and_oog[fork_Amsterdam-blockchain_test-oog_at_eip2200_stipend]", "block access list storageReads[slot 0x1]: expected not read, got read"),
+    (
+        "test_bal_call_no_delegation_and_oog_before_target_access",
+        "block access list account: expected absent, got present",
+    ),
+    (
+        "test_bal_create_and_oog[fork_Amsterdam-create_opcode_CREATE-blockchain_test-oog_before_target_access]",
+        "block access list account: expected absent, got present",
+    ),
+    (
+        "test_bal_create_and_oog[fork_Amsterdam-create_opcode_CREATE2-blockchain_test-oog_before_target_access]",
+        "block access list account: expected absent, got present",
+    ),
+    (
+        "test_bal_sstore_and_oog[fork_Amsterdam-blockchain_test-oog_at_eip2200_stipend]",
+        "block access list storageReads[slot 0x1]: expected not read, got read",
+    ),
 ];
 /// The four `call_no_delegation` variants, the two creates, the sstore.
 const KNOWN_BAL_DIFFERENCES_COUNT: usize = 7;
@@ -91,16 +139,36 @@ fn amsterdam_fixtures_pass_on_equal_access_lists_or_skip_with_a_reason() {
     let out = tempfile::tempdir().unwrap();
     let r = import_dir(&eest("amsterdam-bal"), out.path());
     eprintln!("amsterdam-bal: {}", r.summary);
-    let failed: Vec<&(String, Option<PathBuf>, String)> = r.reports.iter().filter(|r| r.2.starts_with("FAIL")).collect();
+    let failed: Vec<&(String, Option<PathBuf>, String)> = r
+        .reports
+        .iter()
+        .filter(|r| r.2.starts_with("FAIL"))
+        .collect();
     let unexpected: Vec<&str> = failed
         .iter()
-        .filter(|f| !KNOWN_BAL_DIFFERENCES.iter().any(|(t, entry)| f.0.contains(t) && f.2.contains(entry)))
+        .filter(|f| {
+            !KNOWN_BAL_DIFFERENCES
+                .iter()
+                .any(|(t, entry)| f.0.contains(t) && f.2.contains(entry))
+        })
         .map(|f| f.2.as_str())
         .collect();
-    assert!(unexpected.is_empty(), "{} Amsterdam tests failed:\n{}", unexpected.len(), unexpected.join("\n"));
-    assert_eq!(failed.len(), KNOWN_BAL_DIFFERENCES_COUNT, "known BAL differences now pass: update the list");
+    assert!(
+        unexpected.is_empty(),
+        "{} Amsterdam tests failed:\n{}",
+        unexpected.len(),
+        unexpected.join("\n")
+    );
+    assert_eq!(
+        failed.len(),
+        KNOWN_BAL_DIFFERENCES_COUNT,
+        "known BAL differences now pass: update the list"
+    );
     for (_, _, line) in r.reports.iter().filter(|r| r.2.starts_with("skip")) {
-        assert!(AMSTERDAM_SKIP_REASONS.iter().any(|w| line.contains(w)), "skip without a named reason: {line}");
+        assert!(
+            AMSTERDAM_SKIP_REASONS.iter().any(|w| line.contains(w)),
+            "skip without a named reason: {line}"
+        );
     }
     assert_eq!(r.summary.total(), 458);
     assert!(r.summary.passed > 0, "some Amsterdam tests agree with revm");
@@ -109,12 +177,20 @@ fn amsterdam_fixtures_pass_on_equal_access_lists_or_skip_with_a_reason() {
     for (test, output, _) in &r.reports {
         let Some(path) = output else { continue };
         let (dump, _) = gigagas_dump::read_dump(path).unwrap();
-        assert_eq!(dump.meta.provenance.get("network").map(String::as_str), Some("Amsterdam"));
+        assert_eq!(
+            dump.meta.provenance.get("network").map(String::as_str),
+            Some("Amsterdam")
+        );
         if let Err(e) = replay(path) {
             replay_failures.push(format!("{test}: {e}"));
         }
     }
-    assert!(replay_failures.is_empty(), "{} fail to replay:\n{}", replay_failures.len(), replay_failures.join("\n"));
+    assert!(
+        replay_failures.is_empty(),
+        "{} fail to replay:\n{}",
+        replay_failures.len(),
+        replay_failures.join("\n")
+    );
 }
 
 /// The first Amsterdam test (in file order) that imports, with a balance change in its
@@ -127,7 +203,10 @@ fn a_passing_amsterdam_test() -> (PathBuf, String, Value) {
             let test = &file.tests[name];
             let has_balance = test["blocks"][0]["blockAccessList"]
                 .as_array()
-                .is_some_and(|bal| bal.iter().any(|a| !a["balanceChanges"].as_array().unwrap().is_empty()));
+                .is_some_and(|bal| {
+                    bal.iter()
+                        .any(|a| !a["balanceChanges"].as_array().unwrap().is_empty())
+                });
             if has_balance && import_one(&file, name, &dir.path().join("t.gigagas")).is_ok() {
                 return (path.clone(), name.to_string(), test.clone());
             }
@@ -140,7 +219,10 @@ fn a_passing_amsterdam_test() -> (PathBuf, String, Value) {
 fn an_edited_post_balance_in_the_fixture_access_list_is_named() {
     let (path, name, mut test) = a_passing_amsterdam_test();
     let bal = test["blocks"][0]["blockAccessList"].as_array_mut().unwrap();
-    let account = bal.iter_mut().find(|a| !a["balanceChanges"].as_array().unwrap().is_empty()).unwrap();
+    let account = bal
+        .iter_mut()
+        .find(|a| !a["balanceChanges"].as_array().unwrap().is_empty())
+        .unwrap();
     let address = account["address"].as_str().unwrap().to_string();
     let change = &mut account["balanceChanges"][0];
     let index = change["blockAccessIndex"].as_str().unwrap().to_string();
@@ -152,12 +234,27 @@ fn an_edited_post_balance_in_the_fixture_access_list_is_named() {
     let file = FixtureFile::parse(&path, &text).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let err = import_one(&file, &name, &dir.path().join("bad.gigagas")).unwrap_err();
-    assert!(matches!(err, ImportError::Mismatch(_)), "a failure, not a skip: {err}");
+    assert!(
+        matches!(err, ImportError::Mismatch(_)),
+        "a failure, not a skip: {err}"
+    );
     let m = err.mismatch().unwrap();
-    assert_eq!(m.account.map(|a| a.to_string().to_lowercase()), Some(address.to_lowercase()));
+    assert_eq!(
+        m.account.map(|a| a.to_string().to_lowercase()),
+        Some(address.to_lowercase())
+    );
     let index: u64 = u64::from_str_radix(index.trim_start_matches("0x"), 16).unwrap();
-    assert_eq!(m.field, format!("block access list postBalance at blockAccessIndex {index:#x}"));
-    assert_eq!((m.expected.clone(), m.got.clone()), (wrong.to_string(), balance.to_string()));
+    assert_eq!(
+        m.field,
+        format!("block access list postBalance at blockAccessIndex {index:#x}")
+    );
+    assert_eq!(
+        (m.expected.clone(), m.got.clone()),
+        (wrong.to_string(), balance.to_string())
+    );
     let msg = err.to_string();
-    assert!(msg.contains("postBalance") && msg.contains(&m.account.unwrap().to_string()), "{msg}");
+    assert!(
+        msg.contains("postBalance") && msg.contains(&m.account.unwrap().to_string()),
+        "{msg}"
+    );
 }

@@ -7,7 +7,10 @@ use gigagas_import::{FixtureFile, ImportError, Location, OutputLayout, import, i
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/ethereum-tests");
+const FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/ethereum-tests"
+);
 /// One block, one transaction, a `postState`.
 const BASEFEE: &str = "ValidBlocks__bcExample__basefeeExample.json";
 /// `postStateHash` instead of `postState`.
@@ -40,8 +43,15 @@ fn the_unedited_fixture_imports() {
     let out = dir.path().join("ok.gigagas");
     import_edited(&path, &value, &out).expect("the original fixture imports");
     let (dump, _) = gigagas_dump::read_dump(&out).unwrap();
-    assert_eq!(dump.meta.provenance.get("source-file").map(String::as_str), Some(BASEFEE));
-    assert_eq!(dump.segments[0].block_hashes.len(), 1, "the genesis is the only block before the chain");
+    assert_eq!(
+        dump.meta.provenance.get("source-file").map(String::as_str),
+        Some(BASEFEE)
+    );
+    assert_eq!(
+        dump.segments[0].block_hashes.len(),
+        1,
+        "the genesis is the only block before the chain"
+    );
     assert_eq!(dump.segments[0].block_hashes[0].0, 0);
 }
 
@@ -59,14 +69,19 @@ fn a_wrong_expected_balance_names_the_account_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("bad.gigagas");
     let err = import_edited(&path, &value, &out).unwrap_err();
-    let m = err.mismatch().unwrap_or_else(|| panic!("expected a mismatch, got {err}"));
+    let m = err
+        .mismatch()
+        .unwrap_or_else(|| panic!("expected a mismatch, got {err}"));
     assert_eq!(m.location, Location::PostState);
     assert_eq!(m.account, Some(address));
     assert_eq!(m.field, "balance");
     assert_eq!(m.expected, wrong.to_string());
     assert_eq!(m.got, balance.to_string());
     let msg = err.to_string();
-    assert!(msg.contains(&address.to_string()) && msg.contains("balance"), "{msg}");
+    assert!(
+        msg.contains(&address.to_string()) && msg.contains("balance"),
+        "{msg}"
+    );
     assert!(!out.exists(), "no dump is written when the check fails");
 }
 
@@ -77,17 +92,24 @@ fn a_wrong_storage_value_and_a_missing_account_are_reported() {
     let mut extra = value.clone();
     let (_, test) = only_test(&mut extra);
     let ghost = "0x00000000000000000000000000000000000000aa";
-    test["postState"][ghost] = serde_json::json!({"balance": "0x01", "nonce": "0x00", "code": "0x", "storage": {}});
+    test["postState"][ghost] =
+        serde_json::json!({"balance": "0x01", "nonce": "0x00", "code": "0x", "storage": {}});
     let dir = tempfile::tempdir().unwrap();
     let err = import_edited(&path, &extra, &dir.path().join("x.gigagas")).unwrap_err();
     let m = err.mismatch().expect("a mismatch");
-    assert_eq!((m.field.as_str(), m.expected.as_str(), m.got.as_str()), ("account", "present", "absent"));
+    assert_eq!(
+        (m.field.as_str(), m.expected.as_str(), m.got.as_str()),
+        ("account", "present", "absent")
+    );
     assert_eq!(m.account, Some(ghost.parse().unwrap()));
 
     let mut slot = value.clone();
     let (_, test) = only_test(&mut slot);
     let post = test["postState"].as_object_mut().unwrap();
-    let (address, account) = post.iter_mut().find(|(_, a)| !a["storage"].as_object().unwrap().is_empty()).unwrap();
+    let (address, account) = post
+        .iter_mut()
+        .find(|(_, a)| !a["storage"].as_object().unwrap().is_empty())
+        .unwrap();
     let address: Address = address.parse().unwrap();
     let storage = account["storage"].as_object_mut().unwrap();
     let key = storage.keys().next().unwrap().clone();
@@ -103,8 +125,12 @@ fn a_wrong_storage_value_and_a_missing_account_are_reported() {
 fn a_wrong_post_state_hash_is_reported() {
     let (path, mut value) = fixture(INTRINSIC_TIP);
     let (_, test) = only_test(&mut value);
-    assert!(test.get("postState").is_none(), "this fixture only has postStateHash");
-    test["postStateHash"] = Value::String(format!("{:#x}", alloy_primitives::B256::repeat_byte(0x11)));
+    assert!(
+        test.get("postState").is_none(),
+        "this fixture only has postStateHash"
+    );
+    test["postStateHash"] =
+        Value::String(format!("{:#x}", alloy_primitives::B256::repeat_byte(0x11)));
     let dir = tempfile::tempdir().unwrap();
     let err = import_edited(&path, &value, &dir.path().join("x.gigagas")).unwrap_err();
     let m = err.mismatch().expect("a mismatch");
@@ -117,7 +143,8 @@ fn a_header_with_the_wrong_gas_used_is_reported_at_its_block() {
     let (path, mut value) = fixture(BASEFEE);
     let (_, test) = only_test(&mut value);
     let rlp: alloy_primitives::Bytes = test["blocks"][0]["rlp"].as_str().unwrap().parse().unwrap();
-    let mut block = alloy_consensus::Block::<alloy_consensus::TxEnvelope>::decode(&mut rlp.as_ref()).unwrap();
+    let mut block =
+        alloy_consensus::Block::<alloy_consensus::TxEnvelope>::decode(&mut rlp.as_ref()).unwrap();
     let real = block.header.gas_used;
     block.header.gas_used += 1;
     let mut buf = Vec::new();
@@ -127,7 +154,10 @@ fn a_header_with_the_wrong_gas_used_is_reported_at_its_block() {
     let err = import_edited(&path, &value, &dir.path().join("x.gigagas")).unwrap_err();
     let m = err.mismatch().expect("a mismatch");
     assert_eq!(m.location, Location::Block(1));
-    assert_eq!((m.field.as_str(), m.expected.clone(), m.got.clone()), ("gas used", (real + 1).to_string(), real.to_string()));
+    assert_eq!(
+        (m.field.as_str(), m.expected.clone(), m.got.clone()),
+        ("gas used", (real + 1).to_string(), real.to_string())
+    );
 }
 
 #[test]
@@ -135,7 +165,8 @@ fn a_header_with_the_wrong_state_root_is_reported_at_its_block() {
     let (path, mut value) = fixture(BASEFEE);
     let (_, test) = only_test(&mut value);
     let rlp: alloy_primitives::Bytes = test["blocks"][0]["rlp"].as_str().unwrap().parse().unwrap();
-    let mut block = alloy_consensus::Block::<alloy_consensus::TxEnvelope>::decode(&mut rlp.as_ref()).unwrap();
+    let mut block =
+        alloy_consensus::Block::<alloy_consensus::TxEnvelope>::decode(&mut rlp.as_ref()).unwrap();
     let real = block.header.state_root;
     block.header.state_root = alloy_primitives::B256::repeat_byte(0x22);
     let mut buf = Vec::new();
@@ -157,14 +188,26 @@ fn a_file_that_is_not_a_fixture_is_one_error_naming_it() {
         ("object.json", r#"{"hello": {"world": 1}}"#, "has no blocks"),
         ("array.json", "[1, 2, 3]", "JSON object"),
         ("garbage.json", "this is not json", "not valid JSON"),
-        ("state.json", r#"{"t": {"env": {}, "pre": {}, "transaction": {}, "post": {}}}"#, "GeneralStateTests state test"),
+        (
+            "state.json",
+            r#"{"t": {"env": {}, "pre": {}, "transaction": {}, "post": {}}}"#,
+            "GeneralStateTests state test",
+        ),
     ] {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
         let err = import(&path, None, &out, |_| {}).unwrap_err();
-        assert!(matches!(err, ImportError::NotAFixture { .. }), "{name}: {err}");
+        assert!(
+            matches!(err, ImportError::NotAFixture { .. }),
+            "{name}: {err}"
+        );
         let msg = err.to_string();
-        assert!(msg.contains(name) && msg.contains("not a BlockchainTests fixture") && msg.contains(needle), "{msg}");
+        assert!(
+            msg.contains(name)
+                && msg.contains("not a BlockchainTests fixture")
+                && msg.contains(needle),
+            "{msg}"
+        );
         assert!(!msg.contains('\n'), "one line: {msg}");
     }
     assert!(!out.exists());
@@ -180,10 +223,16 @@ fn an_unsupported_network_is_one_error_naming_it() {
     std::fs::write(&path, value.to_string()).unwrap();
     let out = dir.path().join("out.gigagas");
     let err = import(&path, None, &out, |_| {}).unwrap_err();
-    assert!(matches!(err, ImportError::UnsupportedNetwork { .. }), "{err}");
+    assert!(
+        matches!(err, ImportError::UnsupportedNetwork { .. }),
+        "{err}"
+    );
     assert!(err.is_unsupported());
     let msg = err.to_string();
-    assert!(msg.contains("unsupported network Berlin") && msg.contains("supported: "), "{msg}");
+    assert!(
+        msg.contains("unsupported network Berlin") && msg.contains("supported: "),
+        "{msg}"
+    );
     assert!(!out.exists());
 
     let (_, test) = only_test(&mut value);
@@ -202,7 +251,8 @@ fn a_directory_reports_every_test_and_file() {
     let berlin = serde_json::json!({ format!("{name}_Berlin"): test.clone() });
     let mut invalid = fixture(INTRINSIC_TIP).1;
     let (_, test) = only_test(&mut invalid);
-    test["blocks"][0]["expectException"] = Value::String("TransactionException.INTRINSIC_GAS_TOO_LOW".into());
+    test["blocks"][0]["expectException"] =
+        Value::String("TransactionException.INTRINSIC_GAS_TOO_LOW".into());
 
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
@@ -217,14 +267,46 @@ fn a_directory_reports_every_test_and_file() {
     let mut lines = Vec::new();
     let (layout, summary) = import(&input, None, &out, |r| lines.push(r.to_string())).unwrap();
     assert_eq!(layout, OutputLayout::Directory);
-    assert_eq!((summary.passed, summary.failed, summary.skipped), (1, 1, 2), "{lines:#?}");
-    assert_eq!(summary.to_string(), "4 tests: 1 passed, 1 failed, 2 skipped");
-    assert!(lines.iter().any(|l| l.starts_with("pass  basefeeExample")), "{lines:#?}");
-    assert!(lines.iter().any(|l| l.starts_with("skip") && l.contains("unsupported network Berlin")), "{lines:#?}");
-    assert!(lines.iter().any(|l| l.starts_with("skip") && l.contains("expects an exception")), "{lines:#?}");
-    assert!(lines.iter().any(|l| l.starts_with("FAIL") && l.contains("d_not_a_fixture.json")), "{lines:#?}");
-    let written: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(written.len(), 1, "only the passing test is written: {written:?}");
+    assert_eq!(
+        (summary.passed, summary.failed, summary.skipped),
+        (1, 1, 2),
+        "{lines:#?}"
+    );
+    assert_eq!(
+        summary.to_string(),
+        "4 tests: 1 passed, 1 failed, 2 skipped"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("pass  basefeeExample")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("skip") && l.contains("unsupported network Berlin")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("skip") && l.contains("expects an exception")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("FAIL") && l.contains("d_not_a_fixture.json")),
+        "{lines:#?}"
+    );
+    let written: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        written.len(),
+        1,
+        "only the passing test is written: {written:?}"
+    );
 
     // --test picks one test out of a directory.
     let out2 = dir.path().join("out2");

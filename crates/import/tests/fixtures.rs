@@ -6,7 +6,10 @@ use gigagas_import::{Outcome, TestReport, import};
 use std::{collections::BTreeMap, path::Path};
 
 /// The fixtures live in `shared/` beside the repository root.
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/ethereum-tests");
+const FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/ethereum-tests"
+);
 
 /// Tests the import skips as unsupported, with the reason (expected: none — the shipped
 /// fixtures are all Cancun with valid blocks).
@@ -41,10 +44,22 @@ fn all_fixtures_import_check_out_and_replay() {
     })
     .expect("the fixture directory imports");
 
-    let failed: Vec<&str> = reports.iter().filter(|r| r.2.starts_with("FAIL")).map(|r| r.2.as_str()).collect();
-    assert!(failed.is_empty(), "{} fixtures failed to import:\n{}", failed.len(), failed.join("\n"));
-    let skipped: BTreeMap<&str, &str> =
-        reports.iter().filter(|r| r.2.starts_with("skip")).map(|r| (r.0.as_str(), r.2.as_str())).collect();
+    let failed: Vec<&str> = reports
+        .iter()
+        .filter(|r| r.2.starts_with("FAIL"))
+        .map(|r| r.2.as_str())
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} fixtures failed to import:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+    let skipped: BTreeMap<&str, &str> = reports
+        .iter()
+        .filter(|r| r.2.starts_with("skip"))
+        .map(|r| (r.0.as_str(), r.2.as_str()))
+        .collect();
     let expected_skips: BTreeMap<&str, &str> = EXPECTED_SKIPS.iter().copied().collect();
     assert_eq!(
         skipped.keys().collect::<Vec<_>>(),
@@ -65,21 +80,35 @@ fn all_fixtures_import_check_out_and_replay() {
         let (dump, _) = gigagas_dump::read_dump(output).expect("an imported dump reads back");
         assert_eq!(&dump.meta.name, test);
         assert_eq!(dump.meta.provenance.get("test"), Some(test));
-        assert_eq!(dump.meta.provenance.get("network").map(String::as_str), Some("Cancun"));
+        assert_eq!(
+            dump.meta.provenance.get("network").map(String::as_str),
+            Some("Cancun")
+        );
         let replay = Replay::new(&dump).expect("an imported dump prepares for replay");
         let heavy = dump.total_gas() > HEAVY_GAS;
-        let schedulers: &[SchedulerKind] = if heavy { &[SchedulerKind::Ols] } else { &SchedulerKind::ALL };
+        let schedulers: &[SchedulerKind] = if heavy {
+            &[SchedulerKind::Ols]
+        } else {
+            &SchedulerKind::ALL
+        };
         let mut batches = vec![1, dump.blocks.len()];
         batches.dedup();
         let result = (|| -> Result<(), String> {
             if !heavy {
                 let (_, seq) = replay.run_sequential(false);
                 let seq = seq.map_err(|e| format!("sequential: {e}"))?;
-                replay.verify_sequential(&seq).map_err(|e| format!("sequential: {e}"))?;
+                replay
+                    .verify_sequential(&seq)
+                    .map_err(|e| format!("sequential: {e}"))?;
             }
             for &scheduler in schedulers {
                 for &batch in &batches {
-                    let config = RunConfig { threads: 2, batch, scheduler, recover_senders: batch == 1 };
+                    let config = RunConfig {
+                        threads: 2,
+                        batch,
+                        scheduler,
+                        recover_senders: batch == 1,
+                    };
                     let (_, outputs) = replay.run_parallel(&config);
                     replay
                         .verify_all(&outputs)
@@ -97,7 +126,18 @@ fn all_fixtures_import_check_out_and_replay() {
         .filter(|(t, _)| !known.contains_key(t.as_str()))
         .map(|(t, e)| format!("{t}: {e}"))
         .collect();
-    assert!(unexpected.is_empty(), "{} imported fixtures fail to replay:\n{}", unexpected.len(), unexpected.join("\n"));
-    let fixed: Vec<&&str> = known.keys().filter(|t| !replay_failures.contains_key(**t)).collect();
-    assert!(fixed.is_empty(), "known replay failures now pass, remove them from the list: {fixed:?}");
+    assert!(
+        unexpected.is_empty(),
+        "{} imported fixtures fail to replay:\n{}",
+        unexpected.len(),
+        unexpected.join("\n")
+    );
+    let fixed: Vec<&&str> = known
+        .keys()
+        .filter(|t| !replay_failures.contains_key(**t))
+        .collect();
+    assert!(
+        fixed.is_empty(),
+        "known replay failures now pass, remove them from the list: {fixed:?}"
+    );
 }

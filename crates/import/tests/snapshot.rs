@@ -9,42 +9,72 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The snapshots live in `shared/` beside the repository root.
-const BLOCKS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/mainnet-blocks");
+const BLOCKS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/mainnet-blocks"
+);
 /// The dump `gigagas import snapshot` makes of them (reproduced byte for byte by a CLI test).
 const MAINNET_DUMP: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../dumps/mainnet.gigagas");
 
 fn blocks() -> &'static Path {
     let p = Path::new(BLOCKS);
-    assert!(p.is_dir(), "{BLOCKS} not found: the mainnet blocks are expected in shared/ beside the repository");
+    assert!(
+        p.is_dir(),
+        "{BLOCKS} not found: the mainnet blocks are expected in shared/ beside the repository"
+    );
     p
 }
 
 #[test]
 fn the_mainnet_dump_holds_every_block_and_replays_verified() {
-    let (dump, _) = gigagas_dump::read_dump(Path::new(MAINNET_DUMP)).expect("the mainnet dump loads");
-    let folders = std::fs::read_dir(blocks()).unwrap().filter(|e| e.as_ref().unwrap().path().join("block.json").is_file()).count();
+    let (dump, _) =
+        gigagas_dump::read_dump(Path::new(MAINNET_DUMP)).expect("the mainnet dump loads");
+    let folders = std::fs::read_dir(blocks())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().join("block.json").is_file())
+        .count();
     assert_eq!(dump.blocks.len(), folders, "one block per snapshot folder");
-    assert_eq!(dump.segments.len(), dump.blocks.len(), "every block is its own segment");
-    assert!(dump.blocks.windows(2).all(|w| w[0].number() < w[1].number()), "blocks in number order");
+    assert_eq!(
+        dump.segments.len(),
+        dump.blocks.len(),
+        "every block is its own segment"
+    );
+    assert!(
+        dump.blocks
+            .windows(2)
+            .all(|w| w[0].number() < w[1].number()),
+        "blocks in number order"
+    );
     // The header totals of the shared set (its README: 9,489 transactions, 453 Mgas).
     assert_eq!(dump.transaction_count(), 9489);
     assert_eq!(dump.total_gas(), 453_046_751);
     // Pre-merge blocks with ommers record the miner's share only.
-    let headerless: Vec<(u64, u32)> =
-        dump.blocks.iter().filter(|b| b.headerless_ommers > 0).map(|b| (b.number(), b.headerless_ommers)).collect();
+    let headerless: Vec<(u64, u32)> = dump
+        .blocks
+        .iter()
+        .filter(|b| b.headerless_ommers > 0)
+        .map(|b| (b.number(), b.headerless_ommers))
+        .collect();
     assert_eq!(headerless, [(1796867, 1), (5283152, 2), (8889776, 1)]);
 
     let replay = Replay::new(&dump).expect("the mainnet dump prepares");
     let (_, seq) = replay.run_sequential(false);
-    replay.verify_sequential(&seq.expect("sequential baseline runs")).expect("sequential baseline agrees");
+    replay
+        .verify_sequential(&seq.expect("sequential baseline runs"))
+        .expect("sequential baseline agrees");
     for threads in [1, 2] {
         for scheduler in SchedulerKind::ALL {
             for batch in [1, dump.blocks.len()] {
-                let config = RunConfig { threads, batch, scheduler, recover_senders: batch == 1 && threads == 2 };
+                let config = RunConfig {
+                    threads,
+                    batch,
+                    scheduler,
+                    recover_senders: batch == 1 && threads == 2,
+                };
                 let (_, outputs) = replay.run_parallel(&config);
-                replay
-                    .verify_all(&outputs)
-                    .unwrap_or_else(|e| panic!("{threads} threads, {scheduler:?}, batch {batch}: {e}"));
+                replay.verify_all(&outputs).unwrap_or_else(|e| {
+                    panic!("{threads} threads, {scheduler:?}, batch {batch}: {e}")
+                });
             }
         }
     }
@@ -72,8 +102,17 @@ fn edit_json(path: &Path, edit: impl FnOnce(&mut Value)) {
 fn import_error(dir: &Path) -> SnapshotError {
     let out = import_snapshots(dir, "edited", |_| {}).expect("the folder is readable");
     assert_eq!(out.reports.len(), 1);
-    assert!(out.dump.is_none(), "a block that does not check out is not written");
-    let err = out.reports.into_iter().next().unwrap().outcome.expect_err("the edited block must not check out");
+    assert!(
+        out.dump.is_none(),
+        "a block that does not check out is not written"
+    );
+    let err = out
+        .reports
+        .into_iter()
+        .next()
+        .unwrap()
+        .outcome
+        .expect_err("the edited block must not check out");
     assert!(!err.to_string().contains('\n'), "one line: {err}");
     err
 }
@@ -82,8 +121,12 @@ fn import_error(dir: &Path) -> SnapshotError {
 const BLOCK: u64 = 1150000;
 
 fn first_sender(dir: &Path) -> String {
-    let block: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("block.json")).unwrap()).unwrap();
-    block["transactions"][0]["from"].as_str().unwrap().to_lowercase()
+    let block: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("block.json")).unwrap()).unwrap();
+    block["transactions"][0]["from"]
+        .as_str()
+        .unwrap()
+        .to_lowercase()
 }
 
 #[test]
@@ -92,16 +135,28 @@ fn an_unedited_copy_imports() {
     let out = import_snapshots(&dir, "copy", |_| {}).unwrap();
     assert_eq!(out.failed(), 0);
     let dump = out.dump.unwrap();
-    assert_eq!((dump.blocks.len(), dump.blocks[0].number(), dump.transaction_count()), (1, BLOCK, 9));
+    assert_eq!(
+        (
+            dump.blocks.len(),
+            dump.blocks[0].number(),
+            dump.transaction_count()
+        ),
+        (1, BLOCK, 9)
+    );
 }
 
 #[test]
 fn a_changed_balance_is_named() {
     let (_tmp, dir) = copy_block(BLOCK);
     let sender = first_sender(&dir);
-    edit_json(&dir.join("pre_state.json"), |v| v[&sender]["basic"]["balance"] = Value::from("0x1"));
+    edit_json(&dir.join("pre_state.json"), |v| {
+        v[&sender]["basic"]["balance"] = Value::from("0x1")
+    });
     let msg = import_error(&dir).to_string();
-    assert!(msg.starts_with(&format!("block {BLOCK}: tx 0 (0x")) && msg.contains("execution failed"), "{msg}");
+    assert!(
+        msg.starts_with(&format!("block {BLOCK}: tx 0 (0x")) && msg.contains("execution failed"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -109,12 +164,23 @@ fn a_dropped_account_is_named() {
     let (_tmp, dir) = copy_block(BLOCK);
     let sender = first_sender(&dir);
     edit_json(&dir.join("pre_state.json"), |v| {
-        v.as_object_mut().unwrap().remove(&sender).expect("the sender is in the pre-state");
+        v.as_object_mut()
+            .unwrap()
+            .remove(&sender)
+            .expect("the sender is in the pre-state");
     });
     let err = import_error(&dir);
     let msg = err.to_string();
-    let SnapshotError::Input { block, file, field, .. } = &err else { panic!("{err:?}") };
-    assert_eq!((block.as_str(), file.file_name().unwrap().to_str().unwrap()), ("1150000", "pre_state.json"));
+    let SnapshotError::Input {
+        block, file, field, ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        (block.as_str(), file.file_name().unwrap().to_str().unwrap()),
+        ("1150000", "pre_state.json")
+    );
     assert_eq!(field.to_lowercase(), format!("account {sender}"), "{msg}");
     assert!(msg.contains("missing, but it sends tx 0"), "{msg}");
 }
@@ -124,12 +190,19 @@ fn a_wrong_code_hash_is_named() {
     let (_tmp, dir) = copy_block(BLOCK);
     let mut account = String::new();
     edit_json(&dir.join("pre_state.json"), |v| {
-        let (a, acc) = v.as_object_mut().unwrap().iter_mut().find(|(_, acc)| !acc["code"].is_null()).expect("a contract");
+        let (a, acc) = v
+            .as_object_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|(_, acc)| !acc["code"].is_null())
+            .expect("a contract");
         account = a.clone();
         acc["code_hash"] = Value::from(format!("0x{}", "ab".repeat(32)));
     });
     let err = import_error(&dir);
-    let SnapshotError::Input { field, detail, .. } = &err else { panic!("{err:?}") };
+    let SnapshotError::Input { field, detail, .. } = &err else {
+        panic!("{err:?}")
+    };
     assert_eq!(field.to_lowercase(), format!("account {account}.code_hash"));
     assert!(detail.contains("but the code hashes to"), "{err}");
 }
@@ -138,32 +211,62 @@ fn a_wrong_code_hash_is_named() {
 fn an_edited_gas_used_is_named() {
     // Edited alone, the header no longer hashes to the block hash.
     let (_tmp, dir) = copy_block(BLOCK);
-    edit_json(&dir.join("block.json"), |v| v["gasUsed"] = Value::from("0x1"));
+    edit_json(&dir.join("block.json"), |v| {
+        v["gasUsed"] = Value::from("0x1")
+    });
     let msg = import_error(&dir).to_string();
-    assert!(msg.contains("block.json") && msg.contains("hash to"), "{msg}");
+    assert!(
+        msg.contains("block.json") && msg.contains("hash to"),
+        "{msg}"
+    );
 
     // Edited with a matching block hash, execution disagrees with the header.
     let (_tmp, dir) = copy_block(BLOCK);
     let mut real = 0u64;
     edit_json(&dir.join("block.json"), |v| {
-        real = u64::from_str_radix(v["gasUsed"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+        real = u64::from_str_radix(v["gasUsed"].as_str().unwrap().trim_start_matches("0x"), 16)
+            .unwrap();
         v["gasUsed"] = Value::from(format!("{:#x}", real + 1));
         let block: gigagas_rpc::convert::RpcBlock = serde_json::from_value(v.clone()).unwrap();
         v["hash"] = Value::from(block.header.inner.hash_slow().to_string());
     });
     let err = import_error(&dir);
-    let SnapshotError::Mismatch { block, field, expected, got } = &err else { panic!("{err:?}") };
-    assert_eq!((*block, field.as_str(), expected.clone(), got.clone()), (BLOCK, "gas used", (real + 1).to_string(), real.to_string()));
+    let SnapshotError::Mismatch {
+        block,
+        field,
+        expected,
+        got,
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        (*block, field.as_str(), expected.clone(), got.clone()),
+        (BLOCK, "gas used", (real + 1).to_string(), real.to_string())
+    );
 }
 
 #[test]
 fn a_changed_from_is_named() {
     let (_tmp, dir) = copy_block(BLOCK);
     let other = "0x00000000000000000000000000000000000000aa";
-    edit_json(&dir.join("block.json"), |v| v["transactions"][2]["from"] = Value::from(other));
+    edit_json(&dir.join("block.json"), |v| {
+        v["transactions"][2]["from"] = Value::from(other)
+    });
     let err = import_error(&dir);
-    let SnapshotError::Input { file, field, detail, .. } = &err else { panic!("{err:?}") };
-    assert_eq!((file.file_name().unwrap().to_str().unwrap(), field.as_str()), ("block.json", "transactions[2].from"));
+    let SnapshotError::Input {
+        file,
+        field,
+        detail,
+        ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        (file.file_name().unwrap().to_str().unwrap(), field.as_str()),
+        ("block.json", "transactions[2].from")
+    );
     assert!(detail.contains("recovers to"), "{err}");
 }
 
@@ -172,7 +275,10 @@ fn bad_input_is_one_line_naming_the_file() {
     let (_tmp, dir) = copy_block(BLOCK);
     std::fs::write(dir.join("pre_state.json"), "{ not json").unwrap();
     let msg = import_error(&dir).to_string();
-    assert!(msg.contains("pre_state.json") && msg.contains("JSON"), "{msg}");
+    assert!(
+        msg.contains("pre_state.json") && msg.contains("JSON"),
+        "{msg}"
+    );
 
     let (_tmp, dir) = copy_block(BLOCK);
     std::fs::remove_file(dir.join("pre_state.json")).unwrap();
@@ -191,7 +297,12 @@ fn senders_recover_before_and_after_homestead() {
     let (dump, _) = gigagas_dump::read_dump(Path::new(MAINNET_DUMP)).unwrap();
     for b in dump.blocks.iter().filter(|b| b.number() >= 1150000) {
         for tx in &b.transactions {
-            assert_eq!(tx.inner().recover_signer().unwrap(), tx.signer(), "block {}", b.number());
+            assert_eq!(
+                tx.inner().recover_signer().unwrap(),
+                tx.signer(),
+                "block {}",
+                b.number()
+            );
         }
     }
 }

@@ -23,11 +23,22 @@ pub struct BalDifference {
 /// Compare `got` with `expected`, account by account in address order, then for each
 /// account its storage changes (slot by slot, then block access index), storage reads,
 /// balance, nonce and code changes (by block access index). `None` when equal.
-pub fn first_difference(expected: &BlockAccessList, got: &BlockAccessList) -> Option<BalDifference> {
+pub fn first_difference(
+    expected: &BlockAccessList,
+    got: &BlockAccessList,
+) -> Option<BalDifference> {
     let (e, g) = (by_address(expected), by_address(got));
-    let addresses: std::collections::BTreeSet<Address> = e.keys().chain(g.keys()).copied().collect();
+    let addresses: std::collections::BTreeSet<Address> =
+        e.keys().chain(g.keys()).copied().collect();
     for address in addresses {
-        let diff = |entry: String, expected: String, got: String| Some(BalDifference { address, entry, expected, got });
+        let diff = |entry: String, expected: String, got: String| {
+            Some(BalDifference {
+                address,
+                entry,
+                expected,
+                got,
+            })
+        };
         let (ea, ga) = match (e.get(&address), g.get(&address)) {
             (Some(a), Some(b)) => (a, b),
             (Some(_), None) => return diff("account".into(), "present".into(), "absent".into()),
@@ -38,41 +49,94 @@ pub fn first_difference(expected: &BlockAccessList, got: &BlockAccessList) -> Op
         let slots = |a: &AccountChanges| -> BTreeMap<U256, BTreeMap<u64, U256>> {
             a.storage_changes
                 .iter()
-                .map(|s| (s.slot, s.changes.iter().map(|c| (c.block_access_index.0, c.new_value)).collect()))
+                .map(|s| {
+                    (
+                        s.slot,
+                        s.changes
+                            .iter()
+                            .map(|c| (c.block_access_index.0, c.new_value))
+                            .collect(),
+                    )
+                })
                 .collect()
         };
         let (es, gs) = (slots(ea), slots(ga));
         let all: std::collections::BTreeSet<U256> = es.keys().chain(gs.keys()).copied().collect();
         for slot in all {
             let none = BTreeMap::new();
-            if let Some((index, x, y)) =
-                first_keyed(es.get(&slot).unwrap_or(&none), gs.get(&slot).unwrap_or(&none))
-            {
-                return diff(format!("storageChanges[slot {slot:#x}] postValue at blockAccessIndex {index:#x}"), x, y);
+            if let Some((index, x, y)) = first_keyed(
+                es.get(&slot).unwrap_or(&none),
+                gs.get(&slot).unwrap_or(&none),
+            ) {
+                return diff(
+                    format!(
+                        "storageChanges[slot {slot:#x}] postValue at blockAccessIndex {index:#x}"
+                    ),
+                    x,
+                    y,
+                );
             }
         }
-        let reads = |a: &AccountChanges| -> std::collections::BTreeSet<U256> { a.storage_reads.iter().copied().collect() };
+        let reads = |a: &AccountChanges| -> std::collections::BTreeSet<U256> {
+            a.storage_reads.iter().copied().collect()
+        };
         let (er, gr) = (reads(ea), reads(ga));
         if let Some(slot) = er.symmetric_difference(&gr).next() {
-            let has = |s: &std::collections::BTreeSet<U256>| if s.contains(slot) { "read" } else { "not read" };
-            return diff(format!("storageReads[slot {slot:#x}]"), has(&er).into(), has(&gr).into());
+            let has = |s: &std::collections::BTreeSet<U256>| {
+                if s.contains(slot) { "read" } else { "not read" }
+            };
+            return diff(
+                format!("storageReads[slot {slot:#x}]"),
+                has(&er).into(),
+                has(&gr).into(),
+            );
         }
         let keyed = |v: Vec<(u64, String)>| -> BTreeMap<u64, String> { v.into_iter().collect() };
         let checks: [(&str, BTreeMap<u64, String>, BTreeMap<u64, String>); 3] = [
             (
                 "postBalance",
-                keyed(ea.balance_changes.iter().map(|c| (c.block_access_index.0, c.post_balance.to_string())).collect()),
-                keyed(ga.balance_changes.iter().map(|c| (c.block_access_index.0, c.post_balance.to_string())).collect()),
+                keyed(
+                    ea.balance_changes
+                        .iter()
+                        .map(|c| (c.block_access_index.0, c.post_balance.to_string()))
+                        .collect(),
+                ),
+                keyed(
+                    ga.balance_changes
+                        .iter()
+                        .map(|c| (c.block_access_index.0, c.post_balance.to_string()))
+                        .collect(),
+                ),
             ),
             (
                 "postNonce",
-                keyed(ea.nonce_changes.iter().map(|c| (c.block_access_index.0, c.new_nonce.to_string())).collect()),
-                keyed(ga.nonce_changes.iter().map(|c| (c.block_access_index.0, c.new_nonce.to_string())).collect()),
+                keyed(
+                    ea.nonce_changes
+                        .iter()
+                        .map(|c| (c.block_access_index.0, c.new_nonce.to_string()))
+                        .collect(),
+                ),
+                keyed(
+                    ga.nonce_changes
+                        .iter()
+                        .map(|c| (c.block_access_index.0, c.new_nonce.to_string()))
+                        .collect(),
+                ),
             ),
             (
                 "newCode",
-                keyed(ea.code_changes.iter().map(|c| (c.block_access_index.0, c.new_code.to_string())).collect()),
-                keyed(ga.code_changes.iter().map(|c| (c.block_access_index.0, c.new_code.to_string())).collect()),
+                keyed(
+                    ea.code_changes
+                        .iter()
+                        .map(|c| (c.block_access_index.0, c.new_code.to_string()))
+                        .collect(),
+                ),
+                keyed(
+                    ga.code_changes
+                        .iter()
+                        .map(|c| (c.block_access_index.0, c.new_code.to_string()))
+                        .collect(),
+                ),
             ),
         ];
         for (name, x, y) in checks {
@@ -83,8 +147,16 @@ pub fn first_difference(expected: &BlockAccessList, got: &BlockAccessList) -> Op
     }
     // Same content; the encodings may still differ in order or duplicates.
     if expected != got {
-        let i = expected.iter().zip(got.iter()).position(|(a, b)| a != b).unwrap_or(expected.len().min(got.len()));
-        let address = expected.get(i).or(got.get(i)).map(|a| a.address).unwrap_or_default();
+        let i = expected
+            .iter()
+            .zip(got.iter())
+            .position(|(a, b)| a != b)
+            .unwrap_or(expected.len().min(got.len()));
+        let address = expected
+            .get(i)
+            .or(got.get(i))
+            .map(|a| a.address)
+            .unwrap_or_default();
         return Some(BalDifference {
             address,
             entry: format!("encoding of entry {i} (order or duplicates)"),
@@ -100,10 +172,15 @@ fn by_address(bal: &BlockAccessList) -> BTreeMap<Address, &AccountChanges> {
 }
 
 /// First key at which two maps differ, with both values (`absent` for a missing one).
-fn first_keyed<V: PartialEq + ToString>(a: &BTreeMap<u64, V>, b: &BTreeMap<u64, V>) -> Option<(u64, String, String)> {
+fn first_keyed<V: PartialEq + ToString>(
+    a: &BTreeMap<u64, V>,
+    b: &BTreeMap<u64, V>,
+) -> Option<(u64, String, String)> {
     let show = |v: Option<&V>| v.map(|v| v.to_string()).unwrap_or_else(|| "absent".into());
     let keys: std::collections::BTreeSet<u64> = a.keys().chain(b.keys()).copied().collect();
-    keys.into_iter().find(|k| a.get(k) != b.get(k)).map(|k| (k, show(a.get(&k)), show(b.get(&k))))
+    keys.into_iter()
+        .find(|k| a.get(k) != b.get(k))
+        .map(|k| (k, show(a.get(&k)), show(b.get(&k))))
 }
 
 #[cfg(test)]
@@ -114,7 +191,8 @@ mod tests {
     #[test]
     fn names_the_first_differing_balance() {
         let mut a = AccountChanges::new(Address::repeat_byte(1));
-        a.balance_changes.push(BalanceChange::new(BlockAccessIndex(1), U256::from(5)));
+        a.balance_changes
+            .push(BalanceChange::new(BlockAccessIndex(1), U256::from(5)));
         let expected = vec![a.clone()];
         assert_eq!(first_difference(&expected, &expected), None);
         a.balance_changes[0].post_balance = U256::from(6);

@@ -4,13 +4,16 @@ use crate::spec::ChainSpec;
 use alloy_consensus::{
     Header, ReceiptEnvelope, TxEnvelope, TxReceipt, proofs, transaction::Recovered,
 };
-use alloy_eips::eip4895::Withdrawal;
 use alloy_eip7928::BlockAccessList;
+use alloy_eips::eip4895::Withdrawal;
 use alloy_evm::{
     Evm, EvmFactory,
-    precompiles::PrecompilesMap,
     block::{BlockExecutionError, BlockExecutionResult, BlockExecutor},
-    eth::{EthBlockExecutionCtx, EthBlockExecutor, EthEvm, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
+    eth::{
+        EthBlockExecutionCtx, EthBlockExecutor, EthEvm, EthEvmFactory,
+        receipt_builder::AlloyReceiptBuilder,
+    },
+    precompiles::PrecompilesMap,
 };
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{B256, Bloom};
@@ -166,7 +169,10 @@ impl RecordedBlock {
 
     /// The block's logs bloom.
     pub fn logs_bloom(&self) -> Bloom {
-        self.result.receipts.iter().fold(Bloom::ZERO, |b, r| b | r.bloom())
+        self.result
+            .receipts
+            .iter()
+            .fold(Bloom::ZERO, |b, r| b | r.bloom())
     }
 
     /// Compare with what the header commits to, in this order: `gasUsed`, `blobGasUsed`,
@@ -192,7 +198,11 @@ impl RecordedBlock {
     /// the transactions executed (gas, blob gas, bloom, receipts, requests).
     pub fn check_execution(&self, spec: &ChainSpec, header: &Header) -> Result<(), HeaderMismatch> {
         let mismatch = |field, expected: &dyn std::fmt::Display, got: &dyn std::fmt::Display| {
-            Err(HeaderMismatch { field, expected: expected.to_string(), got: got.to_string() })
+            Err(HeaderMismatch {
+                field,
+                expected: expected.to_string(),
+                got: got.to_string(),
+            })
         };
         if self.result.gas_used != header.gas_used {
             return mismatch("gas used", &header.gas_used, &self.result.gas_used);
@@ -245,13 +255,24 @@ impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
         input: BlockInput<'s>,
     ) -> Result<Self, RecordError> {
         let evm = EthEvmFactory::default().create_evm(state, spec.evm_env(input.header));
-        let mut executor =
-            EthBlockExecutor::new(evm, execution_ctx(&input), spec, AlloyReceiptBuilder::default());
-        executor.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(0));
+        let mut executor = EthBlockExecutor::new(
+            evm,
+            execution_ctx(&input),
+            spec,
+            AlloyReceiptBuilder::default(),
+        );
+        executor
+            .evm_mut()
+            .db_mut()
+            .set_bal_index(BlockAccessIndex::new(0));
         let block = input.header.number;
         executor
             .apply_pre_execution_changes()
-            .map_err(|source| RecordError { block, stage: RecordStage::PreBlock, source })?;
+            .map_err(|source| RecordError {
+                block,
+                stage: RecordStage::PreBlock,
+                source,
+            })?;
         Ok(Self {
             executor,
             spec,
@@ -264,12 +285,18 @@ impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
     /// Execute the next transaction; returns the gas it used.
     pub fn execute(&mut self, tx: &Recovered<TxEnvelope>) -> Result<u64, RecordError> {
         let index = self.transactions;
-        self.executor.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(index + 1));
-        let gas = self.executor.execute_transaction(tx).map_err(|source| RecordError {
-            block: self.header.number,
-            stage: RecordStage::Tx(index as usize),
-            source,
-        })?;
+        self.executor
+            .evm_mut()
+            .db_mut()
+            .set_bal_index(BlockAccessIndex::new(index + 1));
+        let gas = self
+            .executor
+            .execute_transaction(tx)
+            .map_err(|source| RecordError {
+                block: self.header.number,
+                stage: RecordStage::Tx(index as usize),
+                source,
+            })?;
         self.transactions += 1;
         Ok(gas.tx_gas_used())
     }
@@ -277,15 +304,25 @@ impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
     /// Apply the post-block changes (index n + 1) and take the recorded access list.
     pub fn finish(mut self) -> Result<RecordedBlock, RecordError> {
         let block = self.header.number;
-        let post = |source| RecordError { block, stage: RecordStage::PostBlock, source };
-        self.executor.evm_mut().db_mut().set_bal_index(BlockAccessIndex::new(self.transactions + 1));
+        let post = |source| RecordError {
+            block,
+            stage: RecordStage::PostBlock,
+            source,
+        };
+        self.executor
+            .evm_mut()
+            .db_mut()
+            .set_bal_index(BlockAccessIndex::new(self.transactions + 1));
         let (mut evm, result) = self.executor.finish().map_err(post)?;
         pay_headerless_ommer_share(evm.db_mut(), self.spec, self.header, self.headerless_ommers)
             .map_err(|e| post(BlockExecutionError::other(DbFailure(e.to_string()))))?;
         let state = evm.into_db();
         let access_list = state.take_built_alloy_bal().unwrap_or_default();
         state.bal_state.bal_builder = Some(Bal::new());
-        Ok(RecordedBlock { result, access_list })
+        Ok(RecordedBlock {
+            result,
+            access_list,
+        })
     }
 }
 

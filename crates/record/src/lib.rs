@@ -15,10 +15,10 @@ pub mod block;
 pub mod prestate;
 pub mod spec;
 
+pub use bal::{BalDifference, first_difference};
 pub use block::{
     BlockInput, BlockRecorder, HeaderMismatch, RecordError, RecordStage, RecordedBlock,
     execution_ctx, pay_headerless_ommer_share, record_block,
 };
-pub use bal::{BalDifference, first_difference};
 pub use prestate::{Touched, touched_pre_state};
 pub use spec::ChainSpec;

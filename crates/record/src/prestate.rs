@@ -23,8 +23,10 @@ impl Touched {
         for list in access_lists {
             for a in list {
                 out.accounts.insert(a.address);
-                out.slots.extend(a.storage_changes.iter().map(|s| (a.address, s.slot)));
-                out.slots.extend(a.storage_reads.iter().map(|s| (a.address, *s)));
+                out.slots
+                    .extend(a.storage_changes.iter().map(|s| (a.address, s.slot)));
+                out.slots
+                    .extend(a.storage_reads.iter().map(|s| (a.address, *s)));
             }
         }
         out
@@ -54,13 +56,21 @@ pub fn touched_pre_state<DB: DatabaseRef>(
                     };
                     codes.insert(info.code_hash, code.original_bytes());
                 }
-                Some(AccountState { balance: info.balance, nonce: info.nonce, code_hash: info.code_hash })
+                Some(AccountState {
+                    balance: info.balance,
+                    nonce: info.nonce,
+                    code_hash: info.code_hash,
+                })
             }
         };
         pre.accounts.push(PreAccount { address, state });
     }
     for (address, slot) in touched.slots {
-        pre.storage.push(PreSlot { address, slot, value: db.storage_ref(address, slot)? });
+        pre.storage.push(PreSlot {
+            address,
+            slot,
+            value: db.storage_ref(address, slot)?,
+        });
     }
     pre.codes = codes.into_iter().collect();
     pre.canonicalize();

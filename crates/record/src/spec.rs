@@ -23,7 +23,6 @@ pub struct ChainSpec {
     blob_schedule: Vec<(u64, BlobParams)>,
 }
 
-
 /// The built-in (mainnet) blob parameters of a fork, if it has any.
 fn default_blob_params(fork: EthereumHardfork) -> Option<BlobParams> {
     match fork {
@@ -38,9 +37,15 @@ fn default_blob_params(fork: EthereumHardfork) -> Option<BlobParams> {
 
 /// A chain config's blob schedule entry for `fork` (names compared case-insensitively,
 /// `BPO1` and `Bpo1` alike), on top of the per-transaction rules of the fork's era.
-fn configured_blob_params(config: &ChainConfig, fork: EthereumHardfork, era: BlobParams) -> Option<BlobParams> {
-    let (_, s): (_, &BlobSchedule) =
-        config.blob_schedule.iter().find(|(name, _)| name.eq_ignore_ascii_case(fork.name()))?;
+fn configured_blob_params(
+    config: &ChainConfig,
+    fork: EthereumHardfork,
+    era: BlobParams,
+) -> Option<BlobParams> {
+    let (_, s): (_, &BlobSchedule) = config
+        .blob_schedule
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(fork.name()))?;
     Some(BlobParams {
         target_blob_count: s.target,
         max_blob_count: s.max,
@@ -50,15 +55,25 @@ fn configured_blob_params(config: &ChainConfig, fork: EthereumHardfork, era: Blo
 }
 
 /// The blob parameters of every scheduled blob-changing fork, by activation timestamp.
-fn blob_schedule(config: &ChainConfig, hardforks: &EthereumChainHardforks) -> Result<Vec<(u64, BlobParams)>, String> {
+fn blob_schedule(
+    config: &ChainConfig,
+    hardforks: &EthereumChainHardforks,
+) -> Result<Vec<(u64, BlobParams)>, String> {
     let mut out: Vec<(u64, BlobParams)> = Vec::new();
     // Forks that set blob parameters, oldest first: Cancun and every timestamp fork after
     // it. Amsterdam keeps the parameters before it unless the chain config gives its own.
-    for &fork in TIMESTAMP_FORKS.iter().filter(|f| **f >= EthereumHardfork::Cancun) {
+    for &fork in TIMESTAMP_FORKS
+        .iter()
+        .filter(|f| **f >= EthereumHardfork::Cancun)
+    {
         let at = match hardforks.ethereum_fork_activation(fork) {
             ForkCondition::Timestamp(t) => t,
             ForkCondition::Never => continue,
-            other => return Err(format!("chain config: fork {fork} must activate by timestamp, not {other:?}")),
+            other => {
+                return Err(format!(
+                    "chain config: fork {fork} must activate by timestamp, not {other:?}"
+                ));
+            }
         };
         // Per-transaction rules (blob count cap, base cost) follow the newest named fork.
         let era = if fork >= EthereumHardfork::Osaka {
@@ -66,7 +81,9 @@ fn blob_schedule(config: &ChainConfig, hardforks: &EthereumChainHardforks) -> Re
         } else {
             default_blob_params(fork).expect("Cancun and Prague have built-in parameters")
         };
-        let params = match configured_blob_params(config, fork, era).or_else(|| default_blob_params(fork)) {
+        let params = match configured_blob_params(config, fork, era)
+            .or_else(|| default_blob_params(fork))
+        {
             Some(p) => p,
             None if fork == EthereumHardfork::Amsterdam => match out.last() {
                 Some((_, p)) => *p,
@@ -93,13 +110,22 @@ impl ChainSpec {
     pub fn from_config(config: &ChainConfig) -> Result<Self, String> {
         let hardforks = config.hardforks()?;
         let blob_schedule = blob_schedule(config, &hardforks)?;
-        Ok(Self { chain_id: config.chain_id, hardforks, deposit_contract: config.deposit_contract, blob_schedule })
+        Ok(Self {
+            chain_id: config.chain_id,
+            hardforks,
+            deposit_contract: config.deposit_contract,
+            blob_schedule,
+        })
     }
 
     /// Blob parameters of the newest blob-changing fork (Cancun, Prague, Osaka, BPOn, ...)
     /// active at `timestamp` (`None` before Cancun).
     pub fn blob_params_at(&self, timestamp: u64) -> Option<BlobParams> {
-        self.blob_schedule.iter().rev().find(|(t, _)| *t <= timestamp).map(|(_, p)| *p)
+        self.blob_schedule
+            .iter()
+            .rev()
+            .find(|(t, _)| *t <= timestamp)
+            .map(|(_, p)| *p)
     }
 
     /// Recover a transaction's sender under the rules of block `number`: before Homestead
@@ -119,7 +145,12 @@ impl ChainSpec {
 
     /// The EVM environment (fork rules, block env, blob fee) of a block.
     pub fn evm_env(&self, header: &Header) -> EvmEnv<SpecId> {
-        EvmEnv::for_eth_block(header, self, self.chain_id, self.blob_params_at(header.timestamp))
+        EvmEnv::for_eth_block(
+            header,
+            self,
+            self.chain_id,
+            self.blob_params_at(header.timestamp),
+        )
     }
 }
 
@@ -141,7 +172,11 @@ mod tests {
     use gigagas_dump::ForkActivation;
 
     fn at(fork: &str, t: u64) -> ForkActivation {
-        ForkActivation { fork: fork.into(), block: None, timestamp: Some(t) }
+        ForkActivation {
+            fork: fork.into(),
+            block: None,
+            timestamp: Some(t),
+        }
     }
 
     #[test]
@@ -153,7 +188,10 @@ mod tests {
         assert_eq!(s.blob_params_at(99), Some(BlobParams::osaka()));
         assert_eq!(s.blob_params_at(100), Some(BlobParams::bpo1()));
         assert_eq!(s.blob_params_at(250), Some(BlobParams::bpo2()));
-        assert_eq!(s.blob_params_at(250).unwrap().max_blobs_per_tx, BlobParams::osaka().max_blobs_per_tx);
+        assert_eq!(
+            s.blob_params_at(250).unwrap().max_blobs_per_tx,
+            BlobParams::osaka().max_blobs_per_tx
+        );
     }
 
     #[test]
@@ -165,7 +203,11 @@ mod tests {
                 _ => None,
             })
             .collect();
-        let s = ChainSpec::from_config(&ChainConfig { forks, ..ChainConfig::all_active_from_genesis(1, EthereumHardfork::Paris).unwrap() }).unwrap();
+        let s = ChainSpec::from_config(&ChainConfig {
+            forks,
+            ..ChainConfig::all_active_from_genesis(1, EthereumHardfork::Paris).unwrap()
+        })
+        .unwrap();
         let bpo2 = alloy_hardforks::ethereum::mainnet::MAINNET_BPO2_TIMESTAMP;
         assert_eq!(s.blob_params_at(bpo2), Some(BlobParams::bpo2()));
         assert_eq!(s.blob_params_at(bpo2 - 1), Some(BlobParams::bpo1()));
@@ -175,10 +217,26 @@ mod tests {
     fn a_bpo_fork_without_parameters_is_an_error_and_a_configured_one_is_used() {
         let mut c = ChainConfig::all_active_from_genesis(7, EthereumHardfork::Bpo3).unwrap();
         let err = ChainSpec::from_config(&c).unwrap_err();
-        assert!(err.contains("Bpo3") && err.contains("blob_schedule"), "{err}");
-        c.blob_schedule.insert("BPO3".into(), BlobSchedule { target: 21, max: 32, base_fee_update_fraction: 20_000_000 });
-        let p = ChainSpec::from_config(&c).unwrap().blob_params_at(0).unwrap();
-        assert_eq!((p.target_blob_count, p.max_blob_count, p.update_fraction), (21, 32, 20_000_000));
+        assert!(
+            err.contains("Bpo3") && err.contains("blob_schedule"),
+            "{err}"
+        );
+        c.blob_schedule.insert(
+            "BPO3".into(),
+            BlobSchedule {
+                target: 21,
+                max: 32,
+                base_fee_update_fraction: 20_000_000,
+            },
+        );
+        let p = ChainSpec::from_config(&c)
+            .unwrap()
+            .blob_params_at(0)
+            .unwrap();
+        assert_eq!(
+            (p.target_blob_count, p.max_blob_count, p.update_fraction),
+            (21, 32, 20_000_000)
+        );
         assert_eq!(p.max_blobs_per_tx, BlobParams::osaka().max_blobs_per_tx);
     }
 }

@@ -145,13 +145,19 @@ impl SweepConfig {
     /// Read, parse and validate a config file; relative dump paths are resolved against
     /// the file's folder and must exist.
     pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
-        let text = std::fs::read_to_string(file)
-            .map_err(|source| ConfigError::Read { file: file.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
+            file: file.to_path_buf(),
+            source,
+        })?;
         let config = Self::parse(&text, file)?;
         let dir = file.parent().unwrap_or(Path::new(""));
         let mut dump_paths = Vec::with_capacity(config.dumps.len());
         for d in &config.dumps {
-            let p = if d.is_absolute() { d.clone() } else { dir.join(d) };
+            let p = if d.is_absolute() {
+                d.clone()
+            } else {
+                dir.join(d)
+            };
             if !p.is_file() {
                 return Err(ConfigError::Invalid {
                     file: file.to_path_buf(),
@@ -165,8 +171,16 @@ impl SweepConfig {
             }
             dump_paths.push(p);
         }
-        let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "sweep".into());
-        Ok(Sweep { name, file: file.to_path_buf(), config, dump_paths })
+        let name = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "sweep".into());
+        Ok(Sweep {
+            name,
+            file: file.to_path_buf(),
+            config,
+            dump_paths,
+        })
     }
 
     /// Parse and validate config text (`file` only names it in errors; dump paths are not
@@ -178,14 +192,23 @@ impl SweepConfig {
     }
 
     fn validate(&self, file: &Path) -> Result<(), ConfigError> {
-        let bad = |key: &str, message: String| ConfigError::Invalid { file: file.to_path_buf(), key: key.into(), message };
+        let bad = |key: &str, message: String| ConfigError::Invalid {
+            file: file.to_path_buf(),
+            key: key.into(),
+            message,
+        };
         let nonempty = |key: &str, len: usize| {
-            if len == 0 { Err(bad(key, "empty list: the grid would have no points".into())) } else { Ok(()) }
+            if len == 0 {
+                Err(bad(key, "empty list: the grid would have no points".into()))
+            } else {
+                Ok(())
+            }
         };
-        let positive = |key: &str, values: &[usize], what: &str| match values.iter().find(|&&v| v == 0) {
-            Some(_) => Err(bad(key, format!("0 is not a {what}"))),
-            None => Ok(()),
-        };
+        let positive =
+            |key: &str, values: &[usize], what: &str| match values.iter().find(|&&v| v == 0) {
+                Some(_) => Err(bad(key, format!("0 is not a {what}"))),
+                None => Ok(()),
+            };
         nonempty("dumps", self.dumps.len())?;
         nonempty("threads", self.threads.len())?;
         positive("threads", &self.threads, "thread count")?;
@@ -202,9 +225,16 @@ impl SweepConfig {
             nonempty("simulate.batch", sim.batch.len())?;
             positive("simulate.batch", &sim.batch, "batch size")?;
             nonempty("simulate.schedulers", sim.schedulers.len())?;
-            positive("simulate.validate_threads", &sim.validate_threads, "thread count")?;
+            positive(
+                "simulate.validate_threads",
+                &sim.validate_threads,
+                "thread count",
+            )?;
             if sim.profile_repeats == 0 {
-                return Err(bad("simulate.profile_repeats", "at least one profiling run is needed".into()));
+                return Err(bad(
+                    "simulate.profile_repeats",
+                    "at least one profiling run is needed".into(),
+                ));
             }
         }
         Ok(())
@@ -217,7 +247,12 @@ impl SweepConfig {
             for &threads in &self.threads {
                 for &batch in &self.batch {
                     for &scheduler in &self.schedulers {
-                        points.push(RunConfig { threads, batch, scheduler, recover_senders });
+                        points.push(RunConfig {
+                            threads,
+                            batch,
+                            scheduler,
+                            recover_senders,
+                        });
                     }
                 }
             }
@@ -236,8 +271,17 @@ fn syntax_error(file: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
             let line_text = text[line_start..].lines().next().unwrap_or("");
             let section = text[..line_start]
                 .lines()
-                .filter_map(|l| l.trim().strip_prefix('[').and_then(|l| l.split_once(']')).map(|(t, _)| t.trim()))
-                .rfind(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)));
+                .filter_map(|l| {
+                    l.trim()
+                        .strip_prefix('[')
+                        .and_then(|l| l.split_once(']'))
+                        .map(|(t, _)| t.trim())
+                })
+                .rfind(|t| {
+                    !t.is_empty()
+                        && t.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+                });
             let key = line_text
                 .split_once('=')
                 .map(|(k, _)| k.trim().trim_matches('"').to_string())
@@ -255,7 +299,11 @@ fn syntax_error(file: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
         Some(k) if !message.contains(&format!("`{k}`")) => format!("key `{k}`: {message}"),
         _ => message,
     };
-    ConfigError::Syntax { file: file.to_path_buf(), line, message }
+    ConfigError::Syntax {
+        file: file.to_path_buf(),
+        line,
+        message,
+    }
 }
 
 #[cfg(test)]
@@ -270,7 +318,9 @@ schedulers = ["ols", "gas-used"]
 "#;
 
     fn err(text: &str) -> String {
-        SweepConfig::parse(text, Path::new("bench-configs/x.toml")).unwrap_err().to_string()
+        SweepConfig::parse(text, Path::new("bench-configs/x.toml"))
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
@@ -287,34 +337,55 @@ schedulers = ["ols", "gas-used"]
         let e = err(&format!("{GOOD}\nrepeat = 3\n"));
         assert!(e.starts_with("bench-configs/x.toml:7: "), "{e}");
         assert!(e.contains("unknown field `repeat`"), "{e}");
-        let e = err(&format!("{GOOD}\n[simulate]\nthreads = [4]\nbatch = [1]\nschedulers = [\"ols\"]\nfoo = 1\n"));
+        let e = err(&format!(
+            "{GOOD}\n[simulate]\nthreads = [4]\nbatch = [1]\nschedulers = [\"ols\"]\nfoo = 1\n"
+        ));
         assert!(e.contains("unknown field `foo`"), "{e}");
     }
 
     #[test]
     fn wrong_type_names_the_key() {
         let e = err("dumps = [\"a\"]\nthreads = \"two\"\nbatch = [1]\nschedulers = [\"ols\"]\n");
-        assert!(e.starts_with("bench-configs/x.toml:2: key `threads`"), "{e}");
+        assert!(
+            e.starts_with("bench-configs/x.toml:2: key `threads`"),
+            "{e}"
+        );
         let e = err("dumps = [\"a\"]\nthreads = [1]\nbatch = [1]\nschedulers = [\"fifo\"]\n");
         assert!(e.contains("fifo") && e.contains("schedulers"), "{e}");
-        let e = err(&format!("{GOOD}[simulate]\nthreads = [4]\nbatch = [1]\nschedulers = [\"lifo\"]\n"));
-        assert!(e.contains(":9: key `simulate.schedulers`: unknown variant `lifo`"), "{e}");
+        let e = err(&format!(
+            "{GOOD}[simulate]\nthreads = [4]\nbatch = [1]\nschedulers = [\"lifo\"]\n"
+        ));
+        assert!(
+            e.contains(":9: key `simulate.schedulers`: unknown variant `lifo`"),
+            "{e}"
+        );
     }
 
     #[test]
     fn empty_grid_and_zero_threads_are_rejected() {
         let e = err("dumps = [\"a\"]\nthreads = []\nbatch = [1]\nschedulers = [\"ols\"]\n");
-        assert_eq!(e, "bench-configs/x.toml: key `threads`: empty list: the grid would have no points");
+        assert_eq!(
+            e,
+            "bench-configs/x.toml: key `threads`: empty list: the grid would have no points"
+        );
         let e = err("dumps = [\"a\"]\nthreads = [1, 0]\nbatch = [1]\nschedulers = [\"ols\"]\n");
-        assert_eq!(e, "bench-configs/x.toml: key `threads`: 0 is not a thread count");
+        assert_eq!(
+            e,
+            "bench-configs/x.toml: key `threads`: 0 is not a thread count"
+        );
         let e = err("dumps = []\nthreads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\n");
         assert!(e.contains("key `dumps`"), "{e}");
         let e = err("dumps = [\"a\"]\nthreads = [1]\nbatch = [0]\nschedulers = [\"ols\"]\n");
         assert!(e.contains("key `batch`: 0 is not a batch size"), "{e}");
         let e = err(&format!("{GOOD}repeats = 0\n"));
         assert!(e.contains("key `repeats`"), "{e}");
-        let e = err(&format!("{GOOD}[simulate]\nthreads = [0]\nbatch = [1]\nschedulers = [\"ols\"]\n"));
-        assert!(e.contains("key `simulate.threads`: 0 is not a thread count"), "{e}");
+        let e = err(&format!(
+            "{GOOD}[simulate]\nthreads = [0]\nbatch = [1]\nschedulers = [\"ols\"]\n"
+        ));
+        assert!(
+            e.contains("key `simulate.threads`: 0 is not a thread count"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -329,6 +400,12 @@ schedulers = ["ols", "gas-used"]
         let file = dir.path().join("c.toml");
         std::fs::write(&file, GOOD).unwrap();
         let e = SweepConfig::load(&file).unwrap_err().to_string();
-        assert!(e.starts_with(&format!("{}: key `dumps`: ../dumps/mainnet-like.gigagas: no such file", file.display())), "{e}");
+        assert!(
+            e.starts_with(&format!(
+                "{}: key `dumps`: ../dumps/mainnet-like.gigagas: no such file",
+                file.display()
+            )),
+            "{e}"
+        );
     }
 }

@@ -57,6 +57,9 @@ pub enum ReportError {
 impl ReportError {
     /// An [`ReportError::Io`] for `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Self::Io { path: path.into(), source }
+        Self::Io {
+            path: path.into(),
+            source,
+        }
     }
 }

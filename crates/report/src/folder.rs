@@ -10,10 +10,18 @@ use std::{
 
 /// `YYYY-MM-DDTHH:MM:SSZ` of a time (UTC).
 pub fn utc_timestamp(t: SystemTime) -> String {
-    let secs = t.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) as i64;
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem / 60 % 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
@@ -36,7 +44,13 @@ pub fn folder_name(results: &SweepResults) -> String {
         .machine
         .commit
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("{date}-{commit}")
 }
@@ -44,7 +58,9 @@ pub fn folder_name(results: &SweepResults) -> String {
 fn write_file(path: &Path, contents: &[u8]) -> Result<(), ReportError> {
     let tmp = path.with_file_name(format!(
         ".{}.tmp-{}",
-        path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default(),
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
         std::process::id()
     ));
     std::fs::write(&tmp, contents).map_err(|e| ReportError::io(&tmp, e))?;
@@ -55,18 +71,27 @@ fn write_file(path: &Path, contents: &[u8]) -> Result<(), ReportError> {
 /// `simulation.csv` (if any set has simulations) and the plots. Returns the written
 /// file names.
 pub fn render_into(dir: &Path, sets: &[SweepResults]) -> Result<Vec<String>, ReportError> {
-    let plots = plot::render_plots(sets).map_err(|detail| ReportError::Plot { path: dir.to_path_buf(), detail })?;
+    let plots = plot::render_plots(sets).map_err(|detail| ReportError::Plot {
+        path: dir.to_path_buf(),
+        detail,
+    })?;
     let mut written = Vec::new();
     for p in &plots {
         write_file(&dir.join(&p.name), p.svg.as_bytes())?;
         written.push(p.name.clone());
     }
     let names: Vec<String> = plots.iter().map(|p| p.name.clone()).collect();
-    write_file(&dir.join("table.md"), table::render_markdown(sets, &names).as_bytes())?;
+    write_file(
+        &dir.join("table.md"),
+        table::render_markdown(sets, &names).as_bytes(),
+    )?;
     write_file(&dir.join("results.csv"), table::render_csv(sets).as_bytes())?;
     written.extend(["table.md".to_string(), "results.csv".to_string()]);
     if sets.iter().any(|s| !s.simulations.is_empty()) {
-        write_file(&dir.join("simulation.csv"), table::render_simulation_csv(sets).as_bytes())?;
+        write_file(
+            &dir.join("simulation.csv"),
+            table::render_simulation_csv(sets).as_bytes(),
+        )?;
         written.push("simulation.csv".into());
     }
     Ok(written)
@@ -75,7 +100,10 @@ pub fn render_into(dir: &Path, sets: &[SweepResults]) -> Result<Vec<String>, Rep
 /// Write a new results folder `<results_root>/<name>/<YYYY-MM-DD>-<commit>/` atomically:
 /// everything is written into a temporary sibling folder that is then renamed into
 /// place (a `-2`, `-3`, ... suffix is added if the folder exists). Returns the folder.
-pub fn write_results_dir(results_root: &Path, results: &SweepResults) -> Result<PathBuf, ReportError> {
+pub fn write_results_dir(
+    results_root: &Path,
+    results: &SweepResults,
+) -> Result<PathBuf, ReportError> {
     let parent = results_root.join(&results.name);
     std::fs::create_dir_all(&parent).map_err(|e| ReportError::io(&parent, e))?;
     let base = folder_name(results);
@@ -95,7 +123,11 @@ pub fn write_results_dir(results_root: &Path, results: &SweepResults) -> Result<
     }
     let mut n = 1;
     loop {
-        let target = if n == 1 { parent.join(&base) } else { parent.join(format!("{base}-{n}")) };
+        let target = if n == 1 {
+            parent.join(&base)
+        } else {
+            parent.join(format!("{base}-{n}"))
+        };
         if !target.exists() {
             match std::fs::rename(&tmp, &target) {
                 Ok(()) => return Ok(target),
@@ -112,14 +144,22 @@ pub fn write_results_dir(results_root: &Path, results: &SweepResults) -> Result<
 
 /// Load the `results.json` of a results folder (or the file itself).
 pub fn load_dir(dir: &Path) -> Result<SweepResults, ReportError> {
-    let file = if dir.is_dir() { dir.join("results.json") } else { dir.to_path_buf() };
+    let file = if dir.is_dir() {
+        dir.join("results.json")
+    } else {
+        dir.to_path_buf()
+    };
     SweepResults::load(&file)
 }
 
 /// Re-render a results folder's table, CSV and plots from its `results.json`.
 pub fn render_dir(dir: &Path) -> Result<SweepResults, ReportError> {
     let results = load_dir(dir)?;
-    let out = if dir.is_dir() { dir.to_path_buf() } else { dir.parent().unwrap_or(Path::new(".")).to_path_buf() };
+    let out = if dir.is_dir() {
+        dir.to_path_buf()
+    } else {
+        dir.parent().unwrap_or(Path::new(".")).to_path_buf()
+    };
     render_into(&out, std::slice::from_ref(&results))?;
     Ok(results)
 }
@@ -128,7 +168,10 @@ pub fn render_dir(dir: &Path) -> Result<SweepResults, ReportError> {
 /// every set (a JSON array), and the table, CSV and plots with a row per machine and grid
 /// point.
 pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> Result<Vec<SweepResults>, ReportError> {
-    let sets = dirs.iter().map(|d| load_dir(d)).collect::<Result<Vec<_>, _>>()?;
+    let sets = dirs
+        .iter()
+        .map(|d| load_dir(d))
+        .collect::<Result<Vec<_>, _>>()?;
     std::fs::create_dir_all(out).map_err(|e| ReportError::io(out, e))?;
     let json = serde_json::to_string_pretty(&sets).expect("results serialize");
     write_file(&out.join("merged.json"), json.as_bytes())?;
@@ -144,7 +187,10 @@ mod tests {
 
     #[test]
     fn timestamps() {
-        assert_eq!(utc_timestamp(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            utc_timestamp(SystemTime::UNIX_EPOCH),
+            "1970-01-01T00:00:00Z"
+        );
         let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_709_210_096); // 2024-02-29 12:34:56
         assert_eq!(utc_timestamp(t), "2024-02-29T12:34:56Z");
         let t = SystemTime::UNIX_EPOCH + Duration::from_secs(951_868_799); // 2000-02-29 23:59:59
@@ -156,21 +202,36 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let r = sample("CPU");
         let dir = write_results_dir(root.path(), &r).unwrap();
-        assert_eq!(dir, root.path().join("sample").join("2025-01-01-0000000c0ffee"));
-        for f in ["results.json", "results.csv", "table.md", "ggas-vs-threads-batch50.svg", "longest-tx-share.svg"] {
+        assert_eq!(
+            dir,
+            root.path().join("sample").join("2025-01-01-0000000c0ffee")
+        );
+        for f in [
+            "results.json",
+            "results.csv",
+            "table.md",
+            "ggas-vs-threads-batch50.svg",
+            "longest-tx-share.svg",
+        ] {
             assert!(dir.join(f).is_file(), "{f}");
         }
         // No temporary folder left, and a second write does not overwrite the first.
         let second = write_results_dir(root.path(), &r).unwrap();
         assert_eq!(second.file_name().unwrap(), "2025-01-01-0000000c0ffee-2");
-        let entries: Vec<_> = std::fs::read_dir(root.path().join("sample")).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let entries: Vec<_> = std::fs::read_dir(root.path().join("sample"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(entries.len(), 2, "{entries:?}");
         // Re-render from results.json gives the same table.
         let before = std::fs::read_to_string(dir.join("table.md")).unwrap();
         std::fs::remove_file(dir.join("table.md")).unwrap();
         let loaded = render_dir(&dir).unwrap();
         assert_eq!(loaded, r);
-        assert_eq!(std::fs::read_to_string(dir.join("table.md")).unwrap(), before);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("table.md")).unwrap(),
+            before
+        );
     }
 
     #[test]

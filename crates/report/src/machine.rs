@@ -44,20 +44,31 @@ impl MachineInfo {
             })
             .map(|kb| (kb / 1024.0 / 1024.0 * 10.0).round() / 10.0)
             .unwrap_or(0.0);
-        let distro = std::fs::read_to_string("/etc/os-release").ok().and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
-                .map(|v| v.trim_matches('"').to_string())
-        });
-        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok().map(|s| s.trim().to_string());
-        let os = [distro, Some(std::env::consts::OS.to_string()), kernel, Some(std::env::consts::ARCH.to_string())]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(" ");
+        let distro = std::fs::read_to_string("/etc/os-release")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                    .map(|v| v.trim_matches('"').to_string())
+            });
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .ok()
+            .map(|s| s.trim().to_string());
+        let os = [
+            distro,
+            Some(std::env::consts::OS.to_string()),
+            kernel,
+            Some(std::env::consts::ARCH.to_string()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
         Self {
             cpu,
-            cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            cores: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
             memory_gib,
             os,
             rustc: command_line("rustc", &["--version"], None).unwrap_or_else(|| "unknown".into()),
@@ -94,7 +105,11 @@ fn command_line(program: &str, args: &[&str], dir: Option<&Path>) -> Option<Stri
         cmd.current_dir(d);
     }
     let out = cmd.output().ok().filter(|o| o.status.success())?;
-    let line = String::from_utf8_lossy(&out.stdout).lines().next()?.trim().to_string();
+    let line = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()?
+        .trim()
+        .to_string();
     (!line.is_empty()).then_some(line)
 }
 

@@ -83,7 +83,11 @@ fn xml_safe(s: &str) -> String {
 }
 
 fn tick_label(v: f64) -> String {
-    if (v - v.round()).abs() < 1e-6 { format!("{}", v.round() as i64) } else { String::new() }
+    if (v - v.round()).abs() < 1e-6 {
+        format!("{}", v.round() as i64)
+    } else {
+        String::new()
+    }
 }
 
 macro_rules! draw_chart {
@@ -100,7 +104,13 @@ macro_rules! draw_chart {
             .x_desc(xml_safe(&chart.x_desc))
             .y_desc(xml_safe(&chart.y_desc))
             .x_label_formatter(&|v| tick_label(*v))
-            .y_label_formatter(&|v| if $y_max > 20.0 { format!("{v:.0}") } else { format!("{v:.2}") })
+            .y_label_formatter(&|v| {
+                if $y_max > 20.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.2}")
+                }
+            })
             .axis_desc_style(("sans-serif", 15))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
@@ -114,20 +124,37 @@ macro_rules! draw_chart {
                     ctx.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
                         .map_err(|e| e.to_string())?
                         .label(label)
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-                    ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| e.to_string())?;
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                        });
+                    ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                        .map_err(|e| e.to_string())?;
                 }
                 LineKind::Ideal | LineKind::Bound => {
-                    let (dash, gap, width) = if s.kind == LineKind::Ideal { (8, 5, 1) } else { (3, 3, 2) };
-                    ctx.draw_series(DashedLineSeries::new(pts, dash, gap, color.stroke_width(width)))
-                        .map_err(|e| e.to_string())?
-                        .label(label)
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(width)));
+                    let (dash, gap, width) = if s.kind == LineKind::Ideal {
+                        (8, 5, 1)
+                    } else {
+                        (3, 3, 2)
+                    };
+                    ctx.draw_series(DashedLineSeries::new(
+                        pts,
+                        dash,
+                        gap,
+                        color.stroke_width(width),
+                    ))
+                    .map_err(|e| e.to_string())?
+                    .label(label)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(width))
+                    });
                 }
                 LineKind::Points => {
-                    ctx.draw_series(PointSeries::of_element(pts, 5, color.stroke_width(2), &|c, s, st| {
-                        EmptyElement::at(c) + Cross::new((0, 0), s, st)
-                    }))
+                    ctx.draw_series(PointSeries::of_element(
+                        pts,
+                        5,
+                        color.stroke_width(2),
+                        &|c, s, st| EmptyElement::at(c) + Cross::new((0, 0), s, st),
+                    ))
                     .map_err(|e| e.to_string())?
                     .label(label)
                     .legend(move |(x, y)| Cross::new((x + 10, y), 5, color.stroke_width(2)));
@@ -146,16 +173,27 @@ macro_rules! draw_chart {
 
 /// Render a chart as an SVG document (900 × 560).
 pub fn render_svg(chart: &Chart) -> Result<String, String> {
-    let xs: Vec<f64> = chart.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
-    let ys = chart.series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
-    let (mut x0, mut x1) = xs.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let xs: Vec<f64> = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    let ys = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1));
+    let (mut x0, mut x1) = xs
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
     if xs.is_empty() {
         (x0, x1) = (1.0, 2.0);
     }
     // Leave room above the data for the legend (upper left): ~22 px per entry of a
     // ~450 px high plot area.
     let legend = (chart.series.len() as f64 * 22.0 + 16.0) / 450.0;
-    let data_max = chart.y_max.unwrap_or_else(|| ys.fold(0f64, f64::max) * 1.05);
+    let data_max = chart
+        .y_max
+        .unwrap_or_else(|| ys.fold(0f64, f64::max) * 1.05);
     let y_max = (data_max / (1.0 - legend.min(0.6))).max(1e-6);
     let mut svg = String::new();
     {
@@ -216,7 +254,11 @@ fn title_tail(dump: &str, recover: bool) -> String {
 }
 
 fn prefix(merged: bool, i: usize) -> String {
-    if merged { format!("{} ", machine_tag(i)) } else { String::new() }
+    if merged {
+        format!("{} ", machine_tag(i))
+    } else {
+        String::new()
+    }
 }
 
 /// Every plot the results support (a plot needs at least two x values).
@@ -245,25 +287,49 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, String> {
                         v.sort_by(|a, b| a.0.total_cmp(&b.0));
                         v
                     };
-                    let here: Vec<&ResultRow> = parallel_rows(set).filter(in_group).filter(|r| r.batch == b).collect();
+                    let here: Vec<&ResultRow> = parallel_rows(set)
+                        .filter(in_group)
+                        .filter(|r| r.batch == b)
+                        .collect();
                     if here.is_empty() {
                         continue;
                     }
                     for (k, s) in SchedulerKind::ALL.into_iter().enumerate() {
                         let p = pts(s);
                         if !p.is_empty() {
-                            series.push(Series { label: format!("{}{s}", prefix(merged, i)), points: p, kind: LineKind::Measured, color: i * 3 + k });
+                            series.push(Series {
+                                label: format!("{}{s}", prefix(merged, i)),
+                                points: p,
+                                kind: LineKind::Measured,
+                                color: i * 3 + k,
+                            });
                         }
                     }
                     let ts = distinct(here.iter().map(|r| r.threads));
                     let t0 = ts[0];
-                    let g0 = here.iter().filter(|r| r.threads == t0).map(|r| r.summary.median.ggas_per_s).fold(0.0, f64::max);
-                    let ideal = ts.iter().map(|&t| (t as f64, g0 * t as f64 / t0 as f64)).collect();
-                    series.push(Series { label: format!("{}ideal linear", prefix(merged, i)), points: ideal, kind: LineKind::Ideal, color: 7 + i });
+                    let g0 = here
+                        .iter()
+                        .filter(|r| r.threads == t0)
+                        .map(|r| r.summary.median.ggas_per_s)
+                        .fold(0.0, f64::max);
+                    let ideal = ts
+                        .iter()
+                        .map(|&t| (t as f64, g0 * t as f64 / t0 as f64))
+                        .collect();
+                    series.push(Series {
+                        label: format!("{}ideal linear", prefix(merged, i)),
+                        points: ideal,
+                        kind: LineKind::Ideal,
+                        color: 7 + i,
+                    });
                     let bound = ts
                         .iter()
                         .map(|&t| {
-                            let g = here.iter().filter(|r| r.threads == t).map(|r| r.bound_ggas_per_s()).fold(0.0, f64::max);
+                            let g = here
+                                .iter()
+                                .filter(|r| r.threads == t)
+                                .map(|r| r.bound_ggas_per_s())
+                                .fold(0.0, f64::max);
                             (t as f64, g)
                         })
                         .collect();
@@ -277,7 +343,10 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, String> {
                 charts.push((
                     format!("ggas-vs-threads-batch{b}{sfx}.svg"),
                     Chart {
-                        title: format!("Throughput vs threads, batch {b} ({})", title_tail(dump, *recover)),
+                        title: format!(
+                            "Throughput vs threads, batch {b} ({})",
+                            title_tail(dump, *recover)
+                        ),
                         x_desc: "threads".into(),
                         y_desc: "GGas/s".into(),
                         log_x: false,
@@ -300,14 +369,22 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, String> {
                             .collect();
                         p.sort_by(|a, b| a.0.total_cmp(&b.0));
                         if !p.is_empty() {
-                            series.push(Series { label: format!("{}{s}", prefix(merged, i)), points: p, kind: LineKind::Measured, color: i * 3 + k });
+                            series.push(Series {
+                                label: format!("{}{s}", prefix(merged, i)),
+                                points: p,
+                                kind: LineKind::Measured,
+                                color: i * 3 + k,
+                            });
                         }
                     }
                 }
                 charts.push((
                     format!("ggas-vs-batch-threads{t}{sfx}.svg"),
                     Chart {
-                        title: format!("Throughput vs batch size, {t} threads ({})", title_tail(dump, *recover)),
+                        title: format!(
+                            "Throughput vs batch size, {t} threads ({})",
+                            title_tail(dump, *recover)
+                        ),
                         x_desc: "batch size (blocks per mega-block)".into(),
                         y_desc: "GGas/s".into(),
                         log_x: true,
@@ -318,25 +395,54 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, String> {
             }
         }
         // Longest-transaction share: against threads if several, else against batch size.
-        let (by_threads, xs_len) = if threads.len() > 1 { (true, threads.len()) } else { (false, batches.len()) };
+        let (by_threads, xs_len) = if threads.len() > 1 {
+            (true, threads.len())
+        } else {
+            (false, batches.len())
+        };
         if xs_len > 1 {
             let mut series = Vec::new();
-            let others: Vec<usize> = if by_threads { batches.clone() } else { threads.clone() };
+            let others: Vec<usize> = if by_threads {
+                batches.clone()
+            } else {
+                threads.clone()
+            };
             let mut color = 0;
             for (i, set) in sets.iter().enumerate() {
                 for s in SchedulerKind::ALL {
                     for &o in &others {
                         let mut p: Vec<(f64, f64)> = parallel_rows(set)
                             .filter(in_group)
-                            .filter(|r| r.scheduler == Some(s) && if by_threads { r.batch == o } else { r.threads == o })
-                            .map(|r| (if by_threads { r.threads } else { r.batch } as f64, r.longest_share() * 100.0))
+                            .filter(|r| {
+                                r.scheduler == Some(s)
+                                    && if by_threads {
+                                        r.batch == o
+                                    } else {
+                                        r.threads == o
+                                    }
+                            })
+                            .map(|r| {
+                                (
+                                    if by_threads { r.threads } else { r.batch } as f64,
+                                    r.longest_share() * 100.0,
+                                )
+                            })
                             .collect();
                         p.sort_by(|a, b| a.0.total_cmp(&b.0));
                         if p.is_empty() {
                             continue;
                         }
-                        let what = if by_threads { format!("batch {o}") } else { format!("{o} threads") };
-                        series.push(Series { label: format!("{}{s}, {what}", prefix(merged, i)), points: p, kind: LineKind::Measured, color });
+                        let what = if by_threads {
+                            format!("batch {o}")
+                        } else {
+                            format!("{o} threads")
+                        };
+                        series.push(Series {
+                            label: format!("{}{s}, {what}", prefix(merged, i)),
+                            points: p,
+                            kind: LineKind::Measured,
+                            color,
+                        });
                         color += 1;
                     }
                 }
@@ -344,8 +450,15 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, String> {
             charts.push((
                 format!("longest-tx-share{sfx}.svg"),
                 Chart {
-                    title: format!("Longest-transaction latency as a share of total time ({})", title_tail(dump, *recover)),
-                    x_desc: if by_threads { "threads".into() } else { "batch size (blocks per mega-block)".into() },
+                    title: format!(
+                        "Longest-transaction latency as a share of total time ({})",
+                        title_tail(dump, *recover)
+                    ),
+                    x_desc: if by_threads {
+                        "threads".into()
+                    } else {
+                        "batch size (blocks per mega-block)".into()
+                    },
                     y_desc: "longest tx / total (%)".into(),
                     log_x: !by_threads,
                     y_max: Some(100.0),
@@ -372,22 +485,53 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, String> {
                     .map(|p| (p.threads as f64, p.ggas_per_s))
                     .collect();
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                series.push(Series { label: format!("projected: batch {b}, {s}"), points: pts, kind: LineKind::Measured, color: k });
+                series.push(Series {
+                    label: format!("projected: batch {b}, {s}"),
+                    points: pts,
+                    kind: LineKind::Measured,
+                    color: k,
+                });
             }
             let measured: Vec<(f64, f64)> = sim
                 .validations
                 .iter()
-                .map(|v| (v.threads as f64, sim.total_gas as f64 / 1e9 / v.measured_s.max(f64::MIN_POSITIVE)))
+                .map(|v| {
+                    (
+                        v.threads as f64,
+                        sim.total_gas as f64 / 1e9 / v.measured_s.max(f64::MIN_POSITIVE),
+                    )
+                })
                 .collect();
             if !measured.is_empty() {
-                series.push(Series { label: "measured (validation runs)".into(), points: measured, kind: LineKind::Points, color: 9 });
+                series.push(Series {
+                    label: "measured (validation runs)".into(),
+                    points: measured,
+                    kind: LineKind::Points,
+                    color: 9,
+                });
             }
-            let tag = if merged { format!("-m{}", i + 1) } else { String::new() };
-            let dump_sfx = if many_dumps || set.simulations.len() > 1 { suffix(&sim.dump, false, true) } else { String::new() };
+            let tag = if merged {
+                format!("-m{}", i + 1)
+            } else {
+                String::new()
+            };
+            let dump_sfx = if many_dumps || set.simulations.len() > 1 {
+                suffix(&sim.dump, false, true)
+            } else {
+                String::new()
+            };
             charts.push((
                 format!("simulated-ggas-vs-threads{dump_sfx}{tag}.svg"),
                 Chart {
-                    title: format!("Schedule simulator: projected throughput ({}{})", sim.dump, if merged { format!(", {}", machine_tag(i)) } else { String::new() }),
+                    title: format!(
+                        "Schedule simulator: projected throughput ({}{})",
+                        sim.dump,
+                        if merged {
+                            format!(", {}", machine_tag(i))
+                        } else {
+                            String::new()
+                        }
+                    ),
                     x_desc: "virtual threads".into(),
                     y_desc: "projected GGas/s".into(),
                     log_x: true,
@@ -410,7 +554,11 @@ mod tests {
 
     fn texts(svg: &str) -> Vec<String> {
         let doc = roxmltree::Document::parse(svg).expect("valid XML");
-        doc.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).map(|t| t.trim().to_string()).collect()
+        doc.descendants()
+            .filter(|n| n.is_text())
+            .filter_map(|n| n.text())
+            .map(|t| t.trim().to_string())
+            .collect()
     }
 
     #[test]
@@ -421,9 +569,20 @@ mod tests {
         assert!(names.contains(&"ggas-vs-threads-batch50.svg"));
         assert!(names.contains(&"ggas-vs-batch-threads2.svg"));
         assert!(names.contains(&"longest-tx-share.svg"));
-        let threads = &plots.iter().find(|p| p.name == "ggas-vs-threads-batch50.svg").unwrap().svg;
+        let threads = &plots
+            .iter()
+            .find(|p| p.name == "ggas-vs-threads-batch50.svg")
+            .unwrap()
+            .svg;
         let t = texts(threads);
-        for want in ["threads", "GGas/s", "ols", "gas-used", "ideal linear", "critical-path bound"] {
+        for want in [
+            "threads",
+            "GGas/s",
+            "ols",
+            "gas-used",
+            "ideal linear",
+            "critical-path bound",
+        ] {
             assert!(t.iter().any(|x| x == want), "missing {want} in {t:?}");
         }
     }
@@ -431,9 +590,16 @@ mod tests {
     #[test]
     fn merged_plots_label_machines() {
         let plots = render_plots(&[sample("A"), sample("B")]).unwrap();
-        let svg = &plots.iter().find(|p| p.name == "ggas-vs-threads-batch1.svg").unwrap().svg;
+        let svg = &plots
+            .iter()
+            .find(|p| p.name == "ggas-vs-threads-batch1.svg")
+            .unwrap()
+            .svg;
         let t = texts(svg);
-        assert!(t.iter().any(|x| x == "M1 ols") && t.iter().any(|x| x == "M2 ideal linear"), "{t:?}");
+        assert!(
+            t.iter().any(|x| x == "M1 ols") && t.iter().any(|x| x == "M2 ideal linear"),
+            "{t:?}"
+        );
     }
 
     #[test]
@@ -444,7 +610,12 @@ mod tests {
             y_desc: "y".into(),
             log_x: false,
             y_max: None,
-            series: vec![Series { label: "one".into(), points: vec![(1.0, 0.0)], kind: LineKind::Measured, color: 0 }],
+            series: vec![Series {
+                label: "one".into(),
+                points: vec![(1.0, 0.0)],
+                kind: LineKind::Measured,
+                color: 0,
+            }],
         };
         texts(&render_svg(&chart).unwrap());
     }

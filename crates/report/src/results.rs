@@ -1,6 +1,8 @@
 //! The results model: what `results.json` holds.
 
-use crate::{config::SweepConfig, error::ReportError, machine::MachineInfo, simulate::SimulationReport};
+use crate::{
+    config::SweepConfig, error::ReportError, machine::MachineInfo, simulate::SimulationReport,
+};
 use gigagas_executor::{SchedulerKind, Summary};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -134,8 +136,10 @@ impl SweepResults {
     /// Read a `results.json`.
     pub fn load(path: &Path) -> Result<Self, ReportError> {
         let text = std::fs::read_to_string(path).map_err(|e| ReportError::io(path, e))?;
-        let results: Self =
-            serde_json::from_str(&text).map_err(|source| ReportError::Json { path: path.to_path_buf(), source })?;
+        let results: Self = serde_json::from_str(&text).map_err(|source| ReportError::Json {
+            path: path.to_path_buf(),
+            source,
+        })?;
         if results.format > RESULTS_FORMAT {
             return Err(ReportError::Invalid(format!(
                 "{}: results format {} is newer than this build's {RESULTS_FORMAT}",
@@ -174,7 +178,11 @@ pub(crate) mod tests {
         let gas = 2_000_000_000u64;
         let mut rows = Vec::new();
         let row = |mode, threads, batch, scheduler, wall: f64| {
-            let reps = vec![metrics(wall * 1.02, gas, threads as f64), metrics(wall, gas, threads as f64), metrics(wall * 0.99, gas, threads as f64)];
+            let reps = vec![
+                metrics(wall * 1.02, gas, threads as f64),
+                metrics(wall, gas, threads as f64),
+                metrics(wall * 0.99, gas, threads as f64),
+            ];
             ResultRow {
                 dump: "mainnet-like".into(),
                 dump_checksum: "0123456789abcdef".into(),

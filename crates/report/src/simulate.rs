@@ -17,7 +17,7 @@
 //! See [`ASSUMPTIONS`] for what the model leaves out.
 
 use crate::error::ReportError;
-use gigagas_executor::{ItemKind, Replay, Repetition, RunConfig, SchedulerKind};
+use gigagas_executor::{ItemKind, Repetition, Replay, RunConfig, SchedulerKind};
 use serde::{Deserialize, Serialize};
 use std::{cmp::Reverse, collections::BinaryHeap};
 
@@ -122,7 +122,10 @@ pub struct SimulationReport {
 impl SimulationReport {
     /// Largest absolute validation error, if any validation ran.
     pub fn max_abs_error(&self) -> Option<f64> {
-        self.validations.iter().map(|v| v.error.abs()).max_by(f64::total_cmp)
+        self.validations
+            .iter()
+            .map(|v| v.error.abs())
+            .max_by(f64::total_cmp)
     }
 }
 
@@ -135,7 +138,12 @@ pub fn profile_items(
     mut after_run: impl FnMut(),
 ) -> Result<ItemProfile, gigagas_executor::Divergence> {
     let runs = runs.max(1);
-    let config = RunConfig { threads: 1, batch: 1, scheduler: SchedulerKind::Ols, recover_senders: false };
+    let config = RunConfig {
+        threads: 1,
+        batch: 1,
+        scheduler: SchedulerKind::Ols,
+        recover_senders: false,
+    };
     let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(runs); replay.items.len()];
     let mut run_work_ns = Vec::with_capacity(runs);
     for _ in 0..runs {
@@ -156,7 +164,11 @@ pub fn profile_items(
             t[t.len() / 2]
         })
         .collect();
-    Ok(ItemProfile { item_ns, runs, run_work_ns })
+    Ok(ItemProfile {
+        item_ns,
+        runs,
+        run_work_ns,
+    })
 }
 
 /// Median repeats of measured grid points: (config, wall time, sum of item times), seconds.
@@ -189,18 +201,25 @@ pub fn profile_and_measure(
 ) -> Result<(ItemProfile, Measured), gigagas_executor::Divergence> {
     let profile_runs = profile_runs.max(1);
     let repeats = rep.repeats.max(1);
-    let profile_config = RunConfig { threads: 1, batch: 1, scheduler: SchedulerKind::Ols, recover_senders: false };
+    let profile_config = RunConfig {
+        threads: 1,
+        batch: 1,
+        scheduler: SchedulerKind::Ols,
+        recover_senders: false,
+    };
     let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(profile_runs); replay.items.len()];
     let mut run_work_ns = Vec::with_capacity(profile_runs);
-    let mut runs: Vec<Vec<gigagas_executor::Metrics>> = vec![Vec::with_capacity(repeats); points.len()];
-    let mut run = |config: &RunConfig| -> Result<gigagas_executor::RunTimings, gigagas_executor::Divergence> {
-        let (timings, outputs) = replay.run_parallel(config);
-        if rep.verify {
-            replay.verify_all(&outputs)?;
-        }
-        after_run(config);
-        Ok(timings)
-    };
+    let mut runs: Vec<Vec<gigagas_executor::Metrics>> =
+        vec![Vec::with_capacity(repeats); points.len()];
+    let mut run =
+        |config: &RunConfig| -> Result<gigagas_executor::RunTimings, gigagas_executor::Divergence> {
+            let (timings, outputs) = replay.run_parallel(config);
+            if rep.verify {
+                replay.verify_all(&outputs)?;
+            }
+            after_run(config);
+            Ok(timings)
+        };
     for _ in 0..rep.warmup {
         run(&profile_config)?;
         for p in points {
@@ -238,16 +257,32 @@ pub fn profile_and_measure(
             (*p, median.wall_s, median.work_s)
         })
         .collect();
-    Ok((ItemProfile { item_ns, runs: profile_runs, run_work_ns }, Measured(measured)))
+    Ok((
+        ItemProfile {
+            item_ns,
+            runs: profile_runs,
+            run_work_ns,
+        },
+        Measured(measured),
+    ))
 }
 
 /// The validation points of a simulation: every `validate_threads × batch × schedulers`.
-pub fn validation_points(validate_threads: &[usize], batch: &[usize], schedulers: &[SchedulerKind]) -> Vec<RunConfig> {
+pub fn validation_points(
+    validate_threads: &[usize],
+    batch: &[usize],
+    schedulers: &[SchedulerKind],
+) -> Vec<RunConfig> {
     let mut v = Vec::new();
     for &threads in validate_threads {
         for &batch in batch {
             for &scheduler in schedulers {
-                v.push(RunConfig { threads, batch, scheduler, recover_senders: false });
+                v.push(RunConfig {
+                    threads,
+                    batch,
+                    scheduler,
+                    recover_senders: false,
+                });
             }
         }
     }
@@ -273,11 +308,19 @@ pub fn list_schedule(times: &[u64], order: &[u32], workers: usize) -> u64 {
 }
 
 /// Project one grid point from a profile.
-pub fn project(replay: &Replay, profile: &ItemProfile, threads: usize, batch: usize, scheduler: SchedulerKind) -> Projection {
+pub fn project(
+    replay: &Replay,
+    profile: &ItemProfile,
+    threads: usize,
+    batch: usize,
+    scheduler: SchedulerKind,
+) -> Projection {
     let mut order = Vec::new();
     let (mut makespan, mut longest, mut bound) = (0u64, 0u64, 0f64);
     for range in replay.batches(batch) {
-        scheduler.scheduler().order(&replay.items[range.clone()], &mut order);
+        scheduler
+            .scheduler()
+            .order(&replay.items[range.clone()], &mut order);
         let times = &profile.item_ns[range];
         makespan += list_schedule(times, &order, threads);
         let max = times.iter().copied().max().unwrap_or(0);
@@ -317,13 +360,19 @@ pub fn simulate(
     measure: &mut dyn Measure,
 ) -> Result<SimulationReport, ReportError> {
     if threads.is_empty() || batch.is_empty() || schedulers.is_empty() {
-        return Err(ReportError::Invalid("simulate: threads, batch and schedulers must not be empty".into()));
+        return Err(ReportError::Invalid(
+            "simulate: threads, batch and schedulers must not be empty".into(),
+        ));
     }
     if threads.contains(&0) || validate_threads.contains(&0) {
-        return Err(ReportError::Invalid("simulate: 0 is not a thread count".into()));
+        return Err(ReportError::Invalid(
+            "simulate: 0 is not a thread count".into(),
+        ));
     }
     if batch.contains(&0) {
-        return Err(ReportError::Invalid("simulate: 0 is not a batch size".into()));
+        return Err(ReportError::Invalid(
+            "simulate: 0 is not a batch size".into(),
+        ));
     }
     let mut projections = Vec::new();
     for &b in batch {
@@ -339,7 +388,12 @@ pub fn simulate(
         for &b in batch {
             for &s in schedulers {
                 let predicted_s = project(replay, profile, t, b, s).makespan_s;
-                let config = RunConfig { threads: t, batch: b, scheduler: s, recover_senders: false };
+                let config = RunConfig {
+                    threads: t,
+                    batch: b,
+                    scheduler: s,
+                    recover_senders: false,
+                };
                 let (measured_s, measured_work_s) = measure.wall_and_work_s(&config)?;
                 let measured = measured_s.max(f64::MIN_POSITIVE);
                 let item_time_ratio = measured_work_s / profile_work_s.max(f64::MIN_POSITIVE);
@@ -363,7 +417,11 @@ pub fn simulate(
         total_gas: replay.total_gas(),
         profile_runs: profile.runs,
         profile_work_s,
-        profile_run_work_s: profile.run_work_ns.iter().map(|&ns| ns as f64 / 1e9).collect(),
+        profile_run_work_s: profile
+            .run_work_ns
+            .iter()
+            .map(|&ns| ns as f64 / 1e9)
+            .collect(),
         projections,
         validations,
         assumptions: ASSUMPTIONS.iter().map(|s| s.to_string()).collect(),

@@ -16,7 +16,10 @@ fn any(sets: &[SweepResults], f: impl Fn(&ResultRow) -> bool) -> bool {
 }
 
 fn distinct_dumps(sets: &[SweepResults]) -> usize {
-    let mut names: Vec<&str> = sets.iter().flat_map(|s| s.rows.iter().map(|r| r.dump.as_str())).collect();
+    let mut names: Vec<&str> = sets
+        .iter()
+        .flat_map(|s| s.rows.iter().map(|r| r.dump.as_str()))
+        .collect();
     names.sort_unstable();
     names.dedup();
     names.len()
@@ -29,7 +32,9 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
     let show_dump = distinct_dumps(sets) > 1;
     let show_mode = any(sets, |r| r.mode == Mode::Sequential);
     let show_senders = any(sets, |r| r.recover_senders);
-    let show_speedup = any(sets, |r| r.speedup_vs_sequential.is_some() && r.mode == Mode::BalParallel);
+    let show_speedup = any(sets, |r| {
+        r.speedup_vs_sequential.is_some() && r.mode == Mode::BalParallel
+    });
     let mut head: Vec<&str> = Vec::new();
     if merged {
         head.push("machine");
@@ -44,14 +49,28 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
     if show_senders {
         head.push("senders");
     }
-    head.extend(["avg batch Mgas", "MGas/s [min–max]", "longest tx", "total", "bound", "eff", "longest share"]);
+    head.extend([
+        "avg batch Mgas",
+        "MGas/s [min–max]",
+        "longest tx",
+        "total",
+        "bound",
+        "eff",
+        "longest share",
+    ]);
     if show_speedup {
         head.push("vs seq.");
     }
     head.push("tx p50/p99 µs");
     let mut out = String::new();
     let _ = writeln!(out, "| {} |", head.join(" | "));
-    let _ = writeln!(out, "|{}", head.iter().map(|h| if is_text(h) { "---|" } else { "---:|" }).collect::<String>());
+    let _ = writeln!(
+        out,
+        "|{}",
+        head.iter()
+            .map(|h| if is_text(h) { "---|" } else { "---:|" })
+            .collect::<String>()
+    );
     for (i, set) in sets.iter().enumerate() {
         for r in &set.rows {
             let m = &r.summary.median;
@@ -63,13 +82,21 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
                 cells.push(r.dump.clone());
             }
             if show_mode {
-                cells.push(if r.mode == Mode::Sequential { "sequential".into() } else { "BAL".into() });
+                cells.push(if r.mode == Mode::Sequential {
+                    "sequential".into()
+                } else {
+                    "BAL".into()
+                });
             }
             cells.push(r.threads.to_string());
             cells.push(r.scheduler_name().into());
             cells.push(r.batch.to_string());
             if show_senders {
-                cells.push(if r.recover_senders { "recovered".into() } else { "given".into() });
+                cells.push(if r.recover_senders {
+                    "recovered".into()
+                } else {
+                    "given".into()
+                });
             }
             cells.push(format!("{:.1}", r.avg_batch_gas / 1e6));
             cells.push(format!(
@@ -84,7 +111,11 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
             cells.push(format!("{:.2}", m.efficiency));
             cells.push(format!("{:.0} %", r.longest_share() * 100.0));
             if show_speedup {
-                cells.push(r.speedup_vs_sequential.map(|s| format!("{s:.2}×")).unwrap_or_else(|| "–".into()));
+                cells.push(
+                    r.speedup_vs_sequential
+                        .map(|s| format!("{s:.2}×"))
+                        .unwrap_or_else(|| "–".into()),
+                );
             }
             let (p50, p99, _) = r.summary.tx_us_p50_p99_max;
             cells.push(format!("{p50:.0}/{p99:.0}"));
@@ -120,7 +151,11 @@ pub fn simulation_markdown(sim: &SimulationReport, tag: Option<&str>) -> String 
         } else {
             format!(
                 "; the runs' own sums: {}",
-                sim.profile_run_work_s.iter().map(|s| format!("{s:.3} s")).collect::<Vec<_>>().join(", ")
+                sim.profile_run_work_s
+                    .iter()
+                    .map(|s| format!("{s:.3} s"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         }
     );
@@ -136,7 +171,11 @@ pub fn simulation_markdown(sim: &SimulationReport, tag: Option<&str>) -> String 
     let _ = writeln!(
         out,
         "| batch | scheduler | {} |",
-        threads.iter().map(|t| format!("{t} threads")).collect::<Vec<_>>().join(" | ")
+        threads
+            .iter()
+            .map(|t| format!("{t} threads"))
+            .collect::<Vec<_>>()
+            .join(" | ")
     );
     let _ = writeln!(out, "|---:|---|{}", "---:|".repeat(threads.len()));
     for (batch, scheduler) in keys {
@@ -153,8 +192,14 @@ pub fn simulation_markdown(sim: &SimulationReport, tag: Option<&str>) -> String 
         let _ = writeln!(out, "| {batch} | {scheduler} | {} |", cells.join(" | "));
     }
     if !sim.validations.is_empty() {
-        let _ = writeln!(out, "\nPredicted vs measured wall time (median repeat) on this machine:\n");
-        let _ = writeln!(out, "| threads | batch | scheduler | predicted | measured | error | item-time ratio | scheduling error |");
+        let _ = writeln!(
+            out,
+            "\nPredicted vs measured wall time (median repeat) on this machine:\n"
+        );
+        let _ = writeln!(
+            out,
+            "| threads | batch | scheduler | predicted | measured | error | item-time ratio | scheduling error |"
+        );
         let _ = writeln!(out, "|---:|---:|---|---:|---:|---:|---:|---:|");
         for v in &sim.validations {
             let _ = writeln!(
@@ -171,7 +216,11 @@ pub fn simulation_markdown(sim: &SimulationReport, tag: Option<&str>) -> String 
             );
         }
         if let Some(e) = sim.max_abs_error() {
-            let sched = sim.validations.iter().map(|v| v.scheduling_error.abs()).fold(0.0, f64::max);
+            let sched = sim
+                .validations
+                .iter()
+                .map(|v| v.scheduling_error.abs())
+                .fold(0.0, f64::max);
             let _ = writeln!(
                 out,
                 "\nLargest error: {:.1} % (goal: within 5 %); of the scheduling model alone (prediction × item-time \
@@ -191,17 +240,28 @@ pub fn simulation_markdown(sim: &SimulationReport, tag: Option<&str>) -> String 
 /// The whole `table.md`: title, machines, dumps, the rows table, simulations and plots.
 pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
     let mut out = String::new();
-    let Some(first) = sets.first() else { return out };
+    let Some(first) = sets.first() else {
+        return out;
+    };
     let merged = sets.len() > 1;
     let mut names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
     names.dedup();
-    let _ = writeln!(out, "# {}{}\n", names.join(" + "), if merged { " (merged)" } else { "" });
+    let _ = writeln!(
+        out,
+        "# {}{}\n",
+        names.join(" + "),
+        if merged { " (merged)" } else { "" }
+    );
     if !first.description.is_empty() {
         let _ = writeln!(out, "{}\n", first.description);
     }
     for (i, s) in sets.iter().enumerate() {
         let m = &s.machine;
-        let prefix = if merged { format!("**{}** ", machine_tag(i)) } else { String::new() };
+        let prefix = if merged {
+            format!("**{}** ", machine_tag(i))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
             "- {prefix}{} ({} cores, {:.1} GiB), {}; {}; commit `{}`; started {}",
@@ -258,7 +318,11 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
 }
 
 fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
 /// `results.csv`: one line per grid point (median figures and range), machine columns
@@ -298,7 +362,9 @@ pub fn render_csv(sets: &[SweepResults]) -> String {
                 format!("{:.4}", r.longest_share()),
                 format!("{:.6}", m.work_s),
                 format!("{:.4}", m.utilisation),
-                r.speedup_vs_sequential.map(|x| format!("{x:.4}")).unwrap_or_default(),
+                r.speedup_vs_sequential
+                    .map(|x| format!("{x:.4}"))
+                    .unwrap_or_default(),
                 format!("{p50:.1}"),
                 format!("{p99:.1}"),
                 format!("{max:.1}"),
@@ -349,14 +415,27 @@ mod tests {
     fn single_machine_table_has_the_seed_columns() {
         let s = sample("Test CPU");
         let md = render_markdown(std::slice::from_ref(&s), &["a.svg".into()]);
-        for col in ["threads", "scheduler", "batch", "avg batch Mgas", "MGas/s", "longest tx", "total", "bound", "eff"] {
+        for col in [
+            "threads",
+            "scheduler",
+            "batch",
+            "avg batch Mgas",
+            "MGas/s",
+            "longest tx",
+            "total",
+            "bound",
+            "eff",
+        ] {
             assert!(md.contains(col), "missing {col}:\n{md}");
         }
         assert!(!md.contains("| machine |"));
         assert!(md.contains("![a.svg](a.svg)"));
         assert!(md.contains("| sequential | 1 | - | 1 |"), "{md}");
         // header + separator + one line per row
-        assert_eq!(rows_table(std::slice::from_ref(&s)).lines().count(), 2 + s.rows.len());
+        assert_eq!(
+            rows_table(std::slice::from_ref(&s)).lines().count(),
+            2 + s.rows.len()
+        );
     }
 
     #[test]
@@ -366,11 +445,18 @@ mod tests {
         let md = render_markdown(&[a.clone(), b.clone()], &[]);
         assert!(md.contains("| machine |"));
         assert!(md.contains("**M1** CPU A") && md.contains("**M2** CPU B"));
-        assert_eq!(rows_table(&[a.clone(), b.clone()]).lines().count(), 2 + a.rows.len() + b.rows.len());
+        assert_eq!(
+            rows_table(&[a.clone(), b.clone()]).lines().count(),
+            2 + a.rows.len() + b.rows.len()
+        );
         let csv = render_csv(&[a.clone(), b]);
         assert_eq!(csv.lines().count(), 1 + 2 * a.rows.len());
         assert!(csv.contains("\"CPU B, with comma\""));
         let cols = csv.lines().next().unwrap().split(',').count();
-        assert!(csv.lines().filter(|l| l.starts_with("CPU A")).all(|l| l.split(',').count() == cols));
+        assert!(
+            csv.lines()
+                .filter(|l| l.starts_with("CPU A"))
+                .all(|l| l.split(',').count() == cols)
+        );
     }
 }

@@ -13,7 +13,14 @@ use std::path::{Path, PathBuf};
 
 /// 3 blocks of 4 Mgas, 40 users: quick to generate and replay.
 fn small_dump(dir: &Path, profile: Profile) -> PathBuf {
-    let config = GeneratorConfig { profile, blocks: 3, gas_per_block: 4_000_000, seed: 3, fork: EthereumHardfork::Prague, users: 40 };
+    let config = GeneratorConfig {
+        profile,
+        blocks: 3,
+        gas_per_block: 4_000_000,
+        seed: 3,
+        fork: EthereumHardfork::Prague,
+        users: 40,
+    };
     let dump = gigagas_workload::generate(&config, |_, _| {}).expect("generation succeeds");
     let path = dir.join("dumps").join("small.gigagas");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -41,9 +48,14 @@ validate_threads = [1, 2]
 
 fn svg_texts(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
-    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{}: invalid XML: {e}", path.display()));
+    let doc = roxmltree::Document::parse(&text)
+        .unwrap_or_else(|e| panic!("{}: invalid XML: {e}", path.display()));
     assert_eq!(doc.root_element().tag_name().name(), "svg");
-    doc.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).map(|t| t.trim().to_string()).collect()
+    doc.descendants()
+        .filter(|n| n.is_text())
+        .filter_map(|n| n.text())
+        .map(|t| t.trim().to_string())
+        .collect()
 }
 
 #[derive(Default)]
@@ -77,7 +89,15 @@ fn sweep_writes_a_complete_results_folder() {
     let sweep = SweepConfig::load(&file).expect("config loads");
     assert_eq!(sweep.name, "small");
     let mut progress = Counter::default();
-    let results = run_sweep(&sweep, &SweepOptions { commit: "abc123".into(), note: Some("test".into()) }, &mut progress).expect("sweep runs");
+    let results = run_sweep(
+        &sweep,
+        &SweepOptions {
+            commit: "abc123".into(),
+            note: Some("test".into()),
+        },
+        &mut progress,
+    )
+    .expect("sweep runs");
     assert_eq!(progress.done, progress.total, "progress reaches its total");
     assert!(progress.stages > 0);
 
@@ -102,7 +122,10 @@ fn sweep_writes_a_complete_results_folder() {
     assert_eq!(sim.projections.len(), 3 * 2 * 2);
     assert_eq!(sim.validations.len(), 2 * 2 * 2);
     for v in &sim.validations {
-        assert!(v.predicted_s > 0.0 && v.measured_s > 0.0 && v.item_time_ratio > 0.0, "{v:?}");
+        assert!(
+            v.predicted_s > 0.0 && v.measured_s > 0.0 && v.item_time_ratio > 0.0,
+            "{v:?}"
+        );
         let scaled = v.predicted_s * v.item_time_ratio / v.measured_s - 1.0;
         assert!((scaled - v.scheduling_error).abs() < 1e-9);
     }
@@ -116,9 +139,24 @@ fn sweep_writes_a_complete_results_folder() {
     let root = tmp.path().join("results");
     let dir = folder::write_results_dir(&root, &results).unwrap();
     assert!(dir.starts_with(root.join("small")));
-    assert!(dir.file_name().unwrap().to_string_lossy().ends_with("-abc123"));
+    assert!(
+        dir.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .ends_with("-abc123")
+    );
     let table = std::fs::read_to_string(dir.join("table.md")).unwrap();
-    for col in ["threads", "scheduler", "batch", "avg batch Mgas", "MGas/s", "longest tx", "total", "bound", "eff"] {
+    for col in [
+        "threads",
+        "scheduler",
+        "batch",
+        "avg batch Mgas",
+        "MGas/s",
+        "longest tx",
+        "total",
+        "bound",
+        "eff",
+    ] {
         assert!(table.contains(col), "table.md lacks {col}");
     }
     assert!(table.contains("Schedule simulation") && table.contains("Model assumptions"));
@@ -127,16 +165,56 @@ fn sweep_writes_a_complete_results_folder() {
     assert!(dir.join("simulation.csv").is_file());
 
     let expect = [
-        ("ggas-vs-threads-batch1.svg", vec!["threads", "GGas/s", "ols", "gas-used", "ideal linear", "critical-path bound"]),
-        ("ggas-vs-threads-batch2.svg", vec!["threads", "GGas/s", "ideal linear", "critical-path bound"]),
-        ("ggas-vs-batch-threads2.svg", vec!["batch size (blocks per mega-block)", "GGas/s", "ols", "gas-used"]),
-        ("longest-tx-share.svg", vec!["threads", "longest tx / total (%)", "ols, batch 1", "gas-used, batch 2"]),
-        ("simulated-ggas-vs-threads.svg", vec!["virtual threads", "projected GGas/s", "projected: batch 2, gas-used", "measured (validation runs)"]),
+        (
+            "ggas-vs-threads-batch1.svg",
+            vec![
+                "threads",
+                "GGas/s",
+                "ols",
+                "gas-used",
+                "ideal linear",
+                "critical-path bound",
+            ],
+        ),
+        (
+            "ggas-vs-threads-batch2.svg",
+            vec!["threads", "GGas/s", "ideal linear", "critical-path bound"],
+        ),
+        (
+            "ggas-vs-batch-threads2.svg",
+            vec![
+                "batch size (blocks per mega-block)",
+                "GGas/s",
+                "ols",
+                "gas-used",
+            ],
+        ),
+        (
+            "longest-tx-share.svg",
+            vec![
+                "threads",
+                "longest tx / total (%)",
+                "ols, batch 1",
+                "gas-used, batch 2",
+            ],
+        ),
+        (
+            "simulated-ggas-vs-threads.svg",
+            vec![
+                "virtual threads",
+                "projected GGas/s",
+                "projected: batch 2, gas-used",
+                "measured (validation runs)",
+            ],
+        ),
     ];
     for (name, wants) in expect {
         let texts = svg_texts(&dir.join(name));
         for w in wants {
-            assert!(texts.iter().any(|t| t == w), "{name}: no text {w:?} in {texts:?}");
+            assert!(
+                texts.iter().any(|t| t == w),
+                "{name}: no text {w:?} in {texts:?}"
+            );
         }
     }
     // Every SVG in the folder parses.
@@ -153,7 +231,10 @@ fn sweep_writes_a_complete_results_folder() {
     }
     let again = folder::render_dir(&dir).unwrap();
     assert_eq!(again, results);
-    assert_eq!(std::fs::read_to_string(dir.join("table.md")).unwrap(), table);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("table.md")).unwrap(),
+        table
+    );
 
     // Merge with a second "machine".
     let mut other = results.clone();
@@ -176,21 +257,40 @@ fn simulator_matches_list_scheduling_by_hand() {
     let replay = Replay::new(&dump).unwrap();
     // A synthetic profile: every item takes 1 µs plus 1 µs per 10 kgas, so the projection
     // can be checked against a hand computation.
-    let item_ns: Vec<u64> = replay.items.iter().map(|w| 1_000 + w.gas_used / 10).collect();
-    let profile = ItemProfile { item_ns: item_ns.clone(), runs: 1, run_work_ns: vec![item_ns.iter().sum()] };
+    let item_ns: Vec<u64> = replay
+        .items
+        .iter()
+        .map(|w| 1_000 + w.gas_used / 10)
+        .collect();
+    let profile = ItemProfile {
+        item_ns: item_ns.clone(),
+        runs: 1,
+        run_work_ns: vec![item_ns.iter().sum()],
+    };
     let work: u64 = item_ns.iter().sum();
     for s in SchedulerKind::ALL {
         let one = simulate::project(&replay, &profile, 1, 1, s);
-        assert!((one.makespan_s - work as f64 / 1e9).abs() < 1e-12, "one worker: makespan = total work");
+        assert!(
+            (one.makespan_s - work as f64 / 1e9).abs() < 1e-12,
+            "one worker: makespan = total work"
+        );
         let many = simulate::project(&replay, &profile, 10_000, 1, s);
-        assert!((many.makespan_s - many.longest_tx_s).abs() < 1e-12, "unbounded workers: makespan = longest");
+        assert!(
+            (many.makespan_s - many.longest_tx_s).abs() < 1e-12,
+            "unbounded workers: makespan = longest"
+        );
         assert!((many.longest_share - 1.0).abs() < 1e-9);
     }
     // Adversarial blocks: a big item last. Largest-first on 2 workers is never worse than
     // block order, and here strictly better.
     let ols = simulate::project(&replay, &profile, 2, 1, SchedulerKind::Ols);
     let lpt = simulate::project(&replay, &profile, 2, 1, SchedulerKind::GasUsed);
-    assert!(lpt.makespan_s < ols.makespan_s, "gas-used {} vs ols {}", lpt.makespan_s, ols.makespan_s);
+    assert!(
+        lpt.makespan_s < ols.makespan_s,
+        "gas-used {} vs ols {}",
+        lpt.makespan_s,
+        ols.makespan_s
+    );
     // Real profile: verified one-thread runs give one time per item.
     let real = simulate::profile_items(&replay, 2, true, || {}).unwrap();
     assert_eq!(real.item_ns.len(), replay.items.len());
@@ -202,10 +302,22 @@ fn bad_configs_name_file_and_key() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("bad.toml");
     for (text, want) in [
-        ("dumps = [\"x\"]\nthreads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\nthread = [2]\n", "unknown field `thread`"),
-        ("dumps = [\"x\"]\nthreads = []\nbatch = [1]\nschedulers = [\"ols\"]\n", "key `threads`: empty list"),
-        ("dumps = [\"x\"]\nthreads = [0]\nbatch = [1]\nschedulers = [\"ols\"]\n", "key `threads`: 0 is not a thread count"),
-        ("dumps = [\"x.gigagas\"]\nthreads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\n", "key `dumps`: x.gigagas: no such file"),
+        (
+            "dumps = [\"x\"]\nthreads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\nthread = [2]\n",
+            "unknown field `thread`",
+        ),
+        (
+            "dumps = [\"x\"]\nthreads = []\nbatch = [1]\nschedulers = [\"ols\"]\n",
+            "key `threads`: empty list",
+        ),
+        (
+            "dumps = [\"x\"]\nthreads = [0]\nbatch = [1]\nschedulers = [\"ols\"]\n",
+            "key `threads`: 0 is not a thread count",
+        ),
+        (
+            "dumps = [\"x.gigagas\"]\nthreads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\n",
+            "key `dumps`: x.gigagas: no such file",
+        ),
     ] {
         std::fs::write(&file, text).unwrap();
         let e = SweepConfig::load(&file).unwrap_err().to_string();
@@ -223,7 +335,11 @@ fn shipped_configs_are_valid() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "toml") {
             let s = SweepConfig::load(&p).unwrap_or_else(|e| panic!("{e}"));
-            assert!(s.config.repeats >= 3 && s.config.threads.iter().all(|&t| t <= 2), "{}: keep shipped configs small", p.display());
+            assert!(
+                s.config.repeats >= 3 && s.config.threads.iter().all(|&t| t <= 2),
+                "{}: keep shipped configs small",
+                p.display()
+            );
             n += 1;
         }
     }

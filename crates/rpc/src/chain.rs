@@ -21,7 +21,8 @@ use alloy_consensus::Header;
 use alloy_hardforks::{EthereumHardfork, ForkCondition};
 use alloy_primitives::{Address, address};
 use gigagas_dump::{
-    BLOB_FORKS_WITHOUT_DEFAULTS, BLOCK_FORKS, BlobSchedule, ChainConfig, ForkActivation, TIMESTAMP_FORKS,
+    BLOB_FORKS_WITHOUT_DEFAULTS, BLOCK_FORKS, BlobSchedule, ChainConfig, ForkActivation,
+    TIMESTAMP_FORKS,
 };
 use serde_json::{Value, json};
 
@@ -29,9 +30,12 @@ use serde_json::{Value, json};
 /// block's irregular balance transfer (alloy-evm applies it at that block); the difficulty-bomb
 /// glaciers change no execution rule.
 fn schedulable() -> impl Iterator<Item = EthereumHardfork> {
-    BLOCK_FORKS.iter().copied().chain([EthereumHardfork::Dao]).chain(TIMESTAMP_FORKS.iter().copied())
+    BLOCK_FORKS
+        .iter()
+        .copied()
+        .chain([EthereumHardfork::Dao])
+        .chain(TIMESTAMP_FORKS.iter().copied())
 }
-
 
 const MAINNET_DEPOSIT_CONTRACT: Address = address!("0x00000000219ab540356cBB839Cbe05303d7705Fa");
 
@@ -70,9 +74,18 @@ pub fn known_chain(chain_id: u64) -> Option<ChainConfig> {
 /// timestamp. Mainnet's and the testnets' BPO1 and BPO2 are scheduled.
 fn known_chain_with_limit(chain_id: u64) -> Option<(ChainConfig, Option<(EthereumHardfork, u64)>)> {
     let (forks, deposit): (Vec<(EthereumHardfork, ForkCondition)>, Address) = match chain_id {
-        1 => (EthereumHardfork::mainnet().to_vec(), MAINNET_DEPOSIT_CONTRACT),
-        11155111 => (EthereumHardfork::sepolia().to_vec(), address!("0x7f02c3e3c98b133055b8b348b2ac625669ed295d")),
-        17000 => (EthereumHardfork::holesky().to_vec(), address!("0x4242424242424242424242424242424242424242")),
+        1 => (
+            EthereumHardfork::mainnet().to_vec(),
+            MAINNET_DEPOSIT_CONTRACT,
+        ),
+        11155111 => (
+            EthereumHardfork::sepolia().to_vec(),
+            address!("0x7f02c3e3c98b133055b8b348b2ac625669ed295d"),
+        ),
+        17000 => (
+            EthereumHardfork::holesky().to_vec(),
+            address!("0x4242424242424242424242424242424242424242"),
+        ),
         560048 => (EthereumHardfork::hoodi().to_vec(), MAINNET_DEPOSIT_CONTRACT),
         _ => return None,
     };
@@ -91,14 +104,26 @@ fn known_chain_with_limit(chain_id: u64) -> Option<(ChainConfig, Option<(Ethereu
         }
         let (block, timestamp) = match cond {
             ForkCondition::Block(b) => (Some(b), None),
-            ForkCondition::TTD { activation_block_number, .. } => (Some(activation_block_number), None),
+            ForkCondition::TTD {
+                activation_block_number,
+                ..
+            } => (Some(activation_block_number), None),
             ForkCondition::Timestamp(t) => (None, Some(t)),
             ForkCondition::Never => continue,
         };
-        out.push(ForkActivation { fork: fork.name().into(), block, timestamp });
+        out.push(ForkActivation {
+            fork: fork.name().into(),
+            block,
+            timestamp,
+        });
     }
     Some((
-        ChainConfig { chain_id, forks: out, deposit_contract: Some(deposit), blob_schedule: Default::default() },
+        ChainConfig {
+            chain_id,
+            forks: out,
+            deposit_contract: Some(deposit),
+            blob_schedule: Default::default(),
+        },
         limit,
     ))
 }
@@ -108,7 +133,9 @@ pub fn parse_fork(s: &str) -> Result<EthereumHardfork, String> {
     schedulable()
         .find(|f| f.name().eq_ignore_ascii_case(s))
         .ok_or_else(|| {
-            let names: Vec<String> = schedulable().map(|f| f.name().to_ascii_lowercase()).collect();
+            let names: Vec<String> = schedulable()
+                .map(|f| f.name().to_ascii_lowercase())
+                .collect();
             format!("unknown fork `{s}` (expected one of {})", names.join(", "))
         })
 }
@@ -141,7 +168,10 @@ fn eth_config(client: &RpcClient) -> Option<EthConfigFork> {
         return None;
     };
     let activation_time = current.get("activationTime").and_then(Value::as_u64)?;
-    let next_activation = v.get("next").and_then(|n| n.get("activationTime")).and_then(Value::as_u64);
+    let next_activation = v
+        .get("next")
+        .and_then(|n| n.get("activationTime"))
+        .and_then(Value::as_u64);
     // A blob schedule other than the named fork's is a blob-parameter-only fork's.
     let (target, max, fraction) = match fork {
         EthereumHardfork::Cancun => (3, 6, 3_338_477),
@@ -149,19 +179,31 @@ fn eth_config(client: &RpcClient) -> Option<EthConfigFork> {
     };
     let blobs = current.get("blobSchedule");
     let field = |k: &str| blobs.and_then(|b| b.get(k)).and_then(Value::as_u64);
-    let bpo_blob_schedule = match (field("target"), field("max"), field("baseFeeUpdateFraction")) {
+    let bpo_blob_schedule = match (
+        field("target"),
+        field("max"),
+        field("baseFeeUpdateFraction"),
+    ) {
         _ if blobs.is_none() => None,
         (Some(t), Some(m), Some(f)) if (t, m, f) == (target, max, fraction) => None,
-        (Some(target), Some(max), Some(base_fee_update_fraction)) => {
-            Some(BlobSchedule { target, max, base_fee_update_fraction })
-        }
+        (Some(target), Some(max), Some(base_fee_update_fraction)) => Some(BlobSchedule {
+            target,
+            max,
+            base_fee_update_fraction,
+        }),
         // Present but unreadable: not this fork's, and not usable.
         _ => return None,
     };
     let deposit_contract = system
         .and_then(|s| s.get("DEPOSIT_CONTRACT_ADDRESS"))
         .and_then(|a| serde_json::from_value::<Address>(a.clone()).ok());
-    Some(EthConfigFork { fork, activation_time, next_activation, deposit_contract, bpo_blob_schedule })
+    Some(EthConfigFork {
+        fork,
+        activation_time,
+        next_activation,
+        deposit_contract,
+        bpo_blob_schedule,
+    })
 }
 
 /// Init code that returns `CLZ(1)` (= 255 where Osaka's EIP-7939 is active):
@@ -169,7 +211,10 @@ fn eth_config(client: &RpcClient) -> Option<EthConfigFork> {
 const CLZ_PROBE: &str = "0x60011e60005260206000f3";
 
 fn osaka_by_probe(client: &RpcClient, block: u64) -> bool {
-    let r = client.call_value("eth_call", json!([{ "data": CLZ_PROBE, "gas": "0x186a0" }, format!("{block:#x}")]));
+    let r = client.call_value(
+        "eth_call",
+        json!([{ "data": CLZ_PROBE, "gas": "0x186a0" }, format!("{block:#x}")]),
+    );
     matches!(r, Ok(Value::String(s)) if s.ends_with("ff") && s.len() == 66)
 }
 
@@ -235,7 +280,11 @@ pub fn detect(
             // Blob parameters other than the fork's: a blob-parameter-only fork on top of
             // it, with the node's values (the name is a label: eth_config gives none).
             let bpo = EthereumHardfork::Bpo1;
-            c.forks.push(ForkActivation { fork: bpo.name().into(), block: None, timestamp: Some(0) });
+            c.forks.push(ForkActivation {
+                fork: bpo.name().into(),
+                block: None,
+                timestamp: Some(0),
+            });
             c.blob_schedule.insert(bpo.name().into(), params);
         }
         return Ok((c, ForkSource::EthConfig));
@@ -243,7 +292,11 @@ pub fn detect(
     let fork = if first.block_access_list_hash.is_some() {
         EthereumHardfork::Amsterdam
     } else if first.requests_hash.is_some() {
-        if osaka_by_probe(client, first.number) { EthereumHardfork::Osaka } else { EthereumHardfork::Prague }
+        if osaka_by_probe(client, first.number) {
+            EthereumHardfork::Osaka
+        } else {
+            EthereumHardfork::Prague
+        }
     } else if first.parent_beacon_block_root.is_some() || first.blob_gas_used.is_some() {
         EthereumHardfork::Cancun
     } else if first.withdrawals_root.is_some() {
@@ -257,7 +310,8 @@ pub fn detect(
     };
     // The header does not say which blob parameters apply: more blob gas than the fork
     // allows means a blob-parameter-only fork whose values are unknown here.
-    let spec = gigagas_record::ChainSpec::from_config(&from_genesis(fork)?).map_err(RpcDumpError::Chain)?;
+    let spec = gigagas_record::ChainSpec::from_config(&from_genesis(fork)?)
+        .map_err(RpcDumpError::Chain)?;
     for h in [first, last] {
         if let (Some(used), Some(params)) = (h.blob_gas_used, spec.blob_params_at(h.timestamp))
             && used > params.max_blob_gas_per_block()
@@ -293,8 +347,14 @@ mod tests {
         assert_eq!(c.fork_at(24_000_000, MAINNET_BPO1_TIMESTAMP), "Bpo1");
         assert_eq!(c.fork_at(24_000_000, MAINNET_BPO2_TIMESTAMP), "Bpo2");
         let spec = gigagas_record::ChainSpec::from_config(&c).unwrap();
-        assert_eq!(spec.blob_params_at(MAINNET_BPO2_TIMESTAMP), Some(alloy_eips::eip7840::BlobParams::bpo2()));
-        assert_eq!(spec.blob_params_at(MAINNET_BPO1_TIMESTAMP - 1), Some(alloy_eips::eip7840::BlobParams::osaka()));
+        assert_eq!(
+            spec.blob_params_at(MAINNET_BPO2_TIMESTAMP),
+            Some(alloy_eips::eip7840::BlobParams::bpo2())
+        );
+        assert_eq!(
+            spec.blob_params_at(MAINNET_BPO1_TIMESTAMP - 1),
+            Some(alloy_eips::eip7840::BlobParams::osaka())
+        );
         for id in [11155111, 17000, 560048] {
             let (c, limit) = known_chain_with_limit(id).unwrap();
             assert_eq!(limit, None);
@@ -307,7 +367,10 @@ mod tests {
     fn fork_names_parse_case_insensitively() {
         assert_eq!(parse_fork("PRAGUE").unwrap(), EthereumHardfork::Prague);
         assert_eq!(parse_fork("bpo2").unwrap(), EthereumHardfork::Bpo2);
-        assert_eq!(parse_fork("Amsterdam").unwrap(), EthereumHardfork::Amsterdam);
+        assert_eq!(
+            parse_fork("Amsterdam").unwrap(),
+            EthereumHardfork::Amsterdam
+        );
         assert!(parse_fork("atlantis").unwrap_err().contains("osaka, bpo1"));
     }
 }

@@ -87,7 +87,13 @@ impl RpcClient {
             .http_status_as_error(false)
             .build()
             .into();
-        Ok(Self { agent, url: url.to_string(), shown, config, next_id: AtomicU64::new(1) })
+        Ok(Self {
+            agent,
+            url: url.to_string(),
+            shown,
+            config,
+            next_id: AtomicU64::new(1),
+        })
     }
 
     /// The URL as shown in messages: scheme, host and port only (paths often carry API keys).
@@ -119,10 +125,16 @@ impl RpcClient {
             .read_to_string()
             .map_err(classify)?;
         if status == 429 || status >= 500 {
-            return Err(Attempt::Transient { detail: format!("HTTP {status}: {}", shorten(&text, 200)), connect: false });
+            return Err(Attempt::Transient {
+                detail: format!("HTTP {status}: {}", shorten(&text, 200)),
+                connect: false,
+            });
         }
         if !(200..300).contains(&status) {
-            return Err(Attempt::Fatal(format!("HTTP {status}: {}", shorten(&text, 200))));
+            return Err(Attempt::Fatal(format!(
+                "HTTP {status}: {}",
+                shorten(&text, 200)
+            )));
         }
         serde_json::from_str(&text).map_err(|e| Attempt::Transient {
             detail: format!("the answer is not JSON ({e}): {}", shorten(&text, 200)),
@@ -131,7 +143,13 @@ impl RpcClient {
     }
 
     /// POST with the retry policy. `what` names the call(s) in errors.
-    fn post_retrying(&self, body: &str, method: &str, params: &str, fail_fast_connect: bool) -> Result<Value, RpcDumpError> {
+    fn post_retrying(
+        &self,
+        body: &str,
+        method: &str,
+        params: &str,
+        fail_fast_connect: bool,
+    ) -> Result<Value, RpcDumpError> {
         let start = Instant::now();
         let mut wait = self.config.backoff;
         let mut attempt = 0u32;
@@ -150,7 +168,10 @@ impl RpcClient {
                 }
                 Err(Attempt::Transient { detail, connect }) => {
                     if connect && fail_fast_connect {
-                        return Err(RpcDumpError::Connect { url: self.shown.clone(), detail });
+                        return Err(RpcDumpError::Connect {
+                            url: self.shown.clone(),
+                            detail,
+                        });
                     }
                     if attempt > self.config.retries {
                         if connect {
@@ -176,7 +197,10 @@ impl RpcClient {
 
     fn request(&self, method: &str, params: &Value) -> (u64, Value) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        (id, json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+        (
+            id,
+            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }),
+        )
     }
 
     /// Call `method` and return its raw result (`null` included).
@@ -190,7 +214,12 @@ impl RpcClient {
         self.call_value_inner(method, params, true)
     }
 
-    fn call_value_inner(&self, method: &str, params: Value, fail_fast: bool) -> Result<Value, RpcDumpError> {
+    fn call_value_inner(
+        &self,
+        method: &str,
+        params: Value,
+        fail_fast: bool,
+    ) -> Result<Value, RpcDumpError> {
         let shown = shorten(&params.to_string(), 200);
         let start = Instant::now();
         let mut wait = self.config.backoff;
@@ -207,7 +236,12 @@ impl RpcClient {
                     std::thread::sleep(wait.min(self.config.max_backoff));
                     wait *= 2;
                 }
-                Err(RpcDumpError::Rpc { code, message, method, params }) if RATE_LIMIT_CODES.contains(&code) => {
+                Err(RpcDumpError::Rpc {
+                    code,
+                    message,
+                    method,
+                    params,
+                }) if RATE_LIMIT_CODES.contains(&code) => {
                     return Err(RpcDumpError::Transport {
                         method,
                         params,
@@ -222,7 +256,11 @@ impl RpcClient {
     }
 
     /// Call `method` and decode a non-null result.
-    pub fn call<T: DeserializeOwned>(&self, method: &str, params: Value) -> Result<T, RpcDumpError> {
+    pub fn call<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<T, RpcDumpError> {
         let shown = shorten(&params.to_string(), 200);
         let v = self.call_value(method, params)?;
         decode(v, method, &shown)
@@ -231,15 +269,20 @@ impl RpcClient {
     /// Send several calls as one JSON-RPC batch. The outer error is a transport failure of
     /// the whole batch; each call has its own result (JSON-RPC errors per call). A node that
     /// does not accept batches gets the calls one by one.
-    pub fn batch(&self, calls: &[(&str, Value)]) -> Result<Vec<Result<Value, RpcDumpError>>, RpcDumpError> {
+    pub fn batch(
+        &self,
+        calls: &[(&str, Value)],
+    ) -> Result<Vec<Result<Value, RpcDumpError>>, RpcDumpError> {
         match calls.len() {
             0 => return Ok(Vec::new()),
             1 => {
-                return Ok(vec![match self.call_value(calls[0].0, calls[0].1.clone()) {
-                    Err(e @ RpcDumpError::Rpc { .. }) => Err(e),
-                    Err(e) => return Err(e),
-                    Ok(v) => Ok(v),
-                }]);
+                return Ok(vec![
+                    match self.call_value(calls[0].0, calls[0].1.clone()) {
+                        Err(e @ RpcDumpError::Rpc { .. }) => Err(e),
+                        Err(e) => return Err(e),
+                        Ok(v) => Ok(v),
+                    },
+                ]);
             }
             _ => {}
         }
@@ -264,7 +307,8 @@ impl RpcClient {
                 })
                 .collect();
         };
-        let mut by_id: std::collections::HashMap<u64, Value> = std::collections::HashMap::with_capacity(items.len());
+        let mut by_id: std::collections::HashMap<u64, Value> =
+            std::collections::HashMap::with_capacity(items.len());
         for item in items {
             if let Some(id) = item.get("id").and_then(Value::as_u64) {
                 by_id.insert(id, item);
@@ -297,9 +341,17 @@ impl RpcClient {
 }
 
 /// Decode a JSON-RPC result, `null` being an error.
-pub(crate) fn decode<T: DeserializeOwned>(v: Value, method: &str, params: &str) -> Result<T, RpcDumpError> {
+pub(crate) fn decode<T: DeserializeOwned>(
+    v: Value,
+    method: &str,
+    params: &str,
+) -> Result<T, RpcDumpError> {
     if v.is_null() {
-        return Err(RpcDumpError::BadResponse { method: method.into(), params: params.into(), detail: "null result".into() });
+        return Err(RpcDumpError::BadResponse {
+            method: method.into(),
+            params: params.into(),
+            detail: "null result".into(),
+        });
     }
     serde_json::from_value(v).map_err(|e| RpcDumpError::BadResponse {
         method: method.into(),
@@ -327,7 +379,10 @@ fn single_result(mut answer: Value, method: &str, params: &str) -> Result<Value,
         None => Err(RpcDumpError::BadResponse {
             method: method.into(),
             params: params.into(),
-            detail: format!("neither result nor error in {}", shorten(&answer.to_string(), 200)),
+            detail: format!(
+                "neither result nor error in {}",
+                shorten(&answer.to_string(), 200)
+            ),
         }),
     }
 }
@@ -335,17 +390,36 @@ fn single_result(mut answer: Value, method: &str, params: &str) -> Result<Value,
 fn classify(e: ureq::Error) -> Attempt {
     use std::io::ErrorKind;
     match e {
-        ureq::Error::Timeout(t) => Attempt::Transient { detail: format!("timed out ({t})"), connect: false },
-        ureq::Error::HostNotFound => Attempt::Transient { detail: "host not found".into(), connect: true },
-        ureq::Error::ConnectionFailed => Attempt::Transient { detail: "connection failed".into(), connect: true },
+        ureq::Error::Timeout(t) => Attempt::Transient {
+            detail: format!("timed out ({t})"),
+            connect: false,
+        },
+        ureq::Error::HostNotFound => Attempt::Transient {
+            detail: "host not found".into(),
+            connect: true,
+        },
+        ureq::Error::ConnectionFailed => Attempt::Transient {
+            detail: "connection failed".into(),
+            connect: true,
+        },
         ureq::Error::Io(io) => {
-            let connect = matches!(io.kind(), ErrorKind::ConnectionRefused | ErrorKind::AddrNotAvailable);
-            let detail = if io.kind() == ErrorKind::ConnectionRefused { "connection refused".to_string() } else { io.to_string() };
+            let connect = matches!(
+                io.kind(),
+                ErrorKind::ConnectionRefused | ErrorKind::AddrNotAvailable
+            );
+            let detail = if io.kind() == ErrorKind::ConnectionRefused {
+                "connection refused".to_string()
+            } else {
+                io.to_string()
+            };
             Attempt::Transient { detail, connect }
         }
         ureq::Error::BadUri(u) => Attempt::Fatal(format!("bad URL: {u}")),
         ureq::Error::BodyExceedsLimit(n) => Attempt::Fatal(format!("answer larger than {n} bytes")),
-        other => Attempt::Transient { detail: other.to_string(), connect: false },
+        other => Attempt::Transient {
+            detail: other.to_string(),
+            connect: false,
+        },
     }
 }
 
@@ -368,8 +442,12 @@ pub fn display_url(url: &str) -> String {
         None => return shorten(url, 60),
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = authority.rsplit_once('@').map(|(_, h)| h).unwrap_or(authority);
-    let hidden = rest.len() > authority.len() && !rest[authority.len()..].trim_matches('/').is_empty();
+    let host = authority
+        .rsplit_once('@')
+        .map(|(_, h)| h)
+        .unwrap_or(authority);
+    let hidden =
+        rest.len() > authority.len() && !rest[authority.len()..].trim_matches('/').is_empty();
     format!("{scheme}://{host}{}", if hidden { "/…" } else { "" })
 }
 
@@ -379,9 +457,18 @@ mod tests {
 
     #[test]
     fn urls_are_shown_without_secrets() {
-        assert_eq!(display_url("http://127.0.0.1:8545"), "http://127.0.0.1:8545");
-        assert_eq!(display_url("http://127.0.0.1:8545/"), "http://127.0.0.1:8545");
-        assert_eq!(display_url("https://user:pw@node.example/v3/KEY"), "https://node.example/…");
+        assert_eq!(
+            display_url("http://127.0.0.1:8545"),
+            "http://127.0.0.1:8545"
+        );
+        assert_eq!(
+            display_url("http://127.0.0.1:8545/"),
+            "http://127.0.0.1:8545"
+        );
+        assert_eq!(
+            display_url("https://user:pw@node.example/v3/KEY"),
+            "https://node.example/…"
+        );
     }
 
     #[test]

@@ -48,7 +48,10 @@ pub fn parse_receipt(v: Value, block: u64) -> Result<NodeReceipt, RpcDumpError> 
     })?;
     let status = r.status.ok_or_else(|| RpcDumpError::Inconsistent {
         block,
-        detail: format!("receipt of {} has no status (pre-Byzantium receipts are not supported)", r.transaction_hash),
+        detail: format!(
+            "receipt of {} has no status (pre-Byzantium receipts are not supported)",
+            r.transaction_hash
+        ),
     })?;
     Ok(NodeReceipt {
         tx: r.transaction_hash,
@@ -61,7 +64,10 @@ pub fn parse_receipt(v: Value, block: u64) -> Result<NodeReceipt, RpcDumpError> 
 
 /// Parse an `eth_getBlockByNumber(n, true)` answer.
 pub fn parse_block(v: Value, number: u64) -> Result<RpcBlock, RpcDumpError> {
-    serde_json::from_value(v).map_err(|e| RpcDumpError::Inconsistent { block: number, detail: format!("block does not parse: {e}") })
+    serde_json::from_value(v).map_err(|e| RpcDumpError::Inconsistent {
+        block: number,
+        detail: format!("block does not parse: {e}"),
+    })
 }
 
 /// An `eth_getBlockByNumber(n, true)` block in consensus types, checked for consistency.
@@ -84,11 +90,17 @@ pub struct ConsensusBlock {
 /// roots, and that the ommer hashes hash to its ommers hash (when the header carries no
 /// ommers) . Senders are taken from `from`, not recovered.
 pub fn to_consensus_block(rpc: RpcBlock, number: u64) -> Result<ConsensusBlock, RpcDumpError> {
-    let bad = |detail: String| RpcDumpError::Inconsistent { block: number, detail };
+    let bad = |detail: String| RpcDumpError::Inconsistent {
+        block: number,
+        detail,
+    };
     let hash = rpc.header.hash;
     let header: Header = rpc.header.inner;
     if header.number != number {
-        return Err(bad(format!("asked for block {number}, the node returned block {}", header.number)));
+        return Err(bad(format!(
+            "asked for block {number}, the node returned block {}",
+            header.number
+        )));
     }
     let computed = header.hash_slow();
     if computed != hash {
@@ -98,12 +110,19 @@ pub fn to_consensus_block(rpc: RpcBlock, number: u64) -> Result<ConsensusBlock, 
         )));
     }
     if rpc.uncles.is_empty() && header.ommers_hash != alloy_consensus::EMPTY_OMMER_ROOT_HASH {
-        return Err(bad(format!("no ommers listed, but the header's ommers hash is {}", header.ommers_hash)));
+        return Err(bad(format!(
+            "no ommers listed, but the header's ommers hash is {}",
+            header.ommers_hash
+        )));
     }
     let txs: Vec<Transaction<TxEnvelope>> = match rpc.transactions {
         BlockTransactions::Full(t) => t,
         BlockTransactions::Hashes(h) if h.is_empty() => Vec::new(),
-        BlockTransactions::Hashes(_) => return Err(bad("the node returned transaction hashes, not full transactions".into())),
+        BlockTransactions::Hashes(_) => {
+            return Err(bad(
+                "the node returned transaction hashes, not full transactions".into(),
+            ));
+        }
         BlockTransactions::Uncle => return Err(bad("the node returned an uncle block".into())),
     };
     let transactions: Vec<Recovered<TxEnvelope>> = txs.into_iter().map(|t| t.inner).collect();
@@ -120,33 +139,68 @@ pub fn to_consensus_block(rpc: RpcBlock, number: u64) -> Result<ConsensusBlock, 
         Some(expected) => {
             let root = proofs::calculate_withdrawals_root(&withdrawals);
             if root != expected {
-                return Err(bad(format!("the withdrawals hash to root {root}, the header says {expected}")));
+                return Err(bad(format!(
+                    "the withdrawals hash to root {root}, the header says {expected}"
+                )));
             }
         }
-        None if !withdrawals.is_empty() => return Err(bad("withdrawals in a block without a withdrawals root".into())),
+        None if !withdrawals.is_empty() => {
+            return Err(bad(
+                "withdrawals in a block without a withdrawals root".into()
+            ));
+        }
         None => {}
     }
-    Ok(ConsensusBlock { header, hash, transactions, withdrawals, ommer_hashes: rpc.uncles })
+    Ok(ConsensusBlock {
+        header,
+        hash,
+        transactions,
+        withdrawals,
+        ommer_hashes: rpc.uncles,
+    })
 }
 
 /// Convert an RPC block and its receipts into a [`DumpBlock`]: [`to_consensus_block`], then
 /// check that the receipts belong to the transactions. Blocks with ommers are refused (their
 /// rewards need the ommer headers). Returns the block and its hash.
-pub fn to_dump_block(rpc: RpcBlock, receipts: &[NodeReceipt], number: u64) -> Result<(DumpBlock, B256), RpcDumpError> {
-    let bad = |detail: String| RpcDumpError::Inconsistent { block: number, detail };
-    let ConsensusBlock { header, hash, transactions, withdrawals, ommer_hashes } = to_consensus_block(rpc, number)?;
+pub fn to_dump_block(
+    rpc: RpcBlock,
+    receipts: &[NodeReceipt],
+    number: u64,
+) -> Result<(DumpBlock, B256), RpcDumpError> {
+    let bad = |detail: String| RpcDumpError::Inconsistent {
+        block: number,
+        detail,
+    };
+    let ConsensusBlock {
+        header,
+        hash,
+        transactions,
+        withdrawals,
+        ommer_hashes,
+    } = to_consensus_block(rpc, number)?;
     if !ommer_hashes.is_empty() {
-        return Err(bad(format!("{} ommers: blocks with ommers (proof of work) are not supported", ommer_hashes.len())));
+        return Err(bad(format!(
+            "{} ommers: blocks with ommers (proof of work) are not supported",
+            ommer_hashes.len()
+        )));
     }
     if receipts.len() != transactions.len() {
-        return Err(bad(format!("{} receipts for {} transactions", receipts.len(), transactions.len())));
+        return Err(bad(format!(
+            "{} receipts for {} transactions",
+            receipts.len(),
+            transactions.len()
+        )));
     }
     let mut summaries = Vec::with_capacity(receipts.len());
     let mut prev = 0u64;
     for (i, (tx, r)) in transactions.iter().zip(receipts).enumerate() {
         let tx_hash = *tx.inner().tx_hash();
         if r.tx != tx_hash {
-            return Err(bad(format!("receipt {i} is for transaction {}, the block has {tx_hash} there", r.tx)));
+            return Err(bad(format!(
+                "receipt {i} is for transaction {}, the block has {tx_hash} there",
+                r.tx
+            )));
         }
         if r.cumulative_gas_used < prev || r.cumulative_gas_used - prev != r.gas_used {
             return Err(bad(format!(
@@ -163,7 +217,10 @@ pub fn to_dump_block(rpc: RpcBlock, receipts: &[NodeReceipt], number: u64) -> Re
         });
     }
     if prev != header.gas_used {
-        return Err(bad(format!("the receipts add up to {prev} gas, the header says {}", header.gas_used)));
+        return Err(bad(format!(
+            "the receipts add up to {prev} gas, the header says {}",
+            header.gas_used
+        )));
     }
     let block = DumpBlock {
         header,

@@ -1,8 +1,7 @@
 //! The dump: fetch, re-execute, verify, assemble.
 
 use crate::{
-    ClientConfig, RpcClient, RpcDumpError,
-    chain,
+    ClientConfig, RpcClient, RpcDumpError, chain,
     client::decode,
     convert::{self, NodeReceipt},
     partial::{Partial, PartialMeta, StoredBlock},
@@ -117,12 +116,20 @@ pub enum Progress {
 /// Fetch blocks `from..=to` from the node, re-execute them on revm over state read from the
 /// node at `from − 1`, verify every transaction against the node's receipts, and return the
 /// dump (not written). See the crate docs.
-pub fn dump_from_rpc(opts: &DumpOptions, progress: &mut dyn FnMut(Progress)) -> Result<Dump, RpcDumpError> {
+pub fn dump_from_rpc(
+    opts: &DumpOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Dump, RpcDumpError> {
     if opts.from == 0 {
-        return Err(RpcDumpError::InvalidRange("the first block must be at least 1 (the pre-state is its parent's state)".into()));
+        return Err(RpcDumpError::InvalidRange(
+            "the first block must be at least 1 (the pre-state is its parent's state)".into(),
+        ));
     }
     if opts.to < opts.from {
-        return Err(RpcDumpError::InvalidRange(format!("--to {} is before --from {}", opts.to, opts.from)));
+        return Err(RpcDumpError::InvalidRange(format!(
+            "--to {} is before --from {}",
+            opts.to, opts.from
+        )));
     }
     let concurrency = opts.concurrency.max(1);
     let batch_size = opts.batch_size.max(1);
@@ -132,7 +139,10 @@ pub fn dump_from_rpc(opts: &DumpOptions, progress: &mut dyn FnMut(Progress)) -> 
     let latest: U64 = client.call("eth_blockNumber", json!([]))?;
     let latest: u64 = latest.to();
     if opts.to > latest {
-        return Err(RpcDumpError::BlockNotFound { number: opts.from.max(latest + 1), latest });
+        return Err(RpcDumpError::BlockNotFound {
+            number: opts.from.max(latest + 1),
+            latest,
+        });
     }
     let version = client
         .call_value("web3_clientVersion", json!([]))
@@ -141,7 +151,13 @@ pub fn dump_from_rpc(opts: &DumpOptions, progress: &mut dyn FnMut(Progress)) -> 
 
     let first = header_of(&client, opts.from, latest)?;
     let last = header_of(&client, opts.to, latest)?;
-    let meta = PartialMeta { layout: crate::partial::LAYOUT, chain_id, from: opts.from, to: opts.to, first_hash: first.hash_slow() };
+    let meta = PartialMeta {
+        layout: crate::partial::LAYOUT,
+        chain_id,
+        from: opts.from,
+        to: opts.to,
+        first_hash: first.hash_slow(),
+    };
     let (mut partial, records) = match &opts.partial_dir {
         Some(dir) => {
             let (p, r) = Partial::open(dir, &meta, opts.resume)?;
@@ -165,7 +181,10 @@ pub fn dump_from_rpc(opts: &DumpOptions, progress: &mut dyn FnMut(Progress)) -> 
     {
         return Err(RpcDumpError::Inconsistent {
             block: opts.from,
-            detail: format!("parent hash {} but block {n} has hash {h} (did the chain reorganize?)", first.parent_hash),
+            detail: format!(
+                "parent hash {} but block {n} has hash {h} (did the chain reorganize?)",
+                first.parent_hash
+            ),
         });
     }
 
@@ -184,11 +203,20 @@ pub fn dump_from_rpc(opts: &DumpOptions, progress: &mut dyn FnMut(Progress)) -> 
         Some(p) => (opts.from..=opts.to).filter(|n| p.has_block(*n)).count() as u64,
         None => 0,
     };
-    progress(Progress::Start { total, resumed_blocks, resumed_state, chain_id, fork: format!("{fork_name} ({})", source.name()) });
+    progress(Progress::Start {
+        total,
+        resumed_blocks,
+        resumed_state,
+        chain_id,
+        fork: format!("{fork_name} ({})", source.name()),
+    });
 
     let tracer = Tracer::new(&opts.url, opts.client, opts.trace_prefetch, batch_size)?;
     let db = RpcDb::new(&fetcher, hashes.iter().copied().collect());
-    let mut state = State::builder().with_database(db).with_bal_builder().build();
+    let mut state = State::builder()
+        .with_database(db)
+        .with_bal_builder()
+        .build();
     let mut blocks: Vec<DumpBlock> = Vec::with_capacity(total as usize);
     let mut bals: Vec<BlockAccessList> = Vec::with_capacity(total as usize);
     let mut prev_hash = first.parent_hash;
@@ -197,7 +225,15 @@ pub fn dump_from_rpc(opts: &DumpOptions, progress: &mut dyn FnMut(Progress)) -> 
     let mut done = 0u64;
     while n <= opts.to {
         let end = (n + window - 1).min(opts.to);
-        let fetched = fetch_blocks(&client, partial.as_ref(), n..=end, concurrency, batch_size, latest, &tracer)?;
+        let fetched = fetch_blocks(
+            &client,
+            partial.as_ref(),
+            n..=end,
+            concurrency,
+            batch_size,
+            latest,
+            &tracer,
+        )?;
         let mut window_blocks = Vec::with_capacity(fetched.len());
         let mut keys = Vec::new();
         for f in fetched {
@@ -260,15 +296,35 @@ pub fn dump_from_rpc(opts: &DumpOptions, progress: &mut dyn FnMut(Progress)) -> 
     if let Some(v) = version {
         provenance.insert("client".to_string(), v);
     }
-    let name = opts.name.clone().unwrap_or_else(|| format!("rpc-{chain_id}-{}-{}", opts.from, opts.to));
-    let dump = Dump::single_segment(DumpMeta { name, provenance, chain }, blocks, bals, hashes, pre_state);
-    dump.validate().map_err(|detail| RpcDumpError::Inconsistent { block: opts.from, detail })?;
+    let name = opts
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("rpc-{chain_id}-{}-{}", opts.from, opts.to));
+    let dump = Dump::single_segment(
+        DumpMeta {
+            name,
+            provenance,
+            chain,
+        },
+        blocks,
+        bals,
+        hashes,
+        pre_state,
+    );
+    dump.validate()
+        .map_err(|detail| RpcDumpError::Inconsistent {
+            block: opts.from,
+            detail,
+        })?;
     Ok(dump)
 }
 
 /// The resume directory of an output file: `<out>.partial`.
 pub fn partial_dir_for(out: &Path) -> PathBuf {
-    let mut name = out.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = out
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(".partial");
     out.with_file_name(name)
 }
@@ -281,7 +337,10 @@ pub fn dump_to_file(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Dump, DumpFileInfo), RpcDumpError> {
     let mut opts = opts.clone();
-    let dir = opts.partial_dir.get_or_insert_with(|| partial_dir_for(out)).clone();
+    let dir = opts
+        .partial_dir
+        .get_or_insert_with(|| partial_dir_for(out))
+        .clone();
     let dump = dump_from_rpc(&opts, progress)?;
     let info = gigagas_dump::write_dump(&dump, out)?;
     if dir.exists() {
@@ -296,14 +355,19 @@ fn header_of(client: &RpcClient, n: u64, latest: u64) -> Result<Header, RpcDumpE
     if v.is_null() {
         return Err(RpcDumpError::BlockNotFound { number: n, latest });
     }
-    let h: alloy_rpc_types_eth::Header = serde_json::from_value(v).map_err(|e| RpcDumpError::Inconsistent {
-        block: n,
-        detail: format!("header does not parse: {e}"),
-    })?;
+    let h: alloy_rpc_types_eth::Header =
+        serde_json::from_value(v).map_err(|e| RpcDumpError::Inconsistent {
+            block: n,
+            detail: format!("header does not parse: {e}"),
+        })?;
     if h.inner.hash_slow() != h.hash {
         return Err(RpcDumpError::Inconsistent {
             block: n,
-            detail: format!("the header fields hash to {}, the node says {}", h.inner.hash_slow(), h.hash),
+            detail: format!(
+                "the header fields hash to {}, the node says {}",
+                h.inner.hash_slow(),
+                h.hash
+            ),
         });
     }
     Ok(h.inner)
@@ -319,7 +383,8 @@ fn parallel<T: Sync, R: Send>(
         return jobs.iter().map(&f).collect();
     }
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<R, RpcDumpError>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<Result<R, RpcDumpError>>>> =
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
     let failed = AtomicBool::new(false);
     std::thread::scope(|scope| {
         for _ in 0..threads.min(jobs.len()) {
@@ -341,13 +406,18 @@ fn parallel<T: Sync, R: Send>(
     // Jobs are taken in order, so the ones skipped after a failure all come after it.
     let results = results.into_inner().expect("results lock");
     if let Some(i) = results.iter().position(|r| matches!(r, Some(Err(_)))) {
-        let Some(Some(Err(e))) = results.into_iter().nth(i) else { unreachable!("position found an error") };
+        let Some(Some(Err(e))) = results.into_iter().nth(i) else {
+            unreachable!("position found an error")
+        };
         return Err(e);
     }
-    Ok(results.into_iter().map(|r| match r {
-        Some(Ok(v)) => v,
-        _ => unreachable!("without a failure every job ran"),
-    }).collect())
+    Ok(results
+        .into_iter()
+        .map(|r| match r {
+            Some(Ok(v)) => v,
+            _ => unreachable!("without a failure every job ran"),
+        })
+        .collect())
 }
 
 /// Hashes of the (up to) 256 blocks before `from`, ascending.
@@ -361,8 +431,10 @@ fn fetch_hashes(
     let numbers: Vec<u64> = (from.saturating_sub(256)..from).collect();
     let chunks: Vec<&[u64]> = numbers.chunks(batch_size).collect();
     let parts = parallel(&chunks, concurrency, |chunk| {
-        let calls: Vec<(&str, Value)> =
-            chunk.iter().map(|n| ("eth_getBlockByNumber", json!([format!("{n:#x}"), false]))).collect();
+        let calls: Vec<(&str, Value)> = chunk
+            .iter()
+            .map(|n| ("eth_getBlockByNumber", json!([format!("{n:#x}"), false])))
+            .collect();
         let answers = client.batch(&calls)?;
         chunk
             .iter()
@@ -376,7 +448,10 @@ fn fetch_hashes(
                     .get("hash")
                     .cloned()
                     .and_then(|h| serde_json::from_value(h).ok())
-                    .ok_or_else(|| RpcDumpError::Inconsistent { block: *n, detail: "block without a hash".into() })?;
+                    .ok_or_else(|| RpcDumpError::Inconsistent {
+                        block: *n,
+                        detail: "block without a hash".into(),
+                    })?;
                 Ok((*n, hash))
             })
             .collect::<Result<Vec<_>, _>>()
@@ -404,16 +479,41 @@ struct Tracer {
 }
 
 impl Tracer {
-    fn new(url: &str, config: ClientConfig, enabled: bool, batch_size: usize) -> Result<Self, RpcDumpError> {
+    fn new(
+        url: &str,
+        config: ClientConfig,
+        enabled: bool,
+        batch_size: usize,
+    ) -> Result<Self, RpcDumpError> {
         // At most one retry: prefetching is an optimisation, not worth waiting on.
-        let client = enabled.then(|| RpcClient::new(url, ClientConfig { retries: config.retries.min(1), ..config })).transpose()?;
-        Ok(Self { client, trace: AtomicBool::new(enabled), access_lists: AtomicBool::new(enabled), batch_size })
+        let client = enabled
+            .then(|| {
+                RpcClient::new(
+                    url,
+                    ClientConfig {
+                        retries: config.retries.min(1),
+                        ..config
+                    },
+                )
+            })
+            .transpose()?;
+        Ok(Self {
+            client,
+            trace: AtomicBool::new(enabled),
+            access_lists: AtomicBool::new(enabled),
+            batch_size,
+        })
     }
 
     fn keys(&self, n: u64, block: &Value) -> Vec<StateKey> {
-        let Some(client) = self.client.as_ref() else { return Vec::new() };
+        let Some(client) = self.client.as_ref() else {
+            return Vec::new();
+        };
         if self.trace.load(Ordering::Relaxed) {
-            match client.call_value("debug_traceBlockByNumber", json!([format!("{n:#x}"), { "tracer": "prestateTracer" }])) {
+            match client.call_value(
+                "debug_traceBlockByNumber",
+                json!([format!("{n:#x}"), { "tracer": "prestateTracer" }]),
+            ) {
                 Ok(v) => return Self::trace_keys(&v),
                 Err(e) if Self::passing(&e) => return Vec::new(),
                 Err(_) => self.trace.store(false, Ordering::Relaxed),
@@ -438,11 +538,20 @@ impl Tracer {
     fn trace_keys(v: &Value) -> Vec<StateKey> {
         let mut keys = Vec::new();
         for item in v.as_array().into_iter().flatten() {
-            let Some(accounts) = item.get("result").and_then(Value::as_object) else { continue };
+            let Some(accounts) = item.get("result").and_then(Value::as_object) else {
+                continue;
+            };
             for (addr, acc) in accounts {
-                let Ok(address) = addr.parse::<Address>() else { continue };
+                let Ok(address) = addr.parse::<Address>() else {
+                    continue;
+                };
                 keys.push(StateKey::Account(address));
-                for slot in acc.get("storage").and_then(Value::as_object).into_iter().flat_map(|s| s.keys()) {
+                for slot in acc
+                    .get("storage")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flat_map(|s| s.keys())
+                {
                     if let Ok(slot) = slot.parse::<B256>() {
                         keys.push(StateKey::Slot(address, slot.into()));
                     }
@@ -453,9 +562,18 @@ impl Tracer {
     }
 
     /// The keys, or why they could not be had (`Rpc` if the node lacks the method).
-    fn access_list_keys(&self, client: &RpcClient, n: u64, block: &Value) -> Result<Vec<StateKey>, RpcDumpError> {
+    fn access_list_keys(
+        &self,
+        client: &RpcClient,
+        n: u64,
+        block: &Value,
+    ) -> Result<Vec<StateKey>, RpcDumpError> {
         let parent = format!("{:#x}", n.saturating_sub(1));
-        let txs = block.get("transactions").and_then(Value::as_array).cloned().unwrap_or_default();
+        let txs = block
+            .get("transactions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         let mut keys = Vec::new();
         for chunk in txs.chunks(self.batch_size.max(1)) {
             let calls: Vec<(&str, Value)> = chunk
@@ -475,12 +593,25 @@ impl Tracer {
                 match a {
                     Ok(v) => {
                         any = true;
-                        for item in v.get("accessList").and_then(Value::as_array).into_iter().flatten() {
-                            let Some(address) = item.get("address").and_then(|a| serde_json::from_value::<Address>(a.clone()).ok()) else {
+                        for item in v
+                            .get("accessList")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                        {
+                            let Some(address) = item
+                                .get("address")
+                                .and_then(|a| serde_json::from_value::<Address>(a.clone()).ok())
+                            else {
                                 continue;
                             };
                             keys.push(StateKey::Account(address));
-                            for k in item.get("storageKeys").and_then(Value::as_array).into_iter().flatten() {
+                            for k in item
+                                .get("storageKeys")
+                                .and_then(Value::as_array)
+                                .into_iter()
+                                .flatten()
+                            {
                                 if let Ok(k) = serde_json::from_value::<B256>(k.clone()) {
                                     keys.push(StateKey::Slot(address, k.into()));
                                 }
@@ -516,7 +647,11 @@ fn fetch_blocks(
     let no_block_receipts = AtomicBool::new(false);
     parallel(&numbers, concurrency, |&n| {
         if let Some(stored) = partial.map(|p| p.block(n)).transpose()?.flatten() {
-            return Ok(Fetched { number: n, stored, traced: Vec::new() });
+            return Ok(Fetched {
+                number: n,
+                stored,
+                traced: Vec::new(),
+            });
         }
         let tag = format!("{n:#x}");
         let mut calls = vec![("eth_getBlockByNumber", json!([tag, true]))];
@@ -541,18 +676,30 @@ fn fetch_blocks(
             Some(items) => items,
             None => receipts_one_by_one(client, &block, n, batch_size)?,
         };
-        let receipts = receipts.into_iter().map(|r| convert::parse_receipt(r, n)).collect::<Result<Vec<NodeReceipt>, _>>()?;
+        let receipts = receipts
+            .into_iter()
+            .map(|r| convert::parse_receipt(r, n))
+            .collect::<Result<Vec<NodeReceipt>, _>>()?;
         let stored = StoredBlock { block, receipts };
         if let Some(p) = partial {
             p.put_block(n, &stored)?;
         }
         let traced = tracer.keys(n, &stored.block);
-        Ok(Fetched { number: n, stored, traced })
+        Ok(Fetched {
+            number: n,
+            stored,
+            traced,
+        })
     })
 }
 
 /// Receipts by `eth_getTransactionReceipt`, for nodes without `eth_getBlockReceipts`.
-fn receipts_one_by_one(client: &RpcClient, block: &Value, n: u64, batch_size: usize) -> Result<Vec<Value>, RpcDumpError> {
+fn receipts_one_by_one(
+    client: &RpcClient,
+    block: &Value,
+    n: u64,
+    batch_size: usize,
+) -> Result<Vec<Value>, RpcDumpError> {
     let hashes: Vec<Value> = block
         .get("transactions")
         .and_then(Value::as_array)
@@ -562,11 +709,17 @@ fn receipts_one_by_one(client: &RpcClient, block: &Value, n: u64, batch_size: us
         .collect();
     let mut out = Vec::with_capacity(hashes.len());
     for chunk in hashes.chunks(batch_size) {
-        let calls: Vec<(&str, Value)> = chunk.iter().map(|h| ("eth_getTransactionReceipt", json!([h]))).collect();
+        let calls: Vec<(&str, Value)> = chunk
+            .iter()
+            .map(|h| ("eth_getTransactionReceipt", json!([h])))
+            .collect();
         for (a, h) in client.batch(&calls)?.into_iter().zip(chunk) {
             let v = a?;
             if v.is_null() {
-                return Err(RpcDumpError::Inconsistent { block: n, detail: format!("the node has no receipt for transaction {h}") });
+                return Err(RpcDumpError::Inconsistent {
+                    block: n,
+                    detail: format!("the node has no receipt for transaction {h}"),
+                });
             }
             out.push(v);
         }
@@ -589,7 +742,11 @@ fn static_keys(block: &DumpBlock, spec: &ChainSpec) -> Vec<StateKey> {
         }
         for item in tx.inner().access_list().into_iter().flat_map(|l| l.iter()) {
             keys.push(StateKey::Account(item.address));
-            keys.extend(item.storage_keys.iter().map(|k| StateKey::Slot(item.address, (*k).into())));
+            keys.extend(
+                item.storage_keys
+                    .iter()
+                    .map(|k| StateKey::Slot(item.address, (*k).into())),
+            );
         }
         for auth in tx.inner().authorization_list().into_iter().flatten() {
             if let Ok(a) = auth.recover_authority() {
@@ -598,7 +755,12 @@ fn static_keys(block: &DumpBlock, spec: &ChainSpec) -> Vec<StateKey> {
             keys.push(StateKey::Account(auth.address));
         }
     }
-    keys.extend(block.withdrawals.iter().map(|w| StateKey::Account(w.address)));
+    keys.extend(
+        block
+            .withdrawals
+            .iter()
+            .map(|w| StateKey::Account(w.address)),
+    );
     if spec.is_cancun_active_at_timestamp(h.timestamp) {
         let a = eip4788::BEACON_ROOTS_ADDRESS;
         let i = h.timestamp % BEACON_ROOTS_BUFFER;
@@ -609,8 +771,14 @@ fn static_keys(block: &DumpBlock, spec: &ChainSpec) -> Vec<StateKey> {
     if spec.is_prague_active_at_timestamp(h.timestamp) {
         let a = eip2935::HISTORY_STORAGE_ADDRESS;
         keys.push(StateKey::Account(a));
-        keys.push(StateKey::Slot(a, U256::from(h.number.saturating_sub(1) % eip2935::HISTORY_SERVE_WINDOW as u64)));
-        for a in [eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS, eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS] {
+        keys.push(StateKey::Slot(
+            a,
+            U256::from(h.number.saturating_sub(1) % eip2935::HISTORY_SERVE_WINDOW as u64),
+        ));
+        for a in [
+            eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS,
+            eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS,
+        ] {
             keys.push(StateKey::Account(a));
             keys.extend((0..4u64).map(|s| StateKey::Slot(a, U256::from(s))));
         }
@@ -628,22 +796,35 @@ fn execute_block(
     let number = block.number();
     let header = &block.header;
     let fail = |state: &mut State<RpcDb<'_, '_>>, e: &dyn std::fmt::Display| {
-        state.database.failure.take().unwrap_or_else(|| RpcDumpError::Execution { block: number, detail: e.to_string() })
+        state
+            .database
+            .failure
+            .take()
+            .unwrap_or_else(|| RpcDumpError::Execution {
+                block: number,
+                detail: e.to_string(),
+            })
     };
     let recorded = match record_block(state, spec, BlockInput::of(block)) {
         Ok(r) => r,
         Err(e) => return Err(fail(state, &e)),
     };
     let result = &recorded.result;
-    let diverge = |tx: Option<usize>, what: &str, node: String, revm: String| RpcDumpError::Divergence {
-        block: number,
-        tx: tx.map(|i| format!("tx {i} ({})", block.transactions[i].inner().tx_hash())),
-        what: what.into(),
-        node,
-        revm,
-    };
+    let diverge =
+        |tx: Option<usize>, what: &str, node: String, revm: String| RpcDumpError::Divergence {
+            block: number,
+            tx: tx.map(|i| format!("tx {i} ({})", block.transactions[i].inner().tx_hash())),
+            what: what.into(),
+            node,
+            revm,
+        };
     if result.receipts.len() != block.receipts.len() {
-        return Err(diverge(None, "receipt count", block.receipts.len().to_string(), result.receipts.len().to_string()));
+        return Err(diverge(
+            None,
+            "receipt count",
+            block.receipts.len().to_string(),
+            result.receipts.len().to_string(),
+        ));
     }
     let mut prev = 0u64;
     for (i, (ours, node)) in result.receipts.iter().zip(&block.receipts).enumerate() {
@@ -651,25 +832,47 @@ fn execute_block(
         let gas = cumulative - prev;
         prev = cumulative;
         if gas != node.gas_used {
-            return Err(diverge(Some(i), "gas used", node.gas_used.to_string(), gas.to_string()));
+            return Err(diverge(
+                Some(i),
+                "gas used",
+                node.gas_used.to_string(),
+                gas.to_string(),
+            ));
         }
         if ours.status() != node.success {
             let s = |ok: bool| if ok { "success" } else { "failure" }.to_string();
-            return Err(diverge(Some(i), "status", s(node.success), s(ours.status())));
+            return Err(diverge(
+                Some(i),
+                "status",
+                s(node.success),
+                s(ours.status()),
+            ));
         }
         if ours.logs().len() as u64 != node.logs {
-            return Err(diverge(Some(i), "log count", node.logs.to_string(), ours.logs().len().to_string()));
+            return Err(diverge(
+                Some(i),
+                "log count",
+                node.logs.to_string(),
+                ours.logs().len().to_string(),
+            ));
         }
     }
     if let Err(m) = recorded.check_header(spec, header) {
-        let what = if m.field == "gas used" { "block gas used" } else { m.field };
+        let what = if m.field == "gas used" {
+            "block gas used"
+        } else {
+            m.field
+        };
         return Err(diverge(None, what, m.expected, m.got));
     }
     Ok(recorded.access_list)
 }
 
 /// The pre-state the access lists touch, at the parent of the first block.
-fn pre_state(fetcher: &StateFetcher<'_>, bals: &[BlockAccessList]) -> Result<PreState, RpcDumpError> {
+fn pre_state(
+    fetcher: &StateFetcher<'_>,
+    bals: &[BlockAccessList],
+) -> Result<PreState, RpcDumpError> {
     // Normally everything is known already (revm read it); fetch what is not.
     let touched = Touched::of(bals);
     fetcher.prefetch(

@@ -127,6 +127,9 @@ pub enum RpcDumpError {
 
 impl RpcDumpError {
     pub(crate) fn partial(path: impl Into<PathBuf>, detail: impl std::fmt::Display) -> Self {
-        Self::Partial { path: path.into(), detail: detail.to_string() }
+        Self::Partial {
+            path: path.into(),
+            detail: detail.to_string(),
+        }
     }
 }

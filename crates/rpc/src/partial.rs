@@ -71,18 +71,30 @@ impl Partial {
     /// Open the directory: with `resume`, keep and check what is there (it must be for the
     /// same chain, range and first block); without, start empty. Returns the directory and
     /// the state records already fetched.
-    pub fn open(dir: &Path, meta: &PartialMeta, resume: bool) -> Result<(Self, Vec<StateRecord>), RpcDumpError> {
+    pub fn open(
+        dir: &Path,
+        meta: &PartialMeta,
+        resume: bool,
+    ) -> Result<(Self, Vec<StateRecord>), RpcDumpError> {
         let meta_path = dir.join("meta.json");
         if resume && meta_path.exists() {
             let text = fs::read_to_string(&meta_path).map_err(|e| io_err(&meta_path, e))?;
-            let old: PartialMeta = serde_json::from_str(&text).map_err(|e| io_err(&meta_path, format!("unreadable ({e})")))?;
+            let old: PartialMeta = serde_json::from_str(&text)
+                .map_err(|e| io_err(&meta_path, format!("unreadable ({e})")))?;
             if &old != meta {
                 return Err(io_err(
                     dir,
                     format!(
                         "holds a dump of blocks {}..={} of chain {} (first block {}), not of blocks {}..={} of chain {} \
                          (first block {}); remove it or run without --resume",
-                        old.from, old.to, old.chain_id, old.first_hash, meta.from, meta.to, meta.chain_id, meta.first_hash
+                        old.from,
+                        old.to,
+                        old.chain_id,
+                        old.first_hash,
+                        meta.from,
+                        meta.to,
+                        meta.chain_id,
+                        meta.first_hash
                     ),
                 ));
             }
@@ -91,13 +103,26 @@ impl Partial {
                 fs::remove_dir_all(dir).map_err(|e| io_err(dir, e))?;
             }
             fs::create_dir_all(dir.join("blocks")).map_err(|e| io_err(dir, e))?;
-            write_atomic(&meta_path, &serde_json::to_vec_pretty(meta).expect("meta serializes"))?;
+            write_atomic(
+                &meta_path,
+                &serde_json::to_vec_pretty(meta).expect("meta serializes"),
+            )?;
         }
         fs::create_dir_all(dir.join("blocks")).map_err(|e| io_err(dir, e))?;
         let log_path = dir.join("state.jsonl");
         let records = read_log(&log_path)?;
-        let file = OpenOptions::new().create(true).append(true).open(&log_path).map_err(|e| io_err(&log_path, e))?;
-        Ok((Self { dir: dir.to_path_buf(), log: BufWriter::new(file) }, records))
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(|e| io_err(&log_path, e))?;
+        Ok((
+            Self {
+                dir: dir.to_path_buf(),
+                log: BufWriter::new(file),
+            },
+            records,
+        ))
     }
 
     /// The directory.
@@ -118,7 +143,9 @@ impl Partial {
     pub fn block(&self, number: u64) -> Result<Option<StoredBlock>, RpcDumpError> {
         let path = self.block_path(number);
         match fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| io_err(&path, format!("unreadable ({e})"))),
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| io_err(&path, format!("unreadable ({e})"))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io_err(&path, e)),
         }
@@ -126,14 +153,19 @@ impl Partial {
 
     /// Store a fetched block.
     pub fn put_block(&self, number: u64, block: &StoredBlock) -> Result<(), RpcDumpError> {
-        write_atomic(&self.block_path(number), &serde_json::to_vec(block).expect("block serializes"))
+        write_atomic(
+            &self.block_path(number),
+            &serde_json::to_vec(block).expect("block serializes"),
+        )
     }
 
     /// The stored block hashes before the range.
     pub fn hashes(&self) -> Result<Option<Vec<(u64, B256)>>, RpcDumpError> {
         let path = self.dir.join("hashes.json");
         match fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| io_err(&path, format!("unreadable ({e})"))),
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| io_err(&path, format!("unreadable ({e})"))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io_err(&path, e)),
         }
@@ -141,7 +173,10 @@ impl Partial {
 
     /// Store the block hashes before the range.
     pub fn put_hashes(&self, hashes: &[(u64, B256)]) -> Result<(), RpcDumpError> {
-        write_atomic(&self.dir.join("hashes.json"), &serde_json::to_vec(hashes).expect("hashes serialize"))
+        write_atomic(
+            &self.dir.join("hashes.json"),
+            &serde_json::to_vec(hashes).expect("hashes serialize"),
+        )
     }
 
     /// Append fetched state values to the log.
@@ -198,7 +233,10 @@ fn read_log(path: &Path) -> Result<Vec<StateRecord>, RpcDumpError> {
     }
     let len = fs::metadata(path).map_err(|e| io_err(path, e))?.len();
     if len != good {
-        let f = OpenOptions::new().write(true).open(path).map_err(|e| io_err(path, e))?;
+        let f = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| io_err(path, e))?;
         f.set_len(good).map_err(|e| io_err(path, e))?;
     }
     Ok(out)

@@ -11,10 +11,7 @@ use crate::{RpcClient, RpcDumpError};
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 use gigagas_dump::AccountState;
 use revm::{
-    Database,
-    bytecode::Bytecode,
-    database_interface::DBErrorMarker,
-    primitives::KECCAK_EMPTY,
+    Database, bytecode::Bytecode, database_interface::DBErrorMarker, primitives::KECCAK_EMPTY,
     state::AccountInfo,
 };
 use serde::{Deserialize, Serialize};
@@ -82,11 +79,23 @@ struct Store {
 impl Store {
     fn insert(&mut self, r: StateRecord, log: bool) {
         match &r {
-            StateRecord::Account { address, balance, nonce, code_hash } => {
+            StateRecord::Account {
+                address,
+                balance,
+                nonce,
+                code_hash,
+            } => {
                 if self.accounts.contains_key(address) {
                     return;
                 }
-                self.accounts.insert(*address, Some(AccountState { balance: *balance, nonce: *nonce, code_hash: *code_hash }));
+                self.accounts.insert(
+                    *address,
+                    Some(AccountState {
+                        balance: *balance,
+                        nonce: *nonce,
+                        code_hash: *code_hash,
+                    }),
+                );
             }
             StateRecord::Absent { address } => {
                 if self.accounts.contains_key(address) {
@@ -100,7 +109,11 @@ impl Store {
                 }
                 self.codes.insert(*hash, code.clone());
             }
-            StateRecord::Slot { address, slot, value } => {
+            StateRecord::Slot {
+                address,
+                slot,
+                value,
+            } => {
                 if self.slots.contains_key(&(*address, *slot)) {
                     return;
                 }
@@ -208,7 +221,9 @@ impl<'c> StateFetcher<'c> {
     pub fn prefetch(&self, keys: impl IntoIterator<Item = StateKey>) -> Result<(), RpcDumpError> {
         let mut missing: Vec<StateKey> = {
             let store = self.store.lock().expect("state store lock");
-            keys.into_iter().filter(|k| !Self::is_known(&store, k)).collect()
+            keys.into_iter()
+                .filter(|k| !Self::is_known(&store, k))
+                .collect()
         };
         missing.sort_unstable();
         missing.dedup();
@@ -277,7 +292,12 @@ impl<'c> StateFetcher<'c> {
         self.calls.fetch_add(calls.len() as u64, Ordering::Relaxed);
         let results = self.client.batch(&calls)?;
         let unavailable = |e: RpcDumpError| match e {
-            RpcDumpError::Rpc { method, params, code, message } => RpcDumpError::StateUnavailable {
+            RpcDumpError::Rpc {
+                method,
+                params,
+                code,
+                message,
+            } => RpcDumpError::StateUnavailable {
                 block: self.at,
                 detail: format!("{method}({params}) answered error {code}: {message}"),
             },
@@ -287,7 +307,10 @@ impl<'c> StateFetcher<'c> {
         for (r, (m, p)) in results.into_iter().zip(&calls) {
             let v = r.map_err(unavailable)?;
             if v.is_null() {
-                return Err(RpcDumpError::StateUnavailable { block: self.at, detail: format!("{m}({p}) answered null") });
+                return Err(RpcDumpError::StateUnavailable {
+                    block: self.at,
+                    detail: format!("{m}({p}) answered null"),
+                });
             }
             values.push((v, *m, p));
         }
@@ -305,22 +328,41 @@ impl<'c> StateFetcher<'c> {
                     let (n, nm, np) = it.next().expect("three answers per account");
                     let (c, cm, cp) = it.next().expect("three answers per account");
                     let balance = hex_u256(&b).ok_or_else(|| bad(bm, bp, &b))?;
-                    let nonce = hex_u256(&n).and_then(|n| u64::try_from(n).ok()).ok_or_else(|| bad(nm, np, &n))?;
-                    let code: Bytes = serde_json::from_value(c.clone()).map_err(|_| bad(cm, cp, &c))?;
+                    let nonce = hex_u256(&n)
+                        .and_then(|n| u64::try_from(n).ok())
+                        .ok_or_else(|| bad(nm, np, &n))?;
+                    let code: Bytes =
+                        serde_json::from_value(c.clone()).map_err(|_| bad(cm, cp, &c))?;
                     if balance.is_zero() && nonce == 0 && code.is_empty() {
                         records.push(StateRecord::Absent { address: *a });
                     } else {
-                        let code_hash = if code.is_empty() { KECCAK_EMPTY } else { keccak256(&code) };
+                        let code_hash = if code.is_empty() {
+                            KECCAK_EMPTY
+                        } else {
+                            keccak256(&code)
+                        };
                         if !code.is_empty() {
-                            records.push(StateRecord::Code { hash: code_hash, code });
+                            records.push(StateRecord::Code {
+                                hash: code_hash,
+                                code,
+                            });
                         }
-                        records.push(StateRecord::Account { address: *a, balance, nonce, code_hash });
+                        records.push(StateRecord::Account {
+                            address: *a,
+                            balance,
+                            nonce,
+                            code_hash,
+                        });
                     }
                 }
                 StateKey::Slot(a, s) => {
                     let (v, m, p) = it.next().expect("one answer per slot");
                     let value = hex_u256(&v).ok_or_else(|| bad(m, p, &v))?;
-                    records.push(StateRecord::Slot { address: *a, slot: *s, value });
+                    records.push(StateRecord::Slot {
+                        address: *a,
+                        slot: *s,
+                        value,
+                    });
                 }
             }
         }
@@ -333,7 +375,13 @@ impl<'c> StateFetcher<'c> {
 
     /// An account at the fetcher's block (`None`: it does not exist), fetched if unknown.
     pub fn account(&self, address: Address) -> Result<Option<AccountState>, RpcDumpError> {
-        if let Some(a) = self.store.lock().expect("state store lock").accounts.get(&address) {
+        if let Some(a) = self
+            .store
+            .lock()
+            .expect("state store lock")
+            .accounts
+            .get(&address)
+        {
             return Ok(*a);
         }
         self.on_demand.fetch_add(1, Ordering::Relaxed);
@@ -343,7 +391,13 @@ impl<'c> StateFetcher<'c> {
 
     /// A storage slot at the fetcher's block, fetched if unknown.
     pub fn slot(&self, address: Address, slot: U256) -> Result<U256, RpcDumpError> {
-        if let Some(v) = self.store.lock().expect("state store lock").slots.get(&(address, slot)) {
+        if let Some(v) = self
+            .store
+            .lock()
+            .expect("state store lock")
+            .slots
+            .get(&(address, slot))
+        {
             return Ok(*v);
         }
         self.on_demand.fetch_add(1, Ordering::Relaxed);
@@ -353,7 +407,12 @@ impl<'c> StateFetcher<'c> {
 
     /// Bytecode by hash, if an account fetched so far has it.
     pub fn code(&self, hash: B256) -> Option<Bytes> {
-        self.store.lock().expect("state store lock").codes.get(&hash).cloned()
+        self.store
+            .lock()
+            .expect("state store lock")
+            .codes
+            .get(&hash)
+            .cloned()
     }
 
     /// The fetched state as a read-only revm database (what the recording path's
@@ -396,7 +455,10 @@ impl revm::DatabaseRef for FetchedState<'_, '_> {
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, RpcDumpError> {
-        Err(RpcDumpError::Inconsistent { block: self.0.at, detail: format!("no block hash {number} in the pre-state walk") })
+        Err(RpcDumpError::Inconsistent {
+            block: self.0.at,
+            detail: format!("no block hash {number} in the pre-state walk"),
+        })
     }
 }
 
@@ -420,7 +482,11 @@ pub struct RpcDb<'f, 'c> {
 impl<'f, 'c> RpcDb<'f, 'c> {
     /// A database over `fetcher`, answering `BLOCKHASH` from `hashes`.
     pub fn new(fetcher: &'f StateFetcher<'c>, hashes: HashMap<u64, B256>) -> Self {
-        Self { fetcher, hashes, failure: None }
+        Self {
+            fetcher,
+            hashes,
+            failure: None,
+        }
     }
 
     /// Make the hash of an executed block available to `BLOCKHASH`.
@@ -447,7 +513,10 @@ impl Database for RpcDb<'_, '_> {
         let code = if acc.code_hash == KECCAK_EMPTY {
             Bytecode::default()
         } else {
-            let raw = self.fetcher.code(acc.code_hash).expect("code is stored with its account");
+            let raw = self
+                .fetcher
+                .code(acc.code_hash)
+                .expect("code is stored with its account");
             match Bytecode::new_raw_checked(raw) {
                 Ok(c) => c,
                 Err(e) => return Err(DbError(format!("code of {address} does not decode: {e:?}"))),
@@ -467,8 +536,11 @@ impl Database for RpcDb<'_, '_> {
             return Ok(Bytecode::default());
         }
         match self.fetcher.code(code_hash) {
-            Some(raw) => Bytecode::new_raw_checked(raw).map_err(|e| DbError(format!("code {code_hash} does not decode: {e:?}"))),
-            None => Err(DbError(format!("code {code_hash} was not fetched with any account"))),
+            Some(raw) => Bytecode::new_raw_checked(raw)
+                .map_err(|e| DbError(format!("code {code_hash} does not decode: {e:?}"))),
+            None => Err(DbError(format!(
+                "code {code_hash} was not fetched with any account"
+            ))),
         }
     }
 
@@ -480,6 +552,9 @@ impl Database for RpcDb<'_, '_> {
     }
 
     fn block_hash(&mut self, number: u64) -> Result<B256, DbError> {
-        self.hashes.get(&number).copied().ok_or_else(|| DbError(format!("no hash of block {number}")))
+        self.hashes
+            .get(&number)
+            .copied()
+            .ok_or_else(|| DbError(format!("no hash of block {number}")))
     }
 }

@@ -22,14 +22,20 @@ fn chain(fork: &str) -> Option<(Node, u64, u64, usize, u64)> {
         let reverts = workload(&mut d, &mut c);
         let to = d.block_number();
         check_statuses(&d, first_receipt, &reverts);
-        assert!(to >= from + 3, "the workload spans several blocks ({from}..={to})");
+        assert!(
+            to >= from + 3,
+            "the workload spans several blocks ({from}..={to})"
+        );
         (from, to, d.receipts.len() - first_receipt, d.chain_id)
     };
     Some((node, from, to, txs, chain_id))
 }
 
 fn tx_types(dump: &Dump) -> BTreeSet<u8> {
-    dump.blocks.iter().flat_map(|b| b.transactions.iter().map(|t| t.inner().tx_type() as u8)).collect()
+    dump.blocks
+        .iter()
+        .flat_map(|b| b.transactions.iter().map(|t| t.inner().tx_type() as u8))
+        .collect()
 }
 
 fn common_checks(dump: &Dump, from: u64, to: u64, txs: usize, chain_id: u64) {
@@ -37,21 +43,46 @@ fn common_checks(dump: &Dump, from: u64, to: u64, txs: usize, chain_id: u64) {
     assert_eq!(dump.meta.chain.chain_id, chain_id);
     assert_eq!(dump.transaction_count(), txs);
     assert_eq!(dump.segments[0].block_hashes.len() as u64, from.min(256));
-    assert!(dump.blocks.iter().flat_map(|b| &b.receipts).any(|r| !r.success), "a reverting transaction");
-    assert!(dump.segments[0].pre_state.accounts.iter().any(|a| a.state.is_none()), "absent accounts are recorded");
-    assert!(!dump.segments[0].pre_state.storage.is_empty() && !dump.segments[0].pre_state.codes.is_empty());
+    assert!(
+        dump.blocks
+            .iter()
+            .flat_map(|b| &b.receipts)
+            .any(|r| !r.success),
+        "a reverting transaction"
+    );
+    assert!(
+        dump.segments[0]
+            .pre_state
+            .accounts
+            .iter()
+            .any(|a| a.state.is_none()),
+        "absent accounts are recorded"
+    );
+    assert!(
+        !dump.segments[0].pre_state.storage.is_empty()
+            && !dump.segments[0].pre_state.codes.is_empty()
+    );
 }
 
 #[test]
 fn anvil_prague_range_dumps_replays_and_verifies() {
-    let Some((node, from, to, txs, chain_id)) = chain("prague") else { return };
+    let Some((node, from, to, txs, chain_id)) = chain("prague") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("anvil.gigagas");
-    let opts = DumpOptions { concurrency: 2, batch_size: 16, ..DumpOptions::new(node.url.clone(), from, to) };
+    let opts = DumpOptions {
+        concurrency: 2,
+        batch_size: 16,
+        ..DumpOptions::new(node.url.clone(), from, to)
+    };
     let mut events = Vec::new();
     let (dump, info) = dump_to_file(&opts, &out, &mut |p| events.push(p))
         .unwrap_or_else(|e| panic!("dump from anvil: {e}"));
-    assert!(!partial_dir_for(&out).exists(), "the resume directory is removed after success");
+    assert!(
+        !partial_dir_for(&out).exists(),
+        "the resume directory is removed after success"
+    );
     let (read, read_info) = gigagas_dump::read_dump(&out).unwrap();
     assert_eq!(read, dump);
     assert_eq!(read_info, info);
@@ -59,9 +90,21 @@ fn anvil_prague_range_dumps_replays_and_verifies() {
     common_checks(&dump, from, to, txs, chain_id);
     assert_eq!(dump.meta.provenance["fork"], "Prague");
     assert_eq!(dump.meta.provenance["fork-source"], "eth_config");
-    assert!(tx_types(&dump).is_superset(&[0, 1, 2, 4].into()), "legacy, 2930, 1559 and 7702: {:?}", tx_types(&dump));
+    assert!(
+        tx_types(&dump).is_superset(&[0, 1, 2, 4].into()),
+        "legacy, 2930, 1559 and 7702: {:?}",
+        tx_types(&dump)
+    );
     assert!(matches!(events.last(), Some(Progress::Finishing)));
-    if let Some(Progress::Block { state_calls, on_demand, .. }) = events.iter().rev().find(|e| matches!(e, Progress::Block { .. })) {
+    if let Some(Progress::Block {
+        state_calls,
+        on_demand,
+        ..
+    }) = events
+        .iter()
+        .rev()
+        .find(|e| matches!(e, Progress::Block { .. }))
+    {
         eprintln!("anvil prague: {state_calls} state calls, {on_demand} on demand");
     }
     replay_and_verify(&dump);
@@ -70,7 +113,9 @@ fn anvil_prague_range_dumps_replays_and_verifies() {
 
 #[test]
 fn anvil_cancun_range_dumps_on_demand_replays_and_verifies() {
-    let Some((node, from, to, txs, chain_id)) = chain("cancun") else { return };
+    let Some((node, from, to, txs, chain_id)) = chain("cancun") else {
+        return;
+    };
     let opts = DumpOptions {
         concurrency: 1,
         batch_size: 5,
@@ -86,13 +131,38 @@ fn anvil_cancun_range_dumps_on_demand_replays_and_verifies() {
     .unwrap_or_else(|e| panic!("dump from anvil: {e}"));
     common_checks(&dump, from, to, txs, chain_id);
     assert_eq!(dump.meta.provenance["fork"], "Cancun");
-    assert!(on_demand > 0, "without prefetching, revm's reads go to the node one by one");
-    assert!(tx_types(&dump).is_superset(&[0, 1, 2].into()), "{:?}", tx_types(&dump));
+    assert!(
+        on_demand > 0,
+        "without prefetching, revm's reads go to the node one by one"
+    );
+    assert!(
+        tx_types(&dump).is_superset(&[0, 1, 2].into()),
+        "{:?}",
+        tx_types(&dump)
+    );
 
-    let forced = dump_from_rpc(&DumpOptions { fork: Some(EthereumHardfork::Cancun), ..opts }, &mut |_| {}).unwrap();
+    let forced = dump_from_rpc(
+        &DumpOptions {
+            fork: Some(EthereumHardfork::Cancun),
+            ..opts
+        },
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(forced.meta.chain.forks, dump.meta.chain.forks);
     assert_eq!(forced.meta.provenance["fork-source"], "--fork");
-    assert_eq!((&forced.blocks, &forced.access_lists, &forced.segments[0].pre_state), (&dump.blocks, &dump.access_lists, &dump.segments[0].pre_state));
+    assert_eq!(
+        (
+            &forced.blocks,
+            &forced.access_lists,
+            &forced.segments[0].pre_state
+        ),
+        (
+            &dump.blocks,
+            &dump.access_lists,
+            &dump.segments[0].pre_state
+        )
+    );
 
     replay_and_verify(&dump);
     common::check_final_state(&dump, &node.client());

@@ -9,7 +9,9 @@ use gigagas_rpc::{DumpOptions, dump_from_rpc};
 
 #[test]
 fn geth_range_dumps_replays_and_verifies() {
-    let Some(node) = Node::start(Kind::Geth) else { return };
+    let Some(node) = Node::start(Kind::Geth) else {
+        return;
+    };
     let mut d = Driver::new(&node);
     let mut c = setup(&mut d);
     let first_receipt = d.receipts.len();
@@ -18,22 +20,39 @@ fn geth_range_dumps_replays_and_verifies() {
     let to = d.block_number();
     check_statuses(&d, first_receipt, &reverts);
 
-    let opts = DumpOptions { concurrency: 2, batch_size: 16, ..DumpOptions::new(node.url.clone(), from, to) };
+    let opts = DumpOptions {
+        concurrency: 2,
+        batch_size: 16,
+        ..DumpOptions::new(node.url.clone(), from, to)
+    };
     let dump = dump_from_rpc(&opts, &mut |_| {}).unwrap_or_else(|e| panic!("dump from geth: {e}"));
     assert_eq!(dump.blocks.len() as u64, to - from + 1);
     assert_eq!(dump.transaction_count(), d.receipts.len() - first_receipt);
     eprintln!(
         "geth {}: blocks {from}..={to}, fork {} ({}), {} txs, {} gas, {} withdrawals",
-        dump.meta.provenance.get("client").cloned().unwrap_or_default(),
+        dump.meta
+            .provenance
+            .get("client")
+            .cloned()
+            .unwrap_or_default(),
         dump.meta.provenance["fork"],
         dump.meta.provenance["fork-source"],
         dump.transaction_count(),
         dump.total_gas(),
-        dump.blocks.iter().map(|b| b.withdrawals.len()).sum::<usize>()
+        dump.blocks
+            .iter()
+            .map(|b| b.withdrawals.len())
+            .sum::<usize>()
     );
-    let types: std::collections::BTreeSet<u8> =
-        dump.blocks.iter().flat_map(|b| b.transactions.iter().map(|t| t.inner().tx_type() as u8)).collect();
-    assert!(types.is_superset(&[0, 1, 2, 4].into()), "legacy, 2930, 1559 and 7702 transactions: {types:?}");
+    let types: std::collections::BTreeSet<u8> = dump
+        .blocks
+        .iter()
+        .flat_map(|b| b.transactions.iter().map(|t| t.inner().tx_type() as u8))
+        .collect();
+    assert!(
+        types.is_superset(&[0, 1, 2, 4].into()),
+        "legacy, 2930, 1559 and 7702 transactions: {types:?}"
+    );
 
     replay_and_verify(&dump);
     common::check_final_state(&dump, &node.client());

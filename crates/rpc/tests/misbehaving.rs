@@ -74,7 +74,9 @@ fn answer(call: &Value, handler: &impl Fn(&str, &Value) -> Reply) -> Value {
     let id = call["id"].clone();
     match handler(call["method"].as_str().unwrap_or(""), &call["params"]) {
         Reply::Result(r) => json!({ "jsonrpc": "2.0", "id": id, "result": r }),
-        Reply::Error(code, message) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }),
+        Reply::Error(code, message) => {
+            json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
+        }
     }
 }
 
@@ -83,7 +85,9 @@ fn rpc(handler: impl Fn(&str, &Value) -> Reply + Send + Sync + 'static) -> Respo
     Arc::new(move |body| {
         let req: Value = serde_json::from_slice(body).unwrap();
         let resp = match &req {
-            Value::Array(calls) => Value::Array(calls.iter().map(|c| answer(c, &handler)).collect()),
+            Value::Array(calls) => {
+                Value::Array(calls.iter().map(|c| answer(c, &handler)).collect())
+            }
             call => answer(call, &handler),
         };
         Some((200, resp.to_string()))
@@ -134,7 +138,12 @@ impl FakeNode {
                 let _ = c.join();
             }
         });
-        Self { url, stop, requests, thread: Some(thread) }
+        Self {
+            url,
+            stop,
+            requests,
+            thread: Some(thread),
+        }
     }
 }
 
@@ -148,7 +157,10 @@ fn fast() -> ClientConfig {
 }
 
 fn dump(url: &str, from: u64, to: u64) -> (Result<gigagas_dump::Dump, RpcDumpError>, Duration) {
-    let opts = DumpOptions { client: fast(), ..DumpOptions::new(url, from, to) };
+    let opts = DumpOptions {
+        client: fast(),
+        ..DumpOptions::new(url, from, to)
+    };
     let start = Instant::now();
     let r = dump_from_rpc(&opts, &mut |_| {});
     (r, start.elapsed())
@@ -176,7 +188,12 @@ fn block_json(headers: &[(Header, B256)], params: &Value) -> Value {
     let n = u64::from_str_radix(params[0].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
     match headers.get(n as usize) {
         Some((h, hash)) => {
-            let rpc = alloy_rpc_types_eth::Header { hash: *hash, inner: h.clone(), total_difficulty: None, size: None };
+            let rpc = alloy_rpc_types_eth::Header {
+                hash: *hash,
+                inner: h.clone(),
+                total_difficulty: None,
+                size: None,
+            };
             let mut v = serde_json::to_value(rpc).unwrap();
             v["transactions"] = json!([]);
             v["uncles"] = json!([]);
@@ -194,8 +211,13 @@ fn chain_handler(state_error: bool) -> impl Fn(&str, &Value) -> Reply + Send + S
         "eth_blockNumber" => Reply::Result(json!("0x5")),
         "eth_getBlockByNumber" => Reply::Result(block_json(&headers, params)),
         "eth_getBlockReceipts" => Reply::Result(json!([])),
-        "eth_getBalance" | "eth_getTransactionCount" | "eth_getCode" | "eth_getStorageAt" if state_error => {
-            Reply::Error(-32000, "missing trie node 0xabc (path ) state 0xdef is not available")
+        "eth_getBalance" | "eth_getTransactionCount" | "eth_getCode" | "eth_getStorageAt"
+            if state_error =>
+        {
+            Reply::Error(
+                -32000,
+                "missing trie node 0xabc (path ) state 0xdef is not available",
+            )
         }
         "eth_getBalance" | "eth_getTransactionCount" => Reply::Result(json!("0x0")),
         "eth_getCode" => Reply::Result(json!("0x")),
@@ -209,10 +231,16 @@ fn json_rpc_errors_are_reported_at_once_naming_the_call() {
     let node = FakeNode::start(rpc(|_, _| Reply::Error(-32000, "boom")));
     let (r, took) = dump(&node.url, 1, 2);
     let err = r.unwrap_err();
-    assert!(matches!(err, RpcDumpError::Rpc { code: -32000, .. }), "{err:?}");
+    assert!(
+        matches!(err, RpcDumpError::Rpc { code: -32000, .. }),
+        "{err:?}"
+    );
     let msg = err.to_string();
     assert!(msg.contains("eth_chainId") && msg.contains("boom"), "{msg}");
-    assert!(took < Duration::from_secs(2), "no retries for an error answer ({took:?})");
+    assert!(
+        took < Duration::from_secs(2),
+        "no retries for an error answer ({took:?})"
+    );
     assert_eq!(node.requests.load(Ordering::SeqCst), 1);
 }
 
@@ -222,11 +250,23 @@ fn a_hanging_node_times_out_within_the_retry_budget() {
     let (r, took) = dump(&node.url, 1, 2);
     let err = r.unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, RpcDumpError::Transport { attempts: 3, .. }), "{err:?}");
-    assert!(msg.contains("eth_chainId") && msg.contains("timed out"), "{msg}");
+    assert!(
+        matches!(err, RpcDumpError::Transport { attempts: 3, .. }),
+        "{err:?}"
+    );
+    assert!(
+        msg.contains("eth_chainId") && msg.contains("timed out"),
+        "{msg}"
+    );
     let budget = fast().worst_case();
-    assert!(took >= Duration::from_millis(3 * 800), "three attempts of 800 ms ({took:?})");
-    assert!(took < budget + Duration::from_secs(2), "within the budget {budget:?} ({took:?})");
+    assert!(
+        took >= Duration::from_millis(3 * 800),
+        "three attempts of 800 ms ({took:?})"
+    );
+    assert!(
+        took < budget + Duration::from_secs(2),
+        "within the budget {budget:?} ({took:?})"
+    );
 }
 
 #[test]
@@ -235,7 +275,10 @@ fn http_errors_are_retried_then_reported() {
     let (r, took) = dump(&node.url, 1, 2);
     let err = r.unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, RpcDumpError::Transport { attempts: 3, .. }), "{err:?}");
+    assert!(
+        matches!(err, RpcDumpError::Transport { attempts: 3, .. }),
+        "{err:?}"
+    );
     assert!(msg.contains("eth_chainId") && msg.contains("503"), "{msg}");
     assert_eq!(node.requests.load(Ordering::SeqCst), 3);
     assert!(took < Duration::from_secs(3), "{took:?}");
@@ -243,12 +286,19 @@ fn http_errors_are_retried_then_reported() {
 
 #[test]
 fn connection_refused_and_bad_urls_are_one_clear_error() {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let (r, took) = dump(&format!("http://127.0.0.1:{port}"), 1, 2);
     let err = r.unwrap_err();
     assert!(matches!(err, RpcDumpError::Connect { .. }), "{err:?}");
     assert!(err.to_string().contains("connection refused"), "{err}");
-    assert!(took < Duration::from_secs(2), "refused connections fail fast ({took:?})");
+    assert!(
+        took < Duration::from_secs(2),
+        "refused connections fail fast ({took:?})"
+    );
 
     let (r, _) = dump("127.0.0.1:8545", 1, 2);
     let err = r.unwrap_err();
@@ -260,8 +310,20 @@ fn a_node_without_the_blocks_says_so() {
     let node = FakeNode::start(rpc(chain_handler(false)));
     let (r, _) = dump(&node.url, 3, 9);
     let err = r.unwrap_err();
-    assert!(matches!(err, RpcDumpError::BlockNotFound { number: 6, latest: 5 }), "{err:?}");
-    assert_eq!(err.to_string(), "the node does not have block 6 (its latest block is 5)");
+    assert!(
+        matches!(
+            err,
+            RpcDumpError::BlockNotFound {
+                number: 6,
+                latest: 5
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "the node does not have block 6 (its latest block is 5)"
+    );
 }
 
 #[test]
@@ -269,9 +331,15 @@ fn a_node_without_the_state_says_so() {
     let node = FakeNode::start(rpc(chain_handler(true)));
     let (r, _) = dump(&node.url, 3, 5);
     let err = r.unwrap_err();
-    assert!(matches!(err, RpcDumpError::StateUnavailable { block: 2, .. }), "{err:?}");
+    assert!(
+        matches!(err, RpcDumpError::StateUnavailable { block: 2, .. }),
+        "{err:?}"
+    );
     let msg = err.to_string();
-    assert!(msg.contains("state at block 2") && msg.contains("missing trie node"), "{msg}");
+    assert!(
+        msg.contains("state at block 2") && msg.contains("missing trie node"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -288,7 +356,9 @@ fn a_range_of_empty_blocks_from_a_fake_node_dumps() {
 
 #[test]
 fn a_flaky_limited_node_still_gives_the_same_dump() {
-    let Some(node) = common::Node::start(common::Kind::Anvil) else { return };
+    let Some(node) = common::Node::start(common::Kind::Anvil) else {
+        return;
+    };
     let (from, to) = {
         let mut d = common::Driver::new(&node);
         let mut c = common::setup(&mut d);
@@ -300,7 +370,10 @@ fn a_flaky_limited_node_still_gives_the_same_dump() {
     let count = Arc::new(AtomicUsize::new(0));
     let refused = Arc::new(AtomicUsize::new(0));
     let (n, refusals) = (count.clone(), refused.clone());
-    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
     let proxy = FakeNode::start(Arc::new(move |body| {
         if n.fetch_add(1, Ordering::SeqCst) % 3 == 2 {
             return Some((503, "try again".into()));
@@ -311,17 +384,36 @@ fn a_flaky_limited_node_still_gives_the_same_dump() {
             return Some((200, json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32600, "message": "batches are not supported" } }).to_string()));
         }
         let method = req["method"].as_str().unwrap_or("");
-        if method == "eth_getBlockReceipts" || method == "eth_config" || method.starts_with("debug_") {
+        if method == "eth_getBlockReceipts"
+            || method == "eth_config"
+            || method.starts_with("debug_")
+        {
             refusals.fetch_add(1, Ordering::SeqCst);
             let resp = json!({ "jsonrpc": "2.0", "id": req["id"], "error": { "code": -32601, "message": format!("the method {method} does not exist/is not available") } });
             return Some((200, resp.to_string()));
         }
-        let mut resp = agent.post(&upstream).header("content-type", "application/json").send(body).unwrap();
-        Some((resp.status().as_u16(), resp.body_mut().read_to_string().unwrap()))
+        let mut resp = agent
+            .post(&upstream)
+            .header("content-type", "application/json")
+            .send(body)
+            .unwrap();
+        Some((
+            resp.status().as_u16(),
+            resp.body_mut().read_to_string().unwrap(),
+        ))
     }));
 
-    let retrying = ClientConfig { retries: 4, backoff: Duration::from_millis(5), ..fast() };
-    let opts = DumpOptions { concurrency: 2, batch_size: 8, client: retrying, ..DumpOptions::new(proxy.url.clone(), from, to) };
+    let retrying = ClientConfig {
+        retries: 4,
+        backoff: Duration::from_millis(5),
+        ..fast()
+    };
+    let opts = DumpOptions {
+        concurrency: 2,
+        batch_size: 8,
+        client: retrying,
+        ..DumpOptions::new(proxy.url.clone(), from, to)
+    };
     fn last(on_demand: &mut u64) -> impl FnMut(gigagas_rpc::Progress) + '_ {
         move |p| {
             if let gigagas_rpc::Progress::Block { on_demand: n, .. } = p {
@@ -330,13 +422,37 @@ fn a_flaky_limited_node_still_gives_the_same_dump() {
         }
     }
     let (mut flaky_misses, mut direct_misses) = (0, 0);
-    let flaky = dump_from_rpc(&opts, &mut last(&mut flaky_misses)).unwrap_or_else(|e| panic!("dump through the flaky proxy: {e}"));
-    let direct = dump_from_rpc(&DumpOptions { url: node.url.clone(), ..opts }, &mut last(&mut direct_misses)).unwrap();
-    eprintln!("reads not prefetched: {flaky_misses} through the proxy (access lists), {direct_misses} direct (traces)");
+    let flaky = dump_from_rpc(&opts, &mut last(&mut flaky_misses))
+        .unwrap_or_else(|e| panic!("dump through the flaky proxy: {e}"));
+    let direct = dump_from_rpc(
+        &DumpOptions {
+            url: node.url.clone(),
+            ..opts
+        },
+        &mut last(&mut direct_misses),
+    )
+    .unwrap();
+    eprintln!(
+        "reads not prefetched: {flaky_misses} through the proxy (access lists), {direct_misses} direct (traces)"
+    );
     assert!(refused.load(Ordering::SeqCst) > 0 && count.load(Ordering::SeqCst) > 10);
     assert_eq!(flaky.meta.provenance["fork"], "Prague");
     assert_eq!(flaky.meta.provenance["fork-source"], "header fields");
     assert_eq!(flaky.meta.chain.forks, direct.meta.chain.forks);
-    assert_eq!((&flaky.blocks, &flaky.access_lists, &flaky.segments[0].pre_state), (&direct.blocks, &direct.access_lists, &direct.segments[0].pre_state));
-    assert_eq!(flaky.segments[0].block_hashes, direct.segments[0].block_hashes);
+    assert_eq!(
+        (
+            &flaky.blocks,
+            &flaky.access_lists,
+            &flaky.segments[0].pre_state
+        ),
+        (
+            &direct.blocks,
+            &direct.access_lists,
+            &direct.segments[0].pre_state
+        )
+    );
+    assert_eq!(
+        flaky.segments[0].block_hashes,
+        direct.segments[0].block_hashes
+    );
 }

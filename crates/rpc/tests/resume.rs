@@ -9,7 +9,9 @@ use std::io::Write;
 
 #[test]
 fn interrupted_dump_resumes_to_the_same_file() {
-    let Some(node) = Node::start(Kind::Anvil) else { return };
+    let Some(node) = Node::start(Kind::Anvil) else {
+        return;
+    };
     let mut d = Driver::new(&node);
     let mut c = setup(&mut d);
     let from = d.block_number() + 1;
@@ -18,11 +20,18 @@ fn interrupted_dump_resumes_to_the_same_file() {
     let total = to - from + 1;
 
     let dir = tempfile::tempdir().unwrap();
-    let base = DumpOptions { concurrency: 2, batch_size: 8, ..DumpOptions::new(node.url.clone(), from, to) };
+    let base = DumpOptions {
+        concurrency: 2,
+        batch_size: 8,
+        ..DumpOptions::new(node.url.clone(), from, to)
+    };
 
     // Interrupted after two blocks: no output file, the progress is kept.
     let resumed = dir.path().join("resumed.gigagas");
-    let stopped = DumpOptions { stop_after: Some(2), ..base.clone() };
+    let stopped = DumpOptions {
+        stop_after: Some(2),
+        ..base.clone()
+    };
     match dump_to_file(&stopped, &resumed, &mut |_| {}) {
         Err(RpcDumpError::Stopped { done: 2, total: t }) => assert_eq!(t, total),
         other => panic!("expected a stop after 2 blocks, got {other:?}"),
@@ -39,7 +48,11 @@ fn interrupted_dump_resumes_to_the_same_file() {
         .unwrap();
 
     // A resume directory of another range is refused, and left alone.
-    let other = DumpOptions { resume: true, to: to - 1, ..base.clone() };
+    let other = DumpOptions {
+        resume: true,
+        to: to - 1,
+        ..base.clone()
+    };
     let err = dump_to_file(&other, &resumed, &mut |_| {}).unwrap_err();
     assert!(matches!(err, RpcDumpError::Partial { .. }), "{err}");
     assert!(err.to_string().contains("--resume"), "{err}");
@@ -47,26 +60,53 @@ fn interrupted_dump_resumes_to_the_same_file() {
 
     // Resume.
     let mut start = None;
-    let again = DumpOptions { resume: true, ..base.clone() };
+    let again = DumpOptions {
+        resume: true,
+        ..base.clone()
+    };
     dump_to_file(&again, &resumed, &mut |p| {
-        if let Progress::Start { resumed_blocks, resumed_state, .. } = p {
+        if let Progress::Start {
+            resumed_blocks,
+            resumed_state,
+            ..
+        } = p
+        {
             start = Some((resumed_blocks, resumed_state));
         }
     })
     .unwrap_or_else(|e| panic!("resumed dump: {e}"));
     let (resumed_blocks, resumed_state) = start.unwrap();
-    assert!(resumed_blocks >= 2, "blocks fetched before are reused ({resumed_blocks})");
+    assert!(
+        resumed_blocks >= 2,
+        "blocks fetched before are reused ({resumed_blocks})"
+    );
     assert!(resumed_state > 0, "state fetched before is reused");
     assert!(!partial.exists());
 
     // Uninterrupted.
     let straight = dir.path().join("straight.gigagas");
     dump_to_file(&base, &straight, &mut |_| {}).unwrap();
-    let (a, b) = (std::fs::read(&resumed).unwrap(), std::fs::read(&straight).unwrap());
-    assert!(a == b, "the resumed dump differs from the uninterrupted one ({} vs {} bytes)", a.len(), b.len());
+    let (a, b) = (
+        std::fs::read(&resumed).unwrap(),
+        std::fs::read(&straight).unwrap(),
+    );
+    assert!(
+        a == b,
+        "the resumed dump differs from the uninterrupted one ({} vs {} bytes)",
+        a.len(),
+        b.len()
+    );
 
     // --resume without a resume directory simply starts from scratch.
     let fresh = dir.path().join("fresh.gigagas");
-    dump_to_file(&DumpOptions { resume: true, ..base }, &fresh, &mut |_| {}).unwrap();
+    dump_to_file(
+        &DumpOptions {
+            resume: true,
+            ..base
+        },
+        &fresh,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(std::fs::read(&fresh).unwrap(), b);
 }

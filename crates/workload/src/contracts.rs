@@ -36,7 +36,9 @@ alloy_sol_types::sol! {
 }
 
 fn creation(hex_text: &str) -> Bytes {
-    hex::decode(hex_text.trim()).expect("committed contract bytecode is valid hex").into()
+    hex::decode(hex_text.trim())
+        .expect("committed contract bytecode is valid hex")
+        .into()
 }
 
 /// Creation bytecode of `Token`.

@@ -5,34 +5,25 @@ use crate::{
     profile::{Profile, TxKindChoice, mix},
 };
 use alloy_consensus::{
-    Header, SignableTransaction, TxEip1559, TxEnvelope, proofs,
-    transaction::Recovered, EMPTY_OMMER_ROOT_HASH,
+    EMPTY_OMMER_ROOT_HASH, Header, SignableTransaction, TxEip1559, TxEnvelope, proofs,
+    transaction::Recovered,
 };
-use alloy_eips::{
-    eip1559::BaseFeeParams, eip2935, eip4788, eip4895::Withdrawal, eip7002, eip7251,
-};
-use alloy_evm::{
-    EvmFactory,
-    block::BlockExecutionError,
-    eth::EthEvmFactory,
-    Evm,
-};
+use alloy_eips::{eip1559::BaseFeeParams, eip2935, eip4788, eip4895::Withdrawal, eip7002, eip7251};
+use alloy_evm::{Evm, EvmFactory, block::BlockExecutionError, eth::EthEvmFactory};
 use alloy_hardforks::EthereumHardfork;
 use alloy_primitives::{Address, B256, Bytes, TxKind, U256, keccak256};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use alloy_sol_types::{SolCall, SolValue};
-use gigagas_dump::{
-    ChainConfig, Dump, DumpBlock, DumpMeta,
-};
+use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta};
 use gigagas_record::{BlockInput, BlockRecorder, ChainSpec, RecordError, touched_pre_state};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use revm::{
+    DatabaseCommit,
     context::TxEnv,
     database::{CacheDB, EmptyDB, State},
     state::{AccountInfo, Bytecode},
-    DatabaseCommit,
 };
 use std::collections::BTreeMap;
 
@@ -111,7 +102,15 @@ fn synthetic_hash(number: u64) -> B256 {
 fn key(tag: &[u8], seed: u64, index: u64) -> PrivateKeySigner {
     let mut n = 0u64;
     loop {
-        let bytes = keccak256([tag, &seed.to_be_bytes(), &index.to_be_bytes(), &n.to_be_bytes()].concat());
+        let bytes = keccak256(
+            [
+                tag,
+                &seed.to_be_bytes(),
+                &index.to_be_bytes(),
+                &n.to_be_bytes(),
+            ]
+            .concat(),
+        );
         if let Ok(s) = PrivateKeySigner::from_bytes(&bytes) {
             return s;
         }
@@ -136,18 +135,31 @@ struct Deployed {
 }
 
 fn setup_err(step: &str, detail: impl std::fmt::Display) -> GenerateError {
-    GenerateError::Setup { step: step.into(), detail: detail.to_string() }
+    GenerateError::Setup {
+        step: step.into(),
+        detail: detail.to_string(),
+    }
 }
 
 /// Runs the deployer's setup transactions directly on revm (no block, no fees).
 struct Setup<'a> {
-    evm: alloy_evm::EthEvm<&'a mut CacheDB<EmptyDB>, revm::inspector::NoOpInspector, alloy_evm::precompiles::PrecompilesMap>,
+    evm: alloy_evm::EthEvm<
+        &'a mut CacheDB<EmptyDB>,
+        revm::inspector::NoOpInspector,
+        alloy_evm::precompiles::PrecompilesMap,
+    >,
     deployer: Address,
     nonce: u64,
 }
 
 impl Setup<'_> {
-    fn transact(&mut self, step: &str, kind: TxKind, data: Bytes, gas_limit: u64) -> Result<Option<Address>, GenerateError> {
+    fn transact(
+        &mut self,
+        step: &str,
+        kind: TxKind,
+        data: Bytes,
+        gas_limit: u64,
+    ) -> Result<Option<Address>, GenerateError> {
         let tx = TxEnv {
             caller: self.deployer,
             kind,
@@ -159,7 +171,10 @@ impl Setup<'_> {
             ..Default::default()
         };
         self.nonce += 1;
-        let res = self.evm.transact_commit(tx).map_err(|e| setup_err(step, e))?;
+        let res = self
+            .evm
+            .transact_commit(tx)
+            .map_err(|e| setup_err(step, e))?;
         if !res.is_success() {
             return Err(setup_err(step, format!("{res:?}")));
         }
@@ -167,11 +182,13 @@ impl Setup<'_> {
     }
 
     fn create(&mut self, step: &str, code: Bytes) -> Result<Address, GenerateError> {
-        self.transact(step, TxKind::Create, code, 30_000_000)?.ok_or_else(|| setup_err(step, "no contract created"))
+        self.transact(step, TxKind::Create, code, 30_000_000)?
+            .ok_or_else(|| setup_err(step, "no contract created"))
     }
 
     fn call(&mut self, step: &str, to: Address, data: Vec<u8>) -> Result<(), GenerateError> {
-        self.transact(step, TxKind::Call(to), data.into(), 30_000_000).map(|_| ())
+        self.transact(step, TxKind::Call(to), data.into(), 30_000_000)
+            .map(|_| ())
     }
 }
 
@@ -186,27 +203,55 @@ fn genesis(
     let mut db = CacheDB::new(EmptyDB::new());
     let rich = U256::from(10u128.pow(24)); // 1M ether
     for u in users {
-        db.insert_account_info(u.address, AccountInfo { balance: rich, ..Default::default() });
+        db.insert_account_info(
+            u.address,
+            AccountInfo {
+                balance: rich,
+                ..Default::default()
+            },
+        );
     }
-    db.insert_account_info(deployer, AccountInfo { balance: rich, ..Default::default() });
+    db.insert_account_info(
+        deployer,
+        AccountInfo {
+            balance: rich,
+            ..Default::default()
+        },
+    );
     let mut predeploys: Vec<(Address, &Bytes)> = Vec::new();
     if config.fork >= EthereumHardfork::Cancun {
         predeploys.push((eip4788::BEACON_ROOTS_ADDRESS, &eip4788::BEACON_ROOTS_CODE));
     }
     if config.fork >= EthereumHardfork::Prague {
-        predeploys.push((eip2935::HISTORY_STORAGE_ADDRESS, &eip2935::HISTORY_STORAGE_CODE));
-        predeploys.push((eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS, &eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_CODE));
-        predeploys.push((eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS, &eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_CODE));
+        predeploys.push((
+            eip2935::HISTORY_STORAGE_ADDRESS,
+            &eip2935::HISTORY_STORAGE_CODE,
+        ));
+        predeploys.push((
+            eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS,
+            &eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_CODE,
+        ));
+        predeploys.push((
+            eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS,
+            &eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_CODE,
+        ));
     }
     for (addr, code) in predeploys {
         let code = Bytecode::new_raw(code.clone());
         db.insert_account_info(
             addr,
-            AccountInfo { nonce: 1, code_hash: code.hash_slow(), code: Some(code), ..Default::default() },
+            AccountInfo {
+                nonce: 1,
+                code_hash: code.hash_slow(),
+                code: Some(code),
+                ..Default::default()
+            },
         );
     }
     for n in FIRST_BLOCK.saturating_sub(256)..FIRST_BLOCK {
-        db.cache.block_hashes.insert(U256::from(n), synthetic_hash(n));
+        db.cache
+            .block_hashes
+            .insert(U256::from(n), synthetic_hash(n));
     }
 
     // Setup transactions, executed with the rules of the first block.
@@ -220,38 +265,81 @@ fn genesis(
     };
     let mut env = spec.evm_env(&header);
     env.cfg_env.tx_gas_limit_cap = Some(u64::MAX);
-    let mut setup = Setup { evm: EthEvmFactory::default().create_evm(&mut db, env), deployer, nonce: 0 };
+    let mut setup = Setup {
+        evm: EthEvmFactory::default().create_evm(&mut db, env),
+        deployer,
+        nonce: 0,
+    };
     let token_a = setup.create("deploy token A", contracts::token_creation())?;
     let token_b = setup.create("deploy token B", contracts::token_creation())?;
-    let pair_code = [contracts::pair_creation().as_ref(), &(token_a, token_b).abi_encode_params()].concat();
+    let pair_code = [
+        contracts::pair_creation().as_ref(),
+        &(token_a, token_b).abi_encode_params(),
+    ]
+    .concat();
     let pair = setup.create("deploy pair", pair_code.into())?;
     let nft = setup.create("deploy nft", contracts::nft_creation())?;
     let compute = setup.create("deploy compute", contracts::compute_creation())?;
     let precompiles = setup.create("deploy precompiles", contracts::precompiles_creation())?;
     let liquidity = U256::from(10u128.pow(30));
     for token in [token_a, token_b] {
-        setup.call("mint liquidity", token, IToken::mintCall { to: deployer, amount: liquidity }.abi_encode())?;
-        setup.call("approve pair", token, IToken::approveCall { spender: pair, amount: U256::MAX }.abi_encode())?;
+        setup.call(
+            "mint liquidity",
+            token,
+            IToken::mintCall {
+                to: deployer,
+                amount: liquidity,
+            }
+            .abi_encode(),
+        )?;
+        setup.call(
+            "approve pair",
+            token,
+            IToken::approveCall {
+                spender: pair,
+                amount: U256::MAX,
+            }
+            .abi_encode(),
+        )?;
     }
-    setup.call("add liquidity", pair, IPair::addLiquidityCall { a0: liquidity, a1: liquidity }.abi_encode())?;
+    setup.call(
+        "add liquidity",
+        pair,
+        IPair::addLiquidityCall {
+            a0: liquidity,
+            a1: liquidity,
+        }
+        .abi_encode(),
+    )?;
 
     // Users: token balances, and allowances for the pair. The approval's only effect that
     // matters is the allowance slot: users keep their genesis nonce and balance so every
     // user starts identical.
     for u in users {
         for token in [token_a, token_b] {
-            let mint = IToken::mintCall { to: u.address, amount: U256::from(10u128.pow(27)) };
+            let mint = IToken::mintCall {
+                to: u.address,
+                amount: U256::from(10u128.pow(27)),
+            };
             setup.call("mint users", token, mint.abi_encode())?;
             let approve = TxEnv {
                 caller: u.address,
                 kind: TxKind::Call(token),
-                data: IToken::approveCall { spender: pair, amount: U256::MAX }.abi_encode().into(),
+                data: IToken::approveCall {
+                    spender: pair,
+                    amount: U256::MAX,
+                }
+                .abi_encode()
+                .into(),
                 nonce: u.nonce,
                 gas_limit: 1_000_000,
                 chain_id: Some(CHAIN_ID),
                 ..Default::default()
             };
-            let r = setup.evm.transact(approve).map_err(|e| setup_err("approve users", e))?;
+            let r = setup
+                .evm
+                .transact(approve)
+                .map_err(|e| setup_err("approve users", e))?;
             if !r.result.is_success() {
                 return Err(setup_err("approve users", format!("{:?}", r.result)));
             }
@@ -264,7 +352,17 @@ fn genesis(
         }
     }
     drop(setup);
-    Ok((db, Deployed { token_a, token_b, pair, nft, compute, precompiles }))
+    Ok((
+        db,
+        Deployed {
+            token_a,
+            token_b,
+            pair,
+            nft,
+            compute,
+            precompiles,
+        },
+    ))
 }
 
 /// Generate a dump. `on_block(done, total)` is called after every block.
@@ -276,32 +374,47 @@ pub fn generate(
         return Err(GenerateError::Config("at least one block is needed".into()));
     }
     if config.gas_per_block < 1_000_000 {
-        return Err(GenerateError::Config("gas per block must be at least 1,000,000".into()));
+        return Err(GenerateError::Config(
+            "gas per block must be at least 1,000,000".into(),
+        ));
     }
     if config.users < 2 {
-        return Err(GenerateError::Config("at least two users are needed".into()));
+        return Err(GenerateError::Config(
+            "at least two users are needed".into(),
+        ));
     }
-    if !matches!(config.fork, EthereumHardfork::Cancun | EthereumHardfork::Prague | EthereumHardfork::Osaka) {
+    if !matches!(
+        config.fork,
+        EthereumHardfork::Cancun | EthereumHardfork::Prague | EthereumHardfork::Osaka
+    ) {
         return Err(GenerateError::Config(format!(
             "fork {} is not supported by the generator (use Cancun, Prague or Osaka)",
             config.fork
         )));
     }
-    let chain = ChainConfig::all_active_from_genesis(CHAIN_ID, config.fork)
-        .ok_or_else(|| GenerateError::Config(format!("fork {} cannot be scheduled", config.fork)))?;
+    let chain = ChainConfig::all_active_from_genesis(CHAIN_ID, config.fork).ok_or_else(|| {
+        GenerateError::Config(format!("fork {} cannot be scheduled", config.fork))
+    })?;
     let spec = ChainSpec::from_config(&chain).map_err(GenerateError::Config)?;
 
     let mut users: Vec<User> = (0..config.users as u64)
         .map(|i| {
             let signer = key(b"gigagas-user", config.seed, i);
-            User { address: signer.address(), signer, nonce: 0 }
+            User {
+                address: signer.address(),
+                signer,
+                nonce: 0,
+            }
         })
         .collect();
     let deployer = key(DEPLOYER_KEY_TAG, config.seed, 0).address();
     let (pre_db, deployed) = genesis(config, &spec, &users, deployer)?;
 
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let mut state = State::builder().with_database(pre_db.clone()).with_bal_builder().build();
+    let mut state = State::builder()
+        .with_database(pre_db.clone())
+        .with_bal_builder()
+        .build();
     let gas_limit = (config.gas_per_block * 2).max(60_000_000);
     let mut txgen = TxGen {
         rng: &mut rng,
@@ -310,7 +423,11 @@ pub fn generate(
         // Per-unit gas of loop functions, refined from observed receipts.
         per_unit: BTreeMap::new(),
         fresh: 0,
-        tx_cap: if config.fork >= EthereumHardfork::Osaka { 1 << 24 } else { gas_limit },
+        tx_cap: if config.fork >= EthereumHardfork::Osaka {
+            1 << 24
+        } else {
+            gas_limit
+        },
     };
 
     let mut blocks = Vec::with_capacity(config.blocks as usize);
@@ -324,7 +441,9 @@ pub fn generate(
             .map(|w| Withdrawal {
                 index: i * 4 + w,
                 validator_index: (i * 4 + w) % 64,
-                address: Address::left_padding_from(&(0xbeef_0000u64 + (i * 4 + w) % 64).to_be_bytes()),
+                address: Address::left_padding_from(
+                    &(0xbeef_0000u64 + (i * 4 + w) % 64).to_be_bytes(),
+                ),
                 amount: 10_000_000 + (i * 4 + w) * 1_000,
             })
             .collect();
@@ -341,10 +460,15 @@ pub fn generate(
             withdrawals_root: Some(proofs::calculate_withdrawals_root(&withdrawals)),
             blob_gas_used: Some(0),
             excess_blob_gas: Some(0),
-            parent_beacon_block_root: Some(keccak256([b"beacon".as_slice(), &number.to_be_bytes()].concat())),
+            parent_beacon_block_root: Some(keccak256(
+                [b"beacon".as_slice(), &number.to_be_bytes()].concat(),
+            )),
             ..Default::default()
         };
-        let exec_err = |e: RecordError| GenerateError::Execution { block: e.block, source: e.source };
+        let exec_err = |e: RecordError| GenerateError::Execution {
+            block: e.block,
+            source: e.source,
+        };
         let input = BlockInput {
             header: &header,
             transactions: &[],
@@ -359,7 +483,11 @@ pub fn generate(
         let target = config.gas_per_block;
         let big_last = config.profile == Profile::Adversarial;
         let small_target = if big_last { target / 2 } else { target };
-        let mut heavy_budget = if config.profile == Profile::HeavyTail { target / 2 } else { 0 };
+        let mut heavy_budget = if config.profile == Profile::HeavyTail {
+            target / 2
+        } else {
+            0
+        };
         loop {
             let remaining = gas_limit - used;
             let choice = if used >= small_target {
@@ -369,7 +497,9 @@ pub fn generate(
                     break;
                 }
             } else if heavy_budget > 0 && txgen.rng.random_ratio(1, 20) {
-                let g = (heavy_budget).min(txgen.rng.random_range(2_000_000..=6_000_000)).max(500_000);
+                let g = (heavy_budget)
+                    .min(txgen.rng.random_range(2_000_000..=6_000_000))
+                    .max(500_000);
                 heavy_budget = heavy_budget.saturating_sub(g);
                 TxKindChoice::Heavy(g.min(txgen.tx_cap - 100_000))
             } else {
@@ -408,7 +538,9 @@ pub fn generate(
         }
         let recorded = recorder.finish().map_err(exec_err)?;
         header.gas_used = recorded.result.gas_used;
-        header.transactions_root = proofs::calculate_transaction_root(&txs.iter().map(|t| t.inner().clone()).collect::<Vec<_>>());
+        header.transactions_root = proofs::calculate_transaction_root(
+            &txs.iter().map(|t| t.inner().clone()).collect::<Vec<_>>(),
+        );
         header.receipts_root = recorded.receipts_root();
         header.logs_bloom = recorded.logs_bloom();
         if config.fork >= EthereumHardfork::Prague {
@@ -418,7 +550,8 @@ pub fn generate(
         let bal = recorded.access_list;
         if config.fork >= EthereumHardfork::Prague {
             // Header fields are positional: the BAL hash can only follow a requests hash.
-            header.block_access_list_hash = Some(alloy_eip7928::compute_block_access_list_hash(&bal));
+            header.block_access_list_hash =
+                Some(alloy_eip7928::compute_block_access_list_hash(&bal));
         }
         parent_hash = header.hash_slow();
         state.block_hashes.insert(number, parent_hash);
@@ -437,18 +570,28 @@ pub fn generate(
         on_block(i + 1, config.blocks);
     }
 
-    let pre_state = touched_pre_state(&bals, &pre_db).expect("the in-memory genesis answers every read");
-    let block_hashes = (FIRST_BLOCK - 256..FIRST_BLOCK).map(|n| (n, synthetic_hash(n))).collect();
+    let pre_state =
+        touched_pre_state(&bals, &pre_db).expect("the in-memory genesis answers every read");
+    let block_hashes = (FIRST_BLOCK - 256..FIRST_BLOCK)
+        .map(|n| (n, synthetic_hash(n)))
+        .collect();
     let mut provenance = BTreeMap::new();
     provenance.insert("source".to_string(), "gigagas generate".to_string());
     provenance.insert("profile".to_string(), config.profile.name().to_string());
     provenance.insert("seed".to_string(), config.seed.to_string());
     provenance.insert("blocks".to_string(), config.blocks.to_string());
-    provenance.insert("gas-per-block".to_string(), config.gas_per_block.to_string());
+    provenance.insert(
+        "gas-per-block".to_string(),
+        config.gas_per_block.to_string(),
+    );
     provenance.insert("fork".to_string(), config.fork.name().to_string());
     provenance.insert("users".to_string(), config.users.to_string());
     Ok(Dump::single_segment(
-        DumpMeta { name: config.profile.name().to_string(), provenance, chain },
+        DumpMeta {
+            name: config.profile.name().to_string(),
+            provenance,
+            chain,
+        },
         blocks,
         bals,
         block_hashes,
@@ -477,7 +620,9 @@ impl TxGen<'_> {
         for (k, w) in table {
             if x < *w {
                 return match k {
-                    TxKindChoice::Heavy(_) => TxKindChoice::Heavy(self.rng.random_range(1_500_000..=6_000_000)),
+                    TxKindChoice::Heavy(_) => {
+                        TxKindChoice::Heavy(self.rng.random_range(1_500_000..=6_000_000))
+                    }
                     other => *other,
                 };
             }
@@ -508,30 +653,70 @@ impl TxGen<'_> {
     }
 
     /// A loop call sized to about `gas`; returns the call, its gas limit and the units.
-    fn sized(&mut self, kind: &'static str, default: (u64, u64), gas: u64, remaining: u64) -> (u64, u64) {
+    fn sized(
+        &mut self,
+        kind: &'static str,
+        default: (u64, u64),
+        gas: u64,
+        remaining: u64,
+    ) -> (u64, u64) {
         let (base, per) = self.estimate(kind, default);
-        let gas = gas.min(remaining.saturating_sub(100_000)).min(self.tx_cap - 100_000);
+        let gas = gas
+            .min(remaining.saturating_sub(100_000))
+            .min(self.tx_cap - 100_000);
         let units = (gas.saturating_sub(base) / per.max(1)).max(1);
         let limit = (base + units * per) * 3 / 2 + 50_000;
         (units, limit.min(remaining).min(self.tx_cap))
     }
 
     /// A compute-contract loop call sized to about `gas`.
-    fn sized_call(&mut self, kind: TxKindChoice, gas: u64, remaining: u64) -> (Call, u64, Option<(&'static str, u64)>) {
+    fn sized_call(
+        &mut self,
+        kind: TxKindChoice,
+        gas: u64,
+        remaining: u64,
+    ) -> (Call, u64, Option<(&'static str, u64)>) {
         let to = self.deployed.compute;
         let call = |data: Vec<u8>| (TxKind::Call(to), U256::ZERO, Bytes::from(data));
         match kind {
             TxKindChoice::Keccak => {
                 let (units, limit) = self.sized("keccak", (30_000, 120), gas, remaining);
-                (call(ICompute::keccakLoopCall { rounds: U256::from(units) }.abi_encode()), limit, Some(("keccak", units)))
+                (
+                    call(
+                        ICompute::keccakLoopCall {
+                            rounds: U256::from(units),
+                        }
+                        .abi_encode(),
+                    ),
+                    limit,
+                    Some(("keccak", units)),
+                )
             }
             TxKindChoice::Arith => {
                 let (units, limit) = self.sized("arith", (30_000, 110), gas, remaining);
-                (call(ICompute::arithLoopCall { rounds: U256::from(units) }.abi_encode()), limit, Some(("arith", units)))
+                (
+                    call(
+                        ICompute::arithLoopCall {
+                            rounds: U256::from(units),
+                        }
+                        .abi_encode(),
+                    ),
+                    limit,
+                    Some(("arith", units)),
+                )
             }
             _ => {
                 let (units, limit) = self.sized("store", (50_000, 22_500), gas, remaining);
-                (call(ICompute::storeLoopCall { slots: U256::from(units) }.abi_encode()), limit, Some(("store", units)))
+                (
+                    call(
+                        ICompute::storeLoopCall {
+                            slots: U256::from(units),
+                        }
+                        .abi_encode(),
+                    ),
+                    limit,
+                    Some(("store", units)),
+                )
             }
         }
     }
@@ -559,25 +744,61 @@ impl TxGen<'_> {
             }
             TxKindChoice::EthToFresh => {
                 self.fresh += 1;
-                let to = Address::from_word(keccak256([b"fresh".as_slice(), &self.fresh.to_be_bytes()].concat()));
-                ((TxKind::Call(to), U256::from(10u64.pow(15)), Bytes::new()), 21_000, None)
+                let to = Address::from_word(keccak256(
+                    [b"fresh".as_slice(), &self.fresh.to_be_bytes()].concat(),
+                ));
+                (
+                    (TxKind::Call(to), U256::from(10u64.pow(15)), Bytes::new()),
+                    21_000,
+                    None,
+                )
             }
             TxKindChoice::Erc20Transfer => {
-                let token = if self.rng.random_bool(0.5) { d.token_a } else { d.token_b };
+                let token = if self.rng.random_bool(0.5) {
+                    d.token_a
+                } else {
+                    d.token_b
+                };
                 let amount = U256::from(self.rng.random_range(1u64..10u64.pow(18)));
-                (call(token, IToken::transferCall { to: other, amount }.abi_encode()), 80_000, None)
+                (
+                    call(
+                        token,
+                        IToken::transferCall { to: other, amount }.abi_encode(),
+                    ),
+                    80_000,
+                    None,
+                )
             }
             TxKindChoice::Swap => {
                 let amount = U256::from(self.rng.random_range(10u64.pow(15)..10u64.pow(19)));
                 let zero_for_one = self.rng.random_bool(0.5);
-                let data = IPair::swapCall { amountIn: amount, zeroForOne: zero_for_one, minOut: U256::ZERO }.abi_encode();
+                let data = IPair::swapCall {
+                    amountIn: amount,
+                    zeroForOne: zero_for_one,
+                    minOut: U256::ZERO,
+                }
+                .abi_encode();
                 (call(d.pair, data), 200_000, None)
             }
             TxKindChoice::NftMint => {
                 let count = self.rng.random_range(1u64..=5);
-                (call(d.nft, INft::mintCall { count: U256::from(count) }.abi_encode()), 150_000 * count + 60_000, None)
+                (
+                    call(
+                        d.nft,
+                        INft::mintCall {
+                            count: U256::from(count),
+                        }
+                        .abi_encode(),
+                    ),
+                    150_000 * count + 60_000,
+                    None,
+                )
             }
-            TxKindChoice::Deploy => ((TxKind::Create, U256::ZERO, contracts::token_creation()), 2_000_000, None),
+            TxKindChoice::Deploy => (
+                (TxKind::Create, U256::ZERO, contracts::token_creation()),
+                2_000_000,
+                None,
+            ),
             TxKindChoice::Heavy(g) => {
                 // The heavy tail mixes the three kinds of big transactions.
                 let kind = match self.rng.random_range(0..3) {
@@ -603,27 +824,61 @@ impl TxGen<'_> {
                 // Memory cost is quadratic: size the limit from the EVM's formula.
                 let words = self.rng.random_range(64u64..=4_096);
                 let limit = 60_000 + words * 120 + words * words / 512 * 2;
-                let data = ICompute::memoryHeavyCall { words: U256::from(words) }.abi_encode();
+                let data = ICompute::memoryHeavyCall {
+                    words: U256::from(words),
+                }
+                .abi_encode();
                 (call(d.compute, data), limit.min(remaining), None)
             }
             TxKindChoice::Ecrecover => {
                 let n = self.rng.random_range(1u64..=30);
-                (call(d.precompiles, IPrecompiles::ecrecoverLoopCall { n: U256::from(n) }.abi_encode()), 60_000 + n * 6_000, None)
+                (
+                    call(
+                        d.precompiles,
+                        IPrecompiles::ecrecoverLoopCall { n: U256::from(n) }.abi_encode(),
+                    ),
+                    60_000 + n * 6_000,
+                    None,
+                )
             }
             TxKindChoice::Sha256 => {
                 let n = self.rng.random_range(1u64..=200);
-                (call(d.precompiles, IPrecompiles::sha256LoopCall { n: U256::from(n) }.abi_encode()), 60_000 + n * 1_000, None)
+                (
+                    call(
+                        d.precompiles,
+                        IPrecompiles::sha256LoopCall { n: U256::from(n) }.abi_encode(),
+                    ),
+                    60_000 + n * 1_000,
+                    None,
+                )
             }
             TxKindChoice::Pairing => {
                 let n = self.rng.random_range(1u64..=3);
-                (call(d.precompiles, IPrecompiles::pairingCall { n: U256::from(n) }.abi_encode()), 80_000 + n * 130_000, None)
+                (
+                    call(
+                        d.precompiles,
+                        IPrecompiles::pairingCall { n: U256::from(n) }.abi_encode(),
+                    ),
+                    80_000 + n * 130_000,
+                    None,
+                )
             }
             TxKindChoice::Modexp => {
                 let n = self.rng.random_range(1u64..=50);
-                (call(d.precompiles, IPrecompiles::modexpCallCall { n: U256::from(n) }.abi_encode()), 80_000 + n * 3_000, None)
+                (
+                    call(
+                        d.precompiles,
+                        IPrecompiles::modexpCallCall { n: U256::from(n) }.abi_encode(),
+                    ),
+                    80_000 + n * 3_000,
+                    None,
+                )
             }
             TxKindChoice::PointEvaluation => {
-                let data = IPrecompiles::pointEvaluationCall { input: contracts::point_evaluation_input() }.abi_encode();
+                let data = IPrecompiles::pointEvaluationCall {
+                    input: contracts::point_evaluation_input(),
+                }
+                .abi_encode();
                 (call(d.precompiles, data), 150_000, None)
             }
         }

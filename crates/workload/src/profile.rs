@@ -49,7 +49,9 @@ impl Profile {
     /// One-line description.
     pub fn description(self) -> &'static str {
         match self {
-            Profile::MainnetLike => "mainnet-like mix: many small txs, a heavy tail, ~25 Mgas blocks",
+            Profile::MainnetLike => {
+                "mainnet-like mix: many small txs, a heavy tail, ~25 Mgas blocks"
+            }
             Profile::Transfers => "plain ETH transfers",
             Profile::Erc20 => "ERC-20 token transfers",
             Profile::Amm => "swaps on one shared AMM pair",
@@ -68,10 +70,16 @@ impl fmt::Display for Profile {
 impl FromStr for Profile {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Profile::ALL.into_iter().find(|p| p.name() == s).ok_or_else(|| {
-            let names: Vec<_> = Profile::ALL.iter().map(|p| p.name()).collect();
-            format!("unknown profile `{s}` (expected one of: {})", names.join(", "))
-        })
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = Profile::ALL.iter().map(|p| p.name()).collect();
+                format!(
+                    "unknown profile `{s}` (expected one of: {})",
+                    names.join(", ")
+                )
+            })
     }
 }
 
@@ -122,8 +130,13 @@ pub(crate) fn mix(profile: Profile) -> &'static [(TxKindChoice, u32)] {
         Profile::Transfers => &[(EthTransfer, 900), (EthToFresh, 100)],
         Profile::Erc20 => &[(Erc20Transfer, 1000)],
         Profile::Amm => &[(Swap, 1000)],
-        Profile::HeavyTail | Profile::Adversarial => {
-            &[(EthTransfer, 400), (Erc20Transfer, 350), (Swap, 150), (NftMint, 50), (Keccak, 20), (Arith, 30)]
-        }
+        Profile::HeavyTail | Profile::Adversarial => &[
+            (EthTransfer, 400),
+            (Erc20Transfer, 350),
+            (Swap, 150),
+            (NftMint, 50),
+            (Keccak, 20),
+            (Arith, 30),
+        ],
     }
 }

@@ -33,8 +33,10 @@ fn dumps() -> &'static [(Profile, Dump)] {
     static DUMPS: OnceLock<Vec<(Profile, Dump)>> = OnceLock::new();
     DUMPS.get_or_init(|| {
         std::thread::scope(|s| {
-            let handles: Vec<_> =
-                Profile::ALL.iter().map(|&p| s.spawn(move || (p, gen_ok(&config(p))))).collect();
+            let handles: Vec<_> = Profile::ALL
+                .iter()
+                .map(|&p| s.spawn(move || (p, gen_ok(&config(p)))))
+                .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         })
     })
@@ -51,7 +53,12 @@ fn same_config_gives_byte_identical_dump() {
     let c = config(Profile::MainnetLike);
     let a = encode_dump(&gen_ok(&c));
     let b = encode_dump(&gen_ok(&c));
-    assert!(a == b, "two runs of the same config differ ({} vs {} bytes)", a.len(), b.len());
+    assert!(
+        a == b,
+        "two runs of the same config differ ({} vs {} bytes)",
+        a.len(),
+        b.len()
+    );
     // And the cached copy (generated on another thread, concurrently with others) agrees.
     assert!(encode_dump(dump_of(Profile::MainnetLike)) == a);
 }
@@ -59,12 +66,18 @@ fn same_config_gives_byte_identical_dump() {
 #[test]
 fn different_seed_gives_different_dump() {
     let c = config(Profile::MainnetLike);
-    let other = GeneratorConfig { seed: c.seed + 1, ..c.clone() };
+    let other = GeneratorConfig {
+        seed: c.seed + 1,
+        ..c.clone()
+    };
     let (a, b) = (gen_ok(&c), gen_ok(&other));
     assert_ne!(encode_dump(&a), encode_dump(&b));
     // Not only the provenance: the transactions themselves differ.
     assert_ne!(a.blocks[0].transactions, b.blocks[0].transactions);
-    assert_eq!(b.meta.provenance.get("seed").map(String::as_str), Some(other.seed.to_string().as_str()));
+    assert_eq!(
+        b.meta.provenance.get("seed").map(String::as_str),
+        Some(other.seed.to_string().as_str())
+    );
 }
 
 #[test]
@@ -86,29 +99,65 @@ fn every_profile_reaches_the_gas_target() {
         assert_eq!(d.blocks.len(), 2, "{profile}");
         assert_eq!(d.meta.name, profile.name());
         for b in &d.blocks {
-            assert!(!b.transactions.is_empty(), "{profile}: block {} is empty", b.number());
-            assert!(b.header.gas_used <= b.header.gas_limit, "{profile}: block {} over its gas limit", b.number());
+            assert!(
+                !b.transactions.is_empty(),
+                "{profile}: block {} is empty",
+                b.number()
+            );
+            assert!(
+                b.header.gas_used <= b.header.gas_limit,
+                "{profile}: block {} over its gas limit",
+                b.number()
+            );
             // Adversarial blocks end with one large transaction sized from an estimate:
             // documented to reach the target within a few percent.
-            let floor = if *profile == Profile::Adversarial { GAS / 100 * 95 } else { GAS };
+            let floor = if *profile == Profile::Adversarial {
+                GAS / 100 * 95
+            } else {
+                GAS
+            };
             if b.header.gas_used < floor {
-                short.push(format!("{profile}: block {} used {} gas, below {floor} (target {GAS})", b.number(), b.header.gas_used));
+                short.push(format!(
+                    "{profile}: block {} used {} gas, below {floor} (target {GAS})",
+                    b.number(),
+                    b.header.gas_used
+                ));
             }
         }
     }
-    assert!(short.is_empty(), "blocks below the gas target:\n{}", short.join("\n"));
+    assert!(
+        short.is_empty(),
+        "blocks below the gas target:\n{}",
+        short.join("\n")
+    );
 }
 
 #[test]
 fn receipts_add_up_to_the_header_gas() {
     for (profile, d) in dumps() {
         for b in &d.blocks {
-            assert_eq!(b.receipts.len(), b.transactions.len(), "{profile} block {}", b.number());
+            assert_eq!(
+                b.receipts.len(),
+                b.transactions.len(),
+                "{profile} block {}",
+                b.number()
+            );
             let sum: u64 = b.receipts.iter().map(|r| r.gas_used).sum();
-            assert_eq!(sum, b.header.gas_used, "{profile} block {}: receipts vs header", b.number());
-            assert_eq!(b.receipts.last().unwrap().cumulative_gas_used, b.header.gas_used);
+            assert_eq!(
+                sum,
+                b.header.gas_used,
+                "{profile} block {}: receipts vs header",
+                b.number()
+            );
+            assert_eq!(
+                b.receipts.last().unwrap().cumulative_gas_used,
+                b.header.gas_used
+            );
             for (r, tx) in b.receipts.iter().zip(&b.transactions) {
-                assert!(r.gas_used >= 21_000, "{profile}: a receipt below intrinsic gas");
+                assert!(
+                    r.gas_used >= 21_000,
+                    "{profile}: a receipt below intrinsic gas"
+                );
                 assert!(r.gas_used <= alloy_consensus::Transaction::gas_limit(tx.inner()));
             }
         }
@@ -120,7 +169,11 @@ fn adversarial_last_transaction_is_the_largest() {
     let d = dump_of(Profile::Adversarial);
     for b in &d.blocks {
         let (last, rest) = b.receipts.split_last().unwrap();
-        assert!(!rest.is_empty(), "block {}: only one transaction", b.number());
+        assert!(
+            !rest.is_empty(),
+            "block {}: only one transaction",
+            b.number()
+        );
         let max_rest = rest.iter().map(|r| r.gas_used).max().unwrap();
         assert!(
             last.gas_used > max_rest,
@@ -146,7 +199,11 @@ fn generated_transactions_succeed() {
         ..config(Profile::Adversarial)
     });
     let mut failed = Vec::new();
-    for (profile, d) in dumps().iter().map(|(p, d)| (p.name(), d)).chain([("adversarial seed 6 @ 10M", &larger)]) {
+    for (profile, d) in dumps()
+        .iter()
+        .map(|(p, d)| (p.name(), d))
+        .chain([("adversarial seed 6 @ 10M", &larger)])
+    {
         for b in &d.blocks {
             for (i, (r, tx)) in b.receipts.iter().zip(&b.transactions).enumerate() {
                 if !r.success {
@@ -163,7 +220,11 @@ fn generated_transactions_succeed() {
             }
         }
     }
-    assert!(failed.is_empty(), "failed transactions:\n{}", failed.join("\n"));
+    assert!(
+        failed.is_empty(),
+        "failed transactions:\n{}",
+        failed.join("\n")
+    );
 }
 
 // ------------------------------------------------------------ pre-state
@@ -171,27 +232,71 @@ fn generated_transactions_succeed() {
 #[test]
 fn pre_state_covers_every_access_list_entry() {
     for (profile, d) in dumps() {
-        let accounts: BTreeSet<Address> = d.segments[0].pre_state.accounts.iter().map(|a| a.address).collect();
-        let slots: BTreeSet<(Address, U256)> = d.segments[0].pre_state.storage.iter().map(|s| (s.address, s.slot)).collect();
-        assert_eq!(accounts.len(), d.segments[0].pre_state.accounts.len(), "{profile}: duplicate accounts");
+        let accounts: BTreeSet<Address> = d.segments[0]
+            .pre_state
+            .accounts
+            .iter()
+            .map(|a| a.address)
+            .collect();
+        let slots: BTreeSet<(Address, U256)> = d.segments[0]
+            .pre_state
+            .storage
+            .iter()
+            .map(|s| (s.address, s.slot))
+            .collect();
+        assert_eq!(
+            accounts.len(),
+            d.segments[0].pre_state.accounts.len(),
+            "{profile}: duplicate accounts"
+        );
         let mut bal_slots = 0;
         for (b, bal) in d.blocks.iter().zip(&d.access_lists) {
             for a in bal {
-                assert!(accounts.contains(&a.address), "{profile} block {}: {} not in pre-state", b.number(), a.address);
+                assert!(
+                    accounts.contains(&a.address),
+                    "{profile} block {}: {} not in pre-state",
+                    b.number(),
+                    a.address
+                );
                 for s in &a.storage_changes {
-                    assert!(slots.contains(&(a.address, s.slot)), "{profile}: changed slot {} of {} missing", s.slot, a.address);
+                    assert!(
+                        slots.contains(&(a.address, s.slot)),
+                        "{profile}: changed slot {} of {} missing",
+                        s.slot,
+                        a.address
+                    );
                     bal_slots += 1;
                 }
                 for s in &a.storage_reads {
-                    assert!(slots.contains(&(a.address, *s)), "{profile}: read slot {s} of {} missing", a.address);
+                    assert!(
+                        slots.contains(&(a.address, *s)),
+                        "{profile}: read slot {s} of {} missing",
+                        a.address
+                    );
                     bal_slots += 1;
                 }
             }
         }
-        assert!(bal_slots > 0, "{profile}: no storage in the access lists at all");
+        assert!(
+            bal_slots > 0,
+            "{profile}: no storage in the access lists at all"
+        );
         // Sorted as documented.
-        assert!(d.segments[0].pre_state.accounts.windows(2).all(|w| w[0].address < w[1].address), "{profile}");
-        assert!(d.segments[0].pre_state.storage.windows(2).all(|w| (w[0].address, w[0].slot) < (w[1].address, w[1].slot)));
+        assert!(
+            d.segments[0]
+                .pre_state
+                .accounts
+                .windows(2)
+                .all(|w| w[0].address < w[1].address),
+            "{profile}"
+        );
+        assert!(
+            d.segments[0]
+                .pre_state
+                .storage
+                .windows(2)
+                .all(|w| (w[0].address, w[0].slot) < (w[1].address, w[1].slot))
+        );
     }
 }
 
@@ -200,18 +305,29 @@ fn pre_state_has_the_code_of_every_contract() {
     for (profile, d) in dumps() {
         let codes: BTreeMap<_, _> = d.segments[0].pre_state.codes.iter().cloned().collect();
         for (hash, code) in &codes {
-            assert_eq!(keccak256(code), *hash, "{profile}: code stored under the wrong hash");
+            assert_eq!(
+                keccak256(code),
+                *hash,
+                "{profile}: code stored under the wrong hash"
+            );
         }
         let mut contracts = 0;
         for a in &d.segments[0].pre_state.accounts {
             if let Some(s) = &a.state
                 && s.code_hash != alloy_primitives::KECCAK256_EMPTY
             {
-                assert!(codes.contains_key(&s.code_hash), "{profile}: code of {} missing", a.address);
+                assert!(
+                    codes.contains_key(&s.code_hash),
+                    "{profile}: code of {} missing",
+                    a.address
+                );
                 contracts += 1;
             }
         }
-        assert!(contracts > 0, "{profile}: no contract in the pre-state (system contracts at least)");
+        assert!(
+            contracts > 0,
+            "{profile}: no contract in the pre-state (system contracts at least)"
+        );
     }
 }
 
@@ -219,8 +335,13 @@ fn pre_state_has_the_code_of_every_contract() {
 fn fresh_recipients_are_recorded_as_absent() {
     for profile in [Profile::Transfers, Profile::MainnetLike] {
         let d = dump_of(profile);
-        let absent: BTreeSet<Address> =
-            d.segments[0].pre_state.accounts.iter().filter(|a| a.state.is_none()).map(|a| a.address).collect();
+        let absent: BTreeSet<Address> = d.segments[0]
+            .pre_state
+            .accounts
+            .iter()
+            .filter(|a| a.state.is_none())
+            .map(|a| a.address)
+            .collect();
         assert!(!absent.is_empty(), "{profile}: no absent account recorded");
         if profile == Profile::Transfers {
             let fresh_recipients: Vec<Address> = d
@@ -232,7 +353,10 @@ fn fresh_recipients_are_recorded_as_absent() {
                     _ => None,
                 })
                 .collect();
-            assert!(!fresh_recipients.is_empty(), "transfers: no transfer to an absent (fresh) account");
+            assert!(
+                !fresh_recipients.is_empty(),
+                "transfers: no transfer to an absent (fresh) account"
+            );
         }
     }
 }
@@ -240,7 +364,12 @@ fn fresh_recipients_are_recorded_as_absent() {
 #[test]
 fn senders_exist_with_matching_nonces() {
     for (profile, d) in dumps() {
-        let pre: BTreeMap<Address, _> = d.segments[0].pre_state.accounts.iter().map(|a| (a.address, a.state)).collect();
+        let pre: BTreeMap<Address, _> = d.segments[0]
+            .pre_state
+            .accounts
+            .iter()
+            .map(|a| (a.address, a.state))
+            .collect();
         let mut next: BTreeMap<Address, u64> = BTreeMap::new();
         for b in &d.blocks {
             for tx in &b.transactions {
@@ -250,7 +379,11 @@ fn senders_exist_with_matching_nonces() {
                     .unwrap_or_else(|| panic!("{profile}: sender {from} not in pre-state"))
                     .unwrap_or_else(|| panic!("{profile}: sender {from} recorded as absent"));
                 let expected = next.entry(from).or_insert(state.nonce);
-                assert_eq!(alloy_consensus::Transaction::nonce(tx.inner()), *expected, "{profile}: nonce of {from}");
+                assert_eq!(
+                    alloy_consensus::Transaction::nonce(tx.inner()),
+                    *expected,
+                    "{profile}: nonce of {from}"
+                );
                 *expected += 1;
             }
         }
@@ -266,7 +399,10 @@ fn every_signature_recovers_to_the_recorded_sender() {
             for tx in &b.transactions {
                 let recovered = tx.inner().recover_signer().expect("valid signature");
                 assert_eq!(recovered, tx.signer(), "{profile} block {}", b.number());
-                assert_eq!(alloy_consensus::Transaction::chain_id(tx.inner()), Some(d.meta.chain.chain_id));
+                assert_eq!(
+                    alloy_consensus::Transaction::chain_id(tx.inner()),
+                    Some(d.meta.chain.chain_id)
+                );
             }
         }
     }
@@ -277,8 +413,15 @@ fn headers_commit_to_the_block_contents() {
     for (profile, d) in dumps() {
         for (b, bal) in d.blocks.iter().zip(&d.access_lists) {
             let txs: Vec<_> = b.transactions.iter().map(|t| t.inner().clone()).collect();
-            assert_eq!(b.header.transactions_root, proofs::calculate_transaction_root(&txs), "{profile}");
-            assert_eq!(b.header.withdrawals_root, Some(proofs::calculate_withdrawals_root(&b.withdrawals)));
+            assert_eq!(
+                b.header.transactions_root,
+                proofs::calculate_transaction_root(&txs),
+                "{profile}"
+            );
+            assert_eq!(
+                b.header.withdrawals_root,
+                Some(proofs::calculate_withdrawals_root(&b.withdrawals))
+            );
             assert_eq!(
                 b.header.block_access_list_hash,
                 Some(alloy_eip7928::compute_block_access_list_hash(bal)),
@@ -295,7 +438,10 @@ fn blocks_chain_onto_the_recorded_block_hashes() {
     let first = d.blocks[0].number();
     assert_eq!(d.segments[0].block_hashes.last().unwrap().0, first - 1);
     assert_eq!(d.segments[0].block_hashes[0].0, first - 256);
-    assert_eq!(d.blocks[0].header.parent_hash, d.segments[0].block_hashes.last().unwrap().1);
+    assert_eq!(
+        d.blocks[0].header.parent_hash,
+        d.segments[0].block_hashes.last().unwrap().1
+    );
     for w in d.blocks.windows(2) {
         assert_eq!(w[1].number(), w[0].number() + 1);
         assert_eq!(w[1].header.parent_hash, w[0].header.hash_slow());
@@ -307,9 +453,17 @@ fn blocks_chain_onto_the_recorded_block_hashes() {
 #[test]
 fn each_fork_generates_with_its_own_rules() {
     for fork in [EthereumHardfork::Cancun, EthereumHardfork::Osaka] {
-        let d = gen_ok(&GeneratorConfig { blocks: 1, fork, ..config(Profile::Transfers) });
+        let d = gen_ok(&GeneratorConfig {
+            blocks: 1,
+            fork,
+            ..config(Profile::Transfers)
+        });
         assert_eq!(d.summary().fork, fork.name());
-        assert_eq!(d.blocks[0].header.requests_hash.is_some(), fork >= EthereumHardfork::Prague, "{fork}");
+        assert_eq!(
+            d.blocks[0].header.requests_hash.is_some(),
+            fork >= EthereumHardfork::Prague,
+            "{fork}"
+        );
         assert!(d.blocks[0].header.gas_used >= GAS);
     }
 }
@@ -320,7 +474,10 @@ fn expect_config_error(c: GeneratorConfig, words: &[&str]) {
     match generate(&c, |_, _| panic!("no block may be generated for {c:?}")) {
         Err(GenerateError::Config(msg)) => {
             for w in words {
-                assert!(msg.to_lowercase().contains(&w.to_lowercase()), "`{msg}` does not mention `{w}`");
+                assert!(
+                    msg.to_lowercase().contains(&w.to_lowercase()),
+                    "`{msg}` does not mention `{w}`"
+                );
             }
         }
         Err(other) => panic!("{c:?}: expected Config error, got {other}"),
@@ -331,15 +488,54 @@ fn expect_config_error(c: GeneratorConfig, words: &[&str]) {
 #[test]
 fn invalid_configs_are_rejected() {
     let ok = config(Profile::Transfers);
-    expect_config_error(GeneratorConfig { blocks: 0, ..ok.clone() }, &["block"]);
-    expect_config_error(GeneratorConfig { gas_per_block: 0, ..ok.clone() }, &["gas"]);
-    expect_config_error(GeneratorConfig { gas_per_block: 999_999, ..ok.clone() }, &["gas"]);
-    expect_config_error(GeneratorConfig { users: 0, ..ok.clone() }, &["users"]);
-    expect_config_error(GeneratorConfig { users: 1, ..ok.clone() }, &["users"]);
-    for fork in [EthereumHardfork::Shanghai, EthereumHardfork::London, EthereumHardfork::Amsterdam] {
+    expect_config_error(
+        GeneratorConfig {
+            blocks: 0,
+            ..ok.clone()
+        },
+        &["block"],
+    );
+    expect_config_error(
+        GeneratorConfig {
+            gas_per_block: 0,
+            ..ok.clone()
+        },
+        &["gas"],
+    );
+    expect_config_error(
+        GeneratorConfig {
+            gas_per_block: 999_999,
+            ..ok.clone()
+        },
+        &["gas"],
+    );
+    expect_config_error(
+        GeneratorConfig {
+            users: 0,
+            ..ok.clone()
+        },
+        &["users"],
+    );
+    expect_config_error(
+        GeneratorConfig {
+            users: 1,
+            ..ok.clone()
+        },
+        &["users"],
+    );
+    for fork in [
+        EthereumHardfork::Shanghai,
+        EthereumHardfork::London,
+        EthereumHardfork::Amsterdam,
+    ] {
         expect_config_error(GeneratorConfig { fork, ..ok.clone() }, &[fork.name()]);
     }
     // The boundary itself is accepted.
-    let d = gen_ok(&GeneratorConfig { blocks: 1, gas_per_block: 1_000_000, users: 2, ..ok });
+    let d = gen_ok(&GeneratorConfig {
+        blocks: 1,
+        gas_per_block: 1_000_000,
+        users: 2,
+        ..ok
+    });
     assert!(d.blocks[0].header.gas_used >= 1_000_000);
 }

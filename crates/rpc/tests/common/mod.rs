@@ -41,18 +41,27 @@ fn exists(p: &std::path::Path) -> bool {
 }
 
 fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| exists(p)))
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| exists(p))
+    })
 }
 
 /// Where the node binary is, or `None` (after failing in CI or printing why it is skipped).
 pub fn binary(kind: Kind) -> Option<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
     let (var, candidates) = match kind {
         Kind::Anvil => {
             let cache = std::env::var_os("GIGAGAS_NODES_DIR")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| home.join(".cache/gigagas-nodes"));
-            ("GIGAGAS_ANVIL", vec![cache.join("node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil")])
+            (
+                "GIGAGAS_ANVIL",
+                vec![cache.join("node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil")],
+            )
         }
         Kind::Geth => {
             let mut c = Vec::new();
@@ -87,7 +96,11 @@ pub fn binary(kind: Kind) -> Option<PathBuf> {
 
 /// A free TCP port on 127.0.0.1.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0").local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind 127.0.0.1:0")
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A running node, killed on drop.
@@ -124,20 +137,57 @@ impl Node {
             let mut cmd = Command::new(&bin);
             match kind {
                 Kind::Anvil => {
-                    cmd.args(["--host", "127.0.0.1", "--port", &port.to_string(), "--no-mining", "--order", "fifo"]);
+                    cmd.args([
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        &port.to_string(),
+                        "--no-mining",
+                        "--order",
+                        "fifo",
+                    ]);
                     cmd.args(["--hardfork", anvil_fork]);
                 }
                 Kind::Geth => {
-                    cmd.args(["--dev", "--dev.period", "1", "--http", "--http.addr", "127.0.0.1"]);
-                    cmd.args(["--http.port", &port.to_string(), "--http.api", "eth,debug,net,web3,dev"]);
-                    cmd.args(["--ipcdisable", "--nodiscover", "--maxpeers", "0", "--port", "0", "--authrpc.port", "0"]);
+                    cmd.args([
+                        "--dev",
+                        "--dev.period",
+                        "1",
+                        "--http",
+                        "--http.addr",
+                        "127.0.0.1",
+                    ]);
+                    cmd.args([
+                        "--http.port",
+                        &port.to_string(),
+                        "--http.api",
+                        "eth,debug,net,web3,dev",
+                    ]);
+                    cmd.args([
+                        "--ipcdisable",
+                        "--nodiscover",
+                        "--maxpeers",
+                        "0",
+                        "--port",
+                        "0",
+                        "--authrpc.port",
+                        "0",
+                    ]);
                     cmd.args(["--datadir", dir.path().join("data").to_str().unwrap()]);
                 }
             }
             let out = std::fs::File::create(&log).expect("log file");
-            cmd.stdout(Stdio::from(out.try_clone().unwrap())).stderr(Stdio::from(out)).stdin(Stdio::null());
+            cmd.stdout(Stdio::from(out.try_clone().unwrap()))
+                .stderr(Stdio::from(out))
+                .stdin(Stdio::null());
             let child = cmd.spawn().expect("start node");
-            let mut node = Node { kind, url: format!("http://127.0.0.1:{port}"), child, _dir: dir, log };
+            let mut node = Node {
+                kind,
+                url: format!("http://127.0.0.1:{port}"),
+                child,
+                _dir: dir,
+                log,
+            };
             let client = RpcClient::new(&node.url, quick()).unwrap();
             let start = Instant::now();
             while start.elapsed() < Duration::from_secs(60) {
@@ -150,13 +200,23 @@ impl Node {
                 std::thread::sleep(Duration::from_millis(200));
             }
             let text = std::fs::read_to_string(&node.log).unwrap_or_default();
-            eprintln!("{kind:?} did not come up on port {port}; log tail:\n{}", tail(&text, 2000));
+            eprintln!(
+                "{kind:?} did not come up on port {port}; log tail:\n{}",
+                tail(&text, 2000)
+            );
         }
         panic!("{kind:?} did not start in three attempts");
     }
 
     pub fn client(&self) -> RpcClient {
-        RpcClient::new(&self.url, ClientConfig { timeout: Duration::from_secs(60), ..ClientConfig::default() }).unwrap()
+        RpcClient::new(
+            &self.url,
+            ClientConfig {
+                timeout: Duration::from_secs(60),
+                ..ClientConfig::default()
+            },
+        )
+        .unwrap()
     }
 }
 
@@ -170,7 +230,11 @@ fn tail(s: &str, n: usize) -> &str {
 
 /// Client settings for polling.
 pub fn quick() -> ClientConfig {
-    ClientConfig { timeout: Duration::from_secs(5), retries: 0, ..ClientConfig::default() }
+    ClientConfig {
+        timeout: Duration::from_secs(5),
+        retries: 0,
+        ..ClientConfig::default()
+    }
 }
 
 fn hexq(v: u64) -> String {
@@ -178,7 +242,8 @@ fn hexq(v: u64) -> String {
 }
 
 fn parse_u64(v: &Value) -> u64 {
-    u64::from_str_radix(v.as_str().expect("hex string").trim_start_matches("0x"), 16).expect("hex quantity")
+    u64::from_str_radix(v.as_str().expect("hex string").trim_start_matches("0x"), 16)
+        .expect("hex quantity")
 }
 
 /// A local key that signs raw transactions.
@@ -191,7 +256,11 @@ pub struct User {
 impl User {
     fn new(tag: &str) -> Self {
         let signer = PrivateKeySigner::from_bytes(&keccak256(tag.as_bytes())).expect("valid key");
-        Self { address: signer.address(), signer, nonce: 0 }
+        Self {
+            address: signer.address(),
+            signer,
+            nonce: 0,
+        }
     }
 }
 
@@ -212,12 +281,22 @@ impl<'a> Driver<'a> {
         let rpc = node.client();
         let accounts: Vec<Address> = rpc.call("eth_accounts", json!([])).unwrap();
         let chain_id = parse_u64(&rpc.call_value("eth_chainId", json!([])).unwrap());
-        Self { node, rpc, dev: accounts[0], chain_id, pending: Vec::new(), receipts: Vec::new() }
+        Self {
+            node,
+            rpc,
+            dev: accounts[0],
+            chain_id,
+            pending: Vec::new(),
+            receipts: Vec::new(),
+        }
     }
 
     /// Whether the chain runs Prague or later (EIP-7702 available).
     pub fn prague(&self) -> bool {
-        let b = self.rpc.call_value("eth_getBlockByNumber", json!(["latest", false])).unwrap();
+        let b = self
+            .rpc
+            .call_value("eth_getBlockByNumber", json!(["latest", false]))
+            .unwrap();
         b.get("requestsHash").is_some_and(|h| !h.is_null())
     }
 
@@ -226,7 +305,14 @@ impl<'a> Driver<'a> {
     }
 
     /// `eth_sendTransaction` from the dev account with an explicit gas limit.
-    pub fn send(&mut self, to: Option<Address>, value: U256, data: Bytes, gas: u64, extra: Value) -> B256 {
+    pub fn send(
+        &mut self,
+        to: Option<Address>,
+        value: U256,
+        data: Bytes,
+        gas: u64,
+        extra: Value,
+    ) -> B256 {
         let mut tx = json!({ "from": self.dev, "value": value, "data": data, "gas": hexq(gas) });
         if let Some(to) = to {
             tx["to"] = json!(to);
@@ -236,7 +322,10 @@ impl<'a> Driver<'a> {
                 tx[k] = v;
             }
         }
-        let h: B256 = self.rpc.call("eth_sendTransaction", json!([tx])).unwrap_or_else(|e| panic!("send {tx}: {e}"));
+        let h: B256 = self
+            .rpc
+            .call("eth_sendTransaction", json!([tx]))
+            .unwrap_or_else(|e| panic!("send {tx}: {e}"));
         self.pending.push(h);
         h
     }
@@ -248,13 +337,23 @@ impl<'a> Driver<'a> {
     /// Send a signed transaction.
     pub fn send_raw(&mut self, tx: TxEnvelope) -> B256 {
         let raw = Bytes::from(tx.encoded_2718());
-        let h: B256 = self.rpc.call("eth_sendRawTransaction", json!([raw])).unwrap_or_else(|e| panic!("send raw: {e}"));
+        let h: B256 = self
+            .rpc
+            .call("eth_sendRawTransaction", json!([raw]))
+            .unwrap_or_else(|e| panic!("send raw: {e}"));
         self.pending.push(h);
         h
     }
 
     /// A signed EIP-1559 transaction from a local key.
-    pub fn send_1559(&mut self, user: &mut User, to: TxKind, value: U256, input: Bytes, gas: u64) -> B256 {
+    pub fn send_1559(
+        &mut self,
+        user: &mut User,
+        to: TxKind,
+        value: U256,
+        input: Bytes,
+        gas: u64,
+    ) -> B256 {
         let tx = TxEip1559 {
             chain_id: self.chain_id,
             nonce: user.nonce,
@@ -277,7 +376,10 @@ impl<'a> Driver<'a> {
         let mut got = Vec::new();
         let mut waiting = std::mem::take(&mut self.pending);
         while !waiting.is_empty() {
-            assert!(start.elapsed() < Duration::from_secs(120), "transactions not mined: {waiting:?}");
+            assert!(
+                start.elapsed() < Duration::from_secs(120),
+                "transactions not mined: {waiting:?}"
+            );
             if self.node.kind == Kind::Anvil {
                 self.rpc.call_value("evm_mine", json!([])).unwrap();
             } else {
@@ -285,7 +387,10 @@ impl<'a> Driver<'a> {
             }
             let mut still = Vec::new();
             for h in waiting {
-                let r = self.rpc.call_value("eth_getTransactionReceipt", json!([h])).unwrap();
+                let r = self
+                    .rpc
+                    .call_value("eth_getTransactionReceipt", json!([h]))
+                    .unwrap();
                 if r.is_null() {
                     still.push(h);
                 } else {
@@ -299,7 +404,10 @@ impl<'a> Driver<'a> {
     }
 
     fn created(receipts: &[Value], tx: B256) -> Address {
-        let r = receipts.iter().find(|r| r["transactionHash"] == json!(tx)).expect("receipt of the creation");
+        let r = receipts
+            .iter()
+            .find(|r| r["transactionHash"] == json!(tx))
+            .expect("receipt of the creation");
         assert_eq!(r["status"], json!("0x1"), "creation failed: {r}");
         serde_json::from_value(r["contractAddress"].clone()).expect("contract address")
     }
@@ -323,40 +431,119 @@ pub const DESTROY_IN_CONSTRUCTOR: &str = "33ff";
 
 /// Deploy and initialise the contracts, fund three local keys. Runs before the dumped range.
 pub fn setup(d: &mut Driver<'_>) -> Deployed {
-    let ta = d.send(None, U256::ZERO, contracts::token_creation(), 3_000_000, json!({}));
-    let tb = d.send(None, U256::ZERO, contracts::token_creation(), 3_000_000, json!({}));
-    let nft = d.send(None, U256::ZERO, contracts::nft_creation(), 3_000_000, json!({}));
-    let compute = d.send(None, U256::ZERO, contracts::compute_creation(), 3_000_000, json!({}));
-    let pre = d.send(None, U256::ZERO, contracts::precompiles_creation(), 3_000_000, json!({}));
+    let ta = d.send(
+        None,
+        U256::ZERO,
+        contracts::token_creation(),
+        3_000_000,
+        json!({}),
+    );
+    let tb = d.send(
+        None,
+        U256::ZERO,
+        contracts::token_creation(),
+        3_000_000,
+        json!({}),
+    );
+    let nft = d.send(
+        None,
+        U256::ZERO,
+        contracts::nft_creation(),
+        3_000_000,
+        json!({}),
+    );
+    let compute = d.send(
+        None,
+        U256::ZERO,
+        contracts::compute_creation(),
+        3_000_000,
+        json!({}),
+    );
+    let pre = d.send(
+        None,
+        U256::ZERO,
+        contracts::precompiles_creation(),
+        3_000_000,
+        json!({}),
+    );
     let r = d.flush();
     let token_a = Driver::created(&r, ta);
     let token_b = Driver::created(&r, tb);
-    let pair_code: Bytes = [contracts::pair_creation().as_ref(), &(token_a, token_b).abi_encode_params()].concat().into();
+    let pair_code: Bytes = [
+        contracts::pair_creation().as_ref(),
+        &(token_a, token_b).abi_encode_params(),
+    ]
+    .concat()
+    .into();
     let p = d.send(None, U256::ZERO, pair_code, 3_000_000, json!({}));
-    let users: Vec<User> = (0..3).map(|i| User::new(&format!("gigagas-rpc-test-user-{i}"))).collect();
+    let users: Vec<User> = (0..3)
+        .map(|i| User::new(&format!("gigagas-rpc-test-user-{i}")))
+        .collect();
     let liquidity = U256::from(10u128.pow(24));
     for token in [token_a, token_b] {
-        d.call(token, IToken::mintCall { to: d.dev, amount: liquidity * U256::from(2) }.abi_encode(), 200_000);
+        d.call(
+            token,
+            IToken::mintCall {
+                to: d.dev,
+                amount: liquidity * U256::from(2),
+            }
+            .abi_encode(),
+            200_000,
+        );
         for u in &users {
-            d.call(token, IToken::mintCall { to: u.address, amount: liquidity }.abi_encode(), 200_000);
+            d.call(
+                token,
+                IToken::mintCall {
+                    to: u.address,
+                    amount: liquidity,
+                }
+                .abi_encode(),
+                200_000,
+            );
         }
     }
     for u in &users {
-        d.send(Some(u.address), U256::from(100u128 * 10u128.pow(18)), Bytes::new(), 21_000, json!({}));
+        d.send(
+            Some(u.address),
+            U256::from(100u128 * 10u128.pow(18)),
+            Bytes::new(),
+            21_000,
+            json!({}),
+        );
     }
     let r2 = d.flush();
     let pair = Driver::created(&r2, p);
     for token in [token_a, token_b] {
-        d.call(token, IToken::approveCall { spender: pair, amount: U256::MAX }.abi_encode(), 100_000);
+        d.call(
+            token,
+            IToken::approveCall {
+                spender: pair,
+                amount: U256::MAX,
+            }
+            .abi_encode(),
+            100_000,
+        );
     }
     d.flush();
-    d.call(pair, IPair::addLiquidityCall { a0: liquidity, a1: liquidity }.abi_encode(), 500_000);
+    d.call(
+        pair,
+        IPair::addLiquidityCall {
+            a0: liquidity,
+            a1: liquidity,
+        }
+        .abi_encode(),
+        500_000,
+    );
     d.flush();
     let mut users = users;
     // Users approve the pair (signed locally).
     for u in users.iter_mut() {
         for token in [token_a, token_b] {
-            let data = IToken::approveCall { spender: pair, amount: U256::MAX }.abi_encode();
+            let data = IToken::approveCall {
+                spender: pair,
+                amount: U256::MAX,
+            }
+            .abi_encode();
             d.send_1559(u, TxKind::Call(token), U256::ZERO, data.into(), 100_000);
         }
     }
@@ -383,8 +570,20 @@ pub fn workload(d: &mut Driver<'_>, c: &mut Deployed) -> Vec<B256> {
     let geth = d.node.kind == Kind::Geth;
 
     // Block 1: transfers of every transaction type, ERC-20, swaps, NFT, a deployment, a revert.
-    d.send(Some(fresh(1)), U256::from(10u64.pow(15)), Bytes::new(), 21_000, json!({})); // 1559 by default
-    d.send(Some(fresh(2)), U256::from(10u64.pow(15)), Bytes::new(), 21_000, json!({ "gasPrice": hexq(5 * GWEI as u64) })); // legacy
+    d.send(
+        Some(fresh(1)),
+        U256::from(10u64.pow(15)),
+        Bytes::new(),
+        21_000,
+        json!({}),
+    ); // 1559 by default
+    d.send(
+        Some(fresh(2)),
+        U256::from(10u64.pow(15)),
+        Bytes::new(),
+        21_000,
+        json!({ "gasPrice": hexq(5 * GWEI as u64) }),
+    ); // legacy
     d.send(
         Some(c.users[0].address),
         U256::from(7u64),
@@ -397,7 +596,11 @@ pub fn workload(d: &mut Driver<'_>, c: &mut Deployed) -> Vec<B256> {
     let (u0, u1, u2) = (&mut u0[0], &mut u1[0], &mut u2[0]);
     let (a0, a1, a2) = (u0.address, u1.address, u2.address);
     for (u, to) in [(&mut *u0, a1), (&mut *u1, a2), (&mut *u2, a0)] {
-        let data = IToken::transferCall { to, amount: U256::from(10u64.pow(18)) }.abi_encode();
+        let data = IToken::transferCall {
+            to,
+            amount: U256::from(10u64.pow(18)),
+        }
+        .abi_encode();
         d.send_1559(u, TxKind::Call(c.token_a), U256::ZERO, data.into(), 100_000);
     }
     // EIP-2930, signed locally (nodes pick their own type for eth_sendTransaction).
@@ -408,20 +611,73 @@ pub fn workload(d: &mut Driver<'_>, c: &mut Deployed) -> Vec<B256> {
         gas_limit: 120_000,
         to: TxKind::Call(c.token_a),
         value: U256::ZERO,
-        access_list: AccessList(vec![AccessListItem { address: c.token_a, storage_keys: vec![B256::ZERO] }]),
-        input: IToken::transferCall { to: fresh(3), amount: U256::from(5u64) }.abi_encode().into(),
+        access_list: AccessList(vec![AccessListItem {
+            address: c.token_a,
+            storage_keys: vec![B256::ZERO],
+        }]),
+        input: IToken::transferCall {
+            to: fresh(3),
+            amount: U256::from(5u64),
+        }
+        .abi_encode()
+        .into(),
     };
     u0.nonce += 1;
     let sig = u0.signer.sign_hash_sync(&tx.signature_hash()).unwrap();
     d.send_raw(tx.into_signed(sig).into());
-    let swap = |amount: u64, dir: bool| IPair::swapCall { amountIn: U256::from(amount), zeroForOne: dir, minOut: U256::ZERO }.abi_encode();
-    d.send_1559(u0, TxKind::Call(c.pair), U256::ZERO, swap(10u64.pow(18), true).into(), 300_000);
-    d.send_1559(u1, TxKind::Call(c.pair), U256::ZERO, swap(3 * 10u64.pow(18), false).into(), 300_000);
-    d.send_1559(u2, TxKind::Call(c.nft), U256::ZERO, INft::mintCall { count: U256::from(3) }.abi_encode().into(), 700_000);
-    d.send(None, U256::ZERO, contracts::token_creation(), 3_000_000, json!({}));
+    let swap = |amount: u64, dir: bool| {
+        IPair::swapCall {
+            amountIn: U256::from(amount),
+            zeroForOne: dir,
+            minOut: U256::ZERO,
+        }
+        .abi_encode()
+    };
+    d.send_1559(
+        u0,
+        TxKind::Call(c.pair),
+        U256::ZERO,
+        swap(10u64.pow(18), true).into(),
+        300_000,
+    );
+    d.send_1559(
+        u1,
+        TxKind::Call(c.pair),
+        U256::ZERO,
+        swap(3 * 10u64.pow(18), false).into(),
+        300_000,
+    );
+    d.send_1559(
+        u2,
+        TxKind::Call(c.nft),
+        U256::ZERO,
+        INft::mintCall {
+            count: U256::from(3),
+        }
+        .abi_encode()
+        .into(),
+        700_000,
+    );
+    d.send(
+        None,
+        U256::ZERO,
+        contracts::token_creation(),
+        3_000_000,
+        json!({}),
+    );
     // Reverts: transfer more tokens than the sender has.
-    let too_much = IToken::transferCall { to: fresh(4), amount: U256::MAX }.abi_encode();
-    reverts.push(d.send_1559(u2, TxKind::Call(c.token_b), U256::ZERO, too_much.into(), 100_000));
+    let too_much = IToken::transferCall {
+        to: fresh(4),
+        amount: U256::MAX,
+    }
+    .abi_encode();
+    reverts.push(d.send_1559(
+        u2,
+        TxKind::Call(c.token_b),
+        U256::ZERO,
+        too_much.into(),
+        100_000,
+    ));
     d.flush();
     if geth {
         // A withdrawal (geth's dev API), to exercise post-block balance changes.
@@ -433,29 +689,107 @@ pub fn workload(d: &mut Driver<'_>, c: &mut Deployed) -> Vec<B256> {
     }
 
     // Block 2: compute and precompiles, self-destructs.
-    d.call(c.compute, ICompute::keccakLoopCall { rounds: U256::from(300) }.abi_encode(), 500_000);
-    d.call(c.compute, ICompute::memoryHeavyCall { words: U256::from(500) }.abi_encode(), 500_000);
-    d.call(c.compute, ICompute::arithLoopCall { rounds: U256::from(200) }.abi_encode(), 500_000);
-    d.call(c.compute, ICompute::storeLoopCall { slots: U256::from(4) }.abi_encode(), 500_000);
-    d.call(c.precompiles, IPrecompiles::ecrecoverLoopCall { n: U256::from(3) }.abi_encode(), 300_000);
-    d.call(c.precompiles, IPrecompiles::sha256LoopCall { n: U256::from(20) }.abi_encode(), 300_000);
-    d.call(c.precompiles, IPrecompiles::modexpCallCall { n: U256::from(3) }.abi_encode(), 300_000);
-    d.call(c.precompiles, IPrecompiles::pairingCall { n: U256::from(1) }.abi_encode(), 400_000);
+    d.call(
+        c.compute,
+        ICompute::keccakLoopCall {
+            rounds: U256::from(300),
+        }
+        .abi_encode(),
+        500_000,
+    );
+    d.call(
+        c.compute,
+        ICompute::memoryHeavyCall {
+            words: U256::from(500),
+        }
+        .abi_encode(),
+        500_000,
+    );
+    d.call(
+        c.compute,
+        ICompute::arithLoopCall {
+            rounds: U256::from(200),
+        }
+        .abi_encode(),
+        500_000,
+    );
+    d.call(
+        c.compute,
+        ICompute::storeLoopCall {
+            slots: U256::from(4),
+        }
+        .abi_encode(),
+        500_000,
+    );
     d.call(
         c.precompiles,
-        IPrecompiles::pointEvaluationCall { input: contracts::point_evaluation_input() }.abi_encode(),
+        IPrecompiles::ecrecoverLoopCall { n: U256::from(3) }.abi_encode(),
+        300_000,
+    );
+    d.call(
+        c.precompiles,
+        IPrecompiles::sha256LoopCall { n: U256::from(20) }.abi_encode(),
+        300_000,
+    );
+    d.call(
+        c.precompiles,
+        IPrecompiles::modexpCallCall { n: U256::from(3) }.abi_encode(),
+        300_000,
+    );
+    d.call(
+        c.precompiles,
+        IPrecompiles::pairingCall { n: U256::from(1) }.abi_encode(),
+        400_000,
+    );
+    d.call(
+        c.precompiles,
+        IPrecompiles::pointEvaluationCall {
+            input: contracts::point_evaluation_input(),
+        }
+        .abi_encode(),
         300_000,
     );
     // Precompiles called directly: BLS12-381 G1ADD of two points at infinity (Prague),
     // P256VERIFY of a bad signature (Osaka); before those forks, calls of empty accounts.
     d.call(Address::with_last_byte(0x0b), vec![0u8; 256], 100_000);
-    d.call(Address::left_padding_from(&[0x01, 0x00]), vec![0u8; 160], 100_000);
+    d.call(
+        Address::left_padding_from(&[0x01, 0x00]),
+        vec![0u8; 160],
+        100_000,
+    );
     // Calldata-heavy with no execution: EIP-7623's floor price decides the gas (Prague).
-    d.send(Some(fresh(5)), U256::ZERO, vec![0xab; 4000].into(), 300_000, json!({}));
+    d.send(
+        Some(fresh(5)),
+        U256::ZERO,
+        vec![0xab; 4000].into(),
+        300_000,
+        json!({}),
+    );
     // Out of gas: fails, all gas used.
-    reverts.push(d.call(c.compute, ICompute::keccakLoopCall { rounds: U256::from(10_000) }.abi_encode(), 60_000));
-    let sd = d.send(None, U256::from(10u64.pow(16)), hex::decode(SELFDESTRUCT_INIT).unwrap().into(), 200_000, json!({}));
-    d.send(None, U256::from(10u64.pow(16)), hex::decode(DESTROY_IN_CONSTRUCTOR).unwrap().into(), 200_000, json!({}));
+    reverts.push(
+        d.call(
+            c.compute,
+            ICompute::keccakLoopCall {
+                rounds: U256::from(10_000),
+            }
+            .abi_encode(),
+            60_000,
+        ),
+    );
+    let sd = d.send(
+        None,
+        U256::from(10u64.pow(16)),
+        hex::decode(SELFDESTRUCT_INIT).unwrap().into(),
+        200_000,
+        json!({}),
+    );
+    d.send(
+        None,
+        U256::from(10u64.pow(16)),
+        hex::decode(DESTROY_IN_CONSTRUCTOR).unwrap().into(),
+        200_000,
+        json!({}),
+    );
     let r = d.flush();
     let destructible = Driver::created(&r, sd);
 
@@ -464,7 +798,11 @@ pub fn workload(d: &mut Driver<'_>, c: &mut Deployed) -> Vec<B256> {
     d.call(destructible, Vec::new(), 100_000);
     let prague = d.prague();
     if prague {
-        let auth = Authorization { chain_id: U256::from(d.chain_id), address: c.compute, nonce: u1.nonce + 1 };
+        let auth = Authorization {
+            chain_id: U256::from(d.chain_id),
+            address: c.compute,
+            nonce: u1.nonce + 1,
+        };
         let sig = u1.signer.sign_hash_sync(&auth.signature_hash()).unwrap();
         let tx = TxEip7702 {
             chain_id: d.chain_id,
@@ -483,20 +821,57 @@ pub fn workload(d: &mut Driver<'_>, c: &mut Deployed) -> Vec<B256> {
         d.send_raw(tx.into_signed(sig).into());
     }
     for (u, to) in [(&mut *u0, a2), (&mut *u2, a1)] {
-        let data = IToken::transferCall { to, amount: U256::from(10u64.pow(17)) }.abi_encode();
+        let data = IToken::transferCall {
+            to,
+            amount: U256::from(10u64.pow(17)),
+        }
+        .abi_encode();
         d.send_1559(u, TxKind::Call(c.token_a), U256::ZERO, data.into(), 100_000);
     }
-    d.send_1559(u0, TxKind::Call(c.pair), U256::ZERO, swap(2 * 10u64.pow(18), true).into(), 300_000);
+    d.send_1559(
+        u0,
+        TxKind::Call(c.pair),
+        U256::ZERO,
+        swap(2 * 10u64.pow(18), true).into(),
+        300_000,
+    );
     d.flush();
 
     if prague {
         // Block 4: call the delegated account (Compute's code in u1's storage), pay it.
-        d.call(a1, ICompute::storeLoopCall { slots: U256::from(2) }.abi_encode(), 300_000);
-        d.call(a1, ICompute::keccakLoopCall { rounds: U256::from(10) }.abi_encode(), 300_000);
+        d.call(
+            a1,
+            ICompute::storeLoopCall {
+                slots: U256::from(2),
+            }
+            .abi_encode(),
+            300_000,
+        );
+        d.call(
+            a1,
+            ICompute::keccakLoopCall {
+                rounds: U256::from(10),
+            }
+            .abi_encode(),
+            300_000,
+        );
         // Compute has no payable fallback: paying the delegated account reverts.
-        reverts.push(d.send_1559(u2, TxKind::Call(a1), U256::from(5u64), Bytes::new(), 100_000));
+        reverts.push(d.send_1559(
+            u2,
+            TxKind::Call(a1),
+            U256::from(5u64),
+            Bytes::new(),
+            100_000,
+        ));
     } else {
-        d.call(c.compute, ICompute::storeLoopCall { slots: U256::from(2) }.abi_encode(), 300_000);
+        d.call(
+            c.compute,
+            ICompute::storeLoopCall {
+                slots: U256::from(2),
+            }
+            .abi_encode(),
+            300_000,
+        );
     }
     d.flush();
     reverts
@@ -517,14 +892,21 @@ pub fn replay_and_verify(dump: &Dump) {
     let replay = Replay::new(dump).expect("the dump prepares for replay");
     let (_, seq) = replay.run_sequential(true);
     let seq = seq.unwrap_or_else(|e| panic!("sequential replay (recovering senders): {e}"));
-    replay.verify_sequential(&seq).unwrap_or_else(|d| panic!("sequential replay diverges: {d}"));
+    replay
+        .verify_sequential(&seq)
+        .unwrap_or_else(|d| panic!("sequential replay diverges: {d}"));
     for batch in [1, dump.blocks.len()] {
         for scheduler in SchedulerKind::ALL {
-            let config = RunConfig { threads: 2, batch, scheduler, recover_senders: false };
+            let config = RunConfig {
+                threads: 2,
+                batch,
+                scheduler,
+                recover_senders: false,
+            };
             let (_, outputs) = replay.run_parallel(&config);
-            replay
-                .verify_all(&outputs)
-                .unwrap_or_else(|d| panic!("replay at 2 threads, batch {batch}, {scheduler} diverges: {d}"));
+            replay.verify_all(&outputs).unwrap_or_else(|d| {
+                panic!("replay at 2 threads, batch {batch}, {scheduler} diverges: {d}")
+            });
         }
     }
 }
@@ -540,12 +922,22 @@ pub fn check_final_state(dump: &Dump, rpc: &RpcClient) {
         .accounts
         .iter()
         .map(|a| {
-            let v = a.state.map(|s| (s.balance, s.nonce, codes.get(&s.code_hash).cloned().unwrap_or_default()));
+            let v = a.state.map(|s| {
+                (
+                    s.balance,
+                    s.nonce,
+                    codes.get(&s.code_hash).cloned().unwrap_or_default(),
+                )
+            });
             (a.address, v.unwrap_or_default())
         })
         .collect();
-    let mut slots: BTreeMap<(Address, U256), U256> =
-        dump.segments[0].pre_state.storage.iter().map(|s| ((s.address, s.slot), s.value)).collect();
+    let mut slots: BTreeMap<(Address, U256), U256> = dump.segments[0]
+        .pre_state
+        .storage
+        .iter()
+        .map(|s| ((s.address, s.slot), s.value))
+        .collect();
     for bal in &dump.access_lists {
         for a in bal.iter() {
             let acc = accounts.entry(a.address).or_default();
@@ -566,10 +958,15 @@ pub fn check_final_state(dump: &Dump, rpc: &RpcClient) {
         }
     }
     let tag = format!("{:#x}", dump.blocks.last().unwrap().number());
-    let u = |v: Value| U256::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    let u =
+        |v: Value| U256::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
     for (address, (balance, nonce, code)) in &accounts {
-        let node_balance = u(rpc.call_value("eth_getBalance", json!([address, tag])).unwrap());
-        let node_nonce = u(rpc.call_value("eth_getTransactionCount", json!([address, tag])).unwrap());
+        let node_balance = u(rpc
+            .call_value("eth_getBalance", json!([address, tag]))
+            .unwrap());
+        let node_nonce = u(rpc
+            .call_value("eth_getTransactionCount", json!([address, tag]))
+            .unwrap());
         let node_code: Bytes = rpc.call("eth_getCode", json!([address, tag])).unwrap();
         assert_eq!(
             (node_balance, node_nonce.to::<u64>(), &node_code),
@@ -578,8 +975,14 @@ pub fn check_final_state(dump: &Dump, rpc: &RpcClient) {
         );
     }
     for ((address, slot), value) in &slots {
-        let node = u(rpc.call_value("eth_getStorageAt", json!([address, B256::from(*slot), tag])).unwrap());
+        let node = u(rpc
+            .call_value("eth_getStorageAt", json!([address, B256::from(*slot), tag]))
+            .unwrap());
         assert_eq!(node, *value, "slot {slot:#x} of {address} at block {tag}");
     }
-    eprintln!("end state matches the node: {} accounts, {} slots", accounts.len(), slots.len());
+    eprintln!(
+        "end state matches the node: {} accounts, {} slots",
+        accounts.len(),
+        slots.len()
+    );
 }
