@@ -13,8 +13,6 @@
 //! Files are written to a temporary name and renamed into place, so an interrupted write
 //! never leaves a file that looks whole.
 
-#![warn(missing_docs)]
-
 mod chain;
 mod error;
 pub mod format;
@@ -309,3 +307,7 @@ impl Dump {
         DumpSummary::of(self)
     }
 }
+
+// Dev-dependencies used only by the integration tests in `tests/`.
+#[cfg(test)]
+use {gigagas_workload as _, tempfile as _};

@@ -7,8 +7,6 @@
 //! verified afterwards ([`Replay::verify_all`]): gas and status against the receipts,
 //! writes against the access list.
 
-#![warn(missing_docs)]
-
 pub mod bench;
 pub mod exec;
 pub mod plan;
@@ -29,3 +27,7 @@ pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, SchedulerKind};
 pub use stats::{Metrics, Summary};
 pub use verify::{AccountWrites, Divergence, ExpectedWrites, ItemOutcome};
 pub use view::BalView;
+
+// Dev-dependencies used only by the integration tests in `tests/`.
+#[cfg(test)]
+use {alloy_eip7928 as _, gigagas_workload as _};

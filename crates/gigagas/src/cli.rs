@@ -14,13 +14,13 @@ use std::{
 };
 
 /// The default dump, relative to a checkout: 42 real mainnet blocks (Frontier to Cancun).
-pub const DEFAULT_DUMP: &str = "dumps/mainnet.gigagas";
+pub(crate) const DEFAULT_DUMP: &str = "dumps/mainnet.gigagas";
 
 /// The dump a command was given, or else the default one, found at run time: in the
 /// checkout around the current folder (the current folder and its parents), then beside the
 /// executable (and its parents, which covers `target/release/gigagas`), then in the source
 /// tree this binary was built from.
-pub fn dump_or_default(given: Option<PathBuf>) -> Result<PathBuf> {
+pub(crate) fn dump_or_default(given: Option<PathBuf>) -> Result<PathBuf> {
     if let Some(path) = given {
         return Ok(path);
     }
@@ -187,7 +187,7 @@ fn parse_fork(s: &str) -> Result<EthereumHardfork, String> {
 }
 
 /// Entry point: run the command, print one error line on failure.
-pub fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     exit_quietly_on_closed_pipe();
     let cli = Cli::parse();
     match run(cli) {
@@ -272,7 +272,7 @@ fn exit_quietly_on_closed_pipe() {
 }
 
 /// The line that reports a written dump: file, blocks, transactions, gas, size, checksum, time.
-pub fn written(
+pub(crate) fn written(
     path: &Path,
     dump: &gigagas_dump::Dump,
     info: &gigagas_dump::DumpFileInfo,

@@ -19,7 +19,7 @@ use std::{
 ///
 /// Example (a local anvil): gigagas dump --rpc http://127.0.0.1:8545 --from 1 --to 20 -o dumps/anvil.gigagas
 #[derive(clap::Args, Debug)]
-pub struct DumpArgs {
+pub(crate) struct DumpArgs {
     /// JSON-RPC URL of the node (http:// or https://). The node must serve state at FROM-1
     /// (an archive node for old ranges).
     #[arg(long)]
@@ -69,7 +69,7 @@ fn parse_fork(s: &str) -> Result<EthereumHardfork, String> {
 }
 
 /// Run `gigagas dump`.
-pub fn run(args: DumpArgs) -> Result<()> {
+pub(crate) fn run(args: DumpArgs) -> Result<()> {
     let start = Instant::now();
     let opts = DumpOptions {
         fork: args.fork,

@@ -10,7 +10,7 @@ use std::{
 
 /// Arguments of `gigagas import`.
 #[derive(clap::Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     #[command(subcommand)]
     source: ImportSource,
 }
@@ -75,7 +75,7 @@ enum ImportSource {
 }
 
 /// Run `gigagas import`.
-pub fn run(args: ImportArgs) -> Result<()> {
+pub(crate) fn run(args: ImportArgs) -> Result<()> {
     match args.source {
         ImportSource::BlockchainTest {
             input,

@@ -7,8 +7,6 @@ use gigagas_report::{SweepConfig, SweepOptions, folder, machine, run_sweep, simu
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 
-/// The embedded default dump in a checkout.
-
 /// Arguments of `gigagas sweep`.
 ///
 /// Runs every grid point of a sweep config (`bench-configs/*.toml`, format in
@@ -18,7 +16,7 @@ use std::path::PathBuf;
 ///
 /// Example: gigagas sweep bench-configs/schedulers.toml --note "idle 16-core desktop"
 #[derive(Debug, clap::Args)]
-pub struct SweepArgs {
+pub(crate) struct SweepArgs {
     /// The sweep config (TOML). Dump paths in it are relative to its folder.
     pub config: PathBuf,
     /// Root of the results folders.
@@ -46,7 +44,7 @@ pub struct SweepArgs {
 /// with a row per machine and grid point; `--out DIR` also writes the merged table, CSV
 /// and plots there.
 #[derive(Debug, clap::Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Results folders (each holding a results.json).
     #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
@@ -67,7 +65,7 @@ pub struct ReportArgs {
 ///
 /// Example: gigagas simulate --threads 16,64,192 --batch 1,50 --scheduler all
 #[derive(Debug, clap::Args)]
-pub struct SimulateArgs {
+pub(crate) struct SimulateArgs {
     /// The dump (default: the embedded mainnet-like dump).
     pub dump: Option<PathBuf>,
     /// Virtual worker counts to project.
@@ -136,7 +134,7 @@ impl gigagas_report::Progress for Bar {
 }
 
 /// `gigagas sweep CONFIG`.
-pub fn sweep(args: SweepArgs) -> Result<()> {
+pub(crate) fn sweep(args: SweepArgs) -> Result<()> {
     let mut sweep = SweepConfig::load(&args.config)?;
     if let Some(w) = args.warmup {
         sweep.config.warmup = w;
@@ -205,7 +203,7 @@ pub fn sweep(args: SweepArgs) -> Result<()> {
 }
 
 /// `gigagas report DIR...`.
-pub fn report(args: ReportArgs) -> Result<()> {
+pub(crate) fn report(args: ReportArgs) -> Result<()> {
     match (&args.dirs[..], &args.out) {
         ([dir], None) => {
             let results = folder::render_dir(dir)?;
@@ -240,7 +238,7 @@ pub fn report(args: ReportArgs) -> Result<()> {
 }
 
 /// `gigagas simulate [DUMP]`.
-pub fn simulate(args: SimulateArgs) -> Result<()> {
+pub(crate) fn simulate(args: SimulateArgs) -> Result<()> {
     let path = crate::cli::dump_or_default(args.dump.clone())?;
     let mut schedulers = Vec::new();
     for s in &args.scheduler {

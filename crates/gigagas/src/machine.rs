@@ -4,7 +4,7 @@ use serde::Serialize;
 
 /// Machine and build facts for reproducibility.
 #[derive(Debug, Clone, Serialize)]
-pub struct MachineInfo {
+pub(crate) struct MachineInfo {
     /// CPU model name.
     pub cpu: String,
     /// Logical cores available to this process.
@@ -19,7 +19,7 @@ pub struct MachineInfo {
 
 impl MachineInfo {
     /// Read the facts of this machine.
-    pub fn detect() -> Self {
+    pub(crate) fn detect() -> Self {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu = cpuinfo
             .lines()

@@ -9,3 +9,7 @@ mod machine;
 fn main() -> std::process::ExitCode {
     cli::main()
 }
+
+// Dev-dependencies used only by the integration tests in `tests/`.
+#[cfg(test)]
+use tempfile as _;

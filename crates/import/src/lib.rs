@@ -14,8 +14,6 @@
 //! [`snapshot`] imports offline mainnet block snapshots (block, pre-state, block hashes per
 //! folder) into one dump of independent segments, checked against each block's header.
 
-#![warn(missing_docs)]
-
 mod batch;
 mod error;
 pub mod fixture;
@@ -32,3 +30,7 @@ pub use error::{ImportError, Location, Mismatch};
 pub use fixture::{BlockchainTest, FixtureFile};
 pub use import::{ImportStats, SOURCE, import_test};
 pub use snapshot::{BlockReport, ImportedBlock, SnapshotError, SnapshotImport, import_snapshots};
+
+// Dev-dependencies used only by the integration tests in `tests/`.
+#[cfg(test)]
+use {gigagas_executor as _, tempfile as _};

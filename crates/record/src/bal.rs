@@ -92,7 +92,9 @@ pub fn first_difference(
             );
         }
         let keyed = |v: Vec<(u64, String)>| -> BTreeMap<u64, String> { v.into_iter().collect() };
-        let checks: [(&str, BTreeMap<u64, String>, BTreeMap<u64, String>); 3] = [
+        // (field, fixture's value per index, revm's value per index)
+        type PerIndex = BTreeMap<u64, String>;
+        let checks: [(&str, PerIndex, PerIndex); 3] = [
             (
                 "postBalance",
                 keyed(

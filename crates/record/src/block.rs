@@ -247,6 +247,15 @@ pub struct BlockRecorder<'s, DB: alloy_evm::Database> {
     transactions: u64,
 }
 
+impl<DB: alloy_evm::Database> std::fmt::Debug for BlockRecorder<'_, DB> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockRecorder")
+            .field("block", &self.header.number)
+            .field("transactions", &self.transactions)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
     /// Start a block: set up its EVM and run the pre-block system calls (index 0).
     pub fn start(

@@ -8,8 +8,6 @@
 //! the pre-state the access lists touch ([`touched_pre_state`]). [`ChainSpec`] holds the
 //! fork rules; the executor uses it too.
 
-#![warn(missing_docs)]
-
 pub mod bal;
 pub mod block;
 pub mod prestate;

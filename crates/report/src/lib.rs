@@ -18,8 +18,6 @@
 //!   workers in each scheduler's order, validated against measured runs.
 //! - [`machine`]: CPU, cores, memory, OS, rustc and commit of the measuring machine.
 
-#![warn(missing_docs)]
-
 pub mod config;
 pub mod error;
 pub mod folder;
@@ -37,3 +35,7 @@ pub use machine::MachineInfo;
 pub use results::{DumpRecord, Mode, ResultRow, SweepResults};
 pub use simulate::{ItemProfile, Projection, SimulationReport, Validation};
 pub use sweep::{Progress, SweepOptions, run_sweep};
+
+// Dev-dependencies used only by the integration tests in `tests/`.
+#[cfg(test)]
+use {alloy_hardforks as _, gigagas_workload as _};

@@ -22,8 +22,6 @@
 //! uninterrupted one; calls that fail in transport are retried with exponential back-off
 //! ([`ClientConfig`]) and then fail with one error naming the call.
 
-#![warn(missing_docs)]
-
 pub mod chain;
 mod client;
 pub mod convert;
@@ -35,3 +33,10 @@ pub mod state;
 pub use client::{ClientConfig, RpcClient, display_url};
 pub use dumper::{DumpOptions, Progress, dump_from_rpc, dump_to_file, partial_dir_for};
 pub use error::RpcDumpError;
+
+// Dev-dependencies used only by the integration tests in `tests/`.
+#[cfg(test)]
+use {
+    alloy_signer as _, alloy_signer_local as _, alloy_sol_types as _, gigagas_executor as _,
+    gigagas_workload as _, tempfile as _,
+};

@@ -85,9 +85,9 @@ pub enum GenerateError {
 }
 
 /// Chain id of generated chains.
-pub const CHAIN_ID: u64 = 7928;
+pub(crate) const CHAIN_ID: u64 = 7928;
 /// Number of the first generated block (high enough to have 256 predecessors).
-pub const FIRST_BLOCK: u64 = 1_000_000;
+pub(crate) const FIRST_BLOCK: u64 = 1_000_000;
 /// Timestamp of the first generated block.
 const FIRST_TIMESTAMP: u64 = 1_760_000_000;
 const COINBASE: Address = Address::new([0xc0; 20]);

@@ -12,8 +12,6 @@
 //!
 //! Generation is deterministic: the same [`GeneratorConfig`] gives a byte-identical dump.
 
-#![warn(missing_docs)]
-
 pub mod contracts;
 mod generator;
 mod profile;

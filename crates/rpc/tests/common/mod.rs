@@ -31,7 +31,7 @@ use std::{
 
 /// Which node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Anvil,
     Geth,
 }
@@ -49,7 +49,7 @@ fn on_path(name: &str) -> Option<PathBuf> {
 }
 
 /// Where the node binary is, or `None` (after failing in CI or printing why it is skipped).
-pub fn binary(kind: Kind) -> Option<PathBuf> {
+pub(crate) fn binary(kind: Kind) -> Option<PathBuf> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_default();
@@ -95,7 +95,7 @@ pub fn binary(kind: Kind) -> Option<PathBuf> {
 }
 
 /// A free TCP port on 127.0.0.1.
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .expect("bind 127.0.0.1:0")
         .local_addr()
@@ -104,7 +104,7 @@ pub fn free_port() -> u16 {
 }
 
 /// A running node, killed on drop.
-pub struct Node {
+pub(crate) struct Node {
     pub kind: Kind,
     pub url: String,
     child: Child,
@@ -123,12 +123,12 @@ impl Node {
     /// Start a node (anvil with on-demand mining and Prague rules; geth --dev with 1 s
     /// blocks and the `dev` API for withdrawals) on 127.0.0.1; `None` if the binary is
     /// missing outside CI.
-    pub fn start(kind: Kind) -> Option<Node> {
+    pub(crate) fn start(kind: Kind) -> Option<Node> {
         Self::start_with(kind, "prague")
     }
 
     /// Like [`Node::start`], with anvil's `--hardfork` (geth --dev runs its own latest fork).
-    pub fn start_with(kind: Kind, anvil_fork: &str) -> Option<Node> {
+    pub(crate) fn start_with(kind: Kind, anvil_fork: &str) -> Option<Node> {
         let bin = binary(kind)?;
         for _attempt in 0..3 {
             let dir = tempfile::tempdir().expect("temp dir");
@@ -208,7 +208,7 @@ impl Node {
         panic!("{kind:?} did not start in three attempts");
     }
 
-    pub fn client(&self) -> RpcClient {
+    pub(crate) fn client(&self) -> RpcClient {
         RpcClient::new(
             &self.url,
             ClientConfig {
@@ -229,7 +229,7 @@ fn tail(s: &str, n: usize) -> &str {
 }
 
 /// Client settings for polling.
-pub fn quick() -> ClientConfig {
+pub(crate) fn quick() -> ClientConfig {
     ClientConfig {
         timeout: Duration::from_secs(5),
         retries: 0,
@@ -247,7 +247,7 @@ fn parse_u64(v: &Value) -> u64 {
 }
 
 /// A local key that signs raw transactions.
-pub struct User {
+pub(crate) struct User {
     pub signer: PrivateKeySigner,
     pub address: Address,
     pub nonce: u64,
@@ -265,7 +265,7 @@ impl User {
 }
 
 /// Drives a node: sends transactions, mines, waits for receipts.
-pub struct Driver<'a> {
+pub(crate) struct Driver<'a> {
     pub node: &'a Node,
     pub rpc: RpcClient,
     pub dev: Address,
@@ -277,7 +277,7 @@ pub struct Driver<'a> {
 const GWEI: u128 = 1_000_000_000;
 
 impl<'a> Driver<'a> {
-    pub fn new(node: &'a Node) -> Self {
+    pub(crate) fn new(node: &'a Node) -> Self {
         let rpc = node.client();
         let accounts: Vec<Address> = rpc.call("eth_accounts", json!([])).unwrap();
         let chain_id = parse_u64(&rpc.call_value("eth_chainId", json!([])).unwrap());
@@ -292,7 +292,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Whether the chain runs Prague or later (EIP-7702 available).
-    pub fn prague(&self) -> bool {
+    pub(crate) fn prague(&self) -> bool {
         let b = self
             .rpc
             .call_value("eth_getBlockByNumber", json!(["latest", false]))
@@ -300,12 +300,12 @@ impl<'a> Driver<'a> {
         b.get("requestsHash").is_some_and(|h| !h.is_null())
     }
 
-    pub fn block_number(&self) -> u64 {
+    pub(crate) fn block_number(&self) -> u64 {
         parse_u64(&self.rpc.call_value("eth_blockNumber", json!([])).unwrap())
     }
 
     /// `eth_sendTransaction` from the dev account with an explicit gas limit.
-    pub fn send(
+    pub(crate) fn send(
         &mut self,
         to: Option<Address>,
         value: U256,
@@ -330,12 +330,12 @@ impl<'a> Driver<'a> {
         h
     }
 
-    pub fn call(&mut self, to: Address, data: Vec<u8>, gas: u64) -> B256 {
+    pub(crate) fn call(&mut self, to: Address, data: Vec<u8>, gas: u64) -> B256 {
         self.send(Some(to), U256::ZERO, data.into(), gas, json!({}))
     }
 
     /// Send a signed transaction.
-    pub fn send_raw(&mut self, tx: TxEnvelope) -> B256 {
+    pub(crate) fn send_raw(&mut self, tx: TxEnvelope) -> B256 {
         let raw = Bytes::from(tx.encoded_2718());
         let h: B256 = self
             .rpc
@@ -346,7 +346,7 @@ impl<'a> Driver<'a> {
     }
 
     /// A signed EIP-1559 transaction from a local key.
-    pub fn send_1559(
+    pub(crate) fn send_1559(
         &mut self,
         user: &mut User,
         to: TxKind,
@@ -371,7 +371,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Mine until every pending transaction has a receipt.
-    pub fn flush(&mut self) -> Vec<Value> {
+    pub(crate) fn flush(&mut self) -> Vec<Value> {
         let start = Instant::now();
         let mut got = Vec::new();
         let mut waiting = std::mem::take(&mut self.pending);
@@ -414,7 +414,7 @@ impl<'a> Driver<'a> {
 }
 
 /// Addresses of the deployed contracts.
-pub struct Deployed {
+pub(crate) struct Deployed {
     pub token_a: Address,
     pub token_b: Address,
     pub pair: Address,
@@ -425,12 +425,12 @@ pub struct Deployed {
 }
 
 /// `PUSH2 0x33ff PUSH1 0 MSTORE PUSH1 2 PUSH1 30 RETURN`: deploys runtime `CALLER SELFDESTRUCT`.
-pub const SELFDESTRUCT_INIT: &str = "6133ff6000526002601ef3";
+pub(crate) const SELFDESTRUCT_INIT: &str = "6133ff6000526002601ef3";
 /// `CALLER SELFDESTRUCT` as init code: created and destroyed in one transaction.
-pub const DESTROY_IN_CONSTRUCTOR: &str = "33ff";
+pub(crate) const DESTROY_IN_CONSTRUCTOR: &str = "33ff";
 
 /// Deploy and initialise the contracts, fund three local keys. Runs before the dumped range.
-pub fn setup(d: &mut Driver<'_>) -> Deployed {
+pub(crate) fn setup(d: &mut Driver<'_>) -> Deployed {
     let ta = d.send(
         None,
         U256::ZERO,
@@ -564,7 +564,7 @@ pub fn setup(d: &mut Driver<'_>) -> Deployed {
 
 /// The dumped range: a realistic mix over several blocks. Returns the hashes of the
 /// transactions that must revert.
-pub fn workload(d: &mut Driver<'_>, c: &mut Deployed) -> Vec<B256> {
+pub(crate) fn workload(d: &mut Driver<'_>, c: &mut Deployed) -> Vec<B256> {
     let mut reverts = Vec::new();
     let fresh = |i: u64| Address::from_word(keccak256(format!("fresh-{i}").as_bytes()));
     let geth = d.node.kind == Kind::Geth;
@@ -878,7 +878,7 @@ pub fn workload(d: &mut Driver<'_>, c: &mut Deployed) -> Vec<B256> {
 }
 
 /// Every receipt of the range succeeded except the expected reverts.
-pub fn check_statuses(d: &Driver<'_>, first_range_receipt: usize, reverts: &[B256]) {
+pub(crate) fn check_statuses(d: &Driver<'_>, first_range_receipt: usize, reverts: &[B256]) {
     for r in &d.receipts[first_range_receipt..] {
         let h: B256 = serde_json::from_value(r["transactionHash"].clone()).unwrap();
         let expect = if reverts.contains(&h) { "0x0" } else { "0x1" };
@@ -888,7 +888,7 @@ pub fn check_statuses(d: &Driver<'_>, first_range_receipt: usize, reverts: &[B25
 
 /// Replay a dump with gigagas-executor: sequential, then 2 threads with every scheduler
 /// (batch 1 and all blocks in one batch), all verified; and once recovering senders.
-pub fn replay_and_verify(dump: &Dump) {
+pub(crate) fn replay_and_verify(dump: &Dump) {
     let replay = Replay::new(dump).expect("the dump prepares for replay");
     let (_, seq) = replay.run_sequential(true);
     let seq = seq.unwrap_or_else(|e| panic!("sequential replay (recovering senders): {e}"));
@@ -914,7 +914,7 @@ pub fn replay_and_verify(dump: &Dump) {
 /// The dump's end state (pre-state advanced by every block access list's last writes)
 /// equals the node's state at the last block, for every account and slot the lists name:
 /// a check of every write revm made, not only of gas and status.
-pub fn check_final_state(dump: &Dump, rpc: &RpcClient) {
+pub(crate) fn check_final_state(dump: &Dump, rpc: &RpcClient) {
     use std::collections::BTreeMap;
     let codes: BTreeMap<B256, Bytes> = dump.segments[0].pre_state.codes.iter().cloned().collect();
     let mut accounts: BTreeMap<Address, (U256, u64, Bytes)> = dump.segments[0]
