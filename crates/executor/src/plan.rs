@@ -139,12 +139,16 @@ pub struct Replay {
 }
 
 impl Replay {
-    /// Prepare a dump: build the pre-state store, convert the access lists, build envs,
-    /// and — when an access list names the point-evaluation precompile — load the KZG
-    /// trusted setup so no timed run pays for it (seconds; dumps that never call it skip it).
+    /// Prepare a dump: build the pre-state store, convert the access lists, build envs.
+    ///
+    /// The point-evaluation precompile runs on the setup-free verifier
+    /// ([`gigagas_record::install_kzg_verifier`], installed here for the whole process), so
+    /// nothing needs loading. Only if revm's crypto provider was fixed before (a precompile
+    /// ran earlier in the process) and an access list names the precompile is c-kzg's
+    /// trusted setup loaded here, so that no timed run pays for it.
     pub fn new(dump: &Dump) -> Result<Self, PrepareError> {
         let spec = ChainSpec::from_config(&dump.meta.chain).map_err(PrepareError::Chain)?;
-        if calls_point_evaluation(dump, &spec) {
+        if !gigagas_record::install_kzg_verifier() && calls_point_evaluation(dump, &spec) {
             warm_up_kzg();
         }
         let mut segments = Vec::with_capacity(dump.segments.len());
@@ -254,8 +258,9 @@ pub fn calls_point_evaluation(dump: &Dump, spec: &ChainSpec) -> bool {
         })
 }
 
-/// Load the KZG trusted setup (done lazily by the point-evaluation precompile, taking
-/// seconds) by verifying one known-valid proof.
+/// Load c-kzg's trusted setup (done lazily by revm's default point-evaluation verifier,
+/// taking seconds) by verifying one known-valid proof. Not needed once
+/// [`gigagas_record::install_kzg_verifier`] is in place.
 pub fn warm_up_kzg() {
     use alloy_primitives::hex;
     use revm::precompile::kzg_point_evaluation;

@@ -263,6 +263,7 @@ impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
         spec: &'s ChainSpec,
         input: BlockInput<'s>,
     ) -> Result<Self, RecordError> {
+        crate::install_kzg_verifier();
         let evm = EthEvmFactory::default().create_evm(state, spec.evm_env(input.header));
         let mut executor = EthBlockExecutor::new(
             evm,

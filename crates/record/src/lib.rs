@@ -10,6 +10,7 @@
 
 pub mod bal;
 pub mod block;
+pub mod kzg;
 pub mod prestate;
 pub mod spec;
 
@@ -18,5 +19,6 @@ pub use block::{
     BlockInput, BlockRecorder, HeaderMismatch, RecordError, RecordStage, RecordedBlock,
     execution_ctx, pay_headerless_ommer_share, record_block,
 };
+pub use kzg::install_kzg_verifier;
 pub use prestate::{Touched, touched_pre_state};
 pub use spec::ChainSpec;
