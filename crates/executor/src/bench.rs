@@ -2,7 +2,7 @@
 
 use crate::{
     ItemKind,
-    plan::Replay,
+    replay::Replay,
     run::RunConfig,
     stats::{Metrics, Summary},
     verify::Divergence,

@@ -1,7 +1,7 @@
 //! Executing one work item on its [`BalView`], and the sequential baseline.
 
 use crate::{
-    plan::{ItemKind, Replay, ReplayBlock, WorkItem},
+    replay::{ItemKind, Replay, ReplayBlock, WorkItem},
     view::BalView,
 };
 use alloy_evm::{

@@ -6,11 +6,28 @@
 //! them. Blocks can be merged into mega-blocks ([`RunConfig::batch`]). Every run is
 //! verified afterwards ([`Replay::verify_all`]): gas and status against the receipts,
 //! writes against the access list.
+//!
+//! # Where things live
+//!
+//! [`Replay`] (module [`replay`]) is the dump prepared once: its blocks with their views'
+//! base state, access lists, envs and expected writes, and the flat list of [`WorkItem`]s.
+//! Its methods are grouped by stage, one module each, in the order a run uses them:
+//!
+//! | module | what it adds to `Replay` |
+//! |---|---|
+//! | [`exec`] | executing one item on its [`BalView`] ([`ItemExecutor`], one EVM per worker), and the sequential baseline |
+//! | [`run`] | timed runs: the worker pool over the scheduler's order, mega-blocks, the sequential run |
+//! | [`verify`] | comparing every item's gas, status and writes with the receipts and the [`ExpectedWrites`] |
+//! | [`bench`] | warm-up and measured repeats, each verified, into [`Metrics`] |
+//!
+//! Dependencies between them point one way: `replay` → `prestate`, `expected`; `exec` →
+//! `replay`, `view`; `run` → `exec`; `verify` → `exec`, `expected`; `bench` → `run`, `verify`.
 
 pub mod bench;
 pub mod exec;
-pub mod plan;
+pub mod expected;
 pub mod prestate;
+pub mod replay;
 pub mod run;
 pub mod schedule;
 pub mod stats;
@@ -18,14 +35,15 @@ pub mod verify;
 pub mod view;
 
 pub use bench::Repetition;
-pub use exec::{ExecError, ItemOutput};
+pub use exec::{ExecError, ItemExecutor, ItemOutput};
+pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_record::ChainSpec;
-pub use plan::{ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
 pub use prestate::{PreStateDb, StateError};
+pub use replay::{ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
 pub use run::{RunConfig, RunOutputs, RunTimings};
 pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, SchedulerKind};
 pub use stats::{Metrics, Summary};
-pub use verify::{AccountWrites, Divergence, ExpectedWrites, ItemOutcome};
+pub use verify::{Divergence, ItemOutcome};
 pub use view::BalView;
 
 // Dev-dependencies used only by the integration tests in `tests/`.

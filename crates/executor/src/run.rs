@@ -2,7 +2,7 @@
 
 use crate::{
     exec::{ExecError, ItemExecutor, ItemOutput},
-    plan::Replay,
+    replay::Replay,
     schedule::SchedulerKind,
 };
 use std::{
@@ -44,91 +44,132 @@ pub struct RunTimings {
 /// Outputs of every item of a run, for verification.
 pub type RunOutputs = Vec<Result<ItemOutput, ExecError>>;
 
+/// What one worker hands back: its busy time and, per item it ran, `(index, ns, output)`.
+type WorkerResult = (u64, Vec<(u32, u64, Result<ItemOutput, ExecError>)>);
+
+/// The state the coordinator and the workers of one run share.
+///
+/// # Barrier protocol
+///
+/// One [`Barrier`] of `threads + 1` parties (the workers and the coordinator) is passed
+/// `2 + batches` times per run:
+/// 1. *ready*: every worker has allocated its output buffer and its [`ItemExecutor`]; the
+///    coordinator starts the clock after it (spawning is outside the timed window);
+/// 2. *start*: the coordinator has computed every batch's order (inside the window: a
+///    scheduler's cost is part of what is measured) and published it in `orders`;
+/// 3. then one pass per batch: a worker leaves batch `b` when the shared cursor runs past
+///    its order, and waits; when all have arrived, batch `b` is over (its wall time is
+///    taken) and batch `b + 1` starts — a mega-block is one batch, so blocks within it
+///    overlap, while batches never do.
+struct Shared<'r> {
+    replay: &'r Replay,
+    config: &'r RunConfig,
+    /// Item ranges of the batches.
+    batches: &'r [std::ops::Range<usize>],
+    /// Per batch, the next position in its order to hand out.
+    cursors: &'r [AtomicUsize],
+    /// Per batch, item positions (relative to the batch start) in the scheduler's order.
+    orders: &'r OnceLock<Vec<Vec<u32>>>,
+    barrier: &'r Barrier,
+}
+
+impl Shared<'_> {
+    /// One worker: list scheduling over the shared cursors, following the barrier
+    /// protocol above. Every item's output is kept for verification after the run.
+    fn worker(&self) -> WorkerResult {
+        let replay = self.replay;
+        // Room for every item, so recording one never reallocates in the timed window.
+        let mut done = Vec::with_capacity(replay.items.len());
+        let mut busy = 0u64;
+        let mut executor = ItemExecutor::new();
+        self.barrier.wait(); // 1. ready
+        self.barrier.wait(); // 2. orders published, batch 0 starts
+        let orders = self
+            .orders
+            .get()
+            .expect("orders are published before the start barrier");
+        for (b, range) in self.batches.iter().enumerate() {
+            let order = &orders[b];
+            loop {
+                let k = self.cursors[b].fetch_add(1, Ordering::Relaxed);
+                let Some(&pos) = order.get(k) else { break };
+                let index = range.start + pos as usize;
+                let start = Instant::now();
+                let out = replay.execute_item_with(
+                    &mut executor,
+                    &replay.items[index],
+                    self.config.recover_senders,
+                );
+                let ns = start.elapsed().as_nanos() as u64;
+                busy += ns;
+                done.push((index as u32, ns, out));
+            }
+            self.barrier.wait(); // 3. batch b ends
+        }
+        (busy, done)
+    }
+
+    /// The coordinator's side of the protocol: the timed window, and each batch's wall time.
+    fn coordinate(&self, scheduler: &dyn crate::Scheduler) -> RunTimings {
+        self.barrier.wait(); // 1. all workers ready: the timed window starts now
+        let start = Instant::now();
+        let mut all_orders = Vec::with_capacity(self.batches.len());
+        for range in self.batches {
+            let mut order = Vec::with_capacity(range.len());
+            scheduler.order(&self.replay.items[range.clone()], &mut order);
+            all_orders.push(order);
+        }
+        self.orders.set(all_orders).expect("orders are set once");
+        self.barrier.wait(); // 2. start
+        let mut batch_wall_ns = Vec::with_capacity(self.batches.len());
+        let mut last = start;
+        for _ in self.batches {
+            self.barrier.wait(); // 3. batch ends
+            let now = Instant::now();
+            batch_wall_ns.push(now.duration_since(last).as_nanos() as u64);
+            last = now;
+        }
+        RunTimings {
+            wall_ns: start.elapsed().as_nanos() as u64,
+            batch_wall_ns,
+            ..Default::default()
+        }
+    }
+}
+
 impl Replay {
     /// Run every item once with `config`: spawn the workers, then time scheduling and
     /// execution of all batches. Each batch ends when its last item ends; workers take
-    /// items from one shared cursor over the scheduler's order (list scheduling).
+    /// items from one shared cursor over the scheduler's order (list scheduling). The
+    /// protocol between the workers and the clock is described on [`Shared`].
     pub fn run_parallel(&self, config: &RunConfig) -> (RunTimings, RunOutputs) {
         let threads = config.threads.max(1);
         let batches = self.batches(config.batch);
         let cursors: Vec<AtomicUsize> = batches.iter().map(|_| AtomicUsize::new(0)).collect();
-        let orders: OnceLock<Vec<Vec<u32>>> = OnceLock::new();
+        let orders = OnceLock::new();
         let barrier = Barrier::new(threads + 1);
         let scheduler = config.scheduler.scheduler();
+        let shared = Shared {
+            replay: self,
+            config,
+            batches: &batches,
+            cursors: &cursors,
+            orders: &orders,
+            barrier: &barrier,
+        };
 
-        let (timings, per_worker) = std::thread::scope(|scope| {
+        let (mut timings, per_worker) = std::thread::scope(|scope| {
             let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    let (batches, cursors, orders, barrier) =
-                        (&batches, &cursors, &orders, &barrier);
-                    scope.spawn(move || {
-                        // Room for every item, so recording one never reallocates in the timed window.
-                        let mut done: Vec<(u32, u64, Result<ItemOutput, ExecError>)> =
-                            Vec::with_capacity(self.items.len());
-                        let mut busy = 0u64;
-                        let mut executor = ItemExecutor::new();
-                        barrier.wait(); // ready
-                        barrier.wait(); // orders published, batch 0 starts
-                        let orders = orders
-                            .get()
-                            .expect("orders are published before the start barrier");
-                        for (b, range) in batches.iter().enumerate() {
-                            let order = &orders[b];
-                            loop {
-                                let k = cursors[b].fetch_add(1, Ordering::Relaxed);
-                                let Some(&pos) = order.get(k) else { break };
-                                let index = range.start + pos as usize;
-                                let start = Instant::now();
-                                let out = self.execute_item_with(
-                                    &mut executor,
-                                    &self.items[index],
-                                    config.recover_senders,
-                                );
-                                let ns = start.elapsed().as_nanos() as u64;
-                                busy += ns;
-                                done.push((index as u32, ns, out));
-                            }
-                            barrier.wait(); // batch b ends
-                        }
-                        (busy, done)
-                    })
-                })
+                .map(|_| scope.spawn(|| shared.worker()))
                 .collect();
-
-            barrier.wait(); // all workers ready: the timed window starts now
-            let start = Instant::now();
-            let mut all_orders = Vec::with_capacity(batches.len());
-            for range in &batches {
-                let mut order = Vec::with_capacity(range.len());
-                scheduler.order(&self.items[range.clone()], &mut order);
-                all_orders.push(order);
-            }
-            orders.set(all_orders).expect("orders are set once");
-            barrier.wait();
-            let mut batch_wall_ns = Vec::with_capacity(batches.len());
-            let mut last = start;
-            for _ in &batches {
-                barrier.wait();
-                let now = Instant::now();
-                batch_wall_ns.push(now.duration_since(last).as_nanos() as u64);
-                last = now;
-            }
-            let wall_ns = start.elapsed().as_nanos() as u64;
-            let per_worker: Vec<_> = workers
+            let timings = shared.coordinate(scheduler);
+            let per_worker: Vec<WorkerResult> = workers
                 .into_iter()
                 .map(|w| w.join().expect("worker panicked"))
                 .collect();
-            (
-                RunTimings {
-                    wall_ns,
-                    batch_wall_ns,
-                    ..Default::default()
-                },
-                per_worker,
-            )
+            (timings, per_worker)
         });
 
-        let mut timings = timings;
         let mut outputs: Vec<Option<Result<ItemOutput, ExecError>>> =
             (0..self.items.len()).map(|_| None).collect();
         timings.item_ns = vec![0; self.items.len()];

@@ -3,7 +3,7 @@
 //! Execution is list scheduling: workers share one cursor over the ordered list, and
 //! each free worker takes the next item. A scheduler only chooses the order.
 
-use crate::plan::WorkItem;
+use crate::replay::WorkItem;
 use std::{fmt, str::FromStr};
 
 /// Orders the items of one batch.
@@ -111,7 +111,7 @@ impl FromStr for SchedulerKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::ItemKind;
+    use crate::replay::ItemKind;
 
     fn item(i: u32, used: u64, limit: u64) -> WorkItem {
         WorkItem {

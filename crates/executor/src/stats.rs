@@ -1,7 +1,7 @@
 //! Figures derived from run timings: throughput, longest-transaction latency, the
 //! critical-path bound, utilisation, and medians over repeats.
 
-use crate::{plan::Replay, run::RunTimings};
+use crate::{replay::Replay, run::RunTimings};
 use hdrhistogram::Histogram;
 
 /// Figures of one timed run.

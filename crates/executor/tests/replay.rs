@@ -226,7 +226,7 @@ fn a_write_index_past_the_block_is_an_error_not_an_abort() {
 fn the_kzg_setup_is_loaded_only_for_dumps_that_call_point_evaluation() {
     let calls = |dump: &Dump| {
         let spec = gigagas_executor::ChainSpec::from_config(&dump.meta.chain).unwrap();
-        gigagas_executor::plan::calls_point_evaluation(dump, &spec)
+        gigagas_executor::replay::calls_point_evaluation(dump, &spec)
     };
     assert!(calls(&default_dump()));
     assert!(!calls(&small(Profile::Transfers)));

@@ -1,6 +1,9 @@
 //! [`Replay`]: a dump loaded for execution, and the [`WorkItem`]s a run schedules.
 
-use crate::{prestate::PreStateDb, verify::ExpectedWrites};
+use crate::{
+    expected::{ExpectedWrites, WriteIndexError},
+    prestate::PreStateDb,
+};
 use alloy_consensus::{Header, Transaction, TxEnvelope, transaction::Recovered};
 use alloy_eips::eip4895::Withdrawal;
 use alloy_evm::EvmEnv;
@@ -14,13 +17,21 @@ pub enum PrepareError {
     /// The chain config names an unknown fork or a bad activation.
     #[error("{0}")]
     Chain(String),
-    /// A block access list does not convert into revm's form.
-    #[error("block {block}: invalid block access list: {detail}")]
+    /// A block access list does not convert into revm's form (malformed code change).
+    #[error("block {block}: invalid block access list: {source}")]
     Bal {
         /// Block number.
         block: u64,
-        /// Why.
-        detail: String,
+        /// revm's conversion error.
+        source: revm::bytecode::BytecodeDecodeError,
+    },
+    /// A block access list writes at an index the block does not have.
+    #[error("block {block}: invalid block access list: {source}")]
+    WriteIndex {
+        /// Block number.
+        block: u64,
+        /// The write and the block's last index.
+        source: WriteIndexError,
     },
 }
 
@@ -161,14 +172,14 @@ impl Replay {
             let mut running = pre.clone();
             for b in range.clone() {
                 let (block, alloy_bal) = (&dump.blocks[b], &dump.access_lists[b]);
-                let bal = Bal::clone_from_alloy(alloy_bal).map_err(|e| PrepareError::Bal {
+                let bal = Bal::clone_from_alloy(alloy_bal).map_err(|source| PrepareError::Bal {
                     block: block.number(),
-                    detail: e.to_string(),
+                    source,
                 })?;
                 let expected = ExpectedWrites::from_bal(&bal, block.transactions.len() as u64 + 2)
-                    .map_err(|detail| PrepareError::Bal {
+                    .map_err(|source| PrepareError::WriteIndex {
                         block: block.number(),
-                        detail,
+                        source,
                     })?;
                 let base = running.block_base(&bal);
                 running.apply_block(&bal);
