@@ -310,109 +310,15 @@ pub fn read_dump(path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
 
 /// Decode the bytes of a dump file; `path` only names the file in errors.
 pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
-    let p = || path.to_path_buf();
-    if bytes.len() < MAGIC.len() || bytes[..8] != MAGIC {
-        let found = &bytes[..bytes.len().min(8)];
-        return Err(DumpError::NotADump {
-            path: p(),
-            expected: String::from_utf8_lossy(&MAGIC).into_owned(),
-            found: String::from_utf8_lossy(found).into_owned(),
-        });
-    }
-    if bytes.len() < HEADER_LEN {
-        return Err(DumpError::Truncated {
-            path: p(),
-            expected: HEADER_LEN as u64,
-            actual: bytes.len() as u64,
-        });
-    }
-    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
-    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
-    let version = u32_at(8);
-    if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
-        return Err(DumpError::UnsupportedVersion {
-            path: p(),
-            found: version,
-            supported: FORMAT_VERSION,
-        });
-    }
-    let section_count = u32_at(12);
-    let content_len = u64_at(16);
-    let checksum = u64_at(24);
+    let header = read_file_header(bytes, path)?;
     let content = &bytes[HEADER_LEN..];
-    if content.len() as u64 != content_len {
-        return Err(DumpError::Truncated {
-            path: p(),
-            expected: content_len,
-            actual: content.len() as u64,
-        });
-    }
-    let actual = xxhash_rust::xxh3::xxh3_64(content);
-    if actual != checksum {
-        return Err(DumpError::ChecksumMismatch {
-            path: p(),
-            expected: checksum,
-            actual,
-        });
-    }
-
-    // Section table.
     let corrupt = |section: &str, detail: String| DumpError::CorruptSection {
-        path: p(),
+        path: path.to_path_buf(),
         section: section.to_string(),
         detail,
     };
-    let mut frames: Vec<([u8; 4], u64, &[u8])> = Vec::new();
-    let mut off = 0usize;
-    for i in 0..section_count {
-        if content.len() - off < 20 {
-            return Err(corrupt(
-                "?",
-                format!("section {i} header runs past the end of the file"),
-            ));
-        }
-        let tag: [u8; 4] = content[off..off + 4].try_into().unwrap();
-        let raw_len = u64::from_le_bytes(content[off + 4..off + 12].try_into().unwrap());
-        let comp_len = u64::from_le_bytes(content[off + 12..off + 20].try_into().unwrap());
-        off += 20;
-        if comp_len > (content.len() - off) as u64 {
-            return Err(corrupt(
-                &tag_name(&tag),
-                format!(
-                    "{comp_len} compressed bytes announced, {} left",
-                    content.len() - off
-                ),
-            ));
-        }
-        frames.push((tag, raw_len, &content[off..off + comp_len as usize]));
-        off += comp_len as usize;
-    }
-    if off != content.len() {
-        return Err(corrupt(
-            "?",
-            format!("{} bytes after the last section", content.len() - off),
-        ));
-    }
-
-    // Decompress in parallel.
-    type Section = ([u8; 4], Vec<u8>);
-    let raws: Vec<Result<Section, DumpError>> = frames
-        .par_iter()
-        .map(|(tag, raw_len, comp)| {
-            let raw = decompress(comp, *raw_len).map_err(|e| corrupt(&tag_name(tag), e))?;
-            if raw.len() as u64 != *raw_len {
-                return Err(corrupt(
-                    &tag_name(tag),
-                    format!("decompressed to {} bytes, expected {raw_len}", raw.len()),
-                ));
-            }
-            Ok((*tag, raw))
-        })
-        .collect();
-    let mut sections: Vec<Section> = Vec::with_capacity(raws.len());
-    for r in raws {
-        sections.push(r?);
-    }
+    let frames = section_frames(content, header.section_count).map_err(|(s, e)| corrupt(&s, e))?;
+    let sections = decompress_sections(&frames).map_err(|(s, e)| corrupt(&s, e))?;
     let take = |tag: &[u8; 4]| -> Result<&[u8], DumpError> {
         sections
             .iter()
@@ -421,7 +327,7 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
             .ok_or_else(|| corrupt(&tag_name(tag), "section missing".into()))
     };
     // Version 1 has no SEGS section: one segment holding every block.
-    let segs = if version == 1 {
+    let segs = if header.version == 1 {
         None
     } else {
         Some(take(b"SEGS")?)
@@ -454,15 +360,143 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
         access_lists: access_lists.map_err(|e| corrupt("BALS", e))?,
         segments,
     };
-    dump.validate()
-        .map_err(|detail| DumpError::Inconsistent { path: p(), detail })?;
+    dump.validate().map_err(|detail| DumpError::Inconsistent {
+        path: path.to_path_buf(),
+        detail,
+    })?;
     Ok((
         dump,
         DumpFileInfo {
-            checksum,
+            checksum: header.checksum,
             size: bytes.len() as u64,
         },
     ))
+}
+
+/// The fields of a dump's 32-byte file header that decoding needs.
+struct FileHeader {
+    version: u32,
+    section_count: u32,
+    checksum: u64,
+}
+
+/// Check the file header: magic, version, content length and checksum.
+fn read_file_header(bytes: &[u8], path: &Path) -> Result<FileHeader, DumpError> {
+    let p = || path.to_path_buf();
+    if bytes.len() < MAGIC.len() || bytes[..8] != MAGIC {
+        let found = &bytes[..bytes.len().min(8)];
+        return Err(DumpError::NotADump {
+            path: p(),
+            expected: String::from_utf8_lossy(&MAGIC).into_owned(),
+            found: String::from_utf8_lossy(found).into_owned(),
+        });
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(DumpError::Truncated {
+            path: p(),
+            expected: HEADER_LEN as u64,
+            actual: bytes.len() as u64,
+        });
+    }
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
+    let version = u32_at(8);
+    if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
+        return Err(DumpError::UnsupportedVersion {
+            path: p(),
+            found: version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    let content_len = u64_at(16);
+    let checksum = u64_at(24);
+    let content = &bytes[HEADER_LEN..];
+    if content.len() as u64 != content_len {
+        return Err(DumpError::Truncated {
+            path: p(),
+            expected: content_len,
+            actual: content.len() as u64,
+        });
+    }
+    let actual = xxhash_rust::xxh3::xxh3_64(content);
+    if actual != checksum {
+        return Err(DumpError::ChecksumMismatch {
+            path: p(),
+            expected: checksum,
+            actual,
+        });
+    }
+    Ok(FileHeader {
+        version,
+        section_count: u32_at(12),
+        checksum,
+    })
+}
+
+/// One section as stored: tag, decompressed length, compressed bytes.
+type Frame<'a> = ([u8; 4], u64, &'a [u8]);
+
+/// Walk the section table: each section's 20-byte header (tag, raw length, compressed
+/// length) and its compressed bytes, which must exactly fill the content. Errors name the
+/// section (`?` when its tag cannot be read).
+fn section_frames(content: &[u8], section_count: u32) -> Result<Vec<Frame<'_>>, SectionError> {
+    let mut frames = Vec::new();
+    let mut off = 0usize;
+    for i in 0..section_count {
+        if content.len() - off < 20 {
+            return Err((
+                "?".into(),
+                format!("section {i} header runs past the end of the file"),
+            ));
+        }
+        let tag: [u8; 4] = content[off..off + 4].try_into().unwrap();
+        let raw_len = u64::from_le_bytes(content[off + 4..off + 12].try_into().unwrap());
+        let comp_len = u64::from_le_bytes(content[off + 12..off + 20].try_into().unwrap());
+        off += 20;
+        if comp_len > (content.len() - off) as u64 {
+            return Err((
+                tag_name(&tag),
+                format!(
+                    "{comp_len} compressed bytes announced, {} left",
+                    content.len() - off
+                ),
+            ));
+        }
+        frames.push((tag, raw_len, &content[off..off + comp_len as usize]));
+        off += comp_len as usize;
+    }
+    if off != content.len() {
+        return Err((
+            "?".into(),
+            format!("{} bytes after the last section", content.len() - off),
+        ));
+    }
+    Ok(frames)
+}
+
+/// A decompressed section: tag and bytes.
+type Section = ([u8; 4], Vec<u8>);
+
+/// A failure inside one section: (section tag, what is wrong).
+type SectionError = (String, String);
+
+/// Decompress every section in parallel, each to exactly its announced length. The
+/// first failing section in file order is the one reported.
+fn decompress_sections(frames: &[Frame<'_>]) -> Result<Vec<Section>, SectionError> {
+    let raws: Vec<Result<Section, SectionError>> = frames
+        .par_iter()
+        .map(|(tag, raw_len, comp)| {
+            let raw = decompress(comp, *raw_len).map_err(|e| (tag_name(tag), e))?;
+            if raw.len() as u64 != *raw_len {
+                return Err((
+                    tag_name(tag),
+                    format!("decompressed to {} bytes, expected {raw_len}", raw.len()),
+                ));
+            }
+            Ok((*tag, raw))
+        })
+        .collect();
+    raws.into_iter().collect()
 }
 
 /// Sections never expand more than this from their compressed size (real dumps: under

@@ -15,8 +15,10 @@ use alloy_primitives::{Address, B256, Bytes, TxKind, U256, keccak256};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use alloy_sol_types::{SolCall, SolValue};
-use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta};
-use gigagas_record::{BlockInput, BlockRecorder, ChainSpec, RecordError, touched_pre_state};
+use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta, ReceiptSummary};
+use gigagas_record::{
+    BlockInput, BlockRecorder, ChainSpec, RecordError, RecordedBlock, touched_pre_state,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use revm::{
@@ -270,6 +272,15 @@ fn genesis(
         deployer,
         nonce: 0,
     };
+    let deployed = deploy_contracts(&mut setup)?;
+    fund_users(&mut setup, users, &deployed, rich)?;
+    drop(setup);
+    Ok((db, deployed))
+}
+
+/// Deploy the workload's contracts from the deployer and seed the pair with liquidity.
+fn deploy_contracts(setup: &mut Setup<'_>) -> Result<Deployed, GenerateError> {
+    let deployer = setup.deployer;
     let token_a = setup.create("deploy token A", contracts::token_creation())?;
     let token_b = setup.create("deploy token B", contracts::token_creation())?;
     let pair_code = [
@@ -312,6 +323,24 @@ fn genesis(
         .abi_encode(),
     )?;
 
+    Ok(Deployed {
+        token_a,
+        token_b,
+        pair,
+        nft,
+        compute,
+        precompiles,
+    })
+}
+
+/// Give every user token balances and an allowance for the pair.
+fn fund_users(
+    setup: &mut Setup<'_>,
+    users: &[User],
+    deployed: &Deployed,
+    rich: U256,
+) -> Result<(), GenerateError> {
+    let (token_a, token_b, pair) = (deployed.token_a, deployed.token_b, deployed.pair);
     // Users: token balances, and allowances for the pair. The approval's only effect that
     // matters is the allowance slot: users keep their genesis nonce and balance so every
     // user starts identical.
@@ -351,18 +380,7 @@ fn genesis(
             setup.evm.db_mut().commit(state);
         }
     }
-    drop(setup);
-    Ok((
-        db,
-        Deployed {
-            token_a,
-            token_b,
-            pair,
-            nft,
-            compute,
-            precompiles,
-        },
-    ))
+    Ok(())
 }
 
 /// Generate a dump. `on_block(done, total)` is called after every block.
@@ -370,28 +388,7 @@ pub fn generate(
     config: &GeneratorConfig,
     mut on_block: impl FnMut(u64, u64),
 ) -> Result<Dump, GenerateError> {
-    if config.blocks == 0 {
-        return Err(GenerateError::Config("at least one block is needed".into()));
-    }
-    if config.gas_per_block < 1_000_000 {
-        return Err(GenerateError::Config(
-            "gas per block must be at least 1,000,000".into(),
-        ));
-    }
-    if config.users < 2 {
-        return Err(GenerateError::Config(
-            "at least two users are needed".into(),
-        ));
-    }
-    if !matches!(
-        config.fork,
-        EthereumHardfork::Cancun | EthereumHardfork::Prague | EthereumHardfork::Osaka
-    ) {
-        return Err(GenerateError::Config(format!(
-            "fork {} is not supported by the generator (use Cancun, Prague or Osaka)",
-            config.fork
-        )));
-    }
+    check_config(config)?;
     let chain = ChainConfig::all_active_from_genesis(CHAIN_ID, config.fork).ok_or_else(|| {
         GenerateError::Config(format!("fork {} cannot be scheduled", config.fork))
     })?;
@@ -435,40 +432,8 @@ pub fn generate(
     let mut parent_hash = synthetic_hash(FIRST_BLOCK - 1);
     let mut base_fee: u64 = GWEI as u64;
     for i in 0..config.blocks {
-        let number = FIRST_BLOCK + i;
-        let timestamp = FIRST_TIMESTAMP + 12 * i;
-        let withdrawals: Vec<Withdrawal> = (0..4u64)
-            .map(|w| Withdrawal {
-                index: i * 4 + w,
-                validator_index: (i * 4 + w) % 64,
-                address: Address::left_padding_from(
-                    &(0xbeef_0000u64 + (i * 4 + w) % 64).to_be_bytes(),
-                ),
-                amount: 10_000_000 + (i * 4 + w) * 1_000,
-            })
-            .collect();
-        let mut header = Header {
-            parent_hash,
-            ommers_hash: EMPTY_OMMER_ROOT_HASH,
-            beneficiary: COINBASE,
-            number,
-            gas_limit,
-            timestamp,
-            extra_data: Bytes::from_static(b"gigagas"),
-            mix_hash: keccak256([b"randao".as_slice(), &number.to_be_bytes()].concat()),
-            base_fee_per_gas: Some(base_fee),
-            withdrawals_root: Some(proofs::calculate_withdrawals_root(&withdrawals)),
-            blob_gas_used: Some(0),
-            excess_blob_gas: Some(0),
-            parent_beacon_block_root: Some(keccak256(
-                [b"beacon".as_slice(), &number.to_be_bytes()].concat(),
-            )),
-            ..Default::default()
-        };
-        let exec_err = |e: RecordError| GenerateError::Execution {
-            block: e.block,
-            source: e.source,
-        };
+        let withdrawals = synthetic_withdrawals(i);
+        let mut header = unsealed_header(i, parent_hash, gas_limit, base_fee, &withdrawals);
         let input = BlockInput {
             header: &header,
             transactions: &[],
@@ -476,85 +441,13 @@ pub fn generate(
             ommers: &[],
             headerless_ommers: 0,
         };
-        let mut recorder = BlockRecorder::start(&mut state, &spec, input).map_err(exec_err)?;
-
-        let mut txs: Vec<Recovered<TxEnvelope>> = Vec::new();
-        let mut used = 0u64;
-        let target = config.gas_per_block;
-        let big_last = config.profile == Profile::Adversarial;
-        let small_target = if big_last { target / 2 } else { target };
-        let mut heavy_budget = if config.profile == Profile::HeavyTail {
-            target / 2
-        } else {
-            0
-        };
-        loop {
-            let remaining = gas_limit - used;
-            let choice = if used >= small_target {
-                if big_last && txs.last().map(|_| true).unwrap_or(true) && used < target {
-                    TxKindChoice::Heavy((target - used).min(txgen.tx_cap - 100_000))
-                } else {
-                    break;
-                }
-            } else if heavy_budget > 0 && txgen.rng.random_ratio(1, 20) {
-                let g = (heavy_budget)
-                    .min(txgen.rng.random_range(2_000_000..=6_000_000))
-                    .max(500_000);
-                heavy_budget = heavy_budget.saturating_sub(g);
-                TxKindChoice::Heavy(g.min(txgen.tx_cap - 100_000))
-            } else {
-                txgen.pick()
-            };
-            let user_index = txgen.rng.random_range(0..users.len());
-            let (call, gas_limit_tx, unit) = txgen.build(choice, &users, user_index, remaining);
-            let user = &mut users[user_index];
-            let tx = TxEip1559 {
-                chain_id: CHAIN_ID,
-                nonce: user.nonce,
-                gas_limit: gas_limit_tx,
-                max_fee_per_gas: 100 * GWEI,
-                max_priority_fee_per_gas: txgen.rng.random_range(GWEI / 10..=2 * GWEI),
-                to: call.0,
-                value: call.1,
-                access_list: Default::default(),
-                input: call.2,
-            };
-            let sig = user
-                .signer
-                .sign_hash_sync(&tx.signature_hash())
-                .expect("signing with a local key cannot fail");
-            let envelope: TxEnvelope = tx.into_signed(sig).into();
-            let recovered = Recovered::new_unchecked(envelope, user.address);
-            let gas = recorder.execute(&recovered).map_err(exec_err)?;
-            user.nonce += 1;
-            used += gas;
-            if let Some((kind, units)) = unit {
-                txgen.observe(kind, units, gas);
-            }
-            txs.push(recovered);
-            if big_last && matches!(choice, TxKindChoice::Heavy(_)) {
-                break;
-            }
-        }
-        let recorded = recorder.finish().map_err(exec_err)?;
-        header.gas_used = recorded.result.gas_used;
-        header.transactions_root = proofs::calculate_transaction_root(
-            &txs.iter().map(|t| t.inner().clone()).collect::<Vec<_>>(),
-        );
-        header.receipts_root = recorded.receipts_root();
-        header.logs_bloom = recorded.logs_bloom();
-        if config.fork >= EthereumHardfork::Prague {
-            header.requests_hash = Some(recorded.result.requests.requests_hash());
-        }
-        let receipts = recorded.receipt_summaries();
-        let bal = recorded.access_list;
-        if config.fork >= EthereumHardfork::Prague {
-            // Header fields are positional: the BAL hash can only follow a requests hash.
-            header.block_access_list_hash =
-                Some(alloy_eip7928::compute_block_access_list_hash(&bal));
-        }
+        let mut recorder =
+            BlockRecorder::start(&mut state, &spec, input).map_err(execution_error)?;
+        let txs = fill_block(&mut recorder, &mut txgen, &mut users, config, gas_limit)?;
+        let recorded = recorder.finish().map_err(execution_error)?;
+        let (receipts, bal) = seal_header(&mut header, recorded, &txs, config.fork);
         parent_hash = header.hash_slow();
-        state.block_hashes.insert(number, parent_hash);
+        state.block_hashes.insert(header.number, parent_hash);
         base_fee = header
             .next_block_base_fee(BaseFeeParams::ethereum())
             .expect("base fee is set");
@@ -575,21 +468,10 @@ pub fn generate(
     let block_hashes = (FIRST_BLOCK - 256..FIRST_BLOCK)
         .map(|n| (n, synthetic_hash(n)))
         .collect();
-    let mut provenance = BTreeMap::new();
-    provenance.insert("source".to_string(), "gigagas generate".to_string());
-    provenance.insert("profile".to_string(), config.profile.name().to_string());
-    provenance.insert("seed".to_string(), config.seed.to_string());
-    provenance.insert("blocks".to_string(), config.blocks.to_string());
-    provenance.insert(
-        "gas-per-block".to_string(),
-        config.gas_per_block.to_string(),
-    );
-    provenance.insert("fork".to_string(), config.fork.name().to_string());
-    provenance.insert("users".to_string(), config.users.to_string());
     Ok(Dump::single_segment(
         DumpMeta {
             name: config.profile.name().to_string(),
-            provenance,
+            provenance: provenance(config),
             chain,
         },
         blocks,
@@ -597,6 +479,198 @@ pub fn generate(
         block_hashes,
         pre_state,
     ))
+}
+
+/// Refuse a configuration the generator cannot honour, naming the setting.
+fn check_config(config: &GeneratorConfig) -> Result<(), GenerateError> {
+    if config.blocks == 0 {
+        return Err(GenerateError::Config("at least one block is needed".into()));
+    }
+    if config.gas_per_block < 1_000_000 {
+        return Err(GenerateError::Config(
+            "gas per block must be at least 1,000,000".into(),
+        ));
+    }
+    if config.users < 2 {
+        return Err(GenerateError::Config(
+            "at least two users are needed".into(),
+        ));
+    }
+    if !matches!(
+        config.fork,
+        EthereumHardfork::Cancun | EthereumHardfork::Prague | EthereumHardfork::Osaka
+    ) {
+        return Err(GenerateError::Config(format!(
+            "fork {} is not supported by the generator (use Cancun, Prague or Osaka)",
+            config.fork
+        )));
+    }
+    Ok(())
+}
+
+/// A recording failure as the generator reports it.
+fn execution_error(e: RecordError) -> GenerateError {
+    GenerateError::Execution {
+        block: e.block,
+        source: e.source,
+    }
+}
+
+/// The four withdrawals of the `i`-th generated block (64 rotating validators).
+fn synthetic_withdrawals(i: u64) -> Vec<Withdrawal> {
+    (0..4u64)
+        .map(|w| Withdrawal {
+            index: i * 4 + w,
+            validator_index: (i * 4 + w) % 64,
+            address: Address::left_padding_from(&(0xbeef_0000u64 + (i * 4 + w) % 64).to_be_bytes()),
+            amount: 10_000_000 + (i * 4 + w) * 1_000,
+        })
+        .collect()
+}
+
+/// The header of the `i`-th generated block before execution: everything but what the
+/// execution decides (gas used, roots, bloom, requests and access-list hashes).
+fn unsealed_header(
+    i: u64,
+    parent_hash: B256,
+    gas_limit: u64,
+    base_fee: u64,
+    withdrawals: &[Withdrawal],
+) -> Header {
+    let number = FIRST_BLOCK + i;
+    Header {
+        parent_hash,
+        ommers_hash: EMPTY_OMMER_ROOT_HASH,
+        beneficiary: COINBASE,
+        number,
+        gas_limit,
+        timestamp: FIRST_TIMESTAMP + 12 * i,
+        extra_data: Bytes::from_static(b"gigagas"),
+        mix_hash: keccak256([b"randao".as_slice(), &number.to_be_bytes()].concat()),
+        base_fee_per_gas: Some(base_fee),
+        withdrawals_root: Some(proofs::calculate_withdrawals_root(withdrawals)),
+        blob_gas_used: Some(0),
+        excess_blob_gas: Some(0),
+        parent_beacon_block_root: Some(keccak256(
+            [b"beacon".as_slice(), &number.to_be_bytes()].concat(),
+        )),
+        ..Default::default()
+    }
+}
+
+/// Sign and execute transactions of the profile's mix until the block reaches its gas
+/// target: each transaction is chosen, sized from the previous receipts, signed by a
+/// random user and executed before the next is chosen.
+fn fill_block<DB: alloy_evm::Database>(
+    recorder: &mut BlockRecorder<'_, DB>,
+    txgen: &mut TxGen<'_>,
+    users: &mut [User],
+    config: &GeneratorConfig,
+    gas_limit: u64,
+) -> Result<Vec<Recovered<TxEnvelope>>, GenerateError> {
+    let mut txs: Vec<Recovered<TxEnvelope>> = Vec::new();
+    let mut used = 0u64;
+    let target = config.gas_per_block;
+    // Adversarial: half the block in small transactions, then one that takes the rest.
+    let big_last = config.profile == Profile::Adversarial;
+    let small_target = if big_last { target / 2 } else { target };
+    let mut heavy_budget = if config.profile == Profile::HeavyTail {
+        target / 2
+    } else {
+        0
+    };
+    loop {
+        let remaining = gas_limit - used;
+        let choice = if used >= small_target {
+            if big_last && txs.last().map(|_| true).unwrap_or(true) && used < target {
+                TxKindChoice::Heavy((target - used).min(txgen.tx_cap - 100_000))
+            } else {
+                break;
+            }
+        } else if heavy_budget > 0 && txgen.rng.random_ratio(1, 20) {
+            let g = (heavy_budget)
+                .min(txgen.rng.random_range(2_000_000..=6_000_000))
+                .max(500_000);
+            heavy_budget = heavy_budget.saturating_sub(g);
+            TxKindChoice::Heavy(g.min(txgen.tx_cap - 100_000))
+        } else {
+            txgen.pick()
+        };
+        let user_index = txgen.rng.random_range(0..users.len());
+        let (call, gas_limit_tx, unit) = txgen.build(choice, users, user_index, remaining);
+        let user = &mut users[user_index];
+        let tx = TxEip1559 {
+            chain_id: CHAIN_ID,
+            nonce: user.nonce,
+            gas_limit: gas_limit_tx,
+            max_fee_per_gas: 100 * GWEI,
+            max_priority_fee_per_gas: txgen.rng.random_range(GWEI / 10..=2 * GWEI),
+            to: call.0,
+            value: call.1,
+            access_list: Default::default(),
+            input: call.2,
+        };
+        let sig = user
+            .signer
+            .sign_hash_sync(&tx.signature_hash())
+            .expect("signing with a local key cannot fail");
+        let envelope: TxEnvelope = tx.into_signed(sig).into();
+        let recovered = Recovered::new_unchecked(envelope, user.address);
+        let gas = recorder.execute(&recovered).map_err(execution_error)?;
+        user.nonce += 1;
+        used += gas;
+        if let Some((kind, units)) = unit {
+            txgen.observe(kind, units, gas);
+        }
+        txs.push(recovered);
+        if big_last && matches!(choice, TxKindChoice::Heavy(_)) {
+            break;
+        }
+    }
+    Ok(txs)
+}
+
+/// Fill in what the execution decided: gas used, transactions and receipts roots, bloom,
+/// and from Prague the requests hash and the access list's hash. Returns the receipt
+/// summaries and the access list.
+fn seal_header(
+    header: &mut Header,
+    recorded: RecordedBlock,
+    txs: &[Recovered<TxEnvelope>],
+    fork: EthereumHardfork,
+) -> (Vec<ReceiptSummary>, alloy_eip7928::BlockAccessList) {
+    header.gas_used = recorded.result.gas_used;
+    header.transactions_root = proofs::calculate_transaction_root(
+        &txs.iter().map(|t| t.inner().clone()).collect::<Vec<_>>(),
+    );
+    header.receipts_root = recorded.receipts_root();
+    header.logs_bloom = recorded.logs_bloom();
+    if fork >= EthereumHardfork::Prague {
+        header.requests_hash = Some(recorded.result.requests.requests_hash());
+    }
+    let receipts = recorded.receipt_summaries();
+    let bal = recorded.access_list;
+    if fork >= EthereumHardfork::Prague {
+        // Header fields are positional: the BAL hash can only follow a requests hash.
+        header.block_access_list_hash = Some(alloy_eip7928::compute_block_access_list_hash(&bal));
+    }
+    (receipts, bal)
+}
+
+/// How the dump was made, stored in its meta: enough to regenerate it byte for byte.
+fn provenance(config: &GeneratorConfig) -> BTreeMap<String, String> {
+    [
+        ("source", "gigagas generate".to_string()),
+        ("profile", config.profile.name().to_string()),
+        ("seed", config.seed.to_string()),
+        ("blocks", config.blocks.to_string()),
+        ("gas-per-block", config.gas_per_block.to_string()),
+        ("fork", config.fork.name().to_string()),
+        ("users", config.users.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
 }
 
 /// Draws transactions for a profile.
@@ -830,6 +904,23 @@ impl TxGen<'_> {
                 .abi_encode();
                 (call(d.compute, data), limit.min(remaining), None)
             }
+            TxKindChoice::Ecrecover
+            | TxKindChoice::Sha256
+            | TxKindChoice::Pairing
+            | TxKindChoice::Modexp
+            | TxKindChoice::PointEvaluation => self.precompile_call(choice),
+        }
+    }
+
+    /// A call of the precompile-user contract: `n` calls of one precompile in a loop, with
+    /// a gas limit sized from the precompile's price.
+    fn precompile_call(
+        &mut self,
+        choice: TxKindChoice,
+    ) -> (Call, u64, Option<(&'static str, u64)>) {
+        let d = self.deployed;
+        let call = |to: Address, data: Vec<u8>| (TxKind::Call(to), U256::ZERO, Bytes::from(data));
+        match choice {
             TxKindChoice::Ecrecover => {
                 let n = self.rng.random_range(1u64..=30);
                 (
@@ -881,6 +972,7 @@ impl TxGen<'_> {
                 .abi_encode();
                 (call(d.precompiles, data), 150_000, None)
             }
+            _ => unreachable!("only precompile kinds are passed here"),
         }
     }
 }
