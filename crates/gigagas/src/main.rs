@@ -6,6 +6,13 @@ mod cmd_import;
 mod cmd_sweep;
 mod machine;
 
+/// mimalloc instead of glibc's malloc, as clients ship a tuned allocator (reth: jemalloc).
+/// It serves both the sequential baseline and the parallel replay: revm allocates per
+/// transaction (journal, state maps), and glibc returns freed heap to the OS between runs,
+/// so every pass page-faults its memory in again.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     cli::main()
 }
