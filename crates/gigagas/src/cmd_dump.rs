@@ -3,7 +3,6 @@
 use alloy_hardforks::EthereumHardfork;
 use anyhow::Result;
 use gigagas_rpc::{ClientConfig, DumpOptions, Progress};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::{
     path::PathBuf,
     time::{Duration, Instant},
@@ -86,13 +85,7 @@ pub(crate) fn run(args: DumpArgs) -> Result<()> {
         name: args.name.clone(),
         ..DumpOptions::new(args.rpc.clone(), args.from, args.to)
     };
-    let bar = ProgressBar::new(args.to.saturating_sub(args.from) + 1);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "dumping {bar:40} {pos}/{len} blocks [{elapsed_precise} < {eta_precise}, {per_sec}] {msg}",
-        )
-        .expect("valid template"),
-    );
+    let bar = crate::cli::progress_bar(args.to.saturating_sub(args.from) + 1, "dumping");
     let mut on_progress = |p: Progress| match p {
         Progress::Start {
             total,

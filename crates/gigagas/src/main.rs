@@ -3,8 +3,8 @@
 mod cli;
 mod cmd_dump;
 mod cmd_import;
+mod cmd_run;
 mod cmd_sweep;
-mod machine;
 
 fn main() -> std::process::ExitCode {
     cli::main()

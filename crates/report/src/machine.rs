@@ -66,15 +66,20 @@ impl MachineInfo {
         .join(" ");
         Self {
             cpu,
-            cores: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            cores: Self::detect_cores(),
             memory_gib,
             os,
             rustc: command_line("rustc", &["--version"], None).unwrap_or_else(|| "unknown".into()),
             commit: commit.into(),
             note: None,
         }
+    }
+
+    /// Logical cores available to this process (1 if unknown).
+    pub fn detect_cores() -> usize {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
     }
 
     /// Short label for merged tables and plot legends: `CPU ×cores`.
