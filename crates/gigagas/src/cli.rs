@@ -117,9 +117,9 @@ enum Command {
     /// threads), the critical-path lower bound on wall time; eff = bound / wall;
     /// passes/sample = replays per measured sample.
     ///
-    /// Examples:
-    ///   gigagas run --threads 1,2 --batch 1,50 --scheduler ols,gas-used
-    ///   gigagas run dumps/benchmark-compute --threads 1 --batch 1 --out results/bc
+    /// Example: gigagas run --threads 1,2 --batch 1,50 --scheduler ols,gas-used
+    ///
+    /// A suite: gigagas run dumps/benchmark-compute --threads 1 --batch 1 --out /tmp/bc
     Run(crate::cmd_run::RunArgs),
     /// Export a block range from a JSON-RPC node into a dump (blocks, receipts, BALs,
     /// block hashes and the pre-state the range touches), verified while dumping.

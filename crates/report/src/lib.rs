@@ -1,6 +1,12 @@
 //! Benchmark sweeps for gigagas: configs, results folders, tables, plots and a schedule
 //! simulator.
 //!
+//! Words: a *batch* is always a mega-block, consecutive blocks replayed as one parallel
+//! unit, and `batch` (config key, `--batch`, [`ResultRow::batch`]) is its size in blocks;
+//! *batches* are how many of them a dump makes. A *pass* replays a dump once, a *sample*
+//! is one or more passes timed together (at least `min_sample_ms`), a *repeat* is one
+//! measured sample.
+//!
 //! - [`config`]: a sweep is a TOML file (`bench-configs/*.toml`) naming dumps and the grid
 //!   (threads × batch × scheduler × sender recovery), repetitions, an optional sequential
 //!   baseline and an optional simulation. [`SweepConfig::load`] rejects a bad file with one

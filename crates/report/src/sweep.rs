@@ -465,12 +465,23 @@ fn run_dump(
     Ok((rows, Some(report)))
 }
 
+/// Held while the KZG trusted setup loads: dumps loaded in parallel that both need it
+/// load it once per process (revm's lazy setup may otherwise be computed by every thread
+/// that races for it, seconds each).
+static KZG_SETUP: Mutex<()> = Mutex::new(());
+
 /// Load a dump and prepare it for replay, with errors naming the file.
 pub fn load_replay(path: &Path) -> Result<(Replay, DumpRecord), ReportError> {
     let (dump, info) = gigagas_dump::read_dump(path).map_err(|e| ReportError::Dump {
         path: path.to_path_buf(),
         detail: e.to_string(),
     })?;
+    if let Ok(spec) = gigagas_executor::ChainSpec::from_config(&dump.meta.chain)
+        && gigagas_executor::plan::calls_point_evaluation(&dump, &spec)
+    {
+        let _one_at_a_time = KZG_SETUP.lock().unwrap_or_else(|p| p.into_inner());
+        gigagas_executor::plan::warm_up_kzg();
+    }
     let replay = Replay::new(&dump).map_err(|e| ReportError::Dump {
         path: path.to_path_buf(),
         detail: e.to_string(),

@@ -271,7 +271,7 @@ pub fn per_dump_table(set: &SweepResults) -> String {
         let _ = writeln!(
             out,
             "| {} | {:.1} | {} |",
-            d.name.replace('|', "\\|"),
+            short_test_name(&d.name).replace('|', "\\|"),
             d.total_gas as f64 / 1e6,
             cells.join(" | ")
         );
@@ -301,6 +301,14 @@ pub fn per_dump_table(set: &SweepResults) -> String {
         );
     }
     out
+}
+
+/// A fixture test's name without its file path and fixture-format tag:
+/// `tests/x/test_a.py::test_b[fork_Osaka-blockchain_test-gas_1M]` → `test_b[fork_Osaka-gas_1M]`.
+pub fn short_test_name(name: &str) -> String {
+    let tail = name.rsplit_once("::").map_or(name, |(_, t)| t);
+    tail.replace("-blockchain_test_from_state_test", "")
+        .replace("-blockchain_test", "")
 }
 
 fn is_text(head: &str) -> bool {
@@ -666,6 +674,17 @@ mod tests {
             rows_table(std::slice::from_ref(&s)).lines().count(),
             2 + s.rows.len()
         );
+    }
+
+    #[test]
+    fn test_names_are_shortened() {
+        assert_eq!(
+            short_test_name(
+                "tests/benchmark/compute/precompile/test_p256verify.py::test_p256verify[fork_Osaka-blockchain_test-p256verify-benchmark-gas-value_10M]"
+            ),
+            "test_p256verify[fork_Osaka-p256verify-benchmark-gas-value_10M]"
+        );
+        assert_eq!(short_test_name("mainnet-like"), "mainnet-like");
     }
 
     #[test]
