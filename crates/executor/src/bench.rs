@@ -182,3 +182,43 @@ impl Replay {
         self.bench_samples(1, rep, pass, after_sample)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pass(wall_ns: u64, item_ns: Vec<u64>, busy: Vec<u64>) -> RunTimings {
+        RunTimings {
+            wall_ns,
+            batch_wall_ns: vec![wall_ns],
+            batches: std::iter::once(0..item_ns.len()).collect(),
+            item_ns,
+            worker_busy_ns: busy,
+        }
+    }
+
+    #[test]
+    fn a_sample_is_the_mean_pass() {
+        let mut sum = PassSum::add(None, pass(100, vec![10, 60], vec![70, 0]));
+        sum = PassSum::add(Some(sum), pass(300, vec![30, 200], vec![150, 80]));
+        sum = PassSum::add(Some(sum), pass(200, vec![20, 100], vec![120, 0]));
+        assert_eq!(
+            sum.timings.wall_ns, 600,
+            "the sample's timed length is the sum"
+        );
+        let (passes, mean) = sum.mean();
+        assert_eq!(passes, 3);
+        assert_eq!(mean.wall_ns, 200);
+        assert_eq!(mean.batch_wall_ns, [200]);
+        assert_eq!(mean.item_ns, [20, 120]);
+        assert_eq!(mean.worker_busy_ns, [113, 27]);
+        assert_eq!(mean.batches.len(), 1);
+        assert_eq!(mean.batches[0], 0..2);
+    }
+
+    #[test]
+    fn one_pass_is_itself() {
+        let (passes, mean) = PassSum::add(None, pass(7, vec![3], vec![5])).mean();
+        assert_eq!((passes, mean.wall_ns, mean.item_ns[0]), (1, 7, 3));
+    }
+}
