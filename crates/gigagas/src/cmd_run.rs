@@ -182,6 +182,8 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
     if !failures.is_empty() {
         println!();
         print!("{failures}");
+        // Also on stderr, next to the error line, when stdout goes to a file.
+        eprint!("{failures}");
     }
     if let Some(out) = &args.json {
         std::fs::write(out, results.to_json()).with_context(|| out.display().to_string())?;

@@ -178,6 +178,8 @@ pub(crate) fn sweep(args: SweepArgs) -> Result<()> {
     if !failures.is_empty() {
         println!();
         print!("{failures}");
+        // Also on stderr, next to the error line, when stdout goes to a file.
+        eprint!("{failures}");
     }
     eprintln!("wrote {}", dir.display());
     if !results.failures.is_empty() {
