@@ -269,7 +269,7 @@ pub fn run_grid(
             }
             Err(reason) => failures.push(DumpFailure {
                 path: dump.label.clone(),
-                reason,
+                reason: without_path(&reason, dump),
             }),
         }
     }
@@ -292,6 +292,20 @@ pub fn run_grid(
         failures,
         totals,
     })
+}
+
+/// A reason without the leading `path: ` prefixes the errors of each layer add (the
+/// failure already names the dump).
+fn without_path(reason: &str, dump: &SuiteDump) -> String {
+    let prefixes = [
+        format!("{}: ", dump.path.display()),
+        format!("{}: ", dump.label),
+    ];
+    let mut rest = reason;
+    while let Some(r) = prefixes.iter().find_map(|p| rest.strip_prefix(p.as_str())) {
+        rest = r;
+    }
+    rest.to_string()
 }
 
 fn distinct<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
@@ -501,6 +515,25 @@ pub fn load_replay(path: &Path) -> Result<(Replay, DumpRecord), ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failure_reasons_do_not_repeat_the_path() {
+        let dump = SuiteDump {
+            path: PathBuf::from("cfg/../dumps/x.gigagas"),
+            label: "../dumps/x.gigagas".into(),
+        };
+        assert_eq!(
+            without_path(
+                "cfg/../dumps/x.gigagas: cfg/../dumps/x.gigagas: truncated dump",
+                &dump
+            ),
+            "truncated dump"
+        );
+        assert_eq!(
+            without_path("../dumps/x.gigagas: verification failed: gas", &dump),
+            "verification failed: gas"
+        );
+    }
 
     #[test]
     fn units_scale_with_threads_up_to_the_cores() {
