@@ -34,7 +34,7 @@ pub mod stats;
 pub mod verify;
 pub mod view;
 
-pub use bench::Repetition;
+pub use bench::{DEFAULT_MIN_SAMPLE_MS, MAX_PASSES_PER_SAMPLE, Repetition, Sampled};
 pub use exec::{ExecError, ItemExecutor, ItemOutput};
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_record::ChainSpec;

@@ -3,10 +3,8 @@
 use alloy_hardforks::EthereumHardfork;
 use anyhow::{Result, bail};
 use clap::{Parser, Subcommand};
-use gigagas_executor::{Repetition, Replay, RunConfig, SchedulerKind, Summary};
 use gigagas_workload::{GeneratorConfig, Profile};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
 use std::{
     path::{Path, PathBuf},
     process::ExitCode,
@@ -97,20 +95,32 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Replay a dump in parallel on its block access lists, verify it, and print throughput.
+    /// Replay dumps in parallel on their block access lists, verify them, and print throughput.
     ///
-    /// Every grid point (threads × batch × scheduler) runs `--warmup` times, then
-    /// `--repeats` times; every run is verified (gas and status against the receipts,
-    /// writes against the BAL) outside its timed window, and any divergence stops the
-    /// benchmark with an error. The sequential baseline (one revm State, no BAL, as a
-    /// client executes today) runs first; speedups are relative to it.
+    /// DUMPS are dump files and/or folders of dumps (every `*.gigagas` directly inside,
+    /// sorted by name); all are loaded first (in parallel, before anything is timed), then
+    /// the same grid runs on each. Every grid point (threads × batch × scheduler) gets
+    /// `--warmup` single passes, then `--repeats` measured samples: a sample replays the
+    /// dump until its timed passes add up to `--min-sample-ms` (a 10 ms block is replayed
+    /// about ten times), and its figures are per pass. Every pass is verified (gas and
+    /// status against the receipts, writes against the BAL) outside its timed window. The
+    /// sequential baseline (one revm State, no BAL, as a client executes today) runs
+    /// first; speedups are relative to it.
     ///
-    /// Columns: GGas/s is the median repeat [min-max]; longest tx = sum over batches of
+    /// Output: a row per dump and grid point; with several dumps, a suite total per grid
+    /// point (total gas / total time, and the geometric mean of the per-dump speedups). A
+    /// dump that fails to load or verify gets a FAIL line with the reason, the other dumps
+    /// still run, and the exit code is 1.
+    ///
+    /// Columns: MGas/s is the median sample [min–max]; longest tx = sum over batches of
     /// the slowest transaction; bound = sum over batches of max(slowest tx, batch work /
-    /// threads), the critical-path lower bound on wall time; eff = bound / wall.
+    /// threads), the critical-path lower bound on wall time; eff = bound / wall;
+    /// passes/sample = replays per measured sample.
     ///
     /// Example: gigagas run --threads 1,2 --batch 1,50 --scheduler ols,gas-used
-    Run(RunArgs),
+    ///
+    /// A suite: gigagas run dumps/benchmark-compute --threads 1 --batch 1 --out /tmp/bc
+    Run(crate::cmd_run::RunArgs),
     /// Export a block range from a JSON-RPC node into a dump (blocks, receipts, BALs,
     /// block hashes and the pre-state the range touches), verified while dumping.
     Dump(crate::cmd_dump::DumpArgs),
@@ -131,44 +141,6 @@ enum Command {
         /// The dump file (default: dumps/mainnet.gigagas, 42 real mainnet blocks).
         dump: Option<PathBuf>,
     },
-}
-
-/// Arguments of `gigagas run`.
-#[derive(clap::Args)]
-struct RunArgs {
-    /// The dump to replay (default: dumps/mainnet.gigagas, 42 real mainnet blocks; the
-    /// synthetic workload is dumps/mainnet-like.gigagas).
-    dump: Option<PathBuf>,
-    /// Worker thread counts to sweep, comma-separated (default: 1 up to the core count).
-    #[arg(long, value_delimiter = ',')]
-    threads: Vec<usize>,
-    /// Mega-block sizes (blocks merged into one parallel unit) to sweep.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![1usize, 50])]
-    batch: Vec<usize>,
-    /// Schedulers to sweep: ols (block order), gas-used (largest first), gas-limit.
-    #[arg(long, value_delimiter = ',', default_values = ["ols", "gas-used", "gas-limit"])]
-    scheduler: Vec<SchedulerKind>,
-    /// Runs per point before the measured ones (verified, not reported).
-    #[arg(long, default_value_t = 1)]
-    warmup: usize,
-    /// Measured runs per point: the table shows the median and the range.
-    #[arg(long, default_value_t = 5)]
-    repeats: usize,
-    /// Recover every sender from its signature inside the timed work.
-    #[arg(long)]
-    recover_senders: bool,
-    /// Run only the sequential baseline (one revm State, no BAL).
-    #[arg(long)]
-    sequential: bool,
-    /// Skip the sequential baseline.
-    #[arg(long, conflicts_with = "sequential")]
-    no_baseline: bool,
-    /// Skip verification (only to measure what verification costs; numbers are unverified).
-    #[arg(long)]
-    no_verify: bool,
-    /// Write every row (all repeats, machine info, dump checksum) as JSON to this file.
-    #[arg(long)]
-    json: Option<PathBuf>,
 }
 
 fn parse_profile(s: &str) -> Result<Profile, String> {
@@ -199,15 +171,46 @@ pub(crate) fn main() -> ExitCode {
     }
 }
 
-fn progress(len: u64, what: &str) -> ProgressBar {
-    let bar = ProgressBar::new(len);
+/// The progress bar of every command: `what`, the bar, percent, elapsed < ETA, message.
+pub(crate) fn progress_bar(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len.max(1));
     bar.set_style(
         ProgressStyle::with_template(&format!(
-            "{what} {{bar:40}} {{pos}}/{{len}} [{{elapsed_precise}} < {{eta_precise}}] {{msg}}"
+            "{what} {{bar:40}} {{percent:>3}}% [{{elapsed_precise}} < {{eta_precise}}] {{msg}}"
         ))
         .expect("valid template"),
     );
     bar
+}
+
+/// A progress bar fed in the report crate's work units.
+pub(crate) struct Bar(pub(crate) ProgressBar);
+
+impl Bar {
+    /// A bar labelled `what`, its length set by [`gigagas_report::Progress::total`].
+    pub(crate) fn new(what: &str) -> Self {
+        Self(progress_bar(1, what))
+    }
+}
+
+impl gigagas_report::Progress for Bar {
+    fn total(&mut self, units: u64) {
+        self.0.set_length(units.max(1));
+    }
+    fn stage(&mut self, what: &str) {
+        self.0.set_message(what.to_string());
+    }
+    fn advance(&mut self, units: u64) {
+        self.0.inc(units);
+    }
+}
+
+/// The commit of this build, or of the checkout at run time.
+pub(crate) fn commit() -> String {
+    match option_env!("GIGAGAS_COMMIT") {
+        Some(c) if c != "unknown" => c.to_string(),
+        _ => gigagas_report::machine::git_commit(&std::env::current_dir().unwrap_or_default()),
+    }
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -229,7 +232,7 @@ fn run(cli: Cli) -> Result<()> {
                 fork,
                 users,
             };
-            let bar = progress(blocks, "generating");
+            let bar = progress_bar(blocks, "generating");
             let start = Instant::now();
             let dump = gigagas_workload::generate(&config, |done, _| bar.set_position(done))?;
             bar.finish_and_clear();
@@ -237,7 +240,7 @@ fn run(cli: Cli) -> Result<()> {
             eprintln!("{}", written(&output, &dump, &info, start));
             Ok(())
         }
-        Command::Run(args) => run_bench(args),
+        Command::Run(args) => crate::cmd_run::run(args),
         Command::Dump(args) => crate::cmd_dump::run(args),
         Command::Import(args) => crate::cmd_import::run(args),
         Command::Sweep(args) => crate::cmd_sweep::sweep(args),
@@ -288,178 +291,4 @@ pub(crate) fn written(
         info.checksum_hex(),
         start.elapsed().as_secs_f64()
     )
-}
-
-/// One row of `gigagas run` output, with everything needed to reproduce it.
-#[derive(Serialize)]
-struct Row {
-    dump: String,
-    dump_checksum: String,
-    mode: &'static str,
-    threads: usize,
-    batch: usize,
-    scheduler: String,
-    recover_senders: bool,
-    warmup: usize,
-    repeats: usize,
-    verified: bool,
-    total_gas: u64,
-    avg_batch_gas: f64,
-    speedup_vs_sequential: Option<f64>,
-    summary: Summary,
-    machine: crate::machine::MachineInfo,
-}
-
-fn run_bench(args: RunArgs) -> Result<()> {
-    let path = dump_or_default(args.dump.clone())?;
-    if args.repeats == 0 {
-        bail!("--repeats must be at least 1");
-    }
-    if args.threads.contains(&0) {
-        bail!("--threads: 0 is not a thread count");
-    }
-    if args.batch.contains(&0) {
-        bail!("--batch: 0 is not a batch size");
-    }
-    let load = Instant::now();
-    let (dump, info) = gigagas_dump::read_dump(&path)?;
-    let replay = Replay::new(&dump).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let name = dump.meta.name.clone();
-    drop(dump);
-    let machine = crate::machine::MachineInfo::detect();
-    let threads = if args.threads.is_empty() {
-        (1..=machine.cores).collect()
-    } else {
-        args.threads.clone()
-    };
-    eprintln!(
-        "{}: {} blocks, {} txs, {:.3} Ggas, loaded in {:.2} s; {} on {} cores",
-        path.display(),
-        replay.blocks.len(),
-        replay.transaction_count(),
-        replay.total_gas() as f64 / 1e9,
-        load.elapsed().as_secs_f64(),
-        machine.cpu,
-        machine.cores
-    );
-    let rep = Repetition {
-        warmup: args.warmup,
-        repeats: args.repeats,
-        verify: !args.no_verify,
-    };
-    let mut points = Vec::new();
-    if !args.sequential {
-        for &t in &threads {
-            for &b in &args.batch {
-                for &s in &args.scheduler {
-                    points.push(RunConfig {
-                        threads: t,
-                        batch: b,
-                        scheduler: s,
-                        recover_senders: args.recover_senders,
-                    });
-                }
-            }
-        }
-    }
-    let with_baseline = !args.no_baseline;
-    let runs = (points.len() + with_baseline as usize) * (rep.warmup + rep.repeats);
-    let bar = progress(runs as u64, "running");
-    let mut rows = Vec::new();
-    let row = |mode, threads, batch, scheduler: String, summary: Summary, speedup| Row {
-        dump: name.clone(),
-        dump_checksum: info.checksum_hex(),
-        mode,
-        threads,
-        batch,
-        scheduler,
-        recover_senders: args.recover_senders,
-        warmup: rep.warmup,
-        repeats: rep.repeats,
-        verified: rep.verify,
-        total_gas: replay.total_gas(),
-        avg_batch_gas: replay.total_gas() as f64 / replay.batches(batch).len() as f64,
-        speedup_vs_sequential: speedup,
-        summary,
-        machine: machine.clone(),
-    };
-    let mut baseline = None;
-    if with_baseline {
-        bar.set_message("sequential baseline");
-        let s = replay
-            .bench_sequential(args.recover_senders, rep, || bar.inc(1))
-            .map_err(|d| anyhow::anyhow!("{}: {d}", path.display()))?;
-        baseline = Some(s.median.ggas_per_s);
-        rows.push(row("sequential", 1, 1, "-".into(), s, Some(1.0)));
-    }
-    for p in &points {
-        bar.set_message(format!(
-            "{} threads, batch {}, {}",
-            p.threads, p.batch, p.scheduler
-        ));
-        let s = replay
-            .bench_parallel(p, rep, || bar.inc(1))
-            .map_err(|d| anyhow::anyhow!("{}: {d}", path.display()))?;
-        let speedup = baseline.map(|b| s.median.ggas_per_s / b);
-        rows.push(row(
-            "bal-parallel",
-            p.threads,
-            p.batch,
-            p.scheduler.to_string(),
-            s,
-            speedup,
-        ));
-    }
-    bar.finish_and_clear();
-    print_table(&rows);
-    if let Some(out) = &args.json {
-        let text = serde_json::to_string_pretty(&rows)?;
-        std::fs::write(out, text).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
-        eprintln!("wrote {}", out.display());
-    }
-    Ok(())
-}
-
-fn print_table(rows: &[Row]) {
-    println!(
-        "{:<12} {:>7} {:<9} {:>5} {:>10} {:>22} {:>10} {:>9} {:>9} {:>5} {:>7} {:>14}",
-        "mode",
-        "threads",
-        "scheduler",
-        "batch",
-        "avg Mgas",
-        "GGas/s [min-max]",
-        "longest",
-        "total",
-        "bound",
-        "eff",
-        "speedup",
-        "tx p50/p99 us"
-    );
-    for r in rows {
-        let m = &r.summary.median;
-        println!(
-            "{:<12} {:>7} {:<9} {:>5} {:>10.1} {:>22} {:>9.3}s {:>8.3}s {:>8.3}s {:>5.2} {:>7} {:>14}",
-            r.mode,
-            r.threads,
-            r.scheduler,
-            r.batch,
-            r.avg_batch_gas / 1e6,
-            format!(
-                "{:.3} [{:.3}-{:.3}]",
-                m.ggas_per_s, r.summary.min_ggas_per_s, r.summary.max_ggas_per_s
-            ),
-            m.longest_tx_s,
-            m.wall_s,
-            m.bound_s,
-            m.efficiency,
-            r.speedup_vs_sequential
-                .map(|s| format!("{s:.2}x"))
-                .unwrap_or_default(),
-            format!(
-                "{:.0}/{:.0}",
-                r.summary.tx_us_p50_p99_max.0, r.summary.tx_us_p50_p99_max.1
-            ),
-        );
-    }
 }

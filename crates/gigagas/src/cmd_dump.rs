@@ -3,7 +3,6 @@
 use alloy_hardforks::EthereumHardfork;
 use anyhow::Result;
 use gigagas_rpc::{ClientConfig, DumpOptions, Progress};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::{
     path::PathBuf,
     time::{Duration, Instant},
@@ -40,9 +39,14 @@ pub(crate) struct DumpArgs {
     /// JSON-RPC requests in flight at once.
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
-    /// Calls per JSON-RPC batch.
-    #[arg(long, default_value_t = 100)]
-    pub batch_size: usize,
+    /// Calls per JSON-RPC request (a JSON-RPC batch; not the mega-block `--batch` of
+    /// `gigagas run`).
+    #[arg(
+        long = "rpc-batch",
+        visible_alias = "batch-size",
+        default_value_t = 100
+    )]
+    pub rpc_batch: usize,
     /// Continue an interrupted dump from `<OUTPUT>.partial/` (the result is the same file
     /// an uninterrupted dump writes).
     #[arg(long)]
@@ -74,7 +78,7 @@ pub(crate) fn run(args: DumpArgs) -> Result<()> {
     let opts = DumpOptions {
         fork: args.fork,
         concurrency: args.concurrency,
-        batch_size: args.batch_size,
+        batch_size: args.rpc_batch,
         client: ClientConfig {
             timeout: Duration::from_secs(args.timeout.max(1)),
             retries: args.retries,
@@ -86,13 +90,7 @@ pub(crate) fn run(args: DumpArgs) -> Result<()> {
         name: args.name.clone(),
         ..DumpOptions::new(args.rpc.clone(), args.from, args.to)
     };
-    let bar = ProgressBar::new(args.to.saturating_sub(args.from) + 1);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "dumping {bar:40} {pos}/{len} blocks [{elapsed_precise} < {eta_precise}, {per_sec}] {msg}",
-        )
-        .expect("valid template"),
-    );
+    let bar = crate::cli::progress_bar(args.to.saturating_sub(args.from) + 1, "dumping");
     let mut on_progress = |p: Progress| match p {
         Progress::Start {
             total,

@@ -1,10 +1,10 @@
 //! `gigagas sweep`, `gigagas report` and `gigagas simulate`: thin shells over
 //! `gigagas-report`.
 
+use crate::cli::{Bar, commit};
 use anyhow::{Context, Result, bail};
 use gigagas_executor::{Repetition, SchedulerKind};
-use gigagas_report::{SweepConfig, SweepOptions, folder, machine, run_sweep, simulate, table};
-use indicatif::{ProgressBar, ProgressStyle};
+use gigagas_report::{SweepConfig, SweepOptions, folder, run_sweep, simulate, table};
 use std::path::PathBuf;
 
 /// Arguments of `gigagas sweep`.
@@ -29,9 +29,12 @@ pub(crate) struct SweepArgs {
     /// Override the config's warm-up runs per point.
     #[arg(long)]
     pub warmup: Option<usize>,
-    /// Override the config's measured runs per point.
+    /// Override the config's measured samples per point.
     #[arg(long)]
     pub repeats: Option<usize>,
+    /// Override the config's minimum timed length of a sample, milliseconds.
+    #[arg(long)]
+    pub min_sample_ms: Option<u64>,
     /// Validate the config and print the grid, without running anything.
     #[arg(long)]
     pub dry_run: bool,
@@ -97,42 +100,6 @@ pub(crate) struct SimulateArgs {
     pub json: Option<PathBuf>,
 }
 
-/// The commit of this build, or of the checkout at run time.
-fn commit() -> String {
-    match option_env!("GIGAGAS_COMMIT") {
-        Some(c) if c != "unknown" => c.to_string(),
-        _ => machine::git_commit(&std::env::current_dir().unwrap_or_default()),
-    }
-}
-
-/// A progress bar fed in work units, with ETA.
-struct Bar(ProgressBar);
-
-impl Bar {
-    fn new() -> Self {
-        let bar = ProgressBar::new(1);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{bar:40} {percent:>3}% [{elapsed_precise} < {eta_precise}] {msg}",
-            )
-            .expect("valid template"),
-        );
-        Self(bar)
-    }
-}
-
-impl gigagas_report::Progress for Bar {
-    fn total(&mut self, units: u64) {
-        self.0.set_length(units.max(1));
-    }
-    fn stage(&mut self, what: &str) {
-        self.0.set_message(what.to_string());
-    }
-    fn advance(&mut self, units: u64) {
-        self.0.inc(units);
-    }
-}
-
 /// `gigagas sweep CONFIG`.
 pub(crate) fn sweep(args: SweepArgs) -> Result<()> {
     let mut sweep = SweepConfig::load(&args.config)?;
@@ -145,10 +112,13 @@ pub(crate) fn sweep(args: SweepArgs) -> Result<()> {
         }
         sweep.config.repeats = r;
     }
+    if let Some(ms) = args.min_sample_ms {
+        sweep.config.min_sample_ms = ms;
+    }
     let c = &sweep.config;
     let points = c.points();
     eprintln!(
-        "{}: {} dump(s) × {} grid points{}, {} warm-up + {} measured runs each{}",
+        "{}: {} dump(s) × {} grid points{}, {} warm-up pass(es) + {} samples of at least {} ms each{}",
         args.config.display(),
         sweep.dump_paths.len(),
         points.len(),
@@ -159,6 +129,7 @@ pub(crate) fn sweep(args: SweepArgs) -> Result<()> {
         },
         c.warmup,
         c.repeats,
+        c.min_sample_ms,
         if c.simulate.is_some() {
             ", then the schedule simulator"
         } else {
@@ -188,17 +159,36 @@ pub(crate) fn sweep(args: SweepArgs) -> Result<()> {
         commit: commit(),
         note: args.note.clone(),
     };
-    let mut bar = Bar::new();
+    let mut bar = Bar::new("sweeping");
     let results = run_sweep(&sweep, &options, &mut bar);
     bar.0.finish_and_clear();
     let results = results?;
     let dir = folder::write_results_dir(&args.results_dir, &results)?;
     print!("{}", table::rows_table(std::slice::from_ref(&results)));
+    let totals = table::totals_table(&results);
+    if !totals.is_empty() {
+        println!();
+        print!("{totals}");
+    }
     for sim in &results.simulations {
         println!();
         print!("{}", table::simulation_markdown(sim, None));
     }
+    let failures = table::failures_list(&results);
+    if !failures.is_empty() {
+        println!();
+        print!("{failures}");
+        // Also on stderr, next to the error line, when stdout goes to a file.
+        eprint!("{failures}");
+    }
     eprintln!("wrote {}", dir.display());
+    if !results.failures.is_empty() {
+        bail!(
+            "{} of {} dump(s) failed (FAIL lines above); the other rows are verified",
+            results.failures.len(),
+            sweep.dump_paths.len()
+        );
+    }
     Ok(())
 }
 
@@ -282,6 +272,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> Result<()> {
         warmup: args.warmup,
         repeats: args.repeats,
         verify: true,
+        min_sample_ns: 0,
     };
     let units = |t: usize| 1000 / t.clamp(1, machine.cores.max(1)) as u64;
     let points = simulate::validation_points(&validate, &args.batch, &schedulers);
@@ -290,7 +281,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> Result<()> {
             .iter()
             .map(|p| units(p.threads) * (rep.warmup + rep.repeats) as u64)
             .sum::<u64>();
-    let bar = Bar::new();
+    let bar = Bar::new("simulating");
     bar.0.set_length(total.max(1));
     bar.0
         .set_message("profiling items on 1 thread, interleaved with validation runs");

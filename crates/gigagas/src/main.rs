@@ -3,8 +3,8 @@
 mod cli;
 mod cmd_dump;
 mod cmd_import;
+mod cmd_run;
 mod cmd_sweep;
-mod machine;
 
 /// mimalloc instead of glibc's malloc, as clients ship a tuned allocator (reth: jemalloc).
 /// It serves both the sequential baseline and the parallel replay: revm allocates per

@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! description = "Schedulers on normal blocks and on mega-blocks"
-//! dumps = ["../dumps/mainnet-like.gigagas"]   # relative to this file's folder
+//! dumps = ["../dumps/mainnet-like.gigagas"]   # files or folders, relative to this file's folder
 //! threads = [1, 2]
 //! batch = [1, 50]
 //! schedulers = ["ols", "gas-used", "gas-limit"]
@@ -10,6 +10,9 @@
 //! warmup = 1                  # default 1
 //! repeats = 3                 # default 3
 //! sequential = true           # default false: also run the sequential baseline
+//! all_cores = false           # default false: also run every point on all the machine's cores
+//! min_sample_ms = 100         # default 100: a measured sample replays the dump until its
+//!                             # timed passes last this long (figures are per pass)
 //!
 //! [simulate]                  # optional: the schedule simulator on each dump
 //! threads = [1, 2, 4, 16, 64, 192]
@@ -20,7 +23,9 @@
 //! ```
 //!
 //! Relative dump paths are resolved against the folder of the config file, so a config
-//! works from any working directory. Unknown keys, empty lists, zero thread counts,
+//! works from any working directory. A folder stands for the `*.gigagas` files directly
+//! inside it, sorted by name (a suite: one row per dump and grid point, and a suite total
+//! per grid point). Unknown keys, empty lists, zero thread counts,
 //! batch sizes or repeats, and missing dumps are rejected with one error naming the file
 //! and the key.
 
@@ -73,6 +78,9 @@ fn three() -> usize {
 fn default_validate() -> Vec<usize> {
     vec![1, 2]
 }
+fn default_min_sample_ms() -> u64 {
+    gigagas_executor::DEFAULT_MIN_SAMPLE_MS
+}
 
 /// The contents of a sweep config file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,7 +89,8 @@ pub struct SweepConfig {
     /// One line shown at the top of `table.md`.
     #[serde(default)]
     pub description: String,
-    /// Dump files, relative to the config file's folder (or absolute).
+    /// Dump files or folders of dumps (their `*.gigagas` files, sorted), relative to the
+    /// config file's folder (or absolute).
     pub dumps: Vec<PathBuf>,
     /// Worker thread counts.
     pub threads: Vec<usize>,
@@ -102,6 +111,14 @@ pub struct SweepConfig {
     /// sender-recovery setting; parallel rows then show their speedup over it.
     #[serde(default)]
     pub sequential: bool,
+    /// Also run every parallel point on all the machine's cores (added to `threads` at run
+    /// time, so one config measures "1 thread and all threads" on any machine).
+    #[serde(default)]
+    pub all_cores: bool,
+    /// Minimum timed length of a measured sample, milliseconds: a dump that replays faster
+    /// is replayed several times per sample and the figures are divided by the passes.
+    #[serde(default = "default_min_sample_ms")]
+    pub min_sample_ms: u64,
     /// Run the schedule simulator on each dump.
     #[serde(default)]
     pub simulate: Option<SimulateConfig>,
@@ -137,8 +154,11 @@ pub struct Sweep {
     pub file: PathBuf,
     /// What the file says.
     pub config: SweepConfig,
-    /// The dumps, resolved against the config file's folder.
+    /// The dumps, resolved against the config file's folder, folders expanded.
     pub dump_paths: Vec<PathBuf>,
+    /// Each dump's path as the config names it (a folder entry joined with the file
+    /// name), for the results.
+    pub dump_labels: Vec<PathBuf>,
 }
 
 impl SweepConfig {
@@ -152,24 +172,47 @@ impl SweepConfig {
         let config = Self::parse(&text, file)?;
         let dir = file.parent().unwrap_or(Path::new(""));
         let mut dump_paths = Vec::with_capacity(config.dumps.len());
+        let mut dump_labels = Vec::with_capacity(config.dumps.len());
         for d in &config.dumps {
             let p = if d.is_absolute() {
                 d.clone()
             } else {
                 dir.join(d)
             };
-            if !p.is_file() {
-                return Err(ConfigError::Invalid {
-                    file: file.to_path_buf(),
-                    key: "dumps".into(),
-                    message: format!(
-                        "{}: no such file (resolved to {}; paths are relative to the config file's folder)",
+            let invalid = |message: String| ConfigError::Invalid {
+                file: file.to_path_buf(),
+                key: "dumps".into(),
+                message,
+            };
+            if p.is_dir() {
+                let files = dumps_in_folder(&p).map_err(|e| {
+                    invalid(format!(
+                        "{}: {e} (resolved to {})",
                         d.display(),
                         p.display()
-                    ),
-                });
+                    ))
+                })?;
+                if files.is_empty() {
+                    return Err(invalid(format!(
+                        "{}: no *.gigagas files in this folder (resolved to {})",
+                        d.display(),
+                        p.display()
+                    )));
+                }
+                for f in files {
+                    dump_labels.push(d.join(f.file_name().unwrap_or_default()));
+                    dump_paths.push(f);
+                }
+            } else if p.is_file() {
+                dump_labels.push(d.clone());
+                dump_paths.push(p);
+            } else {
+                return Err(invalid(format!(
+                    "{}: no such file or folder (resolved to {}; paths are relative to the config file's folder)",
+                    d.display(),
+                    p.display()
+                )));
             }
-            dump_paths.push(p);
         }
         let name = file
             .file_stem()
@@ -180,6 +223,7 @@ impl SweepConfig {
             file: file.to_path_buf(),
             config,
             dump_paths,
+            dump_labels,
         })
     }
 
@@ -219,6 +263,12 @@ impl SweepConfig {
         if self.repeats == 0 {
             return Err(bad("repeats", "at least one measured run is needed".into()));
         }
+        if self.min_sample_ms > 3_600_000 {
+            return Err(bad(
+                "min_sample_ms",
+                format!("{} ms is over an hour per sample", self.min_sample_ms),
+            ));
+        }
         if let Some(sim) = &self.simulate {
             nonempty("simulate.threads", sim.threads.len())?;
             positive("simulate.threads", &sim.threads, "thread count")?;
@@ -240,11 +290,30 @@ impl SweepConfig {
         Ok(())
     }
 
-    /// The parallel grid points, in run order (recover, threads, batch, scheduler).
+    /// The parallel grid points, in run order (recover, threads, batch, scheduler), with
+    /// this machine's core count added to the threads if `all_cores` is set.
     pub fn points(&self) -> Vec<RunConfig> {
+        self.points_on(
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        )
+    }
+
+    /// The thread counts of the grid on a machine with `cores` cores.
+    pub fn thread_counts(&self, cores: usize) -> Vec<usize> {
+        let mut threads = self.threads.clone();
+        if self.all_cores && !threads.contains(&cores) {
+            threads.push(cores);
+        }
+        threads
+    }
+
+    /// [`SweepConfig::points`] on a machine with `cores` cores.
+    pub fn points_on(&self, cores: usize) -> Vec<RunConfig> {
         let mut points = Vec::new();
         for &recover_senders in &self.recover_senders {
-            for &threads in &self.threads {
+            for &threads in &self.thread_counts(cores) {
                 for &batch in &self.batch {
                     for &scheduler in &self.schedulers {
                         points.push(RunConfig {
@@ -259,6 +328,19 @@ impl SweepConfig {
         }
         points
     }
+}
+
+/// The `*.gigagas` files directly inside `dir`, sorted by name.
+pub fn dumps_in_folder(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_file() && path.extension().is_some_and(|x| x == "gigagas") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// Turn a toml error into one line: `file:line: key `k`: message`.
@@ -328,6 +410,12 @@ schedulers = ["ols", "gas-used"]
         let c = SweepConfig::parse(GOOD, Path::new("x.toml")).unwrap();
         assert_eq!(c.recover_senders, [false]);
         assert_eq!((c.warmup, c.repeats, c.sequential), (1, 3, false));
+        assert_eq!((c.all_cores, c.min_sample_ms), (false, 100));
+        let all =
+            SweepConfig::parse(&format!("{GOOD}all_cores = true\n"), Path::new("x.toml")).unwrap();
+        assert_eq!(all.thread_counts(8), [1, 2, 8]);
+        assert_eq!(all.thread_counts(2), [1, 2]);
+        assert_eq!(all.points_on(8).len(), 3 * 2 * 2);
         assert_eq!(c.points().len(), 2 * 2 * 2);
         assert!(c.simulate.is_none());
     }

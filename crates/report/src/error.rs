@@ -42,12 +42,12 @@ pub enum ReportError {
         detail: String,
     },
     /// A plot could not be drawn.
-    #[error("{}: plotting failed: {detail}", path.display())]
+    #[error("{}: plotting failed: {source}", path.display())]
     Plot {
-        /// The SVG file.
+        /// The folder the plots were for.
         path: PathBuf,
         /// What went wrong.
-        detail: String,
+        source: crate::plot::PlotError,
     },
     /// Invalid arguments (e.g. a simulation grid with 0 threads).
     #[error("{0}")]

@@ -71,9 +71,9 @@ fn write_file(path: &Path, contents: &[u8]) -> Result<(), ReportError> {
 /// `simulation.csv` (if any set has simulations) and the plots. Returns the written
 /// file names.
 pub fn render_into(dir: &Path, sets: &[SweepResults]) -> Result<Vec<String>, ReportError> {
-    let plots = plot::render_plots(sets).map_err(|detail| ReportError::Plot {
+    let plots = plot::render_plots(sets).map_err(|source| ReportError::Plot {
         path: dir.to_path_buf(),
-        detail,
+        source,
     })?;
     let mut written = Vec::new();
     for p in &plots {
@@ -87,6 +87,13 @@ pub fn render_into(dir: &Path, sets: &[SweepResults]) -> Result<Vec<String>, Rep
     )?;
     write_file(&dir.join("results.csv"), table::render_csv(sets).as_bytes())?;
     written.extend(["table.md".to_string(), "results.csv".to_string()]);
+    if sets.iter().any(|s| !s.totals.is_empty()) {
+        write_file(
+            &dir.join("totals.csv"),
+            table::render_totals_csv(sets).as_bytes(),
+        )?;
+        written.push("totals.csv".into());
+    }
     if sets.iter().any(|s| !s.simulations.is_empty()) {
         write_file(
             &dir.join("simulation.csv"),
@@ -94,6 +101,16 @@ pub fn render_into(dir: &Path, sets: &[SweepResults]) -> Result<Vec<String>, Rep
         )?;
         written.push("simulation.csv".into());
     }
+    Ok(written)
+}
+
+/// Write `results.json` and everything derived from it into `dir` (created if needed;
+/// files of the same names are replaced). For `gigagas run --out DIR`.
+pub fn write_into(dir: &Path, results: &SweepResults) -> Result<Vec<String>, ReportError> {
+    std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, e))?;
+    write_file(&dir.join("results.json"), results.to_json().as_bytes())?;
+    let mut written = vec!["results.json".to_string()];
+    written.extend(render_into(dir, std::slice::from_ref(results))?);
     Ok(written)
 }
 

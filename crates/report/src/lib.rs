@@ -1,14 +1,22 @@
 //! Benchmark sweeps for gigagas: configs, results folders, tables, plots and a schedule
 //! simulator.
 //!
+//! Words: a *batch* is always a mega-block, consecutive blocks replayed as one parallel
+//! unit, and `batch` (config key, `--batch`, [`ResultRow::batch`]) is its size in blocks;
+//! *batches* are how many of them a dump makes. A *pass* replays a dump once, a *sample*
+//! is one or more passes timed together (at least `min_sample_ms`), a *repeat* is one
+//! measured sample.
+//!
 //! - [`config`]: a sweep is a TOML file (`bench-configs/*.toml`) naming dumps and the grid
 //!   (threads × batch × scheduler × sender recovery), repetitions, an optional sequential
 //!   baseline and an optional simulation. [`SweepConfig::load`] rejects a bad file with one
 //!   error naming the file and the key.
-//! - [`sweep`]: [`run_sweep`] loads each dump, runs every grid point through the executor's
-//!   public benchmark API ([`gigagas_executor::Replay::bench_parallel`] and
-//!   [`gigagas_executor::Replay::bench_sequential`]), every run verified, and collects a
-//!   [`SweepResults`].
+//! - [`sweep`]: [`run_grid`] (behind both `gigagas run` and [`run_sweep`]) loads every dump
+//!   of a suite in parallel, runs every grid point through the executor's public benchmark
+//!   API ([`gigagas_executor::Replay::bench_parallel`] and
+//!   [`gigagas_executor::Replay::bench_sequential`]), every pass verified, and collects a
+//!   [`SweepResults`]: a row per dump and grid point, a suite total per grid point, and a
+//!   failure per dump that did not load or verify.
 //! - [`results`]: the results model (serde), stored as `results.json`.
 //! - [`table`] and [`plot`]: `table.md`, `results.csv` and SVG plots, rendered from results
 //!   (one machine, or several merged).
@@ -32,9 +40,11 @@ pub use config::{ConfigError, SimulateConfig, Sweep, SweepConfig};
 pub use error::ReportError;
 pub use folder::{render_dir, write_results_dir};
 pub use machine::MachineInfo;
-pub use results::{DumpRecord, Mode, ResultRow, SweepResults};
+pub use results::{
+    DumpFailure, DumpRecord, Mode, ResultRow, SuiteTotal, SweepResults, suite_totals,
+};
 pub use simulate::{ItemProfile, Projection, SimulationReport, Validation};
-pub use sweep::{Progress, SweepOptions, run_sweep};
+pub use sweep::{Grid, Progress, SuiteDump, SweepOptions, run_grid, run_sweep};
 
 // Dev-dependencies used only by the integration tests in `tests/`.
 #[cfg(test)]

@@ -15,7 +15,8 @@ pub struct MachineInfo {
     pub memory_gib: f64,
     /// Operating system: distribution (if known), kernel, architecture.
     pub os: String,
-    /// `rustc --version` at run time, or `unknown` if rustc is not on the path.
+    /// `rustc --version` of the compiler that built the measuring binary (recorded at build
+    /// time), or `unknown`.
     pub rustc: String,
     /// Git commit of the measured code (`-dirty` if the tree had changes).
     pub commit: String,
@@ -66,15 +67,20 @@ impl MachineInfo {
         .join(" ");
         Self {
             cpu,
-            cores: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            cores: Self::detect_cores(),
             memory_gib,
             os,
-            rustc: command_line("rustc", &["--version"], None).unwrap_or_else(|| "unknown".into()),
+            rustc: env!("GIGAGAS_RUSTC_VERSION").to_string(),
             commit: commit.into(),
             note: None,
         }
+    }
+
+    /// Logical cores available to this process (1 if unknown).
+    pub fn detect_cores() -> usize {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
     }
 
     /// Short label for merged tables and plot legends: `CPU ×cores`.

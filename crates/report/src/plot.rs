@@ -99,7 +99,7 @@ macro_rules! draw_chart {
             .x_label_area_size(45)
             .y_label_area_size(65)
             .build_cartesian_2d($x_spec, 0f64..$y_max)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| PlotError(e.to_string()))?;
         ctx.configure_mesh()
             .x_desc(xml_safe(&chart.x_desc))
             .y_desc(xml_safe(&chart.y_desc))
@@ -114,7 +114,7 @@ macro_rules! draw_chart {
             .axis_desc_style(("sans-serif", 15))
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| PlotError(e.to_string()))?;
         for s in &chart.series {
             let color = PALETTE[s.color % PALETTE.len()];
             let pts = s.points.clone();
@@ -122,13 +122,13 @@ macro_rules! draw_chart {
             match s.kind {
                 LineKind::Measured => {
                     ctx.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                        .map_err(|e| e.to_string())?
+                        .map_err(|e| PlotError(e.to_string()))?
                         .label(label)
                         .legend(move |(x, y)| {
                             PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
                         });
                     ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                        .map_err(|e| e.to_string())?;
+                        .map_err(|e| PlotError(e.to_string()))?;
                 }
                 LineKind::Ideal | LineKind::Bound => {
                     let (dash, gap, width) = if s.kind == LineKind::Ideal {
@@ -142,7 +142,7 @@ macro_rules! draw_chart {
                         gap,
                         color.stroke_width(width),
                     ))
-                    .map_err(|e| e.to_string())?
+                    .map_err(|e| PlotError(e.to_string()))?
                     .label(label)
                     .legend(move |(x, y)| {
                         PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(width))
@@ -155,7 +155,7 @@ macro_rules! draw_chart {
                         color.stroke_width(2),
                         &|c, s, st| EmptyElement::at(c) + Cross::new((0, 0), s, st),
                     ))
-                    .map_err(|e| e.to_string())?
+                    .map_err(|e| PlotError(e.to_string()))?
                     .label(label)
                     .legend(move |(x, y)| Cross::new((x + 10, y), 5, color.stroke_width(2)));
                 }
@@ -167,12 +167,12 @@ macro_rules! draw_chart {
             .border_style(RGBColor(160, 160, 160))
             .label_font(("sans-serif", 13))
             .draw()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| PlotError(e.to_string()))?;
     }};
 }
 
 /// Render a chart as an SVG document (900 × 560).
-pub fn render_svg(chart: &Chart) -> Result<String, String> {
+pub fn render_svg(chart: &Chart) -> Result<String, PlotError> {
     let xs: Vec<f64> = chart
         .series
         .iter()
@@ -198,7 +198,7 @@ pub fn render_svg(chart: &Chart) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(|e| PlotError(e.to_string()))?;
         if chart.log_x {
             let (lo, hi) = (x0.max(1e-3) / 1.3, x1.max(1e-3) * 1.3);
             draw_chart!(&root, chart, (lo..hi).log_scale(), y_max);
@@ -206,7 +206,7 @@ pub fn render_svg(chart: &Chart) -> Result<String, String> {
             let pad = ((x1 - x0) * 0.05).max(0.25);
             draw_chart!(&root, chart, (x0 - pad)..(x1 + pad), y_max);
         }
-        root.present().map_err(|e| e.to_string())?;
+        root.present().map_err(|e| PlotError(e.to_string()))?;
     }
     Ok(svg)
 }
@@ -261,213 +261,295 @@ fn prefix(merged: bool, i: usize) -> String {
     }
 }
 
-/// Every plot the results support (a plot needs at least two x values).
-pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, String> {
-    let merged = sets.len() > 1;
-    let all_groups = groups(sets);
-    let many_dumps = distinct(all_groups.iter().map(|g| g.0.as_str())).len() > 1;
+/// The parallel rows drawn together: one dump and sender-recovery setting, over every
+/// result set (machine).
+struct Group {
+    dump: String,
+    recover: bool,
+    /// Thread counts and batch sizes present, ascending.
+    threads: Vec<usize>,
+    batches: Vec<usize>,
+    /// File-name suffix (the dump when there are several, `-senders`).
+    suffix: String,
+    /// Several result sets: series labels start with the machine tag.
+    merged: bool,
+}
+
+impl Group {
+    fn contains(&self, r: &&ResultRow) -> bool {
+        r.dump == self.dump && r.recover_senders == self.recover
+    }
+}
+
+/// More dumps than this (a suite) get no per-dump plots: `table.md`'s per-dump table and
+/// the suite totals show them instead.
+pub const MAX_DUMPS_PLOTTED: usize = 4;
+
+/// Why a plot could not be drawn (plotters' message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlotError(pub String);
+
+/// Every plot the results support (a plot needs at least two x values): per dump and
+/// sender recovery, throughput against threads and against batch size and the
+/// longest-transaction share; per simulation, the projection.
+pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, PlotError> {
     let mut charts: Vec<(String, Chart)> = Vec::new();
-    for (dump, recover) in &all_groups {
-        let in_group = |r: &&ResultRow| &r.dump == dump && r.recover_senders == *recover;
-        let rows = || sets.iter().flat_map(parallel_rows).filter(in_group);
-        let threads = distinct(rows().map(|r| r.threads));
-        let batches = distinct(rows().map(|r| r.batch));
-        let sfx = suffix(dump, *recover, many_dumps);
-        // GGas/s vs threads, per batch.
-        if threads.len() > 1 {
-            for &b in &batches {
-                let mut series = Vec::new();
-                for (i, set) in sets.iter().enumerate() {
-                    let pts = |s: SchedulerKind| -> Vec<(f64, f64)> {
-                        let mut v: Vec<(f64, f64)> = parallel_rows(set)
-                            .filter(in_group)
-                            .filter(|r| r.batch == b && r.scheduler == Some(s))
-                            .map(|r| (r.threads as f64, r.summary.median.ggas_per_s))
-                            .collect();
-                        v.sort_by(|a, b| a.0.total_cmp(&b.0));
-                        v
-                    };
-                    let here: Vec<&ResultRow> = parallel_rows(set)
-                        .filter(in_group)
-                        .filter(|r| r.batch == b)
-                        .collect();
-                    if here.is_empty() {
-                        continue;
-                    }
-                    for (k, s) in SchedulerKind::ALL.into_iter().enumerate() {
-                        let p = pts(s);
-                        if !p.is_empty() {
-                            series.push(Series {
-                                label: format!("{}{s}", prefix(merged, i)),
-                                points: p,
-                                kind: LineKind::Measured,
-                                color: i * 3 + k,
-                            });
-                        }
-                    }
-                    let ts = distinct(here.iter().map(|r| r.threads));
-                    let t0 = ts[0];
-                    let g0 = here
-                        .iter()
-                        .filter(|r| r.threads == t0)
-                        .map(|r| r.summary.median.ggas_per_s)
-                        .fold(0.0, f64::max);
-                    let ideal = ts
-                        .iter()
-                        .map(|&t| (t as f64, g0 * t as f64 / t0 as f64))
-                        .collect();
-                    series.push(Series {
-                        label: format!("{}ideal linear", prefix(merged, i)),
-                        points: ideal,
-                        kind: LineKind::Ideal,
-                        color: 7 + i,
-                    });
-                    let bound = ts
-                        .iter()
-                        .map(|&t| {
-                            let g = here
-                                .iter()
-                                .filter(|r| r.threads == t)
-                                .map(|r| r.bound_ggas_per_s())
-                                .fold(0.0, f64::max);
-                            (t as f64, g)
-                        })
-                        .collect();
-                    series.push(Series {
-                        label: format!("{}critical-path bound", prefix(merged, i)),
-                        points: bound,
-                        kind: LineKind::Bound,
-                        color: 3 + 3 * i,
-                    });
-                }
-                charts.push((
-                    format!("ggas-vs-threads-batch{b}{sfx}.svg"),
-                    Chart {
-                        title: format!(
-                            "Throughput vs threads, batch {b} ({})",
-                            title_tail(dump, *recover)
-                        ),
-                        x_desc: "threads".into(),
-                        y_desc: "GGas/s".into(),
-                        log_x: false,
-                        y_max: None,
-                        series,
-                    },
-                ));
-            }
-        }
-        // GGas/s vs batch size, per thread count.
-        if batches.len() > 1 {
-            for &t in &threads {
-                let mut series = Vec::new();
-                for (i, set) in sets.iter().enumerate() {
-                    for (k, s) in SchedulerKind::ALL.into_iter().enumerate() {
-                        let mut p: Vec<(f64, f64)> = parallel_rows(set)
-                            .filter(in_group)
-                            .filter(|r| r.threads == t && r.scheduler == Some(s))
-                            .map(|r| (r.batch as f64, r.summary.median.ggas_per_s))
-                            .collect();
-                        p.sort_by(|a, b| a.0.total_cmp(&b.0));
-                        if !p.is_empty() {
-                            series.push(Series {
-                                label: format!("{}{s}", prefix(merged, i)),
-                                points: p,
-                                kind: LineKind::Measured,
-                                color: i * 3 + k,
-                            });
-                        }
-                    }
-                }
-                charts.push((
-                    format!("ggas-vs-batch-threads{t}{sfx}.svg"),
-                    Chart {
-                        title: format!(
-                            "Throughput vs batch size, {t} threads ({})",
-                            title_tail(dump, *recover)
-                        ),
-                        x_desc: "batch size (blocks per mega-block)".into(),
-                        y_desc: "GGas/s".into(),
-                        log_x: true,
-                        y_max: None,
-                        series,
-                    },
-                ));
-            }
-        }
-        // Longest-transaction share: against threads if several, else against batch size.
-        let (by_threads, xs_len) = if threads.len() > 1 {
-            (true, threads.len())
-        } else {
-            (false, batches.len())
-        };
-        if xs_len > 1 {
-            let mut series = Vec::new();
-            let others: Vec<usize> = if by_threads {
-                batches.clone()
-            } else {
-                threads.clone()
+    let all_groups = groups(sets);
+    let dumps = distinct_dumps(&all_groups);
+    let many_dumps = dumps > 1;
+    if dumps <= MAX_DUMPS_PLOTTED {
+        for (dump, recover) in all_groups {
+            let rows = || {
+                sets.iter()
+                    .flat_map(parallel_rows)
+                    .filter(|r| r.dump == dump && r.recover_senders == recover)
             };
-            let mut color = 0;
+            let g = Group {
+                threads: distinct(rows().map(|r| r.threads)),
+                batches: distinct(rows().map(|r| r.batch)),
+                suffix: suffix(&dump, recover, many_dumps),
+                merged: sets.len() > 1,
+                dump,
+                recover,
+            };
+            charts.extend(threads_charts(sets, &g));
+            charts.extend(batch_charts(sets, &g));
+            charts.extend(longest_share_chart(sets, &g));
+        }
+    }
+    charts.extend(simulation_charts(sets, many_dumps));
+    charts
+        .into_iter()
+        .map(|(name, chart)| render_svg(&chart).map(|svg| PlotFile { name, svg }))
+        .collect()
+}
+
+fn distinct_dumps(groups: &[(String, bool)]) -> usize {
+    let mut names: Vec<&str> = groups.iter().map(|g| g.0.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.len()
+}
+
+/// GGas/s against threads, one chart per batch size, with the ideal linear line and the
+/// critical-path bound.
+fn threads_charts(sets: &[SweepResults], g: &Group) -> Vec<(String, Chart)> {
+    let mut charts = Vec::new();
+    // GGas/s vs threads, per batch.
+    if g.threads.len() > 1 {
+        for &b in &g.batches {
+            let mut series = Vec::new();
             for (i, set) in sets.iter().enumerate() {
-                for s in SchedulerKind::ALL {
-                    for &o in &others {
-                        let mut p: Vec<(f64, f64)> = parallel_rows(set)
-                            .filter(in_group)
-                            .filter(|r| {
-                                r.scheduler == Some(s)
-                                    && if by_threads {
-                                        r.batch == o
-                                    } else {
-                                        r.threads == o
-                                    }
-                            })
-                            .map(|r| {
-                                (
-                                    if by_threads { r.threads } else { r.batch } as f64,
-                                    r.longest_share() * 100.0,
-                                )
-                            })
-                            .collect();
-                        p.sort_by(|a, b| a.0.total_cmp(&b.0));
-                        if p.is_empty() {
-                            continue;
-                        }
-                        let what = if by_threads {
-                            format!("batch {o}")
-                        } else {
-                            format!("{o} threads")
-                        };
+                let pts = |s: SchedulerKind| -> Vec<(f64, f64)> {
+                    let mut v: Vec<(f64, f64)> = parallel_rows(set)
+                        .filter(|r| g.contains(r))
+                        .filter(|r| r.batch == b && r.scheduler == Some(s))
+                        .map(|r| (r.threads as f64, r.summary.median.ggas_per_s))
+                        .collect();
+                    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    v
+                };
+                let here: Vec<&ResultRow> = parallel_rows(set)
+                    .filter(|r| g.contains(r))
+                    .filter(|r| r.batch == b)
+                    .collect();
+                if here.is_empty() {
+                    continue;
+                }
+                for (k, s) in SchedulerKind::ALL.into_iter().enumerate() {
+                    let p = pts(s);
+                    if !p.is_empty() {
                         series.push(Series {
-                            label: format!("{}{s}, {what}", prefix(merged, i)),
+                            label: format!("{}{s}", prefix(g.merged, i)),
                             points: p,
                             kind: LineKind::Measured,
-                            color,
+                            color: i * 3 + k,
                         });
-                        color += 1;
                     }
                 }
+                let ts = distinct(here.iter().map(|r| r.threads));
+                let t0 = ts[0];
+                let g0 = here
+                    .iter()
+                    .filter(|r| r.threads == t0)
+                    .map(|r| r.summary.median.ggas_per_s)
+                    .fold(0.0, f64::max);
+                let ideal = ts
+                    .iter()
+                    .map(|&t| (t as f64, g0 * t as f64 / t0 as f64))
+                    .collect();
+                series.push(Series {
+                    label: format!("{}ideal linear", prefix(g.merged, i)),
+                    points: ideal,
+                    kind: LineKind::Ideal,
+                    color: 7 + i,
+                });
+                let bound = ts
+                    .iter()
+                    .map(|&t| {
+                        let g = here
+                            .iter()
+                            .filter(|r| r.threads == t)
+                            .map(|r| r.bound_ggas_per_s())
+                            .fold(0.0, f64::max);
+                        (t as f64, g)
+                    })
+                    .collect();
+                series.push(Series {
+                    label: format!("{}critical-path bound", prefix(g.merged, i)),
+                    points: bound,
+                    kind: LineKind::Bound,
+                    color: 3 + 3 * i,
+                });
             }
             charts.push((
-                format!("longest-tx-share{sfx}.svg"),
+                format!("ggas-vs-threads-batch{b}{}.svg", g.suffix),
                 Chart {
                     title: format!(
-                        "Longest-transaction latency as a share of total time ({})",
-                        title_tail(dump, *recover)
+                        "Throughput vs threads, batch {b} ({})",
+                        title_tail(&g.dump, g.recover)
                     ),
-                    x_desc: if by_threads {
-                        "threads".into()
-                    } else {
-                        "batch size (blocks per mega-block)".into()
-                    },
-                    y_desc: "longest tx / total (%)".into(),
-                    log_x: !by_threads,
-                    y_max: Some(100.0),
+                    x_desc: "threads".into(),
+                    y_desc: "GGas/s".into(),
+                    log_x: false,
+                    y_max: None,
                     series,
                 },
             ));
         }
     }
-    // Simulator projections.
+    charts
+}
+
+/// GGas/s against batch size, one chart per thread count.
+fn batch_charts(sets: &[SweepResults], g: &Group) -> Vec<(String, Chart)> {
+    let mut charts = Vec::new();
+    // GGas/s vs batch size, per thread count.
+    if g.batches.len() > 1 {
+        for &t in &g.threads {
+            let mut series = Vec::new();
+            for (i, set) in sets.iter().enumerate() {
+                for (k, s) in SchedulerKind::ALL.into_iter().enumerate() {
+                    let mut p: Vec<(f64, f64)> = parallel_rows(set)
+                        .filter(|r| g.contains(r))
+                        .filter(|r| r.threads == t && r.scheduler == Some(s))
+                        .map(|r| (r.batch as f64, r.summary.median.ggas_per_s))
+                        .collect();
+                    p.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    if !p.is_empty() {
+                        series.push(Series {
+                            label: format!("{}{s}", prefix(g.merged, i)),
+                            points: p,
+                            kind: LineKind::Measured,
+                            color: i * 3 + k,
+                        });
+                    }
+                }
+            }
+            charts.push((
+                format!("ggas-vs-batch-threads{t}{}.svg", g.suffix),
+                Chart {
+                    title: format!(
+                        "Throughput vs batch size, {t} threads ({})",
+                        title_tail(&g.dump, g.recover)
+                    ),
+                    x_desc: "batch size (blocks per mega-block)".into(),
+                    y_desc: "GGas/s".into(),
+                    log_x: true,
+                    y_max: None,
+                    series,
+                },
+            ));
+        }
+    }
+    charts
+}
+
+/// The longest-transaction share of total time: against threads if several, else
+/// against batch size.
+fn longest_share_chart(sets: &[SweepResults], g: &Group) -> Option<(String, Chart)> {
+    let (by_threads, xs_len) = if g.threads.len() > 1 {
+        (true, g.threads.len())
+    } else {
+        (false, g.batches.len())
+    };
+    if xs_len < 2 {
+        return None;
+    }
+    {
+        let mut series = Vec::new();
+        let others: Vec<usize> = if by_threads {
+            g.batches.clone()
+        } else {
+            g.threads.clone()
+        };
+        let mut color = 0;
+        for (i, set) in sets.iter().enumerate() {
+            for s in SchedulerKind::ALL {
+                for &o in &others {
+                    let mut p: Vec<(f64, f64)> = parallel_rows(set)
+                        .filter(|r| g.contains(r))
+                        .filter(|r| {
+                            r.scheduler == Some(s)
+                                && if by_threads {
+                                    r.batch == o
+                                } else {
+                                    r.threads == o
+                                }
+                        })
+                        .map(|r| {
+                            (
+                                if by_threads { r.threads } else { r.batch } as f64,
+                                r.longest_share() * 100.0,
+                            )
+                        })
+                        .collect();
+                    p.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    if p.is_empty() {
+                        continue;
+                    }
+                    let what = if by_threads {
+                        format!("batch {o}")
+                    } else {
+                        format!("{o} threads")
+                    };
+                    series.push(Series {
+                        label: format!("{}{s}, {what}", prefix(g.merged, i)),
+                        points: p,
+                        kind: LineKind::Measured,
+                        color,
+                    });
+                    color += 1;
+                }
+            }
+        }
+        Some((
+            format!("longest-tx-share{}.svg", g.suffix),
+            Chart {
+                title: format!(
+                    "Longest-transaction latency as a share of total time ({})",
+                    title_tail(&g.dump, g.recover)
+                ),
+                x_desc: if by_threads {
+                    "threads".into()
+                } else {
+                    "batch size (blocks per mega-block)".into()
+                },
+                y_desc: "longest tx / total (%)".into(),
+                log_x: !by_threads,
+                y_max: Some(100.0),
+                series,
+            },
+        ))
+    }
+}
+
+/// One chart per simulation: projected GGas/s against virtual threads, with the measured
+/// validation runs.
+fn simulation_charts(sets: &[SweepResults], many_dumps: bool) -> Vec<(String, Chart)> {
+    let merged = sets.len() > 1;
+    let mut charts = Vec::new();
     for (i, set) in sets.iter().enumerate() {
         for sim in &set.simulations {
             let mut series = Vec::new();
@@ -542,9 +624,6 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, String> {
         }
     }
     charts
-        .into_iter()
-        .map(|(name, chart)| render_svg(&chart).map(|svg| PlotFile { name, svg }))
-        .collect()
 }
 
 #[cfg(test)]

@@ -33,6 +33,104 @@ pub struct SweepResults {
     /// Schedule simulations, one per dump, if the config asked for them.
     #[serde(default)]
     pub simulations: Vec<SimulationReport>,
+    /// Dumps that failed to load, prepare or verify: no row of theirs is reported.
+    #[serde(default)]
+    pub failures: Vec<DumpFailure>,
+    /// Per grid point, the sum over the dumps that ran (see [`suite_totals`]).
+    #[serde(default)]
+    pub totals: Vec<SuiteTotal>,
+}
+
+/// A dump whose rows are missing: it failed to load, to prepare or to verify.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DumpFailure {
+    /// The dump's path as the config or command line names it.
+    pub path: String,
+    /// The one-line reason.
+    pub reason: String,
+}
+
+/// One grid point summed over the dumps of a suite.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteTotal {
+    /// Sequential baseline or parallel replay.
+    pub mode: Mode,
+    /// Worker threads.
+    pub threads: usize,
+    /// Blocks per mega-block.
+    pub batch: usize,
+    /// Scheduler (`None` for the sequential baseline).
+    pub scheduler: Option<SchedulerKind>,
+    /// Senders recovered inside the timed work.
+    pub recover_senders: bool,
+    /// Dumps summed.
+    pub dumps: usize,
+    /// Gas used by one pass over every dump.
+    pub total_gas: u64,
+    /// Sum of the dumps' median per-pass wall times, seconds.
+    pub total_wall_s: f64,
+    /// Geometric mean over the dumps of each dump's median throughput over its own
+    /// sequential baseline (`None` without baselines).
+    pub geomean_speedup: Option<f64>,
+}
+
+impl SuiteTotal {
+    /// Total gas over total time, Mgas/s.
+    pub fn mgas_per_s(&self) -> f64 {
+        self.total_gas as f64 / 1e6 / self.total_wall_s.max(f64::MIN_POSITIVE)
+    }
+
+    /// Scheduler name, `-` for the sequential baseline.
+    pub fn scheduler_name(&self) -> &'static str {
+        self.scheduler.map_or("-", |s| s.name())
+    }
+}
+
+/// The suite totals of `rows`: one per grid point (mode, threads, batch, scheduler, sender
+/// recovery), in first-seen order, over every dump with a row at that point.
+pub fn suite_totals(rows: &[ResultRow]) -> Vec<SuiteTotal> {
+    let mut totals: Vec<(SuiteTotal, f64, usize)> = Vec::new();
+    for r in rows {
+        let key = (r.mode, r.threads, r.batch, r.scheduler, r.recover_senders);
+        let at = match totals.iter().position(|(t, _, _)| {
+            (t.mode, t.threads, t.batch, t.scheduler, t.recover_senders) == key
+        }) {
+            Some(i) => i,
+            None => {
+                totals.push((
+                    SuiteTotal {
+                        mode: r.mode,
+                        threads: r.threads,
+                        batch: r.batch,
+                        scheduler: r.scheduler,
+                        recover_senders: r.recover_senders,
+                        dumps: 0,
+                        total_gas: 0,
+                        total_wall_s: 0.0,
+                        geomean_speedup: None,
+                    },
+                    0.0,
+                    0,
+                ));
+                totals.len() - 1
+            }
+        };
+        let (t, log_sum, ratios) = &mut totals[at];
+        t.dumps += 1;
+        t.total_gas += r.total_gas;
+        t.total_wall_s += r.summary.median.wall_s;
+        if let Some(s) = r.speedup_vs_sequential.filter(|s| *s > 0.0) {
+            *log_sum += s.ln();
+            *ratios += 1;
+        }
+    }
+    totals
+        .into_iter()
+        .map(|(mut t, log_sum, ratios)| {
+            t.geomean_speedup = (ratios > 0).then(|| (log_sum / ratios as f64).exp());
+            t
+        })
+        .collect()
 }
 
 /// A dump a sweep ran on.
@@ -106,8 +204,13 @@ pub struct ResultRow {
     /// Median throughput over the sequential baseline's (same dump, same sender
     /// recovery), if it was run.
     pub speedup_vs_sequential: Option<f64>,
-    /// Median, range and every repeat's figures.
+    /// Median, range and every measured sample's figures, per pass.
     pub summary: Summary,
+    /// Passes (replays of the whole dump) in each measured sample: a sample lasts at
+    /// least the config's `min_sample_ms`. Empty in results written before samples had a
+    /// minimum time (one pass each).
+    #[serde(default)]
+    pub passes_per_sample: Vec<u32>,
 }
 
 impl ResultRow {
@@ -119,6 +222,13 @@ impl ResultRow {
     /// Median throughput, Mgas/s.
     pub fn mgas_per_s(&self) -> f64 {
         self.summary.median.ggas_per_s * 1e3
+    }
+
+    /// Fewest and most passes in one measured sample (`(1, 1)` for old results).
+    pub fn passes_range(&self) -> (u32, u32) {
+        let min = self.passes_per_sample.iter().copied().min().unwrap_or(1);
+        let max = self.passes_per_sample.iter().copied().max().unwrap_or(1);
+        (min, max)
     }
 
     /// Longest-transaction latency as a share of the median wall time.
@@ -199,6 +309,7 @@ pub(crate) mod tests {
                 avg_batch_gas: gas as f64 / (100 / batch) as f64,
                 speedup_vs_sequential: Some(4.0 / wall),
                 summary: Summary::of(reps, [10_000, 20_000, 4_000_000]),
+                passes_per_sample: vec![1, 1, 1],
             }
         };
         rows.push(row(Mode::Sequential, 1, 1, None, 4.0));
@@ -235,6 +346,8 @@ pub(crate) mod tests {
             }],
             rows,
             simulations: Vec::new(),
+            failures: Vec::new(),
+            totals: Vec::new(),
         }
     }
 
@@ -245,6 +358,35 @@ pub(crate) mod tests {
         assert_eq!(back, r);
         assert!(r.to_json().contains("\"mode\": \"bal-parallel\""));
         assert!(r.to_json().contains("\"scheduler\": \"gas-used\""));
+    }
+
+    #[test]
+    fn suite_totals_sum_gas_and_time_and_take_the_geomean() {
+        let mut r = sample("Test CPU");
+        // A second dump: same points, half the gas, twice the speedup at every point.
+        let second: Vec<ResultRow> = r
+            .rows
+            .iter()
+            .map(|row| {
+                let mut row = row.clone();
+                row.dump = "other".into();
+                row.total_gas /= 2;
+                row.speedup_vs_sequential = row.speedup_vs_sequential.map(|s| s * 4.0);
+                row
+            })
+            .collect();
+        let points = r.rows.len();
+        r.rows.extend(second);
+        let totals = suite_totals(&r.rows);
+        assert_eq!(totals.len(), points);
+        for (t, row) in totals.iter().zip(&r.rows) {
+            assert_eq!(t.dumps, 2);
+            assert_eq!(t.total_gas, row.total_gas + row.total_gas / 2);
+            assert!((t.total_wall_s - 2.0 * row.summary.median.wall_s).abs() < 1e-12);
+            let geo = t.geomean_speedup.unwrap();
+            let want = row.speedup_vs_sequential.unwrap() * 2.0;
+            assert!((geo - want).abs() < 1e-9 * want, "{geo} vs {want}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `table.md` and the CSV files, from one machine's results or several merged.
 
 use crate::{
-    results::{Mode, ResultRow, SweepResults},
+    results::{Mode, ResultRow, SuiteTotal, SweepResults},
     simulate::SimulationReport,
 };
 use std::fmt::Write;
@@ -62,6 +62,7 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
         head.push("vs seq.");
     }
     head.push("tx p50/p99 µs");
+    head.push("passes/sample");
     let mut out = String::new();
     let _ = writeln!(out, "| {} |", head.join(" | "));
     let _ = writeln!(
@@ -119,10 +120,195 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
             }
             let (p50, p99, _) = r.summary.tx_us_p50_p99_max;
             cells.push(format!("{p50:.0}/{p99:.0}"));
+            cells.push(passes_cell(r));
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
     }
     out
+}
+
+fn passes_cell(r: &ResultRow) -> String {
+    match r.passes_range() {
+        (lo, hi) if lo == hi => lo.to_string(),
+        (lo, hi) => format!("{lo}–{hi}"),
+    }
+}
+
+/// The name of a grid point in column heads: `sequential`, `BAL 4t gas-used` (with the
+/// batch when the set has several, and the sender recovery when it varies).
+fn point_label(
+    mode: Mode,
+    threads: usize,
+    batch: usize,
+    scheduler: &str,
+    recover: bool,
+    set: &SweepResults,
+) -> String {
+    let many_batches = set
+        .rows
+        .iter()
+        .any(|r| r.batch != batch && r.mode == Mode::BalParallel);
+    let senders = if set.rows.iter().any(|r| r.recover_senders) {
+        if recover {
+            ", senders recovered"
+        } else {
+            ", senders given"
+        }
+    } else {
+        ""
+    };
+    match mode {
+        Mode::Sequential => format!("sequential{senders}"),
+        Mode::BalParallel if many_batches => {
+            format!("BAL {threads}t {scheduler} b{batch}{senders}")
+        }
+        Mode::BalParallel => format!("BAL {threads}t {scheduler}{senders}"),
+    }
+}
+
+/// The suite totals of one result set as a markdown table: per grid point, the dumps,
+/// total gas over total time and the geometric mean of the per-dump speedups over their
+/// own sequential baselines. Empty for a single dump.
+pub fn totals_table(set: &SweepResults) -> String {
+    let mut out = String::new();
+    if set.totals.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "| suite total | dumps | Ggas | total | MGas/s (total gas / total time) | geomean speedup vs seq. |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+    for t in &set.totals {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.3} | {:.3} s | {:.0} | {} |",
+            total_label(t, set),
+            t.dumps,
+            t.total_gas as f64 / 1e9,
+            t.total_wall_s,
+            t.mgas_per_s(),
+            t.geomean_speedup
+                .map(|g| format!("{g:.2}×"))
+                .unwrap_or_else(|| "–".into())
+        );
+    }
+    out
+}
+
+fn total_label(t: &SuiteTotal, set: &SweepResults) -> String {
+    point_label(
+        t.mode,
+        t.threads,
+        t.batch,
+        t.scheduler_name(),
+        t.recover_senders,
+        set,
+    )
+}
+
+/// One line per dump that failed: `FAIL path: reason`.
+pub fn failures_list(set: &SweepResults) -> String {
+    let mut out = String::new();
+    for f in &set.failures {
+        let _ = writeln!(out, "FAIL {}: {}", f.path, f.reason);
+    }
+    out
+}
+
+/// A suite's per-test table: a row per dump, a column per grid point, cells in MGas/s
+/// (parallel cells with their speedup over the dump's own sequential baseline), then the
+/// suite total. Empty for a single dump.
+pub fn per_dump_table(set: &SweepResults) -> String {
+    let mut out = String::new();
+    if set.dumps.len() < 2 {
+        return out;
+    }
+    type Key = (
+        Mode,
+        usize,
+        usize,
+        Option<gigagas_executor::SchedulerKind>,
+        bool,
+    );
+    let key =
+        |r: &ResultRow| -> Key { (r.mode, r.threads, r.batch, r.scheduler, r.recover_senders) };
+    let mut columns: Vec<Key> = Vec::new();
+    for r in &set.rows {
+        if !columns.contains(&key(r)) {
+            columns.push(key(r));
+        }
+    }
+    let heads: Vec<String> = columns
+        .iter()
+        .map(|&(mode, threads, batch, scheduler, recover)| {
+            point_label(
+                mode,
+                threads,
+                batch,
+                scheduler.map_or("-", |s| s.name()),
+                recover,
+                set,
+            )
+        })
+        .collect();
+    let _ = writeln!(out, "| dump | Mgas | {} |", heads.join(" | "));
+    let _ = writeln!(out, "|---|---:|{}", "---:|".repeat(columns.len()));
+    for d in &set.dumps {
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|c| {
+                set.rows
+                    .iter()
+                    .find(|r| r.dump_checksum == d.checksum && r.dump == d.name && key(r) == *c)
+                    .map(|r| match (r.mode, r.speedup_vs_sequential) {
+                        (Mode::BalParallel, Some(s)) => format!("{:.0} ({s:.2}×)", r.mgas_per_s()),
+                        _ => format!("{:.0}", r.mgas_per_s()),
+                    })
+                    .unwrap_or_else(|| "–".into())
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {} | {:.1} | {} |",
+            short_test_name(&d.name).replace('|', "\\|"),
+            d.total_gas as f64 / 1e6,
+            cells.join(" | ")
+        );
+    }
+    if !set.totals.is_empty() {
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|c| {
+                set.totals
+                    .iter()
+                    .find(|t| (t.mode, t.threads, t.batch, t.scheduler, t.recover_senders) == *c)
+                    .map(
+                        |t| match t.geomean_speedup.filter(|_| t.mode == Mode::BalParallel) {
+                            Some(g) => format!("**{:.0}** (geomean {g:.2}×)", t.mgas_per_s()),
+                            None => format!("**{:.0}**", t.mgas_per_s()),
+                        },
+                    )
+                    .unwrap_or_else(|| "–".into())
+            })
+            .collect();
+        let gas: u64 = set.dumps.iter().map(|d| d.total_gas).sum();
+        let _ = writeln!(
+            out,
+            "| **suite total** | {:.1} | {} |",
+            gas as f64 / 1e6,
+            cells.join(" | ")
+        );
+    }
+    out
+}
+
+/// A fixture test's name without its file path and fixture-format tag:
+/// `tests/x/test_a.py::test_b[fork_Osaka-blockchain_test-gas_1M]` → `test_b[fork_Osaka-gas_1M]`.
+pub fn short_test_name(name: &str) -> String {
+    let tail = name.rsplit_once("::").map_or(name, |(_, t)| t);
+    tail.replace("-blockchain_test_from_state_test", "")
+        .replace("-blockchain_test", "")
 }
 
 fn is_text(head: &str) -> bool {
@@ -291,10 +477,29 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
     let c = &first.config;
     let _ = writeln!(
         out,
-        "- every point: {} warm-up + {} measured runs, each verified (gas, status, writes); figures are the median \
-         repeat, MGas/s shows [slowest–fastest]\n",
-        c.warmup, c.repeats
+        "- every point: {} warm-up pass(es) + {} measured samples of at least {} ms (a short dump is replayed \
+         several times per sample and the figures are per pass), every pass verified (gas, status, writes); \
+         figures are the median sample, MGas/s shows [slowest–fastest]\n",
+        c.warmup, c.repeats, c.min_sample_ms
     );
+    for s in sets {
+        let failures = failures_list(s);
+        if !failures.is_empty() {
+            let _ = writeln!(
+                out,
+                "**{} dump(s) failed** (no rows):\n\n```\n{failures}```\n",
+                s.failures.len()
+            );
+        }
+    }
+    if !merged {
+        let per_dump = per_dump_table(first);
+        if !per_dump.is_empty() {
+            let _ = writeln!(out, "## Per dump (MGas/s)\n\n{per_dump}");
+            let _ = writeln!(out, "## Suite totals\n\n{}", totals_table(first));
+            let _ = writeln!(out, "## Every row\n");
+        }
+    }
     out.push_str(&rows_table(sets));
     out.push_str(
         "\n*longest tx*: Σ over batches of the slowest transaction; *total*: wall time of the median repeat; \
@@ -331,7 +536,7 @@ pub fn render_csv(sets: &[SweepResults]) -> String {
     let mut out = String::from(
         "machine_cpu,machine_cores,commit,dump,dump_checksum,mode,threads,scheduler,batch,recover_senders,warmup,repeats,\
          verified,avg_batch_gas,mgas_per_s,mgas_per_s_min,mgas_per_s_max,longest_tx_s,wall_s,bound_s,efficiency,\
-         longest_share,work_s,utilisation,speedup_vs_sequential,tx_p50_us,tx_p99_us,tx_max_us\n",
+         longest_share,work_s,utilisation,speedup_vs_sequential,tx_p50_us,tx_p99_us,tx_max_us,passes_min,passes_max\n",
     );
     for s in sets {
         for r in &s.rows {
@@ -368,8 +573,41 @@ pub fn render_csv(sets: &[SweepResults]) -> String {
                 format!("{p50:.1}"),
                 format!("{p99:.1}"),
                 format!("{max:.1}"),
+                r.passes_range().0.to_string(),
+                r.passes_range().1.to_string(),
             ];
             let _ = writeln!(out, "{}", fields.join(","));
+        }
+    }
+    out
+}
+
+/// `totals.csv`: one line per suite total (grid point summed over a suite's dumps).
+pub fn render_totals_csv(sets: &[SweepResults]) -> String {
+    let mut out = String::from(
+        "machine_cpu,machine_cores,commit,mode,threads,scheduler,batch,recover_senders,dumps,total_gas,total_wall_s,mgas_per_s,geomean_speedup_vs_sequential\n",
+    );
+    for s in sets {
+        for t in &s.totals {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{},{},{},{},{:.6},{:.2},{}",
+                csv_field(&s.machine.cpu),
+                s.machine.cores,
+                csv_field(&s.machine.commit),
+                t.mode.name(),
+                t.threads,
+                t.scheduler_name(),
+                t.batch,
+                t.recover_senders,
+                t.dumps,
+                t.total_gas,
+                t.total_wall_s,
+                t.mgas_per_s(),
+                t.geomean_speedup
+                    .map(|g| format!("{g:.4}"))
+                    .unwrap_or_default()
+            );
         }
     }
     out
@@ -436,6 +674,65 @@ mod tests {
             rows_table(std::slice::from_ref(&s)).lines().count(),
             2 + s.rows.len()
         );
+    }
+
+    #[test]
+    fn test_names_are_shortened() {
+        assert_eq!(
+            short_test_name(
+                "tests/benchmark/compute/precompile/test_p256verify.py::test_p256verify[fork_Osaka-blockchain_test-p256verify-benchmark-gas-value_10M]"
+            ),
+            "test_p256verify[fork_Osaka-p256verify-benchmark-gas-value_10M]"
+        );
+        assert_eq!(short_test_name("mainnet-like"), "mainnet-like");
+    }
+
+    #[test]
+    fn suite_tables_have_a_row_per_dump_and_a_total_per_point() {
+        let mut s = sample("Test CPU");
+        let mut second = s.dumps[0].clone();
+        second.name = "other".into();
+        second.checksum = "fedcba9876543210".into();
+        let extra: Vec<ResultRow> = s
+            .rows
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r.dump = "other".into();
+                r.dump_checksum = second.checksum.clone();
+                r
+            })
+            .collect();
+        s.rows.extend(extra);
+        s.dumps.push(second);
+        s.totals = crate::results::suite_totals(&s.rows);
+        let per_dump = per_dump_table(&s);
+        // head, separator, two dumps, the total
+        assert_eq!(per_dump.lines().count(), 2 + 2 + 1, "{per_dump}");
+        let head = per_dump.lines().next().unwrap();
+        assert!(
+            head.contains("| sequential |") && head.contains("| BAL 1t ols b1 |"),
+            "{head}"
+        );
+        assert!(per_dump.contains("| **suite total** |"), "{per_dump}");
+        let totals = totals_table(&s);
+        assert_eq!(totals.lines().count(), 2 + s.totals.len());
+        s.failures.push(crate::results::DumpFailure {
+            path: "dumps/bad.gigagas".into(),
+            reason: "checksum mismatch".into(),
+        });
+        assert_eq!(
+            failures_list(&s),
+            "FAIL dumps/bad.gigagas: checksum mismatch\n"
+        );
+        let md = render_markdown(std::slice::from_ref(&s), &[]);
+        assert!(md.contains("## Per dump (MGas/s)") && md.contains("## Suite totals"));
+        assert!(
+            md.contains("FAIL dumps/bad.gigagas: checksum mismatch"),
+            "{md}"
+        );
+        let csv = render_totals_csv(std::slice::from_ref(&s));
+        assert_eq!(csv.lines().count(), 1 + s.totals.len());
     }
 
     #[test]

@@ -337,9 +337,21 @@ fn shipped_configs_are_valid() {
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "toml") {
-            let s = SweepConfig::load(&p).unwrap_or_else(|e| panic!("{e}"));
+            let config = match SweepConfig::load(&p) {
+                Ok(s) => s.config,
+                // Suites of imported dumps are gitignored: without them, check the file alone.
+                Err(e)
+                    if e.to_string()
+                        .contains("dumps/benchmark-compute: no such file") =>
+                {
+                    eprintln!("{e} (not imported here: checking the config alone)");
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    SweepConfig::parse(&text, &p).unwrap_or_else(|e| panic!("{e}"))
+                }
+                Err(e) => panic!("{e}"),
+            };
             assert!(
-                s.config.repeats >= 3 && s.config.threads.iter().all(|&t| t <= 2),
+                config.repeats >= 3 && config.threads.iter().all(|&t| t <= 2),
                 "{}: keep shipped configs small",
                 p.display()
             );

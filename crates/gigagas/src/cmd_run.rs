@@ -1,0 +1,204 @@
+//! `gigagas run`: parse the arguments into a grid over dumps, hand it to
+//! `gigagas-report` (the same path `gigagas sweep` takes), print the rows.
+
+use crate::cli::{Bar, commit, dump_or_default};
+use anyhow::{Context, Result, bail};
+use gigagas_executor::{Repetition, SchedulerKind};
+use gigagas_report::{
+    Grid, SuiteDump, SweepConfig, SweepOptions, folder, machine::MachineInfo, run_grid, table,
+};
+use std::path::PathBuf;
+
+/// Arguments of `gigagas run`.
+#[derive(clap::Args)]
+pub(crate) struct RunArgs {
+    /// Dump files and/or folders of dumps (default: dumps/mainnet.gigagas, 42 real
+    /// mainnet blocks; the synthetic workload is dumps/mainnet-like.gigagas).
+    pub dumps: Vec<PathBuf>,
+    /// Worker thread counts to sweep, comma-separated (default: 1 up to the core count).
+    #[arg(long, value_delimiter = ',')]
+    pub threads: Vec<usize>,
+    /// Mega-block sizes (blocks merged into one parallel unit) to sweep (default: 1,50).
+    #[arg(long, value_delimiter = ',')]
+    pub batch: Vec<usize>,
+    /// Schedulers to sweep: ols (block order), gas-used (largest first), gas-limit
+    /// (default: all three).
+    #[arg(long, value_delimiter = ',')]
+    pub scheduler: Vec<SchedulerKind>,
+    /// Single passes per point before the measured samples (verified, not reported).
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    /// Measured samples per point: the table shows the median and the range.
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Minimum timed length of a measured sample, milliseconds: a dump that replays
+    /// faster is replayed several times per sample (figures are per pass). 0: one pass.
+    #[arg(long, default_value_t = gigagas_executor::DEFAULT_MIN_SAMPLE_MS)]
+    pub min_sample_ms: u64,
+    /// Recover every sender from its signature inside the timed work.
+    #[arg(long)]
+    pub recover_senders: bool,
+    /// Run only the sequential baseline (one revm State, no BAL).
+    #[arg(long)]
+    pub sequential: bool,
+    /// Skip the sequential baseline.
+    #[arg(long, conflicts_with = "sequential")]
+    pub no_baseline: bool,
+    /// Skip verification (only to measure what verification costs; numbers are unverified).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Write results.json (every sample, machine, dump checksums) to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write a results folder like `gigagas sweep` does (results.json, results.csv,
+    /// totals.csv, table.md, plots) into this folder.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// The dumps named on the command line: files as given, folders expanded to their
+/// `*.gigagas` files (sorted); the default dump if none.
+fn suite_dumps(given: &[PathBuf]) -> Result<Vec<SuiteDump>> {
+    if given.is_empty() {
+        let path = dump_or_default(None)?;
+        return Ok(vec![SuiteDump {
+            label: path.display().to_string(),
+            path,
+        }]);
+    }
+    let mut dumps = Vec::new();
+    for p in given {
+        if p.is_dir() {
+            let files = gigagas_report::config::dumps_in_folder(p)
+                .with_context(|| format!("{}: cannot list the folder", p.display()))?;
+            if files.is_empty() {
+                bail!("{}: no *.gigagas files in this folder", p.display());
+            }
+            dumps.extend(files.into_iter().map(|path| SuiteDump {
+                label: path.display().to_string(),
+                path,
+            }));
+        } else {
+            // A missing or unreadable file becomes that dump's FAIL row.
+            dumps.push(SuiteDump {
+                label: p.display().to_string(),
+                path: p.clone(),
+            });
+        }
+    }
+    Ok(dumps)
+}
+
+/// `gigagas run [DUMPS...]`.
+pub(crate) fn run(args: RunArgs) -> Result<()> {
+    if args.repeats == 0 {
+        bail!("--repeats must be at least 1");
+    }
+    if args.threads.contains(&0) {
+        bail!("--threads: 0 is not a thread count");
+    }
+    if args.batch.contains(&0) {
+        bail!("--batch: 0 is not a batch size");
+    }
+    let dumps = suite_dumps(&args.dumps)?;
+    let cores = MachineInfo::detect_cores();
+    let defaults = args.threads.is_empty() && args.batch.is_empty() && args.scheduler.is_empty();
+    let threads = if args.threads.is_empty() {
+        (1..=cores).collect()
+    } else {
+        args.threads.clone()
+    };
+    let batch = if args.batch.is_empty() {
+        vec![1, 50]
+    } else {
+        args.batch.clone()
+    };
+    let schedulers = if args.scheduler.is_empty() {
+        SchedulerKind::ALL.to_vec()
+    } else {
+        args.scheduler.clone()
+    };
+    let config = SweepConfig {
+        description: String::new(),
+        dumps: dumps.iter().map(|d| PathBuf::from(&d.label)).collect(),
+        threads,
+        batch,
+        schedulers,
+        recover_senders: vec![args.recover_senders],
+        warmup: args.warmup,
+        repeats: args.repeats,
+        sequential: !args.no_baseline,
+        all_cores: false,
+        min_sample_ms: args.min_sample_ms,
+        simulate: None,
+    };
+    let mut grid = Grid::of(&config, cores);
+    if args.sequential {
+        grid.points.clear();
+    }
+    grid.rep = Repetition {
+        verify: !args.no_verify,
+        ..grid.rep
+    };
+    grid.collapse_single_transaction_blocks = defaults;
+    eprintln!(
+        "{} dump(s) × {} grid point(s){}: {} warm-up pass(es) + {} samples of at least {} ms each{}",
+        dumps.len(),
+        grid.points.len(),
+        if grid.baselines.is_empty() {
+            ""
+        } else {
+            " + sequential baseline"
+        },
+        grid.rep.warmup,
+        grid.rep.repeats,
+        args.min_sample_ms,
+        if grid.rep.verify {
+            ", every pass verified"
+        } else {
+            ", UNVERIFIED (--no-verify)"
+        }
+    );
+    let options = SweepOptions {
+        commit: commit(),
+        note: None,
+    };
+    let mut bar = Bar::new("running");
+    let results = run_grid("run", &config, &grid, &dumps, &options, &mut bar);
+    bar.0.finish_and_clear();
+    let results = results?;
+    let m = &results.machine;
+    if !results.description.is_empty() {
+        eprintln!("{}", results.description);
+    }
+    eprintln!("{} on {} cores, commit {}", m.cpu, m.cores, m.commit);
+    print!("{}", table::rows_table(std::slice::from_ref(&results)));
+    let totals = table::totals_table(&results);
+    if !totals.is_empty() {
+        println!();
+        print!("{totals}");
+    }
+    let failures = table::failures_list(&results);
+    if !failures.is_empty() {
+        println!();
+        print!("{failures}");
+        // Also on stderr, next to the error line, when stdout goes to a file.
+        eprint!("{failures}");
+    }
+    if let Some(out) = &args.json {
+        std::fs::write(out, results.to_json()).with_context(|| out.display().to_string())?;
+        eprintln!("wrote {}", out.display());
+    }
+    if let Some(out) = &args.out {
+        folder::write_into(out, &results)?;
+        eprintln!("wrote {}", out.display());
+    }
+    if !results.failures.is_empty() {
+        bail!(
+            "{} of {} dump(s) failed (FAIL lines above); the other rows are verified",
+            results.failures.len(),
+            dumps.len()
+        );
+    }
+    Ok(())
+}

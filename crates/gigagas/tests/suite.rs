@@ -1,0 +1,175 @@
+// Integration tests see every dependency of the crate; not all are used here.
+#![allow(unused_crate_dependencies)]
+
+//! `gigagas run` on a folder of real fixture dumps: one row per dump and grid point, a
+//! suite total per grid point, and a corrupted dump that fails only its own row.
+
+use gigagas_report::{Mode, SweepResults};
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gigagas");
+
+/// Small Osaka fixture folders of execution-spec-tests (83 one-block tests together).
+const FIXTURES: [&str; 2] = ["eip7939_count_leading_zeros", "eip7918_blob_reserve_price"];
+
+fn eest() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eest/osaka")
+}
+
+/// Import the fixtures into `dir` with the import library; the gas of every dump, by file.
+fn import_suite(dir: &Path) -> Vec<(PathBuf, u64)> {
+    for f in FIXTURES {
+        let (_, summary) = gigagas_import::import(&eest().join(f), None, dir, |_| {})
+            .unwrap_or_else(|e| panic!("import {f}: {e}"));
+        assert_eq!(summary.failed, 0, "{f}: {summary}");
+    }
+    let mut dumps: Vec<(PathBuf, u64)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "gigagas"))
+        .map(|p| {
+            let (dump, _) = gigagas_dump::read_dump(&p).unwrap();
+            (p, dump.total_gas())
+        })
+        .collect();
+    dumps.sort();
+    dumps
+}
+
+fn run_suite(dir: &Path, json: &Path) -> (Output, SweepResults) {
+    let out = Command::new(BIN)
+        .args(["run"])
+        .arg(dir)
+        .args([
+            "--threads",
+            "1",
+            "--batch",
+            "1",
+            "--scheduler",
+            "ols",
+            "--warmup",
+            "0",
+            "--repeats",
+            "2",
+            "--min-sample-ms",
+            "2",
+            "--json",
+        ])
+        .arg(json)
+        .output()
+        .expect("run the gigagas binary");
+    let text = std::fs::read_to_string(json).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; stderr: {}",
+            json.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (
+        out,
+        serde_json::from_str(&text).expect("results.json parses"),
+    )
+}
+
+fn check_rows(results: &SweepResults, dumps: &[(PathBuf, u64)]) {
+    let n = dumps.len();
+    assert_eq!(results.dumps.len(), n);
+    assert_eq!(
+        results.rows.len(),
+        2 * n,
+        "a baseline and one point per dump"
+    );
+    for r in &results.rows {
+        assert!(r.verified);
+        assert_eq!(r.passes_per_sample.len(), 2, "{r:?}");
+        assert!(r.passes_per_sample.iter().all(|&p| p >= 1), "{r:?}");
+        assert_eq!(r.summary.repeats.len(), 2);
+        let d = results
+            .dumps
+            .iter()
+            .find(|d| d.checksum == r.dump_checksum)
+            .unwrap();
+        assert_eq!(r.total_gas, d.total_gas);
+    }
+    // The dumps are the folder's files, sorted, each with its gas.
+    for (record, (path, gas)) in results.dumps.iter().zip(dumps) {
+        assert_eq!(Path::new(&record.path), path.as_path());
+        assert_eq!(record.total_gas, *gas);
+    }
+    let gas: u64 = dumps.iter().map(|(_, g)| g).sum();
+    assert_eq!(results.totals.len(), 2, "one total per grid point");
+    for t in &results.totals {
+        assert_eq!(t.dumps, n);
+        assert_eq!(t.total_gas, gas, "total gas is the sum of the dumps' gas");
+        let wall: f64 = results
+            .rows
+            .iter()
+            .filter(|r| r.mode == t.mode)
+            .map(|r| r.summary.median.wall_s)
+            .sum();
+        assert!((t.total_wall_s - wall).abs() <= 1e-9 * wall.max(1.0));
+        let geo = t.geomean_speedup.expect("baselines ran");
+        if t.mode == Mode::Sequential {
+            assert!((geo - 1.0).abs() < 1e-12);
+        }
+    }
+}
+
+#[test]
+fn a_folder_of_fixture_dumps_runs_as_one_suite() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("suite");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dumps = import_suite(&dir);
+    assert!(dumps.len() >= 50, "{} dumps", dumps.len());
+
+    let (out, results) = run_suite(&dir, &tmp.path().join("ok.json"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check_rows(&results, &dumps);
+    assert!(results.failures.is_empty());
+    // Printed: a row per dump and point, and the suite totals.
+    let printed = |prefix: &str| stdout.lines().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.contains("| BAL | 1 | ols |"))
+            .count(),
+        dumps.len()
+    );
+    assert_eq!(printed("| sequential |"), 1, "the suite total line");
+    assert_eq!(printed("| BAL 1t ols |"), 1, "the suite total line");
+
+    // A corrupted copy of one dump fails its own row only, and the exit code.
+    let bad = dir.join("zz-corrupted.gigagas");
+    let mut bytes = std::fs::read(&dumps[0].0).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&bad, bytes).unwrap();
+    let (out, results) = run_suite(&dir, &tmp.path().join("bad.json"));
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let fails: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL ")).collect();
+    assert_eq!(fails.len(), 1, "{stdout}");
+    assert!(
+        fails[0].contains("zz-corrupted.gigagas") && fails[0].contains("checksum"),
+        "{}",
+        fails[0]
+    );
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(&format!("error: 1 of {} dump(s) failed", dumps.len() + 1)),
+        "{stderr}"
+    );
+    assert_eq!(results.failures.len(), 1);
+    check_rows(&results, &dumps);
+}
