@@ -13,7 +13,7 @@ pub mod block;
 pub mod prestate;
 pub mod spec;
 
-pub use bal::{BalDifference, first_difference};
+pub use bal::{BalDifference, first_difference, without_extra_reads};
 pub use block::{
     BlockInput, BlockRecorder, HeaderMismatch, RecordError, RecordStage, RecordedBlock,
     execution_ctx, pay_headerless_ommer_share, record_block,
