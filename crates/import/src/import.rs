@@ -17,7 +17,8 @@ use alloy_primitives::{Address, B256, Bytes, U256};
 use alloy_rlp::Decodable;
 use gigagas_dump::{Dump, DumpBlock, DumpMeta};
 use gigagas_record::{
-    BlockInput, ChainSpec, first_difference, record_block, touched_pre_state, without_extra_reads,
+    BlockInput, ChainSpec, first_difference, record_block, touched_pre_state,
+    without_eip8282_touches, without_extra_reads,
 };
 use revm::database::{State, states::bundle_state::BundleRetention};
 use std::{
@@ -301,7 +302,7 @@ pub fn import_test(
             d.header.block_access_list_hash,
         ) {
             (Some(fixture_bal), Some(header_hash)) => {
-                let ours = without_eip8282_touches(&recorded.access_list, fixture_bal);
+                let ours = without_eip8282_touches(&recorded.access_list, Some(fixture_bal));
                 // revm's builder records some read-only accesses EIP-7928 does not count
                 // (after an exceptional halt): a rule difference when they are the only
                 // difference, and the fixture's list is the one its header commits to;
@@ -465,32 +466,6 @@ pub fn import_test(
     dump.validate()
         .map_err(|e| malformed(format!("the assembled dump is inconsistent: {e}")))?;
     Ok((dump, stats))
-}
-
-/// The EIP-8282 builder request predeploys, which alloy-evm 0.39 calls after every
-/// Amsterdam block; the devnet the fixtures were filled for (bal@v5.7.0) has no such calls.
-const EIP8282_PREDEPLOYS: [Address; 2] = [
-    alloy_primitives::address!("0x0000BFF46984E3725691FA540A8C7589300D8282"),
-    alloy_primitives::address!("0x000064D678505AD48F8CCB093BC65613800E8282"),
-];
-
-/// revm's access list without the entries of the EIP-8282 predeploys that the fixture does
-/// not list and that only record a touch (no reads, no changes: the predeploys are not
-/// deployed in these fixtures). Everything else is compared as built.
-fn without_eip8282_touches(ours: &BlockAccessList, fixture: &BlockAccessList) -> BlockAccessList {
-    ours.iter()
-        .filter(|a| {
-            let untouched = a.storage_changes.is_empty()
-                && a.storage_reads.is_empty()
-                && a.balance_changes.is_empty()
-                && a.nonce_changes.is_empty()
-                && a.code_changes.is_empty();
-            !(EIP8282_PREDEPLOYS.contains(&a.address)
-                && untouched
-                && !fixture.iter().any(|f| f.address == a.address))
-        })
-        .cloned()
-        .collect()
 }
 
 fn short_hex(bytes: &[u8]) -> String {

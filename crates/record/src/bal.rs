@@ -201,6 +201,36 @@ pub fn without_extra_reads(expected: &BlockAccessList, got: &BlockAccessList) ->
         .collect()
 }
 
+/// The EIP-8282 builder-request predeploys, which alloy-evm 0.39 calls after every
+/// Amsterdam block; the devnet the execution-spec-tests Amsterdam fixtures were filled for
+/// (bal@v5.7.0) makes no such calls.
+pub const EIP8282_PREDEPLOYS: [Address; 2] = [
+    alloy_primitives::address!("0x0000BFF46984E3725691FA540A8C7589300D8282"),
+    alloy_primitives::address!("0x000064D678505AD48F8CCB093BC65613800E8282"),
+];
+
+/// `bal` without the entries of the [`EIP8282_PREDEPLOYS`] that only record a touch (no
+/// reads, no changes: the predeploys have no code) and that `reference` (the list to
+/// compare with, when there is one) does not list. Everything else is kept as built.
+pub fn without_eip8282_touches(
+    bal: &BlockAccessList,
+    reference: Option<&BlockAccessList>,
+) -> BlockAccessList {
+    bal.iter()
+        .filter(|a| {
+            let untouched = a.storage_changes.is_empty()
+                && a.storage_reads.is_empty()
+                && a.balance_changes.is_empty()
+                && a.nonce_changes.is_empty()
+                && a.code_changes.is_empty();
+            !(EIP8282_PREDEPLOYS.contains(&a.address)
+                && untouched
+                && !reference.is_some_and(|r| r.iter().any(|f| f.address == a.address)))
+        })
+        .cloned()
+        .collect()
+}
+
 fn by_address(bal: &BlockAccessList) -> BTreeMap<Address, &AccountChanges> {
     bal.iter().map(|a| (a.address, a)).collect()
 }

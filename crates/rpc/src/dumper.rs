@@ -13,7 +13,9 @@ use alloy_eips::{eip2935, eip4788, eip7002, eip7251};
 use alloy_hardforks::{EthereumHardfork, EthereumHardforks};
 use alloy_primitives::{Address, B256, TxKind, U64, U256};
 use gigagas_dump::{Dump, DumpBlock, DumpFileInfo, DumpMeta, PreState};
-use gigagas_record::{BlockInput, ChainSpec, Touched, record_block, touched_pre_state};
+use gigagas_record::{
+    BlockInput, ChainSpec, Touched, record_block, touched_pre_state, without_eip8282_touches,
+};
 use revm::database::State;
 use serde_json::{Value, json};
 use std::{
@@ -857,7 +859,7 @@ fn execute_block(
             ));
         }
     }
-    if let Err(m) = recorded.check_header(spec, header) {
+    if let Err(m) = recorded.check_execution(spec, header) {
         let what = if m.field == "gas used" {
             "block gas used"
         } else {
@@ -865,7 +867,34 @@ fn execute_block(
         };
         return Err(diverge(None, what, m.expected, m.got));
     }
+    check_access_list_hash(&recorded.access_list, header)
+        .map_err(|got| diverge(None, "block access list hash", header_hash(header), got))?;
     Ok(recorded.access_list)
+}
+
+fn header_hash(header: &Header) -> String {
+    header
+        .block_access_list_hash
+        .map(|h| h.to_string())
+        .unwrap_or_default()
+}
+
+/// Compare the access list revm built with the header's `blockAccessListHash` (Amsterdam):
+/// equal as built, or equal without the untouched entries of the EIP-8282 predeploys that
+/// alloy-evm 0.39 calls after every Amsterdam block (a chain without those calls, like the
+/// bal@v5.7.0 devnet, does not list them). The built hash when neither matches.
+fn check_access_list_hash(bal: &BlockAccessList, header: &Header) -> Result<(), String> {
+    let Some(expected) = header.block_access_list_hash else {
+        return Ok(());
+    };
+    let got = alloy_eip7928::compute_block_access_list_hash(bal);
+    let without =
+        alloy_eip7928::compute_block_access_list_hash(&without_eip8282_touches(bal, None));
+    if got == expected || without == expected {
+        Ok(())
+    } else {
+        Err(got.to_string())
+    }
 }
 
 /// The pre-state the access lists touch, at the parent of the first block.

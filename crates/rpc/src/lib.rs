@@ -37,6 +37,6 @@ pub use error::RpcDumpError;
 // Dev-dependencies used only by the integration tests in `tests/`.
 #[cfg(test)]
 use {
-    alloy_signer as _, alloy_signer_local as _, alloy_sol_types as _, gigagas_executor as _,
-    gigagas_workload as _, tempfile as _,
+    alloy_rlp as _, alloy_signer as _, alloy_signer_local as _, alloy_sol_types as _,
+    gigagas_executor as _, gigagas_workload as _, tempfile as _,
 };
