@@ -32,7 +32,7 @@ pub mod state;
 
 pub use client::{ClientConfig, RpcClient, display_url};
 pub use dumper::{DumpOptions, Progress, dump_from_rpc, dump_to_file, partial_dir_for};
-pub use error::RpcDumpError;
+pub use error::{RpcDumpError, TransportKind};
 
 // Dev-dependencies used only by the integration tests in `tests/`.
 #[cfg(test)]

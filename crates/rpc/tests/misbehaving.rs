@@ -263,6 +263,16 @@ fn a_hanging_node_times_out_within_the_retry_budget() {
         msg.contains("eth_chainId") && msg.contains("timed out"),
         "{msg}"
     );
+    assert!(
+        matches!(
+            err,
+            RpcDumpError::Transport {
+                kind: gigagas_rpc::TransportKind::TimedOut,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let budget = fast().worst_case();
     assert!(
         took >= Duration::from_millis(3 * 800),
@@ -285,6 +295,16 @@ fn http_errors_are_retried_then_reported() {
         "{err:?}"
     );
     assert!(msg.contains("eth_chainId") && msg.contains("503"), "{msg}");
+    assert!(
+        matches!(
+            err,
+            RpcDumpError::Transport {
+                kind: gigagas_rpc::TransportKind::Other,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert_eq!(node.requests.load(Ordering::SeqCst), 3);
     assert!(took < Duration::from_secs(3), "{took:?}");
 }
