@@ -68,7 +68,7 @@ pub(crate) struct DumpArgs {
     pub stop_after: Option<u64>,
 }
 
-fn parse_fork(s: &str) -> Result<EthereumHardfork, String> {
+fn parse_fork(s: &str) -> Result<EthereumHardfork, gigagas_rpc::chain::UnknownFork> {
     gigagas_rpc::chain::parse_fork(s)
 }
 

@@ -15,8 +15,11 @@ use alloy_eip7928::BlockAccessList;
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, Bytes, U256};
 use alloy_rlp::Decodable;
-use gigagas_dump::{Dump, DumpBlock, DumpMeta};
-use gigagas_record::{BlockInput, ChainSpec, first_difference, record_block, touched_pre_state};
+use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta};
+use gigagas_record::{
+    BlockInput, ChainSpec, first_difference, record_block, touched_pre_state,
+    without_eip8282_touches, without_extra_reads,
+};
 use revm::database::{State, states::bundle_state::BundleRetention};
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -110,19 +113,59 @@ pub fn import_test(
     name: &str,
     test: &BlockchainTest,
 ) -> Result<(Dump, ImportStats), ImportError> {
+    let (chain, spec) = chain_rules(name, test)?;
+    let genesis = checked_genesis(name, test)?;
+    let decoded = decode_chain(name, test, genesis)?;
+    let mut pre = World::from_fixture(&test.pre).map_err(|e| malformed(name, e.to_string()))?;
+    pre.block_hashes.insert(genesis.0, genesis.1);
+    let executed = execute_chain(name, test, &spec, &pre, &decoded)?;
+    let checked_accounts = check_end_state(
+        name,
+        test,
+        &spec,
+        &decoded,
+        executed.root_mismatch,
+        &executed.world,
+    )?;
+    let stats = ImportStats {
+        blocks: executed.blocks.len(),
+        transactions: executed.blocks.iter().map(|b| b.transactions.len()).sum(),
+        gas_used: executed.blocks.iter().map(|b| b.header.gas_used).sum(),
+        checked_accounts,
+    };
+    let dump = assemble(
+        file,
+        name,
+        test,
+        chain,
+        genesis,
+        &pre,
+        executed.blocks,
+        executed.bals,
+    )?;
+    Ok((dump, stats))
+}
+
+fn malformed(test: &str, detail: String) -> ImportError {
+    ImportError::Malformed {
+        test: test.into(),
+        detail,
+    }
+}
+
+/// The chain config and rules of the fixture's network; fixtures the importer cannot
+/// represent (a block that expects an exception, no blocks) are refused here.
+fn chain_rules(name: &str, test: &BlockchainTest) -> Result<(ChainConfig, ChainSpec), ImportError> {
     let blob_schedule = test
         .blob_schedule()
-        .map_err(|detail| ImportError::Malformed {
-            test: name.into(),
-            detail,
-        })?;
-    let chain = chain_config(&test.network, test.chain_id(), &blob_schedule).map_err(|reason| {
-        ImportError::UnsupportedNetwork {
-            test: name.into(),
-            network: test.network.clone(),
-            reason,
-        }
-    })?;
+        .map_err(|detail| malformed(name, detail))?;
+    let unsupported = |reason: String| ImportError::UnsupportedNetwork {
+        test: name.into(),
+        network: test.network.clone(),
+        reason,
+    };
+    let chain =
+        chain_config(&test.network, test.chain_id(), &blob_schedule).map_err(unsupported)?;
     if let Some((block, b)) = test
         .blocks
         .iter()
@@ -141,27 +184,21 @@ pub fn import_test(
             reason: "the fixture has no blocks".into(),
         });
     }
-    let spec =
-        ChainSpec::from_config(&chain).map_err(|reason| ImportError::UnsupportedNetwork {
-            test: name.into(),
-            network: test.network.clone(),
-            reason,
-        })?;
-    let malformed = |detail: String| ImportError::Malformed {
-        test: name.into(),
-        detail,
-    };
+    let spec = ChainSpec::from_config(&chain).map_err(unsupported)?;
+    Ok((chain, spec))
+}
 
-    // Genesis: the fixture's hash, checked against its RLP when present.
+/// The genesis `(number, hash)`: the fixture's hash, checked against its RLP when present.
+fn checked_genesis(name: &str, test: &BlockchainTest) -> Result<(u64, B256), ImportError> {
     let genesis_hash = test.genesis_block_header.hash;
     let genesis_number: u64 = test
         .genesis_block_header
         .number
         .try_into()
-        .map_err(|_| malformed("genesis block number does not fit in 64 bits".into()))?;
+        .map_err(|_| malformed(name, "genesis block number does not fit in 64 bits".into()))?;
     if let Some(rlp) = &test.genesis_rlp {
         let genesis = Block::<TxEnvelope>::decode(&mut rlp.as_ref())
-            .map_err(|e| malformed(format!("genesisRLP does not decode: {e}")))?;
+            .map_err(|e| malformed(name, format!("genesisRLP does not decode: {e}")))?;
         let hash = genesis.header.hash_slow();
         if hash != genesis_hash {
             return Err(mismatch(
@@ -174,8 +211,15 @@ pub fn import_test(
             ));
         }
     }
+    Ok((genesis_number, genesis_hash))
+}
 
-    // Blocks, which must form one chain on top of the genesis.
+/// The fixture's blocks, decoded, which must form one chain on top of the genesis.
+fn decode_chain(
+    name: &str,
+    test: &BlockchainTest,
+    (genesis_number, genesis_hash): (u64, B256),
+) -> Result<Vec<Decoded>, ImportError> {
     let mut decoded = Vec::with_capacity(test.blocks.len());
     let (mut parent_hash, mut parent_number) = (genesis_hash, genesis_number);
     for (i, b) in test.blocks.iter().enumerate() {
@@ -195,20 +239,42 @@ pub fn import_test(
         parent_number = d.header.number;
         decoded.push(d);
     }
+    Ok(decoded)
+}
 
-    let mut pre = World::from_fixture(&test.pre).map_err(malformed)?;
-    pre.block_hashes.insert(genesis_number, genesis_hash);
+/// What executing the fixture's chain produced.
+struct Executed {
+    /// The blocks as the dump stores them.
+    blocks: Vec<DumpBlock>,
+    /// The access list to store per block.
+    bals: Vec<BlockAccessList>,
+    /// The state after the last block.
+    world: World,
+    /// The first block whose state root differs (reported after the post-state checks,
+    /// which name the account).
+    root_mismatch: Option<ImportError>,
+}
 
-    // Execute like a client, recording each block's access list.
+/// Execute the chain like a client, recording each block's access list, and check each
+/// block against its header and the fixture's access list.
+fn execute_chain(
+    name: &str,
+    test: &BlockchainTest,
+    spec: &ChainSpec,
+    pre: &World,
+    decoded: &[Decoded],
+) -> Result<Executed, ImportError> {
     let mut state = State::builder()
-        .with_database_ref(&pre)
+        .with_database_ref(pre)
         .with_bundle_update()
         .with_bal_builder()
         .build();
-    let mut blocks = Vec::with_capacity(decoded.len());
-    let mut bals: Vec<BlockAccessList> = Vec::with_capacity(decoded.len());
-    let mut root_mismatch: Option<ImportError> = None;
-    let mut world = pre.clone();
+    let mut out = Executed {
+        blocks: Vec::with_capacity(decoded.len()),
+        bals: Vec::with_capacity(decoded.len()),
+        world: pre.clone(),
+        root_mismatch: None,
+    };
     for (i, d) in decoded.iter().enumerate() {
         let number = d.header.number;
         let at = Location::Block(number);
@@ -216,11 +282,7 @@ pub fn import_test(
         // execution disagrees with the fixture is skipped as such, never passed; one whose
         // execution agrees must have the fixture's access list.
         let amsterdam = spec.is_amsterdam_active_at_timestamp(d.header.timestamp);
-        let rules_differ = |detail: String| ImportError::RulesDiffer {
-            test: name.into(),
-            fork: "Amsterdam".into(),
-            detail: format!("block {number}: {detail}"),
-        };
+        let rules_differ = |detail: String| rules_differ(name, number, detail);
         let input = BlockInput {
             header: &d.header,
             transactions: &d.transactions,
@@ -228,7 +290,7 @@ pub fn import_test(
             ommers: &d.ommers,
             headerless_ommers: 0,
         };
-        let recorded = match record_block(&mut state, &spec, input) {
+        let recorded = match record_block(&mut state, spec, input) {
             Ok(r) => r,
             Err(e) if amsterdam => {
                 return Err(rules_differ(format!(
@@ -246,7 +308,7 @@ pub fn import_test(
         };
         // What the header commits to.
         if amsterdam {
-            recorded.check_execution(&spec, &d.header).map_err(|m| {
+            recorded.check_execution(spec, &d.header).map_err(|m| {
                 rules_differ(format!(
                     "{}: expected {}, got {}",
                     m.field, m.expected, m.got
@@ -254,37 +316,21 @@ pub fn import_test(
             })?;
         } else {
             recorded
-                .check_header(&spec, &d.header)
+                .check_header(spec, &d.header)
                 .map_err(|m| mismatch(name, at, None, m.field, m.expected, m.got))?;
         }
         state.merge_transitions(BundleRetention::PlainState);
         state.block_hashes.insert(number, d.hash);
-        world = pre.overlay(&state.bundle_state);
-        let root = world.state_root();
+        out.world = pre.overlay(&state.bundle_state);
+        let root = out.world.state_root();
         if root != d.header.state_root && amsterdam {
-            // The account that differs, when the fixture lists the final state.
             let last = i + 1 == decoded.len();
-            let detail = match (&test.post_state, last) {
-                (Some(post), true) => compare_post_state(name, post, &world)
-                    .err()
-                    .and_then(|e| e.mismatch().cloned()),
-                _ => None,
-            };
-            return Err(rules_differ(match detail {
-                Some(m) => format!(
-                    "{}{}: expected {}, got {}",
-                    m.account
-                        .map(|a| format!("post-state account {a}: "))
-                        .unwrap_or_default(),
-                    m.field,
-                    m.expected,
-                    m.got
-                ),
-                None => format!("state root: expected {}, got {root}", d.header.state_root),
-            }));
+            return Err(amsterdam_root_difference(
+                name, test, d, root, last, &out.world,
+            ));
         }
-        if root != d.header.state_root && root_mismatch.is_none() {
-            root_mismatch = Some(mismatch(
+        if root != d.header.state_root && out.root_mismatch.is_none() {
+            out.root_mismatch = Some(mismatch(
                 name,
                 at,
                 None,
@@ -293,56 +339,8 @@ pub fn import_test(
                 root,
             ));
         }
-        // The access list: the fixture's own, checked against revm's and the header.
-        let access_list = match (
-            &test.blocks[i].block_access_list,
-            d.header.block_access_list_hash,
-        ) {
-            (Some(fixture_bal), Some(header_hash)) => {
-                let ours = without_eip8282_touches(&recorded.access_list, fixture_bal);
-                if let Some(diff) = first_difference(fixture_bal, &ours) {
-                    return Err(mismatch(
-                        name,
-                        at,
-                        Some(diff.address),
-                        format!("block access list {}", diff.entry),
-                        diff.expected,
-                        diff.got,
-                    ));
-                }
-                let hash = alloy_eip7928::compute_block_access_list_hash(fixture_bal);
-                if hash != header_hash {
-                    return Err(mismatch(
-                        name,
-                        at,
-                        None,
-                        "block access list hash (the fixture's blockAccessList)",
-                        header_hash,
-                        hash,
-                    ));
-                }
-                // The fixture's own list, plus the EIP-8282 touches alloy-evm's post-block
-                // calls need to read during replay (empty entries, left out above).
-                let mut stored = fixture_bal.clone();
-                stored.extend(
-                    recorded
-                        .access_list
-                        .iter()
-                        .filter(|a| !ours.iter().any(|o| o.address == a.address))
-                        .cloned(),
-                );
-                stored.sort_by_key(|a| a.address);
-                stored
-            }
-            (None, Some(_)) => {
-                return Err(malformed(format!(
-                    "block {number}: the header has a blockAccessListHash but the fixture no blockAccessList"
-                )));
-            }
-            _ => recorded.access_list.clone(),
-        };
-
-        blocks.push(DumpBlock {
+        let access_list = access_list_to_store(name, test, i, d, amsterdam, &recorded.access_list)?;
+        out.blocks.push(DumpBlock {
             header: d.header.clone(),
             transactions: d.transactions.clone(),
             withdrawals: d.withdrawals.clone().unwrap_or_default(),
@@ -350,16 +348,150 @@ pub fn import_test(
             ommers: d.ommers.clone(),
             headerless_ommers: 0,
         });
-        bals.push(access_list);
+        out.bals.push(access_list);
     }
-    drop(state);
+    Ok(out)
+}
 
-    // The fixture's expectations about the end state.
+/// An Amsterdam test skipped because revm's execution disagrees with the fixture.
+fn rules_differ(name: &str, number: u64, detail: String) -> ImportError {
+    ImportError::RulesDiffer {
+        test: name.into(),
+        fork: "Amsterdam".into(),
+        detail: format!("block {number}: {detail}"),
+    }
+}
+
+/// An Amsterdam block whose state root differs: the account that differs when the fixture
+/// lists the final state (after the last block), else the roots.
+fn amsterdam_root_difference(
+    name: &str,
+    test: &BlockchainTest,
+    d: &Decoded,
+    root: B256,
+    last: bool,
+    world: &World,
+) -> ImportError {
+    let detail = match (&test.post_state, last) {
+        (Some(post), true) => compare_post_state(name, post, world)
+            .err()
+            .and_then(|e| e.mismatch().cloned()),
+        _ => None,
+    };
+    rules_differ(
+        name,
+        d.header.number,
+        match detail {
+            Some(m) => format!(
+                "{}{}: expected {}, got {}",
+                m.account
+                    .map(|a| format!("post-state account {a}: "))
+                    .unwrap_or_default(),
+                m.field,
+                m.expected,
+                m.got
+            ),
+            None => format!("state root: expected {}, got {root}", d.header.state_root),
+        },
+    )
+}
+
+/// The access list the dump stores for block `i`: with a fixture `blockAccessList` (and
+/// a header `blockAccessListHash`), the fixture's own list, checked against revm's entry
+/// by entry and against the header's hash; without, revm's.
+fn access_list_to_store(
+    name: &str,
+    test: &BlockchainTest,
+    i: usize,
+    d: &Decoded,
+    amsterdam: bool,
+    recorded: &BlockAccessList,
+) -> Result<BlockAccessList, ImportError> {
+    let number = d.header.number;
+    let at = Location::Block(number);
+    let (fixture_bal, header_hash) = match (
+        &test.blocks[i].block_access_list,
+        d.header.block_access_list_hash,
+    ) {
+        (Some(fixture_bal), Some(header_hash)) => (fixture_bal, header_hash),
+        (None, Some(_)) => {
+            return Err(malformed(
+                name,
+                format!(
+                    "block {number}: the header has a blockAccessListHash but the fixture no blockAccessList"
+                ),
+            ));
+        }
+        _ => return Ok(recorded.clone()),
+    };
+    let ours = without_eip8282_touches(recorded, Some(fixture_bal));
+    // revm's builder records some read-only accesses EIP-7928 does not count (after an
+    // exceptional halt): a rule difference when they are the only difference, and the
+    // fixture's list is the one its header commits to; any other difference fails.
+    let difference = first_difference(fixture_bal, &ours);
+    if let Some(diff) = &difference
+        && !(amsterdam
+            && first_difference(fixture_bal, &without_extra_reads(fixture_bal, &ours)).is_none())
+    {
+        return Err(mismatch(
+            name,
+            at,
+            Some(diff.address),
+            format!("block access list {}", diff.entry),
+            &diff.expected,
+            &diff.got,
+        ));
+    }
+    let hash = alloy_eip7928::compute_block_access_list_hash(fixture_bal);
+    if hash != header_hash {
+        return Err(mismatch(
+            name,
+            at,
+            None,
+            "block access list hash (the fixture's blockAccessList)",
+            header_hash,
+            hash,
+        ));
+    }
+    if let Some(diff) = difference {
+        return Err(rules_differ(
+            name,
+            number,
+            format!(
+                "block access list: account {}: {}: expected {}, got {} (revm lists a read-only access the fixture's list does not)",
+                diff.address, diff.entry, diff.expected, diff.got
+            ),
+        ));
+    }
+    // The fixture's own list, plus the EIP-8282 touches alloy-evm's post-block calls need
+    // to read during replay (empty entries, left out above).
+    let mut stored = fixture_bal.clone();
+    stored.extend(
+        recorded
+            .iter()
+            .filter(|a| !ours.iter().any(|o| o.address == a.address))
+            .cloned(),
+    );
+    stored.sort_by_key(|a| a.address);
+    Ok(stored)
+}
+
+/// The fixture's expectations about the end state: `postState` account by account (an
+/// Amsterdam difference is revm's rules, not a failure) or `postStateHash`, a state root
+/// that differed on the way, and `lastblockhash`. Whether accounts were compared.
+fn check_end_state(
+    name: &str,
+    test: &BlockchainTest,
+    spec: &ChainSpec,
+    decoded: &[Decoded],
+    root_mismatch: Option<ImportError>,
+    world: &World,
+) -> Result<bool, ImportError> {
     let checked_accounts = if let Some(post) = &test.post_state {
         let amsterdam = decoded
             .iter()
             .any(|d| spec.is_amsterdam_active_at_timestamp(d.header.timestamp));
-        compare_post_state(name, post, &world).map_err(|e| match e.mismatch().cloned() {
+        compare_post_state(name, post, world).map_err(|e| match e.mismatch().cloned() {
             // Execution disagrees with an Amsterdam fixture: its rules, not a failure.
             Some(m) if amsterdam => ImportError::RulesDiffer {
                 test: name.into(),
@@ -395,6 +527,7 @@ pub fn import_test(
     }
     if test.post_state.is_none() && test.post_state_hash.is_none() {
         return Err(malformed(
+            name,
             "neither postState nor postStateHash is given".into(),
         ));
     }
@@ -412,13 +545,21 @@ pub fn import_test(
             last,
         ));
     }
+    Ok(checked_accounts)
+}
 
-    let stats = ImportStats {
-        blocks: blocks.len(),
-        transactions: blocks.iter().map(|b| b.transactions.len()).sum(),
-        gas_used: blocks.iter().map(|b| b.header.gas_used).sum(),
-        checked_accounts,
-    };
+/// The dump: provenance, the blocks and their access lists, the pre-state they touch.
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    file: &Path,
+    name: &str,
+    test: &BlockchainTest,
+    chain: ChainConfig,
+    (genesis_number, genesis_hash): (u64, B256),
+    pre: &World,
+    blocks: Vec<DumpBlock>,
+    bals: Vec<BlockAccessList>,
+) -> Result<Dump, ImportError> {
     let mut provenance = BTreeMap::new();
     provenance.insert("source".to_string(), SOURCE.to_string());
     provenance.insert(
@@ -432,8 +573,8 @@ pub fn import_test(
     if let Some(filler) = &test.info.source {
         provenance.insert("filler".to_string(), filler.clone());
     }
-    let pre_state = touched_pre_state(&bals, &pre)
-        .map_err(|e| malformed(format!("pre-state of the access lists: {e}")))?;
+    let pre_state = touched_pre_state(&bals, pre)
+        .map_err(|e| malformed(name, format!("pre-state of the access lists: {e}")))?;
     let dump = Dump::single_segment(
         DumpMeta {
             name: name.to_string(),
@@ -446,34 +587,8 @@ pub fn import_test(
         pre_state,
     );
     dump.validate()
-        .map_err(|e| malformed(format!("the assembled dump is inconsistent: {e}")))?;
-    Ok((dump, stats))
-}
-
-/// The EIP-8282 builder request predeploys, which alloy-evm 0.39 calls after every
-/// Amsterdam block; the devnet the fixtures were filled for (bal@v5.7.0) has no such calls.
-const EIP8282_PREDEPLOYS: [Address; 2] = [
-    alloy_primitives::address!("0x0000BFF46984E3725691FA540A8C7589300D8282"),
-    alloy_primitives::address!("0x000064D678505AD48F8CCB093BC65613800E8282"),
-];
-
-/// revm's access list without the entries of the EIP-8282 predeploys that the fixture does
-/// not list and that only record a touch (no reads, no changes: the predeploys are not
-/// deployed in these fixtures). Everything else is compared as built.
-fn without_eip8282_touches(ours: &BlockAccessList, fixture: &BlockAccessList) -> BlockAccessList {
-    ours.iter()
-        .filter(|a| {
-            let untouched = a.storage_changes.is_empty()
-                && a.storage_reads.is_empty()
-                && a.balance_changes.is_empty()
-                && a.nonce_changes.is_empty()
-                && a.code_changes.is_empty();
-            !(EIP8282_PREDEPLOYS.contains(&a.address)
-                && untouched
-                && !fixture.iter().any(|f| f.address == a.address))
-        })
-        .cloned()
-        .collect()
+        .map_err(|e| malformed(name, format!("the assembled dump is inconsistent: {e}")))?;
+    Ok(dump)
 }
 
 fn short_hex(bytes: &[u8]) -> String {

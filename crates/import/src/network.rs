@@ -98,7 +98,9 @@ fn known_unsupported(network: &str) -> Option<&'static str> {
         "ArrowGlacierToParisAtDiffC0000",
     ];
     if PRE_MERGE.contains(&network) {
-        Some("pre-merge rules (block rewards, uncles, difficulty) are not replayed by gigagas")
+        Some(
+            "pre-merge rules (block rewards, uncles, difficulty) are not scheduled for fixture networks by the importer",
+        )
     } else if network.contains('+') {
         Some("this fork or EIP combination is not scheduled by gigagas")
     } else {

@@ -62,13 +62,31 @@ pub struct World {
 }
 
 /// Why a fixture account cannot be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FixtureAccountError {
+    /// The nonce does not fit in 64 bits.
+    #[error("nonce {0} does not fit in 64 bits")]
+    NonceTooLarge(U256),
+}
+
+/// A fixture `pre` account that cannot be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("pre-state account {address}: {source}")]
+pub struct PreStateError {
+    /// The account.
+    pub address: Address,
+    /// What is wrong with it.
+    pub source: FixtureAccountError,
+}
+
+/// A fixture account as the world holds it, with its code (none when empty).
 pub fn account_from_fixture(
     acc: &FixtureAccount,
-) -> Result<(WorldAccount, Option<Bytecode>), String> {
+) -> Result<(WorldAccount, Option<Bytecode>), FixtureAccountError> {
     let nonce: u64 = acc
         .nonce
         .try_into()
-        .map_err(|_| format!("nonce {} does not fit in 64 bits", acc.nonce))?;
+        .map_err(|_| FixtureAccountError::NonceTooLarge(acc.nonce))?;
     let (code_hash, code) = if acc.code.is_empty() {
         (KECCAK_EMPTY, None)
     } else {
@@ -94,11 +112,13 @@ pub fn account_from_fixture(
 
 impl World {
     /// Build from a fixture's `pre` map.
-    pub fn from_fixture(pre: &BTreeMap<Address, FixtureAccount>) -> Result<Self, String> {
+    pub fn from_fixture(pre: &BTreeMap<Address, FixtureAccount>) -> Result<Self, PreStateError> {
         let mut world = World::default();
         for (address, acc) in pre {
-            let (account, code) = account_from_fixture(acc)
-                .map_err(|e| format!("pre-state account {address}: {e}"))?;
+            let (account, code) = account_from_fixture(acc).map_err(|source| PreStateError {
+                address: *address,
+                source,
+            })?;
             if let Some(code) = code {
                 world.codes.insert(account.code_hash, code);
             }

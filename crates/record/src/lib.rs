@@ -14,7 +14,10 @@ pub mod kzg;
 pub mod prestate;
 pub mod spec;
 
-pub use bal::{BalDifference, first_difference};
+pub use bal::{
+    BalDifference, EIP8282_PREDEPLOYS, first_difference, without_eip8282_touches,
+    without_extra_reads,
+};
 pub use block::{
     BlockInput, BlockRecorder, HeaderMismatch, RecordError, RecordStage, RecordedBlock,
     execution_ctx, pay_headerless_ommer_share, record_block,

@@ -128,15 +128,25 @@ fn known_chain_with_limit(chain_id: u64) -> Option<(ChainConfig, Option<(Ethereu
     ))
 }
 
+/// A fork name `--fork` does not take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown fork `{name}` (expected one of {})", expected.join(", "))]
+pub struct UnknownFork {
+    /// The name given.
+    pub name: String,
+    /// The names `--fork` takes, lowercase, oldest first.
+    pub expected: Vec<String>,
+}
+
 /// Parse a fork name as `--fork` takes it (case-insensitive: `cancun`, `prague`, ...).
-pub fn parse_fork(s: &str) -> Result<EthereumHardfork, String> {
+pub fn parse_fork(s: &str) -> Result<EthereumHardfork, UnknownFork> {
     schedulable()
         .find(|f| f.name().eq_ignore_ascii_case(s))
-        .ok_or_else(|| {
-            let names: Vec<String> = schedulable()
+        .ok_or_else(|| UnknownFork {
+            name: s.to_string(),
+            expected: schedulable()
                 .map(|f| f.name().to_ascii_lowercase())
-                .collect();
-            format!("unknown fork `{s}` (expected one of {})", names.join(", "))
+                .collect(),
         })
 }
 
@@ -371,6 +381,8 @@ mod tests {
             parse_fork("Amsterdam").unwrap(),
             EthereumHardfork::Amsterdam
         );
-        assert!(parse_fork("atlantis").unwrap_err().contains("osaka, bpo1"));
+        let err = parse_fork("atlantis").unwrap_err();
+        assert_eq!(err.name, "atlantis");
+        assert!(err.to_string().contains("osaka, bpo1"), "{err}");
     }
 }

@@ -1,7 +1,7 @@
 //! A small blocking JSON-RPC 2.0 client over HTTP: single calls and batches, per-request
 //! time-outs, bounded retries with exponential back-off.
 
-use crate::RpcDumpError;
+use crate::{RpcDumpError, TransportKind};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::{
@@ -61,7 +61,11 @@ pub struct RpcClient {
 /// One failed attempt, before retry policy is applied.
 enum Attempt {
     /// Worth retrying (time-out, connection trouble, HTTP 5xx/429, garbled answer).
-    Transient { detail: String, connect: bool },
+    Transient {
+        detail: String,
+        connect: bool,
+        kind: TransportKind,
+    },
     /// Final (HTTP 4xx other than 429, request could not be built).
     Fatal(String),
 }
@@ -128,6 +132,7 @@ impl RpcClient {
             return Err(Attempt::Transient {
                 detail: format!("HTTP {status}: {}", shorten(&text, 200)),
                 connect: false,
+                kind: TransportKind::Other,
             });
         }
         if !(200..300).contains(&status) {
@@ -139,6 +144,7 @@ impl RpcClient {
         serde_json::from_str(&text).map_err(|e| Attempt::Transient {
             detail: format!("the answer is not JSON ({e}): {}", shorten(&text, 200)),
             connect: false,
+            kind: TransportKind::Other,
         })
     }
 
@@ -163,10 +169,15 @@ impl RpcClient {
                         params: params.into(),
                         attempts: attempt,
                         elapsed_s: start.elapsed().as_secs_f64(),
+                        kind: TransportKind::Other,
                         detail,
                     });
                 }
-                Err(Attempt::Transient { detail, connect }) => {
+                Err(Attempt::Transient {
+                    detail,
+                    connect,
+                    kind,
+                }) => {
                     if connect && fail_fast_connect {
                         return Err(RpcDumpError::Connect {
                             url: self.shown.clone(),
@@ -185,6 +196,7 @@ impl RpcClient {
                             params: params.into(),
                             attempts: attempt,
                             elapsed_s: start.elapsed().as_secs_f64(),
+                            kind,
                             detail,
                         });
                     }
@@ -247,6 +259,7 @@ impl RpcClient {
                         params,
                         attempts: rate_limited + 1,
                         elapsed_s: start.elapsed().as_secs_f64(),
+                        kind: TransportKind::RateLimited,
                         detail: format!("rate limited: error {code}: {message}"),
                     });
                 }
@@ -393,14 +406,17 @@ fn classify(e: ureq::Error) -> Attempt {
         ureq::Error::Timeout(t) => Attempt::Transient {
             detail: format!("timed out ({t})"),
             connect: false,
+            kind: TransportKind::TimedOut,
         },
         ureq::Error::HostNotFound => Attempt::Transient {
             detail: "host not found".into(),
             connect: true,
+            kind: TransportKind::Other,
         },
         ureq::Error::ConnectionFailed => Attempt::Transient {
             detail: "connection failed".into(),
             connect: true,
+            kind: TransportKind::Other,
         },
         ureq::Error::Io(io) => {
             let connect = matches!(
@@ -412,13 +428,23 @@ fn classify(e: ureq::Error) -> Attempt {
             } else {
                 io.to_string()
             };
-            Attempt::Transient { detail, connect }
+            let kind = if io.kind() == ErrorKind::TimedOut {
+                TransportKind::TimedOut
+            } else {
+                TransportKind::Other
+            };
+            Attempt::Transient {
+                detail,
+                connect,
+                kind,
+            }
         }
         ureq::Error::BadUri(u) => Attempt::Fatal(format!("bad URL: {u}")),
         ureq::Error::BodyExceedsLimit(n) => Attempt::Fatal(format!("answer larger than {n} bytes")),
         other => Attempt::Transient {
             detail: other.to_string(),
             connect: false,
+            kind: TransportKind::Other,
         },
     }
 }

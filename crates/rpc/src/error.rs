@@ -2,6 +2,17 @@
 
 use std::path::PathBuf;
 
+/// What the last attempt of a call that failed in transport ran into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportKind {
+    /// No answer within the time-out.
+    TimedOut,
+    /// The node kept rate limiting the call.
+    RateLimited,
+    /// Anything else: an HTTP error status, a broken connection, an answer that is not JSON.
+    Other,
+}
+
 /// Everything that can go wrong making a dump from a JSON-RPC node.
 #[derive(Debug, thiserror::Error)]
 pub enum RpcDumpError {
@@ -24,6 +35,8 @@ pub enum RpcDumpError {
         attempts: u32,
         /// Seconds spent on the call including back-off.
         elapsed_s: f64,
+        /// What the last failure was.
+        kind: TransportKind,
         /// The last failure.
         detail: String,
     },

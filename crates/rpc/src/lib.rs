@@ -32,11 +32,11 @@ pub mod state;
 
 pub use client::{ClientConfig, RpcClient, display_url};
 pub use dumper::{DumpOptions, Progress, dump_from_rpc, dump_to_file, partial_dir_for};
-pub use error::RpcDumpError;
+pub use error::{RpcDumpError, TransportKind};
 
 // Dev-dependencies used only by the integration tests in `tests/`.
 #[cfg(test)]
 use {
-    alloy_signer as _, alloy_signer_local as _, alloy_sol_types as _, gigagas_executor as _,
-    gigagas_workload as _, tempfile as _,
+    alloy_rlp as _, alloy_signer as _, alloy_signer_local as _, alloy_sol_types as _,
+    gigagas_executor as _, gigagas_workload as _, tempfile as _,
 };

@@ -5,7 +5,9 @@
 //! hangs, fails in HTTP, lacks blocks or state. Each time the documented error arrives,
 //! naming the call, within the retry budget. And a flaky proxy in front of anvil (no
 //! batches, no `eth_getBlockReceipts`, no traces, no `eth_config`, every third request an
-//! HTTP 503): the dump still succeeds and equals the one made directly.
+//! HTTP 503): the dump still succeeds and equals the one made directly. And a recorded
+//! Amsterdam node (a fake serving an execution-spec-tests fixture, not a live node): the
+//! access list the dumper builds is checked against the header's `blockAccessListHash`.
 
 mod common;
 
@@ -261,6 +263,16 @@ fn a_hanging_node_times_out_within_the_retry_budget() {
         msg.contains("eth_chainId") && msg.contains("timed out"),
         "{msg}"
     );
+    assert!(
+        matches!(
+            err,
+            RpcDumpError::Transport {
+                kind: gigagas_rpc::TransportKind::TimedOut,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let budget = fast().worst_case();
     assert!(
         took >= Duration::from_millis(3 * 800),
@@ -283,6 +295,16 @@ fn http_errors_are_retried_then_reported() {
         "{err:?}"
     );
     assert!(msg.contains("eth_chainId") && msg.contains("503"), "{msg}");
+    assert!(
+        matches!(
+            err,
+            RpcDumpError::Transport {
+                kind: gigagas_rpc::TransportKind::Other,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert_eq!(node.requests.load(Ordering::SeqCst), 3);
     assert!(took < Duration::from_secs(3), "{took:?}");
 }
@@ -457,5 +479,206 @@ fn a_flaky_limited_node_still_gives_the_same_dump() {
     assert_eq!(
         flaky.segments[0].block_hashes,
         direct.segments[0].block_hashes
+    );
+}
+
+/// An Amsterdam fixture of execution-spec-tests (`../shared/eest/amsterdam-bal`), one test
+/// whose block revm re-executes to the fixture's gas, receipts and access list.
+const AMSTERDAM_FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/eest/amsterdam-bal/block_access_lists/bal_aborted_account_access.json"
+);
+const AMSTERDAM_TEST: &str = "tests/amsterdam/eip7928_block_level_access_lists/test_block_access_lists.py::test_bal_aborted_account_access[fork_Amsterdam-blockchain_test-invalid-balance]";
+
+/// A recorded Amsterdam node: the answers a node of that chain would give, built from the
+/// fixture (its genesis and block 1 with the header's `blockAccessListHash`, the block's
+/// receipts, the pre-state at block 0). No node on this machine supports Amsterdam (anvil
+/// and geth --dev stop at Osaka), so this is a fake node serving recorded data, not a live
+/// Amsterdam node. `header` edits block 1's header before it is served (rehashed).
+fn amsterdam_node(
+    header: impl Fn(&mut Header),
+) -> (FakeNode, Header, alloy_eip7928::BlockAccessList) {
+    use alloy_consensus::{Block, TxEnvelope, transaction::SignerRecoverable};
+    use alloy_rlp::Decodable;
+    let text = std::fs::read_to_string(AMSTERDAM_FIXTURE)
+        .unwrap_or_else(|e| panic!("{AMSTERDAM_FIXTURE}: {e} (the eest fixtures are expected in shared/ beside the repository)"));
+    let file: Value = serde_json::from_str(&text).unwrap();
+    let test = file[AMSTERDAM_TEST].clone();
+    let rlp = |v: &Value| alloy_primitives::hex::decode(v.as_str().unwrap()).unwrap();
+    let genesis = Block::<TxEnvelope>::decode(&mut rlp(&test["genesisRLP"]).as_slice())
+        .unwrap()
+        .header;
+    let block =
+        Block::<TxEnvelope>::decode(&mut rlp(&test["blocks"][0]["rlp"]).as_slice()).unwrap();
+    let mut h = block.header.clone();
+    header(&mut h);
+    let hash = h.hash_slow();
+    let served = h.clone();
+    let txs: Vec<alloy_rpc_types_eth::Transaction> = block
+        .body
+        .transactions
+        .iter()
+        .enumerate()
+        .map(|(i, tx)| alloy_rpc_types_eth::Transaction {
+            inner: alloy_consensus::transaction::Recovered::new_unchecked(
+                tx.clone(),
+                tx.recover_signer().unwrap(),
+            ),
+            block_hash: Some(hash),
+            block_number: Some(1),
+            transaction_index: Some(i as u64),
+            effective_gas_price: None,
+            block_timestamp: Some(h.timestamp),
+        })
+        .collect();
+    let as_json = |header: &Header, txs: Vec<alloy_rpc_types_eth::Transaction>| {
+        serde_json::to_value(alloy_rpc_types_eth::Block {
+            header: alloy_rpc_types_eth::Header {
+                hash: header.hash_slow(),
+                inner: header.clone(),
+                total_difficulty: None,
+                size: None,
+            },
+            uncles: vec![],
+            transactions: alloy_rpc_types_eth::BlockTransactions::Full(txs),
+            withdrawals: Some(Default::default()),
+        })
+        .unwrap()
+    };
+    let blocks = [as_json(&genesis, vec![]), as_json(&h, txs)];
+    // The fixture's receipts, as eth_getBlockReceipts answers them.
+    let mut previous = 0u64;
+    let receipts: Vec<Value> = test["blocks"][0]["receipts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let cumulative = u64::from_str_radix(
+                r["cumulativeGasUsed"]
+                    .as_str()
+                    .unwrap()
+                    .trim_start_matches("0x"),
+                16,
+            )
+            .unwrap();
+            let gas = cumulative - previous;
+            previous = cumulative;
+            json!({
+                "transactionHash": r["transactionHash"],
+                "status": if r["status"].as_bool().unwrap() { "0x1" } else { "0x0" },
+                "gasUsed": format!("{gas:#x}"),
+                "cumulativeGasUsed": format!("{cumulative:#x}"),
+                "logs": r["logs"],
+            })
+        })
+        .collect();
+    let pre = test["pre"].as_object().unwrap().clone();
+    let account = move |params: &Value, field: &str, default: &str| -> Value {
+        assert_eq!(
+            params[1],
+            json!("0x0"),
+            "state is read at the parent of block 1"
+        );
+        let a = params[0].as_str().unwrap().to_lowercase();
+        let found = pre
+            .iter()
+            .find(|(k, _)| k.to_lowercase() == a)
+            .map(|(_, v)| v);
+        found.map(|v| v[field].clone()).unwrap_or(json!(default))
+    };
+    let pre_slots = test["pre"].as_object().unwrap().clone();
+    let storage = move |params: &Value| -> Value {
+        assert_eq!(
+            params[2],
+            json!("0x0"),
+            "state is read at the parent of block 1"
+        );
+        let a = params[0].as_str().unwrap().to_lowercase();
+        let slot: U256 = params[1].as_str().unwrap().parse().unwrap();
+        let value = pre_slots
+            .iter()
+            .find(|(k, _)| k.to_lowercase() == a)
+            .and_then(|(_, v)| {
+                v["storage"].as_object().unwrap().iter().find_map(|(k, v)| {
+                    (k.parse::<U256>().unwrap() == slot)
+                        .then(|| v.as_str().unwrap().parse::<U256>().unwrap())
+                })
+            })
+            .unwrap_or_default();
+        json!(B256::from(value))
+    };
+    let node = FakeNode::start(rpc(move |method, params| {
+        let number = || {
+            u64::from_str_radix(params[0].as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+        };
+        match method {
+            "eth_chainId" => Reply::Result(json!("0x1")),
+            "eth_blockNumber" => Reply::Result(json!("0x1")),
+            "web3_clientVersion" => Reply::Result(json!("recorded Amsterdam fixture (fake node)")),
+            "eth_getBlockByNumber" => Reply::Result(
+                blocks
+                    .get(number() as usize)
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            ),
+            "eth_getBlockReceipts" if number() == 1 => Reply::Result(json!(receipts)),
+            "eth_getBalance" => Reply::Result(account(params, "balance", "0x0")),
+            "eth_getTransactionCount" => Reply::Result(account(params, "nonce", "0x0")),
+            "eth_getCode" => Reply::Result(account(params, "code", "0x")),
+            "eth_getStorageAt" => Reply::Result(storage(params)),
+            _ => Reply::Error(-32601, "the method does not exist/is not available"),
+        }
+    }));
+    let bal = serde_json::from_value(test["blocks"][0]["blockAccessList"].clone()).unwrap();
+    (node, served, bal)
+}
+
+fn dump_amsterdam(url: &str) -> Result<gigagas_dump::Dump, RpcDumpError> {
+    let opts = DumpOptions {
+        client: fast(),
+        // Chain id 1 is mainnet's, whose schedule has no Amsterdam yet: the fork is named.
+        fork: Some(alloy_hardforks::EthereumHardfork::Amsterdam),
+        ..DumpOptions::new(url, 1, 1)
+    };
+    dump_from_rpc(&opts, &mut |_| {})
+}
+
+/// The dumper compares the access list it builds with the header's `blockAccessListHash`:
+/// on a recorded Amsterdam node (see [`amsterdam_node`]) the dump's list hashes to the
+/// header's (without alloy-evm's two untouched EIP-8282 entries, which that devnet does
+/// not make), equals the fixture's, and replays verified.
+#[test]
+fn an_amsterdam_block_access_list_matches_the_header_hash() {
+    let (node, header, fixture_bal) = amsterdam_node(|_| {});
+    let dump = dump_amsterdam(&node.url).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(dump.blocks.len(), 1);
+    let bal = &dump.access_lists[0];
+    let without = gigagas_record::without_eip8282_touches(bal, None);
+    assert_eq!(
+        Some(alloy_eip7928::compute_block_access_list_hash(&without)),
+        header.block_access_list_hash
+    );
+    assert_eq!(without, fixture_bal, "the fixture's list, entry by entry");
+    assert_eq!(bal.len(), without.len() + 2, "the two EIP-8282 touches");
+    common::replay_and_verify(&dump);
+}
+
+/// The same node with another `blockAccessListHash` in the header: one line naming the
+/// block and both hashes.
+#[test]
+fn an_amsterdam_header_with_another_access_list_hash_fails() {
+    let other = B256::repeat_byte(0x42);
+    let (node, _, _) = amsterdam_node(|h| h.block_access_list_hash = Some(other));
+    let err = dump_amsterdam(&node.url).unwrap_err();
+    assert!(
+        matches!(&err, RpcDumpError::Divergence { block: 1, what, .. } if what == "block access list hash"),
+        "{err:?}"
+    );
+    let msg = err.to_string();
+    assert!(!msg.contains('\n'), "{msg}");
+    assert!(
+        msg.starts_with("block 1: block access list hash differs: node ")
+            && msg.contains(&other.to_string()),
+        "{msg}"
     );
 }
