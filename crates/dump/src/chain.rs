@@ -5,6 +5,45 @@ use alloy_primitives::Address;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// A chain config that does not describe a usable fork schedule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChainConfigError {
+    /// A fork name alloy-hardforks does not know.
+    #[error("chain config: unknown fork {fork:?}: {detail}")]
+    UnknownFork {
+        /// The name as written.
+        fork: String,
+        /// alloy-hardforks' parse error.
+        detail: String,
+    },
+    /// A fork with both or neither of `block` and `timestamp`.
+    #[error("chain config: fork {fork} needs exactly one of `block` or `timestamp`")]
+    Activation {
+        /// The fork.
+        fork: String,
+    },
+    /// A fork from Cancun on scheduled by block number.
+    #[error("chain config: fork {fork} must activate by timestamp, not {condition}")]
+    NotByTimestamp {
+        /// The fork.
+        fork: String,
+        /// How it is scheduled instead.
+        condition: String,
+    },
+    /// A blob-changing fork whose blob parameters are neither built in nor configured.
+    #[error(
+        "chain config: fork {fork} (timestamp {timestamp}) has no blob parameters: gigagas knows mainnet's \
+         Cancun to BPO2 values only; give its target, max and base_fee_update_fraction in the chain \
+         config's `blob_schedule`"
+    )]
+    MissingBlobParams {
+        /// The fork.
+        fork: String,
+        /// Its activation timestamp.
+        timestamp: u64,
+    },
+}
+
 /// One fork and the block number or timestamp at which it activates.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForkActivation {
@@ -130,19 +169,25 @@ impl ChainConfig {
     }
 
     /// The fork schedule in alloy's form.
-    pub fn hardforks(&self) -> Result<EthereumChainHardforks, String> {
+    pub fn hardforks(&self) -> Result<EthereumChainHardforks, ChainConfigError> {
         let mut out = Vec::with_capacity(self.forks.len());
         for a in &self.forks {
             let fork: EthereumHardfork =
-                a.fork.parse().map_err(|e| format!("chain config: {e}"))?;
+                a.fork
+                    .parse()
+                    .map_err(|e: alloy_hardforks::ParseHardforkError| {
+                        ChainConfigError::UnknownFork {
+                            fork: a.fork.clone(),
+                            detail: e.to_string(),
+                        }
+                    })?;
             let condition = match (a.block, a.timestamp) {
                 (Some(b), None) => ForkCondition::Block(b),
                 (None, Some(t)) => ForkCondition::Timestamp(t),
                 _ => {
-                    return Err(format!(
-                        "chain config: fork {} needs exactly one of `block` or `timestamp`",
-                        a.fork
-                    ));
+                    return Err(ChainConfigError::Activation {
+                        fork: a.fork.clone(),
+                    });
                 }
             };
             out.push((fork, condition));
@@ -191,7 +236,7 @@ mod tests {
             deposit_contract: None,
             blob_schedule: BTreeMap::new(),
         };
-        assert!(c.hardforks().unwrap_err().contains("Atlantis"));
+        assert!(c.hardforks().unwrap_err().to_string().contains("Atlantis"));
     }
 
     #[test]

@@ -19,8 +19,8 @@ pub mod format;
 mod summary;
 
 pub use chain::{
-    BLOB_FORKS_WITHOUT_DEFAULTS, BLOCK_FORKS, BlobSchedule, ChainConfig, ForkActivation,
-    TIMESTAMP_FORKS,
+    BLOB_FORKS_WITHOUT_DEFAULTS, BLOCK_FORKS, BlobSchedule, ChainConfig, ChainConfigError,
+    ForkActivation, TIMESTAMP_FORKS,
 };
 pub use error::DumpError;
 pub use format::{

@@ -15,8 +15,8 @@ use revm::state::bal::Bal;
 #[derive(Debug, thiserror::Error)]
 pub enum PrepareError {
     /// The chain config names an unknown fork or a bad activation.
-    #[error("{0}")]
-    Chain(String),
+    #[error(transparent)]
+    Chain(#[from] gigagas_dump::ChainConfigError),
     /// A block access list does not convert into revm's form (malformed code change).
     #[error("block {block}: invalid block access list: {source}")]
     Bal {

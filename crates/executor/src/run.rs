@@ -94,19 +94,61 @@ impl Shared<'_> {
                 let k = self.cursors[b].fetch_add(1, Ordering::Relaxed);
                 let Some(&pos) = order.get(k) else { break };
                 let index = range.start + pos as usize;
-                let start = Instant::now();
-                let out = replay.execute_item_with(
-                    &mut executor,
-                    &replay.items[index],
-                    self.config.recover_senders,
-                );
-                let ns = start.elapsed().as_nanos() as u64;
-                busy += ns;
-                done.push((index as u32, ns, out));
+                busy += self.execute_timed(&mut executor, index, &mut done);
             }
             self.barrier.wait(); // 3. batch b ends
         }
         (busy, done)
+    }
+
+    /// Execute item `index` on `executor`, record its output and time; returns the time.
+    #[inline]
+    fn execute_timed<'r>(
+        &self,
+        executor: &mut ItemExecutor<'r>,
+        index: usize,
+        done: &mut Vec<(u32, u64, Result<ItemOutput, ExecError>)>,
+    ) -> u64
+    where
+        Self: 'r,
+    {
+        let replay: &'r Replay = self.replay;
+        let start = Instant::now();
+        let out =
+            replay.execute_item_with(executor, &replay.items[index], self.config.recover_senders);
+        let ns = start.elapsed().as_nanos() as u64;
+        done.push((index as u32, ns, out));
+        ns
+    }
+
+    /// One thread: the calling thread is the only worker, so there is nobody to spawn or
+    /// wait for (a pass of a tiny dump would otherwise cost more in thread start-up than
+    /// in execution). The timed window, the scheduler's orders inside it and each batch's
+    /// wall time are as in the protocol above.
+    fn single(&self, scheduler: &dyn crate::Scheduler) -> (RunTimings, WorkerResult) {
+        let replay = self.replay;
+        let mut done = Vec::with_capacity(replay.items.len());
+        let mut busy = 0u64;
+        let mut executor = ItemExecutor::new();
+        let mut order = Vec::new();
+        let mut batch_wall_ns = Vec::with_capacity(self.batches.len());
+        let start = Instant::now();
+        let mut last = start;
+        for range in self.batches {
+            scheduler.order(&replay.items[range.clone()], &mut order);
+            for &pos in &order {
+                busy += self.execute_timed(&mut executor, range.start + pos as usize, &mut done);
+            }
+            let now = Instant::now();
+            batch_wall_ns.push(now.duration_since(last).as_nanos() as u64);
+            last = now;
+        }
+        let timings = RunTimings {
+            wall_ns: start.elapsed().as_nanos() as u64,
+            batch_wall_ns,
+            ..Default::default()
+        };
+        (timings, (busy, done))
     }
 
     /// The coordinator's side of the protocol: the timed window, and each batch's wall time.
@@ -141,7 +183,8 @@ impl Replay {
     /// Run every item once with `config`: spawn the workers, then time scheduling and
     /// execution of all batches. Each batch ends when its last item ends; workers take
     /// items from one shared cursor over the scheduler's order (list scheduling). The
-    /// protocol between the workers and the clock is described on [`Shared`].
+    /// protocol between the workers and the clock is described on [`Shared`]; one thread
+    /// runs on the calling thread.
     pub fn run_parallel(&self, config: &RunConfig) -> (RunTimings, RunOutputs) {
         let threads = config.threads.max(1);
         let batches = self.batches(config.batch);
@@ -158,17 +201,22 @@ impl Replay {
             barrier: &barrier,
         };
 
-        let (mut timings, per_worker) = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
-                .map(|_| scope.spawn(|| shared.worker()))
-                .collect();
-            let timings = shared.coordinate(scheduler);
-            let per_worker: Vec<WorkerResult> = workers
-                .into_iter()
-                .map(|w| w.join().expect("worker panicked"))
-                .collect();
-            (timings, per_worker)
-        });
+        let (mut timings, per_worker) = if threads == 1 {
+            let (timings, worker) = shared.single(scheduler);
+            (timings, vec![worker])
+        } else {
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..threads)
+                    .map(|_| scope.spawn(|| shared.worker()))
+                    .collect();
+                let timings = shared.coordinate(scheduler);
+                let per_worker: Vec<WorkerResult> = workers
+                    .into_iter()
+                    .map(|w| w.join().expect("worker panicked"))
+                    .collect();
+                (timings, per_worker)
+            })
+        };
 
         let mut outputs: Vec<Option<Result<ItemOutput, ExecError>>> =
             (0..self.items.len()).map(|_| None).collect();

@@ -89,6 +89,12 @@ pub(crate) struct SimulateArgs {
     /// Skip validation.
     #[arg(long)]
     pub no_validate: bool,
+    /// How much longer every item takes above one thread than in the one-thread profile
+    /// (e.g. 1.08), applied to every projection above one thread. Default: measured in the
+    /// validation runs (median item-time ratio at the largest validated thread count over
+    /// the one at 1 thread); 1 without validation.
+    #[arg(long)]
+    pub item_slowdown: Option<f64>,
     /// Warm-up runs per validation point.
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
@@ -304,6 +310,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> Result<()> {
         &args.batch,
         &schedulers,
         &validate,
+        args.item_slowdown,
         &mut measure,
     );
     bar.0.finish_and_clear();

@@ -184,7 +184,7 @@ fn chain_rules(name: &str, test: &BlockchainTest) -> Result<(ChainConfig, ChainS
             reason: "the fixture has no blocks".into(),
         });
     }
-    let spec = ChainSpec::from_config(&chain).map_err(unsupported)?;
+    let spec = ChainSpec::from_config(&chain).map_err(|e| unsupported(e.to_string()))?;
     Ok((chain, spec))
 }
 

@@ -9,7 +9,7 @@ use alloy_eips::eip7840::BlobParams;
 use alloy_evm::{EvmEnv, eth::spec::EthExecutorSpec};
 use alloy_hardforks::{EthereumChainHardforks, EthereumHardfork, EthereumHardforks, ForkCondition};
 use alloy_primitives::Address;
-use gigagas_dump::{BlobSchedule, ChainConfig, TIMESTAMP_FORKS};
+use gigagas_dump::{BlobSchedule, ChainConfig, ChainConfigError, TIMESTAMP_FORKS};
 use revm::primitives::hardfork::SpecId;
 
 /// The fork schedule of a dump, in the form alloy-evm's block executor takes.
@@ -58,7 +58,7 @@ fn configured_blob_params(
 fn blob_schedule(
     config: &ChainConfig,
     hardforks: &EthereumChainHardforks,
-) -> Result<Vec<(u64, BlobParams)>, String> {
+) -> Result<Vec<(u64, BlobParams)>, ChainConfigError> {
     let mut out: Vec<(u64, BlobParams)> = Vec::new();
     // Forks that set blob parameters, oldest first: Cancun and every timestamp fork after
     // it. Amsterdam keeps the parameters before it unless the chain config gives its own.
@@ -70,9 +70,10 @@ fn blob_schedule(
             ForkCondition::Timestamp(t) => t,
             ForkCondition::Never => continue,
             other => {
-                return Err(format!(
-                    "chain config: fork {fork} must activate by timestamp, not {other:?}"
-                ));
+                return Err(ChainConfigError::NotByTimestamp {
+                    fork: fork.to_string(),
+                    condition: format!("{other:?}"),
+                });
             }
         };
         // Per-transaction rules (blob count cap, base cost) follow the newest named fork.
@@ -81,22 +82,20 @@ fn blob_schedule(
         } else {
             default_blob_params(fork).expect("Cancun and Prague have built-in parameters")
         };
-        let params = match configured_blob_params(config, fork, era)
-            .or_else(|| default_blob_params(fork))
-        {
-            Some(p) => p,
-            None if fork == EthereumHardfork::Amsterdam => match out.last() {
-                Some((_, p)) => *p,
-                None => continue,
-            },
-            None => {
-                return Err(format!(
-                    "chain config: fork {fork} (timestamp {at}) has no blob parameters: gigagas knows mainnet's \
-                     Cancun to BPO2 values only; give its target, max and base_fee_update_fraction in the chain \
-                     config's `blob_schedule`"
-                ));
-            }
-        };
+        let params =
+            match configured_blob_params(config, fork, era).or_else(|| default_blob_params(fork)) {
+                Some(p) => p,
+                None if fork == EthereumHardfork::Amsterdam => match out.last() {
+                    Some((_, p)) => *p,
+                    None => continue,
+                },
+                None => {
+                    return Err(ChainConfigError::MissingBlobParams {
+                        fork: fork.to_string(),
+                        timestamp: at,
+                    });
+                }
+            };
         out.push((at, params));
     }
     out.sort_by_key(|(t, _)| *t);
@@ -107,7 +106,7 @@ impl ChainSpec {
     /// Build from a dump's chain config.
     /// Build from a dump's chain config. Fails on an unknown fork name, and on a
     /// blob-parameter-only fork (BPO3-5) without an entry in the config's `blob_schedule`.
-    pub fn from_config(config: &ChainConfig) -> Result<Self, String> {
+    pub fn from_config(config: &ChainConfig) -> Result<Self, ChainConfigError> {
         let hardforks = config.hardforks()?;
         let blob_schedule = blob_schedule(config, &hardforks)?;
         Ok(Self {
@@ -216,7 +215,7 @@ mod tests {
     #[test]
     fn a_bpo_fork_without_parameters_is_an_error_and_a_configured_one_is_used() {
         let mut c = ChainConfig::all_active_from_genesis(7, EthereumHardfork::Bpo3).unwrap();
-        let err = ChainSpec::from_config(&c).unwrap_err();
+        let err = ChainSpec::from_config(&c).unwrap_err().to_string();
         assert!(
             err.contains("Bpo3") && err.contains("blob_schedule"),
             "{err}"

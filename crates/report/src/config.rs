@@ -20,6 +20,7 @@
 //! schedulers = ["ols", "gas-used", "gas-limit"]
 //! profile_repeats = 3         # default 3: one-thread runs whose per-item medians are used
 //! validate_threads = [1, 2]   # default [1, 2]: predicted vs measured at these counts
+//! item_slowdown = 1.05        # optional: item time factor above one thread (default: measured)
 //! ```
 //!
 //! Relative dump paths are resolved against the folder of the config file, so a config
@@ -83,7 +84,7 @@ fn default_min_sample_ms() -> u64 {
 }
 
 /// The contents of a sweep config file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepConfig {
     /// One line shown at the top of `table.md`.
@@ -125,7 +126,7 @@ pub struct SweepConfig {
 }
 
 /// The `[simulate]` section: projected throughput on virtual workers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimulateConfig {
     /// Virtual worker counts to project.
@@ -142,10 +143,15 @@ pub struct SimulateConfig {
     /// validation.
     #[serde(default = "default_validate")]
     pub validate_threads: Vec<usize>,
+    /// How much longer every item takes above one thread than in the one-thread profile,
+    /// applied to every projection above one thread. Default: measured in the validation
+    /// runs ([`crate::simulate::measured_item_slowdown`]).
+    #[serde(default)]
+    pub item_slowdown: Option<f64>,
 }
 
 /// A loaded, validated sweep config.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Sweep {
     /// Name: the file stem (`bench-configs/schedulers.toml` → `schedulers`), used as the
     /// results folder `results/<name>/`.
@@ -284,6 +290,16 @@ impl SweepConfig {
                 return Err(bad(
                     "simulate.profile_repeats",
                     "at least one profiling run is needed".into(),
+                ));
+            }
+            if sim
+                .item_slowdown
+                .is_some_and(|f| !(f.is_finite() && f > 0.0))
+            {
+                return Err(bad(
+                    "simulate.item_slowdown",
+                    "expected a positive factor (e.g. 1.05), or leave it out to use the measured one"
+                        .into(),
                 ));
             }
         }

@@ -23,8 +23,10 @@ use std::{cmp::Reverse, collections::BinaryHeap};
 
 /// What the model assumes; printed and stored beside every projection.
 pub const ASSUMPTIONS: [&str; 5] = [
-    "per-item times are the medians of one-thread runs (batch 1, ols) and do not change with concurrency: \
-     no memory-bandwidth, cache, frequency-scaling or SMT effects",
+    "per-item times are the medians of one-thread runs (batch 1, ols); above one thread every item takes \
+     the stated item slowdown times as long (SimulationReport::item_slowdown: measured at the validated \
+     thread counts, or configured), the same at every thread count: memory-bandwidth, cache and \
+     frequency effects that grow with more cores are not modelled",
     "workers are identical and never idle while an item is ready: no scheduling, synchronisation or \
      thread wake-up overhead",
     "a batch (mega-block) starts when the previous one has finished; items within a batch are independent \
@@ -63,6 +65,14 @@ pub struct Projection {
     pub longest_share: f64,
     /// Critical-path bound: sum over batches of max(slowest item, work / threads), seconds.
     pub bound_s: f64,
+    /// Factor every profiled item time was multiplied by (1 at one thread; above one
+    /// thread the report's [`SimulationReport::item_slowdown`]).
+    #[serde(default = "one_f64")]
+    pub item_slowdown: f64,
+}
+
+fn one_f64() -> f64 {
+    1.0
 }
 
 /// Predicted against measured wall time at one grid point.
@@ -111,6 +121,13 @@ pub struct SimulationReport {
     /// Sum of the item times of each profiling run, seconds.
     #[serde(default)]
     pub profile_run_work_s: Vec<f64>,
+    /// How much longer each item takes above one thread than in the one-thread profile,
+    /// as applied to every projection above one thread.
+    #[serde(default = "one_f64")]
+    pub item_slowdown: f64,
+    /// Where [`SimulationReport::item_slowdown`] comes from (measured, configured, none).
+    #[serde(default)]
+    pub item_slowdown_source: String,
     /// Projections, in (batch, scheduler, threads) order.
     pub projections: Vec<Projection>,
     /// Predicted against measured wall time.
@@ -315,6 +332,19 @@ pub fn project(
     batch: usize,
     scheduler: SchedulerKind,
 ) -> Projection {
+    project_slowed(replay, profile, threads, batch, scheduler, 1.0)
+}
+
+/// [`project`] with every item time multiplied by `item_slowdown` when `threads > 1`.
+pub fn project_slowed(
+    replay: &Replay,
+    profile: &ItemProfile,
+    threads: usize,
+    batch: usize,
+    scheduler: SchedulerKind,
+    item_slowdown: f64,
+) -> Projection {
+    let slowdown = if threads > 1 { item_slowdown } else { 1.0 };
     let mut order = Vec::new();
     let (mut makespan, mut longest, mut bound) = (0u64, 0u64, 0f64);
     for range in replay.batches(batch) {
@@ -327,16 +357,18 @@ pub fn project(
         longest += max;
         bound += (max as f64).max(times.iter().sum::<u64>() as f64 / threads.max(1) as f64);
     }
-    let makespan_s = makespan as f64 / 1e9;
+    // A uniform slowdown scales every makespan, longest item and bound alike.
+    let makespan_s = makespan as f64 * slowdown / 1e9;
     Projection {
         threads,
         batch,
         scheduler,
         makespan_s,
-        ggas_per_s: replay.total_gas() as f64 / makespan.max(1) as f64,
-        longest_tx_s: longest as f64 / 1e9,
+        ggas_per_s: replay.total_gas() as f64 / (makespan as f64 * slowdown).max(1.0),
+        longest_tx_s: longest as f64 * slowdown / 1e9,
         longest_share: longest as f64 / makespan.max(1) as f64,
-        bound_s: bound / 1e9,
+        bound_s: bound * slowdown / 1e9,
+        item_slowdown: slowdown,
     }
 }
 
@@ -357,8 +389,14 @@ pub fn simulate(
     batch: &[usize],
     schedulers: &[SchedulerKind],
     validate_threads: &[usize],
+    item_slowdown: Option<f64>,
     measure: &mut dyn Measure,
 ) -> Result<SimulationReport, ReportError> {
+    if item_slowdown.is_some_and(|f| !(f.is_finite() && f > 0.0)) {
+        return Err(ReportError::Invalid(
+            "simulate: item_slowdown must be a positive number".into(),
+        ));
+    }
     if threads.is_empty() || batch.is_empty() || schedulers.is_empty() {
         return Err(ReportError::Invalid(
             "simulate: threads, batch and schedulers must not be empty".into(),
@@ -373,14 +411,6 @@ pub fn simulate(
         return Err(ReportError::Invalid(
             "simulate: 0 is not a batch size".into(),
         ));
-    }
-    let mut projections = Vec::new();
-    for &b in batch {
-        for &s in schedulers {
-            for &t in threads {
-                projections.push(project(replay, profile, t, b, s));
-            }
-        }
     }
     let profile_work_s = profile.item_ns.iter().sum::<u64>() as f64 / 1e9;
     let mut validations = Vec::new();
@@ -411,6 +441,18 @@ pub fn simulate(
             }
         }
     }
+    let (item_slowdown, item_slowdown_source) = match item_slowdown {
+        Some(f) => (f, "configured (simulate.item_slowdown)".to_string()),
+        None => measured_item_slowdown(&validations),
+    };
+    let mut projections = Vec::new();
+    for &b in batch {
+        for &s in schedulers {
+            for &t in threads {
+                projections.push(project_slowed(replay, profile, t, b, s, item_slowdown));
+            }
+        }
+    }
     Ok(SimulationReport {
         dump: dump.0.to_string(),
         dump_checksum: dump.1.to_string(),
@@ -422,10 +464,52 @@ pub fn simulate(
             .iter()
             .map(|&ns| ns as f64 / 1e9)
             .collect(),
+        item_slowdown,
+        item_slowdown_source,
         projections,
         validations,
         assumptions: ASSUMPTIONS.iter().map(|s| s.to_string()).collect(),
     })
+}
+
+/// The per-item slowdown above one thread, from the validation runs: the median
+/// item-time ratio (measured work / profiled work) at the largest validated thread count
+/// above one, divided by the median ratio at one thread when that was validated too (so
+/// that machine drift between profile and validation cancels). 1 when nothing above one
+/// thread was validated.
+pub fn measured_item_slowdown(validations: &[Validation]) -> (f64, String) {
+    let median_ratio = |threads: usize| {
+        let mut r: Vec<f64> = validations
+            .iter()
+            .filter(|v| v.threads == threads && v.item_time_ratio > 0.0)
+            .map(|v| v.item_time_ratio)
+            .collect();
+        r.sort_by(f64::total_cmp);
+        (!r.is_empty()).then(|| r[r.len() / 2])
+    };
+    let Some(most) = validations
+        .iter()
+        .map(|v| v.threads)
+        .filter(|&t| t > 1)
+        .max()
+    else {
+        return (1.0, "none: no validation above one thread".into());
+    };
+    let Some(at_most) = median_ratio(most) else {
+        return (1.0, "none: no validation above one thread".into());
+    };
+    match median_ratio(1) {
+        Some(at_one) => (
+            at_most / at_one,
+            format!(
+                "measured: median item-time ratio at {most} threads ({at_most:.3}) / at 1 thread ({at_one:.3})"
+            ),
+        ),
+        None => (
+            at_most,
+            format!("measured: median item-time ratio at {most} threads"),
+        ),
+    }
 }
 
 /// Share of the profiled work spent in transactions (the rest is system calls and

@@ -474,6 +474,7 @@ fn run_dump(
         &sim.batch,
         &sim.schedulers,
         &sim.validate_threads,
+        sim.item_slowdown,
         &mut measure,
     )?;
     Ok((rows, Some(report)))

@@ -345,6 +345,16 @@ pub fn simulation_markdown(sim: &SimulationReport, tag: Option<&str>) -> String 
             )
         }
     );
+    let _ = writeln!(
+        out,
+        "Item slowdown above one thread: **{:.3}×** every profiled item time ({}).\n",
+        sim.item_slowdown,
+        if sim.item_slowdown_source.is_empty() {
+            "not recorded"
+        } else {
+            &sim.item_slowdown_source
+        }
+    );
     let mut threads: Vec<usize> = sim.projections.iter().map(|p| p.threads).collect();
     threads.sort_unstable();
     threads.dedup();

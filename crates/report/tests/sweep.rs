@@ -135,7 +135,26 @@ fn sweep_writes_a_complete_results_folder() {
     for p in &sim.projections {
         assert!(p.bound_s <= p.makespan_s * (1.0 + 1e-9), "{p:?}");
         assert!(p.longest_share <= 1.0 + 1e-9);
+        let expected = if p.threads > 1 {
+            sim.item_slowdown
+        } else {
+            1.0
+        };
+        assert_eq!(p.item_slowdown, expected, "{p:?}");
     }
+    // Measured: the median item-time ratio at 2 threads over the one at 1 thread.
+    let median = |t: usize| {
+        let mut r: Vec<f64> = sim
+            .validations
+            .iter()
+            .filter(|v| v.threads == t)
+            .map(|v| v.item_time_ratio)
+            .collect();
+        r.sort_by(f64::total_cmp);
+        r[r.len() / 2]
+    };
+    assert!((sim.item_slowdown - median(2) / median(1)).abs() < 1e-12);
+    assert!(sim.item_slowdown_source.starts_with("measured"));
     assert_eq!(sim.assumptions.len(), simulate::ASSUMPTIONS.len());
 
     // Results folder.
@@ -283,6 +302,18 @@ fn simulator_matches_list_scheduling_by_hand() {
             "unbounded workers: makespan = longest"
         );
         assert!((many.longest_share - 1.0).abs() < 1e-9);
+    }
+    // A stated item slowdown scales every projection above one thread, and only those.
+    for s in SchedulerKind::ALL {
+        let plain = simulate::project(&replay, &profile, 2, 1, s);
+        let slowed = simulate::project_slowed(&replay, &profile, 2, 1, s, 1.25);
+        assert!((slowed.makespan_s - 1.25 * plain.makespan_s).abs() < 1e-12);
+        assert!((slowed.bound_s - 1.25 * plain.bound_s).abs() < 1e-12);
+        assert!((slowed.ggas_per_s * 1.25 - plain.ggas_per_s).abs() < 1e-6);
+        assert_eq!(slowed.item_slowdown, 1.25);
+        let one = simulate::project_slowed(&replay, &profile, 1, 1, s, 1.25);
+        assert!((one.makespan_s - work as f64 / 1e9).abs() < 1e-12);
+        assert_eq!(one.item_slowdown, 1.0);
     }
     // Adversarial blocks: a big item last. Largest-first on 2 workers is never worse than
     // block order, and here strictly better.

@@ -321,7 +321,7 @@ pub fn detect(
     // The header does not say which blob parameters apply: more blob gas than the fork
     // allows means a blob-parameter-only fork whose values are unknown here.
     let spec = gigagas_record::ChainSpec::from_config(&from_genesis(fork)?)
-        .map_err(RpcDumpError::Chain)?;
+        .map_err(RpcDumpError::ChainConfig)?;
     for h in [first, last] {
         if let (Some(used), Some(params)) = (h.blob_gas_used, spec.blob_params_at(h.timestamp))
             && used > params.max_blob_gas_per_block()

@@ -131,7 +131,7 @@ pub fn dump_from_rpc(
     let hashes = block_hashes_before(opts, &node, partial.as_ref(), &first)?;
 
     let (chain, source) = chain::detect(client, node.chain_id, &first, &last, opts.fork)?;
-    let spec = ChainSpec::from_config(&chain).map_err(RpcDumpError::Chain)?;
+    let spec = ChainSpec::from_config(&chain).map_err(RpcDumpError::ChainConfig)?;
     let fork_name = chain.fork_at(first.number, first.timestamp);
 
     let fetcher = StateFetcher::new(client, opts.from - 1, node.batch_size, node.concurrency);

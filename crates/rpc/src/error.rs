@@ -87,6 +87,9 @@ pub enum RpcDumpError {
     /// The fork schedule could not be determined.
     #[error("chain config: {0}")]
     Chain(String),
+    /// The determined schedule is not usable (unknown fork, missing blob parameters).
+    #[error(transparent)]
+    ChainConfig(#[from] gigagas_dump::ChainConfigError),
     /// What the node returned does not fit together (hashes, roots, counts).
     #[error("block {block}: the node's data is inconsistent: {detail}")]
     Inconsistent {

@@ -392,7 +392,7 @@ pub fn generate(
     let chain = ChainConfig::all_active_from_genesis(CHAIN_ID, config.fork).ok_or_else(|| {
         GenerateError::Config(format!("fork {} cannot be scheduled", config.fork))
     })?;
-    let spec = ChainSpec::from_config(&chain).map_err(GenerateError::Config)?;
+    let spec = ChainSpec::from_config(&chain).map_err(|e| GenerateError::Config(e.to_string()))?;
 
     let mut users: Vec<User> = (0..config.users as u64)
         .map(|i| {
