@@ -16,6 +16,7 @@
 mod chain;
 mod error;
 pub mod format;
+pub mod reth;
 mod summary;
 
 pub use chain::{
