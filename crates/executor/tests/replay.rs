@@ -220,8 +220,9 @@ fn a_write_index_past_the_block_is_an_error_not_an_abort() {
 }
 
 /// The synthetic workload calls the KZG point-evaluation precompile (its precompile-user
-/// contract): its access lists name 0x0a, so `Replay::new` loads the trusted setup before
-/// any timed run; transfer and token workloads never call it and skip the seconds of setup.
+/// contract): its access lists name 0x0a; transfer and token workloads never call it. Only
+/// such dumps would need c-kzg's trusted setup loaded before timing, in the fallback where
+/// the setup-free verifier could not be installed (`Replay::new`).
 #[test]
 fn the_kzg_setup_is_loaded_only_for_dumps_that_call_point_evaluation() {
     let calls = |dump: &Dump| {

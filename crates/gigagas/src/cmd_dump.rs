@@ -2,7 +2,7 @@
 
 use alloy_hardforks::EthereumHardfork;
 use anyhow::Result;
-use gigagas_rpc::{ClientConfig, DumpOptions, Progress};
+use gigagas_rpc::{ClientConfig, DumpEvent, DumpOptions};
 use std::{
     path::PathBuf,
     time::{Duration, Instant},
@@ -91,8 +91,8 @@ pub(crate) fn run(args: DumpArgs) -> Result<()> {
         ..DumpOptions::new(args.rpc.clone(), args.from, args.to)
     };
     let bar = crate::cli::progress_bar(args.to.saturating_sub(args.from) + 1, "dumping");
-    let mut on_progress = |p: Progress| match p {
-        Progress::Start {
+    let mut on_progress = |p: DumpEvent| match p {
+        DumpEvent::Start {
             total,
             resumed_blocks,
             resumed_state,
@@ -110,7 +110,7 @@ pub(crate) fn run(args: DumpArgs) -> Result<()> {
             bar.suspend(|| eprintln!("chain {chain_id}, {fork}{resumed}"));
             bar.reset_eta();
         }
-        Progress::Block {
+        DumpEvent::Block {
             done,
             number,
             txs,
@@ -123,7 +123,7 @@ pub(crate) fn run(args: DumpArgs) -> Result<()> {
                 "block {number} ({txs} txs), {state_calls} state calls ({on_demand} on demand)"
             ));
         }
-        Progress::Finishing => bar.set_message("completing the pre-state"),
+        DumpEvent::Finishing => bar.set_message("completing the pre-state"),
     };
     let partial = gigagas_rpc::partial_dir_for(&args.output);
     if partial.exists() && !args.resume {

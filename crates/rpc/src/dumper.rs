@@ -77,9 +77,9 @@ impl DumpOptions {
     }
 }
 
-/// Progress reports of a dump.
+/// What a running dump reports (a progress bar draws it): start, each block, finishing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Progress {
+pub enum DumpEvent {
     /// Dumping starts; `resumed_blocks` blocks were already fetched by an earlier run.
     Start {
         /// Blocks in the range.
@@ -120,7 +120,7 @@ pub enum Progress {
 /// dump (not written). See the crate docs.
 pub fn dump_from_rpc(
     opts: &DumpOptions,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(DumpEvent),
 ) -> Result<Dump, RpcDumpError> {
     check_range(opts)?;
     let node = Node::connect(opts)?;
@@ -139,7 +139,7 @@ pub fn dump_from_rpc(
     fetcher.load(records);
     // Fail early and clearly if the node cannot serve the state the range starts from.
     fetcher.account(first.beneficiary)?;
-    progress(Progress::Start {
+    progress(DumpEvent::Start {
         total: opts.to - opts.from + 1,
         resumed_blocks: match &partial {
             Some(p) => (opts.from..=opts.to).filter(|n| p.has_block(*n)).count() as u64,
@@ -159,7 +159,7 @@ pub fn dump_from_rpc(
     };
     let (blocks, bals) = range.execute(partial.as_mut(), &hashes, progress)?;
 
-    progress(Progress::Finishing);
+    progress(DumpEvent::Finishing);
     let pre_state = pre_state(&fetcher, &bals)?;
     if let Some(p) = partial.as_mut() {
         p.append_state(&fetcher.take_unlogged())?;
@@ -329,7 +329,7 @@ impl RangeRun<'_, '_> {
         &self,
         mut partial: Option<&mut Partial>,
         hashes: &[(u64, B256)],
-        progress: &mut dyn FnMut(Progress),
+        progress: &mut dyn FnMut(DumpEvent),
     ) -> Result<(Vec<DumpBlock>, Vec<BlockAccessList>), RpcDumpError> {
         let (opts, node) = (self.opts, self.node);
         let total = opts.to - opts.from + 1;
@@ -365,7 +365,7 @@ impl RangeRun<'_, '_> {
                     p.flush()?;
                 }
                 let done = blocks.len() as u64 + 1;
-                progress(Progress::Block {
+                progress(DumpEvent::Block {
                     done,
                     total,
                     number: block.number(),
@@ -432,7 +432,7 @@ pub fn partial_dir_for(out: &Path) -> PathBuf {
 pub fn dump_to_file(
     opts: &DumpOptions,
     out: &Path,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(DumpEvent),
 ) -> Result<(Dump, DumpFileInfo), RpcDumpError> {
     let mut opts = opts.clone();
     let dir = opts

@@ -31,7 +31,7 @@ pub mod partial;
 pub mod state;
 
 pub use client::{ClientConfig, RpcClient, display_url};
-pub use dumper::{DumpOptions, Progress, dump_from_rpc, dump_to_file, partial_dir_for};
+pub use dumper::{DumpEvent, DumpOptions, dump_from_rpc, dump_to_file, partial_dir_for};
 pub use error::{RpcDumpError, TransportKind};
 
 // Dev-dependencies used only by the integration tests in `tests/`.

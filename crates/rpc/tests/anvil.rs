@@ -11,7 +11,7 @@ mod common;
 use alloy_hardforks::EthereumHardfork;
 use common::{Driver, Kind, Node, check_statuses, replay_and_verify, setup, workload};
 use gigagas_dump::Dump;
-use gigagas_rpc::{DumpOptions, Progress, dump_from_rpc, dump_to_file, partial_dir_for};
+use gigagas_rpc::{DumpEvent, DumpOptions, dump_from_rpc, dump_to_file, partial_dir_for};
 use std::collections::BTreeSet;
 
 /// Run the workload on a fresh anvil; returns the node, the range and the transaction count.
@@ -98,15 +98,15 @@ fn anvil_prague_range_dumps_replays_and_verifies() {
         "legacy, 2930, 1559 and 7702: {:?}",
         tx_types(&dump)
     );
-    assert!(matches!(events.last(), Some(Progress::Finishing)));
-    if let Some(Progress::Block {
+    assert!(matches!(events.last(), Some(DumpEvent::Finishing)));
+    if let Some(DumpEvent::Block {
         state_calls,
         on_demand,
         ..
     }) = events
         .iter()
         .rev()
-        .find(|e| matches!(e, Progress::Block { .. }))
+        .find(|e| matches!(e, DumpEvent::Block { .. }))
     {
         eprintln!("anvil prague: {state_calls} state calls, {on_demand} on demand");
     }
@@ -127,7 +127,7 @@ fn anvil_cancun_range_dumps_on_demand_replays_and_verifies() {
     };
     let mut on_demand = 0;
     let dump = dump_from_rpc(&opts, &mut |p| {
-        if let Progress::Block { on_demand: n, .. } = p {
+        if let DumpEvent::Block { on_demand: n, .. } = p {
             on_demand = n;
         }
     })

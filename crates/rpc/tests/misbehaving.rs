@@ -439,9 +439,9 @@ fn a_flaky_limited_node_still_gives_the_same_dump() {
         client: retrying,
         ..DumpOptions::new(proxy.url.clone(), from, to)
     };
-    fn last(on_demand: &mut u64) -> impl FnMut(gigagas_rpc::Progress) + '_ {
+    fn last(on_demand: &mut u64) -> impl FnMut(gigagas_rpc::DumpEvent) + '_ {
         move |p| {
-            if let gigagas_rpc::Progress::Block { on_demand: n, .. } = p {
+            if let gigagas_rpc::DumpEvent::Block { on_demand: n, .. } = p {
                 *on_demand = n;
             }
         }

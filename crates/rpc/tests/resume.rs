@@ -7,7 +7,7 @@
 mod common;
 
 use common::{Driver, Kind, Node, setup, workload};
-use gigagas_rpc::{DumpOptions, Progress, RpcDumpError, dump_to_file, partial_dir_for};
+use gigagas_rpc::{DumpEvent, DumpOptions, RpcDumpError, dump_to_file, partial_dir_for};
 use std::io::Write;
 
 #[test]
@@ -68,7 +68,7 @@ fn interrupted_dump_resumes_to_the_same_file() {
         ..base.clone()
     };
     dump_to_file(&again, &resumed, &mut |p| {
-        if let Progress::Start {
+        if let DumpEvent::Start {
             resumed_blocks,
             resumed_state,
             ..
