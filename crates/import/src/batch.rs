@@ -10,14 +10,15 @@ use std::path::{Path, PathBuf};
 /// What happened to one test.
 #[derive(Debug)]
 pub enum Outcome {
-    /// Imported, checked, and written.
+    /// Imported and checked: every valid block reproduced, every block the fixture expects
+    /// rejected rejected ([`ImportStats::rejected`]); the valid chain written.
     Passed {
-        /// The dump written.
-        output: PathBuf,
+        /// The dump written; `None` when the fixture has no valid block (nothing to dump).
+        output: Option<PathBuf>,
         /// Sizes.
         stats: ImportStats,
     },
-    /// Not importable by design (unsupported network, invalid blocks, ...).
+    /// Not importable by design (unsupported network, side chains, revm's Amsterdam rules).
     Skipped {
         /// Why (the error's message, starting with the test name).
         reason: String,
@@ -43,20 +44,28 @@ pub struct TestReport {
 impl std::fmt::Display for TestReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.outcome {
-            Outcome::Passed { output, stats } => write!(
-                f,
-                "pass  {}  ({} blocks, {} txs, {} gas{}) -> {}",
-                self.test,
-                stats.blocks,
-                stats.transactions,
-                stats.gas_used,
-                if stats.checked_accounts {
-                    ""
-                } else {
-                    ", post-state checked by root"
-                },
-                output.display()
-            ),
+            Outcome::Passed { output, stats } => {
+                write!(
+                    f,
+                    "pass  {}  ({} blocks, {} txs, {} gas{}",
+                    self.test,
+                    stats.blocks,
+                    stats.transactions,
+                    stats.gas_used,
+                    if stats.checked_accounts {
+                        ""
+                    } else {
+                        ", post-state checked by root"
+                    },
+                )?;
+                for r in &stats.rejected {
+                    write!(f, "; {r}")?;
+                }
+                match output {
+                    Some(output) => write!(f, ") -> {}", output.display()),
+                    None => write!(f, ") -> no valid block, nothing written"),
+                }
+            }
             // Test-level errors start with the test name, file-level ones with the path.
             Outcome::Skipped { reason } => write!(f, "skip  {reason}"),
             Outcome::Failed { error } => write!(f, "FAIL  {error}"),
@@ -174,12 +183,12 @@ pub fn fixture_files(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
 }
 
 /// Import one test of a parsed file and write its dump to `output` (only when every
-/// check passes).
+/// check passes, and only when the fixture has a valid block: see the returned path).
 pub fn import_one(
     file: &FixtureFile,
     name: &str,
     output: &Path,
-) -> Result<ImportStats, ImportError> {
+) -> Result<(Option<PathBuf>, ImportStats), ImportError> {
     let value = file
         .tests
         .get(name)
@@ -190,8 +199,11 @@ pub fn import_one(
         })?;
     let test = BlockchainTest::from_json(name, value)?;
     let (dump, stats) = import_test(&file.path, name, &test)?;
+    let Some(dump) = dump else {
+        return Ok((None, stats));
+    };
     gigagas_dump::write_dump(&dump, output)?;
-    Ok(stats)
+    Ok((Some(output.to_path_buf()), stats))
 }
 
 fn available<'a>(names: impl Iterator<Item = &'a str>) -> String {
@@ -253,15 +265,12 @@ pub fn import(
             } else {
                 output.to_path_buf()
             };
-            let stats = import_one(&file, name, &target)?;
+            let (output, stats) = import_one(&file, name, &target)?;
             summary.passed = 1;
             on_report(&TestReport {
                 file: input.to_path_buf(),
                 test: name.clone(),
-                outcome: Outcome::Passed {
-                    output: target,
-                    stats,
-                },
+                outcome: Outcome::Passed { output, stats },
             });
             return Ok((OutputLayout::Single, summary));
         }
@@ -337,7 +346,7 @@ fn run_one(
     on_report: &mut impl FnMut(&TestReport),
 ) {
     let outcome = match import_one(file, name, &output) {
-        Ok(stats) => {
+        Ok((output, stats)) => {
             summary.passed += 1;
             Outcome::Passed { output, stats }
         }

@@ -50,18 +50,6 @@ pub enum ImportError {
         /// Why, and what is supported.
         reason: String,
     },
-    /// The fixture expects a block to be rejected; gigagas dumps hold valid chains only.
-    #[error(
-        "{test}: block {block} expects an exception ({exception}); only fixtures whose blocks are all valid can be imported"
-    )]
-    ExpectsException {
-        /// Test name.
-        test: String,
-        /// Index of the block in the fixture's `blocks` (0-based).
-        block: usize,
-        /// The expected exception.
-        exception: String,
-    },
     /// Something else about the fixture that gigagas dumps cannot represent (side chains,
     /// a chain that does not start right after genesis, ...).
     #[error("{test}: unsupported: {reason}")]
@@ -111,13 +99,12 @@ pub enum ImportError {
 }
 
 impl ImportError {
-    /// `true` for fixtures gigagas cannot import by design (unsupported network, invalid
-    /// blocks, side chains): a batch import reports them as skipped, not failed.
+    /// `true` for fixtures gigagas cannot import by design (unsupported network, side
+    /// chains, revm's Amsterdam rules): a batch import reports them as skipped, not failed.
     pub fn is_unsupported(&self) -> bool {
         matches!(
             self,
             ImportError::UnsupportedNetwork { .. }
-                | ImportError::ExpectsException { .. }
                 | ImportError::Unsupported { .. }
                 | ImportError::RulesDiffer { .. }
         )

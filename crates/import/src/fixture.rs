@@ -49,6 +49,32 @@ pub struct FixtureBlock {
     /// built it.
     #[serde(default)]
     pub block_access_list: Option<alloy_eip7928::BlockAccessList>,
+    /// The decoded copy of a block the fixture expects to be rejected (execution-spec-tests
+    /// put such a block's `blockAccessList` there, not beside `rlp`). Kept as JSON: a block
+    /// meant to be invalid may carry a list that does not even parse.
+    #[serde(rename = "rlp_decoded", default)]
+    pub rlp_decoded: Option<serde_json::Value>,
+}
+
+impl FixtureBlock {
+    /// The block's access list as the fixture gives it: beside `rlp` for a valid block,
+    /// inside `rlp_decoded` for one expected to be rejected; `Err` names what does not
+    /// parse.
+    pub fn access_list(&self) -> Result<Option<alloy_eip7928::BlockAccessList>, String> {
+        if let Some(list) = &self.block_access_list {
+            return Ok(Some(list.clone()));
+        }
+        match self
+            .rlp_decoded
+            .as_ref()
+            .and_then(|d| d.get("blockAccessList"))
+        {
+            None => Ok(None),
+            Some(v) => alloy_eip7928::BlockAccessList::deserialize(v)
+                .map(Some)
+                .map_err(|e| format!("rlp_decoded.blockAccessList does not parse: {e}")),
+        }
+    }
 }
 
 /// `_info` (only its `source`, the filler the test came from).

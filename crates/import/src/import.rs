@@ -17,8 +17,8 @@ use alloy_primitives::{Address, B256, Bytes, U256};
 use alloy_rlp::Decodable;
 use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta};
 use gigagas_record::{
-    BlockInput, ChainSpec, first_difference, record_block, touched_pre_state,
-    without_eip8282_touches, without_extra_reads,
+    BlockInput, ChainSpec, RecordStage, first_difference, record_block, structure_error,
+    touched_pre_state, without_eip8282_touches, without_extra_reads,
 };
 use revm::database::{State, states::bundle_state::BundleRetention};
 use std::{
@@ -41,6 +41,126 @@ pub struct ImportStats {
     /// Whether the post-state was checked account by account (`postState`) or only by its
     /// root (`postStateHash`).
     pub checked_accounts: bool,
+    /// Blocks the fixture expects a client to reject, each rejected by the import's checks
+    /// (they are not in the dump: blocks, transactions and gas count the valid chain only).
+    pub rejected: Vec<RejectedBlock>,
+}
+
+/// A block the fixture expects to be rejected (`expectException`) and that the import's
+/// checks reject too, on the current tip of the chain, leaving the state as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RejectedBlock {
+    /// Index of the block in the fixture's `blocks` (0-based).
+    pub index: usize,
+    /// The exception the fixture expects, e.g. `BlockException.INVALID_BLOCK_ACCESS_LIST`
+    /// (alternatives separated by `|`).
+    pub exception: String,
+    /// The first check that rejected it.
+    pub by: RejectedBy,
+    /// What that check found: expected and got, or the error.
+    pub reason: String,
+    /// Whether `by` is a check the exception names. `false` for an Amsterdam block that
+    /// an execution field rejects before its access list is looked at, when the exception
+    /// names the access list: revm's Amsterdam rules differ from the fixture's, so the
+    /// block is refused, but not for the fixture's reason.
+    pub as_named: bool,
+}
+
+/// The checks a block the fixture expects rejected goes through, in a client's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectedBy {
+    /// Decoding: the block's RLP, a sender's signature, or its parent (not the tip).
+    Decoding,
+    /// The access list the block carries is not well formed (order, duplicates, indices,
+    /// size for the gas limit).
+    AccessListFormat,
+    /// A transaction is invalid, or does not fit the block's remaining gas or blob gas.
+    Transaction,
+    /// A system call before or after the transactions, or the withdrawals, failed.
+    SystemCall,
+    /// A header field execution does not reproduce: gas used, blob gas used, logs bloom,
+    /// receipts root, requests hash or state root.
+    Header,
+    /// The access list differs from the one execution builds, or does not hash to the
+    /// header's `blockAccessListHash`.
+    AccessList,
+}
+
+impl RejectedBy {
+    /// The checks an `expectException` value names (any of its `|` alternatives); empty
+    /// for exceptions the importer does not map, which any rejection satisfies.
+    pub fn named_by(exception: &str) -> Vec<RejectedBy> {
+        let mut out = Vec::new();
+        for e in exception.split('|').map(str::trim) {
+            let named: &[RejectedBy] = if e.starts_with("TransactionException.") {
+                &[RejectedBy::Transaction]
+            } else if e.contains("BLOCK_ACCESS_LIST") {
+                &[RejectedBy::AccessListFormat, RejectedBy::AccessList]
+            } else if e.contains("INCORRECT_BLOCK_FORMAT") || e.contains("RLP") {
+                &[RejectedBy::Decoding, RejectedBy::AccessListFormat]
+            } else if [
+                "GAS_USED",
+                "STATE_ROOT",
+                "RECEIPTS_ROOT",
+                "LOG_BLOOM",
+                "BLOB_GAS_USED",
+                "REQUESTS",
+            ]
+            .iter()
+            .any(|f| e.contains(f))
+            {
+                &[RejectedBy::Header]
+            } else {
+                &[]
+            };
+            out.extend_from_slice(named);
+        }
+        out
+    }
+}
+
+impl std::fmt::Display for RejectedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RejectedBy::Decoding => "decoding",
+            RejectedBy::AccessListFormat => "the access list's format",
+            RejectedBy::Transaction => "a transaction",
+            RejectedBy::SystemCall => "a system call",
+            RejectedBy::Header => "the header",
+            RejectedBy::AccessList => "the access list",
+        })
+    }
+}
+
+impl std::fmt::Display for RejectedBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.as_named {
+            write!(
+                f,
+                "block {} rejected as expected ({}) by {}: {}",
+                self.index, self.exception, self.by, self.reason
+            )
+        } else {
+            write!(
+                f,
+                "block {} rejected ({} expected) by {} first, as revm's Amsterdam rules differ: {}",
+                self.index, self.exception, self.by, self.reason
+            )
+        }
+    }
+}
+
+/// One fixture block, in order: one the chain grows by, or one the fixture expects a
+/// client to reject (checked on the tip at that point, then dropped).
+enum Step {
+    Valid(Decoded),
+    Invalid {
+        /// `expectException`.
+        exception: String,
+        /// The block, or why it cannot be considered at all (it does not decode, a sender
+        /// does not recover, it does not extend the tip).
+        block: Result<Decoded, String>,
+    },
 }
 
 /// A decoded block: header, transactions with senders, withdrawals.
@@ -107,23 +227,34 @@ fn mismatch(
 
 /// Import one test: decode its blocks, execute them on `pre` with revm's BAL builder,
 /// check gas, receipts, blob gas, state roots, `postState`/`postStateHash` and
-/// `lastblockhash`, and return the dump. `file` only goes into the provenance.
+/// `lastblockhash`, and return the dump. A block the fixture expects to be rejected must
+/// be rejected by these checks on the tip it is offered to (it is listed in
+/// [`ImportStats::rejected`], not dumped); the dump holds the valid chain, `None` when no
+/// block of the fixture is valid. `file` only goes into the provenance.
 pub fn import_test(
     file: &Path,
     name: &str,
     test: &BlockchainTest,
-) -> Result<(Dump, ImportStats), ImportError> {
+) -> Result<(Option<Dump>, ImportStats), ImportError> {
     let (chain, spec) = chain_rules(name, test)?;
     let genesis = checked_genesis(name, test)?;
-    let decoded = decode_chain(name, test, genesis)?;
+    let steps = decode_chain(name, test, genesis)?;
     let mut pre = World::from_fixture(&test.pre).map_err(|e| malformed(name, e.to_string()))?;
     pre.block_hashes.insert(genesis.0, genesis.1);
-    let executed = execute_chain(name, test, &spec, &pre, &decoded)?;
+    let executed = execute_chain(name, test, &spec, &pre, &steps)?;
+    let valid: Vec<&Decoded> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Valid(d) => Some(d),
+            Step::Invalid { .. } => None,
+        })
+        .collect();
     let checked_accounts = check_end_state(
         name,
         test,
         &spec,
-        &decoded,
+        &valid,
+        genesis.1,
         executed.root_mismatch,
         &executed.world,
     )?;
@@ -132,7 +263,11 @@ pub fn import_test(
         transactions: executed.blocks.iter().map(|b| b.transactions.len()).sum(),
         gas_used: executed.blocks.iter().map(|b| b.header.gas_used).sum(),
         checked_accounts,
+        rejected: executed.rejected,
     };
+    if executed.blocks.is_empty() {
+        return Ok((None, stats));
+    }
     let dump = assemble(
         file,
         name,
@@ -143,7 +278,7 @@ pub fn import_test(
         executed.blocks,
         executed.bals,
     )?;
-    Ok((dump, stats))
+    Ok((Some(dump), stats))
 }
 
 fn malformed(test: &str, detail: String) -> ImportError {
@@ -154,7 +289,7 @@ fn malformed(test: &str, detail: String) -> ImportError {
 }
 
 /// The chain config and rules of the fixture's network; fixtures the importer cannot
-/// represent (a block that expects an exception, no blocks) are refused here.
+/// represent (no blocks) are refused here.
 fn chain_rules(name: &str, test: &BlockchainTest) -> Result<(ChainConfig, ChainSpec), ImportError> {
     let blob_schedule = test
         .blob_schedule()
@@ -166,18 +301,6 @@ fn chain_rules(name: &str, test: &BlockchainTest) -> Result<(ChainConfig, ChainS
     };
     let chain =
         chain_config(&test.network, test.chain_id(), &blob_schedule).map_err(unsupported)?;
-    if let Some((block, b)) = test
-        .blocks
-        .iter()
-        .enumerate()
-        .find(|(_, b)| b.expect_exception.is_some())
-    {
-        return Err(ImportError::ExpectsException {
-            test: name.into(),
-            block,
-            exception: b.expect_exception.clone().unwrap_or_default(),
-        });
-    }
     if test.blocks.is_empty() {
         return Err(ImportError::Unsupported {
             test: name.into(),
@@ -214,19 +337,45 @@ fn checked_genesis(name: &str, test: &BlockchainTest) -> Result<(u64, B256), Imp
     Ok((genesis_number, genesis_hash))
 }
 
-/// The fixture's blocks, decoded, which must form one chain on top of the genesis.
+/// The fixture's blocks, decoded: the valid ones must form one chain on top of the
+/// genesis; one expected to be rejected is offered to the tip at its place (a decoding
+/// failure, or a block that does not extend the tip, is its rejection).
 fn decode_chain(
     name: &str,
     test: &BlockchainTest,
     (genesis_number, genesis_hash): (u64, B256),
-) -> Result<Vec<Decoded>, ImportError> {
-    let mut decoded = Vec::with_capacity(test.blocks.len());
+) -> Result<Vec<Step>, ImportError> {
+    let mut steps = Vec::with_capacity(test.blocks.len());
     let (mut parent_hash, mut parent_number) = (genesis_hash, genesis_number);
     for (i, b) in test.blocks.iter().enumerate() {
+        let extends = |d: &Decoded| {
+            d.header.parent_hash == parent_hash
+                && Some(d.header.number) == parent_number.checked_add(1)
+        };
+        if let Some(exception) = &b.expect_exception {
+            let block = decode_block(name, i, &b.rlp)
+                .map_err(|e| match e {
+                    ImportError::Malformed { detail, .. } => detail,
+                    e => e.to_string(),
+                })
+                .and_then(|d| {
+                    if extends(&d) {
+                        Ok(d)
+                    } else {
+                        Err(format!(
+                            "block {i} (number {}, parent {}) does not extend the tip, block {parent_number} ({parent_hash})",
+                            d.header.number, d.header.parent_hash
+                        ))
+                    }
+                });
+            steps.push(Step::Invalid {
+                exception: exception.clone(),
+                block,
+            });
+            continue;
+        }
         let d = decode_block(name, i, &b.rlp)?;
-        if d.header.parent_hash != parent_hash
-            || Some(d.header.number) != parent_number.checked_add(1)
-        {
+        if !extends(&d) {
             return Err(ImportError::Unsupported {
                 test: name.into(),
                 reason: format!(
@@ -237,9 +386,9 @@ fn decode_chain(
         }
         parent_hash = d.hash;
         parent_number = d.header.number;
-        decoded.push(d);
+        steps.push(Step::Valid(d));
     }
-    Ok(decoded)
+    Ok(steps)
 }
 
 /// What executing the fixture's chain produced.
@@ -253,16 +402,19 @@ struct Executed {
     /// The first block whose state root differs (reported after the post-state checks,
     /// which name the account).
     root_mismatch: Option<ImportError>,
+    /// The blocks the fixture expects rejected, and why the checks rejected them.
+    rejected: Vec<RejectedBlock>,
 }
 
 /// Execute the chain like a client, recording each block's access list, and check each
-/// block against its header and the fixture's access list.
+/// block against its header and the fixture's access list; offer each block the fixture
+/// expects rejected to the tip, which must reject it.
 fn execute_chain(
     name: &str,
     test: &BlockchainTest,
     spec: &ChainSpec,
     pre: &World,
-    decoded: &[Decoded],
+    steps: &[Step],
 ) -> Result<Executed, ImportError> {
     let mut state = State::builder()
         .with_database_ref(pre)
@@ -270,12 +422,23 @@ fn execute_chain(
         .with_bal_builder()
         .build();
     let mut out = Executed {
-        blocks: Vec::with_capacity(decoded.len()),
-        bals: Vec::with_capacity(decoded.len()),
+        blocks: Vec::with_capacity(steps.len()),
+        bals: Vec::with_capacity(steps.len()),
         world: pre.clone(),
         root_mismatch: None,
+        rejected: Vec::new(),
     };
-    for (i, d) in decoded.iter().enumerate() {
+    let last_valid = steps.iter().rposition(|s| matches!(s, Step::Valid(_)));
+    for (i, step) in steps.iter().enumerate() {
+        let d = match step {
+            Step::Valid(d) => d,
+            Step::Invalid { exception, block } => {
+                out.rejected.push(check_rejected(
+                    name, test, spec, &out.world, i, exception, block,
+                )?);
+                continue;
+            }
+        };
         let number = d.header.number;
         let at = Location::Block(number);
         // Amsterdam devnet rules revm 43 may not implement as the filler did: a block whose
@@ -321,10 +484,13 @@ fn execute_chain(
         }
         state.merge_transitions(BundleRetention::PlainState);
         state.block_hashes.insert(number, d.hash);
+        let hashes = std::mem::take(&mut out.world.block_hashes);
         out.world = pre.overlay(&state.bundle_state);
+        out.world.block_hashes = hashes;
+        out.world.block_hashes.insert(number, d.hash);
         let root = out.world.state_root();
         if root != d.header.state_root && amsterdam {
-            let last = i + 1 == decoded.len();
+            let last = Some(i) == last_valid;
             return Err(amsterdam_root_difference(
                 name, test, d, root, last, &out.world,
             ));
@@ -360,6 +526,143 @@ fn rules_differ(name: &str, number: u64, detail: String) -> ImportError {
         fork: "Amsterdam".into(),
         detail: format!("block {number}: {detail}"),
     }
+}
+
+/// Offer block `i`, which the fixture expects rejected, to the tip (`world`, the state after
+/// the valid blocks before it): the first check that rejects it, in a client's order (see
+/// [`RejectedBy`]). A block every check accepts fails the import (the importer would have
+/// dumped a block a client refuses), and so does one rejected by a check its exception
+/// does not name, except on Amsterdam where an execution field may differ first under
+/// revm's rules (see [`RejectedBlock::as_named`]).
+fn check_rejected(
+    name: &str,
+    test: &BlockchainTest,
+    spec: &ChainSpec,
+    world: &World,
+    i: usize,
+    exception: &str,
+    block: &Result<Decoded, String>,
+) -> Result<RejectedBlock, ImportError> {
+    let (by, reason, number) = match block {
+        Ok(d) => match first_rejection(test, spec, world, i, d) {
+            Some((by, reason)) => (by, reason, d.header.number),
+            None => {
+                return Err(mismatch(
+                    name,
+                    Location::Block(d.header.number),
+                    None,
+                    format!("validity of fixture block {i}"),
+                    format!("rejected ({exception})"),
+                    "accepted by every check (transactions, header, state root, access list)",
+                ));
+            }
+        },
+        Err(why) => (RejectedBy::Decoding, why.clone(), 0),
+    };
+    let named = RejectedBy::named_by(exception);
+    let as_named = named.is_empty() || named.contains(&by);
+    let amsterdam = block
+        .as_ref()
+        .is_ok_and(|d| spec.is_amsterdam_active_at_timestamp(d.header.timestamp));
+    if !as_named && !(amsterdam && by == RejectedBy::Header) {
+        return Err(mismatch(
+            name,
+            Location::Block(number),
+            None,
+            format!("reason fixture block {i} is rejected"),
+            format!("{exception} ({})", join(&named)),
+            format!("{by}: {reason}"),
+        ));
+    }
+    Ok(RejectedBlock {
+        index: i,
+        exception: exception.to_string(),
+        by,
+        reason,
+        as_named,
+    })
+}
+
+fn join(checks: &[RejectedBy]) -> String {
+    checks
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+/// The first check block `i` (decoded) fails on the tip `world`, or `None`.
+fn first_rejection(
+    test: &BlockchainTest,
+    spec: &ChainSpec,
+    world: &World,
+    i: usize,
+    d: &Decoded,
+) -> Option<(RejectedBy, String)> {
+    let carried = match test.blocks[i].access_list() {
+        Ok(list) => list,
+        Err(why) => return Some((RejectedBy::AccessListFormat, why)),
+    };
+    if let Some(list) = &carried
+        && let Some(why) = structure_error(list, d.transactions.len(), d.header.gas_limit)
+    {
+        return Some((RejectedBy::AccessListFormat, why));
+    }
+    let mut scratch = State::builder()
+        .with_database_ref(world)
+        .with_bundle_update()
+        .with_bal_builder()
+        .build();
+    let input = BlockInput {
+        header: &d.header,
+        transactions: &d.transactions,
+        withdrawals: d.withdrawals.as_deref(),
+        ommers: &d.ommers,
+        headerless_ommers: 0,
+    };
+    let recorded = match record_block(&mut scratch, spec, input) {
+        Ok(r) => r,
+        Err(e) => {
+            let by = match e.stage {
+                RecordStage::Tx(_) => RejectedBy::Transaction,
+                RecordStage::PreBlock | RecordStage::PostBlock => RejectedBy::SystemCall,
+            };
+            return Some((by, format!("{}: {}", e.stage, e.source)));
+        }
+    };
+    if let Err(m) = recorded.check_execution(spec, &d.header) {
+        return Some((RejectedBy::Header, m.to_string()));
+    }
+    scratch.merge_transitions(BundleRetention::PlainState);
+    let root = world.overlay(&scratch.bundle_state).state_root();
+    if root != d.header.state_root {
+        return Some((
+            RejectedBy::Header,
+            format!(
+                "state root: header says {}, execution gives {root}",
+                d.header.state_root
+            ),
+        ));
+    }
+    let header_hash = d.header.block_access_list_hash?;
+    let list = carried.unwrap_or_else(|| without_eip8282_touches(&recorded.access_list, None));
+    let ours = without_eip8282_touches(&recorded.access_list, Some(&list));
+    if let Some(diff) = first_difference(&list, &ours) {
+        return Some((
+            RejectedBy::AccessList,
+            format!(
+                "account {}: {}: the block's list says {}, execution gives {}",
+                diff.address, diff.entry, diff.expected, diff.got
+            ),
+        ));
+    }
+    let hash = alloy_eip7928::compute_block_access_list_hash(&list);
+    (hash != header_hash).then(|| {
+        (
+            RejectedBy::AccessList,
+            format!("hash: header says {header_hash}, the block's list hashes to {hash}"),
+        )
+    })
 }
 
 /// An Amsterdam block whose state root differs: the account that differs when the fixture
@@ -424,6 +727,16 @@ fn access_list_to_store(
         }
         _ => return Ok(recorded.clone()),
     };
+    if let Some(why) = structure_error(fixture_bal, d.transactions.len(), d.header.gas_limit) {
+        return Err(mismatch(
+            name,
+            at,
+            None,
+            "block access list format (the fixture's blockAccessList)",
+            "a well-formed EIP-7928 list",
+            why,
+        ));
+    }
     let ours = without_eip8282_touches(recorded, Some(fixture_bal));
     // revm's builder records some read-only accesses EIP-7928 does not count (after an
     // exceptional halt): a rule difference when they are the only difference, and the
@@ -483,7 +796,8 @@ fn check_end_state(
     name: &str,
     test: &BlockchainTest,
     spec: &ChainSpec,
-    decoded: &[Decoded],
+    decoded: &[&Decoded],
+    genesis_hash: B256,
     root_mismatch: Option<ImportError>,
     world: &World,
 ) -> Result<bool, ImportError> {
@@ -534,7 +848,7 @@ fn check_end_state(
     if let Some(e) = root_mismatch {
         return Err(e);
     }
-    let last = decoded.last().expect("at least one block").hash;
+    let last = decoded.last().map_or(genesis_hash, |d| d.hash);
     if last != test.lastblockhash {
         return Err(mismatch(
             name,

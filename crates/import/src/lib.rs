@@ -28,7 +28,7 @@ pub use batch::{
 };
 pub use error::{ImportError, Location, Mismatch};
 pub use fixture::{BlockchainTest, FixtureFile};
-pub use import::{ImportStats, SOURCE, import_test};
+pub use import::{ImportStats, RejectedBlock, RejectedBy, SOURCE, import_test};
 pub use snapshot::{BlockReport, ImportedBlock, SnapshotError, SnapshotImport, import_snapshots};
 
 // Dev-dependencies used only by the integration tests in `tests/`.

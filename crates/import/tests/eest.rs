@@ -8,7 +8,8 @@
 
 use gigagas_executor::{Replay, RunConfig, SchedulerKind};
 use gigagas_import::{
-    FixtureFile, ImportError, ImportSummary, Outcome, TestReport, import, import_one,
+    FixtureFile, ImportError, ImportSummary, Outcome, RejectedBlock, RejectedBy, TestReport,
+    import, import_one,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -28,21 +29,73 @@ fn eest(dir: &str) -> PathBuf {
 
 struct Imported {
     summary: ImportSummary,
-    /// (test, network, dump path if passed, report line)
+    /// (test, dump path if passed with a valid block, report line)
     reports: Vec<(String, Option<PathBuf>, String)>,
+    /// The blocks each passed test's fixture expects rejected, as the import rejected them.
+    rejected: Vec<(String, RejectedBlock)>,
 }
 
 fn import_dir(dir: &Path, out: &Path) -> Imported {
     let mut reports = Vec::new();
+    let mut rejected = Vec::new();
     let (_, summary) = import(dir, None, out, |r: &TestReport| {
         let output = match &r.outcome {
-            Outcome::Passed { output, .. } => Some(output.clone()),
+            Outcome::Passed { output, stats } => {
+                rejected.extend(stats.rejected.iter().map(|b| (r.test.clone(), b.clone())));
+                output.clone()
+            }
             _ => None,
         };
         reports.push((r.test.clone(), output, r.to_string()));
     })
     .expect("the fixture directory imports");
-    Imported { summary, reports }
+    Imported {
+        summary,
+        reports,
+        rejected,
+    }
+}
+
+/// Names of the tests under `dir` with a block the fixture expects rejected: the tests
+/// `revme blockchaintest` 43.0.3 passes in these suites (it passes no other Amsterdam test).
+fn tests_expecting_a_rejection(dir: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for path in gigagas_import::fixture_files(dir).unwrap() {
+        let file = FixtureFile::read(&path).unwrap();
+        for (name, test) in &file.tests {
+            let blocks = test["blocks"].as_array().unwrap();
+            if blocks.iter().any(|b| b.get("expectException").is_some()) {
+                names.push(name.clone());
+            }
+        }
+    }
+    names
+}
+
+/// Every test with a block to reject passes: each such block rejected, on the tip it is
+/// offered to, by a check its exception names (on Amsterdam an execution field may refuse
+/// it first under revm's rules, and the line says so); the chain and post-state checked.
+fn assert_rejections_pass(dir: &Path, r: &Imported) {
+    let expecting = tests_expecting_a_rejection(dir);
+    for name in &expecting {
+        let line = &r.reports.iter().find(|t| &t.0 == name).unwrap().2;
+        assert!(line.starts_with("pass"), "{line}");
+    }
+    let tests: std::collections::BTreeSet<&String> = r.rejected.iter().map(|(t, _)| t).collect();
+    assert_eq!(tests.len(), expecting.len());
+    for (test, b) in &r.rejected {
+        assert!(!b.reason.is_empty());
+        if !b.as_named {
+            assert_eq!(b.by, RejectedBy::Header, "{test}: {b}");
+            assert!(
+                b.to_string().contains("revm's Amsterdam rules differ"),
+                "{b}"
+            );
+        } else {
+            let named = RejectedBy::named_by(&b.exception);
+            assert!(named.is_empty() || named.contains(&b.by), "{test}: {b}");
+        }
+    }
 }
 
 /// Replay a dump from its file on 2 threads (one block per batch and all in one), and
@@ -109,8 +162,8 @@ fn bpo_transitions_import_and_replay_with_no_skip() {
     }
 }
 
-/// What a skipped Amsterdam test may say: revm's rules, or a block the fixture rejects.
-const AMSTERDAM_SKIP_REASONS: &[&str] = &["revm's Amsterdam rules differ", "expects an exception"];
+/// What a skipped Amsterdam test says: revm's rules.
+const AMSTERDAM_SKIP_REASONS: &[&str] = &["revm's Amsterdam rules differ"];
 
 /// What a skip for revm's access-list rules says: the only difference is a read-only access
 /// revm lists and the fixture does not.
@@ -159,10 +212,24 @@ fn amsterdam_fixtures_pass_on_equal_access_lists_or_skip_with_a_reason() {
     assert_eq!(
         r.summary,
         ImportSummary {
-            passed: 20,
+            passed: 67,
             failed: 0,
-            skipped: 438
+            skipped: 391
         }
+    );
+    // The 47 tests whose only block must be rejected (46 invalid access lists, one
+    // malformed): 36 refused by the access list check itself, 11 by the header first
+    // (gas used or logs bloom under revm's rules).
+    assert_rejections_pass(&eest("amsterdam-bal"), &r);
+    let by = |b: RejectedBy| r.rejected.iter().filter(|(_, x)| x.by == b).count();
+    assert_eq!(r.rejected.len(), 47);
+    assert_eq!(
+        (
+            by(RejectedBy::AccessListFormat),
+            by(RejectedBy::AccessList),
+            by(RejectedBy::Header)
+        ),
+        (17, 19, 11)
     );
 
     let mut replay_failures = Vec::new();
@@ -261,7 +328,10 @@ fn first_amsterdam_test(
         let file = FixtureFile::read(&path).unwrap();
         for name in file.names() {
             let test = &file.tests[name];
-            if pick(test, import_one(&file, name, &dir.path().join("t.gigagas"))) {
+            if pick(
+                test,
+                import_one(&file, name, &dir.path().join("t.gigagas")).map(|(_, s)| s),
+            ) {
                 return (path.clone(), name.to_string(), test.clone());
             }
         }
@@ -344,8 +414,9 @@ fn a_deleted_read_only_entry_fails_on_the_header_hash() {
 }
 
 /// The Osaka fixtures import with no failure: every test passes, except those of pre-merge
-/// networks (a few files also hold London and Berlin variants) and those that expect a
-/// block to be rejected, which are skipped with that reason.
+/// networks (a few files also hold London and Berlin variants); the blocks to reject are
+/// rejected by the transaction check their exception names (blob counts, blob gas per
+/// block, the EIP-7825 gas cap, intrinsic gas, block gas).
 #[test]
 fn osaka_fixtures_import_with_no_failure() {
     let out = tempfile::tempdir().unwrap();
@@ -357,15 +428,24 @@ fn osaka_fixtures_import_with_no_failure() {
             .filter(|r| r.2.starts_with("skip") && r.2.contains(what))
             .count()
     };
-    let (pre_merge, rejected) = (count("pre-merge rules"), count("expects an exception"));
-    assert_eq!((pre_merge, rejected), (28, 10));
+    let pre_merge = count("pre-merge rules");
+    assert_eq!(pre_merge, 28);
     assert_eq!(
         r.summary,
         ImportSummary {
-            passed: 366,
+            passed: 376,
             failed: 0,
-            skipped: pre_merge + rejected
+            skipped: pre_merge
         }
+    );
+    assert_rejections_pass(&eest("osaka"), &r);
+    assert_eq!(r.rejected.len(), 13);
+    assert!(
+        r.rejected
+            .iter()
+            .all(|(_, b)| b.as_named && b.by == RejectedBy::Transaction),
+        "{:#?}",
+        r.rejected
     );
     // The pre-merge skips are exactly the London and Berlin variants.
     for (_, _, line) in r.reports.iter().filter(|r| r.2.contains("pre-merge rules")) {
@@ -375,4 +455,92 @@ fn osaka_fixtures_import_with_no_failure() {
             "{line}"
         );
     }
+}
+
+/// A passing one-block Amsterdam test turned into a rejected-block test: its block marked
+/// `INVALID_BLOCK_ACCESS_LIST`, its list moved to `rlp_decoded` (where the fixtures keep a
+/// rejected block's list), the chain left at the genesis with the `pre` state.
+fn as_rejected_block_test() -> (PathBuf, String, Value) {
+    let has_balance_change = |test: &Value| {
+        test["blocks"][0]["blockAccessList"]
+            .as_array()
+            .is_some_and(|bal| {
+                bal.iter()
+                    .any(|a| !a["balanceChanges"].as_array().unwrap().is_empty())
+            })
+    };
+    let (path, name, mut test) = first_amsterdam_test(|test, r| {
+        r.is_ok_and(|s| s.rejected.is_empty())
+            && test["blocks"].as_array().unwrap().len() == 1
+            && has_balance_change(test)
+    });
+    let block = &mut test["blocks"][0];
+    let list = block
+        .as_object_mut()
+        .unwrap()
+        .remove("blockAccessList")
+        .unwrap();
+    block["rlp_decoded"] = serde_json::json!({ "blockAccessList": list });
+    block["expectException"] = Value::String("BlockException.INVALID_BLOCK_ACCESS_LIST".into());
+    test["lastblockhash"] = test["genesisBlockHeader"]["hash"].clone();
+    test["postState"] = test["pre"].clone();
+    test.as_object_mut().unwrap().remove("postStateHash");
+    (path, name, test)
+}
+
+/// A block with its true access list is not rejected: marked as one to reject, the import
+/// fails, naming the block as accepted by every check.
+#[test]
+fn a_valid_block_marked_for_rejection_fails() {
+    let (path, name, test) = as_rejected_block_test();
+    let err = import_edited(&path, &name, &test);
+    let m = err
+        .mismatch()
+        .unwrap_or_else(|| panic!("a failure, not a skip: {err}"));
+    assert_eq!(m.field, "validity of fixture block 0");
+    assert_eq!(
+        m.expected,
+        "rejected (BlockException.INVALID_BLOCK_ACCESS_LIST)"
+    );
+    assert!(m.got.starts_with("accepted by every check"), "{err}");
+}
+
+/// The same block with one `postBalance` of its list edited is rejected by the access list
+/// check, which names the entry; the test passes with nothing to dump.
+#[test]
+fn an_edited_post_balance_in_a_block_to_reject_is_what_rejects_it() {
+    let (path, name, mut test) = as_rejected_block_test();
+    let bal = test["blocks"][0]["rlp_decoded"]["blockAccessList"]
+        .as_array_mut()
+        .unwrap();
+    let account = bal
+        .iter_mut()
+        .find(|a| !a["balanceChanges"].as_array().unwrap().is_empty())
+        .unwrap();
+    let address: alloy_primitives::Address = account["address"].as_str().unwrap().parse().unwrap();
+    let change = &mut account["balanceChanges"][0];
+    let balance: alloy_primitives::U256 = change["postBalance"].as_str().unwrap().parse().unwrap();
+    let wrong = balance + alloy_primitives::U256::from(1);
+    change["postBalance"] = Value::String(format!("{wrong:#x}"));
+
+    let text = serde_json::json!({ name.clone(): test }).to_string();
+    let file = FixtureFile::parse(&path, &text).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("rejected.gigagas");
+    let (output, stats) = import_one(&file, &name, &target).unwrap();
+    assert_eq!((output, stats.blocks), (None, 0));
+    assert!(!target.exists(), "nothing is written without a valid block");
+    let [rejected] = &stats.rejected[..] else {
+        panic!("{:?}", stats.rejected)
+    };
+    assert_eq!((rejected.index, rejected.by), (0, RejectedBy::AccessList));
+    assert!(rejected.as_named);
+    assert!(
+        rejected.reason.contains(&address.to_string())
+            && rejected.reason.contains("postBalance")
+            && rejected.reason.contains(&format!(
+                "the block's list says {wrong}, execution gives {balance}"
+            )),
+        "{rejected}"
+    );
 }

@@ -40,7 +40,7 @@ fn all_fixtures_import_check_out_and_replay() {
     let mut reports: Vec<(String, Option<std::path::PathBuf>, String)> = Vec::new();
     let (_, summary) = import(fixtures(), None, out.path(), |r: &TestReport| {
         let output = match &r.outcome {
-            Outcome::Passed { output, .. } => Some(output.clone()),
+            Outcome::Passed { output, .. } => output.clone(),
             _ => None,
         };
         reports.push((r.test.clone(), output, r.to_string()));

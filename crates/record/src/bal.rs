@@ -231,6 +231,25 @@ pub fn without_eip8282_touches(
         .collect()
 }
 
+/// Why an access list a block carries is not a well-formed EIP-7928 list for a block of
+/// `transactions` transactions and `gas_limit` gas: accounts, storage keys and block access
+/// indices in canonical order without duplicates, indices within the block, no empty
+/// storage change list (alloy-eip7928's validation), and at most one item per
+/// [`alloy_eip7928::ITEM_COST`] gas of the block's limit.
+pub fn structure_error(
+    bal: &BlockAccessList,
+    transactions: usize,
+    gas_limit: u64,
+) -> Option<String> {
+    if let Err(e) = alloy_eip7928::validate_block_access_list(bal, transactions) {
+        return Some(e.to_string());
+    }
+    let items = alloy_eip7928::total_bal_items(bal);
+    let max = gas_limit / alloy_eip7928::ITEM_COST as u64;
+    (items > max)
+        .then(|| format!("{items} items, more than the {max} a gas limit of {gas_limit} allows"))
+}
+
 fn by_address(bal: &BlockAccessList) -> BTreeMap<Address, &AccountChanges> {
     bal.iter().map(|a| (a.address, a)).collect()
 }

@@ -2,9 +2,10 @@
 
 use crate::spec::ChainSpec;
 use alloy_consensus::{
-    Header, ReceiptEnvelope, TxEnvelope, TxReceipt, proofs, transaction::Recovered,
+    Header, ReceiptEnvelope, Transaction, TxEnvelope, TxReceipt, proofs, transaction::Recovered,
 };
 use alloy_eip7928::BlockAccessList;
+use alloy_eips::eip4844::DATA_GAS_PER_BLOB;
 use alloy_eips::eip4895::Withdrawal;
 use alloy_evm::{
     Evm, EvmFactory,
@@ -245,6 +246,19 @@ pub struct BlockRecorder<'s, DB: alloy_evm::Database> {
     header: &'s Header,
     headerless_ommers: u32,
     transactions: u64,
+    /// Blob gas of the transactions executed so far (checked against the block's maximum).
+    blob_gas_used: u64,
+}
+
+/// A transaction whose blobs do not fit in what is left of the block's blob gas (EIP-4844's
+/// per-block maximum, from the fork's blob schedule); alloy-evm leaves this check to
+/// consensus, a dump must not hold such a block.
+#[derive(Debug, thiserror::Error)]
+#[error("blob gas {tx} of the transaction exceeds the {left} left of the block's maximum {max}")]
+struct BlobGasExceeded {
+    tx: u64,
+    left: u64,
+    max: u64,
 }
 
 impl<DB: alloy_evm::Database> std::fmt::Debug for BlockRecorder<'_, DB> {
@@ -289,12 +303,33 @@ impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
             header: input.header,
             headerless_ommers: input.headerless_ommers,
             transactions: 0,
+            blob_gas_used: 0,
         })
     }
 
     /// Execute the next transaction; returns the gas it used.
     pub fn execute(&mut self, tx: &Recovered<TxEnvelope>) -> Result<u64, RecordError> {
         let index = self.transactions;
+        let blob_gas = tx
+            .blob_versioned_hashes()
+            .map_or(0, |h| h.len() as u64 * DATA_GAS_PER_BLOB);
+        if blob_gas > 0
+            && let Some(params) = self.spec.blob_params_at(self.header.timestamp)
+        {
+            let max = params.max_blob_gas_per_block();
+            let left = max.saturating_sub(self.blob_gas_used);
+            if blob_gas > left {
+                return Err(RecordError {
+                    block: self.header.number,
+                    stage: RecordStage::Tx(index as usize),
+                    source: BlockExecutionError::other(BlobGasExceeded {
+                        tx: blob_gas,
+                        left,
+                        max,
+                    }),
+                });
+            }
+        }
         self.executor
             .evm_mut()
             .db_mut()
@@ -308,6 +343,7 @@ impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
                 source,
             })?;
         self.transactions += 1;
+        self.blob_gas_used += blob_gas;
         Ok(gas.tx_gas_used())
     }
 

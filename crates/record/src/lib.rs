@@ -15,7 +15,7 @@ pub mod prestate;
 pub mod spec;
 
 pub use bal::{
-    BalDifference, EIP8282_PREDEPLOYS, first_difference, without_eip8282_touches,
+    BalDifference, EIP8282_PREDEPLOYS, first_difference, structure_error, without_eip8282_touches,
     without_extra_reads,
 };
 pub use block::{
