@@ -23,13 +23,17 @@ enum ImportSource {
     /// State over the fixture's `pre`, the block access list builder on), then checked
     /// against the fixture: each header's gas used, blob gas, receipts root, bloom and state
     /// root, the `postState` account by account (or `postStateHash`) and `lastblockhash`.
-    /// The first difference is printed and that test's dump is not written.
+    /// The first difference is printed and that test's dump is not written. A block the
+    /// fixture expects rejected (expectException) must be refused on the chain's tip by a
+    /// check its exception names (decoding, the access list's format, a transaction, the
+    /// header, the access list); the line names that check, and the dump holds the valid
+    /// blocks only (none written when there are none).
     ///
     /// One test from a file (a one-test file or `--test NAME`): OUT is the dump file.
     /// A file with many tests or a directory (searched recursively for .json): OUT is a
     /// directory receiving one `<test name>.gigagas` per test, with a pass/skip/FAIL line
-    /// per test and the totals. Unsupported fixtures (pre-merge networks, blocks expected
-    /// to be invalid, side chains) are skipped with the reason.
+    /// per test and the totals. Unsupported fixtures (pre-merge networks, side chains,
+    /// Amsterdam rules revm implements differently) are skipped with the reason.
     ///
     /// Example: gigagas import blockchain-test ../shared/ethereum-tests -o dumps/ethereum-tests
     BlockchainTest {

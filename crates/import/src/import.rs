@@ -17,8 +17,8 @@ use alloy_primitives::{Address, B256, Bytes, U256};
 use alloy_rlp::Decodable;
 use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta};
 use gigagas_record::{
-    BlockInput, ChainSpec, RecordStage, first_difference, record_block, structure_error,
-    touched_pre_state, without_eip8282_touches, without_extra_reads,
+    BlockInput, ChainSpec, RecordStage, check_against_parent, check_body, first_difference,
+    record_block, structure_error, touched_pre_state, without_eip8282_touches, without_extra_reads,
 };
 use revm::database::{State, states::bundle_state::BundleRetention};
 use std::{
@@ -69,7 +69,7 @@ pub struct RejectedBlock {
 /// The checks a block the fixture expects rejected goes through, in a client's order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RejectedBy {
-    /// Decoding: the block's RLP, a sender's signature, or its parent (not the tip).
+    /// Decoding: the block's RLP or a sender's signature.
     Decoding,
     /// The access list the block carries is not well formed (order, duplicates, indices,
     /// size for the gas limit).
@@ -78,8 +78,10 @@ pub enum RejectedBy {
     Transaction,
     /// A system call before or after the transactions, or the withdrawals, failed.
     SystemCall,
-    /// A header field execution does not reproduce: gas used, blob gas used, logs bloom,
-    /// receipts root, requests hash or state root.
+    /// The header: against its parent (number, timestamp, extra data, gas limit, base fee,
+    /// excess blob gas) or its body (transactions, withdrawals, ommers roots) before
+    /// execution; a field execution does not reproduce after it (gas used, blob gas used,
+    /// logs bloom, receipts root, requests hash, state root).
     Header,
     /// The access list differs from the one execution builds, or does not hash to the
     /// header's `blockAccessListHash`.
@@ -103,8 +105,18 @@ impl RejectedBy {
                 "STATE_ROOT",
                 "RECEIPTS_ROOT",
                 "LOG_BLOOM",
-                "BLOB_GAS_USED",
+                "BLOB_GAS",
                 "REQUESTS",
+                "GASLIMIT",
+                "GAS_LIMIT",
+                "BASEFEE",
+                "TIMESTAMP",
+                "EXTRA_DATA",
+                "BLOCK_NUMBER",
+                "TRANSACTIONS_ROOT",
+                "WITHDRAWALS_ROOT",
+                "UNCLE",
+                "OMMER",
             ]
             .iter()
             .any(|f| e.contains(f))
@@ -157,9 +169,9 @@ enum Step {
     Invalid {
         /// `expectException`.
         exception: String,
-        /// The block, or why it cannot be considered at all (it does not decode, a sender
-        /// does not recover, it does not extend the tip).
-        block: Result<Decoded, String>,
+        /// The block, or why it cannot be considered at all: it does not decode, a sender
+        /// does not recover (decoding), its parent or number is not the tip's (header).
+        block: Result<Decoded, (RejectedBy, String)>,
     },
 }
 
@@ -337,6 +349,15 @@ fn checked_genesis(name: &str, test: &BlockchainTest) -> Result<(u64, B256), Imp
     Ok((genesis_number, genesis_hash))
 }
 
+/// The genesis header, when the fixture has `genesisRLP` (checked by [`checked_genesis`]):
+/// the parent the first block's header is checked against.
+fn genesis_header(test: &BlockchainTest) -> Option<Header> {
+    let rlp = test.genesis_rlp.as_ref()?;
+    Block::<TxEnvelope>::decode(&mut rlp.as_ref())
+        .ok()
+        .map(|b| b.header)
+}
+
 /// The fixture's blocks, decoded: the valid ones must form one chain on top of the
 /// genesis; one expected to be rejected is offered to the tip at its place (a decoding
 /// failure, or a block that does not extend the tip, is its rejection).
@@ -355,17 +376,17 @@ fn decode_chain(
         if let Some(exception) = &b.expect_exception {
             let block = decode_block(name, i, &b.rlp)
                 .map_err(|e| match e {
-                    ImportError::Malformed { detail, .. } => detail,
-                    e => e.to_string(),
+                    ImportError::Malformed { detail, .. } => (RejectedBy::Decoding, detail),
+                    e => (RejectedBy::Decoding, e.to_string()),
                 })
                 .and_then(|d| {
                     if extends(&d) {
                         Ok(d)
                     } else {
-                        Err(format!(
+                        Err((RejectedBy::Header, format!(
                             "block {i} (number {}, parent {}) does not extend the tip, block {parent_number} ({parent_hash})",
                             d.header.number, d.header.parent_hash
-                        ))
+                        )))
                     }
                 });
             steps.push(Step::Invalid {
@@ -429,18 +450,26 @@ fn execute_chain(
         rejected: Vec::new(),
     };
     let last_valid = steps.iter().rposition(|s| matches!(s, Step::Valid(_)));
+    let mut parent = genesis_header(test);
     for (i, step) in steps.iter().enumerate() {
+        let tip = Tip {
+            world: &out.world,
+            parent: parent.as_ref(),
+        };
         let d = match step {
             Step::Valid(d) => d,
             Step::Invalid { exception, block } => {
-                out.rejected.push(check_rejected(
-                    name, test, spec, &out.world, i, exception, block,
-                )?);
+                out.rejected
+                    .push(check_rejected(name, test, spec, tip, i, exception, block)?);
                 continue;
             }
         };
         let number = d.header.number;
         let at = Location::Block(number);
+        if let Err(m) = consensus_checks(spec, d, tip.parent) {
+            return Err(mismatch(name, at, None, m.field, m.expected, m.got));
+        }
+        parent = Some(d.header.clone());
         // Amsterdam devnet rules revm 43 may not implement as the filler did: a block whose
         // execution disagrees with the fixture is skipped as such, never passed; one whose
         // execution agrees must have the fixture's access list.
@@ -538,13 +567,13 @@ fn check_rejected(
     name: &str,
     test: &BlockchainTest,
     spec: &ChainSpec,
-    world: &World,
+    tip: Tip<'_>,
     i: usize,
     exception: &str,
-    block: &Result<Decoded, String>,
+    block: &Result<Decoded, (RejectedBy, String)>,
 ) -> Result<RejectedBlock, ImportError> {
     let (by, reason, number) = match block {
-        Ok(d) => match first_rejection(test, spec, world, i, d) {
+        Ok(d) => match first_rejection(test, spec, tip, i, d) {
             Some((by, reason)) => (by, reason, d.header.number),
             None => {
                 return Err(mismatch(
@@ -557,14 +586,17 @@ fn check_rejected(
                 ));
             }
         },
-        Err(why) => (RejectedBy::Decoding, why.clone(), 0),
+        Err((by, why)) => (*by, why.clone(), 0),
     };
     let named = RejectedBy::named_by(exception);
     let as_named = named.is_empty() || named.contains(&by);
     let amsterdam = block
         .as_ref()
         .is_ok_and(|d| spec.is_amsterdam_active_at_timestamp(d.header.timestamp));
-    if !as_named && !(amsterdam && by == RejectedBy::Header) {
+    // revm's Amsterdam rules may make an execution field differ before the access list
+    // the exception names is looked at.
+    let rules_differ_first = amsterdam && by == RejectedBy::Header;
+    if !(as_named || rules_differ_first) {
         return Err(mismatch(
             name,
             Location::Block(number),
@@ -591,14 +623,45 @@ fn join(checks: &[RejectedBy]) -> String {
         .join(" or ")
 }
 
-/// The first check block `i` (decoded) fails on the tip `world`, or `None`.
+/// The chain's tip a block is offered to: the state after it, and its header (unknown
+/// for the genesis of a fixture without `genesisRLP`).
+#[derive(Clone, Copy)]
+struct Tip<'a> {
+    world: &'a World,
+    parent: Option<&'a Header>,
+}
+
+/// What a client checks before executing a block: its body against the header's roots,
+/// and the header against its parent (when known).
+fn consensus_checks(
+    spec: &ChainSpec,
+    d: &Decoded,
+    parent: Option<&Header>,
+) -> Result<(), gigagas_record::HeaderMismatch> {
+    check_body(
+        &d.header,
+        &d.transactions,
+        d.withdrawals.as_deref(),
+        &d.ommers,
+    )?;
+    match parent {
+        Some(parent) => check_against_parent(spec, &d.header, parent),
+        None => Ok(()),
+    }
+}
+
+/// The first check block `i` (decoded) fails on `tip`, or `None`.
 fn first_rejection(
     test: &BlockchainTest,
     spec: &ChainSpec,
-    world: &World,
+    tip: Tip<'_>,
     i: usize,
     d: &Decoded,
 ) -> Option<(RejectedBy, String)> {
+    if let Err(m) = consensus_checks(spec, d, tip.parent) {
+        return Some((RejectedBy::Header, m.to_string()));
+    }
+    let world = tip.world;
     let carried = match test.blocks[i].access_list() {
         Ok(list) => list,
         Err(why) => return Some((RejectedBy::AccessListFormat, why)),

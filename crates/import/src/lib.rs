@@ -6,7 +6,9 @@
 //! result is checked against everything the fixture commits to (each header's gas used,
 //! blob gas used, receipts root, logs bloom, requests hash and state root; `postState`
 //! account by account or `postStateHash`; `lastblockhash`) and only then turned into a
-//! [`gigagas_dump::Dump`] whose pre-state is what the access lists touch.
+//! [`gigagas_dump::Dump`] whose pre-state is what the access lists touch. A block the
+//! fixture expects rejected is offered to the tip and must be refused ([`RejectedBlock`],
+//! [`RejectedBy`]); it never enters the dump.
 //!
 //! [`import`] handles files and directories (one dump per test); [`import_test`] is one
 //! test in memory.

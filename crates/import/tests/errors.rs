@@ -323,3 +323,42 @@ fn a_directory_reports_every_test_and_file() {
     let err = import(&input, Some("no-such-test"), &out2, |_| {}).unwrap_err();
     assert!(matches!(err, ImportError::TestNotFound { .. }), "{err}");
 }
+
+/// A copy of a fixture's first block with its gas limit doubled, offered to the genesis
+/// before the real block as one to reject: the header check against the parent refuses it
+/// and names the field, and the real block then imports on the same tip.
+#[test]
+fn a_block_with_a_gas_limit_past_the_bound_is_refused_by_the_header_check() {
+    let (path, mut value) = fixture(BASEFEE);
+    let (name, test) = only_test(&mut value);
+    let blocks = test["blocks"].as_array().unwrap().clone();
+    let rlp: alloy_primitives::Bytes = blocks[0]["rlp"].as_str().unwrap().parse().unwrap();
+    let mut block =
+        alloy_consensus::Block::<alloy_consensus::TxEnvelope>::decode(&mut rlp.as_ref()).unwrap();
+    block.header.gas_limit *= 2;
+    let mut bad = blocks[0].clone();
+    bad["rlp"] = Value::String(alloy_primitives::hex::encode_prefixed(alloy_rlp::encode(
+        &block,
+    )));
+    bad["expectException"] = Value::String("BlockException.INVALID_GASLIMIT".into());
+    test["blocks"].as_array_mut().unwrap().insert(0, bad);
+
+    let file = FixtureFile::parse(&path, &value.to_string()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (output, stats) = import_one(&file, &name, &dir.path().join("t.gigagas")).unwrap();
+    assert!(output.is_some_and(|p| p.exists()));
+    assert_eq!(stats.blocks, blocks.len());
+    let [rejected] = &stats.rejected[..] else {
+        panic!("{:?}", stats.rejected)
+    };
+    assert_eq!(
+        (rejected.index, rejected.by, rejected.as_named),
+        (0, gigagas_import::RejectedBy::Header, true)
+    );
+    assert!(
+        rejected
+            .reason
+            .starts_with("gas limit: header says within "),
+        "{rejected}"
+    );
+}

@@ -10,6 +10,7 @@
 
 pub mod bal;
 pub mod block;
+pub mod consensus;
 pub mod kzg;
 pub mod prestate;
 pub mod spec;
@@ -22,6 +23,7 @@ pub use block::{
     BlockInput, BlockRecorder, HeaderMismatch, RecordError, RecordStage, RecordedBlock,
     execution_ctx, pay_headerless_ommer_share, record_block,
 };
+pub use consensus::{check_against_parent, check_body};
 pub use kzg::install_kzg_verifier;
 pub use prestate::{Touched, touched_pre_state};
 pub use spec::ChainSpec;
