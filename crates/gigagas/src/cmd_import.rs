@@ -24,10 +24,11 @@ enum ImportSource {
     /// against the fixture: each header's gas used, blob gas, receipts root, bloom and state
     /// root, the `postState` account by account (or `postStateHash`) and `lastblockhash`.
     /// The first difference is printed and that test's dump is not written. A block the
-    /// fixture expects rejected (expectException) must be refused on the chain's tip by a
-    /// check its exception names (decoding, the access list's format, a transaction, the
-    /// header, the access list); the line names that check, and the dump holds the valid
-    /// blocks only (none written when there are none).
+    /// fixture expects rejected (expectException) must be refused on the chain's tip by
+    /// one of the checks (decoding, header against parent and body, the access list's
+    /// format, a transaction, the header after execution, the access list); the line names
+    /// that check, and the dump holds the valid blocks only (none written when there are
+    /// none).
     ///
     /// One test from a file (a one-test file or `--test NAME`): OUT is the dump file.
     /// A file with many tests or a directory (searched recursively for .json): OUT is a

@@ -361,4 +361,22 @@ fn a_block_with_a_gas_limit_past_the_bound_is_refused_by_the_header_check() {
             .starts_with("gas limit: header says within "),
         "{rejected}"
     );
+
+    // The same block expected to fail on a transaction: still refused, by the header
+    // first, and the line says the exception names another check.
+    value[&name]["blocks"][0]["expectException"] =
+        Value::String("TransactionException.INTRINSIC_GAS_TOO_LOW".into());
+    let file = FixtureFile::parse(&path, &value.to_string()).unwrap();
+    let (_, stats) = import_one(&file, &name, &dir.path().join("t2.gigagas")).unwrap();
+    let rejected = &stats.rejected[0];
+    assert_eq!(
+        (rejected.by, rejected.as_named),
+        (gigagas_import::RejectedBy::Header, false)
+    );
+    assert!(
+        rejected.to_string().contains(
+            "rejected (TransactionException.INTRINSIC_GAS_TOO_LOW expected) by the header first, not by a transaction as the exception names: gas limit"
+        ),
+        "{rejected}"
+    );
 }
