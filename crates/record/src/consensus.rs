@@ -31,36 +31,55 @@ fn differs(
     })
 }
 
-/// Check the block's body against its header: the transactions root, the withdrawals root
-/// (and that withdrawals come exactly with one), the ommers hash. `expected` is the header's
-/// value, `got` the body's.
+/// Check the block's body against its header: [`check_transactions_root`],
+/// [`check_withdrawals_root`], and the ommers hash. `expected` is the header's value, `got`
+/// the body's.
 pub fn check_body(
     header: &Header,
     transactions: &[Recovered<TxEnvelope>],
     withdrawals: Option<&[Withdrawal]>,
     ommers: &[Header],
 ) -> Result<(), HeaderMismatch> {
+    check_transactions_root(header, transactions)?;
+    check_withdrawals_root(header, withdrawals)?;
+    let root = proofs::calculate_ommers_root(ommers);
+    if root != header.ommers_hash {
+        return differs("ommers hash", header.ommers_hash, root);
+    }
+    Ok(())
+}
+
+/// The transactions hash to the header's transactions root.
+pub fn check_transactions_root(
+    header: &Header,
+    transactions: &[Recovered<TxEnvelope>],
+) -> Result<(), HeaderMismatch> {
     let envelopes: Vec<&TxEnvelope> = transactions.iter().map(|t| t.inner()).collect();
     let root = proofs::calculate_transaction_root(&envelopes);
     if root != header.transactions_root {
         return differs("transactions root", header.transactions_root, root);
     }
+    Ok(())
+}
+
+/// The withdrawals hash to the header's withdrawals root, and come exactly with one
+/// (Shanghai on).
+pub fn check_withdrawals_root(
+    header: &Header,
+    withdrawals: Option<&[Withdrawal]>,
+) -> Result<(), HeaderMismatch> {
     match (header.withdrawals_root, withdrawals) {
         (Some(expected), Some(w)) => {
             let root = proofs::calculate_withdrawals_root(w);
             if root != expected {
                 return differs("withdrawals root", expected, root);
             }
+            Ok(())
         }
-        (Some(expected), None) => return differs("withdrawals root", expected, "no withdrawals"),
-        (None, Some(_)) => return differs("withdrawals root", "none", "withdrawals in the body"),
-        (None, None) => {}
+        (Some(expected), None) => differs("withdrawals root", expected, "no withdrawals"),
+        (None, Some(_)) => differs("withdrawals root", "none", "withdrawals in the body"),
+        (None, None) => Ok(()),
     }
-    let root = proofs::calculate_ommers_root(ommers);
-    if root != header.ommers_hash {
-        return differs("ommers hash", header.ommers_hash, root);
-    }
-    Ok(())
 }
 
 /// Check `header` against its `parent` under the chain's rules: the number follows, the

@@ -23,7 +23,9 @@ pub use block::{
     BlockInput, BlockRecorder, HeaderMismatch, RecordError, RecordStage, RecordedBlock,
     execution_ctx, pay_headerless_ommer_share, record_block,
 };
-pub use consensus::{check_against_parent, check_body};
+pub use consensus::{
+    check_against_parent, check_body, check_transactions_root, check_withdrawals_root,
+};
 pub use kzg::install_kzg_verifier;
 pub use prestate::{Touched, touched_pre_state};
 pub use spec::ChainSpec;

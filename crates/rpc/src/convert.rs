@@ -2,7 +2,7 @@
 //! (header hash, transactions root, withdrawals root, receipt counts).
 
 use crate::RpcDumpError;
-use alloy_consensus::{Header, TxEnvelope, proofs, transaction::Recovered};
+use alloy_consensus::{Header, TxEnvelope, transaction::Recovered};
 use alloy_eips::eip4895::Withdrawal;
 use alloy_primitives::{B256, U64};
 use alloy_rpc_types_eth::{Block, BlockTransactions, Transaction};
@@ -126,31 +126,13 @@ pub fn to_consensus_block(rpc: RpcBlock, number: u64) -> Result<ConsensusBlock, 
         BlockTransactions::Uncle => return Err(bad("the node returned an uncle block".into())),
     };
     let transactions: Vec<Recovered<TxEnvelope>> = txs.into_iter().map(|t| t.inner).collect();
-    let envelopes: Vec<TxEnvelope> = transactions.iter().map(|t| t.inner().clone()).collect();
-    let root = proofs::calculate_transaction_root(&envelopes);
-    if root != header.transactions_root {
-        return Err(bad(format!(
-            "the transactions hash to root {root}, the header says {}",
-            header.transactions_root
-        )));
-    }
+    gigagas_record::check_transactions_root(&header, &transactions)
+        .map_err(|m| bad(m.to_string()))?;
     let withdrawals: Vec<Withdrawal> = rpc.withdrawals.map(|w| w.into_inner()).unwrap_or_default();
-    match header.withdrawals_root {
-        Some(expected) => {
-            let root = proofs::calculate_withdrawals_root(&withdrawals);
-            if root != expected {
-                return Err(bad(format!(
-                    "the withdrawals hash to root {root}, the header says {expected}"
-                )));
-            }
-        }
-        None if !withdrawals.is_empty() => {
-            return Err(bad(
-                "withdrawals in a block without a withdrawals root".into()
-            ));
-        }
-        None => {}
-    }
+    // Before Shanghai a node may send an empty list or none: both mean no withdrawals.
+    let listed = (header.withdrawals_root.is_some() || !withdrawals.is_empty())
+        .then_some(withdrawals.as_slice());
+    gigagas_record::check_withdrawals_root(&header, listed).map_err(|m| bad(m.to_string()))?;
     Ok(ConsensusBlock {
         header,
         hash,
