@@ -187,6 +187,19 @@ struct Decoded {
     withdrawals: Option<Vec<alloy_eips::eip4895::Withdrawal>>,
 }
 
+impl Decoded {
+    /// What executing the block needs (fixtures know every ommer's header).
+    fn input(&self) -> BlockInput<'_> {
+        BlockInput {
+            header: &self.header,
+            transactions: &self.transactions,
+            withdrawals: self.withdrawals.as_deref(),
+            ommers: &self.ommers,
+            headerless_ommers: 0,
+        }
+    }
+}
+
 fn decode_block(test: &str, index: usize, rlp: &Bytes) -> Result<Decoded, ImportError> {
     let malformed = |detail: String| ImportError::Malformed {
         test: test.into(),
@@ -478,14 +491,7 @@ fn execute_chain(
         // execution agrees must have the fixture's access list.
         let amsterdam = spec.is_amsterdam_active_at_timestamp(d.header.timestamp);
         let rules_differ = |detail: String| rules_differ(name, number, detail);
-        let input = BlockInput {
-            header: &d.header,
-            transactions: &d.transactions,
-            withdrawals: d.withdrawals.as_deref(),
-            ommers: &d.ommers,
-            headerless_ommers: 0,
-        };
-        let recorded = match record_block(&mut state, spec, input) {
+        let recorded = match record_block(&mut state, spec, d.input()) {
             Ok(r) => r,
             Err(e) if amsterdam => {
                 return Err(rules_differ(format!(
@@ -671,14 +677,7 @@ fn first_rejection(
         .with_bundle_update()
         .with_bal_builder()
         .build();
-    let input = BlockInput {
-        header: &d.header,
-        transactions: &d.transactions,
-        withdrawals: d.withdrawals.as_deref(),
-        ommers: &d.ommers,
-        headerless_ommers: 0,
-    };
-    let recorded = match record_block(&mut scratch, spec, input) {
+    let recorded = match record_block(&mut scratch, spec, d.input()) {
         Ok(r) => r,
         Err(e) => {
             let by = match e.stage {

@@ -274,20 +274,44 @@ fn a_passing_amsterdam_test() -> (PathBuf, String, Value) {
     panic!("no Amsterdam test imports");
 }
 
-#[test]
-fn an_edited_post_balance_in_the_fixture_access_list_is_named() {
-    let (path, name, mut test) = a_passing_amsterdam_test();
-    let bal = test["blocks"][0]["blockAccessList"].as_array_mut().unwrap();
-    let account = bal
+/// A `postBalance` raised by one wei in an access list (JSON): the first balance change of
+/// the first account with one.
+struct EditedBalance {
+    address: alloy_primitives::Address,
+    /// The change's `blockAccessIndex`.
+    index: u64,
+    /// The balance before the edit.
+    was: alloy_primitives::U256,
+    /// The balance after it.
+    now: alloy_primitives::U256,
+}
+
+fn raise_first_post_balance(list: &mut Value) -> EditedBalance {
+    let account = list
+        .as_array_mut()
+        .unwrap()
         .iter_mut()
         .find(|a| !a["balanceChanges"].as_array().unwrap().is_empty())
         .unwrap();
-    let address = account["address"].as_str().unwrap().to_string();
+    let address = account["address"].as_str().unwrap().parse().unwrap();
     let change = &mut account["balanceChanges"][0];
-    let index = change["blockAccessIndex"].as_str().unwrap().to_string();
-    let balance: alloy_primitives::U256 = change["postBalance"].as_str().unwrap().parse().unwrap();
-    let wrong = balance + alloy_primitives::U256::from(1);
-    change["postBalance"] = Value::String(format!("{wrong:#x}"));
+    let index = change["blockAccessIndex"].as_str().unwrap();
+    let index = u64::from_str_radix(index.trim_start_matches("0x"), 16).unwrap();
+    let was: alloy_primitives::U256 = change["postBalance"].as_str().unwrap().parse().unwrap();
+    let now = was + alloy_primitives::U256::from(1);
+    change["postBalance"] = Value::String(format!("{now:#x}"));
+    EditedBalance {
+        address,
+        index,
+        was,
+        now,
+    }
+}
+
+#[test]
+fn an_edited_post_balance_in_the_fixture_access_list_is_named() {
+    let (path, name, mut test) = a_passing_amsterdam_test();
+    let edit = raise_first_post_balance(&mut test["blocks"][0]["blockAccessList"]);
 
     let text = serde_json::json!({ name.clone(): test }).to_string();
     let file = FixtureFile::parse(&path, &text).unwrap();
@@ -298,18 +322,17 @@ fn an_edited_post_balance_in_the_fixture_access_list_is_named() {
         "a failure, not a skip: {err}"
     );
     let m = err.mismatch().unwrap();
-    assert_eq!(
-        m.account.map(|a| a.to_string().to_lowercase()),
-        Some(address.to_lowercase())
-    );
-    let index: u64 = u64::from_str_radix(index.trim_start_matches("0x"), 16).unwrap();
+    assert_eq!(m.account, Some(edit.address));
     assert_eq!(
         m.field,
-        format!("block access list postBalance at blockAccessIndex {index:#x}")
+        format!(
+            "block access list postBalance at blockAccessIndex {:#x}",
+            edit.index
+        )
     );
     assert_eq!(
         (m.expected.clone(), m.got.clone()),
-        (wrong.to_string(), balance.to_string())
+        (edit.now.to_string(), edit.was.to_string())
     );
     let msg = err.to_string();
     assert!(
@@ -355,22 +378,13 @@ fn a_changed_value_fails_even_where_revm_lists_an_extra_read() {
             matches!(e, ImportError::RulesDiffer { .. }) && e.to_string().contains(READ_ONLY_ACCESS)
         })
     });
-    let bal = test["blocks"][0]["blockAccessList"].as_array_mut().unwrap();
-    let account = bal
-        .iter_mut()
-        .find(|a| !a["balanceChanges"].as_array().unwrap().is_empty())
-        .unwrap();
-    let address: alloy_primitives::Address = account["address"].as_str().unwrap().parse().unwrap();
-    let change = &mut account["balanceChanges"][0];
-    let balance: alloy_primitives::U256 = change["postBalance"].as_str().unwrap().parse().unwrap();
-    change["postBalance"] =
-        Value::String(format!("{:#x}", balance + alloy_primitives::U256::from(1)));
+    let edit = raise_first_post_balance(&mut test["blocks"][0]["blockAccessList"]);
 
     let err = import_edited(&path, &name, &test);
     let m = err
         .mismatch()
         .unwrap_or_else(|| panic!("a failure, not a skip: {err}"));
-    assert_eq!(m.account, Some(address));
+    assert_eq!(m.account, Some(edit.address));
     assert!(
         m.field.starts_with("block access list postBalance"),
         "{err}"
@@ -510,18 +524,7 @@ fn a_valid_block_marked_for_rejection_fails() {
 #[test]
 fn an_edited_post_balance_in_a_block_to_reject_is_what_rejects_it() {
     let (path, name, mut test) = as_rejected_block_test();
-    let bal = test["blocks"][0]["rlp_decoded"]["blockAccessList"]
-        .as_array_mut()
-        .unwrap();
-    let account = bal
-        .iter_mut()
-        .find(|a| !a["balanceChanges"].as_array().unwrap().is_empty())
-        .unwrap();
-    let address: alloy_primitives::Address = account["address"].as_str().unwrap().parse().unwrap();
-    let change = &mut account["balanceChanges"][0];
-    let balance: alloy_primitives::U256 = change["postBalance"].as_str().unwrap().parse().unwrap();
-    let wrong = balance + alloy_primitives::U256::from(1);
-    change["postBalance"] = Value::String(format!("{wrong:#x}"));
+    let edit = raise_first_post_balance(&mut test["blocks"][0]["rlp_decoded"]["blockAccessList"]);
 
     let text = serde_json::json!({ name.clone(): test }).to_string();
     let file = FixtureFile::parse(&path, &text).unwrap();
@@ -536,10 +539,11 @@ fn an_edited_post_balance_in_a_block_to_reject_is_what_rejects_it() {
     assert_eq!((rejected.index, rejected.by), (0, RejectedBy::AccessList));
     assert!(rejected.as_named);
     assert!(
-        rejected.reason.contains(&address.to_string())
+        rejected.reason.contains(&edit.address.to_string())
             && rejected.reason.contains("postBalance")
             && rejected.reason.contains(&format!(
-                "the block's list says {wrong}, execution gives {balance}"
+                "the block's list says {}, execution gives {}",
+                edit.now, edit.was
             )),
         "{rejected}"
     );
