@@ -71,11 +71,76 @@ pub enum DumpError {
         detail: String,
     },
     /// The sections decode but do not fit together (e.g. BAL count differs from block count).
-    #[error("{path}: inconsistent dump: {detail}")]
+    #[error("{path}: inconsistent dump: {source}")]
     Inconsistent {
         /// The file.
         path: PathBuf,
-        /// What is wrong.
-        detail: String,
+        /// Which invariant is broken.
+        source: InvariantError,
     },
+}
+
+/// An invariant of a dump that a replay relies on, broken ([`crate::Dump::validate`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvariantError {
+    /// Not one access list per block.
+    #[error("{access_lists} block access lists for {blocks} blocks")]
+    AccessListCount {
+        /// Access lists in the dump.
+        access_lists: usize,
+        /// Blocks in the dump.
+        blocks: usize,
+    },
+    /// Blocks that belong to no segment.
+    #[error("blocks but no segment")]
+    NoSegment,
+    /// A segment of zero blocks.
+    #[error("segment {0} has no blocks")]
+    EmptySegment(usize),
+    /// The segments' block counts do not add up to the dump's blocks.
+    #[error("the segments hold {covered} blocks but the dump has {blocks}")]
+    SegmentBlocks {
+        /// Blocks the segments claim (at least; counting stops past the dump's).
+        covered: usize,
+        /// Blocks in the dump.
+        blocks: usize,
+    },
+    /// A segment's block hashes are not in strictly ascending block-number order.
+    #[error("segment {0}: block hashes are not in ascending order")]
+    UnorderedBlockHashes(usize),
+    /// Two blocks of a segment are not consecutive.
+    #[error("block {next} follows block {previous}: blocks of a segment must be consecutive")]
+    NotConsecutive {
+        /// The earlier block's number.
+        previous: u64,
+        /// The later block's number.
+        next: u64,
+    },
+    /// Not one receipt summary per transaction.
+    #[error("block {block}: {receipts} receipts for {transactions} transactions")]
+    ReceiptCount {
+        /// Block number.
+        block: u64,
+        /// Receipt summaries.
+        receipts: usize,
+        /// Transactions.
+        transactions: usize,
+    },
+    /// A receipt's cumulative gas is not the running sum of the gas used.
+    #[error(
+        "block {block} tx {tx}: cumulative gas {cumulative} but the gas used so far adds up to {sum}"
+    )]
+    CumulativeGas {
+        /// Block number.
+        block: u64,
+        /// Transaction index.
+        tx: usize,
+        /// The receipt's cumulative gas.
+        cumulative: u64,
+        /// The sum of the gas used up to it.
+        sum: u64,
+    },
+    /// Withdrawals in a block whose header has no withdrawals root (before Shanghai).
+    #[error("block {0} has withdrawals but no withdrawals root")]
+    WithdrawalsWithoutRoot(u64),
 }

@@ -360,9 +360,9 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
         access_lists: access_lists.map_err(|e| corrupt("BALS", e))?,
         segments,
     };
-    dump.validate().map_err(|detail| DumpError::Inconsistent {
+    dump.validate().map_err(|source| DumpError::Inconsistent {
         path: path.to_path_buf(),
-        detail,
+        source,
     })?;
     Ok((
         dump,

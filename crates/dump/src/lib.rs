@@ -23,7 +23,7 @@ pub use chain::{
     BLOB_FORKS_WITHOUT_DEFAULTS, BLOCK_FORKS, BlobSchedule, ChainConfig, ChainConfigError,
     ForkActivation, TIMESTAMP_FORKS,
 };
-pub use error::DumpError;
+pub use error::{DumpError, InvariantError};
 pub use format::{
     DumpFileInfo, FORMAT_VERSION, MAGIC, OLDEST_READABLE_VERSION, decode_dump, encode_dump,
     read_dump, write_dump,
@@ -108,6 +108,35 @@ impl DumpBlock {
         self.header
             .withdrawals_root
             .map(|_| self.withdrawals.as_slice())
+    }
+
+    /// The block's own invariants: one receipt summary per transaction with cumulative gas
+    /// the running sum of gas used, and withdrawals only with a withdrawals root.
+    pub fn validate(&self) -> Result<(), InvariantError> {
+        let block = self.number();
+        if self.receipts.len() != self.transactions.len() {
+            return Err(InvariantError::ReceiptCount {
+                block,
+                receipts: self.receipts.len(),
+                transactions: self.transactions.len(),
+            });
+        }
+        let mut sum = 0u64;
+        for (tx, r) in self.receipts.iter().enumerate() {
+            sum = sum.saturating_add(r.gas_used);
+            if r.cumulative_gas_used != sum {
+                return Err(InvariantError::CumulativeGas {
+                    block,
+                    tx,
+                    cumulative: r.cumulative_gas_used,
+                    sum,
+                });
+            }
+        }
+        if self.header.withdrawals_root.is_none() && !self.withdrawals.is_empty() {
+            return Err(InvariantError::WithdrawalsWithoutRoot(block));
+        }
+        Ok(())
     }
 }
 
@@ -225,82 +254,44 @@ impl Dump {
         self.blocks.iter().map(|b| b.header.gas_used).sum()
     }
 
-    /// Check the invariants a replay relies on; [`decode_dump`] calls this.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.access_lists.len() != self.blocks.len() {
-            return Err(format!(
-                "{} block access lists for {} blocks",
-                self.access_lists.len(),
-                self.blocks.len()
-            ));
+    /// Check the invariants a replay relies on; [`decode_dump`] calls this. The first
+    /// broken one is returned.
+    pub fn validate(&self) -> Result<(), InvariantError> {
+        let blocks = self.blocks.len();
+        if self.access_lists.len() != blocks {
+            return Err(InvariantError::AccessListCount {
+                access_lists: self.access_lists.len(),
+                blocks,
+            });
         }
-        if self.segments.is_empty() && !self.blocks.is_empty() {
-            return Err("blocks but no segment".into());
+        if self.segments.is_empty() && blocks > 0 {
+            return Err(InvariantError::NoSegment);
         }
         let mut covered = 0usize;
         for (i, segment) in self.segments.iter().enumerate() {
             if segment.blocks == 0 {
-                return Err(format!("segment {i} has no blocks"));
+                return Err(InvariantError::EmptySegment(i));
             }
             covered = covered.saturating_add(segment.blocks);
-            if covered > self.blocks.len() {
-                return Err(format!(
-                    "the segments hold {covered}+ blocks but the dump has {}",
-                    self.blocks.len()
-                ));
+            if covered > blocks {
+                return Err(InvariantError::SegmentBlocks { covered, blocks });
             }
-            for pair in segment.block_hashes.windows(2) {
-                if pair[1].0 <= pair[0].0 {
-                    return Err(format!(
-                        "segment {i}: block hashes are not in ascending order"
-                    ));
-                }
+            if segment.block_hashes.windows(2).any(|p| p[1].0 <= p[0].0) {
+                return Err(InvariantError::UnorderedBlockHashes(i));
             }
         }
-        if covered != self.blocks.len() {
-            return Err(format!(
-                "the segments hold {covered} blocks but the dump has {}",
-                self.blocks.len()
-            ));
+        if covered != blocks {
+            return Err(InvariantError::SegmentBlocks { covered, blocks });
         }
         for (_, range) in self.segment_ranges() {
             for pair in self.blocks[range].windows(2) {
-                if pair[0].header.number.checked_add(1) != Some(pair[1].header.number) {
-                    return Err(format!(
-                        "block {} follows block {}: blocks of a segment must be consecutive",
-                        pair[1].header.number, pair[0].header.number
-                    ));
+                let (previous, next) = (pair[0].header.number, pair[1].header.number);
+                if previous.checked_add(1) != Some(next) {
+                    return Err(InvariantError::NotConsecutive { previous, next });
                 }
             }
         }
-        for block in &self.blocks {
-            if block.receipts.len() != block.transactions.len() {
-                return Err(format!(
-                    "block {}: {} receipts for {} transactions",
-                    block.number(),
-                    block.receipts.len(),
-                    block.transactions.len()
-                ));
-            }
-            let mut cumulative = 0u64;
-            for (i, r) in block.receipts.iter().enumerate() {
-                cumulative = cumulative.saturating_add(r.gas_used);
-                if r.cumulative_gas_used != cumulative {
-                    return Err(format!(
-                        "block {} tx {i}: cumulative gas {} but the gas used so far adds up to {cumulative}",
-                        block.number(),
-                        r.cumulative_gas_used
-                    ));
-                }
-            }
-            if block.header.withdrawals_root.is_none() && !block.withdrawals.is_empty() {
-                return Err(format!(
-                    "block {} has withdrawals but no withdrawals root",
-                    block.number()
-                ));
-            }
-        }
-        Ok(())
+        self.blocks.iter().try_for_each(DumpBlock::validate)
     }
 
     /// A summary for `gigagas inspect`.

@@ -155,10 +155,14 @@ impl BlockchainTest {
     }
 
     /// `config.blobSchedule` in a dump's form (fork name as the fixture spells it).
-    pub fn blob_schedule(&self) -> Result<BTreeMap<String, gigagas_dump::BlobSchedule>, String> {
-        let n = |fork: &str, field: &str, v: U256| {
-            u64::try_from(v)
-                .map_err(|_| format!("config.blobSchedule.{fork}.{field} does not fit in 64 bits"))
+    pub fn blob_schedule(
+        &self,
+    ) -> Result<BTreeMap<String, gigagas_dump::BlobSchedule>, BlobScheduleError> {
+        let n = |fork: &str, field: &'static str, v: U256| {
+            u64::try_from(v).map_err(|_| BlobScheduleError {
+                fork: fork.to_string(),
+                field,
+            })
         };
         self.config
             .blob_schedule
@@ -179,6 +183,16 @@ impl BlockchainTest {
             })
             .collect()
     }
+}
+
+/// A `config.blobSchedule` value that does not fit in 64 bits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("config.blobSchedule.{fork}.{field} does not fit in 64 bits")]
+pub struct BlobScheduleError {
+    /// The fork entry, as the fixture spells it.
+    pub fork: String,
+    /// The field: `target`, `max` or `baseFeeUpdateFraction`.
+    pub field: &'static str,
 }
 
 /// Keys every BlockchainTests entry has.

@@ -321,7 +321,7 @@ fn malformed(test: &str, detail: String) -> ImportError {
 fn chain_rules(name: &str, test: &BlockchainTest) -> Result<(ChainConfig, ChainSpec), ImportError> {
     let blob_schedule = test
         .blob_schedule()
-        .map_err(|detail| malformed(name, detail))?;
+        .map_err(|e| malformed(name, e.to_string()))?;
     let unsupported = |reason: String| ImportError::UnsupportedNetwork {
         test: name.into(),
         network: test.network.clone(),

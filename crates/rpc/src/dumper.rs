@@ -189,11 +189,10 @@ pub fn dump_from_rpc(
         hashes,
         pre_state,
     );
-    dump.validate()
-        .map_err(|detail| RpcDumpError::Inconsistent {
-            block: opts.from,
-            detail,
-        })?;
+    dump.validate().map_err(|e| RpcDumpError::Inconsistent {
+        block: opts.from,
+        detail: format!("the assembled dump: {e}"),
+    })?;
     Ok(dump)
 }
 
