@@ -17,10 +17,11 @@ use alloy_primitives::{Address, B256, Bytes, U256};
 use alloy_rlp::Decodable;
 use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta};
 use gigagas_record::{
-    BlockInput, ChainSpec, RecordStage, check_against_parent, check_body, first_difference,
-    record_block, structure_error, touched_pre_state, without_eip8282_touches, without_extra_reads,
+    BlockInput, ChainSpec, RecordStage, RecordedBlock, check_against_parent, check_body,
+    first_difference, record_block, structure_error, touched_pre_state, without_eip8282_touches,
+    without_extra_reads,
 };
-use revm::database::{State, states::bundle_state::BundleRetention};
+use revm::database::{State, WrapDatabaseRef, states::bundle_state::BundleRetention};
 use std::{
     collections::{BTreeMap, BTreeSet},
     path::Path,
@@ -486,40 +487,8 @@ fn execute_chain(
             return Err(mismatch(name, at, None, m.field, m.expected, m.got));
         }
         parent = Some(d.header.clone());
-        // Amsterdam devnet rules revm 43 may not implement as the filler did: a block whose
-        // execution disagrees with the fixture is skipped as such, never passed; one whose
-        // execution agrees must have the fixture's access list.
         let amsterdam = spec.is_amsterdam_active_at_timestamp(d.header.timestamp);
-        let rules_differ = |detail: String| rules_differ(name, number, detail);
-        let recorded = match record_block(&mut state, spec, d.input()) {
-            Ok(r) => r,
-            Err(e) if amsterdam => {
-                return Err(rules_differ(format!(
-                    "{}: execution failed on a block the fixture says is valid: {}",
-                    e.stage, e.source
-                )));
-            }
-            Err(e) => {
-                return Err(ImportError::Execution {
-                    test: name.into(),
-                    block: number,
-                    detail: format!("{}: {}", e.stage, e.source),
-                });
-            }
-        };
-        // What the header commits to.
-        if amsterdam {
-            recorded.check_execution(spec, &d.header).map_err(|m| {
-                rules_differ(format!(
-                    "{}: expected {}, got {}",
-                    m.field, m.expected, m.got
-                ))
-            })?;
-        } else {
-            recorded
-                .check_header(spec, &d.header)
-                .map_err(|m| mismatch(name, at, None, m.field, m.expected, m.got))?;
-        }
+        let recorded = record_valid_block(name, spec, &mut state, d)?;
         state.merge_transitions(BundleRetention::PlainState);
         state.block_hashes.insert(number, d.hash);
         let hashes = std::mem::take(&mut out.world.block_hashes);
@@ -555,6 +524,57 @@ fn execute_chain(
         out.bals.push(access_list);
     }
     Ok(out)
+}
+
+/// Execute a block the fixture says is valid on `state` and check what its header commits
+/// to. Amsterdam devnet rules revm 43 may not implement as the filler did: a block whose
+/// execution disagrees with the fixture is skipped as such, never passed (its access list
+/// is checked later, by [`access_list_to_store`]).
+fn record_valid_block(
+    name: &str,
+    spec: &ChainSpec,
+    state: &mut State<WrapDatabaseRef<&World>>,
+    d: &Decoded,
+) -> Result<RecordedBlock, ImportError> {
+    let number = d.header.number;
+    let amsterdam = spec.is_amsterdam_active_at_timestamp(d.header.timestamp);
+    let rules_differ = |detail: String| rules_differ(name, number, detail);
+    let recorded = match record_block(state, spec, d.input()) {
+        Ok(r) => r,
+        Err(e) if amsterdam => {
+            return Err(rules_differ(format!(
+                "{}: execution failed on a block the fixture says is valid: {}",
+                e.stage, e.source
+            )));
+        }
+        Err(e) => {
+            return Err(ImportError::Execution {
+                test: name.into(),
+                block: number,
+                detail: format!("{}: {}", e.stage, e.source),
+            });
+        }
+    };
+    if amsterdam {
+        recorded.check_execution(spec, &d.header).map_err(|m| {
+            rules_differ(format!(
+                "{}: expected {}, got {}",
+                m.field, m.expected, m.got
+            ))
+        })?;
+    } else {
+        recorded.check_header(spec, &d.header).map_err(|m| {
+            mismatch(
+                name,
+                Location::Block(number),
+                None,
+                m.field,
+                m.expected,
+                m.got,
+            )
+        })?;
+    }
+    Ok(recorded)
 }
 
 /// An Amsterdam test skipped because revm's execution disagrees with the fixture.
