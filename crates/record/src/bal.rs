@@ -2,7 +2,7 @@
 
 use alloy_eip7928::{AccountChanges, BlockAccessList};
 use alloy_primitives::{Address, U256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The first entry in which two block access lists differ.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,145 +28,138 @@ pub fn first_difference(
     got: &BlockAccessList,
 ) -> Option<BalDifference> {
     let (e, g) = (by_address(expected), by_address(got));
-    let addresses: std::collections::BTreeSet<Address> =
-        e.keys().chain(g.keys()).copied().collect();
+    let addresses: BTreeSet<Address> = e.keys().chain(g.keys()).copied().collect();
     for address in addresses {
-        let diff = |entry: String, expected: String, got: String| {
-            Some(BalDifference {
+        let found = match (e.get(&address), g.get(&address)) {
+            (Some(a), Some(b)) => account_difference(a, b),
+            (Some(_), None) => Some(("account".into(), "present".into(), "absent".into())),
+            (None, Some(_)) => Some(("account".into(), "absent".into(), "present".into())),
+            (None, None) => unreachable!("the address comes from one of the maps"),
+        };
+        if let Some((entry, expected, got)) = found {
+            return Some(BalDifference {
                 address,
                 entry,
                 expected,
                 got,
-            })
-        };
-        let (ea, ga) = match (e.get(&address), g.get(&address)) {
-            (Some(a), Some(b)) => (a, b),
-            (Some(_), None) => return diff("account".into(), "present".into(), "absent".into()),
-            (None, Some(_)) => return diff("account".into(), "absent".into(), "present".into()),
-            (None, None) => unreachable!("the address comes from one of the maps"),
-        };
-        // Storage changes: slot → index → value.
-        let slots = |a: &AccountChanges| -> BTreeMap<U256, BTreeMap<u64, U256>> {
-            a.storage_changes
-                .iter()
-                .map(|s| {
-                    (
-                        s.slot,
-                        s.changes
-                            .iter()
-                            .map(|c| (c.block_access_index.0, c.new_value))
-                            .collect(),
-                    )
+            });
+        }
+    }
+    encoding_difference(expected, got)
+}
+
+/// A difference inside one account: (entry, expected, got).
+type Found = (String, String, String);
+
+/// The first difference between two entries of the same account, in the order
+/// [`first_difference`] documents.
+fn account_difference(e: &AccountChanges, g: &AccountChanges) -> Option<Found> {
+    storage_changes_difference(e, g)
+        .or_else(|| storage_reads_difference(e, g))
+        .or_else(|| {
+            let balance = |a: &AccountChanges| {
+                per_index(&a.balance_changes, |c| {
+                    (c.block_access_index.0, c.post_balance.to_string())
                 })
-                .collect()
-        };
-        let (es, gs) = (slots(ea), slots(ga));
-        let all: std::collections::BTreeSet<U256> = es.keys().chain(gs.keys()).copied().collect();
-        for slot in all {
-            let none = BTreeMap::new();
-            if let Some((index, x, y)) = first_keyed(
-                es.get(&slot).unwrap_or(&none),
-                gs.get(&slot).unwrap_or(&none),
-            ) {
-                return diff(
-                    format!(
-                        "storageChanges[slot {slot:#x}] postValue at blockAccessIndex {index:#x}"
-                    ),
-                    x,
-                    y,
-                );
-            }
-        }
-        let reads = |a: &AccountChanges| -> std::collections::BTreeSet<U256> {
-            a.storage_reads.iter().copied().collect()
-        };
-        let (er, gr) = (reads(ea), reads(ga));
-        if let Some(slot) = er.symmetric_difference(&gr).next() {
-            let has = |s: &std::collections::BTreeSet<U256>| {
-                if s.contains(slot) { "read" } else { "not read" }
             };
-            return diff(
-                format!("storageReads[slot {slot:#x}]"),
-                has(&er).into(),
-                has(&gr).into(),
-            );
-        }
-        let keyed = |v: Vec<(u64, String)>| -> BTreeMap<u64, String> { v.into_iter().collect() };
-        // (field, fixture's value per index, revm's value per index)
-        type PerIndex = BTreeMap<u64, String>;
-        let checks: [(&str, PerIndex, PerIndex); 3] = [
-            (
-                "postBalance",
-                keyed(
-                    ea.balance_changes
-                        .iter()
-                        .map(|c| (c.block_access_index.0, c.post_balance.to_string()))
-                        .collect(),
-                ),
-                keyed(
-                    ga.balance_changes
-                        .iter()
-                        .map(|c| (c.block_access_index.0, c.post_balance.to_string()))
-                        .collect(),
-                ),
-            ),
-            (
-                "postNonce",
-                keyed(
-                    ea.nonce_changes
-                        .iter()
-                        .map(|c| (c.block_access_index.0, c.new_nonce.to_string()))
-                        .collect(),
-                ),
-                keyed(
-                    ga.nonce_changes
-                        .iter()
-                        .map(|c| (c.block_access_index.0, c.new_nonce.to_string()))
-                        .collect(),
-                ),
-            ),
-            (
-                "newCode",
-                keyed(
-                    ea.code_changes
-                        .iter()
-                        .map(|c| (c.block_access_index.0, c.new_code.to_string()))
-                        .collect(),
-                ),
-                keyed(
-                    ga.code_changes
-                        .iter()
-                        .map(|c| (c.block_access_index.0, c.new_code.to_string()))
-                        .collect(),
-                ),
-            ),
-        ];
-        for (name, x, y) in checks {
-            if let Some((index, x, y)) = first_keyed(&x, &y) {
-                return diff(format!("{name} at blockAccessIndex {index:#x}"), x, y);
-            }
-        }
-    }
-    // Same content; the encodings may still differ in order or duplicates.
-    if expected != got {
-        let i = expected
+            let nonce = |a: &AccountChanges| {
+                per_index(&a.nonce_changes, |c| {
+                    (c.block_access_index.0, c.new_nonce.to_string())
+                })
+            };
+            let code = |a: &AccountChanges| {
+                per_index(&a.code_changes, |c| {
+                    (c.block_access_index.0, c.new_code.to_string())
+                })
+            };
+            [
+                ("postBalance", balance(e), balance(g)),
+                ("postNonce", nonce(e), nonce(g)),
+                ("newCode", code(e), code(g)),
+            ]
+            .into_iter()
+            .find_map(|(name, x, y)| {
+                first_keyed(&x, &y)
+                    .map(|(index, x, y)| (format!("{name} at blockAccessIndex {index:#x}"), x, y))
+            })
+        })
+}
+
+/// Storage changes: slot by slot, then by block access index.
+fn storage_changes_difference(e: &AccountChanges, g: &AccountChanges) -> Option<Found> {
+    let slots = |a: &AccountChanges| -> BTreeMap<U256, BTreeMap<u64, U256>> {
+        a.storage_changes
             .iter()
-            .zip(got.iter())
-            .position(|(a, b)| a != b)
-            .unwrap_or(expected.len().min(got.len()));
-        let address = expected
-            .get(i)
-            .or(got.get(i))
-            .map(|a| a.address)
-            .unwrap_or_default();
-        return Some(BalDifference {
-            address,
-            entry: format!("encoding of entry {i} (order or duplicates)"),
-            expected: format!("{:?}", expected.get(i)),
-            got: format!("{:?}", got.get(i)),
-        });
+            .map(|s| {
+                let values = s.changes.iter();
+                (
+                    s.slot,
+                    values
+                        .map(|c| (c.block_access_index.0, c.new_value))
+                        .collect(),
+                )
+            })
+            .collect()
+    };
+    let (es, gs) = (slots(e), slots(g));
+    let none = BTreeMap::new();
+    let all: BTreeSet<U256> = es.keys().chain(gs.keys()).copied().collect();
+    all.into_iter().find_map(|slot| {
+        first_keyed(
+            es.get(&slot).unwrap_or(&none),
+            gs.get(&slot).unwrap_or(&none),
+        )
+        .map(|(index, x, y)| {
+            (
+                format!("storageChanges[slot {slot:#x}] postValue at blockAccessIndex {index:#x}"),
+                x,
+                y,
+            )
+        })
+    })
+}
+
+/// Storage reads: the first slot one side reads and the other does not.
+fn storage_reads_difference(e: &AccountChanges, g: &AccountChanges) -> Option<Found> {
+    let reads =
+        |a: &AccountChanges| -> BTreeSet<U256> { a.storage_reads.iter().copied().collect() };
+    let (er, gr) = (reads(e), reads(g));
+    let slot = er.symmetric_difference(&gr).next()?;
+    let has = |s: &BTreeSet<U256>| if s.contains(slot) { "read" } else { "not read" };
+    Some((
+        format!("storageReads[slot {slot:#x}]"),
+        has(&er).into(),
+        has(&gr).into(),
+    ))
+}
+
+/// Changes keyed by block access index, values as text.
+fn per_index<T>(changes: &[T], entry: impl Fn(&T) -> (u64, String)) -> BTreeMap<u64, String> {
+    changes.iter().map(entry).collect()
+}
+
+/// Lists with the same content may still differ in order or duplicates: the first entry
+/// where their encodings part.
+fn encoding_difference(expected: &BlockAccessList, got: &BlockAccessList) -> Option<BalDifference> {
+    if expected == got {
+        return None;
     }
-    None
+    let i = expected
+        .iter()
+        .zip(got.iter())
+        .position(|(a, b)| a != b)
+        .unwrap_or(expected.len().min(got.len()));
+    let address = expected
+        .get(i)
+        .or(got.get(i))
+        .map(|a| a.address)
+        .unwrap_or_default();
+    Some(BalDifference {
+        address,
+        entry: format!("encoding of entry {i} (order or duplicates)"),
+        expected: format!("{:?}", expected.get(i)),
+        got: format!("{:?}", got.get(i)),
+    })
 }
 
 /// `got` without the read-only accesses `expected` lacks: accounts `expected` does not list
