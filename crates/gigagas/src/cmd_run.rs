@@ -5,7 +5,8 @@ use crate::cli::{Bar, commit, dump_or_default};
 use anyhow::{Context, Result, bail};
 use gigagas_executor::{Repetition, SchedulerKind};
 use gigagas_report::{
-    Grid, SuiteDump, SweepConfig, SweepOptions, folder, machine::MachineInfo, run_grid, table,
+    Grid, SuiteDump, SweepConfig, SweepOptions, SweepResults, folder, machine::MachineInfo,
+    run_grid, table,
 };
 use std::path::PathBuf;
 
@@ -103,35 +104,7 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
     let dumps = suite_dumps(&args.dumps)?;
     let cores = MachineInfo::detect_cores();
     let defaults = args.threads.is_empty() && args.batch.is_empty() && args.scheduler.is_empty();
-    let threads = if args.threads.is_empty() {
-        (1..=cores).collect()
-    } else {
-        args.threads.clone()
-    };
-    let batch = if args.batch.is_empty() {
-        vec![1, 50]
-    } else {
-        args.batch.clone()
-    };
-    let schedulers = if args.scheduler.is_empty() {
-        SchedulerKind::ALL.to_vec()
-    } else {
-        args.scheduler.clone()
-    };
-    let config = SweepConfig {
-        description: String::new(),
-        dumps: dumps.iter().map(|d| PathBuf::from(&d.label)).collect(),
-        threads,
-        batch,
-        schedulers,
-        recover_senders: vec![args.recover_senders],
-        warmup: args.warmup,
-        repeats: args.repeats,
-        sequential: !args.no_baseline,
-        all_cores: false,
-        min_sample_ms: args.min_sample_ms,
-        simulate: None,
-    };
+    let config = sweep_config(&args, &dumps, cores);
     let mut grid = Grid::of(&config, cores);
     if args.sequential {
         grid.points.clear();
@@ -167,24 +140,7 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
     let results = run_grid("run", &config, &grid, &dumps, &options, &mut bar);
     bar.0.finish_and_clear();
     let results = results?;
-    let m = &results.machine;
-    if !results.description.is_empty() {
-        eprintln!("{}", results.description);
-    }
-    eprintln!("{} on {} cores, commit {}", m.cpu, m.cores, m.commit);
-    print!("{}", table::rows_table(std::slice::from_ref(&results)));
-    let totals = table::totals_table(&results);
-    if !totals.is_empty() {
-        println!();
-        print!("{totals}");
-    }
-    let failures = table::failures_list(&results);
-    if !failures.is_empty() {
-        println!();
-        print!("{failures}");
-        // Also on stderr, next to the error line, when stdout goes to a file.
-        eprint!("{failures}");
-    }
+    print_results(&results);
     if let Some(out) = &args.json {
         std::fs::write(out, results.to_json()).with_context(|| out.display().to_string())?;
         eprintln!("wrote {}", out.display());
@@ -201,4 +157,56 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The grid of `gigagas run`'s flags: every core count 1..=cores, mega-blocks of 1 and 50,
+/// every scheduler where a flag is not given.
+fn sweep_config(args: &RunArgs, dumps: &[SuiteDump], cores: usize) -> SweepConfig {
+    let or = |given: &[usize], default: Vec<usize>| {
+        if given.is_empty() {
+            default
+        } else {
+            given.to_vec()
+        }
+    };
+    SweepConfig {
+        description: String::new(),
+        dumps: dumps.iter().map(|d| PathBuf::from(&d.label)).collect(),
+        threads: or(&args.threads, (1..=cores).collect()),
+        batch: or(&args.batch, vec![1, 50]),
+        schedulers: if args.scheduler.is_empty() {
+            SchedulerKind::ALL.to_vec()
+        } else {
+            args.scheduler.clone()
+        },
+        recover_senders: vec![args.recover_senders],
+        warmup: args.warmup,
+        repeats: args.repeats,
+        sequential: !args.no_baseline,
+        all_cores: false,
+        min_sample_ms: args.min_sample_ms,
+        simulate: None,
+    }
+}
+
+/// The machine line, the rows, the suite totals and the failures (also on stderr).
+fn print_results(results: &SweepResults) {
+    let m = &results.machine;
+    if !results.description.is_empty() {
+        eprintln!("{}", results.description);
+    }
+    eprintln!("{} on {} cores, commit {}", m.cpu, m.cores, m.commit);
+    print!("{}", table::rows_table(std::slice::from_ref(results)));
+    let totals = table::totals_table(results);
+    if !totals.is_empty() {
+        println!();
+        print!("{totals}");
+    }
+    let failures = table::failures_list(results);
+    if !failures.is_empty() {
+        println!();
+        print!("{failures}");
+        // Also on stderr, next to the error line, when stdout goes to a file.
+        eprint!("{failures}");
+    }
 }
