@@ -319,6 +319,20 @@ fn is_text(head: &str) -> bool {
 /// and virtual threads, the validation against measured runs, and the assumptions.
 pub fn simulation_markdown(sim: &SimulationReport, tag: Option<&str>) -> String {
     let mut out = String::new();
+    simulation_intro(&mut out, sim, tag);
+    projection_table(&mut out, sim);
+    if !sim.validations.is_empty() {
+        validation_table(&mut out, sim);
+    }
+    let _ = writeln!(out, "\nModel assumptions:\n");
+    for a in &sim.assumptions {
+        let _ = writeln!(out, "- {a}");
+    }
+    out
+}
+
+/// The heading, what was profiled and the item slowdown used.
+fn simulation_intro(out: &mut String, sim: &SimulationReport, tag: Option<&str>) {
     let _ = writeln!(
         out,
         "### Schedule simulation{}: `{}`\n",
@@ -355,6 +369,10 @@ pub fn simulation_markdown(sim: &SimulationReport, tag: Option<&str>) -> String 
             &sim.item_slowdown_source
         }
     );
+}
+
+/// Projected GGas/s per (batch, scheduler) row and thread-count column.
+fn projection_table(out: &mut String, sim: &SimulationReport) {
     let mut threads: Vec<usize> = sim.projections.iter().map(|p| p.threads).collect();
     threads.sort_unstable();
     threads.dedup();
@@ -387,50 +405,47 @@ pub fn simulation_markdown(sim: &SimulationReport, tag: Option<&str>) -> String 
             .collect();
         let _ = writeln!(out, "| {batch} | {scheduler} | {} |", cells.join(" | "));
     }
-    if !sim.validations.is_empty() {
+}
+
+/// Predicted vs measured wall time, and the largest errors.
+fn validation_table(out: &mut String, sim: &SimulationReport) {
+    let _ = writeln!(
+        out,
+        "\nPredicted vs measured wall time (median repeat) on this machine:\n"
+    );
+    let _ = writeln!(
+        out,
+        "| threads | batch | scheduler | predicted | measured | error | item-time ratio | scheduling error |"
+    );
+    let _ = writeln!(out, "|---:|---:|---|---:|---:|---:|---:|---:|");
+    for v in &sim.validations {
         let _ = writeln!(
             out,
-            "\nPredicted vs measured wall time (median repeat) on this machine:\n"
+            "| {} | {} | {} | {:.3} s | {:.3} s | {:+.1} % | {:.3} | {:+.1} % |",
+            v.threads,
+            v.batch,
+            v.scheduler,
+            v.predicted_s,
+            v.measured_s,
+            v.error * 100.0,
+            v.item_time_ratio,
+            v.scheduling_error * 100.0
         );
+    }
+    if let Some(e) = sim.max_abs_error() {
+        let sched = sim
+            .validations
+            .iter()
+            .map(|v| v.scheduling_error.abs())
+            .fold(0.0, f64::max);
         let _ = writeln!(
             out,
-            "| threads | batch | scheduler | predicted | measured | error | item-time ratio | scheduling error |"
+            "\nLargest error: {:.1} % (goal: within 5 %); of the scheduling model alone (prediction × item-time \
+             ratio, i.e. with the measured run's own per-item slowdown factored in): {:.1} %.",
+            e * 100.0,
+            sched * 100.0
         );
-        let _ = writeln!(out, "|---:|---:|---|---:|---:|---:|---:|---:|");
-        for v in &sim.validations {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {:.3} s | {:.3} s | {:+.1} % | {:.3} | {:+.1} % |",
-                v.threads,
-                v.batch,
-                v.scheduler,
-                v.predicted_s,
-                v.measured_s,
-                v.error * 100.0,
-                v.item_time_ratio,
-                v.scheduling_error * 100.0
-            );
-        }
-        if let Some(e) = sim.max_abs_error() {
-            let sched = sim
-                .validations
-                .iter()
-                .map(|v| v.scheduling_error.abs())
-                .fold(0.0, f64::max);
-            let _ = writeln!(
-                out,
-                "\nLargest error: {:.1} % (goal: within 5 %); of the scheduling model alone (prediction × item-time \
-                 ratio, i.e. with the measured run's own per-item slowdown factored in): {:.1} %.",
-                e * 100.0,
-                sched * 100.0
-            );
-        }
     }
-    let _ = writeln!(out, "\nModel assumptions:\n");
-    for a in &sim.assumptions {
-        let _ = writeln!(out, "- {a}");
-    }
-    out
 }
 
 /// The whole `table.md`: title, machines, dumps, the rows table, simulations and plots.
