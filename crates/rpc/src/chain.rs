@@ -236,69 +236,116 @@ pub fn detect(
     last: &Header,
     fork_override: Option<EthereumHardfork>,
 ) -> Result<(ChainConfig, ForkSource), RpcDumpError> {
-    let from_genesis = |fork: EthereumHardfork| {
-        ChainConfig::all_active_from_genesis(chain_id, fork)
-            .ok_or_else(|| RpcDumpError::Chain(format!("fork {fork} cannot be scheduled")))
-    };
     if let Some(fork) = fork_override {
-        let mut c = from_genesis(fork)?;
-        let e = eth_config(client);
-        c.deposit_contract = e.as_ref().and_then(|e| e.deposit_contract);
-        if BLOB_FORKS_WITHOUT_DEFAULTS.contains(&fork) {
-            match e.and_then(|e| e.bpo_blob_schedule) {
-                Some(params) => {
-                    c.blob_schedule.insert(fork.name().into(), params);
-                }
-                None => {
-                    return Err(RpcDumpError::Chain(format!(
-                        "--fork {}: its blob parameters (target, max, base fee update fraction) are not built in \
-                         and the node's eth_config does not give them; name an earlier fork with --fork",
-                        fork.name().to_ascii_lowercase()
-                    )));
-                }
-            }
-        }
-        return Ok((c, ForkSource::Override));
+        return from_override(client, chain_id, fork);
     }
     if let Some((c, limit)) = known_chain_with_limit(chain_id) {
-        if let Some((fork, t)) = limit.filter(|(_, t)| *t <= last.timestamp) {
-            return Err(RpcDumpError::Chain(format!(
-                "block {} (timestamp {}) is past {fork} (timestamp {t}), whose blob parameters (target, max, \
-                 base fee update fraction) gigagas does not know for chain {chain_id}; dump blocks before it, or name \
-                 the fork of the range with --fork",
-                last.number, last.timestamp
-            )));
-        }
-        return Ok((c, ForkSource::KnownChain));
+        return from_known_chain(c, limit, chain_id, last);
     }
     if let Some(e) = eth_config(client) {
-        if e.activation_time > first.timestamp {
-            return Err(RpcDumpError::Chain(format!(
-                "the node's current fork ({}) activated at timestamp {}, after block {} (timestamp {}); \
-                 name the fork of the range with --fork",
-                e.fork, e.activation_time, first.number, first.timestamp
-            )));
-        }
-        if let Some(next) = e.next_activation.filter(|n| *n <= last.timestamp) {
-            return Err(RpcDumpError::Chain(format!(
-                "the range crosses a fork activation at timestamp {next}; dump the parts before and after it separately"
-            )));
-        }
-        let mut c = from_genesis(e.fork)?;
-        c.deposit_contract = e.deposit_contract;
-        if let Some(params) = e.bpo_blob_schedule {
-            // Blob parameters other than the fork's: a blob-parameter-only fork on top of
-            // it, with the node's values (the name is a label: eth_config gives none).
-            let bpo = EthereumHardfork::Bpo1;
-            c.forks.push(ForkActivation {
-                fork: bpo.name().into(),
-                block: None,
-                timestamp: Some(0),
-            });
-            c.blob_schedule.insert(bpo.name().into(), params);
-        }
-        return Ok((c, ForkSource::EthConfig));
+        return from_eth_config(&e, chain_id, first, last);
     }
+    from_header(client, chain_id, first, last)
+}
+
+/// A chain config with every fork up to `fork` active from genesis.
+fn from_genesis(chain_id: u64, fork: EthereumHardfork) -> Result<ChainConfig, RpcDumpError> {
+    ChainConfig::all_active_from_genesis(chain_id, fork)
+        .ok_or_else(|| RpcDumpError::Chain(format!("fork {fork} cannot be scheduled")))
+}
+
+/// `--fork`: that fork from genesis, with the node's deposit contract and, for a BPO fork
+/// gigagas has no parameters for, the node's blob parameters (or an error saying so).
+fn from_override(
+    client: &RpcClient,
+    chain_id: u64,
+    fork: EthereumHardfork,
+) -> Result<(ChainConfig, ForkSource), RpcDumpError> {
+    let from_genesis = |fork| from_genesis(chain_id, fork);
+    let mut c = from_genesis(fork)?;
+    let e = eth_config(client);
+    c.deposit_contract = e.as_ref().and_then(|e| e.deposit_contract);
+    if BLOB_FORKS_WITHOUT_DEFAULTS.contains(&fork) {
+        match e.and_then(|e| e.bpo_blob_schedule) {
+            Some(params) => {
+                c.blob_schedule.insert(fork.name().into(), params);
+            }
+            None => {
+                return Err(RpcDumpError::Chain(format!(
+                    "--fork {}: its blob parameters (target, max, base fee update fraction) are not built in \
+                     and the node's eth_config does not give them; name an earlier fork with --fork",
+                    fork.name().to_ascii_lowercase()
+                )));
+            }
+        }
+    }
+    Ok((c, ForkSource::Override))
+}
+
+/// A chain whose schedule gigagas knows (mainnet, the public testnets), refused past the
+/// first fork whose blob parameters it does not know.
+fn from_known_chain(
+    c: ChainConfig,
+    limit: Option<(EthereumHardfork, u64)>,
+    chain_id: u64,
+    last: &Header,
+) -> Result<(ChainConfig, ForkSource), RpcDumpError> {
+    if let Some((fork, t)) = limit.filter(|(_, t)| *t <= last.timestamp) {
+        return Err(RpcDumpError::Chain(format!(
+            "block {} (timestamp {}) is past {fork} (timestamp {t}), whose blob parameters (target, max, \
+             base fee update fraction) gigagas does not know for chain {chain_id}; dump blocks before it, or name \
+             the fork of the range with --fork",
+            last.number, last.timestamp
+        )));
+    }
+    Ok((c, ForkSource::KnownChain))
+}
+
+/// The node's `eth_config`: its current fork from genesis, if the range lies within it.
+fn from_eth_config(
+    e: &EthConfigFork,
+    chain_id: u64,
+    first: &Header,
+    last: &Header,
+) -> Result<(ChainConfig, ForkSource), RpcDumpError> {
+    let from_genesis = |fork| from_genesis(chain_id, fork);
+    if e.activation_time > first.timestamp {
+        return Err(RpcDumpError::Chain(format!(
+            "the node's current fork ({}) activated at timestamp {}, after block {} (timestamp {}); \
+             name the fork of the range with --fork",
+            e.fork, e.activation_time, first.number, first.timestamp
+        )));
+    }
+    if let Some(next) = e.next_activation.filter(|n| *n <= last.timestamp) {
+        return Err(RpcDumpError::Chain(format!(
+            "the range crosses a fork activation at timestamp {next}; dump the parts before and after it separately"
+        )));
+    }
+    let mut c = from_genesis(e.fork)?;
+    c.deposit_contract = e.deposit_contract;
+    if let Some(params) = e.bpo_blob_schedule {
+        // Blob parameters other than the fork's: a blob-parameter-only fork on top of
+        // it, with the node's values (the name is a label: eth_config gives none).
+        let bpo = EthereumHardfork::Bpo1;
+        c.forks.push(ForkActivation {
+            fork: bpo.name().into(),
+            block: None,
+            timestamp: Some(0),
+        });
+        c.blob_schedule.insert(bpo.name().into(), params);
+    }
+    Ok((c, ForkSource::EthConfig))
+}
+
+/// The fork the first header's fields imply (a probe tells Osaka from Prague), refused when
+/// the blocks use more blob gas than that fork allows.
+fn from_header(
+    client: &RpcClient,
+    chain_id: u64,
+    first: &Header,
+    last: &Header,
+) -> Result<(ChainConfig, ForkSource), RpcDumpError> {
+    let from_genesis = |fork| from_genesis(chain_id, fork);
     let fork = if first.block_access_list_hash.is_some() {
         EthereumHardfork::Amsterdam
     } else if first.requests_hash.is_some() {
@@ -328,8 +375,8 @@ pub fn detect(
         {
             return Err(RpcDumpError::Chain(format!(
                 "block {} uses {used} blob gas, more than {fork} allows ({}): the chain runs a blob-parameter-only \
-                 fork whose parameters (target, max, base fee update fraction) the node does not serve (no \
-                 eth_config); name the fork with --fork",
+             fork whose parameters (target, max, base fee update fraction) the node does not serve (no \
+             eth_config); name the fork with --fork",
                 h.number,
                 params.max_blob_gas_per_block()
             )));
