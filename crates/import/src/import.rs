@@ -266,11 +266,11 @@ pub fn import_test(
     test: &BlockchainTest,
 ) -> Result<(Option<Dump>, ImportStats), ImportError> {
     let (chain, spec) = chain_rules(name, test)?;
-    let genesis = checked_genesis(name, test)?;
+    let (genesis, genesis_header) = checked_genesis(name, test)?;
     let steps = decode_chain(name, test, genesis)?;
     let mut pre = World::from_fixture(&test.pre).map_err(|e| malformed(name, e.to_string()))?;
     pre.block_hashes.insert(genesis.0, genesis.1);
-    let executed = execute_chain(name, test, &spec, &pre, &steps)?;
+    let executed = execute_chain(name, test, &spec, &pre, genesis_header, &steps)?;
     let valid: Vec<&Decoded> = steps
         .iter()
         .filter_map(|s| match s {
@@ -340,14 +340,20 @@ fn chain_rules(name: &str, test: &BlockchainTest) -> Result<(ChainConfig, ChainS
     Ok((chain, spec))
 }
 
-/// The genesis `(number, hash)`: the fixture's hash, checked against its RLP when present.
-fn checked_genesis(name: &str, test: &BlockchainTest) -> Result<(u64, B256), ImportError> {
+/// The genesis `(number, hash)` and its header when the fixture has `genesisRLP` (the
+/// parent the first block's header is checked against): the fixture's hash, checked
+/// against the RLP when present.
+fn checked_genesis(
+    name: &str,
+    test: &BlockchainTest,
+) -> Result<((u64, B256), Option<Header>), ImportError> {
     let genesis_hash = test.genesis_block_header.hash;
     let genesis_number: u64 = test
         .genesis_block_header
         .number
         .try_into()
         .map_err(|_| malformed(name, "genesis block number does not fit in 64 bits".into()))?;
+    let mut header = None;
     if let Some(rlp) = &test.genesis_rlp {
         let genesis = Block::<TxEnvelope>::decode(&mut rlp.as_ref())
             .map_err(|e| malformed(name, format!("genesisRLP does not decode: {e}")))?;
@@ -362,17 +368,9 @@ fn checked_genesis(name: &str, test: &BlockchainTest) -> Result<(u64, B256), Imp
                 hash,
             ));
         }
+        header = Some(genesis.header);
     }
-    Ok((genesis_number, genesis_hash))
-}
-
-/// The genesis header, when the fixture has `genesisRLP` (checked by [`checked_genesis`]):
-/// the parent the first block's header is checked against.
-fn genesis_header(test: &BlockchainTest) -> Option<Header> {
-    let rlp = test.genesis_rlp.as_ref()?;
-    Block::<TxEnvelope>::decode(&mut rlp.as_ref())
-        .ok()
-        .map(|b| b.header)
+    Ok(((genesis_number, genesis_hash), header))
 }
 
 /// The fixture's blocks, decoded: the valid ones must form one chain on top of the
@@ -452,6 +450,7 @@ fn execute_chain(
     test: &BlockchainTest,
     spec: &ChainSpec,
     pre: &World,
+    genesis_header: Option<Header>,
     steps: &[Step],
 ) -> Result<Executed, ImportError> {
     let mut state = State::builder()
@@ -467,7 +466,7 @@ fn execute_chain(
         rejected: Vec::new(),
     };
     let last_valid = steps.iter().rposition(|s| matches!(s, Step::Valid(_)));
-    let mut parent = genesis_header(test);
+    let mut parent = genesis_header;
     for (i, step) in steps.iter().enumerate() {
         let tip = Tip {
             world: &out.world,
