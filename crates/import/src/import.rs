@@ -721,17 +721,24 @@ fn first_rejection(
         ));
     }
     let header_hash = d.header.block_access_list_hash?;
-    let list = carried.unwrap_or_else(|| without_eip8282_touches(&recorded.access_list, None));
-    let ours = without_eip8282_touches(&recorded.access_list, Some(&list));
-    if let Some(diff) = first_difference(&list, &ours) {
-        return Some((
-            RejectedBy::AccessList,
-            format!(
-                "account {}: {}: the block's list says {}, execution gives {}",
-                diff.address, diff.entry, diff.expected, diff.got
-            ),
-        ));
-    }
+    // The list the header commits to: the one the block carries, checked against
+    // execution's entry by entry; without one, execution's own.
+    let list = match carried {
+        Some(list) => {
+            let ours = without_eip8282_touches(&recorded.access_list, Some(&list));
+            if let Some(diff) = first_difference(&list, &ours) {
+                return Some((
+                    RejectedBy::AccessList,
+                    format!(
+                        "account {}: {}: the block's list says {}, execution gives {}",
+                        diff.address, diff.entry, diff.expected, diff.got
+                    ),
+                ));
+            }
+            list
+        }
+        None => without_eip8282_touches(&recorded.access_list, None),
+    };
     let hash = alloy_eip7928::compute_block_access_list_hash(&list);
     (hash != header_hash).then(|| {
         (
