@@ -14,6 +14,7 @@ use crate::{
     run::{RunConfig, RunTimings},
     stats::{Metrics, Summary},
     verify::Divergence,
+    work::TimedWork,
 };
 
 /// The minimum timed length of a measured sample that the command line and sweep configs
@@ -157,22 +158,26 @@ impl Replay {
             let (timings, outputs) = self.run_parallel(config);
             if rep.verify {
                 self.verify_all(&outputs)?;
+                if config.receipts {
+                    self.check_receipts_built(&outputs)?;
+                }
             }
             Ok(timings)
         };
         self.bench_samples(config.threads, rep, pass, after_sample)
     }
 
-    /// The sequential baseline (one revm `State`, no access list), sampled like
-    /// [`Replay::bench_parallel`] and verified against the receipts.
+    /// The sequential baseline (one revm `State`, no access list), with the same timed
+    /// work as the replay ([`crate::work`]), sampled like [`Replay::bench_parallel`] and
+    /// verified against the receipts.
     pub fn bench_sequential(
         &self,
-        recover_senders: bool,
+        work: TimedWork,
         rep: Repetition,
         after_sample: impl FnMut(),
     ) -> Result<Sampled, Divergence> {
         let pass = || {
-            let (timings, results) = self.run_sequential(recover_senders);
+            let (timings, results) = self.run_sequential(work);
             let results = results.map_err(Divergence::from)?;
             if rep.verify {
                 self.verify_sequential(&results)?;

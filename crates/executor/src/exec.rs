@@ -3,15 +3,20 @@
 use crate::{
     replay::{ItemKind, Replay, ReplayBlock, WorkItem},
     view::BalView,
+    work::{TimedWork, tx_receipt},
 };
+use alloy_consensus::{ReceiptEnvelope, transaction::Recovered};
 use alloy_evm::{
     Evm, EvmFactory, FromRecoveredTx,
     block::BlockExecutor,
-    eth::{EthBlockExecutor, EthEvm, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
+    eth::{
+        EthBlockExecutor, EthEvm, EthEvmFactory, EthTxResult, receipt_builder::AlloyReceiptBuilder,
+    },
     precompiles::PrecompilesMap,
 };
 use gigagas_record::{execution_ctx, pay_headerless_ommer_share};
 use revm::{
+    DatabaseCommit,
     context::TxEnv,
     database::State,
     inspector::NoOpInspector,
@@ -30,8 +35,13 @@ pub enum ItemOutput {
         gas_used: u64,
         /// Whether it succeeded.
         success: bool,
+        /// Number of logs it emitted.
+        logs: u64,
         /// Every account it loaded, with changes.
         state: EvmState,
+        /// Its receipt with logs bloom, when the timed work includes receipts
+        /// ([`TimedWork::receipts`]); the cumulative gas is the dump's.
+        receipt: Option<ReceiptEnvelope>,
     },
     /// System work: the writes it made, at its block access index.
     System {
@@ -105,14 +115,26 @@ impl<'a> ItemExecutor<'a> {
 }
 
 impl Replay {
-    /// Execute one work item on its own view of state. `recover_senders` recovers the
-    /// sender from the signature instead of taking it from the dump.
-    pub fn execute_item(
+    /// Execute one work item on its own view of state, with the optional steps of `work`.
+    pub fn execute_item(&self, item: &WorkItem, work: TimedWork) -> Result<ItemOutput, ExecError> {
+        self.execute_item_with(&mut ItemExecutor::new(), item, work)
+    }
+
+    /// The sender of `tx`: recovered from its signature when `work` says so (the timed
+    /// step both paths share), else the dump's.
+    fn sender(
         &self,
-        item: &WorkItem,
-        recover_senders: bool,
-    ) -> Result<ItemOutput, ExecError> {
-        self.execute_item_with(&mut ItemExecutor::new(), item, recover_senders)
+        block: &ReplayBlock,
+        tx: &Recovered<alloy_consensus::TxEnvelope>,
+        work: TimedWork,
+    ) -> Result<alloy_primitives::Address, String> {
+        if work.recover_senders {
+            self.spec
+                .recover_sender(block.header.number, tx.inner())
+                .map_err(|e| format!("sender recovery: {e}"))
+        } else {
+            Ok(tx.signer())
+        }
     }
 
     /// [`Replay::execute_item`] on a worker's reusable EVM.
@@ -120,7 +142,7 @@ impl Replay {
         &'a self,
         executor: &mut ItemExecutor<'a>,
         item: &WorkItem,
-        recover_senders: bool,
+        work: TimedWork,
     ) -> Result<ItemOutput, ExecError> {
         let block = &self.blocks[item.block as usize];
         let index = item.bal_index(block);
@@ -133,13 +155,7 @@ impl Replay {
         match item.kind {
             ItemKind::Tx(i) => {
                 let tx = &block.transactions[i as usize];
-                let sender = if recover_senders {
-                    self.spec
-                        .recover_sender(block.header.number, tx.inner())
-                        .map_err(|e| err(format!("sender recovery: {e}")))?
-                } else {
-                    tx.signer()
-                };
+                let sender = self.sender(block, tx, work).map_err(err)?;
                 let tx_env = TxEnv::from_recovered_tx(tx.inner(), sender);
                 let out = match executor.evm(block, view).transact(tx_env) {
                     Ok(out) => out,
@@ -148,10 +164,19 @@ impl Replay {
                         return Err(err(e.to_string()));
                     }
                 };
+                let success = out.result.is_success();
+                let gas_used = out.result.gas().tx_gas_used();
+                let logs = out.result.logs().len() as u64;
+                let receipt = work.receipts.then(|| {
+                    let cumulative = block.receipts[i as usize].cumulative_gas_used;
+                    tx_receipt(tx.tx_type(), success, cumulative, out.result.into_logs())
+                });
                 Ok(ItemOutput::Tx {
-                    gas_used: out.result.gas().tx_gas_used(),
-                    success: out.result.is_success(),
+                    gas_used,
+                    success,
+                    logs,
                     state: out.state,
+                    receipt,
                 })
             }
             ItemKind::PreBlock | ItemKind::PostBlock => {
@@ -189,20 +214,22 @@ impl Replay {
         }
     }
 
-    /// The sequential baseline, as a client executes today: one revm `State` over the
-    /// pre-state (no access list), blocks and transactions one after another, system
-    /// calls and withdrawals included. Calls `on_tx(block, tx, gas_used, success, nanos)`
-    /// after each transaction (timing happens inside; the callback should be cheap).
+    /// The sequential baseline, as a client executes: one revm `State` over the pre-state
+    /// (no access list), blocks and transactions one after another, system calls, rewards
+    /// and withdrawals included — and per transaction exactly the replay's timed work
+    /// ([`crate::work`]): execute, commit the state changes, and only with `work`'s options
+    /// recover the sender and build the receipt ([`tx_receipt`]). Calls `on_tx` after each
+    /// transaction (timing happens inside; the callback should be cheap).
     pub fn execute_sequential(
         &self,
-        recover_senders: bool,
-        mut on_tx: impl FnMut(usize, usize, u64, bool, u64),
+        work: TimedWork,
+        mut on_tx: impl FnMut(SequentialTx),
     ) -> Result<(), ExecError> {
         for segment in &self.segments {
             // Each segment starts from its own pre-state.
             let mut state = State::builder().with_database_ref(&segment.pre).build();
             for b in segment.blocks.clone() {
-                self.execute_sequential_block(&mut state, b, recover_senders, &mut on_tx)?;
+                self.execute_sequential_block(&mut state, b, work, &mut on_tx)?;
             }
         }
         Ok(())
@@ -212,65 +239,104 @@ impl Replay {
         &self,
         state: &mut State<revm::database::WrapDatabaseRef<&crate::prestate::PreStateDb>>,
         b: usize,
-        recover_senders: bool,
-        on_tx: &mut impl FnMut(usize, usize, u64, bool, u64),
+        work: TimedWork,
+        on_tx: &mut impl FnMut(SequentialTx),
     ) -> Result<(), ExecError> {
         let block = &self.blocks[b];
-        {
-            let err = |item, message: String| ExecError {
-                block: block.header.number,
-                item,
-                message,
-            };
-            let input = block.input();
-            let evm = EthEvmFactory::default().create_evm(&mut *state, block.env.clone());
-            let mut ex = EthBlockExecutor::new(
-                evm,
-                execution_ctx(&input),
-                &self.spec,
-                AlloyReceiptBuilder::default(),
-            );
-            ex.apply_pre_execution_changes()
-                .map_err(|e| err(ItemKind::PreBlock, e.to_string()))?;
-            for (i, tx) in block.transactions.iter().enumerate() {
-                let item = ItemKind::Tx(i as u32);
-                let start = std::time::Instant::now();
-                let sender = if recover_senders {
-                    self.spec
-                        .recover_sender(block.header.number, tx.inner())
-                        .map_err(|e| err(item, format!("sender recovery: {e}")))?
-                } else {
-                    tx.signer()
-                };
-                let mut success = false;
-                let gas = ex
-                    .execute_transaction_with_result_closure(
-                        (TxEnv::from_recovered_tx(tx.inner(), sender), tx),
-                        |r| {
-                            success =
-                                revm::context::result::ExecutionResult::is_success(&r.result.result)
-                        },
-                    )
-                    .map_err(|e| err(item, e.to_string()))?;
-                on_tx(
-                    b,
-                    i,
-                    gas.tx_gas_used(),
+        let err = |item, message: String| ExecError {
+            block: block.header.number,
+            item,
+            message,
+        };
+        let input = block.input();
+        let evm = EthEvmFactory::default().create_evm(&mut *state, block.env.clone());
+        let mut ex = EthBlockExecutor::new(
+            evm,
+            execution_ctx(&input),
+            &self.spec,
+            AlloyReceiptBuilder::default(),
+        );
+        ex.apply_pre_execution_changes()
+            .map_err(|e| err(ItemKind::PreBlock, e.to_string()))?;
+        for (i, tx) in block.transactions.iter().enumerate() {
+            let item = ItemKind::Tx(i as u32);
+            let start = std::time::Instant::now();
+            let sender = self.sender(block, tx, work).map_err(|m| err(item, m))?;
+            let tx_env = TxEnv::from_recovered_tx(tx.inner(), sender);
+            let EthTxResult {
+                result: out,
+                blob_gas_used,
+                tx_type,
+            } = ex
+                .execute_transaction_without_commit((tx_env, tx))
+                .map_err(|e| err(item, e.to_string()))?;
+            // What alloy-evm's `commit_transaction` does, without the receipt it always
+            // builds: the block's gas counters, then the state changes into `State`.
+            let gas = out.result.gas();
+            let gas_used = gas.tx_gas_used();
+            ex.block_regular_gas_used += gas.block_regular_gas_used();
+            ex.block_state_gas_used += gas.block_state_gas_used();
+            ex.cumulative_tx_gas_used += gas_used;
+            ex.blob_gas_used = ex.blob_gas_used.saturating_add(blob_gas_used);
+            ex.evm_mut().db_mut().commit(out.state);
+            let success = out.result.is_success();
+            let logs = out.result.logs().len() as u64;
+            let receipt = work.receipts.then(|| {
+                tx_receipt(
+                    tx_type,
                     success,
-                    start.elapsed().as_nanos() as u64,
-                );
-            }
-            let (mut evm, _) = ex
-                .finish()
-                .map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
-            pay_headerless_ommer_share(
-                evm.db_mut(),
-                &self.spec,
-                &block.header,
-                block.headerless_ommers,
-            )
-            .map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
+                    ex.cumulative_tx_gas_used,
+                    out.result.into_logs(),
+                )
+            });
+            on_tx(SequentialTx {
+                block: b,
+                tx: i,
+                result: TxResult {
+                    gas_used,
+                    success,
+                    logs,
+                },
+                receipt,
+                nanos: start.elapsed().as_nanos() as u64,
+            });
         }
+        let (mut evm, _) = ex
+            .finish()
+            .map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
+        pay_headerless_ommer_share(
+            evm.db_mut(),
+            &self.spec,
+            &block.header,
+            block.headerless_ommers,
+        )
+        .map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
         Ok(())
     }
+}
+
+/// What the sequential loop reports after each transaction.
+#[derive(Debug)]
+pub struct SequentialTx {
+    /// Index into [`Replay::blocks`].
+    pub block: usize,
+    /// Index of the transaction in its block.
+    pub tx: usize,
+    /// Its gas, status and log count.
+    pub result: TxResult,
+    /// Its receipt, when the timed work includes receipts.
+    pub receipt: Option<ReceiptEnvelope>,
+    /// Time it took (sender, execution, commit, receipt), nanoseconds.
+    pub nanos: u64,
+}
+
+/// What verification compares with a transaction's receipt summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxResult {
+    /// Gas used (after refunds).
+    pub gas_used: u64,
+    /// Whether it succeeded.
+    pub success: bool,
+    /// Number of logs it emitted.
+    pub logs: u64,
 }

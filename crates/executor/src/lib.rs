@@ -1,5 +1,9 @@
 //! Verified parallel replay of gigagas dumps.
 //!
+//! Both the replay and the sequential baseline time exactly the work defined in [`work`]
+//! (per transaction: execute and produce the state changes; per block: system calls,
+//! rewards, withdrawals; optionally sender recovery and receipts with their blooms).
+//!
 //! Every transaction runs on its own [`BalView`]: the dump's pre-state overlaid with the
 //! block access list's writes from earlier transactions. Nothing waits on another
 //! transaction, so a [`Scheduler`] only decides the order in which free workers take
@@ -33,18 +37,20 @@ pub mod schedule;
 pub mod stats;
 pub mod verify;
 pub mod view;
+pub mod work;
 
 pub use bench::{DEFAULT_MIN_SAMPLE_MS, MAX_PASSES_PER_SAMPLE, Repetition, Sampled};
-pub use exec::{ExecError, ItemExecutor, ItemOutput};
+pub use exec::{ExecError, ItemExecutor, ItemOutput, SequentialTx, TxResult};
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_record::ChainSpec;
 pub use prestate::{PreStateDb, StateError};
 pub use replay::{ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
-pub use run::{RunConfig, RunOutputs, RunTimings};
+pub use run::{RunConfig, RunOutputs, RunTimings, SequentialOutputs};
 pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, SchedulerKind};
 pub use stats::{Metrics, Summary};
-pub use verify::{Divergence, ItemOutcome};
+pub use verify::{Divergence, ItemOutcome, ReceiptsRootCheck};
 pub use view::BalView;
+pub use work::{TIMED_WORK, TimedWork, tx_receipt};
 
 // Dev-dependencies used only by the integration tests in `tests/`.
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! Timed runs: the worker pool, mega-blocks and the sequential baseline.
 
 use crate::{
-    exec::{ExecError, ItemExecutor, ItemOutput},
+    exec::{ExecError, ItemExecutor, ItemOutput, SequentialTx, TxResult},
     replay::Replay,
     schedule::SchedulerKind,
+    work::TimedWork,
 };
 use std::{
     sync::{
@@ -24,6 +25,20 @@ pub struct RunConfig {
     pub scheduler: SchedulerKind,
     /// Recover each sender from its signature inside the timed work.
     pub recover_senders: bool,
+    /// Build each transaction's receipt with its logs bloom inside the timed work (and
+    /// check the receipts root after the pass).
+    #[serde(default)]
+    pub receipts: bool,
+}
+
+impl RunConfig {
+    /// The optional steps of this point's timed work.
+    pub fn work(&self) -> TimedWork {
+        TimedWork {
+            recover_senders: self.recover_senders,
+            receipts: self.receipts,
+        }
+    }
 }
 
 /// Timings of one run (what the timed window saw).
@@ -114,8 +129,7 @@ impl Shared<'_> {
     {
         let replay: &'r Replay = self.replay;
         let start = Instant::now();
-        let out =
-            replay.execute_item_with(executor, &replay.items[index], self.config.recover_senders);
+        let out = replay.execute_item_with(executor, &replay.items[index], self.config.work());
         let ns = start.elapsed().as_nanos() as u64;
         done.push((index as u32, ns, out));
         ns
@@ -236,18 +250,21 @@ impl Replay {
         (timings, outputs)
     }
 
-    /// The sequential baseline timed the same way (one batch per block, one worker).
-    /// Returns the timings and, per transaction, `(gas_used, success)` for verification.
+    /// The sequential baseline timed the same way (one batch per block, one worker), with
+    /// the same timed work as the replay ([`crate::work`]). Returns the timings and every
+    /// transaction's result (and receipt, with `work.receipts`) for verification.
     pub fn run_sequential(
         &self,
-        recover_senders: bool,
-    ) -> (RunTimings, Result<Vec<(u64, bool)>, ExecError>) {
+        work: TimedWork,
+    ) -> (RunTimings, Result<SequentialOutputs, ExecError>) {
         let mut item_ns = vec![0u64; self.items.len()];
-        let mut results = Vec::with_capacity(self.transaction_count());
+        let mut txs = Vec::with_capacity(self.transaction_count());
+        let mut receipts = Vec::with_capacity(if work.receipts { txs.capacity() } else { 0 });
         let start = Instant::now();
-        let r = self.execute_sequential(recover_senders, |b, i, gas, ok, ns| {
-            item_ns[self.block_items[b] as usize + 1 + i] = ns;
-            results.push((gas, ok));
+        let r = self.execute_sequential(work, |done: SequentialTx| {
+            item_ns[self.block_items[done.block] as usize + 1 + done.tx] = done.nanos;
+            txs.push(done.result);
+            receipts.extend(done.receipt);
         });
         let wall_ns = start.elapsed().as_nanos() as u64;
         let batches = self.batches(1);
@@ -258,50 +275,16 @@ impl Replay {
             item_ns,
             batches,
         };
-        (timings, r.map(|()| results))
+        (timings, r.map(|()| SequentialOutputs { txs, receipts }))
     }
+}
 
-    /// Verify a sequential run: every transaction's gas and status against its receipt.
-    pub fn verify_sequential(&self, results: &[(u64, bool)]) -> Result<(), crate::Divergence> {
-        let mut it = results.iter();
-        for block in &self.blocks {
-            let mut total = 0;
-            for (i, r) in block.receipts.iter().enumerate() {
-                let &(gas, ok) = it.next().ok_or_else(|| crate::Divergence {
-                    block: block.header.number,
-                    item: crate::ItemKind::Tx(i as u32),
-                    address: None,
-                    field: "execution".into(),
-                    expected: "a result".into(),
-                    got: "none".into(),
-                })?;
-                let div = |field: &str, e: String, g: String| crate::Divergence {
-                    block: block.header.number,
-                    item: crate::ItemKind::Tx(i as u32),
-                    address: None,
-                    field: field.into(),
-                    expected: e,
-                    got: g,
-                };
-                if gas != r.gas_used {
-                    return Err(div("gas used", r.gas_used.to_string(), gas.to_string()));
-                }
-                if ok != r.success {
-                    return Err(div("status", r.success.to_string(), ok.to_string()));
-                }
-                total += gas;
-            }
-            if total != block.header.gas_used {
-                return Err(crate::Divergence {
-                    block: block.header.number,
-                    item: crate::ItemKind::PostBlock,
-                    address: None,
-                    field: "block gas used".into(),
-                    expected: block.header.gas_used.to_string(),
-                    got: total.to_string(),
-                });
-            }
-        }
-        Ok(())
-    }
+/// What a sequential pass hands to verification.
+#[derive(Debug, Default)]
+pub struct SequentialOutputs {
+    /// Every transaction's result, block after block.
+    pub txs: Vec<TxResult>,
+    /// Every transaction's receipt, block after block (empty without
+    /// [`TimedWork::receipts`]).
+    pub receipts: Vec<alloy_consensus::ReceiptEnvelope>,
 }

@@ -1,10 +1,14 @@
 //! Verification: every item's gas, status and writes against the receipts and the BAL.
 
 use crate::{
-    exec::{ExecError, ItemOutput},
+    exec::{ExecError, ItemOutput, TxResult},
     expected::{AccountWrites, account_writes_at},
+    replay::ReplayBlock,
     replay::{ItemKind, Replay, WorkItem},
+    run::SequentialOutputs,
 };
+use alloy_consensus::{ReceiptEnvelope, proofs::calculate_receipt_root};
+use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, U256};
 use revm::state::bal::{Bal, BlockAccessIndex};
 use std::{collections::BTreeMap, fmt};
@@ -152,28 +156,19 @@ impl Replay {
             ItemOutput::Tx {
                 gas_used,
                 success,
+                logs,
                 state,
+                ..
             } => {
                 let ItemKind::Tx(i) = item.kind else {
                     unreachable!("tx output for a system item")
                 };
-                let receipt = &block.receipts[i as usize];
-                if *gas_used != receipt.gas_used {
-                    return Err(at(
-                        None,
-                        "gas used".into(),
-                        receipt.gas_used.to_string(),
-                        gas_used.to_string(),
-                    ));
-                }
-                if *success != receipt.success {
-                    return Err(at(
-                        None,
-                        "status".into(),
-                        receipt.success.to_string(),
-                        success.to_string(),
-                    ));
-                }
+                let result = TxResult {
+                    gas_used: *gas_used,
+                    success: *success,
+                    logs: *logs,
+                };
+                check_tx_result(block, i as usize, &result)?;
                 let mut built = Bal::new();
                 for (address, account) in state.iter() {
                     built.update_account(bal_index, *address, account);
@@ -193,7 +188,7 @@ impl Replay {
         }
         for (b, block) in self.blocks.iter().enumerate() {
             let range = self.block_items[b] as usize..self.block_items[b + 1] as usize;
-            let gas: u64 = outputs[range]
+            let gas: u64 = outputs[range.clone()]
                 .iter()
                 .map(|o| match o {
                     Ok(ItemOutput::Tx { gas_used, .. }) => *gas_used,
@@ -210,6 +205,16 @@ impl Replay {
                     got: gas.to_string(),
                 });
             }
+            let receipts: Vec<&ReceiptEnvelope> = outputs[range]
+                .iter()
+                .filter_map(|o| match o {
+                    Ok(ItemOutput::Tx { receipt, .. }) => receipt.as_ref(),
+                    _ => None,
+                })
+                .collect();
+            if !receipts.is_empty() {
+                self.check_receipts_root(block, &receipts)?;
+            }
             let n = block.transactions.len() + 2;
             if block.expected.len() > n {
                 return Err(Divergence {
@@ -221,6 +226,164 @@ impl Replay {
                     got: format!("writes at index {}", block.expected.len() - 1),
                 });
             }
+        }
+        Ok(())
+    }
+}
+
+/// How the receipts of a pass were checked against the headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptsRootCheck {
+    /// The receipts hash to the header's `receiptsRoot`.
+    Matches,
+    /// Not checked: before Byzantium a receipt holds the post-transaction state root,
+    /// which a replay on access-list views does not compute.
+    NotCheckedBeforeByzantium,
+}
+
+/// A transaction's gas, status and log count against its receipt summary in the dump.
+fn check_tx_result(block: &ReplayBlock, i: usize, got: &TxResult) -> Result<(), Divergence> {
+    let at = |field: &str, expected: String, got: String| Divergence {
+        block: block.header.number,
+        item: ItemKind::Tx(i as u32),
+        address: None,
+        field: field.into(),
+        expected,
+        got,
+    };
+    let Some(receipt) = block.receipts.get(i) else {
+        return Err(at("receipt", "none".into(), "a transaction".into()));
+    };
+    if got.gas_used != receipt.gas_used {
+        return Err(at(
+            "gas used",
+            receipt.gas_used.to_string(),
+            got.gas_used.to_string(),
+        ));
+    }
+    if got.success != receipt.success {
+        return Err(at(
+            "status",
+            receipt.success.to_string(),
+            got.success.to_string(),
+        ));
+    }
+    if got.logs != receipt.logs {
+        return Err(at(
+            "log count",
+            receipt.logs.to_string(),
+            got.logs.to_string(),
+        ));
+    }
+    Ok(())
+}
+
+impl Replay {
+    /// Check one block's receipts (built inside the timed window) against its header's
+    /// `receiptsRoot`, from Byzantium on; one check for both paths.
+    pub fn check_receipts_root<R: alloy_eips::Encodable2718>(
+        &self,
+        block: &ReplayBlock,
+        receipts: &[R],
+    ) -> Result<ReceiptsRootCheck, Divergence> {
+        let number = block.header.number;
+        let at = |field: &str, expected: String, got: String| Divergence {
+            block: number,
+            item: ItemKind::PostBlock,
+            address: None,
+            field: field.into(),
+            expected,
+            got,
+        };
+        if receipts.len() != block.transactions.len() {
+            return Err(at(
+                "receipts built",
+                block.transactions.len().to_string(),
+                receipts.len().to_string(),
+            ));
+        }
+        if !self.spec.is_byzantium_active_at_block(number) {
+            return Ok(ReceiptsRootCheck::NotCheckedBeforeByzantium);
+        }
+        let root = calculate_receipt_root(receipts);
+        if root != block.header.receipts_root {
+            return Err(at(
+                "receipts root",
+                block.header.receipts_root.to_string(),
+                root.to_string(),
+            ));
+        }
+        Ok(ReceiptsRootCheck::Matches)
+    }
+
+    /// That every transaction of a run built its receipt (a run with
+    /// [`crate::RunConfig::receipts`]; [`Replay::verify_all`] then checked their roots).
+    pub fn check_receipts_built(
+        &self,
+        outputs: &[Result<ItemOutput, ExecError>],
+    ) -> Result<(), Divergence> {
+        for (item, out) in self.items.iter().zip(outputs) {
+            if let Ok(ItemOutput::Tx { receipt: None, .. }) = out {
+                return Err(Divergence {
+                    block: self.blocks[item.block as usize].header.number,
+                    item: item.kind,
+                    address: None,
+                    field: "receipt".into(),
+                    expected: "built in the timed window".into(),
+                    got: "none".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// How [`Replay::check_receipts_root`] treats each block: the number of blocks whose
+    /// receipts root is checked and of those before Byzantium that are not.
+    pub fn receipts_root_coverage(&self) -> (usize, usize) {
+        let checked = self
+            .blocks
+            .iter()
+            .filter(|b| self.spec.is_byzantium_active_at_block(b.header.number))
+            .count();
+        (checked, self.blocks.len() - checked)
+    }
+
+    /// Verify a sequential pass: every transaction's gas, status and log count against its
+    /// receipt summary, each block's gas against its header and, when the pass built
+    /// receipts, their root against the header's.
+    pub fn verify_sequential(&self, outputs: &SequentialOutputs) -> Result<(), Divergence> {
+        let mut txs = outputs.txs.iter();
+        let mut offset = 0;
+        for block in &self.blocks {
+            let mut total = 0;
+            let n = block.transactions.len();
+            for i in 0..n {
+                let got = txs.next().ok_or_else(|| Divergence {
+                    block: block.header.number,
+                    item: ItemKind::Tx(i as u32),
+                    address: None,
+                    field: "execution".into(),
+                    expected: "a result".into(),
+                    got: "none".into(),
+                })?;
+                check_tx_result(block, i, got)?;
+                total += got.gas_used;
+            }
+            if total != block.header.gas_used {
+                return Err(Divergence {
+                    block: block.header.number,
+                    item: ItemKind::PostBlock,
+                    address: None,
+                    field: "block gas used".into(),
+                    expected: block.header.gas_used.to_string(),
+                    got: total.to_string(),
+                });
+            }
+            if !outputs.receipts.is_empty() {
+                let end = (offset + n).min(outputs.receipts.len());
+                self.check_receipts_root(block, &outputs.receipts[offset..end])?;
+            }
+            offset += n;
         }
         Ok(())
     }
@@ -255,6 +418,7 @@ impl Replay {
                         gas_used,
                         success,
                         state,
+                        ..
                     }) => {
                         let mut built = Bal::new();
                         for (address, account) in state.iter() {

@@ -45,6 +45,7 @@ fn replay_grid(dump: &Dump) {
                     batch,
                     scheduler,
                     recover_senders: false,
+                    receipts: false,
                 };
                 let (timings, outputs) = replay.run_parallel(&config);
                 assert_eq!(timings.item_ns.len(), replay.items.len());
@@ -80,19 +81,21 @@ fn every_profile_replays_and_verifies_on_every_grid_point() {
 fn sequential_baseline_verifies_and_sender_recovery_changes_nothing() {
     let dump = small(Profile::MainnetLike);
     let replay = Replay::new(&dump).unwrap();
-    let (_, results) = replay.run_sequential(false);
+    let (_, results) = replay.run_sequential(gigagas_executor::TimedWork::default());
     replay.verify_sequential(&results.unwrap()).unwrap();
     let (_, plain) = replay.run_parallel(&RunConfig {
         threads: 2,
         batch: 1,
         scheduler: SchedulerKind::Ols,
         recover_senders: false,
+        receipts: false,
     });
     let (_, recovered) = replay.run_parallel(&RunConfig {
         threads: 2,
         batch: 1,
         scheduler: SchedulerKind::Ols,
         recover_senders: true,
+        receipts: false,
     });
     replay.verify_all(&recovered).unwrap();
     assert_eq!(replay.outcomes(&plain), replay.outcomes(&recovered));
@@ -127,6 +130,7 @@ fn corrupted_bal_write_is_named() {
         batch: 1,
         scheduler: SchedulerKind::GasUsed,
         recover_senders: false,
+        receipts: false,
     });
     let d = replay
         .verify_all(&outputs)
@@ -148,6 +152,7 @@ fn corrupted_receipt_is_named() {
         batch: 50,
         scheduler: SchedulerKind::Ols,
         recover_senders: false,
+        receipts: false,
     });
     let d = replay
         .verify_all(&outputs)
@@ -180,6 +185,7 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
         batch: 1,
         scheduler: SchedulerKind::Ols,
         recover_senders: false,
+        receipts: false,
     });
     let d = replay
         .verify_all(&outputs)

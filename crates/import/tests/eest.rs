@@ -111,6 +111,7 @@ fn replay(path: &Path) -> Result<(), String> {
             batch,
             scheduler: SchedulerKind::ALL[0],
             recover_senders: batch == 1,
+            receipts: false,
         };
         let (_, outputs) = replay.run_parallel(&config);
         replay

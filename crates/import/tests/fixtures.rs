@@ -98,7 +98,7 @@ fn all_fixtures_import_check_out_and_replay() {
         batches.dedup();
         let result = (|| -> Result<(), String> {
             if !heavy {
-                let (_, seq) = replay.run_sequential(false);
+                let (_, seq) = replay.run_sequential(gigagas_executor::TimedWork::default());
                 let seq = seq.map_err(|e| format!("sequential: {e}"))?;
                 replay
                     .verify_sequential(&seq)
@@ -111,6 +111,7 @@ fn all_fixtures_import_check_out_and_replay() {
                         batch,
                         scheduler,
                         recover_senders: batch == 1,
+                        receipts: false,
                     };
                     let (_, outputs) = replay.run_parallel(&config);
                     replay

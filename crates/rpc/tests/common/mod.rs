@@ -890,7 +890,10 @@ pub(crate) fn check_statuses(d: &Driver<'_>, first_range_receipt: usize, reverts
 /// (batch 1 and all blocks in one batch), all verified; and once recovering senders.
 pub(crate) fn replay_and_verify(dump: &Dump) {
     let replay = Replay::new(dump).expect("the dump prepares for replay");
-    let (_, seq) = replay.run_sequential(true);
+    let (_, seq) = replay.run_sequential(gigagas_executor::TimedWork {
+        recover_senders: true,
+        receipts: false,
+    });
     let seq = seq.unwrap_or_else(|e| panic!("sequential replay (recovering senders): {e}"));
     replay
         .verify_sequential(&seq)
@@ -902,6 +905,7 @@ pub(crate) fn replay_and_verify(dump: &Dump) {
                 batch,
                 scheduler,
                 recover_senders: false,
+                receipts: false,
             };
             let (_, outputs) = replay.run_parallel(&config);
             replay.verify_all(&outputs).unwrap_or_else(|d| {

@@ -1,0 +1,167 @@
+// Integration tests see every dependency of the crate; not all are used here.
+#![allow(unused_crate_dependencies)]
+
+//! The timed work is the same on both paths: receipts (with their logs blooms) are built by
+//! both or by neither, they are the same receipts, and they hash to the headers'
+//! `receiptsRoot` from Byzantium on (checked on the 42 real mainnet blocks).
+
+use gigagas_dump::Dump;
+use gigagas_executor::{
+    ItemOutput, ReceiptsRootCheck, Replay, RunConfig, SchedulerKind, TimedWork,
+};
+use std::path::Path;
+
+fn mainnet() -> Dump {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
+    gigagas_dump::read_dump(&path)
+        .expect("the mainnet dump loads")
+        .0
+}
+
+fn config(threads: usize, batch: usize, receipts: bool) -> RunConfig {
+    RunConfig {
+        threads,
+        batch,
+        scheduler: SchedulerKind::GasUsed,
+        recover_senders: false,
+        receipts,
+    }
+}
+
+fn replay_receipts(
+    outputs: &gigagas_executor::RunOutputs,
+) -> Vec<alloy_consensus::ReceiptEnvelope> {
+    outputs
+        .iter()
+        .filter_map(|o| match o {
+            Ok(ItemOutput::Tx { receipt, .. }) => Some(receipt.clone()),
+            _ => None,
+        })
+        .map(|r| r.expect("every transaction built its receipt"))
+        .collect()
+}
+
+#[test]
+fn neither_path_builds_receipts_without_the_option() {
+    let replay = Replay::new(&mainnet()).unwrap();
+    let (_, seq) = replay.run_sequential(TimedWork::default());
+    let seq = seq.unwrap();
+    assert!(
+        seq.receipts.is_empty(),
+        "the sequential loop built receipts"
+    );
+    replay.verify_sequential(&seq).unwrap();
+    let (_, outputs) = replay.run_parallel(&config(2, 1, false));
+    replay.verify_all(&outputs).unwrap();
+    for out in &outputs {
+        if let Ok(ItemOutput::Tx { receipt, .. }) = out {
+            assert!(receipt.is_none(), "the replay built a receipt");
+        }
+    }
+}
+
+#[test]
+fn both_paths_build_the_same_receipts_and_they_match_every_header_from_byzantium() {
+    let replay = Replay::new(&mainnet()).unwrap();
+    let work = TimedWork {
+        recover_senders: false,
+        receipts: true,
+    };
+    let (_, seq) = replay.run_sequential(work);
+    let seq = seq.unwrap();
+    assert_eq!(seq.receipts.len(), replay.transaction_count());
+    replay.verify_sequential(&seq).unwrap();
+    for (threads, batch) in [(1, 1), (2, 42)] {
+        let (_, outputs) = replay.run_parallel(&config(threads, batch, true));
+        replay.verify_all(&outputs).unwrap();
+        assert!(
+            replay_receipts(&outputs) == seq.receipts,
+            "{threads} threads, batch {batch}: the replay's receipts differ from the loop's"
+        );
+    }
+    let (checked, before_byzantium) = replay.receipts_root_coverage();
+    assert!(
+        checked >= 30 && before_byzantium >= 5,
+        "{checked}/{before_byzantium}"
+    );
+    assert_eq!(checked + before_byzantium, replay.blocks.len());
+}
+
+#[test]
+fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_says_not_checked() {
+    let mut dump = mainnet();
+    let replay = Replay::new(&dump).unwrap();
+    let spec = &replay.spec;
+    use alloy_hardforks::EthereumHardforks;
+    let late = dump
+        .blocks
+        .iter()
+        .rposition(|b| !b.transactions.is_empty())
+        .unwrap();
+    let early = dump
+        .blocks
+        .iter()
+        .position(|b| !b.transactions.is_empty() && !spec.is_byzantium_active_at_block(b.number()))
+        .expect("the dump has a pre-Byzantium block with transactions");
+    let (late_number, early_number) = (dump.blocks[late].number(), dump.blocks[early].number());
+    for b in [late, early] {
+        dump.blocks[b].header.receipts_root = alloy_primitives::B256::repeat_byte(0xee);
+    }
+    let replay = Replay::new(&dump).unwrap();
+
+    // Without receipts nothing looks at the root.
+    let (_, outputs) = replay.run_parallel(&config(2, 1, false));
+    replay.verify_all(&outputs).unwrap();
+
+    // With them, both paths name the late block.
+    let (_, outputs) = replay.run_parallel(&config(2, 1, true));
+    let d = replay.verify_all(&outputs).unwrap_err();
+    assert_eq!((d.block, d.field.as_str()), (late_number, "receipts root"));
+    let work = TimedWork {
+        recover_senders: false,
+        receipts: true,
+    };
+    let (_, seq) = replay.run_sequential(work);
+    let d = replay.verify_sequential(&seq.unwrap()).unwrap_err();
+    assert_eq!((d.block, d.field.as_str()), (late_number, "receipts root"));
+
+    // The pre-Byzantium block's wrong root is not checked, and says so.
+    let block = replay
+        .blocks
+        .iter()
+        .find(|b| b.header.number == early_number)
+        .unwrap();
+    let receipts: Vec<_> = (0..block.transactions.len())
+        .map(|_| gigagas_executor::tx_receipt(alloy_consensus::TxType::Legacy, true, 0, Vec::new()))
+        .collect();
+    assert_eq!(
+        replay.check_receipts_root(block, &receipts).unwrap(),
+        ReceiptsRootCheck::NotCheckedBeforeByzantium
+    );
+}
+
+#[test]
+fn a_wrong_log_count_in_the_dump_is_caught_on_both_paths() {
+    let mut dump = mainnet();
+    let (b, i) = dump
+        .blocks
+        .iter()
+        .enumerate()
+        .find_map(|(b, block)| {
+            block
+                .receipts
+                .iter()
+                .position(|r| r.logs > 0)
+                .map(|i| (b, i))
+        })
+        .unwrap();
+    dump.blocks[b].receipts[i].logs += 1;
+    let number = dump.blocks[b].number();
+    let replay = Replay::new(&dump).unwrap();
+    let (_, outputs) = replay.run_parallel(&config(1, 1, false));
+    let d = replay.verify_all(&outputs).unwrap_err();
+    assert_eq!((d.block, d.field.as_str()), (number, "log count"));
+    let (_, seq) = replay.run_sequential(TimedWork::default());
+    let d = replay.verify_sequential(&seq.unwrap()).unwrap_err();
+    assert_eq!((d.block, d.field.as_str()), (number, "log count"));
+}
