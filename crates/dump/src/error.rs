@@ -1,12 +1,18 @@
 //! Errors of reading and writing dumps.
 
+use alloy_eip7928::BlockAccessListValidationError;
+use alloy_primitives::{Address, B256, U256};
 use std::path::PathBuf;
 
 /// Everything that can go wrong reading or writing a dump. Every variant names the file.
+///
+/// A variant with a `source` does not repeat it in its own message: print the whole chain
+/// (e.g. anyhow's `{:#}`, or walk [`std::error::Error::source`]) to see the cause, so that
+/// no cause is printed twice.
 #[derive(Debug, thiserror::Error)]
 pub enum DumpError {
     /// The file could not be opened, read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: I/O error")]
     Io {
         /// The file.
         path: PathBuf,
@@ -48,6 +54,19 @@ pub enum DumpError {
         /// Content bytes present.
         actual: u64,
     },
+    /// The header announces more content than any dump may have
+    /// ([`crate::format::MAX_DECOMPRESSED`]).
+    #[error(
+        "{path}: the header announces {announced} bytes of content, more than the {limit} a dump may have"
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Content bytes the header announces.
+        announced: u64,
+        /// The most a dump may have.
+        limit: u64,
+    },
     /// The content checksum does not match: the file is corrupted.
     #[error(
         "{path}: checksum mismatch (header {expected:016x}, content {actual:016x}): the file is corrupted"
@@ -71,12 +90,12 @@ pub enum DumpError {
         detail: String,
     },
     /// The sections decode but do not fit together (e.g. BAL count differs from block count).
-    #[error("{path}: inconsistent dump: {source}")]
+    #[error("{path}: inconsistent dump")]
     Inconsistent {
         /// The file.
         path: PathBuf,
-        /// Which invariant is broken.
-        source: InvariantError,
+        /// Which invariant is broken (boxed: it names accounts, slots and values).
+        source: Box<InvariantError>,
     },
 }
 
@@ -143,4 +162,160 @@ pub enum InvariantError {
     /// Withdrawals in a block whose header has no withdrawals root (before Shanghai).
     #[error("block {0} has withdrawals but no withdrawals root")]
     WithdrawalsWithoutRoot(u64),
+    /// The receipts' gas does not add up to the header's gas used.
+    #[error("block {block}: the receipts use {receipts} gas but the header says {header}")]
+    BlockGasUsed {
+        /// Block number.
+        block: u64,
+        /// The header's gas used.
+        header: u64,
+        /// The last receipt's cumulative gas (0 without transactions).
+        receipts: u64,
+    },
+    /// A segment's block hash is not for a block before the segment's first block (the
+    /// replay takes the hashes of the segment's own blocks from their headers).
+    #[error(
+        "segment {segment}: a hash for block {number}, not before the segment's first block {first_block}"
+    )]
+    BlockHashNotBefore {
+        /// Segment index.
+        segment: usize,
+        /// The hash's block number.
+        number: u64,
+        /// The segment's first block.
+        first_block: u64,
+    },
+    /// Pre-state accounts not sorted by address, or one listed twice.
+    #[error(
+        "segment {segment}: pre-state account {account} follows {previous} (accounts must be sorted by address, each once)"
+    )]
+    PreStateAccountOrder {
+        /// Segment index.
+        segment: usize,
+        /// The account out of place (equal to `previous`: listed twice).
+        account: Address,
+        /// The account before it.
+        previous: Address,
+    },
+    /// Pre-state slots not sorted by (address, slot), or one listed twice.
+    #[error(
+        "segment {segment}: pre-state slot {slot:#x} of {account} is out of order or listed twice (slots must be sorted by address and slot, each once)"
+    )]
+    PreStateSlotOrder {
+        /// Segment index.
+        segment: usize,
+        /// The slot's account.
+        account: Address,
+        /// The slot.
+        slot: U256,
+    },
+    /// A pre-state slot of an account the pre-state does not list.
+    #[error(
+        "segment {segment}: pre-state slot {slot:#x} of {account}, an account the pre-state does not list"
+    )]
+    SlotOfUnlistedAccount {
+        /// Segment index.
+        segment: usize,
+        /// The slot's account.
+        account: Address,
+        /// The slot.
+        slot: U256,
+    },
+    /// A nonzero pre-state slot of an account recorded absent: an account that does not
+    /// exist has no storage (its slots are recorded, as zero, when the block creates it).
+    #[error(
+        "segment {segment}: account {account} is recorded absent but its slot {slot:#x} holds {value:#x}"
+    )]
+    StorageOfAbsentAccount {
+        /// Segment index.
+        segment: usize,
+        /// The absent account.
+        account: Address,
+        /// The slot.
+        slot: U256,
+        /// Its (nonzero) value.
+        value: U256,
+    },
+    /// Pre-state codes not sorted by hash, or one stored twice.
+    #[error(
+        "segment {segment}: code {code_hash} is out of order or stored twice (codes must be sorted by hash, each once)"
+    )]
+    CodeOrder {
+        /// Segment index.
+        segment: usize,
+        /// The code's hash as stored.
+        code_hash: B256,
+    },
+    /// Bytecode stored under a hash it does not have.
+    #[error("segment {segment}: code stored as {code_hash} hashes to {actual}")]
+    CodeHash {
+        /// Segment index.
+        segment: usize,
+        /// The hash it is stored under.
+        code_hash: B256,
+        /// Keccak-256 of the bytes.
+        actual: B256,
+    },
+    /// An existing account whose code the pre-state does not hold.
+    #[error(
+        "segment {segment}: account {account} has code {code_hash}, which the dump does not hold"
+    )]
+    MissingCode {
+        /// Segment index.
+        segment: usize,
+        /// The account.
+        account: Address,
+        /// Its code hash.
+        code_hash: B256,
+    },
+    /// A block access list that is not a well-formed EIP-7928 list for its block: accounts
+    /// sorted by address and each once, storage keys and indices in order and unique,
+    /// indices within the block.
+    #[error("segment {segment} block {block}: malformed block access list: {error}")]
+    MalformedAccessList {
+        /// Segment index.
+        segment: usize,
+        /// Block number.
+        block: u64,
+        /// What is wrong (names the account).
+        error: BlockAccessListValidationError,
+    },
+    /// An account of a block access list the segment's pre-state does not list (neither
+    /// present nor recorded absent).
+    #[error(
+        "segment {segment} block {block}: access-list account {account} is missing from the pre-state"
+    )]
+    AccessListAccountNotInPreState {
+        /// Segment index.
+        segment: usize,
+        /// Block number.
+        block: u64,
+        /// The account.
+        account: Address,
+    },
+    /// A storage slot of a block access list (read or written) the segment's pre-state
+    /// does not hold.
+    #[error(
+        "segment {segment} block {block}: access-list slot {slot:#x} of {account} is missing from the pre-state"
+    )]
+    AccessListSlotNotInPreState {
+        /// Segment index.
+        segment: usize,
+        /// Block number.
+        block: u64,
+        /// The account.
+        account: Address,
+        /// The slot.
+        slot: U256,
+    },
+    /// A dump without blocks: nothing to time ([`crate::Dump::check_has_work`]).
+    #[error("the dump has no blocks: nothing to measure")]
+    NoBlocks,
+    /// A dump whose blocks hold no transaction: nothing to time
+    /// ([`crate::Dump::check_has_work`]).
+    #[error("the dump's {blocks} blocks hold no transactions: nothing to measure")]
+    NoTransactions {
+        /// Blocks in the dump.
+        blocks: usize,
+    },
 }

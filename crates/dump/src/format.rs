@@ -299,47 +299,112 @@ fn temp_path(path: &Path) -> PathBuf {
 
 // ---------------------------------------------------------------- decoding
 
-/// Read and decode a dump file.
+/// Sections never expand more than this from their compressed size (real dumps: under
+/// 20:1 for the whole file); a file whose sections announce more, all together, is
+/// refused before anything is decompressed.
+pub const MAX_EXPANSION: u64 = 1024;
+
+/// The most decompressed bytes one file may announce over all its sections (and the most
+/// content a file may have), whatever its size: 16 GiB. A 2000-block dump of 30 Mgas
+/// blocks (1.75 M transactions, a 398 MB file) decompresses to about 1 GB.
+pub const MAX_DECOMPRESSED: u64 = 16 << 30;
+
+/// Read and decode a dump file, bounded by what its header declares: the 32-byte header
+/// is read and checked first (magic, version, a content length no larger than
+/// [`MAX_DECOMPRESSED`] and equal to the file's actual length after the header), then
+/// exactly the content it declares is read, checksummed and decoded ([`decode_dump`]). A
+/// file that is not a dump (`/dev/zero`, a huge sparse file, a truncated copy) fails
+/// after reading at most its header.
 pub fn read_dump(path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
-    let bytes = std::fs::read(path).map_err(|source| DumpError::Io {
+    use std::io::Read;
+    let io = |source| DumpError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
-    decode_dump(&bytes, path)
+    };
+    let mut file = File::open(path).map_err(io)?;
+    let mut head = Vec::with_capacity(HEADER_LEN);
+    (&mut file)
+        .take(HEADER_LEN as u64)
+        .read_to_end(&mut head)
+        .map_err(io)?;
+    let header = parse_header(&head, path)?;
+    let metadata = file.metadata().map_err(io)?;
+    let mut content = Vec::new();
+    if metadata.is_file() {
+        // The declared size against the file's, before reading (or allocating) the body.
+        let actual = metadata.len().saturating_sub(HEADER_LEN as u64);
+        if actual != header.content_len {
+            return Err(DumpError::Truncated {
+                path: path.to_path_buf(),
+                expected: header.content_len,
+                actual,
+            });
+        }
+        content.reserve_exact(header.content_len as usize);
+    }
+    // One byte more than declared: a file that grew (or a pipe that goes on) is caught.
+    (&mut file)
+        .take(header.content_len + 1)
+        .read_to_end(&mut content)
+        .map_err(io)?;
+    decode_content(&header, &content, path)
 }
 
-/// Decode the bytes of a dump file; `path` only names the file in errors.
+/// Decode the bytes of a dump file; `path` only names the file in errors. The same
+/// checks as [`read_dump`], on bytes already in memory.
 pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
-    let header = read_file_header(bytes, path)?;
-    let content = &bytes[HEADER_LEN..];
+    let header = parse_header(&bytes[..bytes.len().min(HEADER_LEN)], path)?;
+    decode_content(&header, &bytes[HEADER_LEN..], path)
+}
+
+/// Decode the content after a checked header: length and checksum, then the section table
+/// (known sections only, each once, every required one present, and one decompression
+/// budget for the whole file), then the sections, then [`Dump::validate`].
+fn decode_content(
+    header: &FileHeader,
+    content: &[u8],
+    path: &Path,
+) -> Result<(Dump, DumpFileInfo), DumpError> {
+    if content.len() as u64 != header.content_len {
+        return Err(DumpError::Truncated {
+            path: path.to_path_buf(),
+            expected: header.content_len,
+            actual: content.len() as u64,
+        });
+    }
+    let actual = xxhash_rust::xxh3::xxh3_64(content);
+    if actual != header.checksum {
+        return Err(DumpError::ChecksumMismatch {
+            path: path.to_path_buf(),
+            expected: header.checksum,
+            actual,
+        });
+    }
     let corrupt = |section: &str, detail: String| DumpError::CorruptSection {
         path: path.to_path_buf(),
         section: section.to_string(),
         detail,
     };
-    let frames = section_frames(content, header.section_count).map_err(|(s, e)| corrupt(&s, e))?;
+    let frames = section_frames(content, header.section_count, header.version)
+        .map_err(|(s, e)| corrupt(&s, e))?;
     let sections = decompress_sections(&frames).map_err(|(s, e)| corrupt(&s, e))?;
-    let take = |tag: &[u8; 4]| -> Result<&[u8], DumpError> {
+    let take = |tag: &[u8; 4]| -> &[u8] {
         sections
             .iter()
             .find(|(t, _)| t == tag)
             .map(|(_, raw)| raw.as_slice())
-            .ok_or_else(|| corrupt(&tag_name(tag), "section missing".into()))
+            .expect("section_frames checked that every required section is present")
     };
     // Version 1 has no SEGS section: one segment holding every block.
-    let segs = if header.version == 1 {
-        None
-    } else {
-        Some(take(b"SEGS")?)
-    };
+    let segs = (header.version != 1).then(|| take(b"SEGS"));
     let (meta, hashes, accounts, storage, codes, blocks, bals) = (
-        take(b"META")?,
-        take(b"HASH")?,
-        take(b"ACCT")?,
-        take(b"STOR")?,
-        take(b"CODE")?,
-        take(b"BLKS")?,
-        take(b"BALS")?,
+        take(b"META"),
+        take(b"HASH"),
+        take(b"ACCT"),
+        take(b"STOR"),
+        take(b"CODE"),
+        take(b"BLKS"),
+        take(b"BALS"),
     );
 
     // Parse the sections in parallel too: blocks and BALs dominate.
@@ -362,44 +427,46 @@ pub fn decode_dump(bytes: &[u8], path: &Path) -> Result<(Dump, DumpFileInfo), Du
     };
     dump.validate().map_err(|source| DumpError::Inconsistent {
         path: path.to_path_buf(),
-        source,
+        source: Box::new(source),
     })?;
     Ok((
         dump,
         DumpFileInfo {
             checksum: header.checksum,
-            size: bytes.len() as u64,
+            size: HEADER_LEN as u64 + content.len() as u64,
         },
     ))
 }
 
-/// The fields of a dump's 32-byte file header that decoding needs.
+/// The fields of a dump's 32-byte file header.
 struct FileHeader {
     version: u32,
     section_count: u32,
+    content_len: u64,
     checksum: u64,
 }
 
-/// Check the file header: magic, version, content length and checksum.
-fn read_file_header(bytes: &[u8], path: &Path) -> Result<FileHeader, DumpError> {
+/// Check the file header (the first [`HEADER_LEN`] bytes of the file, fewer if the file is
+/// shorter): magic, version, and a content length within [`MAX_DECOMPRESSED`].
+fn parse_header(head: &[u8], path: &Path) -> Result<FileHeader, DumpError> {
     let p = || path.to_path_buf();
-    if bytes.len() < MAGIC.len() || bytes[..8] != MAGIC {
-        let found = &bytes[..bytes.len().min(8)];
+    if head.len() < MAGIC.len() || head[..8] != MAGIC {
+        let found = &head[..head.len().min(8)];
         return Err(DumpError::NotADump {
             path: p(),
             expected: String::from_utf8_lossy(&MAGIC).into_owned(),
             found: String::from_utf8_lossy(found).into_owned(),
         });
     }
-    if bytes.len() < HEADER_LEN {
+    if head.len() < HEADER_LEN {
         return Err(DumpError::Truncated {
             path: p(),
             expected: HEADER_LEN as u64,
-            actual: bytes.len() as u64,
+            actual: head.len() as u64,
         });
     }
-    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
-    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
+    let u32_at = |o: usize| u32::from_le_bytes(head[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(head[o..o + 8].try_into().unwrap());
     let version = u32_at(8);
     if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(DumpError::UnsupportedVersion {
@@ -409,38 +476,50 @@ fn read_file_header(bytes: &[u8], path: &Path) -> Result<FileHeader, DumpError> 
         });
     }
     let content_len = u64_at(16);
-    let checksum = u64_at(24);
-    let content = &bytes[HEADER_LEN..];
-    if content.len() as u64 != content_len {
-        return Err(DumpError::Truncated {
+    if content_len > MAX_DECOMPRESSED {
+        return Err(DumpError::TooLarge {
             path: p(),
-            expected: content_len,
-            actual: content.len() as u64,
-        });
-    }
-    let actual = xxhash_rust::xxh3::xxh3_64(content);
-    if actual != checksum {
-        return Err(DumpError::ChecksumMismatch {
-            path: p(),
-            expected: checksum,
-            actual,
+            announced: content_len,
+            limit: MAX_DECOMPRESSED,
         });
     }
     Ok(FileHeader {
         version,
         section_count: u32_at(12),
-        checksum,
+        content_len,
+        checksum: u64_at(24),
     })
 }
 
 /// One section as stored: tag, decompressed length, compressed bytes.
 type Frame<'a> = ([u8; 4], u64, &'a [u8]);
 
+/// The sections a file of format `version` has, each exactly once (version 1 has no
+/// `SEGS`).
+fn expected_tags(version: u32) -> impl Iterator<Item = &'static [u8; 4]> {
+    SECTION_TAGS
+        .into_iter()
+        .filter(move |t| version != 1 || *t != b"SEGS")
+}
+
 /// Walk the section table: each section's 20-byte header (tag, raw length, compressed
-/// length) and its compressed bytes, which must exactly fill the content. Errors name the
-/// section (`?` when its tag cannot be read).
-fn section_frames(content: &[u8], section_count: u32) -> Result<Vec<Frame<'_>>, SectionError> {
-    let mut frames = Vec::new();
+/// length) and its compressed bytes, which must exactly fill the content. Before anything
+/// is decompressed: every tag is one this version has and appears once, every section it
+/// needs is there, and the decompressed lengths all sections announce, added up, stay
+/// within one budget for the whole file ([`MAX_EXPANSION`] times its content plus 1 MiB,
+/// at most [`MAX_DECOMPRESSED`]). Errors name the section (`?` when its tag cannot be
+/// read).
+fn section_frames(
+    content: &[u8],
+    section_count: u32,
+    version: u32,
+) -> Result<Vec<Frame<'_>>, SectionError> {
+    let budget = (content.len() as u64)
+        .saturating_mul(MAX_EXPANSION)
+        .saturating_add(1 << 20)
+        .min(MAX_DECOMPRESSED);
+    let mut announced = 0u64;
+    let mut frames: Vec<Frame<'_>> = Vec::new();
     let mut off = 0usize;
     for i in 0..section_count {
         if content.len() - off < 20 {
@@ -453,12 +532,33 @@ fn section_frames(content: &[u8], section_count: u32) -> Result<Vec<Frame<'_>>, 
         let raw_len = u64::from_le_bytes(content[off + 4..off + 12].try_into().unwrap());
         let comp_len = u64::from_le_bytes(content[off + 12..off + 20].try_into().unwrap());
         off += 20;
+        if !expected_tags(version).any(|t| *t == tag) {
+            return Err((
+                tag_name(&tag),
+                format!("unknown section (section {i}) in a format version {version} file"),
+            ));
+        }
+        if frames.iter().any(|f| f.0 == tag) {
+            return Err((tag_name(&tag), format!("repeated (section {i})")));
+        }
         if comp_len > (content.len() - off) as u64 {
             return Err((
                 tag_name(&tag),
                 format!(
                     "{comp_len} compressed bytes announced, {} left",
                     content.len() - off
+                ),
+            ));
+        }
+        announced = announced.saturating_add(raw_len);
+        if announced > budget {
+            return Err((
+                tag_name(&tag),
+                format!(
+                    "announces {raw_len} decompressed bytes, {announced} with the sections before it: \
+                     more than this file's budget of {budget} ({MAX_EXPANSION}:1 of its {} bytes \
+                     plus 1 MiB, at most {MAX_DECOMPRESSED})",
+                    content.len()
                 ),
             ));
         }
@@ -470,6 +570,9 @@ fn section_frames(content: &[u8], section_count: u32) -> Result<Vec<Frame<'_>>, 
             "?".into(),
             format!("{} bytes after the last section", content.len() - off),
         ));
+    }
+    if let Some(missing) = expected_tags(version).find(|t| !frames.iter().any(|f| f.0 == **t)) {
+        return Err((tag_name(missing), "section missing".into()));
     }
     Ok(frames)
 }
@@ -499,26 +602,12 @@ fn decompress_sections(frames: &[Frame<'_>]) -> Result<Vec<Section>, SectionErro
     raws.into_iter().collect()
 }
 
-/// Sections never expand more than this from their compressed size (real dumps: under
-/// 20:1); a larger announced length is refused before anything is allocated.
-const MAX_EXPANSION: u64 = 1024;
-
-/// Decompress a section, never producing (or allocating) more than its announced length
-/// plus one byte, and refusing announced lengths no real dump has: a small crafted file
-/// cannot expand without bound.
+/// Decompress a section, never producing more than its announced length plus one byte
+/// (which [`section_frames`] has checked against the file's budget).
 fn decompress(comp: &[u8], raw_len: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    let limit = (comp.len() as u64)
-        .saturating_mul(MAX_EXPANSION)
-        .saturating_add(1 << 20);
-    if raw_len > limit {
-        return Err(format!(
-            "announces {raw_len} decompressed bytes from {} compressed (more than {MAX_EXPANSION}:1)",
-            comp.len()
-        ));
-    }
     let decoder = zstd::stream::read::Decoder::new(comp).map_err(|e| format!("zstd: {e}"))?;
-    let mut raw = Vec::new();
+    let mut raw = Vec::with_capacity(raw_len as usize);
     decoder
         .take(raw_len + 1)
         .read_to_end(&mut raw)
@@ -526,8 +615,10 @@ fn decompress(comp: &[u8], raw_len: u64) -> Result<Vec<u8>, String> {
     Ok(raw)
 }
 
+/// A section tag as text, non-printable bytes escaped (`\x1b`), so a crafted tag cannot
+/// reach a terminal raw.
 fn tag_name(tag: &[u8; 4]) -> String {
-    String::from_utf8_lossy(tag).into_owned()
+    tag.escape_ascii().to_string()
 }
 
 /// A bounds-checked little reader over a section.

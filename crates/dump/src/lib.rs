@@ -33,7 +33,8 @@ pub use summary::{DumpSummary, SegmentSummary};
 use alloy_consensus::{Header, TxEnvelope, transaction::Recovered};
 use alloy_eip7928::BlockAccessList;
 use alloy_eips::eip4895::Withdrawal;
-use alloy_primitives::{Address, B256, Bytes, U256};
+use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256, keccak256};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// A complete, self-contained replay input.
@@ -111,7 +112,8 @@ impl DumpBlock {
     }
 
     /// The block's own invariants: one receipt summary per transaction with cumulative gas
-    /// the running sum of gas used, and withdrawals only with a withdrawals root.
+    /// the running sum of gas used, the last one the header's gas used (0 without
+    /// transactions), and withdrawals only with a withdrawals root.
     pub fn validate(&self) -> Result<(), InvariantError> {
         let block = self.number();
         if self.receipts.len() != self.transactions.len() {
@@ -135,6 +137,13 @@ impl DumpBlock {
         }
         if self.header.withdrawals_root.is_none() && !self.withdrawals.is_empty() {
             return Err(InvariantError::WithdrawalsWithoutRoot(block));
+        }
+        if sum != self.header.gas_used {
+            return Err(InvariantError::BlockGasUsed {
+                block,
+                header: self.header.gas_used,
+                receipts: sum,
+            });
         }
         Ok(())
     }
@@ -210,6 +219,99 @@ impl PreState {
     pub fn code_bytes(&self) -> usize {
         self.codes.iter().map(|(_, c)| c.len()).sum()
     }
+
+    /// The account's entry: `None` if the pre-state does not list it, `Some(None)` if it
+    /// is recorded absent. The accounts must be sorted (as [`Dump::validate`] checks).
+    pub fn account(&self, address: Address) -> Option<Option<&AccountState>> {
+        self.accounts
+            .binary_search_by_key(&address, |a| a.address)
+            .ok()
+            .map(|i| self.accounts[i].state.as_ref())
+    }
+
+    /// The slot's value, `None` if the pre-state does not hold it. The slots must be
+    /// sorted (as [`Dump::validate`] checks).
+    pub fn slot(&self, address: Address, slot: U256) -> Option<U256> {
+        self.storage
+            .binary_search_by_key(&(address, slot), |s| (s.address, s.slot))
+            .ok()
+            .map(|i| self.storage[i].value)
+    }
+
+    /// [`Dump::validate`]'s checks of the tables themselves, for segment `segment`.
+    fn validate(&self, segment: usize) -> Result<(), InvariantError> {
+        if let Some(pair) = self
+            .accounts
+            .windows(2)
+            .find(|p| p[1].address <= p[0].address)
+        {
+            return Err(InvariantError::PreStateAccountOrder {
+                segment,
+                account: pair[1].address,
+                previous: pair[0].address,
+            });
+        }
+        let key = |s: &PreSlot| (s.address, s.slot);
+        if let Some(pair) = self.storage.windows(2).find(|p| key(&p[1]) <= key(&p[0])) {
+            return Err(InvariantError::PreStateSlotOrder {
+                segment,
+                account: pair[1].address,
+                slot: pair[1].slot,
+            });
+        }
+        for s in &self.storage {
+            match self.account(s.address) {
+                None => {
+                    return Err(InvariantError::SlotOfUnlistedAccount {
+                        segment,
+                        account: s.address,
+                        slot: s.slot,
+                    });
+                }
+                Some(None) if !s.value.is_zero() => {
+                    return Err(InvariantError::StorageOfAbsentAccount {
+                        segment,
+                        account: s.address,
+                        slot: s.slot,
+                        value: s.value,
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some(pair) = self.codes.windows(2).find(|p| p[1].0 <= p[0].0) {
+            return Err(InvariantError::CodeOrder {
+                segment,
+                code_hash: pair[1].0,
+            });
+        }
+        if let Some(e) = self.codes.par_iter().find_map_first(|(code_hash, code)| {
+            let actual = keccak256(code);
+            (actual != *code_hash).then_some(InvariantError::CodeHash {
+                segment,
+                code_hash: *code_hash,
+                actual,
+            })
+        }) {
+            return Err(e);
+        }
+        for a in &self.accounts {
+            if let Some(s) = &a.state
+                && s.code_hash != KECCAK256_EMPTY
+                && self
+                    .codes
+                    .binary_search_by_key(&s.code_hash, |c| c.0)
+                    .is_err()
+            {
+                return Err(InvariantError::MissingCode {
+                    segment,
+                    account: a.address,
+                    code_hash: s.code_hash,
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Dump {
@@ -254,8 +356,33 @@ impl Dump {
         self.blocks.iter().map(|b| b.header.gas_used).sum()
     }
 
-    /// Check the invariants a replay relies on; [`decode_dump`] calls this. The first
-    /// broken one is returned.
+    /// Check the invariants a replay relies on; [`decode_dump`] and [`read_dump`] call this,
+    /// so a dump that loads is consistent as a whole. The first broken one is returned,
+    /// naming its segment, block and account where it has them:
+    ///
+    /// - one access list per block; segments of at least one block that together hold
+    ///   every block; the blocks of a segment consecutive;
+    /// - per block ([`DumpBlock::validate`]): one receipt summary per transaction,
+    ///   cumulative gas the running sum of the gas used and the last one the header's gas
+    ///   used, withdrawals only with a withdrawals root;
+    /// - per segment: block hashes strictly ascending and all for blocks before the
+    ///   segment's first block; pre-state accounts sorted by address and each once; slots
+    ///   sorted by (address, slot) and each once, every slot of an account the pre-state
+    ///   lists, and zero where that account is recorded absent; codes sorted by hash, each
+    ///   once, each hashing to its hash, and held for every existing account with code;
+    /// - per block access list: well-formed EIP-7928 (accounts sorted and unique, storage
+    ///   keys and indices sorted, unique and within the block:
+    ///   [`alloy_eip7928::validate_block_access_list`]), and every account and slot it
+    ///   names in its segment's pre-state.
+    ///
+    /// Accounts a block creates are in the pre-state too, recorded absent (`state: None`),
+    /// with their slots recorded as zero: that is how every producer writes a dump (the
+    /// record crate's `touched_pre_state` reads every account and slot the access lists
+    /// name at the parent of the segment's first block), and what a replay needs to tell
+    /// "does not exist yet" from "missing from the dump".
+    ///
+    /// A dump without blocks or transactions is consistent (producers may write one);
+    /// [`Dump::check_has_work`] refuses it before anything is timed.
     pub fn validate(&self) -> Result<(), InvariantError> {
         let blocks = self.blocks.len();
         if self.access_lists.len() != blocks {
@@ -291,7 +418,88 @@ impl Dump {
                 }
             }
         }
-        self.blocks.iter().try_for_each(DumpBlock::validate)
+        // Segments are independent: check them in parallel, report the first in order.
+        let ranges: Vec<_> = self.segment_ranges().enumerate().collect();
+        match ranges
+            .into_par_iter()
+            .find_map_first(|(i, (segment, range))| self.validate_segment(i, segment, range).err())
+        {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Dump::validate`]'s checks of one segment: its pre-state, block hashes, blocks and
+    /// access lists.
+    fn validate_segment(
+        &self,
+        index: usize,
+        segment: &Segment,
+        range: std::ops::Range<usize>,
+    ) -> Result<(), InvariantError> {
+        let pre = &segment.pre_state;
+        pre.validate(index)?;
+        let first_block = self.blocks[range.start].header.number;
+        if let Some(&(number, _)) = segment.block_hashes.iter().find(|(n, _)| *n >= first_block) {
+            return Err(InvariantError::BlockHashNotBefore {
+                segment: index,
+                number,
+                first_block,
+            });
+        }
+        for (block, bal) in self.blocks[range.clone()]
+            .iter()
+            .zip(&self.access_lists[range])
+        {
+            block.validate()?;
+            let number = block.number();
+            alloy_eip7928::validate_block_access_list(bal, block.transactions.len()).map_err(
+                |error| InvariantError::MalformedAccessList {
+                    segment: index,
+                    block: number,
+                    error,
+                },
+            )?;
+            for account in bal {
+                let address = account.address;
+                if pre.account(address).is_none() {
+                    return Err(InvariantError::AccessListAccountNotInPreState {
+                        segment: index,
+                        block: number,
+                        account: address,
+                    });
+                }
+                let slots = (account.storage_changes.iter().map(|c| c.slot))
+                    .chain(account.storage_reads.iter().copied());
+                for slot in slots {
+                    if pre.slot(address, slot).is_none() {
+                        return Err(InvariantError::AccessListSlotNotInPreState {
+                            segment: index,
+                            block: number,
+                            account: address,
+                            slot,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuse a dump with nothing to measure: no blocks, or blocks without a single
+    /// transaction (its figures would be 0 gas over some time, or NaN). Loading such a
+    /// dump is allowed ([`Dump::validate`] accepts it: a range of empty blocks is a valid
+    /// dump to write, read and inspect); anything that times a replay calls this first.
+    pub fn check_has_work(&self) -> Result<(), InvariantError> {
+        if self.blocks.is_empty() {
+            return Err(InvariantError::NoBlocks);
+        }
+        if self.transaction_count() == 0 {
+            return Err(InvariantError::NoTransactions {
+                blocks: self.blocks.len(),
+            });
+        }
+        Ok(())
     }
 
     /// A summary for `gigagas inspect`.

@@ -11,7 +11,9 @@
 //! what has to catch the problem.
 
 use alloy_hardforks::EthereumHardfork;
-use gigagas_dump::{Dump, DumpError, FORMAT_VERSION, MAGIC, decode_dump, encode_dump, read_dump};
+use gigagas_dump::{
+    Dump, DumpError, FORMAT_VERSION, InvariantError, MAGIC, decode_dump, encode_dump, read_dump,
+};
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::{
     path::{Path, PathBuf},
@@ -50,9 +52,22 @@ fn read_bytes(bytes: &[u8], name: &str) -> (DumpError, PathBuf, tempfile::TempDi
     (err, path, dir)
 }
 
-/// The message names the file and contains every one of `words`.
+/// The whole message as a command line prints it (anyhow's `{:#}`): the error, then each
+/// source after a colon.
+fn full_message(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        source = s.source();
+    }
+    msg
+}
+
+/// The full message names the file and contains every one of `words`.
 fn assert_message(err: &DumpError, path: &Path, words: &[&str]) {
-    let msg = err.to_string();
+    let msg = full_message(err);
     let shown = path.display().to_string();
     assert!(
         msg.contains(&shown),
@@ -741,7 +756,7 @@ fn mutated_dumps_give_an_error_or_a_valid_dump_never_a_panic() {
             }
             Ok(Err(e)) => {
                 errors += 1;
-                let msg = e.to_string();
+                let msg = full_message(&e);
                 assert!(
                     msg.contains("mutated.gigagas") && !msg.contains('\n'),
                     "round {round}: {msg}"
@@ -810,4 +825,555 @@ fn a_dump_of_independent_segments_round_trips() {
         [0..1, 1..2]
     );
     assert_eq!(back.summary().segments.len(), 2);
+}
+
+// ------------------------------------------------------------ bounded reading (issue 21, item 3)
+
+/// A 32-byte header as the format documents it.
+fn header(section_count: u32, content_len: u64, checksum: u64) -> Vec<u8> {
+    let mut h = MAGIC.to_vec();
+    h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h.extend_from_slice(&section_count.to_le_bytes());
+    h.extend_from_slice(&content_len.to_le_bytes());
+    h.extend_from_slice(&checksum.to_le_bytes());
+    h
+}
+
+#[test]
+fn a_huge_sparse_file_whose_header_announces_5_bytes_fails_without_reading_it() {
+    // 4 GB on disk (sparse: no blocks are written), a header announcing 5 bytes of
+    // content: the size check refuses it before the body is read or allocated.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sparse.gigagas");
+    let file = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut &file, &header(8, 5, 0)).unwrap();
+    file.set_len(4 << 30).unwrap();
+    drop(file);
+    let start = std::time::Instant::now();
+    let err = read_dump(&path).expect_err("a sparse file is not a dump");
+    let took = start.elapsed();
+    match &err {
+        DumpError::Truncated {
+            expected, actual, ..
+        } => assert_eq!((*expected, *actual), (5, (4 << 30) - HEADER_LEN as u64)),
+        other => panic!("expected Truncated, got {other:?}"),
+    }
+    assert_message(&err, &path, &["truncated or padded", "promises 5 bytes"]);
+    assert!(took.as_millis() < 1000, "took {took:?}: the body was read");
+}
+
+#[cfg(unix)]
+#[test]
+fn dev_zero_fails_after_reading_its_header() {
+    // Read whole first, `/dev/zero` never ends; the header read first is not a dump's.
+    let path = Path::new("/dev/zero");
+    if !path.exists() {
+        return;
+    }
+    let err = read_dump(path).expect_err("/dev/zero is not a dump");
+    match &err {
+        DumpError::NotADump { found, .. } => assert_eq!(found.as_bytes(), [0u8; 8]),
+        other => panic!("expected NotADump, got {other:?}"),
+    }
+    assert_message(&err, path, &["not a gigagas dump"]);
+}
+
+#[test]
+fn a_header_announcing_more_content_than_any_dump_is_too_large() {
+    use gigagas_dump::format::MAX_DECOMPRESSED;
+    for announced in [MAX_DECOMPRESSED + 1, 1 << 50, u64::MAX] {
+        let bytes = header(8, announced, 0);
+        let (err, path, _dir) = read_bytes(&bytes, "huge.gigagas");
+        match &err {
+            DumpError::TooLarge {
+                announced: a,
+                limit,
+                ..
+            } => assert_eq!((*a, *limit), (announced, MAX_DECOMPRESSED)),
+            other => panic!("{announced}: expected TooLarge, got {other:?}"),
+        }
+        assert_message(&err, &path, &["announces", "more than"]);
+        let err = decode_dump(&bytes, &path).expect_err("in memory too");
+        assert!(matches!(err, DumpError::TooLarge { .. }), "{err:?}");
+    }
+}
+
+/// A frame whose compressed bytes are not zstd at all: decompressing it would fail with a
+/// zstd error, so an error that is not about zstd shows it was refused before.
+fn undecompressable(tag: [u8; 4]) -> Frame {
+    Frame {
+        tag,
+        raw_len: 1000,
+        comp: b"certainly not a zstd frame".to_vec(),
+    }
+}
+
+#[test]
+fn a_repeated_section_is_refused_before_it_is_decompressed() {
+    for (i, tag) in [*b"META", *b"ACCT", *b"BALS"].into_iter().enumerate() {
+        let mut frames = parse_frames(encoded());
+        frames.insert(i * 3, undecompressable(tag));
+        let msg = expect_corrupt(
+            &assemble(&frames),
+            std::str::from_utf8(&tag).unwrap(),
+            &["repeated"],
+        );
+        assert!(!msg.contains("zstd"), "{msg}");
+    }
+}
+
+#[test]
+fn an_unknown_section_is_refused_before_it_is_decompressed() {
+    let mut frames = parse_frames(encoded());
+    frames.insert(4, undecompressable(*b"XTRA"));
+    let msg = expect_corrupt(&assemble(&frames), "XTRA", &["unknown section"]);
+    assert!(!msg.contains("zstd"), "{msg}");
+    // A tag of control bytes is named escaped: nothing raw reaches a terminal.
+    let mut frames = parse_frames(encoded());
+    frames.push(undecompressable(*b"\x1b[2J"));
+    let msg = expect_corrupt(&assemble(&frames), "\\x1b[2J", &["unknown section"]);
+    assert!(!msg.contains('\x1b'), "{msg:?}");
+}
+
+#[test]
+fn a_missing_section_is_named_before_anything_is_decompressed() {
+    let mut frames = parse_frames(encoded());
+    frames.retain(|f| &f.tag != b"HASH");
+    frames[0] = undecompressable(*b"META");
+    expect_corrupt(&assemble(&frames), "HASH", &["missing"]);
+}
+
+#[test]
+fn the_decompression_budget_is_for_the_whole_file_not_each_section() {
+    // Every section announces what a per-section 1024:1 (+ 1 MiB) bound allows: each on
+    // its own is within it, all together far past the file's budget.
+    let mut frames = parse_frames(encoded());
+    for f in &mut frames {
+        f.raw_len = f.comp.len() as u64 * 1024 + (1 << 20);
+    }
+    let bytes = assemble(&frames);
+    // The section at which the running sum passes 1024 × content + 1 MiB is blamed.
+    let budget = (bytes.len() - HEADER_LEN) as u64 * 1024 + (1 << 20);
+    let mut sum = 0;
+    let over = frames
+        .iter()
+        .find(|f| {
+            sum += f.raw_len;
+            sum > budget
+        })
+        .expect("all together they pass the budget");
+    let tag = String::from_utf8_lossy(&over.tag).into_owned();
+    expect_corrupt(&bytes, &tag, &["budget", "1024:1"]);
+}
+
+#[test]
+fn the_decompression_budget_has_an_absolute_cap() {
+    // 17 MiB of content at 1024:1 would allow 17 GiB; the cap is 16 GiB. The compressed
+    // bytes are noise: refused before decompression, they are never looked at.
+    use gigagas_dump::format::MAX_DECOMPRESSED;
+    let mut frames = parse_frames(encoded());
+    let blocks = frames.iter().position(|f| &f.tag == b"BLKS").unwrap();
+    frames[blocks].comp = noise(3, 17 << 20);
+    frames[blocks].raw_len = MAX_DECOMPRESSED;
+    expect_corrupt(
+        &assemble(&frames),
+        "BLKS",
+        &["budget", &format!("at most {MAX_DECOMPRESSED}")],
+    );
+}
+
+// ------------------------------------------------------------ whole-dump validation (item 8)
+
+/// Encode `d`, read it back: it must be refused as inconsistent. Returns the broken
+/// invariant and the full message (which names the file).
+fn inconsistency(d: &Dump) -> (InvariantError, String) {
+    let (err, path, _dir) = read_bytes(&encode_dump(d), "inconsistent.gigagas");
+    let msg = full_message(&err);
+    assert_message(&err, &path, &["inconsistent dump"]);
+    match err {
+        DumpError::Inconsistent { source, .. } => (*source, msg),
+        other => panic!("expected Inconsistent, got {other:?}"),
+    }
+}
+
+/// Index of the first pre-state account of segment 0 that exists and has code.
+fn account_with_code(d: &Dump) -> usize {
+    d.segments[0]
+        .pre_state
+        .accounts
+        .iter()
+        .position(|a| {
+            a.state
+                .is_some_and(|s| s.code_hash != alloy_primitives::KECCAK256_EMPTY)
+        })
+        .expect("the tiny dump has contracts")
+}
+
+#[test]
+fn code_that_does_not_hash_to_its_hash_is_refused() {
+    let mut d = dump().clone();
+    let (hash, code) = &mut d.segments[0].pre_state.codes[0];
+    let stored = *hash;
+    let mut bytes = code.to_vec();
+    *bytes.last_mut().unwrap() ^= 1;
+    let actual = alloy_primitives::keccak256(&bytes);
+    *code = bytes.into();
+    let (e, msg) = inconsistency(&d);
+    assert_eq!(
+        e,
+        InvariantError::CodeHash {
+            segment: 0,
+            code_hash: stored,
+            actual
+        }
+    );
+    assert!(
+        msg.contains("segment 0") && msg.contains(&stored.to_string()),
+        "{msg}"
+    );
+}
+
+#[test]
+fn an_account_whose_code_is_not_held_is_refused() {
+    let mut d = dump().clone();
+    let i = account_with_code(&d);
+    let a = d.segments[0].pre_state.accounts[i];
+    let code_hash = a.state.unwrap().code_hash;
+    d.segments[0].pre_state.codes.retain(|c| c.0 != code_hash);
+    assert_eq!(
+        inconsistency(&d).0,
+        InvariantError::MissingCode {
+            segment: 0,
+            account: a.address,
+            code_hash
+        }
+    );
+}
+
+#[test]
+fn codes_out_of_order_or_twice_are_refused() {
+    let mut d = dump().clone();
+    let codes = &mut d.segments[0].pre_state.codes;
+    codes.push(codes[0].clone());
+    let code_hash = codes[0].0;
+    assert_eq!(
+        inconsistency(&d).0,
+        InvariantError::CodeOrder {
+            segment: 0,
+            code_hash
+        }
+    );
+}
+
+#[test]
+fn duplicate_or_unsorted_pre_state_accounts_are_refused() {
+    // Duplicate: the first entry would have won the replay's lookup.
+    let mut d = dump().clone();
+    let accounts = &mut d.segments[0].pre_state.accounts;
+    let twice = accounts[1];
+    accounts.insert(1, twice);
+    let (e, msg) = inconsistency(&d);
+    assert_eq!(
+        e,
+        InvariantError::PreStateAccountOrder {
+            segment: 0,
+            account: twice.address,
+            previous: twice.address
+        }
+    );
+    assert!(msg.contains(&twice.address.to_string()), "{msg}");
+    // Unsorted.
+    let mut d = dump().clone();
+    let accounts = &mut d.segments[0].pre_state.accounts;
+    accounts.swap(0, 1);
+    let (first, second) = (accounts[0].address, accounts[1].address);
+    assert_eq!(
+        inconsistency(&d).0,
+        InvariantError::PreStateAccountOrder {
+            segment: 0,
+            account: second,
+            previous: first
+        }
+    );
+}
+
+#[test]
+fn duplicate_or_unsorted_pre_state_slots_are_refused() {
+    let mut d = dump().clone();
+    let storage = &mut d.segments[0].pre_state.storage;
+    let mut twice = storage[0];
+    twice.value += alloy_primitives::U256::from(1);
+    storage.insert(1, twice);
+    assert_eq!(
+        inconsistency(&d).0,
+        InvariantError::PreStateSlotOrder {
+            segment: 0,
+            account: twice.address,
+            slot: twice.slot
+        }
+    );
+}
+
+#[test]
+fn storage_of_an_unlisted_account_is_refused() {
+    let mut d = dump().clone();
+    let stranger = alloy_primitives::Address::repeat_byte(0xee);
+    assert!(d.segments[0].pre_state.account(stranger).is_none());
+    d.segments[0].pre_state.storage.push(gigagas_dump::PreSlot {
+        address: stranger,
+        slot: alloy_primitives::U256::from(1),
+        value: alloy_primitives::U256::from(2),
+    });
+    assert_eq!(
+        inconsistency(&d).0,
+        InvariantError::SlotOfUnlistedAccount {
+            segment: 0,
+            account: stranger,
+            slot: alloy_primitives::U256::from(1)
+        }
+    );
+}
+
+#[test]
+fn nonzero_storage_of_an_absent_account_is_refused() {
+    // The first slot with a nonzero value: its account recorded as absent.
+    let mut d = dump().clone();
+    let pre = &mut d.segments[0].pre_state;
+    let slot = *pre
+        .storage
+        .iter()
+        .find(|s| !s.value.is_zero())
+        .expect("the tiny dump has nonzero storage");
+    let account = pre
+        .accounts
+        .iter_mut()
+        .find(|a| a.address == slot.address)
+        .unwrap();
+    account.state = None;
+    assert_eq!(
+        inconsistency(&d).0,
+        InvariantError::StorageOfAbsentAccount {
+            segment: 0,
+            account: slot.address,
+            slot: slot.slot,
+            value: slot.value
+        }
+    );
+}
+
+#[test]
+fn zero_storage_of_an_absent_account_is_accepted() {
+    // What a block that creates an account and writes its storage needs: the account
+    // recorded absent, its slots recorded as zero.
+    let mut d = dump().clone();
+    let pre = &mut d.segments[0].pre_state;
+    let created = alloy_primitives::Address::repeat_byte(0xcc);
+    pre.accounts.push(gigagas_dump::PreAccount {
+        address: created,
+        state: None,
+    });
+    pre.storage.push(gigagas_dump::PreSlot {
+        address: created,
+        slot: alloy_primitives::U256::from(7),
+        value: alloy_primitives::U256::ZERO,
+    });
+    pre.canonicalize();
+    decode_dump(&encode_dump(&d), Path::new("created.gigagas")).expect("consistent");
+}
+
+#[test]
+fn duplicate_or_unsorted_access_list_accounts_are_refused() {
+    use alloy_eip7928::BlockAccessListValidationError as E;
+    // Duplicate: the later entry would have won.
+    let mut d = dump().clone();
+    let first = d.access_lists[1][0].clone();
+    d.access_lists[1].insert(1, first.clone());
+    let block = d.blocks[1].number();
+    let (e, msg) = inconsistency(&d);
+    assert_eq!(
+        e,
+        InvariantError::MalformedAccessList {
+            segment: 0,
+            block,
+            error: E::DuplicateAccount {
+                address: first.address
+            }
+        }
+    );
+    for word in [
+        "segment 0",
+        &format!("block {block}"),
+        &first.address.to_string(),
+    ] {
+        assert!(msg.contains(word), "`{msg}` lacks `{word}`");
+    }
+    // Unsorted.
+    let mut d = dump().clone();
+    d.access_lists[0].swap(0, 1);
+    let (previous, address) = (d.access_lists[0][0].address, d.access_lists[0][1].address);
+    assert_eq!(
+        inconsistency(&d).0,
+        InvariantError::MalformedAccessList {
+            segment: 0,
+            block: d.blocks[0].number(),
+            error: E::AccountsOutOfOrder { previous, address }
+        }
+    );
+}
+
+#[test]
+fn an_access_list_account_missing_from_the_pre_state_is_refused() {
+    let mut d = dump().clone();
+    let address = d.access_lists[0][0].address;
+    let pre = &mut d.segments[0].pre_state;
+    pre.accounts.retain(|a| a.address != address);
+    pre.storage.retain(|s| s.address != address);
+    assert_eq!(
+        inconsistency(&d).0,
+        InvariantError::AccessListAccountNotInPreState {
+            segment: 0,
+            block: d.blocks[0].number(),
+            account: address
+        }
+    );
+}
+
+#[test]
+fn an_access_list_slot_missing_from_the_pre_state_is_refused() {
+    let mut d = dump().clone();
+    let (b, account) = d
+        .access_lists
+        .iter()
+        .enumerate()
+        .find_map(|(b, list)| {
+            list.iter()
+                .find(|a| !a.storage_changes.is_empty())
+                .map(|a| (b, a.clone()))
+        })
+        .expect("the tiny dump writes storage");
+    let slot = account.storage_changes[0].slot;
+    // Only the first block naming the slot can be blamed.
+    let first = d
+        .access_lists
+        .iter()
+        .position(|list| {
+            list.iter().any(|a| {
+                a.address == account.address
+                    && (a.storage_changes.iter().any(|c| c.slot == slot)
+                        || a.storage_reads.contains(&slot))
+            })
+        })
+        .unwrap();
+    assert!(first <= b);
+    d.segments[0]
+        .pre_state
+        .storage
+        .retain(|s| (s.address, s.slot) != (account.address, slot));
+    assert_eq!(
+        inconsistency(&d).0,
+        InvariantError::AccessListSlotNotInPreState {
+            segment: 0,
+            block: d.blocks[first].number(),
+            account: account.address,
+            slot
+        }
+    );
+}
+
+#[test]
+fn a_block_hash_at_or_after_the_segments_first_block_is_refused() {
+    let first_block = dump().blocks[0].number();
+    for number in [first_block, first_block + 1, u64::MAX] {
+        let mut d = dump().clone();
+        d.segments[0]
+            .block_hashes
+            .push((number, alloy_primitives::B256::repeat_byte(9)));
+        let (e, msg) = inconsistency(&d);
+        assert_eq!(
+            e,
+            InvariantError::BlockHashNotBefore {
+                segment: 0,
+                number,
+                first_block
+            }
+        );
+        assert!(msg.contains(&format!("block {number}")), "{msg}");
+    }
+}
+
+#[test]
+fn receipts_that_do_not_add_up_to_the_headers_gas_are_refused() {
+    let mut d = dump().clone();
+    d.blocks[1].header.gas_used += 1;
+    let block = d.blocks[1].number();
+    let receipts = d.blocks[1].receipts.last().unwrap().cumulative_gas_used;
+    assert_eq!(
+        inconsistency(&d).0,
+        InvariantError::BlockGasUsed {
+            block,
+            header: receipts + 1,
+            receipts
+        }
+    );
+}
+
+// ------------------------------------------------------------ empty work (item 9)
+
+#[test]
+fn a_dump_with_nothing_to_measure_loads_but_check_has_work_refuses_it() {
+    // No blocks at all: consistent, loads (it can be written and inspected) ...
+    let empty = Dump {
+        blocks: Vec::new(),
+        access_lists: Vec::new(),
+        segments: Vec::new(),
+        ..dump().clone()
+    };
+    let (back, _) = decode_dump(&encode_dump(&empty), Path::new("empty.gigagas"))
+        .expect("an empty dump is consistent");
+    // ... but has nothing to time.
+    assert_eq!(back.check_has_work(), Err(InvariantError::NoBlocks));
+    assert!(
+        InvariantError::NoBlocks
+            .to_string()
+            .contains("nothing to measure")
+    );
+    // Blocks without a transaction.
+    let mut idle = dump().clone();
+    for b in &mut idle.blocks {
+        b.transactions.clear();
+        b.receipts.clear();
+        b.header.gas_used = 0;
+    }
+    assert_eq!(
+        idle.check_has_work(),
+        Err(InvariantError::NoTransactions { blocks: 2 })
+    );
+    assert_eq!(dump().check_has_work(), Ok(()));
+}
+
+// ------------------------------------------------------------ messages (item 13)
+
+#[test]
+fn no_error_repeats_its_source_in_its_own_message() {
+    // `File exists (os error 17): File exists (os error 17)` came from a message that
+    // printed its source, followed by the source printed again by the caller.
+    let dir = tempfile::tempdir().unwrap();
+    let missing = read_dump(&dir.path().join("missing.gigagas")).unwrap_err();
+    let blocker = dir.path().join("plain-file");
+    std::fs::write(&blocker, b"x").unwrap();
+    let unwritable = gigagas_dump::write_dump(dump(), &blocker.join("out.gigagas")).unwrap_err();
+    let mut d = dump().clone();
+    d.blocks[0].header.gas_used += 1;
+    let inconsistent = decode_dump(&encode_dump(&d), Path::new("x.gigagas")).unwrap_err();
+    for err in [missing, unwritable, inconsistent] {
+        let own = err.to_string();
+        let source = std::error::Error::source(&err).expect("these errors have a cause");
+        assert!(
+            !own.contains(&source.to_string()),
+            "`{own}` repeats its source `{source}`"
+        );
+        let full = full_message(&err);
+        assert!(full.ends_with(&source.to_string()), "{full}");
+        assert_eq!(full.matches(&source.to_string()).count(), 1, "{full}");
+    }
 }
