@@ -4,6 +4,7 @@ use crate::{
     error::ImportError,
     fixture::{BlockchainTest, FixtureFile},
     import::{ImportStats, import_test},
+    output::check_output,
 };
 use std::path::{Path, PathBuf};
 
@@ -136,43 +137,84 @@ fn name_hash(name: &str) -> String {
     alloy_primitives::hex::encode(&alloy_primitives::keccak256(name.as_bytes())[..4])
 }
 
-/// Output file names already given out in one batch, so two tests whose sanitised names
-/// coincide (`a/b` and `a_b`) do not overwrite each other.
+/// Output file names already given out in one batch, so that no two tests of a run write
+/// the same file: two tests whose sanitised names coincide (`a/b` and `a_b`), or tests of
+/// the same name in different fixture files. The first keeps its plain name; every later
+/// one gets a hash of its fixture file (relative to the input) and test name, then a
+/// counter if even that is taken. Names are compared ignoring ASCII case, so they stay
+/// distinct on case-insensitive file systems.
 #[derive(Default)]
 struct Names(std::collections::HashSet<String>);
 
 impl Names {
-    fn file_name(&mut self, test: &str) -> String {
-        let mut s = sanitize_name(test);
-        if !self.0.insert(s.clone()) {
-            s = format!("{s}-{}", name_hash(test));
-            self.0.insert(s.clone());
+    /// The output file name for `test` of the fixture file `file` (its path relative to
+    /// the input).
+    fn file_name(&mut self, test: &str, file: &str) -> String {
+        let base = sanitize_name(test);
+        let mut s = base.clone();
+        if self.0.contains(&s.to_ascii_lowercase()) {
+            let hash = name_hash(&format!("{file}::{test}"));
+            s = format!("{base}-{hash}");
+            let mut i = 2u64;
+            while self.0.contains(&s.to_ascii_lowercase()) {
+                s = format!("{base}-{hash}-{i}");
+                i += 1;
+            }
         }
+        self.0.insert(s.to_ascii_lowercase());
         format!("{s}.gigagas")
     }
 }
 
-/// Every `.json` file under `dir`, recursively, sorted by path.
+/// Every `.json` file under `dir`, recursively, sorted by path, each file once.
+///
+/// Symlinks are followed, but every folder is entered once (by its canonical path, so a
+/// symlink loop ends) and every file listed once (by its canonical path: a fixture reached
+/// through a symlink as well is not imported twice). Real sub-folders are walked before
+/// symlinked ones, so a file is listed under its real path where it has one.
 pub fn fixture_files(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let io = |source| ImportError::Io {
-            path: d.clone(),
-            source,
-        };
-        for entry in std::fs::read_dir(&d).map_err(io)? {
-            let path = entry.map_err(io)?.path();
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ImportError::Io { path, source }
+    };
+    let mut visited = std::collections::HashSet::new();
+    // (canonical path, reached through a symlink, path as found)
+    let mut found: Vec<(PathBuf, bool, PathBuf)> = Vec::new();
+    // (folder, reached through a symlink)
+    let mut stack = vec![(dir.to_path_buf(), false)];
+    let mut linked = Vec::new();
+    while let Some((d, via_link)) = stack.pop().or_else(|| linked.pop()) {
+        if !visited.insert(d.canonicalize().map_err(io(&d))?) {
+            continue;
+        }
+        let mut entries = Vec::new();
+        for entry in std::fs::read_dir(&d).map_err(io(&d))? {
+            entries.push(entry.map_err(io(&d))?);
+        }
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries.into_iter().rev() {
+            let path = entry.path();
+            let link = via_link || entry.file_type().map_err(io(&path))?.is_symlink();
             if path.is_dir() {
-                stack.push(path);
+                if link {
+                    linked.push((path, true));
+                } else {
+                    stack.push((path, false));
+                }
             } else if path
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("json"))
             {
-                out.push(path);
+                // A dangling symlink is listed as it is: reading it reports the error.
+                let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+                found.push((canonical, link, path));
             }
         }
     }
+    // One path per file: the real one where there is one, else the first by name.
+    found.sort();
+    found.dedup_by(|later, first| later.0 == first.0);
+    let mut out: Vec<PathBuf> = found.into_iter().map(|(_, _, path)| path).collect();
     out.sort();
     if out.is_empty() {
         return Err(ImportError::NoFixtures {
@@ -184,11 +226,15 @@ pub fn fixture_files(dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
 
 /// Import one test of a parsed file and write its dump to `output` (only when every
 /// check passes, and only when the fixture has a valid block: see the returned path).
+/// `output` naming the fixture file itself is refused before any work
+/// ([`ImportError::OutputIsInput`]); the dump is written atomically
+/// ([`gigagas_dump::write_dump`]: a temporary file in the same folder, synced, renamed).
 pub fn import_one(
     file: &FixtureFile,
     name: &str,
     output: &Path,
 ) -> Result<(Option<PathBuf>, ImportStats), ImportError> {
+    check_output(output, std::slice::from_ref(&file.path))?;
     let value = file
         .tests
         .get(name)
@@ -236,6 +282,13 @@ pub enum OutputLayout {
 /// it is an existing directory) and any failure, skips included, is returned as the
 /// error. Otherwise `output` is a directory; every test gets a report (files that are not
 /// fixtures are reported as failed), and the totals are returned.
+///
+/// No output overwrites an input: `output` and every dump path are checked against the
+/// fixture files ([`check_output`]) before anything is executed or written
+/// ([`ImportError::OutputIsInput`]). Every test of the run writes its own file
+/// ([`OutputLayout::Directory`] names are unique per run: a later test whose name is taken
+/// gets a hash of its fixture file's relative path and its name appended), so the passed
+/// count is the number of dumps written (plus tests with no valid block, which write none).
 pub fn import(
     input: &Path,
     test: Option<&str>,
@@ -244,6 +297,8 @@ pub fn import(
 ) -> Result<(OutputLayout, ImportSummary), ImportError> {
     let mut summary = ImportSummary::default();
     if !input.is_dir() {
+        let inputs = [input.to_path_buf()];
+        check_output(output, &inputs)?;
         let file = FixtureFile::read(input)?;
         let selected: Vec<String> = match test {
             Some(t) => {
@@ -265,6 +320,7 @@ pub fn import(
             } else {
                 output.to_path_buf()
             };
+            check_output(&target, &inputs)?;
             let (output, stats) = import_one(&file, name, &target)?;
             summary.passed = 1;
             on_report(&TestReport {
@@ -277,16 +333,19 @@ pub fn import(
         make_dir(output)?;
         let mut used = Names::default();
         for name in &selected {
-            let target = output.join(used.file_name(name));
-            run_one(&file, name, target, &mut summary, &mut on_report);
+            let target = output.join(used.file_name(name, ""));
+            run_one(&file, name, target, &inputs, &mut summary, &mut on_report);
         }
         return Ok((OutputLayout::Directory, summary));
     }
 
+    let inputs = fixture_files(input)?;
+    check_output(output, &inputs)?;
     make_dir(output)?;
     let mut used = Names::default();
     let mut found = false;
-    for path in fixture_files(input)? {
+    for path in &inputs {
+        let path = path.clone();
         let file = match FixtureFile::read(&path) {
             Ok(f) => f,
             Err(error) => {
@@ -315,10 +374,12 @@ pub fn import(
             }
             None => file.names().map(String::from).collect(),
         };
+        let relative = path.strip_prefix(input).unwrap_or(&path);
+        let relative = relative.to_string_lossy();
         for name in &names {
             found = true;
-            let target = output.join(used.file_name(name));
-            run_one(&file, name, target, &mut summary, &mut on_report);
+            let target = output.join(used.file_name(name, &relative));
+            run_one(&file, name, target, &inputs, &mut summary, &mut on_report);
         }
     }
     if let (Some(t), false) = (test, found) {
@@ -342,10 +403,14 @@ fn run_one(
     file: &FixtureFile,
     name: &str,
     output: PathBuf,
+    inputs: &[PathBuf],
     summary: &mut ImportSummary,
     on_report: &mut impl FnMut(&TestReport),
 ) {
-    let outcome = match import_one(file, name, &output) {
+    let result = check_output(&output, inputs)
+        .map_err(ImportError::from)
+        .and_then(|()| import_one(file, name, &output));
+    let outcome = match result {
         Ok((output, stats)) => {
             summary.passed += 1;
             Outcome::Passed { output, stats }
@@ -385,7 +450,29 @@ mod tests {
         assert_ne!(s, sanitize_name(&"x".repeat(301)));
         assert_eq!(sanitize_name("../"), "test");
         let mut used = Names::default();
-        assert_eq!(used.file_name("a/b"), "a_b.gigagas");
-        assert_ne!(used.file_name("a_b"), "a_b.gigagas");
+        assert_eq!(used.file_name("a/b", "x.json"), "a_b.gigagas");
+        assert_ne!(used.file_name("a_b", "x.json"), "a_b.gigagas");
+    }
+
+    #[test]
+    fn output_names_are_unique_per_run() {
+        // Three fixture files whose tests share a name, a name differing in case only,
+        // and a name that is another's disambiguated one: every file name distinct.
+        let mut used = Names::default();
+        let mut names = std::collections::HashSet::new();
+        for (test, file) in [
+            ("t", "a/f.json"),
+            ("t", "b/f.json"),
+            ("t", "c/f.json"),
+            ("t", "c/f.json"),
+            ("T", "d/f.json"),
+        ] {
+            let n = used.file_name(test, file);
+            assert!(names.insert(n.to_ascii_lowercase()), "{n} given twice");
+        }
+        let taken = names.iter().find(|n| n.starts_with("t-")).unwrap().clone();
+        let taken = taken.trim_end_matches(".gigagas");
+        let n = used.file_name(taken, "e/f.json");
+        assert!(names.insert(n.to_ascii_lowercase()), "{n} given twice");
     }
 }

@@ -96,6 +96,9 @@ pub enum ImportError {
     /// Writing the dump failed.
     #[error(transparent)]
     Dump(#[from] gigagas_dump::DumpError),
+    /// An output path names an input: refused before any work.
+    #[error(transparent)]
+    OutputIsInput(#[from] crate::output::OutputIsInput),
 }
 
 impl ImportError {

@@ -1,4 +1,4 @@
-//! Ethereum BlockchainTests fixtures → gigagas dumps.
+//! Ethereum BlockchainTests fixtures and offline mainnet block snapshots → gigagas dumps.
 //!
 //! Each test's blocks are decoded from their RLP (senders recovered) and executed like a
 //! client: one revm `State` over the fixture's `pre`, alloy-evm's Ethereum block executor,
@@ -21,6 +21,7 @@ mod error;
 pub mod fixture;
 mod import;
 pub mod network;
+mod output;
 pub mod snapshot;
 pub mod world;
 
@@ -31,7 +32,11 @@ pub use batch::{
 pub use error::{ImportError, Location, Mismatch};
 pub use fixture::{BlockchainTest, FixtureFile};
 pub use import::{ImportStats, RejectedBlock, RejectedBy, SOURCE, import_test};
-pub use snapshot::{BlockReport, ImportedBlock, SnapshotError, SnapshotImport, import_snapshots};
+pub use output::{OutputIsInput, check_output};
+pub use snapshot::{
+    BlockReport, ImportedBlock, SnapshotError, SnapshotImport, check_snapshot_output,
+    import_snapshots, import_snapshots_to,
+};
 
 // Dev-dependencies used only by the integration tests in `tests/`.
 #[cfg(test)]

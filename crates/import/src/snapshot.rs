@@ -92,6 +92,13 @@ pub enum SnapshotError {
         /// The executor's error.
         detail: String,
     },
+    /// An output path names an input (the folder, or a file of a block folder): refused
+    /// before any work.
+    #[error(transparent)]
+    OutputIsInput(#[from] crate::output::OutputIsInput),
+    /// Writing the dump failed.
+    #[error(transparent)]
+    Dump(#[from] gigagas_dump::DumpError),
     /// The execution does not reproduce what the header commits to.
     #[error("block {block}: {field}: expected {expected} (header), got {got} (execution)")]
     Mismatch {
@@ -205,6 +212,9 @@ pub fn block_dirs(input: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
         (name.parse::<u64>().unwrap_or(u64::MAX), name)
     };
     dirs.sort_by_key(key);
+    // A block folder reached twice (a symlink next to the real folder) is imported once.
+    let mut seen = std::collections::HashSet::new();
+    dirs.retain(|d| seen.insert(d.canonicalize().unwrap_or_else(|_| d.clone())));
     if dirs.is_empty() {
         return Err(SnapshotError::NoBlocks(input.to_path_buf()));
     }
@@ -235,12 +245,12 @@ struct RawAccount {
     #[serde(default)]
     code_hash: Option<B256>,
     #[serde(default)]
-    storage: BTreeMap<U256, U256>,
+    storage: BTreeMap<HexQuantity, HexQuantity>,
 }
 
 #[derive(Deserialize)]
 struct RawBasic {
-    balance: U256,
+    balance: HexQuantity,
     nonce: u64,
 }
 
@@ -318,12 +328,13 @@ fn read_pre_state(dir: &Path, number: u64) -> Result<World, SnapshotError> {
         let storage = acc
             .storage
             .into_iter()
+            .map(|(k, v)| (k.0, v.0))
             .filter(|(_, v)| !v.is_zero())
             .collect();
         world.accounts.insert(
             address,
             WorldAccount {
-                balance: acc.basic.balance,
+                balance: acc.basic.balance.0,
                 nonce: acc.basic.nonce,
                 code_hash,
                 storage,
@@ -362,25 +373,111 @@ fn read_block_hashes(dir: &Path, number: u64, world: &mut World) -> Result<(), S
     Ok(())
 }
 
-/// Read and check one block folder: the block (header hash, transactions and withdrawals
+/// Ethereum JSON-RPC encodes every quantity and every byte string of a block as a
+/// 0x-prefixed hex string. `block.json` is held to it: a string without `0x` (`"100"`:
+/// decimal or hex?) or a bare JSON number is refused, naming the field, instead of being read
+/// one way for one field and another way for the next. `field` is left at the offending
+/// JSON path.
+fn check_json_rpc_strings(value: &serde_json::Value, field: &mut String) -> Result<(), String> {
+    use serde_json::Value;
+    match value {
+        Value::String(s) if s.starts_with("0x") => Ok(()),
+        Value::String(s) => Err(format!(
+            "{:?} is not 0x-prefixed hex (JSON-RPC quantities and data are 0x-prefixed hex \
+             strings; a decimal string is not accepted)",
+            shorten(s)
+        )),
+        Value::Number(n) => Err(format!(
+            "{n} is a JSON number (JSON-RPC quantities are 0x-prefixed hex strings)"
+        )),
+        Value::Null | Value::Bool(_) => Ok(()),
+        Value::Array(items) => {
+            let len = field.len();
+            for (i, item) in items.iter().enumerate() {
+                field.push_str(&format!("[{i}]"));
+                check_json_rpc_strings(item, field)?;
+                field.truncate(len);
+            }
+            Ok(())
+        }
+        Value::Object(map) => {
+            let len = field.len();
+            for (key, item) in map {
+                if !field.is_empty() {
+                    field.push('.');
+                }
+                field.push_str(key);
+                check_json_rpc_strings(item, field)?;
+                field.truncate(len);
+            }
+            Ok(())
+        }
+    }
+}
+
+fn shorten(s: &str) -> String {
+    match s.char_indices().nth(66) {
+        Some((end, _)) => format!("{}…", &s[..end]),
+        None => s.to_string(),
+    }
+}
+
+/// A quantity as JSON-RPC writes it: a 0x-prefixed hex string (`"0x0"`, `"0x1b4"`).
+fn hex_quantity(value: &serde_json::Value) -> Result<U256, String> {
+    let s = value
+        .as_str()
+        .ok_or_else(|| format!("{value} is not a string (expected a 0x-prefixed hex quantity)"))?;
+    parse_hex_quantity(s)
+}
+
+fn parse_hex_quantity(s: &str) -> Result<U256, String> {
+    let digits = s.strip_prefix("0x").ok_or_else(|| {
+        format!(
+            "{:?} is not 0x-prefixed hex (quantities are 0x-prefixed hex strings; a decimal \
+             string is not accepted)",
+            shorten(s)
+        )
+    })?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("{:?} is not a hex quantity", shorten(s)));
+    }
+    U256::from_str_radix(digits, 16).map_err(|e| format!("{:?}: {e}", shorten(s)))
+}
+
+/// A 0x-prefixed hex quantity in `pre_state.json` (balances, storage slots and values),
+/// held to the same rule as `block.json`: a string without `0x` is refused, not read as
+/// decimal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct HexQuantity(U256);
+
+impl<'de> Deserialize<'de> for HexQuantity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_hex_quantity(&s)
+            .map(HexQuantity)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Read and check one block folder: the block (every quantity and byte string 0x-prefixed
+/// hex, header hash, ommer hashes against the ommers hash, transactions and withdrawals
 /// roots, every sender against its signature), its pre-state (code hashes) and block hashes.
 pub fn read_block(dir: &Path, spec: &ChainSpec) -> Result<SnapshotBlock, SnapshotError> {
     let path = dir.join(BLOCK_FILE);
     let value = read_json(dir, BLOCK_FILE)?;
+    let mut field = String::new();
+    check_json_rpc_strings(&value, &mut field)
+        .map_err(|detail| SnapshotError::input(folder_block(dir), &path, field.as_str(), detail))?;
     let number = value
         .get("number")
-        .and_then(|n| n.as_str())
-        .and_then(|n| u64::from_str_radix(n.trim_start_matches("0x"), 16).ok())
-        .ok_or_else(|| {
-            SnapshotError::input(
-                folder_block(dir),
-                &path,
-                "number",
-                "missing or not a hex quantity",
-            )
-        })?;
+        .ok_or_else(|| "missing".to_string())
+        .and_then(|n| hex_quantity(n).map_err(|e| e.to_string()))
+        .and_then(|n| u64::try_from(n).map_err(|_| format!("{n} does not fit in 64 bits")))
+        .map_err(|detail| SnapshotError::input(folder_block(dir), &path, "number", detail))?;
     let rpc = parse_block(value, number)
         .map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
+    gigagas_rpc::convert::check_ommer_hashes(&rpc.header.inner, &rpc.uncles)
+        .map_err(|detail| SnapshotError::input(number, &path, "uncles", detail))?;
     let block = to_consensus_block(rpc, number)
         .map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
     for (i, tx) in block.transactions.iter().enumerate() {
@@ -549,8 +646,54 @@ impl SnapshotImport {
     }
 }
 
+/// Every path a snapshot import of `input` reads: `input` itself, each block folder and its
+/// [`BLOCK_FILE`], [`PRE_STATE_FILE`] and [`BLOCK_HASHES_FILE`] (where present).
+pub fn input_paths(input: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
+    let mut paths = vec![input.to_path_buf()];
+    for dir in block_dirs(input)? {
+        for file in [BLOCK_FILE, PRE_STATE_FILE, BLOCK_HASHES_FILE] {
+            let path = dir.join(file);
+            if path.exists() {
+                paths.push(path);
+            }
+        }
+        paths.push(dir);
+    }
+    Ok(paths)
+}
+
+/// Refuse `output` when it names anything a snapshot import of `input` reads
+/// ([`input_paths`]; same device and inode or same canonical path):
+/// [`SnapshotError::OutputIsInput`]. Cheap: call it before any work.
+pub fn check_snapshot_output(input: &Path, output: &Path) -> Result<(), SnapshotError> {
+    crate::output::check_output(output, &input_paths(input)?)?;
+    Ok(())
+}
+
+/// [`import_snapshots`] and write the dump to `output`: `output` is checked against every
+/// input first ([`check_snapshot_output`], before any block is read), and the dump is
+/// written atomically ([`gigagas_dump::write_dump`]: a temporary file in the same folder,
+/// synced, renamed; removed on failure) when at least one block checked out. Returns the
+/// import and what was written (`None`: no block checked out, nothing written).
+pub fn import_snapshots_to(
+    input: &Path,
+    name: &str,
+    output: &Path,
+    on_block: impl Fn(&BlockReport) + Sync,
+) -> Result<(SnapshotImport, Option<gigagas_dump::DumpFileInfo>), SnapshotError> {
+    check_snapshot_output(input, output)?;
+    let import = import_snapshots(input, name, on_block)?;
+    let info = match &import.dump {
+        Some(dump) => Some(gigagas_dump::write_dump(dump, output)?),
+        None => None,
+    };
+    Ok((import, info))
+}
+
 /// Import one block folder or a folder of them into one dump named `name` (mainnet rules),
-/// in parallel. `on_block` sees each block's report as it finishes (in any order).
+/// in parallel. `on_block` sees each block's report as it finishes (in any order). Writes
+/// nothing: [`import_snapshots_to`] also writes the dump, after checking that its path is
+/// no input.
 pub fn import_snapshots(
     input: &Path,
     name: &str,

@@ -380,3 +380,121 @@ fn a_block_with_a_gas_limit_past_the_bound_is_refused_by_the_header_check() {
         "{rejected}"
     );
 }
+
+/// Three fixture files in different folders whose tests share a name: three dumps, each
+/// its own file, and the passed count is the number of files written.
+#[test]
+fn tests_of_the_same_name_in_different_folders_each_write_their_own_dump() {
+    let (_, good) = fixture(BASEFEE);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    for sub in ["a", "b", "c"] {
+        std::fs::create_dir_all(input.join(sub)).unwrap();
+        std::fs::write(input.join(sub).join("same.json"), good.to_string()).unwrap();
+    }
+    let out = dir.path().join("out");
+    let mut outputs = Vec::new();
+    let (_, summary) = import(&input, None, &out, |r| {
+        if let gigagas_import::Outcome::Passed {
+            output: Some(o), ..
+        } = &r.outcome
+        {
+            outputs.push(o.clone());
+        }
+    })
+    .unwrap();
+    assert_eq!((summary.passed, summary.total()), (3, 3));
+    let distinct: std::collections::BTreeSet<_> = outputs.iter().collect();
+    assert_eq!(distinct.len(), 3, "{outputs:?}");
+    let written = std::fs::read_dir(&out).unwrap().count();
+    assert_eq!(
+        written, 3,
+        "every passed test wrote its own file: {outputs:?}"
+    );
+}
+
+/// A symlink loop and a symlinked duplicate inside the fixture folder: the walk ends, and
+/// the one fixture imports once.
+#[cfg(unix)]
+#[test]
+fn a_symlink_loop_in_the_fixture_folder_imports_each_file_once() {
+    let (_, good) = fixture(BASEFEE);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(input.join("sub")).unwrap();
+    std::fs::write(input.join("sub/good.json"), good.to_string()).unwrap();
+    std::os::unix::fs::symlink("..", input.join("sub/loop")).unwrap();
+    std::os::unix::fs::symlink("sub/good.json", input.join("alias.json")).unwrap();
+    std::os::unix::fs::symlink("sub", input.join("also-sub")).unwrap();
+    let files = gigagas_import::fixture_files(&input).unwrap();
+    assert_eq!(
+        files,
+        vec![input.join("sub/good.json")],
+        "the real path, once"
+    );
+    let (_, summary) = import(&input, None, &dir.path().join("out"), |_| {}).unwrap();
+    assert_eq!((summary.passed, summary.total()), (1, 1));
+}
+
+/// `-o` naming the fixture itself (or a link to it) is refused before any work, the
+/// fixture untouched.
+#[test]
+fn an_output_that_is_the_input_fixture_is_refused_before_any_work() {
+    let (_, good) = fixture(BASEFEE);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.json");
+    let text = good.to_string();
+    std::fs::write(&path, &text).unwrap();
+    let mut outputs = vec![path.clone(), dir.path().join(".").join("f.json")];
+    #[cfg(unix)]
+    {
+        let link = dir.path().join("link.gigagas");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        let hard = dir.path().join("hard.gigagas");
+        std::fs::hard_link(&path, &hard).unwrap();
+        outputs.extend([link, hard]);
+    }
+    for out in &outputs {
+        let err = import(&path, None, out, |_| panic!("no test may run")).unwrap_err();
+        let ImportError::OutputIsInput(e) = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!((&e.output, &e.input), (out, &path));
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&out.display().to_string()) && msg.contains(&path.display().to_string()),
+            "{msg}"
+        );
+    }
+    // The library entry point for one parsed test checks too.
+    let file = FixtureFile::read(&path).unwrap();
+    let name = file.names().next().unwrap().to_string();
+    let err = import_one(&file, &name, &path).unwrap_err();
+    assert!(matches!(err, ImportError::OutputIsInput(_)), "{err:?}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "untouched");
+    // A directory of fixtures whose output folder holds, under a test's dump name, a link
+    // to one of them: that test fails, the fixture untouched.
+    #[cfg(unix)]
+    {
+        let input = dir.path().join("in");
+        std::fs::create_dir(&input).unwrap();
+        let fixture = input.join("f.json");
+        std::fs::write(&fixture, &text).unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let target = out.join(format!("{}.gigagas", gigagas_import::sanitize_name(&name)));
+        std::os::unix::fs::symlink(&fixture, &target).unwrap();
+        let mut lines = Vec::new();
+        let (_, summary) = import(&input, None, &out, |r| lines.push(r.to_string())).unwrap();
+        assert_eq!((summary.failed, summary.total()), (1, 1), "{lines:?}");
+        assert!(
+            lines[0].contains("refusing to overwrite an input"),
+            "{lines:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&fixture).unwrap(),
+            text,
+            "untouched"
+        );
+    }
+}

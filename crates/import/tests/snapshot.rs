@@ -61,7 +61,7 @@ fn the_mainnet_dump_holds_every_block_and_replays_verified() {
     assert_eq!(headerless, [(1796867, 1), (5283152, 2), (8889776, 1)]);
 
     let replay = Replay::new(&dump).expect("the mainnet dump prepares");
-    let (_, seq) = replay.run_sequential(false);
+    let (_, seq) = replay.run_sequential(gigagas_executor::TimedWork::default());
     replay
         .verify_sequential(&seq.expect("sequential baseline runs"))
         .expect("sequential baseline agrees");
@@ -73,6 +73,7 @@ fn the_mainnet_dump_holds_every_block_and_replays_verified() {
                     batch,
                     scheduler,
                     recover_senders: batch == 1 && threads == 2,
+                    receipts: false,
                 };
                 let (_, outputs) = replay.run_parallel(&config);
                 replay.verify_all(&outputs).unwrap_or_else(|e| {
@@ -307,5 +308,165 @@ fn senders_recover_before_and_after_homestead() {
                 b.number()
             );
         }
+    }
+}
+
+/// Ommers added to a block's `uncles` that its `sha3Uncles` does not commit to (the miner
+/// would be paid 1/32 of a block reward more per ommer): refused, naming the file and field.
+#[test]
+fn uncles_that_do_not_fit_the_ommers_hash_are_refused() {
+    let fake = "0x1111111111111111111111111111111111111111111111111111111111111111";
+    // (block, edit): an ommer on a block without ommers (sha3Uncles of the empty list), a
+    // third ommer, the one ommer listed twice.
+    type Edit = Box<dyn Fn(&mut Vec<Value>)>;
+    let cases: [(u64, Edit, &str); 3] = [
+        (BLOCK, Box::new(|u| u.push(fake.into())), "the empty list's"),
+        (5283152, Box::new(|u| u.push(fake.into())), "at most 2"),
+        (8889776, Box::new(|u| u.push(u[0].clone())), "listed twice"),
+    ];
+    for (number, edit, says) in cases {
+        let (_tmp, dir) = copy_block(number);
+        edit_json(&dir.join("block.json"), |v| {
+            edit(v["uncles"].as_array_mut().unwrap())
+        });
+        let err = import_error(&dir);
+        let SnapshotError::Input {
+            file,
+            field,
+            detail,
+            ..
+        } = &err
+        else {
+            panic!("{number}: {err:?}")
+        };
+        assert_eq!(
+            (file.file_name().unwrap().to_str().unwrap(), field.as_str()),
+            ("block.json", "uncles"),
+            "{err}"
+        );
+        assert!(detail.contains(says), "{number}: {err}");
+    }
+}
+
+/// JSON-RPC quantities are 0x-prefixed hex: a decimal string is refused wherever it is, in
+/// `number` as in `gasUsed`, in block.json as in pre_state.json (not read as hex in one
+/// field and as decimal in the next).
+#[test]
+fn quantities_without_0x_are_refused_in_every_field() {
+    let decimal = |v: &Value| {
+        let hex = v.as_str().unwrap().trim_start_matches("0x");
+        Value::from(u128::from_str_radix(hex, 16).unwrap().to_string())
+    };
+    for field in ["number", "gasUsed", "timestamp"] {
+        let (_tmp, dir) = copy_block(BLOCK);
+        edit_json(&dir.join("block.json"), |v| v[field] = decimal(&v[field]));
+        let err = import_error(&dir);
+        let SnapshotError::Input {
+            file,
+            field: f,
+            detail,
+            ..
+        } = &err
+        else {
+            panic!("{field}: {err:?}")
+        };
+        assert_eq!(
+            (file.file_name().unwrap().to_str().unwrap(), f.as_str()),
+            ("block.json", field),
+            "{err}"
+        );
+        assert!(detail.contains("0x-prefixed"), "{err}");
+    }
+    // Deeper fields are named by their JSON path; a bare JSON number is refused too.
+    let (_tmp, dir) = copy_block(BLOCK);
+    edit_json(&dir.join("block.json"), |v| {
+        v["transactions"][1]["nonce"] = decimal(&v["transactions"][1]["nonce"])
+    });
+    let msg = import_error(&dir).to_string();
+    assert!(
+        msg.contains("transactions[1].nonce") && msg.contains("0x-prefixed"),
+        "{msg}"
+    );
+    let (_tmp, dir) = copy_block(BLOCK);
+    edit_json(&dir.join("block.json"), |v| {
+        v["gasLimit"] = Value::from(5000)
+    });
+    let msg = import_error(&dir).to_string();
+    assert!(
+        msg.contains("gasLimit") && msg.contains("JSON number"),
+        "{msg}"
+    );
+
+    // pre_state.json: a balance as a decimal string.
+    let (_tmp, dir) = copy_block(BLOCK);
+    let sender = first_sender(&dir);
+    edit_json(&dir.join("pre_state.json"), |v| {
+        v[&sender]["basic"]["balance"] = decimal(&v[&sender]["basic"]["balance"])
+    });
+    let msg = import_error(&dir).to_string();
+    assert!(
+        msg.contains("pre_state.json") && msg.contains("0x-prefixed"),
+        "{msg}"
+    );
+}
+
+/// `-o` naming a file the import reads (block.json of the block folder, through any
+/// spelling or link) is refused before any block is read, the file untouched; a new path
+/// is written atomically.
+#[test]
+fn an_output_that_is_an_input_file_is_refused_before_any_work() {
+    let (tmp, dir) = copy_block(BLOCK);
+    let block = std::fs::read(dir.join("block.json")).unwrap();
+    let mut outputs = vec![
+        dir.join("block.json"),
+        dir.join("pre_state.json"),
+        dir.join("..").join(BLOCK.to_string()).join("block.json"),
+        dir.clone(),
+    ];
+    #[cfg(unix)]
+    {
+        let link = tmp.path().join("link.gigagas");
+        std::os::unix::fs::symlink(dir.join("block.json"), &link).unwrap();
+        outputs.push(link);
+    }
+    for input in [dir.clone(), tmp.path().to_path_buf()] {
+        for out in &outputs {
+            let err = gigagas_import::import_snapshots_to(&input, "x", out, |_| {
+                panic!("no block may be imported")
+            })
+            .unwrap_err();
+            let SnapshotError::OutputIsInput(e) = &err else {
+                panic!("{err:?}")
+            };
+            assert_eq!(&e.output, out);
+            assert!(err.to_string().contains("refusing to overwrite"), "{err}");
+        }
+    }
+    assert_eq!(std::fs::read(dir.join("block.json")).unwrap(), block);
+
+    let out = tmp.path().join("new/out.gigagas");
+    let (import, info) = gigagas_import::import_snapshots_to(&dir, "x", &out, |_| {}).unwrap();
+    assert_eq!(import.failed(), 0);
+    assert!(info.is_some());
+    let (dump, _) = gigagas_dump::read_dump(&out).unwrap();
+    assert_eq!(dump.blocks.len(), 1);
+    let names: Vec<_> = std::fs::read_dir(tmp.path().join("new"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["out.gigagas"], "no temporary file left");
+}
+
+/// Every shipped block folder meets the rules the reader holds block.json and
+/// pre_state.json to (0x-prefixed hex quantities, ommer hashes fitting the ommers hash).
+#[test]
+fn every_shipped_block_folder_reads_under_the_json_rpc_rules() {
+    let chain = gigagas_import::snapshot::mainnet_chain();
+    let spec = gigagas_record::ChainSpec::from_config(&chain).unwrap();
+    let dirs = gigagas_import::snapshot::block_dirs(blocks()).unwrap();
+    assert_eq!(dirs.len(), 42);
+    for dir in dirs {
+        gigagas_import::snapshot::read_block(&dir, &spec)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     }
 }

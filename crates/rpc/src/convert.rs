@@ -85,10 +85,47 @@ pub struct ConsensusBlock {
     pub ommer_hashes: Vec<B256>,
 }
 
+/// Most ommers a block may include (the consensus rule of every proof-of-work fork).
+pub const MAX_OMMERS: usize = 2;
+
+/// Check a block's `uncles` (ommer hashes) against its header as far as hashes alone allow
+/// (the header's ommers hash commits to the ommer headers, which the answer does not carry):
+/// no ommers exactly when the ommers hash is the empty list's, at most [`MAX_OMMERS`], no
+/// hash twice. An ommer list padded onto a block without ommers (whose miner would then be
+/// paid 1/32 of a block reward per ommer) is so refused. Returns what is wrong.
+pub fn check_ommer_hashes(header: &Header, uncles: &[B256]) -> Result<(), String> {
+    let empty = alloy_consensus::EMPTY_OMMER_ROOT_HASH;
+    if uncles.is_empty() && header.ommers_hash != empty {
+        return Err(format!(
+            "no ommers listed (uncles), but the header's ommers hash (sha3Uncles) is {}",
+            header.ommers_hash
+        ));
+    }
+    if !uncles.is_empty() && header.ommers_hash == empty {
+        return Err(format!(
+            "{} ommer(s) listed (uncles), but the header's ommers hash (sha3Uncles) is the \
+             empty list's {empty}",
+            uncles.len()
+        ));
+    }
+    if uncles.len() > MAX_OMMERS {
+        return Err(format!(
+            "{} ommers listed (uncles), a block may have at most {MAX_OMMERS}",
+            uncles.len()
+        ));
+    }
+    if let [a, b] = uncles
+        && a == b
+    {
+        return Err(format!("ommer {a} listed twice (uncles)"));
+    }
+    Ok(())
+}
+
 /// Convert an RPC block into consensus types, checking that the header hashes to the block
 /// hash the node reported, that the transactions and withdrawals hash to the header's
-/// roots, and that the ommer hashes hash to its ommers hash (when the header carries no
-/// ommers) . Senders are taken from `from`, not recovered.
+/// roots, and that the ommer hashes fit its ommers hash ([`check_ommer_hashes`]). Senders
+/// are taken from `from`, not recovered.
 pub fn to_consensus_block(rpc: RpcBlock, number: u64) -> Result<ConsensusBlock, RpcDumpError> {
     let bad = |detail: String| RpcDumpError::Inconsistent {
         block: number,
@@ -109,12 +146,7 @@ pub fn to_consensus_block(rpc: RpcBlock, number: u64) -> Result<ConsensusBlock, 
              (a header field this tool does not know?)"
         )));
     }
-    if rpc.uncles.is_empty() && header.ommers_hash != alloy_consensus::EMPTY_OMMER_ROOT_HASH {
-        return Err(bad(format!(
-            "no ommers listed, but the header's ommers hash is {}",
-            header.ommers_hash
-        )));
-    }
+    check_ommer_hashes(&header, &rpc.uncles).map_err(bad)?;
     let txs: Vec<Transaction<TxEnvelope>> = match rpc.transactions {
         BlockTransactions::Full(t) => t,
         BlockTransactions::Hashes(h) if h.is_empty() => Vec::new(),
