@@ -70,8 +70,20 @@ enum Attempt {
     Fatal(String),
 }
 
-/// Largest answer accepted (whole blocks with receipts or traces can be large).
-const MAX_BODY: u64 = 1 << 30;
+/// Largest JSON-RPC answer (HTTP body) accepted: 128 MiB. Real answers are far smaller: a
+/// block with full transactions is a few MB (30 Mgas of calldata is under 4 MB of hex), a
+/// batch of 100 `eth_getCode` answers under 5 MB, a `prestateTracer` trace of a block tens
+/// of MB at most. A larger answer is refused with [`RpcDumpError::Transport`] naming the
+/// method and this cap, without being read further (a hostile or broken node cannot make
+/// the dumper allocate without bound).
+pub const MAX_RESPONSE_BYTES: u64 = 128 << 20;
+
+/// Most JSON values (array items, object members, scalars) an answer may hold: 8 Mi. Parsed,
+/// each takes tens of bytes however short its text (`[0,0,0,…]` is 2 bytes per value in
+/// JSON, 32 as a parsed value), so a body within [`MAX_RESPONSE_BYTES`] could still expand
+/// to gigabytes; this bounds the parsed answer to a few hundred MB. Real answers hold far
+/// fewer (a block with full transactions: tens of thousands; their bulk is hex strings).
+pub const MAX_RESPONSE_VALUES: usize = 8 << 20;
 
 /// JSON-RPC error codes that mean "slow down", retried like transport errors.
 const RATE_LIMIT_CODES: [i64; 2] = [-32005, 429];
@@ -125,9 +137,16 @@ impl RpcClient {
         let text = resp
             .body_mut()
             .with_config()
-            .limit(MAX_BODY)
+            .limit(MAX_RESPONSE_BYTES)
             .read_to_string()
             .map_err(classify)?;
+        let values = json_values(text.as_bytes());
+        if values > MAX_RESPONSE_VALUES {
+            return Err(Attempt::Fatal(format!(
+                "the answer holds more than {MAX_RESPONSE_VALUES} JSON values ({values}), \
+                 the most accepted (MAX_RESPONSE_VALUES); not parsed"
+            )));
+        }
         if status == 429 || status >= 500 {
             return Err(Attempt::Transient {
                 detail: format!("HTTP {status}: {}", shorten(&text, 200)),
@@ -440,13 +459,43 @@ fn classify(e: ureq::Error) -> Attempt {
             }
         }
         ureq::Error::BadUri(u) => Attempt::Fatal(format!("bad URL: {u}")),
-        ureq::Error::BodyExceedsLimit(n) => Attempt::Fatal(format!("answer larger than {n} bytes")),
+        ureq::Error::BodyExceedsLimit(n) => Attempt::Fatal(format!(
+            "the answer is larger than {n} bytes ({} MiB), the most accepted \
+             (MAX_RESPONSE_BYTES); not read further",
+            n >> 20
+        )),
         other => Attempt::Transient {
             detail: other.to_string(),
             connect: false,
             kind: TransportKind::Other,
         },
     }
+}
+
+/// An upper bound of the number of JSON values in `text` (scalars, arrays, objects): one
+/// more than the separators and openers outside strings. One pass, no allocation.
+fn json_values(text: &[u8]) -> usize {
+    let mut count = 1usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in text {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b',' | b'[' | b'{' | b':' => count += 1,
+                _ => {}
+            }
+        }
+    }
+    count
 }
 
 /// Shorten a string for an error message.
@@ -495,6 +544,16 @@ mod tests {
             display_url("https://user:pw@node.example/v3/KEY"),
             "https://node.example/…"
         );
+    }
+
+    #[test]
+    fn json_values_are_counted_outside_strings() {
+        assert_eq!(json_values(b"1"), 1);
+        assert!(json_values(br#"{"a":[1,2,3]}"#) >= 5);
+        // Separators inside strings (escaped quotes included) do not count.
+        assert_eq!(json_values(br#""a,b:[{\",""#), 1);
+        let many = format!("[{}0]", "0,".repeat(1000));
+        assert!(json_values(many.as_bytes()) > 1000);
     }
 
     #[test]

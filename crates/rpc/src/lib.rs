@@ -30,7 +30,7 @@ mod error;
 pub mod partial;
 pub mod state;
 
-pub use client::{ClientConfig, RpcClient, display_url};
+pub use client::{ClientConfig, MAX_RESPONSE_BYTES, MAX_RESPONSE_VALUES, RpcClient, display_url};
 pub use dumper::{DumpEvent, DumpOptions, dump_from_rpc, dump_to_file, partial_dir_for};
 pub use error::{RpcDumpError, TransportKind};
 

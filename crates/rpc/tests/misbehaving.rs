@@ -13,7 +13,9 @@ mod common;
 
 use alloy_consensus::Header;
 use alloy_primitives::{B256, U256};
-use gigagas_rpc::{ClientConfig, DumpOptions, RpcDumpError, dump_from_rpc};
+use gigagas_rpc::{
+    ClientConfig, DumpOptions, MAX_RESPONSE_BYTES, MAX_RESPONSE_VALUES, RpcDumpError, dump_from_rpc,
+};
 use serde_json::{Value, json};
 use std::{
     io::{BufRead, BufReader, Read, Write},
@@ -129,11 +131,13 @@ impl FakeNode {
                             }
                             return;
                         };
-                        let msg = format!(
-                            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}",
+                        let head = format!(
+                            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
                             text.len()
                         );
-                        if stream.write_all(msg.as_bytes()).is_err() {
+                        if stream.write_all(head.as_bytes()).is_err()
+                            || stream.write_all(text.as_bytes()).is_err()
+                        {
                             return;
                         }
                     }
@@ -679,6 +683,55 @@ fn an_amsterdam_header_with_another_access_list_hash_fails() {
     assert!(
         msg.starts_with("block 1: block access list hash differs: node ")
             && msg.contains(&other.to_string()),
+        "{msg}"
+    );
+}
+
+/// An answer past [`MAX_RESPONSE_BYTES`] (here to `eth_chainId`, the first call) is one
+/// error naming the method and the cap, not an allocation that aborts the process; it is
+/// not retried (the node would only send it again).
+#[test]
+fn a_huge_answer_is_refused_naming_the_method_and_the_cap() {
+    let huge = Arc::new(format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":"0x{}"}}"#,
+        "0".repeat(MAX_RESPONSE_BYTES as usize + 1024)
+    ));
+    let node = FakeNode::start(Arc::new(move |_| Some((200, huge.to_string()))));
+    let (r, _) = dump(&node.url, 1, 2);
+    let err = r.unwrap_err();
+    assert!(
+        matches!(err, RpcDumpError::Transport { attempts: 1, .. }),
+        "{err:?}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("eth_chainId")
+            && msg.contains(&MAX_RESPONSE_BYTES.to_string())
+            && msg.contains("MAX_RESPONSE_BYTES"),
+        "{msg}"
+    );
+    assert_eq!(node.requests.load(Ordering::SeqCst), 1);
+}
+
+/// An answer within the byte cap that would parse into more than [`MAX_RESPONSE_VALUES`]
+/// values (`[0,0,0,…]`: 2 bytes each in JSON, tens as parsed values) is refused before
+/// parsing, naming the method and the cap.
+#[test]
+fn an_answer_of_too_many_values_is_refused_before_parsing() {
+    let many = Arc::new(format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":[{}0]}}"#,
+        "0,".repeat(MAX_RESPONSE_VALUES)
+    ));
+    let node = FakeNode::start(Arc::new(move |_| Some((200, many.to_string()))));
+    let (r, _) = dump(&node.url, 1, 2);
+    let err = r.unwrap_err();
+    assert!(
+        matches!(err, RpcDumpError::Transport { attempts: 1, .. }),
+        "{err:?}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("eth_chainId") && msg.contains("MAX_RESPONSE_VALUES"),
         "{msg}"
     );
 }
