@@ -24,6 +24,14 @@
 //! decompress in parallel.
 //!
 //! Version 1 files (one segment, no `SEGS`, blocks without ommer fields) still decode.
+//!
+//! Reading is bounded by what the header declares, checked before the body: the content
+//! length must equal the file's length after the header (and be at most
+//! [`MAX_DECOMPRESSED`]); only known sections, each once, all present; and the
+//! decompressed lengths of all sections together within one budget for the file
+//! ([`MAX_EXPANSION`]:1 of its content plus 1 MiB, at most [`MAX_DECOMPRESSED`]), checked
+//! before anything is decompressed. A decoded dump is then validated whole
+//! ([`Dump::validate`]).
 
 use crate::{
     AccountState, Dump, DumpBlock, DumpError, DumpMeta, PreAccount, PreSlot, PreState,
