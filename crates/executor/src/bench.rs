@@ -91,100 +91,157 @@ impl PassSum {
     }
 }
 
-impl Replay {
-    fn tx_times<'a>(&'a self, item_ns: &'a [u64]) -> impl Iterator<Item = u64> + 'a {
-        self.items
-            .iter()
-            .zip(item_ns)
-            .filter(|(w, _)| matches!(w.kind, ItemKind::Tx(_)))
-            .map(|(_, ns)| *ns)
+/// One point of a benchmark: the sequential baseline or a replay configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchPoint {
+    /// The sequential client loop with this timed work.
+    Sequential(TimedWork),
+    /// The BAL replay with this configuration.
+    Parallel(RunConfig),
+}
+
+impl BenchPoint {
+    /// Worker threads of the point (1 for the sequential loop).
+    pub fn threads(&self) -> usize {
+        match self {
+            Self::Sequential(_) => 1,
+            Self::Parallel(c) => c.threads,
+        }
+    }
+}
+
+/// The order in which round `round` runs `points` points: a permutation drawn from
+/// `seed` and the round (ChaCha8), so every point runs exactly once per round, drift
+/// lands on every point alike, and a run is reproducible from its recorded seed.
+pub fn round_order(points: usize, round: usize, seed: u64) -> Vec<usize> {
+    use rand::{SeedableRng, seq::SliceRandom};
+    let mut order: Vec<usize> = (0..points).collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(round as u64);
+    order.shuffle(&mut rng);
+    order
+}
+
+/// The seed interleaved rounds default to (recorded with every result).
+pub const DEFAULT_ROUND_SEED: u64 = 0x6769_6761_6761_73;
+
+/// The measured samples of one point as they accrue, round by round: per-sample figures
+/// and a histogram of transaction times (fixed size, however many passes).
+struct PointSamples {
+    metrics: Vec<Metrics>,
+    busy: Vec<Vec<u64>>,
+    passes: Vec<u32>,
+    tx_ns: hdrhistogram::Histogram<u64>,
+}
+
+impl PointSamples {
+    fn new(repeats: usize) -> Self {
+        Self {
+            metrics: Vec::with_capacity(repeats),
+            busy: Vec::with_capacity(repeats),
+            passes: Vec::with_capacity(repeats),
+            tx_ns: crate::stats::tx_histogram(),
+        }
     }
 
-    /// The repetition loop shared by both modes: `rep.warmup` single passes, then
-    /// `rep.repeats` samples of passes until their timed windows sum to
-    /// `rep.min_sample_ns`. `pass` runs and verifies one pass; `after_sample` is called
-    /// after every warm-up pass and every sample (for progress bars).
-    fn bench_samples(
+    fn finish(self) -> Sampled {
+        Sampled {
+            summary: Summary::with_histogram(self.metrics, &self.tx_ns, &self.busy),
+            passes_per_sample: self.passes,
+        }
+    }
+}
+
+impl Replay {
+    /// One pass of `point`: its timed window, then (with `verify`) its verification.
+    pub fn bench_pass(&self, point: &BenchPoint, verify: bool) -> Result<RunTimings, Divergence> {
+        match point {
+            BenchPoint::Sequential(work) => {
+                let (timings, results) = self.run_sequential(*work);
+                let results = results.map_err(Divergence::from)?;
+                if verify {
+                    self.verify_sequential(&results)?;
+                }
+                Ok(timings)
+            }
+            BenchPoint::Parallel(config) => self.run_verified(config, verify),
+        }
+    }
+
+    /// One measured sample of `point`: passes until their timed windows sum to
+    /// `rep.min_sample_ns`, recorded into `into`.
+    fn sample(
         &self,
-        threads: usize,
+        point: &BenchPoint,
         rep: Repetition,
-        mut pass: impl FnMut() -> Result<RunTimings, Divergence>,
+        into: &mut PointSamples,
+    ) -> Result<(), Divergence> {
+        let mut sum: Option<PassSum> = None;
+        loop {
+            let timings = self.bench_pass(point, rep.verify)?;
+            for (w, ns) in self.items.iter().zip(&timings.item_ns) {
+                if matches!(w.kind, ItemKind::Tx(_)) {
+                    into.tx_ns.saturating_record((*ns).max(1));
+                }
+            }
+            let s = PassSum::add(sum, timings);
+            let done = s.timings.wall_ns >= rep.min_sample_ns || s.passes >= MAX_PASSES_PER_SAMPLE;
+            sum = Some(s);
+            if done {
+                break;
+            }
+        }
+        let (passes, mean) = sum.expect("a sample has at least one pass").mean();
+        into.metrics.push(Metrics::of(self, &mean, point.threads()));
+        into.busy.push(mean.worker_busy_ns);
+        into.passes.push(passes);
+        Ok(())
+    }
+
+    /// Benchmark several points in interleaved rounds: `rep.warmup` passes of every point
+    /// first, then `rep.repeats` rounds, each running every point once — one measured
+    /// sample of at least `rep.min_sample_ns` — in the order [`round_order`] draws from
+    /// `seed`. Sample `r` of every point comes from round `r`, so ratios between points
+    /// can be taken round by round ([`crate::stats::paired_ratios`]) and a machine whose
+    /// speed drifts moves every point alike. Every pass is verified outside its timed
+    /// window (unless `rep.verify` is off). `after` is called with the point's index after
+    /// every warm-up pass and every sample (for progress bars).
+    pub fn bench_interleaved(
+        &self,
+        points: &[BenchPoint],
+        rep: Repetition,
+        seed: u64,
+        mut after: impl FnMut(usize),
+    ) -> Result<Vec<Sampled>, Divergence> {
+        let repeats = rep.repeats.max(1);
+        for _ in 0..rep.warmup {
+            for (i, point) in points.iter().enumerate() {
+                self.bench_pass(point, rep.verify)?;
+                after(i);
+            }
+        }
+        let mut samples: Vec<PointSamples> =
+            points.iter().map(|_| PointSamples::new(repeats)).collect();
+        for round in 0..repeats {
+            for i in round_order(points.len(), round, seed) {
+                self.sample(&points[i], rep, &mut samples[i])?;
+                after(i);
+            }
+        }
+        Ok(samples.into_iter().map(PointSamples::finish).collect())
+    }
+
+    /// One point alone: warm-up passes, then measured samples (see the module docs).
+    /// `after_sample` is called after every warm-up pass and measured sample.
+    pub fn bench_point(
+        &self,
+        point: &BenchPoint,
+        rep: Repetition,
         mut after_sample: impl FnMut(),
     ) -> Result<Sampled, Divergence> {
-        for _ in 0..rep.warmup {
-            pass()?;
-            after_sample();
-        }
-        let repeats = rep.repeats.max(1);
-        let mut metrics = Vec::with_capacity(repeats);
-        let mut tx_ns = Vec::new();
-        let mut busy = Vec::with_capacity(repeats);
-        let mut passes_per_sample = Vec::with_capacity(repeats);
-        for _ in 0..repeats {
-            let mut sum: Option<PassSum> = None;
-            loop {
-                let timings = pass()?;
-                tx_ns.extend(self.tx_times(&timings.item_ns));
-                let s = PassSum::add(sum, timings);
-                let done =
-                    s.timings.wall_ns >= rep.min_sample_ns || s.passes >= MAX_PASSES_PER_SAMPLE;
-                sum = Some(s);
-                if done {
-                    break;
-                }
-            }
-            let (passes, mean) = sum.expect("a sample has at least one pass").mean();
-            metrics.push(Metrics::of(self, &mean, threads));
-            busy.push(mean.worker_busy_ns);
-            passes_per_sample.push(passes);
-            after_sample();
-        }
-        Ok(Sampled {
-            summary: Summary::with_workers(metrics, tx_ns, &busy),
-            passes_per_sample,
-        })
-    }
-
-    /// Run one grid point: warm-up passes, then measured samples (see the module docs);
-    /// every pass is verified outside its timed window. `after_sample` is called after
-    /// every warm-up pass and measured sample (for progress bars).
-    pub fn bench_parallel(
-        &self,
-        config: &RunConfig,
-        rep: Repetition,
-        after_sample: impl FnMut(),
-    ) -> Result<Sampled, Divergence> {
-        let pass = || {
-            let (timings, outputs) = self.run_parallel(config);
-            if rep.verify {
-                self.verify_all(&outputs)?;
-                if config.receipts {
-                    self.check_receipts_built(&outputs)?;
-                }
-            }
-            Ok(timings)
-        };
-        self.bench_samples(config.threads, rep, pass, after_sample)
-    }
-
-    /// The sequential baseline (one revm `State`, no access list), with the same timed
-    /// work as the replay ([`crate::work`]), sampled like [`Replay::bench_parallel`] and
-    /// verified against the receipts.
-    pub fn bench_sequential(
-        &self,
-        work: TimedWork,
-        rep: Repetition,
-        after_sample: impl FnMut(),
-    ) -> Result<Sampled, Divergence> {
-        let pass = || {
-            let (timings, results) = self.run_sequential(work);
-            let results = results.map_err(Divergence::from)?;
-            if rep.verify {
-                self.verify_sequential(&results)?;
-            }
-            Ok(timings)
-        };
-        self.bench_samples(1, rep, pass, after_sample)
+        let mut sampled =
+            self.bench_interleaved(std::slice::from_ref(point), rep, 0, |_| after_sample())?;
+        Ok(sampled.remove(0))
     }
 }
 
@@ -225,5 +282,34 @@ mod tests {
     fn one_pass_is_itself() {
         let (passes, mean) = PassSum::add(None, pass(7, vec![3], vec![5])).mean();
         assert_eq!((passes, mean.wall_ns, mean.item_ns[0]), (1, 7, 3));
+    }
+}
+
+#[cfg(test)]
+mod round_tests {
+    use super::round_order;
+
+    #[test]
+    fn every_point_runs_once_per_round_in_an_order_fixed_by_the_seed() {
+        let mut seen_orders = std::collections::BTreeSet::new();
+        for round in 0..20 {
+            let order = round_order(7, round, 42);
+            let mut sorted = order.clone();
+            sorted.sort();
+            assert_eq!(
+                sorted,
+                (0..7).collect::<Vec<_>>(),
+                "round {round}: {order:?}"
+            );
+            assert_eq!(
+                order,
+                round_order(7, round, 42),
+                "the same seed, the same order"
+            );
+            seen_orders.insert(order);
+        }
+        assert!(seen_orders.len() > 10, "rounds are shuffled differently");
+        assert_ne!(round_order(7, 0, 42), round_order(7, 0, 43));
+        assert!(round_order(0, 3, 1).is_empty());
     }
 }

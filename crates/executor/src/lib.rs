@@ -39,7 +39,10 @@ pub mod verify;
 pub mod view;
 pub mod work;
 
-pub use bench::{DEFAULT_MIN_SAMPLE_MS, MAX_PASSES_PER_SAMPLE, Repetition, Sampled};
+pub use bench::{
+    BenchPoint, DEFAULT_MIN_SAMPLE_MS, DEFAULT_ROUND_SEED, MAX_PASSES_PER_SAMPLE, Repetition,
+    Sampled, round_order,
+};
 pub use exec::{ExecError, ItemExecutor, ItemOutput, SequentialTx, TxResult};
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_record::ChainSpec;
@@ -47,7 +50,7 @@ pub use prestate::{PreStateDb, StateError};
 pub use replay::{ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
 pub use run::{RunConfig, RunOutputs, RunTimings, SequentialOutputs};
 pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, SchedulerKind};
-pub use stats::{Metrics, Summary};
+pub use stats::{CONFIDENCE, Interval, Metrics, Summary, median_interval, paired_ratios};
 pub use verify::{Divergence, ItemOutcome, ReceiptsRootCheck};
 pub use view::BalView;
 pub use work::{TIMED_WORK, TimedWork, tx_receipt};

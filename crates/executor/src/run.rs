@@ -8,8 +8,8 @@ use crate::{
 };
 use std::{
     sync::{
-        Barrier, OnceLock,
-        atomic::{AtomicUsize, Ordering},
+        Barrier, Mutex, OnceLock,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
     },
     time::Instant,
 };
@@ -59,23 +59,38 @@ pub struct RunTimings {
 /// Outputs of every item of a run, for verification.
 pub type RunOutputs = Vec<Result<ItemOutput, ExecError>>;
 
-/// What one worker hands back: its busy time and, per item it ran, `(index, ns, output)`.
-type WorkerResult = (u64, Vec<(u32, u64, Result<ItemOutput, ExecError>)>);
+/// One item a worker ran: its index, execution time and output.
+struct Done {
+    index: u32,
+    ns: u64,
+    output: Result<ItemOutput, ExecError>,
+}
+
+/// What happens to each batch's outputs once the batch has ended, outside the timed
+/// window: collected for the caller ([`Replay::run_parallel`]) or verified and dropped
+/// ([`Replay::run_verified`]), so a pass holds one batch's outputs at most. `outputs[k]`
+/// is item `range.start + k`'s.
+type BatchSink<'s> = dyn FnMut(
+        std::ops::Range<usize>,
+        Vec<Result<ItemOutput, ExecError>>,
+    ) -> Result<(), crate::Divergence>
+    + 's;
 
 /// The state the coordinator and the workers of one run share.
 ///
 /// # Barrier protocol
 ///
-/// One [`Barrier`] of `threads + 1` parties (the workers and the coordinator) is passed
-/// `2 + batches` times per run:
-/// 1. *ready*: every worker has allocated its output buffer and its [`ItemExecutor`]; the
-///    coordinator starts the clock after it (spawning is outside the timed window);
-/// 2. *start*: the coordinator has computed every batch's order (inside the window: a
-///    scheduler's cost is part of what is measured) and published it in `orders`;
-/// 3. then one pass per batch: a worker leaves batch `b` when the shared cursor runs past
-///    its order, and waits; when all have arrived, batch `b` is over (its wall time is
-///    taken) and batch `b + 1` starts — a mega-block is one batch, so blocks within it
-///    overlap, while batches never do.
+/// One [`Barrier`] of `threads + 1` parties (the workers and the coordinator):
+/// 1. *ready*: every worker has built its [`ItemExecutor`]; the coordinator starts the
+///    clock after it (spawning is outside the timed window) and computes every batch's
+///    order (inside the window: a scheduler's cost is part of what is measured);
+/// 2. then per batch `b`: *go* — the coordinator takes the batch's start time and every
+///    worker takes items from the shared cursor over the batch's order; *end* — every
+///    worker has run past the order: the batch's wall time is taken (a mega-block is one
+///    batch, so blocks within it overlap, while batches never do); *handed* — every worker
+///    has handed its outputs of the batch over, and the coordinator passes them to the
+///    [`BatchSink`] while the clock is stopped. A divergence sets `stop`, and everyone
+///    leaves after the next *go*.
 struct Shared<'r> {
     replay: &'r Replay,
     config: &'r RunConfig,
@@ -86,34 +101,49 @@ struct Shared<'r> {
     /// Per batch, item positions (relative to the batch start) in the scheduler's order.
     orders: &'r OnceLock<Vec<Vec<u32>>>,
     barrier: &'r Barrier,
+    /// Outputs of the current batch, handed over by the workers after *end*.
+    handed: &'r Mutex<Vec<Done>>,
+    /// Set by the coordinator when a batch diverged: the run ends at the next *go*.
+    stop: &'r AtomicBool,
 }
 
 impl Shared<'_> {
     /// One worker: list scheduling over the shared cursors, following the barrier
-    /// protocol above. Every item's output is kept for verification after the run.
-    fn worker(&self) -> WorkerResult {
-        let replay = self.replay;
-        // Room for every item, so recording one never reallocates in the timed window.
-        let mut done = Vec::with_capacity(replay.items.len());
+    /// protocol above. Returns its busy time.
+    fn worker(&self) -> u64 {
+        // Room for the largest batch, so recording an item never reallocates in the
+        // timed window (handing over keeps the capacity).
+        let mut done = Vec::with_capacity(self.largest_batch());
         let mut busy = 0u64;
         let mut executor = ItemExecutor::new();
         self.barrier.wait(); // 1. ready
-        self.barrier.wait(); // 2. orders published, batch 0 starts
-        let orders = self
-            .orders
-            .get()
-            .expect("orders are published before the start barrier");
         for (b, range) in self.batches.iter().enumerate() {
-            let order = &orders[b];
+            self.barrier.wait(); // 2. go
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let order = &self
+                .orders
+                .get()
+                .expect("orders are published before the first go")[b];
             loop {
                 let k = self.cursors[b].fetch_add(1, Ordering::Relaxed);
                 let Some(&pos) = order.get(k) else { break };
-                let index = range.start + pos as usize;
-                busy += self.execute_timed(&mut executor, index, &mut done);
+                busy += self.execute_timed(&mut executor, range.start + pos as usize, &mut done);
             }
-            self.barrier.wait(); // 3. batch b ends
+            self.barrier.wait(); // end
+            self.handed
+                .lock()
+                .expect("no worker panics holding the lock")
+                .append(&mut done);
+            self.barrier.wait(); // handed
         }
-        (busy, done)
+        busy
+    }
+
+    /// Items in the largest batch.
+    fn largest_batch(&self) -> usize {
+        self.batches.iter().map(|r| r.len()).max().unwrap_or(0)
     }
 
     /// Execute item `index` on `executor`, record its output and time; returns the time.
@@ -122,51 +152,94 @@ impl Shared<'_> {
         &self,
         executor: &mut ItemExecutor<'r>,
         index: usize,
-        done: &mut Vec<(u32, u64, Result<ItemOutput, ExecError>)>,
+        done: &mut Vec<Done>,
     ) -> u64
     where
         Self: 'r,
     {
         let replay: &'r Replay = self.replay;
         let start = Instant::now();
-        let out = replay.execute_item_with(executor, &replay.items[index], self.config.work());
+        let output = replay.execute_item_with(executor, &replay.items[index], self.config.work());
         let ns = start.elapsed().as_nanos() as u64;
-        done.push((index as u32, ns, out));
+        done.push(Done {
+            index: index as u32,
+            ns,
+            output,
+        });
         ns
+    }
+
+    /// Hand a batch's outputs to the sink (clock stopped), recording their times.
+    fn sink_batch(
+        &self,
+        range: &std::ops::Range<usize>,
+        done: &mut Vec<Done>,
+        item_ns: &mut [u64],
+        sink: &mut BatchSink<'_>,
+    ) -> Result<(), crate::Divergence> {
+        let mut outputs: Vec<Option<Result<ItemOutput, ExecError>>> =
+            (0..range.len()).map(|_| None).collect();
+        for d in done.drain(..) {
+            item_ns[d.index as usize] = d.ns;
+            outputs[d.index as usize - range.start] = Some(d.output);
+        }
+        let outputs = outputs
+            .into_iter()
+            .map(|o| o.expect("every item of the batch ran exactly once"))
+            .collect();
+        sink(range.clone(), outputs)
     }
 
     /// One thread: the calling thread is the only worker, so there is nobody to spawn or
     /// wait for (a pass of a tiny dump would otherwise cost more in thread start-up than
-    /// in execution). The timed window, the scheduler's orders inside it and each batch's
-    /// wall time are as in the protocol above.
-    fn single(&self, scheduler: &dyn crate::Scheduler) -> (RunTimings, WorkerResult) {
+    /// in execution). The timed window, the scheduler's order inside it, each batch's
+    /// wall time and the sink between batches are as in the protocol above.
+    fn single(
+        &self,
+        scheduler: &dyn crate::Scheduler,
+        sink: &mut BatchSink<'_>,
+    ) -> (RunTimings, Result<(), crate::Divergence>) {
         let replay = self.replay;
-        let mut done = Vec::with_capacity(replay.items.len());
+        let mut done = Vec::with_capacity(self.largest_batch());
         let mut busy = 0u64;
         let mut executor = ItemExecutor::new();
         let mut order = Vec::new();
-        let mut batch_wall_ns = Vec::with_capacity(self.batches.len());
-        let start = Instant::now();
-        let mut last = start;
+        let mut timings = RunTimings {
+            item_ns: vec![0; replay.items.len()],
+            batch_wall_ns: Vec::with_capacity(self.batches.len()),
+            ..Default::default()
+        };
+        let mut result = Ok(());
         for range in self.batches {
+            let start = Instant::now();
             scheduler.order(&replay.items[range.clone()], &mut order);
             for &pos in &order {
                 busy += self.execute_timed(&mut executor, range.start + pos as usize, &mut done);
             }
-            let now = Instant::now();
-            batch_wall_ns.push(now.duration_since(last).as_nanos() as u64);
-            last = now;
+            let ns = start.elapsed().as_nanos() as u64;
+            timings.batch_wall_ns.push(ns);
+            timings.wall_ns += ns;
+            result = self.sink_batch(range, &mut done, &mut timings.item_ns, sink);
+            if result.is_err() {
+                break;
+            }
         }
-        let timings = RunTimings {
-            wall_ns: start.elapsed().as_nanos() as u64,
-            batch_wall_ns,
-            ..Default::default()
-        };
-        (timings, (busy, done))
+        timings.worker_busy_ns = vec![busy];
+        (timings, result)
     }
 
-    /// The coordinator's side of the protocol: the timed window, and each batch's wall time.
-    fn coordinate(&self, scheduler: &dyn crate::Scheduler) -> RunTimings {
+    /// The coordinator's side of the protocol: the timed window (ordering and every
+    /// batch's wall time), and the sink between batches.
+    fn coordinate(
+        &self,
+        scheduler: &dyn crate::Scheduler,
+        sink: &mut BatchSink<'_>,
+    ) -> (RunTimings, Result<(), crate::Divergence>) {
+        let mut timings = RunTimings {
+            item_ns: vec![0; self.replay.items.len()],
+            batch_wall_ns: Vec::with_capacity(self.batches.len()),
+            ..Default::default()
+        };
         self.barrier.wait(); // 1. all workers ready: the timed window starts now
         let start = Instant::now();
         let mut all_orders = Vec::with_capacity(self.batches.len());
@@ -176,20 +249,31 @@ impl Shared<'_> {
             all_orders.push(order);
         }
         self.orders.set(all_orders).expect("orders are set once");
-        self.barrier.wait(); // 2. start
-        let mut batch_wall_ns = Vec::with_capacity(self.batches.len());
-        let mut last = start;
-        for _ in self.batches {
-            self.barrier.wait(); // 3. batch ends
-            let now = Instant::now();
-            batch_wall_ns.push(now.duration_since(last).as_nanos() as u64);
-            last = now;
+        timings.wall_ns = start.elapsed().as_nanos() as u64;
+        let mut result = Ok(());
+        for range in self.batches {
+            let start = Instant::now();
+            self.barrier.wait(); // 2. go
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            self.barrier.wait(); // end
+            let ns = start.elapsed().as_nanos() as u64;
+            timings.batch_wall_ns.push(ns);
+            timings.wall_ns += ns;
+            self.barrier.wait(); // handed
+            let mut done = std::mem::take(
+                &mut *self
+                    .handed
+                    .lock()
+                    .expect("no worker panics holding the lock"),
+            );
+            result = self.sink_batch(range, &mut done, &mut timings.item_ns, sink);
+            if result.is_err() {
+                self.stop.store(true, Ordering::Relaxed);
+            }
         }
-        RunTimings {
-            wall_ns: start.elapsed().as_nanos() as u64,
-            batch_wall_ns,
-            ..Default::default()
-        }
+        (timings, result)
     }
 }
 
@@ -198,13 +282,50 @@ impl Replay {
     /// execution of all batches. Each batch ends when its last item ends; workers take
     /// items from one shared cursor over the scheduler's order (list scheduling). The
     /// protocol between the workers and the clock is described on [`Shared`]; one thread
-    /// runs on the calling thread.
+    /// runs on the calling thread. Returns every item's output (for tests and tools that
+    /// compare runs; a benchmark pass uses [`Replay::run_verified`], which holds one
+    /// batch's outputs at a time).
     pub fn run_parallel(&self, config: &RunConfig) -> (RunTimings, RunOutputs) {
+        let mut outputs: RunOutputs = Vec::with_capacity(self.items.len());
+        let (timings, result) = self.run_with_sink(config, &mut |_, batch| {
+            outputs.extend(batch);
+            Ok(())
+        });
+        result.expect("collecting outputs cannot diverge");
+        (timings, outputs)
+    }
+
+    /// A benchmark pass: [`Replay::run_parallel`] whose every batch is verified when it
+    /// ends (outside the timed window: the workers wait while the coordinator checks) and
+    /// then dropped, so memory grows with the batch, not the dump. With `verify` off the
+    /// outputs are dropped unchecked.
+    pub fn run_verified(
+        &self,
+        config: &RunConfig,
+        verify: bool,
+    ) -> Result<RunTimings, crate::Divergence> {
+        let (timings, result) = self.run_with_sink(config, &mut |range, batch| {
+            if verify {
+                self.verify_items(range, &batch, config.receipts)
+            } else {
+                Ok(())
+            }
+        });
+        result.map(|()| timings)
+    }
+
+    fn run_with_sink(
+        &self,
+        config: &RunConfig,
+        sink: &mut BatchSink<'_>,
+    ) -> (RunTimings, Result<(), crate::Divergence>) {
         let threads = config.threads.max(1);
         let batches = self.batches(config.batch);
         let cursors: Vec<AtomicUsize> = batches.iter().map(|_| AtomicUsize::new(0)).collect();
         let orders = OnceLock::new();
         let barrier = Barrier::new(threads + 1);
+        let handed = Mutex::new(Vec::new());
+        let stop = AtomicBool::new(false);
         let scheduler = config.scheduler.scheduler();
         let shared = Shared {
             replay: self,
@@ -213,41 +334,27 @@ impl Replay {
             cursors: &cursors,
             orders: &orders,
             barrier: &barrier,
+            handed: &handed,
+            stop: &stop,
         };
 
-        let (mut timings, per_worker) = if threads == 1 {
-            let (timings, worker) = shared.single(scheduler);
-            (timings, vec![worker])
+        let (mut timings, result) = if threads == 1 {
+            shared.single(scheduler, sink)
         } else {
             std::thread::scope(|scope| {
                 let workers: Vec<_> = (0..threads)
                     .map(|_| scope.spawn(|| shared.worker()))
                     .collect();
-                let timings = shared.coordinate(scheduler);
-                let per_worker: Vec<WorkerResult> = workers
+                let (mut timings, result) = shared.coordinate(scheduler, sink);
+                timings.worker_busy_ns = workers
                     .into_iter()
                     .map(|w| w.join().expect("worker panicked"))
                     .collect();
-                (timings, per_worker)
+                (timings, result)
             })
         };
-
-        let mut outputs: Vec<Option<Result<ItemOutput, ExecError>>> =
-            (0..self.items.len()).map(|_| None).collect();
-        timings.item_ns = vec![0; self.items.len()];
-        for (busy, done) in per_worker {
-            timings.worker_busy_ns.push(busy);
-            for (index, ns, out) in done {
-                timings.item_ns[index as usize] = ns;
-                outputs[index as usize] = Some(out);
-            }
-        }
         timings.batches = batches;
-        let outputs = outputs
-            .into_iter()
-            .map(|o| o.expect("every item ran exactly once"))
-            .collect();
-        (timings, outputs)
+        (timings, result)
     }
 
     /// The sequential baseline timed the same way (one batch per block, one worker), with

@@ -87,17 +87,42 @@ impl Summary {
         let mut by_wall: Vec<usize> = (0..repeats.len()).collect();
         by_wall.sort_by(|&a, &b| repeats[a].wall_s.total_cmp(&repeats[b].wall_s));
         let median_index = by_wall[by_wall.len() / 2];
-        let median = repeats[median_index];
         let sorted: Vec<Metrics> = by_wall.iter().map(|&i| repeats[i]).collect();
+        let mut hist = tx_histogram();
+        for ns in tx_ns {
+            hist.saturating_record(ns.max(1));
+        }
+        Self::from_histogram(repeats, &hist, worker_busy_ns, median_index, sorted)
+    }
+
+    /// Like [`Summary::with_workers`], with the transaction times already in a histogram
+    /// ([`tx_histogram`]): what a long sample records pass by pass, so its memory does not
+    /// grow with its length.
+    pub fn with_histogram(
+        repeats: Vec<Metrics>,
+        tx_ns: &Histogram<u64>,
+        worker_busy_ns: &[Vec<u64>],
+    ) -> Self {
+        assert!(!repeats.is_empty(), "a summary needs at least one repeat");
+        let mut by_wall: Vec<usize> = (0..repeats.len()).collect();
+        by_wall.sort_by(|&a, &b| repeats[a].wall_s.total_cmp(&repeats[b].wall_s));
+        let median_index = by_wall[by_wall.len() / 2];
+        let sorted: Vec<Metrics> = by_wall.iter().map(|&i| repeats[i]).collect();
+        Self::from_histogram(repeats, tx_ns, worker_busy_ns, median_index, sorted)
+    }
+
+    fn from_histogram(
+        repeats: Vec<Metrics>,
+        hist: &Histogram<u64>,
+        worker_busy_ns: &[Vec<u64>],
+        median_index: usize,
+        sorted: Vec<Metrics>,
+    ) -> Self {
+        let median = repeats[median_index];
         let worker_busy_s = worker_busy_ns
             .get(median_index)
             .map(|w| w.iter().map(|ns| *ns as f64 / 1e9).collect())
             .unwrap_or_default();
-        let mut hist =
-            Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
-        for ns in tx_ns {
-            hist.saturating_record(ns.max(1));
-        }
         let us = |ns: u64| ns as f64 / 1e3;
         Self {
             median,
@@ -111,5 +136,123 @@ impl Summary {
             ),
             worker_busy_s,
         }
+    }
+}
+
+/// An empty histogram of transaction times, nanoseconds (1 ns to 1 h, 3 significant
+/// digits): fixed size, whatever the number of passes recorded into it.
+pub fn tx_histogram() -> Histogram<u64> {
+    Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds")
+}
+
+/// A median with a distribution-free confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Interval {
+    /// The median of the values.
+    pub median: f64,
+    /// Lower end of the interval.
+    pub lo: f64,
+    /// Upper end of the interval.
+    pub hi: f64,
+    /// The interval's coverage: at least [`CONFIDENCE`] when there are enough values
+    /// (6 or more), else the most that `[min, max]` of so few values can give.
+    pub confidence: f64,
+    /// How many values it is computed from.
+    pub n: usize,
+}
+
+/// The coverage an [`Interval`] aims at.
+pub const CONFIDENCE: f64 = 0.95;
+
+impl Interval {
+    /// Whether `x` lies inside the interval (e.g. 1.0 for a ratio: no difference shown).
+    pub fn contains(&self, x: f64) -> bool {
+        self.lo <= x && x <= self.hi
+    }
+
+    /// Half the interval's width relative to its median (0.03: ±3 %).
+    pub fn relative_half_width(&self) -> f64 {
+        (self.hi - self.lo) / 2.0 / self.median.abs().max(f64::MIN_POSITIVE)
+    }
+}
+
+/// The median of `values` with a distribution-free confidence interval from order
+/// statistics: with `n` values sorted, `[x(k), x(n+1-k)]` covers the true median with
+/// probability `1 - 2·P(Bin(n, ½) < k)`; `k` is the largest with that at least
+/// [`CONFIDENCE`]. No assumption on the distribution (rounds on a drifting machine are
+/// not normal). `None` for no values or a non-finite one.
+pub fn median_interval(values: &[f64]) -> Option<Interval> {
+    if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    // P(Bin(n, 1/2) <= j), cumulatively.
+    let mut cdf = Vec::with_capacity(n + 1);
+    let (mut term, mut sum) = (0.5f64.powi(n as i32), 0.0);
+    for j in 0..=n {
+        sum += term;
+        cdf.push(sum);
+        term *= (n - j) as f64 / (j + 1) as f64;
+    }
+    // k = 1 is [min, max]; grow k while the coverage stays at or above the target.
+    let coverage = |k: usize| 1.0 - 2.0 * cdf[k - 1];
+    let mut k = 1;
+    while k < n.div_ceil(2) && coverage(k + 1) >= CONFIDENCE {
+        k += 1;
+    }
+    Some(Interval {
+        median,
+        lo: v[k - 1],
+        hi: v[n - k],
+        confidence: coverage(k),
+        n,
+    })
+}
+
+/// Paired ratios, round by round: `num.repeats[r] / den.repeats[r]` in Ggas/s, for the
+/// rounds both have (samples of one round ran back to back, so drift cancels).
+pub fn paired_ratios(num: &Summary, den: &Summary) -> Vec<f64> {
+    num.repeats
+        .iter()
+        .zip(&den.repeats)
+        .map(|(a, b)| a.ggas_per_s / b.ggas_per_s)
+        .filter(|r| r.is_finite())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_interval_of_ten_values_is_the_second_to_the_ninth() {
+        // n = 10: P(Bin(10, ½) <= 1) = 11/1024, so k = 2 covers 1 - 22/1024 = 97.85 %;
+        // k = 3 would cover 1 - 2·56/1024 = 89.1 % < 95 %.
+        let values = [7.0, 3.0, 10.0, 1.0, 5.0, 9.0, 2.0, 8.0, 6.0, 4.0];
+        let i = median_interval(&values).unwrap();
+        assert_eq!((i.median, i.lo, i.hi, i.n), (5.5, 2.0, 9.0, 10));
+        assert!((i.confidence - (1.0 - 22.0 / 1024.0)).abs() < 1e-12);
+        assert!(i.contains(2.0) && !i.contains(1.5));
+    }
+
+    #[test]
+    fn few_values_give_min_max_with_their_real_coverage() {
+        // n = 5: [min, max] covers 1 - 2/32 = 93.75 %, the most five values can give.
+        let i = median_interval(&[1.0, 1.2, 1.1, 0.9, 1.05]).unwrap();
+        assert_eq!((i.median, i.lo, i.hi), (1.05, 0.9, 1.2));
+        assert!((i.confidence - 0.9375).abs() < 1e-12);
+        // n = 20: k = 6 (P(Bin(20, ½) <= 5) = 0.0207).
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        let i = median_interval(&v).unwrap();
+        assert_eq!((i.lo, i.hi), (6.0, 15.0));
+        assert!(median_interval(&[]).is_none());
+        assert!(median_interval(&[1.0, f64::NAN]).is_none());
     }
 }
