@@ -123,7 +123,7 @@ pub fn round_order(points: usize, round: usize, seed: u64) -> Vec<usize> {
 }
 
 /// The seed interleaved rounds default to (recorded with every result).
-pub const DEFAULT_ROUND_SEED: u64 = 0x6769_6761_6761_73;
+pub const DEFAULT_ROUND_SEED: u64 = 0x0067_6967_6167_6173; // "gigagas"
 
 /// The measured samples of one point as they accrue, round by round: per-sample figures
 /// and a histogram of transaction times (fixed size, however many passes).

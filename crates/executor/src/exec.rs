@@ -27,6 +27,10 @@ use revm::{
 };
 
 /// What executing an item produced.
+// Not boxed: a boxed receipt would be one more allocation per transaction inside the
+// replay's timed window that the sequential loop (a Vec of receipts) does not make; a
+// pass holds one batch's outputs at a time.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum ItemOutput {
     /// A transaction: its gas, status and state changes.
