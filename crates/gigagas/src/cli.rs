@@ -165,10 +165,25 @@ pub(crate) fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_line(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error and its causes on one line (`a: b: c`), a cause left out where the message
+/// before it already ends with it (no "File exists (os error 17): File exists (os error
+/// 17)"), control characters escaped (a hostile path cannot drive the terminal).
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = e.to_string();
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !line.ends_with(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    gigagas_report::table::escape_name(&line).into_owned()
 }
 
 /// The progress bar of every command: `what`, the bar, percent, elapsed < ETA, message.

@@ -87,6 +87,12 @@ pub(crate) fn run(args: ImportArgs) -> Result<()> {
             test,
             output,
         } => {
+            // Before any work: the output (a dump file, or a folder of them) is neither a
+            // fixture file nor inside the fixture folder.
+            gigagas_report::output::check_not_inputs(
+                std::slice::from_ref(&input),
+                &[("-o", output.clone())],
+            )?;
             let (layout, summary) = import(&input, test.as_deref(), &output, |report| {
                 println!("{report}")
             })?;
@@ -122,6 +128,8 @@ fn snapshot(input: &Path, output: Option<PathBuf>, name: &str) -> Result<()> {
                 .unwrap_or("snapshot".into())
         ))
     });
+    // Before any work: the dump is not written over, or into, the snapshot folder.
+    gigagas_report::output::check_not_inputs(&[input.to_path_buf()], &[("-o", output.clone())])?;
     let start = std::time::Instant::now();
     let print = Mutex::new(());
     let result = import_snapshots(input, name, |r| {

@@ -5,8 +5,11 @@ use crate::cli::{Bar, commit, dump_or_default};
 use anyhow::{Context, Result, bail};
 use gigagas_executor::{Repetition, SchedulerKind};
 use gigagas_report::{
-    Grid, SuiteDump, SweepConfig, SweepOptions, SweepResults, folder, machine::MachineInfo,
-    run_grid, table,
+    Grid, SuiteDump, SweepConfig, SweepOptions, SweepResults,
+    config::{MAX_THREADS, check_min_sample_ms, check_thread_counts},
+    folder,
+    machine::MachineInfo,
+    output, run_grid, table,
 };
 use std::path::PathBuf;
 
@@ -98,10 +101,30 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
     if args.threads.contains(&0) {
         bail!("--threads: 0 is not a thread count");
     }
+    check_thread_counts(&args.threads, MAX_THREADS)
+        .map_err(|m| anyhow::anyhow!("--threads: {m}"))?;
+    check_min_sample_ms(args.min_sample_ms).map_err(|m| anyhow::anyhow!("--min-sample-ms: {m}"))?;
     if args.batch.contains(&0) {
         bail!("--batch: 0 is not a batch size");
     }
     let dumps = suite_dumps(&args.dumps)?;
+    // Before any work: no output is an input, and every output location is writable.
+    let inputs: Vec<PathBuf> = dumps.iter().map(|d| d.path.clone()).collect();
+    let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
+    if let Some(json) = &args.json {
+        outputs.push(("--json", json.clone()));
+    }
+    if let Some(out) = &args.out {
+        outputs.push(("--out", out.clone()));
+        outputs.extend(folder::FILES.iter().map(|f| ("--out", out.join(f))));
+    }
+    output::check_not_inputs(&inputs, &outputs)?;
+    if let Some(json) = &args.json {
+        output::prepare_output_file(json, false)?;
+    }
+    if let Some(out) = &args.out {
+        output::prepare_output_dir(out, false)?;
+    }
     let cores = MachineInfo::detect_cores();
     let defaults = args.threads.is_empty() && args.batch.is_empty() && args.scheduler.is_empty();
     let config = sweep_config(&args, &dumps, cores);
@@ -142,7 +165,7 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
     let results = results?;
     print_results(&results);
     if let Some(out) = &args.json {
-        std::fs::write(out, results.to_json()).with_context(|| out.display().to_string())?;
+        output::write_atomic(out, results.to_json().as_bytes())?;
         eprintln!("wrote {}", out.display());
     }
     if let Some(out) = &args.out {
@@ -150,11 +173,7 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
         eprintln!("wrote {}", out.display());
     }
     if !results.failures.is_empty() {
-        bail!(
-            "{} of {} dump(s) failed (FAIL lines above); the other rows are verified",
-            results.failures.len(),
-            dumps.len()
-        );
+        bail!("{}", failed_line(&results, dumps.len()));
     }
     Ok(())
 }
@@ -189,24 +208,39 @@ fn sweep_config(args: &RunArgs, dumps: &[SuiteDump], cores: usize) -> SweepConfi
     }
 }
 
-/// The machine line, the rows, the suite totals and the failures (also on stderr).
+/// The error line of a run or sweep with failed dumps: how many failed, and what the
+/// other rows are, if there are any.
+pub(crate) fn failed_line(results: &SweepResults, dumps: usize) -> String {
+    let failed = results.failures.len();
+    let others = if failed >= dumps || results.rows.is_empty() {
+        "no dump was measured"
+    } else if table::any_unverified(std::slice::from_ref(results)) {
+        "the other rows are UNVERIFIED (--no-verify)"
+    } else {
+        "the other rows are verified"
+    };
+    format!("{failed} of {dumps} dump(s) failed (FAIL lines above); {others}")
+}
+
+/// The machine line, the rows, the suite totals and the failures (on stderr).
 fn print_results(results: &SweepResults) {
     let m = &results.machine;
     if !results.description.is_empty() {
         eprintln!("{}", results.description);
     }
     eprintln!("{} on {} cores, commit {}", m.cpu, m.cores, m.commit);
-    print!("{}", table::rows_table(std::slice::from_ref(results)));
+    if table::any_unverified(std::slice::from_ref(results)) {
+        eprintln!("{}", table::UNVERIFIED);
+    }
+    if !results.rows.is_empty() {
+        print!("{}", table::rows_table(std::slice::from_ref(results)));
+    }
     let totals = table::totals_table(results);
     if !totals.is_empty() {
         println!();
         print!("{totals}");
     }
-    let failures = table::failures_list(results);
-    if !failures.is_empty() {
-        println!();
-        print!("{failures}");
-        // Also on stderr, next to the error line, when stdout goes to a file.
-        eprint!("{failures}");
-    }
+    eprint!("{}", table::drift_lines(results));
+    // On stderr only, next to the error line.
+    eprint!("{}", table::failures_list(results));
 }

@@ -4,8 +4,12 @@
 use crate::cli::{Bar, commit};
 use anyhow::{Context, Result, bail};
 use gigagas_executor::{Repetition, SchedulerKind};
-use gigagas_report::{SweepConfig, SweepOptions, folder, run_sweep, simulate, table};
-use std::path::PathBuf;
+use gigagas_report::{
+    SweepConfig, SweepOptions,
+    config::{MAX_THREADS, MAX_VIRTUAL_WORKERS, check_min_sample_ms, check_thread_counts},
+    folder, output, run_sweep, simulate, table,
+};
+use std::path::{Path, PathBuf};
 
 /// Arguments of `gigagas sweep`.
 ///
@@ -119,8 +123,16 @@ pub(crate) fn sweep(args: SweepArgs) -> Result<()> {
         sweep.config.repeats = r;
     }
     if let Some(ms) = args.min_sample_ms {
+        check_min_sample_ms(ms).map_err(|m| anyhow::anyhow!("--min-sample-ms: {m}"))?;
         sweep.config.min_sample_ms = ms;
     }
+    // Before any work (a dry run included): the results folder is no input, and it can be
+    // created and written.
+    let results_parent = args.results_dir.join(&sweep.name);
+    let mut inputs = sweep.dump_paths.clone();
+    inputs.push(args.config.clone());
+    output::check_not_inputs(&inputs, &[("--results-dir", results_parent.clone())])?;
+    output::prepare_output_dir(&results_parent, args.dry_run)?;
     let c = &sweep.config;
     let points = c.points();
     eprintln!(
@@ -144,8 +156,12 @@ pub(crate) fn sweep(args: SweepArgs) -> Result<()> {
     );
     if args.dry_run {
         for d in &sweep.dump_paths {
-            eprintln!("  dump {}", d.display());
+            eprintln!("  dump {}", table::escape_name(&d.display().to_string()));
         }
+        eprintln!(
+            "  results into {} (writable)",
+            table::escape_name(&results_parent.display().to_string())
+        );
         for p in &points {
             eprintln!(
                 "  {} threads, batch {}, {}{}",
@@ -170,7 +186,12 @@ pub(crate) fn sweep(args: SweepArgs) -> Result<()> {
     bar.0.finish_and_clear();
     let results = results?;
     let dir = folder::write_results_dir(&args.results_dir, &results)?;
-    print!("{}", table::rows_table(std::slice::from_ref(&results)));
+    if table::any_unverified(std::slice::from_ref(&results)) {
+        eprintln!("{}", table::UNVERIFIED);
+    }
+    if !results.rows.is_empty() {
+        print!("{}", table::rows_table(std::slice::from_ref(&results)));
+    }
     let totals = table::totals_table(&results);
     if !totals.is_empty() {
         println!();
@@ -180,19 +201,14 @@ pub(crate) fn sweep(args: SweepArgs) -> Result<()> {
         println!();
         print!("{}", table::simulation_markdown(sim, None));
     }
-    let failures = table::failures_list(&results);
-    if !failures.is_empty() {
-        println!();
-        print!("{failures}");
-        // Also on stderr, next to the error line, when stdout goes to a file.
-        eprint!("{failures}");
-    }
+    eprint!("{}", table::drift_lines(&results));
+    // On stderr only, next to the error line.
+    eprint!("{}", table::failures_list(&results));
     eprintln!("wrote {}", dir.display());
     if !results.failures.is_empty() {
         bail!(
-            "{} of {} dump(s) failed (FAIL lines above); the other rows are verified",
-            results.failures.len(),
-            sweep.dump_paths.len()
+            "{}",
+            crate::cmd_run::failed_line(&results, sweep.dump_paths.len())
         );
     }
     Ok(())
@@ -200,6 +216,38 @@ pub(crate) fn sweep(args: SweepArgs) -> Result<()> {
 
 /// `gigagas report DIR...`.
 pub(crate) fn report(args: ReportArgs) -> Result<()> {
+    // The results.json files read are inputs; the files written (into the one folder, or
+    // into --out) must not be one of them.
+    let inputs: Vec<PathBuf> = args
+        .dirs
+        .iter()
+        .map(|d| {
+            if d.is_dir() {
+                d.join("results.json")
+            } else {
+                d.clone()
+            }
+        })
+        .collect();
+    let target = match (&args.dirs[..], &args.out) {
+        ([dir], None) if !dir.is_dir() => dir.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        ([dir], None) => dir.clone(),
+        (_, Some(out)) => out.clone(),
+        (_, None) => PathBuf::new(),
+    };
+    if !target.as_os_str().is_empty() {
+        let mut outputs = vec![("--out", target.clone())];
+        outputs.extend(folder::FILES.iter().map(|f| ("--out", target.join(f))));
+        // The one folder re-rendered in place holds its own results.json: not an output.
+        if args.out.is_none() {
+            outputs.retain(|(_, p)| !p.ends_with("results.json"));
+            outputs.retain(|(_, p)| *p != target);
+        }
+        output::check_not_inputs(&inputs, &outputs)?;
+    }
+    if let Some(out) = &args.out {
+        output::prepare_output_dir(out, false)?;
+    }
     match (&args.dirs[..], &args.out) {
         ([dir], None) => {
             let results = folder::render_dir(dir)?;
@@ -252,6 +300,10 @@ pub(crate) fn simulate(args: SimulateArgs) -> Result<()> {
     if args.threads.contains(&0) || args.validate.contains(&0) {
         bail!("--threads/--validate: 0 is not a thread count");
     }
+    check_thread_counts(&args.threads, MAX_VIRTUAL_WORKERS)
+        .map_err(|m| anyhow::anyhow!("--threads: {m} (virtual workers)"))?;
+    check_thread_counts(&args.validate, MAX_THREADS)
+        .map_err(|m| anyhow::anyhow!("--validate: {m}"))?;
     if args.batch.contains(&0) {
         bail!("--batch: 0 is not a batch size");
     }
@@ -263,6 +315,10 @@ pub(crate) fn simulate(args: SimulateArgs) -> Result<()> {
     } else {
         args.validate.clone()
     };
+    if let Some(json) = &args.json {
+        output::check_not_inputs(std::slice::from_ref(&path), &[("--json", json.clone())])?;
+        output::prepare_output_file(json, false)?;
+    }
     let (replay, record) = gigagas_report::sweep::load_replay(&path)?;
     let machine = gigagas_report::MachineInfo::detect(commit());
     eprintln!(
@@ -328,7 +384,7 @@ pub(crate) fn simulate(args: SimulateArgs) -> Result<()> {
             dump_path: path.display().to_string(),
             simulation: &report,
         })?;
-        std::fs::write(out, text).with_context(|| out.display().to_string())?;
+        output::write_atomic(out, text.as_bytes())?;
         eprintln!("wrote {}", out.display());
     }
     Ok(())

@@ -4,7 +4,7 @@ use crate::{
     error::ImportError,
     fixture::{BlockchainTest, FixtureFile},
     import::{ImportStats, import_test},
-    output::check_output,
+    output::{InputSet, check_output},
 };
 use std::path::{Path, PathBuf};
 
@@ -331,6 +331,7 @@ pub fn import(
             return Ok((OutputLayout::Single, summary));
         }
         make_dir(output)?;
+        let inputs = InputSet::new(&inputs);
         let mut used = Names::default();
         for name in &selected {
             let target = output.join(used.file_name(name, ""));
@@ -339,13 +340,13 @@ pub fn import(
         return Ok((OutputLayout::Directory, summary));
     }
 
-    let inputs = fixture_files(input)?;
-    check_output(output, &inputs)?;
+    let files = fixture_files(input)?;
+    let inputs = InputSet::new(&files);
+    inputs.check(output)?;
     make_dir(output)?;
     let mut used = Names::default();
     let mut found = false;
-    for path in &inputs {
-        let path = path.clone();
+    for path in files {
         let file = match FixtureFile::read(&path) {
             Ok(f) => f,
             Err(error) => {
@@ -403,11 +404,12 @@ fn run_one(
     file: &FixtureFile,
     name: &str,
     output: PathBuf,
-    inputs: &[PathBuf],
+    inputs: &InputSet,
     summary: &mut ImportSummary,
     on_report: &mut impl FnMut(&TestReport),
 ) {
-    let result = check_output(&output, inputs)
+    let result = inputs
+        .check(&output)
         .map_err(ImportError::from)
         .and_then(|()| import_one(file, name, &output));
     let outcome = match result {

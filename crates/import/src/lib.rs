@@ -32,7 +32,7 @@ pub use batch::{
 pub use error::{ImportError, Location, Mismatch};
 pub use fixture::{BlockchainTest, FixtureFile};
 pub use import::{ImportStats, RejectedBlock, RejectedBy, SOURCE, import_test};
-pub use output::{OutputIsInput, check_output};
+pub use output::{InputSet, OutputIsInput, check_output};
 pub use snapshot::{
     BlockReport, ImportedBlock, SnapshotError, SnapshotImport, check_snapshot_output,
     import_snapshots, import_snapshots_to,

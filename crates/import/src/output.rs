@@ -20,7 +20,7 @@ pub struct OutputIsInput {
 }
 
 /// A file's identity: device and inode where the platform has them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct FileId(u64, u64);
 
 fn file_id(path: &Path) -> Option<FileId> {
@@ -66,23 +66,48 @@ fn resolved(path: &Path) -> PathBuf {
 }
 
 /// Refuse `output` when it is one of `inputs`: the same device and inode (hard links and
-/// symlinks included) or the same canonical path. Call it before any work.
+/// symlinks included) or the same canonical path. Call it before any work. To check many
+/// outputs against the same inputs, build an [`InputSet`] once.
 pub fn check_output(output: &Path, inputs: &[PathBuf]) -> Result<(), OutputIsInput> {
-    let out_id = file_id(output);
-    let out_path = resolved(output);
-    for input in inputs {
-        let same = match (out_id, file_id(input)) {
-            (Some(a), Some(b)) => a == b,
-            _ => resolved(input) == out_path,
-        };
-        if same {
-            return Err(OutputIsInput {
+    InputSet::new(inputs).check(output)
+}
+
+/// The identities of a set of inputs (device and inode, canonical path), taken once, so
+/// that each output checked against them costs one `stat`, not one per input.
+#[derive(Debug, Default)]
+pub struct InputSet {
+    ids: std::collections::HashMap<FileId, PathBuf>,
+    paths: std::collections::HashMap<PathBuf, PathBuf>,
+}
+
+impl InputSet {
+    /// The identities of `inputs`.
+    pub fn new(inputs: &[PathBuf]) -> Self {
+        let mut set = Self::default();
+        for input in inputs {
+            if let Some(id) = file_id(input) {
+                set.ids.entry(id).or_insert_with(|| input.clone());
+            }
+            set.paths
+                .entry(resolved(input))
+                .or_insert_with(|| input.clone());
+        }
+        set
+    }
+
+    /// Refuse `output` when it is one of the inputs ([`check_output`]).
+    pub fn check(&self, output: &Path) -> Result<(), OutputIsInput> {
+        let input = file_id(output)
+            .and_then(|id| self.ids.get(&id))
+            .or_else(|| self.paths.get(&resolved(output)));
+        match input {
+            Some(input) => Err(OutputIsInput {
                 output: output.to_path_buf(),
                 input: input.clone(),
-            });
+            }),
+            None => Ok(()),
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -67,6 +67,46 @@ pub enum ConfigError {
     },
 }
 
+/// The most worker threads a grid point may ask for (`threads`, `--threads`,
+/// `simulate.validate_threads`): more is an error naming this limit, never a thread that
+/// fails to spawn.
+pub const MAX_THREADS: usize = 1024;
+
+/// The most virtual workers the schedule simulator projects onto (`simulate.threads`);
+/// they are list-scheduled, not spawned.
+pub const MAX_VIRTUAL_WORKERS: usize = 65_536;
+
+/// The longest minimum sample time, milliseconds (`min_sample_ms`, `--min-sample-ms`).
+pub const MAX_MIN_SAMPLE_MS: u64 = 60_000;
+
+/// The largest sweep config file read, bytes.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Check thread counts against [`MAX_THREADS`] (or `max`): the message states the limit.
+pub fn check_thread_counts(values: &[usize], max: usize) -> Result<(), String> {
+    match values.iter().find(|&&t| t > max) {
+        Some(t) => Err(format!(
+            "{t} threads is over the limit of {max} (gigagas_report::config::MAX_THREADS)"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Check a minimum sample time against [`MAX_MIN_SAMPLE_MS`]: the message states the limit.
+pub fn check_min_sample_ms(ms: u64) -> Result<(), String> {
+    if ms > MAX_MIN_SAMPLE_MS {
+        Err(format!(
+            "{ms} ms is over the limit of {MAX_MIN_SAMPLE_MS} ms per sample"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn default_seed() -> u64 {
+    gigagas_executor::DEFAULT_ROUND_SEED
+}
+
 fn default_recover() -> Vec<bool> {
     vec![false]
 }
@@ -171,9 +211,16 @@ impl SweepConfig {
     /// Read, parse and validate a config file; relative dump paths are resolved against
     /// the file's folder and must exist.
     pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
-        let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
+        let read = |source| ConfigError::Read {
             file: file.to_path_buf(),
             source,
+        };
+        let bytes = crate::output::read_bounded(file, MAX_CONFIG_BYTES).map_err(read)?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            read(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("not UTF-8 text: {e}"),
+            ))
         })?;
         let config = Self::parse(&text, file)?;
         let dir = file.parent().unwrap_or(Path::new(""));
@@ -262,6 +309,7 @@ impl SweepConfig {
         nonempty("dumps", self.dumps.len())?;
         nonempty("threads", self.threads.len())?;
         positive("threads", &self.threads, "thread count")?;
+        check_thread_counts(&self.threads, MAX_THREADS).map_err(|m| bad("threads", m))?;
         nonempty("batch", self.batch.len())?;
         positive("batch", &self.batch, "batch size")?;
         nonempty("schedulers", self.schedulers.len())?;
@@ -269,15 +317,12 @@ impl SweepConfig {
         if self.repeats == 0 {
             return Err(bad("repeats", "at least one measured run is needed".into()));
         }
-        if self.min_sample_ms > 3_600_000 {
-            return Err(bad(
-                "min_sample_ms",
-                format!("{} ms is over an hour per sample", self.min_sample_ms),
-            ));
-        }
+        check_min_sample_ms(self.min_sample_ms).map_err(|m| bad("min_sample_ms", m))?;
         if let Some(sim) = &self.simulate {
             nonempty("simulate.threads", sim.threads.len())?;
             positive("simulate.threads", &sim.threads, "thread count")?;
+            check_thread_counts(&sim.threads, MAX_VIRTUAL_WORKERS)
+                .map_err(|m| bad("simulate.threads", m))?;
             nonempty("simulate.batch", sim.batch.len())?;
             positive("simulate.batch", &sim.batch, "batch size")?;
             nonempty("simulate.schedulers", sim.schedulers.len())?;
@@ -286,6 +331,8 @@ impl SweepConfig {
                 &sim.validate_threads,
                 "thread count",
             )?;
+            check_thread_counts(&sim.validate_threads, MAX_THREADS)
+                .map_err(|m| bad("simulate.validate_threads", m))?;
             if sim.profile_repeats == 0 {
                 return Err(bad(
                     "simulate.profile_repeats",
@@ -490,6 +537,39 @@ schedulers = ["ols", "gas-used"]
             e.contains("key `simulate.threads`: 0 is not a thread count"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn thread_counts_and_sample_times_have_stated_limits() {
+        let e =
+            err("dumps = [\"a\"]\nthreads = [1, 100000]\nbatch = [1]\nschedulers = [\"ols\"]\n");
+        assert!(
+            e.contains("key `threads`: 100000 threads is over the limit of 1024"),
+            "{e}"
+        );
+        let e = err(&format!("{GOOD}min_sample_ms = 60001\n"));
+        assert!(
+            e.contains("key `min_sample_ms`: 60001 ms is over the limit of 60000 ms"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{GOOD}[simulate]\nthreads = [4]\nbatch = [1]\nschedulers = [\"ols\"]\nvalidate_threads = [100000]\n"
+        ));
+        assert!(e.contains("key `simulate.validate_threads`"), "{e}");
+        SweepConfig::parse(&format!("{GOOD}min_sample_ms = 60000\n"), Path::new("x")).unwrap();
+    }
+
+    #[test]
+    fn config_files_must_be_regular_and_small() {
+        let e = SweepConfig::load(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/dev/zero: not a regular file"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.toml");
+        std::fs::write(&big, vec![b'#'; MAX_CONFIG_BYTES as usize + 1]).unwrap();
+        let e = SweepConfig::load(&big).unwrap_err().to_string();
+        assert!(e.contains("over the limit"), "{e}");
     }
 
     #[test]

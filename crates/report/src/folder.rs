@@ -55,16 +55,20 @@ pub fn folder_name(results: &SweepResults) -> String {
     format!("{date}-{commit}")
 }
 
+/// The files of fixed names a results folder may hold (the plots are `*.svg`): outputs
+/// that are checked against the inputs before any work.
+pub const FILES: [&str; 6] = [
+    "results.json",
+    "results.csv",
+    "totals.csv",
+    "table.md",
+    "simulation.csv",
+    "merged.json",
+];
+
+/// Every file of a results folder goes through [`crate::output::write_atomic`].
 fn write_file(path: &Path, contents: &[u8]) -> Result<(), ReportError> {
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, contents).map_err(|e| ReportError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| ReportError::io(path, e))
+    crate::output::write_atomic(path, contents)
 }
 
 /// Write the files derived from `sets` into `dir`: `table.md`, `results.csv`,

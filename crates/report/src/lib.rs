@@ -24,12 +24,15 @@
 //!   existing folders.
 //! - [`simulate`]: per-item times from a one-thread run, list-scheduled onto N virtual
 //!   workers in each scheduler's order, validated against measured runs.
+//! - [`output`]: the rules of every write: outputs never alias inputs, locations checked
+//!   before any work, every file written atomically, input files read bounded.
 //! - [`machine`]: CPU, cores, memory, OS, rustc and commit of the measuring machine.
 
 pub mod config;
 pub mod error;
 pub mod folder;
 pub mod machine;
+pub mod output;
 pub mod plot;
 pub mod results;
 pub mod simulate;

@@ -79,7 +79,18 @@ const PALETTE: [RGBColor; 10] = [
 ];
 
 fn xml_safe(s: &str) -> String {
-    s.replace('&', "and").replace(['<', '>', '"'], "")
+    crate::table::escape_name(s)
+        .replace('&', "and")
+        .replace(['<', '>', '"'], "")
+}
+
+/// The largest magnitude drawn on an axis. Values beyond it (or not finite: a hand-edited
+/// or corrupted results.json) are left out of the chart, as the axis range and its ticks
+/// would overflow (plotters then never finishes laying out the mesh).
+pub const MAX_PLOTTED: f64 = 1e15;
+
+fn plottable(p: &(f64, f64)) -> bool {
+    p.0.is_finite() && p.1.is_finite() && p.0.abs() <= MAX_PLOTTED && p.1.abs() <= MAX_PLOTTED
 }
 
 fn tick_label(v: f64) -> String {
@@ -173,6 +184,25 @@ macro_rules! draw_chart {
 
 /// Render a chart as an SVG document (900 × 560).
 pub fn render_svg(chart: &Chart) -> Result<String, PlotError> {
+    let dropped: usize = chart
+        .series
+        .iter()
+        .map(|s| s.points.iter().filter(|p| !plottable(p)).count())
+        .sum();
+    if dropped > 0 {
+        let mut clean = chart.clone();
+        for s in &mut clean.series {
+            s.points.retain(plottable);
+        }
+        clean.y_max = clean
+            .y_max
+            .filter(|y| y.is_finite() && y.abs() <= MAX_PLOTTED);
+        clean.title = format!(
+            "{} ({dropped} point(s) out of range not drawn)",
+            clean.title
+        );
+        return render_svg(&clean);
+    }
     let xs: Vec<f64> = chart
         .series
         .iter()
@@ -193,6 +223,7 @@ pub fn render_svg(chart: &Chart) -> Result<String, PlotError> {
     let legend = (chart.series.len() as f64 * 22.0 + 16.0) / 450.0;
     let data_max = chart
         .y_max
+        .filter(|y| y.is_finite() && y.abs() <= MAX_PLOTTED)
         .unwrap_or_else(|| ys.fold(0f64, f64::max) * 1.05);
     let y_max = (data_max / (1.0 - legend.min(0.6))).max(1e-6);
     let mut svg = String::new();
@@ -319,6 +350,11 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, PlotError> {
         }
     }
     charts.extend(simulation_charts(sets, many_dumps));
+    if crate::table::any_unverified(sets) {
+        for (_, chart) in &mut charts {
+            chart.title = format!("UNVERIFIED (--no-verify): {}", chart.title);
+        }
+    }
     charts
         .into_iter()
         .map(|(name, chart)| render_svg(&chart).map(|svg| PlotFile { name, svg }))
@@ -638,6 +674,69 @@ mod tests {
             .filter_map(|n| n.text())
             .map(|t| t.trim().to_string())
             .collect()
+    }
+
+    /// A results.json with absurd or non-finite figures renders in bounded time (it used to
+    /// spin forever laying out an axis that overflowed), leaving those points out.
+    #[test]
+    fn absurd_values_do_not_hang_plotting() {
+        let mut s = sample("CPU");
+        for (i, r) in s.rows.iter_mut().enumerate() {
+            let v = [1.5e308, f64::INFINITY, f64::NAN, 1e300][i % 4];
+            r.summary.median.ggas_per_s = v;
+            r.summary.median.wall_s = v;
+            r.summary.median.bound_s = v;
+            r.summary.median.longest_tx_s = v;
+            r.summary.max_ggas_per_s = v;
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(render_plots(&[s]).map(|p| p.len()));
+        });
+        let rendered = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("plotting absurd values did not finish within 60 s");
+        assert!(rendered.unwrap() > 0);
+        let chart = Chart {
+            title: "t".into(),
+            x_desc: "x".into(),
+            y_desc: "y".into(),
+            log_x: false,
+            y_max: Some(f64::INFINITY),
+            series: vec![Series {
+                label: "s".into(),
+                points: vec![(1.0, 1.0), (2.0, 1.5e308), (f64::NAN, 1.0)],
+                kind: LineKind::Measured,
+                color: 0,
+            }],
+        };
+        let svg = render_svg(&chart).unwrap();
+        assert!(
+            texts(&svg)
+                .iter()
+                .any(|t| t.contains("2 point(s) out of range not drawn")),
+            "{svg}"
+        );
+    }
+
+    #[test]
+    fn unverified_plots_say_so_in_the_title() {
+        let mut s = sample("CPU");
+        for r in &mut s.rows {
+            r.verified = false;
+        }
+        let plots = render_plots(&[s]).unwrap();
+        assert!(!plots.is_empty());
+        for p in &plots {
+            assert!(
+                texts(&p.svg).iter().any(|t| t.contains("UNVERIFIED")),
+                "{}",
+                p.name
+            );
+        }
+        for p in render_plots(&[sample("CPU")]).unwrap() {
+            assert!(!p.svg.contains("UNVERIFIED"), "{}", p.name);
+        }
     }
 
     #[test]

@@ -458,7 +458,7 @@ fn run_dump(
     };
     progress.stage(&format!(
         "{}: profiling items on 1 thread, interleaved with validation runs",
-        record.name
+        crate::table::escape_name(&record.name)
     ));
     let points = simulate::validation_points(&sim.validate_threads, &sim.batch, &sim.schedulers);
     let (profile, mut measure) =
@@ -480,17 +480,45 @@ fn run_dump(
     Ok((rows, Some(report)))
 }
 
+/// An error and its sources on one line, `a: b: c`, leaving out a source whose text the
+/// message before it already ends with (an I/O error wrapped with its own message).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = s.source();
+    }
+    out
+}
+
 /// Load a dump and prepare it for replay, with errors naming the file.
 pub fn load_replay(path: &Path) -> Result<(Replay, DumpRecord), ReportError> {
     let (dump, info) = gigagas_dump::read_dump(path).map_err(|e| ReportError::Dump {
         path: path.to_path_buf(),
-        detail: e.to_string(),
+        detail: error_chain(&e),
     })?;
+    // Nothing to time: refused here, before any timing, so no row ever reads "0 [0–0]"
+    // or "NaN×".
+    let transactions = dump.transaction_count();
+    if dump.blocks.is_empty() || transactions == 0 {
+        return Err(ReportError::Dump {
+            path: path.to_path_buf(),
+            detail: format!(
+                "empty dump ({} blocks, {transactions} transactions): nothing to time",
+                dump.blocks.len()
+            ),
+        });
+    }
     // No KZG setup to load: `Replay::new` installs the setup-free point-evaluation
     // verifier (gigagas_record::install_kzg_verifier) for the whole process.
     let replay = Replay::new(&dump).map_err(|e| ReportError::Dump {
         path: path.to_path_buf(),
-        detail: e.to_string(),
+        detail: error_chain(&e),
     })?;
     let record = DumpRecord {
         name: dump.meta.name.clone(),
@@ -498,7 +526,7 @@ pub fn load_replay(path: &Path) -> Result<(Replay, DumpRecord), ReportError> {
         checksum: info.checksum_hex(),
         size_bytes: info.size,
         blocks: dump.blocks.len(),
-        transactions: dump.transaction_count(),
+        transactions,
         total_gas: replay.total_gas(),
     };
     Ok((replay, record))
@@ -524,6 +552,31 @@ mod tests {
         assert_eq!(
             without_path("../dumps/x.gigagas: verification failed: gas", &dump),
             "verification failed: gas"
+        );
+    }
+
+    #[test]
+    fn error_chains_are_one_line_without_repeats() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("{path}: {source}")]
+        struct Io {
+            path: String,
+            source: std::io::Error,
+        }
+        #[derive(Debug, thiserror::Error)]
+        #[error("x.gigagas: inconsistent dump")]
+        struct Outer {
+            source: Io,
+        }
+        let e = Outer {
+            source: Io {
+                path: "p".into(),
+                source: std::io::Error::other("File exists (os error 17)"),
+            },
+        };
+        assert_eq!(
+            error_chain(&e),
+            "x.gigagas: inconsistent dump: p: File exists (os error 17)"
         );
     }
 

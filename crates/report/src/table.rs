@@ -4,7 +4,49 @@ use crate::{
     results::{Mode, ResultRow, SuiteTotal, SweepResults},
     simulate::SimulationReport,
 };
-use std::fmt::Write;
+use std::{borrow::Cow, fmt::Write};
+
+/// A name from a dump, a path or a reason as it may be shown: control characters (escape
+/// sequences, newlines, tabs, DEL, C1 controls) and the invisible bidirectional-text
+/// controls are written as `\n`, `\t`, `\r` or `\u{..}`, so a hostile name can neither
+/// drive the terminal nor split a line of `table.md`. The one escaping function of every
+/// name shown on a terminal or written to a table.
+pub fn escape_name(s: &str) -> Cow<'_, str> {
+    let special = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(special) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if special(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`escape_name`] for a markdown table cell: `|` escaped too.
+fn md_cell(s: &str) -> String {
+    escape_name(s).replace('|', "\\|")
+}
+
+/// Whether any row of `sets` was measured without verification (`--no-verify`).
+pub fn any_unverified(sets: &[SweepResults]) -> bool {
+    any(sets, |r| !r.verified)
+}
+
+/// What every table, file and plot of unverified results says.
+pub const UNVERIFIED: &str =
+    "UNVERIFIED (--no-verify): passes were not checked against the receipts and the access lists";
 
 /// Short label of each result set in a merged table: `M1`, `M2`, ...
 pub fn machine_tag(index: usize) -> String {
@@ -35,9 +77,13 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
     let show_speedup = any(sets, |r| {
         r.speedup_vs_sequential.is_some() && r.mode == Mode::BalParallel
     });
+    let show_verified = any_unverified(sets);
     let mut head: Vec<&str> = Vec::new();
     if merged {
         head.push("machine");
+    }
+    if show_verified {
+        head.push("verified");
     }
     if show_dump {
         head.push("dump");
@@ -79,8 +125,11 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
             if merged {
                 cells.push(machine_tag(i));
             }
+            if show_verified {
+                cells.push(if r.verified { "yes" } else { "UNVERIFIED" }.into());
+            }
             if show_dump {
-                cells.push(r.dump.clone());
+                cells.push(md_cell(&r.dump));
             }
             if show_mode {
                 cells.push(if r.mode == Mode::Sequential {
@@ -176,7 +225,12 @@ pub fn totals_table(set: &SweepResults) -> String {
     }
     let _ = writeln!(
         out,
-        "| suite total | dumps | Ggas | total | MGas/s (total gas / total time) | geomean speedup vs seq. |"
+        "| suite total{} | dumps | Ggas | total | MGas/s (total gas / total time) | geomean speedup vs seq. [95 % CI] |",
+        if any_unverified(std::slice::from_ref(set)) {
+            " (UNVERIFIED)"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
     for t in &set.totals {
@@ -211,7 +265,12 @@ fn total_label(t: &SuiteTotal, set: &SweepResults) -> String {
 pub fn failures_list(set: &SweepResults) -> String {
     let mut out = String::new();
     for f in &set.failures {
-        let _ = writeln!(out, "FAIL {}: {}", f.path, f.reason);
+        let _ = writeln!(
+            out,
+            "FAIL {}: {}",
+            escape_name(&f.path),
+            escape_name(&f.reason)
+        );
     }
     out
 }
@@ -271,7 +330,7 @@ pub fn per_dump_table(set: &SweepResults) -> String {
         let _ = writeln!(
             out,
             "| {} | {:.1} | {} |",
-            short_test_name(&d.name).replace('|', "\\|"),
+            md_cell(&short_test_name(&d.name)),
             d.total_gas as f64 / 1e6,
             cells.join(" | ")
         );
@@ -312,7 +371,10 @@ pub fn short_test_name(name: &str) -> String {
 }
 
 fn is_text(head: &str) -> bool {
-    matches!(head, "machine" | "dump" | "mode" | "scheduler" | "senders")
+    matches!(
+        head,
+        "machine" | "verified" | "dump" | "mode" | "scheduler" | "senders"
+    )
 }
 
 /// A simulation as markdown: projected GGas/s (longest-tx share) per batch × scheduler
@@ -337,7 +399,7 @@ fn simulation_intro(out: &mut String, sim: &SimulationReport, tag: Option<&str>)
         out,
         "### Schedule simulation{}: `{}`\n",
         tag.map(|t| format!(" ({t})")).unwrap_or_default(),
-        sim.dump
+        escape_name(&sim.dump)
     );
     let _ = writeln!(
         out,
@@ -463,8 +525,12 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
         names.join(" + "),
         if merged { " (merged)" } else { "" }
     );
+    let unverified = any_unverified(sets);
+    if unverified {
+        let _ = writeln!(out, "**{UNVERIFIED}.**\n");
+    }
     if !first.description.is_empty() {
-        let _ = writeln!(out, "{}\n", first.description);
+        let _ = writeln!(out, "{}\n", escape_name(&first.description));
     }
     for (i, s) in sets.iter().enumerate() {
         let m = &s.machine;
@@ -479,7 +545,7 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
             m.cpu, m.cores, m.memory_gib, m.os, m.rustc, m.commit, s.started_utc
         );
         if let Some(note) = &m.note {
-            let _ = writeln!(out, "  - note: {note}");
+            let _ = writeln!(out, "  - note: {}", escape_name(note));
         }
     }
     let mut seen = Vec::new();
@@ -491,8 +557,8 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
         let _ = writeln!(
             out,
             "- dump `{}` ({}): {} blocks, {} transactions, {:.3} Ggas, checksum `{}`",
-            d.name,
-            d.path,
+            escape_name(&d.name),
+            escape_name(&d.path),
             d.blocks,
             d.transactions,
             d.total_gas as f64 / 1e9,
@@ -503,9 +569,16 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
     let _ = writeln!(
         out,
         "- every point: {} warm-up pass(es) + {} measured samples of at least {} ms (a short dump is replayed \
-         several times per sample and the figures are per pass), every pass verified (gas, status, writes); \
+         several times per sample and the figures are per pass), {}; \
          figures are the median sample, MGas/s shows [slowest–fastest]\n",
-        c.warmup, c.repeats, c.min_sample_ms
+        c.warmup,
+        c.repeats,
+        c.min_sample_ms,
+        if unverified {
+            "**passes NOT verified** (--no-verify)"
+        } else {
+            "every pass verified (gas, status, writes)"
+        }
     );
     for s in sets {
         let failures = failures_list(s);
@@ -520,7 +593,11 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
     if !merged {
         let per_dump = per_dump_table(first);
         if !per_dump.is_empty() {
-            let _ = writeln!(out, "## Per dump (MGas/s)\n\n{per_dump}");
+            let _ = writeln!(
+                out,
+                "## Per dump (MGas/s{})\n\n{per_dump}",
+                if unverified { ", UNVERIFIED" } else { "" }
+            );
             let _ = writeln!(out, "## Suite totals\n\n{}", totals_table(first));
             let _ = writeln!(out, "## Every row\n");
         }
@@ -610,13 +687,14 @@ pub fn render_csv(sets: &[SweepResults]) -> String {
 /// `totals.csv`: one line per suite total (grid point summed over a suite's dumps).
 pub fn render_totals_csv(sets: &[SweepResults]) -> String {
     let mut out = String::from(
-        "machine_cpu,machine_cores,commit,mode,threads,scheduler,batch,recover_senders,dumps,total_gas,total_wall_s,mgas_per_s,geomean_speedup_vs_sequential\n",
+        "machine_cpu,machine_cores,commit,mode,threads,scheduler,batch,recover_senders,dumps,total_gas,total_wall_s,mgas_per_s,geomean_speedup_vs_sequential,verified\n",
     );
     for s in sets {
+        let verified = !any_unverified(std::slice::from_ref(s));
         for t in &s.totals {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{},{},{},{},{:.6},{:.2},{}",
+                "{},{},{},{},{},{},{},{},{},{},{:.6},{:.2},{},{verified}",
                 csv_field(&s.machine.cpu),
                 s.machine.cores,
                 csv_field(&s.machine.commit),
@@ -673,6 +751,64 @@ pub fn render_simulation_csv(sets: &[SweepResults]) -> String {
 mod tests {
     use super::*;
     use crate::results::tests::sample;
+
+    #[test]
+    fn hostile_names_are_escaped_everywhere() {
+        assert_eq!(escape_name("plain-name[x]"), "plain-name[x]");
+        assert_eq!(
+            escape_name("a\u{1b}[31mred\nb\t\u{7f}\u{202e}"),
+            "a\\u{1b}[31mred\\nb\\t\\u{7f}\\u{202e}"
+        );
+        let mut s = sample("CPU");
+        let hostile = "evil\u{1b}[2J\nname|x";
+        for r in &mut s.rows {
+            r.dump = hostile.into();
+        }
+        for d in &mut s.dumps {
+            d.name = hostile.into();
+            d.path = hostile.into();
+        }
+        let mut other = s.clone();
+        for r in &mut other.rows {
+            r.dump = "other".into();
+        }
+        s.rows.extend(other.rows);
+        s.failures.push(crate::results::DumpFailure {
+            path: hostile.into(),
+            reason: "bad\u{1b}[0m\nreason".into(),
+        });
+        let md = render_markdown(std::slice::from_ref(&s), &[]);
+        let fails = failures_list(&s);
+        for text in [&md, &fails, &rows_table(std::slice::from_ref(&s))] {
+            assert!(!text.contains('\u{1b}'), "{text}");
+            assert!(!text.contains("\nname"), "a name split a line: {text}");
+        }
+        assert!(md.contains("evil\\u{1b}[2J\\nname\\|x"), "{md}");
+        assert_eq!(fails.lines().count(), 1, "{fails}");
+    }
+
+    #[test]
+    fn unverified_results_say_so_in_every_table() {
+        let verified = render_markdown(std::slice::from_ref(&sample("CPU")), &[]);
+        assert!(verified.contains("every pass verified"));
+        assert!(!verified.contains("UNVERIFIED"));
+        let mut s = sample("CPU");
+        for r in &mut s.rows {
+            r.verified = false;
+        }
+        let md = render_markdown(std::slice::from_ref(&s), &[]);
+        assert!(!md.contains("every pass verified"), "{md}");
+        assert!(md.contains(UNVERIFIED), "{md}");
+        let rows = rows_table(std::slice::from_ref(&s));
+        let data: Vec<&str> = rows.lines().skip(2).collect();
+        assert!(!data.is_empty());
+        assert!(data.iter().all(|l| l.contains("| UNVERIFIED |")), "{rows}");
+        s.totals = crate::results::suite_totals(&s.rows);
+        if !s.totals.is_empty() {
+            assert!(totals_table(&s).contains("UNVERIFIED"));
+            assert!(render_totals_csv(std::slice::from_ref(&s)).contains(",false\n"));
+        }
+    }
 
     #[test]
     fn single_machine_table_has_the_seed_columns() {

@@ -1,0 +1,451 @@
+// Integration tests see every dependency of the crate; not all are used here.
+#![allow(unused_crate_dependencies)]
+
+//! Careless and hostile input (issue 21), run against the built binary: outputs never
+//! alias inputs, bad output locations fail before any measurement, thread counts and
+//! sample times have stated limits, `--no-verify` says so everywhere, empty dumps and
+//! absurd results are refused or drawn in bounded time, and hostile names are escaped.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output, Stdio},
+    sync::OnceLock,
+    time::{Duration, Instant},
+};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gigagas");
+
+/// The quickest grid: one point, one pass per sample.
+const QUICK: [&str; 12] = [
+    "--threads",
+    "1",
+    "--batch",
+    "1",
+    "--scheduler",
+    "ols",
+    "--warmup",
+    "0",
+    "--repeats",
+    "1",
+    "--min-sample-ms",
+    "0",
+];
+
+fn gigagas(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run the gigagas binary")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 temp path")
+}
+
+/// One small generated dump shared by the tests (2 blocks), kept in its temp dir.
+fn generated() -> &'static Path {
+    static DUMP: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, path) = DUMP.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tiny.gigagas");
+        let out = gigagas(&[
+            "generate",
+            "--blocks",
+            "2",
+            "--gas-per-block",
+            "3000000",
+            "--users",
+            "50",
+            "-o",
+            s(&path),
+        ]);
+        assert!(out.status.success(), "generate: {}", text(&out.stderr));
+        (dir, path)
+    });
+    path
+}
+
+/// A private copy of the generated dump in `dir`.
+fn copy_dump(dir: &Path, name: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::copy(generated(), &p).unwrap();
+    p
+}
+
+/// Failed, with no panic, and stderr's last line an `error:` containing every `needle`.
+fn assert_refused(out: &Output, needles: &[&str]) -> String {
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "expected failure; stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default().to_string();
+    assert!(last.starts_with("error:"), "{stderr}");
+    for n in needles {
+        assert!(last.contains(n), "`{n}` not in: {last}");
+    }
+    last
+}
+
+#[test]
+fn outputs_over_inputs_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = copy_dump(dir.path(), "x.gigagas");
+    let before = std::fs::read(&dump).unwrap();
+    let d = s(&dump);
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", d, "--json", d],
+        vec!["run", d, "--out", d],
+        vec!["simulate", d, "--json", d, "--no-validate"],
+    ];
+    let nested = dump.join("results");
+    let mut cases = cases;
+    cases.push(vec!["run", d, "--out", s(&nested)]);
+    for args in &cases {
+        let mut all = args.clone();
+        if args[0] == "run" {
+            all.extend(QUICK);
+        }
+        let out = gigagas(&all);
+        assert_refused(&out, &["x.gigagas", "input"]);
+        assert!(out.stdout.is_empty(), "{args:?}: {}", text(&out.stdout));
+        assert_eq!(
+            std::fs::read(&dump).unwrap(),
+            before,
+            "{args:?} changed the dump"
+        );
+    }
+    // Through a symbolic link to the dump.
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&dump, &link).unwrap();
+    let mut args = vec!["run", d, "--json", s(&link)];
+    args.extend(QUICK);
+    assert_refused(&gigagas(&args), &["input"]);
+    // Importers: a fixture file as its own output, a snapshot folder receiving the dump.
+    let fixture = dir.path().join("f.json");
+    std::fs::write(&fixture, b"{}").unwrap();
+    let out = gigagas(&["import", "blockchain-test", s(&fixture), "-o", s(&fixture)]);
+    assert_refused(&out, &["input"]);
+    assert_eq!(std::fs::read(&fixture).unwrap(), b"{}");
+    let snap = dir.path().join("snap");
+    std::fs::create_dir(&snap).unwrap();
+    std::fs::write(snap.join("block.json"), b"{}").unwrap();
+    let out = gigagas(&[
+        "import",
+        "snapshot",
+        s(&snap),
+        "-o",
+        s(&snap.join("block.json")),
+    ]);
+    assert_refused(&out, &["input"]);
+    assert_eq!(std::fs::read(snap.join("block.json")).unwrap(), b"{}");
+}
+
+#[test]
+fn bad_output_locations_fail_before_the_first_measurement() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let blocked = file.join("sub");
+    let d = s(generated());
+    for flag in ["--json", "--out"] {
+        let target = blocked.join("r.json");
+        let mut args = vec!["run", d, flag, s(&target)];
+        args.extend(QUICK);
+        let out = gigagas(&args);
+        assert_refused(&out, &["a-file"]);
+        // Nothing was measured: no table printed.
+        assert!(out.stdout.is_empty(), "{flag}: {}", text(&out.stdout));
+    }
+    // A sweep into a results folder that cannot be created, with and without --dry-run.
+    let config = dir.path().join("c.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "dumps = [\"{d}\"]\nthreads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\nwarmup = 0\nrepeats = 1\nmin_sample_ms = 0\n"
+        ),
+    )
+    .unwrap();
+    for dry in [true, false] {
+        let mut args = vec!["sweep", s(&config), "--results-dir", s(&blocked)];
+        if dry {
+            args.push("--dry-run");
+        }
+        let out = gigagas(&args);
+        assert_refused(&out, &["a-file"]);
+        assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    }
+    // A good location still works, and --json is the only file written there.
+    let good = dir.path().join("new/sub/r.json");
+    let mut args = vec!["run", d, "--json", s(&good)];
+    args.extend(QUICK);
+    let out = gigagas(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let names: Vec<_> = std::fs::read_dir(good.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["r.json"], "temporary or probe files left");
+}
+
+#[test]
+fn thread_counts_and_sample_times_have_stated_limits() {
+    let d = s(generated());
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", d, "--warmup", "0", "--repeats", "1"];
+        args.extend(extra);
+        gigagas(&args)
+    };
+    assert_refused(
+        &run(&["--threads", "1,100000", "--batch", "1"]),
+        &["--threads", "100000", "1024"],
+    );
+    assert_refused(
+        &run(&["--threads", "1", "--min-sample-ms", "60001"]),
+        &["--min-sample-ms", "60000"],
+    );
+    let out = gigagas(&["simulate", d, "--validate", "100000"]);
+    assert_refused(&out, &["--validate", "1024"]);
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(
+        &config,
+        format!("dumps = [\"{d}\"]\nthreads = [100000]\nbatch = [1]\nschedulers = [\"ols\"]\n"),
+    )
+    .unwrap();
+    let out = gigagas(&["sweep", s(&config), "--dry-run"]);
+    assert_refused(&out, &["threads", "1024"]);
+    std::fs::write(
+        &config,
+        format!("dumps = [\"{d}\"]\nthreads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\n"),
+    )
+    .unwrap();
+    let out = gigagas(&[
+        "sweep",
+        s(&config),
+        "--dry-run",
+        "--min-sample-ms",
+        "999999",
+    ]);
+    assert_refused(&out, &["--min-sample-ms", "60000"]);
+}
+
+#[test]
+fn no_verify_results_say_unverified_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out = gigagas(&[
+        "run",
+        s(generated()),
+        "--no-verify",
+        "--threads",
+        "1",
+        "--batch",
+        "1,2",
+        "--scheduler",
+        "ols",
+        "--warmup",
+        "0",
+        "--repeats",
+        "1",
+        "--min-sample-ms",
+        "0",
+        "--out",
+        s(&out_dir),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("UNVERIFIED"), "{stdout}");
+    let md = std::fs::read_to_string(out_dir.join("table.md")).unwrap();
+    assert!(md.contains("UNVERIFIED"), "{md}");
+    assert!(!md.contains("every pass verified"), "{md}");
+    let mut plots = 0;
+    for e in std::fs::read_dir(&out_dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "svg") {
+            plots += 1;
+            let svg = std::fs::read_to_string(&p).unwrap();
+            assert!(svg.contains("UNVERIFIED"), "{}", p.display());
+        }
+    }
+    assert!(plots > 0, "no plot written");
+    let csv = std::fs::read_to_string(out_dir.join("results.csv")).unwrap();
+    assert!(csv.lines().skip(1).all(|l| l.contains(",false,")), "{csv}");
+}
+
+#[test]
+fn empty_dumps_are_refused_before_any_timing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dump, _) = gigagas_dump::read_dump(generated()).unwrap();
+    let mut no_txs = dump.clone();
+    for b in &mut no_txs.blocks {
+        b.transactions.clear();
+        b.receipts.clear();
+        b.header.gas_used = 0;
+    }
+    for bal in &mut no_txs.access_lists {
+        bal.clear();
+    }
+    let no_txs_path = dir.path().join("no-txs.gigagas");
+    gigagas_dump::write_dump(&no_txs, &no_txs_path).unwrap();
+    let mut no_blocks = dump;
+    no_blocks.blocks.clear();
+    no_blocks.access_lists.clear();
+    no_blocks.segments.clear();
+    let no_blocks_path = dir.path().join("no-blocks.gigagas");
+    gigagas_dump::write_dump(&no_blocks, &no_blocks_path).unwrap();
+    for p in [&no_txs_path, &no_blocks_path] {
+        let mut args = vec!["run", s(p)];
+        args.extend(QUICK);
+        let out = gigagas(&args);
+        let stdout = text(&out.stdout);
+        let stderr = text(&out.stderr);
+        assert!(!out.status.success(), "{stdout}{stderr}");
+        assert!(
+            !stdout.contains("NaN") && !stdout.contains("0 [0–0]"),
+            "{stdout}"
+        );
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.contains("FAIL") && l.contains(s(p)) && l.contains("transactions")),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("other rows are verified"), "{stderr}");
+        let out = gigagas(&["simulate", s(p), "--no-validate", "--threads", "2"]);
+        assert_refused(&out, &[s(p)]);
+        assert!(
+            !text(&out.stdout).contains("0.000"),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+}
+
+#[test]
+fn hostile_names_are_escaped_and_failures_printed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut dump, _) = gigagas_dump::read_dump(generated()).unwrap();
+    dump.meta.name = "evil\u{1b}[31m\nsecond line|x".into();
+    let evil = dir.path().join("evil.gigagas");
+    gigagas_dump::write_dump(&dump, &evil).unwrap();
+    let missing = dir.path().join("missing\u{1b}[2J.gigagas");
+    let out_dir = dir.path().join("out");
+    let mut args = vec![
+        "run",
+        s(&evil),
+        s(generated()),
+        s(&missing),
+        "--out",
+        s(&out_dir),
+    ];
+    args.extend(QUICK);
+    let out = gigagas(&args);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    for t in [&stdout, &stderr] {
+        assert!(
+            !t.contains('\u{1b}'),
+            "a raw escape reached the terminal: {t:?}"
+        );
+        assert!(!t.contains("\nsecond line"), "a name split a line: {t:?}");
+    }
+    assert!(
+        !stdout.contains("FAIL"),
+        "FAIL lines go to stderr only: {stdout}"
+    );
+    assert_eq!(
+        stderr.lines().filter(|l| l.starts_with("FAIL ")).count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("the other rows are verified"), "{stderr}");
+    let md = std::fs::read_to_string(out_dir.join("table.md")).unwrap();
+    for (i, l) in md.lines().enumerate() {
+        assert!(
+            !l.contains('\u{1b}') && !l.starts_with("second line"),
+            "line {i}: {l:?}"
+        );
+    }
+    assert!(md.contains("evil\\u{1b}[31m\\nsecond line\\|x"), "{md}");
+    // Every dump failed: no claim about other rows.
+    let mut args = vec!["run", s(&missing)];
+    args.extend(QUICK);
+    let last = assert_refused(&gigagas(&args), &["1 of 1 dump(s) failed"]);
+    assert!(!last.contains("other rows"), "{last}");
+}
+
+#[test]
+fn config_files_that_are_not_regular_files_are_named_so() {
+    let out = gigagas(&["sweep", "/dev/zero", "--dry-run"]);
+    assert_refused(&out, &["/dev/zero", "not a regular file"]);
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.toml");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        let out = gigagas(&["sweep", s(&fifo), "--dry-run"]);
+        assert_refused(&out, &["fifo.toml", "not a regular file"]);
+    }
+}
+
+#[test]
+fn report_on_absurd_results_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let mut args = vec![
+        "run",
+        s(generated()),
+        "--threads",
+        "1",
+        "--batch",
+        "1,2",
+        "--scheduler",
+        "ols",
+        "--warmup",
+        "0",
+        "--repeats",
+        "1",
+        "--min-sample-ms",
+        "0",
+    ];
+    args.extend(["--out", s(&out_dir)]);
+    let out = gigagas(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json = out_dir.join("results.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for row in v["rows"].as_array_mut().unwrap() {
+        let m = &mut row["summary"]["median"];
+        for k in ["ggas_per_s", "wall_s", "bound_s", "longest_tx_s"] {
+            m[k] = serde_json::json!(1.5e308);
+        }
+        row["summary"]["max_ggas_per_s"] = serde_json::json!(1.5e308);
+    }
+    std::fs::write(&json, serde_json::to_string(&v).unwrap()).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["report", s(&out_dir)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+            assert!(status.success(), "{stderr}");
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("gigagas report spun for over 60 s on absurd values");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
