@@ -136,6 +136,24 @@ enum Command {
     /// Project throughput on machines with more cores: list-schedule per-transaction times
     /// measured on one thread onto N virtual workers.
     Simulate(crate::cmd_sweep::SimulateArgs),
+    /// Compare two runs point by point: is NEW faster than OLD, beyond the noise?
+    ///
+    /// OLD and NEW are results.json files or results folders (from `gigagas sweep`, or
+    /// `gigagas run --json FILE` / `--out DIR`). For every dump and grid point measured in
+    /// both: OLD and NEW MGas/s (median sample), NEW/OLD with a 95 % interval (percentile
+    /// bootstrap over the samples of both, 10,000 resamples, fixed seed, so the same two
+    /// runs always print the same figures), and a verdict: faster when the whole interval
+    /// lies above 1 + threshold, slower when below 1 − threshold, else within noise. Then
+    /// the points measured in one run only, and a summary line with the geometric mean.
+    ///
+    /// Refuses two runs of different dumps (same name, different checksum) or of different
+    /// timed work, naming the difference. More samples (`--repeats`) narrow the intervals.
+    ///
+    /// Example: gigagas compare results/mainnet/OLD-FOLDER results/mainnet/NEW-FOLDER
+    ///
+    /// In CI: gigagas compare base.json head.json --fail-on-regression 5   (exit 1 if a
+    /// point lost more than 5 %)
+    Compare(crate::cmd_compare::CompareArgs),
     /// Print a summary of a dump: blocks, transactions, gas, pre-state and BAL sizes.
     Inspect {
         /// The dump file (default: dumps/mainnet.gigagas, 42 real mainnet blocks).
@@ -261,6 +279,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Sweep(args) => crate::cmd_sweep::sweep(args),
         Command::Report(args) => crate::cmd_sweep::report(args),
         Command::Simulate(args) => crate::cmd_sweep::simulate(args),
+        Command::Compare(args) => crate::cmd_compare::run(args),
         Command::Inspect { dump } => {
             let path = dump_or_default(dump)?;
             if !path.exists() {

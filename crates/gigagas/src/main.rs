@@ -1,6 +1,7 @@
 //! `gigagas`: the command-line shell over the gigagas crates.
 
 mod cli;
+mod cmd_compare;
 mod cmd_dump;
 mod cmd_import;
 mod cmd_run;

@@ -28,6 +28,7 @@
 //!   before any work, every file written atomically, input files read bounded.
 //! - [`machine`]: CPU, cores, memory, OS, rustc and commit of the measuring machine.
 
+pub mod compare;
 pub mod config;
 pub mod error;
 pub mod folder;
