@@ -107,6 +107,14 @@ enum Command {
     /// sequential baseline (one revm State, no BAL, as a client executes today) runs
     /// first; speedups are relative to it.
     ///
+    /// Timed work, the same on both paths: per transaction, execute it and produce its
+    /// state changes (the sequential loop commits them to its State; the replay returns
+    /// them for verification); per block, the system calls, rewards and withdrawals.
+    /// Nothing else, unless asked: --recover-senders adds sender recovery, --receipts a
+    /// receipt with its logs bloom per transaction — on both paths alike. The replay's
+    /// window also holds its scheduler's ordering. Loading, worker start-up and
+    /// verification are outside both windows.
+    ///
     /// Output: a row per dump and grid point; with several dumps, a suite total per grid
     /// point (total gas / total time, and the geometric mean of the per-dump speedups). A
     /// dump that fails to load or verify gets a FAIL line with the reason, the other dumps
@@ -239,6 +247,23 @@ impl gigagas_report::Progress for Bar {
 }
 
 /// The commit of this build, or of the checkout at run time.
+/// How this binary was built (recorded by build.rs), for the provenance of results.
+pub(crate) fn build_info() -> gigagas_report::provenance::BuildInfo {
+    gigagas_report::provenance::BuildInfo {
+        profile: env!("GIGAGAS_BUILD_PROFILE").into(),
+        opt_level: env!("GIGAGAS_BUILD_OPT_LEVEL").into(),
+        lto: env!("GIGAGAS_BUILD_LTO").into(),
+        codegen_units: env!("GIGAGAS_BUILD_CODEGEN_UNITS").into(),
+        target_cpu: env!("GIGAGAS_BUILD_TARGET_CPU").into(),
+        allocator: crate::ALLOCATOR_NAME.into(),
+        features: env!("GIGAGAS_BUILD_FEATURES")
+            .split(',')
+            .filter(|f| !f.is_empty())
+            .map(str::to_string)
+            .collect(),
+    }
+}
+
 pub(crate) fn commit() -> String {
     match option_env!("GIGAGAS_COMMIT") {
         Some(c) if c != "unknown" => c.to_string(),

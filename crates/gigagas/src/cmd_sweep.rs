@@ -180,6 +180,7 @@ pub(crate) fn sweep(args: SweepArgs) -> Result<()> {
     let options = SweepOptions {
         commit: commit(),
         note: args.note.clone(),
+        build: Some(crate::cli::build_info()),
     };
     let mut bar = Bar::new("sweeping");
     let results = run_sweep(&sweep, &options, &mut bar);

@@ -14,6 +14,9 @@ mod cmd_sweep;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The global allocator's name, for the provenance of results.
+const ALLOCATOR_NAME: &str = "mimalloc";
+
 fn main() -> std::process::ExitCode {
     cli::main()
 }

@@ -7,6 +7,8 @@
 //! batch = [1, 50]
 //! schedulers = ["ols", "gas-used", "gas-limit"]
 //! recover_senders = [false]   # default [false]
+//! receipts = false            # default false: build every receipt with its logs bloom inside
+//!                             # the timed window, on the sequential loop and the replay alike
 //! warmup = 1                  # default 1
 //! repeats = 3                 # default 3
 //! sequential = true           # default false: also run the sequential baseline
@@ -142,6 +144,15 @@ pub struct SweepConfig {
     /// Sender recovery inside the timed work: `[false]` or `[false, true]`.
     #[serde(default = "default_recover")]
     pub recover_senders: Vec<bool>,
+    /// Build each transaction's receipt with its logs bloom inside the timed window, on
+    /// both paths (the receipts root is then checked against every header from
+    /// Byzantium on). Without it neither path builds receipts.
+    #[serde(default)]
+    pub receipts: bool,
+    /// Seed of the order in which each measured round runs the points (recorded, so a
+    /// run's order can be reproduced).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
     /// Verified but unreported runs before the measured ones, per grid point.
     #[serde(default = "one")]
     pub warmup: usize,
@@ -384,6 +395,7 @@ impl SweepConfig {
                             batch,
                             scheduler,
                             recover_senders,
+                            receipts: self.receipts,
                         });
                     }
                 }

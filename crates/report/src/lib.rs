@@ -1,5 +1,4 @@
-//! Benchmark sweeps for gigagas: configs, results folders, tables, plots and a schedule
-//! simulator.
+//! Benchmark sweeps: configs, results folders, tables, plots and a schedule simulator.
 //!
 //! Words: a *batch* is always a mega-block, consecutive blocks replayed as one parallel
 //! unit, and `batch` (config key, `--batch`, [`ResultRow::batch`]) is its size in blocks;
@@ -35,6 +34,7 @@ pub mod folder;
 pub mod machine;
 pub mod output;
 pub mod plot;
+pub mod provenance;
 pub mod results;
 pub mod simulate;
 pub mod sweep;

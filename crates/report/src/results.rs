@@ -3,7 +3,7 @@
 use crate::{
     config::SweepConfig, error::ReportError, machine::MachineInfo, simulate::SimulationReport,
 };
-use gigagas_executor::{SchedulerKind, Summary};
+use gigagas_executor::{Interval, SchedulerKind, Summary};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -39,6 +39,10 @@ pub struct SweepResults {
     /// Per grid point, the sum over the dumps that ran (see [`suite_totals`]).
     #[serde(default)]
     pub totals: Vec<SuiteTotal>,
+    /// The command line, build, peak RSS, load and governor of the run (set by the
+    /// binary; absent in results written before it was recorded).
+    #[serde(default)]
+    pub provenance: Option<crate::provenance::Provenance>,
 }
 
 /// A dump whose rows are missing: it failed to load, to prepare or to verify.
@@ -72,6 +76,10 @@ pub struct SuiteTotal {
     /// Geometric mean over the dumps of each dump's median throughput over its own
     /// sequential baseline (`None` without baselines).
     pub geomean_speedup: Option<f64>,
+    /// The geometric mean of the paired ratios taken round by round: its median over the
+    /// rounds with a 95 % interval.
+    #[serde(default)]
+    pub geomean_interval: Option<Interval>,
 }
 
 impl SuiteTotal {
@@ -108,6 +116,7 @@ pub fn suite_totals(rows: &[ResultRow]) -> Vec<SuiteTotal> {
                         total_gas: 0,
                         total_wall_s: 0.0,
                         geomean_speedup: None,
+                        geomean_interval: None,
                     },
                     0.0,
                     0,
@@ -128,9 +137,39 @@ pub fn suite_totals(rows: &[ResultRow]) -> Vec<SuiteTotal> {
         .into_iter()
         .map(|(mut t, log_sum, ratios)| {
             t.geomean_speedup = (ratios > 0).then(|| (log_sum / ratios as f64).exp());
+            t.geomean_interval = paired_geomean(rows, &t);
             t
         })
         .collect()
+}
+
+/// The geometric mean over the dumps of each round's paired ratio (row over its dump's
+/// baseline, same round), as a median with its interval over the rounds.
+fn paired_geomean(rows: &[ResultRow], t: &SuiteTotal) -> Option<Interval> {
+    let per_dump: Vec<Vec<f64>> = rows
+        .iter()
+        .filter(|r| {
+            (r.mode, r.threads, r.batch, r.scheduler, r.recover_senders)
+                == (t.mode, t.threads, t.batch, t.scheduler, t.recover_senders)
+        })
+        .filter_map(|r| {
+            let base = rows.iter().find(|b| {
+                b.dump == r.dump
+                    && b.mode == Mode::Sequential
+                    && (b.recover_senders, b.receipts) == (r.recover_senders, r.receipts)
+            })?;
+            Some(gigagas_executor::paired_ratios(&r.summary, &base.summary))
+        })
+        .filter(|v| !v.is_empty())
+        .collect();
+    let rounds = per_dump.iter().map(Vec::len).min()?;
+    let by_round: Vec<f64> = (0..rounds)
+        .map(|k| {
+            let logs: f64 = per_dump.iter().map(|v| v[k].ln()).sum();
+            (logs / per_dump.len() as f64).exp()
+        })
+        .collect();
+    gigagas_executor::median_interval(&by_round)
 }
 
 /// A dump a sweep ran on.
@@ -150,6 +189,96 @@ pub struct DumpRecord {
     pub transactions: usize,
     /// Gas used by all blocks.
     pub total_gas: u64,
+    /// How much the machine's speed moved during the dump's rounds (`None` before they
+    /// ran, or with fewer than two rounds).
+    #[serde(default)]
+    pub drift: Option<Drift>,
+}
+
+/// Relative change above which [`Drift::exceeded`] is set: the machine's speed moved
+/// enough during a run that ratios taken across rounds would carry it.
+pub const DRIFT_THRESHOLD: f64 = 0.05;
+
+/// The baseline's first rounds against its last: the machine's drift over a run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Drift {
+    /// Median Ggas/s of the first third of the rounds (at least one).
+    pub first_ggas_per_s: f64,
+    /// Median Ggas/s of the last third of the rounds.
+    pub last_ggas_per_s: f64,
+    /// `last / first - 1`.
+    pub change: f64,
+    /// `|change|` above [`DRIFT_THRESHOLD`].
+    pub exceeded: bool,
+}
+
+impl Drift {
+    /// The drift of one point's samples, in round order.
+    pub fn of(summary: &Summary) -> Option<Self> {
+        let g: Vec<f64> = summary.repeats.iter().map(|m| m.ggas_per_s).collect();
+        if g.len() < 2 {
+            return None;
+        }
+        let third = g.len().div_ceil(3).min(g.len() / 2).max(1);
+        let median = |v: &[f64]| gigagas_executor::median_interval(v).map(|i| i.median);
+        let first = median(&g[..third])?;
+        let last = median(&g[g.len() - third..])?;
+        let change = last / first - 1.0;
+        Some(Self {
+            first_ggas_per_s: first,
+            last_ggas_per_s: last,
+            change,
+            exceeded: change.abs() > DRIFT_THRESHOLD,
+        })
+    }
+
+    /// The drift of a dump's run: of its sequential baseline, else of its first point.
+    pub fn of_rows(rows: &[ResultRow]) -> Option<Self> {
+        let row = rows
+            .iter()
+            .find(|r| r.mode == Mode::Sequential)
+            .or(rows.first())?;
+        Self::of(&row.summary)
+    }
+}
+
+/// Fill every row's paired ratios from the rows of the same dump (rows of one dump's
+/// interleaved run, sample `r` of each from round `r`): `vs_sequential` against the
+/// baseline with the same sender recovery and receipts, `vs_one_thread` against the
+/// 1-thread point with the same batch, scheduler and timed work (not on 1-thread rows).
+/// `speedup_vs_sequential` is the paired median.
+pub fn pair_ratios(rows: &mut [ResultRow]) {
+    let ratio = |num: &ResultRow, den: &ResultRow| {
+        gigagas_executor::median_interval(&gigagas_executor::paired_ratios(
+            &num.summary,
+            &den.summary,
+        ))
+    };
+    for i in 0..rows.len() {
+        let r = &rows[i];
+        let base = rows.iter().find(|b| {
+            b.dump == r.dump
+                && b.mode == Mode::Sequential
+                && (b.recover_senders, b.receipts) == (r.recover_senders, r.receipts)
+        });
+        let vs_seq = base.and_then(|b| ratio(r, b));
+        let one = (r.mode == Mode::BalParallel && r.threads > 1)
+            .then(|| {
+                rows.iter().find(|o| {
+                    o.dump == r.dump
+                        && o.mode == Mode::BalParallel
+                        && o.threads == 1
+                        && (o.batch, o.scheduler, o.recover_senders, o.receipts)
+                            == (r.batch, r.scheduler, r.recover_senders, r.receipts)
+                })
+            })
+            .flatten();
+        let vs_one = one.and_then(|o| ratio(r, o));
+        let r = &mut rows[i];
+        r.vs_sequential = vs_seq;
+        r.speedup_vs_sequential = vs_seq.map(|i| i.median);
+        r.vs_one_thread = vs_one;
+    }
 }
 
 /// What a row measured.
@@ -189,6 +318,13 @@ pub struct ResultRow {
     pub scheduler: Option<SchedulerKind>,
     /// Senders recovered inside the timed work.
     pub recover_senders: bool,
+    /// Receipts with their logs blooms built inside the timed work (both paths).
+    #[serde(default)]
+    pub receipts: bool,
+    /// The timed work in words ([`gigagas_executor::TimedWork::describe`]): the same on
+    /// the sequential and the replay rows.
+    #[serde(default)]
+    pub timed_work: String,
     /// Warm-up runs before the measured ones.
     pub warmup: usize,
     /// Measured runs.
@@ -204,6 +340,14 @@ pub struct ResultRow {
     /// Median throughput over the sequential baseline's (same dump, same sender
     /// recovery), if it was run.
     pub speedup_vs_sequential: Option<f64>,
+    /// Throughput over the sequential baseline's, round by round: median and interval
+    /// ([`pair_ratios`]).
+    #[serde(default)]
+    pub vs_sequential: Option<Interval>,
+    /// Throughput over the same point on one thread, round by round (rows above one
+    /// thread).
+    #[serde(default)]
+    pub vs_one_thread: Option<Interval>,
     /// Median, range and every measured sample's figures, per pass.
     pub summary: Summary,
     /// Passes (replays of the whole dump) in each measured sample: a sample lasts at
@@ -301,6 +445,8 @@ pub(crate) mod tests {
                 batch,
                 scheduler,
                 recover_senders: false,
+                receipts: false,
+                timed_work: gigagas_executor::TIMED_WORK.into(),
                 warmup: 1,
                 repeats: 3,
                 verified: true,
@@ -308,6 +454,8 @@ pub(crate) mod tests {
                 batches: 100 / batch,
                 avg_batch_gas: gas as f64 / (100 / batch) as f64,
                 speedup_vs_sequential: Some(4.0 / wall),
+                vs_sequential: None,
+                vs_one_thread: None,
                 summary: Summary::of(reps, [10_000, 20_000, 4_000_000]),
                 passes_per_sample: vec![1, 1, 1],
             }
@@ -343,11 +491,13 @@ pub(crate) mod tests {
                 blocks: 100,
                 transactions: 1000,
                 total_gas: gas,
+                drift: None,
             }],
             rows,
             simulations: Vec::new(),
             failures: Vec::new(),
             totals: Vec::new(),
+            provenance: None,
         }
     }
 

@@ -160,6 +160,7 @@ pub fn profile_items(
         batch: 1,
         scheduler: SchedulerKind::Ols,
         recover_senders: false,
+        receipts: false,
     };
     let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(runs); replay.items.len()];
     let mut run_work_ns = Vec::with_capacity(runs);
@@ -223,6 +224,7 @@ pub fn profile_and_measure(
         batch: 1,
         scheduler: SchedulerKind::Ols,
         recover_senders: false,
+        receipts: false,
     };
     let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(profile_runs); replay.items.len()];
     let mut run_work_ns = Vec::with_capacity(profile_runs);
@@ -299,6 +301,7 @@ pub fn validation_points(
                     batch,
                     scheduler,
                     recover_senders: false,
+                    receipts: false,
                 });
             }
         }
@@ -423,6 +426,7 @@ pub fn simulate(
                     batch: b,
                     scheduler: s,
                     recover_senders: false,
+                    receipts: false,
                 };
                 let (measured_s, measured_work_s) = measure.wall_and_work_s(&config)?;
                 let measured = measured_s.max(f64::MIN_POSITIVE);

@@ -14,7 +14,9 @@ use crate::{
     },
     simulate,
 };
-use gigagas_executor::{Repetition, Replay, RunConfig, Sampled, SchedulerKind};
+use gigagas_executor::{
+    BenchPoint, Repetition, Replay, RunConfig, Sampled, SchedulerKind, TimedWork,
+};
 use std::{
     path::{Path, PathBuf},
     sync::{
@@ -49,6 +51,9 @@ pub struct SweepOptions {
     pub commit: String,
     /// Free-form note about the conditions, recorded with the machine.
     pub note: Option<String>,
+    /// How the measuring binary was built: with it, the results record their
+    /// [`crate::provenance::Provenance`] (command line, build, peak RSS, load, governor).
+    pub build: Option<crate::provenance::BuildInfo>,
 }
 
 fn run_units(threads: usize, cores: usize) -> u64 {
@@ -62,6 +67,10 @@ pub struct Grid {
     pub points: Vec<RunConfig>,
     /// Sequential baselines to run first, one per sender-recovery setting (empty: none).
     pub baselines: Vec<bool>,
+    /// Receipts with their logs blooms built inside every timed window (both paths).
+    pub receipts: bool,
+    /// Seed of the interleaved rounds' order ([`gigagas_executor::round_order`]).
+    pub seed: u64,
     /// Warm-up passes, measured samples, verification and minimum sample time.
     pub rep: Repetition,
     /// The schedule simulator, if asked for.
@@ -88,6 +97,8 @@ impl Grid {
                 verify: true,
                 min_sample_ns: config.min_sample_ms.saturating_mul(1_000_000),
             },
+            receipts: config.receipts,
+            seed: config.seed,
             simulate: config.simulate.clone(),
             collapse_single_transaction_blocks: false,
         }
@@ -214,6 +225,10 @@ pub fn run_grid(
         return Err(ReportError::Invalid("no dumps to run".into()));
     }
     let started_utc = utc_timestamp(std::time::SystemTime::now());
+    let provenance = options
+        .build
+        .clone()
+        .map(crate::provenance::Provenance::start);
     let mut machine = MachineInfo::detect(options.commit.clone());
     machine.note = options.note.clone();
     let cores = machine.cores;
@@ -256,7 +271,7 @@ pub fn run_grid(
                 inner: &mut *progress,
                 spent: &mut spent,
             };
-            let (dump_rows, sim) = run_dump(&replay, &record, &grid, cores, &mut counted)
+            let (dump_rows, sim) = run_dump(&replay, &mut record, &grid, cores, &mut counted)
                 .map_err(|e| e.to_string())?;
             Ok((record, dump_rows, sim))
         });
@@ -291,6 +306,7 @@ pub fn run_grid(
         simulations,
         failures,
         totals,
+        provenance: provenance.map(crate::provenance::Provenance::finish),
     })
 }
 
@@ -379,7 +395,7 @@ fn load_all(dumps: &[SuiteDump], cores: usize, progress: &mut dyn Progress) -> V
 /// One dump through the grid: baselines, parallel points, simulation.
 fn run_dump(
     replay: &Replay,
-    record: &DumpRecord,
+    record: &mut DumpRecord,
     grid: &Grid,
     cores: usize,
     progress: &mut dyn Progress,
@@ -398,6 +414,8 @@ fn run_dump(
         batch: config.batch,
         scheduler: (mode == Mode::BalParallel).then_some(config.scheduler),
         recover_senders: config.recover_senders,
+        receipts: config.receipts,
+        timed_work: config.work().describe(),
         warmup: rep.warmup,
         repeats: rep.repeats,
         verified: rep.verify,
@@ -405,53 +423,61 @@ fn run_dump(
         batches: replay.batches(config.batch).len(),
         avg_batch_gas: replay.total_gas() as f64 / replay.batches(config.batch).len().max(1) as f64,
         speedup_vs_sequential: speedup,
+        vs_sequential: None,
+        vs_one_thread: None,
         summary: sampled.summary,
         passes_per_sample: sampled.passes_per_sample,
     };
 
-    let mut rows: Vec<ResultRow> = Vec::new();
-    let mut baselines: Vec<(bool, f64)> = Vec::new();
-    for &recover in &grid.baselines {
-        progress.stage(&format!(
-            "{}: sequential baseline{}",
-            record.name,
-            if recover { ", senders recovered" } else { "" }
-        ));
-        let sampled = replay
-            .bench_sequential(recover, rep, || progress.advance(1000))
-            .map_err(diverged)?;
-        baselines.push((recover, sampled.summary.median.ggas_per_s));
-        let c = RunConfig {
-            threads: 1,
-            batch: 1,
-            scheduler: SchedulerKind::Ols,
-            recover_senders: recover,
+    // The baselines first, then the grid: one list of points, run in interleaved rounds.
+    let mut points: Vec<BenchPoint> = grid
+        .baselines
+        .iter()
+        .map(|&recover| {
+            BenchPoint::Sequential(TimedWork {
+                recover_senders: recover,
+                receipts: grid.receipts,
+            })
+        })
+        .collect();
+    points.extend(grid.points.iter().copied().map(BenchPoint::Parallel));
+    progress.stage(&format!(
+        "{}: {} points in {} interleaved rounds (seed {:#x})",
+        crate::table::escape_name(&record.name),
+        points.len(),
+        rep.repeats,
+        grid.seed,
+    ));
+    let units: Vec<u64> = points
+        .iter()
+        .map(|p| match p {
+            BenchPoint::Sequential(_) => 1000,
+            BenchPoint::Parallel(c) => run_units(c.threads, cores),
+        })
+        .collect();
+    let sampled = replay
+        .bench_interleaved(&points, rep, grid.seed, |i| progress.advance(units[i]))
+        .map_err(diverged)?;
+
+    let mut rows: Vec<ResultRow> = Vec::with_capacity(points.len());
+    for (point, sampled) in points.iter().zip(sampled) {
+        let (mode, config) = match *point {
+            BenchPoint::Sequential(work) => (
+                Mode::Sequential,
+                RunConfig {
+                    threads: 1,
+                    batch: 1,
+                    scheduler: SchedulerKind::Ols,
+                    recover_senders: work.recover_senders,
+                    receipts: work.receipts,
+                },
+            ),
+            BenchPoint::Parallel(c) => (Mode::BalParallel, c),
         };
-        rows.push(row(Mode::Sequential, &c, sampled, Some(1.0)));
+        rows.push(row(mode, &config, sampled, None));
     }
-    for p in &grid.points {
-        progress.stage(&format!(
-            "{}: {} threads, batch {}, {}{}",
-            record.name,
-            p.threads,
-            p.batch,
-            p.scheduler,
-            if p.recover_senders {
-                ", senders recovered"
-            } else {
-                ""
-            }
-        ));
-        let units = run_units(p.threads, cores);
-        let sampled = replay
-            .bench_parallel(p, rep, || progress.advance(units))
-            .map_err(diverged)?;
-        let speedup = baselines
-            .iter()
-            .find(|(r, _)| *r == p.recover_senders)
-            .map(|(_, g)| sampled.summary.median.ggas_per_s / g);
-        rows.push(row(Mode::BalParallel, p, sampled, speedup));
-    }
+    crate::results::pair_ratios(&mut rows);
+    record.drift = crate::results::Drift::of_rows(&rows);
 
     let Some(sim) = &grid.simulate else {
         return Ok((rows, None));
@@ -528,6 +554,7 @@ pub fn load_replay(path: &Path) -> Result<(Replay, DumpRecord), ReportError> {
         blocks: dump.blocks.len(),
         transactions,
         total_gas: replay.total_gas(),
+        drift: None,
     };
     Ok((replay, record))
 }

@@ -77,6 +77,7 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
     let show_speedup = any(sets, |r| {
         r.speedup_vs_sequential.is_some() && r.mode == Mode::BalParallel
     });
+    let show_vs_one = any(sets, |r| r.vs_one_thread.is_some());
     let show_verified = any_unverified(sets);
     let mut head: Vec<&str> = Vec::new();
     if merged {
@@ -105,7 +106,10 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
         "longest share",
     ]);
     if show_speedup {
-        head.push("vs seq.");
+        head.push("vs seq. [95 % CI]");
+    }
+    if show_vs_one {
+        head.push("vs 1 thread [95 % CI]");
     }
     head.push("tx p50/p99 µs");
     head.push("passes/sample");
@@ -161,11 +165,10 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
             cells.push(format!("{:.2}", m.efficiency));
             cells.push(format!("{:.0} %", r.longest_share() * 100.0));
             if show_speedup {
-                cells.push(
-                    r.speedup_vs_sequential
-                        .map(|s| format!("{s:.2}×"))
-                        .unwrap_or_else(|| "–".into()),
-                );
+                cells.push(ratio_cell(r.vs_sequential, r.speedup_vs_sequential));
+            }
+            if show_vs_one {
+                cells.push(ratio_cell(r.vs_one_thread, None));
             }
             let (p50, p99, _) = r.summary.tx_us_p50_p99_max;
             cells.push(format!("{p50:.0}/{p99:.0}"));
@@ -174,6 +177,50 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
         }
     }
     out
+}
+
+/// One `- drift of …` line per dump: its baseline's first rounds against its last, and a
+/// warning where the machine's speed moved more than [`crate::results::DRIFT_THRESHOLD`].
+pub fn drift_lines(set: &SweepResults) -> String {
+    let mut out = String::new();
+    for d in &set.dumps {
+        if let Some(drift) = d.drift {
+            let _ = writeln!(
+                out,
+                "- drift of `{}`: {:+.1} % from the first rounds to the last ({:.0} → {:.0} MGas/s){}",
+                escape_name(&d.name),
+                drift.change * 100.0,
+                drift.first_ggas_per_s * 1e3,
+                drift.last_ggas_per_s * 1e3,
+                if drift.exceeded {
+                    format!(
+                        " — the machine's speed moved more than {:.0} % during the run",
+                        crate::results::DRIFT_THRESHOLD * 100.0
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+    out
+}
+
+/// A paired ratio as `1.84× [1.80–1.88]`; an interval that contains 1.0 (no difference
+/// shown at that confidence) is marked `≈`. A ratio without an interval (results written
+/// before intervals existed) prints bare; none prints `–`.
+pub fn ratio_cell(interval: Option<gigagas_executor::Interval>, bare: Option<f64>) -> String {
+    match (interval, bare) {
+        (Some(i), _) => format!(
+            "{:.2}× [{:.2}–{:.2}]{}",
+            i.median,
+            i.lo,
+            i.hi,
+            if i.contains(1.0) { " ≈" } else { "" }
+        ),
+        (None, Some(s)) => format!("{s:.2}×"),
+        (None, None) => "–".into(),
+    }
 }
 
 fn passes_cell(r: &ResultRow) -> String {
@@ -242,9 +289,7 @@ pub fn totals_table(set: &SweepResults) -> String {
             t.total_gas as f64 / 1e9,
             t.total_wall_s,
             t.mgas_per_s(),
-            t.geomean_speedup
-                .map(|g| format!("{g:.2}×"))
-                .unwrap_or_else(|| "–".into())
+            ratio_cell(t.geomean_interval, t.geomean_speedup)
         );
     }
     out
@@ -570,7 +615,7 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
         out,
         "- every point: {} warm-up pass(es) + {} measured samples of at least {} ms (a short dump is replayed \
          several times per sample and the figures are per pass), {}; \
-         figures are the median sample, MGas/s shows [slowest–fastest]\n",
+         figures are the median sample, MGas/s shows [slowest–fastest]",
         c.warmup,
         c.repeats,
         c.min_sample_ms,
@@ -580,6 +625,34 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
             "every pass verified (gas, status, writes)"
         }
     );
+    let _ = writeln!(
+        out,
+        "- measured in {} interleaved rounds (order seed `{:#x}`): each round runs every point once, the \
+         baseline included, in its own shuffled order; ratios are taken round by round and shown as the \
+         median [95 % distribution-free interval]; ≈ marks an interval that contains 1.0 (no difference shown)",
+        c.repeats, c.seed
+    );
+    let mut works: Vec<&str> = sets
+        .iter()
+        .flat_map(|s| &s.rows)
+        .map(|r| r.timed_work.as_str())
+        .filter(|w| !w.is_empty())
+        .collect();
+    works.sort_unstable();
+    works.dedup();
+    for w in works {
+        let _ = writeln!(out, "- timed work, the same on both paths: {w}");
+    }
+    for s in sets {
+        if let Some(p) = &s.provenance {
+            // The command line holds user-given paths: escaped like every name.
+            for line in p.markdown().lines() {
+                let _ = writeln!(out, "{}", escape_name(line));
+            }
+        }
+        out.push_str(&drift_lines(s));
+    }
+    let _ = writeln!(out);
     for s in sets {
         let failures = failures_list(s);
         if !failures.is_empty() {

@@ -97,6 +97,10 @@ fn sweep_writes_a_complete_results_folder() {
         &SweepOptions {
             commit: "abc123".into(),
             note: Some("test".into()),
+            build: Some(gigagas_report::provenance::BuildInfo {
+                profile: "test-profile".into(),
+                ..Default::default()
+            }),
         },
         &mut progress,
     )
@@ -112,9 +116,23 @@ fn sweep_writes_a_complete_results_folder() {
         assert_eq!(r.summary.repeats.len(), 2);
         assert!(r.summary.median.ggas_per_s > 0.0);
         if r.mode == Mode::BalParallel {
-            assert!(r.speedup_vs_sequential.is_some());
+            // Paired round by round, the bare figure is the interval's median.
+            let i = r.vs_sequential.expect("a paired ratio with its interval");
+            assert_eq!(r.speedup_vs_sequential, Some(i.median));
+            assert!(i.lo <= i.median && i.median <= i.hi && i.n == 2, "{i:?}");
+            assert_eq!(r.vs_one_thread.is_some(), r.threads > 1);
         }
+        assert_eq!(r.timed_work, gigagas_executor::TIMED_WORK);
     }
+    // Provenance: the real command line (this test binary's), the build, memory, load.
+    let p = results.provenance.as_ref().expect("provenance recorded");
+    assert_eq!(p.command_line, std::env::args().collect::<Vec<_>>());
+    assert_eq!(p.build.profile, "test-profile");
+    assert!(p.peak_rss_bytes.is_some() && p.load_average_after.is_some());
+    assert!(
+        results.dumps[0].drift.is_some(),
+        "two rounds give a drift figure"
+    );
     assert_eq!(results.dumps.len(), 1);
     assert_eq!(results.dumps[0].checksum.len(), 16);
     assert_eq!(results.machine.commit, "abc123");
