@@ -309,7 +309,7 @@ pub enum InvariantError {
         slot: U256,
     },
     /// A dump without blocks: nothing to time ([`crate::Dump::check_has_work`]).
-    #[error("the dump has no blocks: nothing to measure")]
+    #[error("the dump has no blocks, so no transactions: nothing to measure")]
     NoBlocks,
     /// A dump whose blocks hold no transaction: nothing to time
     /// ([`crate::Dump::check_has_work`]).

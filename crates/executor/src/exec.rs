@@ -133,9 +133,19 @@ impl Replay {
         work: TimedWork,
     ) -> Result<alloy_primitives::Address, String> {
         if work.recover_senders {
-            self.spec
+            let recovered = self
+                .spec
                 .recover_sender(block.header.number, tx.inner())
-                .map_err(|e| format!("sender recovery: {e}"))
+                .map_err(|e| format!("sender recovery: {e}"))?;
+            // A dump whose stored sender disagrees with the signature is inconsistent:
+            // recovering must not make it verify.
+            if recovered != tx.signer() {
+                return Err(format!(
+                    "sender recovery: the signature gives {recovered}, the dump says {}",
+                    tx.signer()
+                ));
+            }
+            Ok(recovered)
         } else {
             Ok(tx.signer())
         }

@@ -158,16 +158,25 @@ impl Replay {
     /// ran earlier in the process) and an access list names the precompile is c-kzg's
     /// trusted setup loaded here, so that no timed run pays for it.
     pub fn new(dump: &Dump) -> Result<Self, PrepareError> {
+        Self::from_dump(dump.clone())
+    }
+
+    /// [`Replay::new`] taking the dump by value: its blocks move into the replay instead
+    /// of being copied, so a loaded dump is held once (what every loader that drops the
+    /// dump afterwards should call).
+    pub fn from_dump(dump: Dump) -> Result<Self, PrepareError> {
         let spec = ChainSpec::from_config(&dump.meta.chain).map_err(PrepareError::Chain)?;
-        if !gigagas_record::install_kzg_verifier() && calls_point_evaluation(dump, &spec) {
+        if !gigagas_record::install_kzg_verifier() && calls_point_evaluation(&dump, &spec) {
             warm_up_kzg();
         }
         let mut segments = Vec::with_capacity(dump.segments.len());
-        let mut blocks = Vec::with_capacity(dump.blocks.len());
         let mut items = Vec::with_capacity(dump.transaction_count() + 2 * dump.blocks.len());
         let mut block_items = Vec::with_capacity(dump.blocks.len() + 1);
+        // Per block: the base state and access list; the pre-state is read from the dump
+        // before its blocks move out.
+        let mut prepared = Vec::with_capacity(dump.blocks.len());
         for (segment, range) in dump.segment_ranges() {
-            let pre = PreStateDb::from_segment(dump, segment, range.clone());
+            let pre = PreStateDb::from_segment(&dump, segment, range.clone());
             // Advanced block by block; shares the analysed bytecode with `pre`.
             let mut running = pre.clone();
             for b in range.clone() {
@@ -205,22 +214,28 @@ impl Replay {
                     gas_used: 0,
                     gas_limit: 0,
                 });
-                blocks.push(ReplayBlock {
-                    env: spec.evm_env(&block.header),
-                    header: block.header.clone(),
-                    bal,
-                    base,
-                    transactions: block.transactions.clone(),
-                    receipts: block.receipts.clone(),
-                    withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
-                    ommers: block.ommers.clone(),
-                    headerless_ommers: block.headerless_ommers,
-                    expected,
-                });
+                prepared.push((bal, base, expected));
             }
             segments.push(ReplaySegment { pre, blocks: range });
         }
         block_items.push(items.len() as u32);
+        let blocks = dump
+            .blocks
+            .into_iter()
+            .zip(prepared)
+            .map(|(block, (bal, base, expected))| ReplayBlock {
+                env: spec.evm_env(&block.header),
+                withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
+                header: block.header,
+                bal,
+                base,
+                transactions: block.transactions,
+                receipts: block.receipts,
+                ommers: block.ommers,
+                headerless_ommers: block.headerless_ommers,
+                expected,
+            })
+            .collect();
         Ok(Self {
             spec,
             segments,

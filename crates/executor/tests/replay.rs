@@ -239,3 +239,41 @@ fn the_kzg_setup_is_loaded_only_for_dumps_that_call_point_evaluation() {
     assert!(!calls(&small(Profile::Transfers)));
     assert!(!calls(&small(Profile::Erc20)));
 }
+
+/// A stored sender that disagrees with the signature is an error when senders are
+/// recovered (on both paths), not a run that verifies because recovery hid it.
+#[test]
+fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
+    let mut dump = small(Profile::Erc20);
+    let tx = dump.blocks[1].transactions.remove(0);
+    let (inner, signer) = tx.into_parts();
+    assert_ne!(signer, alloy_primitives::Address::ZERO);
+    dump.blocks[1].transactions.insert(
+        0,
+        alloy_consensus::transaction::Recovered::new_unchecked(
+            inner,
+            alloy_primitives::Address::repeat_byte(0x42),
+        ),
+    );
+    let replay = Replay::new(&dump).unwrap();
+    let config = RunConfig {
+        threads: 2,
+        batch: 1,
+        scheduler: SchedulerKind::Ols,
+        recover_senders: true,
+        receipts: false,
+    };
+    let (_, outputs) = replay.run_parallel(&config);
+    let d = replay.verify_all(&outputs).unwrap_err();
+    assert_eq!(
+        (d.block, d.item),
+        (dump.blocks[1].number(), ItemKind::Tx(0))
+    );
+    assert!(d.got.contains("the signature gives"), "{d}");
+    let work = gigagas_executor::TimedWork {
+        recover_senders: true,
+        receipts: false,
+    };
+    let err = replay.run_sequential(work).1.unwrap_err();
+    assert!(err.message.contains("the signature gives"), "{err}");
+}

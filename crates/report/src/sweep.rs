@@ -530,28 +530,25 @@ pub fn load_replay(path: &Path) -> Result<(Replay, DumpRecord), ReportError> {
     })?;
     // Nothing to time: refused here, before any timing, so no row ever reads "0 [0–0]"
     // or "NaN×".
+    dump.check_has_work().map_err(|e| ReportError::Dump {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
     let transactions = dump.transaction_count();
-    if dump.blocks.is_empty() || transactions == 0 {
-        return Err(ReportError::Dump {
-            path: path.to_path_buf(),
-            detail: format!(
-                "empty dump ({} blocks, {transactions} transactions): nothing to time",
-                dump.blocks.len()
-            ),
-        });
-    }
-    // No KZG setup to load: `Replay::new` installs the setup-free point-evaluation
-    // verifier (gigagas_record::install_kzg_verifier) for the whole process.
-    let replay = Replay::new(&dump).map_err(|e| ReportError::Dump {
+    let (name, blocks) = (dump.meta.name.clone(), dump.blocks.len());
+    // No KZG setup to load: `Replay::from_dump` installs the setup-free point-evaluation
+    // verifier (gigagas_record::install_kzg_verifier) for the whole process. The dump
+    // moves into the replay: its blocks are held once.
+    let replay = Replay::from_dump(dump).map_err(|e| ReportError::Dump {
         path: path.to_path_buf(),
         detail: error_chain(&e),
     })?;
     let record = DumpRecord {
-        name: dump.meta.name.clone(),
+        name,
         path: path.display().to_string(),
         checksum: info.checksum_hex(),
         size_bytes: info.size,
-        blocks: dump.blocks.len(),
+        blocks,
         transactions,
         total_gas: replay.total_gas(),
         drift: None,
