@@ -256,6 +256,7 @@ mod tests {
             batches: std::iter::once(0..item_ns.len()).collect(),
             item_ns,
             worker_busy_ns: busy,
+            ..Default::default()
         }
     }
 

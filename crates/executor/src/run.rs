@@ -31,6 +31,27 @@ pub struct RunConfig {
     pub receipts: bool,
 }
 
+/// "2 threads, batch 50, gas-used" (and the timed work's options that are on).
+impl std::fmt::Display for RunConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} thread{}, batch {}, {}",
+            self.threads,
+            if self.threads == 1 { "" } else { "s" },
+            self.batch,
+            self.scheduler
+        )?;
+        if self.recover_senders {
+            f.write_str(", senders recovered")?;
+        }
+        if self.receipts {
+            f.write_str(", receipts")?;
+        }
+        Ok(())
+    }
+}
+
 impl RunConfig {
     /// The optional steps of this point's timed work.
     pub fn work(&self) -> TimedWork {
@@ -50,6 +71,14 @@ pub struct RunTimings {
     pub batch_wall_ns: Vec<u64>,
     /// Execution time of each item (indexed like [`Replay::items`]), nanoseconds.
     pub item_ns: Vec<u64>,
+    /// When each item started, nanoseconds after the timed window opened, on the wall clock
+    /// (the pauses between batches included; for a trace of the pass).
+    pub item_start_ns: Vec<u64>,
+    /// The worker that ran each item (parallel runs).
+    pub item_worker: Vec<u32>,
+    /// When each batch started, nanoseconds after the timed window opened, on the wall
+    /// clock.
+    pub batch_start_ns: Vec<u64>,
     /// Busy time of each worker, nanoseconds.
     pub worker_busy_ns: Vec<u64>,
     /// Item ranges of the batches.
@@ -62,6 +91,8 @@ pub type RunOutputs = Vec<Result<ItemOutput, ExecError>>;
 /// One item a worker ran: its index, execution time and output.
 struct Done {
     index: u32,
+    worker: u32,
+    start_ns: u64,
     ns: u64,
     output: Result<ItemOutput, ExecError>,
 }
@@ -105,12 +136,16 @@ struct Shared<'r> {
     handed: &'r Mutex<Vec<Done>>,
     /// Set by the coordinator when a batch diverged: the run ends at the next *go*.
     stop: &'r AtomicBool,
+    /// When the timed window opened (set before the first *go*): items' and batches'
+    /// start times are offsets from it on the wall clock (the pauses between batches, where
+    /// outputs are verified, included).
+    epoch: &'r OnceLock<Instant>,
 }
 
 impl Shared<'_> {
     /// One worker: list scheduling over the shared cursors, following the barrier
     /// protocol above. Returns its busy time.
-    fn worker(&self) -> u64 {
+    fn worker(&self, id: u32) -> u64 {
         // Room for the largest batch, so recording an item never reallocates in the
         // timed window (handing over keeps the capacity).
         let mut done = Vec::with_capacity(self.largest_batch());
@@ -129,7 +164,8 @@ impl Shared<'_> {
             loop {
                 let k = self.cursors[b].fetch_add(1, Ordering::Relaxed);
                 let Some(&pos) = order.get(k) else { break };
-                busy += self.execute_timed(&mut executor, range.start + pos as usize, &mut done);
+                let index = range.start + pos as usize;
+                busy += self.execute_timed(&mut executor, index, id, &mut done);
             }
             self.barrier.wait(); // end
             self.handed
@@ -152,6 +188,7 @@ impl Shared<'_> {
         &self,
         executor: &mut ItemExecutor<'r>,
         index: usize,
+        worker: u32,
         done: &mut Vec<Done>,
     ) -> u64
     where
@@ -161,8 +198,11 @@ impl Shared<'_> {
         let start = Instant::now();
         let output = replay.execute_item_with(executor, &replay.items[index], self.config.work());
         let ns = start.elapsed().as_nanos() as u64;
+        let epoch = *self.epoch.get().expect("the window opened before any item");
         done.push(Done {
             index: index as u32,
+            worker,
+            start_ns: start.duration_since(epoch).as_nanos() as u64,
             ns,
             output,
         });
@@ -174,13 +214,15 @@ impl Shared<'_> {
         &self,
         range: &std::ops::Range<usize>,
         done: &mut Vec<Done>,
-        item_ns: &mut [u64],
+        timings: &mut RunTimings,
         sink: &mut BatchSink<'_>,
     ) -> Result<(), crate::Divergence> {
         let mut outputs: Vec<Option<Result<ItemOutput, ExecError>>> =
             (0..range.len()).map(|_| None).collect();
         for d in done.drain(..) {
-            item_ns[d.index as usize] = d.ns;
+            timings.item_ns[d.index as usize] = d.ns;
+            timings.item_start_ns[d.index as usize] = d.start_ns;
+            timings.item_worker[d.index as usize] = d.worker;
             outputs[d.index as usize - range.start] = Some(d.output);
         }
         let outputs = outputs
@@ -204,28 +246,41 @@ impl Shared<'_> {
         let mut busy = 0u64;
         let mut executor = ItemExecutor::new();
         let mut order = Vec::new();
-        let mut timings = RunTimings {
-            item_ns: vec![0; replay.items.len()],
-            batch_wall_ns: Vec::with_capacity(self.batches.len()),
-            ..Default::default()
-        };
+        let mut timings = self.empty_timings();
         let mut result = Ok(());
+        let epoch = *self.epoch.get_or_init(Instant::now);
         for range in self.batches {
             let start = Instant::now();
+            timings
+                .batch_start_ns
+                .push(start.duration_since(epoch).as_nanos() as u64);
             scheduler.order(&replay.items[range.clone()], &mut order);
             for &pos in &order {
-                busy += self.execute_timed(&mut executor, range.start + pos as usize, &mut done);
+                busy += self.execute_timed(&mut executor, range.start + pos as usize, 0, &mut done);
             }
             let ns = start.elapsed().as_nanos() as u64;
             timings.batch_wall_ns.push(ns);
             timings.wall_ns += ns;
-            result = self.sink_batch(range, &mut done, &mut timings.item_ns, sink);
+            result = self.sink_batch(range, &mut done, &mut timings, sink);
             if result.is_err() {
                 break;
             }
         }
         timings.worker_busy_ns = vec![busy];
         (timings, result)
+    }
+
+    /// Timings with room for every item and batch.
+    fn empty_timings(&self) -> RunTimings {
+        let n = self.replay.items.len();
+        RunTimings {
+            item_ns: vec![0; n],
+            item_start_ns: vec![0; n],
+            item_worker: vec![0; n],
+            batch_wall_ns: Vec::with_capacity(self.batches.len()),
+            batch_start_ns: Vec::with_capacity(self.batches.len()),
+            ..Default::default()
+        }
     }
 
     /// The coordinator's side of the protocol: the timed window (ordering and every
@@ -235,13 +290,10 @@ impl Shared<'_> {
         scheduler: &dyn crate::Scheduler,
         sink: &mut BatchSink<'_>,
     ) -> (RunTimings, Result<(), crate::Divergence>) {
-        let mut timings = RunTimings {
-            item_ns: vec![0; self.replay.items.len()],
-            batch_wall_ns: Vec::with_capacity(self.batches.len()),
-            ..Default::default()
-        };
+        let mut timings = self.empty_timings();
         self.barrier.wait(); // 1. all workers ready: the timed window starts now
         let start = Instant::now();
+        let epoch = *self.epoch.get_or_init(|| start);
         let mut all_orders = Vec::with_capacity(self.batches.len());
         for range in self.batches {
             let mut order = Vec::with_capacity(range.len());
@@ -253,6 +305,9 @@ impl Shared<'_> {
         let mut result = Ok(());
         for range in self.batches {
             let start = Instant::now();
+            timings
+                .batch_start_ns
+                .push(start.duration_since(epoch).as_nanos() as u64);
             self.barrier.wait(); // 2. go
             if self.stop.load(Ordering::Relaxed) {
                 break;
@@ -268,7 +323,7 @@ impl Shared<'_> {
                     .lock()
                     .expect("no worker panics holding the lock"),
             );
-            result = self.sink_batch(range, &mut done, &mut timings.item_ns, sink);
+            result = self.sink_batch(range, &mut done, &mut timings, sink);
             if result.is_err() {
                 self.stop.store(true, Ordering::Relaxed);
             }
@@ -326,6 +381,7 @@ impl Replay {
         let barrier = Barrier::new(threads + 1);
         let handed = Mutex::new(Vec::new());
         let stop = AtomicBool::new(false);
+        let epoch = OnceLock::new();
         let scheduler = config.scheduler.scheduler();
         let shared = Shared {
             replay: self,
@@ -336,14 +392,18 @@ impl Replay {
             barrier: &barrier,
             handed: &handed,
             stop: &stop,
+            epoch: &epoch,
         };
 
         let (mut timings, result) = if threads == 1 {
             shared.single(scheduler, sink)
         } else {
             std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..threads)
-                    .map(|_| scope.spawn(|| shared.worker()))
+                let workers: Vec<_> = (0..threads as u32)
+                    .map(|id| {
+                        let shared = &shared;
+                        scope.spawn(move || shared.worker(id))
+                    })
                     .collect();
                 let (mut timings, result) = shared.coordinate(scheduler, sink);
                 timings.worker_busy_ns = workers
@@ -381,6 +441,7 @@ impl Replay {
             worker_busy_ns: vec![wall_ns],
             item_ns,
             batches,
+            ..Default::default()
         };
         (timings, r.map(|()| SequentialOutputs { txs, receipts }))
     }

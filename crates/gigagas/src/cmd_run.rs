@@ -66,6 +66,12 @@ pub(crate) struct RunArgs {
     /// Write results.json (every sample, machine, dump checksums) to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// After the measured rounds, run one more verified pass of every parallel point and
+    /// write it as Chrome trace-event JSON to this file (open it in https://ui.perfetto.dev
+    /// or chrome://tracing): a track per worker, a slice per item (block, kind, gas,
+    /// scheduler position), the batch boundaries.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
     /// Write a results folder like `gigagas sweep` does (results.json, results.csv,
     /// totals.csv, table.md, plots) into this folder.
     #[arg(long)]
@@ -126,6 +132,9 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
     if let Some(json) = &args.json {
         outputs.push(("--json", json.clone()));
     }
+    if let Some(trace) = &args.trace {
+        outputs.push(("--trace", trace.clone()));
+    }
     if let Some(out) = &args.out {
         outputs.push(("--out", out.clone()));
         outputs.extend(folder::FILES.iter().map(|f| ("--out", out.join(f))));
@@ -133,6 +142,9 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
     output::check_not_inputs(&inputs, &outputs)?;
     if let Some(json) = &args.json {
         output::prepare_output_file(json, false)?;
+    }
+    if let Some(trace) = &args.trace {
+        output::prepare_output_file(trace, false)?;
     }
     if let Some(out) = &args.out {
         output::prepare_output_dir(out, false)?;
@@ -149,6 +161,7 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
         ..grid.rep
     };
     grid.collapse_single_transaction_blocks = defaults;
+    grid.trace = args.trace.is_some();
     eprintln!(
         "{} dump(s) × {} grid point(s){}: {} warm-up pass(es) + {} samples of at least {} ms each{}",
         dumps.len(),
@@ -180,6 +193,11 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
     if let Some(out) = &args.json {
         output::write_atomic(out, results.to_json().as_bytes())?;
         eprintln!("wrote {}", out.display());
+    }
+    if let Some(out) = &args.trace {
+        let trace = gigagas_report::trace::trace_file(results.trace.clone());
+        output::write_atomic(out, trace.to_string().as_bytes())?;
+        eprintln!("wrote {} (open in https://ui.perfetto.dev)", out.display());
     }
     if let Some(out) = &args.out {
         folder::write_into(out, &results)?;

@@ -39,6 +39,7 @@ pub mod results;
 pub mod simulate;
 pub mod sweep;
 pub mod table;
+pub mod trace;
 
 pub use config::{ConfigError, SimulateConfig, Sweep, SweepConfig};
 pub use error::ReportError;

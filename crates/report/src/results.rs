@@ -43,6 +43,10 @@ pub struct SweepResults {
     /// binary; absent in results written before it was recorded).
     #[serde(default)]
     pub provenance: Option<crate::provenance::Provenance>,
+    /// Trace events of one pass per parallel point, when asked (`--trace`); written to
+    /// their own file, not to results.json.
+    #[serde(skip)]
+    pub trace: Vec<serde_json::Value>,
 }
 
 /// A dump whose rows are missing: it failed to load, to prepare or to verify.
@@ -261,7 +265,18 @@ pub fn pair_ratios(rows: &mut [ResultRow]) {
                 && b.mode == Mode::Sequential
                 && (b.recover_senders, b.receipts) == (r.recover_senders, r.receipts)
         });
-        let vs_seq = base.and_then(|b| ratio(r, b));
+        let vs_seq = if r.mode == Mode::Sequential {
+            // The baseline against itself.
+            base.map(|_| gigagas_executor::Interval {
+                median: 1.0,
+                lo: 1.0,
+                hi: 1.0,
+                confidence: 1.0,
+                n: r.summary.repeats.len(),
+            })
+        } else {
+            base.and_then(|b| ratio(r, b))
+        };
         let one = (r.mode == Mode::BalParallel && r.threads > 1)
             .then(|| {
                 rows.iter().find(|o| {
@@ -498,6 +513,7 @@ pub(crate) mod tests {
             failures: Vec::new(),
             totals: Vec::new(),
             provenance: None,
+            trace: Vec::new(),
         }
     }
 

@@ -71,6 +71,9 @@ pub struct Grid {
     pub receipts: bool,
     /// Seed of the interleaved rounds' order ([`gigagas_executor::round_order`]).
     pub seed: u64,
+    /// After the measured rounds, one more verified pass of every parallel point, traced
+    /// into [`SweepResults::trace`] ([`crate::trace`]).
+    pub trace: bool,
     /// Warm-up passes, measured samples, verification and minimum sample time.
     pub rep: Repetition,
     /// The schedule simulator, if asked for.
@@ -99,6 +102,7 @@ impl Grid {
             },
             receipts: config.receipts,
             seed: config.seed,
+            trace: false,
             simulate: config.simulate.clone(),
             collapse_single_transaction_blocks: false,
         }
@@ -263,6 +267,7 @@ pub fn run_grid(
     let mut rows = Vec::new();
     let mut simulations = Vec::new();
     let mut failures = Vec::new();
+    let mut trace = Vec::new();
     for (dump, loaded) in dumps.iter().zip(loaded) {
         let mut spent = 0u64;
         let outcome = loaded.and_then(|(replay, mut record)| {
@@ -273,6 +278,9 @@ pub fn run_grid(
             };
             let (dump_rows, sim) = run_dump(&replay, &mut record, &grid, cores, &mut counted)
                 .map_err(|e| e.to_string())?;
+            if grid.trace {
+                trace_dump(&replay, &record, &grid, &mut trace).map_err(|e| e.to_string())?;
+            }
             Ok((record, dump_rows, sim))
         });
         progress.advance(left.saturating_sub(spent));
@@ -307,6 +315,7 @@ pub fn run_grid(
         failures,
         totals,
         provenance: provenance.map(crate::provenance::Provenance::finish),
+        trace,
     })
 }
 
@@ -390,6 +399,32 @@ fn load_all(dumps: &[SuiteDump], cores: usize, progress: &mut dyn Progress) -> V
                 .unwrap_or_else(|| Err("not loaded".into()))
         })
         .collect()
+}
+
+/// One more verified pass of every parallel point of `grid` on `replay`, its trace events
+/// appended to `events` (a process per dump and point).
+fn trace_dump(
+    replay: &Replay,
+    record: &DumpRecord,
+    grid: &Grid,
+    events: &mut Vec<serde_json::Value>,
+) -> Result<(), ReportError> {
+    for p in &grid.points {
+        let timings =
+            replay
+                .run_verified(p, grid.rep.verify)
+                .map_err(|d| ReportError::Divergence {
+                    path: PathBuf::from(&record.path),
+                    detail: d.to_string(),
+                })?;
+        let pid = events
+            .iter()
+            .filter(|e| e["name"] == "process_name")
+            .count() as u32;
+        let name = format!("{}: {p}", crate::table::escape_name(&record.name));
+        events.extend(crate::trace::pass_events(replay, p, &timings, pid, &name));
+    }
+    Ok(())
 }
 
 /// One dump through the grid: baselines, parallel points, simulation.

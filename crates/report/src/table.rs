@@ -165,7 +165,12 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
             cells.push(format!("{:.2}", m.efficiency));
             cells.push(format!("{:.0} %", r.longest_share() * 100.0));
             if show_speedup {
-                cells.push(ratio_cell(r.vs_sequential, r.speedup_vs_sequential));
+                cells.push(if r.mode == Mode::Sequential {
+                    // The baseline against itself: no interval to show.
+                    "1.00×".into()
+                } else {
+                    ratio_cell(r.vs_sequential, r.speedup_vs_sequential)
+                });
             }
             if show_vs_one {
                 cells.push(ratio_cell(r.vs_one_thread, None));

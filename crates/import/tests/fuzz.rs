@@ -1,0 +1,188 @@
+// Integration tests see every dependency of the crate; not all are used here.
+#![allow(unused_crate_dependencies)]
+
+//! A bounded, deterministic fuzz run of the two JSON readers on the stable toolchain:
+//! structure-aware mutations (a value replaced by a boundary value, a string's hex
+//! damaged, a key removed, an array element duplicated) of a real BlockchainTests fixture
+//! and of a real mainnet block snapshot, each then imported end to end (parse, decode,
+//! execute, check). Every case must end in an error or a verified import — never a panic.
+//! `GIGAGAS_FUZZ_ITERS` raises the number of cases; a failing case prints its seed, which
+//! `GIGAGAS_FUZZ_SEED` replays.
+
+use serde_json::Value;
+use std::path::Path;
+
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
+
+/// SplitMix64: reproducible cases without an RNG dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn iterations(default: u64) -> std::ops::Range<u64> {
+    if let Some(seed) = std::env::var("GIGAGAS_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return seed..seed + 1;
+    }
+    let n = std::env::var("GIGAGAS_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default);
+    0..n
+}
+
+/// Every node of `v` (pre-order), as paths of keys / indices.
+fn paths(v: &Value, at: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    out.push(at.clone());
+    match v {
+        Value::Object(m) => {
+            for (k, c) in m {
+                at.push(k.clone());
+                paths(c, at, out);
+                at.pop();
+            }
+        }
+        Value::Array(a) => {
+            for (i, c) in a.iter().enumerate() {
+                at.push(i.to_string());
+                paths(c, at, out);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn node<'v>(v: &'v mut Value, path: &[String]) -> &'v mut Value {
+    path.iter().fold(v, |v, k| match v {
+        Value::Object(m) => m.get_mut(k).expect("path exists"),
+        Value::Array(a) => &mut a[k.parse::<usize>().unwrap()],
+        _ => unreachable!("paths only descend into containers"),
+    })
+}
+
+/// One to three structure-aware mutations of `v`.
+fn mutate(rng: &mut Rng, v: &mut Value) {
+    for _ in 0..1 + rng.below(3) {
+        let mut all = Vec::new();
+        paths(v, &mut Vec::new(), &mut all);
+        let path = all[rng.below(all.len())].clone();
+        let target = node(v, &path);
+        let boundary = [
+            Value::Null,
+            Value::from("0x"),
+            Value::from("0x0"),
+            Value::from(format!("0x{}", "f".repeat(70))),
+            Value::from("0xzz"),
+            Value::from(-1),
+            Value::from(u64::MAX),
+            Value::from(1e308),
+            Value::Array(Vec::new()),
+            Value::Object(Default::default()),
+            Value::from("12345"),
+        ];
+        match (rng.below(4), &mut *target) {
+            (0, Value::String(s)) if !s.is_empty() => {
+                // Damage the hex: flip a digit, or cut the string.
+                let mut bytes = s.clone().into_bytes();
+                let i = rng.below(bytes.len());
+                if rng.below(2) == 0 {
+                    bytes[i] = b"0123456789abcdefx"[rng.below(17)];
+                } else {
+                    bytes.truncate(i);
+                }
+                *s = String::from_utf8(bytes).unwrap_or_default();
+            }
+            (1, Value::Object(m)) if !m.is_empty() => {
+                let key = m.keys().nth(rng.below(m.len())).unwrap().clone();
+                m.remove(&key);
+            }
+            (2, Value::Array(a)) if !a.is_empty() => {
+                let c = a[rng.below(a.len())].clone();
+                a.insert(rng.below(a.len() + 1), c);
+            }
+            _ => *target = boundary[rng.below(boundary.len())].clone(),
+        }
+    }
+}
+
+/// Run `case` for every seed; a panic names its seed.
+fn fuzz(default: u64, mut case: impl FnMut(&mut Rng) -> bool) -> (u64, u64) {
+    let (mut refused, mut passed) = (0, 0);
+    for seed in iterations(default) {
+        let mut rng = Rng(seed);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mut rng))) {
+            Ok(true) => passed += 1,
+            Ok(false) => refused += 1,
+            Err(_) => panic!("case GIGAGAS_FUZZ_SEED={seed} panicked"),
+        }
+    }
+    eprintln!(
+        "{} cases: {refused} refused, {passed} imported",
+        refused + passed
+    );
+    (refused, passed)
+}
+
+#[test]
+fn mutated_blockchain_tests_are_refused_or_imported_never_a_panic() {
+    let file = Path::new(SHARED).join(
+        "ethereum-tests/GeneralStateTests__stRecursiveCreate__recursiveCreateReturnValue.json",
+    );
+    let text = std::fs::read_to_string(&file).expect("the shared ethereum-tests fixtures");
+    let original: Value = serde_json::from_str(&text).unwrap();
+    let (refused, _) = fuzz(300, |rng| {
+        let mut v = original.clone();
+        mutate(rng, &mut v);
+        let Ok(fixture) = gigagas_import::FixtureFile::parse(&file, &v.to_string()) else {
+            return false;
+        };
+        fixture.tests.iter().all(|(name, value)| {
+            gigagas_import::BlockchainTest::from_json(name, value)
+                .and_then(|test| gigagas_import::import_test(&file, name, &test))
+                .is_ok()
+        })
+    });
+    assert!(refused > 0, "the mutations reach the checks");
+}
+
+#[test]
+fn mutated_snapshots_are_refused_or_imported_never_a_panic() {
+    let source = Path::new(SHARED).join("mainnet-blocks/46147");
+    let read = |f: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(source.join(f)).unwrap()).unwrap()
+    };
+    let (block, pre) = (read("block.json"), read("pre_state.json"));
+    let chain = gigagas_import::snapshot::mainnet_chain();
+    let spec = gigagas_record::ChainSpec::from_config(&chain).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("46147");
+    std::fs::create_dir(&dir).unwrap();
+    let (refused, _) = fuzz(300, |rng| {
+        let (mut b, mut p) = (block.clone(), pre.clone());
+        if rng.below(2) == 0 {
+            mutate(rng, &mut b);
+        } else {
+            mutate(rng, &mut p);
+        }
+        std::fs::write(dir.join("block.json"), b.to_string()).unwrap();
+        std::fs::write(dir.join("pre_state.json"), p.to_string()).unwrap();
+        gigagas_import::snapshot::read_block(&dir, &spec)
+            .and_then(|s| gigagas_import::snapshot::import_block(&s, &chain, &spec))
+            .is_ok()
+    });
+    assert!(refused > 0, "the mutations reach the checks");
+}

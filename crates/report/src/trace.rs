@@ -1,0 +1,122 @@
+//! A trace of one pass: Chrome trace-event JSON (opens in Perfetto or chrome://tracing)
+//! with a track per worker and a slice per item, and the batch boundaries — where a
+//! parallel pass waits, apart from its longest transaction.
+
+use gigagas_executor::{ItemKind, Replay, RunConfig, RunTimings};
+use serde_json::{Value, json};
+
+/// The trace events of one pass of `config` on `replay` (process `pid`, named `name`):
+/// thread names (one track per worker), one complete (`X`) slice per item with its block,
+/// kind, gas and position in the scheduler's order, and one instant event per batch
+/// start. Times are microseconds from the opening of the timed window, on the wall
+/// clock: the gaps between batches are their verification, outside the window.
+pub fn pass_events(
+    replay: &Replay,
+    config: &RunConfig,
+    timings: &RunTimings,
+    pid: u32,
+    name: &str,
+) -> Vec<Value> {
+    let us = |ns: u64| ns as f64 / 1e3;
+    let mut events = vec![json!({
+        "ph": "M", "pid": pid, "name": "process_name", "args": { "name": name }
+    })];
+    for w in 0..config.threads.max(1) {
+        events.push(json!({
+            "ph": "M", "pid": pid, "tid": w, "name": "thread_name",
+            "args": { "name": format!("worker {w}") }
+        }));
+    }
+    // Each item's position in its batch's order: its rank by start time.
+    let mut position = vec![0u32; replay.items.len()];
+    for range in &timings.batches {
+        let mut by_start: Vec<usize> = range.clone().collect();
+        by_start.sort_by_key(|&i| timings.item_start_ns[i]);
+        for (k, i) in by_start.into_iter().enumerate() {
+            position[i] = k as u32;
+        }
+    }
+    for (b, range) in timings.batches.iter().enumerate() {
+        if let Some(&start) = timings.batch_start_ns.get(b) {
+            events.push(json!({
+                "ph": "i", "s": "p", "pid": pid, "tid": 0, "ts": us(start),
+                "name": format!("batch {b} starts ({} items)", range.len())
+            }));
+        }
+        for i in range.clone() {
+            let item = &replay.items[i];
+            let block = replay.blocks[item.block as usize].header.number;
+            let label = match item.kind {
+                ItemKind::PreBlock => format!("block {block} pre-block"),
+                ItemKind::Tx(t) => format!("block {block} tx {t}"),
+                ItemKind::PostBlock => format!("block {block} post-block"),
+            };
+            events.push(json!({
+                "ph": "X", "pid": pid, "tid": timings.item_worker[i],
+                "ts": us(timings.item_start_ns[i]), "dur": us(timings.item_ns[i]),
+                "name": label,
+                "args": {
+                    "block": block,
+                    "item": item.kind.to_string(),
+                    "gas_used": item.gas_used,
+                    "batch": b,
+                    "scheduler_position": position[i],
+                }
+            }));
+        }
+    }
+    events
+}
+
+/// A whole trace file: `{"traceEvents": [...], "displayTimeUnit": "ms"}`.
+pub fn trace_file(events: Vec<Value>) -> Value {
+    json!({ "traceEvents": events, "displayTimeUnit": "ms" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_has_one_slice_per_item_per_pass_and_is_json() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
+        let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
+        let replay = Replay::from_dump(dump).unwrap();
+        let mut events = Vec::new();
+        for (pid, (threads, batch)) in [(1, 1), (2, 42)].into_iter().enumerate() {
+            let config = RunConfig {
+                threads,
+                batch,
+                scheduler: gigagas_executor::SchedulerKind::GasUsed,
+                recover_senders: false,
+                receipts: false,
+            };
+            let timings = replay.run_verified(&config, true).unwrap();
+            let pass = pass_events(&replay, &config, &timings, pid as u32, "mainnet");
+            let slices: Vec<&Value> = pass.iter().filter(|e| e["ph"] == "X").collect();
+            assert_eq!(slices.len(), replay.items.len(), "one slice per item");
+            let tids: std::collections::BTreeSet<u64> =
+                slices.iter().map(|e| e["tid"].as_u64().unwrap()).collect();
+            assert_eq!(tids.len(), threads, "a track per worker");
+            let batches = pass.iter().filter(|e| e["ph"] == "i").count();
+            assert_eq!(batches, replay.batches(batch).len());
+            // Slices of one worker do not overlap.
+            for tid in tids {
+                let mut mine: Vec<(f64, f64)> = slices
+                    .iter()
+                    .filter(|e| e["tid"] == tid)
+                    .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+                    .collect();
+                mine.sort_by(|a, b| a.0.total_cmp(&b.0));
+                for w in mine.windows(2) {
+                    assert!(w[0].0 + w[0].1 <= w[1].0 + 1.0, "{w:?}");
+                }
+            }
+            events.extend(pass);
+        }
+        let text = trace_file(events).to_string();
+        let back: Value = serde_json::from_str(&text).unwrap();
+        assert!(back["traceEvents"].as_array().unwrap().len() > 2 * replay.items.len());
+    }
+}
