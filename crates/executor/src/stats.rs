@@ -83,16 +83,11 @@ impl Summary {
         tx_ns: impl IntoIterator<Item = u64>,
         worker_busy_ns: &[Vec<u64>],
     ) -> Self {
-        assert!(!repeats.is_empty(), "a summary needs at least one repeat");
-        let mut by_wall: Vec<usize> = (0..repeats.len()).collect();
-        by_wall.sort_by(|&a, &b| repeats[a].wall_s.total_cmp(&repeats[b].wall_s));
-        let median_index = by_wall[by_wall.len() / 2];
-        let sorted: Vec<Metrics> = by_wall.iter().map(|&i| repeats[i]).collect();
         let mut hist = tx_histogram();
         for ns in tx_ns {
             hist.saturating_record(ns.max(1));
         }
-        Self::from_histogram(repeats, &hist, worker_busy_ns, median_index, sorted)
+        Self::with_histogram(repeats, &hist, worker_busy_ns)
     }
 
     /// Like [`Summary::with_workers`], with the transaction times already in a histogram
