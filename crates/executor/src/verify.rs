@@ -216,16 +216,7 @@ impl Replay {
                     _ => 0,
                 })
                 .sum();
-            if gas != block.header.gas_used {
-                return Err(Divergence {
-                    block: block.header.number,
-                    item: ItemKind::PostBlock,
-                    address: None,
-                    field: "block gas used".into(),
-                    expected: block.header.gas_used.to_string(),
-                    got: gas.to_string(),
-                });
-            }
+            check_block_gas(block, gas)?;
             let receipts: Vec<&ReceiptEnvelope> = outputs
                 .iter()
                 .filter_map(|o| match o {
@@ -260,6 +251,21 @@ pub enum ReceiptsRootCheck {
     /// Not checked: before Byzantium a receipt holds the post-transaction state root,
     /// which a replay on access-list views does not compute.
     NotCheckedBeforeByzantium,
+}
+
+/// A block's summed transaction gas against its header: one check for both paths.
+fn check_block_gas(block: &ReplayBlock, gas: u64) -> Result<(), Divergence> {
+    if gas == block.header.gas_used {
+        return Ok(());
+    }
+    Err(Divergence {
+        block: block.header.number,
+        item: ItemKind::PostBlock,
+        address: None,
+        field: "block gas used".into(),
+        expected: block.header.gas_used.to_string(),
+        got: gas.to_string(),
+    })
 }
 
 /// A transaction's gas, status and log count against its receipt summary in the dump.
@@ -369,16 +375,7 @@ impl Replay {
                 check_tx_result(block, i, got)?;
                 total += got.gas_used;
             }
-            if total != block.header.gas_used {
-                return Err(Divergence {
-                    block: block.header.number,
-                    item: ItemKind::PostBlock,
-                    address: None,
-                    field: "block gas used".into(),
-                    expected: block.header.gas_used.to_string(),
-                    got: total.to_string(),
-                });
-            }
+            check_block_gas(block, total)?;
             if !outputs.receipts.is_empty() {
                 let end = (offset + n).min(outputs.receipts.len());
                 self.check_receipts_root(block, &outputs.receipts[offset..end])?;
