@@ -510,4 +510,4 @@ impl Dump {
 
 // Dev-dependencies used only by the integration tests in `tests/`.
 #[cfg(test)]
-use {gigagas_workload as _, tempfile as _};
+use {gigagas_workload as _, rand_chacha as _, tempfile as _};

@@ -12,62 +12,55 @@
 //! given. `GIGAGAS_FUZZ_ITERS` raises the number of cases (CI runs the default); a case
 //! that fails prints its seed and is replayed by `GIGAGAS_FUZZ_SEED`.
 
+use rand_chacha::rand_core::{RngCore, SeedableRng};
 use std::path::Path;
 
-/// A small deterministic generator (SplitMix64): the fuzz cases need reproducibility, not
-/// statistical quality, and the dump crate has no RNG dependency to bring in.
-struct Rng(u64);
+/// The cases' generator: ChaCha8 seeded with the case's number, so that a seed replays its
+/// case exactly.
+type Rng = rand_chacha::ChaCha8Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
+/// A number below `n` (0 when `n` is 0).
+fn below(rng: &mut Rng, n: usize) -> usize {
+    (rng.next_u64() % n.max(1) as u64) as usize
 }
 
 /// One to four mutations of `bytes`.
 fn mutate(rng: &mut Rng, bytes: &mut Vec<u8>) {
-    for _ in 0..1 + rng.below(4) {
+    for _ in 0..1 + below(rng, 4) {
         let len = bytes.len();
-        match rng.below(8) {
+        match below(rng, 8) {
             0 if len > 0 => {
-                let i = rng.below(len);
-                bytes[i] ^= 1 << rng.below(8);
+                let i = below(rng, len);
+                bytes[i] ^= 1 << below(rng, 8);
             }
             1 if len > 0 => {
-                let i = rng.below(len);
-                bytes[i] = rng.next() as u8;
+                let i = below(rng, len);
+                bytes[i] = rng.next_u64() as u8;
             }
-            2 => bytes.truncate(rng.below(len + 1)),
+            2 => bytes.truncate(below(rng, len + 1)),
             3 if len > 1 => {
-                let a = rng.below(len);
-                let b = (a + 1 + rng.below(64)).min(len);
+                let a = below(rng, len);
+                let b = (a + 1 + below(rng, 64)).min(len);
                 bytes.drain(a..b);
             }
             4 if len > 1 => {
-                let a = rng.below(len);
-                let b = (a + 1 + rng.below(256)).min(len);
+                let a = below(rng, len);
+                let b = (a + 1 + below(rng, 256)).min(len);
                 let chunk = bytes[a..b].to_vec();
-                let at = rng.below(len);
+                let at = below(rng, len);
                 bytes.splice(at..at, chunk);
             }
             5 => {
-                let at = rng.below(len + 1);
-                let n = 1 + rng.below(16);
-                let junk: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+                let at = below(rng, len + 1);
+                let n = 1 + below(rng, 16);
+                let junk: Vec<u8> = (0..n).map(|_| rng.next_u64() as u8).collect();
                 bytes.splice(at..at, junk);
             }
             // A header field (the 32-byte header holds sizes and lengths) set to a
             // boundary value.
             _ if len >= 32 => {
-                let at = 8 * rng.below(4);
-                let v = [0u64, 1, u32::MAX as u64, u64::MAX, rng.next()][rng.below(5)];
+                let at = 8 * below(rng, 4);
+                let v = [0u64, 1, u32::MAX as u64, u64::MAX, rng.next_u64()][below(rng, 5)];
                 bytes[at..at + 8].copy_from_slice(&v.to_le_bytes());
             }
             _ => {}
@@ -146,24 +139,24 @@ fn mutated_dumps_are_refused_or_decoded_never_a_panic() {
     let path = Path::new("fuzz.gigagas");
     let (mut refused, mut decoded) = (0u64, 0u64);
     for seed in only.map_or(0..iters, |s| s..s + 1) {
-        let mut rng = Rng(seed);
-        let original = &corpus[rng.below(corpus.len())];
-        let bytes = match rng.below(3) {
+        let rng = &mut Rng::seed_from_u64(seed);
+        let original = &corpus[below(rng, corpus.len())];
+        let bytes = match below(rng, 3) {
             0 => {
                 let mut bytes = original.clone();
-                mutate(&mut rng, &mut bytes);
+                mutate(rng, &mut bytes);
                 bytes
             }
             1 => {
                 let mut bytes = original.clone();
-                mutate(&mut rng, &mut bytes);
+                mutate(rng, &mut bytes);
                 fit_header(&mut bytes);
                 bytes
             }
             _ => {
                 let mut parts = sections(original);
-                let k = rng.below(parts.len());
-                mutate(&mut rng, &mut parts[k].1);
+                let k = below(rng, parts.len());
+                mutate(rng, &mut parts[k].1);
                 assemble(original, &parts)
             }
         };

@@ -1,6 +1,15 @@
 //! Why an import failed or was skipped.
 
+use crate::{
+    fixture::BlobScheduleError,
+    network::NetworkError,
+    world::{FixtureAccountError, PreStateError, WorldError},
+};
+use alloy_consensus::crypto::RecoveryError;
+use alloy_evm::block::BlockExecutionError;
 use alloy_primitives::Address;
+use gigagas_dump::InvariantError;
+use gigagas_chain::BlockStage;
 use std::{fmt, path::PathBuf};
 
 /// Everything that can go wrong importing fixtures. File-level variants name the file,
@@ -41,14 +50,15 @@ pub enum ImportError {
         path: PathBuf,
     },
     /// The fixture's `network` is not one gigagas can schedule.
-    #[error("{test}: unsupported network {network}: {reason}")]
+    #[error("{test}: unsupported network {network}: {source}")]
     UnsupportedNetwork {
         /// Test name.
         test: String,
         /// The fixture's network.
         network: String,
         /// Why, and what is supported.
-        reason: String,
+        #[source]
+        source: NetworkError,
     },
     /// Something else about the fixture that gigagas dumps cannot represent (side chains,
     /// a chain that does not start right after genesis, ...).
@@ -73,22 +83,26 @@ pub enum ImportError {
     },
     /// The fixture entry is malformed: fields missing or of the wrong type, RLP that does
     /// not decode, a signature that does not recover.
-    #[error("{test}: malformed fixture: {detail}")]
+    #[error("{test}: malformed fixture: {defect}")]
     Malformed {
         /// Test name.
         test: String,
-        /// What is wrong.
-        detail: String,
+        /// What is wrong (boxed: some defects carry whole values).
+        #[source]
+        defect: Box<FixtureDefect>,
     },
     /// A block could not be executed (invalid transaction, system call failure, ...).
-    #[error("{test}: block {block}: execution failed: {detail}")]
+    #[error("{test}: block {block}: execution failed: {stage}: {source}")]
     Execution {
         /// Test name.
         test: String,
         /// Block number.
         block: u64,
-        /// The executor's error.
-        detail: String,
+        /// Where in the block: pre-block system calls, a transaction, post-block work.
+        stage: BlockStage,
+        /// alloy-evm's error.
+        #[source]
+        source: BlockExecutionError,
     },
     /// Execution disagrees with what the fixture expects.
     #[error("{0}")]
@@ -120,6 +134,80 @@ impl ImportError {
             _ => None,
         }
     }
+}
+
+/// What is malformed in a fixture entry ([`ImportError::Malformed`]).
+#[derive(Debug, thiserror::Error)]
+pub enum FixtureDefect {
+    /// The entry does not deserialize into a BlockchainTest (a field missing or of the
+    /// wrong type).
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// A `pre` account cannot be loaded.
+    #[error(transparent)]
+    PreState(#[from] PreStateError),
+    /// A `postState` account cannot be loaded.
+    #[error("postState account {address}: {source}")]
+    PostState {
+        /// The account.
+        address: Address,
+        /// What is wrong with it.
+        #[source]
+        source: FixtureAccountError,
+    },
+    /// A `config.blobSchedule` value does not fit in 64 bits.
+    #[error(transparent)]
+    BlobSchedule(#[from] BlobScheduleError),
+    /// `genesisBlockHeader.number` does not fit in 64 bits.
+    #[error("genesis block number does not fit in 64 bits")]
+    GenesisNumber,
+    /// `genesisRLP` is not a block's RLP.
+    #[error("genesisRLP does not decode: {0}")]
+    GenesisRlp(#[source] alloy_rlp::Error),
+    /// A block's header commits to an access list (`blockAccessListHash`) but the fixture
+    /// gives none.
+    #[error("block {0}: the header has a blockAccessListHash but the fixture no blockAccessList")]
+    MissingAccessList(u64),
+    /// The fixture gives neither `postState` nor `postStateHash`.
+    #[error("neither postState nor postStateHash is given")]
+    NoPostState,
+    /// The pre-state lacks what the recorded access lists name.
+    #[error("pre-state of the access lists: {0}")]
+    AccessListPreState(#[source] WorldError),
+    /// The dump assembled from the fixture breaks an invariant of the format.
+    #[error("the assembled dump is inconsistent: {0}")]
+    InconsistentDump(#[source] InvariantError),
+    /// A block of `blocks` cannot be decoded.
+    #[error("block {index}: {defect}")]
+    Block {
+        /// Index of the block in the fixture's `blocks` (0-based).
+        index: usize,
+        /// What is wrong with it.
+        #[source]
+        defect: BlockDefect,
+    },
+}
+
+/// Why a fixture block's `rlp` does not decode into a block with senders.
+#[derive(Debug, thiserror::Error)]
+pub enum BlockDefect {
+    /// The RLP is not a block.
+    #[error("RLP does not decode: {0}")]
+    Rlp(#[source] alloy_rlp::Error),
+    /// Bytes follow the block's RLP.
+    #[error("{0} bytes after the block's RLP")]
+    TrailingBytes(usize),
+    /// A transaction's signature does not recover to a sender.
+    #[error("block {number} tx {tx}: sender recovery failed: {source}")]
+    Sender {
+        /// The block's number (from its header).
+        number: u64,
+        /// Index of the transaction in the block.
+        tx: usize,
+        /// The recovery error.
+        #[source]
+        source: RecoveryError,
+    },
 }
 
 /// Where a mismatch was found.

@@ -60,7 +60,9 @@ impl FixtureBlock {
     /// The block's access list as the fixture gives it: beside `rlp` for a valid block,
     /// inside `rlp_decoded` for one expected to be rejected; `Err` names what does not
     /// parse.
-    pub fn access_list(&self) -> Result<Option<alloy_eip7928::BlockAccessList>, String> {
+    pub fn access_list(
+        &self,
+    ) -> Result<Option<alloy_eip7928::BlockAccessList>, AccessListJsonError> {
         if let Some(list) = &self.block_access_list {
             return Ok(Some(list.clone()));
         }
@@ -72,7 +74,7 @@ impl FixtureBlock {
             None => Ok(None),
             Some(v) => alloy_eip7928::BlockAccessList::deserialize(v)
                 .map(Some)
-                .map_err(|e| format!("rlp_decoded.blockAccessList does not parse: {e}")),
+                .map_err(AccessListJsonError),
         }
     }
 }
@@ -145,7 +147,7 @@ impl BlockchainTest {
     pub fn from_json(name: &str, value: &serde_json::Value) -> Result<Self, ImportError> {
         BlockchainTest::deserialize(value).map_err(|e| ImportError::Malformed {
             test: name.to_string(),
-            detail: e.to_string(),
+            defect: Box::new(e.into()),
         })
     }
 
@@ -184,6 +186,11 @@ impl BlockchainTest {
             .collect()
     }
 }
+
+/// A block's `rlp_decoded.blockAccessList` that is not an EIP-7928 access list.
+#[derive(Debug, thiserror::Error)]
+#[error("rlp_decoded.blockAccessList does not parse: {0}")]
+pub struct AccessListJsonError(#[source] pub serde_json::Error);
 
 /// A `config.blobSchedule` value that does not fit in 64 bits.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -2,9 +2,9 @@
 //! the fixture, assemble the dump.
 
 use crate::{
-    error::{ImportError, Location, Mismatch},
+    error::{BlockDefect, FixtureDefect, ImportError, Location, Mismatch},
     fixture::{BlockchainTest, FixtureAccount},
-    network::chain_config,
+    network::{NetworkError, chain_config},
     world::{World, account_from_fixture},
 };
 use alloy_consensus::{
@@ -16,10 +16,10 @@ use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, Bytes, U256};
 use alloy_rlp::Decodable;
 use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta};
+use gigagas_chain::{BlockInput, BlockStage, ChainSpec, check_against_parent, check_body};
 use gigagas_record::{
-    BlockInput, ChainSpec, RecordStage, RecordedBlock, check_against_parent, check_body,
-    first_difference, record_block, structure_error, touched_pre_state, without_eip8282_touches,
-    without_extra_reads,
+    RecordedBlock, first_difference, record_block, structure_error, touched_pre_state,
+    without_eip8282_touches, without_extra_reads,
 };
 use revm::database::{State, WrapDatabaseRef, states::bundle_state::BundleRetention};
 use std::{
@@ -202,27 +202,26 @@ impl Decoded {
 }
 
 fn decode_block(test: &str, index: usize, rlp: &Bytes) -> Result<Decoded, ImportError> {
-    let malformed = |detail: String| ImportError::Malformed {
+    let malformed = |defect: BlockDefect| ImportError::Malformed {
         test: test.into(),
-        detail: format!("block {index}: {detail}"),
+        defect: Box::new(FixtureDefect::Block { index, defect }),
     };
     let mut buf = rlp.as_ref();
-    let block = Block::<TxEnvelope>::decode(&mut buf)
-        .map_err(|e| malformed(format!("RLP does not decode: {e}")))?;
+    let block =
+        Block::<TxEnvelope>::decode(&mut buf).map_err(|e| malformed(BlockDefect::Rlp(e)))?;
     if !buf.is_empty() {
-        return Err(malformed(format!(
-            "{} bytes after the block's RLP",
-            buf.len()
-        )));
+        return Err(malformed(BlockDefect::TrailingBytes(buf.len())));
     }
     let Block { header, body } = block;
     let number = header.number;
     let mut transactions = Vec::with_capacity(body.transactions.len());
     for (i, tx) in body.transactions.into_iter().enumerate() {
-        let sender = tx.recover_signer().map_err(|e| {
-            malformed(format!(
-                "block {number} tx {i}: sender recovery failed: {e}"
-            ))
+        let sender = tx.recover_signer().map_err(|source| {
+            malformed(BlockDefect::Sender {
+                number,
+                tx: i,
+                source,
+            })
         })?;
         transactions.push(Recovered::new_unchecked(tx, sender));
     }
@@ -268,7 +267,7 @@ pub fn import_test(
     let (chain, spec) = chain_rules(name, test)?;
     let (genesis, genesis_header) = checked_genesis(name, test)?;
     let steps = decode_chain(name, test, genesis)?;
-    let mut pre = World::from_fixture(&test.pre).map_err(|e| malformed(name, e.to_string()))?;
+    let mut pre = World::from_fixture(&test.pre).map_err(|e| malformed(name, e.into()))?;
     pre.block_hashes.insert(genesis.0, genesis.1);
     let executed = execute_chain(name, test, &spec, &pre, genesis_header, &steps)?;
     let valid: Vec<&Decoded> = steps
@@ -297,23 +296,23 @@ pub fn import_test(
     if executed.blocks.is_empty() {
         return Ok((None, stats));
     }
-    let dump = assemble(
+    let dump = assemble(Assembly {
         file,
         name,
         test,
         chain,
         genesis,
-        &pre,
-        executed.blocks,
-        executed.bals,
-    )?;
+        pre: &pre,
+        blocks: executed.blocks,
+        bals: executed.bals,
+    })?;
     Ok((Some(dump), stats))
 }
 
-fn malformed(test: &str, detail: String) -> ImportError {
+fn malformed(test: &str, defect: FixtureDefect) -> ImportError {
     ImportError::Malformed {
         test: test.into(),
-        detail,
+        defect: Box::new(defect),
     }
 }
 
@@ -322,11 +321,11 @@ fn malformed(test: &str, detail: String) -> ImportError {
 fn chain_rules(name: &str, test: &BlockchainTest) -> Result<(ChainConfig, ChainSpec), ImportError> {
     let blob_schedule = test
         .blob_schedule()
-        .map_err(|e| malformed(name, e.to_string()))?;
-    let unsupported = |reason: String| ImportError::UnsupportedNetwork {
+        .map_err(|e| malformed(name, e.into()))?;
+    let unsupported = |source: NetworkError| ImportError::UnsupportedNetwork {
         test: name.into(),
         network: test.network.clone(),
-        reason,
+        source,
     };
     let chain =
         chain_config(&test.network, test.chain_id(), &blob_schedule).map_err(unsupported)?;
@@ -336,7 +335,7 @@ fn chain_rules(name: &str, test: &BlockchainTest) -> Result<(ChainConfig, ChainS
             reason: "the fixture has no blocks".into(),
         });
     }
-    let spec = ChainSpec::from_config(&chain).map_err(|e| unsupported(e.to_string()))?;
+    let spec = ChainSpec::from_config(&chain).map_err(|e| unsupported(e.into()))?;
     Ok((chain, spec))
 }
 
@@ -352,11 +351,11 @@ fn checked_genesis(
         .genesis_block_header
         .number
         .try_into()
-        .map_err(|_| malformed(name, "genesis block number does not fit in 64 bits".into()))?;
+        .map_err(|_| malformed(name, FixtureDefect::GenesisNumber))?;
     let mut header = None;
     if let Some(rlp) = &test.genesis_rlp {
         let genesis = Block::<TxEnvelope>::decode(&mut rlp.as_ref())
-            .map_err(|e| malformed(name, format!("genesisRLP does not decode: {e}")))?;
+            .map_err(|e| malformed(name, FixtureDefect::GenesisRlp(e)))?;
         let hash = genesis.header.hash_slow();
         if hash != genesis_hash {
             return Err(mismatch(
@@ -391,7 +390,9 @@ fn decode_chain(
         if let Some(exception) = &b.expect_exception {
             let block = decode_block(name, i, &b.rlp)
                 .map_err(|e| match e {
-                    ImportError::Malformed { detail, .. } => (RejectedBy::Decoding, detail),
+                    ImportError::Malformed { defect, .. } => {
+                        (RejectedBy::Decoding, defect.to_string())
+                    }
                     e => (RejectedBy::Decoding, e.to_string()),
                 })
                 .and_then(|d| {
@@ -550,7 +551,8 @@ fn record_valid_block(
             return Err(ImportError::Execution {
                 test: name.into(),
                 block: number,
-                detail: format!("{}: {}", e.stage, e.source),
+                stage: e.stage,
+                source: e.source,
             });
         }
     };
@@ -657,7 +659,7 @@ fn consensus_checks(
     spec: &ChainSpec,
     d: &Decoded,
     parent: Option<&Header>,
-) -> Result<(), gigagas_record::HeaderMismatch> {
+) -> Result<(), gigagas_chain::HeaderMismatch> {
     check_body(
         &d.header,
         &d.transactions,
@@ -684,7 +686,7 @@ fn first_rejection(
     let world = tip.world;
     let carried = match test.blocks[i].access_list() {
         Ok(list) => list,
-        Err(why) => return Some((RejectedBy::AccessListFormat, why)),
+        Err(why) => return Some((RejectedBy::AccessListFormat, why.to_string())),
     };
     if let Some(list) = &carried
         && let Some(why) = structure_error(list, d.transactions.len(), d.header.gas_limit)
@@ -700,8 +702,8 @@ fn first_rejection(
         Ok(r) => r,
         Err(e) => {
             let by = match e.stage {
-                RecordStage::Tx(_) => RejectedBy::Transaction,
-                RecordStage::PreBlock | RecordStage::PostBlock => RejectedBy::SystemCall,
+                BlockStage::Tx(_) => RejectedBy::Transaction,
+                BlockStage::PreBlock | BlockStage::PostBlock => RejectedBy::SystemCall,
             };
             return Some((by, format!("{}: {}", e.stage, e.source)));
         }
@@ -801,12 +803,7 @@ fn access_list_to_store(
     ) {
         (Some(fixture_bal), Some(header_hash)) => (fixture_bal, header_hash),
         (None, Some(_)) => {
-            return Err(malformed(
-                name,
-                format!(
-                    "block {number}: the header has a blockAccessListHash but the fixture no blockAccessList"
-                ),
-            ));
+            return Err(malformed(name, FixtureDefect::MissingAccessList(number)));
         }
         _ => return Ok(recorded.clone()),
     };
@@ -923,10 +920,7 @@ fn check_end_state(
         }
     }
     if test.post_state.is_none() && test.post_state_hash.is_none() {
-        return Err(malformed(
-            name,
-            "neither postState nor postStateHash is given".into(),
-        ));
+        return Err(malformed(name, FixtureDefect::NoPostState));
     }
     if let Some(e) = root_mismatch {
         return Err(e);
@@ -945,18 +939,38 @@ fn check_end_state(
     Ok(checked_accounts)
 }
 
-/// The dump: provenance, the blocks and their access lists, the pre-state they touch.
-#[allow(clippy::too_many_arguments)]
-fn assemble(
-    file: &Path,
-    name: &str,
-    test: &BlockchainTest,
+/// What a dump of one imported test is made of.
+struct Assembly<'a> {
+    /// The fixture file (only its name goes into the provenance).
+    file: &'a Path,
+    /// The test's name.
+    name: &'a str,
+    /// The test (network and filler go into the provenance).
+    test: &'a BlockchainTest,
+    /// The chain config of the test's network.
     chain: ChainConfig,
-    (genesis_number, genesis_hash): (u64, B256),
-    pre: &World,
+    /// The genesis `(number, hash)`: the segment's one block hash.
+    genesis: (u64, B256),
+    /// The fixture's `pre`, which the access lists' pre-state is read from.
+    pre: &'a World,
+    /// The valid blocks, as the dump stores them.
     blocks: Vec<DumpBlock>,
+    /// One access list per block.
     bals: Vec<BlockAccessList>,
-) -> Result<Dump, ImportError> {
+}
+
+/// The dump: provenance, the blocks and their access lists, the pre-state they touch.
+fn assemble(parts: Assembly<'_>) -> Result<Dump, ImportError> {
+    let Assembly {
+        file,
+        name,
+        test,
+        chain,
+        genesis: (genesis_number, genesis_hash),
+        pre,
+        blocks,
+        bals,
+    } = parts;
     let mut provenance = BTreeMap::new();
     provenance.insert("source".to_string(), SOURCE.to_string());
     provenance.insert(
@@ -971,7 +985,7 @@ fn assemble(
         provenance.insert("filler".to_string(), filler.clone());
     }
     let pre_state = touched_pre_state(&bals, pre)
-        .map_err(|e| malformed(name, format!("pre-state of the access lists: {e}")))?;
+        .map_err(|e| malformed(name, FixtureDefect::AccessListPreState(e)))?;
     let dump = Dump::single_segment(
         DumpMeta {
             name: name.to_string(),
@@ -984,7 +998,7 @@ fn assemble(
         pre_state,
     );
     dump.validate()
-        .map_err(|e| malformed(name, format!("the assembled dump is inconsistent: {e}")))?;
+        .map_err(|e| malformed(name, FixtureDefect::InconsistentDump(e)))?;
     Ok(dump)
 }
 
@@ -1032,10 +1046,8 @@ fn compare_post_state(
             }
             (None, None) => unreachable!("the address comes from one of the maps"),
         };
-        let (expected, _) = account_from_fixture(expected).map_err(|e| ImportError::Malformed {
-            test: test.into(),
-            detail: format!("postState account {address}: {e}"),
-        })?;
+        let (expected, _) = account_from_fixture(expected)
+            .map_err(|source| malformed(test, FixtureDefect::PostState { address, source }))?;
         if expected.balance != got.balance {
             return Err(mismatch(
                 test,

@@ -29,7 +29,7 @@ pub use batch::{
     ImportSummary, Outcome, OutputLayout, TestReport, fixture_files, import, import_one,
     sanitize_name,
 };
-pub use error::{ImportError, Location, Mismatch};
+pub use error::{BlockDefect, FixtureDefect, ImportError, Location, Mismatch};
 pub use fixture::{BlockchainTest, FixtureFile};
 pub use import::{ImportStats, RejectedBlock, RejectedBy, SOURCE, import_test};
 pub use output::{InputSet, OutputIsInput, check_output};
@@ -40,4 +40,4 @@ pub use snapshot::{
 
 // Dev-dependencies used only by the integration tests in `tests/`.
 #[cfg(test)]
-use {gigagas_executor as _, tempfile as _};
+use {gigagas_executor as _, rand_chacha as _, tempfile as _};

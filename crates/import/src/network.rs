@@ -2,7 +2,7 @@
 
 use alloy_hardforks::EthereumHardfork;
 use alloy_primitives::{Address, address};
-use gigagas_dump::{BlobSchedule, ChainConfig, ForkActivation};
+use gigagas_dump::{BlobSchedule, ChainConfig, ChainConfigError, ForkActivation};
 use std::collections::BTreeMap;
 
 /// The mainnet deposit contract, whose logs are EIP-6110 deposit requests (Prague+).
@@ -108,6 +108,25 @@ fn known_unsupported(network: &str) -> Option<&'static str> {
     }
 }
 
+/// Why a fixture network has no chain config gigagas can schedule.
+#[derive(Debug, thiserror::Error)]
+pub enum NetworkError {
+    /// The name is not a supported network: a known unsupported one (pre-merge, EIP
+    /// combinations) or an unknown name; the message lists the supported networks.
+    #[error("{why} (supported: {})", supported_networks().join(", "))]
+    Unsupported {
+        /// Why this name is not supported.
+        why: &'static str,
+    },
+    /// The network's base fork has no schedule with every fork up to it from genesis.
+    #[error("fork {0} cannot be scheduled")]
+    Unschedulable(EthereumHardfork),
+    /// The chain config built for the network is not usable (a fork without blob
+    /// parameters, ...).
+    #[error(transparent)]
+    Chain(#[from] ChainConfigError),
+}
+
 /// The chain config of a fixture network, or why it is unsupported. `blob_schedule` is the
 /// fixture's `config.blobSchedule` (fork name → parameters), stored in the config so
 /// blob-parameter-only forks run with the fixture's own values.
@@ -115,17 +134,14 @@ pub fn chain_config(
     network: &str,
     chain_id: u64,
     blob_schedule: &BTreeMap<String, BlobSchedule>,
-) -> Result<ChainConfig, String> {
+) -> Result<ChainConfig, NetworkError> {
     use EthereumHardfork::*;
     let Some((base, next)) = parse_network(network) else {
         let why = known_unsupported(network).unwrap_or("unknown network name");
-        return Err(format!(
-            "{why} (supported: {})",
-            supported_networks().join(", ")
-        ));
+        return Err(NetworkError::Unsupported { why });
     };
     let mut config = ChainConfig::all_active_from_genesis(chain_id, base)
-        .ok_or_else(|| format!("fork {base} cannot be scheduled"))?;
+        .ok_or(NetworkError::Unschedulable(base))?;
     if let Some(next) = next {
         config.forks.push(ForkActivation {
             fork: next.name().into(),
@@ -215,9 +231,10 @@ mod tests {
         assert!(
             chain_config("Berlin", 1, &none)
                 .unwrap_err()
+                .to_string()
                 .contains("pre-merge")
         );
-        let err = chain_config("Atlantis", 1, &none).unwrap_err();
+        let err = chain_config("Atlantis", 1, &none).unwrap_err().to_string();
         assert!(err.contains("unknown network"));
         for n in supported_networks() {
             assert!(err.contains(&n), "{n} missing from {err}");

@@ -28,11 +28,13 @@
 use crate::world::{World, WorldAccount};
 use alloy_consensus::{BlockHeader, Transaction as _, TxEnvelope, transaction::Recovered};
 use alloy_eip7928::BlockAccessList;
+use alloy_evm::block::BlockExecutionError;
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta, Segment};
-use gigagas_record::{BlockInput, ChainSpec, RecordStage, record_block, touched_pre_state};
-use gigagas_rpc::convert::{ConsensusBlock, parse_block, to_consensus_block};
+use gigagas_chain::json::{ConsensusBlock, check_ommer_hashes, parse_block, to_consensus_block};
+use gigagas_chain::{BlockInput, BlockStage, ChainSpec};
+use gigagas_record::{record_block, touched_pre_state};
 use rayon::prelude::*;
 use revm::{bytecode::Bytecode, database::State, primitives::KECCAK_EMPTY};
 use serde::Deserialize;
@@ -83,14 +85,15 @@ pub enum SnapshotError {
         detail: String,
     },
     /// Executing the block failed.
-    #[error("block {block}: {stage}: execution failed: {detail}")]
+    #[error("block {block}: {stage}: execution failed: {source}")]
     Execution {
         /// Block number.
         block: u64,
         /// Where (pre-block, `tx i (hash)`, post-block).
         stage: String,
-        /// The executor's error.
-        detail: String,
+        /// alloy-evm's error.
+        #[source]
+        source: BlockExecutionError,
     },
     /// An output path names an input (the folder, or a file of a block folder): refused
     /// before any work.
@@ -474,9 +477,9 @@ pub fn read_block(dir: &Path, spec: &ChainSpec) -> Result<SnapshotBlock, Snapsho
         .and_then(|n| hex_quantity(n).map_err(|e| e.to_string()))
         .and_then(|n| u64::try_from(n).map_err(|_| format!("{n} does not fit in 64 bits")))
         .map_err(|detail| SnapshotError::input(folder_block(dir), &path, "number", detail))?;
-    let rpc = parse_block(value, number)
+    let rpc = parse_block(value)
         .map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
-    gigagas_rpc::convert::check_ommer_hashes(&rpc.header.inner, &rpc.uncles)
+    check_ommer_hashes(&rpc.header.inner, &rpc.uncles)
         .map_err(|detail| SnapshotError::input(number, &path, "uncles", detail))?;
     let block = to_consensus_block(rpc, number)
         .map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
@@ -566,20 +569,20 @@ pub fn import_block(
         .with_bal_builder()
         .build();
     let recorded = record_block(&mut state, spec, input).map_err(|e| {
-        let detail = e.source.to_string();
+        let source = e.source;
         match e.stage {
-            RecordStage::Tx(i) if missing_sender(snapshot, &b.transactions[i]) => {
+            BlockStage::Tx(i) if missing_sender(snapshot, &b.transactions[i]) => {
                 sender_missing(i, &b.transactions[i])
             }
-            RecordStage::Tx(i) => SnapshotError::Execution {
+            BlockStage::Tx(i) => SnapshotError::Execution {
                 block: number,
                 stage: format!("tx {i} ({})", b.transactions[i].inner().tx_hash()),
-                detail,
+                source,
             },
             stage => SnapshotError::Execution {
                 block: number,
                 stage: stage.to_string(),
-                detail,
+                source,
             },
         }
     })?;
@@ -759,5 +762,5 @@ pub fn import_snapshots(
 
 /// Mainnet's fork schedule (alloy-hardforks'), with the deposit contract.
 pub fn mainnet_chain() -> ChainConfig {
-    gigagas_rpc::chain::known_chain(1).expect("mainnet is a known chain")
+    gigagas_chain::known_chain(1).expect("mainnet is a known chain")
 }

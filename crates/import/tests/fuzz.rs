@@ -9,25 +9,19 @@
 //! `GIGAGAS_FUZZ_ITERS` raises the number of cases; a failing case prints its seed, which
 //! `GIGAGAS_FUZZ_SEED` replays.
 
+use rand_chacha::rand_core::{RngCore, SeedableRng};
 use serde_json::Value;
 use std::path::Path;
 
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
 
-/// SplitMix64: reproducible cases without an RNG dependency.
-struct Rng(u64);
+/// The cases' generator: ChaCha8 seeded with the case's number, so that a seed replays its
+/// case exactly.
+type Rng = rand_chacha::ChaCha8Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
+/// A number below `n` (0 when `n` is 0).
+fn below(rng: &mut Rng, n: usize) -> usize {
+    (rng.next_u64() % n.max(1) as u64) as usize
 }
 
 fn iterations(default: u64) -> std::ops::Range<u64> {
@@ -76,10 +70,10 @@ fn node<'v>(v: &'v mut Value, path: &[String]) -> &'v mut Value {
 
 /// One to three structure-aware mutations of `v`.
 fn mutate(rng: &mut Rng, v: &mut Value) {
-    for _ in 0..1 + rng.below(3) {
+    for _ in 0..1 + below(rng, 3) {
         let mut all = Vec::new();
         paths(v, &mut Vec::new(), &mut all);
-        let path = all[rng.below(all.len())].clone();
+        let path = all[below(rng, all.len())].clone();
         let target = node(v, &path);
         let boundary = [
             Value::Null,
@@ -94,27 +88,27 @@ fn mutate(rng: &mut Rng, v: &mut Value) {
             Value::Object(Default::default()),
             Value::from("12345"),
         ];
-        match (rng.below(4), &mut *target) {
+        match (below(rng, 4), &mut *target) {
             (0, Value::String(s)) if !s.is_empty() => {
                 // Damage the hex: flip a digit, or cut the string.
                 let mut bytes = s.clone().into_bytes();
-                let i = rng.below(bytes.len());
-                if rng.below(2) == 0 {
-                    bytes[i] = b"0123456789abcdefx"[rng.below(17)];
+                let i = below(rng, bytes.len());
+                if below(rng, 2) == 0 {
+                    bytes[i] = b"0123456789abcdefx"[below(rng, 17)];
                 } else {
                     bytes.truncate(i);
                 }
                 *s = String::from_utf8(bytes).unwrap_or_default();
             }
             (1, Value::Object(m)) if !m.is_empty() => {
-                let key = m.keys().nth(rng.below(m.len())).unwrap().clone();
+                let key = m.keys().nth(below(rng, m.len())).unwrap().clone();
                 m.remove(&key);
             }
             (2, Value::Array(a)) if !a.is_empty() => {
-                let c = a[rng.below(a.len())].clone();
-                a.insert(rng.below(a.len() + 1), c);
+                let c = a[below(rng, a.len())].clone();
+                a.insert(below(rng, a.len() + 1), c);
             }
-            _ => *target = boundary[rng.below(boundary.len())].clone(),
+            _ => *target = boundary[below(rng, boundary.len())].clone(),
         }
     }
 }
@@ -123,8 +117,8 @@ fn mutate(rng: &mut Rng, v: &mut Value) {
 fn fuzz(default: u64, mut case: impl FnMut(&mut Rng) -> bool) -> (u64, u64) {
     let (mut refused, mut passed) = (0, 0);
     for seed in iterations(default) {
-        let mut rng = Rng(seed);
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(&mut rng))) {
+        let rng = &mut Rng::seed_from_u64(seed);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(rng))) {
             Ok(true) => passed += 1,
             Ok(false) => refused += 1,
             Err(_) => panic!("case GIGAGAS_FUZZ_SEED={seed} panicked"),
@@ -167,13 +161,13 @@ fn mutated_snapshots_are_refused_or_imported_never_a_panic() {
     };
     let (block, pre) = (read("block.json"), read("pre_state.json"));
     let chain = gigagas_import::snapshot::mainnet_chain();
-    let spec = gigagas_record::ChainSpec::from_config(&chain).unwrap();
+    let spec = gigagas_chain::ChainSpec::from_config(&chain).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("46147");
     std::fs::create_dir(&dir).unwrap();
     let (refused, _) = fuzz(300, |rng| {
         let (mut b, mut p) = (block.clone(), pre.clone());
-        if rng.below(2) == 0 {
+        if below(rng, 2) == 0 {
             mutate(rng, &mut b);
         } else {
             mutate(rng, &mut p);

@@ -15,19 +15,21 @@ use alloy_primitives::{Address, B256, Bytes, TxKind, U256, keccak256};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use alloy_sol_types::{SolCall, SolValue};
-use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta, ReceiptSummary};
-use gigagas_record::{
-    BlockInput, BlockRecorder, ChainSpec, RecordError, RecordedBlock, touched_pre_state,
-};
+use gigagas_dump::{ChainConfig, ChainConfigError, Dump, DumpBlock, DumpMeta, ReceiptSummary};
+use gigagas_chain::{BlockInput, ChainSpec};
+use gigagas_record::{BlockRecorder, RecordError, RecordedBlock, touched_pre_state};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use revm::{
     DatabaseCommit,
-    context::TxEnv,
+    context::{
+        TxEnv,
+        result::{EVMError, ExecutionResult, HaltReason},
+    },
     database::{CacheDB, EmptyDB, State},
     state::{AccountInfo, Bytecode},
 };
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, convert::Infallible};
 
 /// What to generate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,14 +69,15 @@ impl GeneratorConfig {
 pub enum GenerateError {
     /// The configuration cannot be generated.
     #[error("invalid generator configuration: {0}")]
-    Config(String),
+    Config(#[from] ConfigError),
     /// A setup transaction (contract deployment, minting) failed.
-    #[error("setup step `{step}` failed: {detail}")]
+    #[error("setup step `{step}` failed: {source}")]
     Setup {
         /// Which step.
         step: String,
         /// Why.
-        detail: String,
+        #[source]
+        source: SetupError,
     },
     /// Executing a generated block failed.
     #[error("block {block}: {source}")]
@@ -84,6 +87,43 @@ pub enum GenerateError {
         /// The executor's error.
         source: BlockExecutionError,
     },
+}
+
+/// A [`GeneratorConfig`] the generator cannot honour, naming the setting.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// `blocks` is zero.
+    #[error("at least one block is needed")]
+    NoBlocks,
+    /// `gas_per_block` is below 1,000,000 (too little for the setup's largest transactions).
+    #[error("gas per block must be at least 1,000,000")]
+    GasPerBlock,
+    /// `users` is below two: a transfer needs a sender and another recipient.
+    #[error("at least two users are needed")]
+    TooFewUsers,
+    /// A fork before Cancun or after Osaka.
+    #[error("fork {0} is not supported by the generator (use Cancun, Prague or Osaka)")]
+    UnsupportedFork(EthereumHardfork),
+    /// The fork has no schedule with every fork up to it active from genesis.
+    #[error("fork {0} cannot be scheduled")]
+    Unschedulable(EthereumHardfork),
+    /// The chain configuration built for the fork is not usable.
+    #[error(transparent)]
+    Chain(#[from] ChainConfigError),
+}
+
+/// Why a setup transaction failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// revm refused the transaction (invalid nonce, gas, ...).
+    #[error(transparent)]
+    Evm(#[from] EVMError<Infallible>),
+    /// The transaction ran but reverted or halted (the whole result, for its output).
+    #[error("{0:?}")]
+    Failed(Box<ExecutionResult<HaltReason>>),
+    /// A deployment succeeded but created no contract.
+    #[error("no contract created")]
+    NoContract,
 }
 
 /// Chain id of generated chains.
@@ -136,10 +176,16 @@ struct Deployed {
     precompiles: Address,
 }
 
-fn setup_err(step: &str, detail: impl std::fmt::Display) -> GenerateError {
+fn setup_err(step: &str, source: impl Into<SetupError>) -> GenerateError {
     GenerateError::Setup {
         step: step.into(),
-        detail: detail.to_string(),
+        source: source.into(),
+    }
+}
+
+impl From<ExecutionResult<HaltReason>> for SetupError {
+    fn from(result: ExecutionResult<HaltReason>) -> Self {
+        SetupError::Failed(Box::new(result))
     }
 }
 
@@ -178,14 +224,14 @@ impl Setup<'_> {
             .transact_commit(tx)
             .map_err(|e| setup_err(step, e))?;
         if !res.is_success() {
-            return Err(setup_err(step, format!("{res:?}")));
+            return Err(setup_err(step, res));
         }
         Ok(res.created_address())
     }
 
     fn create(&mut self, step: &str, code: Bytes) -> Result<Address, GenerateError> {
         self.transact(step, TxKind::Create, code, 30_000_000)?
-            .ok_or_else(|| setup_err(step, "no contract created"))
+            .ok_or_else(|| setup_err(step, SetupError::NoContract))
     }
 
     fn call(&mut self, step: &str, to: Address, data: Vec<u8>) -> Result<(), GenerateError> {
@@ -370,7 +416,7 @@ fn fund_users(
                 .transact(approve)
                 .map_err(|e| setup_err("approve users", e))?;
             if !r.result.is_success() {
-                return Err(setup_err("approve users", format!("{:?}", r.result)));
+                return Err(setup_err("approve users", r.result));
             }
             let mut state = r.state;
             if let Some(acc) = state.get_mut(&u.address) {
@@ -389,10 +435,9 @@ pub fn generate(
     mut on_block: impl FnMut(u64, u64),
 ) -> Result<Dump, GenerateError> {
     check_config(config)?;
-    let chain = ChainConfig::all_active_from_genesis(CHAIN_ID, config.fork).ok_or_else(|| {
-        GenerateError::Config(format!("fork {} cannot be scheduled", config.fork))
-    })?;
-    let spec = ChainSpec::from_config(&chain).map_err(|e| GenerateError::Config(e.to_string()))?;
+    let chain = ChainConfig::all_active_from_genesis(CHAIN_ID, config.fork)
+        .ok_or(ConfigError::Unschedulable(config.fork))?;
+    let spec = ChainSpec::from_config(&chain).map_err(ConfigError::from)?;
 
     let mut users: Vec<User> = (0..config.users as u64)
         .map(|i| {
@@ -484,26 +529,19 @@ pub fn generate(
 /// Refuse a configuration the generator cannot honour, naming the setting.
 fn check_config(config: &GeneratorConfig) -> Result<(), GenerateError> {
     if config.blocks == 0 {
-        return Err(GenerateError::Config("at least one block is needed".into()));
+        return Err(ConfigError::NoBlocks.into());
     }
     if config.gas_per_block < 1_000_000 {
-        return Err(GenerateError::Config(
-            "gas per block must be at least 1,000,000".into(),
-        ));
+        return Err(ConfigError::GasPerBlock.into());
     }
     if config.users < 2 {
-        return Err(GenerateError::Config(
-            "at least two users are needed".into(),
-        ));
+        return Err(ConfigError::TooFewUsers.into());
     }
     if !matches!(
         config.fork,
         EthereumHardfork::Cancun | EthereumHardfork::Prague | EthereumHardfork::Osaka
     ) {
-        return Err(GenerateError::Config(format!(
-            "fork {} is not supported by the generator (use Cancun, Prague or Osaka)",
-            config.fork
-        )));
+        return Err(ConfigError::UnsupportedFork(config.fork).into());
     }
     Ok(())
 }
@@ -678,7 +716,8 @@ struct TxGen<'a> {
     rng: &'a mut ChaCha8Rng,
     deployed: &'a Deployed,
     profile: Profile,
-    per_unit: BTreeMap<&'static str, (u64, u64)>,
+    /// Measured gas of the compute loops (`Keccak`, `Arith`, `Store`): (base, per unit).
+    per_unit: BTreeMap<TxKindChoice, (u64, u64)>,
     fresh: u64,
     tx_cap: u64,
 }
@@ -706,14 +745,14 @@ impl TxGen<'_> {
     }
 
     /// Estimated gas of one unit of a loop function: (base, per unit).
-    fn estimate(&self, kind: &'static str, default: (u64, u64)) -> (u64, u64) {
-        self.per_unit.get(kind).copied().unwrap_or(default)
+    fn estimate(&self, kind: TxKindChoice, default: (u64, u64)) -> (u64, u64) {
+        self.per_unit.get(&kind).copied().unwrap_or(default)
     }
 
     /// Learn a loop's gas per unit from a large call (where the fixed part is negligible).
-    fn observe(&mut self, kind: &'static str, units: u64, gas: u64) {
+    fn observe(&mut self, kind: TxKindChoice, units: u64, gas: u64) {
         if units >= 1_000 {
-            let base = self.per_unit.get(kind).map(|e| e.0).unwrap_or(30_000);
+            let base = self.per_unit.get(&kind).map(|e| e.0).unwrap_or(30_000);
             let per = gas.saturating_sub(base) / units;
             if per > 0 {
                 self.per_unit.insert(kind, (base, per));
@@ -729,7 +768,7 @@ impl TxGen<'_> {
     /// A loop call sized to about `gas`; returns the call, its gas limit and the units.
     fn sized(
         &mut self,
-        kind: &'static str,
+        kind: TxKindChoice,
         default: (u64, u64),
         gas: u64,
         remaining: u64,
@@ -749,12 +788,12 @@ impl TxGen<'_> {
         kind: TxKindChoice,
         gas: u64,
         remaining: u64,
-    ) -> (Call, u64, Option<(&'static str, u64)>) {
+    ) -> (Call, u64, Option<(TxKindChoice, u64)>) {
         let to = self.deployed.compute;
         let call = |data: Vec<u8>| (TxKind::Call(to), U256::ZERO, Bytes::from(data));
         match kind {
             TxKindChoice::Keccak => {
-                let (units, limit) = self.sized("keccak", (30_000, 120), gas, remaining);
+                let (units, limit) = self.sized(kind, (30_000, 120), gas, remaining);
                 (
                     call(
                         ICompute::keccakLoopCall {
@@ -763,11 +802,11 @@ impl TxGen<'_> {
                         .abi_encode(),
                     ),
                     limit,
-                    Some(("keccak", units)),
+                    Some((kind, units)),
                 )
             }
             TxKindChoice::Arith => {
-                let (units, limit) = self.sized("arith", (30_000, 110), gas, remaining);
+                let (units, limit) = self.sized(kind, (30_000, 110), gas, remaining);
                 (
                     call(
                         ICompute::arithLoopCall {
@@ -776,11 +815,12 @@ impl TxGen<'_> {
                         .abi_encode(),
                     ),
                     limit,
-                    Some(("arith", units)),
+                    Some((kind, units)),
                 )
             }
             _ => {
-                let (units, limit) = self.sized("store", (50_000, 22_500), gas, remaining);
+                let (units, limit) =
+                    self.sized(TxKindChoice::Store, (50_000, 22_500), gas, remaining);
                 (
                     call(
                         ICompute::storeLoopCall {
@@ -789,7 +829,7 @@ impl TxGen<'_> {
                         .abi_encode(),
                     ),
                     limit,
-                    Some(("store", units)),
+                    Some((TxKindChoice::Store, units)),
                 )
             }
         }
@@ -801,7 +841,7 @@ impl TxGen<'_> {
         users: &[User],
         from: usize,
         remaining: u64,
-    ) -> (Call, u64, Option<(&'static str, u64)>) {
+    ) -> (Call, u64, Option<(TxKindChoice, u64)>) {
         let d = self.deployed;
         let other = {
             let mut j = self.rng.random_range(0..users.len());
@@ -917,7 +957,7 @@ impl TxGen<'_> {
     fn precompile_call(
         &mut self,
         choice: TxKindChoice,
-    ) -> (Call, u64, Option<(&'static str, u64)>) {
+    ) -> (Call, u64, Option<(TxKindChoice, u64)>) {
         let d = self.deployed;
         let call = |to: Address, data: Vec<u8>| (TxKind::Call(to), U256::ZERO, Bytes::from(data));
         match choice {

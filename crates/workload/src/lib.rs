@@ -16,5 +16,5 @@ pub mod contracts;
 mod generator;
 mod profile;
 
-pub use generator::{GenerateError, GeneratorConfig, generate};
+pub use generator::{ConfigError, GenerateError, GeneratorConfig, SetupError, generate};
 pub use profile::Profile;

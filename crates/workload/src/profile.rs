@@ -83,8 +83,9 @@ impl FromStr for Profile {
     }
 }
 
-/// The kinds of transaction the generator can emit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The kinds of transaction the generator can emit (ordered, so that the generator can key
+/// what it measured of a kind by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum TxKindChoice {
     EthTransfer,
     EthToFresh,

@@ -475,7 +475,8 @@ fn each_fork_generates_with_its_own_rules() {
 
 fn expect_config_error(c: GeneratorConfig, words: &[&str]) {
     match generate(&c, |_, _| panic!("no block may be generated for {c:?}")) {
-        Err(GenerateError::Config(msg)) => {
+        Err(GenerateError::Config(e)) => {
+            let msg = e.to_string();
             for w in words {
                 assert!(
                     msg.to_lowercase().contains(&w.to_lowercase()),
