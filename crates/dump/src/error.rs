@@ -80,14 +80,15 @@ pub enum DumpError {
         actual: u64,
     },
     /// A section is missing, malformed or decodes to nonsense.
-    #[error("{path}: section {section}: {detail}")]
+    #[error("{path}: section {section}: {problem}")]
     CorruptSection {
         /// The file.
         path: PathBuf,
         /// Section tag, e.g. `BLKS`.
         section: String,
         /// What is wrong.
-        detail: String,
+        #[source]
+        problem: SectionProblem,
     },
     /// The sections decode but do not fit together (e.g. BAL count differs from block count).
     #[error("{path}: inconsistent dump")]
@@ -97,6 +98,36 @@ pub enum DumpError {
         /// Which invariant is broken (boxed: it names accounts, slots and values).
         source: Box<InvariantError>,
     },
+}
+
+/// What is wrong inside one section of a dump ([`DumpError::CorruptSection`]).
+#[derive(Debug, thiserror::Error)]
+pub enum SectionProblem {
+    /// zstd cannot decompress the section.
+    #[error("zstd: {0}")]
+    Zstd(#[source] std::io::Error),
+    /// The `META` section is not the metadata's JSON.
+    #[error("invalid metadata JSON: {0}")]
+    MetaJson(#[source] serde_json::Error),
+    /// An RLP item of `BLKS` or `BALS` does not decode.
+    #[error("{item}: {source}")]
+    Rlp {
+        /// Which item (`block #3 in the section`, `access list #0`).
+        item: String,
+        /// The decoder's error.
+        #[source]
+        source: alloy_rlp::Error,
+    },
+    /// The bytes break the section's layout: a length, count or record that does not fit
+    /// (the text says which and where).
+    #[error("{0}")]
+    Layout(String),
+}
+
+impl From<String> for SectionProblem {
+    fn from(what: String) -> Self {
+        SectionProblem::Layout(what)
+    }
 }
 
 /// An invariant of a dump that a replay relies on, broken ([`crate::Dump::validate`]).

@@ -35,7 +35,7 @@
 
 use crate::{
     AccountState, Dump, DumpBlock, DumpError, DumpMeta, PreAccount, PreSlot, PreState,
-    ReceiptSummary, Segment,
+    ReceiptSummary, SectionProblem, Segment,
 };
 use alloy_consensus::{Header, TxEnvelope, transaction::Recovered};
 use alloy_eip7928::BlockAccessList;
@@ -388,10 +388,10 @@ fn decode_content(
             actual,
         });
     }
-    let corrupt = |section: &str, detail: String| DumpError::CorruptSection {
+    let corrupt = |section: &str, problem: SectionProblem| DumpError::CorruptSection {
         path: path.to_path_buf(),
         section: section.to_string(),
-        detail,
+        problem,
     };
     let frames = section_frames(content, header.section_count, header.version)
         .map_err(|(s, e)| corrupt(&s, e))?;
@@ -533,7 +533,7 @@ fn section_frames(
         if content.len() - off < 20 {
             return Err((
                 "?".into(),
-                format!("section {i} header runs past the end of the file"),
+                format!("section {i} header runs past the end of the file").into(),
             ));
         }
         let tag: [u8; 4] = content[off..off + 4].try_into().unwrap();
@@ -543,11 +543,11 @@ fn section_frames(
         if !expected_tags(version).any(|t| *t == tag) {
             return Err((
                 tag_name(&tag),
-                format!("unknown section (section {i}) in a format version {version} file"),
+                format!("unknown section (section {i}) in a format version {version} file").into(),
             ));
         }
         if frames.iter().any(|f| f.0 == tag) {
-            return Err((tag_name(&tag), format!("repeated (section {i})")));
+            return Err((tag_name(&tag), format!("repeated (section {i})").into()));
         }
         if comp_len > (content.len() - off) as u64 {
             return Err((
@@ -555,7 +555,8 @@ fn section_frames(
                 format!(
                     "{comp_len} compressed bytes announced, {} left",
                     content.len() - off
-                ),
+                )
+                .into(),
             ));
         }
         announced = announced.saturating_add(raw_len);
@@ -567,7 +568,7 @@ fn section_frames(
                      more than this file's budget of {budget} ({MAX_EXPANSION}:1 of its {} bytes \
                      plus 1 MiB, at most {MAX_DECOMPRESSED})",
                     content.len()
-                ),
+                ).into(),
             ));
         }
         frames.push((tag, raw_len, &content[off..off + comp_len as usize]));
@@ -576,11 +577,14 @@ fn section_frames(
     if off != content.len() {
         return Err((
             "?".into(),
-            format!("{} bytes after the last section", content.len() - off),
+            format!("{} bytes after the last section", content.len() - off).into(),
         ));
     }
     if let Some(missing) = expected_tags(version).find(|t| !frames.iter().any(|f| f.0 == **t)) {
-        return Err((tag_name(missing), "section missing".into()));
+        return Err((
+            tag_name(missing),
+            SectionProblem::Layout("section missing".into()),
+        ));
     }
     Ok(frames)
 }
@@ -589,7 +593,7 @@ fn section_frames(
 type Section = ([u8; 4], Vec<u8>);
 
 /// A failure inside one section: (section tag, what is wrong).
-type SectionError = (String, String);
+type SectionError = (String, SectionProblem);
 
 /// Decompress every section in parallel, each to exactly its announced length. The
 /// first failing section in file order is the one reported.
@@ -601,7 +605,7 @@ fn decompress_sections(frames: &[Frame<'_>]) -> Result<Vec<Section>, SectionErro
             if raw.len() as u64 != *raw_len {
                 return Err((
                     tag_name(tag),
-                    format!("decompressed to {} bytes, expected {raw_len}", raw.len()),
+                    format!("decompressed to {} bytes, expected {raw_len}", raw.len()).into(),
                 ));
             }
             Ok((*tag, raw))
@@ -612,14 +616,14 @@ fn decompress_sections(frames: &[Frame<'_>]) -> Result<Vec<Section>, SectionErro
 
 /// Decompress a section, never producing more than its announced length plus one byte
 /// (which [`section_frames`] has checked against the file's budget).
-fn decompress(comp: &[u8], raw_len: u64) -> Result<Vec<u8>, String> {
+fn decompress(comp: &[u8], raw_len: u64) -> Result<Vec<u8>, SectionProblem> {
     use std::io::Read;
-    let decoder = zstd::stream::read::Decoder::new(comp).map_err(|e| format!("zstd: {e}"))?;
+    let decoder = zstd::stream::read::Decoder::new(comp).map_err(SectionProblem::Zstd)?;
     let mut raw = Vec::with_capacity(raw_len as usize);
     decoder
         .take(raw_len + 1)
         .read_to_end(&mut raw)
-        .map_err(|e| format!("zstd: {e}"))?;
+        .map_err(SectionProblem::Zstd)?;
     Ok(raw)
 }
 
@@ -639,52 +643,56 @@ impl<'a> Reader<'a> {
     fn new(buf: &'a [u8]) -> Self {
         Self { buf, pos: 0 }
     }
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], SectionProblem> {
         if self.buf.len() - self.pos < n {
-            return Err(format!("truncated at byte {} reading {what}", self.pos));
+            return Err(format!("truncated at byte {} reading {what}", self.pos).into());
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
         Ok(s)
     }
-    fn u64(&mut self, what: &str) -> Result<u64, String> {
+    fn u64(&mut self, what: &str) -> Result<u64, SectionProblem> {
         Ok(u64::from_le_bytes(self.take(8, what)?.try_into().unwrap()))
     }
-    fn u32(&mut self, what: &str) -> Result<u32, String> {
+    fn u32(&mut self, what: &str) -> Result<u32, SectionProblem> {
         Ok(u32::from_le_bytes(self.take(4, what)?.try_into().unwrap()))
     }
     /// A record count, checked against the bytes left so a corrupt count cannot
     /// trigger a huge allocation.
-    fn count(&mut self, min_record: usize, what: &str) -> Result<usize, String> {
+    fn count(&mut self, min_record: usize, what: &str) -> Result<usize, SectionProblem> {
         let n = self.u64(what)?;
         let left = (self.buf.len() - self.pos) as u64;
         if n.saturating_mul(min_record.max(1) as u64) > left {
-            return Err(format!("{n} {what} announced but only {left} bytes follow"));
+            return Err(format!("{n} {what} announced but only {left} bytes follow").into());
         }
         Ok(n as usize)
     }
-    fn finish(&self, what: &str) -> Result<(), String> {
+    fn finish(&self, what: &str) -> Result<(), SectionProblem> {
         if self.pos != self.buf.len() {
             return Err(format!(
                 "{} unexpected bytes after the {what}",
                 self.buf.len() - self.pos
-            ));
+            )
+            .into());
         }
         Ok(())
     }
 }
 
-fn decode_meta(raw: &[u8]) -> Result<DumpMeta, String> {
-    serde_json::from_slice(raw).map_err(|e| format!("invalid metadata JSON: {e}"))
+fn decode_meta(raw: &[u8]) -> Result<DumpMeta, SectionProblem> {
+    serde_json::from_slice(raw).map_err(SectionProblem::MetaJson)
 }
 
-fn decode_segment_sizes(raw: &[u8]) -> Result<Vec<usize>, String> {
+fn decode_segment_sizes(raw: &[u8]) -> Result<Vec<usize>, SectionProblem> {
     let mut r = Reader::new(raw);
     let n = r.count(8, "segments")?;
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let blocks = r.u64("segment size")?;
-        out.push(usize::try_from(blocks).map_err(|_| format!("segment {i}: {blocks} blocks"))?);
+        out.push(
+            usize::try_from(blocks)
+                .map_err(|_| SectionProblem::Layout(format!("segment {i}: {blocks} blocks")))?,
+        );
     }
     r.finish("segment sizes")?;
     Ok(out)
@@ -697,7 +705,7 @@ fn decode_segments(
     accounts: &[u8],
     storage: &[u8],
     codes: &[u8],
-) -> Result<Vec<Segment>, (&'static str, String)> {
+) -> Result<Vec<Segment>, (&'static str, SectionProblem)> {
     let (mut h, mut a, mut s, mut c) = (
         Reader::new(hashes),
         Reader::new(accounts),
@@ -723,7 +731,7 @@ fn decode_segments(
     Ok(out)
 }
 
-fn decode_hashes(r: &mut Reader<'_>) -> Result<Vec<(u64, B256)>, String> {
+fn decode_hashes(r: &mut Reader<'_>) -> Result<Vec<(u64, B256)>, SectionProblem> {
     let n = r.count(40, "block hashes")?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
@@ -733,7 +741,7 @@ fn decode_hashes(r: &mut Reader<'_>) -> Result<Vec<(u64, B256)>, String> {
     Ok(out)
 }
 
-fn decode_accounts(r: &mut Reader<'_>) -> Result<Vec<PreAccount>, String> {
+fn decode_accounts(r: &mut Reader<'_>) -> Result<Vec<PreAccount>, SectionProblem> {
     let n = r.count(ACCOUNT_RECORD, "accounts")?;
     let mut out = Vec::with_capacity(n);
     for rec in r
@@ -749,9 +757,9 @@ fn decode_accounts(r: &mut Reader<'_>) -> Result<Vec<PreAccount>, String> {
                 code_hash: B256::from_slice(&rec[61..93]),
             }),
             f => {
-                return Err(format!(
-                    "account {address}: existence flag {f}, expected 0 or 1"
-                ));
+                return Err(
+                    format!("account {address}: existence flag {f}, expected 0 or 1").into(),
+                );
             }
         };
         out.push(PreAccount { address, state });
@@ -759,7 +767,7 @@ fn decode_accounts(r: &mut Reader<'_>) -> Result<Vec<PreAccount>, String> {
     Ok(out)
 }
 
-fn decode_storage(r: &mut Reader<'_>) -> Result<Vec<PreSlot>, String> {
+fn decode_storage(r: &mut Reader<'_>) -> Result<Vec<PreSlot>, SectionProblem> {
     let n = r.count(SLOT_RECORD, "slots")?;
     Ok(r.take(n * SLOT_RECORD, "slots")?
         .chunks_exact(SLOT_RECORD)
@@ -771,7 +779,7 @@ fn decode_storage(r: &mut Reader<'_>) -> Result<Vec<PreSlot>, String> {
         .collect())
 }
 
-fn decode_codes(r: &mut Reader<'_>) -> Result<Vec<(B256, Bytes)>, String> {
+fn decode_codes(r: &mut Reader<'_>) -> Result<Vec<(B256, Bytes)>, SectionProblem> {
     let n = r.count(36, "codes")?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
@@ -782,13 +790,17 @@ fn decode_codes(r: &mut Reader<'_>) -> Result<Vec<(B256, Bytes)>, String> {
     Ok(out)
 }
 
-fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, String> {
-    let at = |e: alloy_rlp::Error| format!("block #{index} in the section: {e}");
+fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, SectionProblem> {
+    let at = |source| SectionProblem::Rlp {
+        item: format!("block #{index} in the section"),
+        source,
+    };
     let list = alloy_rlp::Header::decode(buf).map_err(at)?;
     if !list.list || list.payload_length > buf.len() {
         return Err(format!(
             "block #{index} in the section: not an RLP list of the announced length"
-        ));
+        )
+        .into());
     }
     let mut body = &buf[..list.payload_length];
     *buf = &buf[list.payload_length..];
@@ -807,11 +819,7 @@ fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, String> {
         )
     };
     if !body.is_empty() {
-        return Err(format!(
-            "block {}: {} trailing bytes",
-            header.number,
-            body.len()
-        ));
+        return Err(format!("block {}: {} trailing bytes", header.number, body.len()).into());
     }
     if senders.len() != txs.len() {
         return Err(format!(
@@ -819,7 +827,8 @@ fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, String> {
             header.number,
             senders.len(),
             txs.len()
-        ));
+        )
+        .into());
     }
     let transactions = txs
         .into_iter()
@@ -836,7 +845,7 @@ fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, String> {
     })
 }
 
-fn decode_blocks(raw: &[u8]) -> Result<Vec<DumpBlock>, String> {
+fn decode_blocks(raw: &[u8]) -> Result<Vec<DumpBlock>, SectionProblem> {
     let mut r = Reader::new(raw);
     let n = r.count(1, "blocks")?;
     let mut buf = &raw[8..];
@@ -845,24 +854,26 @@ fn decode_blocks(raw: &[u8]) -> Result<Vec<DumpBlock>, String> {
         out.push(decode_block(&mut buf, i)?);
     }
     if !buf.is_empty() {
-        return Err(format!("{} unexpected bytes after {n} blocks", buf.len()));
+        return Err(format!("{} unexpected bytes after {n} blocks", buf.len()).into());
     }
     Ok(out)
 }
 
-fn decode_bals(raw: &[u8]) -> Result<Vec<BlockAccessList>, String> {
+fn decode_bals(raw: &[u8]) -> Result<Vec<BlockAccessList>, SectionProblem> {
     let mut r = Reader::new(raw);
     let n = r.count(1, "access lists")?;
     let mut buf = &raw[8..];
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        out.push(BlockAccessList::decode(&mut buf).map_err(|e| format!("access list #{i}: {e}"))?);
+        out.push(
+            BlockAccessList::decode(&mut buf).map_err(|source| SectionProblem::Rlp {
+                item: format!("access list #{i}"),
+                source,
+            })?,
+        );
     }
     if !buf.is_empty() {
-        return Err(format!(
-            "{} unexpected bytes after {n} access lists",
-            buf.len()
-        ));
+        return Err(format!("{} unexpected bytes after {n} access lists", buf.len()).into());
     }
     Ok(out)
 }

@@ -23,7 +23,7 @@ pub use chain::{
     BLOB_FORKS_WITHOUT_DEFAULTS, BLOCK_FORKS, BlobSchedule, ChainConfig, ChainConfigError,
     ForkActivation, TIMESTAMP_FORKS,
 };
-pub use error::{DumpError, InvariantError};
+pub use error::{DumpError, InvariantError, SectionProblem};
 pub use format::{
     DumpFileInfo, FORMAT_VERSION, MAGIC, OLDEST_READABLE_VERSION, decode_dump, encode_dump,
     read_dump, write_dump,

@@ -196,11 +196,11 @@ fn expect_corrupt(bytes: &[u8], tag: &str, words: &[&str]) -> String {
         DumpError::CorruptSection {
             path: p,
             section,
-            detail,
+            problem,
         } => {
             assert_eq!(p, path);
             assert_eq!(section, tag, "wrong section blamed: {err}");
-            assert!(!detail.is_empty());
+            assert!(!problem.to_string().is_empty());
         }
         other => panic!("expected CorruptSection({tag}), got {other:?}"),
     }
