@@ -78,7 +78,8 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-fn xml_safe(s: &str) -> String {
+/// Text with the characters SVG text must not hold raw escaped.
+pub(crate) fn xml_safe(s: &str) -> String {
     crate::table::escape_name(s)
         .replace('&', "and")
         .replace(['<', '>', '"'], "")
@@ -368,217 +369,255 @@ fn distinct_dumps(groups: &[(String, bool)]) -> usize {
     names.len()
 }
 
+/// The grid dimension a chart draws along its x axis; the other one is held fixed per
+/// series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum XAxis {
+    /// Worker threads, linear.
+    Threads,
+    /// Batch size, logarithmic.
+    Batch,
+}
+
+impl XAxis {
+    /// The row's value along this axis.
+    fn of(self, r: &ResultRow) -> usize {
+        match self {
+            XAxis::Threads => r.threads,
+            XAxis::Batch => r.batch,
+        }
+    }
+
+    /// The dimension held fixed along a series.
+    fn other(self) -> XAxis {
+        match self {
+            XAxis::Threads => XAxis::Batch,
+            XAxis::Batch => XAxis::Threads,
+        }
+    }
+
+    /// The values present in the group, ascending.
+    fn values(self, g: &Group) -> &[usize] {
+        match self {
+            XAxis::Threads => &g.threads,
+            XAxis::Batch => &g.batches,
+        }
+    }
+
+    /// The axis label.
+    fn desc(self) -> &'static str {
+        match self {
+            XAxis::Threads => "threads",
+            XAxis::Batch => "batch size (blocks per mega-block)",
+        }
+    }
+
+    /// A series' fixed value in words: `batch 50`, `4 threads`.
+    fn fixed_at(self, v: usize) -> String {
+        match self {
+            XAxis::Threads => format!("{v} threads"),
+            XAxis::Batch => format!("batch {v}"),
+        }
+    }
+}
+
+impl Group {
+    /// A chart of this group: the file `<stem><suffix>.svg`, titled `<title> (<dump>)`,
+    /// GGas/s or `y_desc` against `x`.
+    fn chart(
+        &self,
+        stem: String,
+        title: String,
+        x: XAxis,
+        y_desc: &str,
+        y_max: Option<f64>,
+        series: Vec<Series>,
+    ) -> (String, Chart) {
+        (
+            format!("{stem}{}.svg", self.suffix),
+            Chart {
+                title: format!("{title} ({})", title_tail(&self.dump, self.recover)),
+                x_desc: x.desc().into(),
+                y_desc: y_desc.into(),
+                log_x: x == XAxis::Batch,
+                y_max,
+                series,
+            },
+        )
+    }
+
+    /// The group's parallel rows of one result set where the dimension other than `x`
+    /// equals `at` (and the scheduler is `scheduler`, when given).
+    fn rows_at<'a>(
+        &'a self,
+        set: &'a SweepResults,
+        x: XAxis,
+        at: usize,
+        scheduler: Option<SchedulerKind>,
+    ) -> impl Iterator<Item = &'a ResultRow> + 'a {
+        parallel_rows(set)
+            .filter(|r| self.contains(r))
+            .filter(move |r| {
+                x.other().of(r) == at && scheduler.is_none_or(|s| r.scheduler == Some(s))
+            })
+    }
+
+    /// One measured series of one result set and scheduler: `y` of each row against `x`,
+    /// the other dimension at `at`, sorted by x.
+    fn points(
+        &self,
+        set: &SweepResults,
+        x: XAxis,
+        at: usize,
+        scheduler: SchedulerKind,
+        y: impl Fn(&ResultRow) -> f64,
+    ) -> Vec<(f64, f64)> {
+        let mut p: Vec<(f64, f64)> = self
+            .rows_at(set, x, at, Some(scheduler))
+            .map(|r| (x.of(r) as f64, y(r)))
+            .collect();
+        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+        p
+    }
+
+    /// Measured GGas/s against `x`, one series per scheduler of result set `i`, the other
+    /// dimension at `at`.
+    fn throughput_series(&self, set: &SweepResults, i: usize, x: XAxis, at: usize) -> Vec<Series> {
+        SchedulerKind::ALL
+            .into_iter()
+            .enumerate()
+            .filter_map(|(k, s)| {
+                let points = self.points(set, x, at, s, |r| r.summary.median.ggas_per_s);
+                (!points.is_empty()).then(|| Series {
+                    label: format!("{}{s}", prefix(self.merged, i)),
+                    points,
+                    kind: LineKind::Measured,
+                    color: i * 3 + k,
+                })
+            })
+            .collect()
+    }
+}
+
 /// GGas/s against threads, one chart per batch size, with the ideal linear line and the
 /// critical-path bound.
 fn threads_charts(sets: &[SweepResults], g: &Group) -> Vec<(String, Chart)> {
+    if g.threads.len() < 2 {
+        return Vec::new();
+    }
+    let x = XAxis::Threads;
     let mut charts = Vec::new();
-    // GGas/s vs threads, per batch.
-    if g.threads.len() > 1 {
-        for &b in &g.batches {
-            let mut series = Vec::new();
-            for (i, set) in sets.iter().enumerate() {
-                let pts = |s: SchedulerKind| -> Vec<(f64, f64)> {
-                    let mut v: Vec<(f64, f64)> = parallel_rows(set)
-                        .filter(|r| g.contains(r))
-                        .filter(|r| r.batch == b && r.scheduler == Some(s))
-                        .map(|r| (r.threads as f64, r.summary.median.ggas_per_s))
-                        .collect();
-                    v.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    v
-                };
-                let here: Vec<&ResultRow> = parallel_rows(set)
-                    .filter(|r| g.contains(r))
-                    .filter(|r| r.batch == b)
-                    .collect();
-                if here.is_empty() {
-                    continue;
-                }
-                for (k, s) in SchedulerKind::ALL.into_iter().enumerate() {
-                    let p = pts(s);
-                    if !p.is_empty() {
-                        series.push(Series {
-                            label: format!("{}{s}", prefix(g.merged, i)),
-                            points: p,
-                            kind: LineKind::Measured,
-                            color: i * 3 + k,
-                        });
-                    }
-                }
-                let ts = distinct(here.iter().map(|r| r.threads));
-                let t0 = ts[0];
-                let g0 = here
-                    .iter()
-                    .filter(|r| r.threads == t0)
-                    .map(|r| r.summary.median.ggas_per_s)
-                    .fold(0.0, f64::max);
-                let ideal = ts
+    for &b in &g.batches {
+        let mut series = Vec::new();
+        for (i, set) in sets.iter().enumerate() {
+            let here: Vec<&ResultRow> = g.rows_at(set, x, b, None).collect();
+            if here.is_empty() {
+                continue;
+            }
+            series.extend(g.throughput_series(set, i, x, b));
+            // The best scheduler's figure at each thread count.
+            let best = |t: usize, y: fn(&ResultRow) -> f64| {
+                here.iter()
+                    .filter(|r| r.threads == t)
+                    .map(|r| y(r))
+                    .fold(0.0, f64::max)
+            };
+            let ts = distinct(here.iter().map(|r| r.threads));
+            let t0 = ts[0];
+            let g0 = best(t0, |r| r.summary.median.ggas_per_s);
+            series.push(Series {
+                label: format!("{}ideal linear", prefix(g.merged, i)),
+                points: ts
                     .iter()
                     .map(|&t| (t as f64, g0 * t as f64 / t0 as f64))
-                    .collect();
-                series.push(Series {
-                    label: format!("{}ideal linear", prefix(g.merged, i)),
-                    points: ideal,
-                    kind: LineKind::Ideal,
-                    color: 7 + i,
-                });
-                let bound = ts
+                    .collect(),
+                kind: LineKind::Ideal,
+                color: 7 + i,
+            });
+            series.push(Series {
+                label: format!("{}critical-path bound", prefix(g.merged, i)),
+                points: ts
                     .iter()
-                    .map(|&t| {
-                        let g = here
-                            .iter()
-                            .filter(|r| r.threads == t)
-                            .map(|r| r.bound_ggas_per_s())
-                            .fold(0.0, f64::max);
-                        (t as f64, g)
-                    })
-                    .collect();
-                series.push(Series {
-                    label: format!("{}critical-path bound", prefix(g.merged, i)),
-                    points: bound,
-                    kind: LineKind::Bound,
-                    color: 3 + 3 * i,
-                });
-            }
-            charts.push((
-                format!("ggas-vs-threads-batch{b}{}.svg", g.suffix),
-                Chart {
-                    title: format!(
-                        "Throughput vs threads, batch {b} ({})",
-                        title_tail(&g.dump, g.recover)
-                    ),
-                    x_desc: "threads".into(),
-                    y_desc: "GGas/s".into(),
-                    log_x: false,
-                    y_max: None,
-                    series,
-                },
-            ));
+                    .map(|&t| (t as f64, best(t, ResultRow::bound_ggas_per_s)))
+                    .collect(),
+                kind: LineKind::Bound,
+                color: 3 + 3 * i,
+            });
         }
+        charts.push(g.chart(
+            format!("ggas-vs-threads-batch{b}"),
+            format!("Throughput vs threads, batch {b}"),
+            x,
+            "GGas/s",
+            None,
+            series,
+        ));
     }
     charts
 }
 
 /// GGas/s against batch size, one chart per thread count.
 fn batch_charts(sets: &[SweepResults], g: &Group) -> Vec<(String, Chart)> {
-    let mut charts = Vec::new();
-    // GGas/s vs batch size, per thread count.
-    if g.batches.len() > 1 {
-        for &t in &g.threads {
-            let mut series = Vec::new();
-            for (i, set) in sets.iter().enumerate() {
-                for (k, s) in SchedulerKind::ALL.into_iter().enumerate() {
-                    let mut p: Vec<(f64, f64)> = parallel_rows(set)
-                        .filter(|r| g.contains(r))
-                        .filter(|r| r.threads == t && r.scheduler == Some(s))
-                        .map(|r| (r.batch as f64, r.summary.median.ggas_per_s))
-                        .collect();
-                    p.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    if !p.is_empty() {
-                        series.push(Series {
-                            label: format!("{}{s}", prefix(g.merged, i)),
-                            points: p,
-                            kind: LineKind::Measured,
-                            color: i * 3 + k,
-                        });
-                    }
-                }
-            }
-            charts.push((
-                format!("ggas-vs-batch-threads{t}{}.svg", g.suffix),
-                Chart {
-                    title: format!(
-                        "Throughput vs batch size, {t} threads ({})",
-                        title_tail(&g.dump, g.recover)
-                    ),
-                    x_desc: "batch size (blocks per mega-block)".into(),
-                    y_desc: "GGas/s".into(),
-                    log_x: true,
-                    y_max: None,
-                    series,
-                },
-            ));
-        }
+    if g.batches.len() < 2 {
+        return Vec::new();
     }
-    charts
+    let x = XAxis::Batch;
+    g.threads
+        .iter()
+        .map(|&t| {
+            let series = sets
+                .iter()
+                .enumerate()
+                .flat_map(|(i, set)| g.throughput_series(set, i, x, t))
+                .collect();
+            g.chart(
+                format!("ggas-vs-batch-threads{t}"),
+                format!("Throughput vs batch size, {t} threads"),
+                x,
+                "GGas/s",
+                None,
+                series,
+            )
+        })
+        .collect()
 }
 
 /// The longest-transaction share of total time: against threads if several, else
 /// against batch size.
 fn longest_share_chart(sets: &[SweepResults], g: &Group) -> Option<(String, Chart)> {
-    let (by_threads, xs_len) = if g.threads.len() > 1 {
-        (true, g.threads.len())
+    let x = if g.threads.len() > 1 {
+        XAxis::Threads
     } else {
-        (false, g.batches.len())
+        XAxis::Batch
     };
-    if xs_len < 2 {
+    if x.values(g).len() < 2 {
         return None;
     }
-    {
-        let mut series = Vec::new();
-        let others: Vec<usize> = if by_threads {
-            g.batches.clone()
-        } else {
-            g.threads.clone()
-        };
-        let mut color = 0;
-        for (i, set) in sets.iter().enumerate() {
-            for s in SchedulerKind::ALL {
-                for &o in &others {
-                    let mut p: Vec<(f64, f64)> = parallel_rows(set)
-                        .filter(|r| g.contains(r))
-                        .filter(|r| {
-                            r.scheduler == Some(s)
-                                && if by_threads {
-                                    r.batch == o
-                                } else {
-                                    r.threads == o
-                                }
-                        })
-                        .map(|r| {
-                            (
-                                if by_threads { r.threads } else { r.batch } as f64,
-                                r.longest_share() * 100.0,
-                            )
-                        })
-                        .collect();
-                    p.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    if p.is_empty() {
-                        continue;
-                    }
-                    let what = if by_threads {
-                        format!("batch {o}")
-                    } else {
-                        format!("{o} threads")
-                    };
-                    series.push(Series {
-                        label: format!("{}{s}, {what}", prefix(g.merged, i)),
-                        points: p,
-                        kind: LineKind::Measured,
-                        color,
-                    });
-                    color += 1;
+    let mut series = Vec::new();
+    for (i, set) in sets.iter().enumerate() {
+        for s in SchedulerKind::ALL {
+            for &o in x.other().values(g) {
+                let points = g.points(set, x, o, s, |r| r.longest_share() * 100.0);
+                if points.is_empty() {
+                    continue;
                 }
+                series.push(Series {
+                    label: format!("{}{s}, {}", prefix(g.merged, i), x.other().fixed_at(o)),
+                    points,
+                    kind: LineKind::Measured,
+                    color: series.len(),
+                });
             }
         }
-        Some((
-            format!("longest-tx-share{}.svg", g.suffix),
-            Chart {
-                title: format!(
-                    "Longest-transaction latency as a share of total time ({})",
-                    title_tail(&g.dump, g.recover)
-                ),
-                x_desc: if by_threads {
-                    "threads".into()
-                } else {
-                    "batch size (blocks per mega-block)".into()
-                },
-                y_desc: "longest tx / total (%)".into(),
-                log_x: !by_threads,
-                y_max: Some(100.0),
-                series,
-            },
-        ))
     }
+    Some(g.chart(
+        "longest-tx-share".into(),
+        "Longest-transaction latency as a share of total time".into(),
+        x,
+        "longest tx / total (%)",
+        Some(100.0),
+        series,
+    ))
 }
 
 /// One chart per simulation: projected GGas/s against virtual threads, with the measured

@@ -4,6 +4,7 @@ use crate::{
     results::{Mode, ResultRow, SuiteTotal, SweepResults},
     simulate::SimulationReport,
 };
+use serde::{Serialize, Serializer};
 use std::{borrow::Cow, fmt::Write};
 
 /// A name from a dump, a path or a reason as it may be shown: control characters (escape
@@ -67,117 +68,210 @@ fn distinct_dumps(sets: &[SweepResults]) -> usize {
     names.len()
 }
 
-/// The measured rows as one markdown table. With several result sets, a `machine`
-/// column (`M1`, `M2`, ... as listed by [`render_markdown`]) leads each row.
-pub fn rows_table(sets: &[SweepResults]) -> String {
-    let merged = sets.len() > 1;
-    let show_dump = distinct_dumps(sets) > 1;
-    let show_mode = any(sets, |r| r.mode == Mode::Sequential);
-    let show_senders = any(sets, |r| r.recover_senders);
-    let show_speedup = any(sets, |r| {
-        r.speedup_vs_sequential.is_some() && r.mode == Mode::BalParallel
-    });
-    let show_vs_one = any(sets, |r| r.vs_one_thread.is_some());
-    let show_verified = any_unverified(sets);
-    let mut head: Vec<&str> = Vec::new();
-    if merged {
-        head.push("machine");
+/// A column of the rows table ([`rows_table_with`]): its head, its alignment and how a
+/// row's cell is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    /// The result set's tag (`M1`, `M2`, ... as listed by [`render_markdown`]).
+    Machine,
+    /// `yes`, or `UNVERIFIED` for a row measured with `--no-verify`.
+    Verified,
+    /// The dump's name.
+    Dump,
+    /// `sequential` or `BAL`.
+    Mode,
+    /// Worker threads.
+    Threads,
+    /// Scheduler name, `-` for the sequential baseline.
+    Scheduler,
+    /// Blocks per mega-block.
+    Batch,
+    /// `recovered` or `given`: whether sender recovery was inside the timed work.
+    Senders,
+    /// Mean gas per batch, Mgas.
+    AvgBatchGas,
+    /// Median MGas/s with the slowest and fastest sample.
+    MgasPerS,
+    /// Σ over batches of the slowest transaction, median sample.
+    LongestTx,
+    /// Wall time of the median sample.
+    Total,
+    /// The critical-path lower bound on the wall time.
+    Bound,
+    /// bound / total.
+    Efficiency,
+    /// longest tx / total.
+    LongestShare,
+    /// The paired ratio over the sequential baseline, with its interval.
+    VsSequential,
+    /// The paired ratio over the same point on one thread, with its interval.
+    VsOneThread,
+    /// Median and 99th percentile of the transaction times, µs.
+    TxLatency,
+    /// Passes per measured sample (a range where samples differ).
+    Passes,
+}
+
+impl Column {
+    /// Every column, in table order.
+    pub const ALL: [Column; 19] = [
+        Column::Machine,
+        Column::Verified,
+        Column::Dump,
+        Column::Mode,
+        Column::Threads,
+        Column::Scheduler,
+        Column::Batch,
+        Column::Senders,
+        Column::AvgBatchGas,
+        Column::MgasPerS,
+        Column::LongestTx,
+        Column::Total,
+        Column::Bound,
+        Column::Efficiency,
+        Column::LongestShare,
+        Column::VsSequential,
+        Column::VsOneThread,
+        Column::TxLatency,
+        Column::Passes,
+    ];
+
+    /// The column's head in `table.md`.
+    pub fn head(self) -> &'static str {
+        match self {
+            Column::Machine => "machine",
+            Column::Verified => "verified",
+            Column::Dump => "dump",
+            Column::Mode => "mode",
+            Column::Threads => "threads",
+            Column::Scheduler => "scheduler",
+            Column::Batch => "batch",
+            Column::Senders => "senders",
+            Column::AvgBatchGas => "avg batch Mgas",
+            Column::MgasPerS => "MGas/s [min–max]",
+            Column::LongestTx => "longest tx",
+            Column::Total => "total",
+            Column::Bound => "bound",
+            Column::Efficiency => "eff",
+            Column::LongestShare => "longest share",
+            Column::VsSequential => "vs seq. [95 % CI]",
+            Column::VsOneThread => "vs 1 thread [95 % CI]",
+            Column::TxLatency => "tx p50/p99 µs",
+            Column::Passes => "passes/sample",
+        }
     }
-    if show_verified {
-        head.push("verified");
+
+    /// Text columns are left-aligned, figures right-aligned.
+    pub fn is_text(self) -> bool {
+        matches!(
+            self,
+            Column::Machine
+                | Column::Verified
+                | Column::Dump
+                | Column::Mode
+                | Column::Scheduler
+                | Column::Senders
+        )
     }
-    if show_dump {
-        head.push("dump");
+
+    /// Whether the rows table of `sets` shows this column: the optional ones only where
+    /// they tell something (a machine tag only when sets are merged, the dump only when
+    /// there are several, a ratio only when some row has one, ...).
+    pub fn shown_for(self, sets: &[SweepResults]) -> bool {
+        match self {
+            Column::Machine => sets.len() > 1,
+            Column::Verified => any_unverified(sets),
+            Column::Dump => distinct_dumps(sets) > 1,
+            Column::Mode => any(sets, |r| r.mode == Mode::Sequential),
+            Column::Senders => any(sets, |r| r.recover_senders),
+            Column::VsSequential => any(sets, |r| {
+                r.speedup_vs_sequential.is_some() && r.mode == Mode::BalParallel
+            }),
+            Column::VsOneThread => any(sets, |r| r.vs_one_thread.is_some()),
+            _ => true,
+        }
     }
-    if show_mode {
-        head.push("mode");
-    }
-    head.extend(["threads", "scheduler", "batch"]);
-    if show_senders {
-        head.push("senders");
-    }
-    head.extend([
-        "avg batch Mgas",
-        "MGas/s [min–max]",
-        "longest tx",
-        "total",
-        "bound",
-        "eff",
-        "longest share",
-    ]);
-    if show_speedup {
-        head.push("vs seq. [95 % CI]");
-    }
-    if show_vs_one {
-        head.push("vs 1 thread [95 % CI]");
-    }
-    head.push("tx p50/p99 µs");
-    head.push("passes/sample");
-    let mut out = String::new();
-    let _ = writeln!(out, "| {} |", head.join(" | "));
-    let _ = writeln!(
-        out,
-        "|{}",
-        head.iter()
-            .map(|h| if is_text(h) { "---|" } else { "---:|" })
-            .collect::<String>()
-    );
-    for (i, set) in sets.iter().enumerate() {
-        for r in &set.rows {
-            let m = &r.summary.median;
-            let mut cells: Vec<String> = Vec::new();
-            if merged {
-                cells.push(machine_tag(i));
+
+    /// The cell of row `r` of result set number `set` (a markdown cell: names escaped).
+    fn cell(self, set: usize, r: &ResultRow) -> String {
+        let m = &r.summary.median;
+        match self {
+            Column::Machine => machine_tag(set),
+            Column::Verified => if r.verified { "yes" } else { "UNVERIFIED" }.into(),
+            Column::Dump => md_cell(&r.dump),
+            Column::Mode => match r.mode {
+                Mode::Sequential => "sequential".into(),
+                Mode::BalParallel => "BAL".into(),
+            },
+            Column::Threads => r.threads.to_string(),
+            Column::Scheduler => r.scheduler_name().into(),
+            Column::Batch => r.batch.to_string(),
+            Column::Senders => if r.recover_senders {
+                "recovered"
+            } else {
+                "given"
             }
-            if show_verified {
-                cells.push(if r.verified { "yes" } else { "UNVERIFIED" }.into());
-            }
-            if show_dump {
-                cells.push(md_cell(&r.dump));
-            }
-            if show_mode {
-                cells.push(if r.mode == Mode::Sequential {
-                    "sequential".into()
-                } else {
-                    "BAL".into()
-                });
-            }
-            cells.push(r.threads.to_string());
-            cells.push(r.scheduler_name().into());
-            cells.push(r.batch.to_string());
-            if show_senders {
-                cells.push(if r.recover_senders {
-                    "recovered".into()
-                } else {
-                    "given".into()
-                });
-            }
-            cells.push(format!("{:.1}", r.avg_batch_gas / 1e6));
-            cells.push(format!(
+            .into(),
+            Column::AvgBatchGas => format!("{:.1}", r.avg_batch_gas / 1e6),
+            Column::MgasPerS => format!(
                 "{:.0} [{:.0}–{:.0}]",
                 r.mgas_per_s(),
                 r.summary.min_ggas_per_s * 1e3,
                 r.summary.max_ggas_per_s * 1e3
-            ));
-            cells.push(format!("{:.3} s", m.longest_tx_s));
-            cells.push(format!("{:.3} s", m.wall_s));
-            cells.push(format!("{:.3} s", m.bound_s));
-            cells.push(format!("{:.2}", m.efficiency));
-            cells.push(format!("{:.0} %", r.longest_share() * 100.0));
-            if show_speedup {
-                cells.push(if r.mode == Mode::Sequential {
-                    // The baseline against itself: no interval to show.
-                    "1.00×".into()
-                } else {
-                    ratio_cell(r.vs_sequential, r.speedup_vs_sequential)
-                });
+            ),
+            Column::LongestTx => format!("{:.3} s", m.longest_tx_s),
+            Column::Total => format!("{:.3} s", m.wall_s),
+            Column::Bound => format!("{:.3} s", m.bound_s),
+            Column::Efficiency => format!("{:.2}", m.efficiency),
+            Column::LongestShare => format!("{:.0} %", r.longest_share() * 100.0),
+            Column::VsSequential => match r.mode {
+                // The baseline against itself: no interval to show.
+                Mode::Sequential => "1.00×".into(),
+                Mode::BalParallel => ratio_cell(r.vs_sequential, r.speedup_vs_sequential),
+            },
+            Column::VsOneThread => ratio_cell(r.vs_one_thread, None),
+            Column::TxLatency => {
+                let (p50, p99, _) = r.summary.tx_us_p50_p99_max;
+                format!("{p50:.0}/{p99:.0}")
             }
-            if show_vs_one {
-                cells.push(ratio_cell(r.vs_one_thread, None));
-            }
-            let (p50, p99, _) = r.summary.tx_us_p50_p99_max;
-            cells.push(format!("{p50:.0}/{p99:.0}"));
-            cells.push(passes_cell(r));
+            Column::Passes => passes_cell(r),
+        }
+    }
+}
+
+/// The columns the rows table of `sets` has: every column of [`Column::ALL`] that
+/// [`Column::shown_for`] keeps, in table order. The one place that decides them.
+pub fn rows_columns(sets: &[SweepResults]) -> Vec<Column> {
+    Column::ALL
+        .into_iter()
+        .filter(|c| c.shown_for(sets))
+        .collect()
+}
+
+/// The measured rows as one markdown table, with the columns of [`rows_columns`]. With
+/// several result sets, a `machine` column (`M1`, `M2`, ... as listed by
+/// [`render_markdown`]) leads each row.
+pub fn rows_table(sets: &[SweepResults]) -> String {
+    rows_table_with(sets, &rows_columns(sets))
+}
+
+/// The measured rows of every set as one markdown table of the given `columns`, in the
+/// order given.
+pub fn rows_table_with(sets: &[SweepResults], columns: &[Column]) -> String {
+    let mut out = String::new();
+    let heads: Vec<&str> = columns.iter().map(|c| c.head()).collect();
+    let _ = writeln!(out, "| {} |", heads.join(" | "));
+    let _ = writeln!(
+        out,
+        "|{}",
+        columns
+            .iter()
+            .map(|c| if c.is_text() { "---|" } else { "---:|" })
+            .collect::<String>()
+    );
+    for (i, set) in sets.iter().enumerate() {
+        for r in &set.rows {
+            let cells: Vec<String> = columns.iter().map(|c| c.cell(i, r)).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
     }
@@ -418,13 +512,6 @@ pub fn short_test_name(name: &str) -> String {
     let tail = name.rsplit_once("::").map_or(name, |(_, t)| t);
     tail.replace("-blockchain_test_from_state_test", "")
         .replace("-blockchain_test", "")
-}
-
-fn is_text(head: &str) -> bool {
-    matches!(
-        head,
-        "machine" | "verified" | "dump" | "mode" | "scheduler" | "senders"
-    )
 }
 
 /// A simulation as markdown: projected GGas/s (longest-tx share) per batch × scheduler
@@ -702,127 +789,209 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
     out
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// A figure written with `N` decimals (`{:.N}`), as every CSV file writes its figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Fixed<const N: usize>(f64);
+
+impl<const N: usize> Serialize for Fixed<N> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&format_args!("{:.*}", N, self.0))
     }
+}
+
+/// The machine columns that lead every CSV line, so files of several machines
+/// concatenate. (Written field by field: the csv crate cannot flatten a nested struct.)
+fn machine_columns(s: &SweepResults) -> (&str, usize, &str) {
+    (&s.machine.cpu, s.machine.cores, &s.machine.commit)
+}
+
+/// A line of `results.csv`: one grid point of one dump, median figures and range.
+#[derive(Debug, Default, Serialize)]
+struct ResultsCsvRow<'a> {
+    machine_cpu: &'a str,
+    machine_cores: usize,
+    commit: &'a str,
+    dump: &'a str,
+    dump_checksum: &'a str,
+    mode: &'static str,
+    threads: usize,
+    scheduler: &'static str,
+    batch: usize,
+    recover_senders: bool,
+    warmup: usize,
+    repeats: usize,
+    verified: bool,
+    avg_batch_gas: Fixed<0>,
+    mgas_per_s: Fixed<2>,
+    mgas_per_s_min: Fixed<2>,
+    mgas_per_s_max: Fixed<2>,
+    longest_tx_s: Fixed<6>,
+    wall_s: Fixed<6>,
+    bound_s: Fixed<6>,
+    efficiency: Fixed<4>,
+    longest_share: Fixed<4>,
+    work_s: Fixed<6>,
+    utilisation: Fixed<4>,
+    speedup_vs_sequential: Option<Fixed<4>>,
+    tx_p50_us: Fixed<1>,
+    tx_p99_us: Fixed<1>,
+    tx_max_us: Fixed<1>,
+    passes_min: u32,
+    passes_max: u32,
+}
+
+/// A line of `totals.csv`: one grid point summed over a suite's dumps.
+#[derive(Debug, Default, Serialize)]
+struct TotalsCsvRow<'a> {
+    machine_cpu: &'a str,
+    machine_cores: usize,
+    commit: &'a str,
+    mode: &'static str,
+    threads: usize,
+    scheduler: &'static str,
+    batch: usize,
+    recover_senders: bool,
+    dumps: usize,
+    total_gas: u64,
+    total_wall_s: Fixed<6>,
+    mgas_per_s: Fixed<2>,
+    geomean_speedup_vs_sequential: Option<Fixed<4>>,
+    verified: bool,
+}
+
+/// A line of `simulation.csv`: one projection of one simulation.
+#[derive(Debug, Default, Serialize)]
+struct SimulationCsvRow<'a> {
+    machine_cpu: &'a str,
+    machine_cores: usize,
+    commit: &'a str,
+    dump: &'a str,
+    dump_checksum: &'a str,
+    threads: usize,
+    batch: usize,
+    scheduler: &'static str,
+    makespan_s: Fixed<6>,
+    ggas_per_s: Fixed<4>,
+    longest_tx_s: Fixed<6>,
+    longest_share: Fixed<4>,
+    bound_s: Fixed<6>,
+}
+
+/// `rows` as CSV text: a header line of the row type's field names (written even when
+/// there is no row), then one line per row, fields quoted only where they must be.
+fn csv_text<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> String {
+    let serialize_all = |rows: &mut dyn Iterator<Item = R>| {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for row in rows {
+            w.serialize(row)
+                .expect("CSV rows are flat structs of strings and numbers");
+        }
+        let bytes = w.into_inner().expect("writing to memory does not fail");
+        String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8")
+    };
+    let mut rows = rows.into_iter().peekable();
+    if rows.peek().is_some() {
+        return serialize_all(&mut rows);
+    }
+    // serde writes the header with the first row: write a default row, keep its header.
+    let text = serialize_all(&mut std::iter::once(R::default()));
+    text.split_inclusive('\n')
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// `results.csv`: one line per grid point (median figures and range), machine columns
 /// included so files of several machines concatenate.
 pub fn render_csv(sets: &[SweepResults]) -> String {
-    let mut out = String::from(
-        "machine_cpu,machine_cores,commit,dump,dump_checksum,mode,threads,scheduler,batch,recover_senders,warmup,repeats,\
-         verified,avg_batch_gas,mgas_per_s,mgas_per_s_min,mgas_per_s_max,longest_tx_s,wall_s,bound_s,efficiency,\
-         longest_share,work_s,utilisation,speedup_vs_sequential,tx_p50_us,tx_p99_us,tx_max_us,passes_min,passes_max\n",
-    );
-    for s in sets {
-        for r in &s.rows {
+    csv_text(sets.iter().flat_map(|s| {
+        let (machine_cpu, machine_cores, commit) = machine_columns(s);
+        s.rows.iter().map(move |r| {
             let m = &r.summary.median;
             let (p50, p99, max) = r.summary.tx_us_p50_p99_max;
-            let fields = [
-                csv_field(&s.machine.cpu),
-                s.machine.cores.to_string(),
-                csv_field(&s.machine.commit),
-                csv_field(&r.dump),
-                r.dump_checksum.clone(),
-                r.mode.name().into(),
-                r.threads.to_string(),
-                r.scheduler_name().into(),
-                r.batch.to_string(),
-                r.recover_senders.to_string(),
-                r.warmup.to_string(),
-                r.repeats.to_string(),
-                r.verified.to_string(),
-                format!("{:.0}", r.avg_batch_gas),
-                format!("{:.2}", r.mgas_per_s()),
-                format!("{:.2}", r.summary.min_ggas_per_s * 1e3),
-                format!("{:.2}", r.summary.max_ggas_per_s * 1e3),
-                format!("{:.6}", m.longest_tx_s),
-                format!("{:.6}", m.wall_s),
-                format!("{:.6}", m.bound_s),
-                format!("{:.4}", m.efficiency),
-                format!("{:.4}", r.longest_share()),
-                format!("{:.6}", m.work_s),
-                format!("{:.4}", m.utilisation),
-                r.speedup_vs_sequential
-                    .map(|x| format!("{x:.4}"))
-                    .unwrap_or_default(),
-                format!("{p50:.1}"),
-                format!("{p99:.1}"),
-                format!("{max:.1}"),
-                r.passes_range().0.to_string(),
-                r.passes_range().1.to_string(),
-            ];
-            let _ = writeln!(out, "{}", fields.join(","));
-        }
-    }
-    out
+            let (passes_min, passes_max) = r.passes_range();
+            ResultsCsvRow {
+                machine_cpu,
+                machine_cores,
+                commit,
+                dump: &r.dump,
+                dump_checksum: &r.dump_checksum,
+                mode: r.mode.name(),
+                threads: r.threads,
+                scheduler: r.scheduler_name(),
+                batch: r.batch,
+                recover_senders: r.recover_senders,
+                warmup: r.warmup,
+                repeats: r.repeats,
+                verified: r.verified,
+                avg_batch_gas: Fixed(r.avg_batch_gas),
+                mgas_per_s: Fixed(r.mgas_per_s()),
+                mgas_per_s_min: Fixed(r.summary.min_ggas_per_s * 1e3),
+                mgas_per_s_max: Fixed(r.summary.max_ggas_per_s * 1e3),
+                longest_tx_s: Fixed(m.longest_tx_s),
+                wall_s: Fixed(m.wall_s),
+                bound_s: Fixed(m.bound_s),
+                efficiency: Fixed(m.efficiency),
+                longest_share: Fixed(r.longest_share()),
+                work_s: Fixed(m.work_s),
+                utilisation: Fixed(m.utilisation),
+                speedup_vs_sequential: r.speedup_vs_sequential.map(Fixed),
+                tx_p50_us: Fixed(p50),
+                tx_p99_us: Fixed(p99),
+                tx_max_us: Fixed(max),
+                passes_min,
+                passes_max,
+            }
+        })
+    }))
 }
 
 /// `totals.csv`: one line per suite total (grid point summed over a suite's dumps).
 pub fn render_totals_csv(sets: &[SweepResults]) -> String {
-    let mut out = String::from(
-        "machine_cpu,machine_cores,commit,mode,threads,scheduler,batch,recover_senders,dumps,total_gas,total_wall_s,mgas_per_s,geomean_speedup_vs_sequential,verified\n",
-    );
-    for s in sets {
+    csv_text(sets.iter().flat_map(|s| {
+        let (machine_cpu, machine_cores, commit) = machine_columns(s);
         let verified = !any_unverified(std::slice::from_ref(s));
-        for t in &s.totals {
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{},{},{},{},{},{:.6},{:.2},{},{verified}",
-                csv_field(&s.machine.cpu),
-                s.machine.cores,
-                csv_field(&s.machine.commit),
-                t.mode.name(),
-                t.threads,
-                t.scheduler_name(),
-                t.batch,
-                t.recover_senders,
-                t.dumps,
-                t.total_gas,
-                t.total_wall_s,
-                t.mgas_per_s(),
-                t.geomean_speedup
-                    .map(|g| format!("{g:.4}"))
-                    .unwrap_or_default()
-            );
-        }
-    }
-    out
+        s.totals.iter().map(move |t| TotalsCsvRow {
+            machine_cpu,
+            machine_cores,
+            commit,
+            mode: t.mode.name(),
+            threads: t.threads,
+            scheduler: t.scheduler_name(),
+            batch: t.batch,
+            recover_senders: t.recover_senders,
+            dumps: t.dumps,
+            total_gas: t.total_gas,
+            total_wall_s: Fixed(t.total_wall_s),
+            mgas_per_s: Fixed(t.mgas_per_s()),
+            geomean_speedup_vs_sequential: t.geomean_speedup.map(Fixed),
+            verified,
+        })
+    }))
 }
 
 /// `simulation.csv`: one line per projection, with the machine the profile came from.
 pub fn render_simulation_csv(sets: &[SweepResults]) -> String {
-    let mut out = String::from(
-        "machine_cpu,machine_cores,commit,dump,dump_checksum,threads,batch,scheduler,makespan_s,ggas_per_s,longest_tx_s,longest_share,bound_s\n",
-    );
-    for s in sets {
-        for sim in &s.simulations {
-            for p in &sim.projections {
-                let _ = writeln!(
-                    out,
-                    "{},{},{},{},{},{},{},{},{:.6},{:.4},{:.6},{:.4},{:.6}",
-                    csv_field(&s.machine.cpu),
-                    s.machine.cores,
-                    csv_field(&s.machine.commit),
-                    csv_field(&sim.dump),
-                    sim.dump_checksum,
-                    p.threads,
-                    p.batch,
-                    p.scheduler,
-                    p.makespan_s,
-                    p.ggas_per_s,
-                    p.longest_tx_s,
-                    p.longest_share,
-                    p.bound_s
-                );
-            }
-        }
-    }
-    out
+    csv_text(sets.iter().flat_map(|s| {
+        let (machine_cpu, machine_cores, commit) = machine_columns(s);
+        s.simulations.iter().flat_map(move |sim| {
+            sim.projections.iter().map(move |p| SimulationCsvRow {
+                machine_cpu,
+                machine_cores,
+                commit,
+                dump: &sim.dump,
+                dump_checksum: &sim.dump_checksum,
+                threads: p.threads,
+                batch: p.batch,
+                scheduler: p.scheduler.name(),
+                makespan_s: Fixed(p.makespan_s),
+                ggas_per_s: Fixed(p.ggas_per_s),
+                longest_tx_s: Fixed(p.longest_tx_s),
+                longest_share: Fixed(p.longest_share),
+                bound_s: Fixed(p.bound_s),
+            })
+        })
+    }))
 }
 
 #[cfg(test)]
@@ -972,6 +1141,90 @@ mod tests {
         );
         let csv = render_totals_csv(std::slice::from_ref(&s));
         assert_eq!(csv.lines().count(), 1 + s.totals.len());
+    }
+
+    /// The headers every reader of the CSV files knows: the columns stay as they were.
+    #[test]
+    fn csv_headers_keep_their_columns() {
+        let header = |text: String| text.lines().next().unwrap().to_string();
+        let results = "machine_cpu,machine_cores,commit,dump,dump_checksum,mode,threads,scheduler,batch,\
+             recover_senders,warmup,repeats,verified,avg_batch_gas,mgas_per_s,mgas_per_s_min,mgas_per_s_max,\
+             longest_tx_s,wall_s,bound_s,efficiency,longest_share,work_s,utilisation,speedup_vs_sequential,\
+             tx_p50_us,tx_p99_us,tx_max_us,passes_min,passes_max";
+        let totals = "machine_cpu,machine_cores,commit,mode,threads,scheduler,batch,recover_senders,dumps,\
+             total_gas,total_wall_s,mgas_per_s,geomean_speedup_vs_sequential,verified";
+        let simulation = "machine_cpu,machine_cores,commit,dump,dump_checksum,threads,batch,scheduler,\
+             makespan_s,ggas_per_s,longest_tx_s,longest_share,bound_s";
+        let s = sample("CPU");
+        assert_eq!(header(render_csv(std::slice::from_ref(&s))), results);
+        // No line (no totals, no simulation, no set at all): the header alone.
+        assert_eq!(
+            render_totals_csv(std::slice::from_ref(&s)),
+            format!("{totals}\n")
+        );
+        assert_eq!(render_simulation_csv(&[]), format!("{simulation}\n"));
+        assert_eq!(render_csv(&[]), format!("{results}\n"));
+    }
+
+    /// results.csv read back with a CSV reader gives the rows' own values, a machine name
+    /// with a comma, quotes and a newline included.
+    #[test]
+    fn results_csv_round_trips() {
+        let mut s = sample("CPU \"X\", 2 GHz\nrev 2");
+        s.rows[0].speedup_vs_sequential = None;
+        s.rows[1].speedup_vs_sequential = Some(1.23456);
+        let text = render_csv(std::slice::from_ref(&s));
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let head = reader.headers().unwrap().clone();
+        let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(records.len(), s.rows.len());
+        for (rec, r) in records.iter().zip(&s.rows) {
+            assert_eq!(&rec[col("machine_cpu")], s.machine.cpu);
+            assert_eq!(&rec[col("dump")], r.dump);
+            assert_eq!(&rec[col("mode")], r.mode.name());
+            assert_eq!(rec[col("threads")].parse::<usize>().unwrap(), r.threads);
+            assert_eq!(&rec[col("scheduler")], r.scheduler_name());
+            assert_eq!(rec[col("batch")].parse::<usize>().unwrap(), r.batch);
+            assert_eq!(rec[col("verified")].parse::<bool>().unwrap(), r.verified);
+            let mgas: f64 = rec[col("mgas_per_s")].parse().unwrap();
+            assert!((mgas - r.mgas_per_s()).abs() <= 0.005, "{mgas}");
+            assert_eq!(&rec[col("mgas_per_s")], format!("{:.2}", r.mgas_per_s()));
+            let speedup = &rec[col("speedup_vs_sequential")];
+            match r.speedup_vs_sequential {
+                Some(x) => assert_eq!(speedup, format!("{x:.4}")),
+                None => assert_eq!(speedup, ""),
+            }
+            let (lo, hi) = r.passes_range();
+            assert_eq!(rec[col("passes_min")].parse::<u32>().unwrap(), lo);
+            assert_eq!(rec[col("passes_max")].parse::<u32>().unwrap(), hi);
+        }
+    }
+
+    /// A table of chosen columns has those heads, in that order, and a cell per column.
+    #[test]
+    fn rows_table_takes_a_column_list() {
+        let s = sample("CPU");
+        let sets = std::slice::from_ref(&s);
+        let table = rows_table_with(sets, &[Column::Scheduler, Column::Threads]);
+        let mut lines = table.lines();
+        assert_eq!(lines.next(), Some("| scheduler | threads |"));
+        assert_eq!(lines.next(), Some("|---|---:|"));
+        assert_eq!(lines.next(), Some("| - | 1 |"));
+        assert_eq!(lines.count(), s.rows.len() - 1);
+        // The default list: no machine column for one set, every fixed column.
+        let columns = rows_columns(sets);
+        assert!(!columns.contains(&Column::Machine));
+        assert!(!columns.contains(&Column::Verified));
+        for c in [
+            Column::Threads,
+            Column::MgasPerS,
+            Column::TxLatency,
+            Column::Passes,
+        ] {
+            assert!(columns.contains(&c), "{c:?}");
+        }
+        assert!(rows_columns(&[s.clone(), s]).starts_with(&[Column::Machine]));
     }
 
     #[test]
