@@ -14,7 +14,7 @@ use alloy_evm::{
     },
     precompiles::PrecompilesMap,
 };
-use gigagas_record::{execution_ctx, pay_headerless_ommer_share};
+use gigagas_chain::{execution_ctx, pay_headerless_ommer_share};
 use revm::{
     DatabaseCommit,
     context::TxEnv,

@@ -45,7 +45,7 @@ pub use bench::{
 };
 pub use exec::{ExecError, ItemExecutor, ItemOutput, SequentialTx, TxResult};
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
-pub use gigagas_record::ChainSpec;
+pub use gigagas_chain::ChainSpec;
 pub use prestate::{PreStateDb, StateError};
 pub use replay::{ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
 pub use run::{RunConfig, RunOutputs, RunTimings, SequentialOutputs};

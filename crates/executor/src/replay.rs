@@ -7,8 +7,8 @@ use crate::{
 use alloy_consensus::{Header, Transaction, TxEnvelope, transaction::Recovered};
 use alloy_eips::eip4895::Withdrawal;
 use alloy_evm::EvmEnv;
+use gigagas_chain::{BlockInput, BlockStage, ChainSpec};
 use gigagas_dump::{Dump, ReceiptSummary};
-use gigagas_record::{BlockInput, ChainSpec, RecordStage};
 use revm::state::bal::Bal;
 
 /// Why a dump cannot be prepared for replay.
@@ -71,12 +71,12 @@ pub enum ItemKind {
     PostBlock,
 }
 
-impl From<ItemKind> for RecordStage {
+impl From<ItemKind> for BlockStage {
     fn from(kind: ItemKind) -> Self {
         match kind {
-            ItemKind::PreBlock => RecordStage::PreBlock,
-            ItemKind::Tx(i) => RecordStage::Tx(i as usize),
-            ItemKind::PostBlock => RecordStage::PostBlock,
+            ItemKind::PreBlock => BlockStage::PreBlock,
+            ItemKind::Tx(i) => BlockStage::Tx(i as usize),
+            ItemKind::PostBlock => BlockStage::PostBlock,
         }
     }
 }
@@ -84,7 +84,7 @@ impl From<ItemKind> for RecordStage {
 /// Worded like the recording path's stages (one wording for both).
 impl std::fmt::Display for ItemKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        RecordStage::from(*self).fmt(f)
+        BlockStage::from(*self).fmt(f)
     }
 }
 
@@ -153,7 +153,7 @@ impl Replay {
     /// Prepare a dump: build the pre-state store, convert the access lists, build envs.
     ///
     /// The point-evaluation precompile runs on the setup-free verifier
-    /// ([`gigagas_record::install_kzg_verifier`], installed here for the whole process), so
+    /// ([`gigagas_chain::install_kzg_verifier`], installed here for the whole process), so
     /// nothing needs loading. Only if revm's crypto provider was fixed before (a precompile
     /// ran earlier in the process) and an access list names the precompile is c-kzg's
     /// trusted setup loaded here, so that no timed run pays for it.
@@ -166,7 +166,7 @@ impl Replay {
     /// dump afterwards should call).
     pub fn from_dump(dump: Dump) -> Result<Self, PrepareError> {
         let spec = ChainSpec::from_config(&dump.meta.chain).map_err(PrepareError::Chain)?;
-        if !gigagas_record::install_kzg_verifier() && calls_point_evaluation(&dump, &spec) {
+        if !gigagas_chain::install_kzg_verifier() && calls_point_evaluation(&dump, &spec) {
             warm_up_kzg();
         }
         let mut segments = Vec::with_capacity(dump.segments.len());
@@ -286,7 +286,7 @@ pub fn calls_point_evaluation(dump: &Dump, spec: &ChainSpec) -> bool {
 
 /// Load c-kzg's trusted setup (done lazily by revm's default point-evaluation verifier,
 /// taking seconds) by verifying one known-valid proof. Not needed once
-/// [`gigagas_record::install_kzg_verifier`] is in place.
+/// [`gigagas_chain::install_kzg_verifier`] is in place.
 pub fn warm_up_kzg() {
     use alloy_primitives::hex;
     use revm::precompile::kzg_point_evaluation;

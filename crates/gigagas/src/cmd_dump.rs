@@ -68,8 +68,8 @@ pub(crate) struct DumpArgs {
     pub stop_after: Option<u64>,
 }
 
-fn parse_fork(s: &str) -> Result<EthereumHardfork, gigagas_rpc::chain::UnknownFork> {
-    gigagas_rpc::chain::parse_fork(s)
+fn parse_fork(s: &str) -> Result<EthereumHardfork, gigagas_chain::UnknownFork> {
+    gigagas_chain::parse_fork(s)
 }
 
 /// Run `gigagas dump`.

@@ -8,8 +8,8 @@ use crate::{
 use alloy_consensus::crypto::RecoveryError;
 use alloy_evm::block::BlockExecutionError;
 use alloy_primitives::Address;
-use gigagas_dump::InvariantError;
 use gigagas_chain::BlockStage;
+use gigagas_dump::InvariantError;
 use std::{fmt, path::PathBuf};
 
 /// Everything that can go wrong importing fixtures. File-level variants name the file,

@@ -15,8 +15,8 @@ use alloy_eip7928::BlockAccessList;
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, Bytes, U256};
 use alloy_rlp::Decodable;
-use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta};
 use gigagas_chain::{BlockInput, BlockStage, ChainSpec, check_against_parent, check_body};
+use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta};
 use gigagas_record::{
     RecordedBlock, first_difference, record_block, structure_error, touched_pre_state,
     without_eip8282_touches, without_extra_reads,

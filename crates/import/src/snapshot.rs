@@ -31,9 +31,9 @@ use alloy_eip7928::BlockAccessList;
 use alloy_evm::block::BlockExecutionError;
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
-use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta, Segment};
 use gigagas_chain::json::{ConsensusBlock, check_ommer_hashes, parse_block, to_consensus_block};
 use gigagas_chain::{BlockInput, BlockStage, ChainSpec};
+use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta, Segment};
 use gigagas_record::{record_block, touched_pre_state};
 use rayon::prelude::*;
 use revm::{bytecode::Bytecode, database::State, primitives::KECCAK_EMPTY};
@@ -477,8 +477,7 @@ pub fn read_block(dir: &Path, spec: &ChainSpec) -> Result<SnapshotBlock, Snapsho
         .and_then(|n| hex_quantity(n).map_err(|e| e.to_string()))
         .and_then(|n| u64::try_from(n).map_err(|_| format!("{n} does not fit in 64 bits")))
         .map_err(|detail| SnapshotError::input(folder_block(dir), &path, "number", detail))?;
-    let rpc = parse_block(value)
-        .map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
+    let rpc = parse_block(value).map_err(|e| SnapshotError::input(number, &path, "(block)", e))?;
     check_ommer_hashes(&rpc.header.inner, &rpc.uncles)
         .map_err(|detail| SnapshotError::input(number, &path, "uncles", detail))?;
     let block = to_consensus_block(rpc, number)

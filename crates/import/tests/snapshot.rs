@@ -231,7 +231,7 @@ fn an_edited_gas_used_is_named() {
         real = u64::from_str_radix(v["gasUsed"].as_str().unwrap().trim_start_matches("0x"), 16)
             .unwrap();
         v["gasUsed"] = Value::from(format!("{:#x}", real + 1));
-        let block: gigagas_rpc::convert::RpcBlock = serde_json::from_value(v.clone()).unwrap();
+        let block: gigagas_chain::json::RpcBlock = serde_json::from_value(v.clone()).unwrap();
         v["hash"] = Value::from(block.header.inner.hash_slow().to_string());
     });
     let err = import_error(&dir);
@@ -462,7 +462,7 @@ fn an_output_that_is_an_input_file_is_refused_before_any_work() {
 #[test]
 fn every_shipped_block_folder_reads_under_the_json_rpc_rules() {
     let chain = gigagas_import::snapshot::mainnet_chain();
-    let spec = gigagas_record::ChainSpec::from_config(&chain).unwrap();
+    let spec = gigagas_chain::ChainSpec::from_config(&chain).unwrap();
     let dirs = gigagas_import::snapshot::block_dirs(blocks()).unwrap();
     assert_eq!(dirs.len(), 42);
     for dir in dirs {

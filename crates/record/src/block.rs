@@ -1,111 +1,28 @@
 //! Executing one block with the access-list builder, and checking it against its header.
 
-use crate::spec::ChainSpec;
 use alloy_consensus::{
     Header, ReceiptEnvelope, Transaction, TxEnvelope, TxReceipt, proofs, transaction::Recovered,
 };
 use alloy_eip7928::BlockAccessList;
 use alloy_eips::eip4844::DATA_GAS_PER_BLOB;
-use alloy_eips::eip4895::Withdrawal;
 use alloy_evm::{
     Evm, EvmFactory,
     block::{BlockExecutionError, BlockExecutionResult, BlockExecutor},
-    eth::{
-        EthBlockExecutionCtx, EthBlockExecutor, EthEvm, EthEvmFactory,
-        receipt_builder::AlloyReceiptBuilder,
-    },
+    eth::{EthBlockExecutor, EthEvm, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
     precompiles::PrecompilesMap,
 };
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{B256, Bloom};
-use gigagas_dump::{DumpBlock, ReceiptSummary};
+use gigagas_chain::{
+    BlockInput, BlockStage, ChainSpec, HeaderMismatch, execution_ctx, install_kzg_verifier,
+    pay_headerless_ommer_share,
+};
+use gigagas_dump::ReceiptSummary;
 use revm::{
-    Database, DatabaseCommit,
-    database::{DatabaseCommitExt, State},
+    database::State,
     inspector::NoOpInspector,
     state::bal::{Bal, BlockAccessIndex},
 };
-use std::borrow::Cow;
-
-/// What executing a block needs besides the state.
-#[derive(Debug, Clone, Copy)]
-pub struct BlockInput<'a> {
-    /// The header (fork, block env, beneficiary).
-    pub header: &'a Header,
-    /// Transactions with their senders, in block order.
-    pub transactions: &'a [Recovered<TxEnvelope>],
-    /// Withdrawals, `None` before Shanghai.
-    pub withdrawals: Option<&'a [Withdrawal]>,
-    /// Ommer headers (rewards before the Merge).
-    pub ommers: &'a [Header],
-    /// Ommers known only by hash: the miner's share is paid, their beneficiaries' is not.
-    pub headerless_ommers: u32,
-}
-
-impl<'a> BlockInput<'a> {
-    /// The input of a block as a dump stores it.
-    pub fn of(block: &'a DumpBlock) -> Self {
-        Self {
-            header: &block.header,
-            transactions: &block.transactions,
-            withdrawals: block.withdrawals_opt(),
-            ommers: &block.ommers,
-            headerless_ommers: block.headerless_ommers,
-        }
-    }
-}
-
-/// alloy-evm's block execution context for a block.
-pub fn execution_ctx<'a>(input: &BlockInput<'a>) -> EthBlockExecutionCtx<'a> {
-    let h = input.header;
-    EthBlockExecutionCtx {
-        parent_hash: h.parent_hash,
-        parent_beacon_block_root: h.parent_beacon_block_root,
-        ommers: input.ommers,
-        withdrawals: input.withdrawals.map(Cow::Borrowed),
-        extra_data: h.extra_data.clone(),
-        tx_count_hint: Some(input.transactions.len()),
-        slot_number: h.slot_number,
-    }
-}
-
-/// Pay the miner 1/32 of the base block reward for each ommer known only by hash (alloy-evm
-/// pays the shares of the ommers it has headers for). Nothing after the Merge.
-pub fn pay_headerless_ommer_share<DB: Database + DatabaseCommit>(
-    db: &mut DB,
-    spec: &ChainSpec,
-    header: &Header,
-    headerless_ommers: u32,
-) -> Result<(), DB::Error> {
-    if headerless_ommers == 0 {
-        return Ok(());
-    }
-    let Some(base) = alloy_evm::block::calc::base_block_reward(spec, header.number) else {
-        return Ok(());
-    };
-    db.increment_balances([(header.beneficiary, (base >> 5) * headerless_ommers as u128)])
-}
-
-/// Where in a block execution failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecordStage {
-    /// Pre-block system calls (EIP-2935, EIP-4788).
-    PreBlock,
-    /// Transaction `i` (0-based).
-    Tx(usize),
-    /// Post-block changes: requests, rewards, withdrawals.
-    PostBlock,
-}
-
-impl std::fmt::Display for RecordStage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RecordStage::PreBlock => f.write_str("pre-block system calls"),
-            RecordStage::Tx(i) => write!(f, "tx {i}"),
-            RecordStage::PostBlock => f.write_str("post-block changes"),
-        }
-    }
-}
 
 /// A block that did not execute.
 #[derive(Debug, thiserror::Error)]
@@ -114,21 +31,9 @@ pub struct RecordError {
     /// Block number.
     pub block: u64,
     /// Where it failed.
-    pub stage: RecordStage,
+    pub stage: BlockStage,
     /// alloy-evm's error (invalid transaction, database error, system call failure).
     pub source: BlockExecutionError,
-}
-
-/// A value the header commits to that the execution did not reproduce.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: header says {expected}, execution gives {got}")]
-pub struct HeaderMismatch {
-    /// Header field in words, e.g. `gas used`, `receipts root`.
-    pub field: &'static str,
-    /// The header's value.
-    pub expected: String,
-    /// The execution's value.
-    pub got: String,
 }
 
 /// An executed block: alloy-evm's result (receipts, requests, gas) and the access list
@@ -277,7 +182,7 @@ impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
         spec: &'s ChainSpec,
         input: BlockInput<'s>,
     ) -> Result<Self, RecordError> {
-        crate::install_kzg_verifier();
+        install_kzg_verifier();
         let evm = EthEvmFactory::default().create_evm(state, spec.evm_env(input.header));
         let mut executor = EthBlockExecutor::new(
             evm,
@@ -294,7 +199,7 @@ impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
             .apply_pre_execution_changes()
             .map_err(|source| RecordError {
                 block,
-                stage: RecordStage::PreBlock,
+                stage: BlockStage::PreBlock,
                 source,
             })?;
         Ok(Self {
@@ -321,7 +226,7 @@ impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
             if blob_gas > left {
                 return Err(RecordError {
                     block: self.header.number,
-                    stage: RecordStage::Tx(index as usize),
+                    stage: BlockStage::Tx(index as usize),
                     source: BlockExecutionError::other(BlobGasExceeded {
                         tx: blob_gas,
                         left,
@@ -339,7 +244,7 @@ impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
             .execute_transaction(tx)
             .map_err(|source| RecordError {
                 block: self.header.number,
-                stage: RecordStage::Tx(index as usize),
+                stage: BlockStage::Tx(index as usize),
                 source,
             })?;
         self.transactions += 1;
@@ -352,7 +257,7 @@ impl<'s, DB: alloy_evm::Database> BlockRecorder<'s, DB> {
         let block = self.header.number;
         let post = |source| RecordError {
             block,
-            stage: RecordStage::PostBlock,
+            stage: BlockStage::PostBlock,
             source,
         };
         self.executor

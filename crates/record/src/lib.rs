@@ -4,28 +4,18 @@
 //! dumper all turn blocks into dumps the same way: execute the block like a client (revm
 //! through alloy-evm's Ethereum block executor, under the block's own fork rules) with
 //! revm's EIP-7928 access-list builder on ([`BlockRecorder`], [`record_block`]), check the
-//! result against what the header commits to ([`RecordedBlock::check_header`]), and read
-//! the pre-state the access lists touch ([`touched_pre_state`]). [`ChainSpec`] holds the
-//! fork rules; the executor uses it too.
+//! result against what the header commits to ([`RecordedBlock::check_header`]), compare
+//! access lists ([`first_difference`]) and read the pre-state the access lists touch
+//! ([`touched_pre_state`]). The rules these run under (fork schedule, execution context,
+//! header checks) are gigagas-chain's, which the executor shares.
 
 pub mod bal;
 pub mod block;
-pub mod consensus;
-pub mod kzg;
 pub mod prestate;
-pub mod spec;
 
 pub use bal::{
     BalDifference, EIP8282_PREDEPLOYS, first_difference, structure_error, without_eip8282_touches,
     without_extra_reads,
 };
-pub use block::{
-    BlockInput, BlockRecorder, HeaderMismatch, RecordError, RecordStage, RecordedBlock,
-    execution_ctx, pay_headerless_ommer_share, record_block,
-};
-pub use consensus::{
-    check_against_parent, check_body, check_transactions_root, check_withdrawals_root,
-};
-pub use kzg::install_kzg_verifier;
+pub use block::{BlockRecorder, RecordError, RecordedBlock, record_block};
 pub use prestate::{Touched, touched_pre_state};
-pub use spec::ChainSpec;

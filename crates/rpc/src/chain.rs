@@ -2,7 +2,8 @@
 //!
 //! In order of preference:
 //! 1. `--fork F`: F and every fork before it active from genesis.
-//! 2. A known public chain id (mainnet, Sepolia, Holesky, Hoodi): alloy-hardforks' schedule.
+//! 2. A known public chain id (mainnet, Sepolia, Holesky, Hoodi): alloy-hardforks' schedule
+//!    (gigagas-chain's [`known_chain_schedule`]).
 //! 3. `eth_config` (EIP-7910), which dev nodes (anvil, geth 1.16) serve: the fork that is
 //!    current at the node's head, named by its precompiles and system contracts, must
 //!    cover the whole range; it and every fork before it are active from genesis.
@@ -18,26 +19,11 @@
 
 use crate::{RpcClient, RpcDumpError};
 use alloy_consensus::Header;
-use alloy_hardforks::{EthereumHardfork, ForkCondition};
-use alloy_primitives::{Address, address};
-use gigagas_dump::{
-    BLOB_FORKS_WITHOUT_DEFAULTS, BLOCK_FORKS, BlobSchedule, ChainConfig, ForkActivation,
-    TIMESTAMP_FORKS,
-};
+use alloy_hardforks::EthereumHardfork;
+use alloy_primitives::Address;
+use gigagas_chain::{ChainSpec, KnownChain, UnschedulableFork, known_chain_schedule};
+use gigagas_dump::{BLOB_FORKS_WITHOUT_DEFAULTS, BlobSchedule, ChainConfig, ForkActivation};
 use serde_json::{Value, json};
-
-/// Forks a dump can schedule: the dump format's block and timestamp forks, and the DAO
-/// block's irregular balance transfer (alloy-evm applies it at that block); the difficulty-bomb
-/// glaciers change no execution rule.
-fn schedulable() -> impl Iterator<Item = EthereumHardfork> {
-    BLOCK_FORKS
-        .iter()
-        .copied()
-        .chain([EthereumHardfork::Dao])
-        .chain(TIMESTAMP_FORKS.iter().copied())
-}
-
-const MAINNET_DEPOSIT_CONTRACT: Address = address!("0x00000000219ab540356cBB839Cbe05303d7705Fa");
 
 /// How the fork schedule was found (recorded in the dump's provenance).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,90 +50,82 @@ impl ForkSource {
     }
 }
 
-/// The schedule of a known public chain, restricted to the forks a dump can schedule.
-pub fn known_chain(chain_id: u64) -> Option<ChainConfig> {
-    known_chain_with_limit(chain_id).map(|(c, _)| c)
-}
-
-/// [`known_chain`], and the first later fork the dump's chain config cannot express (a
-/// blob-parameter-only fork without built-in parameters, BPO3-5), with its activation
-/// timestamp. Mainnet's and the testnets' BPO1 and BPO2 are scheduled.
-fn known_chain_with_limit(chain_id: u64) -> Option<(ChainConfig, Option<(EthereumHardfork, u64)>)> {
-    let (forks, deposit): (Vec<(EthereumHardfork, ForkCondition)>, Address) = match chain_id {
-        1 => (
-            EthereumHardfork::mainnet().to_vec(),
-            MAINNET_DEPOSIT_CONTRACT,
-        ),
-        11155111 => (
-            EthereumHardfork::sepolia().to_vec(),
-            address!("0x7f02c3e3c98b133055b8b348b2ac625669ed295d"),
-        ),
-        17000 => (
-            EthereumHardfork::holesky().to_vec(),
-            address!("0x4242424242424242424242424242424242424242"),
-        ),
-        560048 => (EthereumHardfork::hoodi().to_vec(), MAINNET_DEPOSIT_CONTRACT),
-        _ => return None,
-    };
-    let mut out = Vec::new();
-    let mut limit = None;
-    for (fork, cond) in forks {
-        if !schedulable().any(|f| f == fork) || BLOB_FORKS_WITHOUT_DEFAULTS.contains(&fork) {
-            // Forks between the schedulable ones (difficulty-bomb glaciers) change no execution rule a
-            // dump range can meet; a later one (BPO blob parameters, ...) does.
-            if let ForkCondition::Timestamp(t) = cond
-                && limit.is_none()
-            {
-                limit = Some((fork, t));
-            }
-            continue;
-        }
-        let (block, timestamp) = match cond {
-            ForkCondition::Block(b) => (Some(b), None),
-            ForkCondition::TTD {
-                activation_block_number,
-                ..
-            } => (Some(activation_block_number), None),
-            ForkCondition::Timestamp(t) => (None, Some(t)),
-            ForkCondition::Never => continue,
-        };
-        out.push(ForkActivation {
-            fork: fork.name().into(),
-            block,
-            timestamp,
-        });
-    }
-    Some((
-        ChainConfig {
-            chain_id,
-            forks: out,
-            deposit_contract: Some(deposit),
-            blob_schedule: Default::default(),
-        },
-        limit,
-    ))
-}
-
-/// A fork name `--fork` does not take.
+/// Why the fork schedule of a range could not be determined.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown fork `{name}` (expected one of {})", expected.join(", "))]
-pub struct UnknownFork {
-    /// The name given.
-    pub name: String,
-    /// The names `--fork` takes, lowercase, oldest first.
-    pub expected: Vec<String>,
-}
-
-/// Parse a fork name as `--fork` takes it (case-insensitive: `cancun`, `prague`, ...).
-pub fn parse_fork(s: &str) -> Result<EthereumHardfork, UnknownFork> {
-    schedulable()
-        .find(|f| f.name().eq_ignore_ascii_case(s))
-        .ok_or_else(|| UnknownFork {
-            name: s.to_string(),
-            expected: schedulable()
-                .map(|f| f.name().to_ascii_lowercase())
-                .collect(),
-        })
+pub enum ChainDetectError {
+    /// A fork the dump's chain config cannot schedule from genesis.
+    #[error("fork {0} cannot be scheduled")]
+    NotSchedulable(EthereumHardfork),
+    /// `--fork` names a blob-parameter-only fork whose parameters neither gigagas nor the
+    /// node knows.
+    #[error(
+        "--fork {}: its blob parameters (target, max, base fee update fraction) are not built in \
+         and the node's eth_config does not give them; name an earlier fork with --fork",
+        .fork.name().to_ascii_lowercase()
+    )]
+    OverrideWithoutBlobParams {
+        /// The fork named.
+        fork: EthereumHardfork,
+    },
+    /// The range reaches into a fork of a known chain that gigagas cannot schedule.
+    #[error(
+        "block {block} (timestamp {timestamp}) is past {} (timestamp {}), whose blob parameters (target, max, \
+         base fee update fraction) gigagas does not know for chain {chain_id}; dump blocks before it, or name \
+         the fork of the range with --fork",
+        .unschedulable.fork, .unschedulable.timestamp
+    )]
+    PastKnownSchedule {
+        /// The last block of the range.
+        block: u64,
+        /// Its timestamp.
+        timestamp: u64,
+        /// The chain.
+        chain_id: u64,
+        /// The fork it reaches.
+        unschedulable: UnschedulableFork,
+    },
+    /// The node's `eth_config` fork activated within or after the range.
+    #[error(
+        "the node's current fork ({fork}) activated at timestamp {activation}, after block {block} (timestamp {timestamp}); \
+         name the fork of the range with --fork"
+    )]
+    CurrentForkAfterRange {
+        /// The node's current fork.
+        fork: EthereumHardfork,
+        /// When it activated.
+        activation: u64,
+        /// The first block of the range.
+        block: u64,
+        /// Its timestamp.
+        timestamp: u64,
+    },
+    /// The node's `eth_config` names a next fork activating within the range.
+    #[error(
+        "the range crosses a fork activation at timestamp {next}; dump the parts before and after it separately"
+    )]
+    CrossesActivation {
+        /// The next fork's activation timestamp.
+        next: u64,
+    },
+    /// The header has no field telling the fork (no base fee: before London).
+    #[error("cannot tell the fork from the header (no base fee): name it with --fork")]
+    HeaderTellsNoFork,
+    /// A block uses more blob gas than the fork its header implies allows.
+    #[error(
+        "block {block} uses {used} blob gas, more than {fork} allows ({max}): the chain runs a blob-parameter-only \
+             fork whose parameters (target, max, base fee update fraction) the node does not serve (no \
+             eth_config); name the fork with --fork"
+    )]
+    TooMuchBlobGas {
+        /// The block.
+        block: u64,
+        /// Its blob gas used.
+        used: u64,
+        /// The fork its header implies.
+        fork: EthereumHardfork,
+        /// The most blob gas that fork allows a block.
+        max: u64,
+    },
 }
 
 /// What `eth_config` says about the fork current at the node's head.
@@ -239,8 +217,8 @@ pub fn detect(
     if let Some(fork) = fork_override {
         return from_override(client, chain_id, fork);
     }
-    if let Some((c, limit)) = known_chain_with_limit(chain_id) {
-        return from_known_chain(c, limit, chain_id, last);
+    if let Some(known) = known_chain_schedule(chain_id) {
+        return from_known_chain(known, chain_id, last);
     }
     if let Some(e) = eth_config(client) {
         return from_eth_config(&e, chain_id, first, last);
@@ -251,7 +229,7 @@ pub fn detect(
 /// A chain config with every fork up to `fork` active from genesis.
 fn from_genesis(chain_id: u64, fork: EthereumHardfork) -> Result<ChainConfig, RpcDumpError> {
     ChainConfig::all_active_from_genesis(chain_id, fork)
-        .ok_or_else(|| RpcDumpError::Chain(format!("fork {fork} cannot be scheduled")))
+        .ok_or(RpcDumpError::Chain(ChainDetectError::NotSchedulable(fork)))
 }
 
 /// `--fork`: that fork from genesis, with the node's deposit contract and, for a BPO fork
@@ -271,11 +249,7 @@ fn from_override(
                 c.blob_schedule.insert(fork.name().into(), params);
             }
             None => {
-                return Err(RpcDumpError::Chain(format!(
-                    "--fork {}: its blob parameters (target, max, base fee update fraction) are not built in \
-                     and the node's eth_config does not give them; name an earlier fork with --fork",
-                    fork.name().to_ascii_lowercase()
-                )));
+                return Err(ChainDetectError::OverrideWithoutBlobParams { fork }.into());
             }
         }
     }
@@ -285,20 +259,23 @@ fn from_override(
 /// A chain whose schedule gigagas knows (mainnet, the public testnets), refused past the
 /// first fork whose blob parameters it does not know.
 fn from_known_chain(
-    c: ChainConfig,
-    limit: Option<(EthereumHardfork, u64)>,
+    known: KnownChain,
     chain_id: u64,
     last: &Header,
 ) -> Result<(ChainConfig, ForkSource), RpcDumpError> {
-    if let Some((fork, t)) = limit.filter(|(_, t)| *t <= last.timestamp) {
-        return Err(RpcDumpError::Chain(format!(
-            "block {} (timestamp {}) is past {fork} (timestamp {t}), whose blob parameters (target, max, \
-             base fee update fraction) gigagas does not know for chain {chain_id}; dump blocks before it, or name \
-             the fork of the range with --fork",
-            last.number, last.timestamp
-        )));
+    if let Some(unschedulable) = known
+        .first_unschedulable
+        .filter(|u| u.timestamp <= last.timestamp)
+    {
+        return Err(ChainDetectError::PastKnownSchedule {
+            block: last.number,
+            timestamp: last.timestamp,
+            chain_id,
+            unschedulable,
+        }
+        .into());
     }
-    Ok((c, ForkSource::KnownChain))
+    Ok((known.config, ForkSource::KnownChain))
 }
 
 /// The node's `eth_config`: its current fork from genesis, if the range lies within it.
@@ -310,16 +287,16 @@ fn from_eth_config(
 ) -> Result<(ChainConfig, ForkSource), RpcDumpError> {
     let from_genesis = |fork| from_genesis(chain_id, fork);
     if e.activation_time > first.timestamp {
-        return Err(RpcDumpError::Chain(format!(
-            "the node's current fork ({}) activated at timestamp {}, after block {} (timestamp {}); \
-             name the fork of the range with --fork",
-            e.fork, e.activation_time, first.number, first.timestamp
-        )));
+        return Err(ChainDetectError::CurrentForkAfterRange {
+            fork: e.fork,
+            activation: e.activation_time,
+            block: first.number,
+            timestamp: first.timestamp,
+        }
+        .into());
     }
     if let Some(next) = e.next_activation.filter(|n| *n <= last.timestamp) {
-        return Err(RpcDumpError::Chain(format!(
-            "the range crosses a fork activation at timestamp {next}; dump the parts before and after it separately"
-        )));
+        return Err(ChainDetectError::CrossesActivation { next }.into());
     }
     let mut c = from_genesis(e.fork)?;
     c.deposit_contract = e.deposit_contract;
@@ -361,75 +338,23 @@ fn from_header(
     } else if first.base_fee_per_gas.is_some() {
         EthereumHardfork::London
     } else {
-        return Err(RpcDumpError::Chain(
-            "cannot tell the fork from the header (no base fee): name it with --fork".into(),
-        ));
+        return Err(ChainDetectError::HeaderTellsNoFork.into());
     };
     // The header does not say which blob parameters apply: more blob gas than the fork
     // allows means a blob-parameter-only fork whose values are unknown here.
-    let spec = gigagas_record::ChainSpec::from_config(&from_genesis(fork)?)
-        .map_err(RpcDumpError::ChainConfig)?;
+    let spec = ChainSpec::from_config(&from_genesis(fork)?).map_err(RpcDumpError::ChainConfig)?;
     for h in [first, last] {
         if let (Some(used), Some(params)) = (h.blob_gas_used, spec.blob_params_at(h.timestamp))
             && used > params.max_blob_gas_per_block()
         {
-            return Err(RpcDumpError::Chain(format!(
-                "block {} uses {used} blob gas, more than {fork} allows ({}): the chain runs a blob-parameter-only \
-             fork whose parameters (target, max, base fee update fraction) the node does not serve (no \
-             eth_config); name the fork with --fork",
-                h.number,
-                params.max_blob_gas_per_block()
-            )));
+            return Err(ChainDetectError::TooMuchBlobGas {
+                block: h.number,
+                used,
+                fork,
+                max: params.max_blob_gas_per_block(),
+            }
+            .into());
         }
     }
     Ok((from_genesis(fork)?, ForkSource::Header))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mainnet_schedule_is_known() {
-        let c = known_chain(1).unwrap();
-        assert_eq!(c.fork_at(22_431_084, 1_746_612_311), "Prague");
-        assert!(c.hardforks().is_ok());
-    }
-
-    #[test]
-    fn mainnet_and_testnets_schedule_bpo1_and_bpo2() {
-        use alloy_hardforks::ethereum::mainnet::{MAINNET_BPO1_TIMESTAMP, MAINNET_BPO2_TIMESTAMP};
-        let (c, limit) = known_chain_with_limit(1).unwrap();
-        assert_eq!(limit, None, "nothing mainnet schedules is out of reach");
-        assert_eq!(c.fork_at(24_000_000, MAINNET_BPO1_TIMESTAMP), "Bpo1");
-        assert_eq!(c.fork_at(24_000_000, MAINNET_BPO2_TIMESTAMP), "Bpo2");
-        let spec = gigagas_record::ChainSpec::from_config(&c).unwrap();
-        assert_eq!(
-            spec.blob_params_at(MAINNET_BPO2_TIMESTAMP),
-            Some(alloy_eips::eip7840::BlobParams::bpo2())
-        );
-        assert_eq!(
-            spec.blob_params_at(MAINNET_BPO1_TIMESTAMP - 1),
-            Some(alloy_eips::eip7840::BlobParams::osaka())
-        );
-        for id in [11155111, 17000, 560048] {
-            let (c, limit) = known_chain_with_limit(id).unwrap();
-            assert_eq!(limit, None);
-            assert!(c.forks.iter().any(|f| f.fork == "Bpo2"), "chain {id}");
-            gigagas_record::ChainSpec::from_config(&c).unwrap();
-        }
-    }
-
-    #[test]
-    fn fork_names_parse_case_insensitively() {
-        assert_eq!(parse_fork("PRAGUE").unwrap(), EthereumHardfork::Prague);
-        assert_eq!(parse_fork("bpo2").unwrap(), EthereumHardfork::Bpo2);
-        assert_eq!(
-            parse_fork("Amsterdam").unwrap(),
-            EthereumHardfork::Amsterdam
-        );
-        let err = parse_fork("atlantis").unwrap_err();
-        assert_eq!(err.name, "atlantis");
-        assert!(err.to_string().contains("osaka, bpo1"), "{err}");
-    }
 }

@@ -12,10 +12,9 @@ use alloy_eip7928::BlockAccessList;
 use alloy_eips::{eip2935, eip4788, eip7002, eip7251};
 use alloy_hardforks::{EthereumHardfork, EthereumHardforks};
 use alloy_primitives::{Address, B256, TxKind, U64, U256};
+use gigagas_chain::{BlockInput, ChainSpec};
 use gigagas_dump::{Dump, DumpBlock, DumpFileInfo, DumpMeta, PreState};
-use gigagas_record::{
-    BlockInput, ChainSpec, Touched, record_block, touched_pre_state, without_eip8282_touches,
-};
+use gigagas_record::{Touched, record_block, touched_pre_state, without_eip8282_touches};
 use revm::database::State;
 use serde_json::{Value, json};
 use std::{

@@ -86,11 +86,21 @@ pub enum RpcDumpError {
     },
     /// The fork schedule could not be determined.
     #[error("chain config: {0}")]
-    Chain(String),
+    Chain(#[from] crate::chain::ChainDetectError),
     /// The determined schedule is not usable (unknown fork, missing blob parameters).
     #[error(transparent)]
     ChainConfig(#[from] gigagas_dump::ChainConfigError),
-    /// What the node returned does not fit together (hashes, roots, counts).
+    /// A block the node returned does not parse, or its header, ommer hashes, transactions
+    /// and withdrawals do not fit together.
+    #[error("block {block}: the node's data is inconsistent: {source}")]
+    Block {
+        /// Block number.
+        block: u64,
+        /// What is wrong.
+        #[source]
+        source: gigagas_chain::json::BlockJsonError,
+    },
+    /// What the node returned does not fit together (receipts, state, counts).
     #[error("block {block}: the node's data is inconsistent: {detail}")]
     Inconsistent {
         /// Block number.

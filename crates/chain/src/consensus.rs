@@ -1,9 +1,10 @@
 //! The header checks a client makes before executing a block: its body against the roots
 //! the header commits to, and the header against its parent (number, timestamp, extra data,
 //! gas limit, base fee, excess blob gas). Execution-dependent fields are checked after
-//! execution by [`crate::RecordedBlock::check_header`].
+//! execution (gigagas-record's `RecordedBlock::check_header`), with the same
+//! [`HeaderMismatch`].
 
-use crate::{block::HeaderMismatch, spec::ChainSpec};
+use crate::spec::ChainSpec;
 use alloy_consensus::{Header, TxEnvelope, proofs, transaction::Recovered};
 use alloy_eips::{
     eip1559::{
@@ -12,6 +13,19 @@ use alloy_eips::{
     eip4895::Withdrawal,
 };
 use alloy_hardforks::EthereumHardforks;
+
+/// A value the header commits to that the block's body, its parent or its execution does
+/// not reproduce.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: header says {expected}, execution gives {got}")]
+pub struct HeaderMismatch {
+    /// Header field in words, e.g. `gas used`, `receipts root`.
+    pub field: &'static str,
+    /// The header's value.
+    pub expected: String,
+    /// The value the body, the parent or the execution gives.
+    pub got: String,
+}
 
 /// Most bytes of `extraData` (the yellow paper's limit).
 pub const MAX_EXTRA_DATA: usize = 32;

@@ -1,0 +1,40 @@
+//! The chain rules every gigagas stage shares: producers record blocks under them, the
+//! executor replays blocks under them.
+//!
+//! - [`ChainSpec`]: which fork applies to a block, its EVM environment and blob parameters,
+//!   read from a dump's chain config.
+//! - [`BlockInput`], [`execution_ctx`], [`pay_headerless_ommer_share`], [`BlockStage`]: what
+//!   alloy-evm's block executor takes for a block, the one reward it cannot pay, and where
+//!   in a block an execution failed.
+//! - [`consensus`]: the checks a client makes before executing a block (body against the
+//!   header's roots, header against its parent).
+//! - [`install_kzg_verifier`]: the point-evaluation precompile's verifier, the same in
+//!   every process, so a recorded block and its replay run the same precompile.
+//! - [`known`]: the public chains' fork schedules and fork names; [`json`]: JSON-RPC blocks
+//!   in consensus types. The RPC dumper and the snapshot importer both read blocks and
+//!   schedules this way, and neither depends on the other for it.
+//!
+//! What is not here is recording, which only producers do and which stays in
+//! gigagas-record: executing a block with revm's access-list builder, checking the result
+//! against the header, comparing access lists and reading the touched pre-state. The
+//! line is drawn by who needs it: an item is a rule when the executor, or more than one
+//! producer without recording, needs it.
+
+pub mod block;
+pub mod consensus;
+pub mod json;
+pub mod known;
+pub mod kzg;
+pub mod spec;
+
+pub use block::{BlockInput, BlockStage, execution_ctx, pay_headerless_ommer_share};
+pub use consensus::{
+    HeaderMismatch, check_against_parent, check_body, check_transactions_root,
+    check_withdrawals_root,
+};
+pub use known::{
+    KnownChain, MAINNET_DEPOSIT_CONTRACT, UnknownFork, UnschedulableFork, known_chain,
+    known_chain_schedule, parse_fork, schedulable_forks,
+};
+pub use kzg::install_kzg_verifier;
+pub use spec::ChainSpec;
