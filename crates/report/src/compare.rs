@@ -263,13 +263,10 @@ pub fn bootstrap_ratio_interval(old: &[f64], new: &[f64]) -> (f64, f64) {
     (at(tail), at(1.0 - tail))
 }
 
-/// A run as `gigagas compare` takes it: a `results.json`, or a results folder holding one.
+/// A run as `gigagas compare` takes it: a `results.json`, or a results folder holding one
+/// (the loader of every results folder, [`crate::folder::load_dir`]).
 pub fn load_run(path: &Path) -> Result<SweepResults, ReportError> {
-    if path.is_dir() {
-        SweepResults::load(&path.join("results.json"))
-    } else {
-        SweepResults::load(path)
-    }
+    crate::folder::load_dir(path)
 }
 
 /// `dump (n points)` for each dump of `rows`, for [`CompareError::NothingInCommon`].

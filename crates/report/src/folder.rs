@@ -89,21 +89,26 @@ pub fn render_into(dir: &Path, sets: &[SweepResults]) -> Result<Vec<String>, Rep
         &dir.join("table.md"),
         table::render_markdown(sets, &names).as_bytes(),
     )?;
-    write_file(&dir.join("results.csv"), table::render_csv(sets).as_bytes())?;
-    written.extend(["table.md".to_string(), "results.csv".to_string()]);
-    if sets.iter().any(|s| !s.totals.is_empty()) {
-        write_file(
-            &dir.join("totals.csv"),
-            table::render_totals_csv(sets).as_bytes(),
-        )?;
-        written.push("totals.csv".into());
-    }
-    if sets.iter().any(|s| !s.simulations.is_empty()) {
-        write_file(
-            &dir.join("simulation.csv"),
-            table::render_simulation_csv(sets).as_bytes(),
-        )?;
-        written.push("simulation.csv".into());
+    written.push("table.md".to_string());
+    type Render = fn(&[SweepResults]) -> String;
+    let csvs: [(&str, bool, Render); 3] = [
+        ("results.csv", true, table::render_csv),
+        (
+            "totals.csv",
+            sets.iter().any(|s| !s.totals.is_empty()),
+            table::render_totals_csv,
+        ),
+        (
+            "simulation.csv",
+            sets.iter().any(|s| !s.simulations.is_empty()),
+            table::render_simulation_csv,
+        ),
+    ];
+    for (name, wanted, render) in csvs {
+        if wanted {
+            write_file(&dir.join(name), render(sets).as_bytes())?;
+            written.push(name.to_string());
+        }
     }
     Ok(written)
 }
@@ -171,6 +176,22 @@ pub fn load_dir(dir: &Path) -> Result<SweepResults, ReportError> {
         dir.to_path_buf()
     };
     SweepResults::load(&file)
+}
+
+/// The newest results folder of a sweep: of the `<YYYY-MM-DD>-<commit>` folders under
+/// `sweep_dir` (e.g. `results/mainnet`) that hold a `results.json`, the last by name (the
+/// latest date; a `-2` rewrite of a folder sorts after it). `None` if there is none.
+pub fn latest_results_dir(sweep_dir: &Path) -> Result<Option<PathBuf>, ReportError> {
+    let entries = std::fs::read_dir(sweep_dir).map_err(|e| ReportError::io(sweep_dir, e))?;
+    let mut dirs = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| ReportError::io(sweep_dir, e))?.path();
+        if path.join("results.json").is_file() {
+            dirs.push(path);
+        }
+    }
+    dirs.sort();
+    Ok(dirs.pop())
 }
 
 /// Re-render a results folder's table, CSV and plots from its `results.json`.
@@ -253,6 +274,21 @@ mod tests {
             std::fs::read_to_string(dir.join("table.md")).unwrap(),
             before
         );
+    }
+
+    #[test]
+    fn the_latest_folder_is_the_last_by_date() {
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(latest_results_dir(root.path()).unwrap(), None);
+        let mut r = sample("CPU");
+        let first = write_results_dir(root.path(), &r).unwrap();
+        r.started_utc = "2025-03-01T00:00:00Z".into();
+        let later = write_results_dir(root.path(), &r).unwrap();
+        std::fs::create_dir(root.path().join("sample/9999-no-results")).unwrap();
+        let sweep = root.path().join("sample");
+        assert_ne!(first, later);
+        assert_eq!(latest_results_dir(&sweep).unwrap(), Some(later));
+        assert!(latest_results_dir(&root.path().join("missing")).is_err());
     }
 
     #[test]

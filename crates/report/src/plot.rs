@@ -715,6 +715,15 @@ mod tests {
             .collect()
     }
 
+    /// The SVG of the plot named `name`.
+    fn svg_named<'a>(plots: &'a [PlotFile], name: &str) -> &'a str {
+        &plots
+            .iter()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("no plot {name}"))
+            .svg
+    }
+
     /// A results.json with absurd or non-finite figures renders in bounded time (it used to
     /// spin forever laying out an axis that overflowed), leaving those points out.
     #[test]
@@ -786,12 +795,7 @@ mod tests {
         assert!(names.contains(&"ggas-vs-threads-batch50.svg"));
         assert!(names.contains(&"ggas-vs-batch-threads2.svg"));
         assert!(names.contains(&"longest-tx-share.svg"));
-        let threads = &plots
-            .iter()
-            .find(|p| p.name == "ggas-vs-threads-batch50.svg")
-            .unwrap()
-            .svg;
-        let t = texts(threads);
+        let t = texts(svg_named(&plots, "ggas-vs-threads-batch50.svg"));
         for want in [
             "threads",
             "GGas/s",
@@ -807,12 +811,7 @@ mod tests {
     #[test]
     fn merged_plots_label_machines() {
         let plots = render_plots(&[sample("A"), sample("B")]).unwrap();
-        let svg = &plots
-            .iter()
-            .find(|p| p.name == "ggas-vs-threads-batch1.svg")
-            .unwrap()
-            .svg;
-        let t = texts(svg);
+        let t = texts(svg_named(&plots, "ggas-vs-threads-batch1.svg"));
         assert!(
             t.iter().any(|x| x == "M1 ols") && t.iter().any(|x| x == "M2 ideal linear"),
             "{t:?}"

@@ -7,8 +7,9 @@
 //! regression beyond the limit is reported.
 
 use gigagas_report::{
-    SweepResults,
+    ResultRow, SweepResults,
     compare::{CompareError, Comparison, NOISE_FLOOR, Verdict, bootstrap_ratio_interval, load_run},
+    folder::latest_results_dir,
 };
 use std::path::PathBuf;
 
@@ -16,13 +17,9 @@ use std::path::PathBuf;
 /// parallel grid).
 fn shipped_folder() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../results/mainnet");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("results.json").is_file())
-        .collect();
-    dirs.sort();
-    dirs.pop().expect("a results folder under results/mainnet")
+    latest_results_dir(&root)
+        .unwrap()
+        .expect("a results folder under results/mainnet")
 }
 
 /// Relative spread of the synthetic samples (±1 %, as on a quiet machine).
@@ -53,6 +50,14 @@ fn shipped() -> SweepResults {
     let r = load_run(&shipped_folder()).unwrap();
     assert!(r.rows.len() > 2, "the shipped run has a grid");
     r
+}
+
+/// Why the shipped run and a copy of it whose every row `edit` changed cannot be compared.
+fn refused(edit: impl FnMut(&mut ResultRow)) -> CompareError {
+    let base = shipped();
+    let mut new = base.clone();
+    new.rows.iter_mut().for_each(edit);
+    Comparison::new(&base, &new, NOISE_FLOOR).unwrap_err()
 }
 
 #[test]
@@ -140,13 +145,8 @@ fn the_interval_of_single_samples_is_their_ratio() {
 
 #[test]
 fn different_dumps_are_refused_naming_both_checksums() {
-    let base = shipped();
-    let mut new = base.clone();
-    let old_sum = base.rows[0].dump_checksum.clone();
-    for row in &mut new.rows {
-        row.dump_checksum = "00000000deadbeef".into();
-    }
-    let err = Comparison::new(&base, &new, NOISE_FLOOR).unwrap_err();
+    let old_sum = shipped().rows[0].dump_checksum.clone();
+    let err = refused(|row| row.dump_checksum = "00000000deadbeef".into());
     assert_eq!(
         err,
         CompareError::DifferentDump {
@@ -165,12 +165,7 @@ fn different_dumps_are_refused_naming_both_checksums() {
 
 #[test]
 fn different_work_is_refused() {
-    let base = shipped();
-    let mut new = base.clone();
-    for row in &mut new.rows {
-        row.timed_work = "execution and receipts".into();
-    }
-    let err = Comparison::new(&base, &new, NOISE_FLOOR).unwrap_err();
+    let err = refused(|row| row.timed_work = "execution and receipts".into());
     assert!(matches!(err, CompareError::DifferentWork { .. }), "{err:?}");
     assert!(
         err.to_string()
@@ -181,12 +176,7 @@ fn different_work_is_refused() {
 
 #[test]
 fn nothing_in_common_is_refused_and_one_sided_points_are_listed() {
-    let base = shipped();
-    let mut other = base.clone();
-    for row in &mut other.rows {
-        row.dump = "elsewhere".into();
-    }
-    let err = Comparison::new(&base, &other, NOISE_FLOOR).unwrap_err();
+    let err = refused(|row| row.dump = "elsewhere".into());
     assert!(
         matches!(err, CompareError::NothingInCommon { .. }),
         "{err:?}"
@@ -194,6 +184,7 @@ fn nothing_in_common_is_refused_and_one_sided_points_are_listed() {
     assert!(err.to_string().contains("elsewhere"), "{err}");
 
     // NEW lacks OLD's last row and has one of its own: both listed, the rest compared.
+    let base = shipped();
     let mut new = base.clone();
     let dropped = new.rows.pop().unwrap();
     let mut extra = dropped.clone();
