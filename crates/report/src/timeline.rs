@@ -1,0 +1,384 @@
+//! The timeline of a parallel pass's longest batch: workers × time, as recorded in
+//! results.json and drawn as `timeline.svg` in a results folder — where a parallel pass
+//! waits, apart from its longest transaction.
+//!
+//! A batch of a mega-block holds thousands of items, far more than a picture can show
+//! one by one: items a worker ran back to back (gap under [`RESOLUTION`] of the batch's
+//! span) are merged into one [`BusyRun`]. The idle gaps between runs, the idle tail of
+//! each worker and the longest item stay exact. The full per-item record is the trace
+//! file (`gigagas run --trace FILE`, [`crate::trace`]).
+
+use crate::plot::xml_safe;
+use gigagas_executor::{ItemKind, Replay, RunConfig, RunTimings};
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Items closer together than this fraction of the batch's span are drawn as one run
+/// (about one pixel of the picture).
+pub const RESOLUTION: f64 = 1.0 / 2000.0;
+
+/// The most worker rows drawn; a pass with more workers shows the first ones (and says
+/// so in the title).
+pub const MAX_WORKERS_DRAWN: usize = 64;
+
+/// The longest batch of one parallel pass, workers × time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    /// The dump the pass replayed.
+    pub dump: String,
+    /// The grid point (`RunConfig`'s display: threads, batch, scheduler).
+    pub config: String,
+    /// Worker threads of the pass.
+    pub threads: usize,
+    /// Index of the drawn batch in the pass, and the pass's number of batches.
+    pub batch: usize,
+    /// Number of batches of the pass.
+    pub batches: usize,
+    /// Items of the batch.
+    pub items: usize,
+    /// Gas used by the batch's items.
+    pub gas: u64,
+    /// Wall time of the batch, nanoseconds (the scheduler's dispatch to the last item's
+    /// end).
+    pub span_ns: u64,
+    /// Sum of the items' execution times, nanoseconds.
+    pub busy_ns: u64,
+    /// The batch's longest item (the bound on its span whatever the thread count).
+    pub longest: LongestItem,
+    /// Busy runs per worker, ordered by worker then start.
+    pub runs: Vec<BusyRun>,
+}
+
+/// Items one worker ran back to back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BusyRun {
+    /// The worker.
+    pub worker: u32,
+    /// Start, nanoseconds after the batch started.
+    pub start_ns: u64,
+    /// From the first item's start to the last one's end, nanoseconds.
+    pub ns: u64,
+    /// Items merged into the run.
+    pub items: u32,
+    /// Whether the run holds pre- or post-block system calls (never merged with
+    /// transactions).
+    pub system: bool,
+}
+
+/// The longest item of a batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LongestItem {
+    /// Block number.
+    pub block: u64,
+    /// The item in its block (`tx 12`, `pre-block`, ...).
+    pub item: String,
+    /// The worker that ran it.
+    pub worker: u32,
+    /// Start, nanoseconds after the batch started.
+    pub start_ns: u64,
+    /// Execution time, nanoseconds.
+    pub ns: u64,
+    /// Gas used.
+    pub gas: u64,
+}
+
+impl Timeline {
+    /// The longest batch (by wall time) of a pass of `config` on `replay` recorded in
+    /// `timings`; `None` for a pass without per-item records (a sequential run) or
+    /// without batches.
+    pub fn of(
+        replay: &Replay,
+        config: &RunConfig,
+        timings: &RunTimings,
+        dump: &str,
+    ) -> Option<Self> {
+        let n = replay.items.len();
+        if timings.item_start_ns.len() != n || timings.item_worker.len() != n {
+            return None;
+        }
+        let (b, range) = timings
+            .batches
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.is_empty())
+            .max_by_key(|(b, _)| timings.batch_wall_ns.get(*b).copied().unwrap_or(0))?;
+        let start = *timings.batch_start_ns.get(b)?;
+        let span_ns = timings.batch_wall_ns.get(b).copied().unwrap_or(0);
+        let mut order: Vec<usize> = range.clone().collect();
+        order.sort_by_key(|&i| (timings.item_worker[i], timings.item_start_ns[i]));
+        let rel = |i: usize| timings.item_start_ns[i].saturating_sub(start);
+        let system = |i: usize| !matches!(replay.items[i].kind, ItemKind::Tx(_));
+        let gap = (span_ns as f64 * RESOLUTION) as u64;
+        let mut runs: Vec<BusyRun> = Vec::new();
+        for &i in &order {
+            let (s, ns) = (rel(i), timings.item_ns[i]);
+            match runs.last_mut() {
+                Some(r)
+                    if r.worker == timings.item_worker[i]
+                        && r.system == system(i)
+                        && s <= r.start_ns + r.ns + gap =>
+                {
+                    r.ns = r.ns.max(s + ns - r.start_ns);
+                    r.items += 1;
+                }
+                _ => runs.push(BusyRun {
+                    worker: timings.item_worker[i],
+                    start_ns: s,
+                    ns,
+                    items: 1,
+                    system: system(i),
+                }),
+            }
+        }
+        let l = range.clone().max_by_key(|&i| timings.item_ns[i])?;
+        let item = &replay.items[l];
+        Some(Self {
+            dump: dump.to_string(),
+            config: config.to_string(),
+            threads: config.threads,
+            batch: b,
+            batches: timings.batches.len(),
+            items: range.len(),
+            gas: range.clone().map(|i| replay.items[i].gas_used).sum(),
+            span_ns,
+            busy_ns: range.clone().map(|i| timings.item_ns[i]).sum(),
+            longest: LongestItem {
+                block: replay.blocks[item.block as usize].header.number,
+                item: item.kind.to_string(),
+                worker: timings.item_worker[l],
+                start_ns: rel(l),
+                ns: timings.item_ns[l],
+                gas: item.gas_used,
+            },
+            runs,
+        })
+    }
+
+    /// Busy time over `threads ×` the span: 1.0 when no worker ever waits.
+    pub fn utilisation(&self) -> f64 {
+        if self.span_ns == 0 || self.threads == 0 {
+            return 0.0;
+        }
+        self.busy_ns as f64 / (self.span_ns as f64 * self.threads as f64)
+    }
+
+    /// Each worker's idle tail: from its last item's end to the batch's end, ns.
+    pub fn idle_tails_ns(&self) -> Vec<u64> {
+        let mut end = vec![0u64; self.threads];
+        for r in &self.runs {
+            if let Some(e) = end.get_mut(r.worker as usize) {
+                *e = (*e).max(r.start_ns + r.ns);
+            }
+        }
+        end.into_iter()
+            .map(|e| self.span_ns.saturating_sub(e))
+            .collect()
+    }
+
+    /// Whether this batch is a better picture than `other`: more workers first (the
+    /// question is where parallel passes wait), then the longer span.
+    pub fn better_than(&self, other: &Timeline) -> bool {
+        (self.threads, self.span_ns) > (other.threads, other.span_ns)
+    }
+
+    /// The timeline as an SVG document: one row per worker, a bar per busy run
+    /// (transactions blue, system calls grey, the longest item red), idle time white.
+    pub fn render_svg(&self) -> Result<String, crate::plot::PlotError> {
+        let err = |e: &dyn std::fmt::Display| crate::plot::PlotError(e.to_string());
+        let rows = self.threads.clamp(1, MAX_WORKERS_DRAWN);
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let span = ms(self.span_ns).max(1e-6);
+        let tails = self.idle_tails_ns();
+        let mean_tail = tails.iter().sum::<u64>() as f64 / tails.len().max(1) as f64;
+        let title = format!(
+            "{}: {}, batch {} of {}: {} items, {:.1} Mgas in {:.2} ms",
+            self.dump,
+            self.config,
+            self.batch + 1,
+            self.batches,
+            self.items,
+            self.gas as f64 / 1e6,
+            span,
+        );
+        let subtitle = format!(
+            "utilisation {:.0} %, longest item {:.2} ms ({}% of the span: block {} {}), mean idle tail {:.2} ms{}",
+            self.utilisation() * 100.0,
+            ms(self.longest.ns),
+            (self.longest.ns as f64 / self.span_ns.max(1) as f64 * 100.0).round(),
+            self.longest.block,
+            self.longest.item,
+            mean_tail / 1e6,
+            if self.threads > rows {
+                format!(", first {rows} of {} workers drawn", self.threads)
+            } else {
+                String::new()
+            },
+        );
+        let height = 130 + 50 * rows as u32;
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (1100, height)).into_drawing_area();
+            root.fill(&WHITE).map_err(|e| err(&e))?;
+            let (top, body) = root.split_vertically(56);
+            top.draw(&Text::new(
+                xml_safe(&title),
+                (70, 10),
+                ("sans-serif", 17).into_font(),
+            ))
+            .map_err(|e| err(&e))?;
+            top.draw(&Text::new(
+                xml_safe(&subtitle),
+                (70, 34),
+                ("sans-serif", 13).into_font(),
+            ))
+            .map_err(|e| err(&e))?;
+            let mut ctx = ChartBuilder::on(&body)
+                .margin(10)
+                .x_label_area_size(40)
+                .y_label_area_size(60)
+                .build_cartesian_2d(0f64..span, 0f64..rows as f64)
+                .map_err(|e| err(&e))?;
+            ctx.configure_mesh()
+                .disable_y_mesh()
+                .y_labels(0)
+                .x_desc("time since the batch started (ms)")
+                .draw()
+                .map_err(|e| err(&e))?;
+            let row = |w: u32| rows as f64 - w as f64 - 1.0;
+            let tx = RGBColor(70, 110, 190);
+            let sys = RGBColor(160, 160, 160);
+            ctx.draw_series(
+                self.runs
+                    .iter()
+                    .filter(|r| (r.worker as usize) < rows)
+                    .map(|r| {
+                        let y = row(r.worker);
+                        let color = if r.system { sys } else { tx };
+                        Rectangle::new(
+                            [
+                                (ms(r.start_ns), y + 0.05),
+                                (ms(r.start_ns + r.ns.max(1)), y + 0.68),
+                            ],
+                            color.filled(),
+                        )
+                    }),
+            )
+            .map_err(|e| err(&e))?;
+            ctx.draw_series((0..rows as u32).map(|w| {
+                Text::new(
+                    format!("worker {w}"),
+                    (0.0, row(w) + 0.98),
+                    ("sans-serif", 12).into_font(),
+                )
+            }))
+            .map_err(|e| err(&e))?;
+            let l = &self.longest;
+            if (l.worker as usize) < rows {
+                let y = row(l.worker);
+                ctx.draw_series(std::iter::once(Rectangle::new(
+                    [
+                        (ms(l.start_ns), y + 0.1),
+                        (ms(l.start_ns + l.ns.max(1)), y + 0.9),
+                    ],
+                    RED.filled(),
+                )))
+                .map_err(|e| err(&e))?;
+            }
+            root.present().map_err(|e| err(&e))?;
+        }
+        Ok(svg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gigagas_executor::SchedulerKind;
+
+    fn mainnet() -> Replay {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
+        let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
+        Replay::from_dump(dump).unwrap()
+    }
+
+    #[test]
+    fn the_longest_batch_keeps_every_item_and_the_longest_one() {
+        let replay = mainnet();
+        let config = RunConfig {
+            threads: 2,
+            batch: 1,
+            scheduler: SchedulerKind::GasUsed,
+            recover_senders: false,
+            receipts: false,
+        };
+        let timings = replay.run_verified(&config, true).unwrap();
+        let t = Timeline::of(&replay, &config, &timings, "mainnet").unwrap();
+        // The drawn batch is the pass's longest.
+        assert_eq!(
+            t.span_ns,
+            *timings.batch_wall_ns.iter().max().unwrap(),
+            "longest batch"
+        );
+        let range = timings.batches[t.batch].clone();
+        assert_eq!(t.items, range.len());
+        // Merging loses no item, and runs of one worker do not overlap.
+        assert_eq!(
+            t.runs.iter().map(|r| r.items as usize).sum::<usize>(),
+            t.items
+        );
+        for w in t.runs.windows(2) {
+            if w[0].worker == w[1].worker {
+                assert!(w[0].start_ns + w[0].ns <= w[1].start_ns, "{w:?}");
+            }
+        }
+        // Busy time inside the runs' extents; the longest item is the batch's longest.
+        let extent: u64 = t.runs.iter().map(|r| r.ns).sum();
+        assert!(t.busy_ns <= extent, "{} > {extent}", t.busy_ns);
+        let longest = range.clone().map(|i| timings.item_ns[i]).max().unwrap();
+        assert_eq!(t.longest.ns, longest);
+        assert!(t.utilisation() > 0.0 && t.utilisation() <= 1.0 + 1e-9);
+        assert_eq!(t.idle_tails_ns().len(), 2);
+        // A run ends by the batch's end (small slack: the span is taken by the scheduler).
+        assert!(t.idle_tails_ns().iter().all(|&tail| tail <= t.span_ns));
+
+        let svg = t.render_svg().unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
+        assert!(svg.contains("worker 0") && svg.contains("worker 1"));
+        let rects = svg.matches("<rect").count();
+        assert!(
+            rects > t.runs.len(),
+            "a bar per run: {rects} rects, {} runs",
+            t.runs.len()
+        );
+
+        // It survives results.json.
+        let back: Timeline = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
+    }
+
+    #[test]
+    fn a_mega_block_pass_is_one_batch_and_a_better_picture_than_one_worker() {
+        let replay = mainnet();
+        let pass = |threads| {
+            let config = RunConfig {
+                threads,
+                batch: 64,
+                scheduler: SchedulerKind::Ols,
+                recover_senders: false,
+                receipts: false,
+            };
+            let timings = replay.run_verified(&config, true).unwrap();
+            Timeline::of(&replay, &config, &timings, "mainnet").unwrap()
+        };
+        let (one, two) = (pass(1), pass(2));
+        assert_eq!(
+            (one.batches, one.batch, one.items),
+            (1, 0, replay.items.len())
+        );
+        assert_eq!(one.runs.iter().map(|r| r.worker).max(), Some(0));
+        assert!(two.better_than(&one) && !one.better_than(&two));
+        // One worker never waits inside a run-merged picture: its runs cover its busy time.
+        assert!(one.utilisation() > 0.5, "{}", one.utilisation());
+    }
+}
