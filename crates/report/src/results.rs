@@ -86,7 +86,42 @@ pub struct SuiteTotal {
     pub geomean_interval: Option<Interval>,
 }
 
+/// A grid point apart from its dump: what a suite total adds up over (rows of different
+/// dumps at the same point make one [`SuiteTotal`]) and what names a column of the
+/// per-dump table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SuitePoint {
+    /// Sequential baseline or parallel replay.
+    pub mode: Mode,
+    /// Worker threads.
+    pub threads: usize,
+    /// Blocks per mega-block.
+    pub batch: usize,
+    /// Scheduler (`None` for the sequential baseline).
+    pub scheduler: Option<SchedulerKind>,
+    /// Senders recovered inside the timed work.
+    pub recover_senders: bool,
+}
+
+impl SuitePoint {
+    /// Scheduler name, `-` for the sequential baseline.
+    pub fn scheduler_name(&self) -> &'static str {
+        self.scheduler.map_or("-", |s| s.name())
+    }
+}
+
 impl SuiteTotal {
+    /// The grid point this total adds up.
+    pub fn suite_point(&self) -> SuitePoint {
+        SuitePoint {
+            mode: self.mode,
+            threads: self.threads,
+            batch: self.batch,
+            scheduler: self.scheduler,
+            recover_senders: self.recover_senders,
+        }
+    }
+
     /// Total gas over total time, Mgas/s.
     pub fn mgas_per_s(&self) -> f64 {
         self.total_gas as f64 / 1e6 / self.total_wall_s.max(f64::MIN_POSITIVE)
@@ -103,19 +138,17 @@ impl SuiteTotal {
 pub fn suite_totals(rows: &[ResultRow]) -> Vec<SuiteTotal> {
     let mut totals: Vec<(SuiteTotal, f64, usize)> = Vec::new();
     for r in rows {
-        let key = (r.mode, r.threads, r.batch, r.scheduler, r.recover_senders);
-        let at = match totals.iter().position(|(t, _, _)| {
-            (t.mode, t.threads, t.batch, t.scheduler, t.recover_senders) == key
-        }) {
+        let key = r.suite_point();
+        let at = match totals.iter().position(|(t, _, _)| t.suite_point() == key) {
             Some(i) => i,
             None => {
                 totals.push((
                     SuiteTotal {
-                        mode: r.mode,
-                        threads: r.threads,
-                        batch: r.batch,
-                        scheduler: r.scheduler,
-                        recover_senders: r.recover_senders,
+                        mode: key.mode,
+                        threads: key.threads,
+                        batch: key.batch,
+                        scheduler: key.scheduler,
+                        recover_senders: key.recover_senders,
                         dumps: 0,
                         total_gas: 0,
                         total_wall_s: 0.0,
@@ -152,10 +185,7 @@ pub fn suite_totals(rows: &[ResultRow]) -> Vec<SuiteTotal> {
 fn paired_geomean(rows: &[ResultRow], t: &SuiteTotal) -> Option<Interval> {
     let per_dump: Vec<Vec<f64>> = rows
         .iter()
-        .filter(|r| {
-            (r.mode, r.threads, r.batch, r.scheduler, r.recover_senders)
-                == (t.mode, t.threads, t.batch, t.scheduler, t.recover_senders)
-        })
+        .filter(|r| r.suite_point() == t.suite_point())
         .filter_map(|r| {
             let base = rows.iter().find(|b| {
                 b.dump == r.dump
@@ -373,6 +403,17 @@ pub struct ResultRow {
 }
 
 impl ResultRow {
+    /// The grid point of this row apart from its dump: the suite total it counts in.
+    pub fn suite_point(&self) -> SuitePoint {
+        SuitePoint {
+            mode: self.mode,
+            threads: self.threads,
+            batch: self.batch,
+            scheduler: self.scheduler,
+            recover_senders: self.recover_senders,
+        }
+    }
+
     /// Scheduler name, `-` for the sequential baseline.
     pub fn scheduler_name(&self) -> &'static str {
         self.scheduler.map_or("-", |s| s.name())

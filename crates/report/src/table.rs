@@ -1,7 +1,7 @@
 //! `table.md` and the CSV files, from one machine's results or several merged.
 
 use crate::{
-    results::{Mode, ResultRow, SuiteTotal, SweepResults},
+    results::{Mode, ResultRow, SuitePoint, SweepResults},
     simulate::SimulationReport,
 };
 use serde::{Serialize, Serializer};
@@ -331,20 +331,13 @@ fn passes_cell(r: &ResultRow) -> String {
 
 /// The name of a grid point in column heads: `sequential`, `BAL 4t gas-used` (with the
 /// batch when the set has several, and the sender recovery when it varies).
-fn point_label(
-    mode: Mode,
-    threads: usize,
-    batch: usize,
-    scheduler: &str,
-    recover: bool,
-    set: &SweepResults,
-) -> String {
+fn point_label(p: SuitePoint, set: &SweepResults) -> String {
     let many_batches = set
         .rows
         .iter()
-        .any(|r| r.batch != batch && r.mode == Mode::BalParallel);
+        .any(|r| r.batch != p.batch && r.mode == Mode::BalParallel);
     let senders = if set.rows.iter().any(|r| r.recover_senders) {
-        if recover {
+        if p.recover_senders {
             ", senders recovered"
         } else {
             ", senders given"
@@ -352,7 +345,8 @@ fn point_label(
     } else {
         ""
     };
-    match mode {
+    let (threads, batch, scheduler) = (p.threads, p.batch, p.scheduler_name());
+    match p.mode {
         Mode::Sequential => format!("sequential{senders}"),
         Mode::BalParallel if many_batches => {
             format!("BAL {threads}t {scheduler} b{batch}{senders}")
@@ -383,7 +377,7 @@ pub fn totals_table(set: &SweepResults) -> String {
         let _ = writeln!(
             out,
             "| {} | {} | {:.3} | {:.3} s | {:.0} | {} |",
-            total_label(t, set),
+            point_label(t.suite_point(), set),
             t.dumps,
             t.total_gas as f64 / 1e9,
             t.total_wall_s,
@@ -392,17 +386,6 @@ pub fn totals_table(set: &SweepResults) -> String {
         );
     }
     out
-}
-
-fn total_label(t: &SuiteTotal, set: &SweepResults) -> String {
-    point_label(
-        t.mode,
-        t.threads,
-        t.batch,
-        t.scheduler_name(),
-        t.recover_senders,
-        set,
-    )
 }
 
 /// One line per dump that failed: `FAIL path: reason`.
@@ -427,34 +410,13 @@ pub fn per_dump_table(set: &SweepResults) -> String {
     if set.dumps.len() < 2 {
         return out;
     }
-    type Key = (
-        Mode,
-        usize,
-        usize,
-        Option<gigagas_executor::SchedulerKind>,
-        bool,
-    );
-    let key =
-        |r: &ResultRow| -> Key { (r.mode, r.threads, r.batch, r.scheduler, r.recover_senders) };
-    let mut columns: Vec<Key> = Vec::new();
+    let mut columns: Vec<SuitePoint> = Vec::new();
     for r in &set.rows {
-        if !columns.contains(&key(r)) {
-            columns.push(key(r));
+        if !columns.contains(&r.suite_point()) {
+            columns.push(r.suite_point());
         }
     }
-    let heads: Vec<String> = columns
-        .iter()
-        .map(|&(mode, threads, batch, scheduler, recover)| {
-            point_label(
-                mode,
-                threads,
-                batch,
-                scheduler.map_or("-", |s| s.name()),
-                recover,
-                set,
-            )
-        })
-        .collect();
+    let heads: Vec<String> = columns.iter().map(|&c| point_label(c, set)).collect();
     let _ = writeln!(out, "| dump | Mgas | {} |", heads.join(" | "));
     let _ = writeln!(out, "|---|---:|{}", "---:|".repeat(columns.len()));
     for d in &set.dumps {
@@ -463,7 +425,9 @@ pub fn per_dump_table(set: &SweepResults) -> String {
             .map(|c| {
                 set.rows
                     .iter()
-                    .find(|r| r.dump_checksum == d.checksum && r.dump == d.name && key(r) == *c)
+                    .find(|r| {
+                        r.dump_checksum == d.checksum && r.dump == d.name && r.suite_point() == *c
+                    })
                     .map(|r| match (r.mode, r.speedup_vs_sequential) {
                         (Mode::BalParallel, Some(s)) => format!("{:.0} ({s:.2}×)", r.mgas_per_s()),
                         _ => format!("{:.0}", r.mgas_per_s()),
@@ -485,7 +449,7 @@ pub fn per_dump_table(set: &SweepResults) -> String {
             .map(|c| {
                 set.totals
                     .iter()
-                    .find(|t| (t.mode, t.threads, t.batch, t.scheduler, t.recover_senders) == *c)
+                    .find(|t| t.suite_point() == *c)
                     .map(
                         |t| match t.geomean_speedup.filter(|_| t.mode == Mode::BalParallel) {
                             Some(g) => format!("**{:.0}** (geomean {g:.2}×)", t.mgas_per_s()),
