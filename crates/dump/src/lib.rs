@@ -16,6 +16,7 @@
 mod chain;
 mod error;
 pub mod format;
+#[cfg(feature = "reth")]
 pub mod reth;
 mod summary;
 
@@ -508,6 +509,7 @@ impl Dump {
     }
 }
 
-// Dev-dependencies used only by the integration tests in `tests/`.
+// Dev-dependencies used only by the integration tests in `tests/` (this crate itself with
+// the `reth` feature for tests/reth_types.rs).
 #[cfg(test)]
-use {gigagas_workload as _, rand_chacha as _, tempfile as _};
+use {gigagas_dump as _, gigagas_workload as _, rand_chacha as _, tempfile as _};

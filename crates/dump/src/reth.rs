@@ -7,6 +7,10 @@
 //! and a [`PreSlot`] gives reth's [`StorageEntry`]. The dump keeps its own compact types
 //! (fixed-size records with the address inside, absent accounts recorded as absent) for
 //! the file format; these conversions are the seam.
+//!
+//! Behind the `reth` feature, off by default: nothing in gigagas reads blocks from reth, so
+//! the dump crate (which every other crate builds on) does not pull reth's primitives in
+//! unless asked.
 
 use crate::{AccountState, DumpBlock, PreSlot, ReceiptSummary};
 use alloy_consensus::{BlockBody, Header, TxEnvelope, transaction::Recovered};
