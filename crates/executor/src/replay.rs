@@ -135,36 +135,32 @@ impl WorkItem {
 }
 
 /// A dump prepared for replay: pre-state store, per-block envs and BALs, work items.
+///
+/// Built by [`Replay::new`] from a [`Dump`] it takes by value (its blocks move in), and
+/// read-only afterwards: the work items index the blocks, and each block's items are
+/// contiguous ([`Replay::block_items`]).
 #[derive(Debug)]
 pub struct Replay {
-    /// Chain rules.
-    pub spec: ChainSpec,
-    /// The dump's segments: independent runs of blocks, each from its own pre-state.
-    pub segments: Vec<ReplaySegment>,
-    /// Blocks in order.
-    pub blocks: Vec<ReplayBlock>,
-    /// All work items, block after block; each block's items are contiguous.
-    pub items: Vec<WorkItem>,
-    /// `items[block_items[b]..block_items[b + 1]]` are block `b`'s items.
-    pub block_items: Vec<u32>,
+    pub(crate) spec: ChainSpec,
+    pub(crate) segments: Vec<ReplaySegment>,
+    pub(crate) blocks: Vec<ReplayBlock>,
+    pub(crate) items: Vec<WorkItem>,
+    /// `items[block_items[b]..block_items[b + 1]]` are block `b`'s items: read through
+    /// [`Replay::block_items`].
+    block_items: Vec<u32>,
 }
 
 impl Replay {
     /// Prepare a dump: build the pre-state store, convert the access lists, build envs.
+    /// The dump's blocks move into the replay instead of being copied, so a loaded dump is
+    /// held once.
     ///
     /// The point-evaluation precompile runs on the setup-free verifier
     /// ([`gigagas_chain::install_kzg_verifier`], installed here for the whole process), so
     /// nothing needs loading. Only if revm's crypto provider was fixed before (a precompile
     /// ran earlier in the process) and an access list names the precompile is c-kzg's
     /// trusted setup loaded here, so that no timed run pays for it.
-    pub fn new(dump: &Dump) -> Result<Self, PrepareError> {
-        Self::from_dump(dump.clone())
-    }
-
-    /// [`Replay::new`] taking the dump by value: its blocks move into the replay instead
-    /// of being copied, so a loaded dump is held once (what every loader that drops the
-    /// dump afterwards should call).
-    pub fn from_dump(dump: Dump) -> Result<Self, PrepareError> {
+    pub fn new(dump: Dump) -> Result<Self, PrepareError> {
         let spec = ChainSpec::from_config(&dump.meta.chain).map_err(PrepareError::Chain)?;
         if !gigagas_chain::install_kzg_verifier() && calls_point_evaluation(&dump, &spec) {
             warm_up_kzg();
@@ -245,6 +241,32 @@ impl Replay {
         })
     }
 
+    /// Chain rules of the dump.
+    pub fn spec(&self) -> &ChainSpec {
+        &self.spec
+    }
+
+    /// The dump's segments: independent runs of blocks, each from its own pre-state.
+    pub fn segments(&self) -> &[ReplaySegment] {
+        &self.segments
+    }
+
+    /// Blocks in order.
+    pub fn blocks(&self) -> &[ReplayBlock] {
+        &self.blocks
+    }
+
+    /// All work items, block after block; [`WorkItem::block`] indexes [`Replay::blocks`].
+    pub fn items(&self) -> &[WorkItem] {
+        &self.items
+    }
+
+    /// The range of [`Replay::items`] that are block `b`'s items (pre-block, each
+    /// transaction, post-block). Panics if `b` is not a block index.
+    pub fn block_items(&self, b: usize) -> std::ops::Range<usize> {
+        self.block_items[b] as usize..self.block_items[b + 1] as usize
+    }
+
     /// Total gas used by all blocks (from the headers).
     pub fn total_gas(&self) -> u64 {
         self.blocks.iter().map(|b| b.header.gas_used).sum()
@@ -262,7 +284,7 @@ impl Replay {
             .step_by(batch)
             .map(|first| {
                 let last = (first + batch).min(self.blocks.len());
-                self.block_items[first] as usize..self.block_items[last] as usize
+                self.block_items(first).start..self.block_items(last - 1).end
             })
             .collect()
     }

@@ -429,7 +429,7 @@ impl Replay {
         let mut receipts = Vec::with_capacity(if work.receipts { txs.capacity() } else { 0 });
         let start = Instant::now();
         let r = self.execute_sequential(work, |done: SequentialTx| {
-            item_ns[self.block_items[done.block] as usize + 1 + done.tx] = done.nanos;
+            item_ns[self.block_items(done.block).start + 1 + done.tx] = done.nanos;
             txs.push(done.result);
             receipts.extend(done.receipt);
         });

@@ -206,9 +206,8 @@ impl Replay {
         };
         for b in first.block as usize..=last.block as usize {
             let block = &self.blocks[b];
-            let start = self.block_items[b] as usize - range.start;
-            let end = self.block_items[b + 1] as usize - range.start;
-            let outputs = &outputs[start..end];
+            let own = self.block_items(b);
+            let outputs = &outputs[own.start - range.start..own.end - range.start];
             let gas: u64 = outputs
                 .iter()
                 .map(|o| match o {

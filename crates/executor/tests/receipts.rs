@@ -43,7 +43,7 @@ fn replay_receipts(
 
 #[test]
 fn neither_path_builds_receipts_without_the_option() {
-    let replay = Replay::new(&mainnet()).unwrap();
+    let replay = Replay::new(mainnet()).unwrap();
     let (_, seq) = replay.run_sequential(TimedWork::default());
     let seq = seq.unwrap();
     assert!(
@@ -62,7 +62,7 @@ fn neither_path_builds_receipts_without_the_option() {
 
 #[test]
 fn both_paths_build_the_same_receipts_and_they_match_every_header_from_byzantium() {
-    let replay = Replay::new(&mainnet()).unwrap();
+    let replay = Replay::new(mainnet()).unwrap();
     let work = TimedWork {
         recover_senders: false,
         receipts: true,
@@ -84,14 +84,14 @@ fn both_paths_build_the_same_receipts_and_they_match_every_header_from_byzantium
         checked >= 30 && before_byzantium >= 5,
         "{checked}/{before_byzantium}"
     );
-    assert_eq!(checked + before_byzantium, replay.blocks.len());
+    assert_eq!(checked + before_byzantium, replay.blocks().len());
 }
 
 #[test]
 fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_says_not_checked() {
     let mut dump = mainnet();
-    let replay = Replay::new(&dump).unwrap();
-    let spec = &replay.spec;
+    let replay = Replay::new(dump.clone()).unwrap();
+    let spec = replay.spec();
     use alloy_hardforks::EthereumHardforks;
     let late = dump
         .blocks
@@ -107,7 +107,7 @@ fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_sa
     for b in [late, early] {
         dump.blocks[b].header.receipts_root = alloy_primitives::B256::repeat_byte(0xee);
     }
-    let replay = Replay::new(&dump).unwrap();
+    let replay = Replay::new(dump.clone()).unwrap();
 
     // Without receipts nothing looks at the root.
     let (_, outputs) = replay.run_parallel(&config(2, 1, false));
@@ -127,7 +127,7 @@ fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_sa
 
     // The pre-Byzantium block's wrong root is not checked, and says so.
     let block = replay
-        .blocks
+        .blocks()
         .iter()
         .find(|b| b.header.number == early_number)
         .unwrap();
@@ -157,7 +157,7 @@ fn a_wrong_log_count_in_the_dump_is_caught_on_both_paths() {
         .unwrap();
     dump.blocks[b].receipts[i].logs += 1;
     let number = dump.blocks[b].number();
-    let replay = Replay::new(&dump).unwrap();
+    let replay = Replay::new(dump.clone()).unwrap();
     let (_, outputs) = replay.run_parallel(&config(1, 1, false));
     let d = replay.verify_all(&outputs).unwrap_err();
     assert_eq!((d.block, d.field.as_str()), (number, "log count"));

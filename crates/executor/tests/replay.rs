@@ -35,7 +35,7 @@ fn small(profile: Profile) -> Dump {
 
 /// Every grid point verifies, and every point's outcomes equal the first one's.
 fn replay_grid(dump: &Dump) {
-    let replay = Replay::new(dump).expect("dump prepares");
+    let replay = Replay::new(dump.clone()).expect("dump prepares");
     let mut reference = None;
     for threads in [1, 2] {
         for batch in [1, 50] {
@@ -48,7 +48,7 @@ fn replay_grid(dump: &Dump) {
                     receipts: false,
                 };
                 let (timings, outputs) = replay.run_parallel(&config);
-                assert_eq!(timings.item_ns.len(), replay.items.len());
+                assert_eq!(timings.item_ns.len(), replay.items().len());
                 if let Err(d) = replay.verify_all(&outputs) {
                     panic!("{} threads, batch {batch}, {scheduler}: {d}", threads);
                 }
@@ -80,7 +80,7 @@ fn every_profile_replays_and_verifies_on_every_grid_point() {
 #[test]
 fn sequential_baseline_verifies_and_sender_recovery_changes_nothing() {
     let dump = small(Profile::MainnetLike);
-    let replay = Replay::new(&dump).unwrap();
+    let replay = Replay::new(dump.clone()).unwrap();
     let (_, results) = replay.run_sequential(gigagas_executor::TimedWork::default());
     replay.verify_sequential(&results.unwrap()).unwrap();
     let (_, plain) = replay.run_parallel(&RunConfig {
@@ -124,7 +124,7 @@ fn corrupted_bal_write_is_named() {
         .unwrap();
     change.new_value += alloy_primitives::U256::from(1);
     let tx = change.block_access_index.get() - 1;
-    let replay = Replay::new(&dump).unwrap();
+    let replay = Replay::new(dump.clone()).unwrap();
     let (_, outputs) = replay.run_parallel(&RunConfig {
         threads: 2,
         batch: 1,
@@ -146,7 +146,7 @@ fn corrupted_bal_write_is_named() {
 fn corrupted_receipt_is_named() {
     let mut dump = small(Profile::Transfers);
     dump.blocks[2].receipts[3].gas_used += 1;
-    let replay = Replay::new(&dump).unwrap();
+    let replay = Replay::new(dump.clone()).unwrap();
     let (_, outputs) = replay.run_parallel(&RunConfig {
         threads: 1,
         batch: 50,
@@ -179,7 +179,7 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
         })
         .expect("an account a transaction writes storage of");
     let address = dump.access_lists[block].remove(victim).address;
-    let replay = Replay::new(&dump).unwrap();
+    let replay = Replay::new(dump.clone()).unwrap();
     let (_, outputs) = replay.run_parallel(&RunConfig {
         threads: 2,
         batch: 1,
@@ -215,7 +215,7 @@ fn a_write_index_past_the_block_is_an_error_not_an_abort() {
             .find(|a| !a.balance_changes.is_empty())
             .expect("a balance write in the first block");
         entry.balance_changes[0].block_access_index = alloy_eip7928::BlockAccessIndex(index);
-        let err = Replay::new(&crafted).expect_err("an index past the block must be refused");
+        let err = Replay::new(crafted).expect_err("an index past the block must be refused");
         let msg = err.to_string();
         assert!(
             msg.contains(&format!("block {}", dump.blocks[0].number()))
@@ -255,7 +255,7 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
             alloy_primitives::Address::repeat_byte(0x42),
         ),
     );
-    let replay = Replay::new(&dump).unwrap();
+    let replay = Replay::new(dump.clone()).unwrap();
     let config = RunConfig {
         threads: 2,
         batch: 1,

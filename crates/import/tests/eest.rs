@@ -102,7 +102,7 @@ fn assert_rejections_pass(dir: &Path, r: &Imported) {
 /// verify every transaction against the dump's receipts and access lists.
 fn replay(path: &Path) -> Result<(), String> {
     let (dump, _) = gigagas_dump::read_dump(path).map_err(|e| e.to_string())?;
-    let replay = Replay::new(&dump).map_err(|e| format!("prepare: {e}"))?;
+    let replay = Replay::new(dump.clone()).map_err(|e| format!("prepare: {e}"))?;
     let mut batches = vec![1, dump.blocks.len()];
     batches.dedup();
     for batch in batches {

@@ -87,7 +87,7 @@ fn all_fixtures_import_check_out_and_replay() {
             dump.meta.provenance.get("network").map(String::as_str),
             Some("Cancun")
         );
-        let replay = Replay::new(&dump).expect("an imported dump prepares for replay");
+        let replay = Replay::new(dump.clone()).expect("an imported dump prepares for replay");
         let heavy = dump.total_gas() > HEAVY_GAS;
         let schedulers: &[SchedulerKind] = if heavy {
             &[SchedulerKind::Ols]

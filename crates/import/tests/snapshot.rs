@@ -60,7 +60,7 @@ fn the_mainnet_dump_holds_every_block_and_replays_verified() {
         .collect();
     assert_eq!(headerless, [(1796867, 1), (5283152, 2), (8889776, 1)]);
 
-    let replay = Replay::new(&dump).expect("the mainnet dump prepares");
+    let replay = Replay::new(dump.clone()).expect("the mainnet dump prepares");
     let (_, seq) = replay.run_sequential(gigagas_executor::TimedWork::default());
     replay
         .verify_sequential(&seq.expect("sequential baseline runs"))

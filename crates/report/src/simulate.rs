@@ -162,7 +162,7 @@ pub fn profile_items(
         recover_senders: false,
         receipts: false,
     };
-    let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(runs); replay.items.len()];
+    let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(runs); replay.items().len()];
     let mut run_work_ns = Vec::with_capacity(runs);
     for _ in 0..runs {
         let (timings, outputs) = replay.run_parallel(&config);
@@ -226,7 +226,7 @@ pub fn profile_and_measure(
         recover_senders: false,
         receipts: false,
     };
-    let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(profile_runs); replay.items.len()];
+    let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(profile_runs); replay.items().len()];
     let mut run_work_ns = Vec::with_capacity(profile_runs);
     let mut runs: Vec<Vec<gigagas_executor::Metrics>> =
         vec![Vec::with_capacity(repeats); points.len()];
@@ -353,7 +353,7 @@ pub fn project_slowed(
     for range in replay.batches(batch) {
         scheduler
             .scheduler()
-            .order(&replay.items[range.clone()], &mut order);
+            .order(&replay.items()[range.clone()], &mut order);
         let times = &profile.item_ns[range];
         makespan += list_schedule(times, &order, threads);
         let max = times.iter().copied().max().unwrap_or(0);
@@ -521,7 +521,7 @@ pub fn measured_item_slowdown(validations: &[Validation]) -> (f64, String) {
 pub fn tx_share(replay: &Replay, profile: &ItemProfile) -> f64 {
     let total: u64 = profile.item_ns.iter().sum();
     let tx: u64 = replay
-        .items
+        .items()
         .iter()
         .zip(&profile.item_ns)
         .filter(|(w, _)| matches!(w.kind, ItemKind::Tx(_)))

@@ -137,11 +137,11 @@ impl Grid {
         if replays.is_empty()
             || !replays
                 .iter()
-                .all(|r| r.blocks.iter().all(|b| b.transactions.len() <= 1))
+                .all(|r| r.blocks().iter().all(|b| b.transactions.len() <= 1))
         {
             return None;
         }
-        let blocks = replays.iter().map(|r| r.blocks.len()).max().unwrap_or(1);
+        let blocks = replays.iter().map(|r| r.blocks().len()).max().unwrap_or(1);
         let before = self.points.len();
         let (Some(threads), Some(scheduler)) = (
             self.points.first().map(|p| p.threads),
@@ -571,10 +571,10 @@ pub fn load_replay(path: &Path) -> Result<(Replay, DumpRecord), ReportError> {
     })?;
     let transactions = dump.transaction_count();
     let (name, blocks) = (dump.meta.name.clone(), dump.blocks.len());
-    // No KZG setup to load: `Replay::from_dump` installs the setup-free point-evaluation
+    // No KZG setup to load: `Replay::new` installs the setup-free point-evaluation
     // verifier (gigagas_record::install_kzg_verifier) for the whole process. The dump
     // moves into the replay: its blocks are held once.
-    let replay = Replay::from_dump(dump).map_err(|e| ReportError::Dump {
+    let replay = Replay::new(dump).map_err(|e| ReportError::Dump {
         path: path.to_path_buf(),
         detail: error_chain(&e),
     })?;

@@ -92,7 +92,7 @@ impl Timeline {
         timings: &RunTimings,
         dump: &str,
     ) -> Option<Self> {
-        let n = replay.items.len();
+        let n = replay.items().len();
         if timings.item_start_ns.len() != n || timings.item_worker.len() != n {
             return None;
         }
@@ -107,7 +107,7 @@ impl Timeline {
         let mut order: Vec<usize> = range.clone().collect();
         order.sort_by_key(|&i| (timings.item_worker[i], timings.item_start_ns[i]));
         let rel = |i: usize| timings.item_start_ns[i].saturating_sub(start);
-        let system = |i: usize| !matches!(replay.items[i].kind, ItemKind::Tx(_));
+        let system = |i: usize| !matches!(replay.items()[i].kind, ItemKind::Tx(_));
         let gap = (span_ns as f64 * RESOLUTION) as u64;
         let mut runs: Vec<BusyRun> = Vec::new();
         for &i in &order {
@@ -131,7 +131,7 @@ impl Timeline {
             }
         }
         let l = range.clone().max_by_key(|&i| timings.item_ns[i])?;
-        let item = &replay.items[l];
+        let item = &replay.items()[l];
         Some(Self {
             dump: dump.to_string(),
             config: config.to_string(),
@@ -139,11 +139,11 @@ impl Timeline {
             batch: b,
             batches: timings.batches.len(),
             items: range.len(),
-            gas: range.clone().map(|i| replay.items[i].gas_used).sum(),
+            gas: range.clone().map(|i| replay.items()[i].gas_used).sum(),
             span_ns,
             busy_ns: range.clone().map(|i| timings.item_ns[i]).sum(),
             longest: LongestItem {
-                block: replay.blocks[item.block as usize].header.number,
+                block: replay.blocks()[item.block as usize].header.number,
                 item: item.kind.to_string(),
                 worker: timings.item_worker[l],
                 start_ns: rel(l),
@@ -299,7 +299,7 @@ mod tests {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
         let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
-        Replay::from_dump(dump).unwrap()
+        Replay::new(dump).unwrap()
     }
 
     #[test]
@@ -374,7 +374,7 @@ mod tests {
         let (one, two) = (pass(1), pass(2));
         assert_eq!(
             (one.batches, one.batch, one.items),
-            (1, 0, replay.items.len())
+            (1, 0, replay.items().len())
         );
         assert_eq!(one.runs.iter().map(|r| r.worker).max(), Some(0));
         assert!(two.better_than(&one) && !one.better_than(&two));

@@ -28,7 +28,7 @@ pub fn pass_events(
         }));
     }
     // Each item's position in its batch's order: its rank by start time.
-    let mut position = vec![0u32; replay.items.len()];
+    let mut position = vec![0u32; replay.items().len()];
     for range in &timings.batches {
         let mut by_start: Vec<usize> = range.clone().collect();
         by_start.sort_by_key(|&i| timings.item_start_ns[i]);
@@ -44,8 +44,8 @@ pub fn pass_events(
             }));
         }
         for i in range.clone() {
-            let item = &replay.items[i];
-            let block = replay.blocks[item.block as usize].header.number;
+            let item = &replay.items()[i];
+            let block = replay.blocks()[item.block as usize].header.number;
             let label = match item.kind {
                 ItemKind::PreBlock => format!("block {block} pre-block"),
                 ItemKind::Tx(t) => format!("block {block} tx {t}"),
@@ -82,7 +82,7 @@ mod tests {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
         let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
-        let replay = Replay::from_dump(dump).unwrap();
+        let replay = Replay::new(dump).unwrap();
         let mut events = Vec::new();
         for (pid, (threads, batch)) in [(1, 1), (2, 42)].into_iter().enumerate() {
             let config = RunConfig {
@@ -95,7 +95,7 @@ mod tests {
             let timings = replay.run_verified(&config, true).unwrap();
             let pass = pass_events(&replay, &config, &timings, pid as u32, "mainnet");
             let slices: Vec<&Value> = pass.iter().filter(|e| e["ph"] == "X").collect();
-            assert_eq!(slices.len(), replay.items.len(), "one slice per item");
+            assert_eq!(slices.len(), replay.items().len(), "one slice per item");
             let tids: std::collections::BTreeSet<u64> =
                 slices.iter().map(|e| e["tid"].as_u64().unwrap()).collect();
             assert_eq!(tids.len(), threads, "a track per worker");
@@ -117,6 +117,6 @@ mod tests {
         }
         let text = trace_file(events).to_string();
         let back: Value = serde_json::from_str(&text).unwrap();
-        assert!(back["traceEvents"].as_array().unwrap().len() > 2 * replay.items.len());
+        assert!(back["traceEvents"].as_array().unwrap().len() > 2 * replay.items().len());
     }
 }

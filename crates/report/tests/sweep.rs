@@ -294,11 +294,11 @@ fn simulator_matches_list_scheduling_by_hand() {
     let tmp = tempfile::tempdir().unwrap();
     let path = small_dump(tmp.path(), Profile::Adversarial);
     let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
-    let replay = Replay::new(&dump).unwrap();
+    let replay = Replay::new(dump.clone()).unwrap();
     // A synthetic profile: every item takes 1 µs plus 1 µs per 10 kgas, so the projection
     // can be checked against a hand computation.
     let item_ns: Vec<u64> = replay
-        .items
+        .items()
         .iter()
         .map(|w| 1_000 + w.gas_used / 10)
         .collect();
@@ -345,7 +345,7 @@ fn simulator_matches_list_scheduling_by_hand() {
     );
     // Real profile: verified one-thread runs give one time per item.
     let real = simulate::profile_items(&replay, 2, true, || {}).unwrap();
-    assert_eq!(real.item_ns.len(), replay.items.len());
+    assert_eq!(real.item_ns.len(), replay.items().len());
     assert!(simulate::tx_share(&replay, &real) > 0.5);
 }
 

@@ -889,7 +889,7 @@ pub(crate) fn check_statuses(d: &Driver<'_>, first_range_receipt: usize, reverts
 /// Replay a dump with gigagas-executor: sequential, then 2 threads with every scheduler
 /// (batch 1 and all blocks in one batch), all verified; and once recovering senders.
 pub(crate) fn replay_and_verify(dump: &Dump) {
-    let replay = Replay::new(dump).expect("the dump prepares for replay");
+    let replay = Replay::new(dump.clone()).expect("the dump prepares for replay");
     let (_, seq) = replay.run_sequential(gigagas_executor::TimedWork {
         recover_senders: true,
         receipts: false,
