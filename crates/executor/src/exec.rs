@@ -1,30 +1,34 @@
 //! Executing one work item on its [`BalView`], and the sequential baseline.
 
 use crate::{
+    prestate::StateError,
     replay::{ItemKind, Replay, ReplayBlock, WorkItem},
     view::BalView,
     work::{TimedWork, tx_receipt},
 };
-use alloy_consensus::{ReceiptEnvelope, transaction::Recovered};
+use alloy_consensus::{ReceiptEnvelope, crypto::RecoveryError, transaction::Recovered};
 use alloy_evm::{
     Evm, EvmFactory, FromRecoveredTx,
-    block::BlockExecutor,
+    block::{BlockExecutionError, BlockExecutor},
     eth::{
         EthBlockExecutor, EthEvm, EthEvmFactory, EthTxResult, receipt_builder::AlloyReceiptBuilder,
     },
     precompiles::PrecompilesMap,
 };
+use alloy_primitives::Address;
 use gigagas_chain::{execution_ctx, pay_headerless_ommer_share};
 use revm::{
     DatabaseCommit,
-    context::TxEnv,
+    context::{TxEnv, result::EVMError},
     database::State,
+    database::bal::EvmDatabaseError,
     inspector::NoOpInspector,
     state::{
         EvmState,
         bal::{Bal, BlockAccessIndex},
     },
 };
+use std::sync::Arc;
 
 /// What executing an item produced.
 // Not boxed: a boxed receipt would be one more allocation per transaction inside the
@@ -54,16 +58,51 @@ pub enum ItemOutput {
     },
 }
 
-/// An execution that did not complete.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("block {block}, {item}: {message}")]
+/// An execution that did not complete: where, and why ([`ExecFailure`]).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("block {block}, {item}: {failure}")]
 pub struct ExecError {
     /// Block number.
     pub block: u64,
     /// Which item.
     pub item: ItemKind,
     /// What went wrong.
-    pub message: String,
+    #[source]
+    pub failure: ExecFailure,
+}
+
+/// Why an item did not execute. Sources that cannot be cloned are shared (`Arc`), so an
+/// error can be reported by verification while the run's outputs keep theirs.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ExecFailure {
+    /// The transaction's signature does not recover to a sender.
+    #[error("sender recovery: {0}")]
+    SenderRecovery(#[source] Arc<RecoveryError>),
+    /// The signature recovers to another sender than the dump stores.
+    #[error("sender recovery: the signature gives {recovered}, the dump says {stored}")]
+    SenderMismatch {
+        /// The sender the signature gives.
+        recovered: Address,
+        /// The sender the dump stores.
+        stored: Address,
+    },
+    /// revm refused or could not run the transaction on its access-list view (invalid
+    /// transaction, or a read of state the dump does not hold).
+    #[error(transparent)]
+    Transaction(EVMError<StateError>),
+    /// alloy-evm's block executor failed: a system call, a sequential transaction, the
+    /// post-block changes.
+    #[error(transparent)]
+    Block(Arc<BlockExecutionError>),
+    /// Paying the share of ommers known only by hash read state the dump does not hold.
+    #[error(transparent)]
+    State(EvmDatabaseError<StateError>),
+}
+
+impl ExecFailure {
+    fn block(e: BlockExecutionError) -> Self {
+        Self::Block(Arc::new(e))
+    }
 }
 
 /// The EVM a worker runs transactions on.
@@ -131,19 +170,19 @@ impl Replay {
         block: &ReplayBlock,
         tx: &Recovered<alloy_consensus::TxEnvelope>,
         work: TimedWork,
-    ) -> Result<alloy_primitives::Address, String> {
+    ) -> Result<Address, ExecFailure> {
         if work.recover_senders {
             let recovered = self
                 .spec
                 .recover_sender(block.header.number, tx.inner())
-                .map_err(|e| format!("sender recovery: {e}"))?;
+                .map_err(|e| ExecFailure::SenderRecovery(Arc::new(e)))?;
             // A dump whose stored sender disagrees with the signature is inconsistent:
             // recovering must not make it verify.
             if recovered != tx.signer() {
-                return Err(format!(
-                    "sender recovery: the signature gives {recovered}, the dump says {}",
-                    tx.signer()
-                ));
+                return Err(ExecFailure::SenderMismatch {
+                    recovered,
+                    stored: tx.signer(),
+                });
             }
             Ok(recovered)
         } else {
@@ -160,10 +199,10 @@ impl Replay {
     ) -> Result<ItemOutput, ExecError> {
         let block = &self.blocks[item.block as usize];
         let index = item.bal_index(block);
-        let err = |message: String| ExecError {
+        let err = |failure| ExecError {
             block: block.header.number,
             item: item.kind,
-            message,
+            failure,
         };
         let view = BalView::new(&block.base, &block.bal, index);
         match item.kind {
@@ -175,7 +214,7 @@ impl Replay {
                     Ok(out) => out,
                     Err(e) => {
                         executor.evm = None;
-                        return Err(err(e.to_string()));
+                        return Err(err(ExecFailure::Transaction(e)));
                     }
                 };
                 let success = out.result.is_success();
@@ -210,16 +249,16 @@ impl Replay {
                     );
                     if item.kind == ItemKind::PreBlock {
                         ex.apply_pre_execution_changes()
-                            .map_err(|e| err(e.to_string()))?;
+                            .map_err(|e| err(ExecFailure::block(e)))?;
                     } else {
-                        let (mut evm, _) = ex.finish().map_err(|e| err(e.to_string()))?;
+                        let (mut evm, _) = ex.finish().map_err(|e| err(ExecFailure::block(e)))?;
                         pay_headerless_ommer_share(
                             evm.db_mut(),
                             &self.spec,
                             &block.header,
                             block.headerless_ommers,
                         )
-                        .map_err(|e| err(e.to_string()))?;
+                        .map_err(|e| err(ExecFailure::State(e)))?;
                     }
                 }
                 let writes = state.take_built_bal().unwrap_or_default();
@@ -257,10 +296,10 @@ impl Replay {
         on_tx: &mut impl FnMut(SequentialTx),
     ) -> Result<(), ExecError> {
         let block = &self.blocks[b];
-        let err = |item, message: String| ExecError {
+        let err = |item, failure| ExecError {
             block: block.header.number,
             item,
-            message,
+            failure,
         };
         let input = block.input();
         let evm = EthEvmFactory::default().create_evm(&mut *state, block.env.clone());
@@ -271,7 +310,7 @@ impl Replay {
             AlloyReceiptBuilder::default(),
         );
         ex.apply_pre_execution_changes()
-            .map_err(|e| err(ItemKind::PreBlock, e.to_string()))?;
+            .map_err(|e| err(ItemKind::PreBlock, ExecFailure::block(e)))?;
         for (i, tx) in block.transactions.iter().enumerate() {
             let item = ItemKind::Tx(i as u32);
             let start = std::time::Instant::now();
@@ -283,7 +322,7 @@ impl Replay {
                 tx_type,
             } = ex
                 .execute_transaction_without_commit((tx_env, tx))
-                .map_err(|e| err(item, e.to_string()))?;
+                .map_err(|e| err(item, ExecFailure::block(e)))?;
             // What alloy-evm's `commit_transaction` does, without the receipt it always
             // builds: the block's gas counters, then the state changes into `State`.
             let gas = out.result.gas();
@@ -317,14 +356,14 @@ impl Replay {
         }
         let (mut evm, _) = ex
             .finish()
-            .map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
+            .map_err(|e| err(ItemKind::PostBlock, ExecFailure::block(e)))?;
         pay_headerless_ommer_share(
             evm.db_mut(),
             &self.spec,
             &block.header,
             block.headerless_ommers,
         )
-        .map_err(|e| err(ItemKind::PostBlock, e.to_string()))?;
+        .map_err(|e| err(ItemKind::PostBlock, ExecFailure::State(e)))?;
         Ok(())
     }
 }

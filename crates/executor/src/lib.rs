@@ -43,7 +43,7 @@ pub use bench::{
     BenchPoint, DEFAULT_MIN_SAMPLE_MS, DEFAULT_ROUND_SEED, MAX_PASSES_PER_SAMPLE, Repetition,
     Sampled, round_order,
 };
-pub use exec::{ExecError, ItemExecutor, ItemOutput, SequentialTx, TxResult};
+pub use exec::{ExecError, ExecFailure, ItemExecutor, ItemOutput, SequentialTx, TxResult};
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::ChainSpec;
 pub use prestate::{PreStateDb, StateError};
@@ -51,7 +51,7 @@ pub use replay::{ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
 pub use run::{RunConfig, RunOutputs, RunTimings, SequentialOutputs};
 pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, SchedulerKind};
 pub use stats::{CONFIDENCE, Interval, Metrics, Summary, median_interval, paired_ratios};
-pub use verify::{Divergence, ItemOutcome, ReceiptsRootCheck};
+pub use verify::{Divergence, DivergenceField, ItemOutcome, Mismatch, ReceiptsRootCheck};
 pub use view::BalView;
 pub use work::{TIMED_WORK, TimedWork, tx_receipt};
 

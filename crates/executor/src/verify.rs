@@ -9,12 +9,16 @@ use crate::{
 };
 use alloy_consensus::{ReceiptEnvelope, proofs::calculate_receipt_root};
 use alloy_hardforks::EthereumHardforks;
-use alloy_primitives::{Address, U256};
+use alloy_primitives::{Address, B256, U256};
 use revm::state::bal::{Bal, BlockAccessIndex};
 use std::{collections::BTreeMap, fmt};
 
 /// The first difference between an execution and what the dump says.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "verification failed at block {block}, {item}{}: {mismatch}",
+    address.map(|a| format!(", account {a}")).unwrap_or_default()
+)]
 pub struct Divergence {
     /// Block number.
     pub block: u64,
@@ -22,33 +26,17 @@ pub struct Divergence {
     pub item: ItemKind,
     /// Account concerned, if any.
     pub address: Option<Address>,
-    /// Field (`gas used`, `status`, `balance`, `nonce`, `code`, `storage[0x..]`, ...).
-    pub field: String,
-    /// What the receipt, header or BAL says.
-    pub expected: String,
-    /// What the execution produced.
-    pub got: String,
+    /// What differs, with the expected and the produced value (boxed: a storage write's
+    /// values and an execution error are large, and a divergence is passed up by value).
+    pub mismatch: Box<Mismatch>,
 }
 
-impl fmt::Display for Divergence {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "verification failed at block {}, {}",
-            self.block, self.item
-        )?;
-        if let Some(a) = self.address {
-            write!(f, ", account {a}")?;
-        }
-        write!(
-            f,
-            ": {} expected {}, got {}",
-            self.field, self.expected, self.got
-        )
+impl Divergence {
+    /// The field that differs.
+    pub fn field(&self) -> DivergenceField {
+        self.mismatch.field()
     }
 }
-
-impl std::error::Error for Divergence {}
 
 impl From<ExecError> for Divergence {
     fn from(e: ExecError) -> Self {
@@ -56,25 +44,248 @@ impl From<ExecError> for Divergence {
             block: e.block,
             item: e.item,
             address: None,
-            field: "execution".into(),
-            expected: "success".into(),
-            got: e.message,
+            mismatch: Box::new(Mismatch::Execution(e)),
         }
     }
 }
 
-fn fmt_opt<T: fmt::Display>(v: &Option<T>) -> String {
-    v.as_ref()
-        .map(|v| v.to_string())
-        .unwrap_or_else(|| "no write".into())
+/// What a [`Divergence`] is about: a receipt's or a header's field, or a write of the
+/// block access list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DivergenceField {
+    /// Whether the item executed at all.
+    Execution,
+    /// Whether the dump has a receipt for the transaction.
+    Receipt,
+    /// A transaction's gas used.
+    GasUsed,
+    /// A transaction's status.
+    Status,
+    /// A transaction's log count.
+    LogCount,
+    /// A block's gas used (header).
+    BlockGasUsed,
+    /// How many receipts a pass built for a block.
+    ReceiptsBuilt,
+    /// A block's receipts root (header).
+    ReceiptsRoot,
+    /// The block access indices the access list writes at.
+    BlockAccessIndex,
+    /// An account's balance write.
+    Balance,
+    /// An account's nonce write.
+    Nonce,
+    /// An account's code write (by hash).
+    CodeHash,
+    /// A storage slot's write.
+    Storage(U256),
 }
 
-/// Compare the writes an item made with the access list's writes at its index.
+impl fmt::Display for DivergenceField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Execution => f.write_str("execution"),
+            Self::Receipt => f.write_str("receipt"),
+            Self::GasUsed => f.write_str("gas used"),
+            Self::Status => f.write_str("status"),
+            Self::LogCount => f.write_str("log count"),
+            Self::BlockGasUsed => f.write_str("block gas used"),
+            Self::ReceiptsBuilt => f.write_str("receipts built"),
+            Self::ReceiptsRoot => f.write_str("receipts root"),
+            Self::BlockAccessIndex => f.write_str("block access index"),
+            Self::Balance => f.write_str("balance"),
+            Self::Nonce => f.write_str("nonce"),
+            Self::CodeHash => f.write_str("code hash"),
+            Self::Storage(slot) => write!(f, "storage[{slot:#x}]"),
+        }
+    }
+}
+
+/// What the dump says and what the execution produced, typed by field (like revme's
+/// `{ got, expected }` errors). A write the access list or the execution does not make is
+/// `None`, shown as `no write`.
+#[derive(Debug, Clone)]
+pub enum Mismatch {
+    /// The item failed to execute (expected: success).
+    Execution(ExecError),
+    /// The sequential pass gave no result for a transaction (expected: a result).
+    NoResult,
+    /// The dump has no receipt for a transaction the block holds.
+    NoReceipt,
+    /// A transaction's gas used.
+    GasUsed {
+        /// The receipt's.
+        expected: u64,
+        /// The execution's.
+        got: u64,
+    },
+    /// A transaction's status (success).
+    Status {
+        /// The receipt's.
+        expected: bool,
+        /// The execution's.
+        got: bool,
+    },
+    /// A transaction's log count.
+    LogCount {
+        /// The receipt's.
+        expected: u64,
+        /// The execution's.
+        got: u64,
+    },
+    /// A block's gas used.
+    BlockGasUsed {
+        /// The header's.
+        expected: u64,
+        /// The sum of its transactions'.
+        got: u64,
+    },
+    /// How many receipts a pass built for a block.
+    ReceiptsBuilt {
+        /// The block's transactions.
+        expected: usize,
+        /// Receipts built.
+        got: usize,
+    },
+    /// A block's receipts root.
+    ReceiptsRoot {
+        /// The header's.
+        expected: B256,
+        /// The built receipts'.
+        got: B256,
+    },
+    /// The access list writes past the block's last block access index.
+    IndexPastBlock {
+        /// The block's last index (its post-block changes).
+        last: u64,
+        /// The highest index the access list writes at.
+        got: u64,
+    },
+    /// An account's balance write.
+    Balance {
+        /// The access list's.
+        expected: Option<U256>,
+        /// The execution's.
+        got: Option<U256>,
+    },
+    /// An account's nonce write.
+    Nonce {
+        /// The access list's.
+        expected: Option<u64>,
+        /// The execution's.
+        got: Option<u64>,
+    },
+    /// An account's code write, by code hash.
+    CodeHash {
+        /// The access list's.
+        expected: Option<B256>,
+        /// The execution's.
+        got: Option<B256>,
+    },
+    /// A storage slot's write.
+    Storage {
+        /// The slot.
+        slot: U256,
+        /// The access list's.
+        expected: Option<U256>,
+        /// The execution's.
+        got: Option<U256>,
+    },
+}
+
+impl Mismatch {
+    /// The field that differs.
+    pub fn field(&self) -> DivergenceField {
+        match self {
+            Self::Execution(_) | Self::NoResult => DivergenceField::Execution,
+            Self::NoReceipt => DivergenceField::Receipt,
+            Self::GasUsed { .. } => DivergenceField::GasUsed,
+            Self::Status { .. } => DivergenceField::Status,
+            Self::LogCount { .. } => DivergenceField::LogCount,
+            Self::BlockGasUsed { .. } => DivergenceField::BlockGasUsed,
+            Self::ReceiptsBuilt { .. } => DivergenceField::ReceiptsBuilt,
+            Self::ReceiptsRoot { .. } => DivergenceField::ReceiptsRoot,
+            Self::IndexPastBlock { .. } => DivergenceField::BlockAccessIndex,
+            Self::Balance { .. } => DivergenceField::Balance,
+            Self::Nonce { .. } => DivergenceField::Nonce,
+            Self::CodeHash { .. } => DivergenceField::CodeHash,
+            Self::Storage { slot, .. } => DivergenceField::Storage(*slot),
+        }
+    }
+}
+
+/// A written value, or `no write`.
+struct Write<'a, T>(&'a Option<T>);
+
+impl<T: fmt::Display> fmt::Display for Write<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(v) => v.fmt(f),
+            None => f.write_str("no write"),
+        }
+    }
+}
+
+/// `<field> expected <value>, got <value>`.
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let field = self.field();
+        match self {
+            Self::Execution(e) => write!(f, "{field} expected success, got {}", e.failure),
+            Self::NoResult => write!(f, "{field} expected a result, got none"),
+            Self::NoReceipt => write!(f, "{field} expected none, got a transaction"),
+            Self::GasUsed { expected, got }
+            | Self::LogCount { expected, got }
+            | Self::BlockGasUsed { expected, got } => {
+                write!(f, "{field} expected {expected}, got {got}")
+            }
+            Self::Status { expected, got } => write!(f, "{field} expected {expected}, got {got}"),
+            Self::ReceiptsBuilt { expected, got } => {
+                write!(f, "{field} expected {expected}, got {got}")
+            }
+            Self::ReceiptsRoot { expected, got } => {
+                write!(f, "{field} expected {expected}, got {got}")
+            }
+            Self::IndexPastBlock { last, got } => {
+                write!(
+                    f,
+                    "{field} expected at most {last}, got writes at index {got}"
+                )
+            }
+            Self::Balance { expected, got } | Self::Storage { expected, got, .. } => {
+                write!(
+                    f,
+                    "{field} expected {}, got {}",
+                    Write(expected),
+                    Write(got)
+                )
+            }
+            Self::Nonce { expected, got } => {
+                write!(
+                    f,
+                    "{field} expected {}, got {}",
+                    Write(expected),
+                    Write(got)
+                )
+            }
+            Self::CodeHash { expected, got } => {
+                write!(
+                    f,
+                    "{field} expected {}, got {}",
+                    Write(expected),
+                    Write(got)
+                )
+            }
+        }
+    }
+}
+
+/// Compare the writes an item made with the access list's writes at its index: the first
+/// difference, with the account it concerns.
 fn compare_writes(
     expected: Option<&BTreeMap<Address, AccountWrites>>,
     got: &BTreeMap<Address, AccountWrites>,
-    at: impl Fn(Option<Address>, String, String, String) -> Divergence,
-) -> Result<(), Divergence> {
+) -> Result<(), (Address, Box<Mismatch>)> {
     let empty = BTreeMap::new();
     let expected = expected.unwrap_or(&empty);
     let none = AccountWrites::default();
@@ -86,37 +297,35 @@ fn compare_writes(
         if e == g {
             continue;
         }
-        let a = Some(*address);
+        let differs = |mismatch| Err((*address, Box::new(mismatch)));
         if e.balance != g.balance {
-            return Err(at(
-                a,
-                "balance".into(),
-                fmt_opt(&e.balance),
-                fmt_opt(&g.balance),
-            ));
+            return differs(Mismatch::Balance {
+                expected: e.balance,
+                got: g.balance,
+            });
         }
         if e.nonce != g.nonce {
-            return Err(at(a, "nonce".into(), fmt_opt(&e.nonce), fmt_opt(&g.nonce)));
+            return differs(Mismatch::Nonce {
+                expected: e.nonce,
+                got: g.nonce,
+            });
         }
         if e.code != g.code {
-            return Err(at(
-                a,
-                "code hash".into(),
-                fmt_opt(&e.code),
-                fmt_opt(&g.code),
-            ));
+            return differs(Mismatch::CodeHash {
+                expected: e.code,
+                got: g.code,
+            });
         }
         let slots: std::collections::BTreeSet<&U256> =
             e.storage.keys().chain(g.storage.keys()).collect();
         for slot in slots {
             let (ev, gv) = (e.storage.get(slot).copied(), g.storage.get(slot).copied());
             if ev != gv {
-                return Err(at(
-                    a,
-                    format!("storage[{slot:#x}]"),
-                    fmt_opt(&ev),
-                    fmt_opt(&gv),
-                ));
+                return differs(Mismatch::Storage {
+                    slot: *slot,
+                    expected: ev,
+                    got: gv,
+                });
             }
         }
     }
@@ -141,15 +350,6 @@ impl Replay {
     ) -> Result<(), Divergence> {
         let block = &self.blocks[item.block as usize];
         let index = item.bal_index(block);
-        let number = block.header.number;
-        let at = |address, field, expected, got| Divergence {
-            block: number,
-            item: item.kind,
-            address,
-            field,
-            expected,
-            got,
-        };
         let output = output.as_ref().map_err(|e| Divergence::from(e.clone()))?;
         let bal_index = BlockAccessIndex::new(index);
         let got = match output {
@@ -177,7 +377,12 @@ impl Replay {
             }
             ItemOutput::System { writes } => writes_of(writes, bal_index),
         };
-        compare_writes(block.expected.at(index), &got, at)
+        compare_writes(block.expected.at(index), &got).map_err(|(address, mismatch)| Divergence {
+            block: block.header.number,
+            item: item.kind,
+            address: Some(address),
+            mismatch,
+        })
     }
 
     /// Verify a whole run: every item, each block's gas against its header, and that the
@@ -232,9 +437,10 @@ impl Replay {
                     block: block.header.number,
                     item: ItemKind::PostBlock,
                     address: None,
-                    field: "block access index".into(),
-                    expected: format!("at most {}", n - 1),
-                    got: format!("writes at index {}", block.expected.len() - 1),
+                    mismatch: Box::new(Mismatch::IndexPastBlock {
+                        last: n as u64 - 1,
+                        got: block.expected.len() as u64 - 1,
+                    }),
                 });
             }
         }
@@ -261,45 +467,41 @@ fn check_block_gas(block: &ReplayBlock, gas: u64) -> Result<(), Divergence> {
         block: block.header.number,
         item: ItemKind::PostBlock,
         address: None,
-        field: "block gas used".into(),
-        expected: block.header.gas_used.to_string(),
-        got: gas.to_string(),
+        mismatch: Box::new(Mismatch::BlockGasUsed {
+            expected: block.header.gas_used,
+            got: gas,
+        }),
     })
 }
 
 /// A transaction's gas, status and log count against its receipt summary in the dump.
 fn check_tx_result(block: &ReplayBlock, i: usize, got: &TxResult) -> Result<(), Divergence> {
-    let at = |field: &str, expected: String, got: String| Divergence {
+    let at = |mismatch| Divergence {
         block: block.header.number,
         item: ItemKind::Tx(i as u32),
         address: None,
-        field: field.into(),
-        expected,
-        got,
+        mismatch: Box::new(mismatch),
     };
     let Some(receipt) = block.receipts.get(i) else {
-        return Err(at("receipt", "none".into(), "a transaction".into()));
+        return Err(at(Mismatch::NoReceipt));
     };
     if got.gas_used != receipt.gas_used {
-        return Err(at(
-            "gas used",
-            receipt.gas_used.to_string(),
-            got.gas_used.to_string(),
-        ));
+        return Err(at(Mismatch::GasUsed {
+            expected: receipt.gas_used,
+            got: got.gas_used,
+        }));
     }
     if got.success != receipt.success {
-        return Err(at(
-            "status",
-            receipt.success.to_string(),
-            got.success.to_string(),
-        ));
+        return Err(at(Mismatch::Status {
+            expected: receipt.success,
+            got: got.success,
+        }));
     }
     if got.logs != receipt.logs {
-        return Err(at(
-            "log count",
-            receipt.logs.to_string(),
-            got.logs.to_string(),
-        ));
+        return Err(at(Mismatch::LogCount {
+            expected: receipt.logs,
+            got: got.logs,
+        }));
     }
     Ok(())
 }
@@ -313,31 +515,27 @@ impl Replay {
         receipts: &[R],
     ) -> Result<ReceiptsRootCheck, Divergence> {
         let number = block.header.number;
-        let at = |field: &str, expected: String, got: String| Divergence {
+        let at = |mismatch| Divergence {
             block: number,
             item: ItemKind::PostBlock,
             address: None,
-            field: field.into(),
-            expected,
-            got,
+            mismatch: Box::new(mismatch),
         };
         if receipts.len() != block.transactions.len() {
-            return Err(at(
-                "receipts built",
-                block.transactions.len().to_string(),
-                receipts.len().to_string(),
-            ));
+            return Err(at(Mismatch::ReceiptsBuilt {
+                expected: block.transactions.len(),
+                got: receipts.len(),
+            }));
         }
         if !self.spec.is_byzantium_active_at_block(number) {
             return Ok(ReceiptsRootCheck::NotCheckedBeforeByzantium);
         }
         let root = calculate_receipt_root(receipts);
         if root != block.header.receipts_root {
-            return Err(at(
-                "receipts root",
-                block.header.receipts_root.to_string(),
-                root.to_string(),
-            ));
+            return Err(at(Mismatch::ReceiptsRoot {
+                expected: block.header.receipts_root,
+                got: root,
+            }));
         }
         Ok(ReceiptsRootCheck::Matches)
     }
@@ -367,9 +565,7 @@ impl Replay {
                     block: block.header.number,
                     item: ItemKind::Tx(i as u32),
                     address: None,
-                    field: "execution".into(),
-                    expected: "a result".into(),
-                    got: "none".into(),
+                    mismatch: Box::new(Mismatch::NoResult),
                 })?;
                 check_tx_result(block, i, got)?;
                 total += got.gas_used;
@@ -434,5 +630,72 @@ impl Replay {
                 }
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::ExecFailure;
+
+    fn at(address: Option<Address>, mismatch: Mismatch) -> String {
+        Divergence {
+            block: 7,
+            item: ItemKind::Tx(2),
+            address,
+            mismatch: Box::new(mismatch),
+        }
+        .to_string()
+    }
+
+    /// The typed divergence prints as the string fields it replaced did:
+    /// `<where>: <field> expected <value>, got <value>`, `no write` for a missing write.
+    #[test]
+    fn divergences_print_field_expected_and_got() {
+        let a = Address::repeat_byte(0xaa);
+        assert_eq!(
+            at(
+                Some(a),
+                Mismatch::Storage {
+                    slot: U256::from(16),
+                    expected: Some(U256::from(5)),
+                    got: None,
+                }
+            ),
+            format!(
+                "verification failed at block 7, tx 2, account {a}: storage[0x10] expected 5, \
+                 got no write"
+            )
+        );
+        assert_eq!(
+            at(
+                None,
+                Mismatch::Status {
+                    expected: true,
+                    got: false
+                }
+            ),
+            "verification failed at block 7, tx 2: status expected true, got false"
+        );
+        assert_eq!(
+            at(None, Mismatch::IndexPastBlock { last: 3, got: 9 }),
+            "verification failed at block 7, tx 2: block access index expected at most 3, got \
+             writes at index 9"
+        );
+        let stored = Address::repeat_byte(1);
+        let recovered = Address::repeat_byte(2);
+        let failed = Divergence::from(ExecError {
+            block: 7,
+            item: ItemKind::Tx(2),
+            failure: ExecFailure::SenderMismatch { recovered, stored },
+        });
+        assert_eq!(failed.field(), DivergenceField::Execution);
+        assert_eq!(
+            failed.to_string(),
+            format!(
+                "verification failed at block 7, tx 2: execution expected success, got sender \
+                 recovery: the signature gives {recovered}, the dump says {stored}"
+            )
+        );
     }
 }

@@ -7,7 +7,7 @@
 
 use gigagas_dump::Dump;
 use gigagas_executor::{
-    ItemOutput, ReceiptsRootCheck, Replay, RunConfig, SchedulerKind, TimedWork,
+    DivergenceField, ItemOutput, ReceiptsRootCheck, Replay, RunConfig, SchedulerKind, TimedWork,
 };
 use std::path::Path;
 
@@ -116,14 +116,20 @@ fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_sa
     // With them, both paths name the late block.
     let (_, outputs) = replay.run_parallel(&config(2, 1, true));
     let d = replay.verify_all(&outputs).unwrap_err();
-    assert_eq!((d.block, d.field.as_str()), (late_number, "receipts root"));
+    assert_eq!(
+        (d.block, d.field()),
+        (late_number, DivergenceField::ReceiptsRoot)
+    );
     let work = TimedWork {
         recover_senders: false,
         receipts: true,
     };
     let (_, seq) = replay.run_sequential(work);
     let d = replay.verify_sequential(&seq.unwrap()).unwrap_err();
-    assert_eq!((d.block, d.field.as_str()), (late_number, "receipts root"));
+    assert_eq!(
+        (d.block, d.field()),
+        (late_number, DivergenceField::ReceiptsRoot)
+    );
 
     // The pre-Byzantium block's wrong root is not checked, and says so.
     let block = replay
@@ -160,8 +166,8 @@ fn a_wrong_log_count_in_the_dump_is_caught_on_both_paths() {
     let replay = Replay::new(dump.clone()).unwrap();
     let (_, outputs) = replay.run_parallel(&config(1, 1, false));
     let d = replay.verify_all(&outputs).unwrap_err();
-    assert_eq!((d.block, d.field.as_str()), (number, "log count"));
+    assert_eq!((d.block, d.field()), (number, DivergenceField::LogCount));
     let (_, seq) = replay.run_sequential(TimedWork::default());
     let d = replay.verify_sequential(&seq.unwrap()).unwrap_err();
-    assert_eq!((d.block, d.field.as_str()), (number, "log count"));
+    assert_eq!((d.block, d.field()), (number, DivergenceField::LogCount));
 }

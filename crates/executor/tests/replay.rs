@@ -7,7 +7,9 @@
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_dump::Dump;
-use gigagas_executor::{ItemKind, Replay, RunConfig, SchedulerKind};
+use gigagas_executor::{
+    DivergenceField, ExecFailure, ItemKind, Mismatch, Replay, RunConfig, SchedulerKind,
+};
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::path::Path;
 
@@ -138,7 +140,7 @@ fn corrupted_bal_write_is_named() {
     assert_eq!(d.block, dump.blocks[1].header.number);
     assert_eq!(d.item, ItemKind::Tx(tx as u32));
     assert_eq!(d.address, Some(address));
-    assert!(d.field.starts_with("storage["), "{d}");
+    assert!(matches!(d.field(), DivergenceField::Storage(_)), "{d}");
     assert!(d.to_string().contains(&format!("{address}")), "{d}");
 }
 
@@ -158,11 +160,23 @@ fn corrupted_receipt_is_named() {
         .verify_all(&outputs)
         .expect_err("a corrupted receipt must not verify");
     assert_eq!(
-        (d.block, d.item, d.field.as_str()),
-        (dump.blocks[2].header.number, ItemKind::Tx(3), "gas used")
+        (d.block, d.item, d.field()),
+        (
+            dump.blocks[2].header.number,
+            ItemKind::Tx(3),
+            DivergenceField::GasUsed
+        )
     );
-    assert_eq!(d.expected, "21001");
-    assert_eq!(d.got, "21000");
+    assert!(
+        matches!(
+            *d.mismatch,
+            Mismatch::GasUsed {
+                expected: 21001,
+                got: 21000
+            }
+        ),
+        "{d}"
+    );
 }
 
 #[test]
@@ -269,11 +283,22 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
         (d.block, d.item),
         (dump.blocks[1].number(), ItemKind::Tx(0))
     );
-    assert!(d.got.contains("the signature gives"), "{d}");
+    assert!(
+        matches!(
+            &*d.mismatch,
+            Mismatch::Execution(e) if matches!(e.failure, ExecFailure::SenderMismatch { .. })
+        ),
+        "{d}"
+    );
+    assert!(d.to_string().contains("the signature gives"), "{d}");
     let work = gigagas_executor::TimedWork {
         recover_senders: true,
         receipts: false,
     };
     let err = replay.run_sequential(work).1.unwrap_err();
-    assert!(err.message.contains("the signature gives"), "{err}");
+    assert!(
+        matches!(err.failure, ExecFailure::SenderMismatch { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("the signature gives"), "{err}");
 }
