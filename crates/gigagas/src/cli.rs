@@ -1,15 +1,26 @@
-//! Command-line parsing and dispatch. Logic lives in the library crates.
+//! Command-line parsing and dispatch, and what every subcommand shares: the default dump,
+//! the progress bar, the scheduler and fork parsers, the results printout. Each
+//! subcommand is a module `cmd_*` whose arguments implement [`Command`]; logic lives in
+//! the library crates.
 
 use alloy_hardforks::EthereumHardfork;
 use anyhow::{Result, bail};
-use clap::{Parser, Subcommand};
-use gigagas_workload::{GeneratorConfig, Profile};
+use clap::Parser;
+use gigagas_executor::SchedulerKind;
+use gigagas_report::{SweepResults, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::{
     path::{Path, PathBuf},
     process::ExitCode,
+    str::FromStr,
     time::Instant,
 };
+
+/// A subcommand's parsed arguments, ready to run.
+pub(crate) trait Command {
+    /// Run the subcommand; an error becomes the one `error:` line.
+    fn execute(self) -> Result<()>;
+}
 
 /// The default dump, relative to a checkout: 42 real mainnet blocks (Frontier to Cancun).
 pub(crate) const DEFAULT_DUMP: &str = "dumps/mainnet.gigagas";
@@ -62,39 +73,17 @@ pub(crate) fn dump_or_default(given: Option<PathBuf>) -> Result<PathBuf> {
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Subcommand,
 }
 
-#[derive(Subcommand)]
-enum Command {
+#[derive(clap::Subcommand)]
+enum Subcommand {
     /// Make a dump by executing a synthetic workload from a fresh genesis.
     ///
     /// Deterministic: the same profile, seed, block count, gas and fork give a
     /// byte-identical file. The embedded default dump is
     /// `gigagas generate --profile mainnet-like --blocks 100 --seed 1 -o dumps/mainnet-like.gigagas`.
-    Generate {
-        /// Workload profile: mainnet-like, transfers, erc20, amm, heavy-tail, adversarial.
-        #[arg(long, default_value = "mainnet-like", value_parser = parse_profile)]
-        profile: Profile,
-        /// Number of blocks.
-        #[arg(long, default_value_t = 100)]
-        blocks: u64,
-        /// Gas target per block.
-        #[arg(long, default_value_t = 25_000_000)]
-        gas_per_block: u64,
-        /// Seed of the random choices.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Fork rules: cancun, prague or osaka.
-        #[arg(long, default_value = "prague", value_parser = parse_fork)]
-        fork: EthereumHardfork,
-        /// Number of funded accounts that send transactions.
-        #[arg(long, default_value_t = 4_000)]
-        users: usize,
-        /// Output file.
-        #[arg(short, long)]
-        output: PathBuf,
-    },
+    Generate(crate::cmd_generate::GenerateArgs),
     /// Replay dumps in parallel on their block access lists, verify them, and print throughput.
     ///
     /// DUMPS are dump files and/or folders of dumps (every `*.gigagas` directly inside,
@@ -140,10 +129,10 @@ enum Command {
     Sweep(crate::cmd_sweep::SweepArgs),
     /// Re-render tables and plots from results folders; several folders merge into one
     /// table (a row per machine and grid point).
-    Report(crate::cmd_sweep::ReportArgs),
+    Report(crate::cmd_report::ReportArgs),
     /// Project throughput on machines with more cores: list-schedule per-transaction times
     /// measured on one thread onto N virtual workers.
-    Simulate(crate::cmd_sweep::SimulateArgs),
+    Simulate(crate::cmd_simulate::SimulateArgs),
     /// Compare two runs point by point: is NEW faster than OLD, beyond the noise?
     ///
     /// OLD and NEW are results.json files or results folders (from `gigagas sweep`, or
@@ -163,32 +152,87 @@ enum Command {
     /// point lost more than 5 %)
     Compare(crate::cmd_compare::CompareArgs),
     /// Print a summary of a dump: blocks, transactions, gas, pre-state and BAL sizes.
-    Inspect {
-        /// The dump file (default: dumps/mainnet.gigagas, 42 real mainnet blocks).
-        dump: Option<PathBuf>,
-    },
+    Inspect(crate::cmd_inspect::InspectArgs),
 }
 
-fn parse_profile(s: &str) -> Result<Profile, String> {
-    s.parse()
-}
-
-fn parse_fork(s: &str) -> Result<EthereumHardfork, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "cancun" => Ok(EthereumHardfork::Cancun),
-        "prague" => Ok(EthereumHardfork::Prague),
-        "osaka" => Ok(EthereumHardfork::Osaka),
-        _ => Err(format!(
-            "unsupported fork `{s}` (expected cancun, prague or osaka)"
-        )),
+impl Command for Subcommand {
+    fn execute(self) -> Result<()> {
+        match self {
+            Subcommand::Generate(args) => args.execute(),
+            Subcommand::Run(args) => args.execute(),
+            Subcommand::Dump(args) => args.execute(),
+            Subcommand::Import(args) => args.execute(),
+            Subcommand::Sweep(args) => args.execute(),
+            Subcommand::Report(args) => args.execute(),
+            Subcommand::Simulate(args) => args.execute(),
+            Subcommand::Compare(args) => args.execute(),
+            Subcommand::Inspect(args) => args.execute(),
+        }
     }
+}
+
+/// A fork name, as `--fork` takes it: any fork a dump can schedule, by its
+/// alloy-hardforks name, case-insensitively (`cancun`, `Prague`, ...). The one fork parser
+/// of the command line (`generate`, `dump`).
+pub(crate) fn parse_fork(s: &str) -> Result<EthereumHardfork, gigagas_chain::UnknownFork> {
+    gigagas_chain::parse_fork(s)
+}
+
+/// A `--scheduler` value: one scheduler, or `all` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SchedulerChoice {
+    /// One scheduler, by its name (`ols`, `gas-used`, `gas-limit`).
+    One(SchedulerKind),
+    /// Every scheduler ([`SchedulerKind::ALL`]).
+    All,
+}
+
+impl FromStr for SchedulerChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "all" {
+            Ok(Self::All)
+        } else {
+            s.parse::<SchedulerKind>()
+                .map(Self::One)
+                .map_err(|e| format!("{e}, or all"))
+        }
+    }
+}
+
+impl std::fmt::Display for SchedulerChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::One(kind) => kind.fmt(f),
+            Self::All => f.write_str("all"),
+        }
+    }
+}
+
+/// The schedulers `--scheduler` names, `all` expanded, each once, in the order given;
+/// every scheduler when none is named.
+pub(crate) fn schedulers(choices: &[SchedulerChoice]) -> Vec<SchedulerKind> {
+    let mut kinds: Vec<SchedulerKind> = Vec::new();
+    let named = choices.iter().flat_map(|c| match c {
+        SchedulerChoice::One(kind) => vec![*kind],
+        SchedulerChoice::All => SchedulerKind::ALL.to_vec(),
+    });
+    for kind in named {
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    if kinds.is_empty() {
+        kinds = SchedulerKind::ALL.to_vec();
+    }
+    kinds
 }
 
 /// Entry point: run the command, print one error line on failure.
 pub(crate) fn main() -> ExitCode {
     exit_quietly_on_closed_pipe();
     let cli = Cli::parse();
-    match run(cli) {
+    match cli.command.execute() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", error_line(&e));
@@ -224,29 +268,79 @@ pub(crate) fn progress_bar(len: u64, what: &str) -> ProgressBar {
     bar
 }
 
-/// A progress bar fed in the report crate's work units.
-pub(crate) struct Bar(pub(crate) ProgressBar);
+/// A progress bar fed in the report crate's work units ([`gigagas_report::Progress`]).
+pub(crate) struct Bar {
+    bar: ProgressBar,
+}
 
 impl Bar {
     /// A bar labelled `what`, its length set by [`gigagas_report::Progress::total`].
     pub(crate) fn new(what: &str) -> Self {
-        Self(progress_bar(1, what))
+        Self {
+            bar: progress_bar(1, what),
+        }
+    }
+
+    /// Clear the bar from the terminal (before the results are printed).
+    pub(crate) fn finish(&self) {
+        self.bar.finish_and_clear();
     }
 }
 
 impl gigagas_report::Progress for Bar {
     fn total(&mut self, units: u64) {
-        self.0.set_length(units.max(1));
+        self.bar.set_length(units.max(1));
     }
     fn stage(&mut self, what: &str) {
-        self.0.set_message(what.to_string());
+        self.bar.set_message(what.to_string());
     }
     fn advance(&mut self, units: u64) {
-        self.0.inc(units);
+        self.bar.inc(units);
     }
 }
 
-/// The commit of this build, or of the checkout at run time.
+/// What `run` and `sweep` print of their results, the rows on stdout, the rest on
+/// stderr: the UNVERIFIED warning, the rows, the suite totals, the simulations, the drift
+/// lines and a FAIL line per failed dump.
+pub(crate) fn print_results(results: &SweepResults) {
+    let one = std::slice::from_ref(results);
+    if table::any_unverified(one) {
+        eprintln!("{}", table::UNVERIFIED);
+    }
+    if !results.rows.is_empty() {
+        print!("{}", table::rows_table(one));
+    }
+    let totals = table::totals_table(results);
+    if !totals.is_empty() {
+        println!();
+        print!("{totals}");
+    }
+    for sim in &results.simulations {
+        println!();
+        print!("{}", table::simulation_markdown(sim, None));
+    }
+    eprint!("{}", table::drift_lines(results));
+    // On stderr only, next to the error line.
+    eprint!("{}", table::failures_list(results));
+}
+
+/// Fail when a dump of `results` failed: how many of the `dumps`, and what the other rows
+/// are, if there are any.
+pub(crate) fn fail_on_failures(results: &SweepResults, dumps: usize) -> Result<()> {
+    let failed = results.failures.len();
+    if failed == 0 {
+        return Ok(());
+    }
+    let others = if failed >= dumps || results.rows.is_empty() {
+        "no dump was measured"
+    } else if table::any_unverified(std::slice::from_ref(results)) {
+        "the other rows are UNVERIFIED (--no-verify)"
+    } else {
+        "the other rows are verified"
+    };
+    bail!("{failed} of {dumps} dump(s) failed (FAIL lines above); {others}")
+}
+
 /// How this binary was built (recorded by build.rs), for the provenance of results.
 pub(crate) fn build_info() -> gigagas_report::provenance::BuildInfo {
     gigagas_report::provenance::BuildInfo {
@@ -264,62 +358,11 @@ pub(crate) fn build_info() -> gigagas_report::provenance::BuildInfo {
     }
 }
 
+/// The commit of this build, or of the checkout at run time.
 pub(crate) fn commit() -> String {
     match option_env!("GIGAGAS_COMMIT") {
         Some(c) if c != "unknown" => c.to_string(),
         _ => gigagas_report::machine::git_commit(&std::env::current_dir().unwrap_or_default()),
-    }
-}
-
-fn run(cli: Cli) -> Result<()> {
-    match cli.command {
-        Command::Generate {
-            profile,
-            blocks,
-            gas_per_block,
-            seed,
-            fork,
-            users,
-            output,
-        } => {
-            let config = GeneratorConfig {
-                profile,
-                blocks,
-                gas_per_block,
-                seed,
-                fork,
-                users,
-            };
-            let bar = progress_bar(blocks, "generating");
-            let start = Instant::now();
-            let dump = gigagas_workload::generate(&config, |done, _| bar.set_position(done))?;
-            bar.finish_and_clear();
-            let info = gigagas_dump::write_dump(&dump, &output)?;
-            eprintln!("{}", written(&output, &dump, &info, start));
-            Ok(())
-        }
-        Command::Run(args) => crate::cmd_run::run(args),
-        Command::Dump(args) => crate::cmd_dump::run(args),
-        Command::Import(args) => crate::cmd_import::run(args),
-        Command::Sweep(args) => crate::cmd_sweep::sweep(args),
-        Command::Report(args) => crate::cmd_sweep::report(args),
-        Command::Simulate(args) => crate::cmd_sweep::simulate(args),
-        Command::Compare(args) => crate::cmd_compare::run(args),
-        Command::Inspect { dump } => {
-            let path = dump_or_default(dump)?;
-            if !path.exists() {
-                bail!("{}: no such file", path.display());
-            }
-            let (dump, info) = gigagas_dump::read_dump(&path)?;
-            println!(
-                "file              {} ({:.2} MB, checksum {})",
-                path.display(),
-                info.size as f64 / 1e6,
-                info.checksum_hex()
-            );
-            println!("{}", dump.summary());
-            Ok(())
-        }
     }
 }
 

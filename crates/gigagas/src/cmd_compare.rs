@@ -1,6 +1,7 @@
 //! `gigagas compare OLD NEW`: parse, load, print; the logic is in
 //! [`gigagas_report::compare`].
 
+use crate::cli::Command;
 use anyhow::{Context, Result, bail};
 use gigagas_report::compare::{Comparison, NOISE_FLOOR, load_run};
 use std::path::PathBuf;
@@ -22,7 +23,13 @@ pub(crate) struct CompareArgs {
     pub fail_on_regression: Option<f64>,
 }
 
-pub(crate) fn run(args: CompareArgs) -> Result<()> {
+impl Command for CompareArgs {
+    fn execute(self) -> Result<()> {
+        run(self)
+    }
+}
+
+fn run(args: CompareArgs) -> Result<()> {
     let old = load_run(&args.old).context("OLD")?;
     let new = load_run(&args.new).context("NEW")?;
     let comparison = Comparison::new(&old, &new, args.threshold / 100.0)

@@ -1,5 +1,6 @@
 //! `gigagas dump`: make a dump from a JSON-RPC node (logic in `gigagas-rpc`).
 
+use crate::cli::{Command, parse_fork};
 use alloy_hardforks::EthereumHardfork;
 use anyhow::Result;
 use gigagas_rpc::{ClientConfig, DumpEvent, DumpOptions};
@@ -68,12 +69,14 @@ pub(crate) struct DumpArgs {
     pub stop_after: Option<u64>,
 }
 
-fn parse_fork(s: &str) -> Result<EthereumHardfork, gigagas_chain::UnknownFork> {
-    gigagas_chain::parse_fork(s)
+impl Command for DumpArgs {
+    fn execute(self) -> Result<()> {
+        run(self)
+    }
 }
 
 /// Run `gigagas dump`.
-pub(crate) fn run(args: DumpArgs) -> Result<()> {
+fn run(args: DumpArgs) -> Result<()> {
     let start = Instant::now();
     let opts = DumpOptions {
         fork: args.fork,

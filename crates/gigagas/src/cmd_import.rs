@@ -1,5 +1,6 @@
 //! `gigagas import`: turn external test fixtures into dumps. Logic lives in gigagas-import.
 
+use crate::cli::Command;
 use anyhow::{Result, bail};
 use gigagas_dump::write_dump;
 use gigagas_import::{OutputLayout, import, import_snapshots};
@@ -36,7 +37,8 @@ enum ImportSource {
     /// per test and the totals. Unsupported fixtures (pre-merge networks, side chains,
     /// Amsterdam rules revm implements differently) are skipped with the reason.
     ///
-    /// Example: gigagas import blockchain-test ../shared/ethereum-tests -o dumps/ethereum-tests
+    /// Example (a checkout of ethereum/tests or an execution-spec-tests release):
+    ///   gigagas import blockchain-test path/to/fixtures -o dumps/ethereum-tests
     BlockchainTest {
         /// A fixture file or a directory of them.
         input: PathBuf,
@@ -52,7 +54,7 @@ enum ImportSource {
     /// DIR is one block folder or a folder of them, each with `block.json`
     /// (eth_getBlockByNumber with full transactions), `pre_state.json` (every existing
     /// account and slot the block touches, at its parent) and, where the block runs
-    /// BLOCKHASH, `block_hashes.json` — the layout of ../shared/mainnet-blocks. Each block is
+    /// BLOCKHASH, `block_hashes.json`. Each block is
     /// executed over its pre-state under mainnet's rules for its era (rewards, DAO, every
     /// fork) with the access-list builder on, and checked: every sender recovers from its
     /// signature, the header's gas used and logs bloom match, and from Byzantium on the
@@ -65,8 +67,8 @@ enum ImportSource {
     /// the output dump; a block that does not is named with the field (expected vs got) and
     /// left out, and the command exits non-zero.
     ///
-    /// Example (the shipped mainnet dump):
-    ///   gigagas import snapshot ../shared/mainnet-blocks -o dumps/mainnet.gigagas
+    /// Example (how the shipped mainnet dump was made, from a folder of block folders):
+    ///   gigagas import snapshot path/to/mainnet-blocks -o dumps/mainnet.gigagas
     Snapshot {
         /// A block folder, or a folder of block folders.
         input: PathBuf,
@@ -79,8 +81,14 @@ enum ImportSource {
     },
 }
 
+impl Command for ImportArgs {
+    fn execute(self) -> Result<()> {
+        run(self)
+    }
+}
+
 /// Run `gigagas import`.
-pub(crate) fn run(args: ImportArgs) -> Result<()> {
+fn run(args: ImportArgs) -> Result<()> {
     match args.source {
         ImportSource::BlockchainTest {
             input,

@@ -1,15 +1,19 @@
 //! `gigagas run`: parse the arguments into a grid over dumps, hand it to
 //! `gigagas-report` (the same path `gigagas sweep` takes), print the rows.
 
-use crate::cli::{Bar, commit, dump_or_default};
-use anyhow::{Context, Result, bail};
-use gigagas_executor::{Repetition, SchedulerKind};
+use crate::cli::{
+    Bar, Command, SchedulerChoice, commit, dump_or_default, fail_on_failures, print_results,
+    schedulers,
+};
+use anyhow::{Context, Result, anyhow, bail};
 use gigagas_report::{
-    Grid, SuiteDump, SweepConfig, SweepOptions, SweepResults,
-    config::{MAX_THREADS, check_min_sample_ms, check_thread_counts},
+    NonEmpty, Plan, PlanError, SuiteDump, SweepOptions,
+    config::MAX_THREADS,
     folder,
     machine::MachineInfo,
-    output, run_grid, table,
+    output,
+    plan::{self, MinSample},
+    run_grid,
 };
 use std::path::PathBuf;
 
@@ -25,10 +29,10 @@ pub(crate) struct RunArgs {
     /// Mega-block sizes (blocks merged into one parallel unit) to sweep (default: 1,50).
     #[arg(long, value_delimiter = ',')]
     pub batch: Vec<usize>,
-    /// Schedulers to sweep: ols (block order), gas-used (largest first), gas-limit
+    /// Schedulers to sweep: ols (block order), gas-used (largest first), gas-limit, or all
     /// (default: all three).
     #[arg(long, value_delimiter = ',')]
-    pub scheduler: Vec<SchedulerKind>,
+    pub scheduler: Vec<SchedulerChoice>,
     /// Single passes per point before the measured samples (verified, not reported).
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
@@ -111,169 +115,225 @@ fn suite_dumps(given: &[PathBuf]) -> Result<Vec<SuiteDump>> {
     Ok(dumps)
 }
 
-/// `gigagas run [DUMPS...]`.
-pub(crate) fn run(args: RunArgs) -> Result<()> {
-    if args.repeats == 0 {
-        bail!("--repeats must be at least 1");
-    }
-    if args.threads.contains(&0) {
-        bail!("--threads: 0 is not a thread count");
-    }
-    check_thread_counts(&args.threads, MAX_THREADS)
-        .map_err(|m| anyhow::anyhow!("--threads: {m}"))?;
-    check_min_sample_ms(args.min_sample_ms).map_err(|m| anyhow::anyhow!("--min-sample-ms: {m}"))?;
-    if args.batch.contains(&0) {
-        bail!("--batch: 0 is not a batch size");
-    }
-    let dumps = suite_dumps(&args.dumps)?;
-    // Before any work: no output is an input, and every output location is writable.
-    let inputs: Vec<PathBuf> = dumps.iter().map(|d| d.path.clone()).collect();
-    let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
-    if let Some(json) = &args.json {
-        outputs.push(("--json", json.clone()));
-    }
-    if let Some(trace) = &args.trace {
-        outputs.push(("--trace", trace.clone()));
-    }
-    if let Some(out) = &args.out {
-        outputs.push(("--out", out.clone()));
-        outputs.extend(folder::FILES.iter().map(|f| ("--out", out.join(f))));
-    }
-    output::check_not_inputs(&inputs, &outputs)?;
-    if let Some(json) = &args.json {
-        output::prepare_output_file(json, false)?;
-    }
-    if let Some(trace) = &args.trace {
-        output::prepare_output_file(trace, false)?;
-    }
-    if let Some(out) = &args.out {
-        output::prepare_output_dir(out, false)?;
-    }
-    let cores = MachineInfo::detect_cores();
-    let defaults = args.threads.is_empty() && args.batch.is_empty() && args.scheduler.is_empty();
-    let config = sweep_config(&args, &dumps, cores);
-    let mut grid = Grid::of(&config, cores);
-    if args.sequential {
-        grid.points.clear();
-    }
-    grid.rep = Repetition {
-        verify: !args.no_verify,
-        ..grid.rep
-    };
-    grid.collapse_single_transaction_blocks = defaults;
-    grid.trace = args.trace.is_some();
-    eprintln!(
-        "{} dump(s) × {} grid point(s){}: {} warm-up pass(es) + {} samples of at least {} ms each{}",
-        dumps.len(),
-        grid.points.len(),
-        if grid.baselines.is_empty() {
-            ""
+/// A refused flag value: the flag, then what is wrong (the message a sweep config gets
+/// for the same value under its key).
+pub(crate) fn flag_error(flag: &str) -> impl FnOnce(PlanError) -> anyhow::Error + '_ {
+    move |e| anyhow!("{flag}: {e}")
+}
+
+impl RunArgs {
+    /// The plan of these flags on a machine with `cores` cores: every core count
+    /// 1..=cores, mega-blocks of 1 and 50 and every scheduler where a flag is not given;
+    /// every value checked (the checks a sweep config's keys get), then the dumps found
+    /// (`dumps`), so a bad value is refused before the dumps are looked for.
+    fn plan(
+        &self,
+        cores: usize,
+        dumps: impl FnOnce(&[PathBuf]) -> Result<Vec<SuiteDump>>,
+    ) -> Result<Plan> {
+        let threads = if self.threads.is_empty() {
+            plan::default_thread_counts(cores)
         } else {
-            " + sequential baseline"
-        },
-        grid.rep.warmup,
-        grid.rep.repeats,
-        args.min_sample_ms,
-        if grid.rep.verify {
-            ", every pass verified"
+            plan::thread_counts(&self.threads, MAX_THREADS).map_err(flag_error("--threads"))?
+        };
+        let batch = if self.batch.is_empty() {
+            plan::batch_sizes(&[1, 50]).expect("non-zero defaults")
         } else {
-            ", UNVERIFIED (--no-verify)"
+            plan::batch_sizes(&self.batch).map_err(flag_error("--batch"))?
+        };
+        let repeats = plan::repeats(self.repeats).map_err(flag_error("--repeats"))?;
+        let min_sample =
+            MinSample::from_ms(self.min_sample_ms).map_err(flag_error("--min-sample-ms"))?;
+        let dumps = dumps(&self.dumps)?;
+        Ok(Plan {
+            description: String::new(),
+            named_dumps: dumps.iter().map(|d| PathBuf::from(&d.label)).collect(),
+            dumps: NonEmpty::new(dumps).map_err(flag_error("DUMPS"))?,
+            threads,
+            all_cores: false,
+            batch,
+            schedulers: NonEmpty::new(schedulers(&self.scheduler)).expect("all by default"),
+            recover_senders: NonEmpty::new(vec![self.recover_senders]).expect("one setting"),
+            receipts: self.receipts,
+            baseline: !self.no_baseline,
+            parallel: !self.sequential,
+            warmup: self.warmup,
+            repeats,
+            min_sample,
+            seed: self.seed,
+            verify: !self.no_verify,
+            trace: self.trace.is_some(),
+            collapse_single_transaction_blocks: self.threads.is_empty()
+                && self.batch.is_empty()
+                && self.scheduler.is_empty(),
+            simulate: None,
+        })
+    }
+}
+
+impl Command for RunArgs {
+    fn execute(self) -> Result<()> {
+        let cores = MachineInfo::detect_cores();
+        let plan = self.plan(cores, suite_dumps)?;
+        self.prepare_outputs(&plan)?;
+        eprintln!(
+            "{} dump(s) × {} grid point(s){}: {} warm-up pass(es) + {} samples of at least {} ms each{}",
+            plan.dumps.len(),
+            plan.points(cores).len(),
+            if plan.baselines().is_empty() {
+                ""
+            } else {
+                " + sequential baseline"
+            },
+            plan.warmup,
+            plan.repeats,
+            plan.min_sample.ms(),
+            if plan.verify {
+                ", every pass verified"
+            } else {
+                ", UNVERIFIED (--no-verify)"
+            }
+        );
+        let options = SweepOptions {
+            commit: commit(),
+            note: None,
+            build: Some(crate::cli::build_info()),
+        };
+        let mut bar = Bar::new("running");
+        let results = run_grid("run", &plan, &options, &mut bar);
+        bar.finish();
+        let m = &results.machine;
+        if !results.description.is_empty() {
+            eprintln!("{}", results.description);
         }
-    );
-    let options = SweepOptions {
-        commit: commit(),
-        note: None,
-        build: Some(crate::cli::build_info()),
-    };
-    let mut bar = Bar::new("running");
-    let results = run_grid("run", &config, &grid, &dumps, &options, &mut bar);
-    bar.0.finish_and_clear();
-    let results = results?;
-    print_results(&results);
-    if let Some(out) = &args.json {
-        output::write_atomic(out, results.to_json().as_bytes())?;
-        eprintln!("wrote {}", out.display());
-    }
-    if let Some(out) = &args.trace {
-        let trace = gigagas_report::trace::trace_file(results.trace.clone());
-        output::write_atomic(out, trace.to_string().as_bytes())?;
-        eprintln!("wrote {} (open in https://ui.perfetto.dev)", out.display());
-    }
-    if let Some(out) = &args.out {
-        folder::write_into(out, &results)?;
-        eprintln!("wrote {}", out.display());
-    }
-    if !results.failures.is_empty() {
-        bail!("{}", failed_line(&results, dumps.len()));
-    }
-    Ok(())
-}
-
-/// The grid of `gigagas run`'s flags: every core count 1..=cores, mega-blocks of 1 and 50,
-/// every scheduler where a flag is not given.
-fn sweep_config(args: &RunArgs, dumps: &[SuiteDump], cores: usize) -> SweepConfig {
-    let or = |given: &[usize], default: Vec<usize>| {
-        if given.is_empty() {
-            default
-        } else {
-            given.to_vec()
+        eprintln!("{} on {} cores, commit {}", m.cpu, m.cores, m.commit);
+        print_results(&results);
+        if let Some(out) = &self.json {
+            output::write_atomic(out, results.to_json().as_bytes())?;
+            eprintln!("wrote {}", out.display());
         }
-    };
-    SweepConfig {
-        description: String::new(),
-        dumps: dumps.iter().map(|d| PathBuf::from(&d.label)).collect(),
-        threads: or(&args.threads, (1..=cores).collect()),
-        batch: or(&args.batch, vec![1, 50]),
-        schedulers: if args.scheduler.is_empty() {
-            SchedulerKind::ALL.to_vec()
-        } else {
-            args.scheduler.clone()
-        },
-        recover_senders: vec![args.recover_senders],
-        receipts: args.receipts,
-        warmup: args.warmup,
-        repeats: args.repeats,
-        seed: args.seed,
-        sequential: !args.no_baseline,
-        all_cores: false,
-        min_sample_ms: args.min_sample_ms,
-        simulate: None,
+        if let Some(out) = &self.trace {
+            let trace = gigagas_report::trace::trace_file(results.trace.clone());
+            output::write_atomic(out, trace.to_string().as_bytes())?;
+            eprintln!("wrote {} (open in https://ui.perfetto.dev)", out.display());
+        }
+        if let Some(out) = &self.out {
+            folder::write_into(out, &results)?;
+            eprintln!("wrote {}", out.display());
+        }
+        fail_on_failures(&results, plan.dumps.len())
     }
 }
 
-/// The error line of a run or sweep with failed dumps: how many failed, and what the
-/// other rows are, if there are any.
-pub(crate) fn failed_line(results: &SweepResults, dumps: usize) -> String {
-    let failed = results.failures.len();
-    let others = if failed >= dumps || results.rows.is_empty() {
-        "no dump was measured"
-    } else if table::any_unverified(std::slice::from_ref(results)) {
-        "the other rows are UNVERIFIED (--no-verify)"
-    } else {
-        "the other rows are verified"
-    };
-    format!("{failed} of {dumps} dump(s) failed (FAIL lines above); {others}")
+impl RunArgs {
+    /// Before any work: no output is an input, and every output location is writable.
+    fn prepare_outputs(&self, plan: &Plan) -> Result<()> {
+        let inputs: Vec<PathBuf> = plan.dumps.iter().map(|d| d.path.clone()).collect();
+        let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
+        if let Some(json) = &self.json {
+            outputs.push(("--json", json.clone()));
+        }
+        if let Some(trace) = &self.trace {
+            outputs.push(("--trace", trace.clone()));
+        }
+        if let Some(out) = &self.out {
+            outputs.push(("--out", out.clone()));
+            outputs.extend(folder::FILES.iter().map(|f| ("--out", out.join(f))));
+        }
+        output::check_not_inputs(&inputs, &outputs)?;
+        if let Some(json) = &self.json {
+            output::prepare_output_file(json, false)?;
+        }
+        if let Some(trace) = &self.trace {
+            output::prepare_output_file(trace, false)?;
+        }
+        if let Some(out) = &self.out {
+            output::prepare_output_dir(out, false)?;
+        }
+        Ok(())
+    }
 }
 
-/// The machine line, the rows, the suite totals and the failures (on stderr).
-fn print_results(results: &SweepResults) {
-    let m = &results.machine;
-    if !results.description.is_empty() {
-        eprintln!("{}", results.description);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        run: RunArgs,
     }
-    eprintln!("{} on {} cores, commit {}", m.cpu, m.cores, m.commit);
-    if table::any_unverified(std::slice::from_ref(results)) {
-        eprintln!("{}", table::UNVERIFIED);
+
+    fn plan(args: &[&str]) -> Result<Plan> {
+        let cli = Cli::try_parse_from(std::iter::once("run").chain(args.iter().copied())).unwrap();
+        cli.run.plan(2, |_| {
+            Ok(vec![SuiteDump {
+                path: "d.gigagas".into(),
+                label: "d.gigagas".into(),
+            }])
+        })
     }
-    if !results.rows.is_empty() {
-        print!("{}", table::rows_table(std::slice::from_ref(results)));
+
+    /// The error of a minimal sweep config with `line` in place of its key's line.
+    fn config_error(line: &str) -> String {
+        let key = line.split(" =").next().unwrap();
+        let mut lines = vec![
+            "dumps = [\"d\"]",
+            "threads = [1]",
+            "batch = [1]",
+            "schedulers = [\"ols\"]",
+        ];
+        lines.retain(|l| !l.starts_with(&format!("{key} =")));
+        lines.push(line);
+        gigagas_report::SweepConfig::parse(&lines.join("\n"), std::path::Path::new("c.toml"))
+            .unwrap_err()
+            .to_string()
     }
-    let totals = table::totals_table(results);
-    if !totals.is_empty() {
-        println!();
-        print!("{totals}");
+
+    #[test]
+    fn flags_and_config_keys_are_refused_with_the_same_message() {
+        for (flags, toml, flag, key) in [
+            (
+                &["--threads", "1,0"][..],
+                "threads = [1, 0]",
+                "--threads",
+                "threads",
+            ),
+            (
+                &["--threads", "2000"],
+                "threads = [2000]",
+                "--threads",
+                "threads",
+            ),
+            (&["--batch", "0"], "batch = [0]", "--batch", "batch"),
+            (&["--repeats", "0"], "repeats = 0", "--repeats", "repeats"),
+            (
+                &["--min-sample-ms", "60001"],
+                "min_sample_ms = 60001",
+                "--min-sample-ms",
+                "min_sample_ms",
+            ),
+        ] {
+            let from_flags = plan(flags).unwrap_err().to_string();
+            let from_config = config_error(toml);
+            let message = from_flags
+                .strip_prefix(&format!("{flag}: "))
+                .unwrap_or_else(|| panic!("{from_flags}"));
+            assert_eq!(from_config, format!("c.toml: key `{key}`: {message}"));
+        }
     }
-    eprint!("{}", table::drift_lines(results));
-    // On stderr only, next to the error line.
-    eprint!("{}", table::failures_list(results));
+
+    #[test]
+    fn defaults_make_the_documented_grid() {
+        let plan_of = plan;
+        let plan = plan_of(&[]).unwrap();
+        assert_eq!(plan.thread_counts(2), [1, 2]);
+        assert_eq!(plan.points(2).len(), 2 * 2 * 3);
+        assert_eq!(plan.baselines().len(), 1);
+        assert!(plan.collapse_single_transaction_blocks && plan.verify);
+        let plan = plan_of(&["--scheduler", "ols,all", "--sequential"]).unwrap();
+        assert_eq!(&*plan.schedulers, &gigagas_executor::SchedulerKind::ALL);
+        assert!(plan.points(2).is_empty() && !plan.collapse_single_transaction_blocks);
+    }
 }

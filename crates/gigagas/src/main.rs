@@ -3,8 +3,12 @@
 mod cli;
 mod cmd_compare;
 mod cmd_dump;
+mod cmd_generate;
 mod cmd_import;
+mod cmd_inspect;
+mod cmd_report;
 mod cmd_run;
+mod cmd_simulate;
 mod cmd_sweep;
 
 /// mimalloc instead of glibc's malloc, as clients ship a tuned allocator (reth: jemalloc).

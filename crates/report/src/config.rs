@@ -32,7 +32,11 @@
 //! batch sizes or repeats, and missing dumps are rejected with one error naming the file
 //! and the key.
 
-use gigagas_executor::{RunConfig, SchedulerKind};
+use crate::{
+    plan::{self, ItemSlowdown, MinSample, NonEmpty, Plan, PlanError, SimulatePlan},
+    sweep::SuiteDump,
+};
+use gigagas_executor::SchedulerKind;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -58,15 +62,43 @@ pub enum ConfigError {
         message: String,
     },
     /// A key has a value the sweep cannot run with.
-    #[error("{}: key `{key}`: {message}", file.display())]
+    #[error("{}: key `{key}`: {problem}", file.display())]
     Invalid {
         /// The config file.
         file: PathBuf,
         /// The offending key (`simulate.threads` for keys of the `[simulate]` section).
-        key: String,
-        /// What is wrong with it.
-        message: String,
+        key: &'static str,
+        /// What is wrong with its value.
+        problem: PlanError,
     },
+    /// An entry of `dumps` names no dump.
+    #[error("{}: key `dumps`: {}: {problem} (resolved to {}{})", file.display(), entry.display(),
+        resolved.display(), if matches!(problem, DumpsProblem::Missing) {
+            "; paths are relative to the config file's folder" } else { "" })]
+    Dumps {
+        /// The config file.
+        file: PathBuf,
+        /// The entry as the file writes it.
+        entry: PathBuf,
+        /// The entry resolved against the config file's folder.
+        resolved: PathBuf,
+        /// What is wrong with it.
+        problem: DumpsProblem,
+    },
+}
+
+/// Why an entry of a sweep config's `dumps` names no dump.
+#[derive(Debug, thiserror::Error)]
+pub enum DumpsProblem {
+    /// Neither a file nor a folder.
+    #[error("no such file or folder")]
+    Missing,
+    /// A folder without `*.gigagas` files.
+    #[error("no *.gigagas files in this folder")]
+    EmptyFolder,
+    /// A folder that could not be listed.
+    #[error("{0}")]
+    Unreadable(std::io::Error),
 }
 
 /// The most worker threads a grid point may ask for (`threads`, `--threads`,
@@ -83,27 +115,6 @@ pub const MAX_MIN_SAMPLE_MS: u64 = 60_000;
 
 /// The largest sweep config file read, bytes.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
-
-/// Check thread counts against [`MAX_THREADS`] (or `max`): the message states the limit.
-pub fn check_thread_counts(values: &[usize], max: usize) -> Result<(), String> {
-    match values.iter().find(|&&t| t > max) {
-        Some(t) => Err(format!(
-            "{t} threads is over the limit of {max} (gigagas_report::config::MAX_THREADS)"
-        )),
-        None => Ok(()),
-    }
-}
-
-/// Check a minimum sample time against [`MAX_MIN_SAMPLE_MS`]: the message states the limit.
-pub fn check_min_sample_ms(ms: u64) -> Result<(), String> {
-    if ms > MAX_MIN_SAMPLE_MS {
-        Err(format!(
-            "{ms} ms is over the limit of {MAX_MIN_SAMPLE_MS} ms per sample"
-        ))
-    } else {
-        Ok(())
-    }
-}
 
 fn default_seed() -> u64 {
     gigagas_executor::DEFAULT_ROUND_SEED
@@ -209,18 +220,15 @@ pub struct Sweep {
     pub name: String,
     /// The config file.
     pub file: PathBuf,
-    /// What the file says.
-    pub config: SweepConfig,
-    /// The dumps, resolved against the config file's folder, folders expanded.
-    pub dump_paths: Vec<PathBuf>,
-    /// Each dump's path as the config names it (a folder entry joined with the file
-    /// name), for the results.
-    pub dump_labels: Vec<PathBuf>,
+    /// What the file asks for, checked, with its dumps resolved against the file's folder
+    /// and folders expanded (each dump's label is its path as the config names it: a folder
+    /// entry joined with the file name).
+    pub plan: Plan,
 }
 
 impl SweepConfig {
-    /// Read, parse and validate a config file; relative dump paths are resolved against
-    /// the file's folder and must exist.
+    /// Read, parse and validate a config file into its [`Plan`]; relative dump paths are
+    /// resolved against the file's folder and must exist.
     pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
         let read = |source| ConfigError::Read {
             file: file.to_path_buf(),
@@ -235,47 +243,41 @@ impl SweepConfig {
         })?;
         let config = Self::parse(&text, file)?;
         let dir = file.parent().unwrap_or(Path::new(""));
-        let mut dump_paths = Vec::with_capacity(config.dumps.len());
-        let mut dump_labels = Vec::with_capacity(config.dumps.len());
+        let mut dumps = Vec::with_capacity(config.dumps.len());
         for d in &config.dumps {
             let p = if d.is_absolute() {
                 d.clone()
             } else {
                 dir.join(d)
             };
-            let invalid = |message: String| ConfigError::Invalid {
+            let invalid = |problem| ConfigError::Dumps {
                 file: file.to_path_buf(),
-                key: "dumps".into(),
-                message,
+                entry: d.clone(),
+                resolved: p.clone(),
+                problem,
             };
             if p.is_dir() {
-                let files = dumps_in_folder(&p).map_err(|e| {
-                    invalid(format!(
-                        "{}: {e} (resolved to {})",
-                        d.display(),
-                        p.display()
-                    ))
-                })?;
+                let files =
+                    dumps_in_folder(&p).map_err(|e| invalid(DumpsProblem::Unreadable(e)))?;
                 if files.is_empty() {
-                    return Err(invalid(format!(
-                        "{}: no *.gigagas files in this folder (resolved to {})",
-                        d.display(),
-                        p.display()
-                    )));
+                    return Err(invalid(DumpsProblem::EmptyFolder));
                 }
-                for f in files {
-                    dump_labels.push(d.join(f.file_name().unwrap_or_default()));
-                    dump_paths.push(f);
-                }
+                dumps.extend(files.into_iter().map(|f| {
+                    SuiteDump {
+                        label: d
+                            .join(f.file_name().unwrap_or_default())
+                            .display()
+                            .to_string(),
+                        path: f,
+                    }
+                }));
             } else if p.is_file() {
-                dump_labels.push(d.clone());
-                dump_paths.push(p);
+                dumps.push(SuiteDump {
+                    label: d.display().to_string(),
+                    path: p,
+                });
             } else {
-                return Err(invalid(format!(
-                    "{}: no such file or folder (resolved to {}; paths are relative to the config file's folder)",
-                    d.display(),
-                    p.display()
-                )));
+                return Err(invalid(DumpsProblem::Missing));
             }
         }
         let name = file
@@ -285,123 +287,85 @@ impl SweepConfig {
         Ok(Sweep {
             name,
             file: file.to_path_buf(),
-            config,
-            dump_paths,
-            dump_labels,
+            plan: config.plan(file, dumps)?,
         })
     }
 
     /// Parse and validate config text (`file` only names it in errors; dump paths are not
-    /// checked here).
+    /// checked here): every setting must make a [`Plan`].
     pub fn parse(text: &str, file: &Path) -> Result<Self, ConfigError> {
         let config: SweepConfig = toml::from_str(text).map_err(|e| syntax_error(file, text, &e))?;
-        config.validate(file)?;
+        // The dumps as written stand in for the resolved ones.
+        let named = config
+            .dumps
+            .iter()
+            .map(|d| SuiteDump {
+                path: d.clone(),
+                label: d.display().to_string(),
+            })
+            .collect();
+        config.plan(file, named)?;
         Ok(config)
     }
 
-    fn validate(&self, file: &Path) -> Result<(), ConfigError> {
-        let bad = |key: &str, message: String| ConfigError::Invalid {
-            file: file.to_path_buf(),
-            key: key.into(),
-            message,
-        };
-        let nonempty = |key: &str, len: usize| {
-            if len == 0 {
-                Err(bad(key, "empty list: the grid would have no points".into()))
-            } else {
-                Ok(())
+    /// The plan of this config over `dumps` (the config's dumps, resolved): every key
+    /// checked, an error naming the file and the first bad key.
+    pub fn plan(&self, file: &Path, dumps: Vec<SuiteDump>) -> Result<Plan, ConfigError> {
+        let bad = |key: &'static str| {
+            move |problem| ConfigError::Invalid {
+                file: file.to_path_buf(),
+                key,
+                problem,
             }
         };
-        let positive =
-            |key: &str, values: &[usize], what: &str| match values.iter().find(|&&v| v == 0) {
-                Some(_) => Err(bad(key, format!("0 is not a {what}"))),
-                None => Ok(()),
-            };
-        nonempty("dumps", self.dumps.len())?;
-        nonempty("threads", self.threads.len())?;
-        positive("threads", &self.threads, "thread count")?;
-        check_thread_counts(&self.threads, MAX_THREADS).map_err(|m| bad("threads", m))?;
-        nonempty("batch", self.batch.len())?;
-        positive("batch", &self.batch, "batch size")?;
-        nonempty("schedulers", self.schedulers.len())?;
-        nonempty("recover_senders", self.recover_senders.len())?;
-        if self.repeats == 0 {
-            return Err(bad("repeats", "at least one measured run is needed".into()));
-        }
-        check_min_sample_ms(self.min_sample_ms).map_err(|m| bad("min_sample_ms", m))?;
-        if let Some(sim) = &self.simulate {
-            nonempty("simulate.threads", sim.threads.len())?;
-            positive("simulate.threads", &sim.threads, "thread count")?;
-            check_thread_counts(&sim.threads, MAX_VIRTUAL_WORKERS)
-                .map_err(|m| bad("simulate.threads", m))?;
-            nonempty("simulate.batch", sim.batch.len())?;
-            positive("simulate.batch", &sim.batch, "batch size")?;
-            nonempty("simulate.schedulers", sim.schedulers.len())?;
-            positive(
-                "simulate.validate_threads",
-                &sim.validate_threads,
-                "thread count",
-            )?;
-            check_thread_counts(&sim.validate_threads, MAX_THREADS)
-                .map_err(|m| bad("simulate.validate_threads", m))?;
-            if sim.profile_repeats == 0 {
-                return Err(bad(
-                    "simulate.profile_repeats",
-                    "at least one profiling run is needed".into(),
-                ));
-            }
-            if sim
-                .item_slowdown
-                .is_some_and(|f| !(f.is_finite() && f > 0.0))
-            {
-                return Err(bad(
-                    "simulate.item_slowdown",
-                    "expected a positive factor (e.g. 1.05), or leave it out to use the measured one"
-                        .into(),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// The parallel grid points, in run order (recover, threads, batch, scheduler), with
-    /// this machine's core count added to the threads if `all_cores` is set.
-    pub fn points(&self) -> Vec<RunConfig> {
-        self.points_on(
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
-        )
-    }
-
-    /// The thread counts of the grid on a machine with `cores` cores.
-    pub fn thread_counts(&self, cores: usize) -> Vec<usize> {
-        let mut threads = self.threads.clone();
-        if self.all_cores && !threads.contains(&cores) {
-            threads.push(cores);
-        }
-        threads
-    }
-
-    /// [`SweepConfig::points`] on a machine with `cores` cores.
-    pub fn points_on(&self, cores: usize) -> Vec<RunConfig> {
-        let mut points = Vec::new();
-        for &recover_senders in &self.recover_senders {
-            for &threads in &self.thread_counts(cores) {
-                for &batch in &self.batch {
-                    for &scheduler in &self.schedulers {
-                        points.push(RunConfig {
-                            threads,
-                            batch,
-                            scheduler,
-                            recover_senders,
-                            receipts: self.receipts,
-                        });
-                    }
-                }
-            }
-        }
-        points
+        let dumps = NonEmpty::new(dumps).map_err(bad("dumps"))?;
+        let threads = plan::thread_counts(&self.threads, MAX_THREADS).map_err(bad("threads"))?;
+        let batch = plan::batch_sizes(&self.batch).map_err(bad("batch"))?;
+        let schedulers = NonEmpty::new(self.schedulers.clone()).map_err(bad("schedulers"))?;
+        let recover_senders =
+            NonEmpty::new(self.recover_senders.clone()).map_err(bad("recover_senders"))?;
+        let repeats = plan::repeats(self.repeats).map_err(bad("repeats"))?;
+        let min_sample = MinSample::from_ms(self.min_sample_ms).map_err(bad("min_sample_ms"))?;
+        let simulate = match &self.simulate {
+            None => None,
+            Some(sim) => Some(SimulatePlan {
+                threads: plan::thread_counts(&sim.threads, MAX_VIRTUAL_WORKERS)
+                    .map_err(bad("simulate.threads"))?,
+                batch: plan::batch_sizes(&sim.batch).map_err(bad("simulate.batch"))?,
+                schedulers: NonEmpty::new(sim.schedulers.clone())
+                    .map_err(bad("simulate.schedulers"))?,
+                validate_threads: plan::thread_counts_or_none(&sim.validate_threads, MAX_THREADS)
+                    .map_err(bad("simulate.validate_threads"))?,
+                profile_repeats: plan::profile_repeats(sim.profile_repeats)
+                    .map_err(bad("simulate.profile_repeats"))?,
+                item_slowdown: sim
+                    .item_slowdown
+                    .map(ItemSlowdown::new)
+                    .transpose()
+                    .map_err(bad("simulate.item_slowdown"))?,
+            }),
+        };
+        Ok(Plan {
+            description: self.description.clone(),
+            named_dumps: self.dumps.clone(),
+            dumps,
+            threads,
+            all_cores: self.all_cores,
+            batch,
+            schedulers,
+            recover_senders,
+            receipts: self.receipts,
+            baseline: self.sequential,
+            parallel: true,
+            warmup: self.warmup,
+            repeats,
+            min_sample,
+            seed: self.seed,
+            verify: true,
+            trace: false,
+            collapse_single_transaction_blocks: false,
+            simulate,
+        })
     }
 }
 
@@ -486,13 +450,22 @@ schedulers = ["ols", "gas-used"]
         assert_eq!(c.recover_senders, [false]);
         assert_eq!((c.warmup, c.repeats, c.sequential), (1, 3, false));
         assert_eq!((c.all_cores, c.min_sample_ms), (false, 100));
+        let plan = |c: &SweepConfig| {
+            let dump = SuiteDump {
+                path: "d".into(),
+                label: "d".into(),
+            };
+            c.plan(Path::new("x.toml"), vec![dump]).unwrap()
+        };
         let all =
             SweepConfig::parse(&format!("{GOOD}all_cores = true\n"), Path::new("x.toml")).unwrap();
-        assert_eq!(all.thread_counts(8), [1, 2, 8]);
-        assert_eq!(all.thread_counts(2), [1, 2]);
-        assert_eq!(all.points_on(8).len(), 3 * 2 * 2);
-        assert_eq!(c.points().len(), 2 * 2 * 2);
+        assert_eq!(plan(&all).thread_counts(8), [1, 2, 8]);
+        assert_eq!(plan(&all).thread_counts(2), [1, 2]);
+        assert_eq!(plan(&all).points(8).len(), 3 * 2 * 2);
+        assert_eq!(plan(&c).points(8).len(), 2 * 2 * 2);
         assert!(c.simulate.is_none());
+        // The plan records what the file says.
+        assert_eq!(plan(&c).record(), c);
     }
 
     #[test]

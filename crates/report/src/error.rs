@@ -1,6 +1,8 @@
 //! The errors of this crate.
 
 use crate::config::ConfigError;
+use gigagas_dump::{DumpError, InvariantError};
+use gigagas_executor::{Divergence, PrepareError, RunConfig};
 use std::path::PathBuf;
 
 /// Why a sweep, a report or a simulation failed. Every variant names the file involved.
@@ -25,21 +27,18 @@ pub enum ReportError {
         /// The JSON error.
         source: serde_json::Error,
     },
-    /// A dump could not be read or prepared for replay.
-    #[error("{}: {detail}", path.display())]
+    /// A dump could not be read or decoded. The dump crate's error names the file.
+    #[error(transparent)]
+    Read(Box<DumpError>),
+    /// A dump was read but yields no figures: nothing to time, a dump that does not
+    /// prepare for replay, or a replay that diverged from the receipts or the access list.
+    #[error("{}", path.display())]
     Dump {
         /// The dump file.
         path: PathBuf,
         /// What went wrong.
-        detail: String,
-    },
-    /// A replay diverged from the receipts or the access list: no number is reported.
-    #[error("{}: verification failed: {detail}", path.display())]
-    Divergence {
-        /// The dump file.
-        path: PathBuf,
-        /// The first divergence.
-        detail: String,
+        #[source]
+        source: DumpFault,
     },
     /// A plot could not be drawn.
     #[error("{}: plotting failed: {source}", path.display())]
@@ -49,9 +48,49 @@ pub enum ReportError {
         /// What went wrong.
         source: crate::plot::PlotError,
     },
-    /// Invalid arguments (e.g. a simulation grid with 0 threads).
+    /// Invalid arguments or output locations (an output that is also an input, a path
+    /// with no file name).
     #[error("{0}")]
     Invalid(String),
+}
+
+/// Why a dump that was read yields no figures. Holds no path: the error or failure that
+/// carries it ([`ReportError::Dump`], [`crate::DumpFailure`]) names the dump once.
+#[derive(Debug, thiserror::Error)]
+pub enum DumpFault {
+    /// The dump holds no block or no transaction: nothing to time (refused before any
+    /// timing, so no row ever reads "0 [0–0]" or "NaN×").
+    #[error(transparent)]
+    NoWork(Box<InvariantError>),
+    /// The dump does not prepare for replay (an unknown fork, a malformed access list).
+    #[error(transparent)]
+    Prepare(Box<PrepareError>),
+    /// A pass diverged from the receipts or the access list: no number is reported.
+    #[error("verification failed")]
+    Divergence(#[source] Box<Divergence>),
+    /// The simulator found no measurement of a validation point.
+    #[error(transparent)]
+    NotMeasured(#[from] NotMeasured),
+}
+
+impl From<Divergence> for DumpFault {
+    fn from(d: Divergence) -> Self {
+        Self::Divergence(Box::new(d))
+    }
+}
+
+/// The simulator's validation asked for a point that was not measured.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("simulate: no measurement for {config}")]
+pub struct NotMeasured {
+    /// The point.
+    pub config: RunConfig,
+}
+
+impl From<DumpError> for ReportError {
+    fn from(e: DumpError) -> Self {
+        Self::Read(Box::new(e))
+    }
 }
 
 impl ReportError {

@@ -10,6 +10,9 @@
 //!   (threads × batch × scheduler × sender recovery), repetitions, an optional sequential
 //!   baseline and an optional simulation. [`SweepConfig::load`] rejects a bad file with one
 //!   error naming the file and the key.
+//! - [`plan`]: a [`Plan`] is a grid checked once (non-zero counts, non-empty lists, stated
+//!   limits), what a sweep config and `gigagas run`'s flags both convert into and what
+//!   [`run_grid`] and the simulator take.
 //! - [`sweep`]: [`run_grid`] (behind both `gigagas run` and [`run_sweep`]) loads every dump
 //!   of a suite in parallel, runs every grid point through the executor's public benchmark
 //!   API ([`gigagas_executor::Replay::bench_parallel`] and
@@ -33,23 +36,26 @@ pub mod error;
 pub mod folder;
 pub mod machine;
 pub mod output;
+pub mod plan;
 pub mod plot;
 pub mod provenance;
 pub mod results;
 pub mod simulate;
 pub mod sweep;
 pub mod table;
+pub mod timeline;
 pub mod trace;
 
 pub use config::{ConfigError, SimulateConfig, Sweep, SweepConfig};
-pub use error::ReportError;
+pub use error::{DumpFault, NotMeasured, ReportError};
 pub use folder::{render_dir, write_results_dir};
 pub use machine::MachineInfo;
+pub use plan::{NonEmpty, Plan, PlanError, SimulatePlan};
 pub use results::{
     DumpFailure, DumpRecord, Mode, ResultRow, SuiteTotal, SweepResults, suite_totals,
 };
 pub use simulate::{ItemProfile, Projection, SimulationReport, Validation};
-pub use sweep::{Grid, Progress, SuiteDump, SweepOptions, run_grid, run_sweep};
+pub use sweep::{Progress, SuiteDump, SweepOptions, run_grid, run_sweep};
 
 // Dev-dependencies used only by the integration tests in `tests/`.
 #[cfg(test)]

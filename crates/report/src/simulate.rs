@@ -2,24 +2,24 @@
 //!
 //! 1. **Profile**: run the dump on one thread, batch 1, `ols`
 //!    ([`gigagas_executor::Replay::run_parallel`]) a few times, verifying each run, and keep
-//!    each item's median execution time ([`profile_items`]).
+//!    each item's median execution time ([`profile_and_measure`]).
 //! 2. **Project**: for each batch (mega-block) take the scheduler's order (the same
 //!    `SchedulerKind::scheduler().order(..)` the executor uses) and list-schedule the
 //!    profiled times onto N virtual workers: each item in order goes to the worker that
 //!    becomes free first. A batch's makespan is its last finish; batches run one after
 //!    another, so the projected wall time is the sum of the makespans ([`project`]).
 //! 3. **Validate**: compare projected with measured wall time at thread counts the
-//!    machine has (1 and 2 on the 2-core development VM), with validation runs interleaved
-//!    with the profiling runs ([`profile_and_measure`], [`Validation`]). Each validation also records how much slower the items themselves
+//!    machine has, with validation runs interleaved with the profiling runs
+//!    ([`profile_and_measure`], [`Validation`]). Each validation also records how much slower the items themselves
 //!    ran than in the profile (concurrency effects or machine drift) and the error of the
 //!    scheduling model once that is factored out.
 //!
 //! See [`ASSUMPTIONS`] for what the model leaves out.
 
-use crate::error::ReportError;
+use crate::{error::NotMeasured, plan::SimulatePlan, results::DumpRecord};
 use gigagas_executor::{ItemKind, Repetition, Replay, RunConfig, SchedulerKind};
 use serde::{Deserialize, Serialize};
-use std::{cmp::Reverse, collections::BinaryHeap};
+use std::{cmp::Reverse, collections::BinaryHeap, num::NonZeroUsize};
 
 /// What the model assumes; printed and stored beside every projection.
 pub const ASSUMPTIONS: [&str; 5] = [
@@ -146,61 +146,29 @@ impl SimulationReport {
     }
 }
 
-/// Profile a dump: `runs` one-thread runs (batch 1, `ols`), each verified, and each item's
-/// median time. `after_run` is called after every run.
-pub fn profile_items(
-    replay: &Replay,
-    runs: usize,
-    verify: bool,
-    mut after_run: impl FnMut(),
-) -> Result<ItemProfile, gigagas_executor::Divergence> {
-    let runs = runs.max(1);
-    let config = RunConfig {
-        threads: 1,
-        batch: 1,
-        scheduler: SchedulerKind::Ols,
-        recover_senders: false,
-        receipts: false,
-    };
-    let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(runs); replay.items().len()];
-    let mut run_work_ns = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let (timings, outputs) = replay.run_parallel(&config);
-        if verify {
-            replay.verify_all(&outputs)?;
-        }
-        run_work_ns.push(timings.item_ns.iter().sum());
-        for (times, ns) in per_item.iter_mut().zip(&timings.item_ns) {
-            times.push(*ns);
-        }
-        after_run();
-    }
-    let item_ns = per_item
-        .into_iter()
-        .map(|mut t| {
-            t.sort_unstable();
-            t[t.len() / 2]
-        })
-        .collect();
-    Ok(ItemProfile {
-        item_ns,
-        runs,
-        run_work_ns,
-    })
+/// The median repeat of one measured grid point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeasuredPoint {
+    /// The point.
+    pub config: RunConfig,
+    /// Wall time of the median repeat, seconds.
+    pub wall_s: f64,
+    /// Sum of the item times of that repeat, seconds.
+    pub work_s: f64,
 }
 
-/// Median repeats of measured grid points: (config, wall time, sum of item times), seconds.
-/// Implements [`Measure`] (a point that was not measured is an error).
+/// The median repeats of measured grid points. Implements [`Measure`] (a point that was
+/// not measured is an error).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Measured(pub Vec<(RunConfig, f64, f64)>);
+pub struct Measured(pub Vec<MeasuredPoint>);
 
 impl Measure for Measured {
-    fn wall_and_work_s(&mut self, config: &RunConfig) -> Result<(f64, f64), ReportError> {
+    fn measured(&mut self, config: &RunConfig) -> Result<MeasuredPoint, NotMeasured> {
         self.0
             .iter()
-            .find(|(c, _, _)| c == config)
-            .map(|&(_, wall, work)| (wall, work))
-            .ok_or_else(|| ReportError::Invalid(format!("simulate: no measurement for {config:?}")))
+            .find(|m| m.config == *config)
+            .copied()
+            .ok_or(NotMeasured { config: *config })
     }
 }
 
@@ -212,12 +180,12 @@ impl Measure for Measured {
 /// otherwise show up as model error. `after_run` is called after every run.
 pub fn profile_and_measure(
     replay: &Replay,
-    profile_runs: usize,
+    profile_runs: NonZeroUsize,
     points: &[RunConfig],
     rep: Repetition,
     mut after_run: impl FnMut(&RunConfig),
 ) -> Result<(ItemProfile, Measured), gigagas_executor::Divergence> {
-    let profile_runs = profile_runs.max(1);
+    let profile_runs = profile_runs.get();
     let repeats = rep.repeats.max(1);
     let profile_config = RunConfig {
         threads: 1,
@@ -273,7 +241,11 @@ pub fn profile_and_measure(
         .map(|(p, mut m)| {
             m.sort_by(|a, b| a.wall_s.total_cmp(&b.wall_s));
             let median = m[m.len() / 2];
-            (*p, median.wall_s, median.work_s)
+            MeasuredPoint {
+                config: *p,
+                wall_s: median.wall_s,
+                work_s: median.work_s,
+            }
         })
         .collect();
     Ok((
@@ -284,29 +256,6 @@ pub fn profile_and_measure(
         },
         Measured(measured),
     ))
-}
-
-/// The validation points of a simulation: every `validate_threads × batch × schedulers`.
-pub fn validation_points(
-    validate_threads: &[usize],
-    batch: &[usize],
-    schedulers: &[SchedulerKind],
-) -> Vec<RunConfig> {
-    let mut v = Vec::new();
-    for &threads in validate_threads {
-        for &batch in batch {
-            for &scheduler in schedulers {
-                v.push(RunConfig {
-                    threads,
-                    batch,
-                    scheduler,
-                    recover_senders: false,
-                    receipts: false,
-                });
-            }
-        }
-    }
-    v
 }
 
 /// Greedy list scheduling of `times` (taken in `order`) onto `workers` identical workers:
@@ -377,89 +326,62 @@ pub fn project_slowed(
 
 /// Where validation gets measured wall times from.
 pub trait Measure {
-    /// Median repeat of a grid point: (wall time, sum of its item times), seconds.
-    fn wall_and_work_s(&mut self, config: &RunConfig) -> Result<(f64, f64), ReportError>;
+    /// The median repeat of a grid point.
+    fn measured(&mut self, config: &RunConfig) -> Result<MeasuredPoint, NotMeasured>;
 }
 
-/// Project `threads × batch × schedulers` and validate at `validate_threads` (each with
-/// every requested batch and scheduler).
-#[allow(clippy::too_many_arguments)]
+/// Simulate `dump` (its replay and profile) as `plan` says: project every `threads ×
+/// batch × schedulers` and validate at every `validate_threads` (each with every batch
+/// and scheduler) against `measure`.
 pub fn simulate(
     replay: &Replay,
     profile: &ItemProfile,
-    dump: (&str, &str),
-    threads: &[usize],
-    batch: &[usize],
-    schedulers: &[SchedulerKind],
-    validate_threads: &[usize],
-    item_slowdown: Option<f64>,
+    dump: &DumpRecord,
+    plan: &SimulatePlan,
     measure: &mut dyn Measure,
-) -> Result<SimulationReport, ReportError> {
-    if item_slowdown.is_some_and(|f| !(f.is_finite() && f > 0.0)) {
-        return Err(ReportError::Invalid(
-            "simulate: item_slowdown must be a positive number".into(),
-        ));
-    }
-    if threads.is_empty() || batch.is_empty() || schedulers.is_empty() {
-        return Err(ReportError::Invalid(
-            "simulate: threads, batch and schedulers must not be empty".into(),
-        ));
-    }
-    if threads.contains(&0) || validate_threads.contains(&0) {
-        return Err(ReportError::Invalid(
-            "simulate: 0 is not a thread count".into(),
-        ));
-    }
-    if batch.contains(&0) {
-        return Err(ReportError::Invalid(
-            "simulate: 0 is not a batch size".into(),
-        ));
-    }
+) -> Result<SimulationReport, NotMeasured> {
     let profile_work_s = profile.item_ns.iter().sum::<u64>() as f64 / 1e9;
     let mut validations = Vec::new();
-    for &t in validate_threads {
-        for &b in batch {
-            for &s in schedulers {
-                let predicted_s = project(replay, profile, t, b, s).makespan_s;
-                let config = RunConfig {
-                    threads: t,
-                    batch: b,
-                    scheduler: s,
-                    recover_senders: false,
-                    receipts: false,
-                };
-                let (measured_s, measured_work_s) = measure.wall_and_work_s(&config)?;
-                let measured = measured_s.max(f64::MIN_POSITIVE);
-                let item_time_ratio = measured_work_s / profile_work_s.max(f64::MIN_POSITIVE);
-                validations.push(Validation {
-                    threads: t,
-                    batch: b,
-                    scheduler: s,
-                    predicted_s,
-                    measured_s,
-                    error: predicted_s / measured - 1.0,
-                    measured_work_s,
-                    item_time_ratio,
-                    scheduling_error: predicted_s * item_time_ratio / measured - 1.0,
-                });
-            }
-        }
+    for config in plan.validation_points() {
+        let (t, b, s) = (config.threads, config.batch, config.scheduler);
+        let predicted_s = project(replay, profile, t, b, s).makespan_s;
+        let m = measure.measured(&config)?;
+        let measured = m.wall_s.max(f64::MIN_POSITIVE);
+        let item_time_ratio = m.work_s / profile_work_s.max(f64::MIN_POSITIVE);
+        validations.push(Validation {
+            threads: t,
+            batch: b,
+            scheduler: s,
+            predicted_s,
+            measured_s: m.wall_s,
+            error: predicted_s / measured - 1.0,
+            measured_work_s: m.work_s,
+            item_time_ratio,
+            scheduling_error: predicted_s * item_time_ratio / measured - 1.0,
+        });
     }
-    let (item_slowdown, item_slowdown_source) = match item_slowdown {
-        Some(f) => (f, "configured (simulate.item_slowdown)".to_string()),
+    let (item_slowdown, item_slowdown_source) = match plan.item_slowdown {
+        Some(f) => (f.get(), "configured (simulate.item_slowdown)".to_string()),
         None => measured_item_slowdown(&validations),
     };
     let mut projections = Vec::new();
-    for &b in batch {
-        for &s in schedulers {
-            for &t in threads {
-                projections.push(project_slowed(replay, profile, t, b, s, item_slowdown));
+    for b in plan.batch.iter() {
+        for &s in plan.schedulers.iter() {
+            for t in plan.threads.iter() {
+                projections.push(project_slowed(
+                    replay,
+                    profile,
+                    t.get(),
+                    b.get(),
+                    s,
+                    item_slowdown,
+                ));
             }
         }
     }
     Ok(SimulationReport {
-        dump: dump.0.to_string(),
-        dump_checksum: dump.1.to_string(),
+        dump: dump.name.clone(),
+        dump_checksum: dump.checksum.clone(),
         total_gas: replay.total_gas(),
         profile_runs: profile.runs,
         profile_work_s,

@@ -5,18 +5,18 @@
 //! still measured.
 
 use crate::{
-    config::{SimulateConfig, Sweep, SweepConfig},
-    error::ReportError,
+    config::Sweep,
+    error::{DumpFault, ReportError},
     folder::utc_timestamp,
     machine::MachineInfo,
+    plan::Plan,
     results::{
         DumpFailure, DumpRecord, Mode, RESULTS_FORMAT, ResultRow, SweepResults, suite_totals,
     },
     simulate,
 };
-use gigagas_executor::{
-    BenchPoint, Repetition, Replay, RunConfig, Sampled, SchedulerKind, TimedWork,
-};
+use gigagas_dump::DumpError;
+use gigagas_executor::{BenchPoint, Replay, RunConfig, Sampled, SchedulerKind};
 use std::{
     path::{Path, PathBuf},
     sync::{
@@ -56,119 +56,8 @@ pub struct SweepOptions {
     pub build: Option<crate::provenance::BuildInfo>,
 }
 
-fn run_units(threads: usize, cores: usize) -> u64 {
+pub(crate) fn run_units(threads: usize, cores: usize) -> u64 {
     1000 / threads.clamp(1, cores.max(1)) as u64
-}
-
-/// What runs on every dump of a suite.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Grid {
-    /// The parallel points, in run order.
-    pub points: Vec<RunConfig>,
-    /// Sequential baselines to run first, one per sender-recovery setting (empty: none).
-    pub baselines: Vec<bool>,
-    /// Receipts with their logs blooms built inside every timed window (both paths).
-    pub receipts: bool,
-    /// Seed of the interleaved rounds' order ([`gigagas_executor::round_order`]).
-    pub seed: u64,
-    /// After the measured rounds, one more verified pass of every parallel point, traced
-    /// into [`SweepResults::trace`] ([`crate::trace`]).
-    pub trace: bool,
-    /// Warm-up passes, measured samples, verification and minimum sample time.
-    pub rep: Repetition,
-    /// The schedule simulator, if asked for.
-    pub simulate: Option<SimulateConfig>,
-    /// Collapse the grid when every block of every dump holds at most one transaction
-    /// (see [`Grid::collapse_for_single_transactions`]); for defaults the user did not
-    /// choose.
-    pub collapse_single_transaction_blocks: bool,
-}
-
-impl Grid {
-    /// The grid of a sweep config on a machine with `cores` cores.
-    pub fn of(config: &SweepConfig, cores: usize) -> Self {
-        Self {
-            points: config.points_on(cores),
-            baselines: if config.sequential {
-                config.recover_senders.clone()
-            } else {
-                Vec::new()
-            },
-            rep: Repetition {
-                warmup: config.warmup,
-                repeats: config.repeats,
-                verify: true,
-                min_sample_ns: config.min_sample_ms.saturating_mul(1_000_000),
-            },
-            receipts: config.receipts,
-            seed: config.seed,
-            trace: false,
-            simulate: config.simulate.clone(),
-            collapse_single_transaction_blocks: false,
-        }
-    }
-
-    /// Work units of one dump (see [`Progress`]), loading included.
-    pub fn units_per_dump(&self, cores: usize) -> u64 {
-        let per_point = (self.rep.warmup + self.rep.repeats.max(1)) as u64;
-        let mut units = LOAD_UNITS + self.baselines.len() as u64 * per_point * 1000;
-        units += self
-            .points
-            .iter()
-            .map(|p| per_point * run_units(p.threads, cores))
-            .sum::<u64>();
-        if let Some(sim) = &self.simulate {
-            units += (self.rep.warmup + sim.profile_repeats) as u64 * 1000;
-            for p in simulate::validation_points(&sim.validate_threads, &sim.batch, &sim.schedulers)
-            {
-                units += per_point * run_units(p.threads, cores);
-            }
-        }
-        units
-    }
-
-    /// When every block of every dump holds at most one transaction, thread counts and
-    /// schedulers cannot change the work (a single transaction cannot be split, and the
-    /// schedulers only reorder it with its block's system work), and batch sizes of at
-    /// least the longest dump's block count make the same mega-blocks. Keep the first
-    /// thread count and scheduler and the smallest such batch size; return a note saying
-    /// so, or `None` if nothing was collapsed.
-    pub fn collapse_for_single_transactions(&mut self, replays: &[&Replay]) -> Option<String> {
-        if replays.is_empty()
-            || !replays
-                .iter()
-                .all(|r| r.blocks().iter().all(|b| b.transactions.len() <= 1))
-        {
-            return None;
-        }
-        let blocks = replays.iter().map(|r| r.blocks().len()).max().unwrap_or(1);
-        let before = self.points.len();
-        let (Some(threads), Some(scheduler)) = (
-            self.points.first().map(|p| p.threads),
-            self.points.first().map(|p| p.scheduler),
-        ) else {
-            return None;
-        };
-        let whole = self
-            .points
-            .iter()
-            .map(|p| p.batch)
-            .filter(|&b| b >= blocks)
-            .min();
-        self.points.retain(|p| {
-            p.threads == threads
-                && p.scheduler == scheduler
-                && (p.batch < blocks || Some(p.batch) == whole)
-        });
-        (self.points.len() < before).then(|| {
-            format!(
-                "grid shortened from {before} to {} parallel points: every block holds at most one transaction, \
-                 so more threads or another scheduler cannot change the work (a single transaction cannot run in \
-                 parallel); choose --threads/--batch/--scheduler to run them anyway",
-                self.points.len()
-            )
-        })
-    }
 }
 
 /// A dump of a suite: the file and its name in the results.
@@ -180,54 +69,27 @@ pub struct SuiteDump {
     pub label: String,
 }
 
-impl Sweep {
-    /// The sweep's dumps, as [`SuiteDump`]s.
-    pub fn suite_dumps(&self) -> Vec<SuiteDump> {
-        self.dump_paths
-            .iter()
-            .zip(&self.dump_labels)
-            .map(|(path, label)| SuiteDump {
-                path: path.clone(),
-                label: label.display().to_string(),
-            })
-            .collect()
-    }
-}
-
-/// Run a loaded sweep: [`run_grid`] with the config's grid on this machine.
+/// Run a loaded sweep: [`run_grid`] with its plan on this machine.
 pub fn run_sweep(
     sweep: &Sweep,
     options: &SweepOptions,
     progress: &mut dyn Progress,
-) -> Result<SweepResults, ReportError> {
-    let cores = MachineInfo::detect_cores();
-    let grid = Grid::of(&sweep.config, cores);
-    run_grid(
-        &sweep.name,
-        &sweep.config,
-        &grid,
-        &sweep.suite_dumps(),
-        options,
-        progress,
-    )
+) -> SweepResults {
+    run_grid(&sweep.name, &sweep.plan, options, progress)
 }
 
-/// Run `grid` on every dump and collect the results (named `name`, recording `config`).
-/// Dumps are loaded first, in parallel; then, per dump, the sequential baselines, every
-/// parallel point and the simulation (if asked). A dump that fails to load, prepare or
-/// verify is recorded in [`SweepResults::failures`] and the others still run: a wrong
-/// execution never yields a row. Errors only on invalid arguments.
+/// Run `plan` on every one of its dumps and collect the results (named `name`, recording
+/// the plan as it ran: [`Plan::record`]). Dumps are loaded first, in parallel; then, per
+/// dump, the sequential baselines and every parallel point in interleaved rounds, then the
+/// simulation (if asked). A dump that fails to load, prepare or verify is recorded in
+/// [`SweepResults::failures`] and the others still run: a wrong execution never yields a
+/// row.
 pub fn run_grid(
     name: &str,
-    config: &SweepConfig,
-    grid: &Grid,
-    dumps: &[SuiteDump],
+    plan: &Plan,
     options: &SweepOptions,
     progress: &mut dyn Progress,
-) -> Result<SweepResults, ReportError> {
-    if dumps.is_empty() {
-        return Err(ReportError::Invalid("no dumps to run".into()));
-    }
+) -> SweepResults {
     let started_utc = utc_timestamp(std::time::SystemTime::now());
     let provenance = options
         .build
@@ -236,30 +98,20 @@ pub fn run_grid(
     let mut machine = MachineInfo::detect(options.commit.clone());
     machine.note = options.note.clone();
     let cores = machine.cores;
-    let mut grid = grid.clone();
-    let mut config = config.clone();
-    let units = grid.units_per_dump(cores);
+    let mut plan = plan.clone();
+    let dumps = plan.dumps.clone();
+    let units = plan.units_per_dump(cores);
     progress.total(units * dumps.len() as u64);
 
-    let loaded = load_all(dumps, cores, progress);
-    let mut description = config.description.clone();
-    if grid.collapse_single_transaction_blocks {
+    let loaded = load_all(&dumps, cores, progress);
+    if plan.collapse_single_transaction_blocks {
         let replays: Vec<&Replay> = loaded
             .iter()
             .filter_map(|l| l.as_ref().ok().map(|(r, _)| r))
             .collect();
-        if let Some(note) = grid.collapse_for_single_transactions(&replays) {
-            config.threads = distinct(grid.points.iter().map(|p| p.threads));
-            config.batch = distinct(grid.points.iter().map(|p| p.batch));
-            config.schedulers = distinct(grid.points.iter().map(|p| p.scheduler));
-            description = if description.is_empty() {
-                note
-            } else {
-                format!("{description} ({note})")
-            };
-        }
+        plan.collapse_for_single_transactions(&replays, cores);
     }
-    let left = grid.units_per_dump(cores) - LOAD_UNITS;
+    let left = plan.units_per_dump(cores) - LOAD_UNITS;
     // The collapsed grid has fewer units: account for them now so the bar still ends.
     progress.advance((units - LOAD_UNITS - left) * dumps.len() as u64);
 
@@ -276,10 +128,9 @@ pub fn run_grid(
                 inner: &mut *progress,
                 spent: &mut spent,
             };
-            let (dump_rows, sim) = run_dump(&replay, &mut record, &grid, cores, &mut counted)
-                .map_err(|e| e.to_string())?;
-            if grid.trace {
-                trace_dump(&replay, &record, &grid, &mut trace).map_err(|e| e.to_string())?;
+            let (dump_rows, sim) = run_dump(&replay, &mut record, &plan, cores, &mut counted)?;
+            if plan.trace {
+                trace_dump(&replay, &record, &plan, cores, &mut trace)?;
             }
             Ok((record, dump_rows, sim))
         });
@@ -290,9 +141,9 @@ pub fn run_grid(
                 simulations.extend(sim);
                 records.push(record);
             }
-            Err(reason) => failures.push(DumpFailure {
+            Err(failed) => failures.push(DumpFailure {
                 path: dump.label.clone(),
-                reason: without_path(&reason, dump),
+                reason: failed.reason(&dump.path),
             }),
         }
     }
@@ -301,14 +152,13 @@ pub fn run_grid(
     } else {
         Vec::new()
     };
-    config.description = description.clone();
-    Ok(SweepResults {
+    SweepResults {
         format: RESULTS_FORMAT,
         name: name.to_string(),
-        description,
+        description: plan.description.clone(),
         started_utc,
         machine,
-        config,
+        config: plan.record(),
         dumps: records,
         rows,
         simulations,
@@ -316,33 +166,52 @@ pub fn run_grid(
         totals,
         provenance: provenance.map(crate::provenance::Provenance::finish),
         trace,
-    })
-}
-
-/// A reason without the leading `path: ` prefixes the errors of each layer add (the
-/// failure already names the dump).
-fn without_path(reason: &str, dump: &SuiteDump) -> String {
-    let prefixes = [
-        format!("{}: ", dump.path.display()),
-        format!("{}: ", dump.label),
-    ];
-    let mut rest = reason;
-    while let Some(r) = prefixes.iter().find_map(|p| rest.strip_prefix(p.as_str())) {
-        rest = r;
     }
-    rest.to_string()
 }
 
-fn distinct<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
-    let mut out = Vec::new();
-    for v in it {
-        if !out.contains(&v) {
-            out.push(v);
+/// Why one dump of a grid yields no rows, before the path is attached: it could not be
+/// read ([`DumpError`], which names the file itself), or a [`DumpFault`].
+#[derive(Debug)]
+enum Failed {
+    Read(Box<DumpError>),
+    Fault(DumpFault),
+}
+
+impl From<DumpFault> for Failed {
+    fn from(fault: DumpFault) -> Self {
+        Self::Fault(fault)
+    }
+}
+
+impl Failed {
+    /// The error of the dump at `path`: the path attached once.
+    fn at(self, path: &Path) -> ReportError {
+        match self {
+            Failed::Read(e) => ReportError::Read(e),
+            Failed::Fault(source) => ReportError::Dump {
+                path: path.to_path_buf(),
+                source,
+            },
         }
     }
-    out
-}
 
+    /// The one-line reason of a [`DumpFailure`], which names the dump already: the
+    /// error and its sources without the path. A read error is the dump crate's, whose
+    /// every message starts with the file it read (`path`): that one prefix is left out.
+    fn reason(&self, path: &Path) -> String {
+        match self {
+            Failed::Read(e) => {
+                let line = error_chain(e);
+                let prefix = format!("{}: ", path.display());
+                match line.strip_prefix(&prefix) {
+                    Some(rest) => rest.to_string(),
+                    None => line,
+                }
+            }
+            Failed::Fault(fault) => error_chain(fault),
+        }
+    }
+}
 /// A [`Progress`] that also counts the units it passes on.
 struct Counted<'a> {
     inner: &'a mut dyn Progress,
@@ -359,11 +228,11 @@ impl Progress for Counted<'_> {
     }
 }
 
-/// A loaded dump, or the one-line reason it could not be loaded.
-type Loaded = Result<(Replay, DumpRecord), String>;
+/// A loaded dump, or why it could not be loaded.
+type Loaded = Result<(Replay, DumpRecord), Failed>;
 
 /// Load every dump on up to `cores` threads, before anything is timed. The results are in
-/// the order of `dumps`; an error is the one-line reason.
+/// the order of `dumps`.
 fn load_all(dumps: &[SuiteDump], cores: usize, progress: &mut dyn Progress) -> Vec<Loaded> {
     let slots: Vec<Mutex<Option<Loaded>>> = dumps.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
@@ -376,7 +245,7 @@ fn load_all(dumps: &[SuiteDump], cores: usize, progress: &mut dyn Progress) -> V
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(dump) = dumps.get(i) else { break };
-                    let loaded = load_replay(&dump.path).map_err(|e| e.to_string());
+                    let loaded = load(&dump.path);
                     *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(loaded);
                     let _ = done_tx.send(());
                 }
@@ -396,27 +265,22 @@ fn load_all(dumps: &[SuiteDump], cores: usize, progress: &mut dyn Progress) -> V
         .map(|s| {
             s.into_inner()
                 .unwrap_or_else(|p| p.into_inner())
-                .unwrap_or_else(|| Err("not loaded".into()))
+                .expect("every slot is filled before the scope ends")
         })
         .collect()
 }
 
-/// One more verified pass of every parallel point of `grid` on `replay`, its trace events
+/// One more verified pass of every parallel point of `plan` on `replay`, its trace events
 /// appended to `events` (a process per dump and point).
 fn trace_dump(
     replay: &Replay,
     record: &DumpRecord,
-    grid: &Grid,
+    plan: &Plan,
+    cores: usize,
     events: &mut Vec<serde_json::Value>,
-) -> Result<(), ReportError> {
-    for p in &grid.points {
-        let timings =
-            replay
-                .run_verified(p, grid.rep.verify)
-                .map_err(|d| ReportError::Divergence {
-                    path: PathBuf::from(&record.path),
-                    detail: d.to_string(),
-                })?;
+) -> Result<(), DumpFault> {
+    for p in &plan.points(cores) {
+        let timings = replay.run_verified(p, plan.verify)?;
         let pid = events
             .iter()
             .filter(|e| e["name"] == "process_name")
@@ -427,20 +291,15 @@ fn trace_dump(
     Ok(())
 }
 
-/// One dump through the grid: baselines, parallel points, simulation.
+/// One dump through the plan: baselines, parallel points, simulation.
 fn run_dump(
     replay: &Replay,
     record: &mut DumpRecord,
-    grid: &Grid,
+    plan: &Plan,
     cores: usize,
     progress: &mut dyn Progress,
-) -> Result<(Vec<ResultRow>, Option<crate::SimulationReport>), ReportError> {
-    let rep = grid.rep;
-    let path = PathBuf::from(&record.path);
-    let diverged = |d: gigagas_executor::Divergence| ReportError::Divergence {
-        path: path.clone(),
-        detail: d.to_string(),
-    };
+) -> Result<(Vec<ResultRow>, Option<crate::SimulationReport>), DumpFault> {
+    let rep = plan.repetition();
     let row = |mode, config: &RunConfig, sampled: Sampled, speedup| ResultRow {
         dump: record.name.clone(),
         dump_checksum: record.checksum.clone(),
@@ -465,23 +324,18 @@ fn run_dump(
     };
 
     // The baselines first, then the grid: one list of points, run in interleaved rounds.
-    let mut points: Vec<BenchPoint> = grid
-        .baselines
-        .iter()
-        .map(|&recover| {
-            BenchPoint::Sequential(TimedWork {
-                recover_senders: recover,
-                receipts: grid.receipts,
-            })
-        })
+    let mut points: Vec<BenchPoint> = plan
+        .baselines()
+        .into_iter()
+        .map(BenchPoint::Sequential)
         .collect();
-    points.extend(grid.points.iter().copied().map(BenchPoint::Parallel));
+    points.extend(plan.points(cores).into_iter().map(BenchPoint::Parallel));
     progress.stage(&format!(
         "{}: {} points in {} interleaved rounds (seed {:#x})",
         crate::table::escape_name(&record.name),
         points.len(),
         rep.repeats,
-        grid.seed,
+        plan.seed,
     ));
     let units: Vec<u64> = points
         .iter()
@@ -490,9 +344,8 @@ fn run_dump(
             BenchPoint::Parallel(c) => run_units(c.threads, cores),
         })
         .collect();
-    let sampled = replay
-        .bench_interleaved(&points, rep, grid.seed, |i| progress.advance(units[i]))
-        .map_err(diverged)?;
+    let sampled =
+        replay.bench_interleaved(&points, rep, plan.seed, |i| progress.advance(units[i]))?;
 
     let mut rows: Vec<ResultRow> = Vec::with_capacity(points.len());
     for (point, sampled) in points.iter().zip(sampled) {
@@ -514,30 +367,19 @@ fn run_dump(
     crate::results::pair_ratios(&mut rows);
     record.drift = crate::results::Drift::of_rows(&rows);
 
-    let Some(sim) = &grid.simulate else {
+    let Some(sim) = &plan.simulate else {
         return Ok((rows, None));
     };
     progress.stage(&format!(
         "{}: profiling items on 1 thread, interleaved with validation runs",
         crate::table::escape_name(&record.name)
     ));
-    let points = simulate::validation_points(&sim.validate_threads, &sim.batch, &sim.schedulers);
+    let points = sim.validation_points();
     let (profile, mut measure) =
         simulate::profile_and_measure(replay, sim.profile_repeats, &points, rep, |c| {
             progress.advance(run_units(c.threads, cores))
-        })
-        .map_err(diverged)?;
-    let report = simulate::simulate(
-        replay,
-        &profile,
-        (&record.name, &record.checksum),
-        &sim.threads,
-        &sim.batch,
-        &sim.schedulers,
-        &sim.validate_threads,
-        sim.item_slowdown,
-        &mut measure,
-    )?;
+        })?;
+    let report = simulate::simulate(replay, &profile, record, sim, &mut measure)?;
     Ok((rows, Some(report)))
 }
 
@@ -559,25 +401,22 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 
 /// Load a dump and prepare it for replay, with errors naming the file.
 pub fn load_replay(path: &Path) -> Result<(Replay, DumpRecord), ReportError> {
-    let (dump, info) = gigagas_dump::read_dump(path).map_err(|e| ReportError::Dump {
-        path: path.to_path_buf(),
-        detail: error_chain(&e),
-    })?;
+    load(path).map_err(|e| e.at(path))
+}
+
+/// [`load_replay`] before the path is attached.
+fn load(path: &Path) -> Result<(Replay, DumpRecord), Failed> {
+    let (dump, info) = gigagas_dump::read_dump(path).map_err(|e| Failed::Read(Box::new(e)))?;
     // Nothing to time: refused here, before any timing, so no row ever reads "0 [0–0]"
     // or "NaN×".
-    dump.check_has_work().map_err(|e| ReportError::Dump {
-        path: path.to_path_buf(),
-        detail: e.to_string(),
-    })?;
+    dump.check_has_work()
+        .map_err(|e| DumpFault::NoWork(Box::new(e)))?;
     let transactions = dump.transaction_count();
     let (name, blocks) = (dump.meta.name.clone(), dump.blocks.len());
     // No KZG setup to load: `Replay::new` installs the setup-free point-evaluation
-    // verifier (gigagas_record::install_kzg_verifier) for the whole process. The dump
+    // verifier (gigagas_chain::install_kzg_verifier) for the whole process. The dump
     // moves into the replay: its blocks are held once.
-    let replay = Replay::new(dump).map_err(|e| ReportError::Dump {
-        path: path.to_path_buf(),
-        detail: error_chain(&e),
-    })?;
+    let replay = Replay::new(dump).map_err(|e| DumpFault::Prepare(Box::new(e)))?;
     let record = DumpRecord {
         name,
         path: path.display().to_string(),
@@ -596,21 +435,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn failure_reasons_do_not_repeat_the_path() {
-        let dump = SuiteDump {
-            path: PathBuf::from("cfg/../dumps/x.gigagas"),
-            label: "../dumps/x.gigagas".into(),
+    fn failure_reasons_and_errors_name_the_path_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.gigagas");
+        std::fs::write(&path, b"GIGAGAS\0 far too short").unwrap();
+        let Err(failed) = load(&path) else {
+            panic!("a truncated file loads")
         };
+        let reason = failed.reason(&path);
+        assert!(!reason.contains("x.gigagas"), "{reason}");
+        let shown = path.display().to_string();
+        let line = error_chain(&failed.at(&path));
+        assert_eq!(line.matches(&shown).count(), 1, "{line}");
+        assert!(line.ends_with(&reason), "{line} / {reason}");
+        // A fault holds no path: the edge adds it once.
+        let fault = Failed::from(DumpFault::NoWork(Box::new(
+            gigagas_dump::InvariantError::NoSegment,
+        )));
+        assert_eq!(fault.reason(&path), "blocks but no segment");
         assert_eq!(
-            without_path(
-                "cfg/../dumps/x.gigagas: cfg/../dumps/x.gigagas: truncated dump",
-                &dump
-            ),
-            "truncated dump"
-        );
-        assert_eq!(
-            without_path("../dumps/x.gigagas: verification failed: gas", &dump),
-            "verification failed: gas"
+            error_chain(&fault.at(&path)),
+            format!("{shown}: blocks but no segment")
         );
     }
 

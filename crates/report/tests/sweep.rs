@@ -103,8 +103,7 @@ fn sweep_writes_a_complete_results_folder() {
             }),
         },
         &mut progress,
-    )
-    .expect("sweep runs");
+    );
     assert_eq!(progress.done, progress.total, "progress reaches its total");
     assert!(progress.stages > 0);
 
@@ -344,7 +343,17 @@ fn simulator_matches_list_scheduling_by_hand() {
         ols.makespan_s
     );
     // Real profile: verified one-thread runs give one time per item.
-    let real = simulate::profile_items(&replay, 2, true, || {}).unwrap();
+    let verified_only = gigagas_executor::Repetition {
+        warmup: 0,
+        repeats: 1,
+        verify: true,
+        min_sample_ns: 0,
+    };
+    let runs = std::num::NonZeroUsize::new(2).unwrap();
+    let (real, measured) =
+        simulate::profile_and_measure(&replay, runs, &[], verified_only, |_| {}).unwrap();
+    assert_eq!((real.runs, real.run_work_ns.len()), (2, 2));
+    assert!(measured.0.is_empty());
     assert_eq!(real.item_ns.len(), replay.items().len());
     assert!(simulate::tx_share(&replay, &real) > 0.5);
 }
@@ -387,7 +396,7 @@ fn shipped_configs_are_valid() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "toml") {
             let config = match SweepConfig::load(&p) {
-                Ok(s) => s.config,
+                Ok(s) => s.plan.record(),
                 // Suites of imported dumps are gitignored: without them, check the file alone.
                 Err(e)
                     if e.to_string()

@@ -1,0 +1,30 @@
+//! `gigagas inspect`: a dump's summary (logic in `gigagas-dump`).
+
+use crate::cli::{Command, dump_or_default};
+use anyhow::{Result, bail};
+use std::path::PathBuf;
+
+/// Arguments of `gigagas inspect`.
+#[derive(clap::Args)]
+pub(crate) struct InspectArgs {
+    /// The dump file (default: dumps/mainnet.gigagas, 42 real mainnet blocks).
+    dump: Option<PathBuf>,
+}
+
+impl Command for InspectArgs {
+    fn execute(self) -> Result<()> {
+        let path = dump_or_default(self.dump)?;
+        if !path.exists() {
+            bail!("{}: no such file", path.display());
+        }
+        let (dump, info) = gigagas_dump::read_dump(&path)?;
+        println!(
+            "file              {} ({:.2} MB, checksum {})",
+            path.display(),
+            info.size as f64 / 1e6,
+            info.checksum_hex()
+        );
+        println!("{}", dump.summary());
+        Ok(())
+    }
+}

@@ -1,0 +1,490 @@
+//! One validated plan for a grid: what `gigagas run`'s flags and a sweep config's TOML
+//! both convert into, checked once, and what everything downstream ([`crate::run_grid`],
+//! [`crate::simulate::simulate`]) takes.
+//!
+//! Flags and TOML are the raw inputs (ripgrep's low-level arguments); a [`Plan`] is the
+//! resolved one (its high-level arguments). Every count that must not be zero is a
+//! [`NonZeroUsize`], every list that must not be empty a [`NonEmpty`], so code that holds a
+//! plan never checks again. The checks are the functions of this module; each returns a
+//! [`PlanError`] that says what is wrong without naming the setting, so the command line
+//! prefixes its flag (`--threads: 0 is not a thread count`) and a sweep config its file and
+//! key (`x.toml: key `threads`: 0 is not a thread count`) around the same message.
+
+use crate::{
+    config::{MAX_MIN_SAMPLE_MS, MAX_THREADS, SimulateConfig, SweepConfig},
+    sweep::{LOAD_UNITS, SuiteDump, run_units},
+};
+use gigagas_executor::{Repetition, Replay, RunConfig, SchedulerKind, TimedWork};
+use std::{num::NonZeroUsize, ops::Deref, path::PathBuf};
+
+/// Why a setting cannot make a plan. The message says what is wrong with the value; the
+/// caller names the setting (a flag, or a config file and key).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// A list that must name at least one value is empty.
+    #[error("empty list: the grid would have no points")]
+    Empty,
+    /// A thread count of 0.
+    #[error("0 is not a thread count")]
+    ZeroThreads,
+    /// A batch size of 0.
+    #[error("0 is not a batch size")]
+    ZeroBatch,
+    /// No measured samples.
+    #[error("at least one measured run is needed")]
+    ZeroRepeats,
+    /// No profiling runs for the simulator.
+    #[error("at least one profiling run is needed")]
+    ZeroProfileRepeats,
+    /// A thread count over the stated limit ([`MAX_THREADS`], or the simulator's
+    /// [`crate::config::MAX_VIRTUAL_WORKERS`]).
+    #[error("{threads} threads is over the limit of {max} (gigagas_report::config::MAX_THREADS)")]
+    TooManyThreads {
+        /// The count given.
+        threads: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A minimum sample time over [`MAX_MIN_SAMPLE_MS`].
+    #[error("{ms} ms is over the limit of {MAX_MIN_SAMPLE_MS} ms per sample")]
+    SampleTooLong {
+        /// The time given, milliseconds.
+        ms: u64,
+    },
+    /// An item slowdown that is not a positive finite factor.
+    #[error("expected a positive factor (e.g. 1.05), or leave it out to use the measured one")]
+    ItemSlowdown {
+        /// The factor given.
+        factor: f64,
+    },
+}
+
+/// A list with at least one element. Dereferences to the slice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NonEmpty<T>(Vec<T>);
+
+impl<T> NonEmpty<T> {
+    /// `values`, or [`PlanError::Empty`] if there are none.
+    pub fn new(values: Vec<T>) -> Result<Self, PlanError> {
+        if values.is_empty() {
+            Err(PlanError::Empty)
+        } else {
+            Ok(Self(values))
+        }
+    }
+
+    /// The first element (there always is one).
+    pub fn first(&self) -> &T {
+        &self.0[0]
+    }
+
+    /// The elements, as a vector.
+    pub fn into_vec(self) -> Vec<T> {
+        self.0
+    }
+}
+
+impl<T> Deref for NonEmpty<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+/// Thread counts: at least one, none 0, none over `max` ([`MAX_THREADS`] for real workers,
+/// [`crate::config::MAX_VIRTUAL_WORKERS`] for the simulator's virtual ones).
+pub fn thread_counts(values: &[usize], max: usize) -> Result<NonEmpty<NonZeroUsize>, PlanError> {
+    let counts = NonEmpty::new(non_zero(values, PlanError::ZeroThreads)?)?;
+    check_limit(&counts, max)?;
+    Ok(counts)
+}
+
+/// Thread counts that may be empty (the simulator's validation points: none means no
+/// validation); otherwise as [`thread_counts`].
+pub fn thread_counts_or_none(values: &[usize], max: usize) -> Result<Vec<NonZeroUsize>, PlanError> {
+    let counts = non_zero(values, PlanError::ZeroThreads)?;
+    check_limit(&counts, max)?;
+    Ok(counts)
+}
+
+/// Mega-block sizes: at least one, none 0.
+pub fn batch_sizes(values: &[usize]) -> Result<NonEmpty<NonZeroUsize>, PlanError> {
+    NonEmpty::new(non_zero(values, PlanError::ZeroBatch)?)
+}
+
+/// Measured samples per point: at least one.
+pub fn repeats(value: usize) -> Result<NonZeroUsize, PlanError> {
+    NonZeroUsize::new(value).ok_or(PlanError::ZeroRepeats)
+}
+
+/// The simulator's one-thread profiling runs: at least one.
+pub fn profile_repeats(value: usize) -> Result<NonZeroUsize, PlanError> {
+    NonZeroUsize::new(value).ok_or(PlanError::ZeroProfileRepeats)
+}
+
+fn non_zero(values: &[usize], zero: PlanError) -> Result<Vec<NonZeroUsize>, PlanError> {
+    values
+        .iter()
+        .map(|&v| NonZeroUsize::new(v).ok_or_else(|| zero.clone()))
+        .collect()
+}
+
+fn check_limit(counts: &[NonZeroUsize], max: usize) -> Result<(), PlanError> {
+    match counts.iter().find(|t| t.get() > max) {
+        Some(t) => Err(PlanError::TooManyThreads {
+            threads: t.get(),
+            max,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The minimum timed length of a measured sample: at most [`MAX_MIN_SAMPLE_MS`]; 0 is one
+/// pass per sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MinSample(u64);
+
+impl MinSample {
+    /// `ms` milliseconds, or [`PlanError::SampleTooLong`].
+    pub fn from_ms(ms: u64) -> Result<Self, PlanError> {
+        if ms > MAX_MIN_SAMPLE_MS {
+            Err(PlanError::SampleTooLong { ms })
+        } else {
+            Ok(Self(ms))
+        }
+    }
+
+    /// Milliseconds.
+    pub fn ms(self) -> u64 {
+        self.0
+    }
+
+    /// Nanoseconds, as [`Repetition::min_sample_ns`] takes them.
+    pub fn ns(self) -> u64 {
+        self.0 * 1_000_000
+    }
+}
+
+/// How much longer every item takes above one thread than in the one-thread profile: a
+/// positive finite factor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ItemSlowdown(f64);
+
+impl ItemSlowdown {
+    /// `factor`, or [`PlanError::ItemSlowdown`] unless it is positive and finite.
+    pub fn new(factor: f64) -> Result<Self, PlanError> {
+        if factor.is_finite() && factor > 0.0 {
+            Ok(Self(factor))
+        } else {
+            Err(PlanError::ItemSlowdown { factor })
+        }
+    }
+
+    /// The factor.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+/// The schedule simulator's part of a plan: what to project and where to check it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimulatePlan {
+    /// Virtual worker counts to project.
+    pub threads: NonEmpty<NonZeroUsize>,
+    /// Mega-block sizes to project (and to validate).
+    pub batch: NonEmpty<NonZeroUsize>,
+    /// Schedulers to project (and to validate).
+    pub schedulers: NonEmpty<SchedulerKind>,
+    /// One-thread runs whose per-item median times feed the model.
+    pub profile_repeats: NonZeroUsize,
+    /// Real thread counts at which predictions are checked against measured runs (every
+    /// batch × scheduler); empty: no validation.
+    pub validate_threads: Vec<NonZeroUsize>,
+    /// A configured item slowdown; `None`: measured in the validation runs.
+    pub item_slowdown: Option<ItemSlowdown>,
+}
+
+impl SimulatePlan {
+    /// The validation points: every `validate_threads × batch × schedulers`, in that
+    /// order.
+    pub fn validation_points(&self) -> Vec<RunConfig> {
+        let mut v = Vec::new();
+        for &threads in &self.validate_threads {
+            for &batch in self.batch.iter() {
+                for &scheduler in self.schedulers.iter() {
+                    v.push(RunConfig {
+                        threads: threads.get(),
+                        batch: batch.get(),
+                        scheduler,
+                        recover_senders: false,
+                        receipts: false,
+                    });
+                }
+            }
+        }
+        v
+    }
+
+    /// The `[simulate]` section that records this part of a plan.
+    pub fn record(&self) -> SimulateConfig {
+        SimulateConfig {
+            threads: plain(&self.threads),
+            batch: plain(&self.batch),
+            schedulers: self.schedulers.to_vec(),
+            profile_repeats: self.profile_repeats.get(),
+            validate_threads: plain(&self.validate_threads),
+            item_slowdown: self.item_slowdown.map(ItemSlowdown::get),
+        }
+    }
+}
+
+fn plain(counts: &[NonZeroUsize]) -> Vec<usize> {
+    counts.iter().map(|c| c.get()).collect()
+}
+
+/// Everything a grid run needs, checked: the dumps, the grid (threads × batch × scheduler
+/// × sender recovery), the baselines, the repetitions and the simulator. Built from a
+/// sweep config ([`SweepConfig::load`]) or from `gigagas run`'s flags; recorded in the
+/// results as a [`SweepConfig`] ([`Plan::record`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// One line shown at the top of `table.md`.
+    pub description: String,
+    /// The dumps as the config or command line names them (files or folders), recorded
+    /// in the results.
+    pub named_dumps: Vec<PathBuf>,
+    /// The dump files to run, folders expanded, each with its name in the results.
+    pub dumps: NonEmpty<SuiteDump>,
+    /// Worker thread counts of the parallel points.
+    pub threads: NonEmpty<NonZeroUsize>,
+    /// Also run every parallel point on all the machine's cores.
+    pub all_cores: bool,
+    /// Mega-block sizes (blocks per parallel unit).
+    pub batch: NonEmpty<NonZeroUsize>,
+    /// Schedulers of the parallel points.
+    pub schedulers: NonEmpty<SchedulerKind>,
+    /// Sender recovery inside the timed work, per point: `[false]` or `[false, true]`.
+    pub recover_senders: NonEmpty<bool>,
+    /// Build each transaction's receipt with its logs bloom inside the timed window, on
+    /// both paths.
+    pub receipts: bool,
+    /// Run the sequential baseline (one per sender-recovery setting).
+    pub baseline: bool,
+    /// Run the parallel points (`false`: the baseline only, `gigagas run --sequential`).
+    pub parallel: bool,
+    /// Verified but unreported passes per point before the measured ones.
+    pub warmup: usize,
+    /// Measured samples per point (interleaved rounds).
+    pub repeats: NonZeroUsize,
+    /// Minimum timed length of a measured sample.
+    pub min_sample: MinSample,
+    /// Seed of the order in which each round runs the points.
+    pub seed: u64,
+    /// Verify every pass (off only to measure verification's cost).
+    pub verify: bool,
+    /// After the measured rounds, one more verified pass of every parallel point, traced
+    /// into [`crate::SweepResults::trace`].
+    pub trace: bool,
+    /// Shorten the grid when every block of every dump holds at most one transaction
+    /// ([`Plan::collapse_for_single_transactions`]); for defaults the user did not choose.
+    pub collapse_single_transaction_blocks: bool,
+    /// The schedule simulator on each dump, if asked for.
+    pub simulate: Option<SimulatePlan>,
+}
+
+impl Plan {
+    /// The thread counts of the grid on a machine with `cores` cores: the plan's, and
+    /// `cores` with [`Plan::all_cores`].
+    pub fn thread_counts(&self, cores: usize) -> Vec<usize> {
+        let mut threads = plain(&self.threads);
+        if self.all_cores && !threads.contains(&cores) {
+            threads.push(cores);
+        }
+        threads
+    }
+
+    /// The parallel points on a machine with `cores` cores, in run order (recover,
+    /// threads, batch, scheduler); none without [`Plan::parallel`].
+    pub fn points(&self, cores: usize) -> Vec<RunConfig> {
+        let mut points = Vec::new();
+        if !self.parallel {
+            return points;
+        }
+        for &recover_senders in self.recover_senders.iter() {
+            for threads in self.thread_counts(cores) {
+                for batch in self.batch.iter() {
+                    for &scheduler in self.schedulers.iter() {
+                        points.push(RunConfig {
+                            threads,
+                            batch: batch.get(),
+                            scheduler,
+                            recover_senders,
+                            receipts: self.receipts,
+                        });
+                    }
+                }
+            }
+        }
+        points
+    }
+
+    /// The sequential baselines, run first: one per sender-recovery setting, none without
+    /// [`Plan::baseline`].
+    pub fn baselines(&self) -> Vec<TimedWork> {
+        if !self.baseline {
+            return Vec::new();
+        }
+        self.recover_senders
+            .iter()
+            .map(|&recover_senders| TimedWork {
+                recover_senders,
+                receipts: self.receipts,
+            })
+            .collect()
+    }
+
+    /// Warm-up passes, measured samples, verification and minimum sample time, as the
+    /// executor takes them.
+    pub fn repetition(&self) -> Repetition {
+        Repetition {
+            warmup: self.warmup,
+            repeats: self.repeats.get(),
+            verify: self.verify,
+            min_sample_ns: self.min_sample.ns(),
+        }
+    }
+
+    /// Work units of one dump (see [`crate::Progress`]), loading included.
+    pub fn units_per_dump(&self, cores: usize) -> u64 {
+        let per_point = (self.warmup + self.repeats.get()) as u64;
+        let mut units = LOAD_UNITS + self.baselines().len() as u64 * per_point * 1000;
+        units += self
+            .points(cores)
+            .iter()
+            .map(|p| per_point * run_units(p.threads, cores))
+            .sum::<u64>();
+        if let Some(sim) = &self.simulate {
+            units += (self.warmup + sim.profile_repeats.get()) as u64 * 1000;
+            for p in sim.validation_points() {
+                units += per_point * run_units(p.threads, cores);
+            }
+        }
+        units
+    }
+
+    /// When every block of every dump holds at most one transaction, thread counts and
+    /// schedulers cannot change the work (a single transaction cannot be split, and the
+    /// schedulers only reorder it with its block's system work), and batch sizes of at
+    /// least the longest dump's block count make the same mega-blocks. Keep the first
+    /// thread count and scheduler and the smallest such batch size; return a note saying
+    /// so (also added to the description), or `None` if nothing was collapsed.
+    pub fn collapse_for_single_transactions(
+        &mut self,
+        replays: &[&Replay],
+        cores: usize,
+    ) -> Option<String> {
+        if !self.parallel
+            || replays.is_empty()
+            || !replays
+                .iter()
+                .all(|r| r.blocks().iter().all(|b| b.transactions.len() <= 1))
+        {
+            return None;
+        }
+        let blocks = replays.iter().map(|r| r.blocks().len()).max().unwrap_or(1);
+        let before = self.points(cores).len();
+        let whole = self
+            .batch
+            .iter()
+            .map(|b| b.get())
+            .filter(|&b| b >= blocks)
+            .min();
+        let batch: Vec<NonZeroUsize> = self
+            .batch
+            .iter()
+            .copied()
+            .filter(|b| b.get() < blocks || Some(b.get()) == whole)
+            .collect();
+        let mut collapsed = self.clone();
+        collapsed.threads = NonEmpty(vec![*self.threads.first()]);
+        collapsed.all_cores = false;
+        collapsed.schedulers = NonEmpty(vec![*self.schedulers.first()]);
+        collapsed.batch = NonEmpty::new(batch).ok()?;
+        let after = collapsed.points(cores).len();
+        if after >= before {
+            return None;
+        }
+        let note = format!(
+            "grid shortened from {before} to {after} parallel points: every block holds at most one transaction, \
+             so more threads or another scheduler cannot change the work (a single transaction cannot run in \
+             parallel); choose --threads/--batch/--scheduler to run them anyway"
+        );
+        collapsed.description = if self.description.is_empty() {
+            note.clone()
+        } else {
+            format!("{} ({note})", self.description)
+        };
+        *self = collapsed;
+        Some(note)
+    }
+
+    /// The sweep config that records this plan in the results (`results.json`).
+    pub fn record(&self) -> SweepConfig {
+        SweepConfig {
+            description: self.description.clone(),
+            dumps: self.named_dumps.clone(),
+            threads: plain(&self.threads),
+            batch: plain(&self.batch),
+            schedulers: self.schedulers.to_vec(),
+            recover_senders: self.recover_senders.to_vec(),
+            receipts: self.receipts,
+            seed: self.seed,
+            warmup: self.warmup,
+            repeats: self.repeats.get(),
+            sequential: self.baseline,
+            all_cores: self.all_cores,
+            min_sample_ms: self.min_sample.ms(),
+            simulate: self.simulate.as_ref().map(SimulatePlan::record),
+        }
+    }
+}
+
+/// The default thread counts where none are given: 1 up to the machine's core count
+/// (at least 1, at most [`MAX_THREADS`]).
+pub fn default_thread_counts(cores: usize) -> NonEmpty<NonZeroUsize> {
+    NonEmpty(
+        (1..=cores.clamp(1, MAX_THREADS))
+            .filter_map(NonZeroUsize::new)
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_checked_once_with_stated_messages() {
+        assert_eq!(thread_counts(&[], 4), Err(PlanError::Empty));
+        assert_eq!(thread_counts(&[1, 0], 4), Err(PlanError::ZeroThreads));
+        assert_eq!(
+            thread_counts(&[1, 5], 4).unwrap_err().to_string(),
+            "5 threads is over the limit of 4 (gigagas_report::config::MAX_THREADS)"
+        );
+        assert_eq!(thread_counts(&[2, 1], 4).unwrap().first().get(), 2);
+        assert_eq!(thread_counts_or_none(&[], 4), Ok(Vec::new()));
+        assert_eq!(batch_sizes(&[0]), Err(PlanError::ZeroBatch));
+        assert_eq!(repeats(0), Err(PlanError::ZeroRepeats));
+        assert_eq!(
+            MinSample::from_ms(MAX_MIN_SAMPLE_MS + 1)
+                .unwrap_err()
+                .to_string(),
+            "60001 ms is over the limit of 60000 ms per sample"
+        );
+        assert_eq!(MinSample::from_ms(2).unwrap().ns(), 2_000_000);
+        assert!(ItemSlowdown::new(f64::NAN).is_err() && ItemSlowdown::new(0.0).is_err());
+        assert_eq!(ItemSlowdown::new(1.5).unwrap().get(), 1.5);
+        assert_eq!(default_thread_counts(0).len(), 1);
+        assert_eq!(default_thread_counts(3).len(), 3);
+    }
+}
