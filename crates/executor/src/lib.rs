@@ -50,7 +50,7 @@ pub use prestate::{PreStateDb, StateError};
 pub use replay::{ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
 pub use run::{RunConfig, RunOutputs, RunTimings, SequentialOutputs};
 pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, SchedulerKind};
-pub use stats::{CONFIDENCE, Interval, Metrics, Summary, median_interval, paired_ratios};
+pub use stats::{CONFIDENCE, Interval, Metrics, Summary, TxTimes, median_interval, paired_ratios};
 pub use verify::{Divergence, DivergenceField, ItemOutcome, Mismatch, ReceiptsRootCheck};
 pub use view::BalView;
 pub use work::{TIMED_WORK, TimedWork, tx_receipt};

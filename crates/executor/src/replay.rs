@@ -10,6 +10,7 @@ use alloy_evm::EvmEnv;
 use gigagas_chain::{BlockInput, BlockStage, ChainSpec};
 use gigagas_dump::{Dump, ReceiptSummary};
 use revm::state::bal::Bal;
+use std::sync::Arc;
 
 /// Why a dump cannot be prepared for replay.
 #[derive(Debug, thiserror::Error)]
@@ -42,8 +43,9 @@ pub struct ReplayBlock {
     pub header: Header,
     /// Fork rules and block env.
     pub env: EvmEnv,
-    /// The block access list in revm's form.
-    pub bal: Bal,
+    /// The block access list in revm's form (shared: revm's `BalState` reads it from an
+    /// `Arc`).
+    pub bal: Arc<Bal>,
     /// Transactions with their senders.
     pub transactions: Vec<Recovered<TxEnvelope>>,
     /// Receipt summaries (what verification compares against).
@@ -223,7 +225,7 @@ impl Replay {
                 env: spec.evm_env(&block.header),
                 withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
                 header: block.header,
-                bal,
+                bal: Arc::new(bal),
                 base,
                 transactions: block.transactions,
                 receipts: block.receipts,

@@ -63,8 +63,10 @@ pub struct Summary {
     pub min_ggas_per_s: f64,
     /// Every repeat, in run order.
     pub repeats: Vec<Metrics>,
-    /// Per-transaction execution time over all repeats: p50, p99, max (microseconds).
-    pub tx_us_p50_p99_max: (f64, f64, f64),
+    /// Per-transaction execution time over all repeats, microseconds. Read from files
+    /// written before it had named fields too (key `tx_us_p50_p99_max`, an array).
+    #[serde(alias = "tx_us_p50_p99_max")]
+    pub tx_us: TxTimes,
     /// Busy time of each worker in the median repeat, seconds (utilisation = busy / wall).
     #[serde(default)]
     pub worker_busy_s: Vec<f64>,
@@ -124,12 +126,43 @@ impl Summary {
             max_ggas_per_s: sorted[0].ggas_per_s,
             min_ggas_per_s: sorted[sorted.len() - 1].ggas_per_s,
             repeats,
-            tx_us_p50_p99_max: (
-                us(hist.value_at_quantile(0.5)),
-                us(hist.value_at_quantile(0.99)),
-                us(hist.max()),
-            ),
+            tx_us: TxTimes {
+                p50: us(hist.value_at_quantile(0.5)),
+                p99: us(hist.value_at_quantile(0.99)),
+                max: us(hist.max()),
+            },
             worker_busy_s,
+        }
+    }
+}
+
+/// Percentiles of per-transaction execution time, microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(from = "TxTimesForm")]
+pub struct TxTimes {
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Longest.
+    pub max: f64,
+}
+
+/// The forms [`TxTimes`] is read from: named fields, or the `[p50, p99, max]` array of
+/// results files written before.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum TxTimesForm {
+    Named { p50: f64, p99: f64, max: f64 },
+    Array(f64, f64, f64),
+}
+
+impl From<TxTimesForm> for TxTimes {
+    fn from(form: TxTimesForm) -> Self {
+        match form {
+            TxTimesForm::Named { p50, p99, max } | TxTimesForm::Array(p50, p99, max) => {
+                Self { p50, p99, max }
+            }
         }
     }
 }
@@ -225,6 +258,23 @@ pub fn paired_ratios(num: &Summary, den: &Summary) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transaction_times_are_written_named_and_read_in_both_forms() {
+        let t = TxTimes {
+            p50: 1.5,
+            p99: 20.0,
+            max: 300.25,
+        };
+        let named = serde_json::to_value(t).unwrap();
+        assert_eq!(
+            named,
+            serde_json::json!({ "p50": 1.5, "p99": 20.0, "max": 300.25 })
+        );
+        assert_eq!(serde_json::from_value::<TxTimes>(named).unwrap(), t);
+        let old = serde_json::json!([1.5, 20.0, 300.25]);
+        assert_eq!(serde_json::from_value::<TxTimes>(old).unwrap(), t);
+    }
 
     #[test]
     fn the_interval_of_ten_values_is_the_second_to_the_ninth() {

@@ -10,7 +10,10 @@ use crate::{
 use alloy_consensus::{ReceiptEnvelope, proofs::calculate_receipt_root};
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, U256};
-use revm::state::bal::{Bal, BlockAccessIndex};
+use revm::state::{
+    EvmState,
+    bal::{Bal, BlockAccessIndex},
+};
 use std::{collections::BTreeMap, fmt};
 
 /// The first difference between an execution and what the dump says.
@@ -332,12 +335,24 @@ fn compare_writes(
     Ok(())
 }
 
+/// The writes an access list makes at `index`, by account.
 fn writes_of(bal: &Bal, index: BlockAccessIndex) -> BTreeMap<Address, AccountWrites> {
     bal.accounts
         .iter()
         .map(|(a, acc)| (*a, account_writes_at(acc, index)))
         .filter(|(_, w)| !w.is_empty())
         .collect()
+}
+
+/// The writes a transaction's state changes make at `index`, in the form an access list's
+/// are compared in: revm's `Bal` built from the changes the way its builder records a
+/// transaction, then read back at the index.
+fn tx_writes(state: &EvmState, index: BlockAccessIndex) -> BTreeMap<Address, AccountWrites> {
+    let mut built = Bal::new();
+    for (address, account) in state.iter() {
+        built.update_account(index, *address, account);
+    }
+    writes_of(&built, index)
 }
 
 impl Replay {
@@ -369,11 +384,7 @@ impl Replay {
                     logs: *logs,
                 };
                 check_tx_result(block, i as usize, &result)?;
-                let mut built = Bal::new();
-                for (address, account) in state.iter() {
-                    built.update_account(bal_index, *address, account);
-                }
-                writes_of(&built, bal_index)
+                tx_writes(state, bal_index)
             }
             ItemOutput::System { writes } => writes_of(writes, bal_index),
         };
@@ -611,17 +622,11 @@ impl Replay {
                         success,
                         state,
                         ..
-                    }) => {
-                        let mut built = Bal::new();
-                        for (address, account) in state.iter() {
-                            built.update_account(index, *address, account);
-                        }
-                        Ok(ItemOutcome {
-                            gas_used: Some(*gas_used),
-                            success: Some(*success),
-                            writes: writes_of(&built, index),
-                        })
-                    }
+                    }) => Ok(ItemOutcome {
+                        gas_used: Some(*gas_used),
+                        success: Some(*success),
+                        writes: tx_writes(state, index),
+                    }),
                     Ok(ItemOutput::System { writes }) => Ok(ItemOutcome {
                         gas_used: None,
                         success: None,

@@ -231,8 +231,8 @@ impl Column {
             },
             Column::VsOneThread => ratio_cell(r.vs_one_thread, None),
             Column::TxLatency => {
-                let (p50, p99, _) = r.summary.tx_us_p50_p99_max;
-                format!("{p50:.0}/{p99:.0}")
+                let t = r.summary.tx_us;
+                format!("{:.0}/{:.0}", t.p50, t.p99)
             }
             Column::Passes => passes_cell(r),
         }
@@ -872,7 +872,7 @@ pub fn render_csv(sets: &[SweepResults]) -> String {
         let (machine_cpu, machine_cores, commit) = machine_columns(s);
         s.rows.iter().map(move |r| {
             let m = &r.summary.median;
-            let (p50, p99, max) = r.summary.tx_us_p50_p99_max;
+            let gigagas_executor::TxTimes { p50, p99, max } = r.summary.tx_us;
             let (passes_min, passes_max) = r.passes_range();
             ResultsCsvRow {
                 machine_cpu,
