@@ -193,9 +193,9 @@ impl FromStr for SchedulerChoice {
         if s == "all" {
             Ok(Self::All)
         } else {
-            s.parse::<SchedulerKind>()
-                .map(Self::One)
-                .map_err(|e| format!("{e}, or all"))
+            s.parse::<SchedulerKind>().map(Self::One).map_err(|_| {
+                format!("unknown scheduler `{s}` (expected ols, gas-used, gas-limit or all)")
+            })
         }
     }
 }
@@ -393,4 +393,28 @@ pub(crate) fn written(
         info.checksum_hex(),
         start.elapsed().as_secs_f64()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheduler_choices_expand_all_once_in_the_order_given() {
+        let parse = |s: &str| s.parse::<SchedulerChoice>();
+        let given = ["gas-limit", "all", "ols"].map(|s| parse(s).unwrap());
+        assert_eq!(
+            schedulers(&given),
+            [
+                SchedulerKind::GasLimit,
+                SchedulerKind::Ols,
+                SchedulerKind::GasUsed
+            ]
+        );
+        assert_eq!(schedulers(&[]), SchedulerKind::ALL);
+        assert_eq!(
+            parse("fifo").unwrap_err(),
+            "unknown scheduler `fifo` (expected ols, gas-used, gas-limit or all)"
+        );
+    }
 }
