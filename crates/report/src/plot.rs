@@ -356,10 +356,26 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, PlotError> {
             chart.title = format!("UNVERIFIED (--no-verify): {}", chart.title);
         }
     }
-    charts
+    let mut plots = charts
         .into_iter()
         .map(|(name, chart)| render_svg(&chart).map(|svg| PlotFile { name, svg }))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    for (i, set) in sets.iter().enumerate() {
+        if let Some(timeline) = &set.timeline {
+            let mut timeline = timeline.clone();
+            if crate::table::any_unverified(std::slice::from_ref(set)) {
+                timeline.dump = format!("UNVERIFIED (--no-verify): {}", timeline.dump);
+            }
+            let svg = timeline.render_svg()?;
+            let name = if sets.len() > 1 {
+                format!("timeline-{}.svg", machine_tag(i))
+            } else {
+                "timeline.svg".to_string()
+            };
+            plots.push(PlotFile { name, svg });
+        }
+    }
+    Ok(plots)
 }
 
 fn distinct_dumps(groups: &[(String, bool)]) -> usize {

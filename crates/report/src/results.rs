@@ -43,6 +43,12 @@ pub struct SweepResults {
     /// binary; absent in results written before it was recorded).
     #[serde(default)]
     pub provenance: Option<crate::provenance::Provenance>,
+    /// The longest batch of one more verified pass of the widest parallel point (most
+    /// threads, then the largest batch), over every dump: workers × time, drawn as
+    /// `timeline.svg` ([`crate::timeline`]). Absent in sequential-only runs and in
+    /// results written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<crate::timeline::Timeline>,
     /// Trace events of one pass per parallel point, when asked (`--trace`); written to
     /// their own file, not to results.json.
     #[serde(skip)]
@@ -554,6 +560,7 @@ pub(crate) mod tests {
             failures: Vec::new(),
             totals: Vec::new(),
             provenance: None,
+            timeline: None,
             trace: Vec::new(),
         }
     }

@@ -14,6 +14,7 @@ use crate::{
         DumpFailure, DumpRecord, Mode, RESULTS_FORMAT, ResultRow, SweepResults, suite_totals,
     },
     simulate,
+    timeline::Timeline,
 };
 use gigagas_dump::DumpError;
 use gigagas_executor::{BenchPoint, Replay, RunConfig, Sampled, SchedulerKind};
@@ -120,6 +121,7 @@ pub fn run_grid(
     let mut simulations = Vec::new();
     let mut failures = Vec::new();
     let mut trace = Vec::new();
+    let mut timeline: Option<Timeline> = None;
     for (dump, loaded) in dumps.iter().zip(loaded) {
         let mut spent = 0u64;
         let outcome = loaded.and_then(|(replay, mut record)| {
@@ -131,6 +133,11 @@ pub fn run_grid(
             let (dump_rows, sim) = run_dump(&replay, &mut record, &plan, cores, &mut counted)?;
             if plan.trace {
                 trace_dump(&replay, &record, &plan, cores, &mut trace)?;
+            }
+            if let Some(t) = timeline_pass(&replay, &record, &plan, cores)?
+                && timeline.as_ref().is_none_or(|best| t.better_than(best))
+            {
+                timeline = Some(t);
             }
             Ok((record, dump_rows, sim))
         });
@@ -165,6 +172,7 @@ pub fn run_grid(
         failures,
         totals,
         provenance: provenance.map(crate::provenance::Provenance::finish),
+        timeline,
         trace,
     }
 }
@@ -268,6 +276,23 @@ fn load_all(dumps: &[SuiteDump], cores: usize, progress: &mut dyn Progress) -> V
                 .expect("every slot is filled before the scope ends")
         })
         .collect()
+}
+
+/// One more verified pass of the widest parallel point of `plan` (most threads, then the
+/// largest batch, the first scheduler) on `replay`: the timeline of its longest batch.
+/// `None` when the plan has no parallel point.
+fn timeline_pass(
+    replay: &Replay,
+    record: &DumpRecord,
+    plan: &Plan,
+    cores: usize,
+) -> Result<Option<Timeline>, DumpFault> {
+    let points = plan.points(cores);
+    let Some(widest) = points.iter().rev().max_by_key(|p| (p.threads, p.batch)) else {
+        return Ok(None);
+    };
+    let timings = replay.run_verified(widest, plan.verify)?;
+    Ok(Timeline::of(replay, widest, &timings, &record.name))
 }
 
 /// One more verified pass of every parallel point of `plan` on `replay`, its trace events

@@ -256,6 +256,29 @@ fn sweep_writes_a_complete_results_folder() {
             );
         }
     }
+    // The timeline of the widest point's longest batch: 2 threads, batch 2, every item of
+    // the batch in its runs, drawn with a row per worker.
+    let t = results
+        .timeline
+        .as_ref()
+        .expect("a timeline of the widest point");
+    assert_eq!(t.threads, 2);
+    assert!(t.config.contains("batch 2"), "{}", t.config);
+    assert_eq!(
+        t.runs.iter().map(|r| r.items as usize).sum::<usize>(),
+        t.items
+    );
+    let texts = svg_texts(&dir.join("timeline.svg"));
+    for w in ["worker 0", "worker 1", "time since the batch started (ms)"] {
+        assert!(
+            texts.iter().any(|t| t == w),
+            "timeline.svg: no {w:?} in {texts:?}"
+        );
+    }
+    assert!(
+        table.contains("timeline.svg"),
+        "table.md links the timeline"
+    );
     // Every SVG in the folder parses.
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
@@ -286,6 +309,7 @@ fn sweep_writes_a_complete_results_folder() {
     assert!(md.contains("| machine |") && md.contains("| M1 |") && md.contains("| M2 |"));
     let texts = svg_texts(&merged.join("ggas-vs-threads-batch1.svg"));
     assert!(texts.iter().any(|t| t == "M2 ols"), "{texts:?}");
+    assert!(merged.join("timeline-M1.svg").is_file() && merged.join("timeline-M2.svg").is_file());
 }
 
 #[test]
