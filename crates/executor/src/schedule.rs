@@ -98,13 +98,23 @@ impl fmt::Display for SchedulerKind {
     }
 }
 
+/// A scheduler name that is none of [`SchedulerKind::ALL`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown scheduler `{name}` (expected ols, gas-used or gas-limit)")]
+pub struct UnknownScheduler {
+    /// The name given.
+    pub name: String,
+}
+
 impl FromStr for SchedulerKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownScheduler;
+    fn from_str(s: &str) -> Result<Self, UnknownScheduler> {
         SchedulerKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown scheduler `{s}` (expected ols, gas-used or gas-limit)"))
+            .ok_or_else(|| UnknownScheduler {
+                name: s.to_string(),
+            })
     }
 }
 

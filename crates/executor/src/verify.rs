@@ -603,12 +603,21 @@ pub struct ItemOutcome {
     pub writes: BTreeMap<Address, AccountWrites>,
 }
 
+/// An item that failed, as its error's message: runs on different thread counts fail
+/// with errors that hold the same values but not the same (shared, uncomparable) sources,
+/// so failures compare by what they say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedItem {
+    /// The error's one-line message.
+    pub message: String,
+}
+
 impl Replay {
-    /// The comparable outcome of every item of a run (errors as their messages).
+    /// The comparable outcome of every item of a run.
     pub fn outcomes(
         &self,
         outputs: &[Result<ItemOutput, ExecError>],
-    ) -> Vec<Result<ItemOutcome, String>> {
+    ) -> Vec<Result<ItemOutcome, FailedItem>> {
         self.items
             .iter()
             .zip(outputs)
@@ -616,7 +625,9 @@ impl Replay {
                 let index =
                     BlockAccessIndex::new(item.bal_index(&self.blocks[item.block as usize]));
                 match out {
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(FailedItem {
+                        message: e.to_string(),
+                    }),
                     Ok(ItemOutput::Tx {
                         gas_used,
                         success,

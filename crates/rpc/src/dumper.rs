@@ -891,20 +891,18 @@ fn execute_block(
 ) -> Result<BlockAccessList, RpcDumpError> {
     let number = block.number();
     let header = &block.header;
-    let fail = |state: &mut State<RpcDb<'_, '_>>, e: &dyn std::fmt::Display| {
-        state
-            .database
-            .failure
-            .take()
-            .unwrap_or_else(|| RpcDumpError::Execution {
-                block: number,
-                detail: e.to_string(),
-            })
-    };
-    let recorded = match record_block(state, spec, BlockInput::of(block)) {
-        Ok(r) => r,
-        Err(e) => return Err(fail(state, &e)),
-    };
+    let recorded =
+        match record_block(state, spec, BlockInput::of(block)) {
+            Ok(r) => r,
+            Err(e) => {
+                return Err(state.database.failure.take().unwrap_or_else(|| {
+                    RpcDumpError::Execution {
+                        block: number,
+                        source: Box::new(e),
+                    }
+                }));
+            }
+        };
     let result = &recorded.result;
     let diverge =
         |tx: Option<usize>, what: &str, node: String, revm: String| RpcDumpError::Divergence {

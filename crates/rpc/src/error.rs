@@ -109,12 +109,13 @@ pub enum RpcDumpError {
         detail: String,
     },
     /// Re-executing a block failed.
-    #[error("block {block}: re-execution failed: {detail}")]
+    #[error("block {block}: re-execution failed: {source}")]
     Execution {
         /// Block number.
         block: u64,
-        /// The executor's error.
-        detail: String,
+        /// The recording path's error (the stage and alloy-evm's error).
+        #[source]
+        source: Box<gigagas_record::RecordError>,
     },
     /// The re-execution disagrees with the node: the dump would not verify and is not written.
     #[error("block {block}{}: {what} differs: node {node}, revm {revm}", tx.as_ref().map(|t| format!(", {t}")).unwrap_or_default())]
