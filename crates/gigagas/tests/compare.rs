@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! `gigagas compare` end to end: a results folder against a faster copy of itself exits 0
 //! and marks every point faster; `--fail-on-regression` exits 1 naming the worst point;
 //! a different dump is refused.
@@ -15,13 +12,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_gigagas");
 
 fn shipped_folder() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/mainnet");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("results.json").is_file())
-        .collect();
-    dirs.sort();
-    dirs.pop().expect("a results folder under results/mainnet")
+    gigagas_report::folder::latest_results_dir(&root)
+        .unwrap()
+        .expect("a results folder under results/mainnet")
 }
 
 /// The shipped results (7 samples a point on a noisy VM: intervals up to ±20 %) with every sample's throughput times `scale`, written to `path`.

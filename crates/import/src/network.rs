@@ -1,13 +1,9 @@
 //! Fixture networks → gigagas chain configs.
 
 use alloy_hardforks::EthereumHardfork;
-use alloy_primitives::{Address, address};
+use gigagas_chain::MAINNET_DEPOSIT_CONTRACT;
 use gigagas_dump::{BlobSchedule, ChainConfig, ChainConfigError, ForkActivation};
 use std::collections::BTreeMap;
-
-/// The mainnet deposit contract, whose logs are EIP-6110 deposit requests (Prague+).
-pub const MAINNET_DEPOSIT_CONTRACT: Address =
-    address!("0x00000000219ab540356cbb839cbe05303d7705fa");
 
 /// Timestamp of the second fork in the `XToYAtTime15k` transition networks.
 pub const TRANSITION_TIMESTAMP: u64 = 15_000;
