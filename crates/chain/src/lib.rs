@@ -20,6 +20,8 @@
 //! line is drawn by who needs it: an item is a rule when the executor, or more than one
 //! producer without recording, needs it.
 
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
 pub mod block;
 pub mod consensus;
 pub mod json;

@@ -13,6 +13,8 @@
 //! Files are written to a temporary name and renamed into place, so an interrupted write
 //! never leaves a file that looks whole.
 
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
 mod chain;
 mod error;
 pub mod format;
@@ -511,5 +513,3 @@ impl Dump {
 
 // Dev-dependencies used only by the integration tests in `tests/` (this crate itself with
 // the `reth` feature for tests/reth_types.rs).
-#[cfg(test)]
-use {gigagas_dump as _, gigagas_workload as _, rand_chacha as _, tempfile as _};

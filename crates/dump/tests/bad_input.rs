@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! Every kind of bad input gives the right `DumpError` variant, a message that names the
 //! file and the problem, and never a panic.
 //!

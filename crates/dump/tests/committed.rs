@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! Every dump committed under `dumps/` loads: it passes the format's bounds and the whole
 //! validation ([`gigagas_dump::Dump::validate`]), and has work to measure.
 

@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! A bounded, deterministic fuzz run of the dump decoder on the stable toolchain: seeded
 //! mutations (bit flips, byte overwrites, truncations, chunk deletion, duplication and
 //! insertion, header fields set to boundary values) of real dumps, at three depths: the

@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! Reth's primitives and the dump's types describe the same blocks and accounts: the 42
 //! real mainnet blocks of `dumps/mainnet.gigagas` go to reth's `RecoveredBlock` and back
 //! unchanged, reth recovers the same senders from the signatures and hashes the same

@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! A real generated dump survives encode/decode and write/read unchanged.
 
 use alloy_hardforks::EthereumHardfork;

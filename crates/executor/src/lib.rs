@@ -27,6 +27,8 @@
 //! Dependencies between them point one way: `replay` → `prestate`, `expected`; `exec` →
 //! `replay`, `view`; `run` → `exec`; `verify` → `exec`, `expected`; `bench` → `run`, `verify`.
 
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
 pub mod bench;
 pub mod exec;
 pub mod expected;
@@ -49,12 +51,10 @@ pub use gigagas_chain::ChainSpec;
 pub use prestate::{PreStateDb, StateError};
 pub use replay::{ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
 pub use run::{RunConfig, RunOutputs, RunTimings, SequentialOutputs};
-pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, SchedulerKind};
+pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, SchedulerKind, UnknownScheduler};
 pub use stats::{CONFIDENCE, Interval, Metrics, Summary, TxTimes, median_interval, paired_ratios};
-pub use verify::{Divergence, DivergenceField, ItemOutcome, Mismatch, ReceiptsRootCheck};
+pub use verify::{
+    Divergence, DivergenceField, FailedItem, ItemOutcome, Mismatch, ReceiptsRootCheck,
+};
 pub use view::BalView;
 pub use work::{TIMED_WORK, TimedWork, tx_receipt};
-
-// Dev-dependencies used only by the integration tests in `tests/`.
-#[cfg(test)]
-use {alloy_eip7928 as _, gigagas_workload as _};

@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! The timed work is the same on both paths: receipts (with their logs blooms) are built by
 //! both or by neither, they are the same receipts, and they hash to the headers'
 //! `receiptsRoot` from Byzantium on (checked on the 42 real mainnet blocks).

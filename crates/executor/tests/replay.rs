@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! Replays real dumps (the embedded default and small generated ones of every profile)
 //! at 1 and 2 threads, every scheduler, batch 1 and 50, with verification; checks that
 //! results do not depend on threads or scheduler, and that corruption is caught.

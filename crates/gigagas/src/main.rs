@@ -1,5 +1,7 @@
 //! `gigagas`: the command-line shell over the gigagas crates.
 
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
 mod cli;
 mod cmd_compare;
 mod cmd_dump;
@@ -24,7 +26,3 @@ const ALLOCATOR_NAME: &str = "mimalloc";
 fn main() -> std::process::ExitCode {
     cli::main()
 }
-
-// Dev-dependencies used only by the integration tests in `tests/`.
-#[cfg(test)]
-use tempfile as _;

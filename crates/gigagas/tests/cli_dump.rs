@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! `gigagas generate` and `gigagas inspect` run as a user would run them.
 
 use std::{

@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! The committed default dump is exactly what `gigagas generate` makes from its
 //! recorded provenance (profile, seed, blocks, gas, fork, users).
 

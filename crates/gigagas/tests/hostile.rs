@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! Careless and hostile input (issue 21), run against the built binary: outputs never
 //! alias inputs, bad output locations fail before any measurement, thread counts and
 //! sample times have stated limits, `--no-verify` says so everywhere, empty dumps and

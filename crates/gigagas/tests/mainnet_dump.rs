@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! The shipped mainnet dump is exactly what `gigagas import snapshot` makes of
 //! `shared/mainnet-blocks`; a folder with one bad block still yields a dump of the others
 //! and a non-zero exit.

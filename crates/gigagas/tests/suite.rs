@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! `gigagas run` on a folder of real fixture dumps: one row per dump and grid point, a
 //! suite total per grid point, and a corrupted dump that fails only its own row.
 

@@ -16,6 +16,8 @@
 //! [`snapshot`] imports offline mainnet block snapshots (block, pre-state, block hashes per
 //! folder) into one dump of independent segments, checked against each block's header.
 
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
 mod batch;
 mod error;
 pub mod fixture;
@@ -37,7 +39,3 @@ pub use snapshot::{
     BlockReport, ImportedBlock, SnapshotError, SnapshotImport, check_snapshot_output,
     import_snapshots, import_snapshots_to,
 };
-
-// Dev-dependencies used only by the integration tests in `tests/`.
-#[cfg(test)]
-use {gigagas_executor as _, rand_chacha as _, tempfile as _};

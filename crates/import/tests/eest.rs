@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! execution-spec-tests fixtures of today's forks: the blob-parameter-only transitions
 //! import and replay with no skip; the Amsterdam (EIP-7928) fixtures import with revm's
 //! access list checked against the fixture's, each test passed or skipped with a named

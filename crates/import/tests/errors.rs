@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! Imports that must fail, and say why: a wrong expected post-state, a file that is not a
 //! fixture, an unsupported network; and the pass/fail/skip accounting of a directory.
 

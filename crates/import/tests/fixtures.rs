@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! Every shipped BlockchainTests fixture imports, checks out against its expected
 //! post-state, and replays in parallel on its access lists with verification passing.
 

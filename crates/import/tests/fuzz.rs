@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! A bounded, deterministic fuzz run of the two JSON readers on the stable toolchain:
 //! structure-aware mutations (a value replaced by a boundary value, a string's hex
 //! damaged, a key removed, an array element duplicated) of a real BlockchainTests fixture

@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! Offline mainnet block snapshots: the shipped mainnet dump (built from every block of
 //! `shared/mainnet-blocks`) replays verified in parallel, and every kind of bad input gives
 //! the documented one-line error naming block, file and field.

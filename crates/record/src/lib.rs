@@ -9,6 +9,8 @@
 //! ([`touched_pre_state`]). The rules these run under (fork schedule, execution context,
 //! header checks) are gigagas-chain's, which the executor shares.
 
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
 pub mod bal;
 pub mod block;
 pub mod prestate;

@@ -30,6 +30,8 @@
 //!   before any work, every file written atomically, input files read bounded.
 //! - [`machine`]: CPU, cores, memory, OS, rustc and commit of the measuring machine.
 
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
 pub mod compare;
 pub mod config;
 pub mod error;
@@ -56,7 +58,3 @@ pub use results::{
 };
 pub use simulate::{ItemProfile, Projection, SimulationReport, Validation};
 pub use sweep::{Progress, SuiteDump, SweepOptions, run_grid, run_sweep};
-
-// Dev-dependencies used only by the integration tests in `tests/`.
-#[cfg(test)]
-use {alloy_hardforks as _, gigagas_workload as _};

@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! `compare` on results built from a shipped results.json with known samples: a 20 %
 //! change is faster or slower, a 1 % change is within noise, different dumps, different
 //! work and nothing in common are refused, points in one run only are listed, and a

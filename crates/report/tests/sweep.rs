@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! End to end on a small generated dump: a sweep config is loaded, run (every run
 //! verified), written as a results folder, re-rendered and merged; every SVG is valid XML
 //! with its axis labels and legend; the simulator's projections are consistent.

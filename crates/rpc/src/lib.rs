@@ -22,6 +22,8 @@
 //! uninterrupted one; calls that fail in transport are retried with exponential back-off
 //! ([`ClientConfig`]) and then fail with one error naming the call.
 
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
 pub mod chain;
 mod client;
 pub mod convert;
@@ -33,10 +35,3 @@ pub mod state;
 pub use client::{ClientConfig, MAX_RESPONSE_BYTES, MAX_RESPONSE_VALUES, RpcClient, display_url};
 pub use dumper::{DumpEvent, DumpOptions, dump_from_rpc, dump_to_file, partial_dir_for};
 pub use error::{RpcDumpError, TransportKind};
-
-// Dev-dependencies used only by the integration tests in `tests/`.
-#[cfg(test)]
-use {
-    alloy_rlp as _, alloy_signer as _, alloy_signer_local as _, alloy_sol_types as _,
-    gigagas_executor as _, gigagas_workload as _, tempfile as _,
-};

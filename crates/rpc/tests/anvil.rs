@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! Dump a realistic mix of transactions from a local anvil, then replay the dump with
 //! gigagas-executor at 2 threads with every scheduler and verify it. Prague (with
 //! prestateTracer prefetching, written to a file and read back) and Cancun (state fetched

@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! The cross-check: dump from geth --dev (an independent EVM implementation), replay the
 //! dump with gigagas-executor on revm at 2 threads with every scheduler and verify it.
 //! Any gas or status difference between geth and revm fails the dump itself.

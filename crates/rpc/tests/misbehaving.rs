@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! Nodes that misbehave: a small fake JSON-RPC server on 127.0.0.1 that answers errors,
 //! hangs, fails in HTTP, lacks blocks or state. Each time the documented error arrives,
 //! naming the call, within the retry budget. And a flaky proxy in front of anvil (no

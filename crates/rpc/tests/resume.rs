@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! An interrupted dump continues with `resume` and yields the same file, byte for byte, as
 //! an uninterrupted one; a resume directory of another range is refused.
 

@@ -12,6 +12,8 @@
 //!
 //! Generation is deterministic: the same [`GeneratorConfig`] gives a byte-identical dump.
 
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
 pub mod contracts;
 mod generator;
 mod profile;

@@ -1,6 +1,3 @@
-// Integration tests see every dependency of the crate; not all are used here.
-#![allow(unused_crate_dependencies)]
-
 //! The generator on small real workloads: determinism, gas targets, receipts, BAL coverage
 //! of the pre-state, signatures and config validation.
 
