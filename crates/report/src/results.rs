@@ -44,7 +44,7 @@ pub struct SweepResults {
     #[serde(default)]
     pub provenance: Option<crate::provenance::Provenance>,
     /// The longest batch of one more verified pass of the widest parallel point (most
-    /// threads, then the largest batch), over every dump: workers × time, drawn as
+    /// threads, then the smallest batch), over every dump: workers × time, drawn as
     /// `timeline.svg` ([`crate::timeline`]). Absent in sequential-only runs and in
     /// results written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]

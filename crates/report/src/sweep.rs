@@ -279,8 +279,9 @@ fn load_all(dumps: &[SuiteDump], cores: usize, progress: &mut dyn Progress) -> V
 }
 
 /// One more verified pass of the widest parallel point of `plan` (most threads, then the
-/// largest batch, the first scheduler) on `replay`: the timeline of its longest batch.
-/// `None` when the plan has no parallel point.
+/// smallest batch — where workers wait on a block's longest transaction —, the first
+/// scheduler) on `replay`: the timeline of its longest batch. `None` when the plan has
+/// no parallel point.
 fn timeline_pass(
     replay: &Replay,
     record: &DumpRecord,
@@ -288,7 +289,11 @@ fn timeline_pass(
     cores: usize,
 ) -> Result<Option<Timeline>, DumpFault> {
     let points = plan.points(cores);
-    let Some(widest) = points.iter().rev().max_by_key(|p| (p.threads, p.batch)) else {
+    let Some(widest) = points
+        .iter()
+        .rev()
+        .max_by_key(|p| (p.threads, std::cmp::Reverse(p.batch)))
+    else {
         return Ok(None);
     };
     let timings = replay.run_verified(widest, plan.verify)?;

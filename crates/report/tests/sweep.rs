@@ -253,14 +253,14 @@ fn sweep_writes_a_complete_results_folder() {
             );
         }
     }
-    // The timeline of the widest point's longest batch: 2 threads, batch 2, every item of
+    // The timeline of the widest point's longest batch: 2 threads, batch 1, every item of
     // the batch in its runs, drawn with a row per worker.
     let t = results
         .timeline
         .as_ref()
         .expect("a timeline of the widest point");
     assert_eq!(t.threads, 2);
-    assert!(t.config.contains("batch 2"), "{}", t.config);
+    assert!(t.config.contains("batch 1,"), "{}", t.config);
     assert_eq!(
         t.runs.iter().map(|r| r.items as usize).sum::<usize>(),
         t.items
