@@ -2,37 +2,12 @@
 
 use std::{
     path::{Path, PathBuf},
-    process::{Command, Output},
+    process::Output,
     sync::OnceLock,
 };
 
-const BIN: &str = env!("CARGO_BIN_EXE_gigagas");
-const GENERATE_ARGS: [&str; 7] = [
-    "generate",
-    "--blocks",
-    "2",
-    "--gas-per-block",
-    "3000000",
-    "--users",
-    "50",
-];
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("run the gigagas binary")
-}
-
-fn generate_to(path: &Path) -> Output {
-    let mut args = GENERATE_ARGS.to_vec();
-    args.extend(["-o", path.to_str().unwrap()]);
-    run(&args)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+mod common;
+use common::{GENERATE_ARGS, generate_to, gigagas as run, text};
 
 /// One generated dump shared by the tests of this binary (kept alive in its temp dir).
 fn generated() -> &'static Path {

@@ -8,7 +8,8 @@ use std::{
     process::{Command, Output},
 };
 
-const BIN: &str = env!("CARGO_BIN_EXE_gigagas");
+mod common;
+use common::BIN;
 
 fn shipped_folder() -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/mainnet");

@@ -10,7 +10,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-const BIN: &str = env!("CARGO_BIN_EXE_gigagas");
+mod common;
+use common::{BIN, generate_to, gigagas, s, text};
 
 /// The quickest grid: one point, one pass per sample.
 const QUICK: [&str; 12] = [
@@ -28,38 +29,13 @@ const QUICK: [&str; 12] = [
     "0",
 ];
 
-fn gigagas(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("run the gigagas binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 temp path")
-}
-
 /// One small generated dump shared by the tests (2 blocks), kept in its temp dir.
 fn generated() -> &'static Path {
     static DUMP: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     let (_, path) = DUMP.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tiny.gigagas");
-        let out = gigagas(&[
-            "generate",
-            "--blocks",
-            "2",
-            "--gas-per-block",
-            "3000000",
-            "--users",
-            "50",
-            "-o",
-            s(&path),
-        ]);
+        let out = generate_to(&path);
         assert!(out.status.success(), "generate: {}", text(&out.stderr));
         (dir, path)
     });

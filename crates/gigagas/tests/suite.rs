@@ -7,7 +7,8 @@ use std::{
     process::{Command, Output},
 };
 
-const BIN: &str = env!("CARGO_BIN_EXE_gigagas");
+mod common;
+use common::BIN;
 
 /// Small Osaka fixture folders of execution-spec-tests (83 one-block tests together).
 const FIXTURES: [&str; 2] = ["eip7939_count_leading_zeros", "eip7918_blob_reserve_price"];
