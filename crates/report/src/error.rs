@@ -48,10 +48,65 @@ pub enum ReportError {
         /// What went wrong.
         source: crate::plot::PlotError,
     },
-    /// Invalid arguments or output locations (an output that is also an input, a path
-    /// with no file name).
-    #[error("{0}")]
-    Invalid(String),
+    /// An output location that cannot be used, found before any work.
+    #[error("{}{}: {problem}", what.as_ref().map(|w| format!("{w} ")).unwrap_or_default(), path.display())]
+    Output {
+        /// The option that names the output (`--json`, `--out`, ...), when known.
+        what: Option<String>,
+        /// The output as given.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        problem: OutputProblem,
+    },
+    /// A `results.json` written by a newer gigagas.
+    #[error("{}: results format {found} is newer than this build's {supported}", path.display())]
+    NewerFormat {
+        /// The file.
+        path: PathBuf,
+        /// Its format number.
+        found: u32,
+        /// The newest format this build reads.
+        supported: u32,
+    },
+}
+
+/// Why an output location cannot be used ([`ReportError::Output`]).
+#[derive(Debug, thiserror::Error)]
+pub enum OutputProblem {
+    /// The path ends in no file name (`/`, `..`).
+    #[error("not a file name")]
+    NotAFileName,
+    /// The output is one of the inputs.
+    #[error("this is the input {}; refusing to overwrite an input (choose another output)", input.display())]
+    IsAnInput {
+        /// The input it would overwrite.
+        input: PathBuf,
+    },
+    /// The output lies inside an input (a file of an input folder, a path under a file).
+    #[error("would overwrite part of the input {}; choose another output", input.display())]
+    InsideAnInput {
+        /// The input.
+        input: PathBuf,
+    },
+    /// The folder the output goes into cannot be written.
+    #[error("cannot write there ({}): {source}", dir.display())]
+    NotWritable {
+        /// The existing folder that was probed.
+        dir: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Something on the way to the output folder is not a folder.
+    #[error("cannot create the output folder: {} is not a folder", blocker.display())]
+    NotAFolder {
+        /// The path that is not a folder.
+        blocker: PathBuf,
+    },
+    /// The output exists and is a folder or another non-regular file.
+    #[error("exists and is not a regular file")]
+    NotARegularFile,
 }
 
 /// Why a dump that was read yields no figures. Holds no path: the error or failure that

@@ -49,7 +49,7 @@ pub mod timeline;
 pub mod trace;
 
 pub use config::{ConfigError, SimulateConfig, Sweep, SweepConfig};
-pub use error::{DumpFault, NotMeasured, ReportError};
+pub use error::{DumpFault, NotMeasured, OutputProblem, ReportError};
 pub use folder::{render_dir, write_results_dir};
 pub use machine::MachineInfo;
 pub use plan::{NonEmpty, Plan, PlanError, SimulatePlan};

@@ -12,7 +12,7 @@
 //! - [`read_bounded`]: an input file read whole must be a regular file (not a FIFO or a
 //!   device) of at most a stated size.
 
-use crate::error::ReportError;
+use crate::error::{OutputProblem, ReportError};
 use std::{
     fs::File,
     io::{Read, Write},
@@ -56,7 +56,11 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ReportError> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| ReportError::Invalid(format!("{}: not a file name", path.display())))?;
+        .ok_or_else(|| ReportError::Output {
+            what: None,
+            path: path.to_path_buf(),
+            problem: OutputProblem::NotAFileName,
+        })?;
     let (tmp, mut file) = create_temp(dir, &name, "tmp").map_err(|e| ReportError::io(path, e))?;
     let written = file
         .write_all(contents)
@@ -141,11 +145,13 @@ pub fn check_not_inputs(
         for (input, input_id) in &inputs {
             let same = resolved == *input || (id.is_some() && id == *input_id);
             if same {
-                return Err(ReportError::Invalid(format!(
-                    "{what} {}: this is the input {}; refusing to overwrite an input (choose another output)",
-                    out.display(),
-                    input.display()
-                )));
+                return Err(ReportError::Output {
+                    what: Some(what.to_string()),
+                    path: out.to_path_buf(),
+                    problem: OutputProblem::IsAnInput {
+                        input: input.clone(),
+                    },
+                });
             }
             // Under an input file (`x.gigagas/results.json`), or over a file that exists
             // inside an input folder (any of them may be read as input: `D/block.json`).
@@ -153,11 +159,13 @@ pub fn check_not_inputs(
             let inside = resolved.starts_with(input)
                 && (!input.is_dir() || std::fs::metadata(&resolved).is_ok_and(|m| !m.is_dir()));
             if inside {
-                return Err(ReportError::Invalid(format!(
-                    "{what} {}: would overwrite part of the input {}; choose another output",
-                    out.display(),
-                    input.display()
-                )));
+                return Err(ReportError::Output {
+                    what: Some(what.to_string()),
+                    path: out.to_path_buf(),
+                    problem: OutputProblem::InsideAnInput {
+                        input: input.clone(),
+                    },
+                });
             }
         }
     }
@@ -181,13 +189,15 @@ fn nearest_existing(path: &Path) -> Result<PathBuf, ReportError> {
 
 /// Prove `dir` (an existing folder) writable: create and remove a file in it.
 fn probe_writable(dir: &Path, shown: &Path) -> Result<(), ReportError> {
-    let (tmp, file) = create_temp(dir, "gigagas", "write-test").map_err(|e| {
-        ReportError::Invalid(format!(
-            "{}: cannot write there ({}): {e}",
-            shown.display(),
-            dir.display()
-        ))
-    })?;
+    let (tmp, file) =
+        create_temp(dir, "gigagas", "write-test").map_err(|source| ReportError::Output {
+            what: None,
+            path: shown.to_path_buf(),
+            problem: OutputProblem::NotWritable {
+                dir: dir.to_path_buf(),
+                source,
+            },
+        })?;
     drop(file);
     std::fs::remove_file(&tmp).map_err(|e| ReportError::io(&tmp, e))
 }
@@ -196,12 +206,12 @@ fn probe_writable(dir: &Path, shown: &Path) -> Result<(), ReportError> {
 /// its parents) and prove it writable. With `dry_run`, nothing is created: the nearest
 /// existing ancestor must be a folder and writable.
 pub fn prepare_output_dir(dir: &Path, dry_run: bool) -> Result<(), ReportError> {
-    let not_folder = |p: &Path| {
-        ReportError::Invalid(format!(
-            "{}: cannot create the output folder: {} is not a folder",
-            dir.display(),
-            p.display()
-        ))
+    let not_folder = |p: &Path| ReportError::Output {
+        what: None,
+        path: dir.to_path_buf(),
+        problem: OutputProblem::NotAFolder {
+            blocker: p.to_path_buf(),
+        },
     };
     if dry_run {
         let existing = nearest_existing(dir)?;
@@ -227,18 +237,20 @@ pub fn prepare_output_dir(dir: &Path, dry_run: bool) -> Result<(), ReportError> 
 /// non-regular file, its folder created and writable (with `dry_run`, creatable).
 pub fn prepare_output_file(path: &Path, dry_run: bool) -> Result<(), ReportError> {
     if path.file_name().is_none() {
-        return Err(ReportError::Invalid(format!(
-            "{}: not a file name",
-            path.display()
-        )));
+        return Err(ReportError::Output {
+            what: None,
+            path: path.to_path_buf(),
+            problem: OutputProblem::NotAFileName,
+        });
     }
     if let Ok(m) = std::fs::metadata(path)
         && !m.is_file()
     {
-        return Err(ReportError::Invalid(format!(
-            "{}: exists and is not a regular file",
-            path.display()
-        )));
+        return Err(ReportError::Output {
+            what: None,
+            path: path.to_path_buf(),
+            problem: OutputProblem::NotARegularFile,
+        });
     }
     prepare_output_dir(parent_of(path), dry_run)
 }

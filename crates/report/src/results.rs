@@ -457,11 +457,11 @@ impl SweepResults {
             source,
         })?;
         if results.format > RESULTS_FORMAT {
-            return Err(ReportError::Invalid(format!(
-                "{}: results format {} is newer than this build's {RESULTS_FORMAT}",
-                path.display(),
-                results.format
-            )));
+            return Err(ReportError::NewerFormat {
+                path: path.to_path_buf(),
+                found: results.format,
+                supported: RESULTS_FORMAT,
+            });
         }
         Ok(results)
     }
