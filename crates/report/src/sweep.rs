@@ -131,10 +131,7 @@ pub fn run_grid(
                 spent: &mut spent,
             };
             let (dump_rows, sim) = run_dump(&replay, &mut record, &plan, cores, &mut counted)?;
-            if plan.trace {
-                trace_dump(&replay, &record, &plan, cores, &mut trace)?;
-            }
-            if let Some(t) = timeline_pass(&replay, &record, &plan, cores)?
+            if let Some(t) = drawn_passes(&replay, &record, &plan, cores, &mut trace)?
                 && timeline.as_ref().is_none_or(|best| t.better_than(best))
             {
                 timeline = Some(t);
@@ -278,47 +275,46 @@ fn load_all(dumps: &[SuiteDump], cores: usize, progress: &mut dyn Progress) -> V
         .collect()
 }
 
-/// One more verified pass of the widest parallel point of `plan` (most threads, then the
-/// smallest batch — where workers wait on a block's longest transaction —, the first
-/// scheduler) on `replay`: the timeline of its longest batch. `None` when the plan has
-/// no parallel point.
-fn timeline_pass(
-    replay: &Replay,
-    record: &DumpRecord,
-    plan: &Plan,
-    cores: usize,
-) -> Result<Option<Timeline>, DumpFault> {
-    let points = plan.points(cores);
-    let Some(widest) = points
-        .iter()
-        .rev()
-        .max_by_key(|p| (p.threads, std::cmp::Reverse(p.batch)))
-    else {
-        return Ok(None);
-    };
-    let timings = replay.run_verified(widest, plan.verify)?;
-    Ok(Timeline::of(replay, widest, &timings, &record.name))
-}
-
-/// One more verified pass of every parallel point of `plan` on `replay`, its trace events
-/// appended to `events` (a process per dump and point).
-fn trace_dump(
+/// The passes drawn rather than timed, after the measured rounds: with `plan.trace`, one
+/// more verified pass of every parallel point, its trace events appended to `events` (a
+/// process per dump and point); and the timeline of the longest batch of the widest point
+/// (most threads, then the smallest batch — where workers wait on a block's longest
+/// transaction —, the first scheduler), from its traced pass or, without a trace, from one
+/// more pass of that point alone. `None` when the plan has no parallel point.
+fn drawn_passes(
     replay: &Replay,
     record: &DumpRecord,
     plan: &Plan,
     cores: usize,
     events: &mut Vec<serde_json::Value>,
-) -> Result<(), DumpFault> {
-    for p in &plan.points(cores) {
+) -> Result<Option<Timeline>, DumpFault> {
+    let points = plan.points(cores);
+    let widest = points
+        .iter()
+        .enumerate()
+        .rev()
+        .max_by_key(|(_, p)| (p.threads, std::cmp::Reverse(p.batch)))
+        .map(|(i, _)| i);
+    let mut timeline = None;
+    for (i, p) in points.iter().enumerate() {
+        let is_widest = widest == Some(i);
+        if !plan.trace && !is_widest {
+            continue;
+        }
         let timings = replay.run_verified(p, plan.verify)?;
-        let pid = events
-            .iter()
-            .filter(|e| e["name"] == "process_name")
-            .count() as u32;
-        let name = format!("{}: {p}", crate::table::escape_name(&record.name));
-        events.extend(crate::trace::pass_events(replay, p, &timings, pid, &name));
+        if plan.trace {
+            let pid = events
+                .iter()
+                .filter(|e| e["name"] == "process_name")
+                .count() as u32;
+            let name = format!("{}: {p}", crate::table::escape_name(&record.name));
+            events.extend(crate::trace::pass_events(replay, p, &timings, pid, &name));
+        }
+        if is_widest {
+            timeline = Timeline::of(replay, p, &timings, &record.name);
+        }
     }
-    Ok(())
+    Ok(timeline)
 }
 
 /// One dump through the plan: baselines, parallel points, simulation.
