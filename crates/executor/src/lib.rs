@@ -29,6 +29,7 @@
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+pub mod barrier;
 pub mod bench;
 pub mod exec;
 pub mod expected;

@@ -1,6 +1,7 @@
 //! Timed runs: the worker pool, mega-blocks and the sequential baseline.
 
 use crate::{
+    barrier::{Spin, SpinBarrier},
     exec::{ExecError, ItemExecutor, ItemOutput, SequentialTx, TxResult},
     replay::Replay,
     schedule::SchedulerKind,
@@ -8,11 +9,16 @@ use crate::{
 };
 use std::{
     sync::{
-        Barrier, Mutex, OnceLock,
+        Mutex, OnceLock,
         atomic::{AtomicBool, AtomicUsize, Ordering},
     },
-    time::Instant,
+    time::{Duration, Instant},
 };
+
+/// How long a worker busy-waits at the barrier before it sleeps (when every worker has a
+/// core of its own): longer than the verification of a typical batch between two batches,
+/// so the next batch's release reaches a worker that is still awake.
+const WORKER_SPIN: Duration = Duration::from_millis(20);
 
 /// One point of the benchmark grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -88,6 +94,17 @@ pub struct RunTimings {
 /// Outputs of every item of a run, for verification.
 pub type RunOutputs = Vec<Result<ItemOutput, ExecError>>;
 
+/// A batch's wall time: from its start (`start_ns` after the epoch) to the end of the last
+/// of its items in `done`, on the workers' own clock readings.
+fn batch_wall_ns(start_ns: u64, done: &[Done]) -> u64 {
+    let end_ns = done
+        .iter()
+        .map(|d| d.start_ns + d.ns)
+        .max()
+        .unwrap_or(start_ns);
+    end_ns.saturating_sub(start_ns)
+}
+
 /// One item a worker ran: its index, execution time and output.
 struct Done {
     index: u32,
@@ -111,17 +128,21 @@ type BatchSink<'s> = dyn FnMut(
 ///
 /// # Barrier protocol
 ///
-/// One [`Barrier`] of `threads + 1` parties (the workers and the coordinator):
+/// One [`SpinBarrier`] of `threads + 1` parties (the workers and the coordinator):
 /// 1. *ready*: every worker has built its [`ItemExecutor`]; the coordinator starts the
 ///    clock after it (spawning is outside the timed window) and computes every batch's
 ///    order (inside the window: a scheduler's cost is part of what is measured);
 /// 2. then per batch `b`: *go* — the coordinator takes the batch's start time and every
-///    worker takes items from the shared cursor over the batch's order; *end* — every
-///    worker has run past the order: the batch's wall time is taken (a mega-block is one
-///    batch, so blocks within it overlap, while batches never do); *handed* — every worker
-///    has handed its outputs of the batch over, and the coordinator passes them to the
-///    [`BatchSink`] while the clock is stopped. A divergence sets `stop`, and everyone
-///    leaves after the next *go*.
+///    worker takes items from the shared cursor over the batch's order until it runs
+///    past the order, then hands its outputs over; *handed* — every worker has done so:
+///    the batch's wall time runs from its start to the end of its last item (so the coordinator's own wake-up is not in it; a mega-block is
+///    one batch, so blocks within it overlap, while batches never do), and the
+///    coordinator passes the outputs to the [`BatchSink`] while the clock is stopped. A
+///    divergence sets `stop`, and everyone leaves after the next *go*.
+///
+/// Workers busy-wait at the barrier for up to [`WORKER_SPIN`] when each has a core of its
+/// own, so a release reaches them without a kernel wake-up inside the timed window; the
+/// coordinator always sleeps (its wait spans the batch, where a core is a worker's).
 struct Shared<'r> {
     replay: &'r Replay,
     config: &'r RunConfig,
@@ -131,8 +152,10 @@ struct Shared<'r> {
     cursors: &'r [AtomicUsize],
     /// Per batch, item positions (relative to the batch start) in the scheduler's order.
     orders: &'r OnceLock<Vec<Vec<u32>>>,
-    barrier: &'r Barrier,
-    /// Outputs of the current batch, handed over by the workers after *end*.
+    barrier: &'r SpinBarrier,
+    /// How long the workers busy-wait at the barrier.
+    worker_spin: Spin,
+    /// Outputs of the current batch, handed over by each worker when it ran past the order.
     handed: &'r Mutex<Vec<Done>>,
     /// Set by the coordinator when a batch diverged: the run ends at the next *go*.
     stop: &'r AtomicBool,
@@ -151,9 +174,9 @@ impl Shared<'_> {
         let mut done = Vec::with_capacity(self.largest_batch());
         let mut busy = 0u64;
         let mut executor = ItemExecutor::new();
-        self.barrier.wait(); // 1. ready
+        self.barrier.wait(self.worker_spin); // 1. ready
         for (b, range) in self.batches.iter().enumerate() {
-            self.barrier.wait(); // 2. go
+            self.barrier.wait(self.worker_spin); // 2. go
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -167,12 +190,11 @@ impl Shared<'_> {
                 let index = range.start + pos as usize;
                 busy += self.execute_timed(&mut executor, index, id, &mut done);
             }
-            self.barrier.wait(); // end
             self.handed
                 .lock()
                 .expect("no worker panics holding the lock")
                 .append(&mut done);
-            self.barrier.wait(); // handed
+            self.barrier.wait(self.worker_spin); // handed
         }
         busy
     }
@@ -250,15 +272,17 @@ impl Shared<'_> {
         let mut result = Ok(());
         let epoch = *self.epoch.get_or_init(Instant::now);
         for range in self.batches {
-            let start = Instant::now();
-            timings
-                .batch_start_ns
-                .push(start.duration_since(epoch).as_nanos() as u64);
+            // The scheduler's ordering is in the window, before the batch's own time.
+            let ordering = Instant::now();
             scheduler.order(&replay.items[range.clone()], &mut order);
+            let start = Instant::now();
+            timings.wall_ns += start.duration_since(ordering).as_nanos() as u64;
+            let start_ns = start.duration_since(epoch).as_nanos() as u64;
+            timings.batch_start_ns.push(start_ns);
             for &pos in &order {
                 busy += self.execute_timed(&mut executor, range.start + pos as usize, 0, &mut done);
             }
-            let ns = start.elapsed().as_nanos() as u64;
+            let ns = batch_wall_ns(start_ns, &done);
             timings.batch_wall_ns.push(ns);
             timings.wall_ns += ns;
             result = self.sink_batch(range, &mut done, &mut timings, sink);
@@ -291,7 +315,7 @@ impl Shared<'_> {
         sink: &mut BatchSink<'_>,
     ) -> (RunTimings, Result<(), crate::Divergence>) {
         let mut timings = self.empty_timings();
-        self.barrier.wait(); // 1. all workers ready: the timed window starts now
+        self.barrier.wait(Spin::NONE); // 1. all workers ready: the timed window starts now
         let start = Instant::now();
         let epoch = *self.epoch.get_or_init(|| start);
         let mut all_orders = Vec::with_capacity(self.batches.len());
@@ -308,21 +332,20 @@ impl Shared<'_> {
             timings
                 .batch_start_ns
                 .push(start.duration_since(epoch).as_nanos() as u64);
-            self.barrier.wait(); // 2. go
+            self.barrier.wait(Spin::NONE); // 2. go
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            self.barrier.wait(); // end
-            let ns = start.elapsed().as_nanos() as u64;
-            timings.batch_wall_ns.push(ns);
-            timings.wall_ns += ns;
-            self.barrier.wait(); // handed
+            self.barrier.wait(Spin::NONE); // handed
             let mut done = std::mem::take(
                 &mut *self
                     .handed
                     .lock()
                     .expect("no worker panics holding the lock"),
             );
+            let ns = batch_wall_ns(start.duration_since(epoch).as_nanos() as u64, &done);
+            timings.batch_wall_ns.push(ns);
+            timings.wall_ns += ns;
             result = self.sink_batch(range, &mut done, &mut timings, sink);
             if result.is_err() {
                 self.stop.store(true, Ordering::Relaxed);
@@ -378,7 +401,13 @@ impl Replay {
         let batches = self.batches(config.batch);
         let cursors: Vec<AtomicUsize> = batches.iter().map(|_| AtomicUsize::new(0)).collect();
         let orders = OnceLock::new();
-        let barrier = Barrier::new(threads + 1);
+        let barrier = SpinBarrier::new(threads + 1);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let worker_spin = if threads <= cores {
+            Spin(WORKER_SPIN)
+        } else {
+            Spin::NONE
+        };
         let handed = Mutex::new(Vec::new());
         let stop = AtomicBool::new(false);
         let epoch = OnceLock::new();
@@ -390,6 +419,7 @@ impl Replay {
             cursors: &cursors,
             orders: &orders,
             barrier: &barrier,
+            worker_spin,
             handed: &handed,
             stop: &stop,
             epoch: &epoch,

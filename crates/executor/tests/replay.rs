@@ -48,6 +48,19 @@ fn replay_grid(dump: &Dump) {
                 };
                 let (timings, outputs) = replay.run_parallel(&config);
                 assert_eq!(timings.item_ns.len(), replay.items().len());
+                // A batch's time runs from its start to the end of its last item, every
+                // item ran inside its batch, and the window holds every batch.
+                for (b, range) in timings.batches.iter().enumerate() {
+                    let start = timings.batch_start_ns[b];
+                    let end = range
+                        .clone()
+                        .map(|i| timings.item_start_ns[i] + timings.item_ns[i])
+                        .max()
+                        .expect("no batch is empty");
+                    assert!(range.clone().all(|i| timings.item_start_ns[i] >= start));
+                    assert_eq!(timings.batch_wall_ns[b], end - start, "{config}: batch {b}");
+                }
+                assert!(timings.wall_ns >= timings.batch_wall_ns.iter().sum::<u64>());
                 if let Err(d) = replay.verify_all(&outputs) {
                     panic!("{} threads, batch {batch}, {scheduler}: {d}", threads);
                 }
