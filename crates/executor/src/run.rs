@@ -135,10 +135,11 @@ type BatchSink<'s> = dyn FnMut(
 /// 2. then per batch `b`: *go* — the coordinator takes the batch's start time and every
 ///    worker takes items from the shared cursor over the batch's order until it runs
 ///    past the order, then hands its outputs over; *handed* — every worker has done so:
-///    the batch's wall time runs from its start to the end of its last item (so the coordinator's own wake-up is not in it; a mega-block is
-///    one batch, so blocks within it overlap, while batches never do), and the
-///    coordinator passes the outputs to the [`BatchSink`] while the clock is stopped. A
-///    divergence sets `stop`, and everyone leaves after the next *go*.
+///    the batch's wall time runs from its start to the end of its last item (so the
+///    coordinator's own wake-up is not in it; a mega-block is one batch, so blocks within
+///    it overlap, while batches never do), and the coordinator passes the outputs to the
+///    [`BatchSink`] while the clock is stopped. A divergence sets `stop`, and everyone
+///    leaves after the next *go*.
 ///
 /// Workers busy-wait at the barrier for up to [`WORKER_SPIN`] when each has a core of its
 /// own, so a release reaches them without a kernel wake-up inside the timed window; the
