@@ -20,6 +20,13 @@ use std::{
 /// so the next batch's release reaches a worker that is still awake.
 const WORKER_SPIN: Duration = Duration::from_millis(20);
 
+/// The cores this process may use, read once: std reads the cgroup quota files on every
+/// call, and a sample may run thousands of passes.
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// One point of the benchmark grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunConfig {
@@ -73,7 +80,7 @@ impl RunConfig {
 pub struct RunTimings {
     /// Wall time of the timed window, nanoseconds (scheduling + execution).
     pub wall_ns: u64,
-    /// Wall time of each batch, nanoseconds.
+    /// Wall time of each batch, nanoseconds: from its start to the end of its last item.
     pub batch_wall_ns: Vec<u64>,
     /// Execution time of each item (indexed like [`Replay::items`]), nanoseconds.
     pub item_ns: Vec<u64>,
@@ -403,8 +410,7 @@ impl Replay {
         let cursors: Vec<AtomicUsize> = batches.iter().map(|_| AtomicUsize::new(0)).collect();
         let orders = OnceLock::new();
         let barrier = SpinBarrier::new(threads + 1);
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let worker_spin = if threads <= cores {
+        let worker_spin = if threads <= cores() {
             Spin(WORKER_SPIN)
         } else {
             Spin::NONE
