@@ -4,7 +4,7 @@ use crate::{
     prestate::StateError,
     replay::{ItemKind, Replay, ReplayBlock, WorkItem},
     view::BalView,
-    work::{TimedWork, tx_receipt},
+    work::tx_receipt,
 };
 use alloy_consensus::{ReceiptEnvelope, crypto::RecoveryError, transaction::Recovered};
 use alloy_evm::{
@@ -17,6 +17,7 @@ use alloy_evm::{
 };
 use alloy_primitives::Address;
 use gigagas_chain::{execution_ctx, pay_headerless_ommer_share};
+use gigagas_grid::TimedWork;
 use revm::{
     DatabaseCommit,
     context::{TxEnv, result::EVMError},
@@ -75,6 +76,9 @@ pub struct ExecError {
 /// error can be reported by verification while the run's outputs keep theirs.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ExecFailure {
+    /// Reading the block's state from a [`crate::StateSource`] before it ran failed.
+    #[error("reading its state: {0}")]
+    Read(#[source] StateError),
     /// The transaction's signature does not recover to a sender.
     #[error("sender recovery: {0}")]
     SenderRecovery(#[source] Arc<RecoveryError>),
@@ -197,6 +201,19 @@ impl Replay {
         item: &WorkItem,
         work: TimedWork,
     ) -> Result<ItemOutput, ExecError> {
+        let base = &self.blocks[item.block as usize].base;
+        self.execute_item_on(executor, item, work, base)
+    }
+
+    /// [`Replay::execute_item_with`] on `base` as the block's starting state instead of the
+    /// block's own (a base a pass read from a [`crate::StateSource`]).
+    pub fn execute_item_on<'a>(
+        &'a self,
+        executor: &mut ItemExecutor<'a>,
+        item: &WorkItem,
+        work: TimedWork,
+        base: &'a crate::PreStateDb,
+    ) -> Result<ItemOutput, ExecError> {
         let block = &self.blocks[item.block as usize];
         let index = item.bal_index(block);
         let err = |failure| ExecError {
@@ -204,7 +221,7 @@ impl Replay {
             item: item.kind,
             failure,
         };
-        let view = BalView::new(&block.base, &block.bal, index);
+        let view = BalView::new(base, &block.bal, index);
         match item.kind {
             ItemKind::Tx(i) => {
                 let tx = &block.transactions[i as usize];
@@ -288,9 +305,28 @@ impl Replay {
         Ok(())
     }
 
-    fn execute_sequential_block(
+    /// [`Replay::execute_sequential`] over state read from `source` on demand (the first
+    /// time the loop's `State` needs each account, slot or code) instead of the dump's
+    /// pre-state in memory.
+    pub fn execute_sequential_on(
         &self,
-        state: &mut State<revm::database::WrapDatabaseRef<&crate::prestate::PreStateDb>>,
+        work: TimedWork,
+        source: &mut dyn crate::StateSource,
+        mut on_tx: impl FnMut(SequentialTx),
+    ) -> Result<(), ExecError> {
+        for (i, segment) in self.segments.iter().enumerate() {
+            let db = crate::SourceDb::new(&mut *source, i, &segment.pre);
+            let mut state = State::builder().with_database(db).build();
+            for b in segment.blocks.clone() {
+                self.execute_sequential_block(&mut state, b, work, &mut on_tx)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn execute_sequential_block<DB: revm::Database<Error = StateError> + std::fmt::Debug>(
+        &self,
+        state: &mut State<DB>,
         b: usize,
         work: TimedWork,
         on_tx: &mut impl FnMut(SequentialTx),

@@ -22,40 +22,39 @@
 //! | [`exec`] | executing one item on its [`BalView`] ([`ItemExecutor`], one EVM per worker), and the sequential baseline |
 //! | [`run`] | timed runs: the worker pool over the scheduler's order, mega-blocks, the sequential run |
 //! | [`verify`] | comparing every item's gas, status and writes with the receipts and the [`ExpectedWrites`] |
-//! | [`bench`] | warm-up and measured repeats, each verified, into [`Metrics`] |
 //!
 //! Dependencies between them point one way: `replay` → `prestate`, `expected`; `exec` →
-//! `replay`, `view`; `run` → `exec`; `verify` → `exec`, `expected`; `bench` → `run`, `verify`.
+//! `replay`, `view`; `run` → `exec`; `verify` → `exec`, `expected`.
+//!
+//! Measuring (warm-up, samples, rounds, statistics) is the `gigagas-bench` crate's, and
+//! the grid's vocabulary ([`RunConfig`], [`SchedulerKind`], [`TimedWork`]) is
+//! `gigagas-grid`'s, re-exported here: this crate only prepares, runs and verifies.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod barrier;
-pub mod bench;
 pub mod exec;
 pub mod expected;
 pub mod prestate;
 pub mod replay;
 pub mod run;
 pub mod schedule;
-pub mod stats;
+pub mod source;
 pub mod verify;
 pub mod view;
 pub mod work;
 
-pub use bench::{
-    BenchPoint, DEFAULT_MIN_SAMPLE_MS, DEFAULT_ROUND_SEED, MAX_PASSES_PER_SAMPLE, Repetition,
-    Sampled, round_order,
-};
 pub use exec::{ExecError, ExecFailure, ItemExecutor, ItemOutput, SequentialTx, TxResult};
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::ChainSpec;
+pub use gigagas_grid::{RunConfig, SchedulerKind, TimedWork};
 pub use prestate::{PreStateDb, StateError};
-pub use replay::{ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
-pub use run::{RunConfig, RunOutputs, RunTimings, SequentialOutputs};
-pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, SchedulerKind, UnknownScheduler};
-pub use stats::{CONFIDENCE, Interval, Metrics, Summary, TxTimes, median_interval, paired_ratios};
+pub use replay::{Carried, ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
+pub use run::{RunOutputs, RunTimings, SequentialOutputs};
+pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, scheduler};
+pub use source::{Prefetched, SourceDb, StateSource};
 pub use verify::{
     Divergence, DivergenceField, FailedItem, ItemOutcome, Mismatch, ReceiptsRootCheck,
 };
 pub use view::BalView;
-pub use work::{TIMED_WORK, TimedWork, tx_receipt};
+pub use work::tx_receipt;

@@ -30,6 +30,10 @@ pub enum StateError {
     /// The account is not in the block access list.
     #[error("account {0} is read but is not in the block access list")]
     AccountNotInBal(Address),
+    /// A [`StateSource`](crate::StateSource) failed to read (a store's I/O or decoding
+    /// error, as one line).
+    #[error("state source: {0}")]
+    Source(String),
     /// The slot is not in the block access list.
     #[error("storage slot {slot:#x} of {address} is read but is not in the block access list")]
     SlotNotInBal {
@@ -258,6 +262,53 @@ impl PreStateDb {
                 }
             }
         }
+    }
+
+    /// A state of these values sharing `shared_from`'s bytecode and block hash tables
+    /// (what a prefetch builds a block's base from).
+    pub fn from_values(
+        accounts: FxHashMap<Address, Option<AccountInfo>>,
+        storage: FxHashMap<(Address, U256), U256>,
+        shared_from: &PreStateDb,
+    ) -> Self {
+        Self {
+            accounts,
+            storage,
+            shared: shared_from.shared.clone(),
+            table: None,
+        }
+    }
+
+    /// The analysed bytecode with this hash, if the dump holds it (pre-state or deployed by
+    /// a block of the segment).
+    pub fn code(&self, code_hash: B256) -> Option<Bytecode> {
+        self.shared.codes.get(&code_hash).cloned()
+    }
+
+    /// Of this block base's accounts and slots, those in `written_accounts` /
+    /// `written_slots` (written by earlier blocks of the segment), with their values.
+    pub(crate) fn carried(
+        &self,
+        bal: &Bal,
+        written_accounts: &rustc_hash::FxHashSet<Address>,
+        written_slots: &rustc_hash::FxHashSet<(Address, U256)>,
+    ) -> crate::replay::Carried {
+        let mut carried = crate::replay::Carried::default();
+        for (address, account) in bal.accounts.iter() {
+            if written_accounts.contains(address)
+                && let Some(info) = self.accounts.get(address)
+            {
+                carried.insert_account(*address, info.clone());
+            }
+            for slot in account.storage.storage.keys() {
+                if written_slots.contains(&(*address, *slot))
+                    && let Some(v) = self.storage.get(&(*address, *slot))
+                {
+                    carried.insert_slot(*address, *slot, *v);
+                }
+            }
+        }
+        carried
     }
 
     /// Number of accounts (present and absent).

@@ -60,6 +60,86 @@ pub struct ReplayBlock {
     pub base: PreStateDb,
     /// The access list's writes grouped by block access index (for verification).
     pub expected: ExpectedWrites,
+    /// The values at the start of the block of what its access list names and earlier
+    /// blocks of its segment wrote: what a pass reading its state from a
+    /// [`StateSource`](crate::StateSource) takes from memory instead (a client keeps its
+    /// own recent writes). Empty for a segment's first block.
+    pub carried: Carried,
+}
+
+/// Values at the start of a block that earlier blocks of its segment wrote
+/// ([`ReplayBlock::carried`]).
+#[derive(Debug, Default, Clone)]
+pub struct Carried {
+    accounts: rustc_hash::FxHashMap<alloy_primitives::Address, Option<revm::state::AccountInfo>>,
+    slots: rustc_hash::FxHashMap<
+        (alloy_primitives::Address, alloy_primitives::U256),
+        alloy_primitives::U256,
+    >,
+}
+
+impl Carried {
+    pub(crate) fn insert_account(
+        &mut self,
+        address: alloy_primitives::Address,
+        info: Option<revm::state::AccountInfo>,
+    ) {
+        self.accounts.insert(address, info);
+    }
+
+    pub(crate) fn insert_slot(
+        &mut self,
+        address: alloy_primitives::Address,
+        slot: alloy_primitives::U256,
+        value: alloy_primitives::U256,
+    ) {
+        self.slots.insert((address, slot), value);
+    }
+}
+
+impl ReplayBlock {
+    /// The account's value at the start of the block if an earlier block of the segment
+    /// wrote it (`Some(None)`: it does not exist).
+    pub fn carried_account(
+        &self,
+        address: &alloy_primitives::Address,
+    ) -> Option<&Option<revm::state::AccountInfo>> {
+        self.carried.accounts.get(address)
+    }
+
+    /// The slot's value at the start of the block if an earlier block of the segment
+    /// wrote it.
+    pub fn carried_slot(
+        &self,
+        address: &alloy_primitives::Address,
+        slot: &alloy_primitives::U256,
+    ) -> Option<alloy_primitives::U256> {
+        self.carried.slots.get(&(*address, *slot)).copied()
+    }
+
+    /// Every carried account.
+    pub fn carried_accounts(
+        &self,
+    ) -> impl Iterator<
+        Item = (
+            &alloy_primitives::Address,
+            &Option<revm::state::AccountInfo>,
+        ),
+    > {
+        self.carried.accounts.iter()
+    }
+
+    /// Every carried slot.
+    pub fn carried_slots(
+        &self,
+    ) -> impl Iterator<
+        Item = (
+            &(alloy_primitives::Address, alloy_primitives::U256),
+            &alloy_primitives::U256,
+        ),
+    > {
+        self.carried.slots.iter()
+    }
 }
 
 /// What a work item executes.
@@ -177,6 +257,9 @@ impl Replay {
             let pre = PreStateDb::from_segment(&dump, segment, range.clone());
             // Advanced block by block; shares the analysed bytecode with `pre`.
             let mut running = pre.clone();
+            // What earlier blocks of the segment wrote, for each block's `carried`.
+            let mut written_accounts = rustc_hash::FxHashSet::default();
+            let mut written_slots = rustc_hash::FxHashSet::default();
             for b in range.clone() {
                 let (block, alloy_bal) = (&dump.blocks[b], &dump.access_lists[b]);
                 let bal = Bal::clone_from_alloy(alloy_bal).map_err(|source| PrepareError::Bal {
@@ -189,6 +272,21 @@ impl Replay {
                         source,
                     })?;
                 let base = running.block_base(&bal);
+                let carried = base.carried(&bal, &written_accounts, &written_slots);
+                for (address, account) in bal.accounts.iter() {
+                    let info = &account.account_info;
+                    if !(info.balance.writes.is_empty()
+                        && info.nonce.writes.is_empty()
+                        && info.code.writes.is_empty())
+                    {
+                        written_accounts.insert(*address);
+                    }
+                    for (slot, writes) in &account.storage.storage {
+                        if !writes.writes.is_empty() {
+                            written_slots.insert((*address, *slot));
+                        }
+                    }
+                }
                 running.apply_block(&bal);
                 block_items.push(items.len() as u32);
                 let b = b as u32;
@@ -212,7 +310,7 @@ impl Replay {
                     gas_used: 0,
                     gas_limit: 0,
                 });
-                prepared.push((bal, base, expected));
+                prepared.push((bal, base, expected, carried));
             }
             segments.push(ReplaySegment { pre, blocks: range });
         }
@@ -221,7 +319,7 @@ impl Replay {
             .blocks
             .into_iter()
             .zip(prepared)
-            .map(|(block, (bal, base, expected))| ReplayBlock {
+            .map(|(block, (bal, base, expected, carried))| ReplayBlock {
                 env: spec.evm_env(&block.header),
                 withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
                 header: block.header,
@@ -232,6 +330,7 @@ impl Replay {
                 ommers: block.ommers,
                 headerless_ommers: block.headerless_ommers,
                 expected,
+                carried,
             })
             .collect();
         Ok(Self {
@@ -241,6 +340,11 @@ impl Replay {
             items,
             block_items,
         })
+    }
+
+    /// The index of the segment block `b` belongs to.
+    pub fn segment_of(&self, b: usize) -> usize {
+        self.segments.partition_point(|s| s.blocks.end <= b)
     }
 
     /// Chain rules of the dump.

@@ -4,9 +4,10 @@ use crate::{
     barrier::{Spin, SpinBarrier},
     exec::{ExecError, ItemExecutor, ItemOutput, SequentialTx, TxResult},
     replay::Replay,
-    schedule::SchedulerKind,
-    work::TimedWork,
+    schedule::scheduler,
 };
+use crate::{prestate::PreStateDb, source::StateSource};
+use gigagas_grid::{RunConfig, TimedWork};
 use std::{
     sync::{
         Mutex, OnceLock,
@@ -25,54 +26,6 @@ const WORKER_SPIN: Duration = Duration::from_millis(20);
 fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
-/// One point of the benchmark grid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RunConfig {
-    /// Worker threads.
-    pub threads: usize,
-    /// Blocks per mega-block.
-    pub batch: usize,
-    /// Order in which workers take items.
-    pub scheduler: SchedulerKind,
-    /// Recover each sender from its signature inside the timed work.
-    pub recover_senders: bool,
-    /// Build each transaction's receipt with its logs bloom inside the timed work (and
-    /// check the receipts root after the pass).
-    #[serde(default)]
-    pub receipts: bool,
-}
-
-/// "2 threads, batch 50, gas-used" (and the timed work's options that are on).
-impl std::fmt::Display for RunConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} thread{}, batch {}, {}",
-            self.threads,
-            if self.threads == 1 { "" } else { "s" },
-            self.batch,
-            self.scheduler
-        )?;
-        if self.recover_senders {
-            f.write_str(", senders recovered")?;
-        }
-        if self.receipts {
-            f.write_str(", receipts")?;
-        }
-        Ok(())
-    }
-}
-
-impl RunConfig {
-    /// The optional steps of this point's timed work.
-    pub fn work(&self) -> TimedWork {
-        TimedWork {
-            recover_senders: self.recover_senders,
-            receipts: self.receipts,
-        }
-    }
 }
 
 /// Timings of one run (what the timed window saw).
@@ -96,6 +49,47 @@ pub struct RunTimings {
     pub worker_busy_ns: Vec<u64>,
     /// Item ranges of the batches.
     pub batches: Vec<std::ops::Range<usize>>,
+    /// With a state source: what reading the state took (zero otherwise).
+    pub io: IoTimings,
+}
+
+/// What reading a pass's state from a [`StateSource`] took, nanoseconds of wall time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoTimings {
+    /// Reading every key the batches' access lists name, all readers together.
+    pub read_ns: u64,
+    /// Joining the values read with the access lists into the blocks' bases.
+    pub build_ns: u64,
+    /// The part of reading and building that the timed window waited for: all of it when
+    /// each batch is read before it runs, only what was not hidden behind the previous
+    /// batch's execution when pipelined.
+    pub exposed_ns: u64,
+}
+
+/// How a pass reads its state when it is not the dump's in memory.
+pub struct PassIo<'s> {
+    /// One reader per I/O thread.
+    pub readers: &'s mut [Box<dyn StateSource>],
+    /// Read batch `k + 1` while batch `k` executes (else each batch is read right before
+    /// it runs).
+    pub pipelined: bool,
+}
+
+impl std::fmt::Debug for PassIo<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PassIo")
+            .field("readers", &self.readers.len())
+            .field("pipelined", &self.pipelined)
+            .finish()
+    }
+}
+
+/// A pass's state read from a source: each block's base once read, and the readers.
+struct IoState<'s> {
+    bases: Vec<OnceLock<PreStateDb>>,
+    readers: Mutex<&'s mut [Box<dyn StateSource>]>,
+    pipelined: bool,
+    timings: Mutex<IoTimings>,
 }
 
 /// Outputs of every item of a run, for verification.
@@ -151,7 +145,7 @@ type BatchSink<'s> = dyn FnMut(
 /// Workers busy-wait at the barrier for up to [`WORKER_SPIN`] when each has a core of its
 /// own, so a release reaches them without a kernel wake-up inside the timed window; the
 /// coordinator always sleeps (its wait spans the batch, where a core is a worker's).
-struct Shared<'r> {
+struct Shared<'r, 's> {
     replay: &'r Replay,
     config: &'r RunConfig,
     /// Item ranges of the batches.
@@ -167,13 +161,16 @@ struct Shared<'r> {
     handed: &'r Mutex<Vec<Done>>,
     /// Set by the coordinator when a batch diverged: the run ends at the next *go*.
     stop: &'r AtomicBool,
+    /// With a state source: the blocks' bases as this pass read them (each batch's set
+    /// before its *go*).
+    io: Option<&'r IoState<'s>>,
     /// When the timed window opened (set before the first *go*): items' and batches'
     /// start times are offsets from it on the wall clock (the pauses between batches, where
     /// outputs are verified, included).
     epoch: &'r OnceLock<Instant>,
 }
 
-impl Shared<'_> {
+impl Shared<'_, '_> {
     /// One worker: list scheduling over the shared cursors, following the barrier
     /// protocol above. Returns its busy time.
     fn worker(&self, id: u32) -> u64 {
@@ -207,6 +204,54 @@ impl Shared<'_> {
         busy
     }
 
+    /// Read batch `b`'s state into the pass's bases (with a state source; nothing
+    /// otherwise), recording the time it took; returns that time.
+    fn prefetch(&self, b: usize) -> Result<u64, crate::Divergence> {
+        let Some(io) = self.io else { return Ok(0) };
+        let Some(range) = self.batches.get(b).filter(|r| !r.is_empty()) else {
+            return Ok(0);
+        };
+        let items = &self.replay.items;
+        let blocks = items[range.start].block as usize..items[range.end - 1].block as usize + 1;
+        let start = Instant::now();
+        let mut readers = io
+            .readers
+            .lock()
+            .expect("no reader panics holding the lock");
+        let fetched = self
+            .replay
+            .prefetch_bases(blocks.clone(), &mut readers)
+            .map_err(|e| {
+                crate::Divergence::from(ExecError {
+                    block: self.replay.blocks[blocks.start].header.number,
+                    item: items[range.start].kind,
+                    failure: crate::ExecFailure::Read(e),
+                })
+            })?;
+        for (b, base) in blocks.zip(fetched.bases) {
+            // A block split over two batches is read once.
+            let _ = io.bases[b].set(base);
+        }
+        let ns = start.elapsed().as_nanos() as u64;
+        let mut t = io
+            .timings
+            .lock()
+            .expect("no reader panics holding the lock");
+        t.read_ns += fetched.read_ns;
+        t.build_ns += fetched.build_ns;
+        Ok(ns)
+    }
+
+    /// Charge `ns` of reading to the timed window (it was not hidden).
+    fn exposed(&self, ns: u64) {
+        if let Some(io) = self.io {
+            io.timings
+                .lock()
+                .expect("no reader panics holding the lock")
+                .exposed_ns += ns;
+        }
+    }
+
     /// Items in the largest batch.
     fn largest_batch(&self) -> usize {
         self.batches.iter().map(|r| r.len()).max().unwrap_or(0)
@@ -225,8 +270,15 @@ impl Shared<'_> {
         Self: 'r,
     {
         let replay: &'r Replay = self.replay;
+        let item = &replay.items[index];
+        let base = match self.io {
+            Some(io) => io.bases[item.block as usize]
+                .get()
+                .expect("a batch's bases are read before its go"),
+            None => &replay.blocks[item.block as usize].base,
+        };
         let start = Instant::now();
-        let output = replay.execute_item_with(executor, &replay.items[index], self.config.work());
+        let output = replay.execute_item_on(executor, item, self.config.work(), base);
         let ns = start.elapsed().as_nanos() as u64;
         let epoch = *self.epoch.get().expect("the window opened before any item");
         done.push(Done {
@@ -279,7 +331,8 @@ impl Shared<'_> {
         let mut timings = self.empty_timings();
         let mut result = Ok(());
         let epoch = *self.epoch.get_or_init(Instant::now);
-        for range in self.batches {
+        let pipelined = self.io.is_some_and(|io| io.pipelined);
+        for (b, range) in self.batches.iter().enumerate() {
             // The scheduler's ordering is in the window, before the batch's own time.
             let ordering = Instant::now();
             scheduler.order(&replay.items[range.clone()], &mut order);
@@ -287,13 +340,54 @@ impl Shared<'_> {
             timings.wall_ns += start.duration_since(ordering).as_nanos() as u64;
             let start_ns = start.duration_since(epoch).as_nanos() as u64;
             timings.batch_start_ns.push(start_ns);
-            for &pos in &order {
-                busy += self.execute_timed(&mut executor, range.start + pos as usize, 0, &mut done);
+            // The batch's state, read now unless the previous batch's pipelined read did.
+            if !pipelined || b == 0 {
+                match self.prefetch(b) {
+                    Ok(ns) => self.exposed(ns),
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
             }
-            let ns = batch_wall_ns(start_ns, &done);
+            let mut next_read = None;
+            if pipelined && b + 1 < self.batches.len() {
+                // The next batch's state is read on a second thread while this one runs.
+                std::thread::scope(|scope| {
+                    let reading = scope.spawn(|| (self.prefetch(b + 1), Instant::now()));
+                    for &pos in &order {
+                        busy += self.execute_timed(
+                            &mut executor,
+                            range.start + pos as usize,
+                            0,
+                            &mut done,
+                        );
+                    }
+                    next_read = Some(reading.join().expect("the reading thread panicked"));
+                });
+            } else {
+                for &pos in &order {
+                    busy +=
+                        self.execute_timed(&mut executor, range.start + pos as usize, 0, &mut done);
+                }
+            }
+            let mut ns = batch_wall_ns(start_ns, &done);
+            if let Some((_, end)) = &next_read {
+                // A read that outlasts the batch holds up the next one: in the window.
+                let read = end.duration_since(start).as_nanos() as u64;
+                if read > ns {
+                    self.exposed(read - ns);
+                    ns = read;
+                }
+            }
             timings.batch_wall_ns.push(ns);
             timings.wall_ns += ns;
             result = self.sink_batch(range, &mut done, &mut timings, sink);
+            if let Some((Err(e), _)) = next_read
+                && result.is_ok()
+            {
+                result = Err(e);
+            }
             if result.is_err() {
                 break;
             }
@@ -335,14 +429,34 @@ impl Shared<'_> {
         self.orders.set(all_orders).expect("orders are set once");
         timings.wall_ns = start.elapsed().as_nanos() as u64;
         let mut result = Ok(());
-        for range in self.batches {
+        let pipelined = self.io.is_some_and(|io| io.pipelined);
+        let mut pending = None;
+        for (b, range) in self.batches.iter().enumerate() {
             let start = Instant::now();
             timings
                 .batch_start_ns
                 .push(start.duration_since(epoch).as_nanos() as u64);
+            // The batch's state, read now unless the previous batch's pipelined read did.
+            if (!pipelined || b == 0) && !self.stop.load(Ordering::Relaxed) {
+                match self.prefetch(b) {
+                    Ok(ns) => self.exposed(ns),
+                    Err(e) => {
+                        result = Err(e);
+                        self.stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
             self.barrier.wait(Spin::NONE); // 2. go
             if self.stop.load(Ordering::Relaxed) {
                 break;
+            }
+            // Pipelined: the coordinator reads the next batch's state while this one runs.
+            let mut read_end = None;
+            if pipelined && b + 1 < self.batches.len() {
+                match self.prefetch(b + 1) {
+                    Ok(_) => read_end = Some(Instant::now()),
+                    Err(e) => pending = Some(e),
+                }
             }
             self.barrier.wait(Spin::NONE); // handed
             let mut done = std::mem::take(
@@ -351,10 +465,23 @@ impl Shared<'_> {
                     .lock()
                     .expect("no worker panics holding the lock"),
             );
-            let ns = batch_wall_ns(start.duration_since(epoch).as_nanos() as u64, &done);
+            let mut ns = batch_wall_ns(start.duration_since(epoch).as_nanos() as u64, &done);
+            if let Some(end) = read_end {
+                // A read that outlasts the batch holds up the next one: in the window.
+                let read = end.duration_since(start).as_nanos() as u64;
+                if read > ns {
+                    self.exposed(read - ns);
+                    ns = read;
+                }
+            }
             timings.batch_wall_ns.push(ns);
             timings.wall_ns += ns;
             result = self.sink_batch(range, &mut done, &mut timings, sink);
+            if let Some(e) = pending.take()
+                && result.is_ok()
+            {
+                result = Err(e);
+            }
             if result.is_err() {
                 self.stop.store(true, Ordering::Relaxed);
             }
@@ -373,7 +500,7 @@ impl Replay {
     /// batch's outputs at a time).
     pub fn run_parallel(&self, config: &RunConfig) -> (RunTimings, RunOutputs) {
         let mut outputs: RunOutputs = Vec::with_capacity(self.items.len());
-        let (timings, result) = self.run_with_sink(config, &mut |_, batch| {
+        let (timings, result) = self.run_with_sink(config, None, &mut |_, batch| {
             outputs.extend(batch);
             Ok(())
         });
@@ -390,7 +517,20 @@ impl Replay {
         config: &RunConfig,
         verify: bool,
     ) -> Result<RunTimings, crate::Divergence> {
-        let (timings, result) = self.run_with_sink(config, &mut |range, batch| {
+        self.run_verified_io(config, verify, None)
+    }
+
+    /// [`Replay::run_verified`] with the state read from a source inside the timed window
+    /// (`io`): before each batch runs, or, pipelined, while the batch before it runs
+    /// ([`PassIo`]); [`RunTimings::io`] says what the reads took. `None`: the dump's state
+    /// in memory, as [`Replay::run_verified`].
+    pub fn run_verified_io(
+        &self,
+        config: &RunConfig,
+        verify: bool,
+        io: Option<PassIo<'_>>,
+    ) -> Result<RunTimings, crate::Divergence> {
+        let (timings, result) = self.run_with_sink(config, io, &mut |range, batch| {
             if verify {
                 self.verify_items(range, &batch, config.receipts)
             } else {
@@ -403,8 +543,15 @@ impl Replay {
     fn run_with_sink(
         &self,
         config: &RunConfig,
+        io: Option<PassIo<'_>>,
         sink: &mut BatchSink<'_>,
     ) -> (RunTimings, Result<(), crate::Divergence>) {
+        let io = io.map(|io| IoState {
+            bases: (0..self.blocks.len()).map(|_| OnceLock::new()).collect(),
+            readers: Mutex::new(io.readers),
+            pipelined: io.pipelined,
+            timings: Mutex::new(IoTimings::default()),
+        });
         let threads = config.threads.max(1);
         let batches = self.batches(config.batch);
         let cursors: Vec<AtomicUsize> = batches.iter().map(|_| AtomicUsize::new(0)).collect();
@@ -418,7 +565,7 @@ impl Replay {
         let handed = Mutex::new(Vec::new());
         let stop = AtomicBool::new(false);
         let epoch = OnceLock::new();
-        let scheduler = config.scheduler.scheduler();
+        let scheduler = scheduler(config.scheduler);
         let shared = Shared {
             replay: self,
             config,
@@ -430,6 +577,7 @@ impl Replay {
             handed: &handed,
             stop: &stop,
             epoch: &epoch,
+            io: io.as_ref(),
         };
 
         let (mut timings, result) = if threads == 1 {
@@ -450,6 +598,12 @@ impl Replay {
                 (timings, result)
             })
         };
+        if let Some(io) = io {
+            timings.io = io
+                .timings
+                .into_inner()
+                .expect("no reader panics holding the lock");
+        }
         timings.batches = batches;
         (timings, result)
     }
@@ -461,11 +615,20 @@ impl Replay {
         &self,
         work: TimedWork,
     ) -> (RunTimings, Result<SequentialOutputs, ExecError>) {
+        self.sequential_timed(work, |replay, on_tx| replay.execute_sequential(work, on_tx))
+    }
+
+    /// Time the sequential loop `run` (the in-memory or the on-demand one).
+    fn sequential_timed(
+        &self,
+        work: TimedWork,
+        run: impl FnOnce(&Self, &mut dyn FnMut(SequentialTx)) -> Result<(), ExecError>,
+    ) -> (RunTimings, Result<SequentialOutputs, ExecError>) {
         let mut item_ns = vec![0u64; self.items.len()];
         let mut txs = Vec::with_capacity(self.transaction_count());
         let mut receipts = Vec::with_capacity(if work.receipts { txs.capacity() } else { 0 });
         let start = Instant::now();
-        let r = self.execute_sequential(work, |done: SequentialTx| {
+        let r = run(self, &mut |done: SequentialTx| {
             item_ns[self.block_items(done.block).start + 1 + done.tx] = done.nanos;
             txs.push(done.result);
             receipts.extend(done.receipt);
@@ -481,6 +644,21 @@ impl Replay {
             ..Default::default()
         };
         (timings, r.map(|()| SequentialOutputs { txs, receipts }))
+    }
+}
+
+impl Replay {
+    /// [`Replay::run_sequential`] with the state read from `source` on demand inside the
+    /// timed window: the client loop without an access list reads each account, slot and
+    /// code the first time its `State` needs it.
+    pub fn run_sequential_on(
+        &self,
+        work: TimedWork,
+        source: &mut dyn StateSource,
+    ) -> (RunTimings, Result<SequentialOutputs, ExecError>) {
+        self.sequential_timed(work, |replay, on_tx| {
+            replay.execute_sequential_on(work, &mut *source, on_tx)
+        })
     }
 }
 

@@ -4,7 +4,7 @@
 //! each free worker takes the next item. A scheduler only chooses the order.
 
 use crate::replay::WorkItem;
-use std::{fmt, str::FromStr};
+use gigagas_grid::SchedulerKind;
 
 /// Orders the items of one batch.
 pub trait Scheduler: Send + Sync {
@@ -51,70 +51,12 @@ impl Scheduler for GasLimit {
     }
 }
 
-/// The schedulers by name, for the command line and result rows.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum SchedulerKind {
-    /// [`Ols`].
-    Ols,
-    /// [`GasUsed`].
-    GasUsed,
-    /// [`GasLimit`].
-    GasLimit,
-}
-
-impl SchedulerKind {
-    /// All schedulers.
-    pub const ALL: [SchedulerKind; 3] = [
-        SchedulerKind::Ols,
-        SchedulerKind::GasUsed,
-        SchedulerKind::GasLimit,
-    ];
-
-    /// The scheduler itself.
-    pub fn scheduler(self) -> &'static dyn Scheduler {
-        match self {
-            SchedulerKind::Ols => &Ols,
-            SchedulerKind::GasUsed => &GasUsed,
-            SchedulerKind::GasLimit => &GasLimit,
-        }
-    }
-
-    /// Command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            SchedulerKind::Ols => "ols",
-            SchedulerKind::GasUsed => "gas-used",
-            SchedulerKind::GasLimit => "gas-limit",
-        }
-    }
-}
-
-impl fmt::Display for SchedulerKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A scheduler name that is none of [`SchedulerKind::ALL`]'s.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scheduler `{name}` (expected ols, gas-used or gas-limit)")]
-pub struct UnknownScheduler {
-    /// The name given.
-    pub name: String,
-}
-
-impl FromStr for SchedulerKind {
-    type Err = UnknownScheduler;
-    fn from_str(s: &str) -> Result<Self, UnknownScheduler> {
-        SchedulerKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| UnknownScheduler {
-                name: s.to_string(),
-            })
+/// The ordering of a scheduler named in a grid point.
+pub fn scheduler(kind: SchedulerKind) -> &'static dyn Scheduler {
+    match kind {
+        SchedulerKind::Ols => &Ols,
+        SchedulerKind::GasUsed => &GasUsed,
+        SchedulerKind::GasLimit => &GasLimit,
     }
 }
 

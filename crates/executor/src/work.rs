@@ -8,7 +8,7 @@
 //!   commits them to its revm `State`, the replay returns them for verification;
 //! - **per block**: the system calls (EIP-2935, EIP-4788, EIP-7002/7251), the block and
 //!   ommer rewards and the withdrawals;
-//! - **optionally** ([`TimedWork`]): each transaction's sender recovered from its
+//! - **optionally** ([`gigagas_grid::TimedWork`]): each transaction's sender recovered from its
 //!   signature, and each transaction's receipt built with its logs bloom
 //!   ([`tx_receipt`], the one function both paths call) — what a client needs to check the
 //!   header's `receiptsRoot`.
@@ -20,37 +20,6 @@
 
 use alloy_consensus::{Eip658Value, Receipt, ReceiptEnvelope, TxType};
 use alloy_primitives::Log;
-
-/// One-line wording of the timed work without options (the results' `timed_work` field
-/// starts with it; [`TimedWork::describe`] adds the options).
-pub const TIMED_WORK: &str = "per transaction: execute it and produce its state changes \
-(sequential: committed to its State; replay: returned for verification); per block: system \
-calls, rewards and withdrawals";
-
-/// The optional steps of the timed work, the same on the sequential loop and the replay.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
-pub struct TimedWork {
-    /// Recover each sender from its signature instead of taking it from the dump.
-    pub recover_senders: bool,
-    /// Build each transaction's receipt with its logs bloom ([`tx_receipt`]).
-    pub receipts: bool,
-}
-
-impl TimedWork {
-    /// The timed work in words: [`TIMED_WORK`] and the options that are on.
-    pub fn describe(&self) -> String {
-        let mut s = String::from(TIMED_WORK);
-        if self.recover_senders {
-            s.push_str("; + sender recovery from the signature");
-        }
-        if self.receipts {
-            s.push_str("; + a receipt with its logs bloom per transaction");
-        }
-        s
-    }
-}
 
 /// A transaction's receipt with its logs bloom, as a client builds it to check
 /// `receiptsRoot` (the same receipt alloy-evm's `AlloyReceiptBuilder` builds). The one
@@ -96,17 +65,5 @@ mod tests {
         assert_ne!(bloom, Bloom::ZERO);
         assert_eq!(r.cumulative_gas_used(), 21_000);
         assert!(matches!(r, ReceiptEnvelope::Eip1559(_)));
-    }
-
-    #[test]
-    fn the_description_names_every_option_on() {
-        let plain = TimedWork::default().describe();
-        assert_eq!(plain, TIMED_WORK);
-        let both = TimedWork {
-            recover_senders: true,
-            receipts: true,
-        }
-        .describe();
-        assert!(both.contains("sender recovery") && both.contains("logs bloom"));
     }
 }

@@ -6,7 +6,7 @@
 use alloy_hardforks::EthereumHardfork;
 use anyhow::{Result, bail};
 use clap::Parser;
-use gigagas_executor::SchedulerKind;
+use gigagas_grid::SchedulerKind;
 use gigagas_report::{SweepResults, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::{
@@ -81,7 +81,7 @@ enum Subcommand {
     /// Make a dump by executing a synthetic workload from a fresh genesis.
     ///
     /// Deterministic: the same profile, seed, block count, gas and fork give a
-    /// byte-identical file. The embedded default dump is
+    /// byte-identical file. The committed synthetic dump is
     /// `gigagas generate --profile mainnet-like --blocks 100 --seed 1 -o dumps/mainnet-like.gigagas`.
     Generate(crate::cmd_generate::GenerateArgs),
     /// Replay dumps in parallel on their block access lists, verify them, and print throughput.
@@ -268,13 +268,13 @@ pub(crate) fn progress_bar(len: u64, what: &str) -> ProgressBar {
     bar
 }
 
-/// A progress bar fed in the report crate's work units ([`gigagas_report::Progress`]).
+/// A progress bar fed in the report crate's work units ([`gigagas_bench::Progress`]).
 pub(crate) struct Bar {
     bar: ProgressBar,
 }
 
 impl Bar {
-    /// A bar labelled `what`, its length set by [`gigagas_report::Progress::total`].
+    /// A bar labelled `what`, its length set by [`gigagas_bench::Progress::total`].
     pub(crate) fn new(what: &str) -> Self {
         Self {
             bar: progress_bar(1, what),
@@ -287,7 +287,7 @@ impl Bar {
     }
 }
 
-impl gigagas_report::Progress for Bar {
+impl gigagas_bench::Progress for Bar {
     fn total(&mut self, units: u64) {
         self.bar.set_length(units.max(1));
     }

@@ -1,20 +1,18 @@
 //! `gigagas run`: parse the arguments into a grid over dumps, hand it to
-//! `gigagas-report` (the same path `gigagas sweep` takes), print the rows.
+//! `gigagas-bench` (the same path `gigagas sweep` takes), print the rows.
 
 use crate::cli::{
     Bar, Command, SchedulerChoice, commit, dump_or_default, fail_on_failures, print_results,
     schedulers,
 };
 use anyhow::{Context, Result, anyhow, bail};
-use gigagas_report::{
+use gigagas_bench::{
     NonEmpty, Plan, PlanError, SuiteDump, SweepOptions,
     config::MAX_THREADS,
-    folder,
-    machine::MachineInfo,
-    output,
     plan::{self, MinSample},
     run_grid,
 };
+use gigagas_report::{folder, machine::MachineInfo, output};
 use std::path::PathBuf;
 
 /// Arguments of `gigagas run`.
@@ -44,11 +42,11 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value_t = 10)]
     pub repeats: usize,
     /// Seed of each round's order of points (recorded in the results).
-    #[arg(long, default_value_t = gigagas_executor::DEFAULT_ROUND_SEED)]
+    #[arg(long, default_value_t = gigagas_grid::DEFAULT_ROUND_SEED)]
     pub seed: u64,
     /// Minimum timed length of a measured sample, milliseconds: a dump that replays
     /// faster is replayed several times per sample (figures are per pass). 0: one pass.
-    #[arg(long, default_value_t = gigagas_executor::DEFAULT_MIN_SAMPLE_MS)]
+    #[arg(long, default_value_t = gigagas_grid::DEFAULT_MIN_SAMPLE_MS)]
     pub min_sample_ms: u64,
     /// Recover every sender from its signature inside the timed work (both paths).
     #[arg(long)]
@@ -95,7 +93,7 @@ fn suite_dumps(given: &[PathBuf]) -> Result<Vec<SuiteDump>> {
     let mut dumps = Vec::new();
     for p in given {
         if p.is_dir() {
-            let files = gigagas_report::config::dumps_in_folder(p)
+            let files = gigagas_bench::config::dumps_in_folder(p)
                 .with_context(|| format!("{}: cannot list the folder", p.display()))?;
             if files.is_empty() {
                 bail!("{}: no *.gigagas files in this folder", p.display());
@@ -213,7 +211,7 @@ impl Command for RunArgs {
             eprintln!("wrote {}", out.display());
         }
         if let Some(out) = &self.trace {
-            let trace = gigagas_report::trace::trace_file(results.trace.clone());
+            let trace = gigagas_bench::trace::trace_file(results.trace.clone());
             output::write_atomic(out, trace.to_string().as_bytes())?;
             eprintln!("wrote {} (open in https://ui.perfetto.dev)", out.display());
         }
@@ -286,7 +284,7 @@ mod tests {
         ];
         lines.retain(|l| !l.starts_with(&format!("{key} =")));
         lines.push(line);
-        gigagas_report::SweepConfig::parse(&lines.join("\n"), std::path::Path::new("c.toml"))
+        gigagas_bench::config::parse(&lines.join("\n"), std::path::Path::new("c.toml"))
             .unwrap_err()
             .to_string()
     }
@@ -333,7 +331,7 @@ mod tests {
         assert_eq!(plan.baselines().len(), 1);
         assert!(plan.collapse_single_transaction_blocks && plan.verify);
         let plan = plan_of(&["--scheduler", "ols,all", "--sequential"]).unwrap();
-        assert_eq!(&*plan.schedulers, &gigagas_executor::SchedulerKind::ALL);
+        assert_eq!(&*plan.schedulers, &gigagas_grid::SchedulerKind::ALL);
         assert!(plan.points(2).is_empty() && !plan.collapse_single_transaction_blocks);
     }
 }

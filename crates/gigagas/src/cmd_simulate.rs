@@ -1,19 +1,19 @@
 //! `gigagas simulate`: profile a dump on one thread and project it onto N virtual
-//! workers (logic in `gigagas-report`'s simulator).
+//! workers (logic in `gigagas-bench`'s simulator).
 
 use crate::{
     cli::{Bar, Command, SchedulerChoice, commit, schedulers},
     cmd_run::flag_error,
 };
 use anyhow::{Result, anyhow};
-use gigagas_executor::Repetition;
-use gigagas_report::{
-    MachineInfo, NonEmpty, Progress, ReportError, SimulatePlan, SimulationReport,
+use gigagas_bench::{
+    BenchError, NonEmpty, Progress, SimulatePlan,
     config::{MAX_THREADS, MAX_VIRTUAL_WORKERS},
-    output,
     plan::{self, ItemSlowdown},
-    simulate, table,
+    simulate,
 };
+use gigagas_grid::Repetition;
+use gigagas_report::{MachineInfo, SimulationReport, output, table};
 use std::path::PathBuf;
 
 /// Arguments of `gigagas simulate`.
@@ -28,7 +28,8 @@ use std::path::PathBuf;
 /// Example: gigagas simulate --threads 16,64,192 --batch 1,50 --scheduler all
 #[derive(Debug, clap::Args)]
 pub(crate) struct SimulateArgs {
-    /// The dump (default: the embedded mainnet-like dump).
+    /// The dump (default: dumps/mainnet.gigagas, 42 real mainnet blocks, found from the
+    /// current folder up, then beside the binary).
     pub dump: Option<PathBuf>,
     /// Virtual worker counts to project.
     #[arg(long, value_delimiter = ',', default_values_t = vec![1usize, 2, 4, 8, 16, 32, 64, 128, 192])]
@@ -101,7 +102,7 @@ impl Command for SimulateArgs {
             output::check_not_inputs(std::slice::from_ref(&path), &[("--json", json.clone())])?;
             output::prepare_output_file(json, false)?;
         }
-        let (replay, record) = gigagas_report::sweep::load_replay(&path)?;
+        let (replay, record) = gigagas_bench::sweep::load_replay(&path)?;
         let machine = MachineInfo::detect(commit());
         eprintln!(
             "{}: {} blocks, {} txs, {:.3} Ggas; {} on {} cores",
@@ -133,7 +134,7 @@ impl Command for SimulateArgs {
                 bar.advance(units(c.threads))
             });
         bar.finish();
-        let (profile, mut measure) = measured.map_err(|d| ReportError::Dump {
+        let (profile, mut measure) = measured.map_err(|d| BenchError::Dump {
             path: path.clone(),
             source: d.into(),
         })?;

@@ -1,15 +1,13 @@
 //! `gigagas sweep`: load a sweep config into its plan, run it, write the results folder
-//! (logic in `gigagas-report`).
+//! (logic in `gigagas-bench`).
 
 use crate::{
     cli::{Bar, Command, commit, fail_on_failures, print_results},
     cmd_run::flag_error,
 };
 use anyhow::Result;
-use gigagas_report::{
-    SweepConfig, SweepOptions, folder, machine::MachineInfo, output, plan::MinSample, run_sweep,
-    table,
-};
+use gigagas_bench::{SweepOptions, plan::MinSample, run_sweep};
+use gigagas_report::{folder, machine::MachineInfo, output, table};
 use std::path::PathBuf;
 
 /// Arguments of `gigagas sweep`.
@@ -47,13 +45,13 @@ pub(crate) struct SweepArgs {
 
 impl Command for SweepArgs {
     fn execute(self) -> Result<()> {
-        let mut sweep = SweepConfig::load(&self.config)?;
+        let mut sweep = gigagas_bench::load(&self.config)?;
         let plan = &mut sweep.plan;
         if let Some(w) = self.warmup {
             plan.warmup = w;
         }
         if let Some(r) = self.repeats {
-            plan.repeats = gigagas_report::plan::repeats(r).map_err(flag_error("--repeats"))?;
+            plan.repeats = gigagas_bench::plan::repeats(r).map_err(flag_error("--repeats"))?;
         }
         if let Some(ms) = self.min_sample_ms {
             plan.min_sample = MinSample::from_ms(ms).map_err(flag_error("--min-sample-ms"))?;

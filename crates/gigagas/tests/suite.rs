@@ -143,7 +143,7 @@ fn a_folder_of_fixture_dumps_runs_as_one_suite() {
         dumps.len()
     );
     assert_eq!(printed("| sequential |"), 1, "the suite total line");
-    assert_eq!(printed("| BAL 1t ols |"), 1, "the suite total line");
+    assert_eq!(printed("| BAL 1t b1 ols |"), 1, "the suite total line");
 
     // A corrupted copy of one dump fails its own row only, and the exit code.
     let bad = dir.join("zz-corrupted.gigagas");

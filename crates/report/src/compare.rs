@@ -10,10 +10,10 @@
 
 use crate::{
     error::ReportError,
-    results::{Mode, ResultRow, SweepResults},
+    results::{ResultRow, SweepResults},
     table::escape_name,
 };
-use gigagas_executor::SchedulerKind;
+use gigagas_grid::Point;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::{fmt, fmt::Write, path::Path};
@@ -81,61 +81,6 @@ pub enum CompareError {
     /// A noise floor or regression threshold outside `[0, 1)`.
     #[error("threshold {0} is not a fraction in [0, 1) (a percentage 0 ≤ PCT < 100)")]
     InvalidThreshold(f64),
-}
-
-/// A grid point: everything that names a row of a dump besides the dump itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Point {
-    /// Sequential baseline or parallel replay.
-    pub mode: Mode,
-    /// Worker threads.
-    pub threads: usize,
-    /// Blocks per mega-block.
-    pub batch: usize,
-    /// Scheduler (`None` for the sequential baseline).
-    pub scheduler: Option<SchedulerKind>,
-    /// Senders recovered inside the timed work.
-    pub recover_senders: bool,
-    /// Receipts built inside the timed work.
-    pub receipts: bool,
-}
-
-impl Point {
-    /// The point of a row.
-    pub fn of(row: &ResultRow) -> Self {
-        Self {
-            mode: row.mode,
-            threads: row.threads,
-            batch: row.batch,
-            scheduler: row.scheduler,
-            recover_senders: row.recover_senders,
-            receipts: row.receipts,
-        }
-    }
-}
-
-impl fmt::Display for Point {
-    /// `sequential`, `BAL 2t b50 ols`, with `+senders` / `+receipts` when inside the
-    /// timed work.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.mode {
-            Mode::Sequential => f.write_str("sequential")?,
-            Mode::BalParallel => write!(
-                f,
-                "BAL {}t b{} {}",
-                self.threads,
-                self.batch,
-                self.scheduler.map_or("-", |s| s.name())
-            )?,
-        }
-        if self.recover_senders {
-            f.write_str(" +senders")?;
-        }
-        if self.receipts {
-            f.write_str(" +receipts")?;
-        }
-        Ok(())
-    }
 }
 
 /// What the interval says about a point.
@@ -324,7 +269,7 @@ impl Comparison {
                 });
             }
         }
-        let key = |r: &ResultRow| (r.dump.clone(), r.dump_checksum.clone(), Point::of(r));
+        let key = |r: &ResultRow| (r.dump.clone(), r.dump_checksum.clone(), r.point());
         let find = |rows: &'_ [ResultRow], k: &(String, String, Point)| {
             rows.iter().position(|r| key(r) == *k)
         };
@@ -388,7 +333,7 @@ impl Comparison {
             if s.is_empty() {
                 Err(CompareError::NoSamples {
                     dump: escape_name(&row.dump).into_owned(),
-                    point: Point::of(row),
+                    point: row.point(),
                     side,
                 })
             } else {
@@ -401,7 +346,7 @@ impl Comparison {
         let new_g = median_of(&mut b.clone());
         Ok(PointComparison {
             dump: old.dump.clone(),
-            point: Point::of(old),
+            point: old.point(),
             old_mgas_per_s: old_g * 1e3,
             new_mgas_per_s: new_g * 1e3,
             samples: (a.len(), b.len()),

@@ -9,7 +9,7 @@ use crate::{
     results::{Mode, ResultRow, SweepResults},
     table::machine_tag,
 };
-use gigagas_executor::SchedulerKind;
+use gigagas_grid::SchedulerKind;
 use plotters::prelude::*;
 
 /// One rendered plot.

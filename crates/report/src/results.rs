@@ -1,11 +1,32 @@
 //! The results model: what `results.json` holds.
 
 use crate::{
-    config::SweepConfig, error::ReportError, machine::MachineInfo, simulate::SimulationReport,
+    error::ReportError,
+    machine::MachineInfo,
+    simulation::SimulationReport,
+    stats::{Interval, Summary},
 };
-use gigagas_executor::{Interval, SchedulerKind, Summary};
+use gigagas_grid::{Point, RunConfig, SchedulerKind, SweepConfig, TimedWork};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+/// The grid point that a row's (or a total's) flat fields name, as results.json stores them
+/// (`mode`, `threads`, `batch`, `scheduler`, `recover_senders`, `receipts`). A replay row
+/// always names its scheduler; one read from a file that does not is taken as `ols`.
+pub fn point_of(
+    mode: Mode,
+    threads: usize,
+    batch: usize,
+    scheduler: Option<SchedulerKind>,
+    work: TimedWork,
+) -> Point {
+    match mode {
+        Mode::Sequential => Point::Sequential(work),
+        Mode::BalParallel => Point::Bal(
+            RunConfig::new(threads, batch, scheduler.unwrap_or(SchedulerKind::Ols)).with_work(work),
+        ),
+    }
+}
 
 /// Version of the `results.json` layout; bumped on incompatible changes.
 pub const RESULTS_FORMAT: u32 = 1;
@@ -77,6 +98,10 @@ pub struct SuiteTotal {
     pub scheduler: Option<SchedulerKind>,
     /// Senders recovered inside the timed work.
     pub recover_senders: bool,
+    /// Receipts built inside the timed work (absent, so false, in results written before
+    /// totals recorded it).
+    #[serde(default)]
+    pub receipts: bool,
     /// Dumps summed.
     pub dumps: usize,
     /// Gas used by one pass over every dump.
@@ -92,40 +117,19 @@ pub struct SuiteTotal {
     pub geomean_interval: Option<Interval>,
 }
 
-/// A grid point apart from its dump: what a suite total adds up over (rows of different
-/// dumps at the same point make one [`SuiteTotal`]) and what names a column of the
-/// per-dump table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SuitePoint {
-    /// Sequential baseline or parallel replay.
-    pub mode: Mode,
-    /// Worker threads.
-    pub threads: usize,
-    /// Blocks per mega-block.
-    pub batch: usize,
-    /// Scheduler (`None` for the sequential baseline).
-    pub scheduler: Option<SchedulerKind>,
-    /// Senders recovered inside the timed work.
-    pub recover_senders: bool,
-}
-
-impl SuitePoint {
-    /// Scheduler name, `-` for the sequential baseline.
-    pub fn scheduler_name(&self) -> &'static str {
-        self.scheduler.map_or("-", |s| s.name())
-    }
-}
-
 impl SuiteTotal {
     /// The grid point this total adds up.
-    pub fn suite_point(&self) -> SuitePoint {
-        SuitePoint {
-            mode: self.mode,
-            threads: self.threads,
-            batch: self.batch,
-            scheduler: self.scheduler,
-            recover_senders: self.recover_senders,
-        }
+    pub fn point(&self) -> Point {
+        point_of(
+            self.mode,
+            self.threads,
+            self.batch,
+            self.scheduler,
+            TimedWork {
+                recover_senders: self.recover_senders,
+                receipts: self.receipts,
+            },
+        )
     }
 
     /// Total gas over total time, Mgas/s.
@@ -144,17 +148,18 @@ impl SuiteTotal {
 pub fn suite_totals(rows: &[ResultRow]) -> Vec<SuiteTotal> {
     let mut totals: Vec<(SuiteTotal, f64, usize)> = Vec::new();
     for r in rows {
-        let key = r.suite_point();
-        let at = match totals.iter().position(|(t, _, _)| t.suite_point() == key) {
+        let key = r.point();
+        let at = match totals.iter().position(|(t, _, _)| t.point() == key) {
             Some(i) => i,
             None => {
                 totals.push((
                     SuiteTotal {
-                        mode: key.mode,
-                        threads: key.threads,
-                        batch: key.batch,
-                        scheduler: key.scheduler,
-                        recover_senders: key.recover_senders,
+                        mode: r.mode,
+                        threads: r.threads,
+                        batch: r.batch,
+                        scheduler: r.scheduler,
+                        recover_senders: r.recover_senders,
+                        receipts: r.receipts,
                         dumps: 0,
                         total_gas: 0,
                         total_wall_s: 0.0,
@@ -191,14 +196,14 @@ pub fn suite_totals(rows: &[ResultRow]) -> Vec<SuiteTotal> {
 fn paired_geomean(rows: &[ResultRow], t: &SuiteTotal) -> Option<Interval> {
     let per_dump: Vec<Vec<f64>> = rows
         .iter()
-        .filter(|r| r.suite_point() == t.suite_point())
+        .filter(|r| r.point() == t.point())
         .filter_map(|r| {
             let base = rows.iter().find(|b| {
                 b.dump == r.dump
                     && b.mode == Mode::Sequential
                     && (b.recover_senders, b.receipts) == (r.recover_senders, r.receipts)
             })?;
-            Some(gigagas_executor::paired_ratios(&r.summary, &base.summary))
+            Some(crate::stats::paired_ratios(&r.summary, &base.summary))
         })
         .filter(|v| !v.is_empty())
         .collect();
@@ -209,7 +214,7 @@ fn paired_geomean(rows: &[ResultRow], t: &SuiteTotal) -> Option<Interval> {
             (logs / per_dump.len() as f64).exp()
         })
         .collect();
-    gigagas_executor::median_interval(&by_round)
+    crate::stats::median_interval(&by_round)
 }
 
 /// A dump a sweep ran on.
@@ -260,7 +265,7 @@ impl Drift {
             return None;
         }
         let third = g.len().div_ceil(3).min(g.len() / 2).max(1);
-        let median = |v: &[f64]| gigagas_executor::median_interval(v).map(|i| i.median);
+        let median = |v: &[f64]| crate::stats::median_interval(v).map(|i| i.median);
         let first = median(&g[..third])?;
         let last = median(&g[g.len() - third..])?;
         let change = last / first - 1.0;
@@ -289,10 +294,7 @@ impl Drift {
 /// `speedup_vs_sequential` is the paired median.
 pub fn pair_ratios(rows: &mut [ResultRow]) {
     let ratio = |num: &ResultRow, den: &ResultRow| {
-        gigagas_executor::median_interval(&gigagas_executor::paired_ratios(
-            &num.summary,
-            &den.summary,
-        ))
+        crate::stats::median_interval(&crate::stats::paired_ratios(&num.summary, &den.summary))
     };
     for i in 0..rows.len() {
         let r = &rows[i];
@@ -303,7 +305,7 @@ pub fn pair_ratios(rows: &mut [ResultRow]) {
         });
         let vs_seq = if r.mode == Mode::Sequential {
             // The baseline against itself.
-            base.map(|_| gigagas_executor::Interval {
+            base.map(|_| crate::stats::Interval {
                 median: 1.0,
                 lo: 1.0,
                 hi: 1.0,
@@ -372,7 +374,7 @@ pub struct ResultRow {
     /// Receipts with their logs blooms built inside the timed work (both paths).
     #[serde(default)]
     pub receipts: bool,
-    /// The timed work in words ([`gigagas_executor::TimedWork::describe`]): the same on
+    /// The timed work in words ([`gigagas_grid::TimedWork::describe`]): the same on
     /// the sequential and the replay rows.
     #[serde(default)]
     pub timed_work: String,
@@ -409,15 +411,19 @@ pub struct ResultRow {
 }
 
 impl ResultRow {
-    /// The grid point of this row apart from its dump: the suite total it counts in.
-    pub fn suite_point(&self) -> SuitePoint {
-        SuitePoint {
-            mode: self.mode,
-            threads: self.threads,
-            batch: self.batch,
-            scheduler: self.scheduler,
-            recover_senders: self.recover_senders,
-        }
+    /// The grid point of this row apart from its dump: the suite total it counts in, the
+    /// column it fills, the key `compare` matches rows by.
+    pub fn point(&self) -> Point {
+        point_of(
+            self.mode,
+            self.threads,
+            self.batch,
+            self.scheduler,
+            TimedWork {
+                recover_senders: self.recover_senders,
+                receipts: self.receipts,
+            },
+        )
     }
 
     /// Scheduler name, `-` for the sequential baseline.
@@ -475,7 +481,7 @@ impl SweepResults {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use gigagas_executor::Metrics;
+    use crate::stats::Metrics;
 
     pub(crate) fn metrics(wall_s: f64, gas: u64, threads: f64) -> Metrics {
         Metrics {
@@ -508,7 +514,7 @@ pub(crate) mod tests {
                 scheduler,
                 recover_senders: false,
                 receipts: false,
-                timed_work: gigagas_executor::TIMED_WORK.into(),
+                timed_work: gigagas_grid::TIMED_WORK.into(),
                 warmup: 1,
                 repeats: 3,
                 verified: true,
@@ -540,9 +546,8 @@ pub(crate) mod tests {
             description: "synthetic rows".into(),
             started_utc: "2025-01-01T00:00:00Z".into(),
             machine,
-            config: SweepConfig::parse(
+            config: toml::from_str(
                 "dumps=[\"d\"]\nthreads=[1,2,4]\nbatch=[1,50]\nschedulers=[\"ols\",\"gas-used\"]\nsequential=true\n",
-                Path::new("sample.toml"),
             )
             .unwrap(),
             dumps: vec![DumpRecord {

@@ -1,9 +1,10 @@
 //! `table.md` and the CSV files, from one machine's results or several merged.
 
 use crate::{
-    results::{Mode, ResultRow, SuitePoint, SweepResults},
-    simulate::SimulationReport,
+    results::{Mode, ResultRow, SweepResults},
+    simulation::SimulationReport,
 };
+use gigagas_grid::Point;
 use serde::{Serialize, Serializer};
 use std::{borrow::Cow, fmt::Write};
 
@@ -308,7 +309,7 @@ pub fn drift_lines(set: &SweepResults) -> String {
 /// A paired ratio as `1.84× [1.80–1.88]`; an interval that contains 1.0 (no difference
 /// shown at that confidence) is marked `≈`. A ratio without an interval (results written
 /// before intervals existed) prints bare; none prints `–`.
-pub fn ratio_cell(interval: Option<gigagas_executor::Interval>, bare: Option<f64>) -> String {
+pub fn ratio_cell(interval: Option<crate::stats::Interval>, bare: Option<f64>) -> String {
     match (interval, bare) {
         (Some(i), _) => format!(
             "{:.2}× [{:.2}–{:.2}]{}",
@@ -326,32 +327,6 @@ fn passes_cell(r: &ResultRow) -> String {
     match r.passes_range() {
         (lo, hi) if lo == hi => lo.to_string(),
         (lo, hi) => format!("{lo}–{hi}"),
-    }
-}
-
-/// The name of a grid point in column heads: `sequential`, `BAL 4t gas-used` (with the
-/// batch when the set has several, and the sender recovery when it varies).
-fn point_label(p: SuitePoint, set: &SweepResults) -> String {
-    let many_batches = set
-        .rows
-        .iter()
-        .any(|r| r.batch != p.batch && r.mode == Mode::BalParallel);
-    let senders = if set.rows.iter().any(|r| r.recover_senders) {
-        if p.recover_senders {
-            ", senders recovered"
-        } else {
-            ", senders given"
-        }
-    } else {
-        ""
-    };
-    let (threads, batch, scheduler) = (p.threads, p.batch, p.scheduler_name());
-    match p.mode {
-        Mode::Sequential => format!("sequential{senders}"),
-        Mode::BalParallel if many_batches => {
-            format!("BAL {threads}t {scheduler} b{batch}{senders}")
-        }
-        Mode::BalParallel => format!("BAL {threads}t {scheduler}{senders}"),
     }
 }
 
@@ -377,7 +352,7 @@ pub fn totals_table(set: &SweepResults) -> String {
         let _ = writeln!(
             out,
             "| {} | {} | {:.3} | {:.3} s | {:.0} | {} |",
-            point_label(t.suite_point(), set),
+            t.point(),
             t.dumps,
             t.total_gas as f64 / 1e9,
             t.total_wall_s,
@@ -410,13 +385,13 @@ pub fn per_dump_table(set: &SweepResults) -> String {
     if set.dumps.len() < 2 {
         return out;
     }
-    let mut columns: Vec<SuitePoint> = Vec::new();
+    let mut columns: Vec<Point> = Vec::new();
     for r in &set.rows {
-        if !columns.contains(&r.suite_point()) {
-            columns.push(r.suite_point());
+        if !columns.contains(&r.point()) {
+            columns.push(r.point());
         }
     }
-    let heads: Vec<String> = columns.iter().map(|&c| point_label(c, set)).collect();
+    let heads: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
     let _ = writeln!(out, "| dump | Mgas | {} |", heads.join(" | "));
     let _ = writeln!(out, "|---|---:|{}", "---:|".repeat(columns.len()));
     for d in &set.dumps {
@@ -425,9 +400,7 @@ pub fn per_dump_table(set: &SweepResults) -> String {
             .map(|c| {
                 set.rows
                     .iter()
-                    .find(|r| {
-                        r.dump_checksum == d.checksum && r.dump == d.name && r.suite_point() == *c
-                    })
+                    .find(|r| r.dump_checksum == d.checksum && r.dump == d.name && r.point() == *c)
                     .map(|r| match (r.mode, r.speedup_vs_sequential) {
                         (Mode::BalParallel, Some(s)) => format!("{:.0} ({s:.2}×)", r.mgas_per_s()),
                         _ => format!("{:.0}", r.mgas_per_s()),
@@ -449,7 +422,7 @@ pub fn per_dump_table(set: &SweepResults) -> String {
             .map(|c| {
                 set.totals
                     .iter()
-                    .find(|t| t.suite_point() == *c)
+                    .find(|t| t.point() == *c)
                     .map(
                         |t| match t.geomean_speedup.filter(|_| t.mode == Mode::BalParallel) {
                             Some(g) => format!("**{:.0}** (geomean {g:.2}×)", t.mgas_per_s()),
@@ -539,7 +512,7 @@ fn projection_table(out: &mut String, sim: &SimulationReport) {
     let mut threads: Vec<usize> = sim.projections.iter().map(|p| p.threads).collect();
     threads.sort_unstable();
     threads.dedup();
-    let mut keys: Vec<(usize, gigagas_executor::SchedulerKind)> = Vec::new();
+    let mut keys: Vec<(usize, gigagas_grid::SchedulerKind)> = Vec::new();
     for p in &sim.projections {
         if !keys.contains(&(p.batch, p.scheduler)) {
             keys.push((p.batch, p.scheduler));
@@ -872,7 +845,7 @@ pub fn render_csv(sets: &[SweepResults]) -> String {
         let (machine_cpu, machine_cores, commit) = machine_columns(s);
         s.rows.iter().map(move |r| {
             let m = &r.summary.median;
-            let gigagas_executor::TxTimes { p50, p99, max } = r.summary.tx_us;
+            let crate::stats::TxTimes { p50, p99, max } = r.summary.tx_us;
             let (passes_min, passes_max) = r.passes_range();
             ResultsCsvRow {
                 machine_cpu,
@@ -1083,7 +1056,7 @@ mod tests {
         assert_eq!(per_dump.lines().count(), 2 + 2 + 1, "{per_dump}");
         let head = per_dump.lines().next().unwrap();
         assert!(
-            head.contains("| sequential |") && head.contains("| BAL 1t ols b1 |"),
+            head.contains("| sequential |") && head.contains("| BAL 1t b1 ols |"),
             "{head}"
         );
         assert!(per_dump.contains("| **suite total** |"), "{per_dump}");

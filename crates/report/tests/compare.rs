@@ -191,7 +191,7 @@ fn nothing_in_common_is_refused_and_one_sided_points_are_listed() {
     assert_eq!(c.points.len(), base.rows.len() - 1);
     assert_eq!(c.only_in_old.len(), 1);
     assert_eq!(c.only_in_new.len(), 1);
-    assert_eq!(c.only_in_new[0].1.threads, 999);
+    assert_eq!(c.only_in_new[0].1.threads(), 999);
     let text = c.to_string();
     assert!(text.contains("only in OLD: mainnet, "), "{text}");
     assert!(text.contains("only in NEW: mainnet, BAL 999t"), "{text}");

@@ -8,37 +8,9 @@
 //! figures are per pass (its windows' sums divided by the passes). A *repeat* is one
 //! measured sample; the summary takes the median repeat.
 
-use crate::{
-    ItemKind,
-    replay::Replay,
-    run::{RunConfig, RunTimings},
-    stats::{Metrics, Summary},
-    verify::Divergence,
-    work::TimedWork,
-};
-
-/// The minimum timed length of a measured sample that the command line and sweep configs
-/// default to, milliseconds.
-pub const DEFAULT_MIN_SAMPLE_MS: u64 = 100;
-
-/// Upper bound on the passes of one sample, so a degenerate dump (no work at all) still
-/// ends.
-pub const MAX_PASSES_PER_SAMPLE: u32 = 1_000_000;
-
-/// How many runs a point gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Repetition {
-    /// Warm-up passes first: one pass each, verified, not in the summary.
-    pub warmup: usize,
-    /// Measured samples that enter the summary.
-    pub repeats: usize,
-    /// Verify every pass (off only to measure verification's cost).
-    pub verify: bool,
-    /// Minimum summed timed length of the passes of one measured sample, nanoseconds
-    /// (0: one pass per sample).
-    #[serde(default)]
-    pub min_sample_ns: u64,
-}
+use gigagas_executor::{Divergence, ItemKind, Replay, RunTimings};
+use gigagas_grid::{MAX_PASSES_PER_SAMPLE, Point, Repetition};
+use gigagas_report::stats::{Metrics, Summary, tx_histogram};
 
 /// The measured samples of one grid point.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,22 +63,31 @@ impl PassSum {
     }
 }
 
-/// One point of a benchmark: the sequential baseline or a replay configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BenchPoint {
-    /// The sequential client loop with this timed work.
-    Sequential(TimedWork),
-    /// The BAL replay with this configuration.
-    Parallel(RunConfig),
-}
-
-impl BenchPoint {
-    /// Worker threads of the point (1 for the sequential loop).
-    pub fn threads(&self) -> usize {
-        match self {
-            Self::Sequential(_) => 1,
-            Self::Parallel(c) => c.threads,
-        }
+/// The figures of a pass on `threads` workers: throughput from the dump's gas, the
+/// longest-transaction latency and critical-path bound from the batches' item times,
+/// utilisation from the workers' busy time.
+pub fn metrics_of(replay: &Replay, timings: &RunTimings, threads: usize) -> Metrics {
+    let threads = threads.max(1) as f64;
+    let mut longest = 0u64;
+    let mut bound = 0f64;
+    for range in &timings.batches {
+        let items = &timings.item_ns[range.clone()];
+        let max = items.iter().copied().max().unwrap_or(0);
+        let sum: u64 = items.iter().sum();
+        longest += max;
+        bound += (max as f64).max(sum as f64 / threads);
+    }
+    let wall_s = timings.wall_ns as f64 / 1e9;
+    let work: u64 = timings.item_ns.iter().sum();
+    let busy: u64 = timings.worker_busy_ns.iter().sum();
+    Metrics {
+        wall_s,
+        ggas_per_s: replay.total_gas() as f64 / timings.wall_ns.max(1) as f64,
+        longest_tx_s: longest as f64 / 1e9,
+        bound_s: bound / 1e9,
+        efficiency: bound / timings.wall_ns.max(1) as f64,
+        work_s: work as f64 / 1e9,
+        utilisation: busy as f64 / (timings.wall_ns.max(1) as f64 * threads),
     }
 }
 
@@ -121,9 +102,6 @@ pub fn round_order(points: usize, round: usize, seed: u64) -> Vec<usize> {
     order.shuffle(&mut rng);
     order
 }
-
-/// The seed interleaved rounds default to (recorded with every result).
-pub const DEFAULT_ROUND_SEED: u64 = 0x0067_6967_6167_6173; // "gigagas"
 
 /// The measured samples of one point as they accrue, round by round: per-sample figures
 /// and a histogram of transaction times (fixed size, however many passes).
@@ -140,7 +118,7 @@ impl PointSamples {
             metrics: Vec::with_capacity(repeats),
             busy: Vec::with_capacity(repeats),
             passes: Vec::with_capacity(repeats),
-            tx_ns: crate::stats::tx_histogram(),
+            tx_ns: tx_histogram(),
         }
     }
 
@@ -152,97 +130,97 @@ impl PointSamples {
     }
 }
 
-impl Replay {
-    /// One pass of `point`: its timed window, then (with `verify`) its verification.
-    pub fn bench_pass(&self, point: &BenchPoint, verify: bool) -> Result<RunTimings, Divergence> {
-        match point {
-            BenchPoint::Sequential(work) => {
-                let (timings, results) = self.run_sequential(*work);
-                let results = results.map_err(Divergence::from)?;
-                if verify {
-                    self.verify_sequential(&results)?;
-                }
-                Ok(timings)
+/// One pass of `point`: its timed window, then (with `verify`) its verification.
+pub fn bench_pass(replay: &Replay, point: &Point, verify: bool) -> Result<RunTimings, Divergence> {
+    match point {
+        Point::Sequential(work) => {
+            let (timings, results) = replay.run_sequential(*work);
+            let results = results.map_err(Divergence::from)?;
+            if verify {
+                replay.verify_sequential(&results)?;
             }
-            BenchPoint::Parallel(config) => self.run_verified(config, verify),
+            Ok(timings)
         }
+        Point::Bal(config) => replay.run_verified(config, verify),
     }
+}
 
-    /// One measured sample of `point`: passes until their timed windows sum to
-    /// `rep.min_sample_ns`, recorded into `into`.
-    fn sample(
-        &self,
-        point: &BenchPoint,
-        rep: Repetition,
-        into: &mut PointSamples,
-    ) -> Result<(), Divergence> {
-        let mut sum: Option<PassSum> = None;
-        loop {
-            let timings = self.bench_pass(point, rep.verify)?;
-            for (w, ns) in self.items.iter().zip(&timings.item_ns) {
-                if matches!(w.kind, ItemKind::Tx(_)) {
-                    into.tx_ns.saturating_record((*ns).max(1));
-                }
-            }
-            let s = PassSum::add(sum, timings);
-            let done = s.timings.wall_ns >= rep.min_sample_ns || s.passes >= MAX_PASSES_PER_SAMPLE;
-            sum = Some(s);
-            if done {
-                break;
+/// One measured sample of `point`: passes until their timed windows sum to
+/// `rep.min_sample_ns`, recorded into `into`.
+fn sample(
+    replay: &Replay,
+    point: &Point,
+    rep: Repetition,
+    into: &mut PointSamples,
+) -> Result<(), Divergence> {
+    let mut sum: Option<PassSum> = None;
+    loop {
+        let timings = bench_pass(replay, point, rep.verify)?;
+        for (w, ns) in replay.items().iter().zip(&timings.item_ns) {
+            if matches!(w.kind, ItemKind::Tx(_)) {
+                into.tx_ns.saturating_record((*ns).max(1));
             }
         }
-        let (passes, mean) = sum.expect("a sample has at least one pass").mean();
-        into.metrics.push(Metrics::of(self, &mean, point.threads()));
-        into.busy.push(mean.worker_busy_ns);
-        into.passes.push(passes);
-        Ok(())
+        let s = PassSum::add(sum, timings);
+        let done = s.timings.wall_ns >= rep.min_sample_ns || s.passes >= MAX_PASSES_PER_SAMPLE;
+        sum = Some(s);
+        if done {
+            break;
+        }
     }
+    let (passes, mean) = sum.expect("a sample has at least one pass").mean();
+    into.metrics
+        .push(metrics_of(replay, &mean, point.threads()));
+    into.busy.push(mean.worker_busy_ns);
+    into.passes.push(passes);
+    Ok(())
+}
 
-    /// Benchmark several points in interleaved rounds: `rep.warmup` passes of every point
-    /// first, then `rep.repeats` rounds, each running every point once — one measured
-    /// sample of at least `rep.min_sample_ns` — in the order [`round_order`] draws from
-    /// `seed`. Sample `r` of every point comes from round `r`, so ratios between points
-    /// can be taken round by round ([`crate::stats::paired_ratios`]) and a machine whose
-    /// speed drifts moves every point alike. Every pass is verified outside its timed
-    /// window (unless `rep.verify` is off). `after` is called with the point's index after
-    /// every warm-up pass and every sample (for progress bars).
-    pub fn bench_interleaved(
-        &self,
-        points: &[BenchPoint],
-        rep: Repetition,
-        seed: u64,
-        mut after: impl FnMut(usize),
-    ) -> Result<Vec<Sampled>, Divergence> {
-        let repeats = rep.repeats.max(1);
-        for _ in 0..rep.warmup {
-            for (i, point) in points.iter().enumerate() {
-                self.bench_pass(point, rep.verify)?;
-                after(i);
-            }
+/// Benchmark several points in interleaved rounds: `rep.warmup` passes of every point
+/// first, then `rep.repeats` rounds, each running every point once — one measured
+/// sample of at least `rep.min_sample_ns` — in the order [`round_order`] draws from
+/// `seed`. Sample `r` of every point comes from round `r`, so ratios between points
+/// can be taken round by round ([`gigagas_report::stats::paired_ratios`]) and a machine whose
+/// speed drifts moves every point alike. Every pass is verified outside its timed
+/// window (unless `rep.verify` is off). `after` is called with the point's index after
+/// every warm-up pass and every sample (for progress bars).
+pub fn bench_interleaved(
+    replay: &Replay,
+    points: &[Point],
+    rep: Repetition,
+    seed: u64,
+    mut after: impl FnMut(usize),
+) -> Result<Vec<Sampled>, Divergence> {
+    let repeats = rep.repeats.max(1);
+    for _ in 0..rep.warmup {
+        for (i, point) in points.iter().enumerate() {
+            bench_pass(replay, point, rep.verify)?;
+            after(i);
         }
-        let mut samples: Vec<PointSamples> =
-            points.iter().map(|_| PointSamples::new(repeats)).collect();
-        for round in 0..repeats {
-            for i in round_order(points.len(), round, seed) {
-                self.sample(&points[i], rep, &mut samples[i])?;
-                after(i);
-            }
-        }
-        Ok(samples.into_iter().map(PointSamples::finish).collect())
     }
+    let mut samples: Vec<PointSamples> =
+        points.iter().map(|_| PointSamples::new(repeats)).collect();
+    for round in 0..repeats {
+        for i in round_order(points.len(), round, seed) {
+            sample(replay, &points[i], rep, &mut samples[i])?;
+            after(i);
+        }
+    }
+    Ok(samples.into_iter().map(PointSamples::finish).collect())
+}
 
-    /// One point alone: warm-up passes, then measured samples (see the module docs).
-    /// `after_sample` is called after every warm-up pass and measured sample.
-    pub fn bench_point(
-        &self,
-        point: &BenchPoint,
-        rep: Repetition,
-        mut after_sample: impl FnMut(),
-    ) -> Result<Sampled, Divergence> {
-        let mut sampled =
-            self.bench_interleaved(std::slice::from_ref(point), rep, 0, |_| after_sample())?;
-        Ok(sampled.remove(0))
-    }
+/// One point alone: warm-up passes, then measured samples (see the module docs).
+/// `after_sample` is called after every warm-up pass and measured sample.
+pub fn bench_point(
+    replay: &Replay,
+    point: &Point,
+    rep: Repetition,
+    mut after_sample: impl FnMut(),
+) -> Result<Sampled, Divergence> {
+    let mut sampled = bench_interleaved(replay, std::slice::from_ref(point), rep, 0, |_| {
+        after_sample()
+    })?;
+    Ok(sampled.remove(0))
 }
 
 #[cfg(test)]

@@ -36,8 +36,7 @@ use crate::{
     plan::{self, ItemSlowdown, MinSample, NonEmpty, Plan, PlanError, SimulatePlan},
     sweep::SuiteDump,
 };
-use gigagas_executor::SchedulerKind;
-use serde::{Deserialize, Serialize};
+use gigagas_grid::SweepConfig;
 use std::path::{Path, PathBuf};
 
 /// Why a sweep config is rejected. The message names the file and the key.
@@ -116,102 +115,6 @@ pub const MAX_MIN_SAMPLE_MS: u64 = 60_000;
 /// The largest sweep config file read, bytes.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
-fn default_seed() -> u64 {
-    gigagas_executor::DEFAULT_ROUND_SEED
-}
-
-fn default_recover() -> Vec<bool> {
-    vec![false]
-}
-fn one() -> usize {
-    1
-}
-fn three() -> usize {
-    3
-}
-fn default_validate() -> Vec<usize> {
-    vec![1, 2]
-}
-fn default_min_sample_ms() -> u64 {
-    gigagas_executor::DEFAULT_MIN_SAMPLE_MS
-}
-
-/// The contents of a sweep config file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SweepConfig {
-    /// One line shown at the top of `table.md`.
-    #[serde(default)]
-    pub description: String,
-    /// Dump files or folders of dumps (their `*.gigagas` files, sorted), relative to the
-    /// config file's folder (or absolute).
-    pub dumps: Vec<PathBuf>,
-    /// Worker thread counts.
-    pub threads: Vec<usize>,
-    /// Mega-block sizes (blocks per parallel unit).
-    pub batch: Vec<usize>,
-    /// Schedulers: `ols`, `gas-used`, `gas-limit`.
-    pub schedulers: Vec<SchedulerKind>,
-    /// Sender recovery inside the timed work: `[false]` or `[false, true]`.
-    #[serde(default = "default_recover")]
-    pub recover_senders: Vec<bool>,
-    /// Build each transaction's receipt with its logs bloom inside the timed window, on
-    /// both paths (the receipts root is then checked against every header from
-    /// Byzantium on). Without it neither path builds receipts.
-    #[serde(default)]
-    pub receipts: bool,
-    /// Seed of the order in which each measured round runs the points (recorded, so a
-    /// run's order can be reproduced).
-    #[serde(default = "default_seed")]
-    pub seed: u64,
-    /// Verified but unreported runs before the measured ones, per grid point.
-    #[serde(default = "one")]
-    pub warmup: usize,
-    /// Measured runs per grid point (the table shows the median and the range).
-    #[serde(default = "three")]
-    pub repeats: usize,
-    /// Also run the sequential baseline (one revm `State`, no access list) per dump and
-    /// sender-recovery setting; parallel rows then show their speedup over it.
-    #[serde(default)]
-    pub sequential: bool,
-    /// Also run every parallel point on all the machine's cores (added to `threads` at run
-    /// time, so one config measures "1 thread and all threads" on any machine).
-    #[serde(default)]
-    pub all_cores: bool,
-    /// Minimum timed length of a measured sample, milliseconds: a dump that replays faster
-    /// is replayed several times per sample and the figures are divided by the passes.
-    #[serde(default = "default_min_sample_ms")]
-    pub min_sample_ms: u64,
-    /// Run the schedule simulator on each dump.
-    #[serde(default)]
-    pub simulate: Option<SimulateConfig>,
-}
-
-/// The `[simulate]` section: projected throughput on virtual workers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SimulateConfig {
-    /// Virtual worker counts to project.
-    pub threads: Vec<usize>,
-    /// Mega-block sizes to project.
-    pub batch: Vec<usize>,
-    /// Schedulers to project.
-    pub schedulers: Vec<SchedulerKind>,
-    /// One-thread runs whose per-item median times feed the model.
-    #[serde(default = "three")]
-    pub profile_repeats: usize,
-    /// Thread counts at which predictions are checked against measured runs (every
-    /// simulated batch × scheduler; interleaved with the profiling runs). Empty: no
-    /// validation.
-    #[serde(default = "default_validate")]
-    pub validate_threads: Vec<usize>,
-    /// How much longer every item takes above one thread than in the one-thread profile,
-    /// applied to every projection above one thread. Default: measured in the validation
-    /// runs ([`crate::simulate::measured_item_slowdown`]).
-    #[serde(default)]
-    pub item_slowdown: Option<f64>,
-}
-
 /// A loaded, validated sweep config.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sweep {
@@ -226,147 +129,148 @@ pub struct Sweep {
     pub plan: Plan,
 }
 
-impl SweepConfig {
-    /// Read, parse and validate a config file into its [`Plan`]; relative dump paths are
-    /// resolved against the file's folder and must exist.
-    pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
-        let read = |source| ConfigError::Read {
-            file: file.to_path_buf(),
-            source,
+/// Read, parse and validate a config file into its [`Plan`]; relative dump paths are
+/// resolved against the file's folder and must exist.
+pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
+    let read = |source| ConfigError::Read {
+        file: file.to_path_buf(),
+        source,
+    };
+    let bytes = gigagas_report::output::read_bounded(file, MAX_CONFIG_BYTES).map_err(read)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        read(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8 text: {e}"),
+        ))
+    })?;
+    let config = parse(&text, file)?;
+    let dir = file.parent().unwrap_or(Path::new(""));
+    let mut dumps = Vec::with_capacity(config.dumps.len());
+    for d in &config.dumps {
+        let p = if d.is_absolute() {
+            d.clone()
+        } else {
+            dir.join(d)
         };
-        let bytes = crate::output::read_bounded(file, MAX_CONFIG_BYTES).map_err(read)?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            read(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("not UTF-8 text: {e}"),
-            ))
-        })?;
-        let config = Self::parse(&text, file)?;
-        let dir = file.parent().unwrap_or(Path::new(""));
-        let mut dumps = Vec::with_capacity(config.dumps.len());
-        for d in &config.dumps {
-            let p = if d.is_absolute() {
-                d.clone()
-            } else {
-                dir.join(d)
-            };
-            let invalid = |problem| ConfigError::Dumps {
-                file: file.to_path_buf(),
-                entry: d.clone(),
-                resolved: p.clone(),
-                problem,
-            };
-            if p.is_dir() {
-                let files =
-                    dumps_in_folder(&p).map_err(|e| invalid(DumpsProblem::Unreadable(e)))?;
-                if files.is_empty() {
-                    return Err(invalid(DumpsProblem::EmptyFolder));
+        let invalid = |problem| ConfigError::Dumps {
+            file: file.to_path_buf(),
+            entry: d.clone(),
+            resolved: p.clone(),
+            problem,
+        };
+        if p.is_dir() {
+            let files = dumps_in_folder(&p).map_err(|e| invalid(DumpsProblem::Unreadable(e)))?;
+            if files.is_empty() {
+                return Err(invalid(DumpsProblem::EmptyFolder));
+            }
+            dumps.extend(files.into_iter().map(|f| {
+                SuiteDump {
+                    label: d
+                        .join(f.file_name().unwrap_or_default())
+                        .display()
+                        .to_string(),
+                    path: f,
                 }
-                dumps.extend(files.into_iter().map(|f| {
-                    SuiteDump {
-                        label: d
-                            .join(f.file_name().unwrap_or_default())
-                            .display()
-                            .to_string(),
-                        path: f,
-                    }
-                }));
-            } else if p.is_file() {
-                dumps.push(SuiteDump {
-                    label: d.display().to_string(),
-                    path: p,
-                });
-            } else {
-                return Err(invalid(DumpsProblem::Missing));
-            }
-        }
-        let name = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "sweep".into());
-        Ok(Sweep {
-            name,
-            file: file.to_path_buf(),
-            plan: config.plan(file, dumps)?,
-        })
-    }
-
-    /// Parse and validate config text (`file` only names it in errors; dump paths are not
-    /// checked here): every setting must make a [`Plan`].
-    pub fn parse(text: &str, file: &Path) -> Result<Self, ConfigError> {
-        let config: SweepConfig = toml::from_str(text).map_err(|e| syntax_error(file, text, &e))?;
-        // The dumps as written stand in for the resolved ones.
-        let named = config
-            .dumps
-            .iter()
-            .map(|d| SuiteDump {
-                path: d.clone(),
+            }));
+        } else if p.is_file() {
+            dumps.push(SuiteDump {
                 label: d.display().to_string(),
-            })
-            .collect();
-        config.plan(file, named)?;
-        Ok(config)
+                path: p,
+            });
+        } else {
+            return Err(invalid(DumpsProblem::Missing));
+        }
     }
+    let name = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "sweep".into());
+    Ok(Sweep {
+        name,
+        file: file.to_path_buf(),
+        plan: plan_of(&config, file, dumps)?,
+    })
+}
 
-    /// The plan of this config over `dumps` (the config's dumps, resolved): every key
-    /// checked, an error naming the file and the first bad key.
-    pub fn plan(&self, file: &Path, dumps: Vec<SuiteDump>) -> Result<Plan, ConfigError> {
-        let bad = |key: &'static str| {
-            move |problem| ConfigError::Invalid {
-                file: file.to_path_buf(),
-                key,
-                problem,
-            }
-        };
-        let dumps = NonEmpty::new(dumps).map_err(bad("dumps"))?;
-        let threads = plan::thread_counts(&self.threads, MAX_THREADS).map_err(bad("threads"))?;
-        let batch = plan::batch_sizes(&self.batch).map_err(bad("batch"))?;
-        let schedulers = NonEmpty::new(self.schedulers.clone()).map_err(bad("schedulers"))?;
-        let recover_senders =
-            NonEmpty::new(self.recover_senders.clone()).map_err(bad("recover_senders"))?;
-        let repeats = plan::repeats(self.repeats).map_err(bad("repeats"))?;
-        let min_sample = MinSample::from_ms(self.min_sample_ms).map_err(bad("min_sample_ms"))?;
-        let simulate = match &self.simulate {
-            None => None,
-            Some(sim) => Some(SimulatePlan {
-                threads: plan::thread_counts(&sim.threads, MAX_VIRTUAL_WORKERS)
-                    .map_err(bad("simulate.threads"))?,
-                batch: plan::batch_sizes(&sim.batch).map_err(bad("simulate.batch"))?,
-                schedulers: NonEmpty::new(sim.schedulers.clone())
-                    .map_err(bad("simulate.schedulers"))?,
-                validate_threads: plan::thread_counts_or_none(&sim.validate_threads, MAX_THREADS)
-                    .map_err(bad("simulate.validate_threads"))?,
-                profile_repeats: plan::profile_repeats(sim.profile_repeats)
-                    .map_err(bad("simulate.profile_repeats"))?,
-                item_slowdown: sim
-                    .item_slowdown
-                    .map(ItemSlowdown::new)
-                    .transpose()
-                    .map_err(bad("simulate.item_slowdown"))?,
-            }),
-        };
-        Ok(Plan {
-            description: self.description.clone(),
-            named_dumps: self.dumps.clone(),
-            dumps,
-            threads,
-            all_cores: self.all_cores,
-            batch,
-            schedulers,
-            recover_senders,
-            receipts: self.receipts,
-            baseline: self.sequential,
-            parallel: true,
-            warmup: self.warmup,
-            repeats,
-            min_sample,
-            seed: self.seed,
-            verify: true,
-            trace: false,
-            collapse_single_transaction_blocks: false,
-            simulate,
+/// Parse and validate config text (`file` only names it in errors; dump paths are not
+/// checked here): every setting must make a [`Plan`].
+pub fn parse(text: &str, file: &Path) -> Result<SweepConfig, ConfigError> {
+    let config: SweepConfig = toml::from_str(text).map_err(|e| syntax_error(file, text, &e))?;
+    // The dumps as written stand in for the resolved ones.
+    let named = config
+        .dumps
+        .iter()
+        .map(|d| SuiteDump {
+            path: d.clone(),
+            label: d.display().to_string(),
         })
-    }
+        .collect();
+    plan_of(&config, file, named)?;
+    Ok(config)
+}
+
+/// The plan of `config` over `dumps` (the config's dumps, resolved): every key
+/// checked, an error naming the file and the first bad key.
+pub fn plan_of(
+    config: &SweepConfig,
+    file: &Path,
+    dumps: Vec<SuiteDump>,
+) -> Result<Plan, ConfigError> {
+    let bad = |key: &'static str| {
+        move |problem| ConfigError::Invalid {
+            file: file.to_path_buf(),
+            key,
+            problem,
+        }
+    };
+    let dumps = NonEmpty::new(dumps).map_err(bad("dumps"))?;
+    let threads = plan::thread_counts(&config.threads, MAX_THREADS).map_err(bad("threads"))?;
+    let batch = plan::batch_sizes(&config.batch).map_err(bad("batch"))?;
+    let schedulers = NonEmpty::new(config.schedulers.clone()).map_err(bad("schedulers"))?;
+    let recover_senders =
+        NonEmpty::new(config.recover_senders.clone()).map_err(bad("recover_senders"))?;
+    let repeats = plan::repeats(config.repeats).map_err(bad("repeats"))?;
+    let min_sample = MinSample::from_ms(config.min_sample_ms).map_err(bad("min_sample_ms"))?;
+    let simulate = match &config.simulate {
+        None => None,
+        Some(sim) => Some(SimulatePlan {
+            threads: plan::thread_counts(&sim.threads, MAX_VIRTUAL_WORKERS)
+                .map_err(bad("simulate.threads"))?,
+            batch: plan::batch_sizes(&sim.batch).map_err(bad("simulate.batch"))?,
+            schedulers: NonEmpty::new(sim.schedulers.clone())
+                .map_err(bad("simulate.schedulers"))?,
+            validate_threads: plan::thread_counts_or_none(&sim.validate_threads, MAX_THREADS)
+                .map_err(bad("simulate.validate_threads"))?,
+            profile_repeats: plan::profile_repeats(sim.profile_repeats)
+                .map_err(bad("simulate.profile_repeats"))?,
+            item_slowdown: sim
+                .item_slowdown
+                .map(ItemSlowdown::new)
+                .transpose()
+                .map_err(bad("simulate.item_slowdown"))?,
+        }),
+    };
+    Ok(Plan {
+        description: config.description.clone(),
+        named_dumps: config.dumps.clone(),
+        dumps,
+        threads,
+        all_cores: config.all_cores,
+        batch,
+        schedulers,
+        recover_senders,
+        receipts: config.receipts,
+        baseline: config.sequential,
+        parallel: true,
+        warmup: config.warmup,
+        repeats,
+        min_sample,
+        seed: config.seed,
+        verify: true,
+        trace: false,
+        collapse_single_transaction_blocks: false,
+        simulate,
+    })
 }
 
 /// The `*.gigagas` files directly inside `dir`, sorted by name.
@@ -439,14 +343,14 @@ schedulers = ["ols", "gas-used"]
 "#;
 
     fn err(text: &str) -> String {
-        SweepConfig::parse(text, Path::new("bench-configs/x.toml"))
+        parse(text, Path::new("bench-configs/x.toml"))
             .unwrap_err()
             .to_string()
     }
 
     #[test]
     fn parses_with_defaults() {
-        let c = SweepConfig::parse(GOOD, Path::new("x.toml")).unwrap();
+        let c = parse(GOOD, Path::new("x.toml")).unwrap();
         assert_eq!(c.recover_senders, [false]);
         assert_eq!((c.warmup, c.repeats, c.sequential), (1, 3, false));
         assert_eq!((c.all_cores, c.min_sample_ms), (false, 100));
@@ -455,10 +359,9 @@ schedulers = ["ols", "gas-used"]
                 path: "d".into(),
                 label: "d".into(),
             };
-            c.plan(Path::new("x.toml"), vec![dump]).unwrap()
+            plan_of(c, Path::new("x.toml"), vec![dump]).unwrap()
         };
-        let all =
-            SweepConfig::parse(&format!("{GOOD}all_cores = true\n"), Path::new("x.toml")).unwrap();
+        let all = parse(&format!("{GOOD}all_cores = true\n"), Path::new("x.toml")).unwrap();
         assert_eq!(plan(&all).thread_counts(8), [1, 2, 8]);
         assert_eq!(plan(&all).thread_counts(2), [1, 2]);
         assert_eq!(plan(&all).points(8).len(), 3 * 2 * 2);
@@ -541,19 +444,17 @@ schedulers = ["ols", "gas-used"]
             "{GOOD}[simulate]\nthreads = [4]\nbatch = [1]\nschedulers = [\"ols\"]\nvalidate_threads = [100000]\n"
         ));
         assert!(e.contains("key `simulate.validate_threads`"), "{e}");
-        SweepConfig::parse(&format!("{GOOD}min_sample_ms = 60000\n"), Path::new("x")).unwrap();
+        parse(&format!("{GOOD}min_sample_ms = 60000\n"), Path::new("x")).unwrap();
     }
 
     #[test]
     fn config_files_must_be_regular_and_small() {
-        let e = SweepConfig::load(Path::new("/dev/zero"))
-            .unwrap_err()
-            .to_string();
+        let e = load(Path::new("/dev/zero")).unwrap_err().to_string();
         assert!(e.contains("/dev/zero: not a regular file"), "{e}");
         let dir = tempfile::tempdir().unwrap();
         let big = dir.path().join("big.toml");
         std::fs::write(&big, vec![b'#'; MAX_CONFIG_BYTES as usize + 1]).unwrap();
-        let e = SweepConfig::load(&big).unwrap_err().to_string();
+        let e = load(&big).unwrap_err().to_string();
         assert!(e.contains("over the limit"), "{e}");
     }
 
@@ -568,7 +469,7 @@ schedulers = ["ols", "gas-used"]
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("c.toml");
         std::fs::write(&file, GOOD).unwrap();
-        let e = SweepConfig::load(&file).unwrap_err().to_string();
+        let e = load(&file).unwrap_err().to_string();
         assert!(
             e.starts_with(&format!(
                 "{}: key `dumps`: ../dumps/mainnet-like.gigagas: no such file",

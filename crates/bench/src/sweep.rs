@@ -5,19 +5,23 @@
 //! still measured.
 
 use crate::{
+    bench::{Sampled, bench_interleaved},
     config::Sweep,
-    error::{DumpFault, ReportError},
+    error::{BenchError, DumpFault},
+    plan::Plan,
+    simulate,
+    timeline::timeline_of,
+};
+use gigagas_dump::DumpError;
+use gigagas_executor::Replay;
+use gigagas_grid::{Point, RunConfig, SchedulerKind};
+use gigagas_report::{
     folder::utc_timestamp,
     machine::MachineInfo,
-    plan::Plan,
     results::{
         DumpFailure, DumpRecord, Mode, RESULTS_FORMAT, ResultRow, SweepResults, suite_totals,
     },
-    simulate,
-    timeline::Timeline,
 };
-use gigagas_dump::DumpError;
-use gigagas_executor::{BenchPoint, Replay, RunConfig, Sampled, SchedulerKind};
 use std::{
     path::{Path, PathBuf},
     sync::{
@@ -34,7 +38,7 @@ use std::{
 pub trait Progress {
     /// The total number of units, reported once before the first run.
     fn total(&mut self, _units: u64) {}
-    /// What runs now (e.g. `mainnet-like: 2 threads, batch 50, ols`).
+    /// What runs now (e.g. `mainnet-like: BAL 2t b50 ols`).
     fn stage(&mut self, _what: &str) {}
     /// `units` more are done.
     fn advance(&mut self, _units: u64) {}
@@ -53,8 +57,8 @@ pub struct SweepOptions {
     /// Free-form note about the conditions, recorded with the machine.
     pub note: Option<String>,
     /// How the measuring binary was built: with it, the results record their
-    /// [`crate::provenance::Provenance`] (command line, build, peak RSS, load, governor).
-    pub build: Option<crate::provenance::BuildInfo>,
+    /// [`gigagas_report::provenance::Provenance`] (command line, build, peak RSS, load, governor).
+    pub build: Option<gigagas_report::provenance::BuildInfo>,
 }
 
 pub(crate) fn run_units(threads: usize, cores: usize) -> u64 {
@@ -95,7 +99,7 @@ pub fn run_grid(
     let provenance = options
         .build
         .clone()
-        .map(crate::provenance::Provenance::start);
+        .map(gigagas_report::provenance::Provenance::start);
     let mut machine = MachineInfo::detect(options.commit.clone());
     machine.note = options.note.clone();
     let cores = machine.cores;
@@ -121,7 +125,7 @@ pub fn run_grid(
     let mut simulations = Vec::new();
     let mut failures = Vec::new();
     let mut trace = Vec::new();
-    let mut timeline: Option<Timeline> = None;
+    let mut timeline: Option<gigagas_report::timeline::Timeline> = None;
     for (dump, loaded) in dumps.iter().zip(loaded) {
         let mut spent = 0u64;
         let outcome = loaded.and_then(|(replay, mut record)| {
@@ -168,7 +172,7 @@ pub fn run_grid(
         simulations,
         failures,
         totals,
-        provenance: provenance.map(crate::provenance::Provenance::finish),
+        provenance: provenance.map(gigagas_report::provenance::Provenance::finish),
         timeline,
         trace,
     }
@@ -190,10 +194,10 @@ impl From<DumpFault> for Failed {
 
 impl Failed {
     /// The error of the dump at `path`: the path attached once.
-    fn at(self, path: &Path) -> ReportError {
+    fn at(self, path: &Path) -> BenchError {
         match self {
-            Failed::Read(e) => ReportError::Read(e),
-            Failed::Fault(source) => ReportError::Dump {
+            Failed::Read(e) => BenchError::Read(e),
+            Failed::Fault(source) => BenchError::Dump {
                 path: path.to_path_buf(),
                 source,
             },
@@ -287,7 +291,7 @@ fn drawn_passes(
     plan: &Plan,
     cores: usize,
     events: &mut Vec<serde_json::Value>,
-) -> Result<Option<Timeline>, DumpFault> {
+) -> Result<Option<gigagas_report::timeline::Timeline>, DumpFault> {
     let points = plan.points(cores);
     let widest = points
         .iter()
@@ -307,11 +311,11 @@ fn drawn_passes(
                 .iter()
                 .filter(|e| e["name"] == "process_name")
                 .count() as u32;
-            let name = format!("{}: {p}", crate::table::escape_name(&record.name));
+            let name = format!("{}: {p}", gigagas_report::table::escape_name(&record.name));
             events.extend(crate::trace::pass_events(replay, p, &timings, pid, &name));
         }
         if is_widest {
-            timeline = Timeline::of(replay, p, &timings, &record.name);
+            timeline = timeline_of(replay, p, &timings, &record.name);
         }
     }
     Ok(timeline)
@@ -324,7 +328,7 @@ fn run_dump(
     plan: &Plan,
     cores: usize,
     progress: &mut dyn Progress,
-) -> Result<(Vec<ResultRow>, Option<crate::SimulationReport>), DumpFault> {
+) -> Result<(Vec<ResultRow>, Option<gigagas_report::SimulationReport>), DumpFault> {
     let rep = plan.repetition();
     let row = |mode, config: &RunConfig, sampled: Sampled, speedup| ResultRow {
         dump: record.name.clone(),
@@ -350,15 +354,15 @@ fn run_dump(
     };
 
     // The baselines first, then the grid: one list of points, run in interleaved rounds.
-    let mut points: Vec<BenchPoint> = plan
+    let mut points: Vec<Point> = plan
         .baselines()
         .into_iter()
-        .map(BenchPoint::Sequential)
+        .map(Point::Sequential)
         .collect();
-    points.extend(plan.points(cores).into_iter().map(BenchPoint::Parallel));
+    points.extend(plan.points(cores).into_iter().map(Point::Bal));
     progress.stage(&format!(
         "{}: {} points in {} interleaved rounds (seed {:#x})",
-        crate::table::escape_name(&record.name),
+        gigagas_report::table::escape_name(&record.name),
         points.len(),
         rep.repeats,
         plan.seed,
@@ -366,17 +370,18 @@ fn run_dump(
     let units: Vec<u64> = points
         .iter()
         .map(|p| match p {
-            BenchPoint::Sequential(_) => 1000,
-            BenchPoint::Parallel(c) => run_units(c.threads, cores),
+            Point::Sequential(_) => 1000,
+            Point::Bal(c) => run_units(c.threads, cores),
         })
         .collect();
-    let sampled =
-        replay.bench_interleaved(&points, rep, plan.seed, |i| progress.advance(units[i]))?;
+    let sampled = bench_interleaved(replay, &points, rep, plan.seed, |i| {
+        progress.advance(units[i])
+    })?;
 
     let mut rows: Vec<ResultRow> = Vec::with_capacity(points.len());
     for (point, sampled) in points.iter().zip(sampled) {
         let (mode, config) = match *point {
-            BenchPoint::Sequential(work) => (
+            Point::Sequential(work) => (
                 Mode::Sequential,
                 RunConfig {
                     threads: 1,
@@ -386,19 +391,19 @@ fn run_dump(
                     receipts: work.receipts,
                 },
             ),
-            BenchPoint::Parallel(c) => (Mode::BalParallel, c),
+            Point::Bal(c) => (Mode::BalParallel, c),
         };
         rows.push(row(mode, &config, sampled, None));
     }
-    crate::results::pair_ratios(&mut rows);
-    record.drift = crate::results::Drift::of_rows(&rows);
+    gigagas_report::results::pair_ratios(&mut rows);
+    record.drift = gigagas_report::results::Drift::of_rows(&rows);
 
     let Some(sim) = &plan.simulate else {
         return Ok((rows, None));
     };
     progress.stage(&format!(
         "{}: profiling items on 1 thread, interleaved with validation runs",
-        crate::table::escape_name(&record.name)
+        gigagas_report::table::escape_name(&record.name)
     ));
     let points = sim.validation_points();
     let (profile, mut measure) =
@@ -426,7 +431,7 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Load a dump and prepare it for replay, with errors naming the file.
-pub fn load_replay(path: &Path) -> Result<(Replay, DumpRecord), ReportError> {
+pub fn load_replay(path: &Path) -> Result<(Replay, DumpRecord), BenchError> {
     load(path).map_err(|e| e.at(path))
 }
 

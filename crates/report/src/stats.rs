@@ -1,7 +1,9 @@
-//! Figures derived from run timings: throughput, longest-transaction latency, the
-//! critical-path bound, utilisation, and medians over repeats.
+//! The figures of a measured point: throughput, longest-transaction latency, the
+//! critical-path bound and utilisation per run ([`Metrics`], derived from a pass's timings
+//! by `gigagas_bench::metrics_of`), their median over repeats ([`Summary`]), and the
+//! distribution-free intervals and paired ratios the tables print ([`median_interval`],
+//! [`paired_ratios`]).
 
-use crate::{replay::Replay, run::RunTimings};
 use hdrhistogram::Histogram;
 
 /// Figures of one timed run.
@@ -22,34 +24,6 @@ pub struct Metrics {
     pub work_s: f64,
     /// Mean worker utilisation: busy time / (threads × wall).
     pub utilisation: f64,
-}
-
-impl Metrics {
-    /// Derive the figures of a run on `threads` workers.
-    pub fn of(replay: &Replay, timings: &RunTimings, threads: usize) -> Self {
-        let threads = threads.max(1) as f64;
-        let mut longest = 0u64;
-        let mut bound = 0f64;
-        for range in &timings.batches {
-            let items = &timings.item_ns[range.clone()];
-            let max = items.iter().copied().max().unwrap_or(0);
-            let sum: u64 = items.iter().sum();
-            longest += max;
-            bound += (max as f64).max(sum as f64 / threads);
-        }
-        let wall_s = timings.wall_ns as f64 / 1e9;
-        let work: u64 = timings.item_ns.iter().sum();
-        let busy: u64 = timings.worker_busy_ns.iter().sum();
-        Self {
-            wall_s,
-            ggas_per_s: replay.total_gas() as f64 / timings.wall_ns.max(1) as f64,
-            longest_tx_s: longest as f64 / 1e9,
-            bound_s: bound / 1e9,
-            efficiency: bound / timings.wall_ns.max(1) as f64,
-            work_s: work as f64 / 1e9,
-            utilisation: busy as f64 / (timings.wall_ns.max(1) as f64 * threads),
-        }
-    }
 }
 
 /// Median, minimum and maximum of the repeats of one grid point.

@@ -11,10 +11,11 @@
 //! key (`x.toml: key `threads`: 0 is not a thread count`) around the same message.
 
 use crate::{
-    config::{MAX_MIN_SAMPLE_MS, MAX_THREADS, SimulateConfig, SweepConfig},
+    config::{MAX_MIN_SAMPLE_MS, MAX_THREADS},
     sweep::{LOAD_UNITS, SuiteDump, run_units},
 };
-use gigagas_executor::{Repetition, Replay, RunConfig, SchedulerKind, TimedWork};
+use gigagas_executor::Replay;
+use gigagas_grid::{Repetition, RunConfig, SchedulerKind, SimulateConfig, SweepConfig, TimedWork};
 use std::{num::NonZeroUsize, ops::Deref, path::PathBuf};
 
 /// Why a setting cannot make a plan. The message says what is wrong with the value; the

@@ -3,11 +3,12 @@
 //! with its axis labels and legend; the simulator's projections are consistent.
 
 use alloy_hardforks::EthereumHardfork;
-use gigagas_executor::{Replay, SchedulerKind};
-use gigagas_report::{
-    Mode, SweepConfig, SweepOptions, folder, run_sweep,
+use gigagas_bench::{
+    SweepOptions, run_sweep,
     simulate::{self, ItemProfile},
 };
+use gigagas_executor::{Replay, SchedulerKind};
+use gigagas_report::{Mode, folder};
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::path::{Path, PathBuf};
 
@@ -65,7 +66,7 @@ struct Counter {
     stages: usize,
 }
 
-impl gigagas_report::Progress for Counter {
+impl gigagas_bench::Progress for Counter {
     fn total(&mut self, units: u64) {
         self.total = units;
     }
@@ -86,7 +87,7 @@ fn sweep_writes_a_complete_results_folder() {
     let file = configs.join("small.toml");
     std::fs::write(&file, CONFIG).unwrap();
 
-    let sweep = SweepConfig::load(&file).expect("config loads");
+    let sweep = gigagas_bench::load(&file).expect("config loads");
     assert_eq!(sweep.name, "small");
     let mut progress = Counter::default();
     let results = run_sweep(
@@ -118,7 +119,7 @@ fn sweep_writes_a_complete_results_folder() {
             assert!(i.lo <= i.median && i.median <= i.hi && i.n == 2, "{i:?}");
             assert_eq!(r.vs_one_thread.is_some(), r.threads > 1);
         }
-        assert_eq!(r.timed_work, gigagas_executor::TIMED_WORK);
+        assert_eq!(r.timed_work, gigagas_grid::TIMED_WORK);
     }
     // Provenance: the real command line (this test binary's), the build, memory, load.
     let p = results.provenance.as_ref().expect("provenance recorded");
@@ -260,7 +261,7 @@ fn sweep_writes_a_complete_results_folder() {
         .as_ref()
         .expect("a timeline of the widest point");
     assert_eq!(t.threads, 2);
-    assert!(t.config.contains("batch 1,"), "{}", t.config);
+    assert!(t.config.starts_with("BAL 2t b1 "), "{}", t.config);
     assert_eq!(
         t.runs.iter().map(|r| r.items as usize).sum::<usize>(),
         t.items
@@ -364,7 +365,7 @@ fn simulator_matches_list_scheduling_by_hand() {
         ols.makespan_s
     );
     // Real profile: verified one-thread runs give one time per item.
-    let verified_only = gigagas_executor::Repetition {
+    let verified_only = gigagas_grid::Repetition {
         warmup: 0,
         repeats: 1,
         verify: true,
@@ -402,7 +403,7 @@ fn bad_configs_name_file_and_key() {
         ),
     ] {
         std::fs::write(&file, text).unwrap();
-        let e = SweepConfig::load(&file).unwrap_err().to_string();
+        let e = gigagas_bench::load(&file).unwrap_err().to_string();
         assert!(e.starts_with(&file.display().to_string()), "{e}");
         assert!(e.contains(want), "{e} lacks {want}");
         assert_eq!(e.lines().count(), 1, "one line: {e}");
@@ -416,7 +417,7 @@ fn shipped_configs_are_valid() {
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "toml") {
-            let config = match SweepConfig::load(&p) {
+            let config = match gigagas_bench::load(&p) {
                 Ok(s) => s.plan.record(),
                 // Suites of imported dumps are gitignored: without them, check the file alone.
                 Err(e)
@@ -425,7 +426,7 @@ fn shipped_configs_are_valid() {
                 {
                     eprintln!("{e} (not imported here: checking the config alone)");
                     let text = std::fs::read_to_string(&p).unwrap();
-                    SweepConfig::parse(&text, &p).unwrap_or_else(|e| panic!("{e}"))
+                    gigagas_bench::config::parse(&text, &p).unwrap_or_else(|e| panic!("{e}"))
                 }
                 Err(e) => panic!("{e}"),
             };

@@ -1,0 +1,45 @@
+//! Measuring gigagas replays.
+//!
+//! The executor prepares, runs and verifies one pass; this crate decides how often and in
+//! what order passes run, and turns their timings into the figures of the results model
+//! (`gigagas-report`).
+//!
+//! Words: a *pass* replays a dump once, a *sample* is one or more passes timed together (at
+//! least `min_sample_ms`), a *repeat* is one measured sample; a *batch* is a mega-block.
+//!
+//! - [`bench`]: one pass of a [`Point`] ([`bench_pass`]), warm-up and interleaved rounds of
+//!   measured samples ([`bench_interleaved`]), the round order ([`round_order`]) and the
+//!   figures of a pass ([`metrics_of`]).
+//! - [`config`]: a sweep config file (`bench-configs/*.toml`) read and checked ([`load`]).
+//! - [`plan`]: a [`Plan`] is a grid checked once (non-zero counts, non-empty lists, stated
+//!   limits), what a sweep config and `gigagas run`'s flags both convert into and what
+//!   [`run_grid`] and the simulator take.
+//! - [`sweep`]: [`run_grid`] (behind both `gigagas run` and [`run_sweep`]) loads every dump
+//!   of a suite, runs every grid point on it, every pass verified, and collects a
+//!   [`gigagas_report::SweepResults`].
+//! - [`simulate`]: per-item times from a one-thread run, list-scheduled onto N virtual
+//!   workers in each scheduler's order, validated against measured runs.
+//! - [`trace`] and [`timeline`]: one pass per parallel point as Chrome trace events, and
+//!   the longest batch of the widest point as a [`gigagas_report::timeline::Timeline`].
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+pub mod bench;
+pub mod config;
+pub mod error;
+pub mod plan;
+pub mod simulate;
+pub mod sweep;
+pub mod timeline;
+pub mod trace;
+
+pub use bench::{Sampled, bench_interleaved, bench_pass, bench_point, metrics_of, round_order};
+pub use config::{ConfigError, Sweep, load};
+pub use error::{BenchError, DumpFault, NotMeasured};
+pub use gigagas_grid::{
+    Point, Repetition, RunConfig, SchedulerKind, SimulateConfig, SweepConfig, TimedWork,
+};
+pub use plan::{NonEmpty, Plan, PlanError, SimulatePlan};
+pub use simulate::ItemProfile;
+pub use sweep::{Progress, SuiteDump, SweepOptions, run_grid, run_sweep};
+pub use timeline::timeline_of;

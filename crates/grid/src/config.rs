@@ -1,0 +1,103 @@
+//! The contents of a sweep config file (`bench-configs/*.toml`), as data: what a sweep
+//! asks for before it is checked. The bench crate reads and validates it into a plan
+//! (`gigagas_bench::config`), and a results file records it (`gigagas_report::SweepResults::config`).
+
+use crate::SchedulerKind;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+fn default_seed() -> u64 {
+    crate::DEFAULT_ROUND_SEED
+}
+
+fn default_recover() -> Vec<bool> {
+    vec![false]
+}
+fn one() -> usize {
+    1
+}
+fn three() -> usize {
+    3
+}
+fn default_validate() -> Vec<usize> {
+    vec![1, 2]
+}
+fn default_min_sample_ms() -> u64 {
+    crate::DEFAULT_MIN_SAMPLE_MS
+}
+
+/// The contents of a sweep config file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepConfig {
+    /// One line shown at the top of `table.md`.
+    #[serde(default)]
+    pub description: String,
+    /// Dump files or folders of dumps (their `*.gigagas` files, sorted), relative to the
+    /// config file's folder (or absolute).
+    pub dumps: Vec<PathBuf>,
+    /// Worker thread counts.
+    pub threads: Vec<usize>,
+    /// Mega-block sizes (blocks per parallel unit).
+    pub batch: Vec<usize>,
+    /// Schedulers: `ols`, `gas-used`, `gas-limit`.
+    pub schedulers: Vec<SchedulerKind>,
+    /// Sender recovery inside the timed work: `[false]` or `[false, true]`.
+    #[serde(default = "default_recover")]
+    pub recover_senders: Vec<bool>,
+    /// Build each transaction's receipt with its logs bloom inside the timed window, on
+    /// both paths (the receipts root is then checked against every header from
+    /// Byzantium on). Without it neither path builds receipts.
+    #[serde(default)]
+    pub receipts: bool,
+    /// Seed of the order in which each measured round runs the points (recorded, so a
+    /// run's order can be reproduced).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Verified but unreported runs before the measured ones, per grid point.
+    #[serde(default = "one")]
+    pub warmup: usize,
+    /// Measured runs per grid point (the table shows the median and the range).
+    #[serde(default = "three")]
+    pub repeats: usize,
+    /// Also run the sequential baseline (one revm `State`, no access list) per dump and
+    /// sender-recovery setting; parallel rows then show their speedup over it.
+    #[serde(default)]
+    pub sequential: bool,
+    /// Also run every parallel point on all the machine's cores (added to `threads` at run
+    /// time, so one config measures "1 thread and all threads" on any machine).
+    #[serde(default)]
+    pub all_cores: bool,
+    /// Minimum timed length of a measured sample, milliseconds: a dump that replays faster
+    /// is replayed several times per sample and the figures are divided by the passes.
+    #[serde(default = "default_min_sample_ms")]
+    pub min_sample_ms: u64,
+    /// Run the schedule simulator on each dump.
+    #[serde(default)]
+    pub simulate: Option<SimulateConfig>,
+}
+
+/// The `[simulate]` section: projected throughput on virtual workers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulateConfig {
+    /// Virtual worker counts to project.
+    pub threads: Vec<usize>,
+    /// Mega-block sizes to project.
+    pub batch: Vec<usize>,
+    /// Schedulers to project.
+    pub schedulers: Vec<SchedulerKind>,
+    /// One-thread runs whose per-item median times feed the model.
+    #[serde(default = "three")]
+    pub profile_repeats: usize,
+    /// Thread counts at which predictions are checked against measured runs (every
+    /// simulated batch × scheduler; interleaved with the profiling runs). Empty: no
+    /// validation.
+    #[serde(default = "default_validate")]
+    pub validate_threads: Vec<usize>,
+    /// How much longer every item takes above one thread than in the one-thread profile,
+    /// applied to every projection above one thread. Default: measured in the validation
+    /// runs (the bench crate's `simulate::measured_item_slowdown`).
+    #[serde(default)]
+    pub item_slowdown: Option<f64>,
+}

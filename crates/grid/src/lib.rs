@@ -1,0 +1,43 @@
+//! The benchmark grid's vocabulary, shared by the crate that runs a point
+//! (`gigagas-executor`), the crate that measures points (`gigagas-bench`) and the crate
+//! that names them in results (`gigagas-report`).
+//!
+//! Plain data with serde and one `Display` each; no EVM, so the report crate can read and
+//! render results without compiling revm.
+//!
+//! - [`Point`]: one point of a grid, the sequential baseline ([`Point::Sequential`]) or the
+//!   BAL replay with a [`RunConfig`] ([`Point::Bal`]). Its `Display` is the one name of a
+//!   point everywhere (tables, compare, progress, traces, timelines): `sequential`,
+//!   `BAL 2t b50 ols`, with ` +senders` / ` +receipts` when those are inside the timed work.
+//! - [`SchedulerKind`]: the schedulers by name (`ols`, `gas-used`, `gas-limit`).
+//! - [`TimedWork`]: the optional steps of the timed work, the same on both sides of a ratio.
+//! - [`Repetition`]: warm-up passes, measured samples and their minimum length.
+//! - [`SweepConfig`]: a sweep config file's contents (`bench-configs/*.toml`) as data, what
+//!   results record as the plan that was run.
+//!
+//! Words: a *batch* is a mega-block, consecutive blocks replayed as one parallel unit, and
+//! [`RunConfig::batch`] is its size in blocks. A *pass* replays a dump once, a *sample* is one
+//! or more passes timed together, a *repeat* is one measured sample.
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+mod config;
+mod point;
+mod scheduler;
+mod work;
+
+pub use config::{SimulateConfig, SweepConfig};
+pub use point::{Point, Repetition, RunConfig};
+pub use scheduler::{SchedulerKind, UnknownScheduler};
+pub use work::{TIMED_WORK, TimedWork};
+
+/// The minimum timed length of a measured sample that the command line and sweep configs
+/// default to, milliseconds.
+pub const DEFAULT_MIN_SAMPLE_MS: u64 = 100;
+
+/// Upper bound on the passes of one sample, so a degenerate dump (no work at all) still
+/// ends.
+pub const MAX_PASSES_PER_SAMPLE: u32 = 1_000_000;
+
+/// The seed interleaved rounds default to (recorded with every result).
+pub const DEFAULT_ROUND_SEED: u64 = 0x0067_6967_6167_6173; // "gigagas"

@@ -1,0 +1,83 @@
+//! The schedulers by name.
+
+use std::{fmt, str::FromStr};
+
+/// The schedulers by name, for the command line, configs and result rows. The executor
+/// maps each to its ordering (`gigagas_executor::scheduler`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchedulerKind {
+    /// Ordered list scheduling: block order.
+    Ols,
+    /// Largest gas used first (longest-processing-time rule), from the receipts.
+    GasUsed,
+    /// Largest gas limit first: what a builder knows before execution.
+    GasLimit,
+}
+
+impl SchedulerKind {
+    /// All schedulers.
+    pub const ALL: [SchedulerKind; 3] = [
+        SchedulerKind::Ols,
+        SchedulerKind::GasUsed,
+        SchedulerKind::GasLimit,
+    ];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedulerKind::Ols => "ols",
+            SchedulerKind::GasUsed => "gas-used",
+            SchedulerKind::GasLimit => "gas-limit",
+        }
+    }
+}
+
+impl fmt::Display for SchedulerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A scheduler name that is none of [`SchedulerKind::ALL`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown scheduler `{name}` (expected ols, gas-used or gas-limit)")]
+pub struct UnknownScheduler {
+    /// The name given.
+    pub name: String,
+}
+
+impl FromStr for SchedulerKind {
+    type Err = UnknownScheduler;
+    fn from_str(s: &str) -> Result<Self, UnknownScheduler> {
+        SchedulerKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| UnknownScheduler {
+                name: s.to_string(),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_list_all() {
+        for k in SchedulerKind::ALL {
+            assert_eq!(k.name().parse::<SchedulerKind>().unwrap(), k);
+            assert_eq!(
+                serde_json::to_value(k).unwrap(),
+                serde_json::Value::String(k.name().into())
+            );
+        }
+        let err = "fifo".parse::<SchedulerKind>().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "unknown scheduler `fifo` (expected ols, gas-used or gas-limit)"
+        );
+    }
+}
