@@ -1,0 +1,791 @@
+//! [`build_store`]: write a dump's pre-state into a new store, optionally padded.
+
+use crate::{
+    StoreError, StoreMeta,
+    layout::{
+        ACCOUNTS, BLOCK_HASHES, BYTECODES, FORMAT_VERSION, META, PAD_SEGMENT, STATE_KEY_LEN,
+        STORAGE, block_hash_key, encode_account, encode_slot, state_key,
+    },
+    store::{DATA_FILE, LOCK_FILE, TableStats},
+};
+use alloy_primitives::{Address, B256, Bytes, U256};
+use gigagas_dump::{AccountState, Dump, DumpFileInfo, PreSlot};
+use signet_libmdbx::{
+    Database, DatabaseFlags, Environment, EnvironmentFlags, Geometry, Mode, SyncMode, WriteFlags,
+    sys::{EnvironmentKind, PageSize},
+};
+use std::{
+    collections::BTreeMap,
+    fs,
+    io::ErrorKind,
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
+
+/// Today's Ethereum mainnet flat state, for scale: about 126 GB of keys and values.
+///
+/// go-ethereum's state-size metrics at block 23,872,855 (November 2025, go-ethereum pull
+/// request 33254) count 328 million accounts (16.2 GB) and 1.42 billion storage slots
+/// (109.7 GB) in its flat snapshot, plus 12.2 GB of contract code counted per account. reth
+/// keeps the same entries in `PlainAccountState` and `PlainStorageState`: `reth db stats`
+/// at block 18.5 M (November 2023, reth pull request 5355) showed 225 million accounts
+/// (17 GiB) and 1.07 billion slots (80.4 GiB) in its hashed twins of those tables and
+/// 9.9 GiB of `Bytecodes`. So a node's plain state is some 100–130 GiB today, and a store
+/// padded to that size has a node's tree depth; padding to a size well above the
+/// machine's RAM is what makes cold reads miss like a node's.
+pub const MAINNET_PLAIN_STATE_BYTES: u64 = 126_000_000_000;
+
+/// Page size of a store: 4 KiB, the OS page and what a random read of the device probe
+/// reads (reth uses the OS page size too).
+pub const PAGE_SIZE: usize = 4096;
+
+/// What [`build_store`] writes besides the dump's pre-state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Pad the store with synthetic accounts and storage slots until its used pages take
+    /// at least this many bytes (`None`: no padding).
+    ///
+    /// Without padding a store holds only what the dump's blocks read (a few tens of MB),
+    /// which readahead pulls into the page cache whole: cold reads would mean nothing.
+    /// Padded, the tables' depth and the share of reads that miss the cache are those of
+    /// a node's database. For scale, mainnet's flat state is some 100–130 GiB
+    /// ([`MAINNET_PLAIN_STATE_BYTES`]: 328 M accounts and 1.42 B slots in late 2025);
+    /// pad to well above the machine's RAM for cold runs that miss like a node's.
+    ///
+    /// Padding adds accounts with addresses spread evenly over the whole address space
+    /// (each a deterministic pseudo-random point in its own stride), one in four of them
+    /// a contract with 1–64 slots (4.5 slots per account on average; mainnet has 4.3),
+    /// all in segment [`crate::PAD_SEGMENT`], so the dump's accounts lie scattered among
+    /// them as in a node and no padded entry can answer a read of a dump segment. The
+    /// same options build the same store.
+    pub pad_to: Option<u64>,
+}
+
+/// The stage a build is in, for a progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildStage {
+    /// Writing the dump's pre-state (no padding): `done` and `total` count entries.
+    State,
+    /// Writing the pre-state among the padding: `done` and `total` are bytes of used
+    /// pages against [`BuildOptions::pad_to`].
+    Padding,
+    /// Flushing the store to disk and moving it into place (`done == total` when done).
+    Sync,
+}
+
+/// Progress of a build, given to [`build_store`]'s callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildProgress {
+    /// What is being done.
+    pub stage: BuildStage,
+    /// How much of it is done.
+    pub done: u64,
+    /// How much there is in all.
+    pub total: u64,
+}
+
+/// What a build wrote, and how long it took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreSummary {
+    /// The store folder.
+    pub path: PathBuf,
+    /// The meta table written (counts of what the store holds).
+    pub meta: StoreMeta,
+    /// Size of the data file.
+    pub file_bytes: u64,
+    /// Bytes of used pages (the data file may be up to one growth step larger).
+    pub used_bytes: u64,
+    /// Wall time of the whole build, sync and rename included.
+    pub elapsed: Duration,
+    /// Time of the final sync to disk alone.
+    pub sync: Duration,
+    /// Entries, depth and pages of the accounts and storage tables.
+    pub tables: Vec<TableStats>,
+}
+
+/// Write `dump`'s pre-state (every segment's accounts, storage, codes and block hashes)
+/// into a new store at `out`, recording `info`'s checksum, padded as `options` says.
+///
+/// The store is complete or absent: it is written to a hidden sibling folder, synced,
+/// then renamed to `out`; on failure the sibling is removed. `out` may be missing, an
+/// empty folder or an earlier store (replaced); anything else is refused. `progress` is
+/// called as the build goes on.
+///
+/// Writes go through large write transactions of sorted appends in an MDBX environment
+/// opened with a writable map and without syncing commits; the data file is synced
+/// once at the end.
+pub fn build_store(
+    dump: &Dump,
+    info: &DumpFileInfo,
+    out: &Path,
+    options: &BuildOptions,
+    progress: &mut dyn FnMut(BuildProgress),
+) -> Result<StoreSummary, StoreError> {
+    let start = Instant::now();
+    let max = PAD_SEGMENT;
+    if dump.segments.len() >= max as usize {
+        return Err(StoreError::TooManySegments {
+            segments: dump.segments.len(),
+            max: max - 1,
+        });
+    }
+    let replace = check_out(out)?;
+    let name = out
+        .file_name()
+        .ok_or_else(|| StoreError::RefuseOverwrite {
+            path: out.to_path_buf(),
+            reason: "it has no folder name".into(),
+        })?
+        .to_string_lossy()
+        .into_owned();
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let temp = TempDir::create(parent.join(format!(".{name}.building-{}", std::process::id())))?;
+
+    let (meta, used_bytes, tables, sync) = write_env(dump, info, &temp.path, options, progress)?;
+
+    // The environment is closed: sync the files and the folder, then move into place.
+    let sync_start = Instant::now();
+    for file in [DATA_FILE, LOCK_FILE] {
+        let path = temp.path.join(file);
+        if path.exists() {
+            fsync(&path)?;
+        }
+    }
+    fsync(&temp.path)?;
+    match replace {
+        Replace::Nothing => {}
+        Replace::Folder => {
+            let old = parent.join(format!(".{name}.replaced-{}", std::process::id()));
+            fs::rename(out, &old).map_err(|e| StoreError::io("move aside", out, e))?;
+            fs::remove_dir_all(&old).map_err(|e| StoreError::io("remove", &old, e))?;
+        }
+    }
+    fs::rename(&temp.path, out).map_err(|e| StoreError::io("rename into place", out, e))?;
+    temp.disarm();
+    fsync(&parent)?;
+    let sync = sync + sync_start.elapsed();
+    progress(BuildProgress {
+        stage: BuildStage::Sync,
+        done: 1,
+        total: 1,
+    });
+    let file_bytes = fs::metadata(out.join(DATA_FILE))
+        .map_err(|e| StoreError::io("stat", out.join(DATA_FILE), e))?
+        .len();
+    Ok(StoreSummary {
+        path: out.to_path_buf(),
+        meta,
+        file_bytes,
+        used_bytes,
+        elapsed: start.elapsed(),
+        sync,
+        tables,
+    })
+}
+
+/// What is at the output path now.
+enum Replace {
+    /// Nothing, or an empty folder already removed.
+    Nothing,
+    /// An earlier store, to replace once the new one is complete.
+    Folder,
+}
+
+/// Refuse an output path that is neither missing, nor an empty folder, nor a store.
+fn check_out(out: &Path) -> Result<Replace, StoreError> {
+    let refuse = |reason: &str| StoreError::RefuseOverwrite {
+        path: out.to_path_buf(),
+        reason: reason.into(),
+    };
+    let meta = match fs::symlink_metadata(out) {
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Replace::Nothing),
+        Err(e) => return Err(StoreError::io("stat", out, e)),
+        Ok(m) => m,
+    };
+    if !meta.is_dir() {
+        return Err(refuse("it exists and is not a folder"));
+    }
+    let names = folder_names(out)?;
+    if names.is_empty() {
+        fs::remove_dir(out).map_err(|e| StoreError::io("remove empty folder", out, e))?;
+        return Ok(Replace::Nothing);
+    }
+    if looks_like_store(&names) {
+        return Ok(Replace::Folder);
+    }
+    Err(refuse(
+        "it is a folder that holds more than a state store's mdbx.dat and mdbx.lck",
+    ))
+}
+
+fn folder_names(dir: &Path) -> Result<Vec<String>, StoreError> {
+    let entries = fs::read_dir(dir).map_err(|e| StoreError::io("list", dir, e))?;
+    entries
+        .map(|e| {
+            e.map(|e| e.file_name().to_string_lossy().into_owned())
+                .map_err(|e| StoreError::io("list", dir, e))
+        })
+        .collect()
+}
+
+/// A folder that holds a data file and nothing but MDBX's two files.
+fn looks_like_store(names: &[String]) -> bool {
+    names.iter().any(|n| n == DATA_FILE) && names.iter().all(|n| n == DATA_FILE || n == LOCK_FILE)
+}
+
+/// A folder removed on drop unless disarmed.
+struct TempDir {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl TempDir {
+    fn create(path: PathBuf) -> Result<Self, StoreError> {
+        // A leftover of an interrupted build by a process with the same id.
+        if path.is_dir() && looks_like_store(&folder_names(&path)?) {
+            fs::remove_dir_all(&path).map_err(|e| StoreError::io("remove stale", &path, e))?;
+        }
+        fs::create_dir(&path).map_err(|e| StoreError::io("create", &path, e))?;
+        Ok(Self { path, armed: true })
+    }
+
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+fn fsync(path: &Path) -> Result<(), StoreError> {
+    fs::File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| StoreError::io("sync", path, e))
+}
+
+/// Map an MDBX error while writing `what`.
+fn build_err(what: &'static str) -> impl Fn(signet_libmdbx::MdbxError) -> StoreError {
+    move |source| StoreError::Build { what, source }
+}
+
+/// Bytes of growth between commits while padding (and never more than a sixteenth of the
+/// target, so small stores stop close to their size).
+const COMMIT_BYTES: u64 = 64 << 20;
+
+/// Bytes of used pages one padded account adds with its storage, measured (a little
+/// low, so that the first pass's accounts overshoot the target and it stops early instead
+/// of falling short).
+const PAD_BYTES_PER_ACCOUNT: u64 = 280;
+
+/// Write the environment in `dir`: returns the meta written, bytes of used pages, table
+/// stats and the time of the final sync.
+fn write_env(
+    dump: &Dump,
+    info: &DumpFileInfo,
+    dir: &Path,
+    options: &BuildOptions,
+    progress: &mut dyn FnMut(BuildProgress),
+) -> Result<(StoreMeta, u64, Vec<TableStats>, Duration), StoreError> {
+    let pad_to = options.pad_to.filter(|p| *p > 0);
+    let target = pad_to.unwrap_or(0);
+    let upper = (target.saturating_mul(2)).clamp(64 << 30, 4 << 40) as usize;
+    let growth = (target / 32).clamp(4 << 20, 256 << 20) as isize;
+    let env = Environment::builder()
+        .set_kind(EnvironmentKind::WriteMap)
+        .set_flags(EnvironmentFlags {
+            mode: Mode::ReadWrite {
+                sync_mode: SyncMode::UtterlyNoSync,
+            },
+            no_rdahead: true,
+            ..Default::default()
+        })
+        .set_max_dbs(8)
+        .set_geometry(Geometry {
+            size: Some(0..upper),
+            growth_step: Some(growth),
+            shrink_threshold: Some(0),
+            page_size: Some(PageSize::Set(PAGE_SIZE)),
+        })
+        .open(dir)
+        .map_err(|source| StoreError::Open {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+
+    let mut meta = StoreMeta {
+        format_version: FORMAT_VERSION,
+        dump_checksum: info.checksum,
+        dump_size: info.size,
+        segments: dump.segments.len() as u32,
+        pad_to,
+        accounts: 0,
+        absent_accounts: 0,
+        slots: 0,
+        zero_slots: 0,
+        codes: 0,
+        block_hashes: 0,
+        pad_accounts: 0,
+        pad_slots: 0,
+    };
+
+    // Tables, bytecodes and block hashes: small, one transaction.
+    let txn = env.begin_rw_unsync().map_err(build_err("begin"))?;
+    let accounts_db = txn
+        .create_db(Some(ACCOUNTS), DatabaseFlags::empty())
+        .map_err(build_err(ACCOUNTS))?;
+    let storage_db = txn
+        .create_db(Some(STORAGE), DatabaseFlags::DUP_SORT)
+        .map_err(build_err(STORAGE))?;
+    let codes_db = txn
+        .create_db(Some(BYTECODES), DatabaseFlags::empty())
+        .map_err(build_err(BYTECODES))?;
+    let hashes_db = txn
+        .create_db(Some(BLOCK_HASHES), DatabaseFlags::empty())
+        .map_err(build_err(BLOCK_HASHES))?;
+    let meta_db = txn
+        .create_db(Some(META), DatabaseFlags::empty())
+        .map_err(build_err(META))?;
+    {
+        let codes: BTreeMap<B256, &Bytes> = dump
+            .segments
+            .iter()
+            .flat_map(|s| s.pre_state.codes.iter().map(|(h, c)| (*h, c)))
+            .collect();
+        let mut cursor = txn.cursor(codes_db).map_err(build_err(BYTECODES))?;
+        for (hash, code) in &codes {
+            cursor
+                .append(hash.as_slice(), code)
+                .map_err(build_err(BYTECODES))?;
+        }
+        meta.codes = codes.len() as u64;
+        let mut cursor = txn.cursor(hashes_db).map_err(build_err(BLOCK_HASHES))?;
+        for (segment, s) in dump.segments.iter().enumerate() {
+            for (number, hash) in &s.block_hashes {
+                let key = block_hash_key(segment as u32, *number);
+                cursor
+                    .append(&key, hash.as_slice())
+                    .map_err(build_err(BLOCK_HASHES))?;
+                meta.block_hashes += 1;
+            }
+        }
+    }
+    txn.commit().map_err(build_err("commit"))?;
+
+    // Accounts and storage: the dump's entries merged with the padding, in key order.
+    let real = real_entries(dump, &mut meta);
+    let mut writer = StateWriter {
+        accounts: accounts_db,
+        storage: storage_db,
+        meta: &mut meta,
+        value: Vec::with_capacity(80),
+    };
+    let pad_accounts = target / PAD_BYTES_PER_ACCOUNT;
+    let commit_bytes = (target / 16).clamp(1 << 20, COMMIT_BYTES);
+    let mut pad = PadGen::new(pad_accounts, 0);
+    let mut real_iter = real.iter().peekable();
+    let total_real = real.len() as u64;
+    let mut real_done = 0u64;
+    let mut used;
+    loop {
+        let txn = env.begin_rw_unsync().map_err(build_err("begin"))?;
+        let mut acc = txn.cursor(writer.accounts).map_err(build_err(ACCOUNTS))?;
+        let mut sto = txn.cursor(writer.storage).map_err(build_err(STORAGE))?;
+        let batch_start = pad.index;
+        let batch_accounts = (commit_bytes / PAD_BYTES_PER_ACCOUNT).max(1);
+        let mut real_in_batch = 0u64;
+        let mut more = true;
+        while pad.index - batch_start < batch_accounts && real_in_batch < 1 << 20 {
+            let pad_next = pad.peek_key();
+            match (real_iter.peek(), pad_next) {
+                (None, None) => {
+                    more = false;
+                    break;
+                }
+                (Some(r), p) if p.is_none_or(|p| r.key < p) => {
+                    writer.write_real(&mut acc, &mut sto, r, true)?;
+                    real_iter.next();
+                    real_done += 1;
+                    real_in_batch += 1;
+                }
+                _ => {
+                    let account = pad.next_account();
+                    writer.write_pad(&mut acc, &mut sto, &account, true)?;
+                }
+            }
+        }
+        drop((acc, sto));
+        txn.commit().map_err(build_err("commit"))?;
+        used = used_bytes(&env)?;
+        if pad_to.is_some() {
+            if used >= target {
+                pad.stop();
+            }
+            progress(BuildProgress {
+                stage: BuildStage::Padding,
+                done: used.min(target),
+                total: target,
+            });
+        } else {
+            progress(BuildProgress {
+                stage: BuildStage::State,
+                done: real_done,
+                total: total_real,
+            });
+        }
+        if !more {
+            break;
+        }
+    }
+
+    // Rarely, the first pass falls short: top up with further passes of accounts between
+    // the existing ones (plain puts, as the keys interleave).
+    let mut pass = 1u8;
+    while used < target && pass < 16 {
+        let per_account = (used / writer.meta.pad_accounts.max(1)).max(64);
+        let missing = target - used;
+        let mut pad = PadGen::new(missing.div_ceil(per_account) + 16, pass);
+        pass += 1;
+        while pad.peek_key().is_some() && used < target {
+            let txn = env.begin_rw_unsync().map_err(build_err("begin"))?;
+            let mut acc = txn.cursor(writer.accounts).map_err(build_err(ACCOUNTS))?;
+            let mut sto = txn.cursor(writer.storage).map_err(build_err(STORAGE))?;
+            for _ in 0..(commit_bytes / per_account).max(1) {
+                if pad.peek_key().is_none() {
+                    break;
+                }
+                let account = pad.next_account();
+                writer.write_pad(&mut acc, &mut sto, &account, false)?;
+            }
+            drop((acc, sto));
+            txn.commit().map_err(build_err("commit"))?;
+            used = used_bytes(&env)?;
+            progress(BuildProgress {
+                stage: BuildStage::Padding,
+                done: used.min(target),
+                total: target,
+            });
+        }
+    }
+
+    // The meta table last: a store without it is refused.
+    let txn = env.begin_rw_unsync().map_err(build_err("begin"))?;
+    {
+        let mut cursor = txn.cursor(meta_db).map_err(build_err(META))?;
+        for (key, value) in meta.entries() {
+            cursor
+                .append(key.as_bytes(), &value.to_le_bytes())
+                .map_err(build_err(META))?;
+        }
+    }
+    let tables = vec![
+        TableStats::new(
+            ACCOUNTS,
+            txn.db_stat(&accounts_db).map_err(build_err(ACCOUNTS))?,
+        ),
+        TableStats::new(
+            STORAGE,
+            txn.db_stat(&storage_db).map_err(build_err(STORAGE))?,
+        ),
+        TableStats::new(
+            BYTECODES,
+            txn.db_stat(&codes_db).map_err(build_err(BYTECODES))?,
+        ),
+        TableStats::new(
+            BLOCK_HASHES,
+            txn.db_stat(&hashes_db).map_err(build_err(BLOCK_HASHES))?,
+        ),
+    ];
+    txn.commit().map_err(build_err("commit"))?;
+    let used = used_bytes(&env)?;
+    progress(BuildProgress {
+        stage: BuildStage::Sync,
+        done: 0,
+        total: 1,
+    });
+    let sync_start = Instant::now();
+    env.sync(true).map_err(build_err("sync"))?;
+    let sync = sync_start.elapsed();
+    drop(env);
+    Ok((meta, used, tables, sync))
+}
+
+/// Bytes of the environment's used pages.
+fn used_bytes(env: &Environment) -> Result<u64, StoreError> {
+    let info = env.info().map_err(build_err("info"))?;
+    Ok((info.last_pgno() as u64 + 1) * PAGE_SIZE as u64)
+}
+
+/// One address of one segment of the dump: its account (if it exists) and its slots.
+struct RealEntry<'a> {
+    key: [u8; STATE_KEY_LEN],
+    account: Option<&'a AccountState>,
+    slots: &'a [PreSlot],
+}
+
+/// Every segment's accounts with their slots, sorted by key; counts absent accounts.
+fn real_entries<'a>(dump: &'a Dump, meta: &mut StoreMeta) -> Vec<RealEntry<'a>> {
+    let mut entries = Vec::new();
+    for (segment, s) in dump.segments.iter().enumerate() {
+        let pre = &s.pre_state;
+        let mut slot_start = 0;
+        for account in &pre.accounts {
+            // Slots are sorted by (address, slot) and all of listed accounts.
+            while slot_start < pre.storage.len()
+                && pre.storage[slot_start].address < account.address
+            {
+                slot_start += 1;
+            }
+            let mut slot_end = slot_start;
+            while slot_end < pre.storage.len() && pre.storage[slot_end].address == account.address {
+                slot_end += 1;
+            }
+            if account.state.is_none() {
+                meta.absent_accounts += 1;
+            }
+            entries.push(RealEntry {
+                key: state_key(&account.address, segment as u32),
+                account: account.state.as_ref(),
+                slots: &pre.storage[slot_start..slot_end],
+            });
+            slot_start = slot_end;
+        }
+    }
+    entries.sort_unstable_by_key(|e| e.key);
+    entries
+}
+
+/// Writes accounts and slots through two cursors of one transaction.
+struct StateWriter<'a> {
+    accounts: Database,
+    storage: Database,
+    meta: &'a mut StoreMeta,
+    value: Vec<u8>,
+}
+
+type RwCursor<'tx> = signet_libmdbx::Cursor<'tx, signet_libmdbx::Rw>;
+
+impl StateWriter<'_> {
+    fn put(
+        cursor: &mut RwCursor<'_>,
+        key: &[u8],
+        value: &[u8],
+        flags: WriteFlags,
+        table: &'static str,
+    ) -> Result<(), StoreError> {
+        let result = if flags == WriteFlags::APPEND {
+            cursor.append(key, value)
+        } else if flags == WriteFlags::APPEND_DUP {
+            cursor.append_dup(key, value)
+        } else {
+            cursor.put(key, value, flags)
+        };
+        result.map_err(build_err(table))
+    }
+
+    fn write_real(
+        &mut self,
+        acc: &mut RwCursor<'_>,
+        sto: &mut RwCursor<'_>,
+        entry: &RealEntry<'_>,
+        append: bool,
+    ) -> Result<(), StoreError> {
+        if let Some(account) = entry.account {
+            encode_account(account, &mut self.value);
+            let flags = if append {
+                WriteFlags::APPEND
+            } else {
+                WriteFlags::empty()
+            };
+            Self::put(acc, &entry.key, &self.value, flags, ACCOUNTS)?;
+            self.meta.accounts += 1;
+        }
+        let mut first = true;
+        for slot in entry.slots {
+            if slot.value.is_zero() {
+                self.meta.zero_slots += 1;
+                continue;
+            }
+            encode_slot(&slot.slot, &slot.value, &mut self.value);
+            let flags = match (append, first) {
+                (true, true) => WriteFlags::APPEND,
+                (true, false) => WriteFlags::APPEND_DUP,
+                (false, _) => WriteFlags::empty(),
+            };
+            Self::put(sto, &entry.key, &self.value, flags, STORAGE)?;
+            first = false;
+            self.meta.slots += 1;
+        }
+        Ok(())
+    }
+
+    fn write_pad(
+        &mut self,
+        acc: &mut RwCursor<'_>,
+        sto: &mut RwCursor<'_>,
+        pad: &PadAccount,
+        append: bool,
+    ) -> Result<(), StoreError> {
+        encode_account(&pad.account, &mut self.value);
+        let flags = if append {
+            WriteFlags::APPEND
+        } else {
+            WriteFlags::empty()
+        };
+        Self::put(acc, &pad.key, &self.value, flags, ACCOUNTS)?;
+        self.meta.pad_accounts += 1;
+        for (i, (slot, value)) in pad.slots.iter().enumerate() {
+            encode_slot(slot, value, &mut self.value);
+            let flags = match (append, i == 0) {
+                (true, true) => WriteFlags::APPEND,
+                (true, false) => WriteFlags::APPEND_DUP,
+                (false, _) => WriteFlags::empty(),
+            };
+            Self::put(sto, &pad.key, &self.value, flags, STORAGE)?;
+            self.meta.pad_slots += 1;
+        }
+        Ok(())
+    }
+}
+
+/// splitmix64: a fast, well-mixed 64-bit hash of a counter.
+pub(crate) fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// A synthetic account with its slots, sorted.
+struct PadAccount {
+    key: [u8; STATE_KEY_LEN],
+    account: AccountState,
+    slots: Vec<(U256, U256)>,
+}
+
+/// The padding's accounts in key order: account `i` of `n` has an address in the `i`-th
+/// of `n` equal strides of the address space (its first 16 bytes), at a pseudo-random
+/// point of it; its last byte is the pass, so passes never repeat an address.
+struct PadGen {
+    n: u64,
+    index: u64,
+    stride: u128,
+    pass: u8,
+    seed: u64,
+}
+
+impl PadGen {
+    fn new(n: u64, pass: u8) -> Self {
+        Self {
+            n,
+            index: 0,
+            stride: if n == 0 { 0 } else { u128::MAX / u128::from(n) },
+            pass,
+            seed: mix(0x6769_6761_6761_7300 ^ u64::from(pass)),
+        }
+    }
+
+    /// End the pass here.
+    fn stop(&mut self) {
+        self.n = self.index;
+    }
+
+    fn address(&self) -> Address {
+        let r = mix(self.seed ^ self.index);
+        let jitter = u128::from(r >> 32) * (self.stride >> 32);
+        let high = u128::from(self.index) * self.stride + jitter;
+        let mut address = [0u8; 20];
+        address[..16].copy_from_slice(&high.to_be_bytes());
+        address[16..19].copy_from_slice(&(r as u32).to_be_bytes()[..3]);
+        address[19] = self.pass;
+        Address::from(address)
+    }
+
+    fn peek_key(&self) -> Option<[u8; STATE_KEY_LEN]> {
+        (self.index < self.n).then(|| state_key(&self.address(), PAD_SEGMENT))
+    }
+
+    fn next_account(&mut self) -> PadAccount {
+        let key = state_key(&self.address(), PAD_SEGMENT);
+        let mut r = mix(self.seed.rotate_left(17) ^ self.index);
+        let mut next = || {
+            r = mix(r);
+            r
+        };
+        let shape = next();
+        let nonce = shape >> 54; // 0..1024
+        let balance_bytes = (shape % 12 + 1) as usize;
+        let mut balance = [0u8; 32];
+        for chunk in balance[32 - balance_bytes..].chunks_mut(8) {
+            let bytes = next().to_be_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+        let contract = (shape >> 8) & 3 == 0;
+        let (code_hash, slots) = if contract {
+            let mut hash = [0u8; 32];
+            for chunk in hash.chunks_mut(8) {
+                chunk.copy_from_slice(&next().to_be_bytes());
+            }
+            let count = 1usize << ((shape >> 16) % 7);
+            let mut slots: Vec<(U256, U256)> = (0..count)
+                .map(|_| {
+                    let slot = U256::from_limbs([next(), next(), next(), next()]);
+                    let len = (next() % 32 + 1) as u32;
+                    let value = U256::from_limbs([next(), next(), next(), next()])
+                        >> (256 - 8 * len)
+                        | U256::from(1);
+                    (slot, value)
+                })
+                .collect();
+            slots.sort_unstable_by_key(|s| s.0);
+            slots.dedup_by_key(|s| s.0);
+            (B256::from(hash), slots)
+        } else {
+            (alloy_primitives::KECCAK256_EMPTY, Vec::new())
+        };
+        self.index += 1;
+        PadAccount {
+            key,
+            account: AccountState {
+                balance: U256::from_be_bytes(balance),
+                nonce,
+                code_hash,
+            },
+            slots,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pad_keys_ascend_and_stay_in_the_pad_segment() {
+        let mut pad = PadGen::new(10_000, 0);
+        let mut last = None;
+        let mut slots = 0;
+        while let Some(key) = pad.peek_key() {
+            assert!(last.is_none_or(|l| l < key));
+            assert_eq!(key[20..], PAD_SEGMENT.to_be_bytes());
+            last = Some(key);
+            let account = pad.next_account();
+            assert_eq!(account.key, key);
+            assert!(account.slots.windows(2).all(|w| w[0].0 < w[1].0));
+            assert!(account.slots.iter().all(|s| !s.1.is_zero()));
+            slots += account.slots.len();
+        }
+        // One in four accounts has 1..=64 slots, 18.1 on average.
+        let per_account = slots as f64 / 10_000.0;
+        assert!((3.5..5.5).contains(&per_account), "{per_account}");
+        // The strides cover the whole address space.
+        assert!(last.unwrap()[0] == 0xff);
+    }
+}

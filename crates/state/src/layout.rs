@@ -1,0 +1,297 @@
+//! The tables of a store and how keys and values are encoded in them.
+//!
+//! | table | key | value | like reth's |
+//! |---|---|---|---|
+//! | [`ACCOUNTS`] | address (20) ++ segment (u32 BE) | [`encode_account`]: compact nonce, balance, code hash | `PlainAccountState` |
+//! | [`STORAGE`] (DUPSORT) | address (20) ++ segment (u32 BE) | slot (32) ++ value (BE, leading zeros stripped) | `PlainStorageState` |
+//! | [`BYTECODES`] | code hash (32) | raw bytecode | `Bytecodes` |
+//! | [`BLOCK_HASHES`] | segment (u32 BE) ++ number (u64 BE) | hash (32) | `CanonicalHeaders` |
+//! | [`META`] | name (ASCII) | u64 LE | – |
+//!
+//! The segment comes *after* the address: segments still never see each other's entries
+//! (every lookup names its segment), and the accounts a block reads lie spread over the
+//! whole table among the padding, as in a node's database, rather than packed into a few
+//! leaf pages at one end of it. Padding uses segment [`PAD_SEGMENT`], which no dump
+//! segment has, so a padded entry can never answer a real read.
+
+use crate::StoreError;
+use alloy_primitives::{Address, B256, KECCAK256_EMPTY, U256};
+use gigagas_dump::AccountState;
+use std::path::Path;
+
+/// Version of the layout described in this module; a store of another version is refused.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Accounts by address and segment (reth's `PlainAccountState`).
+pub const ACCOUNTS: &str = "PlainAccountState";
+/// Storage by address and segment, dup-sorted by slot (reth's `PlainStorageState`).
+pub const STORAGE: &str = "PlainStorageState";
+/// Bytecode by code hash (reth's `Bytecodes`), shared by all segments.
+pub const BYTECODES: &str = "Bytecodes";
+/// Block hashes by segment and number (reth's `CanonicalHeaders`).
+pub const BLOCK_HASHES: &str = "CanonicalHeaders";
+/// What the store was built from, and counts.
+pub const META: &str = "GigagasMeta";
+
+/// The segment number of padding entries; a dump segment never has it.
+pub const PAD_SEGMENT: u32 = u32::MAX;
+
+/// Length of an account or storage key.
+pub(crate) const STATE_KEY_LEN: usize = 24;
+
+/// The key of `address` in segment `segment` in [`ACCOUNTS`] and [`STORAGE`].
+pub(crate) fn state_key(address: &Address, segment: u32) -> [u8; STATE_KEY_LEN] {
+    let mut key = [0u8; STATE_KEY_LEN];
+    key[..20].copy_from_slice(address.as_slice());
+    key[20..].copy_from_slice(&segment.to_be_bytes());
+    key
+}
+
+/// The key of block `number` of segment `segment` in [`BLOCK_HASHES`].
+pub(crate) fn block_hash_key(segment: u32, number: u64) -> [u8; 12] {
+    let mut key = [0u8; 12];
+    key[..4].copy_from_slice(&segment.to_be_bytes());
+    key[4..].copy_from_slice(&number.to_be_bytes());
+    key
+}
+
+/// The big-endian bytes of `bytes` without leading zeros.
+fn strip(bytes: &[u8]) -> &[u8] {
+    let zeros = bytes.iter().take_while(|b| **b == 0).count();
+    &bytes[zeros..]
+}
+
+/// An account's value: `[nonce length][balance length | 0x80 if it has code]`, then the
+/// nonce and the balance big-endian without leading zeros, then the code hash if it is
+/// not the empty code's hash. 2–74 bytes (reth's compact `Account` is similar).
+pub(crate) fn encode_account(account: &AccountState, out: &mut Vec<u8>) {
+    out.clear();
+    let nonce = account.nonce.to_be_bytes();
+    let nonce = strip(&nonce);
+    let balance = account.balance.to_be_bytes::<32>();
+    let balance = strip(&balance);
+    let has_code = account.code_hash != KECCAK256_EMPTY;
+    out.push(nonce.len() as u8);
+    out.push(balance.len() as u8 | if has_code { 0x80 } else { 0 });
+    out.extend_from_slice(nonce);
+    out.extend_from_slice(balance);
+    if has_code {
+        out.extend_from_slice(account.code_hash.as_slice());
+    }
+}
+
+/// Decode [`encode_account`]'s value; `Err` names what is wrong.
+pub(crate) fn decode_account(value: &[u8]) -> Result<AccountState, String> {
+    let [nonce_len, flags, rest @ ..] = value else {
+        return Err(format!("account value of {} bytes", value.len()));
+    };
+    let nonce_len = *nonce_len as usize;
+    let balance_len = (flags & 0x3f) as usize;
+    let has_code = flags & 0x80 != 0;
+    if nonce_len > 8 || balance_len > 32 || flags & 0x40 != 0 {
+        return Err(format!(
+            "account header {nonce_len:#04x} {flags:#04x} is not one this layout writes"
+        ));
+    }
+    let want = nonce_len + balance_len + if has_code { 32 } else { 0 };
+    if rest.len() != want {
+        return Err(format!(
+            "account value has {} bytes after its header, its header says {want}",
+            rest.len()
+        ));
+    }
+    let mut nonce = [0u8; 8];
+    nonce[8 - nonce_len..].copy_from_slice(&rest[..nonce_len]);
+    let balance = U256::from_be_slice(&rest[nonce_len..nonce_len + balance_len]);
+    let code_hash = if has_code {
+        B256::from_slice(&rest[nonce_len + balance_len..])
+    } else {
+        KECCAK256_EMPTY
+    };
+    Ok(AccountState {
+        balance,
+        nonce: u64::from_be_bytes(nonce),
+        code_hash,
+    })
+}
+
+/// A storage entry's value: the slot, then the value big-endian without leading zeros.
+pub(crate) fn encode_slot(slot: &U256, value: &U256, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(&slot.to_be_bytes::<32>());
+    out.extend_from_slice(strip(&value.to_be_bytes::<32>()));
+}
+
+/// The value of `slot` from the storage entry `entry` found at or after it: `Ok(None)`
+/// where the entry is for another slot (the slot is not stored, so it is zero).
+pub(crate) fn decode_slot(slot: &[u8; 32], entry: &[u8]) -> Result<Option<U256>, String> {
+    if entry.len() < 32 || entry.len() > 64 {
+        return Err(format!("storage entry of {} bytes", entry.len()));
+    }
+    if entry[..32] != slot[..] {
+        return Ok(None);
+    }
+    Ok(Some(U256::from_be_slice(&entry[32..])))
+}
+
+/// The store's meta table, decoded: what it was built from and what it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreMeta {
+    /// [`FORMAT_VERSION`] of the writer.
+    pub format_version: u32,
+    /// xxh3-64 checksum of the dump's content ([`gigagas_dump::DumpFileInfo::checksum`]).
+    pub dump_checksum: u64,
+    /// Size of the dump file in bytes.
+    pub dump_size: u64,
+    /// Segments of the dump; reads name one of `0..segments`.
+    pub segments: u32,
+    /// The size the store was padded to ([`crate::BuildOptions::pad_to`]), if any.
+    pub pad_to: Option<u64>,
+    /// Accounts stored (existing ones, summed over segments).
+    pub accounts: u64,
+    /// Accounts the dump records absent: not stored, they read as `None`.
+    pub absent_accounts: u64,
+    /// Non-zero storage slots stored (summed over segments).
+    pub slots: u64,
+    /// Slots the dump records as zero: not stored (as in reth), they read as zero.
+    pub zero_slots: u64,
+    /// Bytecodes stored (once per hash over all segments).
+    pub codes: u64,
+    /// Block hashes stored (summed over segments).
+    pub block_hashes: u64,
+    /// Synthetic accounts added by padding.
+    pub pad_accounts: u64,
+    /// Synthetic storage slots added by padding.
+    pub pad_slots: u64,
+}
+
+impl StoreMeta {
+    /// The meta table's entries, in key order.
+    pub(crate) fn entries(&self) -> Vec<(&'static str, u64)> {
+        let mut entries = vec![
+            ("absent_accounts", self.absent_accounts),
+            ("accounts", self.accounts),
+            ("block_hashes", self.block_hashes),
+            ("codes", self.codes),
+            ("dump_checksum", self.dump_checksum),
+            ("dump_size", self.dump_size),
+            ("format_version", u64::from(self.format_version)),
+            ("pad_accounts", self.pad_accounts),
+            ("pad_slots", self.pad_slots),
+            ("pad_to", self.pad_to.unwrap_or(0)),
+            ("segments", u64::from(self.segments)),
+            ("slots", self.slots),
+            ("zero_slots", self.zero_slots),
+        ];
+        entries.sort_unstable_by_key(|e| e.0);
+        entries
+    }
+
+    /// Decode the meta table from `get` (the value of a key, if present). The format
+    /// version is checked first, so a store of another version says so.
+    pub(crate) fn decode(
+        path: &Path,
+        mut get: impl FnMut(&str) -> Result<Option<Vec<u8>>, StoreError>,
+    ) -> Result<Self, StoreError> {
+        let mut field = |name: &str| -> Result<u64, StoreError> {
+            let value = get(name)?.ok_or_else(|| StoreError::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("its meta table has no `{name}`"),
+            })?;
+            let bytes: [u8; 8] = value
+                .as_slice()
+                .try_into()
+                .map_err(|_| StoreError::Corrupt {
+                    path: path.to_path_buf(),
+                    what: format!("meta `{name}` has {} bytes, not 8", value.len()),
+                })?;
+            Ok(u64::from_le_bytes(bytes))
+        };
+        let version = field("format_version")?;
+        if version != u64::from(FORMAT_VERSION) {
+            return Err(StoreError::Version {
+                path: path.to_path_buf(),
+                found: version,
+                expected: FORMAT_VERSION,
+            });
+        }
+        let segments = field("segments")?;
+        let segments = u32::try_from(segments)
+            .ok()
+            .filter(|s| *s < PAD_SEGMENT)
+            .ok_or_else(|| StoreError::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("meta `segments` is {segments}"),
+            })?;
+        let pad_to = field("pad_to")?;
+        Ok(Self {
+            format_version: FORMAT_VERSION,
+            dump_checksum: field("dump_checksum")?,
+            dump_size: field("dump_size")?,
+            segments,
+            pad_to: (pad_to > 0).then_some(pad_to),
+            accounts: field("accounts")?,
+            absent_accounts: field("absent_accounts")?,
+            slots: field("slots")?,
+            zero_slots: field("zero_slots")?,
+            codes: field("codes")?,
+            block_hashes: field("block_hashes")?,
+            pad_accounts: field("pad_accounts")?,
+            pad_slots: field("pad_slots")?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accounts_roundtrip() {
+        let mut buf = Vec::new();
+        for account in [
+            AccountState {
+                balance: U256::ZERO,
+                nonce: 0,
+                code_hash: KECCAK256_EMPTY,
+            },
+            AccountState {
+                balance: U256::MAX,
+                nonce: u64::MAX,
+                code_hash: B256::repeat_byte(7),
+            },
+            AccountState {
+                balance: U256::from(1_000_000_007u64),
+                nonce: 300,
+                code_hash: B256::ZERO,
+            },
+        ] {
+            encode_account(&account, &mut buf);
+            assert_eq!(decode_account(&buf), Ok(account));
+        }
+        assert!(decode_account(&[]).is_err());
+        assert!(decode_account(&[9, 0]).is_err());
+        assert!(decode_account(&[1, 0]).is_err());
+    }
+
+    #[test]
+    fn slots_roundtrip() {
+        let mut buf = Vec::new();
+        let slot = U256::from(5);
+        encode_slot(&slot, &U256::from(0x1234), &mut buf);
+        assert_eq!(buf.len(), 34);
+        let key = slot.to_be_bytes::<32>();
+        assert_eq!(decode_slot(&key, &buf), Ok(Some(U256::from(0x1234))));
+        let other = U256::from(4).to_be_bytes::<32>();
+        assert_eq!(decode_slot(&other, &buf), Ok(None));
+        assert!(decode_slot(&key, &buf[..31]).is_err());
+    }
+
+    #[test]
+    fn state_keys_sort_by_address_then_segment() {
+        let a = Address::repeat_byte(1);
+        let b = Address::repeat_byte(2);
+        assert!(state_key(&a, PAD_SEGMENT) < state_key(&b, 0));
+        assert!(state_key(&a, 0) < state_key(&a, 1));
+    }
+}

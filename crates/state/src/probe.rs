@@ -1,0 +1,137 @@
+//! [`probe_random_reads`]: the device's own random-read rate on a store's data file, for
+//! a device bound (reads ÷ rate) beside a cold pass.
+
+use crate::{StoreError, builder::mix, cache::fadvise_dontneed, store::quantile};
+use std::{
+    fs::{File, OpenOptions},
+    io::ErrorKind,
+    os::unix::fs::{FileExt, OpenOptionsExt},
+    path::Path,
+    time::{Duration, Instant},
+};
+
+/// Bytes per probe read: one store page.
+pub const PROBE_BLOCK: usize = 4096;
+
+/// The outcome of [`probe_random_reads`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProbeResult {
+    /// Reads in flight at once (threads, each reading one block at a time).
+    pub queue_depth: usize,
+    /// Reads completed.
+    pub reads: u64,
+    /// Wall time of the probe.
+    pub elapsed: Duration,
+    /// Reads per second, all threads together.
+    pub reads_per_s: f64,
+    /// Median latency of one read.
+    pub p50: Duration,
+    /// 99th-percentile latency of one read.
+    pub p99: Duration,
+    /// `true` if the reads bypassed the page cache (`O_DIRECT`); `false` if the file
+    /// system refused it and the probe read through the cache after evicting the file
+    /// (then a block read twice in the probe is a cache hit: a bound, not a measurement,
+    /// on small files).
+    pub direct: bool,
+}
+
+/// Random [`PROBE_BLOCK`]-byte reads at block-aligned offsets of `file` for `duration`,
+/// `queue_depth` at a time (one thread each), with `O_DIRECT` where the file system
+/// allows it, else through the page cache after evicting the file. Short probes
+/// (200 ms) are enough for a rate; latencies are per read.
+pub fn probe_random_reads(
+    file: &Path,
+    duration: Duration,
+    queue_depth: usize,
+) -> Result<ProbeResult, StoreError> {
+    let probe_err = |reason: String| StoreError::Probe {
+        path: file.to_path_buf(),
+        reason,
+    };
+    let queue_depth = queue_depth.max(1);
+    let len = std::fs::metadata(file)
+        .map_err(|e| StoreError::io("stat", file, e))?
+        .len();
+    let blocks = len / PROBE_BLOCK as u64;
+    if blocks == 0 {
+        return Err(probe_err(format!(
+            "{len} bytes, less than one {PROBE_BLOCK}-byte block"
+        )));
+    }
+    let (handle, direct) = match open_direct(file) {
+        Ok(f) => (f, true),
+        Err(_) => (buffered(file)?, false),
+    };
+    // A file system may accept O_DIRECT at open and refuse the reads.
+    let (handle, direct) = if direct && read_block(&handle, 0).is_err() {
+        (buffered(file)?, false)
+    } else {
+        (handle, direct)
+    };
+
+    let start = Instant::now();
+    let deadline = start + duration;
+    let results: Vec<Result<Vec<u64>, std::io::Error>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..queue_depth)
+            .map(|thread| {
+                let handle = &handle;
+                scope.spawn(move || {
+                    let mut latencies = Vec::with_capacity(4096);
+                    let mut buf = vec![0u8; 2 * PROBE_BLOCK];
+                    let offset = buf.as_ptr().align_offset(PROBE_BLOCK);
+                    let block = &mut buf[offset..offset + PROBE_BLOCK];
+                    let mut r = mix(0x7072_6f62_6500_0000 ^ thread as u64);
+                    while Instant::now() < deadline {
+                        r = mix(r);
+                        let at = (r % blocks) * PROBE_BLOCK as u64;
+                        let t = Instant::now();
+                        handle.read_exact_at(block, at)?;
+                        latencies.push(t.elapsed().as_nanos() as u64);
+                    }
+                    Ok(latencies)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(ErrorKind::Other.into())))
+            .collect()
+    });
+    let elapsed = start.elapsed();
+    let mut latencies = Vec::new();
+    for r in results {
+        latencies.extend(r.map_err(|e| probe_err(format!("read failed: {e}")))?);
+    }
+    let reads = latencies.len() as u64;
+    let p50 = Duration::from_nanos(quantile(&mut latencies, 0.5));
+    let p99 = Duration::from_nanos(quantile(&mut latencies, 0.99));
+    Ok(ProbeResult {
+        queue_depth,
+        reads,
+        elapsed,
+        reads_per_s: reads as f64 / elapsed.as_secs_f64().max(1e-9),
+        p50,
+        p99,
+        direct,
+    })
+}
+
+fn open_direct(file: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(file)
+}
+
+/// The file opened normally, with its cached pages dropped.
+fn buffered(file: &Path) -> Result<File, StoreError> {
+    let f = File::open(file).map_err(|e| StoreError::io("open", file, e))?;
+    fadvise_dontneed(&f).map_err(|e| StoreError::io("fadvise", file, e))?;
+    Ok(f)
+}
+
+fn read_block(file: &File, at: u64) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 2 * PROBE_BLOCK];
+    let offset = buf.as_ptr().align_offset(PROBE_BLOCK);
+    file.read_exact_at(&mut buf[offset..offset + PROBE_BLOCK], at)
+}

@@ -1,0 +1,466 @@
+//! A store returns exactly a dump's pre-state, refuses other dumps and broken files with a
+//! one-line error, pads as asked, and can be made cold and checked.
+
+use alloy_hardforks::EthereumHardfork;
+use alloy_primitives::{Address, B256, KECCAK256_EMPTY, U256};
+use gigagas_dump::{Dump, DumpFileInfo, read_dump};
+use gigagas_state::{
+    BuildOptions, BuildProgress, BuildStage, COLD_THRESHOLD, DATA_FILE, EvictOptions, PAD_SEGMENT,
+    StateReader, StateStore, Store, StoreError, Timing, build_store, evict, open_store,
+    probe_random_reads, residency,
+};
+use gigagas_workload::{GeneratorConfig, Profile};
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    sync::OnceLock,
+    time::Duration,
+};
+
+/// A folder on the same file system as the build output (not /tmp, which may be tmpfs).
+fn scratch() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch folder")
+}
+
+fn mainnet() -> &'static (Dump, DumpFileInfo) {
+    static DUMP: OnceLock<(Dump, DumpFileInfo)> = OnceLock::new();
+    DUMP.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
+        read_dump(&path).expect("dumps/mainnet.gigagas reads")
+    })
+}
+
+/// A small generated dump (contracts, storage, codes), with its checksum.
+fn generated() -> &'static (Dump, DumpFileInfo) {
+    static DUMP: OnceLock<(Dump, DumpFileInfo)> = OnceLock::new();
+    DUMP.get_or_init(|| {
+        let config = GeneratorConfig {
+            profile: Profile::MainnetLike,
+            blocks: 3,
+            gas_per_block: 3_000_000,
+            seed: 28,
+            fork: EthereumHardfork::Prague,
+            users: 50,
+        };
+        let dump = gigagas_workload::generate(&config, |_, _| {}).expect("dump generates");
+        let dir = scratch();
+        let info = gigagas_dump::write_dump(&dump, &dir.path().join("g.gigagas")).unwrap();
+        (dump, info)
+    })
+}
+
+fn build(dump: &(Dump, DumpFileInfo), out: &Path, pad_to: Option<u64>) -> Vec<BuildProgress> {
+    let mut seen = Vec::new();
+    let summary = build_store(&dump.0, &dump.1, out, &BuildOptions { pad_to }, &mut |p| {
+        seen.push(p)
+    })
+    .expect("store builds");
+    assert_eq!(summary.meta.dump_checksum, dump.1.checksum);
+    assert!(summary.used_bytes <= summary.file_bytes);
+    seen
+}
+
+/// Every account, slot, code and block hash of every segment reads back as the dump has
+/// it; absent accounts read absent; what the dump does not list reads absent or zero.
+fn assert_reads_back(dump: &Dump, reader: &dyn StateReader) {
+    for (segment, s) in dump.segments.iter().enumerate() {
+        let pre = &s.pre_state;
+        for account in &pre.accounts {
+            let read = reader.account(segment, account.address).unwrap();
+            assert_eq!(
+                read, account.state,
+                "segment {segment} account {}",
+                account.address
+            );
+            if let Some(state) = &account.state {
+                let code = reader.code(state.code_hash).unwrap();
+                let want = pre
+                    .codes
+                    .binary_search_by_key(&state.code_hash, |c| c.0)
+                    .map(|i| pre.codes[i].1.clone());
+                match want {
+                    Ok(want) => assert_eq!(code.as_ref(), Some(&want)),
+                    Err(_) => assert_eq!(state.code_hash, KECCAK256_EMPTY),
+                }
+                // A slot the dump does not list reads zero.
+                let unlisted = U256::from_be_bytes(B256::repeat_byte(0xa5).0);
+                if pre.slot(account.address, unlisted).is_none() {
+                    assert_eq!(
+                        reader.storage(segment, account.address, unlisted).unwrap(),
+                        U256::ZERO
+                    );
+                }
+            }
+        }
+        for slot in &pre.storage {
+            assert_eq!(
+                reader.storage(segment, slot.address, slot.slot).unwrap(),
+                slot.value,
+                "segment {segment} slot {} of {}",
+                slot.slot,
+                slot.address
+            );
+        }
+        for (hash, code) in &pre.codes {
+            assert_eq!(reader.code(*hash).unwrap().as_ref(), Some(code));
+        }
+        for (number, hash) in &s.block_hashes {
+            assert_eq!(reader.block_hash(segment, *number).unwrap(), Some(*hash));
+        }
+        let first = dump.segment_ranges().nth(segment).unwrap().1.start;
+        let first = dump.blocks[first].number();
+        assert_eq!(reader.block_hash(segment, first).unwrap(), None);
+        // An address no dump holds.
+        let nobody = Address::repeat_byte(0x5a);
+        assert!(pre.account(nobody).is_none());
+        assert_eq!(reader.account(segment, nobody).unwrap(), None);
+    }
+}
+
+#[test]
+fn mainnet_segments_read_back_exactly() {
+    let dump = mainnet();
+    assert_eq!(dump.0.segments.len(), 42);
+    let dir = scratch();
+    let out = dir.path().join("store");
+    let progress = build(dump, &out, None);
+    assert_eq!(progress.last().unwrap().stage, BuildStage::Sync);
+    assert!(progress.iter().any(|p| p.stage == BuildStage::State));
+
+    let store = open_store(&out, dump.1.checksum).unwrap();
+    let meta = *store.meta();
+    assert_eq!(meta.segments, 42);
+    assert_eq!(meta.pad_accounts, 0);
+    let accounts: usize = dump
+        .0
+        .segments
+        .iter()
+        .map(|s| s.pre_state.accounts.len())
+        .sum();
+    assert_eq!(meta.accounts + meta.absent_accounts, accounts as u64);
+    assert!(meta.absent_accounts > 0, "mainnet blocks create accounts");
+
+    let reader = store.reader().unwrap();
+    reader.meter().set_timing(Timing::PerRead);
+    assert_reads_back(&dump.0, &reader);
+    let stats = reader.meter().stats();
+    assert!(stats.accounts >= accounts as u64);
+    assert_eq!(reader.meter().take_latencies().len() as u64, stats.reads());
+    assert!(stats.read_ns > 0 && stats.bytes > 0);
+
+    // Segments do not see each other: an account only in segment 1 is not in segment 0.
+    let only_in_1 = dump.0.segments[1]
+        .pre_state
+        .accounts
+        .iter()
+        .find(|a| a.state.is_some() && dump.0.segments[0].pre_state.account(a.address).is_none())
+        .expect("segment 1 has an account segment 0 lacks");
+    assert_eq!(reader.account(0, only_in_1.address).unwrap(), None);
+    assert!(matches!(
+        reader.account(42, only_in_1.address),
+        Err(StoreError::NoSuchSegment {
+            segment: 42,
+            segments: 42
+        })
+    ));
+    assert!(
+        reader
+            .account(PAD_SEGMENT as usize, only_in_1.address)
+            .is_err()
+    );
+}
+
+#[test]
+fn readers_read_in_parallel_from_several_threads() {
+    let dump = generated();
+    let dir = scratch();
+    let out = dir.path().join("store");
+    build(dump, &out, None);
+    let store: Box<dyn StateStore> = Box::new(open_store(&out, dump.1.checksum).unwrap());
+    let counts: Vec<u64> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                let store = &store;
+                scope.spawn(move || {
+                    let reader = store.reader().unwrap();
+                    for _ in 0..3 {
+                        assert_reads_back(&dump.0, reader.as_ref());
+                    }
+                    reader.meter().stats().reads()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    assert!(counts.iter().all(|c| *c == counts[0] && *c > 0));
+    // A reader made on one thread reads on another.
+    let reader = store.reader().unwrap();
+    std::thread::spawn(move || assert_reads_back(&dump.0, reader.as_ref()))
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn padding_grows_the_store_and_never_answers_a_real_read() {
+    let dump = generated();
+    let dir = scratch();
+    let out = dir.path().join("store");
+    let pad_to = 24 << 20;
+    let progress = build(dump, &out, Some(pad_to));
+    assert!(progress.iter().any(|p| p.stage == BuildStage::Padding));
+    let file = fs::metadata(out.join(DATA_FILE)).unwrap().len();
+    assert!(file >= pad_to, "data file {file} < {pad_to}");
+    assert!(file < 2 * pad_to, "data file {file} far past {pad_to}");
+
+    let store = open_store(&out, dump.1.checksum).unwrap();
+    let meta = *store.meta();
+    assert_eq!(meta.pad_to, Some(pad_to));
+    assert!(meta.pad_accounts > 10_000, "{meta:?}");
+    assert!(meta.pad_slots > 3 * meta.pad_accounts, "{meta:?}");
+    let tables = store.table_stats().unwrap();
+    assert!(tables[0].entries >= meta.accounts + meta.pad_accounts);
+    assert!(tables[0].depth >= 3, "{tables:?}");
+    let reader = store.reader().unwrap();
+    assert_reads_back(&dump.0, &reader);
+}
+
+#[test]
+fn a_store_of_another_dump_is_refused_naming_both_checksums() {
+    let dump = generated();
+    let dir = scratch();
+    let out = dir.path().join("store");
+    build(dump, &out, None);
+    let other = mainnet().1.checksum;
+    let err = open_store(&out, other).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, StoreError::WrongDump { .. }), "{msg}");
+    assert!(msg.contains(&dump.1.checksum_hex()), "{msg}");
+    assert!(msg.contains(&format!("{other:016x}")), "{msg}");
+    assert!(!msg.contains('\n'), "{msg}");
+}
+
+#[test]
+fn building_replaces_a_store_and_refuses_anything_else() {
+    let dump = generated();
+    let dir = scratch();
+    let out = dir.path().join("store");
+    build(mainnet(), &out, None);
+    build(dump, &out, None);
+    open_store(&out, dump.1.checksum).unwrap();
+    let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(leftovers.len(), 1, "no temporary folder is left behind");
+
+    let file = dir.path().join("file");
+    fs::write(&file, b"not a store").unwrap();
+    let other = dir.path().join("other");
+    fs::create_dir(&other).unwrap();
+    fs::write(other.join("notes.txt"), b"keep me").unwrap();
+    for path in [&file, &other] {
+        let err = build_store(
+            &dump.0,
+            &dump.1,
+            path,
+            &BuildOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert!(matches!(err, StoreError::RefuseOverwrite { .. }), "{err}");
+        assert!(!err.to_string().contains('\n'));
+    }
+    assert_eq!(fs::read(other.join("notes.txt")).unwrap(), b"keep me");
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3);
+}
+
+/// Open `dir` and expect a one-line error, never a panic.
+fn open_fails(dir: &Path, checksum: u64) -> String {
+    let err = open_store(dir, checksum).expect_err("a broken store is refused");
+    let msg = err.to_string();
+    eprintln!("{}: {msg}", dir.display());
+    assert!(!msg.contains('\n'), "one line: {msg}");
+    msg
+}
+
+fn copy_store(from: &Path, to: &Path) -> PathBuf {
+    fs::create_dir(to).unwrap();
+    fs::copy(from.join(DATA_FILE), to.join(DATA_FILE)).unwrap();
+    to.to_path_buf()
+}
+
+#[test]
+fn truncated_and_corrupt_stores_give_one_line_errors() {
+    let dump = generated();
+    let checksum = dump.1.checksum;
+    let dir = scratch();
+    let good = dir.path().join("good");
+    build(dump, &good, Some(4 << 20));
+    let len = fs::metadata(good.join(DATA_FILE)).unwrap().len();
+
+    let msg = open_fails(&dir.path().join("missing"), checksum);
+    assert!(msg.contains("does not exist"), "{msg}");
+
+    let empty = dir.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    let msg = open_fails(&empty, checksum);
+    assert!(msg.contains("no mdbx.dat"), "{msg}");
+
+    let truncated = copy_store(&good, &dir.path().join("truncated"));
+    fs::File::options()
+        .write(true)
+        .open(truncated.join(DATA_FILE))
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let msg = open_fails(&truncated, checksum);
+    assert!(
+        msg.contains("truncated") || msg.contains("cannot be opened"),
+        "{msg}"
+    );
+
+    let tiny = copy_store(&good, &dir.path().join("tiny"));
+    fs::File::options()
+        .write(true)
+        .open(tiny.join(DATA_FILE))
+        .unwrap()
+        .set_len(100)
+        .unwrap();
+    open_fails(&tiny, checksum);
+
+    let garbage = copy_store(&good, &dir.path().join("garbage"));
+    let noise: Vec<u8> = (0..len)
+        .map(|i| (i.wrapping_mul(2654435761) >> 7) as u8)
+        .collect();
+    fs::write(garbage.join(DATA_FILE), &noise).unwrap();
+    let msg = open_fails(&garbage, checksum);
+    assert!(msg.contains("cannot be opened"), "{msg}");
+
+    let zeros = copy_store(&good, &dir.path().join("zeros"));
+    fs::write(zeros.join(DATA_FILE), vec![0u8; len as usize]).unwrap();
+    open_fails(&zeros, checksum);
+
+    // A store whose meta table lacks an entry.
+    let no_meta = copy_store(&good, &dir.path().join("no-meta"));
+    {
+        let env = signet_libmdbx::Environment::builder()
+            .set_max_dbs(8)
+            .open(&no_meta)
+            .unwrap();
+        let txn = env.begin_rw_unsync().unwrap();
+        let db = txn.open_db(Some(gigagas_state::layout::META)).unwrap();
+        assert!(txn.del(db, b"dump_checksum", None).unwrap());
+        txn.commit().unwrap();
+    }
+    let msg = open_fails(&no_meta, checksum);
+    assert!(msg.contains("dump_checksum"), "{msg}");
+
+    // Garbage over the middle third of the pages (meta pages and meta table intact): opening may succeed, but every
+    // read gives a value or an error, never a panic.
+    let scribbled = copy_store(&good, &dir.path().join("scribbled"));
+    let mut bytes = fs::read(scribbled.join(DATA_FILE)).unwrap();
+    let third = bytes.len() / 3;
+    for (i, b) in bytes[third..2 * third].iter_mut().enumerate() {
+        *b = (i.wrapping_mul(40503) >> 5) as u8;
+    }
+    fs::write(scribbled.join(DATA_FILE), &bytes).unwrap();
+    match open_store(&scribbled, checksum) {
+        Err(e) => {
+            eprintln!("scribbled: {e}");
+            assert!(!e.to_string().contains('\n'), "{e}")
+        }
+        Ok(store) => {
+            let reader = store.reader().unwrap();
+            let mut errors = 0;
+            for (segment, s) in dump.0.segments.iter().enumerate() {
+                for a in &s.pre_state.accounts {
+                    if let Err(e) = reader.account(segment, a.address) {
+                        if errors == 0 {
+                            eprintln!("scribbled read: {e}");
+                        }
+                        assert!(!e.to_string().contains('\n'), "{e}");
+                        errors += 1;
+                    }
+                }
+            }
+            assert!(errors > 0, "scribbled pages are noticed");
+        }
+    }
+}
+
+/// The file system type of `path` from /proc/mounts (longest matching mount point).
+fn fs_type(path: &Path) -> String {
+    let path = path.canonicalize().unwrap();
+    let mounts = fs::read_to_string("/proc/mounts").unwrap_or_default();
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (_, point, kind) = (f.next()?, f.next()?, f.next()?);
+            path.starts_with(point)
+                .then(|| (point.len(), kind.to_string()))
+        })
+        .max()
+        .map(|(_, kind)| kind)
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_store_just_read_is_not_cold_and_evict_makes_it_cold() {
+    let dump = generated();
+    let dir = scratch();
+    let out = dir.path().join("store");
+    build(dump, &out, Some(8 << 20));
+    {
+        let store = open_store(&out, dump.1.checksum).unwrap();
+        let reader = store.reader().unwrap();
+        assert_reads_back(&dump.0, &reader);
+        // Read every page: the whole store is now in the page cache.
+        let data = fs::read(out.join(DATA_FILE)).unwrap();
+        assert!(!data.is_empty());
+    }
+    let before = residency(&out).unwrap();
+    assert!(
+        !before.is_cold(COLD_THRESHOLD),
+        "a store just read is not cold: {before:?}"
+    );
+    assert!(before.fraction() > 0.9, "{before:?}");
+
+    let report = evict(&out, &EvictOptions::default()).unwrap();
+    assert_eq!(report.files, 1);
+    let kind = fs_type(&out);
+    if matches!(kind.as_str(), "tmpfs" | "ramfs") {
+        eprintln!(
+            "{} is on {kind}: its pages cannot be evicted, skipping",
+            out.display()
+        );
+        return;
+    }
+    assert!(
+        report.after.is_cold(COLD_THRESHOLD),
+        "evict leaves {:.3} resident on {kind}",
+        report.after.fraction()
+    );
+
+    // Reading makes it warm again.
+    let store = Store::open(&out).unwrap();
+    let reader = store.reader().unwrap();
+    assert_reads_back(&dump.0, &reader);
+    drop((reader, store));
+    assert!(residency(&out).unwrap().resident_bytes > 0);
+}
+
+#[test]
+fn the_probe_reads_random_blocks_at_depth_one_and_more() {
+    let dump = generated();
+    let dir = scratch();
+    let out = dir.path().join("store");
+    build(dump, &out, Some(4 << 20));
+    for depth in [1, 2] {
+        let r = probe_random_reads(&out.join(DATA_FILE), Duration::from_millis(50), depth).unwrap();
+        assert_eq!(r.queue_depth, depth);
+        assert!(r.reads > 0 && r.reads_per_s > 0.0, "{r:?}");
+        assert!(r.p50 <= r.p99, "{r:?}");
+    }
+    let empty = dir.path().join("empty");
+    fs::write(&empty, b"").unwrap();
+    let err = probe_random_reads(&empty, Duration::from_millis(10), 1).unwrap_err();
+    assert!(!err.to_string().contains('\n'));
+}
