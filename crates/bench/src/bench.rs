@@ -8,9 +8,16 @@
 //! figures are per pass (its windows' sums divided by the passes). A *repeat* is one
 //! measured sample; the summary takes the median repeat.
 
+use crate::{
+    error::PassError,
+    io::{IoError, StoreContext},
+};
 use gigagas_executor::{Divergence, ItemKind, Replay, RunTimings};
 use gigagas_grid::{MAX_PASSES_PER_SAMPLE, Point, Repetition};
-use gigagas_report::stats::{Metrics, Summary, tx_histogram};
+use gigagas_report::{
+    results::IoFigures,
+    stats::{Metrics, Summary, tx_histogram},
+};
 
 /// The measured samples of one grid point.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +26,8 @@ pub struct Sampled {
     pub summary: Summary,
     /// Passes in each measured sample, in run order (at least 1 each).
     pub passes_per_sample: Vec<u32>,
+    /// With a state store: what the median sample read.
+    pub io: Option<IoFigures>,
 }
 
 /// The timings of the passes of one sample, summed.
@@ -110,6 +119,8 @@ struct PointSamples {
     busy: Vec<Vec<u64>>,
     passes: Vec<u32>,
     tx_ns: hdrhistogram::Histogram<u64>,
+    /// With a state store: what each sample's last pass read.
+    io: Vec<IoFigures>,
 }
 
 impl PointSamples {
@@ -119,30 +130,60 @@ impl PointSamples {
             busy: Vec::with_capacity(repeats),
             passes: Vec::with_capacity(repeats),
             tx_ns: tx_histogram(),
+            io: Vec::new(),
         }
     }
 
     fn finish(self) -> Sampled {
+        // The reads of the median sample (by wall time, as the summary's median).
+        let io = (self.io.len() == self.metrics.len() && !self.io.is_empty()).then(|| {
+            let mut by_wall: Vec<usize> = (0..self.metrics.len()).collect();
+            by_wall.sort_by(|&a, &b| self.metrics[a].wall_s.total_cmp(&self.metrics[b].wall_s));
+            let mut median = self.io[by_wall[by_wall.len() / 2]];
+            // The coldness check holds for every sample: report the warmest.
+            median.resident_before = self
+                .io
+                .iter()
+                .map(|f| f.resident_before)
+                .fold(0.0, f64::max);
+            median
+        });
         Sampled {
             summary: Summary::with_histogram(self.metrics, &self.tx_ns, &self.busy),
             passes_per_sample: self.passes,
+            io,
         }
     }
 }
 
-/// One pass of `point`: its timed window, then (with `verify`) its verification.
-pub fn bench_pass(replay: &Replay, point: &Point, verify: bool) -> Result<RunTimings, Divergence> {
-    match point {
+/// One pass of `point`: its timed window, then (with `verify`) its verification. A point
+/// that reads its state from a store needs the `store`, and also returns what it read.
+pub fn bench_pass(
+    replay: &Replay,
+    point: &Point,
+    verify: bool,
+    store: Option<&mut StoreContext>,
+) -> Result<(RunTimings, Option<IoFigures>), PassError> {
+    if point.work().state.is_store() {
+        let store = store.ok_or(IoError::NoStore)?;
+        let pass = match point {
+            Point::Sequential(work) => crate::io::sequential_pass(replay, *work, store, verify)?,
+            Point::Bal(config) => crate::io::replay_pass(replay, config, store, verify)?,
+        };
+        return Ok((pass.timings, Some(pass.figures)));
+    }
+    let timings = match point {
         Point::Sequential(work) => {
             let (timings, results) = replay.run_sequential(*work);
             let results = results.map_err(Divergence::from)?;
             if verify {
                 replay.verify_sequential(&results)?;
             }
-            Ok(timings)
+            timings
         }
-        Point::Bal(config) => replay.run_verified(config, verify),
-    }
+        Point::Bal(config) => replay.run_verified(config, verify)?,
+    };
+    Ok((timings, None))
 }
 
 /// One measured sample of `point`: passes until their timed windows sum to
@@ -152,10 +193,13 @@ fn sample(
     point: &Point,
     rep: Repetition,
     into: &mut PointSamples,
-) -> Result<(), Divergence> {
+    mut store: Option<&mut StoreContext>,
+) -> Result<(), PassError> {
     let mut sum: Option<PassSum> = None;
+    let mut io = None;
     loop {
-        let timings = bench_pass(replay, point, rep.verify)?;
+        let (timings, figures) = bench_pass(replay, point, rep.verify, store.as_deref_mut())?;
+        io = figures.or(io);
         for (w, ns) in replay.items().iter().zip(&timings.item_ns) {
             if matches!(w.kind, ItemKind::Tx(_)) {
                 into.tx_ns.saturating_record((*ns).max(1));
@@ -173,6 +217,7 @@ fn sample(
         .push(metrics_of(replay, &mean, point.threads()));
     into.busy.push(mean.worker_busy_ns);
     into.passes.push(passes);
+    into.io.extend(io);
     Ok(())
 }
 
@@ -189,12 +234,13 @@ pub fn bench_interleaved(
     points: &[Point],
     rep: Repetition,
     seed: u64,
+    mut store: Option<&mut StoreContext>,
     mut after: impl FnMut(usize),
-) -> Result<Vec<Sampled>, Divergence> {
+) -> Result<Vec<Sampled>, PassError> {
     let repeats = rep.repeats.max(1);
     for _ in 0..rep.warmup {
         for (i, point) in points.iter().enumerate() {
-            bench_pass(replay, point, rep.verify)?;
+            bench_pass(replay, point, rep.verify, store.as_deref_mut())?;
             after(i);
         }
     }
@@ -202,7 +248,13 @@ pub fn bench_interleaved(
         points.iter().map(|_| PointSamples::new(repeats)).collect();
     for round in 0..repeats {
         for i in round_order(points.len(), round, seed) {
-            sample(replay, &points[i], rep, &mut samples[i])?;
+            sample(
+                replay,
+                &points[i],
+                rep,
+                &mut samples[i],
+                store.as_deref_mut(),
+            )?;
             after(i);
         }
     }
@@ -215,11 +267,13 @@ pub fn bench_point(
     replay: &Replay,
     point: &Point,
     rep: Repetition,
+    store: Option<&mut StoreContext>,
     mut after_sample: impl FnMut(),
-) -> Result<Sampled, Divergence> {
-    let mut sampled = bench_interleaved(replay, std::slice::from_ref(point), rep, 0, |_| {
-        after_sample()
-    })?;
+) -> Result<Sampled, PassError> {
+    let mut sampled =
+        bench_interleaved(replay, std::slice::from_ref(point), rep, 0, store, |_| {
+            after_sample()
+        })?;
     Ok(sampled.remove(0))
 }
 

@@ -250,6 +250,34 @@ pub fn plan_of(
                 .map_err(bad("simulate.item_slowdown"))?,
         }),
     };
+    let state = {
+        let dir = config.state.as_ref().map(|d| {
+            if d.is_absolute() {
+                d.clone()
+            } else {
+                file.parent().unwrap_or(Path::new("")).join(d)
+            }
+        });
+        let key = |problem: &PlanError| match problem {
+            PlanError::StoreNeedsOneDump { .. } => "state",
+            PlanError::Empty if config.io.is_empty() => "io",
+            PlanError::Empty => "cache",
+            _ => "io_threads",
+        };
+        plan::store_plan(
+            dir,
+            dumps.len(),
+            &config.io,
+            &config.cache,
+            config.io_threads,
+            config.memory,
+        )
+        .map_err(|problem| ConfigError::Invalid {
+            file: file.to_path_buf(),
+            key: key(&problem),
+            problem,
+        })?
+    };
     Ok(Plan {
         description: config.description.clone(),
         named_dumps: config.dumps.clone(),
@@ -270,6 +298,7 @@ pub fn plan_of(
         trace: false,
         collapse_single_transaction_blocks: false,
         simulate,
+        state,
     })
 }
 

@@ -50,6 +50,9 @@ pub enum DumpFault {
     /// A pass diverged from the receipts or the access list: no number is reported.
     #[error(transparent)]
     Divergence(Box<Divergence>),
+    /// The state store could not be read, or a cold pass was not cold.
+    #[error(transparent)]
+    Io(Box<crate::io::IoError>),
     /// The simulator found no measurement of a validation point.
     #[error(transparent)]
     NotMeasured(#[from] NotMeasured),
@@ -67,4 +70,31 @@ impl From<Divergence> for DumpFault {
 pub struct NotMeasured {
     /// The point.
     pub config: RunConfig,
+}
+
+/// Why one pass of a point yields no timing: its replay diverged, or its state store
+/// could not be read or made cold.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    /// The pass diverged from the receipts or the access list.
+    #[error(transparent)]
+    Divergence(Box<Divergence>),
+    /// The state store failed, or a cold pass was not cold.
+    #[error(transparent)]
+    Io(#[from] crate::io::IoError),
+}
+
+impl From<Divergence> for PassError {
+    fn from(d: Divergence) -> Self {
+        Self::Divergence(Box::new(d))
+    }
+}
+
+impl From<PassError> for DumpFault {
+    fn from(e: PassError) -> Self {
+        match e {
+            PassError::Divergence(d) => Self::Divergence(d),
+            PassError::Io(e) => Self::Io(Box::new(e)),
+        }
+    }
 }

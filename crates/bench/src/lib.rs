@@ -19,6 +19,8 @@
 //!   [`gigagas_report::SweepResults`].
 //! - [`simulate`]: per-item times from a one-thread run, list-scheduled onto N virtual
 //!   workers in each scheduler's order, validated against measured runs.
+//! - [`io`]: passes that read their state from a store on disk, warm or cold (checked),
+//!   with what each read, beside the device's own random-read rate.
 //! - [`trace`] and [`timeline`]: one pass per parallel point as Chrome trace events, and
 //!   the longest batch of the widest point as a [`gigagas_report::timeline::Timeline`].
 
@@ -27,6 +29,7 @@
 pub mod bench;
 pub mod config;
 pub mod error;
+pub mod io;
 pub mod plan;
 pub mod simulate;
 pub mod sweep;
@@ -35,10 +38,11 @@ pub mod trace;
 
 pub use bench::{Sampled, bench_interleaved, bench_pass, bench_point, metrics_of, round_order};
 pub use config::{ConfigError, Sweep, load};
-pub use error::{BenchError, DumpFault, NotMeasured};
+pub use error::{BenchError, DumpFault, NotMeasured, PassError};
 pub use gigagas_grid::{
     Point, Repetition, RunConfig, SchedulerKind, SimulateConfig, SweepConfig, TimedWork,
 };
+pub use io::{IoError, StoreContext};
 pub use plan::{NonEmpty, Plan, PlanError, SimulatePlan};
 pub use simulate::ItemProfile;
 pub use sweep::{Progress, SuiteDump, SweepOptions, run_grid, run_sweep};

@@ -15,7 +15,10 @@ use crate::{
     sweep::{LOAD_UNITS, SuiteDump, run_units},
 };
 use gigagas_executor::Replay;
-use gigagas_grid::{Repetition, RunConfig, SchedulerKind, SimulateConfig, SweepConfig, TimedWork};
+use gigagas_grid::{
+    CacheState, IoMode, Repetition, RunConfig, SchedulerKind, SimulateConfig, StateRead,
+    SweepConfig, TimedWork,
+};
 use std::{num::NonZeroUsize, ops::Deref, path::PathBuf};
 
 /// Why a setting cannot make a plan. The message says what is wrong with the value; the
@@ -28,6 +31,14 @@ pub enum PlanError {
     /// A thread count of 0.
     #[error("0 is not a thread count")]
     ZeroThreads,
+    /// A state store holds one dump's pre-state: a run with a store names one dump.
+    #[error(
+        "a state store holds one dump's pre-state, and {dumps} dumps are named (name the one the store was built from)"
+    )]
+    StoreNeedsOneDump {
+        /// The dumps named.
+        dumps: usize,
+    },
     /// A batch size of 0.
     #[error("0 is not a batch size")]
     ZeroBatch,
@@ -219,6 +230,7 @@ impl SimulatePlan {
                         scheduler,
                         recover_senders: false,
                         receipts: false,
+                        state: Default::default(),
                     });
                 }
             }
@@ -291,9 +303,97 @@ pub struct Plan {
     pub collapse_single_transaction_blocks: bool,
     /// The schedule simulator on each dump, if asked for.
     pub simulate: Option<SimulatePlan>,
+    /// A state store to read the pre-state from, if named: its points beside (or instead
+    /// of) the in-memory ones.
+    pub state: Option<StorePlan>,
+}
+
+/// The store points of `dumps` from a store named `dir` (if any) with these settings,
+/// checked: one dump, non-empty lists, at least one I/O thread (at most [`MAX_THREADS`]).
+/// The caller names the setting of an error ([`PlanError::StoreNeedsOneDump`]: the store;
+/// [`PlanError::Empty`]: the I/O modes or cache states, whichever is empty; else the I/O
+/// threads).
+pub fn store_plan(
+    dir: Option<PathBuf>,
+    dumps: usize,
+    io: &[IoMode],
+    cache: &[CacheState],
+    io_threads: usize,
+    memory: bool,
+) -> Result<Option<StorePlan>, PlanError> {
+    let Some(dir) = dir else { return Ok(None) };
+    if dumps != 1 {
+        return Err(PlanError::StoreNeedsOneDump { dumps });
+    }
+    let io_threads = thread_counts(&[io_threads], MAX_THREADS)?;
+    Ok(Some(StorePlan {
+        dir,
+        io: NonEmpty::new(io.to_vec())?,
+        cache: NonEmpty::new(cache.to_vec())?,
+        io_threads: *io_threads.first(),
+        memory,
+    }))
+}
+
+/// The store points of a plan: a store, how to read it, and in which cache states.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StorePlan {
+    /// The store's folder (`gigagas state build`).
+    pub dir: PathBuf,
+    /// I/O modes. The replay's points take the prefetching ones (`prefetch`,
+    /// `pipelined`); the sequential baseline reads `on-demand` whichever are named.
+    pub io: NonEmpty<IoMode>,
+    /// Cache states.
+    pub cache: NonEmpty<CacheState>,
+    /// Readers of a prefetch.
+    pub io_threads: NonZeroUsize,
+    /// Also run the in-memory points.
+    pub memory: bool,
+}
+
+impl StorePlan {
+    /// The ways the replay reads from the store: each cache state × prefetching mode.
+    pub fn replay_reads(&self) -> Vec<StateRead> {
+        let mut reads = Vec::new();
+        for &cache in self.cache.iter() {
+            for &io in self.io.iter().filter(|m| **m != IoMode::OnDemand) {
+                reads.push(StateRead::Store { io, cache });
+            }
+        }
+        reads
+    }
+
+    /// The ways the sequential baseline reads from the store: on demand, in each cache
+    /// state.
+    pub fn baseline_reads(&self) -> Vec<StateRead> {
+        self.cache
+            .iter()
+            .map(|&cache| StateRead::Store {
+                io: IoMode::OnDemand,
+                cache,
+            })
+            .collect()
+    }
 }
 
 impl Plan {
+    /// Where the in-memory points and the store's read, in run order.
+    fn reads(&self, baseline: bool) -> Vec<StateRead> {
+        let Some(store) = &self.state else {
+            return vec![StateRead::Memory];
+        };
+        let mut reads = Vec::new();
+        if store.memory {
+            reads.push(StateRead::Memory);
+        }
+        reads.extend(if baseline {
+            store.baseline_reads()
+        } else {
+            store.replay_reads()
+        });
+        reads
+    }
+
     /// The thread counts of the grid on a machine with `cores` cores: the plan's, and
     /// `cores` with [`Plan::all_cores`].
     pub fn thread_counts(&self, cores: usize) -> Vec<usize> {
@@ -311,17 +411,20 @@ impl Plan {
         if !self.parallel {
             return points;
         }
-        for &recover_senders in self.recover_senders.iter() {
-            for threads in self.thread_counts(cores) {
-                for batch in self.batch.iter() {
-                    for &scheduler in self.schedulers.iter() {
-                        points.push(RunConfig {
-                            threads,
-                            batch: batch.get(),
-                            scheduler,
-                            recover_senders,
-                            receipts: self.receipts,
-                        });
+        for state in self.reads(false) {
+            for &recover_senders in self.recover_senders.iter() {
+                for threads in self.thread_counts(cores) {
+                    for batch in self.batch.iter() {
+                        for &scheduler in self.schedulers.iter() {
+                            points.push(RunConfig {
+                                threads,
+                                batch: batch.get(),
+                                scheduler,
+                                recover_senders,
+                                receipts: self.receipts,
+                                state,
+                            });
+                        }
                     }
                 }
             }
@@ -335,13 +438,17 @@ impl Plan {
         if !self.baseline {
             return Vec::new();
         }
-        self.recover_senders
-            .iter()
-            .map(|&recover_senders| TimedWork {
-                recover_senders,
-                receipts: self.receipts,
-            })
-            .collect()
+        let mut baselines = Vec::new();
+        for state in self.reads(true) {
+            for &recover_senders in self.recover_senders.iter() {
+                baselines.push(TimedWork {
+                    recover_senders,
+                    receipts: self.receipts,
+                    state,
+                });
+            }
+        }
+        baselines
     }
 
     /// Warm-up passes, measured samples, verification and minimum sample time, as the
@@ -446,6 +553,17 @@ impl Plan {
             all_cores: self.all_cores,
             min_sample_ms: self.min_sample.ms(),
             simulate: self.simulate.as_ref().map(SimulatePlan::record),
+            state: self.state.as_ref().map(|s| s.dir.clone()),
+            io: self.state.as_ref().map_or_else(Vec::new, |s| s.io.to_vec()),
+            cache: self
+                .state
+                .as_ref()
+                .map_or_else(Vec::new, |s| s.cache.to_vec()),
+            io_threads: self
+                .state
+                .as_ref()
+                .map_or(gigagas_grid::DEFAULT_IO_THREADS, |s| s.io_threads.get()),
+            memory: self.state.as_ref().is_none_or(|s| s.memory),
         }
     }
 }

@@ -95,6 +95,7 @@ pub fn profile_and_measure(
         scheduler: SchedulerKind::Ols,
         recover_senders: false,
         receipts: false,
+        state: Default::default(),
     };
     let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(profile_runs); replay.items().len()];
     let mut run_work_ns = Vec::with_capacity(profile_runs);

@@ -134,7 +134,24 @@ pub fn run_grid(
                 inner: &mut *progress,
                 spent: &mut spent,
             };
-            let (dump_rows, sim) = run_dump(&replay, &mut record, &plan, cores, &mut counted)?;
+            let mut store = match &plan.state {
+                None => None,
+                Some(state) => {
+                    let checksum = u64::from_str_radix(&record.checksum, 16).unwrap_or_default();
+                    Some(
+                        crate::io::StoreContext::open(&state.dir, checksum, state.io_threads.get())
+                            .map_err(|e| DumpFault::Io(Box::new(e)))?,
+                    )
+                }
+            };
+            let (dump_rows, sim) = run_dump(
+                &replay,
+                &mut record,
+                &plan,
+                cores,
+                store.as_mut(),
+                &mut counted,
+            )?;
             if let Some(t) = drawn_passes(&replay, &record, &plan, cores, &mut trace)?
                 && timeline.as_ref().is_none_or(|best| t.better_than(best))
             {
@@ -327,6 +344,7 @@ fn run_dump(
     record: &mut DumpRecord,
     plan: &Plan,
     cores: usize,
+    store: Option<&mut crate::io::StoreContext>,
     progress: &mut dyn Progress,
 ) -> Result<(Vec<ResultRow>, Option<gigagas_report::SimulationReport>), DumpFault> {
     let rep = plan.repetition();
@@ -339,6 +357,8 @@ fn run_dump(
         scheduler: (mode == Mode::BalParallel).then_some(config.scheduler),
         recover_senders: config.recover_senders,
         receipts: config.receipts,
+        state: config.state,
+        io: sampled.io,
         timed_work: config.work().describe(),
         warmup: rep.warmup,
         repeats: rep.repeats,
@@ -374,7 +394,7 @@ fn run_dump(
             Point::Bal(c) => run_units(c.threads, cores),
         })
         .collect();
-    let sampled = bench_interleaved(replay, &points, rep, plan.seed, |i| {
+    let sampled = bench_interleaved(replay, &points, rep, plan.seed, store, |i| {
         progress.advance(units[i])
     })?;
 
@@ -389,6 +409,7 @@ fn run_dump(
                     scheduler: SchedulerKind::Ols,
                     recover_senders: work.recover_senders,
                     receipts: work.receipts,
+                    state: work.state,
                 },
             ),
             Point::Bal(c) => (Mode::BalParallel, c),

@@ -97,6 +97,7 @@ mod tests {
             scheduler: SchedulerKind::GasUsed,
             recover_senders: false,
             receipts: false,
+            state: Default::default(),
         };
         let timings = replay.run_verified(&config, true).unwrap();
         let t = timeline_of(&replay, &config, &timings, "mainnet").unwrap();
@@ -153,6 +154,7 @@ mod tests {
                 scheduler: SchedulerKind::Ols,
                 recover_senders: false,
                 receipts: false,
+                state: Default::default(),
             };
             let timings = replay.run_verified(&config, true).unwrap();
             timeline_of(&replay, &config, &timings, "mainnet").unwrap()

@@ -91,6 +91,7 @@ mod tests {
                 scheduler: gigagas_executor::SchedulerKind::GasUsed,
                 recover_senders: false,
                 receipts: false,
+                state: Default::default(),
             };
             let timings = replay.run_verified(&config, true).unwrap();
             let pass = pass_events(&replay, &config, &timings, pid as u32, "mainnet");

@@ -50,7 +50,8 @@ pub use gigagas_chain::ChainSpec;
 pub use gigagas_grid::{RunConfig, SchedulerKind, TimedWork};
 pub use prestate::{PreStateDb, StateError};
 pub use replay::{Carried, ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
-pub use run::{RunOutputs, RunTimings, SequentialOutputs};
+pub use revm::state::AccountInfo;
+pub use run::{IoTimings, PassIo, RunOutputs, RunTimings, SequentialOutputs};
 pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, scheduler};
 pub use source::{Prefetched, SourceDb, StateSource};
 pub use verify::{

@@ -192,7 +192,9 @@ impl Replay {
             info.code = Some(if info.code_hash == KECCAK_EMPTY {
                 Bytecode::default()
             } else {
-                match info.code.take() {
+                // A source's account carries no code (revm's default is the empty code):
+                // the code read for its hash, or the segment's (deployed by a block).
+                match info.code.take().filter(|c| !c.is_empty()) {
                     Some(code) => code,
                     None => codes
                         .get(&info.code_hash)
@@ -240,7 +242,12 @@ impl Database for SourceDb<'_> {
     type Error = StateError;
 
     fn basic(&mut self, address: Address) -> Result<Option<AccountInfo>, StateError> {
-        self.source.account(self.segment, address)
+        let mut info = self.source.account(self.segment, address)?;
+        if let Some(info) = info.as_mut() {
+            // No code with the account: revm's `State` then reads it by hash, on demand.
+            info.code = (info.code_hash == KECCAK_EMPTY).then(Bytecode::default);
+        }
+        Ok(info)
     }
 
     fn code_by_hash(&mut self, code_hash: B256) -> Result<Bytecode, StateError> {

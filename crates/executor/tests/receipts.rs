@@ -22,6 +22,7 @@ fn config(threads: usize, batch: usize, receipts: bool) -> RunConfig {
         scheduler: SchedulerKind::GasUsed,
         recover_senders: false,
         receipts,
+        state: Default::default(),
     }
 }
 
@@ -63,6 +64,7 @@ fn both_paths_build_the_same_receipts_and_they_match_every_header_from_byzantium
     let work = TimedWork {
         recover_senders: false,
         receipts: true,
+        state: Default::default(),
     };
     let (_, seq) = replay.run_sequential(work);
     let seq = seq.unwrap();
@@ -120,6 +122,7 @@ fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_sa
     let work = TimedWork {
         recover_senders: false,
         receipts: true,
+        state: Default::default(),
     };
     let (_, seq) = replay.run_sequential(work);
     let d = replay.verify_sequential(&seq.unwrap()).unwrap_err();

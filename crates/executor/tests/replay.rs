@@ -45,6 +45,7 @@ fn replay_grid(dump: &Dump) {
                     scheduler,
                     recover_senders: false,
                     receipts: false,
+                    state: Default::default(),
                 };
                 let (timings, outputs) = replay.run_parallel(&config);
                 assert_eq!(timings.item_ns.len(), replay.items().len());
@@ -101,6 +102,7 @@ fn sequential_baseline_verifies_and_sender_recovery_changes_nothing() {
         scheduler: SchedulerKind::Ols,
         recover_senders: false,
         receipts: false,
+        state: Default::default(),
     });
     let (_, recovered) = replay.run_parallel(&RunConfig {
         threads: 2,
@@ -108,6 +110,7 @@ fn sequential_baseline_verifies_and_sender_recovery_changes_nothing() {
         scheduler: SchedulerKind::Ols,
         recover_senders: true,
         receipts: false,
+        state: Default::default(),
     });
     replay.verify_all(&recovered).unwrap();
     assert_eq!(replay.outcomes(&plain), replay.outcomes(&recovered));
@@ -143,6 +146,7 @@ fn corrupted_bal_write_is_named() {
         scheduler: SchedulerKind::GasUsed,
         recover_senders: false,
         receipts: false,
+        state: Default::default(),
     });
     let d = replay
         .verify_all(&outputs)
@@ -165,6 +169,7 @@ fn corrupted_receipt_is_named() {
         scheduler: SchedulerKind::Ols,
         recover_senders: false,
         receipts: false,
+        state: Default::default(),
     });
     let d = replay
         .verify_all(&outputs)
@@ -210,6 +215,7 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
         scheduler: SchedulerKind::Ols,
         recover_senders: false,
         receipts: false,
+        state: Default::default(),
     });
     let d = replay
         .verify_all(&outputs)
@@ -286,6 +292,7 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
         scheduler: SchedulerKind::Ols,
         recover_senders: true,
         receipts: false,
+        state: Default::default(),
     };
     let (_, outputs) = replay.run_parallel(&config);
     let d = replay.verify_all(&outputs).unwrap_err();
@@ -304,6 +311,7 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
     let work = gigagas_executor::TimedWork {
         recover_senders: true,
         receipts: false,
+        state: Default::default(),
     };
     let err = replay.run_sequential(work).1.unwrap_err();
     assert!(

@@ -153,6 +153,9 @@ enum Subcommand {
     Compare(crate::cmd_compare::CompareArgs),
     /// Print a summary of a dump: blocks, transactions, gas, pre-state and BAL sizes.
     Inspect(crate::cmd_inspect::InspectArgs),
+    /// State stores on disk: `gigagas state build DUMP -o DIR [--pad-to SIZE]` writes a
+    /// dump's pre-state in reth's flat tables (MDBX), for `gigagas run --state DIR`.
+    State(crate::cmd_state::StateArgs),
 }
 
 impl Command for Subcommand {
@@ -167,6 +170,7 @@ impl Command for Subcommand {
             Subcommand::Simulate(args) => args.execute(),
             Subcommand::Compare(args) => args.execute(),
             Subcommand::Inspect(args) => args.execute(),
+            Subcommand::State(args) => args.execute(),
         }
     }
 }
@@ -309,6 +313,11 @@ pub(crate) fn print_results(results: &SweepResults) {
     }
     if !results.rows.is_empty() {
         print!("{}", table::rows_table(one));
+    }
+    let io = table::io_table(one);
+    if !io.is_empty() {
+        println!();
+        print!("{io}");
     }
     let totals = table::totals_table(results);
     if !totals.is_empty() {

@@ -78,6 +78,29 @@ pub(crate) struct RunArgs {
     /// totals.csv, table.md, plots) into this folder.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also read the pre-state from this state store (`gigagas state build DUMP -o DIR`)
+    /// inside the timed window, beside the in-memory points: every point again for each
+    /// --io mode and --cache state. One dump only: the one the store was built from.
+    #[arg(long, value_name = "DIR", help_heading = "Execution with I/O")]
+    pub state: Option<PathBuf>,
+    /// How store points read, comma-separated: prefetch (before each batch runs, every
+    /// account, slot and code its access lists name, by --io-threads readers), pipelined
+    /// (batch k+1 read while batch k executes), on-demand (each read the first time it is
+    /// needed: what a client without hints does; the sequential baseline, which has no
+    /// access list, always reads on demand).
+    #[arg(long, value_delimiter = ',', default_values_t = gigagas_grid::IoMode::ALL, help_heading = "Execution with I/O")]
+    pub io: Vec<gigagas_grid::IoMode>,
+    /// The page cache at the start of each store pass, comma-separated: warm (after a
+    /// warm-up pass), cold (the store evicted before every timed pass, and checked with
+    /// mincore: a pass that was not cold is refused).
+    #[arg(long, value_delimiter = ',', default_values_t = gigagas_grid::CacheState::ALL, help_heading = "Execution with I/O")]
+    pub cache: Vec<gigagas_grid::CacheState>,
+    /// Readers of a prefetch (threads, each with its own read transaction).
+    #[arg(long, default_value_t = gigagas_grid::DEFAULT_IO_THREADS, help_heading = "Execution with I/O")]
+    pub io_threads: usize,
+    /// With --state, skip the in-memory points (only the store's).
+    #[arg(long, requires = "state", help_heading = "Execution with I/O")]
+    pub no_memory: bool,
 }
 
 /// The dumps named on the command line: files as given, folders expanded to their
@@ -143,6 +166,23 @@ impl RunArgs {
         let min_sample =
             MinSample::from_ms(self.min_sample_ms).map_err(flag_error("--min-sample-ms"))?;
         let dumps = dumps(&self.dumps)?;
+        let state = plan::store_plan(
+            self.state.clone(),
+            dumps.len(),
+            &self.io,
+            &self.cache,
+            self.io_threads,
+            !self.no_memory,
+        )
+        .map_err(|e| {
+            let flag = match e {
+                PlanError::StoreNeedsOneDump { .. } => "--state",
+                PlanError::Empty if self.io.is_empty() => "--io",
+                PlanError::Empty => "--cache",
+                _ => "--io-threads",
+            };
+            flag_error(flag)(e)
+        })?;
         Ok(Plan {
             description: String::new(),
             named_dumps: dumps.iter().map(|d| PathBuf::from(&d.label)).collect(),
@@ -165,6 +205,7 @@ impl RunArgs {
                 && self.batch.is_empty()
                 && self.scheduler.is_empty(),
             simulate: None,
+            state,
         })
     }
 }

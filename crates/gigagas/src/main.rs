@@ -11,6 +11,7 @@ mod cmd_inspect;
 mod cmd_report;
 mod cmd_run;
 mod cmd_simulate;
+mod cmd_state;
 mod cmd_sweep;
 
 /// mimalloc instead of glibc's malloc, as clients ship a tuned allocator (reth: jemalloc).

@@ -75,6 +75,39 @@ pub struct SweepConfig {
     /// Run the schedule simulator on each dump.
     #[serde(default)]
     pub simulate: Option<SimulateConfig>,
+    /// A state store (`gigagas state build DUMP -o DIR`) to read the pre-state from inside
+    /// the timed window, relative to the config file's folder: adds the store points
+    /// (`io` × `cache`) beside the in-memory ones. The sweep must name one dump.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<PathBuf>,
+    /// How store points read (`on-demand`, `prefetch`, `pipelined`; default all three).
+    /// The replay prefetches (before each batch, or pipelined); the sequential baseline has
+    /// no access list and reads on demand whatever is named.
+    #[serde(default = "all_io", skip_serializing_if = "Vec::is_empty")]
+    pub io: Vec<crate::IoMode>,
+    /// The page cache at the start of each store pass (`warm`, `cold`; default both).
+    #[serde(default = "all_cache", skip_serializing_if = "Vec::is_empty")]
+    pub cache: Vec<crate::CacheState>,
+    /// Readers of a prefetch (threads, each with its own read transaction); default
+    /// [`crate::DEFAULT_IO_THREADS`].
+    #[serde(default = "default_io_threads")]
+    pub io_threads: usize,
+    /// With a store, also run the in-memory points (default true).
+    #[serde(default = "yes")]
+    pub memory: bool,
+}
+
+fn all_io() -> Vec<crate::IoMode> {
+    crate::IoMode::ALL.to_vec()
+}
+fn all_cache() -> Vec<crate::CacheState> {
+    crate::CacheState::ALL.to_vec()
+}
+fn default_io_threads() -> usize {
+    crate::DEFAULT_IO_THREADS
+}
+fn yes() -> bool {
+    true
 }
 
 /// The `[simulate]` section: projected throughput on virtual workers.

@@ -10,7 +10,9 @@
 //!   point everywhere (tables, compare, progress, traces, timelines): `sequential`,
 //!   `BAL 2t b50 ols`, with ` +senders` / ` +receipts` when those are inside the timed work.
 //! - [`SchedulerKind`]: the schedulers by name (`ols`, `gas-used`, `gas-limit`).
-//! - [`TimedWork`]: the optional steps of the timed work, the same on both sides of a ratio.
+//! - [`TimedWork`]: the optional steps of the timed work, the same on both sides of a ratio,
+//!   including where the pre-state is read from ([`StateRead`]: memory, or a store on disk
+//!   warm or cold, read on demand, prefetched or pipelined).
 //! - [`Repetition`]: warm-up passes, measured samples and their minimum length.
 //! - [`SweepConfig`]: a sweep config file's contents (`bench-configs/*.toml`) as data, what
 //!   results record as the plan that was run.
@@ -24,11 +26,13 @@
 mod config;
 mod point;
 mod scheduler;
+mod state;
 mod work;
 
 pub use config::{SimulateConfig, SweepConfig};
 pub use point::{Point, Repetition, RunConfig};
 pub use scheduler::{SchedulerKind, UnknownScheduler};
+pub use state::{CacheState, IoMode, StateRead, UnknownName};
 pub use work::{TIMED_WORK, TimedWork};
 
 /// The minimum timed length of a measured sample that the command line and sweep configs
@@ -38,6 +42,10 @@ pub const DEFAULT_MIN_SAMPLE_MS: u64 = 100;
 /// Upper bound on the passes of one sample, so a degenerate dump (no work at all) still
 /// ends.
 pub const MAX_PASSES_PER_SAMPLE: u32 = 1_000_000;
+
+/// Readers of a prefetch from a state store where none are given: enough requests in
+/// flight for an NVMe disk's queue, few enough for a small machine.
+pub const DEFAULT_IO_THREADS: usize = 8;
 
 /// The seed interleaved rounds default to (recorded with every result).
 pub const DEFAULT_ROUND_SEED: u64 = 0x0067_6967_6167_6173; // "gigagas"

@@ -1,6 +1,6 @@
 //! One point of a benchmark grid and how often it runs.
 
-use crate::{SchedulerKind, TimedWork};
+use crate::{SchedulerKind, StateRead, TimedWork};
 use std::fmt;
 
 /// The BAL replay's settings at one grid point.
@@ -18,6 +18,9 @@ pub struct RunConfig {
     /// check the receipts root after the pass).
     #[serde(default)]
     pub receipts: bool,
+    /// Where the pre-state is read from (memory unless a store is named).
+    #[serde(default)]
+    pub state: StateRead,
 }
 
 impl RunConfig {
@@ -30,6 +33,7 @@ impl RunConfig {
             scheduler,
             recover_senders: false,
             receipts: false,
+            state: StateRead::Memory,
         }
     }
 
@@ -38,6 +42,7 @@ impl RunConfig {
         Self {
             recover_senders: work.recover_senders,
             receipts: work.receipts,
+            state: work.state,
             ..self
         }
     }
@@ -47,6 +52,7 @@ impl RunConfig {
         TimedWork {
             recover_senders: self.recover_senders,
             receipts: self.receipts,
+            state: self.state,
         }
     }
 }
@@ -107,7 +113,8 @@ impl Point {
 }
 
 /// The one name of a point: `sequential`, `BAL 2t b50 ols`, followed by ` +senders` and
-/// ` +receipts` when those steps are inside the timed work.
+/// ` +receipts` when those steps are inside the timed work, and `[cold store, prefetch]`
+/// when the pre-state is read from a store.
 impl fmt::Display for Point {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -120,6 +127,9 @@ impl fmt::Display for Point {
         }
         if work.receipts {
             f.write_str(" +receipts")?;
+        }
+        if let StateRead::Store { io, cache } = work.state {
+            write!(f, " [{cache} store, {io}]")?;
         }
         Ok(())
     }
@@ -156,6 +166,7 @@ mod tests {
         let work = TimedWork {
             recover_senders: true,
             receipts: true,
+            state: StateRead::Memory,
         };
         assert_eq!(
             Point::Bal(RunConfig::new(16, 1, SchedulerKind::GasUsed).with_work(work)).to_string(),
@@ -170,6 +181,17 @@ mod tests {
             "sequential +senders +receipts"
         );
         assert_eq!(Point::Sequential(work).threads(), 1);
+        let store = TimedWork {
+            state: StateRead::Store {
+                io: crate::IoMode::Prefetch,
+                cache: crate::CacheState::Cold,
+            },
+            ..TimedWork::default()
+        };
+        assert_eq!(
+            Point::Bal(RunConfig::new(2, 42, SchedulerKind::Ols).with_work(store)).to_string(),
+            "BAL 2t b42 ols [cold store, prefetch]"
+        );
         assert_eq!(Point::Sequential(work).scheduler(), None);
     }
 }

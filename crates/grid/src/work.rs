@@ -16,6 +16,9 @@ pub struct TimedWork {
     pub recover_senders: bool,
     /// Build each transaction's receipt with its logs bloom.
     pub receipts: bool,
+    /// Where the pre-state is read from: memory (outside the window), or a store inside it.
+    #[serde(default)]
+    pub state: crate::StateRead,
 }
 
 impl TimedWork {
@@ -27,6 +30,11 @@ impl TimedWork {
         }
         if self.receipts {
             s.push_str("; + a receipt with its logs bloom per transaction");
+        }
+        if let crate::StateRead::Store { io, cache } = self.state {
+            s.push_str(&format!(
+                "; + reading the pre-state from a state store ({cache} page cache, {io})"
+            ));
         }
         s
     }
@@ -43,6 +51,7 @@ mod tests {
         let both = TimedWork {
             recover_senders: true,
             receipts: true,
+            state: crate::StateRead::Memory,
         }
         .describe();
         assert!(both.contains("sender recovery") && both.contains("logs bloom"));

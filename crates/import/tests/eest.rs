@@ -109,6 +109,7 @@ fn replay(path: &Path) -> Result<(), String> {
             scheduler: SchedulerKind::ALL[0],
             recover_senders: batch == 1,
             receipts: false,
+            state: Default::default(),
         };
         let (_, outputs) = replay.run_parallel(&config);
         replay

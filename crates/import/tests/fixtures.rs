@@ -109,6 +109,7 @@ fn all_fixtures_import_check_out_and_replay() {
                         scheduler,
                         recover_senders: batch == 1,
                         receipts: false,
+                        state: Default::default(),
                     };
                     let (_, outputs) = replay.run_parallel(&config);
                     replay

@@ -71,6 +71,7 @@ fn the_mainnet_dump_holds_every_block_and_replays_verified() {
                     scheduler,
                     recover_senders: batch == 1 && threads == 2,
                     receipts: false,
+                    state: Default::default(),
                 };
                 let (_, outputs) = replay.run_parallel(&config);
                 replay.verify_all(&outputs).unwrap_or_else(|e| {

@@ -6,7 +6,7 @@ use crate::{
     simulation::SimulationReport,
     stats::{Interval, Summary},
 };
-use gigagas_grid::{Point, RunConfig, SchedulerKind, SweepConfig, TimedWork};
+use gigagas_grid::{Point, RunConfig, SchedulerKind, StateRead, SweepConfig, TimedWork};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -25,6 +25,63 @@ pub fn point_of(
         Mode::BalParallel => Point::Bal(
             RunConfig::new(threads, batch, scheduler.unwrap_or(SchedulerKind::Ols)).with_work(work),
         ),
+    }
+}
+
+fn is_memory(s: &StateRead) -> bool {
+    *s == StateRead::Memory
+}
+
+/// What a point that reads its state from a store read, per pass (the median sample's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct IoFigures {
+    /// Accounts read.
+    pub accounts: u64,
+    /// Storage slots read.
+    pub slots: u64,
+    /// Bytecodes read.
+    pub codes: u64,
+    /// Bytes of the values read, as stored.
+    pub bytes: u64,
+    /// Wall time of the reads (prefetching modes: all readers together; on demand: the
+    /// summed time inside reads), seconds.
+    pub read_s: f64,
+    /// Wall time of joining the values read with the access lists (prefetching modes),
+    /// seconds.
+    pub build_s: f64,
+    /// The part of reading and building the timed window waited for, seconds: all of it
+    /// for prefetch, what the previous batch's execution did not hide when pipelined.
+    pub exposed_s: f64,
+    /// Read latency, median, microseconds.
+    pub read_p50_us: f64,
+    /// Read latency, 99th percentile, microseconds.
+    pub read_p99_us: f64,
+    /// Share of the store's pages in the page cache when the timed pass started (the
+    /// coldness check; the largest over the pass's samples).
+    pub resident_before: f64,
+    /// The device's random 4 KiB read rate the bound is taken at (probe at the I/O threads'
+    /// queue depth), reads per second; 0 when not probed.
+    pub device_reads_per_s: f64,
+    /// Device bound: reads ÷ that rate, seconds — the least time the disk allows for
+    /// this pass's reads if none was cached.
+    pub device_bound_s: f64,
+}
+
+impl IoFigures {
+    /// All reads.
+    pub fn reads(&self) -> u64 {
+        self.accounts + self.slots + self.codes
+    }
+
+    /// Share of the reading hidden behind execution (pipelined): `1 - exposed / (read +
+    /// build)`.
+    pub fn overlap(&self) -> f64 {
+        let total = self.read_s + self.build_s;
+        if total <= 0.0 {
+            0.0
+        } else {
+            (1.0 - self.exposed_s / total).clamp(0.0, 1.0)
+        }
     }
 }
 
@@ -102,6 +159,9 @@ pub struct SuiteTotal {
     /// totals recorded it).
     #[serde(default)]
     pub receipts: bool,
+    /// Where the pre-state was read from (memory in results written before stores).
+    #[serde(default)]
+    pub state: StateRead,
     /// Dumps summed.
     pub dumps: usize,
     /// Gas used by one pass over every dump.
@@ -128,6 +188,7 @@ impl SuiteTotal {
             TimedWork {
                 recover_senders: self.recover_senders,
                 receipts: self.receipts,
+                state: self.state,
             },
         )
     }
@@ -160,6 +221,7 @@ pub fn suite_totals(rows: &[ResultRow]) -> Vec<SuiteTotal> {
                         scheduler: r.scheduler,
                         recover_senders: r.recover_senders,
                         receipts: r.receipts,
+                        state: r.state,
                         dumps: 0,
                         total_gas: 0,
                         total_wall_s: 0.0,
@@ -198,11 +260,7 @@ fn paired_geomean(rows: &[ResultRow], t: &SuiteTotal) -> Option<Interval> {
         .iter()
         .filter(|r| r.point() == t.point())
         .filter_map(|r| {
-            let base = rows.iter().find(|b| {
-                b.dump == r.dump
-                    && b.mode == Mode::Sequential
-                    && (b.recover_senders, b.receipts) == (r.recover_senders, r.receipts)
-            })?;
+            let base = rows.iter().find(|b| r.is_baseline_of_mine(b))?;
             Some(crate::stats::paired_ratios(&r.summary, &base.summary))
         })
         .filter(|v| !v.is_empty())
@@ -298,11 +356,7 @@ pub fn pair_ratios(rows: &mut [ResultRow]) {
     };
     for i in 0..rows.len() {
         let r = &rows[i];
-        let base = rows.iter().find(|b| {
-            b.dump == r.dump
-                && b.mode == Mode::Sequential
-                && (b.recover_senders, b.receipts) == (r.recover_senders, r.receipts)
-        });
+        let base = rows.iter().find(|b| r.is_baseline_of_mine(b));
         let vs_seq = if r.mode == Mode::Sequential {
             // The baseline against itself.
             base.map(|_| crate::stats::Interval {
@@ -321,8 +375,8 @@ pub fn pair_ratios(rows: &mut [ResultRow]) {
                     o.dump == r.dump
                         && o.mode == Mode::BalParallel
                         && o.threads == 1
-                        && (o.batch, o.scheduler, o.recover_senders, o.receipts)
-                            == (r.batch, r.scheduler, r.recover_senders, r.receipts)
+                        && (o.batch, o.scheduler, o.recover_senders, o.receipts, o.state)
+                            == (r.batch, r.scheduler, r.recover_senders, r.receipts, r.state)
                 })
             })
             .flatten();
@@ -374,6 +428,13 @@ pub struct ResultRow {
     /// Receipts with their logs blooms built inside the timed work (both paths).
     #[serde(default)]
     pub receipts: bool,
+    /// Where the pre-state was read from: memory (absent in results written before
+    /// stores), or a state store with its I/O mode and cache state.
+    #[serde(default, skip_serializing_if = "is_memory")]
+    pub state: StateRead,
+    /// With a state store: what the pass read and how long it took (median sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoFigures>,
     /// The timed work in words ([`gigagas_grid::TimedWork::describe`]): the same on
     /// the sequential and the replay rows.
     #[serde(default)]
@@ -411,6 +472,24 @@ pub struct ResultRow {
 }
 
 impl ResultRow {
+    /// Whether `b` is the sequential baseline this row's ratio is taken against: the same
+    /// dump and timed work, reading its state the same way a client without an access list
+    /// can (memory for memory; on demand from the store in the same cache state for a
+    /// store row).
+    pub fn is_baseline_of_mine(&self, b: &ResultRow) -> bool {
+        let state = match self.state {
+            StateRead::Memory => StateRead::Memory,
+            StateRead::Store { cache, .. } => StateRead::Store {
+                io: gigagas_grid::IoMode::OnDemand,
+                cache,
+            },
+        };
+        b.dump == self.dump
+            && b.mode == Mode::Sequential
+            && (b.recover_senders, b.receipts, b.state)
+                == (self.recover_senders, self.receipts, state)
+    }
+
     /// The grid point of this row apart from its dump: the suite total it counts in, the
     /// column it fills, the key `compare` matches rows by.
     pub fn point(&self) -> Point {
@@ -422,6 +501,7 @@ impl ResultRow {
             TimedWork {
                 recover_senders: self.recover_senders,
                 receipts: self.receipts,
+                state: self.state,
             },
         )
     }
@@ -514,6 +594,8 @@ pub(crate) mod tests {
                 scheduler,
                 recover_senders: false,
                 receipts: false,
+                state: StateRead::Memory,
+                io: None,
                 timed_work: gigagas_grid::TIMED_WORK.into(),
                 warmup: 1,
                 repeats: 3,

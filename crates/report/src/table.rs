@@ -4,7 +4,7 @@ use crate::{
     results::{Mode, ResultRow, SweepResults},
     simulation::SimulationReport,
 };
-use gigagas_grid::Point;
+use gigagas_grid::{Point, StateRead};
 use serde::{Serialize, Serializer};
 use std::{borrow::Cow, fmt::Write};
 
@@ -111,15 +111,18 @@ pub enum Column {
     TxLatency,
     /// Passes per measured sample (a range where samples differ).
     Passes,
+    /// Where the pre-state is read from: memory, or a store (cache state, I/O mode).
+    State,
 }
 
 impl Column {
     /// Every column, in table order.
-    pub const ALL: [Column; 19] = [
+    pub const ALL: [Column; 20] = [
         Column::Machine,
         Column::Verified,
         Column::Dump,
         Column::Mode,
+        Column::State,
         Column::Threads,
         Column::Scheduler,
         Column::Batch,
@@ -159,6 +162,7 @@ impl Column {
             Column::VsOneThread => "vs 1 thread [95 % CI]",
             Column::TxLatency => "tx p50/p99 µs",
             Column::Passes => "passes/sample",
+            Column::State => "state",
         }
     }
 
@@ -172,6 +176,7 @@ impl Column {
                 | Column::Mode
                 | Column::Scheduler
                 | Column::Senders
+                | Column::State
         )
     }
 
@@ -189,6 +194,7 @@ impl Column {
                 r.speedup_vs_sequential.is_some() && r.mode == Mode::BalParallel
             }),
             Column::VsOneThread => any(sets, |r| r.vs_one_thread.is_some()),
+            Column::State => any(sets, |r| r.state.is_store()),
             _ => true,
         }
     }
@@ -236,8 +242,66 @@ impl Column {
                 format!("{:.0}/{:.0}", t.p50, t.p99)
             }
             Column::Passes => passes_cell(r),
+            Column::State => state_cell(r.state),
         }
     }
+}
+
+/// `memory`, or `cold store, prefetch`.
+fn state_cell(state: StateRead) -> String {
+    match state {
+        StateRead::Memory => "memory".into(),
+        StateRead::Store { io, cache } => format!("{cache} store, {io}"),
+    }
+}
+
+/// What the store rows of `sets` read, one row each: reads (accounts/slots/codes), MB,
+/// reading, building and exposed time per pass, the overlap (pipelined), read latency
+/// p50/p99, the page-cache share resident before the pass (the coldness check), and the
+/// device bound (reads ÷ the disk's probed random-read rate) with `eff` = bound / total.
+/// Empty when no row read from a store.
+pub fn io_table(sets: &[SweepResults]) -> String {
+    let mut out = String::new();
+    if !sets.iter().any(|s| s.rows.iter().any(|r| r.io.is_some())) {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "| point | reads acc/slots/codes | MB | read | build | exposed | overlap | read p50/p99 µs | resident before | device bound | eff vs device |"
+    );
+    let _ = writeln!(
+        out,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for set in sets {
+        for r in &set.rows {
+            let Some(io) = &r.io else { continue };
+            let total = r.summary.median.wall_s;
+            let _ = writeln!(
+                out,
+                "| {} | {}/{}/{} | {:.1} | {:.3} s | {:.3} s | {:.3} s | {:.0} % | {:.0}/{:.0} | {:.1} % | {:.3} s | {} |",
+                md_cell(&r.point().to_string()),
+                io.accounts,
+                io.slots,
+                io.codes,
+                io.bytes as f64 / 1e6,
+                io.read_s,
+                io.build_s,
+                io.exposed_s,
+                io.overlap() * 100.0,
+                io.read_p50_us,
+                io.read_p99_us,
+                io.resident_before * 100.0,
+                io.device_bound_s,
+                if io.device_bound_s > 0.0 && total > 0.0 {
+                    format!("{:.2}", io.device_bound_s / total)
+                } else {
+                    "–".into()
+                },
+            );
+        }
+    }
+    out
 }
 
 /// The columns the rows table of `sets` has: every column of [`Column::ALL`] that
@@ -705,6 +769,16 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
         }
     }
     out.push_str(&rows_table(sets));
+    let io = io_table(sets);
+    if !io.is_empty() {
+        let _ = write!(
+            out,
+            "\n## Reading the state\n\n{io}\n*read*: wall time of the reads (prefetch: all readers together; on demand: the time inside reads); \
+             *build*: joining the values with the access lists into the blocks' tables; *exposed*: the part of both the timed window waited for; \
+             *overlap* = 1 − exposed / (read + build); *resident before*: share of the store's pages in the page cache when the pass started \
+             (mincore; a cold pass above 1 % is refused); *device bound*: reads ÷ the disk's random 4 KiB read rate at the I/O threads' queue depth.\n"
+        );
+    }
     out.push_str(
         "\n*longest tx*: Σ over batches of the slowest transaction; *total*: wall time of the median repeat; \
          *bound*: Σ over batches of max(slowest item, batch work / threads), the critical-path lower bound; \

@@ -893,6 +893,7 @@ pub(crate) fn replay_and_verify(dump: &Dump) {
     let (_, seq) = replay.run_sequential(gigagas_executor::TimedWork {
         recover_senders: true,
         receipts: false,
+        state: Default::default(),
     });
     let seq = seq.unwrap_or_else(|e| panic!("sequential replay (recovering senders): {e}"));
     replay
@@ -906,6 +907,7 @@ pub(crate) fn replay_and_verify(dump: &Dump) {
                 scheduler,
                 recover_senders: false,
                 receipts: false,
+                state: Default::default(),
             };
             let (_, outputs) = replay.run_parallel(&config);
             replay.verify_all(&outputs).unwrap_or_else(|d| {

@@ -1,0 +1,308 @@
+//! Passes that read their state from a store on disk (`gigagas state build`): the store
+//! behind the executor's [`StateSource`] seam, warm and cold passes, and what each pass
+//! read.
+//!
+//! - A **warm** pass runs on whatever the page cache holds after the warm-up passes.
+//! - A **cold** pass first closes the store, evicts its files from the page cache
+//!   (`posix_fadvise(DONTNEED)`, and `drop_caches` where this process may), measures with
+//!   `mincore` what share of the store's pages is still resident, and refuses to time the
+//!   pass as cold if more than [`COLD_THRESHOLD`] is; then reopens the store (outside the
+//!   window) and runs.
+//! - The device bound: a short probe of random 4 KiB reads on the store's data file at the
+//!   I/O threads' queue depth gives the disk's read rate; a pass's reads ÷ that rate is the
+//!   least time the disk allows for them.
+
+use alloy_primitives::{Address, B256, Bytes, U256};
+use gigagas_executor::AccountInfo;
+use gigagas_executor::{PassIo, Replay, RunTimings, StateError, StateSource};
+use gigagas_grid::{CacheState, IoMode, StateRead};
+use gigagas_report::results::IoFigures;
+use gigagas_state::{
+    COLD_THRESHOLD, EvictOptions, ReadStats, StateReader, Store, StoreError, Timing, evict,
+    open_store, probe_random_reads, quantile, residency,
+};
+use std::{
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+/// Why a store pass could not be timed.
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    /// The store could not be opened, read, evicted or probed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A point reads its state from a store, and none was named (`--state DIR`).
+    #[error("this point reads its state from a store, and none is open (--state DIR)")]
+    NoStore,
+    /// After eviction, more of the store was still in the page cache than a cold pass
+    /// allows: the pass is not reported as cold.
+    #[error(
+        "not cold: {:.1} % of the store's pages were still in the page cache after eviction (at most {:.1} % allowed); run as root so the page cache can be dropped, or use a store larger than memory",
+        resident * 100.0,
+        COLD_THRESHOLD * 100.0
+    )]
+    NotCold {
+        /// The resident share.
+        resident: f64,
+    },
+}
+
+/// A state store opened for the passes of one dump.
+#[derive(Debug)]
+pub struct StoreContext {
+    dir: PathBuf,
+    checksum: u64,
+    store: Option<Store>,
+    io_threads: usize,
+    drop_caches: bool,
+    device_reads_per_s: f64,
+}
+
+impl StoreContext {
+    /// Open the store in `dir`, refusing one built from another dump than the one with
+    /// `checksum`; probe the device's random-read rate at `io_threads` readers.
+    pub fn open(dir: &Path, checksum: u64, io_threads: usize) -> Result<Self, IoError> {
+        let store = open_store(dir, checksum)?;
+        let probe = probe_random_reads(
+            &store.data_file(),
+            Duration::from_millis(200),
+            io_threads.max(1),
+        )?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            checksum,
+            store: Some(store),
+            io_threads: io_threads.max(1),
+            drop_caches: true,
+            device_reads_per_s: probe.reads_per_s,
+        })
+    }
+
+    /// The store's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The device's random 4 KiB read rate at the I/O threads' queue depth, reads/s.
+    pub fn device_reads_per_s(&self) -> f64 {
+        self.device_reads_per_s
+    }
+
+    fn store(&mut self) -> Result<&Store, IoError> {
+        if self.store.is_none() {
+            self.store = Some(open_store(&self.dir, self.checksum)?);
+        }
+        Ok(self.store.as_ref().expect("opened above"))
+    }
+
+    /// Make the store cold: close it, evict its pages, check; returns the resident share.
+    fn make_cold(&mut self) -> Result<f64, IoError> {
+        self.store = None;
+        evict(
+            &self.dir,
+            &EvictOptions {
+                drop_caches: self.drop_caches,
+            },
+        )?;
+        let resident = residency(&self.dir)?.fraction();
+        if resident > COLD_THRESHOLD {
+            return Err(IoError::NotCold { resident });
+        }
+        Ok(resident)
+    }
+
+    /// `n` readers, each timing every read; each hands its counts to `into` when dropped.
+    fn readers(
+        &mut self,
+        n: usize,
+        into: &Arc<Mutex<Collected>>,
+    ) -> Result<Vec<StoreSource>, IoError> {
+        let store = self.store()?;
+        (0..n.max(1))
+            .map(|_| {
+                let reader = store.reader()?;
+                reader.meter().set_timing(Timing::PerRead);
+                Ok(StoreSource {
+                    reader: Box::new(reader),
+                    into: Arc::clone(into),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The counts and latencies of a pass's readers, handed over as they are dropped.
+#[derive(Debug, Default)]
+struct Collected {
+    stats: ReadStats,
+    latencies: Vec<u64>,
+}
+
+/// A store reader behind the executor's [`StateSource`].
+#[derive(Debug)]
+struct StoreSource {
+    reader: Box<dyn StateReader>,
+    into: Arc<Mutex<Collected>>,
+}
+
+impl Drop for StoreSource {
+    fn drop(&mut self) {
+        let meter = self.reader.meter();
+        if let Ok(mut c) = self.into.lock() {
+            c.stats = c.stats.merged(meter.stats());
+            c.latencies.extend(meter.take_latencies());
+        }
+    }
+}
+
+fn source_err(e: StoreError) -> StateError {
+    StateError::Source(e.to_string())
+}
+
+impl StateSource for StoreSource {
+    fn account(
+        &mut self,
+        segment: usize,
+        address: Address,
+    ) -> Result<Option<AccountInfo>, StateError> {
+        Ok(self
+            .reader
+            .account(segment, address)
+            .map_err(source_err)?
+            .map(|a| AccountInfo {
+                balance: a.balance,
+                nonce: a.nonce,
+                code_hash: a.code_hash,
+                ..Default::default()
+            }))
+    }
+
+    fn storage(
+        &mut self,
+        segment: usize,
+        address: Address,
+        slot: U256,
+    ) -> Result<U256, StateError> {
+        self.reader
+            .storage(segment, address, slot)
+            .map_err(source_err)
+    }
+
+    fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
+        self.reader.code(code_hash).map_err(source_err)
+    }
+}
+
+/// What one store pass read: its timings and its reads.
+#[derive(Debug)]
+pub(crate) struct IoPass {
+    pub(crate) timings: RunTimings,
+    pub(crate) figures: IoFigures,
+}
+
+/// The figures of a pass's collected reads.
+fn figures_of(
+    collected: &Mutex<Collected>,
+    io: gigagas_executor::IoTimings,
+    resident: f64,
+    device_reads_per_s: f64,
+) -> IoFigures {
+    let mut c = collected.lock().expect("no reader panics holding the lock");
+    let stats = c.stats;
+    let reads = stats.accounts + stats.slots + stats.codes;
+    let us = |ns: u64| ns as f64 / 1e3;
+    IoFigures {
+        accounts: stats.accounts,
+        slots: stats.slots,
+        codes: stats.codes,
+        bytes: stats.bytes,
+        read_s: io.read_ns as f64 / 1e9,
+        build_s: io.build_ns as f64 / 1e9,
+        exposed_s: io.exposed_ns as f64 / 1e9,
+        read_p50_us: us(quantile(&mut c.latencies, 0.5)),
+        read_p99_us: us(quantile(&mut c.latencies, 0.99)),
+        resident_before: resident,
+        device_reads_per_s,
+        device_bound_s: if device_reads_per_s > 0.0 {
+            reads as f64 / device_reads_per_s
+        } else {
+            0.0
+        },
+    }
+}
+
+/// One pass of the sequential loop reading its state on demand from the store.
+pub(crate) fn sequential_pass(
+    replay: &Replay,
+    work: gigagas_grid::TimedWork,
+    ctx: &mut StoreContext,
+    verify: bool,
+) -> Result<IoPass, crate::error::PassError> {
+    let StateRead::Store { cache, .. } = work.state else {
+        unreachable!("a store pass reads from a store")
+    };
+    let resident = prepare(ctx, cache)?;
+    let collected = Arc::new(Mutex::new(Collected::default()));
+    let mut readers = ctx.readers(1, &collected)?;
+    let (timings, results) = replay.run_sequential_on(work, &mut readers[0]);
+    // On demand, reading is inside the loop: its time is the readers' own.
+    let read_ns = readers
+        .iter()
+        .map(|r| r.reader.meter().stats().read_ns)
+        .sum();
+    drop(readers);
+    let results = results.map_err(gigagas_executor::Divergence::from)?;
+    if verify {
+        replay.verify_sequential(&results)?;
+    }
+    let io = gigagas_executor::IoTimings {
+        read_ns,
+        build_ns: 0,
+        exposed_ns: read_ns,
+    };
+    let figures = figures_of(&collected, io, resident, ctx.device_reads_per_s);
+    Ok(IoPass { timings, figures })
+}
+
+/// One pass of the replay reading each batch's state from the store before it runs, or
+/// pipelined.
+pub(crate) fn replay_pass(
+    replay: &Replay,
+    config: &gigagas_grid::RunConfig,
+    ctx: &mut StoreContext,
+    verify: bool,
+) -> Result<IoPass, crate::error::PassError> {
+    let StateRead::Store { io, cache } = config.state else {
+        unreachable!("a store pass reads from a store")
+    };
+    let resident = prepare(ctx, cache)?;
+    let collected = Arc::new(Mutex::new(Collected::default()));
+    let mut readers: Vec<Box<dyn StateSource>> = ctx
+        .readers(ctx.io_threads, &collected)?
+        .into_iter()
+        .map(|r| Box::new(r) as Box<dyn StateSource>)
+        .collect();
+    let result = replay.run_verified_io(
+        config,
+        verify,
+        Some(PassIo {
+            readers: &mut readers,
+            pipelined: io == IoMode::Pipelined,
+        }),
+    );
+    drop(readers);
+    let timings = result?;
+    let figures = figures_of(&collected, timings.io, resident, ctx.device_reads_per_s);
+    Ok(IoPass { timings, figures })
+}
+
+/// Bring the store to `cache` before a pass; returns the resident share measured (cold),
+/// or the share now resident (warm).
+fn prepare(ctx: &mut StoreContext, cache: CacheState) -> Result<f64, IoError> {
+    match cache {
+        CacheState::Cold => ctx.make_cold(),
+        CacheState::Warm => Ok(residency(&ctx.dir)?.fraction()),
+    }
+}
