@@ -428,11 +428,11 @@ fn write_env(
         if pad_to.is_some() {
             if used >= target {
                 pad.stop();
-            } else if writer.meta.pad_accounts > 0 {
+            } else if let Some(rate) = (used - used_before).checked_div(writer.meta.pad_accounts) {
                 // Spread what is still missing over the rest of the address space, at
                 // the rate measured so far (plus 1 %, so the pass ends past the target
                 // rather than short of it).
-                per_account = ((used - used_before) / writer.meta.pad_accounts).max(64);
+                per_account = rate.max(64);
                 let missing = (target - used).div_ceil(per_account);
                 pad.replan(missing + missing / 100 + 16);
             }
