@@ -287,6 +287,13 @@ fn building_replaces_a_store_and_refuses_anything_else() {
     }
     assert_eq!(fs::read(other.join("notes.txt")).unwrap(), b"keep me");
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 3);
+
+    // An empty folder is built into.
+    let empty = dir.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    build(dump, &empty, None);
+    open_store(&empty, dump.1.checksum).unwrap();
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 4);
 }
 
 /// Open `dir` and expect a one-line error, never a panic.
