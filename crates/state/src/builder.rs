@@ -188,7 +188,7 @@ pub fn build_store(
 
 /// What is at the output path now.
 enum Replace {
-    /// Nothing, or an empty folder already removed.
+    /// Nothing, or an empty folder (which the rename replaces).
     Nothing,
     /// An earlier store, to replace once the new one is complete.
     Folder,
@@ -210,7 +210,7 @@ fn check_out(out: &Path) -> Result<Replace, StoreError> {
     }
     let names = folder_names(out)?;
     if names.is_empty() {
-        fs::remove_dir(out).map_err(|e| StoreError::io("remove empty folder", out, e))?;
+        // The rename into place replaces an empty folder.
         return Ok(Replace::Nothing);
     }
     if looks_like_store(&names) {
@@ -280,10 +280,10 @@ fn build_err(what: &'static str) -> impl Fn(signet_libmdbx::MdbxError) -> StoreE
 /// target, so small stores stop close to their size).
 const COMMIT_BYTES: u64 = 64 << 20;
 
-/// Bytes of used pages one padded account adds with its storage, measured (a little
-/// low, so that the first pass's accounts overshoot the target and it stops early instead
-/// of falling short).
-const PAD_BYTES_PER_ACCOUNT: u64 = 280;
+/// Bytes of used pages one padded account adds with its storage: 389–408 measured
+/// (8 GiB and 512 MiB of padding), a little less here so the first plan errs on more accounts. The
+/// build measures it again at every commit and re-plans the rest of the address space.
+const PAD_BYTES_PER_ACCOUNT: u64 = 390;
 
 /// Write the environment in `dir`: returns the meta written, bytes of used pages, table
 /// stats and the time of the final sync.
@@ -387,9 +387,10 @@ fn write_env(
         meta: &mut meta,
         value: Vec::with_capacity(80),
     };
-    let pad_accounts = target / PAD_BYTES_PER_ACCOUNT;
     let commit_bytes = (target / 16).clamp(1 << 20, COMMIT_BYTES);
-    let mut pad = PadGen::new(pad_accounts, 0);
+    let mut pad = PadGen::new(target / PAD_BYTES_PER_ACCOUNT, 0);
+    let mut per_account = PAD_BYTES_PER_ACCOUNT;
+    let used_before = used_bytes(&env)?;
     let mut real_iter = real.iter().peekable();
     let total_real = real.len() as u64;
     let mut real_done = 0u64;
@@ -399,7 +400,7 @@ fn write_env(
         let mut acc = txn.cursor(writer.accounts).map_err(build_err(ACCOUNTS))?;
         let mut sto = txn.cursor(writer.storage).map_err(build_err(STORAGE))?;
         let batch_start = pad.index;
-        let batch_accounts = (commit_bytes / PAD_BYTES_PER_ACCOUNT).max(1);
+        let batch_accounts = (commit_bytes / per_account).max(1);
         let mut real_in_batch = 0u64;
         let mut more = true;
         while pad.index - batch_start < batch_accounts && real_in_batch < 1 << 20 {
@@ -427,6 +428,13 @@ fn write_env(
         if pad_to.is_some() {
             if used >= target {
                 pad.stop();
+            } else if let Some(rate) = (used - used_before).checked_div(writer.meta.pad_accounts) {
+                // Spread what is still missing over the rest of the address space, at
+                // the rate measured so far (plus 1 %, so the pass ends past the target
+                // rather than short of it).
+                per_account = rate.max(64);
+                let missing = (target - used).div_ceil(per_account);
+                pad.replan(missing + missing / 100 + 16);
             }
             progress(BuildProgress {
                 stage: BuildStage::Padding,
@@ -670,26 +678,53 @@ struct PadAccount {
     slots: Vec<(U256, U256)>,
 }
 
-/// The padding's accounts in key order: account `i` of `n` has an address in the `i`-th
-/// of `n` equal strides of the address space (its first 16 bytes), at a pseudo-random
-/// point of it; its last byte is the pass, so passes never repeat an address.
+/// The padding's accounts in key order: the accounts still to come are spread over the
+/// rest of the address space (its first 16 bytes), account `i` of the `n` planned at a
+/// pseudo-random point of the `i`-th of `n` equal strides; its last byte is the pass, so
+/// passes never repeat an address. [`PadGen::replan`] spreads a new count over what is
+/// left of the space.
 struct PadGen {
+    /// Start of the rest of the space (high 16 bytes).
+    lo: u128,
     n: u64,
     index: u64,
     stride: u128,
+    /// Accounts made so far in this pass (seeds their content).
+    made: u64,
+    /// High 16 bytes of the last account made.
+    last_high: Option<u128>,
     pass: u8,
     seed: u64,
 }
 
 impl PadGen {
     fn new(n: u64, pass: u8) -> Self {
-        Self {
-            n,
+        let mut pad = Self {
+            lo: 0,
+            n: 0,
             index: 0,
-            stride: if n == 0 { 0 } else { u128::MAX / u128::from(n) },
+            stride: 0,
+            made: 0,
+            last_high: None,
             pass,
             seed: mix(0x6769_6761_6761_7300 ^ u64::from(pass)),
+        };
+        pad.replan(n);
+        pad
+    }
+
+    /// Plan `n` more accounts over the space after the last one made.
+    fn replan(&mut self, n: u64) {
+        if let Some(last) = self.last_high {
+            self.lo = last.saturating_add(1);
         }
+        self.n = n;
+        self.index = 0;
+        self.stride = if n == 0 {
+            0
+        } else {
+            (u128::MAX - self.lo) / u128::from(n)
+        };
     }
 
     /// End the pass here.
@@ -697,12 +732,18 @@ impl PadGen {
         self.n = self.index;
     }
 
-    fn address(&self) -> Address {
-        let r = mix(self.seed ^ self.index);
+    /// The high 16 bytes of the next account's address: in its stride, at a point drawn
+    /// from the count of accounts made.
+    fn high(&self) -> u128 {
+        let r = mix(self.seed ^ self.made);
         let jitter = u128::from(r >> 32) * (self.stride >> 32);
-        let high = u128::from(self.index) * self.stride + jitter;
+        self.lo + u128::from(self.index) * self.stride + jitter
+    }
+
+    fn address(&self) -> Address {
+        let r = mix(self.seed.rotate_left(29) ^ self.made);
         let mut address = [0u8; 20];
-        address[..16].copy_from_slice(&high.to_be_bytes());
+        address[..16].copy_from_slice(&self.high().to_be_bytes());
         address[16..19].copy_from_slice(&(r as u32).to_be_bytes()[..3]);
         address[19] = self.pass;
         Address::from(address)
@@ -714,7 +755,8 @@ impl PadGen {
 
     fn next_account(&mut self) -> PadAccount {
         let key = state_key(&self.address(), PAD_SEGMENT);
-        let mut r = mix(self.seed.rotate_left(17) ^ self.index);
+        self.last_high = Some(self.high());
+        let mut r = mix(self.seed.rotate_left(17) ^ self.made);
         let mut next = || {
             r = mix(r);
             r
@@ -751,6 +793,7 @@ impl PadGen {
             (alloy_primitives::KECCAK256_EMPTY, Vec::new())
         };
         self.index += 1;
+        self.made += 1;
         PadAccount {
             key,
             account: AccountState {
@@ -773,6 +816,12 @@ mod tests {
         let mut last = None;
         let mut slots = 0;
         while let Some(key) = pad.peek_key() {
+            if pad.made == 3_000 && pad.n == 10_000 {
+                // Re-planned after 3,000: 7,000 more over the rest of the space.
+                pad.replan(7_000);
+                assert!(pad.peek_key().unwrap() > last.unwrap());
+                continue;
+            }
             assert!(last.is_none_or(|l| l < key));
             assert_eq!(key[20..], PAD_SEGMENT.to_be_bytes());
             last = Some(key);
@@ -786,6 +835,7 @@ mod tests {
         let per_account = slots as f64 / 10_000.0;
         assert!((3.5..5.5).contains(&per_account), "{per_account}");
         // The strides cover the whole address space.
+        assert_eq!(pad.made, 10_000);
         assert!(last.unwrap()[0] == 0xff);
     }
 }

@@ -42,10 +42,10 @@
 //!
 //! # Cold runs
 //!
-//! Drop the store and all readers, [`evict`] the folder, check
-//! [`EvictReport::after`]`.is_cold(COLD_THRESHOLD)` (or [`residency`] just before the
-//! pass), then open the store again and run. A store that a pass has just read shows a
-//! high resident fraction: that pass was warm.
+//! Drop the store and all readers, [`evict`] the folder, open the store again, check
+//! [`residency`]`(dir)?.is_cold()` just before the pass (at most
+//! [`COLD_MAX_RESIDENT_BYTES`] resident; opening touches a few pages), and run. A store
+//! that a pass has just read has far more resident: a pass after it is warm.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
@@ -61,7 +61,7 @@ pub use builder::{
     build_store,
 };
 pub use cache::{
-    COLD_THRESHOLD, DropCaches, EvictOptions, EvictReport, Residency, evict, residency,
+    COLD_MAX_RESIDENT_BYTES, DropCaches, EvictOptions, EvictReport, Residency, evict, residency,
     resident_fraction,
 };
 pub use error::StoreError;
