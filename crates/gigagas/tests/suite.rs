@@ -13,8 +13,11 @@ use common::BIN;
 /// Small Osaka fixture folders of execution-spec-tests (83 one-block tests together).
 const FIXTURES: [&str; 2] = ["eip7939_count_leading_zeros", "eip7918_blob_reserve_price"];
 
+#[path = "../../../dumps/test-data/corpora.rs"]
+mod corpora;
+
 fn eest() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eest/osaka")
+    corpora::path("eest/osaka")
 }
 
 /// Import the fixtures into `dir` with the import library; the gas of every dump, by file.

@@ -11,17 +11,11 @@ use gigagas_import::{
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// The fixtures live in `shared/` beside the repository root.
-const EEST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/eest");
+#[path = "../../../dumps/test-data/corpora.rs"]
+mod corpora;
 
 fn eest(dir: &str) -> PathBuf {
-    let p = Path::new(EEST).join(dir);
-    assert!(
-        p.is_dir(),
-        "{} not found: the eest fixtures are expected in shared/ beside the repository",
-        p.display()
-    );
-    p
+    corpora::path(&format!("eest/{dir}"))
 }
 
 struct Imported {

@@ -7,17 +7,15 @@ use gigagas_import::{FixtureFile, ImportError, Location, OutputLayout, import, i
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-const FIXTURES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/ethereum-tests"
-);
+#[path = "../../../dumps/test-data/corpora.rs"]
+mod corpora;
 /// One block, one transaction, a `postState`.
 const BASEFEE: &str = "ValidBlocks__bcExample__basefeeExample.json";
 /// `postStateHash` instead of `postState`.
 const INTRINSIC_TIP: &str = "ValidBlocks__bcEIP1559__intrinsicTip.json";
 
 fn fixture(name: &str) -> (PathBuf, Value) {
-    let path = Path::new(FIXTURES).join(name);
+    let path = corpora::path("ethereum-tests").join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     (path, serde_json::from_str(&text).unwrap())
 }

@@ -3,13 +3,10 @@
 
 use gigagas_executor::{Replay, RunConfig, SchedulerKind};
 use gigagas_import::{Outcome, TestReport, import};
-use std::{collections::BTreeMap, path::Path};
+use std::{collections::BTreeMap, path::PathBuf};
 
-/// The fixtures live in `shared/` beside the repository root.
-const FIXTURES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/ethereum-tests"
-);
+#[path = "../../../dumps/test-data/corpora.rs"]
+mod corpora;
 
 /// Tests the import skips as unsupported, with the reason (expected: none — the shipped
 /// fixtures are all Cancun with valid blocks).
@@ -22,20 +19,15 @@ const KNOWN_REPLAY_FAILURES: &[(&str, &str)] = &[];
 /// Dumps above this much gas replay with one scheduler only (CI time on 2 cores).
 const HEAVY_GAS: u64 = 100_000_000;
 
-fn fixtures() -> &'static Path {
-    let p = Path::new(FIXTURES);
-    assert!(
-        p.is_dir(),
-        "{FIXTURES} not found: the ethereum-tests fixtures are expected in shared/ beside the repository"
-    );
-    p
+fn fixtures() -> PathBuf {
+    corpora::path("ethereum-tests")
 }
 
 #[test]
 fn all_fixtures_import_check_out_and_replay() {
     let out = tempfile::tempdir().unwrap();
     let mut reports: Vec<(String, Option<std::path::PathBuf>, String)> = Vec::new();
-    let (_, summary) = import(fixtures(), None, out.path(), |r: &TestReport| {
+    let (_, summary) = import(&fixtures(), None, out.path(), |r: &TestReport| {
         let output = match &r.outcome {
             Outcome::Passed { output, .. } => output.clone(),
             _ => None,

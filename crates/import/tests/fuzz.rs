@@ -8,9 +8,9 @@
 
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use serde_json::Value;
-use std::path::Path;
 
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared");
+#[path = "../../../dumps/test-data/corpora.rs"]
+mod corpora;
 
 /// The cases' generator: ChaCha8 seeded with the case's number, so that a seed replays its
 /// case exactly.
@@ -130,10 +130,10 @@ fn fuzz(default: u64, mut case: impl FnMut(&mut Rng) -> bool) -> (u64, u64) {
 
 #[test]
 fn mutated_blockchain_tests_are_refused_or_imported_never_a_panic() {
-    let file = Path::new(SHARED).join(
+    let file = corpora::path(
         "ethereum-tests/GeneralStateTests__stRecursiveCreate__recursiveCreateReturnValue.json",
     );
-    let text = std::fs::read_to_string(&file).expect("the shared ethereum-tests fixtures");
+    let text = std::fs::read_to_string(&file).expect("the ethereum-tests fixture");
     let original: Value = serde_json::from_str(&text).unwrap();
     let (refused, _) = fuzz(300, |rng| {
         let mut v = original.clone();
@@ -152,7 +152,7 @@ fn mutated_blockchain_tests_are_refused_or_imported_never_a_panic() {
 
 #[test]
 fn mutated_snapshots_are_refused_or_imported_never_a_panic() {
-    let source = Path::new(SHARED).join("mainnet-blocks/46147");
+    let source = corpora::path("mainnet-blocks/46147");
     let read = |f: &str| -> Value {
         serde_json::from_str(&std::fs::read_to_string(source.join(f)).unwrap()).unwrap()
     };

@@ -483,12 +483,13 @@ fn a_flaky_limited_node_still_gives_the_same_dump() {
     );
 }
 
-/// An Amsterdam fixture of execution-spec-tests (`../shared/eest/amsterdam-bal`), one test
-/// whose block revm re-executes to the fixture's gas, receipts and access list.
-const AMSTERDAM_FIXTURE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/eest/amsterdam-bal/block_access_lists/bal_aborted_account_access.json"
-);
+#[path = "../../../dumps/test-data/corpora.rs"]
+mod corpora;
+
+/// An Amsterdam fixture of execution-spec-tests (`eest/amsterdam-bal`), one test whose block
+/// revm re-executes to the fixture's gas, receipts and access list.
+const AMSTERDAM_FIXTURE: &str =
+    "eest/amsterdam-bal/block_access_lists/bal_aborted_account_access.json";
 const AMSTERDAM_TEST: &str = "tests/amsterdam/eip7928_block_level_access_lists/test_block_access_lists.py::test_bal_aborted_account_access[fork_Amsterdam-blockchain_test-invalid-balance]";
 
 /// A recorded Amsterdam node: the answers a node of that chain would give, built from the
@@ -501,8 +502,8 @@ fn amsterdam_node(
 ) -> (FakeNode, Header, alloy_eip7928::BlockAccessList) {
     use alloy_consensus::{Block, TxEnvelope, transaction::SignerRecoverable};
     use alloy_rlp::Decodable;
-    let text = std::fs::read_to_string(AMSTERDAM_FIXTURE)
-        .unwrap_or_else(|e| panic!("{AMSTERDAM_FIXTURE}: {e} (the eest fixtures are expected in shared/ beside the repository)"));
+    let text = std::fs::read_to_string(corpora::path(AMSTERDAM_FIXTURE))
+        .unwrap_or_else(|e| panic!("{AMSTERDAM_FIXTURE}: {e}"));
     let file: Value = serde_json::from_str(&text).unwrap();
     let test = file[AMSTERDAM_TEST].clone();
     let rlp = |v: &Value| alloy_primitives::hex::decode(v.as_str().unwrap()).unwrap();
