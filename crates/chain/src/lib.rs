@@ -10,6 +10,8 @@
 //!   header's roots, header against its parent).
 //! - [`install_kzg_verifier`]: the point-evaluation precompile's verifier, the same in
 //!   every process, so a recorded block and its replay run the same precompile.
+//! - [`Expected`]: the `{ expected, got }` pair every comparison error of the producers
+//!   holds.
 //! - [`known`]: the public chains' fork schedules and fork names; [`json`]: JSON-RPC blocks
 //!   in consensus types. The RPC dumper and the snapshot importer both read blocks and
 //!   schedules this way, and neither depends on the other for it.
@@ -24,6 +26,7 @@
 
 pub mod block;
 pub mod consensus;
+pub mod expected;
 pub mod json;
 pub mod known;
 pub mod kzg;
@@ -34,6 +37,7 @@ pub use consensus::{
     HeaderMismatch, check_against_parent, check_body, check_transactions_root,
     check_withdrawals_root,
 };
+pub use expected::Expected;
 pub use known::{
     KnownChain, MAINNET_DEPOSIT_CONTRACT, UnknownFork, UnschedulableFork, known_chain,
     known_chain_schedule, parse_fork, schedulable_forks,

@@ -44,9 +44,8 @@ use alloy_primitives::{Address, B256, Bytes, U256};
 use alloy_rlp::{Decodable, Encodable};
 use rayon::prelude::*;
 use std::{
-    fs::File,
     io::{Seek, SeekFrom, Write},
-    path::{Path, PathBuf},
+    path::Path,
 };
 use xxhash_rust::xxh3::Xxh3;
 
@@ -255,9 +254,10 @@ pub fn encode_dump(dump: &Dump) -> Vec<u8> {
     out
 }
 
-/// Write a dump atomically: sections stream into `<path>.tmp-<pid>`, the header is written
-/// last, the file is synced, then renamed over `path`. An interrupted write leaves at most a
-/// temporary file, never a file at `path` that looks whole.
+/// Write a dump atomically ([`crate::files::write_atomic_with`]): sections stream into a
+/// temporary file in the same folder, the header is written last, the file is synced, then
+/// renamed over `path`; missing folders are created. An interrupted write leaves at most a
+/// temporary file, never a file at `path` that looks whole; a failed one leaves nothing.
 pub fn write_dump(dump: &Dump, path: &Path) -> Result<DumpFileInfo, DumpError> {
     let io = |source| DumpError::Io {
         path: path.to_path_buf(),
@@ -266,9 +266,7 @@ pub fn write_dump(dump: &Dump, path: &Path) -> Result<DumpFileInfo, DumpError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let tmp = temp_path(path);
-    let result = (|| {
-        let mut file = File::create(&tmp)?;
+    crate::files::write_atomic_with(path, |file| {
         file.write_all(&[0u8; HEADER_LEN])?;
         let mut hasher = Xxh3::new();
         let mut len = 0u64;
@@ -282,27 +280,12 @@ pub fn write_dump(dump: &Dump, path: &Path) -> Result<DumpFileInfo, DumpError> {
         let checksum = hasher.digest();
         file.seek(SeekFrom::Start(0))?;
         file.write_all(&header_bytes(count, len, checksum))?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&tmp, path)?;
         Ok(DumpFileInfo {
             checksum,
             size: HEADER_LEN as u64 + len,
         })
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(io)
-}
-
-fn temp_path(path: &Path) -> PathBuf {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(format!(".tmp-{}", std::process::id()));
-    path.with_file_name(name)
+    })
+    .map_err(io)
 }
 
 // ---------------------------------------------------------------- decoding
@@ -321,36 +304,34 @@ pub const MAX_DECOMPRESSED: u64 = 16 << 30;
 /// is read and checked first (magic, version, a content length no larger than
 /// [`MAX_DECOMPRESSED`] and equal to the file's actual length after the header), then
 /// exactly the content it declares is read, checksummed and decoded ([`decode_dump`]). A
-/// file that is not a dump (`/dev/zero`, a huge sparse file, a truncated copy) fails
-/// after reading at most its header.
+/// file that is not a dump (a huge sparse file, a truncated copy) fails after reading at
+/// most its header; what is not a regular file at all (a FIFO, `/dev/zero`, a socket, a
+/// folder) is refused before it is opened ([`crate::files::open_regular`]: a
+/// [`DumpError::Io`] whose source is [`crate::files::NotARegularFile`]).
 pub fn read_dump(path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
     use std::io::Read;
     let io = |source| DumpError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = File::open(path).map_err(io)?;
+    let (mut file, metadata) = crate::files::open_regular(path).map_err(io)?;
     let mut head = Vec::with_capacity(HEADER_LEN);
     (&mut file)
         .take(HEADER_LEN as u64)
         .read_to_end(&mut head)
         .map_err(io)?;
     let header = parse_header(&head, path)?;
-    let metadata = file.metadata().map_err(io)?;
-    let mut content = Vec::new();
-    if metadata.is_file() {
-        // The declared size against the file's, before reading (or allocating) the body.
-        let actual = metadata.len().saturating_sub(HEADER_LEN as u64);
-        if actual != header.content_len {
-            return Err(DumpError::Truncated {
-                path: path.to_path_buf(),
-                expected: header.content_len,
-                actual,
-            });
-        }
-        content.reserve_exact(header.content_len as usize);
+    // The declared size against the file's, before reading (or allocating) the body.
+    let actual = metadata.len().saturating_sub(HEADER_LEN as u64);
+    if actual != header.content_len {
+        return Err(DumpError::Truncated {
+            path: path.to_path_buf(),
+            expected: header.content_len,
+            actual,
+        });
     }
-    // One byte more than declared: a file that grew (or a pipe that goes on) is caught.
+    let mut content = Vec::with_capacity(header.content_len as usize);
+    // One byte more than declared: a file that grew since is caught.
     (&mut file)
         .take(header.content_len + 1)
         .read_to_end(&mut content)

@@ -17,7 +17,13 @@
 
 mod chain;
 mod error;
+/// Atomic writes, the output-may-not-alias-input rule and regular-file-only reads: how
+/// every gigagas crate writes and reads whole files.
+pub mod files;
 pub mod format;
+/// One ordered parallel map (bounded threads, items taken in order, results in order) for
+/// I/O-bound work: node requests, loading files.
+pub mod parallel;
 #[cfg(feature = "reth")]
 pub mod reth;
 mod summary;

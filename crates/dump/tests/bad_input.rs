@@ -859,20 +859,54 @@ fn a_huge_sparse_file_whose_header_announces_5_bytes_fails_without_reading_it() 
     assert!(took.as_millis() < 1000, "took {took:?}: the body was read");
 }
 
+/// `read_dump` on `path` from another thread, which must return within a second (a FIFO
+/// opened for reading with no writer would block forever).
+#[cfg(unix)]
+fn read_within_a_second(path: &Path) -> DumpError {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p = path.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(read_dump(&p).map(drop));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(1))
+        .expect("read_dump blocked on the input")
+        .expect_err("not a dump")
+}
+
 #[cfg(unix)]
 #[test]
-fn dev_zero_fails_after_reading_its_header() {
-    // Read whole first, `/dev/zero` never ends; the header read first is not a dump's.
-    let path = Path::new("/dev/zero");
-    if !path.exists() {
-        return;
+fn dev_zero_a_fifo_and_a_socket_are_refused_before_they_are_read() {
+    // Read, `/dev/zero` never ends and a FIFO with no writer blocks the open forever.
+    use gigagas_dump::files::{FileKind, NotARegularFile};
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.gigagas");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    let socket = dir.path().join("socket.gigagas");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let mut cases = vec![(socket, FileKind::Socket)];
+    if Path::new("/dev/zero").exists() {
+        cases.push((PathBuf::from("/dev/zero"), FileKind::CharDevice));
     }
-    let err = read_dump(path).expect_err("/dev/zero is not a dump");
-    match &err {
-        DumpError::NotADump { found, .. } => assert_eq!(found.as_bytes(), [0u8; 8]),
-        other => panic!("expected NotADump, got {other:?}"),
+    if made {
+        cases.push((fifo, FileKind::Fifo));
+    } else {
+        eprintln!("skipped the FIFO case: mkfifo is not available");
     }
-    assert_message(&err, path, &["not a gigagas dump"]);
+    for (path, kind) in cases {
+        let err = read_within_a_second(&path);
+        let DumpError::Io { path: p, source } = &err else {
+            panic!("{}: expected Io, got {err:?}", path.display())
+        };
+        assert_eq!(p, &path);
+        let refused = source
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<NotARegularFile>());
+        assert_eq!(refused.map(|r| r.kind), Some(kind), "{err:?}");
+        assert_message(&err, &path, &["not a regular file"]);
+    }
 }
 
 #[test]

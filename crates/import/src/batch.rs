@@ -4,8 +4,8 @@ use crate::{
     error::ImportError,
     fixture::{BlockchainTest, FixtureFile},
     import::{ImportStats, import_test},
-    output::{InputSet, check_output},
 };
+use gigagas_dump::files::{InputSet, check_output};
 use std::path::{Path, PathBuf};
 
 /// What happened to one test.

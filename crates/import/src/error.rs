@@ -8,7 +8,7 @@ use crate::{
 use alloy_consensus::crypto::RecoveryError;
 use alloy_evm::block::BlockExecutionError;
 use alloy_primitives::Address;
-use gigagas_chain::BlockStage;
+use gigagas_chain::{BlockStage, Expected};
 use gigagas_dump::InvariantError;
 use std::{fmt, path::PathBuf};
 
@@ -112,7 +112,7 @@ pub enum ImportError {
     Dump(#[from] gigagas_dump::DumpError),
     /// An output path names an input: refused before any work.
     #[error(transparent)]
-    OutputIsInput(#[from] crate::output::OutputIsInput),
+    OutputIsInput(#[from] gigagas_dump::files::OutputIsInput),
 }
 
 impl ImportError {
@@ -243,10 +243,9 @@ pub struct Mismatch {
     /// Field: `balance`, `nonce`, `code`, `storage[0x..]`, `account`, `gas used`,
     /// `state root`, `last block hash`, ...
     pub field: String,
-    /// What the fixture says.
-    pub expected: String,
-    /// What execution produced.
-    pub got: String,
+    /// What the fixture says (`expected`) and what execution produced (`got`), in their
+    /// display form (the fields of a fixture hold values of many types).
+    pub values: Expected<String>,
 }
 
 impl fmt::Display for Mismatch {
@@ -255,11 +254,7 @@ impl fmt::Display for Mismatch {
         if let Some(a) = self.account {
             write!(f, "account {a}: ")?;
         }
-        write!(
-            f,
-            "{}: expected {}, got {}",
-            self.field, self.expected, self.got
-        )
+        write!(f, "{}: {}", self.field, self.values)
     }
 }
 

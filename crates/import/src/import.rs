@@ -15,7 +15,9 @@ use alloy_eip7928::BlockAccessList;
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, Bytes, U256};
 use alloy_rlp::Decodable;
-use gigagas_chain::{BlockInput, BlockStage, ChainSpec, check_against_parent, check_body};
+use gigagas_chain::{
+    BlockInput, BlockStage, ChainSpec, Expected, check_against_parent, check_body,
+};
 use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta};
 use gigagas_record::{
     RecordedBlock, first_difference, record_block, structure_error, touched_pre_state,
@@ -247,8 +249,7 @@ fn mismatch(
         location,
         account,
         field: field.into(),
-        expected: expected.to_string(),
-        got: got.to_string(),
+        values: Expected::new(expected.to_string(), got.to_string()),
     }
     .into()
 }
@@ -771,13 +772,12 @@ fn amsterdam_root_difference(
         d.header.number,
         match detail {
             Some(m) => format!(
-                "{}{}: expected {}, got {}",
+                "{}{}: {}",
                 m.account
                     .map(|a| format!("post-state account {a}: "))
                     .unwrap_or_default(),
                 m.field,
-                m.expected,
-                m.got
+                m.values
             ),
             None => format!("state root: expected {}, got {root}", d.header.state_root),
         },
@@ -891,13 +891,12 @@ fn check_end_state(
                 test: name.into(),
                 fork: "Amsterdam".into(),
                 detail: format!(
-                    "post-state: {}{}: expected {}, got {}",
+                    "post-state: {}{}: {}",
                     m.account
                         .map(|a| format!("account {a}: "))
                         .unwrap_or_default(),
                     m.field,
-                    m.expected,
-                    m.got
+                    m.values
                 ),
             },
             _ => e,

@@ -23,7 +23,6 @@ mod error;
 pub mod fixture;
 mod import;
 pub mod network;
-mod output;
 pub mod snapshot;
 pub mod world;
 
@@ -33,8 +32,11 @@ pub use batch::{
 };
 pub use error::{BlockDefect, FixtureDefect, ImportError, Location, Mismatch};
 pub use fixture::{BlockchainTest, FixtureFile};
+/// The `{ expected, got }` pair of [`Mismatch`] and [`SnapshotError::Mismatch`].
+pub use gigagas_chain::Expected;
+/// The output-may-not-alias-input rule, shared by every crate that writes.
+pub use gigagas_dump::files::{InputSet, OutputIsInput, Overlap, check_output};
 pub use import::{ImportStats, RejectedBlock, RejectedBy, SOURCE, import_test};
-pub use output::{InputSet, OutputIsInput, check_output};
 pub use snapshot::{
     BlockReport, ImportedBlock, SnapshotError, SnapshotImport, check_snapshot_output,
     import_snapshots, import_snapshots_to,

@@ -32,7 +32,7 @@ use alloy_evm::block::BlockExecutionError;
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 use gigagas_chain::json::{ConsensusBlock, check_ommer_hashes, parse_block, to_consensus_block};
-use gigagas_chain::{BlockInput, BlockStage, ChainSpec};
+use gigagas_chain::{BlockInput, BlockStage, ChainSpec, Expected};
 use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta, Segment};
 use gigagas_record::{record_block, touched_pre_state};
 use rayon::prelude::*;
@@ -98,21 +98,23 @@ pub enum SnapshotError {
     /// An output path names an input (the folder, or a file of a block folder): refused
     /// before any work.
     #[error(transparent)]
-    OutputIsInput(#[from] crate::output::OutputIsInput),
+    OutputIsInput(#[from] gigagas_dump::files::OutputIsInput),
     /// Writing the dump failed.
     #[error(transparent)]
     Dump(#[from] gigagas_dump::DumpError),
     /// The execution does not reproduce what the header commits to.
-    #[error("block {block}: {field}: expected {expected} (header), got {got} (execution)")]
+    #[error(
+        "block {block}: {field}: expected {} (header), got {} (execution)",
+        values.expected,
+        values.got
+    )]
     Mismatch {
         /// Block number.
         block: u64,
         /// Header field in words (`gas used`, `receipts root`, `logs bloom`, ...).
-        field: String,
-        /// The header's value.
-        expected: String,
-        /// The execution's value.
-        got: String,
+        field: &'static str,
+        /// The header's value (`expected`) and the execution's (`got`).
+        values: Expected<String>,
     },
 }
 
@@ -590,9 +592,8 @@ pub fn import_block(
         .check_header(spec, &b.header)
         .map_err(|m| SnapshotError::Mismatch {
             block: number,
-            field: m.field.to_string(),
-            expected: m.expected,
-            got: m.got,
+            field: m.field,
+            values: Expected::new(m.expected, m.got),
         })?;
     let receipts = recorded.receipt_summaries();
     let access_list = recorded.access_list;
@@ -668,7 +669,7 @@ pub fn input_paths(input: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
 /// ([`input_paths`]; same device and inode or same canonical path):
 /// [`SnapshotError::OutputIsInput`]. Cheap: call it before any work.
 pub fn check_snapshot_output(input: &Path, output: &Path) -> Result<(), SnapshotError> {
-    crate::output::check_output(output, &input_paths(input)?)?;
+    gigagas_dump::files::check_output(output, &input_paths(input)?)?;
     Ok(())
 }
 

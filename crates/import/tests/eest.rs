@@ -324,7 +324,7 @@ fn an_edited_post_balance_in_the_fixture_access_list_is_named() {
         )
     );
     assert_eq!(
-        (m.expected.clone(), m.got.clone()),
+        (m.values.expected.clone(), m.values.got.clone()),
         (edit.now.to_string(), edit.was.to_string())
     );
     let msg = err.to_string();
@@ -417,7 +417,7 @@ fn a_deleted_read_only_entry_fails_on_the_header_hash() {
         m.field, "block access list hash (the fixture's blockAccessList)",
         "{err}"
     );
-    assert_ne!(m.expected, m.got);
+    assert_ne!(m.values.expected, m.values.got);
 }
 
 /// The Osaka fixtures import with no failure: every test passes, except those of pre-merge
@@ -506,10 +506,10 @@ fn a_valid_block_marked_for_rejection_fails() {
         .unwrap_or_else(|| panic!("a failure, not a skip: {err}"));
     assert_eq!(m.field, "validity of fixture block 0");
     assert_eq!(
-        m.expected,
+        m.values.expected,
         "rejected (BlockException.INVALID_BLOCK_ACCESS_LIST)"
     );
-    assert!(m.got.starts_with("accepted by every check"), "{err}");
+    assert!(m.values.got.starts_with("accepted by every check"), "{err}");
 }
 
 /// The same block with one `postBalance` of its list edited is rejected by the access list

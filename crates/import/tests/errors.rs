@@ -73,8 +73,8 @@ fn a_wrong_expected_balance_names_the_account_and_field() {
     assert_eq!(m.location, Location::PostState);
     assert_eq!(m.account, Some(address));
     assert_eq!(m.field, "balance");
-    assert_eq!(m.expected, wrong.to_string());
-    assert_eq!(m.got, balance.to_string());
+    assert_eq!(m.values.expected, wrong.to_string());
+    assert_eq!(m.values.got, balance.to_string());
     let msg = err.to_string();
     assert!(
         msg.contains(&address.to_string()) && msg.contains("balance"),
@@ -96,7 +96,11 @@ fn a_wrong_storage_value_and_a_missing_account_are_reported() {
     let err = import_edited(&path, &extra, &dir.path().join("x.gigagas")).unwrap_err();
     let m = err.mismatch().expect("a mismatch");
     assert_eq!(
-        (m.field.as_str(), m.expected.as_str(), m.got.as_str()),
+        (
+            m.field.as_str(),
+            m.values.expected.as_str(),
+            m.values.got.as_str()
+        ),
         ("account", "present", "absent")
     );
     assert_eq!(m.account, Some(ghost.parse().unwrap()));
@@ -116,7 +120,7 @@ fn a_wrong_storage_value_and_a_missing_account_are_reported() {
     let m = err.mismatch().expect("a mismatch");
     assert_eq!(m.account, Some(address));
     assert!(m.field.starts_with("storage[0x"), "{m}");
-    assert_eq!(m.expected, "0x123");
+    assert_eq!(m.values.expected, "0x123");
 }
 
 #[test]
@@ -153,7 +157,11 @@ fn a_header_with_the_wrong_gas_used_is_reported_at_its_block() {
     let m = err.mismatch().expect("a mismatch");
     assert_eq!(m.location, Location::Block(1));
     assert_eq!(
-        (m.field.as_str(), m.expected.clone(), m.got.clone()),
+        (
+            m.field.as_str(),
+            m.values.expected.clone(),
+            m.values.got.clone()
+        ),
         ("gas used", (real + 1).to_string(), real.to_string())
     );
 }
@@ -175,7 +183,7 @@ fn a_header_with_the_wrong_state_root_is_reported_at_its_block() {
     let m = err.mismatch().expect("a mismatch");
     assert_eq!(m.location, Location::Block(1));
     assert_eq!(m.field, "state root");
-    assert_eq!(m.got, real.to_string());
+    assert_eq!(m.values.got, real.to_string());
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use alloy_consensus::transaction::SignerRecoverable;
 use gigagas_executor::{Replay, RunConfig, SchedulerKind};
-use gigagas_import::{SnapshotError, import_snapshots};
+use gigagas_import::{Expected, SnapshotError, import_snapshots};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -244,15 +244,18 @@ fn an_edited_gas_used_is_named() {
     let SnapshotError::Mismatch {
         block,
         field,
-        expected,
-        got,
+        values,
     } = &err
     else {
         panic!("{err:?}")
     };
     assert_eq!(
-        (*block, field.as_str(), expected.clone(), got.clone()),
-        (BLOCK, "gas used", (real + 1).to_string(), real.to_string())
+        (*block, *field, values.clone()),
+        (
+            BLOCK,
+            "gas used",
+            Expected::new((real + 1).to_string(), real.to_string())
+        )
     );
 }
 

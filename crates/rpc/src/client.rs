@@ -1,7 +1,7 @@
 //! A small blocking JSON-RPC 2.0 client over HTTP: single calls and batches, per-request
 //! time-outs, bounded retries with exponential back-off.
 
-use crate::{RpcDumpError, TransportKind};
+use crate::{RpcDumpError, TransportError};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::{
@@ -60,14 +60,30 @@ pub struct RpcClient {
 
 /// One failed attempt, before retry policy is applied.
 enum Attempt {
-    /// Worth retrying (time-out, connection trouble, HTTP 5xx/429, garbled answer).
+    /// Worth retrying (time-out, connection trouble, HTTP 5xx/429, garbled answer);
+    /// `connect`: the node could not be reached at all.
     Transient {
-        detail: String,
+        error: TransportError,
         connect: bool,
-        kind: TransportKind,
     },
     /// Final (HTTP 4xx other than 429, request could not be built).
-    Fatal(String),
+    Fatal(TransportError),
+}
+
+impl Attempt {
+    fn transient(error: TransportError) -> Self {
+        Self::Transient {
+            error,
+            connect: false,
+        }
+    }
+
+    fn connect(error: TransportError) -> Self {
+        Self::Transient {
+            error,
+            connect: true,
+        }
+    }
 }
 
 /// Largest JSON-RPC answer (HTTP body) accepted: 128 MiB. Real answers are far smaller: a
@@ -95,7 +111,9 @@ impl RpcClient {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(RpcDumpError::Connect {
                 url: shown,
-                detail: "the URL must start with http:// or https://".into(),
+                method: None,
+                attempts: 0,
+                source: TransportError::NotHttp,
             });
         }
         let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -142,28 +160,23 @@ impl RpcClient {
             .map_err(classify)?;
         let values = json_values(text.as_bytes());
         if values > MAX_RESPONSE_VALUES {
-            return Err(Attempt::Fatal(format!(
-                "the answer holds more than {MAX_RESPONSE_VALUES} JSON values ({values}), \
-                 the most accepted (MAX_RESPONSE_VALUES); not parsed"
-            )));
+            return Err(Attempt::Fatal(TransportError::TooManyValues { values }));
         }
+        let http = || TransportError::Status {
+            status,
+            body: shorten(&text, 200),
+        };
         if status == 429 || status >= 500 {
-            return Err(Attempt::Transient {
-                detail: format!("HTTP {status}: {}", shorten(&text, 200)),
-                connect: false,
-                kind: TransportKind::Other,
-            });
+            return Err(Attempt::transient(http()));
         }
         if !(200..300).contains(&status) {
-            return Err(Attempt::Fatal(format!(
-                "HTTP {status}: {}",
-                shorten(&text, 200)
-            )));
+            return Err(Attempt::Fatal(http()));
         }
-        serde_json::from_str(&text).map_err(|e| Attempt::Transient {
-            detail: format!("the answer is not JSON ({e}): {}", shorten(&text, 200)),
-            connect: false,
-            kind: TransportKind::Other,
+        serde_json::from_str(&text).map_err(|source| {
+            Attempt::transient(TransportError::NotJson {
+                body: shorten(&text, 200),
+                source,
+            })
         })
     }
 
@@ -178,46 +191,38 @@ impl RpcClient {
         let start = Instant::now();
         let mut wait = self.config.backoff;
         let mut attempt = 0u32;
+        let transport = |attempts, source: TransportError| RpcDumpError::Transport {
+            method: method.into(),
+            params: params.into(),
+            attempts,
+            elapsed_s: start.elapsed().as_secs_f64(),
+            kind: source.kind(),
+            source,
+        };
         loop {
             attempt += 1;
             match self.post(body) {
                 Ok(v) => return Ok(v),
-                Err(Attempt::Fatal(detail)) => {
-                    return Err(RpcDumpError::Transport {
-                        method: method.into(),
-                        params: params.into(),
-                        attempts: attempt,
-                        elapsed_s: start.elapsed().as_secs_f64(),
-                        kind: TransportKind::Other,
-                        detail,
-                    });
-                }
-                Err(Attempt::Transient {
-                    detail,
-                    connect,
-                    kind,
-                }) => {
+                Err(Attempt::Fatal(source)) => return Err(transport(attempt, source)),
+                Err(Attempt::Transient { error, connect }) => {
                     if connect && fail_fast_connect {
                         return Err(RpcDumpError::Connect {
                             url: self.shown.clone(),
-                            detail,
+                            method: None,
+                            attempts: attempt,
+                            source: error,
                         });
                     }
                     if attempt > self.config.retries {
                         if connect {
                             return Err(RpcDumpError::Connect {
                                 url: self.shown.clone(),
-                                detail: format!("{detail} ({method}, {attempt} attempts)"),
+                                method: Some(method.into()),
+                                attempts: attempt,
+                                source: error,
                             });
                         }
-                        return Err(RpcDumpError::Transport {
-                            method: method.into(),
-                            params: params.into(),
-                            attempts: attempt,
-                            elapsed_s: start.elapsed().as_secs_f64(),
-                            kind,
-                            detail,
-                        });
+                        return Err(transport(attempt, error));
                     }
                     std::thread::sleep(wait.min(self.config.max_backoff));
                     wait *= 2;
@@ -273,13 +278,14 @@ impl RpcClient {
                     method,
                     params,
                 }) if RATE_LIMIT_CODES.contains(&code) => {
+                    let source = TransportError::RateLimited { code, message };
                     return Err(RpcDumpError::Transport {
                         method,
                         params,
                         attempts: rate_limited + 1,
                         elapsed_s: start.elapsed().as_secs_f64(),
-                        kind: TransportKind::RateLimited,
-                        detail: format!("rate limited: error {code}: {message}"),
+                        kind: source.kind(),
+                        source,
                     });
                 }
                 other => return other,
@@ -422,53 +428,17 @@ fn single_result(mut answer: Value, method: &str, params: &str) -> Result<Value,
 fn classify(e: ureq::Error) -> Attempt {
     use std::io::ErrorKind;
     match e {
-        ureq::Error::Timeout(t) => Attempt::Transient {
-            detail: format!("timed out ({t})"),
-            connect: false,
-            kind: TransportKind::TimedOut,
+        ureq::Error::Timeout(t) => Attempt::transient(TransportError::TimedOut(t)),
+        ureq::Error::HostNotFound => Attempt::connect(TransportError::HostNotFound),
+        ureq::Error::ConnectionFailed => Attempt::connect(TransportError::ConnectionFailed),
+        ureq::Error::Io(io) => match io.kind() {
+            ErrorKind::ConnectionRefused => Attempt::connect(TransportError::ConnectionRefused),
+            ErrorKind::AddrNotAvailable => Attempt::connect(TransportError::Io(io)),
+            _ => Attempt::transient(TransportError::Io(io)),
         },
-        ureq::Error::HostNotFound => Attempt::Transient {
-            detail: "host not found".into(),
-            connect: true,
-            kind: TransportKind::Other,
-        },
-        ureq::Error::ConnectionFailed => Attempt::Transient {
-            detail: "connection failed".into(),
-            connect: true,
-            kind: TransportKind::Other,
-        },
-        ureq::Error::Io(io) => {
-            let connect = matches!(
-                io.kind(),
-                ErrorKind::ConnectionRefused | ErrorKind::AddrNotAvailable
-            );
-            let detail = if io.kind() == ErrorKind::ConnectionRefused {
-                "connection refused".to_string()
-            } else {
-                io.to_string()
-            };
-            let kind = if io.kind() == ErrorKind::TimedOut {
-                TransportKind::TimedOut
-            } else {
-                TransportKind::Other
-            };
-            Attempt::Transient {
-                detail,
-                connect,
-                kind,
-            }
-        }
-        ureq::Error::BadUri(u) => Attempt::Fatal(format!("bad URL: {u}")),
-        ureq::Error::BodyExceedsLimit(n) => Attempt::Fatal(format!(
-            "the answer is larger than {n} bytes ({} MiB), the most accepted \
-             (MAX_RESPONSE_BYTES); not read further",
-            n >> 20
-        )),
-        other => Attempt::Transient {
-            detail: other.to_string(),
-            connect: false,
-            kind: TransportKind::Other,
-        },
+        ureq::Error::BadUri(u) => Attempt::Fatal(TransportError::BadUrl(u)),
+        ureq::Error::BodyExceedsLimit(limit) => Attempt::Fatal(TransportError::TooLarge { limit }),
+        other => Attempt::transient(TransportError::Http(Box::new(other))),
     }
 }
 

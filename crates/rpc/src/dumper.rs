@@ -1,7 +1,7 @@
 //! The dump: fetch, re-execute, verify, assemble.
 
 use crate::{
-    ClientConfig, RpcClient, RpcDumpError, TransportKind, chain,
+    ClientConfig, Difference, RpcClient, RpcDumpError, Status, TransportKind, TxRef, chain,
     client::decode,
     convert::{self, NodeReceipt},
     partial::{Partial, PartialMeta, StoredBlock},
@@ -12,18 +12,15 @@ use alloy_eip7928::BlockAccessList;
 use alloy_eips::{eip2935, eip4788, eip7002, eip7251};
 use alloy_hardforks::{EthereumHardfork, EthereumHardforks};
 use alloy_primitives::{Address, B256, TxKind, U64, U256};
-use gigagas_chain::{BlockInput, ChainSpec};
-use gigagas_dump::{Dump, DumpBlock, DumpFileInfo, DumpMeta, PreState};
+use gigagas_chain::{BlockInput, ChainSpec, Expected};
+use gigagas_dump::{Dump, DumpBlock, DumpFileInfo, DumpMeta, PreState, parallel::try_ordered_map};
 use gigagas_record::{Touched, record_block, touched_pre_state, without_eip8282_touches};
 use revm::database::State;
 use serde_json::{Value, json};
 use std::{
     collections::BTreeMap,
     path::{Path, PathBuf},
-    sync::{
-        Mutex,
-        atomic::{AtomicBool, AtomicUsize, Ordering},
-    },
+    sync::atomic::{AtomicBool, Ordering},
 };
 
 /// What to dump and how.
@@ -469,53 +466,6 @@ fn header_of(client: &RpcClient, n: u64, latest: u64) -> Result<Header, RpcDumpE
     Ok(h.inner)
 }
 
-/// Run `f` on every element of `jobs` with up to `threads` in parallel; results in order.
-fn parallel<T: Sync, R: Send>(
-    jobs: &[T],
-    threads: usize,
-    f: impl Fn(&T) -> Result<R, RpcDumpError> + Sync,
-) -> Result<Vec<R>, RpcDumpError> {
-    if threads <= 1 || jobs.len() <= 1 {
-        return jobs.iter().map(&f).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<R, RpcDumpError>>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
-    let failed = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        for _ in 0..threads.min(jobs.len()) {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= jobs.len() || failed.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let r = f(&jobs[i]);
-                    if r.is_err() {
-                        failed.store(true, Ordering::Relaxed);
-                    }
-                    results.lock().expect("results lock")[i] = Some(r);
-                }
-            });
-        }
-    });
-    // Jobs are taken in order, so the ones skipped after a failure all come after it.
-    let results = results.into_inner().expect("results lock");
-    if let Some(i) = results.iter().position(|r| matches!(r, Some(Err(_)))) {
-        let Some(Some(Err(e))) = results.into_iter().nth(i) else {
-            unreachable!("position found an error")
-        };
-        return Err(e);
-    }
-    Ok(results
-        .into_iter()
-        .map(|r| match r {
-            Some(Ok(v)) => v,
-            _ => unreachable!("without a failure every job ran"),
-        })
-        .collect())
-}
-
 /// Hashes of the (up to) 256 blocks before `from`, ascending.
 fn fetch_hashes(
     client: &RpcClient,
@@ -526,7 +476,7 @@ fn fetch_hashes(
 ) -> Result<Vec<(u64, B256)>, RpcDumpError> {
     let numbers: Vec<u64> = (from.saturating_sub(256)..from).collect();
     let chunks: Vec<&[u64]> = numbers.chunks(batch_size).collect();
-    let parts = parallel(&chunks, concurrency, |chunk| {
+    let parts = try_ordered_map(&chunks, concurrency, |chunk| {
         let calls: Vec<(&str, Value)> = chunk
             .iter()
             .map(|n| ("eth_getBlockByNumber", json!([format!("{n:#x}"), false])))
@@ -741,7 +691,7 @@ fn fetch_blocks(
 ) -> Result<Vec<Fetched>, RpcDumpError> {
     let numbers: Vec<u64> = range.collect();
     let no_block_receipts = AtomicBool::new(false);
-    parallel(&numbers, concurrency, |&n| {
+    try_ordered_map(&numbers, concurrency, |&n| {
         if let Some(stored) = partial.map(|p| p.block(n)).transpose()?.flatten() {
             return Ok(Fetched {
                 number: n,
@@ -904,20 +854,18 @@ fn execute_block(
             }
         };
     let result = &recorded.result;
-    let diverge =
-        |tx: Option<usize>, what: &str, node: String, revm: String| RpcDumpError::Divergence {
-            block: number,
-            tx: tx.map(|i| format!("tx {i} ({})", block.transactions[i].inner().tx_hash())),
-            what: what.into(),
-            node,
-            revm,
-        };
+    let diverge = |tx: Option<usize>, what: Difference| RpcDumpError::Divergence {
+        block: number,
+        tx: tx.map(|index| TxRef {
+            index,
+            hash: *block.transactions[index].inner().tx_hash(),
+        }),
+        what: Box::new(what),
+    };
     if result.receipts.len() != block.receipts.len() {
         return Err(diverge(
             None,
-            "receipt count",
-            block.receipts.len().to_string(),
-            result.receipts.len().to_string(),
+            Difference::ReceiptCount(Expected::new(block.receipts.len(), result.receipts.len())),
         ));
     }
     let mut prev = 0u64;
@@ -928,54 +876,47 @@ fn execute_block(
         if gas != node.gas_used {
             return Err(diverge(
                 Some(i),
-                "gas used",
-                node.gas_used.to_string(),
-                gas.to_string(),
+                Difference::GasUsed(Expected::new(node.gas_used, gas)),
             ));
         }
         if ours.status() != node.success {
-            let s = |ok: bool| if ok { "success" } else { "failure" }.to_string();
             return Err(diverge(
                 Some(i),
-                "status",
-                s(node.success),
-                s(ours.status()),
+                Difference::Status(Expected::new(Status(node.success), Status(ours.status()))),
             ));
         }
         if ours.logs().len() as u64 != node.logs {
             return Err(diverge(
                 Some(i),
-                "log count",
-                node.logs.to_string(),
-                ours.logs().len().to_string(),
+                Difference::LogCount(Expected::new(node.logs, ours.logs().len() as u64)),
             ));
         }
     }
     if let Err(m) = recorded.check_execution(spec, header) {
-        let what = if m.field == "gas used" {
+        let field = if m.field == "gas used" {
             "block gas used"
         } else {
             m.field
         };
-        return Err(diverge(None, what, m.expected, m.got));
+        return Err(diverge(
+            None,
+            Difference::Header {
+                field,
+                values: Expected::new(m.expected, m.got),
+            },
+        ));
     }
     check_access_list_hash(&recorded.access_list, header)
-        .map_err(|got| diverge(None, "block access list hash", header_hash(header), got))?;
+        .map_err(|hashes| diverge(None, Difference::AccessListHash(hashes)))?;
     Ok(recorded.access_list)
-}
-
-fn header_hash(header: &Header) -> String {
-    header
-        .block_access_list_hash
-        .map(|h| h.to_string())
-        .unwrap_or_default()
 }
 
 /// Compare the access list revm built with the header's `blockAccessListHash` (Amsterdam):
 /// equal as built, or equal without the untouched entries of the EIP-8282 predeploys that
 /// alloy-evm 0.39 calls after every Amsterdam block (a chain without those calls, like the
-/// bal@v5.7.0 devnet, does not list them). The built hash when neither matches.
-fn check_access_list_hash(bal: &BlockAccessList, header: &Header) -> Result<(), String> {
+/// bal@v5.7.0 devnet, does not list them). The header's hash and the built one when
+/// neither matches.
+fn check_access_list_hash(bal: &BlockAccessList, header: &Header) -> Result<(), Expected<B256>> {
     let Some(expected) = header.block_access_list_hash else {
         return Ok(());
     };
@@ -985,7 +926,7 @@ fn check_access_list_hash(bal: &BlockAccessList, header: &Header) -> Result<(), 
     if got == expected || without == expected {
         Ok(())
     } else {
-        Err(got.to_string())
+        Err(Expected::new(expected, got))
     }
 }
 

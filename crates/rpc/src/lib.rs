@@ -34,4 +34,6 @@ pub mod state;
 
 pub use client::{ClientConfig, MAX_RESPONSE_BYTES, MAX_RESPONSE_VALUES, RpcClient, display_url};
 pub use dumper::{DumpEvent, DumpOptions, dump_from_rpc, dump_to_file, partial_dir_for};
-pub use error::{RpcDumpError, TransportKind};
+pub use error::{Difference, RpcDumpError, Status, TransportError, TransportKind, TxRef};
+/// The `{ expected, got }` pair of [`Difference`].
+pub use gigagas_chain::Expected;

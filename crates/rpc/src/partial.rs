@@ -8,7 +8,8 @@
 //! state.jsonl        every state value fetched at the parent of the first block, one per line
 //! ```
 //!
-//! Block files are written to a temporary name and renamed; the state log is appended and
+//! Block files are written atomically (a temporary file in the same folder, synced, renamed,
+//! removed on failure: [`gigagas_dump::files::write_atomic`]); the state log is appended and
 //! flushed after every block, and a torn last line (from a kill mid-write) is dropped on load.
 //! Everything in it is immutable data of the node at fixed block numbers, so a resumed
 //! dump re-executes the blocks already done from it without asking the node again.
@@ -61,10 +62,10 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> RpcDumpError {
     RpcDumpError::partial(path, e)
 }
 
+/// [`gigagas_dump::files::write_atomic`]: a temporary file in the same folder, synced,
+/// renamed over `path`, removed on failure.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RpcDumpError> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    fs::write(&tmp, bytes).map_err(|e| io_err(&tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| io_err(path, e))
+    gigagas_dump::files::write_atomic(path, bytes).map_err(|e| io_err(path, e))
 }
 
 impl Partial {
@@ -141,14 +142,7 @@ impl Partial {
 
     /// A stored block, if it was fetched before.
     pub fn block(&self, number: u64) -> Result<Option<StoredBlock>, RpcDumpError> {
-        let path = self.block_path(number);
-        match fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| io_err(&path, format!("unreadable ({e})"))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_err(&path, e)),
-        }
+        read_json(&self.block_path(number))
     }
 
     /// Store a fetched block.
@@ -161,14 +155,7 @@ impl Partial {
 
     /// The stored block hashes before the range.
     pub fn hashes(&self) -> Result<Option<Vec<(u64, B256)>>, RpcDumpError> {
-        let path = self.dir.join("hashes.json");
-        match fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| io_err(&path, format!("unreadable ({e})"))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_err(&path, e)),
-        }
+        read_json(&self.dir.join("hashes.json"))
     }
 
     /// Store the block hashes before the range.
@@ -200,6 +187,17 @@ impl Partial {
         let Self { dir, log } = self;
         drop(log);
         fs::remove_dir_all(&dir).map_err(|e| io_err(&dir, e))
+    }
+}
+
+/// A stored JSON file, `None` if it is not there.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, RpcDumpError> {
+    match fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| io_err(path, format!("unreadable ({e})"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err(path, e)),
     }
 }
 

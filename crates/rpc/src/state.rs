@@ -9,7 +9,7 @@
 
 use crate::{RpcClient, RpcDumpError};
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
-use gigagas_dump::AccountState;
+use gigagas_dump::{AccountState, parallel::try_ordered_map};
 use revm::{
     Database, bytecode::Bytecode, database_interface::DBErrorMarker, primitives::KECCAK_EMPTY,
     state::AccountInfo,
@@ -20,7 +20,7 @@ use std::{
     collections::HashMap,
     sync::{
         Mutex,
-        atomic::{AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicU64, Ordering},
     },
 };
 
@@ -244,34 +244,8 @@ impl<'c> StateFetcher<'c> {
         if !current.is_empty() {
             jobs.push(current);
         }
-        if jobs.len() == 1 || self.concurrency == 1 {
-            for job in &jobs {
-                self.fetch(job)?;
-            }
-            return Ok(());
-        }
-        let next = AtomicUsize::new(0);
-        let failure: Mutex<Option<RpcDumpError>> = Mutex::new(None);
-        std::thread::scope(|scope| {
-            for _ in 0..self.concurrency.min(jobs.len()) {
-                scope.spawn(|| {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= jobs.len() || failure.lock().expect("failure lock").is_some() {
-                            break;
-                        }
-                        if let Err(e) = self.fetch(&jobs[i]) {
-                            failure.lock().expect("failure lock").get_or_insert(e);
-                            break;
-                        }
-                    }
-                });
-            }
-        });
-        match failure.into_inner().expect("failure lock") {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        try_ordered_map(&jobs, self.concurrency, |job| self.fetch(job))?;
+        Ok(())
     }
 
     /// Fetch `keys` in one batch and store the answers.

@@ -11,7 +11,8 @@ mod common;
 use alloy_consensus::Header;
 use alloy_primitives::{B256, U256};
 use gigagas_rpc::{
-    ClientConfig, DumpOptions, MAX_RESPONSE_BYTES, MAX_RESPONSE_VALUES, RpcDumpError, dump_from_rpc,
+    ClientConfig, Difference, DumpOptions, MAX_RESPONSE_BYTES, MAX_RESPONSE_VALUES, RpcDumpError,
+    TransportError, dump_from_rpc,
 };
 use serde_json::{Value, json};
 use std::{
@@ -264,6 +265,18 @@ fn a_hanging_node_times_out_within_the_retry_budget() {
         msg.contains("eth_chainId") && msg.contains("timed out"),
         "{msg}"
     );
+    // The transport failure is kept as the source, typed.
+    assert!(
+        matches!(
+            &err,
+            RpcDumpError::Transport {
+                source: TransportError::TimedOut(_) | TransportError::Io(_),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(std::error::Error::source(&err).is_some());
     assert!(
         matches!(
             err,
@@ -298,6 +311,16 @@ fn http_errors_are_retried_then_reported() {
     assert!(msg.contains("eth_chainId") && msg.contains("503"), "{msg}");
     assert!(
         matches!(
+            &err,
+            RpcDumpError::Transport {
+                source: TransportError::Status { status: 503, .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        matches!(
             err,
             RpcDumpError::Transport {
                 kind: gigagas_rpc::TransportKind::Other,
@@ -319,7 +342,16 @@ fn connection_refused_and_bad_urls_are_one_clear_error() {
         .port();
     let (r, took) = dump(&format!("http://127.0.0.1:{port}"), 1, 2);
     let err = r.unwrap_err();
-    assert!(matches!(err, RpcDumpError::Connect { .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            RpcDumpError::Connect {
+                source: TransportError::ConnectionRefused,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("connection refused"), "{err}");
     assert!(
         took < Duration::from_secs(2),
@@ -329,6 +361,16 @@ fn connection_refused_and_bad_urls_are_one_clear_error() {
     let (r, _) = dump("127.0.0.1:8545", 1, 2);
     let err = r.unwrap_err();
     assert!(err.to_string().contains("http://"), "{err}");
+    assert!(
+        matches!(
+            err,
+            RpcDumpError::Connect {
+                source: TransportError::NotHttp,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -673,7 +715,12 @@ fn an_amsterdam_header_with_another_access_list_hash_fails() {
     let (node, _, _) = amsterdam_node(|h| h.block_access_list_hash = Some(other));
     let err = dump_amsterdam(&node.url).unwrap_err();
     assert!(
-        matches!(&err, RpcDumpError::Divergence { block: 1, what, .. } if what == "block access list hash"),
+        matches!(
+            &err,
+            RpcDumpError::Divergence { block: 1, tx: None, what }
+                if matches!(**what, Difference::AccessListHash(hashes)
+                    if hashes.expected == other && hashes.got != other)
+        ),
         "{err:?}"
     );
     let msg = err.to_string();
