@@ -5,9 +5,8 @@
 //! - A **warm** pass runs on whatever the page cache holds after the warm-up passes.
 //! - A **cold** pass first closes the store, evicts its files from the page cache
 //!   (`posix_fadvise(DONTNEED)`, and `drop_caches` where this process may), measures with
-//!   `mincore` what share of the store's pages is still resident, and refuses to time the
-//!   pass as cold if more than [`COLD_THRESHOLD`] is; then reopens the store (outside the
-//!   window) and runs.
+//!   reopens it (outside the window), measures with `mincore` what is still resident, and
+//!   refuses to time the pass as cold if more than [`COLD_MAX_RESIDENT_BYTES`] is.
 //! - The device bound: a short probe of random 4 KiB reads on the store's data file at the
 //!   I/O threads' queue depth gives the disk's read rate; a pass's reads ÷ that rate is the
 //!   least time the disk allows for them.
@@ -18,8 +17,8 @@ use gigagas_executor::{PassIo, Replay, RunTimings, StateError, StateSource};
 use gigagas_grid::{CacheState, IoMode, StateRead};
 use gigagas_report::results::IoFigures;
 use gigagas_state::{
-    COLD_THRESHOLD, EvictOptions, ReadStats, StateReader, Store, StoreError, Timing, evict,
-    open_store, probe_random_reads, quantile, residency,
+    COLD_MAX_RESIDENT_BYTES, EvictOptions, ReadStats, StateReader, Store, StoreError, Timing,
+    evict, open_store, probe_random_reads, quantile, residency,
 };
 use std::{
     path::{Path, PathBuf},
@@ -39,13 +38,16 @@ pub enum IoError {
     /// After eviction, more of the store was still in the page cache than a cold pass
     /// allows: the pass is not reported as cold.
     #[error(
-        "not cold: {:.1} % of the store's pages were still in the page cache after eviction (at most {:.1} % allowed); run as root so the page cache can be dropped, or use a store larger than memory",
+        "not cold: {:.1} % of the store ({:.1} MB) was still in the page cache after eviction (at most {:.1} MB allowed); run as root so the page cache can be dropped",
         resident * 100.0,
-        COLD_THRESHOLD * 100.0
+        *bytes as f64 / 1e6,
+        COLD_MAX_RESIDENT_BYTES as f64 / 1e6
     )]
     NotCold {
         /// The resident share.
         resident: f64,
+        /// The resident bytes.
+        bytes: u64,
     },
 }
 
@@ -97,7 +99,9 @@ impl StoreContext {
         Ok(self.store.as_ref().expect("opened above"))
     }
 
-    /// Make the store cold: close it, evict its pages, check; returns the resident share.
+    /// Make the store cold: close it, evict its pages, reopen it, and check with `mincore`
+    /// that (but for the few pages opening reads) none is resident; returns the resident
+    /// share.
     fn make_cold(&mut self) -> Result<f64, IoError> {
         self.store = None;
         evict(
@@ -106,11 +110,15 @@ impl StoreContext {
                 drop_caches: self.drop_caches,
             },
         )?;
-        let resident = residency(&self.dir)?.fraction();
-        if resident > COLD_THRESHOLD {
-            return Err(IoError::NotCold { resident });
+        self.store()?;
+        let resident = residency(&self.dir)?;
+        if !resident.is_cold() {
+            return Err(IoError::NotCold {
+                resident: resident.fraction(),
+                bytes: resident.resident_bytes,
+            });
         }
-        Ok(resident)
+        Ok(resident.fraction())
     }
 
     /// `n` readers, each timing every read; each hands its counts to `into` when dropped.
