@@ -181,6 +181,20 @@ pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
             return Err(invalid(DumpsProblem::Missing));
         }
     }
+    if let Some(state) = &config.state {
+        let p = if state.is_absolute() {
+            state.clone()
+        } else {
+            dir.join(state)
+        };
+        if !p.is_dir() {
+            return Err(ConfigError::Invalid {
+                file: file.to_path_buf(),
+                key: "state",
+                problem: PlanError::NoStore { dir: p },
+            });
+        }
+    }
     let name = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

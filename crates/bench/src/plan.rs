@@ -31,6 +31,12 @@ pub enum PlanError {
     /// A thread count of 0.
     #[error("0 is not a thread count")]
     ZeroThreads,
+    /// The state store named is not there.
+    #[error("no state store at {} (build it: gigagas state build DUMP -o DIR [--pad-to 8GiB])", dir.display())]
+    NoStore {
+        /// The folder, resolved.
+        dir: PathBuf,
+    },
     /// A state store holds one dump's pre-state: a run with a store names one dump.
     #[error(
         "a state store holds one dump's pre-state, and {dumps} dumps are named (name the one the store was built from)"
