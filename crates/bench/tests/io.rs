@@ -1,0 +1,171 @@
+//! Execution with I/O end to end: a store built from a generated dump, a sweep config
+//! naming it, every store point (warm and cold; on demand, prefetch, pipelined) verified,
+//! with its reads recorded and its ratio taken against the client loop reading the same
+//! store on demand.
+
+use alloy_hardforks::EthereumHardfork;
+use gigagas_bench::{SweepOptions, run_sweep};
+use gigagas_grid::{CacheState, IoMode, StateRead};
+use gigagas_report::Mode;
+use gigagas_state::{BuildOptions, build_store};
+use gigagas_workload::{GeneratorConfig, Profile};
+use std::path::Path;
+
+/// A scratch folder on the disk the tests build in (not a tmpfs, where nothing can be
+/// evicted).
+fn scratch() -> tempfile::TempDir {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(root).unwrap();
+    tempfile::tempdir_in(root).unwrap()
+}
+
+#[test]
+fn store_points_verify_and_record_their_reads() {
+    let dir = scratch();
+    let dump = gigagas_workload::generate(
+        &GeneratorConfig {
+            profile: Profile::Erc20,
+            blocks: 3,
+            gas_per_block: 3_000_000,
+            seed: 5,
+            fork: EthereumHardfork::Prague,
+            users: 30,
+        },
+        |_, _| {},
+    )
+    .expect("generation succeeds");
+    let dump_path = dir.path().join("small.gigagas");
+    let info = gigagas_dump::write_dump(&dump, &dump_path).unwrap();
+    build_store(
+        &dump,
+        &info,
+        &dir.path().join("store"),
+        &BuildOptions {
+            pad_to: Some(16 << 20),
+        },
+        &mut |_| {},
+    )
+    .expect("the store builds");
+    let config = dir.path().join("io.toml");
+    std::fs::write(
+        &config,
+        r#"
+dumps = ["small.gigagas"]
+state = "store"
+threads = [1, 2]
+batch = [1, 3]
+schedulers = ["ols"]
+sequential = true
+warmup = 1
+repeats = 2
+min_sample_ms = 0
+"#,
+    )
+    .unwrap();
+    let sweep = gigagas_bench::load(&config).expect("the config loads");
+    let results = run_sweep(
+        &sweep,
+        &SweepOptions {
+            commit: "test".into(),
+            note: None,
+            build: None,
+        },
+        &mut (),
+    );
+    if let Some(f) = results.failures.first() {
+        // A filesystem that keeps evicted pages (tmpfs) cannot make a cold pass: say so.
+        assert!(f.reason.contains("not cold"), "{}: {}", f.path, f.reason);
+        eprintln!("SKIPPED: cold passes on this filesystem: {}", f.reason);
+        return;
+    }
+    // Memory, then per cache state: the sequential loop on demand, the replay prefetched and
+    // pipelined; every row verified.
+    let stores: Vec<_> = results.rows.iter().filter(|r| r.state.is_store()).collect();
+    assert_eq!(
+        results.rows.len(),
+        1 + 4 + 2 * (1 + 2 * 4),
+        "{:#?}",
+        results.rows.len()
+    );
+    assert!(results.rows.iter().all(|r| r.verified));
+    for cache in CacheState::ALL {
+        let base = StateRead::Store {
+            io: IoMode::OnDemand,
+            cache,
+        };
+        assert!(
+            results
+                .rows
+                .iter()
+                .any(|r| r.mode == Mode::Sequential && r.state == base),
+            "the client loop reads on demand from the {cache} store"
+        );
+    }
+    for r in &stores {
+        let io = r.io.expect("a store row records its reads");
+        assert!(io.accounts > 0 && io.slots > 0 && io.bytes > 0, "{io:?}");
+        assert!(io.read_s > 0.0, "{io:?}");
+        if r.mode == Mode::BalParallel {
+            // Against the client loop on the same store and cache.
+            assert!(r.vs_sequential.is_some(), "{}", r.point());
+            // Exposed is at most the whole read (plus handing the tables over).
+            assert!(
+                io.exposed_s <= (io.read_s + io.build_s) * 1.5 + 1e-3,
+                "{io:?}"
+            );
+        }
+        if matches!(
+            r.state,
+            StateRead::Store {
+                cache: CacheState::Cold,
+                ..
+            }
+        ) {
+            assert!(io.resident_before < 0.5, "a cold pass starts cold: {io:?}");
+        }
+    }
+    // The table says what was read.
+    let table = gigagas_report::table::io_table(std::slice::from_ref(&results));
+    assert_eq!(table.lines().count(), 2 + stores.len(), "{table}");
+    assert!(table.contains("[cold store, pipelined]"), "{table}");
+}
+
+#[test]
+fn a_store_of_another_dump_is_refused_naming_both_checksums() {
+    let dir = scratch();
+    let make = |seed, name: &str| {
+        let dump = gigagas_workload::generate(
+            &GeneratorConfig {
+                profile: Profile::Transfers,
+                blocks: 1,
+                gas_per_block: 1_000_000,
+                seed,
+                fork: EthereumHardfork::Prague,
+                users: 10,
+            },
+            |_, _| {},
+        )
+        .unwrap();
+        let path = dir.path().join(name);
+        let info = gigagas_dump::write_dump(&dump, &path).unwrap();
+        (dump, info)
+    };
+    let (a, a_info) = make(1, "a.gigagas");
+    let (_, b_info) = make(2, "b.gigagas");
+    build_store(
+        &a,
+        &a_info,
+        &dir.path().join("store"),
+        &BuildOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let err = gigagas_bench::StoreContext::open(&dir.path().join("store"), b_info.checksum, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&a_info.checksum_hex()) && err.contains(&b_info.checksum_hex()),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
