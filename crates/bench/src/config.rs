@@ -395,7 +395,11 @@ schedulers = ["ols", "gas-used"]
     fn parses_with_defaults() {
         let c = parse(GOOD, Path::new("x.toml")).unwrap();
         assert_eq!(c.recover_senders, [false]);
-        assert_eq!((c.warmup, c.repeats, c.sequential), (1, 3, false));
+        assert_eq!(
+            (c.warmup, c.repeats, c.sequential),
+            (1, 10, true),
+            "the defaults of gigagas run"
+        );
         assert_eq!((c.all_cores, c.min_sample_ms), (false, 100));
         let plan = |c: &SweepConfig| {
             let dump = SuiteDump {

@@ -560,11 +560,14 @@ impl Plan {
             min_sample_ms: self.min_sample.ms(),
             simulate: self.simulate.as_ref().map(SimulatePlan::record),
             state: self.state.as_ref().map(|s| s.dir.clone()),
-            io: self.state.as_ref().map_or_else(Vec::new, |s| s.io.to_vec()),
+            io: self
+                .state
+                .as_ref()
+                .map_or_else(|| IoMode::ALL.to_vec(), |s| s.io.to_vec()),
             cache: self
                 .state
                 .as_ref()
-                .map_or_else(Vec::new, |s| s.cache.to_vec()),
+                .map_or_else(|| CacheState::ALL.to_vec(), |s| s.cache.to_vec()),
             io_threads: self
                 .state
                 .as_ref()

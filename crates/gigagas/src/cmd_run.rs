@@ -32,14 +32,14 @@ pub(crate) struct RunArgs {
     #[arg(long, value_delimiter = ',')]
     pub scheduler: Vec<SchedulerChoice>,
     /// Single passes per point before the measured samples (verified, not reported).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = gigagas_grid::DEFAULT_WARMUP)]
     pub warmup: usize,
     /// Measured rounds: each round runs every point once (the sequential baseline
     /// included) in a shuffled order, one sample each; the table shows each point's
     /// median and range, and every ratio taken round by round as its median with a 95 %
     /// distribution-free interval. 10 rounds give an interval from the 2nd to the 9th
     /// smallest ratio (97.9 % coverage); fewer than 6 cannot reach 95 % ([min, max]).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = gigagas_grid::DEFAULT_REPEATS)]
     pub repeats: usize,
     /// Seed of each round's order of points (recorded in the results).
     #[arg(long, default_value_t = gigagas_grid::DEFAULT_ROUND_SEED)]
@@ -328,6 +328,35 @@ mod tests {
         gigagas_bench::config::parse(&lines.join("\n"), std::path::Path::new("c.toml"))
             .unwrap_err()
             .to_string()
+    }
+
+    /// The same settings make the same plan from flags and from a sweep config, defaults
+    /// included (repeats, warm-up, the baseline, sample time, seed, I/O threads).
+    #[test]
+    fn flags_and_a_config_with_the_same_settings_make_the_same_plan() {
+        let from_flags =
+            plan(&["--threads", "1,2", "--batch", "1,42", "--scheduler", "ols"]).unwrap();
+        let from_config = gigagas_bench::config::plan_of(
+            &gigagas_bench::config::parse(
+                "dumps = [\"d.gigagas\"]\nthreads = [1, 2]\nbatch = [1, 42]\nschedulers = [\"ols\"]\n",
+                std::path::Path::new("c.toml"),
+            )
+            .unwrap(),
+            std::path::Path::new("c.toml"),
+            vec![SuiteDump {
+                path: "d.gigagas".into(),
+                label: "d.gigagas".into(),
+            }],
+        )
+        .unwrap();
+        assert_eq!(from_flags.repetition(), from_config.repetition());
+        assert_eq!(from_flags.baselines(), from_config.baselines());
+        assert_eq!(from_flags.points(2), from_config.points(2));
+        assert_eq!(
+            (from_flags.seed, from_flags.min_sample, from_flags.warmup),
+            (from_config.seed, from_config.min_sample, from_config.warmup)
+        );
+        assert_eq!(from_flags.record(), from_config.record());
     }
 
     #[test]

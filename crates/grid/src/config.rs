@@ -16,6 +16,12 @@ fn default_recover() -> Vec<bool> {
 fn one() -> usize {
     1
 }
+fn default_warmup() -> usize {
+    crate::DEFAULT_WARMUP
+}
+fn default_repeats() -> usize {
+    crate::DEFAULT_REPEATS
+}
 fn three() -> usize {
     3
 }
@@ -54,15 +60,18 @@ pub struct SweepConfig {
     /// run's order can be reproduced).
     #[serde(default = "default_seed")]
     pub seed: u64,
-    /// Verified but unreported runs before the measured ones, per grid point.
-    #[serde(default = "one")]
+    /// Verified but unreported runs before the measured ones, per grid point (default
+    /// [`crate::DEFAULT_WARMUP`], as `--warmup`).
+    #[serde(default = "default_warmup")]
     pub warmup: usize,
-    /// Measured runs per grid point (the table shows the median and the range).
-    #[serde(default = "three")]
+    /// Measured runs per grid point (the table shows the median and the range; default
+    /// [`crate::DEFAULT_REPEATS`], as `--repeats`).
+    #[serde(default = "default_repeats")]
     pub repeats: usize,
     /// Also run the sequential baseline (one revm `State`, no access list) per dump and
-    /// sender-recovery setting; parallel rows then show their speedup over it.
-    #[serde(default)]
+    /// sender-recovery setting; parallel rows then show their speedup over it (default
+    /// true, as `gigagas run` without `--no-baseline`).
+    #[serde(default = "yes")]
     pub sequential: bool,
     /// Also run every parallel point on all the machine's cores (added to `threads` at run
     /// time, so one config measures "1 thread and all threads" on any machine).

@@ -43,6 +43,13 @@ pub const DEFAULT_MIN_SAMPLE_MS: u64 = 100;
 /// ends.
 pub const MAX_PASSES_PER_SAMPLE: u32 = 1_000_000;
 
+/// Measured samples per point where none are given (`--repeats`, the config key `repeats`):
+/// ten interleaved rounds give a ratio's 95 % interval from the 2nd to the 9th smallest.
+pub const DEFAULT_REPEATS: usize = 10;
+
+/// Warm-up passes per point where none are given (`--warmup`, the config key `warmup`).
+pub const DEFAULT_WARMUP: usize = 1;
+
 /// Readers of a prefetch from a state store where none are given: enough requests in
 /// flight for an NVMe disk's queue, few enough for a small machine.
 pub const DEFAULT_IO_THREADS: usize = 8;

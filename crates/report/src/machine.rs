@@ -124,9 +124,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn detects_something() {
+    fn detects_this_machine() {
         let m = MachineInfo::detect("abc");
-        assert!(m.cores >= 1);
+        // The cores this process may use (cgroup quota included), not a constant.
+        let cores = std::thread::available_parallelism().map(|n| n.get());
+        assert_eq!(Ok(m.cores), cores.map_err(|_| ()));
         assert_eq!(m.commit, "abc");
         assert!(!m.os.is_empty());
         assert!(m.label().contains(&format!("x{}", m.cores)));
@@ -134,9 +136,39 @@ mod tests {
         assert_eq!(back, m);
     }
 
+    /// A fresh repository: its commit's short hash, `-dirty` once a tracked file changes,
+    /// `unknown` outside any repository.
     #[test]
-    fn commit_of_this_checkout_or_unknown() {
-        let c = git_commit(Path::new(env!("CARGO_MANIFEST_DIR")));
-        assert!(!c.is_empty());
+    fn commit_of_a_checkout_dirty_or_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t.invalid"])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if !git(&["init", "-q"]) {
+            eprintln!(
+                "SKIPPED: commit_of_a_checkout_dirty_or_unknown: git cannot make a repository here"
+            );
+            return;
+        }
+        let outside = tempfile::tempdir().unwrap();
+        assert_eq!(git_commit(outside.path()), "unknown");
+        std::fs::write(dir.path().join("f"), "1").unwrap();
+        assert!(git(&["add", "f"]));
+        assert!(git(&["commit", "-q", "-m", "one"]));
+        let head = Command::new("git")
+            .args(["rev-parse", "--short=12", "HEAD"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let head = String::from_utf8(head.stdout).unwrap().trim().to_string();
+        assert_eq!(head.len(), 12);
+        assert_eq!(git_commit(dir.path()), head);
+        std::fs::write(dir.path().join("f"), "2").unwrap();
+        assert_eq!(git_commit(dir.path()), format!("{head}-dirty"));
     }
 }
