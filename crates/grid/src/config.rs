@@ -13,9 +13,6 @@ fn default_seed() -> u64 {
 fn default_recover() -> Vec<bool> {
     vec![false]
 }
-fn one() -> usize {
-    1
-}
 fn default_warmup() -> usize {
     crate::DEFAULT_WARMUP
 }
