@@ -306,13 +306,13 @@ impl gigagas_bench::Progress for Bar {
 /// What `run` and `sweep` print of their results, the rows on stdout, the rest on
 /// stderr: the UNVERIFIED warning, the rows, the suite totals, the simulations, the drift
 /// lines and a FAIL line per failed dump.
-pub(crate) fn print_results(results: &SweepResults) {
+pub(crate) fn print_results(results: &SweepResults, wide: bool) {
     let one = std::slice::from_ref(results);
     if table::any_unverified(one) {
         eprintln!("{}", table::UNVERIFIED);
     }
     if !results.rows.is_empty() {
-        print!("{}", table::rows_table(one));
+        print!("{}", rows_for_terminal(one, wide));
     }
     let io = table::io_table(one);
     if !io.is_empty() {
@@ -331,6 +331,42 @@ pub(crate) fn print_results(results: &SweepResults) {
     eprint!("{}", table::drift_lines(results));
     // On stderr only, next to the error line.
     eprint!("{}", table::failures_list(results));
+}
+
+/// The rows table for stdout: every column, or, on a terminal narrower than that (and
+/// without `--wide`), the columns a reader needs first and a line on stderr saying how to
+/// get the rest. Files always get every column.
+fn rows_for_terminal(sets: &[SweepResults], wide: bool) -> String {
+    let full = table::rows_table(sets);
+    if wide {
+        return full;
+    }
+    match terminal_columns() {
+        Some(width) if table::table_width(&full) > width => {
+            eprintln!(
+                "(the table is {} columns wide, the terminal {width}: the first columns shown; --wide prints every column, and --json/--out files have them all)",
+                table::table_width(&full)
+            );
+            table::rows_table_with(sets, &table::narrow_columns(sets))
+        }
+        _ => full,
+    }
+}
+
+/// The width of the terminal stdout is, if it is one.
+fn terminal_columns() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        // SAFETY: TIOCGWINSZ writes a `winsize` into the struct passed; stdout's fd is valid
+        // for the process's life.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+        (ok && ws.ws_col > 0).then_some(ws.ws_col as usize)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
 }
 
 /// Fail when a dump of `results` failed: how many of the `dumps`, and what the other rows

@@ -78,6 +78,10 @@ pub(crate) struct RunArgs {
     /// totals.csv, table.md, plots) into this folder.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Print every column of the table even on a terminal narrower than it (a narrower
+    /// terminal otherwise gets the point, MGas/s, the ratio, eff and the longest tx).
+    #[arg(long)]
+    pub wide: bool,
     /// Also read the pre-state from this state store (`gigagas state build DUMP -o DIR`)
     /// inside the timed window, beside the in-memory points: every point again for each
     /// --io mode and --cache state. One dump only: the one the store was built from.
@@ -246,7 +250,7 @@ impl Command for RunArgs {
             eprintln!("{}", results.description);
         }
         eprintln!("{} on {} cores, commit {}", m.cpu, m.cores, m.commit);
-        print_results(&results);
+        print_results(&results, self.wide);
         if let Some(out) = &self.json {
             output::write_atomic(out, results.to_json().as_bytes())?;
             eprintln!("wrote {}", out.display());

@@ -108,7 +108,7 @@ impl Command for SweepArgs {
         let results = run_sweep(&sweep, &options, &mut bar);
         bar.finish();
         let dir = folder::write_results_dir(&self.results_dir, &results)?;
-        print_results(&results);
+        print_results(&results, true);
         eprintln!("wrote {}", dir.display());
         fail_on_failures(&results, sweep.plan.dumps.len())
     }

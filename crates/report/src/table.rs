@@ -113,11 +113,14 @@ pub enum Column {
     Passes,
     /// Where the pre-state is read from: memory, or a store (cache state, I/O mode).
     State,
+    /// The grid point by its one name (`BAL 2t b50 ols [cold store, prefetch]`): the narrow
+    /// table's first column, in place of mode, state, threads, scheduler and batch.
+    Point,
 }
 
 impl Column {
     /// Every column, in table order.
-    pub const ALL: [Column; 20] = [
+    pub const ALL: [Column; 21] = [
         Column::Machine,
         Column::Verified,
         Column::Dump,
@@ -138,6 +141,7 @@ impl Column {
         Column::VsOneThread,
         Column::TxLatency,
         Column::Passes,
+        Column::Point,
     ];
 
     /// The column's head in `table.md`.
@@ -163,6 +167,7 @@ impl Column {
             Column::TxLatency => "tx p50/p99 µs",
             Column::Passes => "passes/sample",
             Column::State => "state",
+            Column::Point => "point",
         }
     }
 
@@ -177,6 +182,7 @@ impl Column {
                 | Column::Scheduler
                 | Column::Senders
                 | Column::State
+                | Column::Point
         )
     }
 
@@ -195,6 +201,8 @@ impl Column {
             }),
             Column::VsOneThread => any(sets, |r| r.vs_one_thread.is_some()),
             Column::State => any(sets, |r| r.state.is_store()),
+            // Only in the narrow table, which names its columns.
+            Column::Point => false,
             _ => true,
         }
     }
@@ -243,6 +251,7 @@ impl Column {
             }
             Column::Passes => passes_cell(r),
             Column::State => state_cell(r.state),
+            Column::Point => md_cell(&r.point().to_string()),
         }
     }
 }
@@ -311,6 +320,27 @@ pub fn rows_columns(sets: &[SweepResults]) -> Vec<Column> {
         .into_iter()
         .filter(|c| c.shown_for(sets))
         .collect()
+}
+
+/// The columns a reader needs first, for a terminal narrower than the full table: the
+/// point, MGas/s, the ratio over the sequential baseline with its interval, eff and the
+/// longest transaction (with the machine and dump where the full table has them).
+pub fn narrow_columns(sets: &[SweepResults]) -> Vec<Column> {
+    let mut columns: Vec<Column> = [Column::Machine, Column::Verified, Column::Dump]
+        .into_iter()
+        .filter(|c| c.shown_for(sets))
+        .collect();
+    columns.extend([Column::Point, Column::MgasPerS]);
+    if Column::VsSequential.shown_for(sets) {
+        columns.push(Column::VsSequential);
+    }
+    columns.extend([Column::Efficiency, Column::LongestTx]);
+    columns
+}
+
+/// The width of the widest line of a markdown table, in characters.
+pub fn table_width(table: &str) -> usize {
+    table.lines().map(|l| l.chars().count()).max().unwrap_or(0)
 }
 
 /// The measured rows as one markdown table, with the columns of [`rows_columns`]. With
@@ -1104,6 +1134,21 @@ mod tests {
             "test_p256verify[fork_Osaka-p256verify-benchmark-gas-value_10M]"
         );
         assert_eq!(short_test_name("mainnet-like"), "mainnet-like");
+    }
+
+    #[test]
+    fn the_narrow_table_names_each_point_once_and_is_narrower() {
+        let s = sample("cpu");
+        let sets = std::slice::from_ref(&s);
+        let full = rows_table(sets);
+        let narrow = rows_table_with(sets, &narrow_columns(sets));
+        assert!(table_width(&narrow) < table_width(&full) / 2, "{narrow}");
+        assert_eq!(narrow.lines().count(), full.lines().count());
+        let head = narrow.lines().next().unwrap();
+        assert!(head.starts_with("| point | MGas/s"), "{head}");
+        for (line, r) in narrow.lines().skip(2).zip(&s.rows) {
+            assert!(line.starts_with(&format!("| {} |", r.point())), "{line}");
+        }
     }
 
     #[test]
