@@ -242,6 +242,19 @@ impl Shared<'_, '_> {
         Ok(ns)
     }
 
+    /// A batch that started at `start` and ran `ns`, while the next batch's read ended at
+    /// `read_end`: a read that outlasts the batch holds up the next one, so the batch's time
+    /// runs until it ends and the excess is charged as exposed.
+    fn until_read(&self, start: Instant, read_end: Instant, ns: u64) -> u64 {
+        let read = read_end.duration_since(start).as_nanos() as u64;
+        if read > ns {
+            self.exposed(read - ns);
+            read
+        } else {
+            ns
+        }
+    }
+
     /// Charge `ns` of reading to the timed window (it was not hidden).
     fn exposed(&self, ns: u64) {
         if let Some(io) = self.io {
@@ -373,12 +386,7 @@ impl Shared<'_, '_> {
             }
             let mut ns = batch_wall_ns(start_ns, &done);
             if let Some((_, end)) = &next_read {
-                // A read that outlasts the batch holds up the next one: in the window.
-                let read = end.duration_since(start).as_nanos() as u64;
-                if read > ns {
-                    self.exposed(read - ns);
-                    ns = read;
-                }
+                ns = self.until_read(start, *end, ns);
             }
             timings.batch_wall_ns.push(ns);
             timings.wall_ns += ns;
@@ -467,12 +475,7 @@ impl Shared<'_, '_> {
             );
             let mut ns = batch_wall_ns(start.duration_since(epoch).as_nanos() as u64, &done);
             if let Some(end) = read_end {
-                // A read that outlasts the batch holds up the next one: in the window.
-                let read = end.duration_since(start).as_nanos() as u64;
-                if read > ns {
-                    self.exposed(read - ns);
-                    ns = read;
-                }
+                ns = self.until_read(start, end, ns);
             }
             timings.batch_wall_ns.push(ns);
             timings.wall_ns += ns;
