@@ -333,6 +333,25 @@ pub(crate) fn print_results(results: &SweepResults) {
     eprint!("{}", table::failures_list(results));
 }
 
+/// Refuse an input path that exists but is not a regular file (a FIFO, a device, a
+/// socket; a folder too unless `folder_ok`) by its metadata, before anything opens it
+/// (opening a FIFO with no writer blocks forever): one line naming the file. A path that
+/// does not exist passes (its reader says so in its own words).
+pub(crate) fn refuse_non_regular(path: &Path, folder_ok: bool) -> Result<()> {
+    use gigagas_dump::files::{FileKind, NotARegularFile, require_regular_file};
+    match require_regular_file(path) {
+        Ok(_) => Ok(()),
+        Err(e) => match e
+            .get_ref()
+            .and_then(|r| r.downcast_ref::<NotARegularFile>())
+        {
+            Some(n) if folder_ok && n.kind == FileKind::Folder => Ok(()),
+            Some(n) => bail!("{}: {n}", path.display()),
+            None => Ok(()),
+        },
+    }
+}
+
 /// Fail when a dump of `results` failed: how many of the `dumps`, and what the other rows
 /// are, if there are any.
 pub(crate) fn fail_on_failures(results: &SweepResults, dumps: usize) -> Result<()> {

@@ -85,6 +85,10 @@ impl IoFigures {
     }
 }
 
+/// The largest `results.json` read, bytes: a file over it (or one that is not a regular
+/// file: a FIFO, a device, a socket) is refused before it is read.
+pub const MAX_RESULTS_BYTES: u64 = 1 << 30;
+
 /// Version of the `results.json` layout; bumped on incompatible changes.
 pub const RESULTS_FORMAT: u32 = 1;
 
@@ -535,10 +539,12 @@ impl ResultRow {
 }
 
 impl SweepResults {
-    /// Read a `results.json`.
+    /// Read a `results.json`: a regular file of at most [`MAX_RESULTS_BYTES`] (a FIFO, a
+    /// device or a socket is refused by name before it is opened, so it cannot block).
     pub fn load(path: &Path) -> Result<Self, ReportError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ReportError::io(path, e))?;
-        let results: Self = serde_json::from_str(&text).map_err(|source| ReportError::Json {
+        let bytes = gigagas_dump::files::read_bounded(path, MAX_RESULTS_BYTES)
+            .map_err(|e| ReportError::io(path, e))?;
+        let results: Self = serde_json::from_slice(&bytes).map_err(|source| ReportError::Json {
             path: path.to_path_buf(),
             source,
         })?;
