@@ -1,7 +1,8 @@
 //! Careless and hostile input (issue 21), run against the built binary: outputs never
 //! alias inputs, bad output locations fail before any measurement, thread counts and
 //! sample times have stated limits, `--no-verify` says so everywhere, empty dumps and
-//! absurd results are refused or drawn in bounded time, and hostile names are escaped.
+//! absurd results are refused or drawn in bounded time, hostile names are escaped, inputs
+//! that are not regular files are refused at once and warm-up counts are bounded.
 
 use std::{
     path::{Path, PathBuf},
@@ -280,10 +281,23 @@ fn empty_dumps_are_refused_before_any_timing() {
             !stdout.contains("NaN") && !stdout.contains("0 [0–0]"),
             "{stdout}"
         );
+        // Skipped once (nothing to measure), and the run still fails: nothing was measured.
+        assert_eq!(
+            stderr
+                .lines()
+                .filter(|l| l.starts_with("skipped ")
+                    && l.contains(s(p))
+                    && l.contains("no transactions"))
+                .count(),
+            1,
+            "{stderr}"
+        );
+        assert!(!stderr.contains("FAIL"), "{stderr}");
         assert!(
             stderr
                 .lines()
-                .any(|l| l.contains("FAIL") && l.contains(s(p)) && l.contains("transactions")),
+                .last()
+                .is_some_and(|l| l.starts_with("error: nothing was measured")),
             "{stderr}"
         );
         assert!(!stderr.contains("other rows are verified"), "{stderr}");
