@@ -98,6 +98,10 @@ pub enum DumpsProblem {
     /// A folder that could not be listed.
     #[error("{0}")]
     Unreadable(std::io::Error),
+    /// Neither a regular file nor a folder (a FIFO, a device, a socket): refused by its
+    /// metadata, never opened.
+    #[error("not a regular file ({0}): refusing to read it")]
+    NotARegularFile(gigagas_dump::files::FileKind),
 }
 
 /// The most worker threads a grid point may ask for (`threads`, `--threads`,
@@ -111,6 +115,13 @@ pub const MAX_VIRTUAL_WORKERS: usize = 65_536;
 
 /// The longest minimum sample time, milliseconds (`min_sample_ms`, `--min-sample-ms`).
 pub const MAX_MIN_SAMPLE_MS: u64 = 60_000;
+
+/// The most warm-up passes per point (`warmup`, `--warmup`).
+pub const MAX_WARMUP: usize = 1_000;
+
+/// The most measured samples per point (`repeats`, `--repeats`) and profiling runs
+/// (`simulate.profile_repeats`, `--profile-repeats`).
+pub const MAX_REPEATS: usize = 10_000;
 
 /// The largest sweep config file read, bytes.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
@@ -177,6 +188,10 @@ pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
                 label: d.display().to_string(),
                 path: p,
             });
+        } else if let Ok(meta) = std::fs::metadata(&p) {
+            return Err(invalid(DumpsProblem::NotARegularFile(
+                gigagas_dump::files::FileKind::of(&meta),
+            )));
         } else {
             return Err(invalid(DumpsProblem::Missing));
         }
@@ -243,6 +258,7 @@ pub fn plan_of(
     let schedulers = NonEmpty::new(config.schedulers.clone()).map_err(bad("schedulers"))?;
     let recover_senders =
         NonEmpty::new(config.recover_senders.clone()).map_err(bad("recover_senders"))?;
+    let warmup = plan::warmup(config.warmup).map_err(bad("warmup"))?;
     let repeats = plan::repeats(config.repeats).map_err(bad("repeats"))?;
     let min_sample = MinSample::from_ms(config.min_sample_ms).map_err(bad("min_sample_ms"))?;
     let simulate = match &config.simulate {
@@ -304,7 +320,7 @@ pub fn plan_of(
         receipts: config.receipts,
         baseline: config.sequential,
         parallel: true,
-        warmup: config.warmup,
+        warmup,
         repeats,
         min_sample,
         seed: config.seed,
@@ -482,6 +498,22 @@ schedulers = ["ols", "gas-used"]
             e.contains("key `threads`: 100000 threads is over the limit of 1024"),
             "{e}"
         );
+        let e = err(&format!("{GOOD}warmup = 1001\n"));
+        assert!(
+            e.ends_with("key `warmup`: 1001 warm-up passes is over the limit of 1000 per point"),
+            "{e}"
+        );
+        let e = err(&format!("{GOOD}repeats = 10001\n"));
+        assert!(
+            e.ends_with("key `repeats`: 10001 runs is over the limit of 10000 per point"),
+            "{e}"
+        );
+        let c = parse(
+            &format!("{GOOD}warmup = 1000\nrepeats = 10000\n"),
+            Path::new("x.toml"),
+        )
+        .unwrap();
+        assert_eq!((c.warmup, c.repeats), (MAX_WARMUP, MAX_REPEATS));
         let e = err(&format!("{GOOD}min_sample_ms = 60001\n"));
         assert!(
             e.contains("key `min_sample_ms`: 60001 ms is over the limit of 60000 ms"),

@@ -11,7 +11,7 @@
 //! key (`x.toml: key `threads`: 0 is not a thread count`) around the same message.
 
 use crate::{
-    config::{MAX_MIN_SAMPLE_MS, MAX_THREADS},
+    config::{MAX_MIN_SAMPLE_MS, MAX_REPEATS, MAX_THREADS, MAX_WARMUP},
     sweep::{LOAD_UNITS, SuiteDump, run_units},
 };
 use gigagas_executor::Replay;
@@ -54,6 +54,18 @@ pub enum PlanError {
     /// No profiling runs for the simulator.
     #[error("at least one profiling run is needed")]
     ZeroProfileRepeats,
+    /// More warm-up passes per point than [`MAX_WARMUP`].
+    #[error("{warmup} warm-up passes is over the limit of {MAX_WARMUP} per point")]
+    TooManyWarmups {
+        /// The count given.
+        warmup: usize,
+    },
+    /// More measured (or profiling) runs per point than [`MAX_REPEATS`].
+    #[error("{repeats} runs is over the limit of {MAX_REPEATS} per point")]
+    TooManyRepeats {
+        /// The count given.
+        repeats: usize,
+    },
     /// A thread count over the stated limit ([`MAX_THREADS`], or the simulator's
     /// [`crate::config::MAX_VIRTUAL_WORKERS`]).
     #[error("{threads} threads is over the limit of {max} (gigagas_report::config::MAX_THREADS)")]
@@ -130,14 +142,33 @@ pub fn batch_sizes(values: &[usize]) -> Result<NonEmpty<NonZeroUsize>, PlanError
     NonEmpty::new(non_zero(values, PlanError::ZeroBatch)?)
 }
 
-/// Measured samples per point: at least one.
+/// Measured samples per point: at least one, at most [`MAX_REPEATS`].
 pub fn repeats(value: usize) -> Result<NonZeroUsize, PlanError> {
-    NonZeroUsize::new(value).ok_or(PlanError::ZeroRepeats)
+    at_most_repeats(NonZeroUsize::new(value).ok_or(PlanError::ZeroRepeats)?)
 }
 
-/// The simulator's one-thread profiling runs: at least one.
+/// The simulator's one-thread profiling runs: at least one, at most [`MAX_REPEATS`].
 pub fn profile_repeats(value: usize) -> Result<NonZeroUsize, PlanError> {
-    NonZeroUsize::new(value).ok_or(PlanError::ZeroProfileRepeats)
+    at_most_repeats(NonZeroUsize::new(value).ok_or(PlanError::ZeroProfileRepeats)?)
+}
+
+fn at_most_repeats(value: NonZeroUsize) -> Result<NonZeroUsize, PlanError> {
+    if value.get() > MAX_REPEATS {
+        Err(PlanError::TooManyRepeats {
+            repeats: value.get(),
+        })
+    } else {
+        Ok(value)
+    }
+}
+
+/// Verified, unreported warm-up passes per point: 0 up to [`MAX_WARMUP`].
+pub fn warmup(value: usize) -> Result<usize, PlanError> {
+    if value > MAX_WARMUP {
+        Err(PlanError::TooManyWarmups { warmup: value })
+    } else {
+        Ok(value)
+    }
 }
 
 fn non_zero(values: &[usize], zero: PlanError) -> Result<Vec<NonZeroUsize>, PlanError> {
@@ -603,6 +634,23 @@ mod tests {
         assert_eq!(thread_counts_or_none(&[], 4), Ok(Vec::new()));
         assert_eq!(batch_sizes(&[0]), Err(PlanError::ZeroBatch));
         assert_eq!(repeats(0), Err(PlanError::ZeroRepeats));
+        assert_eq!(repeats(MAX_REPEATS).unwrap().get(), MAX_REPEATS);
+        assert_eq!(
+            repeats(MAX_REPEATS + 1).unwrap_err().to_string(),
+            "10001 runs is over the limit of 10000 per point"
+        );
+        assert_eq!(
+            profile_repeats(usize::MAX),
+            Err(PlanError::TooManyRepeats {
+                repeats: usize::MAX
+            })
+        );
+        assert_eq!(warmup(0), Ok(0));
+        assert_eq!(warmup(MAX_WARMUP), Ok(MAX_WARMUP));
+        assert_eq!(
+            warmup(usize::MAX).unwrap_err().to_string(),
+            "18446744073709551615 warm-up passes is over the limit of 1000 per point"
+        );
         assert_eq!(
             MinSample::from_ms(MAX_MIN_SAMPLE_MS + 1)
                 .unwrap_err()

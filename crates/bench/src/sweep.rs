@@ -12,14 +12,15 @@ use crate::{
     simulate,
     timeline::timeline_of,
 };
-use gigagas_dump::DumpError;
+use gigagas_dump::{DumpError, InvariantError};
 use gigagas_executor::Replay;
 use gigagas_grid::{Point, RunConfig, SchedulerKind};
 use gigagas_report::{
     folder::utc_timestamp,
     machine::MachineInfo,
     results::{
-        DumpFailure, DumpRecord, Mode, RESULTS_FORMAT, ResultRow, SweepResults, suite_totals,
+        DumpFailure, DumpRecord, DumpSkip, Mode, RESULTS_FORMAT, ResultRow, SweepResults,
+        suite_totals,
     },
 };
 use std::{
@@ -88,7 +89,8 @@ pub fn run_sweep(
 /// dump, the sequential baselines and every parallel point in interleaved rounds, then the
 /// simulation (if asked). A dump that fails to load, prepare or verify is recorded in
 /// [`SweepResults::failures`] and the others still run: a wrong execution never yields a
-/// row.
+/// row. A dump with no transaction (an empty block: valid, but nothing to measure) is
+/// recorded in [`SweepResults::skipped`]: no row, out of the totals, not a failure.
 pub fn run_grid(
     name: &str,
     plan: &Plan,
@@ -124,6 +126,7 @@ pub fn run_grid(
     let mut rows = Vec::new();
     let mut simulations = Vec::new();
     let mut failures = Vec::new();
+    let mut skipped = Vec::new();
     let mut trace = Vec::new();
     let mut timeline: Option<gigagas_report::timeline::Timeline> = None;
     for (dump, loaded) in dumps.iter().zip(loaded) {
@@ -166,10 +169,16 @@ pub fn run_grid(
                 simulations.extend(sim);
                 records.push(record);
             }
-            Err(failed) => failures.push(DumpFailure {
-                path: dump.label.clone(),
-                reason: failed.reason(&dump.path),
-            }),
+            Err(failed) => match failed.nothing_to_measure() {
+                Some(blocks) => skipped.push(DumpSkip {
+                    path: dump.label.clone(),
+                    blocks,
+                }),
+                None => failures.push(DumpFailure {
+                    path: dump.label.clone(),
+                    reason: failed.reason(&dump.path),
+                }),
+            },
         }
     }
     let totals = if records.len() > 1 {
@@ -188,6 +197,7 @@ pub fn run_grid(
         rows,
         simulations,
         failures,
+        skipped,
         totals,
         provenance: provenance.map(gigagas_report::provenance::Provenance::finish),
         timeline,
@@ -210,6 +220,20 @@ impl From<DumpFault> for Failed {
 }
 
 impl Failed {
+    /// The blocks of a dump that holds no transaction ([`InvariantError::NoBlocks`],
+    /// [`InvariantError::NoTransactions`]): skipped, not failed. `None` for every other
+    /// failure.
+    fn nothing_to_measure(&self) -> Option<usize> {
+        match self {
+            Failed::Fault(DumpFault::NoWork(e)) => match **e {
+                InvariantError::NoBlocks => Some(0),
+                InvariantError::NoTransactions { blocks } => Some(blocks),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The error of the dump at `path`: the path attached once.
     fn at(self, path: &Path) -> BenchError {
         match self {
@@ -509,6 +533,28 @@ mod tests {
             error_chain(&fault.at(&path)),
             format!("{shown}: blocks but no segment")
         );
+    }
+
+    #[test]
+    fn dumps_without_transactions_are_skipped_not_failed() {
+        let no_work = |e| Failed::from(DumpFault::NoWork(Box::new(e)));
+        assert_eq!(
+            no_work(InvariantError::NoTransactions { blocks: 3 }).nothing_to_measure(),
+            Some(3)
+        );
+        assert_eq!(
+            no_work(InvariantError::NoBlocks).nothing_to_measure(),
+            Some(0)
+        );
+        assert_eq!(
+            no_work(InvariantError::NoSegment).nothing_to_measure(),
+            None
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let Err(unreadable) = load(&dir.path().join("missing.gigagas")) else {
+            panic!("a missing file loads")
+        };
+        assert_eq!(unreadable.nothing_to_measure(), None);
     }
 
     #[test]

@@ -276,7 +276,9 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    fn of(meta: &Metadata) -> Self {
+    /// What `meta` describes (a regular file is [`FileKind::Other`]: this names what is
+    /// not one).
+    pub fn of(meta: &Metadata) -> Self {
         let t = meta.file_type();
         if t.is_dir() {
             return Self::Folder;

@@ -329,7 +329,8 @@ pub(crate) fn print_results(results: &SweepResults, wide: bool) {
         print!("{}", table::simulation_markdown(sim, None));
     }
     eprint!("{}", table::drift_lines(results));
-    // On stderr only, next to the error line.
+    // On stderr only, next to the error line; each skipped dump once.
+    eprint!("{}", table::skipped_list(results));
     eprint!("{}", table::failures_list(results));
 }
 
@@ -369,21 +370,52 @@ fn terminal_columns() -> Option<usize> {
     }
 }
 
-/// Fail when a dump of `results` failed: how many of the `dumps`, and what the other rows
-/// are, if there are any.
+/// Refuse an input path that exists but is not a regular file (a FIFO, a device, a
+/// socket; a folder too unless `folder_ok`) by its metadata, before anything opens it
+/// (opening a FIFO with no writer blocks forever): one line naming the file. A path that
+/// does not exist passes (its reader says so in its own words).
+pub(crate) fn refuse_non_regular(path: &Path, folder_ok: bool) -> Result<()> {
+    use gigagas_dump::files::{FileKind, NotARegularFile, require_regular_file};
+    match require_regular_file(path) {
+        Ok(_) => Ok(()),
+        Err(e) => match e
+            .get_ref()
+            .and_then(|r| r.downcast_ref::<NotARegularFile>())
+        {
+            Some(n) if folder_ok && n.kind == FileKind::Folder => Ok(()),
+            Some(n) => bail!("{}: {n}", path.display()),
+            None => Ok(()),
+        },
+    }
+}
+
+/// Fail when a dump of `results` failed (how many of the `dumps`, and what the other rows
+/// are, if there are any), or when every dump was skipped for having nothing to measure.
+/// Skipped dumps alone, beside dumps that verified, are no failure.
 pub(crate) fn fail_on_failures(results: &SweepResults, dumps: usize) -> Result<()> {
     let failed = results.failures.len();
+    let skipped = results.skipped.len();
     if failed == 0 {
+        if skipped > 0 && skipped >= dumps {
+            bail!(
+                "nothing was measured: {skipped} of {dumps} dump(s) hold no transactions (skipped lines above)"
+            );
+        }
         return Ok(());
     }
-    let others = if failed >= dumps || results.rows.is_empty() {
+    let others = if failed + skipped >= dumps || results.rows.is_empty() {
         "no dump was measured"
     } else if table::any_unverified(std::slice::from_ref(results)) {
         "the other rows are UNVERIFIED (--no-verify)"
     } else {
         "the other rows are verified"
     };
-    bail!("{failed} of {dumps} dump(s) failed (FAIL lines above); {others}")
+    let skipped = if skipped > 0 {
+        format!(", {skipped} skipped: no transactions")
+    } else {
+        String::new()
+    };
+    bail!("{failed} of {dumps} dump(s) failed (FAIL lines above){skipped}; {others}")
 }
 
 /// How this binary was built (recorded by build.rs), for the provenance of results.

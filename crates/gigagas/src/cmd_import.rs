@@ -101,11 +101,27 @@ fn run(args: ImportArgs) -> Result<()> {
                 std::slice::from_ref(&input),
                 &[("-o", output.clone())],
             )?;
+            let mut empty: Vec<PathBuf> = Vec::new();
             let (layout, summary) = import(&input, test.as_deref(), &output, |report| {
-                println!("{report}")
+                println!("{report}");
+                empty.extend(report.dump_without_transactions().map(Path::to_path_buf));
             })?;
             if layout == OutputLayout::Directory {
                 println!("{summary}");
+                if !empty.is_empty() {
+                    println!(
+                        "{} dump(s) hold no transactions (nothing to measure; a suite run lists them as skipped): {}",
+                        empty.len(),
+                        empty
+                            .iter()
+                            .map(|p| {
+                                gigagas_report::table::escape_name(&p.display().to_string())
+                                    .into_owned()
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
                 if summary.failed > 0 {
                     bail!(
                         "{} of {} tests failed to import (see the FAIL lines above)",

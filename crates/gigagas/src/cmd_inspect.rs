@@ -17,6 +17,7 @@ impl Command for InspectArgs {
         if !path.exists() {
             bail!("{}: no such file", path.display());
         }
+        crate::cli::refuse_non_regular(&path, false)?;
         let (dump, info) = gigagas_dump::read_dump(&path)?;
         println!(
             "file              {} ({:.2} MB, checksum {})",

@@ -130,7 +130,9 @@ fn suite_dumps(given: &[PathBuf]) -> Result<Vec<SuiteDump>> {
                 path,
             }));
         } else {
-            // A missing or unreadable file becomes that dump's FAIL row.
+            // A FIFO, a device or a socket is refused here, before anything opens it; a
+            // missing or unreadable file becomes that dump's FAIL row.
+            crate::cli::refuse_non_regular(p, false)?;
             dumps.push(SuiteDump {
                 label: p.display().to_string(),
                 path: p.clone(),
@@ -166,6 +168,7 @@ impl RunArgs {
         } else {
             plan::batch_sizes(&self.batch).map_err(flag_error("--batch"))?
         };
+        let warmup = plan::warmup(self.warmup).map_err(flag_error("--warmup"))?;
         let repeats = plan::repeats(self.repeats).map_err(flag_error("--repeats"))?;
         let min_sample =
             MinSample::from_ms(self.min_sample_ms).map_err(flag_error("--min-sample-ms"))?;
@@ -199,7 +202,7 @@ impl RunArgs {
             receipts: self.receipts,
             baseline: !self.no_baseline,
             parallel: !self.sequential,
-            warmup: self.warmup,
+            warmup,
             repeats,
             min_sample,
             seed: self.seed,
@@ -380,6 +383,13 @@ mod tests {
             ),
             (&["--batch", "0"], "batch = [0]", "--batch", "batch"),
             (&["--repeats", "0"], "repeats = 0", "--repeats", "repeats"),
+            (
+                &["--repeats", "10001"],
+                "repeats = 10001",
+                "--repeats",
+                "repeats",
+            ),
+            (&["--warmup", "1001"], "warmup = 1001", "--warmup", "warmup"),
             (
                 &["--min-sample-ms", "60001"],
                 "min_sample_ms = 60001",

@@ -97,6 +97,7 @@ impl Command for SimulateArgs {
     fn execute(self) -> Result<()> {
         let sim = self.plan()?;
         let repeats = plan::repeats(self.repeats).map_err(flag_error("--repeats"))?;
+        let warmup = plan::warmup(self.warmup).map_err(flag_error("--warmup"))?;
         let path = crate::cli::dump_or_default(self.dump.clone())?;
         if let Some(json) = &self.json {
             output::check_not_inputs(std::slice::from_ref(&path), &[("--json", json.clone())])?;
@@ -114,7 +115,7 @@ impl Command for SimulateArgs {
             machine.cores
         );
         let rep = Repetition {
-            warmup: self.warmup,
+            warmup,
             repeats: repeats.get(),
             verify: true,
             min_sample_ns: 0,

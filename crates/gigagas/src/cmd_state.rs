@@ -93,6 +93,7 @@ impl Command for StateArgs {
         if !path.exists() {
             bail!("{}: no such file", path.display());
         }
+        crate::cli::refuse_non_regular(&path, false)?;
         let (dump, info) = gigagas_dump::read_dump(&path)?;
         if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)

@@ -48,7 +48,7 @@ impl Command for SweepArgs {
         let mut sweep = gigagas_bench::load(&self.config)?;
         let plan = &mut sweep.plan;
         if let Some(w) = self.warmup {
-            plan.warmup = w;
+            plan.warmup = gigagas_bench::plan::warmup(w).map_err(flag_error("--warmup"))?;
         }
         if let Some(r) = self.repeats {
             plan.repeats = gigagas_bench::plan::repeats(r).map_err(flag_error("--repeats"))?;

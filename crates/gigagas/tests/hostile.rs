@@ -1,7 +1,8 @@
 //! Careless and hostile input (issue 21), run against the built binary: outputs never
 //! alias inputs, bad output locations fail before any measurement, thread counts and
 //! sample times have stated limits, `--no-verify` says so everywhere, empty dumps and
-//! absurd results are refused or drawn in bounded time, and hostile names are escaped.
+//! absurd results are refused or drawn in bounded time, hostile names are escaped, inputs
+//! that are not regular files are refused at once and warm-up counts are bounded.
 
 use std::{
     path::{Path, PathBuf},
@@ -280,10 +281,23 @@ fn empty_dumps_are_refused_before_any_timing() {
             !stdout.contains("NaN") && !stdout.contains("0 [0–0]"),
             "{stdout}"
         );
+        // Skipped once (nothing to measure), and the run still fails: nothing was measured.
+        assert_eq!(
+            stderr
+                .lines()
+                .filter(|l| l.starts_with("skipped ")
+                    && l.contains(s(p))
+                    && l.contains("no transactions"))
+                .count(),
+            1,
+            "{stderr}"
+        );
+        assert!(!stderr.contains("FAIL"), "{stderr}");
         assert!(
             stderr
                 .lines()
-                .any(|l| l.contains("FAIL") && l.contains(s(p)) && l.contains("transactions")),
+                .last()
+                .is_some_and(|l| l.starts_with("error: nothing was measured")),
             "{stderr}"
         );
         assert!(!stderr.contains("other rows are verified"), "{stderr}");
@@ -421,4 +435,113 @@ fn report_on_absurd_results_finishes() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Run the binary with `args`, killed if it has not ended within 10 s; its output and how
+/// long it ran.
+fn gigagas_timed(args: &[&str]) -> (Output, Duration) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the gigagas binary");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            let elapsed = start.elapsed();
+            return (child.wait_with_output().unwrap(), elapsed);
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "gigagas {args:?} hung on its input (killed after 10 s); stderr: {}",
+                text(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn fifos_devices_and_sockets_are_refused_within_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs: Vec<(PathBuf, &str)> = vec![(PathBuf::from("/dev/null"), "a character device")];
+    let fifo = dir.path().join("pipe.gigagas");
+    if Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        inputs.push((fifo, "a FIFO"));
+    } else {
+        eprintln!("skipped the FIFO case: mkfifo is not available");
+    }
+    let socket = dir.path().join("socket.gigagas");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    inputs.push((socket, "a socket"));
+    for (input, kind) in &inputs {
+        let p = s(input);
+        let mut run = vec!["run", p];
+        run.extend(QUICK);
+        let mut cases = vec![vec!["inspect", p], run, vec!["state", "build", p, "-o"]];
+        let store = dir.path().join("store");
+        cases[2].push(s(&store));
+        cases.push(vec!["simulate", p, "--no-validate"]);
+        cases.push(vec!["report", p]);
+        cases.push(vec!["compare", p, p]);
+        let imported = dir.path().join("imported");
+        cases.push(vec!["import", "blockchain-test", p, "-o", s(&imported)]);
+        for args in &cases {
+            let (out, elapsed) = gigagas_timed(args);
+            let last = assert_refused(&out, &[p, "not a regular file", kind]);
+            assert!(
+                elapsed < Duration::from_secs(1),
+                "{args:?} took {elapsed:?} to refuse: {last}"
+            );
+            // One line: the error alone, no FAIL row besides it.
+            assert_eq!(
+                text(&out.stderr).lines().count(),
+                1,
+                "{args:?}: {}",
+                text(&out.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn oversized_warmups_and_repeats_are_refused_naming_their_limit() {
+    let d = s(generated());
+    let (out, elapsed) = gigagas_timed(&["run", d, "--warmup", "18446744073709551615"]);
+    assert_refused(&out, &["--warmup", "18446744073709551615", "limit of 1000"]);
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert_refused(
+        &gigagas(&["run", d, "--repeats", "18446744073709551615"]),
+        &["--repeats", "limit of 10000"],
+    );
+    assert_refused(
+        &gigagas(&["simulate", d, "--warmup", "1001", "--no-validate"]),
+        &["--warmup", "limit of 1000"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    let grid = format!("dumps = [\"{d}\"]\nthreads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\n");
+    std::fs::write(&config, format!("{grid}warmup = 1001\n")).unwrap();
+    let from_config = assert_refused(
+        &gigagas(&["sweep", s(&config), "--dry-run"]),
+        &["key `warmup`"],
+    );
+    std::fs::write(&config, &grid).unwrap();
+    let from_flag = assert_refused(
+        &gigagas(&["sweep", s(&config), "--dry-run", "--warmup", "1001"]),
+        &["--warmup"],
+    );
+    // The same message for the key and the flag.
+    let message = "1001 warm-up passes is over the limit of 1000 per point";
+    assert!(from_config.ends_with(message), "{from_config}");
+    assert!(from_flag.ends_with(message), "{from_flag}");
 }

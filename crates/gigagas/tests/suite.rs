@@ -1,5 +1,6 @@
 //! `gigagas run` on a folder of real fixture dumps: one row per dump and grid point, a
-//! suite total per grid point, and a corrupted dump that fails only its own row.
+//! suite total per grid point, a corrupted dump that fails only its own row, and a dump
+//! without transactions skipped once, out of the totals.
 
 use gigagas_report::{Mode, SweepResults};
 use std::{
@@ -175,4 +176,111 @@ fn a_folder_of_fixture_dumps_runs_as_one_suite() {
     );
     assert_eq!(results.failures.len(), 1);
     check_rows(&results, &dumps);
+}
+
+/// A fixture folder whose one test holds one block without transactions (a BPO blob-fee
+/// transition test of execution-spec-tests).
+const EMPTY_BLOCK: &str = "eest/bpo-transitions/for_osakatobpo1attime15k/osaka/eip7918_blob_reserve_price/blob_reserve_price_with_bpo";
+
+/// Two small one-block CLZ tests.
+const SMALL: &str = "eest/osaka/eip7939_count_leading_zeros/test_clz_mainnet.json";
+
+#[test]
+fn dumps_without_transactions_are_skipped_once_and_kept_out_of_the_totals() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("suite");
+    // `import` says which dump holds no transactions.
+    let out = Command::new(BIN)
+        .args(["import", "blockchain-test"])
+        .arg(corpora::path(EMPTY_BLOCK))
+        .arg("-o")
+        .arg(&dir)
+        .output()
+        .expect("run the gigagas binary");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let empty: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(empty.len(), 1, "{empty:?}");
+    let empty = &empty[0];
+    let name = empty.file_name().unwrap().to_str().unwrap();
+    let said: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("no transactions"))
+        .collect();
+    assert_eq!(said.len(), 2, "the pass line and the summary: {stdout}");
+    assert!(said.iter().all(|l| l.contains(name)), "{stdout}");
+    assert!(
+        said[1].starts_with("1 dump(s) hold no transactions"),
+        "{stdout}"
+    );
+
+    // A suite of it and two dumps with transactions: exit 0, the empty one listed once as
+    // skipped, out of the rows, the totals and the failures.
+    let (_, summary) = gigagas_import::import(&corpora::path(SMALL), None, &dir, |_| {})
+        .unwrap_or_else(|e| panic!("import {SMALL}: {e}"));
+    assert_eq!((summary.passed, summary.failed), (2, 0), "{summary}");
+    let mut measured: Vec<(PathBuf, u64)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p != empty)
+        .map(|p| {
+            let (dump, _) = gigagas_dump::read_dump(&p).unwrap();
+            assert!(dump.transaction_count() > 0);
+            (p, dump.total_gas())
+        })
+        .collect();
+    measured.sort();
+    assert_eq!(measured.len(), 2);
+    let (out, results) = run_suite(&dir, &tmp.path().join("r.json"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let skipped: Vec<&str> = stderr
+        .lines()
+        .chain(stdout.lines())
+        .filter(|l| l.contains("skipped"))
+        .collect();
+    assert_eq!(skipped.len(), 1, "{stderr}");
+    assert_eq!(
+        skipped[0],
+        format!("skipped {}: no transactions (1 block)", empty.display())
+    );
+    assert!(!stderr.contains("FAIL"), "{stderr}");
+    assert!(results.failures.is_empty(), "{:?}", results.failures);
+    assert_eq!(results.skipped.len(), 1);
+    assert_eq!(Path::new(&results.skipped[0].path), empty.as_path());
+    check_rows(&results, &measured);
+
+    // Only the empty dump: nothing measured, a non-zero exit with that reason.
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(empty)
+        .args(["--threads", "1", "--batch", "1", "--scheduler", "ols"])
+        .args(["--warmup", "0", "--repeats", "1", "--min-sample-ms", "0"])
+        .output()
+        .expect("run the gigagas binary");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let last = stderr.lines().last().unwrap_or_default();
+    assert_eq!(
+        last,
+        "error: nothing was measured: 1 of 1 dump(s) hold no transactions (skipped lines above)"
+    );
+    assert_eq!(
+        stderr.lines().filter(|l| l.starts_with("skipped ")).count(),
+        1,
+        "{stderr}"
+    );
 }

@@ -63,6 +63,11 @@ impl std::fmt::Display for TestReport {
                     write!(f, "; {r}")?;
                 }
                 match output {
+                    Some(output) if stats.transactions == 0 => write!(
+                        f,
+                        ") -> {}: no transactions, nothing to measure (a suite run skips it)",
+                        output.display()
+                    ),
                     Some(output) => write!(f, ") -> {}", output.display()),
                     None => write!(f, ") -> no valid block, nothing written"),
                 }
@@ -70,6 +75,21 @@ impl std::fmt::Display for TestReport {
             // Test-level errors start with the test name, file-level ones with the path.
             Outcome::Skipped { reason } => write!(f, "skip  {reason}"),
             Outcome::Failed { error } => write!(f, "FAIL  {error}"),
+        }
+    }
+}
+
+impl TestReport {
+    /// The dump written for this test when it holds no transaction (blocks without
+    /// transactions are valid blocks, but nothing to measure: `gigagas run` skips such a
+    /// dump); `None` otherwise.
+    pub fn dump_without_transactions(&self) -> Option<&Path> {
+        match &self.outcome {
+            Outcome::Passed {
+                output: Some(output),
+                stats,
+            } if stats.transactions == 0 => Some(output),
+            _ => None,
         }
     }
 }

@@ -202,6 +202,10 @@ pub struct BlobScheduleError {
     pub field: &'static str,
 }
 
+/// The largest fixture file read, bytes (the largest execution-spec-tests benchmark
+/// fixtures are a few hundred MB).
+pub const MAX_FIXTURE_BYTES: u64 = 4 << 30;
+
 /// Keys every BlockchainTests entry has.
 const REQUIRED_KEYS: [&str; 4] = ["blocks", "pre", "genesisBlockHeader", "network"];
 
@@ -216,11 +220,20 @@ pub struct FixtureFile {
 
 impl FixtureFile {
     /// Read and check a fixture file. A file that is not JSON, not an object of objects,
-    /// or whose entries lack the BlockchainTests keys is [`ImportError::NotAFixture`].
+    /// or whose entries lack the BlockchainTests keys is [`ImportError::NotAFixture`]; one
+    /// that is not a regular file (a FIFO, a device, a socket) or is over
+    /// [`MAX_FIXTURE_BYTES`] is refused before it is read ([`ImportError::Io`]).
     pub fn read(path: &Path) -> Result<Self, ImportError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ImportError::Io {
+        let io = |source| ImportError::Io {
             path: path.to_path_buf(),
             source,
+        };
+        let bytes = gigagas_dump::files::read_bounded(path, MAX_FIXTURE_BYTES).map_err(io)?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("not UTF-8 text: {e}"),
+            ))
         })?;
         Self::parse(path, &text)
     }

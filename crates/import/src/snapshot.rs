@@ -232,13 +232,22 @@ fn folder_block(dir: &Path) -> String {
         .unwrap_or_else(|| dir.display().to_string())
 }
 
+/// The largest snapshot file read (`block.json`, `pre_state.json`, `block_hashes.json`),
+/// bytes.
+pub const MAX_SNAPSHOT_FILE_BYTES: u64 = 4 << 30;
+
+/// Read and parse `dir/file`: a regular file of at most [`MAX_SNAPSHOT_FILE_BYTES`] (a
+/// FIFO, a device or a socket is refused by name before it is opened, so it cannot block).
 fn read_json(dir: &Path, file: &str) -> Result<serde_json::Value, SnapshotError> {
     let path = dir.join(file);
-    let text = std::fs::read_to_string(&path).map_err(|source| SnapshotError::Io {
-        path: path.clone(),
-        source,
-    })?;
-    serde_json::from_str(&text)
+    let bytes =
+        gigagas_dump::files::read_bounded(&path, MAX_SNAPSHOT_FILE_BYTES).map_err(|source| {
+            SnapshotError::Io {
+                path: path.clone(),
+                source,
+            }
+        })?;
+    serde_json::from_slice(&bytes)
         .map_err(|e| SnapshotError::input(folder_block(dir), &path, "JSON", e))
 }
 

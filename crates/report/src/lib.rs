@@ -44,7 +44,7 @@ pub use error::{OutputProblem, ReportError};
 pub use folder::{render_dir, write_results_dir};
 pub use machine::MachineInfo;
 pub use results::{
-    DumpFailure, DumpRecord, Mode, ResultRow, SuiteTotal, SweepResults, suite_totals,
+    DumpFailure, DumpRecord, DumpSkip, Mode, ResultRow, SuiteTotal, SweepResults, suite_totals,
 };
 pub use simulation::{Projection, SimulationReport, Validation};
 pub use stats::{CONFIDENCE, Interval, Metrics, Summary, TxTimes, median_interval, paired_ratios};

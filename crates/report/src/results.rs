@@ -85,6 +85,10 @@ impl IoFigures {
     }
 }
 
+/// The largest `results.json` read, bytes: a file over it (or one that is not a regular
+/// file: a FIFO, a device, a socket) is refused before it is read.
+pub const MAX_RESULTS_BYTES: u64 = 1 << 30;
+
 /// Version of the `results.json` layout; bumped on incompatible changes.
 pub const RESULTS_FORMAT: u32 = 1;
 
@@ -114,6 +118,11 @@ pub struct SweepResults {
     /// Dumps that failed to load, prepare or verify: no row of theirs is reported.
     #[serde(default)]
     pub failures: Vec<DumpFailure>,
+    /// Dumps with nothing to measure (no transactions: an empty block is a valid block,
+    /// not a throughput figure): no row, out of the totals, not failures. Absent in
+    /// results written before skips were recorded.
+    #[serde(default)]
+    pub skipped: Vec<DumpSkip>,
     /// Per grid point, the sum over the dumps that ran (see [`suite_totals`]).
     #[serde(default)]
     pub totals: Vec<SuiteTotal>,
@@ -140,6 +149,26 @@ pub struct DumpFailure {
     pub path: String,
     /// The one-line reason.
     pub reason: String,
+}
+
+/// A dump left out of a run because it has nothing to measure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DumpSkip {
+    /// The dump's path as the config or command line names it.
+    pub path: String,
+    /// Its blocks (0 for a dump without blocks).
+    pub blocks: usize,
+}
+
+impl DumpSkip {
+    /// Why it was skipped, one line: `no transactions (2 blocks)`.
+    pub fn reason(&self) -> String {
+        format!(
+            "no transactions ({} block{})",
+            self.blocks,
+            if self.blocks == 1 { "" } else { "s" }
+        )
+    }
 }
 
 /// One grid point summed over the dumps of a suite.
@@ -535,10 +564,12 @@ impl ResultRow {
 }
 
 impl SweepResults {
-    /// Read a `results.json`.
+    /// Read a `results.json`: a regular file of at most [`MAX_RESULTS_BYTES`] (a FIFO, a
+    /// device or a socket is refused by name before it is opened, so it cannot block).
     pub fn load(path: &Path) -> Result<Self, ReportError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ReportError::io(path, e))?;
-        let results: Self = serde_json::from_str(&text).map_err(|source| ReportError::Json {
+        let bytes = gigagas_dump::files::read_bounded(path, MAX_RESULTS_BYTES)
+            .map_err(|e| ReportError::io(path, e))?;
+        let results: Self = serde_json::from_slice(&bytes).map_err(|source| ReportError::Json {
             path: path.to_path_buf(),
             source,
         })?;
@@ -645,6 +676,7 @@ pub(crate) mod tests {
             rows,
             simulations: Vec::new(),
             failures: Vec::new(),
+            skipped: Vec::new(),
             totals: Vec::new(),
             provenance: None,
             timeline: None,
@@ -659,6 +691,23 @@ pub(crate) mod tests {
         assert_eq!(back, r);
         assert!(r.to_json().contains("\"mode\": \"bal-parallel\""));
         assert!(r.to_json().contains("\"scheduler\": \"gas-used\""));
+    }
+
+    #[test]
+    fn skipped_dumps_round_trip_and_old_results_still_load() {
+        let mut r = sample("Test CPU");
+        r.skipped.push(DumpSkip {
+            path: "suite/empty.gigagas".into(),
+            blocks: 2,
+        });
+        let back: SweepResults = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(back.skipped[0].reason(), "no transactions (2 blocks)");
+        // Results written before skips were recorded have no `skipped` key.
+        let mut old: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        old.as_object_mut().unwrap().remove("skipped");
+        let back: SweepResults = serde_json::from_value(old).unwrap();
+        assert!(back.skipped.is_empty());
     }
 
     #[test]

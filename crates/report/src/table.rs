@@ -471,6 +471,21 @@ pub fn failures_list(set: &SweepResults) -> String {
     out
 }
 
+/// The dumps a run left out because they have nothing to measure, one line each, once:
+/// `skipped path: no transactions (2 blocks)`.
+pub fn skipped_list(set: &SweepResults) -> String {
+    let mut out = String::new();
+    for s in &set.skipped {
+        let _ = writeln!(
+            out,
+            "skipped {}: {}",
+            escape_name(&s.path),
+            escape_name(&s.reason())
+        );
+    }
+    out
+}
+
 /// A suite's per-test table: a row per dump, a column per grid point, cells in MGas/s
 /// (parallel cells with their speedup over the dump's own sequential baseline), then the
 /// suite total. Empty for a single dump.
@@ -783,6 +798,14 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
                 out,
                 "**{} dump(s) failed** (no rows):\n\n```\n{failures}```\n",
                 s.failures.len()
+            );
+        }
+        let skipped = skipped_list(s);
+        if !skipped.is_empty() {
+            let _ = writeln!(
+                out,
+                "{} dump(s) skipped: nothing to measure (no rows, not in the totals):\n\n```\n{skipped}```\n",
+                s.skipped.len()
             );
         }
     }
@@ -1189,7 +1212,16 @@ mod tests {
             failures_list(&s),
             "FAIL dumps/bad.gigagas: checksum mismatch\n"
         );
+        s.skipped.push(crate::results::DumpSkip {
+            path: "dumps/empty.gigagas".into(),
+            blocks: 1,
+        });
+        assert_eq!(
+            skipped_list(&s),
+            "skipped dumps/empty.gigagas: no transactions (1 block)\n"
+        );
         let md = render_markdown(std::slice::from_ref(&s), &[]);
+        assert_eq!(md.matches("skipped dumps/empty.gigagas").count(), 1, "{md}");
         assert!(md.contains("## Per dump (MGas/s)") && md.contains("## Suite totals"));
         assert!(
             md.contains("FAIL dumps/bad.gigagas: checksum mismatch"),
