@@ -14,7 +14,7 @@
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_executor::AccountInfo;
 use gigagas_executor::{PassIo, Replay, RunTimings, StateError, StateSource};
-use gigagas_grid::{CacheState, IoMode, StateRead};
+use gigagas_grid::{CacheState, StateRead};
 use gigagas_report::results::IoFigures;
 use gigagas_state::{
     COLD_MAX_RESIDENT_BYTES, EvictOptions, ReadStats, StateReader, Store, StoreError, Timing,
@@ -274,8 +274,8 @@ pub(crate) fn sequential_pass(
     Ok(IoPass { timings, figures })
 }
 
-/// One pass of the replay reading each batch's state from the store before it runs, or
-/// pipelined.
+/// One pass of the replay reading its state from the store: each batch's keys before it
+/// runs, pipelined behind the previous batch, or each value the first time it is needed.
 pub(crate) fn replay_pass(
     replay: &Replay,
     config: &gigagas_grid::RunConfig,
@@ -297,7 +297,7 @@ pub(crate) fn replay_pass(
         verify,
         Some(PassIo {
             readers: &mut readers,
-            pipelined: io == IoMode::Pipelined,
+            mode: io,
         }),
     );
     drop(readers);

@@ -377,8 +377,8 @@ pub fn store_plan(
 pub struct StorePlan {
     /// The store's folder (`gigagas state build`).
     pub dir: PathBuf,
-    /// I/O modes. The replay's points take the prefetching ones (`prefetch`,
-    /// `pipelined`); the sequential baseline reads `on-demand` whichever are named.
+    /// I/O modes of the replay's points; the sequential baseline reads `on-demand`
+    /// whichever are named (it has no access list to prefetch from).
     pub io: NonEmpty<IoMode>,
     /// Cache states.
     pub cache: NonEmpty<CacheState>,
@@ -389,11 +389,11 @@ pub struct StorePlan {
 }
 
 impl StorePlan {
-    /// The ways the replay reads from the store: each cache state × prefetching mode.
+    /// The ways the replay reads from the store: each cache state × I/O mode.
     pub fn replay_reads(&self) -> Vec<StateRead> {
         let mut reads = Vec::new();
         for &cache in self.cache.iter() {
-            for &io in self.io.iter().filter(|m| **m != IoMode::OnDemand) {
+            for &io in self.io.iter() {
                 reads.push(StateRead::Store { io, cache });
             }
         }

@@ -78,12 +78,12 @@ min_sample_ms = 0
         eprintln!("SKIPPED: cold passes on this filesystem: {}", f.reason);
         return;
     }
-    // Memory, then per cache state: the sequential loop on demand, the replay prefetched and
-    // pipelined; every row verified.
+    // Memory, then per cache state: the sequential loop on demand, the replay on demand,
+    // prefetched and pipelined; every row verified.
     let stores: Vec<_> = results.rows.iter().filter(|r| r.state.is_store()).collect();
     assert_eq!(
         results.rows.len(),
-        1 + 4 + 2 * (1 + 2 * 4),
+        1 + 4 + 2 * (1 + 3 * 4),
         "{:#?}",
         results.rows.len()
     );

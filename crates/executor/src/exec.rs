@@ -109,8 +109,14 @@ impl ExecFailure {
     }
 }
 
+/// What a view can read the state at the start of a block from: a block base in memory, or a
+/// source read on demand.
+pub trait Pre: revm::DatabaseRef<Error = StateError> + std::fmt::Debug {}
+
+impl<T: revm::DatabaseRef<Error = StateError> + std::fmt::Debug> Pre for T {}
+
 /// The EVM a worker runs transactions on.
-type TxEvm<'a> = EthEvm<BalView<'a>, NoOpInspector, PrecompilesMap>;
+type TxEvm<'a, P> = EthEvm<BalView<'a, P>, NoOpInspector, PrecompilesMap>;
 
 /// One worker's reusable EVM: built once and kept across transactions, the way a client
 /// keeps one EVM for a block, so a transaction pays neither for allocating frame stacks,
@@ -118,13 +124,21 @@ type TxEvm<'a> = EthEvm<BalView<'a>, NoOpInspector, PrecompilesMap>;
 /// transactions only the database (the next transaction's [`BalView`]) is swapped in, and
 /// the block env when the block changes; revm's `transact` leaves the journal empty.
 /// After a failed transaction the EVM is dropped and rebuilt, so nothing carries over.
-#[derive(Default)]
-pub struct ItemExecutor<'a> {
+///
+/// `P` is where the views read the state at the start of a block: a block base in memory
+/// (the default) or a source read on demand.
+pub struct ItemExecutor<'a, P: Pre = crate::PreStateDb> {
     /// The EVM and the block its env belongs to.
-    evm: Option<(&'a ReplayBlock, TxEvm<'a>)>,
+    evm: Option<(&'a ReplayBlock, TxEvm<'a, P>)>,
 }
 
-impl std::fmt::Debug for ItemExecutor<'_> {
+impl<P: Pre> Default for ItemExecutor<'_, P> {
+    fn default() -> Self {
+        Self { evm: None }
+    }
+}
+
+impl<P: Pre> std::fmt::Debug for ItemExecutor<'_, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ItemExecutor")
             .field("block", &self.evm.as_ref().map(|(b, _)| b.header.number))
@@ -132,14 +146,14 @@ impl std::fmt::Debug for ItemExecutor<'_> {
     }
 }
 
-impl<'a> ItemExecutor<'a> {
+impl<'a, P: Pre> ItemExecutor<'a, P> {
     /// An executor with no EVM yet (built on first use).
     pub fn new() -> Self {
         Self::default()
     }
 
     /// The EVM set up for `block` over `view`.
-    fn evm(&mut self, block: &'a ReplayBlock, view: BalView<'a>) -> &mut TxEvm<'a> {
+    fn evm(&mut self, block: &'a ReplayBlock, view: BalView<'a, P>) -> &mut TxEvm<'a, P> {
         match &mut self.evm {
             Some((current, evm)) if std::ptr::eq(*current, block) => {
                 evm.ctx_mut().journaled_state.database = view
@@ -215,13 +229,42 @@ impl Replay {
         base: &'a crate::PreStateDb,
     ) -> Result<ItemOutput, ExecError> {
         let block = &self.blocks[item.block as usize];
+        self.execute_item_in(executor, item, work, |index| {
+            BalView::new(base, &block.bal, index)
+        })
+    }
+
+    /// [`Replay::execute_item_with`] reading the state at the start of the block from
+    /// `pre` (a source read on demand: [`crate::source::OnDemand`]) instead of a block base.
+    pub fn execute_item_over<'a, P: Pre>(
+        &'a self,
+        executor: &mut ItemExecutor<'a, P>,
+        item: &WorkItem,
+        work: TimedWork,
+        pre: &'a P,
+    ) -> Result<ItemOutput, ExecError> {
+        let block = &self.blocks[item.block as usize];
+        self.execute_item_in(executor, item, work, |index| {
+            BalView::over(pre, &block.bal, index)
+        })
+    }
+
+    /// Execute `item` on the view `view` makes for its block access index.
+    fn execute_item_in<'a, P: Pre>(
+        &'a self,
+        executor: &mut ItemExecutor<'a, P>,
+        item: &WorkItem,
+        work: TimedWork,
+        view: impl FnOnce(u64) -> BalView<'a, P>,
+    ) -> Result<ItemOutput, ExecError> {
+        let block = &self.blocks[item.block as usize];
         let index = item.bal_index(block);
         let err = |failure| ExecError {
             block: block.header.number,
             item: item.kind,
             failure,
         };
-        let view = BalView::new(base, &block.bal, index);
+        let view = view(index);
         match item.kind {
             ItemKind::Tx(i) => {
                 let tx = &block.transactions[i as usize];

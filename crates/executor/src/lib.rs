@@ -53,7 +53,7 @@ pub use replay::{Carried, ItemKind, PrepareError, Replay, ReplayBlock, WorkItem}
 pub use revm::state::AccountInfo;
 pub use run::{IoTimings, PassIo, RunOutputs, RunTimings, SequentialOutputs};
 pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, scheduler};
-pub use source::{Prefetched, SourceDb, StateSource};
+pub use source::{OnDemand, OnDemandPass, Prefetched, SourceDb, StateSource};
 pub use verify::{
     Divergence, DivergenceField, FailedItem, ItemOutcome, Mismatch, ReceiptsRootCheck,
 };

@@ -6,8 +6,11 @@ use crate::{
     replay::Replay,
     schedule::scheduler,
 };
-use crate::{prestate::PreStateDb, source::StateSource};
-use gigagas_grid::{RunConfig, TimedWork};
+use crate::{
+    prestate::PreStateDb,
+    source::{OnDemand, OnDemandPass, StateSource},
+};
+use gigagas_grid::{IoMode, RunConfig, TimedWork};
 use std::{
     sync::{
         Mutex, OnceLock,
@@ -68,18 +71,20 @@ pub struct IoTimings {
 
 /// How a pass reads its state when it is not the dump's in memory.
 pub struct PassIo<'s> {
-    /// One reader per I/O thread.
+    /// The readers: one per I/O thread (prefetching), or a pool the workers share (on
+    /// demand).
     pub readers: &'s mut [Box<dyn StateSource>],
-    /// Read batch `k + 1` while batch `k` executes (else each batch is read right before
-    /// it runs).
-    pub pipelined: bool,
+    /// `Prefetch`: each batch's keys read right before it runs; `Pipelined`: batch `k + 1`
+    /// read while batch `k` executes; `OnDemand`: each value read the first time the pass
+    /// needs it.
+    pub mode: IoMode,
 }
 
 impl std::fmt::Debug for PassIo<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PassIo")
             .field("readers", &self.readers.len())
-            .field("pipelined", &self.pipelined)
+            .field("mode", &self.mode)
             .finish()
     }
 }
@@ -164,13 +169,15 @@ struct Shared<'r, 's> {
     /// With a state source: the blocks' bases as this pass read them (each batch's set
     /// before its *go*).
     io: Option<&'r IoState<'s>>,
+    /// With a state source read on demand: each block's view of it.
+    on_demand: Option<&'r [OnDemand<'r, 's>]>,
     /// When the timed window opened (set before the first *go*): items' and batches'
     /// start times are offsets from it on the wall clock (the pauses between batches, where
     /// outputs are verified, included).
     epoch: &'r OnceLock<Instant>,
 }
 
-impl Shared<'_, '_> {
+impl<'s> Shared<'_, 's> {
     /// One worker: list scheduling over the shared cursors, following the barrier
     /// protocol above. Returns its busy time.
     fn worker(&self, id: u32) -> u64 {
@@ -179,6 +186,7 @@ impl Shared<'_, '_> {
         let mut done = Vec::with_capacity(self.largest_batch());
         let mut busy = 0u64;
         let mut executor = ItemExecutor::new();
+        let mut on_demand = ItemExecutor::new();
         self.barrier.wait(self.worker_spin); // 1. ready
         for (b, range) in self.batches.iter().enumerate() {
             self.barrier.wait(self.worker_spin); // 2. go
@@ -193,7 +201,7 @@ impl Shared<'_, '_> {
                 let k = self.cursors[b].fetch_add(1, Ordering::Relaxed);
                 let Some(&pos) = order.get(k) else { break };
                 let index = range.start + pos as usize;
-                busy += self.execute_timed(&mut executor, index, id, &mut done);
+                busy += self.execute_timed(&mut executor, &mut on_demand, index, id, &mut done);
             }
             self.handed
                 .lock()
@@ -275,6 +283,7 @@ impl Shared<'_, '_> {
     fn execute_timed<'r>(
         &self,
         executor: &mut ItemExecutor<'r>,
+        on_demand: &mut ItemExecutor<'r, OnDemand<'r, 's>>,
         index: usize,
         worker: u32,
         done: &mut Vec<Done>,
@@ -284,14 +293,23 @@ impl Shared<'_, '_> {
     {
         let replay: &'r Replay = self.replay;
         let item = &replay.items[index];
-        let base = match self.io {
-            Some(io) => io.bases[item.block as usize]
-                .get()
-                .expect("a batch's bases are read before its go"),
-            None => &replay.blocks[item.block as usize].base,
-        };
         let start = Instant::now();
-        let output = replay.execute_item_on(executor, item, self.config.work(), base);
+        let output = match (self.on_demand, self.io) {
+            (Some(views), _) => {
+                let view: &'r OnDemand<'r, 's> = &views[item.block as usize];
+                replay.execute_item_over(on_demand, item, self.config.work(), view)
+            }
+            (None, Some(io)) => {
+                let base = io.bases[item.block as usize]
+                    .get()
+                    .expect("a batch's bases are read before its go");
+                replay.execute_item_on(executor, item, self.config.work(), base)
+            }
+            (None, None) => {
+                let base = &replay.blocks[item.block as usize].base;
+                replay.execute_item_on(executor, item, self.config.work(), base)
+            }
+        };
         let ns = start.elapsed().as_nanos() as u64;
         let epoch = *self.epoch.get().expect("the window opened before any item");
         done.push(Done {
@@ -340,6 +358,7 @@ impl Shared<'_, '_> {
         let mut done = Vec::with_capacity(self.largest_batch());
         let mut busy = 0u64;
         let mut executor = ItemExecutor::new();
+        let mut on_demand = ItemExecutor::new();
         let mut order = Vec::new();
         let mut timings = self.empty_timings();
         let mut result = Ok(());
@@ -371,6 +390,7 @@ impl Shared<'_, '_> {
                     for &pos in &order {
                         busy += self.execute_timed(
                             &mut executor,
+                            &mut on_demand,
                             range.start + pos as usize,
                             0,
                             &mut done,
@@ -380,8 +400,13 @@ impl Shared<'_, '_> {
                 });
             } else {
                 for &pos in &order {
-                    busy +=
-                        self.execute_timed(&mut executor, range.start + pos as usize, 0, &mut done);
+                    busy += self.execute_timed(
+                        &mut executor,
+                        &mut on_demand,
+                        range.start + pos as usize,
+                        0,
+                        &mut done,
+                    );
                 }
             }
             let mut ns = batch_wall_ns(start_ns, &done);
@@ -549,12 +574,30 @@ impl Replay {
         io: Option<PassIo<'_>>,
         sink: &mut BatchSink<'_>,
     ) -> (RunTimings, Result<(), crate::Divergence>) {
-        let io = io.map(|io| IoState {
-            bases: (0..self.blocks.len()).map(|_| OnceLock::new()).collect(),
-            readers: Mutex::new(io.readers),
-            pipelined: io.pipelined,
-            timings: Mutex::new(IoTimings::default()),
-        });
+        let (io, on_demand_pass) = match io {
+            Some(PassIo {
+                readers,
+                mode: IoMode::OnDemand,
+            }) => (None, Some(OnDemandPass::new(readers))),
+            Some(io) => (
+                Some(IoState {
+                    bases: (0..self.blocks.len()).map(|_| OnceLock::new()).collect(),
+                    readers: Mutex::new(io.readers),
+                    pipelined: io.mode == IoMode::Pipelined,
+                    timings: Mutex::new(IoTimings::default()),
+                }),
+                None,
+            ),
+            None => (None, None),
+        };
+        let on_demand: Vec<OnDemand<'_, '_>> = on_demand_pass
+            .as_ref()
+            .map(|pass| {
+                (0..self.blocks.len())
+                    .map(|b| OnDemand::new(pass, self, b))
+                    .collect()
+            })
+            .unwrap_or_default();
         let threads = config.threads.max(1);
         let batches = self.batches(config.batch);
         let cursors: Vec<AtomicUsize> = batches.iter().map(|_| AtomicUsize::new(0)).collect();
@@ -581,6 +624,7 @@ impl Replay {
             stop: &stop,
             epoch: &epoch,
             io: io.as_ref(),
+            on_demand: on_demand_pass.as_ref().map(|_| &on_demand[..]),
         };
 
         let (mut timings, result) = if threads == 1 {
@@ -606,6 +650,15 @@ impl Replay {
                 .timings
                 .into_inner()
                 .expect("no reader panics holding the lock");
+        }
+        if let Some(pass) = &on_demand_pass {
+            // Every read is made while a transaction waits for it.
+            let read_ns = pass.read_ns();
+            timings.io = IoTimings {
+                read_ns,
+                build_ns: 0,
+                exposed_ns: read_ns,
+            };
         }
         timings.batches = batches;
         (timings, result)

@@ -29,7 +29,13 @@ use revm::{
     state::{AccountInfo, bal::Bal},
 };
 use rustc_hash::FxHashMap;
-use std::time::Instant;
+use std::{
+    sync::{
+        Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Instant,
+};
 
 /// One reader of pre-state values, used by one thread at a time: revm's `Database` for a
 /// dump's segments. `segment` is the index of a dump segment; each segment sees only its own
@@ -276,4 +282,170 @@ pub fn keys_named(bal: &Bal) -> (usize, usize) {
         bal.accounts.len(),
         bal.accounts.values().map(|a| a.storage.storage.len()).sum(),
     )
+}
+
+/// A replay pass's state read on demand: each account, slot and code is read from one of
+/// the pass's sources the first time any transaction of the pass needs it, then held for
+/// the rest of the pass (a client's cache), while the writes of earlier transactions still
+/// come from the access list. What a replay without prefetching does.
+pub struct OnDemandPass<'s> {
+    readers: Vec<Mutex<&'s mut Box<dyn StateSource>>>,
+    accounts: Mutex<FxHashMap<(usize, Address), Option<AccountInfo>>>,
+    slots: Mutex<FxHashMap<(usize, Address, U256), U256>>,
+    codes: Mutex<FxHashMap<B256, Bytecode>>,
+    read_ns: AtomicU64,
+}
+
+impl std::fmt::Debug for OnDemandPass<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OnDemandPass")
+            .field("readers", &self.readers.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'s> OnDemandPass<'s> {
+    /// A pass reading from `readers` (shared by the workers: a worker takes a free one).
+    pub fn new(readers: &'s mut [Box<dyn StateSource>]) -> Self {
+        Self {
+            readers: readers.iter_mut().map(Mutex::new).collect(),
+            accounts: Mutex::default(),
+            slots: Mutex::default(),
+            codes: Mutex::default(),
+            read_ns: AtomicU64::new(0),
+        }
+    }
+
+    /// The summed time spent inside reads, nanoseconds (all workers).
+    pub fn read_ns(&self) -> u64 {
+        self.read_ns.load(Ordering::Relaxed)
+    }
+
+    /// Run `read` on a free reader (the first one free, else the first), timing it.
+    fn read<T>(
+        &self,
+        read: impl FnOnce(&mut dyn StateSource) -> Result<T, StateError>,
+    ) -> Result<T, StateError> {
+        let start = Instant::now();
+        let mut guard = self
+            .readers
+            .iter()
+            .find_map(|r| r.try_lock().ok())
+            .or_else(|| self.readers.first().and_then(|r| r.lock().ok()))
+            .ok_or_else(|| StateError::Source("no reader for an on-demand read".into()))?;
+        let value = read(&mut ***guard);
+        drop(guard);
+        self.read_ns
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        value
+    }
+}
+
+/// Block `b`'s state at its start, read on demand through an [`OnDemandPass`]: what earlier
+/// blocks of its segment wrote from memory ([`crate::ReplayBlock::carried`]), the rest from
+/// the pass's sources.
+#[derive(Debug)]
+pub struct OnDemand<'a, 's> {
+    pass: &'a OnDemandPass<'s>,
+    segment: usize,
+    block: &'a crate::ReplayBlock,
+}
+
+impl<'a, 's> OnDemand<'a, 's> {
+    /// Block `b` of `replay` read through `pass`.
+    pub fn new(pass: &'a OnDemandPass<'s>, replay: &'a Replay, b: usize) -> Self {
+        Self {
+            pass,
+            segment: replay.segment_of(b),
+            block: &replay.blocks()[b],
+        }
+    }
+}
+
+impl revm::DatabaseRef for OnDemand<'_, '_> {
+    type Error = StateError;
+
+    fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, StateError> {
+        if let Some(info) = self.block.carried_account(&address) {
+            return Ok(info.clone());
+        }
+        let key = (self.segment, address);
+        if let Some(info) = self
+            .pass
+            .accounts
+            .lock()
+            .expect("no panic holding it")
+            .get(&key)
+        {
+            return Ok(info.clone());
+        }
+        let mut info = self.pass.read(|r| r.account(self.segment, address))?;
+        if let Some(info) = info.as_mut() {
+            // No code with the account: the view reads it by hash, on demand.
+            info.code = (info.code_hash == KECCAK_EMPTY).then(Bytecode::default);
+        }
+        self.pass
+            .accounts
+            .lock()
+            .expect("no panic holding it")
+            .insert(key, info.clone());
+        Ok(info)
+    }
+
+    fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, StateError> {
+        if code_hash == KECCAK_EMPTY {
+            return Ok(Bytecode::default());
+        }
+        if let Some(code) = self
+            .pass
+            .codes
+            .lock()
+            .expect("no panic holding it")
+            .get(&code_hash)
+        {
+            return Ok(code.clone());
+        }
+        let code = match self.pass.read(|r| r.code(code_hash))? {
+            Some(bytes) => Bytecode::new_raw(bytes),
+            // Deployed by a block of the segment: the access lists carry it.
+            None => self
+                .block
+                .base
+                .code(code_hash)
+                .ok_or(StateError::MissingCode(code_hash))?,
+        };
+        self.pass
+            .codes
+            .lock()
+            .expect("no panic holding it")
+            .insert(code_hash, code.clone());
+        Ok(code)
+    }
+
+    fn storage_ref(&self, address: Address, slot: U256) -> Result<U256, StateError> {
+        if let Some(v) = self.block.carried_slot(&address, &slot) {
+            return Ok(v);
+        }
+        let key = (self.segment, address, slot);
+        if let Some(v) = self
+            .pass
+            .slots
+            .lock()
+            .expect("no panic holding it")
+            .get(&key)
+        {
+            return Ok(*v);
+        }
+        let v = self.pass.read(|r| r.storage(self.segment, address, slot))?;
+        self.pass
+            .slots
+            .lock()
+            .expect("no panic holding it")
+            .insert(key, v);
+        Ok(v)
+    }
+
+    fn block_hash_ref(&self, number: u64) -> Result<B256, StateError> {
+        self.block.base.block_hash_ref(number)
+    }
 }

@@ -24,15 +24,27 @@ use std::sync::Arc;
 /// then, when no write lies below the index, the pre-state's hash map: two or three
 /// lookups per read, on the path every `SLOAD` takes. Over any other `pre` (no table),
 /// reads fall back to revm's `BalState`, then `pre`.
-#[derive(Debug, Clone, Copy)]
-pub struct BalView<'a> {
-    pre: &'a PreStateDb,
+///
+/// `P` is where values at the start of the block come from: a block base in memory (the
+/// default), or a source read on demand ([`crate::source::OnDemand`]), which takes the
+/// fallback path.
+#[derive(Debug)]
+pub struct BalView<'a, P = PreStateDb> {
+    pre: &'a P,
     bal: &'a Bal,
     /// The same list, shared, for revm's `BalState` in the fallback.
     shared: &'a Arc<Bal>,
     table: Option<&'a BlockTable>,
     index: BlockAccessIndex,
 }
+
+impl<P> Clone for BalView<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P> Copy for BalView<'_, P> {}
 
 impl<'a> BalView<'a> {
     /// The view at `index` (0 = pre-block system calls, i + 1 = transaction i, n + 1 =
@@ -43,6 +55,20 @@ impl<'a> BalView<'a> {
             bal,
             shared: bal,
             table: pre.table(bal.accounts.len()),
+            index: BlockAccessIndex::new(index),
+        }
+    }
+}
+
+impl<'a, P: DatabaseRef<Error = StateError>> BalView<'a, P> {
+    /// The view at `index` over `pre`, any state at the start of the block (no joined
+    /// table: reads take revm's `BalState`, then `pre`).
+    pub fn over(pre: &'a P, bal: &'a Arc<Bal>, index: u64) -> Self {
+        Self {
+            pre,
+            bal,
+            shared: bal,
+            table: None,
             index: BlockAccessIndex::new(index),
         }
     }
@@ -79,7 +105,7 @@ impl<'a> BalView<'a> {
     }
 }
 
-impl Database for BalView<'_> {
+impl<P: DatabaseRef<Error = StateError>> Database for BalView<'_, P> {
     type Error = StateError;
 
     #[inline]
