@@ -72,6 +72,12 @@ pub fn timeline_of(
             gas: item.gas_used,
         },
         runs,
+        read_ns: timings
+            .read_spans
+            .iter()
+            .filter(|(at, _)| (start..start + span_ns.max(1)).contains(at))
+            .map(|(_, ns)| ns)
+            .sum(),
     })
 }
 

@@ -1,6 +1,7 @@
 //! A trace of one pass: Chrome trace-event JSON (opens in Perfetto or chrome://tracing)
-//! with a track per worker and a slice per item, and the batch boundaries — where a
-//! parallel pass waits, apart from its longest transaction.
+//! with a track per worker and a slice per item, the batch boundaries, and, for a pass that
+//! reads its state from a store before its batches (prefetch, pipelined), a track of those
+//! reads — where a parallel pass waits, apart from its longest transaction.
 
 use gigagas_executor::{ItemKind, Replay, RunConfig, RunTimings};
 use serde_json::{Value, json};
@@ -26,6 +27,21 @@ pub fn pass_events(
             "ph": "M", "pid": pid, "tid": w, "name": "thread_name",
             "args": { "name": format!("worker {w}") }
         }));
+    }
+    // A pass that read its batches' state from a store: a track of its reads.
+    if !timings.read_spans.is_empty() {
+        let tid = config.threads.max(1);
+        events.push(json!({
+            "ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
+            "args": { "name": "reading state" }
+        }));
+        for (k, &(start, ns)) in timings.read_spans.iter().enumerate() {
+            events.push(json!({
+                "ph": "X", "pid": pid, "tid": tid, "ts": us(start), "dur": us(ns),
+                "name": format!("read {k}"),
+                "args": { "read": k }
+            }));
+        }
     }
     // Each item's position in its batch's order: its rank by start time.
     let mut position = vec![0u32; replay.items().len()];

@@ -124,6 +124,10 @@ min_sample_ms = 0
             assert!(io.resident_before < 0.5, "a cold pass starts cold: {io:?}");
         }
     }
+    // The timeline is of the widest point (the first such: the in-memory one, which reads
+    // nothing).
+    let t = results.timeline.as_ref().expect("a timeline");
+    assert_eq!((t.config.as_str(), t.read_ns), ("BAL 2t b1 ols", 0));
     // The table says what was read.
     let table = gigagas_report::table::io_table(std::slice::from_ref(&results));
     assert_eq!(table.lines().count(), 2 + stores.len(), "{table}");

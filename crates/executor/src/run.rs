@@ -54,6 +54,10 @@ pub struct RunTimings {
     pub batches: Vec<std::ops::Range<usize>>,
     /// With a state source: what reading the state took (zero otherwise).
     pub io: IoTimings,
+    /// With a prefetching state source: each read of a batch's state as (start, length),
+    /// nanoseconds, the start after the timed window opened on the wall clock (for a trace
+    /// of the pass).
+    pub read_spans: Vec<(u64, u64)>,
 }
 
 /// What reading a pass's state from a [`StateSource`] took, nanoseconds of wall time.
@@ -95,6 +99,7 @@ struct IoState<'s> {
     readers: Mutex<&'s mut [Box<dyn StateSource>]>,
     pipelined: bool,
     timings: Mutex<IoTimings>,
+    spans: Mutex<Vec<(u64, u64)>>,
 }
 
 /// Outputs of every item of a run, for verification.
@@ -241,6 +246,13 @@ impl<'s> Shared<'_, 's> {
             let _ = io.bases[b].set(base);
         }
         let ns = start.elapsed().as_nanos() as u64;
+        if let Some(epoch) = self.epoch.get() {
+            let at = start.saturating_duration_since(*epoch).as_nanos() as u64;
+            io.spans
+                .lock()
+                .expect("no reader panics holding the lock")
+                .push((at, ns));
+        }
         let mut t = io
             .timings
             .lock()
@@ -585,6 +597,7 @@ impl Replay {
                     readers: Mutex::new(io.readers),
                     pipelined: io.mode == IoMode::Pipelined,
                     timings: Mutex::new(IoTimings::default()),
+                    spans: Mutex::new(Vec::new()),
                 }),
                 None,
             ),
@@ -648,6 +661,10 @@ impl Replay {
         if let Some(io) = io {
             timings.io = io
                 .timings
+                .into_inner()
+                .expect("no reader panics holding the lock");
+            timings.read_spans = io
+                .spans
                 .into_inner()
                 .expect("no reader panics holding the lock");
         }

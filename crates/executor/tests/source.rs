@@ -151,6 +151,9 @@ fn prefetched_and_pipelined_passes_verify_like_the_pass_in_memory() {
                 if mode != IoMode::Pipelined {
                     assert!(timings.io.exposed_ns >= timings.io.read_ns);
                 }
+                // A prefetching pass records each read's span for the trace; on demand, reads
+                // are inside the items.
+                assert_eq!(timings.read_spans.is_empty(), mode == IoMode::OnDemand);
             }
             // The same outputs as in memory, item by item.
             let bases = replay

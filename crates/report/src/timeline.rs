@@ -47,6 +47,11 @@ pub struct Timeline {
     pub longest: LongestItem,
     /// Busy runs per worker, ordered by worker then start.
     pub runs: Vec<BusyRun>,
+    /// With a state store: the time spent reading state inside the batch's span (its own
+    /// prefetch, or the next batch's pipelined read), nanoseconds; 0 otherwise and in
+    /// results written before stores.
+    #[serde(default)]
+    pub read_ns: u64,
 }
 
 /// Items one worker ran back to back.
@@ -130,13 +135,18 @@ impl Timeline {
             span,
         );
         let subtitle = format!(
-            "utilisation {:.0} %, longest item {:.2} ms ({}% of the span: block {} {}), mean idle tail {:.2} ms{}",
+            "utilisation {:.0} %, longest item {:.2} ms ({}% of the span: block {} {}), mean idle tail {:.2} ms{}{}",
             self.utilisation() * 100.0,
             ms(self.longest.ns),
             (self.longest.ns as f64 / self.span_ns.max(1) as f64 * 100.0).round(),
             self.longest.block,
             self.longest.item,
             mean_tail / 1e6,
+            if self.read_ns > 0 {
+                format!(", reading state {:.2} ms of the span", ms(self.read_ns))
+            } else {
+                String::new()
+            },
             if self.threads > rows {
                 format!(", first {rows} of {} workers drawn", self.threads)
             } else {
