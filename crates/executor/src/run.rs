@@ -395,22 +395,7 @@ impl<'s> Shared<'_, 's> {
                 }
             }
             let mut next_read = None;
-            if pipelined && b + 1 < self.batches.len() {
-                // The next batch's state is read on a second thread while this one runs.
-                std::thread::scope(|scope| {
-                    let reading = scope.spawn(|| (self.prefetch(b + 1), Instant::now()));
-                    for &pos in &order {
-                        busy += self.execute_timed(
-                            &mut executor,
-                            &mut on_demand,
-                            range.start + pos as usize,
-                            0,
-                            &mut done,
-                        );
-                    }
-                    next_read = Some(reading.join().expect("the reading thread panicked"));
-                });
-            } else {
+            let mut run_batch = || {
                 for &pos in &order {
                     busy += self.execute_timed(
                         &mut executor,
@@ -420,6 +405,16 @@ impl<'s> Shared<'_, 's> {
                         &mut done,
                     );
                 }
+            };
+            if pipelined && b + 1 < self.batches.len() {
+                // The next batch's state is read on a second thread while this one runs.
+                std::thread::scope(|scope| {
+                    let reading = scope.spawn(|| (self.prefetch(b + 1), Instant::now()));
+                    run_batch();
+                    next_read = Some(reading.join().expect("the reading thread panicked"));
+                });
+            } else {
+                run_batch();
             }
             let mut ns = batch_wall_ns(start_ns, &done);
             if let Some((_, end)) = &next_read {
