@@ -82,16 +82,6 @@ impl StoreContext {
         })
     }
 
-    /// The store's folder.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// The device's random 4 KiB read rate at the I/O threads' queue depth, reads/s.
-    pub fn device_reads_per_s(&self) -> f64 {
-        self.device_reads_per_s
-    }
-
     fn store(&mut self) -> Result<&Store, IoError> {
         if self.store.is_none() {
             self.store = Some(open_store(&self.dir, self.checksum)?);

@@ -22,12 +22,7 @@ use crate::{
     replay::Replay,
 };
 use alloy_primitives::{Address, B256, Bytes, U256};
-use revm::{
-    Database,
-    bytecode::Bytecode,
-    primitives::KECCAK_EMPTY,
-    state::{AccountInfo, bal::Bal},
-};
+use revm::{Database, bytecode::Bytecode, primitives::KECCAK_EMPTY, state::AccountInfo};
 use rustc_hash::FxHashMap;
 use std::{
     sync::{
@@ -186,7 +181,7 @@ impl Replay {
         let BlockValues {
             mut accounts,
             mut storage,
-            mut codes,
+            codes,
         } = values;
         for (address, info) in block.carried_accounts() {
             accounts.insert(*address, info.clone());
@@ -210,7 +205,6 @@ impl Replay {
                 }
             });
         }
-        codes.clear();
         PreStateDb::from_values(accounts, storage, &block.base).block_base(&block.bal)
     }
 }
@@ -274,14 +268,6 @@ impl Database for SourceDb<'_> {
         use revm::DatabaseRef;
         self.hashes.block_hash_ref(number)
     }
-}
-
-/// Keys of `bal` as a check helper: the number of accounts and slots it names.
-pub fn keys_named(bal: &Bal) -> (usize, usize) {
-    (
-        bal.accounts.len(),
-        bal.accounts.values().map(|a| a.storage.storage.len()).sum(),
-    )
 }
 
 /// A replay pass's state read on demand: each account, slot and code is read from one of
