@@ -1,6 +1,9 @@
 //! What a block's access list says each item writes, grouped by block access index: the
-//! reference [`crate::Replay::verify_all`] compares every execution with. Built once per
-//! block when a dump is prepared.
+//! reference [`crate::Replay::verify_all`] compares every execution with. Built for a
+//! block when its batch is verified and dropped after, so verification holds one batch's
+//! worth (grouped by index, every access list entry is copied into its own map: held for
+//! every block of a 2000-block dump up front, this was 4 GB, the largest part of a run's
+//! heap).
 
 use alloy_primitives::{Address, B256, U256};
 use revm::state::bal::{AccountBal, Bal, BlockAccessIndex};
@@ -99,6 +102,37 @@ impl ExpectedWrites {
             }
         }
         Ok(Self { by_index })
+    }
+
+    /// Check that every write of `bal` is at an index below `indices` (what
+    /// [`ExpectedWrites::from_bal`] would refuse), without grouping anything.
+    pub fn check_indices(bal: &Bal, indices: u64) -> Result<(), WriteIndexError> {
+        for (address, account) in bal.accounts.iter() {
+            let info = &account.account_info;
+            let last = [
+                info.balance.writes.iter().map(|(i, _)| *i).max(),
+                info.nonce.writes.iter().map(|(i, _)| *i).max(),
+                info.code.writes.iter().map(|(i, _)| *i).max(),
+            ]
+            .into_iter()
+            .flatten()
+            .chain(
+                account
+                    .storage
+                    .storage
+                    .values()
+                    .filter_map(|w| w.writes.iter().map(|(i, _)| *i).max()),
+            )
+            .max();
+            if let Some(index) = last.filter(|i| i.get() >= indices) {
+                return Err(WriteIndexError {
+                    address: *address,
+                    index: index.get(),
+                    last: indices.saturating_sub(1),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The expected writes at `index`.

@@ -58,8 +58,6 @@ pub struct ReplayBlock {
     pub headerless_ommers: u32,
     /// State at the start of the block, for what the access list names.
     pub base: PreStateDb,
-    /// The access list's writes grouped by block access index (for verification).
-    pub expected: ExpectedWrites,
     /// The values at the start of the block of what its access list names and earlier
     /// blocks of its segment wrote: what a pass reading its state from a
     /// [`StateSource`](crate::StateSource) takes from memory instead (a client keeps its
@@ -266,11 +264,14 @@ impl Replay {
                     block: block.number(),
                     source,
                 })?;
-                let expected = ExpectedWrites::from_bal(&bal, block.transactions.len() as u64 + 2)
-                    .map_err(|source| PrepareError::WriteIndex {
+                // Grouped by index only when a batch is verified (and dropped after), so
+                // what verification needs does not grow with the dump; checked here.
+                ExpectedWrites::check_indices(&bal, block.transactions.len() as u64 + 2).map_err(
+                    |source| PrepareError::WriteIndex {
                         block: block.number(),
                         source,
-                    })?;
+                    },
+                )?;
                 let base = running.block_base(&bal);
                 let carried = base.carried(&bal, &written_accounts, &written_slots);
                 for (address, account) in bal.accounts.iter() {
@@ -310,7 +311,7 @@ impl Replay {
                     gas_used: 0,
                     gas_limit: 0,
                 });
-                prepared.push((bal, base, expected, carried));
+                prepared.push((bal, base, carried));
             }
             segments.push(ReplaySegment { pre, blocks: range });
         }
@@ -319,7 +320,7 @@ impl Replay {
             .blocks
             .into_iter()
             .zip(prepared)
-            .map(|(block, (bal, base, expected, carried))| ReplayBlock {
+            .map(|(block, (bal, base, carried))| ReplayBlock {
                 env: spec.evm_env(&block.header),
                 withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
                 header: block.header,
@@ -329,7 +330,6 @@ impl Replay {
                 receipts: block.receipts,
                 ommers: block.ommers,
                 headerless_ommers: block.headerless_ommers,
-                expected,
                 carried,
             })
             .collect();

@@ -2,7 +2,7 @@
 
 use crate::{
     exec::{ExecError, ItemOutput, TxResult},
-    expected::{AccountWrites, account_writes_at},
+    expected::{AccountWrites, ExpectedWrites, account_writes_at},
     replay::ReplayBlock,
     replay::{ItemKind, Replay, WorkItem},
     run::SequentialOutputs,
@@ -364,6 +364,19 @@ impl Replay {
         output: &Result<ItemOutput, ExecError>,
     ) -> Result<(), Divergence> {
         let block = &self.blocks[item.block as usize];
+        let expected = writes_of(&block.bal, BlockAccessIndex::new(item.bal_index(block)));
+        self.verify_item_against(item, output, Some(&expected))
+    }
+
+    /// [`Replay::verify_item`] against `expected`, the access list's writes at the item's
+    /// index (grouped once per block by [`Replay::verify_items`]).
+    fn verify_item_against(
+        &self,
+        item: &WorkItem,
+        output: &Result<ItemOutput, ExecError>,
+        expected: Option<&BTreeMap<Address, AccountWrites>>,
+    ) -> Result<(), Divergence> {
+        let block = &self.blocks[item.block as usize];
         let index = item.bal_index(block);
         let output = output.as_ref().map_err(|e| Divergence::from(e.clone()))?;
         let bal_index = BlockAccessIndex::new(index);
@@ -388,7 +401,7 @@ impl Replay {
             }
             ItemOutput::System { writes } => writes_of(writes, bal_index),
         };
-        compare_writes(block.expected.at(index), &got).map_err(|(address, mismatch)| Divergence {
+        compare_writes(expected, &got).map_err(|(address, mismatch)| Divergence {
             block: block.header.number,
             item: item.kind,
             address: Some(address),
@@ -414,16 +427,28 @@ impl Replay {
         require_receipts: bool,
     ) -> Result<(), Divergence> {
         let items = &self.items[range.clone()];
-        for (item, out) in items.iter().zip(outputs) {
-            self.verify_item(item, out)?;
-        }
         let (Some(first), Some(last)) = (items.first(), items.last()) else {
             return Ok(());
         };
         for b in first.block as usize..=last.block as usize {
             let block = &self.blocks[b];
             let own = self.block_items(b);
+            let n = block.transactions.len() + 2;
+            // The access list's writes grouped by index, for this block only.
+            let expected =
+                ExpectedWrites::from_bal(&block.bal, n as u64).map_err(|e| Divergence {
+                    block: block.header.number,
+                    item: ItemKind::PostBlock,
+                    address: Some(e.address),
+                    mismatch: Box::new(Mismatch::IndexPastBlock {
+                        last: e.last,
+                        got: e.index,
+                    }),
+                })?;
             let outputs = &outputs[own.start - range.start..own.end - range.start];
+            for (item, out) in self.items[own.clone()].iter().zip(outputs) {
+                self.verify_item_against(item, out, expected.at(item.bal_index(block)))?;
+            }
             let gas: u64 = outputs
                 .iter()
                 .map(|o| match o {
@@ -441,18 +466,6 @@ impl Replay {
                 .collect();
             if !receipts.is_empty() || (require_receipts && !block.transactions.is_empty()) {
                 self.check_receipts_root(block, &receipts)?;
-            }
-            let n = block.transactions.len() + 2;
-            if block.expected.len() > n {
-                return Err(Divergence {
-                    block: block.header.number,
-                    item: ItemKind::PostBlock,
-                    address: None,
-                    mismatch: Box::new(Mismatch::IndexPastBlock {
-                        last: n as u64 - 1,
-                        got: block.expected.len() as u64 - 1,
-                    }),
-                });
             }
         }
         Ok(())

@@ -18,11 +18,20 @@ mod cmd_sweep;
 /// It serves both the sequential baseline and the parallel replay: revm allocates per
 /// transaction (journal, state maps), and glibc returns freed heap to the OS between runs,
 /// so every pass page-faults its memory in again.
+///
+/// Built with `--features heap-profile`, the binary keeps the system allocator instead, so
+/// a heap profiler that hooks malloc (heaptrack, valgrind's massif) sees every allocation;
+/// results then name the allocator `system`.
+#[cfg(not(feature = "heap-profile"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The global allocator's name, for the provenance of results.
+#[cfg(not(feature = "heap-profile"))]
 const ALLOCATOR_NAME: &str = "mimalloc";
+/// The global allocator's name, for the provenance of results.
+#[cfg(feature = "heap-profile")]
+const ALLOCATOR_NAME: &str = "system";
 
 fn main() -> std::process::ExitCode {
     cli::main()
