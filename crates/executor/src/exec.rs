@@ -176,11 +176,6 @@ impl<'a, P: Pre> ItemExecutor<'a, P> {
 }
 
 impl Replay {
-    /// Execute one work item on its own view of state, with the optional steps of `work`.
-    pub fn execute_item(&self, item: &WorkItem, work: TimedWork) -> Result<ItemOutput, ExecError> {
-        self.execute_item_with(&mut ItemExecutor::new(), item, work)
-    }
-
     /// The sender of `tx`: recovered from its signature when `work` says so (the timed
     /// step both paths share), else the dump's.
     fn sender(
@@ -208,19 +203,9 @@ impl Replay {
         }
     }
 
-    /// [`Replay::execute_item`] on a worker's reusable EVM.
-    pub fn execute_item_with<'a>(
-        &'a self,
-        executor: &mut ItemExecutor<'a>,
-        item: &WorkItem,
-        work: TimedWork,
-    ) -> Result<ItemOutput, ExecError> {
-        let base = &self.blocks[item.block as usize].base;
-        self.execute_item_on(executor, item, work, base)
-    }
-
-    /// [`Replay::execute_item_with`] on `base` as the block's starting state instead of the
-    /// block's own (a base a pass read from a [`crate::StateSource`]).
+    /// Execute one work item on its own view of state, with the optional steps of `work`,
+    /// on a worker's reusable EVM: `base` is the block's starting state (built from the
+    /// dump's pre-state by a [`crate::BaseCursor`], or read from a [`crate::StateSource`]).
     pub fn execute_item_on<'a>(
         &'a self,
         executor: &mut ItemExecutor<'a>,
@@ -234,7 +219,7 @@ impl Replay {
         })
     }
 
-    /// [`Replay::execute_item_with`] reading the state at the start of the block from
+    /// [`Replay::execute_item_on`] reading the state at the start of the block from
     /// `pre` (a source read on demand: [`crate::source::OnDemand`]) instead of a block base.
     pub fn execute_item_over<'a, P: Pre>(
         &'a self,

@@ -49,7 +49,10 @@ pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::ChainSpec;
 pub use gigagas_grid::{RunConfig, SchedulerKind, TimedWork};
 pub use prestate::{PreStateDb, StateError};
-pub use replay::{Carried, ItemKind, PrepareError, Replay, ReplayBlock, WorkItem};
+pub use replay::{
+    BaseCursor, Carried, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock,
+    WorkItem,
+};
 pub use revm::state::AccountInfo;
 pub use run::{IoTimings, PassIo, RunOutputs, RunTimings, SequentialOutputs};
 pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, scheduler};

@@ -26,6 +26,9 @@ pub enum PrepareError {
         /// revm's conversion error.
         source: revm::bytecode::BytecodeDecodeError,
     },
+    /// Fewer access lists than blocks (a dump that did not pass [`Dump::validate`]).
+    #[error("fewer block access lists than blocks")]
+    AccessListCount,
     /// A block access list writes at an index the block does not have.
     #[error("block {block}: invalid block access list: {source}")]
     WriteIndex {
@@ -56,17 +59,12 @@ pub struct ReplayBlock {
     pub ommers: Vec<Header>,
     /// Ommers known only by hash (the miner's share is paid).
     pub headerless_ommers: u32,
-    /// State at the start of the block, for what the access list names.
-    pub base: PreStateDb,
-    /// The values at the start of the block of what its access list names and earlier
-    /// blocks of its segment wrote: what a pass reading its state from a
-    /// [`StateSource`](crate::StateSource) takes from memory instead (a client keeps its
-    /// own recent writes). Empty for a segment's first block.
-    pub carried: Carried,
 }
 
 /// Values at the start of a block that earlier blocks of its segment wrote
-/// ([`ReplayBlock::carried`]).
+/// ([`Replay::carried`]): what a pass reading its state from a
+/// [`StateSource`](crate::StateSource) takes from memory instead (a client keeps its own
+/// recent writes). Empty for a segment's first block.
 #[derive(Debug, Default, Clone)]
 pub struct Carried {
     accounts: rustc_hash::FxHashMap<alloy_primitives::Address, Option<revm::state::AccountInfo>>,
@@ -95,28 +93,28 @@ impl Carried {
     }
 }
 
-impl ReplayBlock {
+impl Carried {
     /// The account's value at the start of the block if an earlier block of the segment
     /// wrote it (`Some(None)`: it does not exist).
-    pub fn carried_account(
+    pub fn account(
         &self,
         address: &alloy_primitives::Address,
     ) -> Option<&Option<revm::state::AccountInfo>> {
-        self.carried.accounts.get(address)
+        self.accounts.get(address)
     }
 
     /// The slot's value at the start of the block if an earlier block of the segment
     /// wrote it.
-    pub fn carried_slot(
+    pub fn slot(
         &self,
         address: &alloy_primitives::Address,
         slot: &alloy_primitives::U256,
     ) -> Option<alloy_primitives::U256> {
-        self.carried.slots.get(&(*address, *slot)).copied()
+        self.slots.get(&(*address, *slot)).copied()
     }
 
     /// Every carried account.
-    pub fn carried_accounts(
+    pub fn accounts(
         &self,
     ) -> impl Iterator<
         Item = (
@@ -124,11 +122,11 @@ impl ReplayBlock {
             &Option<revm::state::AccountInfo>,
         ),
     > {
-        self.carried.accounts.iter()
+        self.accounts.iter()
     }
 
     /// Every carried slot.
-    pub fn carried_slots(
+    pub fn slots(
         &self,
     ) -> impl Iterator<
         Item = (
@@ -136,7 +134,7 @@ impl ReplayBlock {
             &alloy_primitives::U256,
         ),
     > {
-        self.carried.slots.iter()
+        self.slots.iter()
     }
 }
 
@@ -228,6 +226,71 @@ pub struct Replay {
     /// `items[block_items[b]..block_items[b + 1]]` are block `b`'s items: read through
     /// [`Replay::block_items`].
     block_items: Vec<u32>,
+    /// Every block's base, built once, when all of them fit in
+    /// [`RESIDENT_BASES_BYTES`]; `None`: each pass builds a batch's bases before it runs
+    /// and drops them after ([`BaseCursor`]).
+    resident_bases: Option<Vec<PreStateDb>>,
+    /// Every block's [`Carried`], built the first time a pass reads its state from a
+    /// source (a pass in memory never needs them).
+    carried: std::sync::OnceLock<Vec<Carried>>,
+}
+
+/// The most memory (estimated) that every block's base may take for them to be built once
+/// and kept across passes: 1 GiB. Beyond it, memory follows the batch: a pass builds each
+/// batch's bases before the batch runs (outside the timed window) and drops them after.
+/// The 42 mainnet blocks take about 20 MB; 2000 blocks of 30 Mgas ERC-20 transfers about
+/// 1.3 GB.
+pub const RESIDENT_BASES_BYTES: u64 = 1 << 30;
+
+/// Estimated heap bytes of a block base per access-list account and per slot (measured
+/// with heaptrack on a 2000-block ERC-20 dump: 1.35 GB for 1.76 M accounts and 3.5 M
+/// slots).
+const BASE_BYTES_PER_ACCOUNT: u64 = 300;
+const BASE_BYTES_PER_SLOT: u64 = 235;
+
+/// Builds block bases in block order for one pass: the state at the start of each block,
+/// advanced block by block from its segment's pre-state (only the pre-state's tables are
+/// copied, once per segment per pass). Asking for an earlier block starts its segment
+/// over.
+#[derive(Debug)]
+pub struct BaseCursor<'r> {
+    replay: &'r Replay,
+    /// The segment `running` belongs to and the next block it has not applied.
+    at: Option<(usize, usize)>,
+    running: PreStateDb,
+}
+
+impl<'r> BaseCursor<'r> {
+    /// A cursor at the start of the replay.
+    pub fn new(replay: &'r Replay) -> Self {
+        Self {
+            replay,
+            at: None,
+            running: PreStateDb::default(),
+        }
+    }
+
+    /// Block `b`'s base: the state at its start for what its access list names, joined
+    /// with the list ([`PreStateDb::block_base`]).
+    pub fn base(&mut self, b: usize) -> PreStateDb {
+        let segment = self.replay.segment_of(b);
+        let next = match self.at {
+            Some((s, next)) if s == segment && next <= b => next,
+            _ => {
+                let seg = &self.replay.segments[segment];
+                self.running = seg.pre.clone();
+                seg.blocks.start
+            }
+        };
+        for earlier in next..b {
+            self.running.apply_block(&self.replay.blocks[earlier].bal);
+        }
+        let bal = &self.replay.blocks[b].bal;
+        let base = self.running.block_base(bal);
+        self.running.apply_block(bal);
+        self.at = Some((segment, b + 1));
+        base
+    }
 }
 
 impl Replay {
@@ -241,6 +304,12 @@ impl Replay {
     /// ran earlier in the process) and an access list names the precompile is c-kzg's
     /// trusted setup loaded here, so that no timed run pays for it.
     pub fn new(dump: Dump) -> Result<Self, PrepareError> {
+        Self::with_resident_bases_limit(dump, RESIDENT_BASES_BYTES)
+    }
+
+    /// [`Replay::new`] keeping every block's base only if they take (estimated) at most
+    /// `limit` bytes; `0` never keeps them, so each pass builds every batch's.
+    pub fn with_resident_bases_limit(dump: Dump, limit: u64) -> Result<Self, PrepareError> {
         let spec = ChainSpec::from_config(&dump.meta.chain).map_err(PrepareError::Chain)?;
         if !gigagas_chain::install_kzg_verifier() && calls_point_evaluation(&dump, &spec) {
             warm_up_kzg();
@@ -251,19 +320,35 @@ impl Replay {
         // Per block: the base state and access list; the pre-state is read from the dump
         // before its blocks move out.
         let mut prepared = Vec::with_capacity(dump.blocks.len());
-        for (segment, range) in dump.segment_ranges() {
-            let pre = PreStateDb::from_segment(&dump, segment, range.clone());
-            // Advanced block by block; shares the analysed bytecode with `pre`.
-            let mut running = pre.clone();
-            // What earlier blocks of the segment wrote, for each block's `carried`.
-            let mut written_accounts = rustc_hash::FxHashSet::default();
-            let mut written_slots = rustc_hash::FxHashSet::default();
+        // The segments' pre-states first: they read the dump whole (code deployed by its
+        // blocks, their hashes). Then each access list is converted and dropped in turn,
+        // so the dump's decoded lists and their converted form are never all held at once.
+        let pres: Vec<_> = dump
+            .segment_ranges()
+            .map(|(segment, range)| {
+                (
+                    PreStateDb::from_segment(&dump, segment, range.clone()),
+                    range,
+                )
+            })
+            .collect();
+        let Dump {
+            blocks: dump_blocks,
+            access_lists,
+            ..
+        } = dump;
+        let mut access_lists = access_lists.into_iter();
+        let mut base_bytes = 0u64;
+        for (pre, range) in pres {
             for b in range.clone() {
-                let (block, alloy_bal) = (&dump.blocks[b], &dump.access_lists[b]);
-                let bal = Bal::clone_from_alloy(alloy_bal).map_err(|source| PrepareError::Bal {
-                    block: block.number(),
-                    source,
-                })?;
+                let block = &dump_blocks[b];
+                let alloy_bal = access_lists.next().ok_or(PrepareError::AccessListCount)?;
+                let bal =
+                    Bal::clone_from_alloy(&alloy_bal).map_err(|source| PrepareError::Bal {
+                        block: block.number(),
+                        source,
+                    })?;
+                drop(alloy_bal);
                 // Grouped by index only when a batch is verified (and dropped after), so
                 // what verification needs does not grow with the dump; checked here.
                 ExpectedWrites::check_indices(&bal, block.transactions.len() as u64 + 2).map_err(
@@ -272,23 +357,13 @@ impl Replay {
                         source,
                     },
                 )?;
-                let base = running.block_base(&bal);
-                let carried = base.carried(&bal, &written_accounts, &written_slots);
-                for (address, account) in bal.accounts.iter() {
-                    let info = &account.account_info;
-                    if !(info.balance.writes.is_empty()
-                        && info.nonce.writes.is_empty()
-                        && info.code.writes.is_empty())
-                    {
-                        written_accounts.insert(*address);
-                    }
-                    for (slot, writes) in &account.storage.storage {
-                        if !writes.writes.is_empty() {
-                            written_slots.insert((*address, *slot));
-                        }
-                    }
-                }
-                running.apply_block(&bal);
+                base_bytes += bal.accounts.len() as u64 * BASE_BYTES_PER_ACCOUNT
+                    + bal
+                        .accounts
+                        .values()
+                        .map(|a| a.storage.storage.len() as u64)
+                        .sum::<u64>()
+                        * BASE_BYTES_PER_SLOT;
                 block_items.push(items.len() as u32);
                 let b = b as u32;
                 items.push(WorkItem {
@@ -311,35 +386,82 @@ impl Replay {
                     gas_used: 0,
                     gas_limit: 0,
                 });
-                prepared.push((bal, base, carried));
+                prepared.push(bal);
             }
             segments.push(ReplaySegment { pre, blocks: range });
         }
         block_items.push(items.len() as u32);
-        let blocks = dump
-            .blocks
+        let blocks = dump_blocks
             .into_iter()
             .zip(prepared)
-            .map(|(block, (bal, base, carried))| ReplayBlock {
+            .map(|(block, bal)| ReplayBlock {
                 env: spec.evm_env(&block.header),
                 withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
                 header: block.header,
                 bal: Arc::new(bal),
-                base,
                 transactions: block.transactions,
                 receipts: block.receipts,
                 ommers: block.ommers,
                 headerless_ommers: block.headerless_ommers,
-                carried,
             })
             .collect();
-        Ok(Self {
+        let mut replay = Self {
             spec,
             segments,
             blocks,
             items,
             block_items,
-        })
+            resident_bases: None,
+            carried: std::sync::OnceLock::new(),
+        };
+        if base_bytes <= limit && limit > 0 {
+            let mut cursor = BaseCursor::new(&replay);
+            let bases = (0..replay.blocks.len()).map(|b| cursor.base(b)).collect();
+            replay.resident_bases = Some(bases);
+        }
+        Ok(replay)
+    }
+
+    /// Every block's base, when they are kept across passes ([`RESIDENT_BASES_BYTES`]);
+    /// `None` when a pass builds each batch's ([`BaseCursor`]).
+    pub fn resident_bases(&self) -> Option<&[PreStateDb]> {
+        self.resident_bases.as_deref()
+    }
+
+    /// What earlier blocks of block `b`'s segment wrote of what its access list names, at
+    /// the start of `b` (built for every block the first time it is asked for, then kept).
+    pub fn carried(&self, b: usize) -> &Carried {
+        &self.carried.get_or_init(|| self.all_carried())[b]
+    }
+
+    /// Every block's [`Carried`], walking each segment once.
+    fn all_carried(&self) -> Vec<Carried> {
+        let mut out = Vec::with_capacity(self.blocks.len());
+        for segment in &self.segments {
+            let mut running = segment.pre.clone();
+            let mut written_accounts = rustc_hash::FxHashSet::default();
+            let mut written_slots = rustc_hash::FxHashSet::default();
+            for block in &self.blocks[segment.blocks.clone()] {
+                let bal = &block.bal;
+                out.push(running.carried(bal, &written_accounts, &written_slots));
+                for (address, account) in bal.accounts.iter() {
+                    let info = &account.account_info;
+                    if !(info.balance.writes.is_empty()
+                        && info.nonce.writes.is_empty()
+                        && info.code.writes.is_empty())
+                    {
+                        written_accounts.insert(*address);
+                    }
+                    for (slot, writes) in &account.storage.storage {
+                        if !writes.writes.is_empty() {
+                            written_slots.insert((*address, *slot));
+                        }
+                    }
+                }
+                running.apply_block(bal);
+            }
+        }
+        out
     }
 
     /// The index of the segment block `b` belongs to.

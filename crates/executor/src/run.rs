@@ -102,6 +102,23 @@ struct IoState<'s> {
     spans: Mutex<Vec<(u64, u64)>>,
 }
 
+/// The bases of one batch's blocks, built by the coordinator before the batch's *go*
+/// when the replay does not keep every block's ([`Replay::resident_bases`]), and dropped
+/// when the next batch's are built.
+#[derive(Debug, Default)]
+struct BatchBases {
+    /// The batch's first block.
+    first: usize,
+    /// Its blocks' bases, in order.
+    bases: Vec<PreStateDb>,
+}
+
+impl BatchBases {
+    fn get(&self, b: usize) -> &PreStateDb {
+        &self.bases[b - self.first]
+    }
+}
+
 /// Outputs of every item of a run, for verification.
 pub type RunOutputs = Vec<Result<ItemOutput, ExecError>>;
 
@@ -176,6 +193,12 @@ struct Shared<'r, 's> {
     io: Option<&'r IoState<'s>>,
     /// With a state source read on demand: each block's view of it.
     on_demand: Option<&'r [OnDemand<'r, 's>]>,
+    /// In memory, when the replay keeps no bases: the current batch's, and the cursor that
+    /// builds them (the coordinator's).
+    batch_bases: Option<(
+        &'r std::sync::RwLock<BatchBases>,
+        &'r Mutex<crate::BaseCursor<'r>>,
+    )>,
     /// When the timed window opened (set before the first *go*): items' and batches'
     /// start times are offsets from it on the wall clock (the pauses between batches, where
     /// outputs are verified, included).
@@ -190,8 +213,6 @@ impl<'s> Shared<'_, 's> {
         // timed window (handing over keeps the capacity).
         let mut done = Vec::with_capacity(self.largest_batch());
         let mut busy = 0u64;
-        let mut executor = ItemExecutor::new();
-        let mut on_demand = ItemExecutor::new();
         self.barrier.wait(self.worker_spin); // 1. ready
         for (b, range) in self.batches.iter().enumerate() {
             self.barrier.wait(self.worker_spin); // 2. go
@@ -202,12 +223,31 @@ impl<'s> Shared<'_, 's> {
                 .orders
                 .get()
                 .expect("orders are published before the first go")[b];
+            // The batch's bases (when built per batch) stay borrowed until it is handed
+            // over; the EVMs over them live as long (one per block either way).
+            let bases = self.batch_bases.map(|(slot, _)| {
+                slot.read()
+                    .expect("no thread panics holding the batch's bases")
+            });
+            let mut executor = ItemExecutor::new();
+            let mut on_demand = ItemExecutor::new();
             loop {
                 let k = self.cursors[b].fetch_add(1, Ordering::Relaxed);
                 let Some(&pos) = order.get(k) else { break };
                 let index = range.start + pos as usize;
-                busy += self.execute_timed(&mut executor, &mut on_demand, index, id, &mut done);
+                busy += self.execute_timed(
+                    &mut executor,
+                    &mut on_demand,
+                    bases.as_deref(),
+                    index,
+                    id,
+                    &mut done,
+                );
             }
+            // Released before the hand-over, so the coordinator can build the next batch's.
+            drop(executor);
+            drop(on_demand);
+            drop(bases);
             self.handed
                 .lock()
                 .expect("no worker panics holding the lock")
@@ -262,6 +302,27 @@ impl<'s> Shared<'_, 's> {
         Ok(ns)
     }
 
+    /// Build batch `b`'s bases into the batch slot (in memory without resident bases;
+    /// nothing otherwise). Outside the timed window: the replay's prepared state, which a
+    /// dump that fits keeps from the start.
+    fn build_bases(&self, b: usize) {
+        let Some((slot, cursor)) = self.batch_bases else {
+            return;
+        };
+        let Some(range) = self.batches.get(b).filter(|r| !r.is_empty()) else {
+            return;
+        };
+        let items = &self.replay.items;
+        let blocks = items[range.start].block as usize..items[range.end - 1].block as usize + 1;
+        let mut slot = slot
+            .write()
+            .expect("no thread panics holding the batch's bases");
+        slot.bases.clear();
+        slot.first = blocks.start;
+        let mut cursor = cursor.lock().expect("no thread panics holding the cursor");
+        slot.bases.extend(blocks.map(|b| cursor.base(b)));
+    }
+
     /// A batch that started at `start` and ran `ns`, while the next batch's read ended at
     /// `read_end`: a read that outlasts the batch holds up the next one, so the batch's time
     /// runs until it ends and the excess is charged as exposed.
@@ -296,6 +357,7 @@ impl<'s> Shared<'_, 's> {
         &self,
         executor: &mut ItemExecutor<'r>,
         on_demand: &mut ItemExecutor<'r, OnDemand<'r, 's>>,
+        batch_bases: Option<&'r BatchBases>,
         index: usize,
         worker: u32,
         done: &mut Vec<Done>,
@@ -318,7 +380,12 @@ impl<'s> Shared<'_, 's> {
                 replay.execute_item_on(executor, item, self.config.work(), base)
             }
             (None, None) => {
-                let base = &replay.blocks[item.block as usize].base;
+                let b = item.block as usize;
+                let base = match (replay.resident_bases(), batch_bases) {
+                    (Some(bases), _) => &bases[b],
+                    (None, Some(batch)) => batch.get(b),
+                    (None, None) => unreachable!("a pass without resident bases builds them"),
+                };
                 replay.execute_item_on(executor, item, self.config.work(), base)
             }
         };
@@ -369,14 +436,19 @@ impl<'s> Shared<'_, 's> {
         let replay = self.replay;
         let mut done = Vec::with_capacity(self.largest_batch());
         let mut busy = 0u64;
-        let mut executor = ItemExecutor::new();
-        let mut on_demand = ItemExecutor::new();
         let mut order = Vec::new();
         let mut timings = self.empty_timings();
         let mut result = Ok(());
         let epoch = *self.epoch.get_or_init(Instant::now);
         let pipelined = self.io.is_some_and(|io| io.pipelined);
         for (b, range) in self.batches.iter().enumerate() {
+            self.build_bases(b);
+            let bases = self.batch_bases.map(|(slot, _)| {
+                slot.read()
+                    .expect("no thread panics holding the batch's bases")
+            });
+            let mut executor = ItemExecutor::new();
+            let mut on_demand = ItemExecutor::new();
             // The scheduler's ordering is in the window, before the batch's own time.
             let ordering = Instant::now();
             scheduler.order(&replay.items[range.clone()], &mut order);
@@ -400,6 +472,7 @@ impl<'s> Shared<'_, 's> {
                     busy += self.execute_timed(
                         &mut executor,
                         &mut on_demand,
+                        bases.as_deref(),
                         range.start + pos as usize,
                         0,
                         &mut done,
@@ -472,6 +545,7 @@ impl<'s> Shared<'_, 's> {
         let pipelined = self.io.is_some_and(|io| io.pipelined);
         let mut pending = None;
         for (b, range) in self.batches.iter().enumerate() {
+            self.build_bases(b);
             let start = Instant::now();
             timings
                 .batch_start_ns
@@ -620,6 +694,9 @@ impl Replay {
         let stop = AtomicBool::new(false);
         let epoch = OnceLock::new();
         let scheduler = scheduler(config.scheduler);
+        let batch_slot = std::sync::RwLock::new(BatchBases::default());
+        let cursor = Mutex::new(crate::BaseCursor::new(self));
+        let in_memory = io.is_none() && on_demand_pass.is_none();
         let shared = Shared {
             replay: self,
             config,
@@ -633,6 +710,8 @@ impl Replay {
             epoch: &epoch,
             io: io.as_ref(),
             on_demand: on_demand_pass.as_ref().map(|_| &on_demand[..]),
+            batch_bases: (in_memory && self.resident_bases().is_none())
+                .then_some((&batch_slot, &cursor)),
         };
 
         let (mut timings, result) = if threads == 1 {

@@ -14,7 +14,7 @@
 //!
 //! Values that earlier blocks of the same segment wrote are not read from the source: a
 //! client holds its own recent writes in memory. They come from the blocks' access lists
-//! ([`ReplayBlock::carried`](crate::ReplayBlock)), so the source only ever answers with the
+//! ([`Replay::carried`](crate::Replay::carried)), so the source only ever answers with the
 //! segment's pre-state.
 
 use crate::{
@@ -91,13 +91,14 @@ impl Replay {
         let mut keys = Vec::new();
         for b in blocks.clone() {
             let block = &self.blocks()[b];
+            let carried = self.carried(b);
             let local = (b - blocks.start) as u32;
             for (address, account) in block.bal.accounts.iter() {
-                if block.carried_account(address).is_none() {
+                if carried.account(address).is_none() {
                     keys.push(Key::Account(local, *address));
                 }
                 for slot in account.storage.storage.keys() {
-                    if block.carried_slot(address, slot).is_none() {
+                    if carried.slot(address, slot).is_none() {
                         keys.push(Key::Slot(local, *address, *slot));
                     }
                 }
@@ -178,15 +179,18 @@ impl Replay {
     /// segment wrote, from their access lists): the same tables as its in-memory base.
     fn base_from(&self, b: usize, values: BlockValues) -> PreStateDb {
         let block = &self.blocks()[b];
+        let carried = self.carried(b);
+        // Code and block hashes: the segment's tables (every base of it shares them).
+        let pre = &self.segments()[self.segment_of(b)].pre;
         let BlockValues {
             mut accounts,
             mut storage,
             codes,
         } = values;
-        for (address, info) in block.carried_accounts() {
+        for (address, info) in carried.accounts() {
             accounts.insert(*address, info.clone());
         }
-        for ((address, slot), value) in block.carried_slots() {
+        for ((address, slot), value) in carried.slots() {
             storage.insert((*address, *slot), *value);
         }
         for info in accounts.values_mut().flatten() {
@@ -200,12 +204,12 @@ impl Replay {
                     None => codes
                         .get(&info.code_hash)
                         .cloned()
-                        .or_else(|| block.base.code(info.code_hash))
+                        .or_else(|| pre.code(info.code_hash))
                         .unwrap_or_default(),
                 }
             });
         }
-        PreStateDb::from_values(accounts, storage, &block.base).block_base(&block.bal)
+        PreStateDb::from_values(accounts, storage, pre).block_base(&block.bal)
     }
 }
 
@@ -328,22 +332,26 @@ impl<'s> OnDemandPass<'s> {
 }
 
 /// Block `b`'s state at its start, read on demand through an [`OnDemandPass`]: what earlier
-/// blocks of its segment wrote from memory ([`crate::ReplayBlock::carried`]), the rest from
+/// blocks of its segment wrote from memory ([`Replay::carried`]), the rest from
 /// the pass's sources.
 #[derive(Debug)]
 pub struct OnDemand<'a, 's> {
     pass: &'a OnDemandPass<'s>,
     segment: usize,
-    block: &'a crate::ReplayBlock,
+    carried: &'a crate::Carried,
+    /// The segment's pre-state: its code deployed by blocks and its block hashes.
+    pre: &'a PreStateDb,
 }
 
 impl<'a, 's> OnDemand<'a, 's> {
     /// Block `b` of `replay` read through `pass`.
     pub fn new(pass: &'a OnDemandPass<'s>, replay: &'a Replay, b: usize) -> Self {
+        let segment = replay.segment_of(b);
         Self {
             pass,
-            segment: replay.segment_of(b),
-            block: &replay.blocks()[b],
+            segment,
+            carried: replay.carried(b),
+            pre: &replay.segments()[segment].pre,
         }
     }
 }
@@ -352,7 +360,7 @@ impl revm::DatabaseRef for OnDemand<'_, '_> {
     type Error = StateError;
 
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, StateError> {
-        if let Some(info) = self.block.carried_account(&address) {
+        if let Some(info) = self.carried.account(&address) {
             return Ok(info.clone());
         }
         let key = (self.segment, address);
@@ -395,8 +403,7 @@ impl revm::DatabaseRef for OnDemand<'_, '_> {
             Some(bytes) => Bytecode::new_raw(bytes),
             // Deployed by a block of the segment: the access lists carry it.
             None => self
-                .block
-                .base
+                .pre
                 .code(code_hash)
                 .ok_or(StateError::MissingCode(code_hash))?,
         };
@@ -409,7 +416,7 @@ impl revm::DatabaseRef for OnDemand<'_, '_> {
     }
 
     fn storage_ref(&self, address: Address, slot: U256) -> Result<U256, StateError> {
-        if let Some(v) = self.block.carried_slot(&address, &slot) {
+        if let Some(v) = self.carried.slot(&address, &slot) {
             return Ok(v);
         }
         let key = (self.segment, address, slot);
@@ -432,6 +439,6 @@ impl revm::DatabaseRef for OnDemand<'_, '_> {
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, StateError> {
-        self.block.base.block_hash_ref(number)
+        self.pre.block_hash_ref(number)
     }
 }

@@ -195,11 +195,14 @@ mod tests {
         .expect("generation succeeds");
         let replay = Replay::new(dump).unwrap();
         let block = &replay.blocks()[0];
+        let base = &replay
+            .resident_bases()
+            .expect("a small dump keeps its bases")[0];
         // The segment's pre-state is the first block's starting state, without the table.
         let pre = &replay.segments()[0].pre;
         let mut compared = 0;
         for index in 0..block.transactions.len() as u64 + 2 {
-            let mut joined = BalView::new(&block.base, &block.bal, index);
+            let mut joined = BalView::new(base, &block.bal, index);
             let mut fallback = BalView::new(pre, &block.bal, index);
             assert!(joined.table.is_some() && fallback.table.is_none());
             for (address, account) in block.bal.accounts.iter() {

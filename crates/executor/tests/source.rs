@@ -196,11 +196,13 @@ fn bases_read_from_a_source_equal_the_bases_in_memory() {
         let got = replay
             .prefetch_bases(0..n, &mut [Box::new(source) as Box<dyn StateSource>])
             .unwrap();
+        let mut cursor = gigagas_executor::BaseCursor::new(&replay);
         for b in 0..n {
             let block = &replay.blocks()[b];
             let base = &got.bases[b];
+            let in_memory = cursor.base(b);
             for (address, account) in block.bal.accounts.iter() {
-                let mem = block.base.basic_ref(*address).ok().flatten();
+                let mem = in_memory.basic_ref(*address).ok().flatten();
                 let read = base.basic_ref(*address).ok().flatten();
                 assert_eq!(
                     mem.as_ref().map(|i| (
@@ -220,7 +222,7 @@ fn bases_read_from_a_source_equal_the_bases_in_memory() {
                 );
                 for slot in account.storage.storage.keys() {
                     assert_eq!(
-                        block.base.storage_ref(*address, *slot).ok(),
+                        in_memory.storage_ref(*address, *slot).ok(),
                         base.storage_ref(*address, *slot).ok(),
                         "block {} {address} slot {slot}",
                         block.header.number

@@ -32,6 +32,8 @@ const ALLOCATOR_NAME: &str = "mimalloc";
 /// The global allocator's name, for the provenance of results.
 #[cfg(feature = "heap-profile")]
 const ALLOCATOR_NAME: &str = "system";
+#[cfg(feature = "heap-profile")]
+use mimalloc as _;
 
 fn main() -> std::process::ExitCode {
     cli::main()
