@@ -309,6 +309,13 @@ pub const MAX_DECOMPRESSED: u64 = 16 << 30;
 /// folder) is refused before it is opened ([`crate::files::open_regular`]: a
 /// [`DumpError::Io`] whose source is [`crate::files::NotARegularFile`]).
 pub fn read_dump(path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
+    let (header, content) = read_content(path)?;
+    decode_content(&header, &content, path)
+}
+
+/// Read a dump file's header and exactly the content it declares (the checks of
+/// [`read_dump`]; the checksum is checked by the decoder).
+fn read_content(path: &Path) -> Result<(FileHeader, Vec<u8>), DumpError> {
     use std::io::Read;
     let io = |source| DumpError::Io {
         path: path.to_path_buf(),
@@ -336,7 +343,203 @@ pub fn read_dump(path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
         .take(header.content_len + 1)
         .read_to_end(&mut content)
         .map_err(io)?;
-    decode_content(&header, &content, path)
+    Ok((header, content))
+}
+
+/// Summarise a dump file for `gigagas inspect` without holding it decoded: the same
+/// checks as [`read_dump`] (header, checksum, section table, [`Dump::validate`]'s
+/// invariants), but the blocks and access lists are decompressed and decoded one block
+/// at a time as they stream past, so memory is the file's bytes plus its pre-state and
+/// one block, not the decoded dump (about ten times the file for 2000 blocks of
+/// ERC-20 transfers).
+pub fn inspect_dump(path: &Path) -> Result<(crate::DumpSummary, DumpFileInfo), DumpError> {
+    let (header, content) = read_content(path)?;
+    let corrupt = |section: &str, problem: SectionProblem| DumpError::CorruptSection {
+        path: path.to_path_buf(),
+        section: section.to_string(),
+        problem,
+    };
+    check_length_and_checksum(&header, &content, path)?;
+    let frames = section_frames(&content, header.section_count, header.version)
+        .map_err(|(s, e)| corrupt(&s, e))?;
+    let (streamed, small): (Vec<_>, Vec<_>) = frames
+        .into_iter()
+        .partition(|f| &f.0 == b"BLKS" || &f.0 == b"BALS");
+    let sections = decompress_sections(&small).map_err(|(s, e)| corrupt(&s, e))?;
+    let take = |tag: &[u8; 4]| -> &[u8] {
+        sections
+            .iter()
+            .find(|(t, _)| t == tag)
+            .map(|(_, raw)| raw.as_slice())
+            .expect("section_frames checked that every required section is present")
+    };
+    let frame = |tag: &[u8; 4]| {
+        *streamed
+            .iter()
+            .find(|f| &f.0 == tag)
+            .expect("section_frames checked that every required section is present")
+    };
+    let mut blocks = ItemStream::new(frame(b"BLKS"), "blocks").map_err(|e| corrupt("BLKS", e))?;
+    let mut lists =
+        ItemStream::new(frame(b"BALS"), "access lists").map_err(|e| corrupt("BALS", e))?;
+    let meta = decode_meta(take(b"META")).map_err(|e| corrupt("META", e))?;
+    let sizes = match header.version {
+        1 => vec![blocks.count],
+        _ => decode_segment_sizes(take(b"SEGS")).map_err(|e| corrupt("SEGS", e))?,
+    };
+    let segments = decode_segments(
+        &sizes,
+        take(b"HASH"),
+        take(b"ACCT"),
+        take(b"STOR"),
+        take(b"CODE"),
+    )
+    .map_err(|(s, e)| corrupt(s, e))?;
+    let inconsistent = |source| DumpError::Inconsistent {
+        path: path.to_path_buf(),
+        source: Box::new(source),
+    };
+    crate::validate_layout(&segments, blocks.count, lists.count).map_err(inconsistent)?;
+    let mut figures = Vec::with_capacity(blocks.count);
+    for (i, segment) in segments.iter().enumerate() {
+        segment.pre_state.validate(i).map_err(inconsistent)?;
+        let mut previous = None;
+        for _ in 0..segment.blocks {
+            let n = figures.len();
+            let block = decode_block(&mut blocks.next().map_err(|e| corrupt("BLKS", e))?, n)
+                .map_err(|e| corrupt("BLKS", e))?;
+            let list = BlockAccessList::decode(&mut lists.next().map_err(|e| corrupt("BALS", e))?)
+                .map_err(|source| {
+                    corrupt(
+                        "BALS",
+                        SectionProblem::Rlp {
+                            item: format!("access list #{n}"),
+                            source,
+                        },
+                    )
+                })?;
+            segment
+                .validate_block(i, previous, &block, &list)
+                .map_err(inconsistent)?;
+            previous = Some(block.number());
+            figures.push(crate::summary::BlockFigures::of(&block, &list));
+        }
+    }
+    blocks.finish().map_err(|e| corrupt("BLKS", e))?;
+    lists.finish().map_err(|e| corrupt("BALS", e))?;
+    Ok((
+        crate::DumpSummary::from_figures(&meta, &segments, &figures),
+        DumpFileInfo {
+            checksum: header.checksum,
+            size: HEADER_LEN as u64 + content.len() as u64,
+        },
+    ))
+}
+
+/// The RLP items of a `BLKS` or `BALS` section (a count, then one item per block), read one
+/// at a time from its zstd stream: never more than one item's bytes decompressed.
+struct ItemStream<'a> {
+    decoder: std::io::Take<zstd::stream::read::Decoder<'a, std::io::BufReader<&'a [u8]>>>,
+    /// Items announced by the section.
+    count: usize,
+    /// Decompressed bytes left of what the section announced.
+    left: u64,
+    what: &'static str,
+    item: Vec<u8>,
+}
+
+impl<'a> ItemStream<'a> {
+    fn new(frame: Frame<'a>, what: &'static str) -> Result<Self, SectionProblem> {
+        use std::io::Read;
+        let (_, raw_len, comp) = frame;
+        let decoder = zstd::stream::read::Decoder::new(comp).map_err(SectionProblem::Zstd)?;
+        let mut stream = Self {
+            decoder: decoder.take(raw_len + 1),
+            count: 0,
+            left: raw_len,
+            what,
+            item: Vec::new(),
+        };
+        let mut count = [0u8; 8];
+        stream.read_exact(&mut count)?;
+        let count = u64::from_le_bytes(count);
+        // Every item takes at least one byte.
+        if count > stream.left {
+            return Err(format!(
+                "{count} {what} announced but only {} bytes follow",
+                stream.left
+            )
+            .into());
+        }
+        stream.count = count as usize;
+        Ok(stream)
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> Result<(), SectionProblem> {
+        use std::io::Read;
+        if (buf.len() as u64) > self.left {
+            return Err(format!("truncated reading {}", self.what).into());
+        }
+        self.decoder.read_exact(buf).map_err(SectionProblem::Zstd)?;
+        self.left -= buf.len() as u64;
+        Ok(())
+    }
+
+    /// The next item's bytes (its RLP header included).
+    fn next(&mut self) -> Result<&[u8], SectionProblem> {
+        let mut first = [0u8; 1];
+        self.read_exact(&mut first)?;
+        self.item.clear();
+        self.item.push(first[0]);
+        // An RLP list or string header: its payload length, directly or in the bytes after.
+        let payload = match first[0] {
+            0x00..=0x7f => 0,
+            b @ 0x80..=0xb7 => u64::from(b - 0x80),
+            b @ 0xc0..=0xf7 => u64::from(b - 0xc0),
+            b => {
+                let n = usize::from(if b >= 0xf8 { b - 0xf7 } else { b - 0xb7 });
+                let mut len = [0u8; 8];
+                self.read_exact(&mut len[8 - n..])?;
+                self.item.extend_from_slice(&len[8 - n..]);
+                u64::from_be_bytes(len)
+            }
+        };
+        if payload > self.left {
+            return Err(format!(
+                "an item of {payload} bytes announced in the {} but only {} bytes follow",
+                self.what, self.left
+            )
+            .into());
+        }
+        let start = self.item.len();
+        self.item.resize(start + payload as usize, 0);
+        let mut body = std::mem::take(&mut self.item);
+        let read = self.read_exact(&mut body[start..]);
+        self.item = body;
+        read?;
+        Ok(&self.item)
+    }
+
+    /// The section holds nothing after its items, and decompresses to its announced length.
+    fn finish(mut self) -> Result<(), SectionProblem> {
+        use std::io::Read;
+        if self.left != 0 {
+            return Err(format!(
+                "{} unexpected bytes after {} {}",
+                self.left, self.count, self.what
+            )
+            .into());
+        }
+        let mut extra = [0u8; 1];
+        match self
+            .decoder
+            .read(&mut extra)
+            .map_err(SectionProblem::Zstd)?
+        {
+            0 => Ok(()),
+            _ => Err(format!("{} decompress past their announced length", self.what).into()),
+        }
+    }
 }
 
 /// Decode the bytes of a dump file; `path` only names the file in errors. The same
@@ -354,21 +557,7 @@ fn decode_content(
     content: &[u8],
     path: &Path,
 ) -> Result<(Dump, DumpFileInfo), DumpError> {
-    if content.len() as u64 != header.content_len {
-        return Err(DumpError::Truncated {
-            path: path.to_path_buf(),
-            expected: header.content_len,
-            actual: content.len() as u64,
-        });
-    }
-    let actual = xxhash_rust::xxh3::xxh3_64(content);
-    if actual != header.checksum {
-        return Err(DumpError::ChecksumMismatch {
-            path: path.to_path_buf(),
-            expected: header.checksum,
-            actual,
-        });
-    }
+    check_length_and_checksum(header, content, path)?;
     let corrupt = |section: &str, problem: SectionProblem| DumpError::CorruptSection {
         path: path.to_path_buf(),
         section: section.to_string(),
@@ -425,6 +614,30 @@ fn decode_content(
             size: HEADER_LEN as u64 + content.len() as u64,
         },
     ))
+}
+
+/// The content's length against the header's, then its checksum.
+fn check_length_and_checksum(
+    header: &FileHeader,
+    content: &[u8],
+    path: &Path,
+) -> Result<(), DumpError> {
+    if content.len() as u64 != header.content_len {
+        return Err(DumpError::Truncated {
+            path: path.to_path_buf(),
+            expected: header.content_len,
+            actual: content.len() as u64,
+        });
+    }
+    let actual = xxhash_rust::xxh3::xxh3_64(content);
+    if actual != header.checksum {
+        return Err(DumpError::ChecksumMismatch {
+            path: path.to_path_buf(),
+            expected: header.checksum,
+            actual,
+        });
+    }
+    Ok(())
 }
 
 /// The fields of a dump's 32-byte file header.

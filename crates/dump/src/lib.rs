@@ -35,7 +35,7 @@ pub use chain::{
 pub use error::{DumpError, InvariantError, SectionProblem};
 pub use format::{
     DumpFileInfo, FORMAT_VERSION, MAGIC, OLDEST_READABLE_VERSION, decode_dump, encode_dump,
-    read_dump, write_dump,
+    inspect_dump, read_dump, write_dump,
 };
 pub use summary::{DumpSummary, SegmentSummary};
 
@@ -248,7 +248,7 @@ impl PreState {
     }
 
     /// [`Dump::validate`]'s checks of the tables themselves, for segment `segment`.
-    fn validate(&self, segment: usize) -> Result<(), InvariantError> {
+    pub(crate) fn validate(&self, segment: usize) -> Result<(), InvariantError> {
         if let Some(pair) = self
             .accounts
             .windows(2)
@@ -317,6 +317,110 @@ impl PreState {
                     account: a.address,
                     code_hash: s.code_hash,
                 });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// [`Dump::validate`]'s checks of how segments hold the blocks, before any block is
+/// looked at: one access list per block, segments of at least one block that together
+/// hold every block, block hashes ascending.
+pub(crate) fn validate_layout(
+    segments: &[Segment],
+    blocks: usize,
+    access_lists: usize,
+) -> Result<(), InvariantError> {
+    if access_lists != blocks {
+        return Err(InvariantError::AccessListCount {
+            access_lists,
+            blocks,
+        });
+    }
+    if segments.is_empty() && blocks > 0 {
+        return Err(InvariantError::NoSegment);
+    }
+    let mut covered = 0usize;
+    for (i, segment) in segments.iter().enumerate() {
+        if segment.blocks == 0 {
+            return Err(InvariantError::EmptySegment(i));
+        }
+        covered = covered.saturating_add(segment.blocks);
+        if covered > blocks {
+            return Err(InvariantError::SegmentBlocks { covered, blocks });
+        }
+        if segment.block_hashes.windows(2).any(|p| p[1].0 <= p[0].0) {
+            return Err(InvariantError::UnorderedBlockHashes(i));
+        }
+    }
+    if covered != blocks {
+        return Err(InvariantError::SegmentBlocks { covered, blocks });
+    }
+    Ok(())
+}
+
+impl Segment {
+    /// [`Dump::validate`]'s checks of one block of this segment (segment number
+    /// `index`), `previous` the number of the block before it in the segment (`None` for
+    /// the first): consecutive numbers, no block hash at or after the first block, the
+    /// block's own invariants, and a well-formed access list naming only what the
+    /// pre-state holds. The pre-state itself is checked apart ([`PreState`]'s tables are
+    /// sorted for the lookups here).
+    pub(crate) fn validate_block(
+        &self,
+        index: usize,
+        previous: Option<u64>,
+        block: &DumpBlock,
+        bal: &BlockAccessList,
+    ) -> Result<(), InvariantError> {
+        let number = block.number();
+        match previous {
+            Some(previous) if previous.checked_add(1) != Some(number) => {
+                return Err(InvariantError::NotConsecutive {
+                    previous,
+                    next: number,
+                });
+            }
+            Some(_) => {}
+            None => {
+                if let Some(&(n, _)) = self.block_hashes.iter().find(|(n, _)| *n >= number) {
+                    return Err(InvariantError::BlockHashNotBefore {
+                        segment: index,
+                        number: n,
+                        first_block: number,
+                    });
+                }
+            }
+        }
+        block.validate()?;
+        alloy_eip7928::validate_block_access_list(bal, block.transactions.len()).map_err(
+            |error| InvariantError::MalformedAccessList {
+                segment: index,
+                block: number,
+                error,
+            },
+        )?;
+        let pre = &self.pre_state;
+        for account in bal {
+            let address = account.address;
+            if pre.account(address).is_none() {
+                return Err(InvariantError::AccessListAccountNotInPreState {
+                    segment: index,
+                    block: number,
+                    account: address,
+                });
+            }
+            let slots = (account.storage_changes.iter().map(|c| c.slot))
+                .chain(account.storage_reads.iter().copied());
+            for slot in slots {
+                if pre.slot(address, slot).is_none() {
+                    return Err(InvariantError::AccessListSlotNotInPreState {
+                        segment: index,
+                        block: number,
+                        account: address,
+                        slot,
+                    });
+                }
             }
         }
         Ok(())
@@ -393,40 +497,7 @@ impl Dump {
     /// A dump without blocks or transactions is consistent (producers may write one);
     /// [`Dump::check_has_work`] refuses it before anything is timed.
     pub fn validate(&self) -> Result<(), InvariantError> {
-        let blocks = self.blocks.len();
-        if self.access_lists.len() != blocks {
-            return Err(InvariantError::AccessListCount {
-                access_lists: self.access_lists.len(),
-                blocks,
-            });
-        }
-        if self.segments.is_empty() && blocks > 0 {
-            return Err(InvariantError::NoSegment);
-        }
-        let mut covered = 0usize;
-        for (i, segment) in self.segments.iter().enumerate() {
-            if segment.blocks == 0 {
-                return Err(InvariantError::EmptySegment(i));
-            }
-            covered = covered.saturating_add(segment.blocks);
-            if covered > blocks {
-                return Err(InvariantError::SegmentBlocks { covered, blocks });
-            }
-            if segment.block_hashes.windows(2).any(|p| p[1].0 <= p[0].0) {
-                return Err(InvariantError::UnorderedBlockHashes(i));
-            }
-        }
-        if covered != blocks {
-            return Err(InvariantError::SegmentBlocks { covered, blocks });
-        }
-        for (_, range) in self.segment_ranges() {
-            for pair in self.blocks[range].windows(2) {
-                let (previous, next) = (pair[0].header.number, pair[1].header.number);
-                if previous.checked_add(1) != Some(next) {
-                    return Err(InvariantError::NotConsecutive { previous, next });
-                }
-            }
-        }
+        validate_layout(&self.segments, self.blocks.len(), self.access_lists.len())?;
         // Segments are independent: check them in parallel, report the first in order.
         let ranges: Vec<_> = self.segment_ranges().enumerate().collect();
         match ranges
@@ -446,51 +517,14 @@ impl Dump {
         segment: &Segment,
         range: std::ops::Range<usize>,
     ) -> Result<(), InvariantError> {
-        let pre = &segment.pre_state;
-        pre.validate(index)?;
-        let first_block = self.blocks[range.start].header.number;
-        if let Some(&(number, _)) = segment.block_hashes.iter().find(|(n, _)| *n >= first_block) {
-            return Err(InvariantError::BlockHashNotBefore {
-                segment: index,
-                number,
-                first_block,
-            });
-        }
+        segment.pre_state.validate(index)?;
+        let mut previous = None;
         for (block, bal) in self.blocks[range.clone()]
             .iter()
             .zip(&self.access_lists[range])
         {
-            block.validate()?;
-            let number = block.number();
-            alloy_eip7928::validate_block_access_list(bal, block.transactions.len()).map_err(
-                |error| InvariantError::MalformedAccessList {
-                    segment: index,
-                    block: number,
-                    error,
-                },
-            )?;
-            for account in bal {
-                let address = account.address;
-                if pre.account(address).is_none() {
-                    return Err(InvariantError::AccessListAccountNotInPreState {
-                        segment: index,
-                        block: number,
-                        account: address,
-                    });
-                }
-                let slots = (account.storage_changes.iter().map(|c| c.slot))
-                    .chain(account.storage_reads.iter().copied());
-                for slot in slots {
-                    if pre.slot(address, slot).is_none() {
-                        return Err(InvariantError::AccessListSlotNotInPreState {
-                            segment: index,
-                            block: number,
-                            account: address,
-                            slot,
-                        });
-                    }
-                }
-            }
+            segment.validate_block(index, previous, block, bal)?;
+            previous = Some(block.number());
         }
         Ok(())
     }

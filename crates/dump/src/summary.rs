@@ -65,67 +65,106 @@ fn min_med_max<T: Copy + PartialOrd>(mut v: Vec<T>, zero: T) -> (T, T, T) {
     (v[0], v[v.len() / 2], v[v.len() - 1])
 }
 
+/// What the summary needs of one block: its figures, not the block (so a summary can be
+/// built while the blocks stream past: [`crate::format::inspect_dump`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockFigures {
+    number: u64,
+    timestamp: u64,
+    gas_used: u64,
+    transactions: usize,
+    largest_tx_gas: u64,
+    headerless_ommers: u32,
+    /// Access-list accounts, slots (reads and writes) and individual writes.
+    bal: (usize, usize, usize),
+}
+
+impl BlockFigures {
+    /// The figures of `block` and its access list.
+    pub(crate) fn of(block: &crate::DumpBlock, list: &alloy_eip7928::BlockAccessList) -> Self {
+        let mut bal = (0, 0, 0);
+        for a in list {
+            bal.0 += 1;
+            bal.1 += a.storage_changes.len() + a.storage_reads.len();
+            bal.2 += a
+                .storage_changes
+                .iter()
+                .map(|s| s.changes.len())
+                .sum::<usize>()
+                + a.balance_changes.len()
+                + a.nonce_changes.len()
+                + a.code_changes.len();
+        }
+        Self {
+            number: block.number(),
+            timestamp: block.header.timestamp,
+            gas_used: block.header.gas_used,
+            transactions: block.transactions.len(),
+            largest_tx_gas: block.receipts.iter().map(|r| r.gas_used).max().unwrap_or(0),
+            headerless_ommers: block.headerless_ommers,
+            bal,
+        }
+    }
+}
+
 impl DumpSummary {
     /// Compute the summary of a dump.
     pub fn of(dump: &Dump) -> Self {
-        let gas: Vec<u64> = dump.blocks.iter().map(|b| b.header.gas_used).collect();
-        let shares: Vec<f64> = dump
+        let figures: Vec<BlockFigures> = dump
             .blocks
             .iter()
-            .filter(|b| b.header.gas_used > 0)
-            .map(|b| {
-                let max = b.receipts.iter().map(|r| r.gas_used).max().unwrap_or(0);
-                max as f64 / b.header.gas_used as f64
-            })
+            .zip(&dump.access_lists)
+            .map(|(b, l)| BlockFigures::of(b, l))
             .collect();
-        let mut bal = (0, 0, 0);
-        for list in &dump.access_lists {
-            for a in list {
-                bal.0 += 1;
-                bal.1 += a.storage_changes.len() + a.storage_reads.len();
-                bal.2 += a
-                    .storage_changes
-                    .iter()
-                    .map(|s| s.changes.len())
-                    .sum::<usize>()
-                    + a.balance_changes.len()
-                    + a.nonce_changes.len()
-                    + a.code_changes.len();
-            }
-        }
-        let pre = dump.segments.iter().map(|s| &s.pre_state);
+        Self::from_figures(&dump.meta, &dump.segments, &figures)
+    }
+
+    /// The summary from the dump's metadata, segments and every block's figures, in
+    /// order (`segments[i].blocks` of them per segment).
+    pub(crate) fn from_figures(
+        meta: &crate::DumpMeta,
+        dump_segments: &[crate::Segment],
+        figures: &[BlockFigures],
+    ) -> Self {
+        let gas: Vec<u64> = figures.iter().map(|b| b.gas_used).collect();
+        let shares: Vec<f64> = figures
+            .iter()
+            .filter(|b| b.gas_used > 0)
+            .map(|b| b.largest_tx_gas as f64 / b.gas_used as f64)
+            .collect();
+        let bal = figures.iter().fold((0, 0, 0), |acc, b| {
+            (acc.0 + b.bal.0, acc.1 + b.bal.1, acc.2 + b.bal.2)
+        });
+        let pre = dump_segments.iter().map(|s| &s.pre_state);
         let all_accounts: usize = pre.clone().map(|p| p.accounts.len()).sum();
         let present: usize = pre
             .clone()
             .map(|p| p.accounts.iter().filter(|a| a.state.is_some()).count())
             .sum();
-        let segments = dump
-            .segment_ranges()
-            .map(|(s, range)| {
-                let blocks = &dump.blocks[range];
-                let (first, last) = (&blocks[0], &blocks[blocks.len() - 1]);
-                SegmentSummary {
-                    range: (first.number(), last.number()),
-                    transactions: blocks.iter().map(|b| b.transactions.len()).sum(),
-                    gas: blocks.iter().map(|b| b.header.gas_used).sum(),
-                    fork: dump
-                        .meta
-                        .chain
-                        .fork_at(first.number(), first.header.timestamp),
+        let mut start = 0;
+        let segments = dump_segments
+            .iter()
+            .filter_map(|s| {
+                let blocks = figures.get(start..start + s.blocks)?;
+                start += s.blocks;
+                let (first, last) = (blocks.first()?, blocks.last()?);
+                Some(SegmentSummary {
+                    range: (first.number, last.number),
+                    transactions: blocks.iter().map(|b| b.transactions).sum(),
+                    gas: blocks.iter().map(|b| b.gas_used).sum(),
+                    fork: meta.chain.fork_at(first.number, first.timestamp),
                     accounts: s.pre_state.accounts.len(),
                     slots: s.pre_state.storage.len(),
-                }
+                })
             })
             .collect();
-        let first = dump.blocks.first();
+        let first = figures.first();
         Self {
-            name: dump.meta.name.clone(),
-            range: first
-                .zip(dump.blocks.last())
-                .map(|(a, b)| (a.number(), b.number())),
-            blocks: dump.blocks.len(),
-            transactions: dump.transaction_count(),
-            total_gas: dump.total_gas(),
+            name: meta.name.clone(),
+            range: first.zip(figures.last()).map(|(a, b)| (a.number, b.number)),
+            blocks: figures.len(),
+            transactions: figures.iter().map(|b| b.transactions).sum(),
+            total_gas: figures.iter().map(|b| b.gas_used).sum(),
             gas_per_block: min_med_max(gas, 0),
             largest_tx_share: min_med_max(shares, 0.0),
             accounts: (present, all_accounts - present),
@@ -135,19 +174,17 @@ impl DumpSummary {
                 pre.map(|p| p.code_bytes()).sum(),
             ),
             bal_entries: bal,
-            block_hashes: dump.segments.iter().map(|s| s.block_hashes.len()).sum(),
+            block_hashes: dump_segments.iter().map(|s| s.block_hashes.len()).sum(),
             segments,
-            headerless_ommers: dump
-                .blocks
+            headerless_ommers: figures
                 .iter()
                 .filter(|b| b.headerless_ommers > 0)
-                .map(|b| (b.number(), b.headerless_ommers))
+                .map(|b| (b.number, b.headerless_ommers))
                 .collect(),
             fork: first
-                .map(|b| dump.meta.chain.fork_at(b.number(), b.header.timestamp))
+                .map(|b| meta.chain.fork_at(b.number, b.timestamp))
                 .unwrap_or_default(),
-            provenance: dump
-                .meta
+            provenance: meta
                 .provenance
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))

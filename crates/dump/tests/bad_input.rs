@@ -9,7 +9,8 @@
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_dump::{
-    Dump, DumpError, FORMAT_VERSION, InvariantError, MAGIC, decode_dump, encode_dump, read_dump,
+    Dump, DumpError, FORMAT_VERSION, InvariantError, MAGIC, decode_dump, encode_dump, inspect_dump,
+    read_dump,
 };
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::{
@@ -40,12 +41,27 @@ fn encoded() -> &'static [u8] {
     BYTES.get_or_init(|| encode_dump(dump()))
 }
 
-/// Write `bytes` to a fresh file and read it back with `read_dump`, expecting an error.
+/// Write `bytes` to a fresh file and read it back with `read_dump`, expecting an error;
+/// `inspect_dump`, which streams the blocks instead of decoding them all, must refuse the
+/// file too.
 fn read_bytes(bytes: &[u8], name: &str) -> (DumpError, PathBuf, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(name);
     std::fs::write(&path, bytes).unwrap();
     let err = read_dump(&path).expect_err("bad input must not decode");
+    if path.is_file() {
+        let streamed = inspect_dump(&path).expect_err("bad input must not be summarised");
+        // Checks that come before any block is read fail the same way in both.
+        if matches!(
+            err,
+            DumpError::Truncated { .. }
+                | DumpError::ChecksumMismatch { .. }
+                | DumpError::NotADump { .. }
+                | DumpError::UnsupportedVersion { .. }
+        ) {
+            assert_eq!(streamed.to_string(), err.to_string());
+        }
+    }
     (err, path, dir)
 }
 
@@ -189,6 +205,10 @@ fn original_raw(tag: &[u8; 4]) -> Vec<u8> {
 fn expect_corrupt(bytes: &[u8], tag: &str, words: &[&str]) -> String {
     let path = Path::new("/crafted/dir/corrupt-section.gigagas");
     let err = decode_dump(bytes, path).expect_err("crafted section must not decode");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("corrupt-section.gigagas");
+    std::fs::write(&file, bytes).unwrap();
+    inspect_dump(&file).expect_err("crafted section must not be summarised");
     match &err {
         DumpError::CorruptSection {
             path: p,
@@ -620,6 +640,9 @@ fn expect_inconsistent(d: &Dump, words: &[&str]) {
         matches!(err, DumpError::Inconsistent { .. }),
         "expected Inconsistent, got {err:?}"
     );
+    // The streaming summary checks the same invariants, block by block.
+    let streamed = inspect_dump(&path).expect_err("an inconsistent dump is not summarised");
+    assert_eq!(streamed.to_string(), err.to_string());
     let mut all = vec!["inconsistent"];
     all.extend_from_slice(words);
     assert_message(&err, &path, &all);

@@ -18,14 +18,15 @@ impl Command for InspectArgs {
             bail!("{}: no such file", path.display());
         }
         crate::cli::refuse_non_regular(&path, false)?;
-        let (dump, info) = gigagas_dump::read_dump(&path)?;
+        // Streams the blocks: memory is the file plus its pre-state, not the decoded dump.
+        let (summary, info) = gigagas_dump::inspect_dump(&path)?;
         println!(
             "file              {} ({:.2} MB, checksum {})",
             path.display(),
             info.size as f64 / 1e6,
             info.checksum_hex()
         );
-        println!("{}", dump.summary());
+        println!("{summary}");
         Ok(())
     }
 }
