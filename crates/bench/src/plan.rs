@@ -532,7 +532,7 @@ impl Plan {
             || replays.is_empty()
             || !replays
                 .iter()
-                .all(|r| r.blocks().iter().all(|b| b.transactions.len() <= 1))
+                .all(|r| r.blocks().iter().all(|b| b.transactions().len() <= 1))
         {
             return None;
         }

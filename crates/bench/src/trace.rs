@@ -61,7 +61,7 @@ pub fn pass_events(
         }
         for i in range.clone() {
             let item = &replay.items()[i];
-            let block = replay.blocks()[item.block as usize].header.number;
+            let block = replay.blocks()[item.block as usize].header().number;
             let label = match item.kind {
                 ItemKind::PreBlock => format!("block {block} pre-block"),
                 ItemKind::Tx(t) => format!("block {block} tx {t}"),

@@ -43,22 +43,22 @@ pub enum PrepareError {
 #[derive(Debug)]
 pub struct ReplayBlock {
     /// The header.
-    pub header: Header,
+    pub(crate) header: Header,
     /// Fork rules and block env.
-    pub env: EvmEnv,
+    pub(crate) env: EvmEnv,
     /// The block access list in revm's form (shared: revm's `BalState` reads it from an
     /// `Arc`).
-    pub bal: Arc<Bal>,
+    pub(crate) bal: Arc<Bal>,
     /// Transactions with their senders.
-    pub transactions: Vec<Recovered<TxEnvelope>>,
+    pub(crate) transactions: Vec<Recovered<TxEnvelope>>,
     /// Receipt summaries (what verification compares against).
-    pub receipts: Vec<ReceiptSummary>,
+    pub(crate) receipts: Vec<ReceiptSummary>,
     /// Withdrawals, `None` before Shanghai.
-    pub withdrawals: Option<Vec<Withdrawal>>,
+    pub(crate) withdrawals: Option<Vec<Withdrawal>>,
     /// Ommer headers (pre-Merge rewards).
-    pub ommers: Vec<Header>,
+    pub(crate) ommers: Vec<Header>,
     /// Ommers known only by hash (the miner's share is paid).
-    pub headerless_ommers: u32,
+    pub(crate) headerless_ommers: u32,
 }
 
 /// Values at the start of a block that earlier blocks of its segment wrote
@@ -167,6 +167,31 @@ impl std::fmt::Display for ItemKind {
 }
 
 impl ReplayBlock {
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Fork rules and block env.
+    pub fn env(&self) -> &EvmEnv {
+        &self.env
+    }
+
+    /// The block access list in revm's form.
+    pub fn bal(&self) -> &Bal {
+        &self.bal
+    }
+
+    /// Transactions with their senders.
+    pub fn transactions(&self) -> &[Recovered<TxEnvelope>] {
+        &self.transactions
+    }
+
+    /// Receipt summaries (what verification compares against).
+    pub fn receipts(&self) -> &[ReceiptSummary] {
+        &self.receipts
+    }
+
     /// The block as the recording path takes it.
     pub fn input(&self) -> BlockInput<'_> {
         BlockInput {
@@ -183,9 +208,21 @@ impl ReplayBlock {
 #[derive(Debug)]
 pub struct ReplaySegment {
     /// The segment's pre-state (what the sequential baseline starts from).
-    pub pre: PreStateDb,
+    pub(crate) pre: PreStateDb,
     /// Its range of [`Replay::blocks`].
-    pub blocks: std::ops::Range<usize>,
+    pub(crate) blocks: std::ops::Range<usize>,
+}
+
+impl ReplaySegment {
+    /// The segment's pre-state (what the sequential baseline starts from).
+    pub fn pre(&self) -> &PreStateDb {
+        &self.pre
+    }
+
+    /// Its range of [`Replay::blocks`].
+    pub fn blocks(&self) -> std::ops::Range<usize> {
+        self.blocks.clone()
+    }
 }
 
 /// One independently executable unit: 32 bytes, so a batch's items stay in few cache lines.

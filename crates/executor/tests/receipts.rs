@@ -135,9 +135,9 @@ fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_sa
     let block = replay
         .blocks()
         .iter()
-        .find(|b| b.header.number == early_number)
+        .find(|b| b.header().number == early_number)
         .unwrap();
-    let receipts: Vec<_> = (0..block.transactions.len())
+    let receipts: Vec<_> = (0..block.transactions().len())
         .map(|_| gigagas_executor::tx_receipt(alloy_consensus::TxType::Legacy, true, 0, Vec::new()))
         .collect();
     assert_eq!(

@@ -201,7 +201,7 @@ fn bases_read_from_a_source_equal_the_bases_in_memory() {
             let block = &replay.blocks()[b];
             let base = &got.bases[b];
             let in_memory = cursor.base(b);
-            for (address, account) in block.bal.accounts.iter() {
+            for (address, account) in block.bal().accounts.iter() {
                 let mem = in_memory.basic_ref(*address).ok().flatten();
                 let read = base.basic_ref(*address).ok().flatten();
                 assert_eq!(
@@ -218,14 +218,14 @@ fn bases_read_from_a_source_equal_the_bases_in_memory() {
                         i.code.as_ref().map(|c| c.len())
                     )),
                     "block {} {address}",
-                    block.header.number
+                    block.header().number
                 );
                 for slot in account.storage.storage.keys() {
                     assert_eq!(
                         in_memory.storage_ref(*address, *slot).ok(),
                         base.storage_ref(*address, *slot).ok(),
                         "block {} {address} slot {slot}",
-                        block.header.number
+                        block.header().number
                     );
                 }
             }
