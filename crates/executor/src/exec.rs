@@ -176,11 +176,6 @@ impl<'a, P: Pre> ItemExecutor<'a, P> {
 }
 
 impl Replay {
-    /// Execute one work item on its own view of state, with the optional steps of `work`.
-    pub fn execute_item(&self, item: &WorkItem, work: TimedWork) -> Result<ItemOutput, ExecError> {
-        self.execute_item_with(&mut ItemExecutor::new(), item, work)
-    }
-
     /// The sender of `tx`: recovered from its signature when `work` says so (the timed
     /// step both paths share), else the dump's.
     fn sender(
@@ -208,7 +203,8 @@ impl Replay {
         }
     }
 
-    /// [`Replay::execute_item`] on a worker's reusable EVM.
+    /// Execute one work item on its own view of state, with the optional steps of `work`,
+    /// on a worker's reusable EVM.
     pub fn execute_item_with<'a>(
         &'a self,
         executor: &mut ItemExecutor<'a>,
