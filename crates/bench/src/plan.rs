@@ -107,11 +107,6 @@ impl<T> NonEmpty<T> {
     pub fn first(&self) -> &T {
         &self.0[0]
     }
-
-    /// The elements, as a vector.
-    pub fn into_vec(self) -> Vec<T> {
-        self.0
-    }
 }
 
 impl<T> Deref for NonEmpty<T> {

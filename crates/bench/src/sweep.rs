@@ -499,9 +499,10 @@ fn load(path: &Path) -> Result<(Replay, DumpRecord), Failed> {
         .map_err(|e| DumpFault::NoWork(Box::new(e)))?;
     let transactions = dump.transaction_count();
     let (name, blocks) = (dump.meta.name.clone(), dump.blocks.len());
-    // No KZG setup to load: `Replay::new` installs the setup-free point-evaluation
-    // verifier (gigagas_chain::install_kzg_verifier) for the whole process. The dump
-    // moves into the replay: its blocks are held once.
+    // No KZG setup to load: the caller installed the setup-free point-evaluation verifier
+    // at start-up (gigagas_chain::install_kzg_verifier, in gigagas's main), and
+    // `Replay::new` refuses a dump that calls the precompile without it. The dump moves
+    // into the replay: its blocks are held once.
     let replay = Replay::new(dump).map_err(|e| DumpFault::Prepare(Box::new(e)))?;
     let record = DumpRecord {
         name,

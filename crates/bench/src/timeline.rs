@@ -91,20 +91,13 @@ mod tests {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
         let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
-        Replay::new(dump).unwrap()
+        gigagas_executor::test_utils::prepare(dump).unwrap()
     }
 
     #[test]
     fn the_longest_batch_keeps_every_item_and_the_longest_one() {
         let replay = mainnet();
-        let config = RunConfig {
-            threads: 2,
-            batch: 1,
-            scheduler: SchedulerKind::GasUsed,
-            recover_senders: false,
-            receipts: false,
-            state: Default::default(),
-        };
+        let config = RunConfig::new(2, 1, SchedulerKind::GasUsed);
         let timings = replay.run_verified(&config, true).unwrap();
         let t = timeline_of(&replay, &config, &timings, "mainnet").unwrap();
         // The drawn batch is the pass's longest.
@@ -154,14 +147,7 @@ mod tests {
     fn a_mega_block_pass_is_one_batch_and_a_better_picture_than_one_worker() {
         let replay = mainnet();
         let pass = |threads| {
-            let config = RunConfig {
-                threads,
-                batch: 64,
-                scheduler: SchedulerKind::Ols,
-                recover_senders: false,
-                receipts: false,
-                state: Default::default(),
-            };
+            let config = RunConfig::new(threads, 64, SchedulerKind::Ols);
             let timings = replay.run_verified(&config, true).unwrap();
             timeline_of(&replay, &config, &timings, "mainnet").unwrap()
         };

@@ -98,17 +98,10 @@ mod tests {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
         let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
-        let replay = Replay::new(dump).unwrap();
+        let replay = gigagas_executor::test_utils::prepare(dump).unwrap();
         let mut events = Vec::new();
         for (pid, (threads, batch)) in [(1, 1), (2, 42)].into_iter().enumerate() {
-            let config = RunConfig {
-                threads,
-                batch,
-                scheduler: gigagas_executor::SchedulerKind::GasUsed,
-                recover_senders: false,
-                receipts: false,
-                state: Default::default(),
-            };
+            let config = RunConfig::new(threads, batch, gigagas_executor::SchedulerKind::GasUsed);
             let timings = replay.run_verified(&config, true).unwrap();
             let pass = pass_events(&replay, &config, &timings, pid as u32, "mainnet");
             let slices: Vec<&Value> = pass.iter().filter(|e| e["ph"] == "X").collect();

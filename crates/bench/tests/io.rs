@@ -21,6 +21,8 @@ fn scratch() -> tempfile::TempDir {
 
 #[test]
 fn store_points_verify_and_record_their_reads() {
+    // As gigagas's main does at start-up, before the sweep replays.
+    gigagas_executor::test_utils::install_kzg_verifier();
     let dir = scratch();
     let dump = gigagas_workload::generate(
         &GeneratorConfig {
@@ -136,6 +138,8 @@ min_sample_ms = 0
 
 #[test]
 fn a_store_of_another_dump_is_refused_naming_both_checksums() {
+    // As gigagas's main does at start-up, before the sweep replays.
+    gigagas_executor::test_utils::install_kzg_verifier();
     let dir = scratch();
     let make = |seed, name: &str| {
         let dump = gigagas_workload::generate(

@@ -7,7 +7,7 @@ use gigagas_bench::{
     SweepOptions, run_sweep,
     simulate::{self, ItemProfile},
 };
-use gigagas_executor::{Replay, SchedulerKind};
+use gigagas_executor::SchedulerKind;
 use gigagas_report::{Mode, folder};
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::path::{Path, PathBuf};
@@ -80,6 +80,9 @@ impl gigagas_bench::Progress for Counter {
 
 #[test]
 fn sweep_writes_a_complete_results_folder() {
+    // As gigagas's main does at start-up: the sweep replays dumps that may call point
+    // evaluation.
+    gigagas_executor::test_utils::install_kzg_verifier();
     let tmp = tempfile::tempdir().unwrap();
     small_dump(tmp.path(), Profile::MainnetLike);
     let configs = tmp.path().join("bench-configs");
@@ -315,7 +318,7 @@ fn simulator_matches_list_scheduling_by_hand() {
     let tmp = tempfile::tempdir().unwrap();
     let path = small_dump(tmp.path(), Profile::Adversarial);
     let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
-    let replay = Replay::new(dump.clone()).unwrap();
+    let replay = gigagas_executor::test_utils::prepare(dump.clone()).unwrap();
     // A synthetic profile: every item takes 1 µs plus 1 µs per 10 kgas, so the projection
     // can be checked against a hand computation.
     let item_ns: Vec<u64> = replay

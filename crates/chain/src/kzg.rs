@@ -33,13 +33,25 @@ impl Crypto for SetupFreeKzg {
     }
 }
 
+/// Whether [`install_kzg_verifier`] has run in this process, and with what outcome.
+static INSTALLED: OnceLock<bool> = OnceLock::new();
+
 /// Install the setup-free point-evaluation verifier as revm's crypto provider, once per
 /// process, before any precompile runs. Returns whether it is in place: `false` when
 /// something already fixed revm's provider (a precompile ran first), in which case the
 /// default c-kzg path stays, and loads its setup on first use.
+///
+/// This sets process-wide state, so binaries call it at start-up (gigagas's `main`) and
+/// tests before they replay; the executor's `Replay::new` only checks it
+/// ([`kzg_verifier_installed`]).
 pub fn install_kzg_verifier() -> bool {
-    static INSTALLED: OnceLock<bool> = OnceLock::new();
     *INSTALLED.get_or_init(|| install_crypto(SetupFreeKzg))
+}
+
+/// Whether the setup-free verifier is revm's crypto provider: [`install_kzg_verifier`]
+/// ran and succeeded. Installs nothing.
+pub fn kzg_verifier_installed() -> bool {
+    INSTALLED.get().copied().unwrap_or(false)
 }
 
 #[cfg(test)]
@@ -76,6 +88,7 @@ mod tests {
             install_kzg_verifier(),
             "installed before any precompile ran"
         );
+        assert!(kzg_verifier_installed());
         let mut wrong_y = Y;
         wrong_y[31] ^= 1;
         let mut not_a_point = COMMITMENT;

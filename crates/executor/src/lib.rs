@@ -29,6 +29,12 @@
 //! Measuring (warm-up, samples, rounds, statistics) is the `gigagas-bench` crate's, and
 //! the grid's vocabulary ([`RunConfig`], [`SchedulerKind`], [`TimedWork`]) is
 //! `gigagas-grid`'s, re-exported here: this crate only prepares, runs and verifies.
+//!
+//! [`Replay::new`] installs no process-wide state: the caller installs the setup-free
+//! point-evaluation verifier at start-up (`gigagas_chain::install_kzg_verifier`), and a
+//! dump that calls the precompile is refused without it. The feature `test-utils` adds
+//! the module `test_utils`, the helpers the tests of every crate that replays dumps share
+//! (prepare with the verifier installed, replay and verify a small grid).
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
@@ -40,6 +46,8 @@ pub mod replay;
 pub mod run;
 pub mod schedule;
 pub mod source;
+#[cfg(any(test, feature = "test-utils"))]
+pub mod test_utils;
 pub mod verify;
 pub mod view;
 pub mod work;

@@ -310,11 +310,6 @@ impl PreStateDb {
         }
         carried
     }
-
-    /// Number of accounts (present and absent).
-    pub fn account_count(&self) -> usize {
-        self.accounts.len()
-    }
 }
 
 impl DatabaseRef for PreStateDb {

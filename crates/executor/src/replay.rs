@@ -37,6 +37,15 @@ pub enum PrepareError {
         /// The write and the block's last index.
         source: WriteIndexError,
     },
+    /// The dump calls the point-evaluation precompile, and the setup-free verifier is not
+    /// installed: the first pass to run it would load c-kzg's trusted setup (seconds of one
+    /// core) inside its timed window.
+    #[error(
+        "the dump calls the KZG point-evaluation precompile but the setup-free verifier is not \
+         installed: call gigagas_chain::install_kzg_verifier() at start-up, before any \
+         precompile runs"
+    )]
+    KzgVerifierNotInstalled,
 }
 
 /// One block, ready to execute.
@@ -335,11 +344,12 @@ impl Replay {
     /// The dump's blocks move into the replay instead of being copied, so a loaded dump is
     /// held once.
     ///
-    /// The point-evaluation precompile runs on the setup-free verifier
-    /// ([`gigagas_chain::install_kzg_verifier`], installed here for the whole process), so
-    /// nothing needs loading. Only if revm's crypto provider was fixed before (a precompile
-    /// ran earlier in the process) and an access list names the precompile is c-kzg's
-    /// trusted setup loaded here, so that no timed run pays for it.
+    /// The point-evaluation precompile must run on the setup-free verifier, which the
+    /// caller installs for the whole process before any precompile runs
+    /// ([`gigagas_chain::install_kzg_verifier`]: gigagas's `main` at start-up, tests through
+    /// `test_utils`); this installs nothing. A dump whose access lists name the precompile
+    /// is refused without it ([`PrepareError::KzgVerifierNotInstalled`]), so no timed pass
+    /// ever loads c-kzg's trusted setup.
     pub fn new(dump: Dump) -> Result<Self, PrepareError> {
         Self::with_resident_bases_limit(dump, RESIDENT_BASES_BYTES)
     }
@@ -348,8 +358,8 @@ impl Replay {
     /// `limit` bytes; `0` never keeps them, so each pass builds every batch's.
     pub fn with_resident_bases_limit(dump: Dump, limit: u64) -> Result<Self, PrepareError> {
         let spec = ChainSpec::from_config(&dump.meta.chain).map_err(PrepareError::Chain)?;
-        if !gigagas_chain::install_kzg_verifier() && calls_point_evaluation(&dump, &spec) {
-            warm_up_kzg();
+        if !gigagas_chain::kzg_verifier_installed() && calls_point_evaluation(&dump, &spec) {
+            return Err(PrepareError::KzgVerifierNotInstalled);
         }
         let mut segments = Vec::with_capacity(dump.segments.len());
         let mut items = Vec::with_capacity(dump.transaction_count() + 2 * dump.blocks.len());
@@ -569,28 +579,4 @@ pub fn calls_point_evaluation(dump: &Dump, spec: &ChainSpec) -> bool {
             spec.is_cancun_active_at_timestamp(block.header.timestamp)
                 && list.iter().any(|a| a.address == address)
         })
-}
-
-/// Load c-kzg's trusted setup (done lazily by revm's default point-evaluation verifier,
-/// taking seconds) by verifying one known-valid proof. Not needed once
-/// [`gigagas_chain::install_kzg_verifier`] is in place.
-pub fn warm_up_kzg() {
-    use alloy_primitives::hex;
-    use revm::precompile::kzg_point_evaluation;
-    // Test vector of revm-precompile's own point-evaluation test.
-    let commitment = hex!(
-        "8f59a8d2a1a625a17f3fea0fe5eb8c896db3764f3185481bc22f91b4aaffcca25f26936857bc3a7c2539ea8ec3a952b7"
-    );
-    let z = hex!("73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000000");
-    let y = hex!("1522a4a7f34e1ea350ae07c29c96c7e79655aa926122e95fe69fcbd932ca49e9");
-    let proof = hex!(
-        "a62ad71d14c5719385c0686f1871430475bf3a00f0aa3f7b8dd99a9abc2160744faf0070725e00b60ad9a026a15b1a8c"
-    );
-    let mut input = kzg_point_evaluation::kzg_to_versioned_hash(&commitment).to_vec();
-    input.extend_from_slice(&z);
-    input.extend_from_slice(&y);
-    input.extend_from_slice(&commitment);
-    input.extend_from_slice(&proof);
-    let ok = kzg_point_evaluation::run(&input, 100_000).is_ok();
-    debug_assert!(ok, "the KZG warm-up vector verifies");
 }

@@ -172,7 +172,7 @@ impl<P: DatabaseRef<Error = StateError>> Database for BalView<'_, P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Replay;
+    use crate::test_utils::prepare;
     use alloy_hardforks::EthereumHardfork;
     use gigagas_workload::{GeneratorConfig, Profile};
 
@@ -193,7 +193,7 @@ mod tests {
             |_, _| {},
         )
         .expect("generation succeeds");
-        let replay = Replay::new(dump).unwrap();
+        let replay = prepare(dump).unwrap();
         let block = &replay.blocks()[0];
         let base = &replay
             .resident_bases()

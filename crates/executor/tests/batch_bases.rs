@@ -18,7 +18,7 @@ fn dump(name: &str) -> gigagas_dump::Dump {
 fn bases_built_per_batch_give_the_outcomes_of_resident_bases() {
     for name in ["mainnet.gigagas", "mainnet-like.gigagas"] {
         let dump = dump(name);
-        let resident = Replay::new(dump.clone()).expect("dump prepares");
+        let resident = gigagas_executor::test_utils::prepare(dump.clone()).expect("dump prepares");
         assert!(
             resident.resident_bases().is_some(),
             "{name} keeps its bases"
@@ -26,14 +26,7 @@ fn bases_built_per_batch_give_the_outcomes_of_resident_bases() {
         let per_batch = Replay::with_resident_bases_limit(dump, 0).expect("dump prepares");
         assert!(per_batch.resident_bases().is_none());
         for (threads, batch) in [(1, 1), (1, 7), (2, 1), (2, 50)] {
-            let config = RunConfig {
-                threads,
-                batch,
-                scheduler: SchedulerKind::Ols,
-                recover_senders: false,
-                receipts: false,
-                state: Default::default(),
-            };
+            let config = RunConfig::new(threads, batch, SchedulerKind::Ols);
             let (_, want) = resident.run_parallel(&config);
             let (_, got) = per_batch.run_parallel(&config);
             if let Err(d) = per_batch.verify_all(&got) {

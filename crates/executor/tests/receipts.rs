@@ -4,7 +4,8 @@
 
 use gigagas_dump::Dump;
 use gigagas_executor::{
-    DivergenceField, ItemOutput, ReceiptsRootCheck, Replay, RunConfig, SchedulerKind, TimedWork,
+    DivergenceField, ItemOutput, ReceiptsRootCheck, RunConfig, SchedulerKind, TimedWork,
+    test_utils::{RECEIPTS, prepare},
 };
 use std::path::Path;
 
@@ -16,13 +17,11 @@ fn mainnet() -> Dump {
 }
 
 fn config(threads: usize, batch: usize, receipts: bool) -> RunConfig {
-    RunConfig {
-        threads,
-        batch,
-        scheduler: SchedulerKind::GasUsed,
-        recover_senders: false,
-        receipts,
-        state: Default::default(),
+    let config = RunConfig::new(threads, batch, SchedulerKind::GasUsed);
+    if receipts {
+        config.with_work(RECEIPTS)
+    } else {
+        config
     }
 }
 
@@ -41,7 +40,7 @@ fn replay_receipts(
 
 #[test]
 fn neither_path_builds_receipts_without_the_option() {
-    let replay = Replay::new(mainnet()).unwrap();
+    let replay = prepare(mainnet()).unwrap();
     let (_, seq) = replay.run_sequential(TimedWork::default());
     let seq = seq.unwrap();
     assert!(
@@ -60,13 +59,8 @@ fn neither_path_builds_receipts_without_the_option() {
 
 #[test]
 fn both_paths_build_the_same_receipts_and_they_match_every_header_from_byzantium() {
-    let replay = Replay::new(mainnet()).unwrap();
-    let work = TimedWork {
-        recover_senders: false,
-        receipts: true,
-        state: Default::default(),
-    };
-    let (_, seq) = replay.run_sequential(work);
+    let replay = prepare(mainnet()).unwrap();
+    let (_, seq) = replay.run_sequential(RECEIPTS);
     let seq = seq.unwrap();
     assert_eq!(seq.receipts.len(), replay.transaction_count());
     replay.verify_sequential(&seq).unwrap();
@@ -89,7 +83,7 @@ fn both_paths_build_the_same_receipts_and_they_match_every_header_from_byzantium
 #[test]
 fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_says_not_checked() {
     let mut dump = mainnet();
-    let replay = Replay::new(dump.clone()).unwrap();
+    let replay = prepare(dump.clone()).unwrap();
     let spec = replay.spec();
     use alloy_hardforks::EthereumHardforks;
     let late = dump
@@ -106,7 +100,7 @@ fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_sa
     for b in [late, early] {
         dump.blocks[b].header.receipts_root = alloy_primitives::B256::repeat_byte(0xee);
     }
-    let replay = Replay::new(dump.clone()).unwrap();
+    let replay = prepare(dump.clone()).unwrap();
 
     // Without receipts nothing looks at the root.
     let (_, outputs) = replay.run_parallel(&config(2, 1, false));
@@ -119,12 +113,7 @@ fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_sa
         (d.block, d.field()),
         (late_number, DivergenceField::ReceiptsRoot)
     );
-    let work = TimedWork {
-        recover_senders: false,
-        receipts: true,
-        state: Default::default(),
-    };
-    let (_, seq) = replay.run_sequential(work);
+    let (_, seq) = replay.run_sequential(RECEIPTS);
     let d = replay.verify_sequential(&seq.unwrap()).unwrap_err();
     assert_eq!(
         (d.block, d.field()),
@@ -163,7 +152,7 @@ fn a_wrong_log_count_in_the_dump_is_caught_on_both_paths() {
         .unwrap();
     dump.blocks[b].receipts[i].logs += 1;
     let number = dump.blocks[b].number();
-    let replay = Replay::new(dump.clone()).unwrap();
+    let replay = prepare(dump.clone()).unwrap();
     let (_, outputs) = replay.run_parallel(&config(1, 1, false));
     let d = replay.verify_all(&outputs).unwrap_err();
     assert_eq!((d.block, d.field()), (number, DivergenceField::LogCount));

@@ -5,7 +5,8 @@
 use alloy_hardforks::EthereumHardfork;
 use gigagas_dump::Dump;
 use gigagas_executor::{
-    DivergenceField, ExecFailure, ItemKind, Mismatch, Replay, RunConfig, SchedulerKind,
+    DivergenceField, ExecFailure, ItemKind, Mismatch, RunConfig, SchedulerKind, TimedWork,
+    test_utils::{Point, RECOVER_SENDERS, grid, prepare, replay_and_verify},
 };
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::path::Path;
@@ -32,50 +33,17 @@ fn small(profile: Profile) -> Dump {
     .expect("generation succeeds")
 }
 
-/// Every grid point verifies, and every point's outcomes equal the first one's.
+/// The sequential baseline and every grid point verify, and every point's outcomes and
+/// timings agree ([`replay_and_verify`]).
 fn replay_grid(dump: &Dump) {
-    let replay = Replay::new(dump.clone()).expect("dump prepares");
-    let mut reference = None;
-    for threads in [1, 2] {
-        for batch in [1, 50] {
-            for scheduler in SchedulerKind::ALL {
-                let config = RunConfig {
-                    threads,
-                    batch,
-                    scheduler,
-                    recover_senders: false,
-                    receipts: false,
-                    state: Default::default(),
-                };
-                let (timings, outputs) = replay.run_parallel(&config);
-                assert_eq!(timings.item_ns.len(), replay.items().len());
-                // A batch's time runs from its start to the end of its last item, every
-                // item ran inside its batch, and the window holds every batch.
-                for (b, range) in timings.batches.iter().enumerate() {
-                    let start = timings.batch_start_ns[b];
-                    let end = range
-                        .clone()
-                        .map(|i| timings.item_start_ns[i] + timings.item_ns[i])
-                        .max()
-                        .expect("no batch is empty");
-                    assert!(range.clone().all(|i| timings.item_start_ns[i] >= start));
-                    assert_eq!(timings.batch_wall_ns[b], end - start, "{config}: batch {b}");
-                }
-                assert!(timings.wall_ns >= timings.batch_wall_ns.iter().sum::<u64>());
-                if let Err(d) = replay.verify_all(&outputs) {
-                    panic!("{} threads, batch {batch}, {scheduler}: {d}", threads);
-                }
-                let outcomes = replay.outcomes(&outputs);
-                match &reference {
-                    None => reference = Some(outcomes),
-                    Some(r) => assert!(
-                        r == &outcomes,
-                        "{threads} threads, batch {batch}, {scheduler}: outcomes differ from 1 thread, batch 1, ols"
-                    ),
-                }
-            }
-        }
-    }
+    let points = grid(&[1, 2], &[1, 50], &SchedulerKind::ALL)
+        .into_iter()
+        .map(Point::Bal);
+    replay_and_verify(
+        dump.clone(),
+        std::iter::once(Point::Sequential(TimedWork::default())).chain(points),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", dump.meta.name));
 }
 
 #[test]
@@ -93,25 +61,12 @@ fn every_profile_replays_and_verifies_on_every_grid_point() {
 #[test]
 fn sequential_baseline_verifies_and_sender_recovery_changes_nothing() {
     let dump = small(Profile::MainnetLike);
-    let replay = Replay::new(dump.clone()).unwrap();
-    let (_, results) = replay.run_sequential(gigagas_executor::TimedWork::default());
+    let replay = prepare(dump.clone()).unwrap();
+    let (_, results) = replay.run_sequential(TimedWork::default());
     replay.verify_sequential(&results.unwrap()).unwrap();
-    let (_, plain) = replay.run_parallel(&RunConfig {
-        threads: 2,
-        batch: 1,
-        scheduler: SchedulerKind::Ols,
-        recover_senders: false,
-        receipts: false,
-        state: Default::default(),
-    });
-    let (_, recovered) = replay.run_parallel(&RunConfig {
-        threads: 2,
-        batch: 1,
-        scheduler: SchedulerKind::Ols,
-        recover_senders: true,
-        receipts: false,
-        state: Default::default(),
-    });
+    let (_, plain) = replay.run_parallel(&RunConfig::new(2, 1, SchedulerKind::Ols));
+    let (_, recovered) =
+        replay.run_parallel(&RunConfig::new(2, 1, SchedulerKind::Ols).with_work(RECOVER_SENDERS));
     replay.verify_all(&recovered).unwrap();
     assert_eq!(replay.outcomes(&plain), replay.outcomes(&recovered));
 }
@@ -139,15 +94,8 @@ fn corrupted_bal_write_is_named() {
         .unwrap();
     change.new_value += alloy_primitives::U256::from(1);
     let tx = change.block_access_index.get() - 1;
-    let replay = Replay::new(dump.clone()).unwrap();
-    let (_, outputs) = replay.run_parallel(&RunConfig {
-        threads: 2,
-        batch: 1,
-        scheduler: SchedulerKind::GasUsed,
-        recover_senders: false,
-        receipts: false,
-        state: Default::default(),
-    });
+    let replay = prepare(dump.clone()).unwrap();
+    let (_, outputs) = replay.run_parallel(&RunConfig::new(2, 1, SchedulerKind::GasUsed));
     let d = replay
         .verify_all(&outputs)
         .expect_err("a corrupted BAL must not verify");
@@ -162,15 +110,8 @@ fn corrupted_bal_write_is_named() {
 fn corrupted_receipt_is_named() {
     let mut dump = small(Profile::Transfers);
     dump.blocks[2].receipts[3].gas_used += 1;
-    let replay = Replay::new(dump.clone()).unwrap();
-    let (_, outputs) = replay.run_parallel(&RunConfig {
-        threads: 1,
-        batch: 50,
-        scheduler: SchedulerKind::Ols,
-        recover_senders: false,
-        receipts: false,
-        state: Default::default(),
-    });
+    let replay = prepare(dump.clone()).unwrap();
+    let (_, outputs) = replay.run_parallel(&RunConfig::new(1, 50, SchedulerKind::Ols));
     let d = replay
         .verify_all(&outputs)
         .expect_err("a corrupted receipt must not verify");
@@ -208,15 +149,8 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
         })
         .expect("an account a transaction writes storage of");
     let address = dump.access_lists[block].remove(victim).address;
-    let replay = Replay::new(dump.clone()).unwrap();
-    let (_, outputs) = replay.run_parallel(&RunConfig {
-        threads: 2,
-        batch: 1,
-        scheduler: SchedulerKind::Ols,
-        recover_senders: false,
-        receipts: false,
-        state: Default::default(),
-    });
+    let replay = prepare(dump.clone()).unwrap();
+    let (_, outputs) = replay.run_parallel(&RunConfig::new(2, 1, SchedulerKind::Ols));
     let d = replay
         .verify_all(&outputs)
         .expect_err("a missing BAL account must fail");
@@ -245,7 +179,7 @@ fn a_write_index_past_the_block_is_an_error_not_an_abort() {
             .find(|a| !a.balance_changes.is_empty())
             .expect("a balance write in the first block");
         entry.balance_changes[0].block_access_index = alloy_eip7928::BlockAccessIndex(index);
-        let err = Replay::new(crafted).expect_err("an index past the block must be refused");
+        let err = prepare(crafted).expect_err("an index past the block must be refused");
         let msg = err.to_string();
         assert!(
             msg.contains(&format!("block {}", dump.blocks[0].number()))
@@ -253,21 +187,6 @@ fn a_write_index_past_the_block_is_an_error_not_an_abort() {
             "{msg}"
         );
     }
-}
-
-/// The synthetic workload calls the KZG point-evaluation precompile (its precompile-user
-/// contract): its access lists name 0x0a; transfer and token workloads never call it. Only
-/// such dumps would need c-kzg's trusted setup loaded before timing, in the fallback where
-/// the setup-free verifier could not be installed (`Replay::new`).
-#[test]
-fn the_kzg_setup_is_loaded_only_for_dumps_that_call_point_evaluation() {
-    let calls = |dump: &Dump| {
-        let spec = gigagas_executor::ChainSpec::from_config(&dump.meta.chain).unwrap();
-        gigagas_executor::replay::calls_point_evaluation(dump, &spec)
-    };
-    assert!(calls(&default_dump()));
-    assert!(!calls(&small(Profile::Transfers)));
-    assert!(!calls(&small(Profile::Erc20)));
 }
 
 /// A stored sender that disagrees with the signature is an error when senders are
@@ -285,15 +204,8 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
             alloy_primitives::Address::repeat_byte(0x42),
         ),
     );
-    let replay = Replay::new(dump.clone()).unwrap();
-    let config = RunConfig {
-        threads: 2,
-        batch: 1,
-        scheduler: SchedulerKind::Ols,
-        recover_senders: true,
-        receipts: false,
-        state: Default::default(),
-    };
+    let replay = prepare(dump.clone()).unwrap();
+    let config = RunConfig::new(2, 1, SchedulerKind::Ols).with_work(RECOVER_SENDERS);
     let (_, outputs) = replay.run_parallel(&config);
     let d = replay.verify_all(&outputs).unwrap_err();
     assert_eq!(
@@ -308,12 +220,7 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
         "{d}"
     );
     assert!(d.to_string().contains("the signature gives"), "{d}");
-    let work = gigagas_executor::TimedWork {
-        recover_senders: true,
-        receipts: false,
-        state: Default::default(),
-    };
-    let err = replay.run_sequential(work).1.unwrap_err();
+    let err = replay.run_sequential(RECOVER_SENDERS).1.unwrap_err();
     assert!(
         matches!(err.failure, ExecFailure::SenderMismatch { .. }),
         "{err}"

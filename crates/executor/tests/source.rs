@@ -7,6 +7,7 @@ use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_dump::Dump;
 use gigagas_executor::{
     AccountInfo, ItemOutput, PassIo, Replay, RunConfig, SchedulerKind, StateError, StateSource,
+    test_utils::prepare,
 };
 use gigagas_grid::IoMode;
 use std::{collections::HashMap, path::Path, sync::Arc};
@@ -91,7 +92,7 @@ fn load(name: &str) -> (Replay, DumpSource) {
         .join(name);
     let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
     let source = DumpSource::of(&dump);
-    (Replay::new(dump).unwrap(), source)
+    (prepare(dump).unwrap(), source)
 }
 
 fn gas_and_status(outputs: &[Result<ItemOutput, gigagas_executor::ExecError>]) -> Vec<(u64, bool)> {

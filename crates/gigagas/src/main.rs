@@ -36,5 +36,14 @@ const ALLOCATOR_NAME: &str = "system";
 use mimalloc as _;
 
 fn main() -> std::process::ExitCode {
+    // The setup-free point-evaluation verifier, for the whole process, before any dump is
+    // loaded or any precompile runs: every command records and replays on it, and
+    // `Replay::new` refuses a dump that calls the precompile without it (else a timed pass
+    // would load c-kzg's trusted setup). Nothing can have fixed revm's provider yet.
+    let installed = gigagas_chain::install_kzg_verifier();
+    assert!(
+        installed,
+        "the KZG verifier installs before any precompile runs"
+    );
     cli::main()
 }

@@ -3,7 +3,10 @@
 //! access list checked against the fixture's, each test passed or skipped with a named
 //! reason, none failed, and the passed ones replay on the fixture's own access lists.
 
-use gigagas_executor::{Replay, RunConfig, SchedulerKind};
+use gigagas_executor::{
+    SchedulerKind, TimedWork,
+    test_utils::{self, Point},
+};
 use gigagas_import::{
     FixtureFile, ImportError, ImportSummary, Outcome, RejectedBlock, RejectedBy, TestReport,
     import, import_one,
@@ -89,28 +92,22 @@ fn assert_rejections_pass(dir: &Path, r: &Imported) {
     }
 }
 
-/// Replay a dump from its file on 2 threads (one block per batch and all in one), and
-/// verify every transaction against the dump's receipts and access lists.
+/// Replay a dump from its file ([`test_utils::replay_and_verify`]): the sequential baseline,
+/// then 2 threads (one block per batch, recovering senders, and all in one), and verify
+/// every transaction against the dump's receipts and access lists.
 fn replay(path: &Path) -> Result<(), String> {
     let (dump, _) = gigagas_dump::read_dump(path).map_err(|e| e.to_string())?;
-    let replay = Replay::new(dump.clone()).map_err(|e| format!("prepare: {e}"))?;
-    let mut batches = vec![1, dump.blocks.len()];
-    batches.dedup();
-    for batch in batches {
-        let config = RunConfig {
-            threads: 2,
-            batch,
-            scheduler: SchedulerKind::ALL[0],
-            recover_senders: batch == 1,
-            receipts: false,
-            state: Default::default(),
-        };
-        let (_, outputs) = replay.run_parallel(&config);
-        replay
-            .verify_all(&outputs)
-            .map_err(|e| format!("parallel (batch {batch}): {e}"))?;
-    }
-    Ok(())
+    let points = test_utils::grid(&[2], &[1, dump.blocks.len()], &[SchedulerKind::ALL[0]])
+        .into_iter()
+        .map(|c| {
+            Point::Bal(if c.batch == 1 {
+                c.with_work(test_utils::RECOVER_SENDERS)
+            } else {
+                c
+            })
+        });
+    let sequential = Point::Sequential(TimedWork::default());
+    test_utils::replay_and_verify(dump, std::iter::once(sequential).chain(points)).map(|_| ())
 }
 
 #[test]

@@ -1,7 +1,10 @@
 //! Every shipped BlockchainTests fixture imports, checks out against its expected
 //! post-state, and replays in parallel on its access lists with verification passing.
 
-use gigagas_executor::{Replay, RunConfig, SchedulerKind};
+use gigagas_executor::{
+    SchedulerKind, TimedWork,
+    test_utils::{self, Point},
+};
 use gigagas_import::{Outcome, TestReport, import};
 use std::{collections::BTreeMap, path::PathBuf};
 
@@ -76,41 +79,24 @@ fn all_fixtures_import_check_out_and_replay() {
             dump.meta.provenance.get("network").map(String::as_str),
             Some("Cancun")
         );
-        let replay = Replay::new(dump.clone()).expect("an imported dump prepares for replay");
+        // The heavy ones on one scheduler, without the sequential baseline.
         let heavy = dump.total_gas() > HEAVY_GAS;
         let schedulers: &[SchedulerKind] = if heavy {
             &[SchedulerKind::Ols]
         } else {
             &SchedulerKind::ALL
         };
-        let mut batches = vec![1, dump.blocks.len()];
-        batches.dedup();
-        let result = (|| -> Result<(), String> {
-            if !heavy {
-                let (_, seq) = replay.run_sequential(gigagas_executor::TimedWork::default());
-                let seq = seq.map_err(|e| format!("sequential: {e}"))?;
-                replay
-                    .verify_sequential(&seq)
-                    .map_err(|e| format!("sequential: {e}"))?;
-            }
-            for &scheduler in schedulers {
-                for &batch in &batches {
-                    let config = RunConfig {
-                        threads: 2,
-                        batch,
-                        scheduler,
-                        recover_senders: batch == 1,
-                        receipts: false,
-                        state: Default::default(),
-                    };
-                    let (_, outputs) = replay.run_parallel(&config);
-                    replay
-                        .verify_all(&outputs)
-                        .map_err(|e| format!("parallel ({scheduler:?}, batch {batch}): {e}"))?;
-                }
-            }
-            Ok(())
-        })();
+        let sequential = (!heavy).then_some(Point::Sequential(TimedWork::default()));
+        let points = test_utils::grid(&[2], &[1, dump.blocks.len()], schedulers)
+            .into_iter()
+            .map(|c| {
+                Point::Bal(if c.batch == 1 {
+                    c.with_work(test_utils::RECOVER_SENDERS)
+                } else {
+                    c
+                })
+            });
+        let result = test_utils::replay_and_verify(dump, sequential.into_iter().chain(points));
         if let Err(e) = result {
             replay_failures.insert(test.clone(), e);
         }

@@ -3,7 +3,10 @@
 //! the documented one-line error naming block, file and field.
 
 use alloy_consensus::transaction::SignerRecoverable;
-use gigagas_executor::{Replay, RunConfig, SchedulerKind};
+use gigagas_executor::{
+    SchedulerKind, TimedWork,
+    test_utils::{self, Point},
+};
 use gigagas_import::{Expected, SnapshotError, import_snapshots};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -65,29 +68,20 @@ fn the_mainnet_dump_holds_every_block_and_replays_verified() {
         .collect();
     assert_eq!(headerless, [(1796867, 1), (5283152, 2), (8889776, 1)]);
 
-    let replay = Replay::new(dump.clone()).expect("the mainnet dump prepares");
-    let (_, seq) = replay.run_sequential(gigagas_executor::TimedWork::default());
-    replay
-        .verify_sequential(&seq.expect("sequential baseline runs"))
-        .expect("sequential baseline agrees");
-    for threads in [1, 2] {
-        for scheduler in SchedulerKind::ALL {
-            for batch in [1, dump.blocks.len()] {
-                let config = RunConfig {
-                    threads,
-                    batch,
-                    scheduler,
-                    recover_senders: batch == 1 && threads == 2,
-                    receipts: false,
-                    state: Default::default(),
-                };
-                let (_, outputs) = replay.run_parallel(&config);
-                replay.verify_all(&outputs).unwrap_or_else(|e| {
-                    panic!("{threads} threads, {scheduler:?}, batch {batch}: {e}")
-                });
-            }
-        }
-    }
+    let points = test_utils::grid(&[1, 2], &[1, dump.blocks.len()], &SchedulerKind::ALL)
+        .into_iter()
+        .map(|c| {
+            Point::Bal(if c.batch == 1 && c.threads == 2 {
+                c.with_work(test_utils::RECOVER_SENDERS)
+            } else {
+                c
+            })
+        });
+    test_utils::replay_and_verify(
+        dump,
+        std::iter::once(Point::Sequential(TimedWork::default())).chain(points),
+    )
+    .unwrap_or_else(|e| panic!("the mainnet dump does not replay: {e}"));
 }
 
 /// A copy of one shared block folder to edit.

@@ -171,11 +171,6 @@ impl Interval {
     pub fn contains(&self, x: f64) -> bool {
         self.lo <= x && x <= self.hi
     }
-
-    /// Half the interval's width relative to its median (0.03: ±3 %).
-    pub fn relative_half_width(&self) -> f64 {
-        (self.hi - self.lo) / 2.0 / self.median.abs().max(f64::MIN_POSITIVE)
-    }
 }
 
 /// The median of `values` with a distribution-free confidence interval from order

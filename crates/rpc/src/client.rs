@@ -130,11 +130,6 @@ impl RpcClient {
         })
     }
 
-    /// The URL as shown in messages: scheme, host and port only (paths often carry API keys).
-    pub fn shown_url(&self) -> &str {
-        &self.shown
-    }
-
     /// The time-out and retry configuration.
     pub fn config(&self) -> &ClientConfig {
         &self.config

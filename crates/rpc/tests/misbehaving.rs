@@ -419,7 +419,7 @@ fn a_range_of_empty_blocks_from_a_fake_node_dumps() {
     assert_eq!(dump.blocks.len(), 3);
     assert_eq!(dump.segments[0].block_hashes.len(), 3);
     assert_eq!(dump.meta.provenance["fork"], "London");
-    gigagas_executor::Replay::new(dump).unwrap();
+    gigagas_executor::test_utils::prepare(dump).unwrap();
 }
 
 #[test]

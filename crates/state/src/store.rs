@@ -546,11 +546,6 @@ impl ReadMeter {
         std::mem::take(&mut *self.latencies.borrow_mut())
     }
 
-    /// Reserve room for `n` latencies, so that keeping them does not allocate while timed.
-    pub fn reserve_latencies(&self, n: usize) {
-        self.latencies.borrow_mut().reserve(n);
-    }
-
     /// Run one read of `kind` (returning its value and the bytes it read), counting and
     /// timing it. For engines implementing [`StateReader`].
     pub fn measure<T>(

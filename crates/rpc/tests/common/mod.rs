@@ -18,7 +18,10 @@ use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use alloy_sol_types::{SolCall, SolValue};
 use gigagas_dump::Dump;
-use gigagas_executor::{Replay, RunConfig, SchedulerKind};
+use gigagas_executor::{
+    SchedulerKind,
+    test_utils::{self, Point},
+};
 use gigagas_rpc::{ClientConfig, RpcClient};
 use gigagas_workload::contracts::{self, ICompute, INft, IPair, IPrecompiles, IToken};
 use serde_json::{Value, json};
@@ -886,35 +889,18 @@ pub(crate) fn check_statuses(d: &Driver<'_>, first_range_receipt: usize, reverts
     }
 }
 
-/// Replay a dump with gigagas-executor: sequential, then 2 threads with every scheduler
-/// (batch 1 and all blocks in one batch), all verified; and once recovering senders.
+/// Replay a dump with gigagas-executor ([`test_utils::replay_and_verify`]): sequential
+/// recovering senders, then 2 threads with every scheduler (batch 1 and all blocks in one
+/// batch), all verified.
 pub(crate) fn replay_and_verify(dump: &Dump) {
-    let replay = Replay::new(dump.clone()).expect("the dump prepares for replay");
-    let (_, seq) = replay.run_sequential(gigagas_executor::TimedWork {
-        recover_senders: true,
-        receipts: false,
-        state: Default::default(),
-    });
-    let seq = seq.unwrap_or_else(|e| panic!("sequential replay (recovering senders): {e}"));
-    replay
-        .verify_sequential(&seq)
-        .unwrap_or_else(|d| panic!("sequential replay diverges: {d}"));
-    for batch in [1, dump.blocks.len()] {
-        for scheduler in SchedulerKind::ALL {
-            let config = RunConfig {
-                threads: 2,
-                batch,
-                scheduler,
-                recover_senders: false,
-                receipts: false,
-                state: Default::default(),
-            };
-            let (_, outputs) = replay.run_parallel(&config);
-            replay.verify_all(&outputs).unwrap_or_else(|d| {
-                panic!("replay at 2 threads, batch {batch}, {scheduler} diverges: {d}")
-            });
-        }
-    }
+    let points = test_utils::grid(&[2], &[1, dump.blocks.len()], &SchedulerKind::ALL)
+        .into_iter()
+        .map(Point::Bal);
+    test_utils::replay_and_verify(
+        dump.clone(),
+        std::iter::once(Point::Sequential(test_utils::RECOVER_SENDERS)).chain(points),
+    )
+    .unwrap_or_else(|e| panic!("the dump does not replay: {e}"));
 }
 
 /// The dump's end state (pre-state advanced by every block access list's last writes)

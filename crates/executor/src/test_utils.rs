@@ -1,0 +1,159 @@
+//! Helpers for the tests of every crate that replays dumps (feature `test-utils`, which
+//! tests enable through `[dev-dependencies]`; never a normal dependency).
+//!
+//! - [`prepare`]: [`Replay::new`] after installing the setup-free KZG verifier, as
+//!   gigagas's `main` does at start-up ([`Replay::new`] itself installs nothing).
+//! - [`grid`]: a small grid of replay points.
+//! - [`replay_and_verify`]: prepare a dump, run every point given (the sequential baseline
+//!   and replay points), verify each, and check that every replay point's outcomes and
+//!   timings agree.
+
+use crate::{PrepareError, Replay, RunConfig, SchedulerKind, TimedWork};
+pub use gigagas_chain::{install_kzg_verifier, kzg_verifier_installed};
+use gigagas_dump::Dump;
+pub use gigagas_grid::Point;
+
+/// The timed work with sender recovery from the signature, nothing else.
+pub const RECOVER_SENDERS: TimedWork = TimedWork {
+    recover_senders: true,
+    receipts: false,
+    state: gigagas_grid::StateRead::Memory,
+};
+
+/// The timed work with a receipt per transaction, nothing else.
+pub const RECEIPTS: TimedWork = TimedWork {
+    recover_senders: false,
+    receipts: true,
+    state: gigagas_grid::StateRead::Memory,
+};
+
+/// [`Replay::new`] with the setup-free point-evaluation verifier installed first
+/// ([`install_kzg_verifier`]), as a binary does at start-up.
+pub fn prepare(dump: Dump) -> Result<Replay, PrepareError> {
+    // If a precompile ran first, this fails, and `Replay::new` refuses a dump that calls
+    // point evaluation.
+    install_kzg_verifier();
+    Replay::new(dump)
+}
+
+/// Every `threads × batches × schedulers` replay point, in that order, with no optional
+/// timed work; a batch size listed twice (e.g. `[1, blocks]` for a one-block dump) is run
+/// once.
+pub fn grid(threads: &[usize], batches: &[usize], schedulers: &[SchedulerKind]) -> Vec<RunConfig> {
+    let mut unique = Vec::with_capacity(batches.len());
+    for &b in batches {
+        if !unique.contains(&b) {
+            unique.push(b);
+        }
+    }
+    let mut points = Vec::new();
+    for &t in threads {
+        for &b in &unique {
+            for &s in schedulers {
+                points.push(RunConfig::new(t, b, s));
+            }
+        }
+    }
+    points
+}
+
+/// Prepare `dump` ([`prepare`]) and run every point of `points` on it, each verified:
+///
+/// - [`Point::Sequential`]: the sequential baseline, checked by
+///   [`Replay::verify_sequential`];
+/// - [`Point::Bal`]: the replay, checked by [`Replay::verify_all`]; its timings cover
+///   every item, each batch's time runs from its start to the end of its last item, the
+///   wall time holds every batch; and its outcomes ([`Replay::outcomes`]) equal the first
+///   replay point's.
+///
+/// Returns the prepared replay for further checks, or the first failure as one line
+/// naming the point.
+pub fn replay_and_verify(
+    dump: Dump,
+    points: impl IntoIterator<Item = Point>,
+) -> Result<Replay, String> {
+    let replay = prepare(dump).map_err(|e| format!("prepare: {e}"))?;
+    let mut reference: Option<(Point, _)> = None;
+    for point in points {
+        match point {
+            Point::Sequential(work) => {
+                let (_, outputs) = replay.run_sequential(work);
+                let outputs = outputs.map_err(|e| format!("{point}: {e}"))?;
+                replay
+                    .verify_sequential(&outputs)
+                    .map_err(|d| format!("{point}: {d}"))?;
+            }
+            Point::Bal(config) => {
+                let (timings, outputs) = replay.run_parallel(&config);
+                if timings.item_ns.len() != replay.items().len() {
+                    return Err(format!(
+                        "{point}: {} item times for {} items",
+                        timings.item_ns.len(),
+                        replay.items().len()
+                    ));
+                }
+                for (b, range) in timings.batches.iter().enumerate() {
+                    let start = timings.batch_start_ns[b];
+                    let end = range
+                        .clone()
+                        .map(|i| timings.item_start_ns[i] + timings.item_ns[i])
+                        .max()
+                        .ok_or_else(|| format!("{point}: batch {b} is empty"))?;
+                    if !range.clone().all(|i| timings.item_start_ns[i] >= start) {
+                        return Err(format!("{point}: an item of batch {b} starts before it"));
+                    }
+                    if timings.batch_wall_ns[b] != end - start {
+                        return Err(format!(
+                            "{point}: batch {b} took {} ns, its items span {} ns",
+                            timings.batch_wall_ns[b],
+                            end - start
+                        ));
+                    }
+                }
+                if timings.wall_ns < timings.batch_wall_ns.iter().sum::<u64>() {
+                    return Err(format!(
+                        "{point}: the wall time is shorter than its batches"
+                    ));
+                }
+                replay
+                    .verify_all(&outputs)
+                    .map_err(|d| format!("{point}: {d}"))?;
+                let outcomes = replay.outcomes(&outputs);
+                match &reference {
+                    None => reference = Some((point, outcomes)),
+                    Some((first, r)) => {
+                        if r != &outcomes {
+                            return Err(format!("{point}: outcomes differ from {first}'s"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(replay)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grid_has_every_point_once() {
+        let g = grid(
+            &[1, 2],
+            &[1, 1],
+            &[SchedulerKind::Ols, SchedulerKind::GasUsed],
+        );
+        let names: Vec<String> = g.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            names,
+            [
+                "BAL 1t b1 ols",
+                "BAL 1t b1 gas-used",
+                "BAL 2t b1 ols",
+                "BAL 2t b1 gas-used"
+            ]
+        );
+        assert!(g.iter().all(|c| c.work() == TimedWork::default()));
+    }
+}
