@@ -655,6 +655,10 @@ impl Replay {
         io: Option<PassIo<'_>>,
         sink: &mut BatchSink<'_>,
     ) -> (RunTimings, Result<(), crate::Divergence>) {
+        if io.is_some() && !self.blocks.is_empty() {
+            // Built on a source's first pass, here: never inside a timed window.
+            let _ = self.carried(0);
+        }
         let (io, on_demand_pass) = match io {
             Some(PassIo {
                 readers,
