@@ -110,7 +110,9 @@ pub fn run_grid(
     let units = plan.units_per_dump(cores);
     progress.total(units * dumps.len() as u64);
 
-    let loaded = load_all(&dumps, cores, progress);
+    // A plan with only store points never runs on the in-memory bases: none are kept.
+    let keep_bases = plan.state.as_ref().is_none_or(|s| s.memory);
+    let loaded = load_all(&dumps, cores, keep_bases, progress);
     if plan.collapse_single_transaction_blocks {
         let replays: Vec<&Replay> = loaded
             .iter()
@@ -284,7 +286,12 @@ type Loaded = Result<(Replay, DumpRecord), Failed>;
 
 /// Load every dump on up to `cores` threads, before anything is timed. The results are in
 /// the order of `dumps`.
-fn load_all(dumps: &[SuiteDump], cores: usize, progress: &mut dyn Progress) -> Vec<Loaded> {
+fn load_all(
+    dumps: &[SuiteDump],
+    cores: usize,
+    keep_bases: bool,
+    progress: &mut dyn Progress,
+) -> Vec<Loaded> {
     let slots: Vec<Mutex<Option<Loaded>>> = dumps.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let (done_tx, done_rx) = mpsc::channel::<()>();
@@ -296,7 +303,7 @@ fn load_all(dumps: &[SuiteDump], cores: usize, progress: &mut dyn Progress) -> V
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(dump) = dumps.get(i) else { break };
-                    let loaded = load(&dump.path);
+                    let loaded = load(&dump.path, keep_bases);
                     *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(loaded);
                     let _ = done_tx.send(());
                 }
@@ -487,11 +494,12 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 
 /// Load a dump and prepare it for replay, with errors naming the file.
 pub fn load_replay(path: &Path) -> Result<(Replay, DumpRecord), BenchError> {
-    load(path).map_err(|e| e.at(path))
+    load(path, true).map_err(|e| e.at(path))
 }
 
-/// [`load_replay`] before the path is attached.
-fn load(path: &Path) -> Result<(Replay, DumpRecord), Failed> {
+/// [`load_replay`] before the path is attached; with `keep_bases` off, the replay keeps no
+/// in-memory block bases (for passes that read their state from a store).
+fn load(path: &Path, keep_bases: bool) -> Result<(Replay, DumpRecord), Failed> {
     let (dump, info) = gigagas_dump::read_dump(path).map_err(|e| Failed::Read(Box::new(e)))?;
     // Nothing to time: refused here, before any timing, so no row ever reads "0 [0–0]"
     // or "NaN×".
@@ -503,7 +511,13 @@ fn load(path: &Path) -> Result<(Replay, DumpRecord), Failed> {
     // at start-up (gigagas_chain::install_kzg_verifier, in gigagas's main), and
     // `Replay::new` refuses a dump that calls the precompile without it. The dump moves
     // into the replay: its blocks are held once.
-    let replay = Replay::new(dump).map_err(|e| DumpFault::Prepare(Box::new(e)))?;
+    let limit = if keep_bases {
+        gigagas_executor::RESIDENT_BASES_BYTES
+    } else {
+        0
+    };
+    let replay = Replay::with_resident_bases_limit(dump, limit)
+        .map_err(|e| DumpFault::Prepare(Box::new(e)))?;
     let record = DumpRecord {
         name,
         path: path.display().to_string(),
@@ -526,7 +540,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.gigagas");
         std::fs::write(&path, b"GIGAGAS\0 far too short").unwrap();
-        let Err(failed) = load(&path) else {
+        let Err(failed) = load(&path, true) else {
             panic!("a truncated file loads")
         };
         let reason = failed.reason(&path);
@@ -562,7 +576,7 @@ mod tests {
             None
         );
         let dir = tempfile::tempdir().unwrap();
-        let Err(unreadable) = load(&dir.path().join("missing.gigagas")) else {
+        let Err(unreadable) = load(&dir.path().join("missing.gigagas"), true) else {
             panic!("a missing file loads")
         };
         assert_eq!(unreadable.nothing_to_measure(), None);
