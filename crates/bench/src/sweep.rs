@@ -506,7 +506,7 @@ fn load(path: &Path, keep_bases: bool) -> Result<(Replay, DumpRecord), Failed> {
     dump.check_has_work()
         .map_err(|e| DumpFault::NoWork(Box::new(e)))?;
     let transactions = dump.transaction_count();
-    let (name, blocks) = (dump.meta.name.clone(), dump.blocks.len());
+    let (name, blocks) = (dump.meta.name.clone(), dump.block_count());
     // No KZG setup to load: the caller installed the setup-free point-evaluation verifier
     // at start-up (gigagas_chain::install_kzg_verifier, in gigagas's main), and
     // `Replay::new` refuses a dump that calls the precompile without it. The dump moves
@@ -551,12 +551,12 @@ mod tests {
         assert!(line.ends_with(&reason), "{line} / {reason}");
         // A fault holds no path: the edge adds it once.
         let fault = Failed::from(DumpFault::NoWork(Box::new(
-            gigagas_dump::InvariantError::NoSegment,
+            gigagas_dump::InvariantError::EmptySegment(1),
         )));
-        assert_eq!(fault.reason(&path), "blocks but no segment");
+        assert_eq!(fault.reason(&path), "segment 1 has no blocks");
         assert_eq!(
             error_chain(&fault.at(&path)),
-            format!("{shown}: blocks but no segment")
+            format!("{shown}: segment 1 has no blocks")
         );
     }
 
@@ -572,7 +572,7 @@ mod tests {
             Some(0)
         );
         assert_eq!(
-            no_work(InvariantError::NoSegment).nothing_to_measure(),
+            no_work(InvariantError::EmptySegment(0)).nothing_to_measure(),
             None
         );
         let dir = tempfile::tempdir().unwrap();

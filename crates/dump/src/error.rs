@@ -90,7 +90,7 @@ pub enum DumpError {
         #[source]
         problem: SectionProblem,
     },
-    /// The sections decode but do not fit together (e.g. BAL count differs from block count).
+    /// The sections decode but break an invariant of the dump ([`InvariantError`]).
     #[error("{path}: inconsistent dump")]
     Inconsistent {
         /// The file.
@@ -133,28 +133,9 @@ impl From<String> for SectionProblem {
 /// An invariant of a dump that a replay relies on, broken ([`crate::Dump::validate`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvariantError {
-    /// Not one access list per block.
-    #[error("{access_lists} block access lists for {blocks} blocks")]
-    AccessListCount {
-        /// Access lists in the dump.
-        access_lists: usize,
-        /// Blocks in the dump.
-        blocks: usize,
-    },
-    /// Blocks that belong to no segment.
-    #[error("blocks but no segment")]
-    NoSegment,
     /// A segment of zero blocks.
     #[error("segment {0} has no blocks")]
     EmptySegment(usize),
-    /// The segments' block counts do not add up to the dump's blocks.
-    #[error("the segments hold {covered} blocks but the dump has {blocks}")]
-    SegmentBlocks {
-        /// Blocks the segments claim (at least; counting stops past the dump's).
-        covered: usize,
-        /// Blocks in the dump.
-        blocks: usize,
-    },
     /// A segment's block hashes are not in strictly ascending block-number order.
     #[error("segment {0}: block hashes are not in ascending order")]
     UnorderedBlockHashes(usize),

@@ -23,6 +23,11 @@
 //! count. Fixed-size records and RLP keep parsing cheaper than decompression; sections
 //! decompress in parallel.
 //!
+//! The blocks of all segments share `BLKS`, their access lists `BALS`, in the same order;
+//! `SEGS` says how many blocks go to each segment. Decoding refuses a file whose `BALS`
+//! count differs from the `BLKS` count or whose `SEGS` sizes (each at least one) do not add
+//! up to it, then gives each block its access list and each segment its blocks.
+//!
 //! Version 1 files (one segment, no `SEGS`, blocks without ommer fields) still decode.
 //!
 //! Reading is bounded by what the header declares, checked before the body: the content
@@ -90,7 +95,7 @@ fn encode_segment_sizes(dump: &Dump) -> Vec<u8> {
     let mut out = Vec::with_capacity(8 + dump.segments.len() * 8);
     out.extend_from_slice(&(dump.segments.len() as u64).to_le_bytes());
     for s in &dump.segments {
-        out.extend_from_slice(&(s.blocks as u64).to_le_bytes());
+        out.extend_from_slice(&(s.blocks.len() as u64).to_le_bytes());
     }
     out
 }
@@ -171,20 +176,23 @@ fn encode_block(b: &DumpBlock, out: &mut Vec<u8>) {
     out.extend_from_slice(&payload);
 }
 
-fn encode_blocks(blocks: &[DumpBlock]) -> Vec<u8> {
+/// `BLKS`: the blocks of every segment, segment after segment (without their access
+/// lists, which go to `BALS`).
+fn encode_blocks(dump: &Dump) -> Vec<u8> {
     let mut out = Vec::new();
-    out.extend_from_slice(&(blocks.len() as u64).to_le_bytes());
-    for b in blocks {
+    out.extend_from_slice(&(dump.block_count() as u64).to_le_bytes());
+    for b in dump.blocks() {
         encode_block(b, &mut out);
     }
     out
 }
 
-fn encode_bals(bals: &[BlockAccessList]) -> Vec<u8> {
+/// `BALS`: each block's access list, in the order of `BLKS`.
+fn encode_bals(dump: &Dump) -> Vec<u8> {
     let mut out = Vec::new();
-    out.extend_from_slice(&(bals.len() as u64).to_le_bytes());
-    for bal in bals {
-        bal.encode(&mut out);
+    out.extend_from_slice(&(dump.block_count() as u64).to_le_bytes());
+    for b in dump.blocks() {
+        b.access_list.encode(&mut out);
     }
     out
 }
@@ -200,8 +208,8 @@ fn raw_sections(dump: &Dump) -> Vec<(&'static [u8; 4], Vec<u8>)> {
             3 => per_segment(dump, |s, out| encode_accounts(&s.pre_state.accounts, out)),
             4 => per_segment(dump, |s, out| encode_storage(&s.pre_state.storage, out)),
             5 => per_segment(dump, |s, out| encode_codes(&s.pre_state.codes, out)),
-            6 => encode_blocks(&dump.blocks),
-            _ => encode_bals(&dump.access_lists),
+            6 => encode_blocks(dump),
+            _ => encode_bals(dump),
         })
         .collect();
     SECTION_TAGS.iter().copied().zip(parts).collect()
@@ -387,6 +395,8 @@ pub fn inspect_dump(path: &Path) -> Result<(crate::DumpSummary, DumpFileInfo), D
         1 => vec![blocks.count],
         _ => decode_segment_sizes(take(b"SEGS")).map_err(|e| corrupt("SEGS", e))?,
     };
+    check_layout(&sizes, blocks.count, lists.count).map_err(|(s, e)| corrupt(s, e))?;
+    // The segments' tables, without their blocks: those stream past one at a time.
     let segments = decode_segments(
         &sizes,
         take(b"HASH"),
@@ -399,36 +409,28 @@ pub fn inspect_dump(path: &Path) -> Result<(crate::DumpSummary, DumpFileInfo), D
         path: path.to_path_buf(),
         source: Box::new(source),
     };
-    crate::validate_layout(&segments, blocks.count, lists.count).map_err(inconsistent)?;
     let mut figures = Vec::with_capacity(blocks.count);
-    for (i, segment) in segments.iter().enumerate() {
+    for ((i, segment), &size) in segments.iter().enumerate().zip(&sizes) {
+        segment.validate_block_hashes(i).map_err(inconsistent)?;
         segment.pre_state.validate(i).map_err(inconsistent)?;
         let mut previous = None;
-        for _ in 0..segment.blocks {
+        for _ in 0..size {
             let n = figures.len();
-            let block = decode_block(&mut blocks.next().map_err(|e| corrupt("BLKS", e))?, n)
+            let mut block = decode_block(&mut blocks.next().map_err(|e| corrupt("BLKS", e))?, n)
                 .map_err(|e| corrupt("BLKS", e))?;
-            let list = BlockAccessList::decode(&mut lists.next().map_err(|e| corrupt("BALS", e))?)
-                .map_err(|source| {
-                    corrupt(
-                        "BALS",
-                        SectionProblem::Rlp {
-                            item: format!("access list #{n}"),
-                            source,
-                        },
-                    )
-                })?;
+            block.access_list = decode_bal(&mut lists.next().map_err(|e| corrupt("BALS", e))?, n)
+                .map_err(|e| corrupt("BALS", e))?;
             segment
-                .validate_block(i, previous, &block, &list)
+                .validate_block(i, previous, &block)
                 .map_err(inconsistent)?;
             previous = Some(block.number());
-            figures.push(crate::summary::BlockFigures::of(&block, &list));
+            figures.push(crate::summary::BlockFigures::of(&block));
         }
     }
     blocks.finish().map_err(|e| corrupt("BLKS", e))?;
     lists.finish().map_err(|e| corrupt("BALS", e))?;
     Ok((
-        crate::DumpSummary::from_figures(&meta, &segments, &figures),
+        crate::DumpSummary::from_figures(&meta, &segments, &sizes, &figures),
         DumpFileInfo {
             checksum: header.checksum,
             size: HEADER_LEN as u64 + content.len() as u64,
@@ -591,16 +593,28 @@ fn decode_content(
         || decode_bals(bals),
     );
     let blocks = blocks.map_err(|e| corrupt("BLKS", e))?;
+    let access_lists = access_lists.map_err(|e| corrupt("BALS", e))?;
     let sizes = match segs {
         Some(raw) => decode_segment_sizes(raw).map_err(|e| corrupt("SEGS", e))?,
         None => vec![blocks.len()],
     };
-    let segments = decode_segments(&sizes, hashes, accounts, storage, codes)
+    check_layout(&sizes, blocks.len(), access_lists.len()).map_err(|(s, e)| corrupt(s, e))?;
+    let mut segments = decode_segments(&sizes, hashes, accounts, storage, codes)
         .map_err(|(s, e)| corrupt(s, e))?;
+    // Each block takes its access list, each segment its blocks (`check_layout`: one
+    // list per block, the sizes add up to the blocks).
+    let mut blocks = blocks
+        .into_iter()
+        .zip(access_lists)
+        .map(|(mut block, list)| {
+            block.access_list = list;
+            block
+        });
+    for (segment, &size) in segments.iter_mut().zip(&sizes) {
+        segment.blocks = blocks.by_ref().take(size).collect();
+    }
     let dump = Dump {
         meta: meta.map_err(|e| corrupt("META", e))?,
-        blocks,
-        access_lists: access_lists.map_err(|e| corrupt("BALS", e))?,
         segments,
     };
     dump.validate().map_err(|source| DumpError::Inconsistent {
@@ -892,7 +906,35 @@ fn decode_segment_sizes(raw: &[u8]) -> Result<Vec<usize>, SectionProblem> {
     Ok(out)
 }
 
-/// Read one table per segment from each of the four per-segment sections.
+/// How the file spreads blocks over segments, checked once the counts are known and
+/// before any block is given to a segment: `BALS` holds one access list per block of
+/// `BLKS`, and the `SEGS` sizes are each at least one and add up to the blocks.
+fn check_layout(
+    sizes: &[usize],
+    blocks: usize,
+    access_lists: usize,
+) -> Result<(), (&'static str, SectionProblem)> {
+    if access_lists != blocks {
+        return Err((
+            "BALS",
+            format!("{access_lists} block access lists for {blocks} blocks").into(),
+        ));
+    }
+    if let Some(i) = sizes.iter().position(|&n| n == 0) {
+        return Err(("SEGS", format!("segment {i} has no blocks").into()));
+    }
+    let covered = sizes.iter().fold(0usize, |sum, &n| sum.saturating_add(n));
+    if covered != blocks {
+        return Err((
+            "SEGS",
+            format!("the segments hold {covered} blocks but the dump has {blocks}").into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Read one table per segment from each of the four per-segment sections; the segments'
+/// blocks are left empty for the caller to fill.
 fn decode_segments(
     sizes: &[usize],
     hashes: &[u8],
@@ -907,9 +949,9 @@ fn decode_segments(
         Reader::new(codes),
     );
     let mut out = Vec::with_capacity(sizes.len());
-    for &blocks in sizes {
+    for _ in sizes {
         out.push(Segment {
-            blocks,
+            blocks: Vec::new(),
             block_hashes: decode_hashes(&mut h).map_err(|e| ("HASH", e))?,
             pre_state: PreState {
                 accounts: decode_accounts(&mut a).map_err(|e| ("ACCT", e))?,
@@ -1036,6 +1078,8 @@ fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, SectionProbl
         receipts,
         ommers,
         headerless_ommers,
+        // From `BALS`.
+        access_list: BlockAccessList::default(),
     })
 }
 
@@ -1059,15 +1103,18 @@ fn decode_bals(raw: &[u8]) -> Result<Vec<BlockAccessList>, SectionProblem> {
     let mut buf = &raw[8..];
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        out.push(
-            BlockAccessList::decode(&mut buf).map_err(|source| SectionProblem::Rlp {
-                item: format!("access list #{i}"),
-                source,
-            })?,
-        );
+        out.push(decode_bal(&mut buf, i)?);
     }
     if !buf.is_empty() {
         return Err(format!("{} unexpected bytes after {n} access lists", buf.len()).into());
     }
     Ok(out)
+}
+
+/// One access list of `BALS`, the `index`th in the section.
+fn decode_bal(buf: &mut &[u8], index: usize) -> Result<BlockAccessList, SectionProblem> {
+    BlockAccessList::decode(buf).map_err(|source| SectionProblem::Rlp {
+        item: format!("access list #{index}"),
+        source,
+    })
 }

@@ -14,6 +14,7 @@
 
 use crate::{AccountState, DumpBlock, PreSlot, ReceiptSummary};
 use alloy_consensus::{BlockBody, Header, TxEnvelope, transaction::Recovered};
+use alloy_eip7928::BlockAccessList;
 use alloy_eips::eip4895::Withdrawals;
 use alloy_primitives::{B256, KECCAK256_EMPTY};
 pub use reth_primitives_traits::{Account, RecoveredBlock, StorageEntry};
@@ -48,10 +49,12 @@ impl DumpBlock {
     }
 
     /// A block from reth with the receipt summaries of its transactions (one each, in
-    /// order). Ommers named only by hash do not occur in a full block: none are recorded.
+    /// order) and its block access list (reth's block body does not carry one). Ommers
+    /// named only by hash do not occur in a full block: none are recorded.
     pub fn from_recovered_block(
         block: RecoveredBlock<EthBlock>,
         receipts: Vec<ReceiptSummary>,
+        access_list: BlockAccessList,
     ) -> Self {
         let senders = block.senders().to_vec();
         let EthBlock { header, body } = block.into_block();
@@ -68,6 +71,7 @@ impl DumpBlock {
             receipts,
             ommers: body.ommers,
             headerless_ommers: 0,
+            access_list,
         }
     }
 }

@@ -81,9 +81,9 @@ pub(crate) struct BlockFigures {
 
 impl BlockFigures {
     /// The figures of `block` and its access list.
-    pub(crate) fn of(block: &crate::DumpBlock, list: &alloy_eip7928::BlockAccessList) -> Self {
+    pub(crate) fn of(block: &crate::DumpBlock) -> Self {
         let mut bal = (0, 0, 0);
-        for a in list {
+        for a in &block.access_list {
             bal.0 += 1;
             bal.1 += a.storage_changes.len() + a.storage_reads.len();
             bal.2 += a
@@ -110,20 +110,18 @@ impl BlockFigures {
 impl DumpSummary {
     /// Compute the summary of a dump.
     pub fn of(dump: &Dump) -> Self {
-        let figures: Vec<BlockFigures> = dump
-            .blocks
-            .iter()
-            .zip(&dump.access_lists)
-            .map(|(b, l)| BlockFigures::of(b, l))
-            .collect();
-        Self::from_figures(&dump.meta, &dump.segments, &figures)
+        let figures: Vec<BlockFigures> = dump.blocks().map(BlockFigures::of).collect();
+        let sizes: Vec<usize> = dump.segments.iter().map(|s| s.blocks.len()).collect();
+        Self::from_figures(&dump.meta, &dump.segments, &sizes, &figures)
     }
 
-    /// The summary from the dump's metadata, segments and every block's figures, in
-    /// order (`segments[i].blocks` of them per segment).
+    /// The summary from the dump's metadata, segments (their block hashes and pre-states:
+    /// their blocks are not looked at), each segment's block count and every block's
+    /// figures, in order (`sizes[i]` of them for segment `i`).
     pub(crate) fn from_figures(
         meta: &crate::DumpMeta,
         dump_segments: &[crate::Segment],
+        sizes: &[usize],
         figures: &[BlockFigures],
     ) -> Self {
         let gas: Vec<u64> = figures.iter().map(|b| b.gas_used).collect();
@@ -144,9 +142,10 @@ impl DumpSummary {
         let mut start = 0;
         let segments = dump_segments
             .iter()
-            .filter_map(|s| {
-                let blocks = figures.get(start..start + s.blocks)?;
-                start += s.blocks;
+            .zip(sizes)
+            .filter_map(|(s, &size)| {
+                let blocks = figures.get(start..start + size)?;
+                start += size;
                 let (first, last) = (blocks.first()?, blocks.last()?);
                 Some(SegmentSummary {
                     range: (first.number, last.number),

@@ -261,7 +261,7 @@ fn reframing_an_untouched_dump_decodes_to_the_same_dump() {
         decode_dump(&bytes, Path::new("reframed.gigagas")).expect("re-framed dump decodes");
     assert_eq!(&decoded, dump());
     assert_eq!(info.size, bytes.len() as u64);
-    assert!(dump().blocks.len() >= 2 && dump().transaction_count() > 0);
+    assert!(dump().block_count() >= 2 && dump().transaction_count() > 0);
     assert!(
         !dump().segments[0].pre_state.storage.is_empty()
             && !dump().segments[0].pre_state.codes.is_empty()
@@ -472,7 +472,7 @@ fn garbage_blocks_section_is_corrupt() {
         &[],
     );
     // A plausible count followed by garbage.
-    let n = dump().blocks.len() as u64;
+    let n = dump().block_count() as u64;
     let mut raw = n.to_le_bytes().to_vec();
     raw.extend_from_slice(&noise(1, 3_000));
     expect_corrupt(&with_section(b"BLKS", &raw), "BLKS", &[]);
@@ -494,7 +494,7 @@ fn blocks_section_with_extra_or_missing_bytes_is_corrupt() {
         "BLKS",
         &["unexpected bytes"],
     );
-    let n = dump().blocks.len() as u64;
+    let n = dump().block_count() as u64;
     let mut more = raw.clone();
     more[..8].copy_from_slice(&(n + 1).to_le_bytes());
     expect_corrupt(&with_section(b"BLKS", &more), "BLKS", &[]);
@@ -508,8 +508,8 @@ fn blocks_section_with_extra_or_missing_bytes_is_corrupt() {
 #[test]
 fn random_garbage_in_rlp_sections_never_panics() {
     for (tag, count) in [
-        (b"BLKS", dump().blocks.len()),
-        (b"BALS", dump().access_lists.len()),
+        (b"BLKS", dump().block_count()),
+        (b"BALS", dump().block_count()),
     ] {
         for seed in 0..48u64 {
             let mut raw = (count as u64).to_le_bytes().to_vec();
@@ -648,29 +648,49 @@ fn expect_inconsistent(d: &Dump, words: &[&str]) {
     assert_message(&err, &path, &all);
 }
 
+/// The raw `BALS` section of `d` (each block's access list, in order).
+fn bals_of(d: &Dump) -> Vec<u8> {
+    parse_frames(&encode_dump(d))
+        .into_iter()
+        .find(|f| &f.tag == b"BALS")
+        .expect("section present")
+        .raw()
+}
+
 #[test]
-fn fewer_access_lists_than_blocks_is_inconsistent() {
+fn fewer_access_lists_than_blocks_is_corrupt() {
+    // A file whose BALS holds one list fewer than BLKS has blocks.
     let mut d = dump().clone();
-    d.access_lists.pop();
-    let (bals, blocks) = (d.access_lists.len(), d.blocks.len());
-    assert_ne!(bals, blocks);
-    expect_inconsistent(
-        &d,
+    d.segments[0].blocks.pop();
+    let blocks = dump().block_count();
+    let bals = blocks - 1;
+    expect_corrupt(
+        &with_section(b"BALS", &bals_of(&d)),
+        "BALS",
         &[&format!("{bals} block access lists for {blocks} blocks")],
     );
 }
 
 #[test]
-fn more_access_lists_than_blocks_is_inconsistent() {
+fn more_access_lists_than_blocks_is_corrupt() {
     let mut d = dump().clone();
-    d.access_lists.push(d.access_lists[0].clone());
-    expect_inconsistent(&d, &["block access lists"]);
+    let first = d.segments[0].blocks[0].clone();
+    d.segments[0].blocks.push(first);
+    let blocks = dump().block_count();
+    expect_corrupt(
+        &with_section(b"BALS", &bals_of(&d)),
+        "BALS",
+        &[&format!(
+            "{} block access lists for {blocks} blocks",
+            blocks + 1
+        )],
+    );
 }
 
 #[test]
 fn gap_between_blocks_is_inconsistent() {
     let mut d = dump().clone();
-    d.blocks[1].header.number += 1;
+    d.block_mut(1).unwrap().header.number += 1;
     expect_inconsistent(&d, &["consecutive"]);
 }
 
@@ -678,15 +698,14 @@ fn gap_between_blocks_is_inconsistent() {
 fn receipts_not_matching_transactions_is_inconsistent() {
     let mut d = dump().clone();
     let b = d
-        .blocks
-        .iter()
+        .blocks()
         .position(|b| !b.receipts.is_empty())
         .expect("a block with transactions");
-    d.blocks[b].receipts.pop();
+    d.block_mut(b).unwrap().receipts.pop();
     expect_inconsistent(&d, &["receipts for"]);
 
     let mut d = dump().clone();
-    d.blocks[b].receipts[0].cumulative_gas_used += 1;
+    d.block_mut(b).unwrap().receipts[0].cumulative_gas_used += 1;
     expect_inconsistent(&d, &["cumulative gas"]);
 }
 
@@ -694,11 +713,11 @@ fn receipts_not_matching_transactions_is_inconsistent() {
 fn withdrawals_without_root_is_inconsistent() {
     let mut d = dump().clone();
     assert!(
-        !d.blocks[0].withdrawals.is_empty(),
+        !d.block(0).unwrap().withdrawals.is_empty(),
         "generated blocks carry withdrawals"
     );
     // A pre-Shanghai header (RLP cannot carry later fields without the withdrawals root).
-    let h = &mut d.blocks[0].header;
+    let h = &mut d.block_mut(0).unwrap().header;
     h.withdrawals_root = None;
     h.blob_gas_used = None;
     h.excess_blob_gas = None;
@@ -809,21 +828,64 @@ fn a_section_announcing_a_huge_expansion_is_refused_before_allocating() {
 #[test]
 fn a_block_numbered_u64_max_is_inconsistent_not_an_overflow() {
     let mut d = dump().clone();
-    d.blocks[0].header.number = u64::MAX;
+    d.block_mut(0).unwrap().header.number = u64::MAX;
     expect_inconsistent(&d, &["consecutive"]);
 }
 
+/// A `SEGS` section: the number of segments, then each one's block count.
+fn segs(sizes: &[u64]) -> Vec<u8> {
+    let mut raw = (sizes.len() as u64).to_le_bytes().to_vec();
+    for n in sizes {
+        raw.extend_from_slice(&n.to_le_bytes());
+    }
+    raw
+}
+
 #[test]
-fn segments_that_do_not_cover_the_blocks_are_inconsistent() {
-    let mut d = dump().clone();
-    d.segments[0].blocks += 1;
-    expect_inconsistent(&d, &["segments hold"]);
+fn segments_that_do_not_cover_the_blocks_are_corrupt() {
+    let blocks = dump().block_count() as u64;
+    assert_eq!(
+        original_raw(b"SEGS"),
+        segs(&[blocks]),
+        "the documented layout"
+    );
+    expect_corrupt(
+        &with_section(b"SEGS", &segs(&[blocks + 1])),
+        "SEGS",
+        &[&format!(
+            "the segments hold {} blocks but the dump has {blocks}",
+            blocks + 1
+        )],
+    );
+    expect_corrupt(
+        &with_section(b"SEGS", &segs(&[blocks - 1])),
+        "SEGS",
+        &["segments hold"],
+    );
+    expect_corrupt(
+        &with_section(b"SEGS", &segs(&[])),
+        "SEGS",
+        &["segments hold 0 blocks"],
+    );
+    expect_corrupt(
+        &with_section(b"SEGS", &segs(&[blocks, 0])),
+        "SEGS",
+        &["segment 1 has no blocks"],
+    );
+    expect_corrupt(
+        &with_section(b"SEGS", &segs(&[u64::MAX, 2])),
+        "SEGS",
+        &["segments hold"],
+    );
+}
+
+#[test]
+fn a_segment_without_blocks_is_inconsistent() {
     let mut d = dump().clone();
     let mut second = d.segments[0].clone();
-    d.segments[0].blocks = 1;
-    second.blocks = 0;
+    second.blocks.clear();
     d.segments.push(second);
-    expect_inconsistent(&d, &["segment 1 has no blocks"]);
+    assert_eq!(d.validate(), Err(InvariantError::EmptySegment(1)));
 }
 
 #[test]
@@ -831,18 +893,22 @@ fn a_dump_of_independent_segments_round_trips() {
     // Two segments whose blocks are not consecutive across the boundary.
     let mut d = dump().clone();
     let mut second = d.segments[0].clone();
-    d.segments[0].blocks = 1;
-    second.blocks = 1;
+    second.blocks.remove(0);
     second.block_hashes.truncate(3);
+    d.segments[0].blocks.truncate(1);
     d.segments.push(second);
-    d.blocks[1].header.number += 1000;
+    d.segments[1].blocks[0].header.number += 1000;
+    assert_eq!(d.block_count(), dump().block_count());
     let bytes = encode_dump(&d);
     let (back, _) =
         decode_dump(&bytes, Path::new("segments.gigagas")).expect("two segments decode");
     assert_eq!(back, d);
     assert_eq!(
-        back.segment_ranges().map(|(_, r)| r).collect::<Vec<_>>(),
-        [0..1, 1..2]
+        back.segments
+            .iter()
+            .map(|s| s.blocks.len())
+            .collect::<Vec<_>>(),
+        [1, 1]
     );
     assert_eq!(back.summary().segments.len(), 2);
 }
@@ -1240,9 +1306,9 @@ fn duplicate_or_unsorted_access_list_accounts_are_refused() {
     use alloy_eip7928::BlockAccessListValidationError as E;
     // Duplicate: the later entry would have won.
     let mut d = dump().clone();
-    let first = d.access_lists[1][0].clone();
-    d.access_lists[1].insert(1, first.clone());
-    let block = d.blocks[1].number();
+    let first = d.block(1).unwrap().access_list[0].clone();
+    d.block_mut(1).unwrap().access_list.insert(1, first.clone());
+    let block = d.block(1).unwrap().number();
     let (e, msg) = inconsistency(&d);
     assert_eq!(
         e,
@@ -1263,13 +1329,16 @@ fn duplicate_or_unsorted_access_list_accounts_are_refused() {
     }
     // Unsorted.
     let mut d = dump().clone();
-    d.access_lists[0].swap(0, 1);
-    let (previous, address) = (d.access_lists[0][0].address, d.access_lists[0][1].address);
+    d.block_mut(0).unwrap().access_list.swap(0, 1);
+    let (previous, address) = (
+        d.block(0).unwrap().access_list[0].address,
+        d.block(0).unwrap().access_list[1].address,
+    );
     assert_eq!(
         inconsistency(&d).0,
         InvariantError::MalformedAccessList {
             segment: 0,
-            block: d.blocks[0].number(),
+            block: d.block(0).unwrap().number(),
             error: E::AccountsOutOfOrder { previous, address }
         }
     );
@@ -1278,7 +1347,7 @@ fn duplicate_or_unsorted_access_list_accounts_are_refused() {
 #[test]
 fn an_access_list_account_missing_from_the_pre_state_is_refused() {
     let mut d = dump().clone();
-    let address = d.access_lists[0][0].address;
+    let address = d.block(0).unwrap().access_list[0].address;
     let pre = &mut d.segments[0].pre_state;
     pre.accounts.retain(|a| a.address != address);
     pre.storage.retain(|s| s.address != address);
@@ -1286,7 +1355,7 @@ fn an_access_list_account_missing_from_the_pre_state_is_refused() {
         inconsistency(&d).0,
         InvariantError::AccessListAccountNotInPreState {
             segment: 0,
-            block: d.blocks[0].number(),
+            block: d.block(0).unwrap().number(),
             account: address
         }
     );
@@ -1296,8 +1365,8 @@ fn an_access_list_account_missing_from_the_pre_state_is_refused() {
 fn an_access_list_slot_missing_from_the_pre_state_is_refused() {
     let mut d = dump().clone();
     let (b, account) = d
-        .access_lists
-        .iter()
+        .blocks()
+        .map(|b| &b.access_list)
         .enumerate()
         .find_map(|(b, list)| {
             list.iter()
@@ -1308,8 +1377,8 @@ fn an_access_list_slot_missing_from_the_pre_state_is_refused() {
     let slot = account.storage_changes[0].slot;
     // Only the first block naming the slot can be blamed.
     let first = d
-        .access_lists
-        .iter()
+        .blocks()
+        .map(|b| &b.access_list)
         .position(|list| {
             list.iter().any(|a| {
                 a.address == account.address
@@ -1327,7 +1396,7 @@ fn an_access_list_slot_missing_from_the_pre_state_is_refused() {
         inconsistency(&d).0,
         InvariantError::AccessListSlotNotInPreState {
             segment: 0,
-            block: d.blocks[first].number(),
+            block: d.block(first).unwrap().number(),
             account: account.address,
             slot
         }
@@ -1336,7 +1405,7 @@ fn an_access_list_slot_missing_from_the_pre_state_is_refused() {
 
 #[test]
 fn a_block_hash_at_or_after_the_segments_first_block_is_refused() {
-    let first_block = dump().blocks[0].number();
+    let first_block = dump().segments[0].blocks[0].number();
     for number in [first_block, first_block + 1, u64::MAX] {
         let mut d = dump().clone();
         d.segments[0]
@@ -1358,9 +1427,15 @@ fn a_block_hash_at_or_after_the_segments_first_block_is_refused() {
 #[test]
 fn receipts_that_do_not_add_up_to_the_headers_gas_are_refused() {
     let mut d = dump().clone();
-    d.blocks[1].header.gas_used += 1;
-    let block = d.blocks[1].number();
-    let receipts = d.blocks[1].receipts.last().unwrap().cumulative_gas_used;
+    d.block_mut(1).unwrap().header.gas_used += 1;
+    let block = d.block(1).unwrap().number();
+    let receipts = d
+        .block(1)
+        .unwrap()
+        .receipts
+        .last()
+        .unwrap()
+        .cumulative_gas_used;
     assert_eq!(
         inconsistency(&d).0,
         InvariantError::BlockGasUsed {
@@ -1377,8 +1452,6 @@ fn receipts_that_do_not_add_up_to_the_headers_gas_are_refused() {
 fn a_dump_with_nothing_to_measure_loads_but_check_has_work_refuses_it() {
     // No blocks at all: consistent, loads (it can be written and inspected) ...
     let empty = Dump {
-        blocks: Vec::new(),
-        access_lists: Vec::new(),
         segments: Vec::new(),
         ..dump().clone()
     };
@@ -1393,7 +1466,7 @@ fn a_dump_with_nothing_to_measure_loads_but_check_has_work_refuses_it() {
     );
     // Blocks without a transaction.
     let mut idle = dump().clone();
-    for b in &mut idle.blocks {
+    for b in idle.blocks_mut() {
         b.transactions.clear();
         b.receipts.clear();
         b.header.gas_used = 0;
@@ -1417,7 +1490,7 @@ fn no_error_repeats_its_source_in_its_own_message() {
     std::fs::write(&blocker, b"x").unwrap();
     let unwritable = gigagas_dump::write_dump(dump(), &blocker.join("out.gigagas")).unwrap_err();
     let mut d = dump().clone();
-    d.blocks[0].header.gas_used += 1;
+    d.block_mut(0).unwrap().header.gas_used += 1;
     let inconsistent = decode_dump(&encode_dump(&d), Path::new("x.gigagas")).unwrap_err();
     for err in [missing, unwritable, inconsistent] {
         let own = err.to_string();

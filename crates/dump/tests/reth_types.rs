@@ -13,8 +13,8 @@ use std::path::Path;
 fn mainnet_blocks_and_accounts_round_trip_through_reths_types() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
     let (dump, _) = read_dump(&path).expect("the committed mainnet dump reads");
-    assert_eq!(dump.blocks.len(), 42);
-    for block in &dump.blocks {
+    assert_eq!(dump.block_count(), 42);
+    for block in dump.blocks() {
         let reth = block.to_recovered_block();
         assert_eq!(
             reth.hash(),
@@ -35,7 +35,11 @@ fn mainnet_blocks_and_accounts_round_trip_through_reths_types() {
             block.number()
         );
 
-        let back = DumpBlock::from_recovered_block(reth, block.receipts.clone());
+        let back = DumpBlock::from_recovered_block(
+            reth,
+            block.receipts.clone(),
+            block.access_list.clone(),
+        );
         let expected = DumpBlock {
             // Ommers known only by hash are the dump's own record: reth's block has none.
             headerless_ommers: 0,

@@ -44,7 +44,7 @@ fn assert_roundtrips(d: &Dump) {
 #[test]
 fn encode_decode_reencode_is_identity() {
     let d = dump();
-    assert_eq!(d.blocks.len(), 3);
+    assert_eq!(d.block_count(), 3);
     assert!(d.transaction_count() > 0);
     assert_roundtrips(d);
 }
@@ -81,7 +81,7 @@ fn adversarial_dump_roundtrips() {
 fn cancun_dump_roundtrips() {
     let d = generate_one_block(Profile::Transfers, EthereumHardfork::Cancun);
     let (decoded, _) = decode_dump(&encode_dump(&d), Path::new("cancun.gigagas")).expect("decodes");
-    for (orig, back) in d.blocks.iter().zip(&decoded.blocks) {
+    for (orig, back) in d.blocks().zip(decoded.blocks()) {
         // RLP headers are positional: a later optional field (the BAL hash) present while
         // an earlier one (the requests hash, Prague+) is absent is read back into the
         // wrong field.
@@ -158,8 +158,7 @@ fn write_creates_missing_directories() {
 #[test]
 fn decoded_access_lists_hash_to_the_header_commitment() {
     let (decoded, _) = decode_dump(&encode_dump(dump()), Path::new("x.gigagas")).unwrap();
-    assert_eq!(decoded.access_lists.len(), decoded.blocks.len());
-    for (block, bal) in decoded.blocks.iter().zip(&decoded.access_lists) {
+    for (block, bal) in decoded.blocks().map(|b| (b, &b.access_list)) {
         assert!(
             !bal.is_empty(),
             "block {} has an empty access list",
@@ -178,8 +177,7 @@ fn decoded_access_lists_hash_to_the_header_commitment() {
     }
     // The hash really depends on the list: different blocks' lists hash differently.
     let hashes: Vec<_> = decoded
-        .blocks
-        .iter()
+        .blocks()
         .map(|b| b.header.block_access_list_hash)
         .collect();
     assert_ne!(hashes[0], hashes[1]);
@@ -189,7 +187,7 @@ fn decoded_access_lists_hash_to_the_header_commitment() {
 fn decoded_transactions_keep_their_senders() {
     use alloy_consensus::transaction::SignerRecoverable;
     let (decoded, _) = decode_dump(&encode_dump(dump()), Path::new("x.gigagas")).unwrap();
-    for block in &decoded.blocks {
+    for block in decoded.blocks() {
         for tx in &block.transactions {
             assert_eq!(tx.inner().recover_signer().unwrap(), tx.signer());
         }
@@ -200,20 +198,23 @@ fn decoded_transactions_keep_their_senders() {
 fn summary_matches_the_dump() {
     let d = dump();
     let s = d.summary();
-    assert_eq!(s.blocks, d.blocks.len());
+    assert_eq!(s.blocks, d.block_count());
     assert_eq!(s.transactions, d.transaction_count());
     assert_eq!(
         s.total_gas,
-        d.blocks.iter().map(|b| b.header.gas_used).sum::<u64>()
+        d.blocks().map(|b| b.header.gas_used).sum::<u64>()
     );
-    assert_eq!(s.range, Some((d.blocks[0].number(), d.blocks[2].number())));
+    assert_eq!(
+        s.range,
+        Some((d.block(0).unwrap().number(), d.block(2).unwrap().number()))
+    );
     assert_eq!(
         s.accounts.0 + s.accounts.1,
         d.segments[0].pre_state.accounts.len()
     );
     assert_eq!(
         s.bal_entries.0,
-        d.access_lists.iter().map(|l| l.len()).sum::<usize>()
+        d.blocks().map(|b| b.access_list.len()).sum::<usize>()
     );
     assert!(s.largest_tx_share.0 > 0.0 && s.largest_tx_share.2 <= 1.0);
     assert_eq!(s.fork, "Prague");

@@ -1,7 +1,7 @@
 //! The dump's pre-state as a compact in-memory store.
 
 use alloy_primitives::{Address, B256, U256};
-use gigagas_dump::{Dump, Segment};
+use gigagas_dump::Segment;
 use revm::state::bal::{Bal, BlockAccessIndex};
 use revm::{DatabaseRef, bytecode::Bytecode, primitives::KECCAK_EMPTY, state::AccountInfo};
 use rustc_hash::FxHashMap;
@@ -117,10 +117,10 @@ impl BlockTable {
 }
 
 impl PreStateDb {
-    /// Build the store of one segment of a dump: its accounts, slots and codes, and the
-    /// hashes of the blocks before it plus every block inside it. `blocks` is the range of
-    /// [`Dump::blocks`] the segment owns.
-    pub fn from_segment(dump: &Dump, segment: &Segment, blocks: std::ops::Range<usize>) -> Self {
+    /// Build the store of one segment of a dump: its accounts, slots and codes (with the
+    /// code its blocks deploy), and the hashes of the blocks before it plus every block
+    /// inside it.
+    pub fn from_segment(segment: &Segment) -> Self {
         let mut codes: FxHashMap<B256, Bytecode> = segment
             .pre_state
             .codes
@@ -128,8 +128,8 @@ impl PreStateDb {
             .map(|(h, c)| (*h, Bytecode::new_raw(c.clone())))
             .collect();
         // Code deployed inside the segment, so `code_by_hash` finds it too.
-        for list in &dump.access_lists[blocks.clone()] {
-            for account in list {
+        for block in &segment.blocks {
+            for account in &block.access_list {
                 for change in &account.code_changes {
                     let code = Bytecode::new_raw(change.new_code().clone());
                     codes.entry(code.hash_slow()).or_insert(code);
@@ -162,7 +162,7 @@ impl PreStateDb {
             .map(|s| ((s.address, s.slot), s.value))
             .collect();
         let mut block_hashes: FxHashMap<u64, B256> = segment.block_hashes.iter().copied().collect();
-        for b in &dump.blocks[blocks] {
+        for b in &segment.blocks {
             block_hashes.insert(b.header.number, b.header.hash_slow());
         }
         Self {

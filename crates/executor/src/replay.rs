@@ -26,9 +26,6 @@ pub enum PrepareError {
         /// revm's conversion error.
         source: revm::bytecode::BytecodeDecodeError,
     },
-    /// Fewer access lists than blocks (a dump that did not pass [`Dump::validate`]).
-    #[error("fewer block access lists than blocks")]
-    AccessListCount,
     /// A block access list writes at an index the block does not have.
     #[error("block {block}: invalid block access list: {source}")]
     WriteIndex {
@@ -361,35 +358,25 @@ impl Replay {
         if !gigagas_chain::kzg_verifier_installed() && calls_point_evaluation(&dump, &spec) {
             return Err(PrepareError::KzgVerifierNotInstalled);
         }
+        let block_count = dump.block_count();
         let mut segments = Vec::with_capacity(dump.segments.len());
-        let mut items = Vec::with_capacity(dump.transaction_count() + 2 * dump.blocks.len());
-        let mut block_items = Vec::with_capacity(dump.blocks.len() + 1);
-        // Per block: the base state and access list; the pre-state is read from the dump
-        // before its blocks move out.
-        let mut prepared = Vec::with_capacity(dump.blocks.len());
-        // The segments' pre-states first: they read the dump whole (code deployed by its
-        // blocks, their hashes). Then each access list is converted and dropped in turn,
-        // so the dump's decoded lists and their converted form are never all held at once.
-        let pres: Vec<_> = dump
-            .segment_ranges()
-            .map(|(segment, range)| {
-                (
-                    PreStateDb::from_segment(&dump, segment, range.clone()),
-                    range,
-                )
-            })
-            .collect();
-        let Dump {
-            blocks: dump_blocks,
-            access_lists,
-            ..
-        } = dump;
-        let mut access_lists = access_lists.into_iter();
+        let mut items = Vec::with_capacity(dump.transaction_count() + 2 * block_count);
+        let mut block_items = Vec::with_capacity(block_count + 1);
+        // The dump's blocks, moved out of their segments (each without its access list),
+        // and per block its converted access list.
+        let mut dump_blocks = Vec::with_capacity(block_count);
+        let mut prepared = Vec::with_capacity(block_count);
         let mut base_bytes = 0u64;
-        for (pre, range) in pres {
-            for b in range.clone() {
-                let block = &dump_blocks[b];
-                let alloy_bal = access_lists.next().ok_or(PrepareError::AccessListCount)?;
+        for segment in dump.segments {
+            // The segment's pre-state first: it reads the segment whole (code deployed by
+            // its blocks, their hashes). Then each access list is taken out of its block,
+            // converted and dropped in turn, so the dump's decoded lists and their
+            // converted form are never all held at once.
+            let pre = PreStateDb::from_segment(&segment);
+            let start = dump_blocks.len();
+            for mut block in segment.blocks {
+                let b = dump_blocks.len();
+                let alloy_bal = std::mem::take(&mut block.access_list);
                 let bal =
                     Bal::clone_from_alloy(&alloy_bal).map_err(|source| PrepareError::Bal {
                         block: block.number(),
@@ -434,8 +421,12 @@ impl Replay {
                     gas_limit: 0,
                 });
                 prepared.push(bal);
+                dump_blocks.push(block);
             }
-            segments.push(ReplaySegment { pre, blocks: range });
+            segments.push(ReplaySegment {
+                pre,
+                blocks: start..dump_blocks.len(),
+            });
         }
         block_items.push(items.len() as u32);
         let blocks = dump_blocks
@@ -572,11 +563,8 @@ impl Replay {
 pub fn calls_point_evaluation(dump: &Dump, spec: &ChainSpec) -> bool {
     use alloy_hardforks::EthereumHardforks;
     let address = revm::precompile::u64_to_address(0x0a);
-    dump.blocks
-        .iter()
-        .zip(&dump.access_lists)
-        .any(|(block, list)| {
-            spec.is_cancun_active_at_timestamp(block.header.timestamp)
-                && list.iter().any(|a| a.address == address)
-        })
+    dump.blocks().any(|block| {
+        spec.is_cancun_active_at_timestamp(block.header.timestamp)
+            && block.access_list.iter().any(|a| a.address == address)
+    })
 }

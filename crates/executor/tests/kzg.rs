@@ -57,8 +57,8 @@ fn a_dump_that_calls_point_evaluation_is_refused_until_the_kzg_verifier_is_insta
     // without the verifier, and preparing installs nothing.
     let mut without = dump.clone();
     let address = alloy_primitives::Address::with_last_byte(0x0a);
-    for list in &mut without.access_lists {
-        list.retain(|a| a.address != address);
+    for block in without.blocks_mut() {
+        block.access_list.retain(|a| a.address != address);
     }
     assert!(!calls(&without));
     Replay::new(without).expect("a dump that never calls point evaluation prepares");

@@ -87,18 +87,21 @@ fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_sa
     let spec = replay.spec();
     use alloy_hardforks::EthereumHardforks;
     let late = dump
-        .blocks
+        .blocks()
+        .collect::<Vec<_>>()
         .iter()
         .rposition(|b| !b.transactions.is_empty())
         .unwrap();
     let early = dump
-        .blocks
-        .iter()
+        .blocks()
         .position(|b| !b.transactions.is_empty() && !spec.is_byzantium_active_at_block(b.number()))
         .expect("the dump has a pre-Byzantium block with transactions");
-    let (late_number, early_number) = (dump.blocks[late].number(), dump.blocks[early].number());
+    let (late_number, early_number) = (
+        dump.block(late).unwrap().number(),
+        dump.block(early).unwrap().number(),
+    );
     for b in [late, early] {
-        dump.blocks[b].header.receipts_root = alloy_primitives::B256::repeat_byte(0xee);
+        dump.block_mut(b).unwrap().header.receipts_root = alloy_primitives::B256::repeat_byte(0xee);
     }
     let replay = prepare(dump.clone()).unwrap();
 
@@ -139,8 +142,7 @@ fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_sa
 fn a_wrong_log_count_in_the_dump_is_caught_on_both_paths() {
     let mut dump = mainnet();
     let (b, i) = dump
-        .blocks
-        .iter()
+        .blocks()
         .enumerate()
         .find_map(|(b, block)| {
             block
@@ -150,8 +152,8 @@ fn a_wrong_log_count_in_the_dump_is_caught_on_both_paths() {
                 .map(|i| (b, i))
         })
         .unwrap();
-    dump.blocks[b].receipts[i].logs += 1;
-    let number = dump.blocks[b].number();
+    dump.block_mut(b).unwrap().receipts[i].logs += 1;
+    let number = dump.block(b).unwrap().number();
     let replay = prepare(dump.clone()).unwrap();
     let (_, outputs) = replay.run_parallel(&config(1, 1, false));
     let d = replay.verify_all(&outputs).unwrap_err();

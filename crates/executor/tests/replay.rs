@@ -73,7 +73,7 @@ fn sequential_baseline_verifies_and_sender_recovery_changes_nothing() {
 
 /// Index of the first transaction in `block` that writes storage.
 fn first_storage_write(dump: &Dump, block: usize) -> (alloy_primitives::Address, usize, usize) {
-    for (a, account) in dump.access_lists[block].iter().enumerate() {
+    for (a, account) in dump.block(block).unwrap().access_list.iter().enumerate() {
         for (s, slot) in account.storage_changes.iter().enumerate() {
             if slot.changes.iter().any(|c| c.block_access_index.get() >= 1) {
                 return (account.address, a, s);
@@ -87,7 +87,7 @@ fn first_storage_write(dump: &Dump, block: usize) -> (alloy_primitives::Address,
 fn corrupted_bal_write_is_named() {
     let mut dump = small(Profile::Erc20);
     let (address, a, s) = first_storage_write(&dump, 1);
-    let change = dump.access_lists[1][a].storage_changes[s]
+    let change = dump.block_mut(1).unwrap().access_list[a].storage_changes[s]
         .changes
         .iter_mut()
         .find(|c| c.block_access_index.get() >= 1)
@@ -99,7 +99,7 @@ fn corrupted_bal_write_is_named() {
     let d = replay
         .verify_all(&outputs)
         .expect_err("a corrupted BAL must not verify");
-    assert_eq!(d.block, dump.blocks[1].header.number);
+    assert_eq!(d.block, dump.block(1).unwrap().header.number);
     assert_eq!(d.item, ItemKind::Tx(tx as u32));
     assert_eq!(d.address, Some(address));
     assert!(matches!(d.field(), DivergenceField::Storage(_)), "{d}");
@@ -109,7 +109,7 @@ fn corrupted_bal_write_is_named() {
 #[test]
 fn corrupted_receipt_is_named() {
     let mut dump = small(Profile::Transfers);
-    dump.blocks[2].receipts[3].gas_used += 1;
+    dump.block_mut(2).unwrap().receipts[3].gas_used += 1;
     let replay = prepare(dump.clone()).unwrap();
     let (_, outputs) = replay.run_parallel(&RunConfig::new(1, 50, SchedulerKind::Ols));
     let d = replay
@@ -118,7 +118,7 @@ fn corrupted_receipt_is_named() {
     assert_eq!(
         (d.block, d.item, d.field()),
         (
-            dump.blocks[2].header.number,
+            dump.block(2).unwrap().header.number,
             ItemKind::Tx(3),
             DivergenceField::GasUsed
         )
@@ -140,7 +140,10 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
     let mut dump = small(Profile::Erc20);
     // Drop the first token-contract entry the block's transactions touch.
     let block = 1;
-    let victim = dump.access_lists[block]
+    let victim = dump
+        .block(block)
+        .unwrap()
+        .access_list
         .iter()
         .position(|a| {
             a.storage_changes
@@ -148,14 +151,19 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
                 .any(|s| s.changes.iter().any(|c| c.block_access_index.get() >= 1))
         })
         .expect("an account a transaction writes storage of");
-    let address = dump.access_lists[block].remove(victim).address;
+    let address = dump
+        .block_mut(block)
+        .unwrap()
+        .access_list
+        .remove(victim)
+        .address;
     let replay = prepare(dump.clone()).unwrap();
     let (_, outputs) = replay.run_parallel(&RunConfig::new(2, 1, SchedulerKind::Ols));
     let d = replay
         .verify_all(&outputs)
         .expect_err("a missing BAL account must fail");
     let text = d.to_string();
-    assert_eq!(d.block, dump.blocks[block].header.number);
+    assert_eq!(d.block, dump.block(block).unwrap().header.number);
     assert!(matches!(d.item, ItemKind::Tx(_)), "{text}");
     assert!(
         text.contains(&address.to_string()) && text.contains("not in the block access list"),
@@ -171,10 +179,13 @@ fn a_write_index_past_the_block_is_an_error_not_an_abort() {
     for index in [
         u64::MAX,
         1 << 40,
-        dump.blocks[0].transactions.len() as u64 + 2,
+        dump.block(0).unwrap().transactions.len() as u64 + 2,
     ] {
         let mut crafted = dump.clone();
-        let entry = crafted.access_lists[0]
+        let entry = crafted
+            .block_mut(0)
+            .unwrap()
+            .access_list
             .iter_mut()
             .find(|a| !a.balance_changes.is_empty())
             .expect("a balance write in the first block");
@@ -182,7 +193,7 @@ fn a_write_index_past_the_block_is_an_error_not_an_abort() {
         let err = prepare(crafted).expect_err("an index past the block must be refused");
         let msg = err.to_string();
         assert!(
-            msg.contains(&format!("block {}", dump.blocks[0].number()))
+            msg.contains(&format!("block {}", dump.block(0).unwrap().number()))
                 && msg.contains("past the block"),
             "{msg}"
         );
@@ -194,10 +205,10 @@ fn a_write_index_past_the_block_is_an_error_not_an_abort() {
 #[test]
 fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
     let mut dump = small(Profile::Erc20);
-    let tx = dump.blocks[1].transactions.remove(0);
+    let tx = dump.block_mut(1).unwrap().transactions.remove(0);
     let (inner, signer) = tx.into_parts();
     assert_ne!(signer, alloy_primitives::Address::ZERO);
-    dump.blocks[1].transactions.insert(
+    dump.block_mut(1).unwrap().transactions.insert(
         0,
         alloy_consensus::transaction::Recovered::new_unchecked(
             inner,
@@ -210,7 +221,7 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
     let d = replay.verify_all(&outputs).unwrap_err();
     assert_eq!(
         (d.block, d.item),
-        (dump.blocks[1].number(), ItemKind::Tx(0))
+        (dump.block(1).unwrap().number(), ItemKind::Tx(0))
     );
     assert!(
         matches!(

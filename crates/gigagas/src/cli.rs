@@ -463,7 +463,7 @@ pub(crate) fn written(
     format!(
         "wrote {} ({} blocks, {} txs, {:.3} Ggas, {:.1} MB, checksum {}) in {:.1} s",
         path.display(),
-        dump.blocks.len(),
+        dump.block_count(),
         dump.transaction_count(),
         dump.total_gas() as f64 / 1e9,
         info.size as f64 / 1e6,

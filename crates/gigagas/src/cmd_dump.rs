@@ -142,7 +142,7 @@ fn run(args: DumpArgs) -> Result<()> {
         "wrote {} ({} blocks, {} txs, {:.3} Ggas, {} accounts and {} slots of pre-state, {:.1} MB, checksum {}) in {:.1} s; \
          verified against the node: every transaction's gas and status, every block's gas and receipts root",
         args.output.display(),
-        dump.blocks.len(),
+        dump.block_count(),
         dump.transaction_count(),
         dump.total_gas() as f64 / 1e9,
         dump.segments[0].pre_state.accounts.len(),

@@ -69,8 +69,8 @@ fn inspect(path: &Path) -> Output {
 fn generate_writes_a_readable_dump() {
     let path = generated();
     let (dump, info) = gigagas_dump::read_dump(path).expect("generated file is a valid dump");
-    assert_eq!(dump.blocks.len(), 2);
-    assert!(dump.blocks.iter().all(|b| b.header.gas_used >= 3_000_000));
+    assert_eq!(dump.block_count(), 2);
+    assert!(dump.blocks().all(|b| b.header.gas_used >= 3_000_000));
     assert_eq!(
         dump.meta.provenance.get("users").map(String::as_str),
         Some("50")

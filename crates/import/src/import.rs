@@ -305,7 +305,6 @@ pub fn import_test(
         genesis,
         pre: &pre,
         blocks: executed.blocks,
-        bals: executed.bals,
     })?;
     Ok((Some(dump), stats))
 }
@@ -431,10 +430,8 @@ fn decode_chain(
 
 /// What executing the fixture's chain produced.
 struct Executed {
-    /// The blocks as the dump stores them.
+    /// The blocks as the dump stores them, each with the access list to store.
     blocks: Vec<DumpBlock>,
-    /// The access list to store per block.
-    bals: Vec<BlockAccessList>,
     /// The state after the last block.
     world: World,
     /// The first block whose state root differs (reported after the post-state checks,
@@ -462,7 +459,6 @@ fn execute_chain(
         .build();
     let mut out = Executed {
         blocks: Vec::with_capacity(steps.len()),
-        bals: Vec::with_capacity(steps.len()),
         world: pre.clone(),
         root_mismatch: None,
         rejected: Vec::new(),
@@ -521,8 +517,8 @@ fn execute_chain(
             receipts: recorded.receipt_summaries(),
             ommers: d.ommers.clone(),
             headerless_ommers: 0,
+            access_list,
         });
-        out.bals.push(access_list);
     }
     Ok(out)
 }
@@ -952,10 +948,8 @@ struct Assembly<'a> {
     genesis: (u64, B256),
     /// The fixture's `pre`, which the access lists' pre-state is read from.
     pre: &'a World,
-    /// The valid blocks, as the dump stores them.
+    /// The valid blocks, as the dump stores them (each with its access list).
     blocks: Vec<DumpBlock>,
-    /// One access list per block.
-    bals: Vec<BlockAccessList>,
 }
 
 /// The dump: provenance, the blocks and their access lists, the pre-state they touch.
@@ -968,7 +962,6 @@ fn assemble(parts: Assembly<'_>) -> Result<Dump, ImportError> {
         genesis: (genesis_number, genesis_hash),
         pre,
         blocks,
-        bals,
     } = parts;
     let mut provenance = BTreeMap::new();
     provenance.insert("source".to_string(), SOURCE.to_string());
@@ -983,7 +976,7 @@ fn assemble(parts: Assembly<'_>) -> Result<Dump, ImportError> {
     if let Some(filler) = &test.info.source {
         provenance.insert("filler".to_string(), filler.clone());
     }
-    let pre_state = touched_pre_state(&bals, pre)
+    let pre_state = touched_pre_state(blocks.iter().map(|b| &b.access_list), pre)
         .map_err(|e| malformed(name, FixtureDefect::AccessListPreState(e)))?;
     let dump = Dump::single_segment(
         DumpMeta {
@@ -992,7 +985,6 @@ fn assemble(parts: Assembly<'_>) -> Result<Dump, ImportError> {
             chain,
         },
         blocks,
-        bals,
         vec![(genesis_number, genesis_hash)],
         pre_state,
     );

@@ -27,7 +27,6 @@
 
 use crate::world::{World, WorldAccount};
 use alloy_consensus::{BlockHeader, Transaction as _, TxEnvelope, transaction::Recovered};
-use alloy_eip7928::BlockAccessList;
 use alloy_evm::block::BlockExecutionError;
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
@@ -160,8 +159,8 @@ pub struct ImportedBlock {
     pub receipts_root_checked: bool,
     /// Ommers known only by hash (their beneficiaries' rewards are not recorded).
     pub headerless_ommers: u32,
-    block: DumpBlock,
-    access_list: BlockAccessList,
+    /// The block's own segment: the block with its access list, its block hashes and
+    /// pre-state.
     segment: Segment,
 }
 
@@ -624,6 +623,7 @@ pub fn import_block(
         receipts,
         ommers: Vec::new(),
         headerless_ommers,
+        access_list,
     };
     Ok(ImportedBlock {
         number,
@@ -632,10 +632,8 @@ pub fn import_block(
         gas_used: b.header.gas_used,
         receipts_root_checked: spec.is_byzantium_active_at_block(number),
         headerless_ommers,
-        block,
-        access_list,
         segment: Segment {
-            blocks: 1,
+            blocks: vec![block],
             block_hashes,
             pre_state,
         },
@@ -758,8 +756,6 @@ pub fn import_snapshots(
                 provenance,
                 chain: chain.clone(),
             },
-            blocks: ok.iter().map(|b| b.block.clone()).collect(),
-            access_lists: ok.iter().map(|b| b.access_list.clone()).collect(),
             segments: ok.iter().map(|b| b.segment.clone()).collect(),
         };
         dump.validate()

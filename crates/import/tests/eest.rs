@@ -97,7 +97,7 @@ fn assert_rejections_pass(dir: &Path, r: &Imported) {
 /// every transaction against the dump's receipts and access lists.
 fn replay(path: &Path) -> Result<(), String> {
     let (dump, _) = gigagas_dump::read_dump(path).map_err(|e| e.to_string())?;
-    let points = test_utils::grid(&[2], &[1, dump.blocks.len()], &[SchedulerKind::ALL[0]])
+    let points = test_utils::grid(&[2], &[1, dump.block_count()], &[SchedulerKind::ALL[0]])
         .into_iter()
         .map(|c| {
             Point::Bal(if c.batch == 1 {

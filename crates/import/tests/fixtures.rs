@@ -87,7 +87,7 @@ fn all_fixtures_import_check_out_and_replay() {
             &SchedulerKind::ALL
         };
         let sequential = (!heavy).then_some(Point::Sequential(TimedWork::default()));
-        let points = test_utils::grid(&[2], &[1, dump.blocks.len()], schedulers)
+        let points = test_utils::grid(&[2], &[1, dump.block_count()], schedulers)
             .into_iter()
             .map(|c| {
                 Point::Bal(if c.batch == 1 {

@@ -30,7 +30,7 @@ fn folders_are_blocks_of(dump: &gigagas_dump::Dump) -> Vec<u64> {
         .map(|p| p.file_name().unwrap().to_str().unwrap().parse().unwrap())
         .collect();
     folders.sort();
-    let in_dump: Vec<u64> = dump.blocks.iter().map(|b| b.number()).collect();
+    let in_dump: Vec<u64> = dump.blocks().map(|b| b.number()).collect();
     if corpora::full() {
         assert_eq!(in_dump, folders, "one block per snapshot folder");
     } else {
@@ -47,13 +47,13 @@ fn the_mainnet_dump_holds_every_block_and_replays_verified() {
     folders_are_blocks_of(&dump);
     assert_eq!(
         dump.segments.len(),
-        dump.blocks.len(),
+        dump.block_count(),
         "every block is its own segment"
     );
     assert!(
-        dump.blocks
-            .windows(2)
-            .all(|w| w[0].number() < w[1].number()),
+        dump.blocks()
+            .zip(dump.blocks().skip(1))
+            .all(|(a, b)| a.number() < b.number()),
         "blocks in number order"
     );
     // The header totals of the shared set (its README: 9,489 transactions, 453 Mgas).
@@ -61,14 +61,13 @@ fn the_mainnet_dump_holds_every_block_and_replays_verified() {
     assert_eq!(dump.total_gas(), 453_046_751);
     // Pre-merge blocks with ommers record the miner's share only.
     let headerless: Vec<(u64, u32)> = dump
-        .blocks
-        .iter()
+        .blocks()
         .filter(|b| b.headerless_ommers > 0)
         .map(|b| (b.number(), b.headerless_ommers))
         .collect();
     assert_eq!(headerless, [(1796867, 1), (5283152, 2), (8889776, 1)]);
 
-    let points = test_utils::grid(&[1, 2], &[1, dump.blocks.len()], &SchedulerKind::ALL)
+    let points = test_utils::grid(&[1, 2], &[1, dump.block_count()], &SchedulerKind::ALL)
         .into_iter()
         .map(|c| {
             Point::Bal(if c.batch == 1 && c.threads == 2 {
@@ -141,8 +140,8 @@ fn an_unedited_copy_imports() {
     let dump = out.dump.unwrap();
     assert_eq!(
         (
-            dump.blocks.len(),
-            dump.blocks[0].number(),
+            dump.block_count(),
+            dump.block(0).unwrap().number(),
             dump.transaction_count()
         ),
         (1, BLOCK, 9)
@@ -302,7 +301,7 @@ fn senders_recover_before_and_after_homestead() {
     // Frontier block 46147 and a Cancun block: every `from` matches its signature (the
     // import checks it; here the check itself is checked on the dump's transactions).
     let (dump, _) = gigagas_dump::read_dump(Path::new(MAINNET_DUMP)).unwrap();
-    for b in dump.blocks.iter().filter(|b| b.number() >= 1150000) {
+    for b in dump.blocks().filter(|b| b.number() >= 1150000) {
         for tx in &b.transactions {
             assert_eq!(
                 tx.inner().recover_signer().unwrap(),
@@ -452,7 +451,7 @@ fn an_output_that_is_an_input_file_is_refused_before_any_work() {
     assert_eq!(import.failed(), 0);
     assert!(info.is_some());
     let (dump, _) = gigagas_dump::read_dump(&out).unwrap();
-    assert_eq!(dump.blocks.len(), 1);
+    assert_eq!(dump.block_count(), 1);
     let names: Vec<_> = std::fs::read_dir(tmp.path().join("new"))
         .unwrap()
         .map(|e| e.unwrap().file_name())

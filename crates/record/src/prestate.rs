@@ -17,8 +17,8 @@ pub struct Touched {
 }
 
 impl Touched {
-    /// Collect from access lists.
-    pub fn of(access_lists: &[BlockAccessList]) -> Self {
+    /// Collect from access lists (a slice of them, or each block's of a segment).
+    pub fn of<'a>(access_lists: impl IntoIterator<Item = &'a BlockAccessList>) -> Self {
         let mut out = Self::default();
         for list in access_lists {
             for a in list {
@@ -37,8 +37,8 @@ impl Touched {
 /// (the state at the parent of the first block): accounts `db` does not have are recorded
 /// as absent, slots as whatever `db` answers (zero for a slot never written). Bytecode is
 /// stored once per hash.
-pub fn touched_pre_state<DB: DatabaseRef>(
-    access_lists: &[BlockAccessList],
+pub fn touched_pre_state<'a, DB: DatabaseRef>(
+    access_lists: impl IntoIterator<Item = &'a BlockAccessList>,
     db: &DB,
 ) -> Result<PreState, DB::Error> {
     let touched = Touched::of(access_lists);

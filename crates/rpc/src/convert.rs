@@ -68,7 +68,8 @@ pub fn parse_block(v: Value, number: u64) -> Result<RpcBlock, RpcDumpError> {
 
 /// Convert an RPC block and its receipts into a [`DumpBlock`]: [`json::to_consensus_block`], then
 /// check that the receipts belong to the transactions. Blocks with ommers are refused (their
-/// rewards need the ommer headers). Returns the block and its hash.
+/// rewards need the ommer headers). Returns the block, with an empty access list (the dumper
+/// records it by executing the block), and its hash.
 pub fn to_dump_block(
     rpc: RpcBlock,
     receipts: &[NodeReceipt],
@@ -138,6 +139,7 @@ pub fn to_dump_block(
         receipts: summaries,
         ommers: Vec::new(),
         headerless_ommers: 0,
+        access_list: Default::default(),
     };
     Ok((block, hash))
 }

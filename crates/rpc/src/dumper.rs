@@ -153,10 +153,10 @@ pub fn dump_from_rpc(
         fetcher: &fetcher,
         first_parent: first.parent_hash,
     };
-    let (blocks, bals) = range.execute(partial.as_mut(), &hashes, progress)?;
+    let blocks = range.execute(partial.as_mut(), &hashes, progress)?;
 
     progress(DumpEvent::Finishing);
-    let pre_state = pre_state(&fetcher, &bals)?;
+    let pre_state = pre_state(&fetcher, &blocks)?;
     if let Some(p) = partial.as_mut() {
         p.append_state(&fetcher.take_unlogged())?;
         p.flush()?;
@@ -181,7 +181,6 @@ pub fn dump_from_rpc(
             chain,
         },
         blocks,
-        bals,
         hashes,
         pre_state,
     );
@@ -318,14 +317,14 @@ struct RangeRun<'a, 'c> {
 }
 
 impl RangeRun<'_, '_> {
-    /// The blocks and their access lists, reporting progress per block; stops after
+    /// The blocks, each with its recorded access list, reporting progress per block; stops after
     /// [`DumpOptions::stop_after`] blocks.
     fn execute(
         &self,
         mut partial: Option<&mut Partial>,
         hashes: &[(u64, B256)],
         progress: &mut dyn FnMut(DumpEvent),
-    ) -> Result<(Vec<DumpBlock>, Vec<BlockAccessList>), RpcDumpError> {
+    ) -> Result<Vec<DumpBlock>, RpcDumpError> {
         let (opts, node) = (self.opts, self.node);
         let total = opts.to - opts.from + 1;
         let tracer = Tracer::new(&opts.url, opts.client, opts.trace_prefetch, node.batch_size)?;
@@ -335,14 +334,13 @@ impl RangeRun<'_, '_> {
             .with_bal_builder()
             .build();
         let mut blocks: Vec<DumpBlock> = Vec::with_capacity(total as usize);
-        let mut bals: Vec<BlockAccessList> = Vec::with_capacity(total as usize);
         let mut prev_hash = self.first_parent;
         let window = (node.concurrency as u64 * 2).max(2);
         let mut n = opts.from;
         while n <= opts.to {
             let end = (n + window - 1).min(opts.to);
             let window_blocks = self.fetch_window(partial.as_deref(), n..=end, &tracer)?;
-            for (block, hash) in window_blocks {
+            for (mut block, hash) in window_blocks {
                 if block.header.parent_hash != prev_hash {
                     return Err(RpcDumpError::Inconsistent {
                         block: block.number(),
@@ -352,7 +350,7 @@ impl RangeRun<'_, '_> {
                         ),
                     });
                 }
-                let bal = execute_block(&mut state, self.spec, &block)?;
+                block.access_list = execute_block(&mut state, self.spec, &block)?;
                 state.database.add_hash(block.number(), hash);
                 prev_hash = hash;
                 if let Some(p) = partial.as_deref_mut() {
@@ -370,14 +368,13 @@ impl RangeRun<'_, '_> {
                     on_demand: self.fetcher.on_demand(),
                 });
                 blocks.push(block);
-                bals.push(bal);
                 if opts.stop_after.is_some_and(|k| done >= k) && done < total {
                     return Err(RpcDumpError::Stopped { done, total });
                 }
             }
             n = end + 1;
         }
-        Ok((blocks, bals))
+        Ok(blocks)
     }
 
     /// Blocks `range` converted to the dump's types with their hashes, and the state they
@@ -931,12 +928,10 @@ fn check_access_list_hash(bal: &BlockAccessList, header: &Header) -> Result<(), 
 }
 
 /// The pre-state the access lists touch, at the parent of the first block.
-fn pre_state(
-    fetcher: &StateFetcher<'_>,
-    bals: &[BlockAccessList],
-) -> Result<PreState, RpcDumpError> {
+fn pre_state(fetcher: &StateFetcher<'_>, blocks: &[DumpBlock]) -> Result<PreState, RpcDumpError> {
+    let bals = || blocks.iter().map(|b| &b.access_list);
     // Normally everything is known already (revm read it); fetch what is not.
-    let touched = Touched::of(bals);
+    let touched = Touched::of(bals());
     fetcher.prefetch(
         touched
             .accounts
@@ -944,5 +939,5 @@ fn pre_state(
             .map(|a| StateKey::Account(*a))
             .chain(touched.slots.iter().map(|(a, s)| StateKey::Slot(*a, *s))),
     )?;
-    touched_pre_state(bals, &fetcher.at_parent())
+    touched_pre_state(bals(), &fetcher.at_parent())
 }

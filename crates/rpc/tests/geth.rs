@@ -26,7 +26,7 @@ fn geth_range_dumps_replays_and_verifies() {
         ..DumpOptions::new(node.url.clone(), from, to)
     };
     let dump = dump_from_rpc(&opts, &mut |_| {}).unwrap_or_else(|e| panic!("dump from geth: {e}"));
-    assert_eq!(dump.blocks.len() as u64, to - from + 1);
+    assert_eq!(dump.block_count() as u64, to - from + 1);
     assert_eq!(dump.transaction_count(), d.receipts.len() - first_receipt);
     eprintln!(
         "geth {}: blocks {from}..={to}, fork {} ({}), {} txs, {} gas, {} withdrawals",
@@ -39,14 +39,10 @@ fn geth_range_dumps_replays_and_verifies() {
         dump.meta.provenance["fork-source"],
         dump.transaction_count(),
         dump.total_gas(),
-        dump.blocks
-            .iter()
-            .map(|b| b.withdrawals.len())
-            .sum::<usize>()
+        dump.blocks().map(|b| b.withdrawals.len()).sum::<usize>()
     );
     let types: std::collections::BTreeSet<u8> = dump
-        .blocks
-        .iter()
+        .blocks()
         .flat_map(|b| b.transactions.iter().map(|t| t.inner().tx_type() as u8))
         .collect();
     assert!(

@@ -416,7 +416,7 @@ fn a_range_of_empty_blocks_from_a_fake_node_dumps() {
     let node = FakeNode::start(rpc(chain_handler(false)));
     let (r, _) = dump(&node.url, 3, 5);
     let dump = r.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(dump.blocks.len(), 3);
+    assert_eq!(dump.block_count(), 3);
     assert_eq!(dump.segments[0].block_hashes.len(), 3);
     assert_eq!(dump.meta.provenance["fork"], "London");
     gigagas_executor::test_utils::prepare(dump).unwrap();
@@ -508,16 +508,9 @@ fn a_flaky_limited_node_still_gives_the_same_dump() {
     assert_eq!(flaky.meta.provenance["fork-source"], "header fields");
     assert_eq!(flaky.meta.chain.forks, direct.meta.chain.forks);
     assert_eq!(
-        (
-            &flaky.blocks,
-            &flaky.access_lists,
-            &flaky.segments[0].pre_state
-        ),
-        (
-            &direct.blocks,
-            &direct.access_lists,
-            &direct.segments[0].pre_state
-        )
+        // The blocks with their access lists, and the pre-state.
+        (&flaky.segments[0].blocks, &flaky.segments[0].pre_state),
+        (&direct.segments[0].blocks, &direct.segments[0].pre_state)
     );
     assert_eq!(
         flaky.segments[0].block_hashes,
@@ -695,8 +688,8 @@ fn dump_amsterdam(url: &str) -> Result<gigagas_dump::Dump, RpcDumpError> {
 fn an_amsterdam_block_access_list_matches_the_header_hash() {
     let (node, header, fixture_bal) = amsterdam_node(|_| {});
     let dump = dump_amsterdam(&node.url).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(dump.blocks.len(), 1);
-    let bal = &dump.access_lists[0];
+    assert_eq!(dump.block_count(), 1);
+    let bal = &dump.block(0).unwrap().access_list;
     let without = gigagas_record::without_eip8282_touches(bal, None);
     assert_eq!(
         Some(alloy_eip7928::compute_block_access_list_hash(&without)),

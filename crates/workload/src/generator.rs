@@ -473,7 +473,6 @@ pub fn generate(
     };
 
     let mut blocks = Vec::with_capacity(config.blocks as usize);
-    let mut bals = Vec::with_capacity(config.blocks as usize);
     let mut parent_hash = synthetic_hash(FIRST_BLOCK - 1);
     let mut base_fee: u64 = GWEI as u64;
     for i in 0..config.blocks {
@@ -503,13 +502,13 @@ pub fn generate(
             receipts,
             ommers: Vec::new(),
             headerless_ommers: 0,
+            access_list: bal,
         });
-        bals.push(bal);
         on_block(i + 1, config.blocks);
     }
 
-    let pre_state =
-        touched_pre_state(&bals, &pre_db).expect("the in-memory genesis answers every read");
+    let pre_state = touched_pre_state(blocks.iter().map(|b| &b.access_list), &pre_db)
+        .expect("the in-memory genesis answers every read");
     let block_hashes = (FIRST_BLOCK - 256..FIRST_BLOCK)
         .map(|n| (n, synthetic_hash(n)))
         .collect();
@@ -520,7 +519,6 @@ pub fn generate(
             chain,
         },
         blocks,
-        bals,
         block_hashes,
         pre_state,
     ))

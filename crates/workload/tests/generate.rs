@@ -73,7 +73,10 @@ fn different_seed_gives_different_dump() {
     let (a, b) = (gen_ok(&c), gen_ok(&other));
     assert_ne!(encode_dump(&a), encode_dump(&b));
     // Not only the provenance: the transactions themselves differ.
-    assert_ne!(a.blocks[0].transactions, b.blocks[0].transactions);
+    assert_ne!(
+        a.segments[0].blocks[0].transactions,
+        b.segments[0].blocks[0].transactions
+    );
     assert_eq!(
         b.meta.provenance.get("seed").map(String::as_str),
         Some(other.seed.to_string().as_str())
@@ -87,7 +90,7 @@ fn progress_callback_sees_every_block() {
     let d = generate(&c, |done, total| calls.push((done, total))).unwrap();
     let expected: Vec<(u64, u64)> = (1..=c.blocks).map(|i| (i, c.blocks)).collect();
     assert_eq!(calls, expected);
-    assert_eq!(d.blocks.len() as u64, c.blocks);
+    assert_eq!(d.block_count() as u64, c.blocks);
 }
 
 // ------------------------------------------------------------ gas and receipts
@@ -96,9 +99,9 @@ fn progress_callback_sees_every_block() {
 fn every_profile_reaches_the_gas_target() {
     let mut short = Vec::new();
     for (profile, d) in dumps() {
-        assert_eq!(d.blocks.len(), 2, "{profile}");
+        assert_eq!(d.block_count(), 2, "{profile}");
         assert_eq!(d.meta.name, profile.name());
-        for b in &d.blocks {
+        for b in d.blocks() {
             assert!(
                 !b.transactions.is_empty(),
                 "{profile}: block {} is empty",
@@ -135,7 +138,7 @@ fn every_profile_reaches_the_gas_target() {
 #[test]
 fn receipts_add_up_to_the_header_gas() {
     for (profile, d) in dumps() {
-        for b in &d.blocks {
+        for b in d.blocks() {
             assert_eq!(
                 b.receipts.len(),
                 b.transactions.len(),
@@ -167,7 +170,7 @@ fn receipts_add_up_to_the_header_gas() {
 #[test]
 fn adversarial_last_transaction_is_the_largest() {
     let d = dump_of(Profile::Adversarial);
-    for b in &d.blocks {
+    for b in d.blocks() {
         let (last, rest) = b.receipts.split_last().unwrap();
         assert!(
             !rest.is_empty(),
@@ -185,7 +188,12 @@ fn adversarial_last_transaction_is_the_largest() {
     // The contrast: in the transfers profile every tx costs the same, so "largest last"
     // is not an artefact of how receipts are read.
     let t = dump_of(Profile::Transfers);
-    assert!(t.blocks[0].receipts.iter().all(|r| r.gas_used == 21_000));
+    assert!(
+        t.segments[0].blocks[0]
+            .receipts
+            .iter()
+            .all(|r| r.gas_used == 21_000)
+    );
 }
 
 #[test]
@@ -204,7 +212,7 @@ fn generated_transactions_succeed() {
         .map(|(p, d)| (p.name(), d))
         .chain([("adversarial seed 6 @ 10M", &larger)])
     {
-        for b in &d.blocks {
+        for b in d.blocks() {
             for (i, (r, tx)) in b.receipts.iter().zip(&b.transactions).enumerate() {
                 if !r.success {
                     let input = alloy_consensus::Transaction::input(tx.inner());
@@ -250,7 +258,7 @@ fn pre_state_covers_every_access_list_entry() {
             "{profile}: duplicate accounts"
         );
         let mut bal_slots = 0;
-        for (b, bal) in d.blocks.iter().zip(&d.access_lists) {
+        for (b, bal) in d.blocks().map(|b| (b, &b.access_list)) {
             for a in bal {
                 assert!(
                     accounts.contains(&a.address),
@@ -345,8 +353,7 @@ fn fresh_recipients_are_recorded_as_absent() {
         assert!(!absent.is_empty(), "{profile}: no absent account recorded");
         if profile == Profile::Transfers {
             let fresh_recipients: Vec<Address> = d
-                .blocks
-                .iter()
+                .blocks()
                 .flat_map(|b| &b.transactions)
                 .filter_map(|tx| match alloy_consensus::Transaction::kind(tx.inner()) {
                     TxKind::Call(to) if absent.contains(&to) => Some(to),
@@ -371,7 +378,7 @@ fn senders_exist_with_matching_nonces() {
             .map(|a| (a.address, a.state))
             .collect();
         let mut next: BTreeMap<Address, u64> = BTreeMap::new();
-        for b in &d.blocks {
+        for b in d.blocks() {
             for tx in &b.transactions {
                 let from = tx.signer();
                 let state = pre
@@ -395,7 +402,7 @@ fn senders_exist_with_matching_nonces() {
 #[test]
 fn every_signature_recovers_to_the_recorded_sender() {
     for (profile, d) in dumps() {
-        for b in &d.blocks {
+        for b in d.blocks() {
             for tx in &b.transactions {
                 let recovered = tx.inner().recover_signer().expect("valid signature");
                 assert_eq!(recovered, tx.signer(), "{profile} block {}", b.number());
@@ -411,7 +418,7 @@ fn every_signature_recovers_to_the_recorded_sender() {
 #[test]
 fn headers_commit_to_the_block_contents() {
     for (profile, d) in dumps() {
-        for (b, bal) in d.blocks.iter().zip(&d.access_lists) {
+        for (b, bal) in d.blocks().map(|b| (b, &b.access_list)) {
             let txs: Vec<_> = b.transactions.iter().map(|t| t.inner().clone()).collect();
             assert_eq!(
                 b.header.transactions_root,
@@ -435,14 +442,14 @@ fn headers_commit_to_the_block_contents() {
 fn blocks_chain_onto_the_recorded_block_hashes() {
     let d = dump_of(Profile::MainnetLike);
     assert_eq!(d.segments[0].block_hashes.len(), 256);
-    let first = d.blocks[0].number();
+    let first = d.block(0).unwrap().number();
     assert_eq!(d.segments[0].block_hashes.last().unwrap().0, first - 1);
     assert_eq!(d.segments[0].block_hashes[0].0, first - 256);
     assert_eq!(
-        d.blocks[0].header.parent_hash,
+        d.block(0).unwrap().header.parent_hash,
         d.segments[0].block_hashes.last().unwrap().1
     );
-    for w in d.blocks.windows(2) {
+    for w in d.segments[0].blocks.windows(2) {
         assert_eq!(w[1].number(), w[0].number() + 1);
         assert_eq!(w[1].header.parent_hash, w[0].header.hash_slow());
         assert!(w[1].header.timestamp > w[0].header.timestamp);
@@ -460,11 +467,11 @@ fn each_fork_generates_with_its_own_rules() {
         });
         assert_eq!(d.summary().fork, fork.name());
         assert_eq!(
-            d.blocks[0].header.requests_hash.is_some(),
+            d.block(0).unwrap().header.requests_hash.is_some(),
             fork >= EthereumHardfork::Prague,
             "{fork}"
         );
-        assert!(d.blocks[0].header.gas_used >= GAS);
+        assert!(d.block(0).unwrap().header.gas_used >= GAS);
     }
 }
 
@@ -538,5 +545,5 @@ fn invalid_configs_are_rejected() {
         users: 2,
         ..ok
     });
-    assert!(d.blocks[0].header.gas_used >= 1_000_000);
+    assert!(d.block(0).unwrap().header.gas_used >= 1_000_000);
 }

@@ -893,7 +893,7 @@ pub(crate) fn check_statuses(d: &Driver<'_>, first_range_receipt: usize, reverts
 /// recovering senders, then 2 threads with every scheduler (batch 1 and all blocks in one
 /// batch), all verified.
 pub(crate) fn replay_and_verify(dump: &Dump) {
-    let points = test_utils::grid(&[2], &[1, dump.blocks.len()], &SchedulerKind::ALL)
+    let points = test_utils::grid(&[2], &[1, dump.block_count()], &SchedulerKind::ALL)
         .into_iter()
         .map(Point::Bal);
     test_utils::replay_and_verify(
@@ -930,7 +930,7 @@ pub(crate) fn check_final_state(dump: &Dump, rpc: &RpcClient) {
         .iter()
         .map(|s| ((s.address, s.slot), s.value))
         .collect();
-    for bal in &dump.access_lists {
+    for bal in dump.blocks().map(|b| &b.access_list) {
         for a in bal.iter() {
             let acc = accounts.entry(a.address).or_default();
             if let Some(c) = a.balance_changes.last() {
@@ -949,7 +949,7 @@ pub(crate) fn check_final_state(dump: &Dump, rpc: &RpcClient) {
             }
         }
     }
-    let tag = format!("{:#x}", dump.blocks.last().unwrap().number());
+    let tag = format!("{:#x}", dump.blocks().last().unwrap().number());
     let u =
         |v: Value| U256::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
     for (address, (balance, nonce, code)) in &accounts {
