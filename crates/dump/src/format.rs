@@ -1084,29 +1084,29 @@ fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, SectionProbl
 }
 
 fn decode_blocks(raw: &[u8]) -> Result<Vec<DumpBlock>, SectionProblem> {
-    let mut r = Reader::new(raw);
-    let n = r.count(1, "blocks")?;
-    let mut buf = &raw[8..];
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        out.push(decode_block(&mut buf, i)?);
-    }
-    if !buf.is_empty() {
-        return Err(format!("{} unexpected bytes after {n} blocks", buf.len()).into());
-    }
-    Ok(out)
+    decode_items(raw, "blocks", decode_block)
 }
 
 fn decode_bals(raw: &[u8]) -> Result<Vec<BlockAccessList>, SectionProblem> {
+    decode_items(raw, "access lists", decode_bal)
+}
+
+/// The items of a `BLKS` or `BALS` section: a count, then that many RLP items (`what` names
+/// them in errors), decoded by `decode` (which takes the item's index).
+fn decode_items<T>(
+    raw: &[u8],
+    what: &str,
+    decode: impl Fn(&mut &[u8], usize) -> Result<T, SectionProblem>,
+) -> Result<Vec<T>, SectionProblem> {
     let mut r = Reader::new(raw);
-    let n = r.count(1, "access lists")?;
+    let n = r.count(1, what)?;
     let mut buf = &raw[8..];
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        out.push(decode_bal(&mut buf, i)?);
+        out.push(decode(&mut buf, i)?);
     }
     if !buf.is_empty() {
-        return Err(format!("{} unexpected bytes after {n} access lists", buf.len()).into());
+        return Err(format!("{} unexpected bytes after {n} {what}", buf.len()).into());
     }
     Ok(out)
 }
