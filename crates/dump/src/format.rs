@@ -374,13 +374,7 @@ pub fn inspect_dump(path: &Path) -> Result<(crate::DumpSummary, DumpFileInfo), D
         .into_iter()
         .partition(|f| &f.0 == b"BLKS" || &f.0 == b"BALS");
     let sections = decompress_sections(&small).map_err(|(s, e)| corrupt(&s, e))?;
-    let take = |tag: &[u8; 4]| -> &[u8] {
-        sections
-            .iter()
-            .find(|(t, _)| t == tag)
-            .map(|(_, raw)| raw.as_slice())
-            .expect("section_frames checked that every required section is present")
-    };
+    let take = |tag: &[u8; 4]| section(&sections, tag);
     let frame = |tag: &[u8; 4]| {
         *streamed
             .iter()
@@ -568,13 +562,7 @@ fn decode_content(
     let frames = section_frames(content, header.section_count, header.version)
         .map_err(|(s, e)| corrupt(&s, e))?;
     let sections = decompress_sections(&frames).map_err(|(s, e)| corrupt(&s, e))?;
-    let take = |tag: &[u8; 4]| -> &[u8] {
-        sections
-            .iter()
-            .find(|(t, _)| t == tag)
-            .map(|(_, raw)| raw.as_slice())
-            .expect("section_frames checked that every required section is present")
-    };
+    let take = |tag: &[u8; 4]| section(&sections, tag);
     // Version 1 has no SEGS section: one segment holding every block.
     let segs = (header.version != 1).then(|| take(b"SEGS"));
     let (meta, hashes, accounts, storage, codes, blocks, bals) = (
@@ -795,6 +783,15 @@ fn section_frames(
         ));
     }
     Ok(frames)
+}
+
+/// The decompressed bytes of the section `tag` (which [`section_frames`] checked is present).
+fn section<'a>(sections: &'a [Section], tag: &[u8; 4]) -> &'a [u8] {
+    sections
+        .iter()
+        .find(|(t, _)| t == tag)
+        .map(|(_, raw)| raw.as_slice())
+        .expect("section_frames checked that every required section is present")
 }
 
 /// A decompressed section: tag and bytes.
