@@ -22,7 +22,7 @@
 //! schedulers = ["ols", "gas-used", "gas-limit"]
 //! profile_repeats = 3         # default 3: one-thread runs whose per-item medians are used
 //! validate_threads = [1, 2]   # default [1, 2]: predicted vs measured at these counts
-//! item_slowdown = 1.05        # optional: item time factor above one thread (default: measured)
+//! item_slowdown = 1.05        # optional: one item time factor above one thread (default: measured per thread count)
 //! ```
 //!
 //! Relative dump paths are resolved against the folder of the config file, so a config

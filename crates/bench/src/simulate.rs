@@ -20,15 +20,16 @@ use crate::{error::NotMeasured, plan::SimulatePlan};
 use gigagas_executor::{ItemKind, Replay};
 use gigagas_grid::{Repetition, RunConfig, SchedulerKind};
 use gigagas_report::results::DumpRecord;
-use gigagas_report::simulation::{Projection, SimulationReport, Validation};
+use gigagas_report::simulation::{Projection, SimulationReport, SlowdownCurve, Validation};
 use std::{cmp::Reverse, collections::BinaryHeap, num::NonZeroUsize};
 
 /// What the model assumes; printed and stored beside every projection.
 pub const ASSUMPTIONS: [&str; 5] = [
     "per-item times are the medians of one-thread runs (batch 1, ols); above one thread every item takes \
-     the stated item slowdown times as long (SimulationReport::item_slowdown: measured at the validated \
-     thread counts, or configured), the same at every thread count: memory-bandwidth, cache and \
-     frequency effects that grow with more cores are not modelled",
+     longer by one factor per thread count (SlowdownCurve: the median item-time ratio measured at each \
+     validated thread count over the one at 1 thread, interpolated between counts and held beyond the \
+     largest; or one configured factor): memory-bandwidth, cache, frequency and in-process sharing \
+     effects enter only through it, the same for short and long items",
     "workers are identical and never idle while an item is ready: no scheduling, synchronisation or \
      thread wake-up overhead",
     "a batch (mega-block) starts when the previous one has finished; items within a batch are independent \
@@ -261,9 +262,25 @@ pub fn simulate(
             scheduling_error: predicted_s * item_time_ratio / measured - 1.0,
         });
     }
-    let (item_slowdown, item_slowdown_source) = match plan.item_slowdown {
-        Some(f) => (f.get(), "configured (simulate.item_slowdown)".to_string()),
-        None => measured_item_slowdown(&validations),
+    let curve = SlowdownCurve::from_validations(&validations);
+    // The factor at each thread count: configured (one for all), or the measured curve's.
+    let slowdown_at = |threads: usize| match plan.item_slowdown {
+        Some(f) => f.get(),
+        None => curve.slowdown_at(threads),
+    };
+    let largest_validated = curve.measured().last().map(|&(t, _)| t);
+    let (item_slowdown, item_slowdown_source) = match (plan.item_slowdown, largest_validated) {
+        (Some(f), _) => (f.get(), "configured (simulate.item_slowdown)".to_string()),
+        (None, Some(t)) if t > 1 => (
+            slowdown_at(t),
+            format!(
+                "measured per thread count as the median item-time ratio ({}); the figure is \
+                 {t} threads' over 1 thread's; projections take the ratio at their own thread \
+                 count, interpolated between validated counts and held beyond {t} threads",
+                curve.describe()
+            ),
+        ),
+        (None, _) => (1.0, "none: no validation above one thread".to_string()),
     };
     let mut projections = Vec::new();
     for b in plan.batch.iter() {
@@ -275,7 +292,7 @@ pub fn simulate(
                     t.get(),
                     b.get(),
                     s,
-                    item_slowdown,
+                    slowdown_at(t.get()),
                 ));
             }
         }
@@ -297,46 +314,6 @@ pub fn simulate(
         validations,
         assumptions: ASSUMPTIONS.iter().map(|s| s.to_string()).collect(),
     })
-}
-
-/// The per-item slowdown above one thread, from the validation runs: the median
-/// item-time ratio (measured work / profiled work) at the largest validated thread count
-/// above one, divided by the median ratio at one thread when that was validated too (so
-/// that machine drift between profile and validation cancels). 1 when nothing above one
-/// thread was validated.
-pub fn measured_item_slowdown(validations: &[Validation]) -> (f64, String) {
-    let median_ratio = |threads: usize| {
-        let mut r: Vec<f64> = validations
-            .iter()
-            .filter(|v| v.threads == threads && v.item_time_ratio > 0.0)
-            .map(|v| v.item_time_ratio)
-            .collect();
-        r.sort_by(f64::total_cmp);
-        (!r.is_empty()).then(|| r[r.len() / 2])
-    };
-    let Some(most) = validations
-        .iter()
-        .map(|v| v.threads)
-        .filter(|&t| t > 1)
-        .max()
-    else {
-        return (1.0, "none: no validation above one thread".into());
-    };
-    let Some(at_most) = median_ratio(most) else {
-        return (1.0, "none: no validation above one thread".into());
-    };
-    match median_ratio(1) {
-        Some(at_one) => (
-            at_most / at_one,
-            format!(
-                "measured: median item-time ratio at {most} threads ({at_most:.3}) / at 1 thread ({at_one:.3})"
-            ),
-        ),
-        None => (
-            at_most,
-            format!("measured: median item-time ratio at {most} threads"),
-        ),
-    }
 }
 
 /// Share of the profiled work spent in transactions (the rest is system calls and

@@ -50,9 +50,10 @@ pub(crate) struct SimulateArgs {
     #[arg(long)]
     pub no_validate: bool,
     /// How much longer every item takes above one thread than in the one-thread profile
-    /// (e.g. 1.08), applied to every projection above one thread. Default: measured in the
-    /// validation runs (median item-time ratio at the largest validated thread count over
-    /// the one at 1 thread); 1 without validation.
+    /// (e.g. 1.08), one factor for every projection above one thread. Default: measured per
+    /// thread count in the validation runs (the median item-time ratio at each validated count
+    /// over the one at 1 thread, interpolated between counts, held beyond the largest); 1
+    /// without validation.
     #[arg(long)]
     pub item_slowdown: Option<f64>,
     /// Warm-up runs per validation point.

@@ -135,8 +135,8 @@ pub struct SimulateConfig {
     #[serde(default = "default_validate")]
     pub validate_threads: Vec<usize>,
     /// How much longer every item takes above one thread than in the one-thread profile,
-    /// applied to every projection above one thread. Default: measured in the validation
-    /// runs (the bench crate's `simulate::measured_item_slowdown`).
+    /// one factor for every projection above one thread. Default: measured per thread count
+    /// in the validation runs (the report crate's `SlowdownCurve`).
     #[serde(default)]
     pub item_slowdown: Option<f64>,
 }

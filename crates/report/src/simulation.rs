@@ -103,4 +103,187 @@ impl SimulationReport {
             .map(|v| v.error.abs())
             .max_by(f64::total_cmp)
     }
+
+    /// The per-item slowdown by thread count that this report's validations measured.
+    pub fn slowdown_curve(&self) -> SlowdownCurve {
+        SlowdownCurve::from_validations(&self.validations)
+    }
+}
+
+/// How much longer items take as threads are added: the per-item slowdown as a function of
+/// the thread count, from the validation runs.
+///
+/// On a 16-core machine items ran 1.1–1.2× longer at 4 threads and 1.4–1.9× at 16 than in
+/// the one-thread profile, so one factor for every thread count above one leaves the
+/// projection 20–50 % off at the counts it was not measured at. The curve keeps one factor
+/// per validated thread count: the median item-time ratio (measured work / profiled work)
+/// of the validations at that count, over every batch size and scheduler. Between
+/// validated counts it is interpolated linearly; below the smallest it runs to 1 at one
+/// thread; beyond the largest it is held at the largest's (an assumption: growth beyond the
+/// measured range is not extrapolated, so projections there are optimistic if it goes on).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlowdownCurve {
+    /// `(threads, median item-time ratio)` at each validated thread count, ascending.
+    measured: Vec<(usize, f64)>,
+}
+
+impl SlowdownCurve {
+    /// The curve through the validations' median item-time ratio per thread count
+    /// (validations without a recorded ratio, from older results, are left out).
+    pub fn from_validations(validations: &[Validation]) -> Self {
+        let mut threads: Vec<usize> = validations.iter().map(|v| v.threads).collect();
+        threads.sort_unstable();
+        threads.dedup();
+        let measured = threads
+            .into_iter()
+            .filter_map(|t| {
+                let mut r: Vec<f64> = validations
+                    .iter()
+                    .filter(|v| v.threads == t && v.item_time_ratio > 0.0)
+                    .map(|v| v.item_time_ratio)
+                    .collect();
+                r.sort_by(f64::total_cmp);
+                (!r.is_empty()).then(|| (t, r[r.len() / 2]))
+            })
+            .collect();
+        Self { measured }
+    }
+
+    /// The validated thread counts and their median item-time ratios, ascending.
+    pub fn measured(&self) -> &[(usize, f64)] {
+        &self.measured
+    }
+
+    /// The item-time ratio (run / profile) expected at `threads`: the measured one at a
+    /// validated count, interpolated between them, held beyond the largest; below the
+    /// smallest, on the line to 1 at one thread (when one thread itself was not validated).
+    /// 1 when nothing was validated.
+    pub fn ratio_at(&self, threads: usize) -> f64 {
+        let Some(&(first_t, first_r)) = self.measured.first() else {
+            return 1.0;
+        };
+        let (mut lo_t, mut lo_r) = if first_t > 1 {
+            (1, 1.0)
+        } else {
+            (first_t, first_r)
+        };
+        if threads <= lo_t {
+            return lo_r;
+        }
+        for &(t, r) in &self.measured {
+            if threads <= t {
+                let w = (threads - lo_t) as f64 / (t - lo_t).max(1) as f64;
+                return lo_r + w * (r - lo_r);
+            }
+            (lo_t, lo_r) = (t, r);
+        }
+        lo_r
+    }
+
+    /// The factor a projection at `threads` multiplies every profiled item time by: the
+    /// ratio at `threads` over the ratio at one thread (which holds the profile-to-run
+    /// drift, not concurrency); 1 at one thread.
+    pub fn slowdown_at(&self, threads: usize) -> f64 {
+        if threads <= 1 {
+            return 1.0;
+        }
+        self.ratio_at(threads) / self.ratio_at(1)
+    }
+
+    /// The modelled wall time of a validation: its projection times the curve's ratio at
+    /// its thread count (the same factor for every batch size and scheduler).
+    pub fn modelled_s(&self, v: &Validation) -> f64 {
+        v.predicted_s * self.ratio_at(v.threads)
+    }
+
+    /// `modelled / measured - 1` for a validation.
+    pub fn modelled_error(&self, v: &Validation) -> f64 {
+        self.modelled_s(v) / v.measured_s.max(f64::MIN_POSITIVE) - 1.0
+    }
+
+    /// One line for tables: `1 thread 1.15×, 4 threads 1.32×, …`.
+    pub fn describe(&self) -> String {
+        self.measured
+            .iter()
+            .map(|&(t, r)| format!("{t} thread{} {r:.3}×", if t == 1 { "" } else { "s" }))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn validation(threads: usize, predicted_s: f64, measured_s: f64, ratio: f64) -> Validation {
+        Validation {
+            threads,
+            batch: 1,
+            scheduler: SchedulerKind::Ols,
+            predicted_s,
+            measured_s,
+            error: predicted_s / measured_s - 1.0,
+            measured_work_s: 0.0,
+            item_time_ratio: ratio,
+            scheduling_error: predicted_s * ratio / measured_s - 1.0,
+        }
+    }
+
+    #[test]
+    fn the_curve_takes_the_median_per_thread_count_and_interpolates_between() {
+        let curve = SlowdownCurve::from_validations(&[
+            validation(1, 1.0, 1.1, 1.1),
+            validation(4, 0.3, 0.4, 1.2),
+            validation(4, 0.3, 0.4, 1.4),
+            validation(4, 0.3, 0.4, 1.3),
+            validation(8, 0.2, 0.3, 1.6),
+        ]);
+        assert_eq!(curve.measured(), &[(1, 1.1), (4, 1.3), (8, 1.6)]);
+        assert_eq!(curve.ratio_at(1), 1.1);
+        assert!((curve.ratio_at(2) - (1.1 + 0.2 / 3.0)).abs() < 1e-12);
+        assert!((curve.ratio_at(6) - 1.45).abs() < 1e-12);
+        // Held beyond the largest validated count.
+        assert_eq!(curve.ratio_at(64), 1.6);
+        // The projection factor is relative to one thread.
+        assert_eq!(curve.slowdown_at(1), 1.0);
+        assert!((curve.slowdown_at(8) - 1.6 / 1.1).abs() < 1e-12);
+        assert_eq!(
+            curve.describe(),
+            "1 thread 1.100×, 4 threads 1.300×, 8 threads 1.600×"
+        );
+    }
+
+    #[test]
+    fn without_one_thread_the_curve_starts_at_one() {
+        let curve = SlowdownCurve::from_validations(&[
+            validation(4, 0.3, 0.4, 1.3),
+            validation(16, 0.1, 0.2, 1.9),
+        ]);
+        assert_eq!(curve.ratio_at(1), 1.0);
+        assert!((curve.ratio_at(2) - 1.1).abs() < 1e-12);
+        assert!((curve.ratio_at(10) - 1.6).abs() < 1e-12);
+        assert!((curve.slowdown_at(16) - 1.9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_modelled_error_scales_the_projection_by_the_ratio_at_its_thread_count() {
+        let v = [
+            validation(1, 1.0, 1.2, 1.2),
+            validation(4, 0.3, 0.5, 1.5),
+            validation(4, 0.3, 0.4, 1.3),
+        ];
+        let curve = SlowdownCurve::from_validations(&v);
+        // Median at 4 threads is 1.5 (upper median of two).
+        assert!((curve.modelled_s(&v[2]) - 0.45).abs() < 1e-12);
+        assert!((curve.modelled_error(&v[2]) - 0.125).abs() < 1e-12);
+        assert!(curve.modelled_error(&v[0]).abs() < 1e-12);
+    }
+
+    #[test]
+    fn no_validations_no_slowdown() {
+        let curve = SlowdownCurve::from_validations(&[]);
+        assert_eq!(curve.ratio_at(16), 1.0);
+        assert_eq!(curve.slowdown_at(16), 1.0);
+        assert_eq!(curve.describe(), "");
+    }
 }
