@@ -12,7 +12,7 @@ use crate::{
     error::PassError,
     io::{IoError, StoreContext},
 };
-use gigagas_executor::{Divergence, ItemKind, Replay, RunTimings};
+use gigagas_executor::{ItemKind, Parallel, Replay, RunTimings, Runner, Sequential};
 use gigagas_grid::{MAX_PASSES_PER_SAMPLE, Point, Repetition};
 use gigagas_report::{
     results::IoFigures,
@@ -173,15 +173,8 @@ pub fn bench_pass(
         return Ok((pass.timings, Some(pass.figures)));
     }
     let timings = match point {
-        Point::Sequential(work) => {
-            let (timings, results) = replay.run_sequential(*work);
-            let results = results.map_err(Divergence::from)?;
-            if verify {
-                replay.verify_sequential(&results)?;
-            }
-            timings
-        }
-        Point::Bal(config) => replay.run_verified(config, verify)?,
+        Point::Sequential(work) => Sequential::new(*work).run(replay, verify)?,
+        Point::Bal(config) => Parallel::new(config).run(replay, verify)?,
     };
     Ok((timings, None))
 }

@@ -13,7 +13,9 @@
 
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_executor::AccountInfo;
-use gigagas_executor::{PassIo, Replay, RunTimings, StateError, StateSource};
+use gigagas_executor::{
+    Parallel, PassIo, Replay, RunTimings, Runner, Sequential, StateError, StateSource,
+};
 use gigagas_grid::{CacheState, StateRead};
 use gigagas_report::results::IoFigures;
 use gigagas_state::{
@@ -244,17 +246,14 @@ pub(crate) fn sequential_pass(
     let resident = prepare(ctx, cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
     let mut readers = ctx.readers(1, &collected)?;
-    let (timings, results) = replay.run_sequential_on(work, &mut readers[0]);
+    let result = Sequential::on(work, &mut readers[0]).run(replay, verify);
     // On demand, reading is inside the loop: its time is the readers' own.
     let read_ns = readers
         .iter()
         .map(|r| r.reader.meter().stats().read_ns)
         .sum();
     drop(readers);
-    let results = results.map_err(gigagas_executor::Divergence::from)?;
-    if verify {
-        replay.verify_sequential(&results)?;
-    }
+    let timings = result?;
     let io = gigagas_executor::IoTimings {
         read_ns,
         build_ns: 0,
@@ -282,14 +281,11 @@ pub(crate) fn replay_pass(
         .into_iter()
         .map(|r| Box::new(r) as Box<dyn StateSource>)
         .collect();
-    let result = replay.run_verified_io(
-        config,
-        verify,
-        Some(PassIo {
-            readers: &mut readers,
-            mode: io,
-        }),
-    );
+    let io = PassIo {
+        readers: &mut readers,
+        mode: io,
+    };
+    let result = Parallel::reading(config, io).run(replay, verify);
     drop(readers);
     let timings = result?;
     let figures = figures_of(&collected, timings.io, resident, ctx.device_reads_per_s);

@@ -1,7 +1,7 @@
 //! The schedule simulator: how fast would a dump run on N workers?
 //!
 //! 1. **Profile**: run the dump on one thread, batch 1, `ols`
-//!    ([`gigagas_executor::Replay::run_parallel`]) a few times, verifying each run, and keep
+//!    ([`gigagas_executor::Parallel::outputs`]) a few times, verifying each run, and keep
 //!    each item's median execution time ([`profile_and_measure`]).
 //! 2. **Project**: for each batch (mega-block) take the scheduler's order (the same
 //!    `SchedulerKind::scheduler().order(..)` the executor uses) and list-schedule the
@@ -17,7 +17,7 @@
 //! See [`ASSUMPTIONS`] for what the model leaves out.
 
 use crate::{error::NotMeasured, plan::SimulatePlan};
-use gigagas_executor::{ItemKind, Replay};
+use gigagas_executor::{ItemKind, Parallel, Replay};
 use gigagas_grid::{Repetition, RunConfig, SchedulerKind};
 use gigagas_report::results::DumpRecord;
 use gigagas_report::simulation::{Projection, SimulationReport, SlowdownCurve, Validation};
@@ -104,7 +104,7 @@ pub fn profile_and_measure(
         vec![Vec::with_capacity(repeats); points.len()];
     let mut run =
         |config: &RunConfig| -> Result<gigagas_executor::RunTimings, gigagas_executor::Divergence> {
-            let (timings, outputs) = replay.run_parallel(config);
+            let (timings, outputs) = Parallel::new(config).outputs(replay);
             if rep.verify {
                 replay.verify_all(&outputs)?;
             }

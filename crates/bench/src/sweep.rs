@@ -13,7 +13,7 @@ use crate::{
     timeline::timeline_of,
 };
 use gigagas_dump::{DumpError, InvariantError};
-use gigagas_executor::Replay;
+use gigagas_executor::{Parallel, Replay, Runner};
 use gigagas_grid::{Point, RunConfig, SchedulerKind};
 use gigagas_report::{
     folder::utc_timestamp,
@@ -362,7 +362,7 @@ fn drawn_passes(
                     .map_err(DumpFault::from)?
                     .timings
             }
-            _ => replay.run_verified(p, plan.verify)?,
+            _ => Parallel::new(p).run(replay, plan.verify)?,
         };
         if plan.trace {
             let pid = events

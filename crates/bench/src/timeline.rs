@@ -85,6 +85,7 @@ pub fn timeline_of(
 mod tests {
     use super::*;
     use gigagas_executor::SchedulerKind;
+    use gigagas_executor::{Parallel, Runner};
     use gigagas_report::timeline::Timeline;
 
     fn mainnet() -> Replay {
@@ -98,7 +99,7 @@ mod tests {
     fn the_longest_batch_keeps_every_item_and_the_longest_one() {
         let replay = mainnet();
         let config = RunConfig::new(2, 1, SchedulerKind::GasUsed);
-        let timings = replay.run_verified(&config, true).unwrap();
+        let timings = Parallel::new(&config).run(&replay, true).unwrap();
         let t = timeline_of(&replay, &config, &timings, "mainnet").unwrap();
         // The drawn batch is the pass's longest.
         assert_eq!(
@@ -148,7 +149,7 @@ mod tests {
         let replay = mainnet();
         let pass = |threads| {
             let config = RunConfig::new(threads, 64, SchedulerKind::Ols);
-            let timings = replay.run_verified(&config, true).unwrap();
+            let timings = Parallel::new(&config).run(&replay, true).unwrap();
             timeline_of(&replay, &config, &timings, "mainnet").unwrap()
         };
         let (one, two) = (pass(1), pass(2));

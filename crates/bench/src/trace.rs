@@ -92,6 +92,7 @@ pub fn trace_file(events: Vec<Value>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gigagas_executor::{Parallel, Runner};
 
     #[test]
     fn a_trace_has_one_slice_per_item_per_pass_and_is_json() {
@@ -102,7 +103,7 @@ mod tests {
         let mut events = Vec::new();
         for (pid, (threads, batch)) in [(1, 1), (2, 42)].into_iter().enumerate() {
             let config = RunConfig::new(threads, batch, gigagas_executor::SchedulerKind::GasUsed);
-            let timings = replay.run_verified(&config, true).unwrap();
+            let timings = Parallel::new(&config).run(&replay, true).unwrap();
             let pass = pass_events(&replay, &config, &timings, pid as u32, "mainnet");
             let slices: Vec<&Value> = pass.iter().filter(|e| e["ph"] == "X").collect();
             assert_eq!(slices.len(), replay.items().len(), "one slice per item");

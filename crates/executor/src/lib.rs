@@ -20,7 +20,7 @@
 //! | module | what it adds to `Replay` |
 //! |---|---|
 //! | [`exec`] | executing one item on its [`BalView`] ([`ItemExecutor`], one EVM per worker), and the sequential baseline |
-//! | [`run`] | timed runs: the worker pool over the scheduler's order, mega-blocks, the sequential run |
+//! | [`run`] | the [`Runner`]s, one timed and verified pass each: [`Parallel`] (the worker pool over the scheduler's order, mega-blocks, state in memory or read from sources) and [`Sequential`] (the client loop) |
 //! | [`verify`] | comparing every item's gas, status and writes with the receipts and the [`ExpectedWrites`] |
 //!
 //! Dependencies between them point one way: `replay` → `prestate`, `expected`; `exec` →
@@ -62,7 +62,9 @@ pub use replay::{
     WorkItem,
 };
 pub use revm::state::AccountInfo;
-pub use run::{IoTimings, PassIo, RunOutputs, RunTimings, SequentialOutputs};
+pub use run::{
+    IoTimings, Parallel, PassIo, RunOutputs, RunTimings, Runner, Sequential, SequentialOutputs,
+};
 pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, scheduler};
 pub use source::{OnDemand, OnDemandPass, Prefetched, SourceDb, StateSource};
 pub use verify::{

@@ -143,8 +143,8 @@ struct Done {
 }
 
 /// What happens to each batch's outputs once the batch has ended, outside the timed
-/// window: collected for the caller ([`Replay::run_parallel`]) or verified and dropped
-/// ([`Replay::run_verified`]), so a pass holds one batch's outputs at most. `outputs[k]`
+/// window: collected for the caller ([`Parallel::outputs`]) or verified and dropped
+/// ([`Runner::run`]), so a pass holds one batch's outputs at most. `outputs[k]`
 /// is item `range.start + k`'s.
 type BatchSink<'s> = dyn FnMut(
         std::ops::Range<usize>,
@@ -599,17 +599,63 @@ impl<'s> Shared<'_, 's> {
     }
 }
 
-impl Replay {
-    /// Run every item once with `config`: spawn the workers, then time scheduling and
-    /// execution of all batches. Each batch ends when its last item ends; workers take
-    /// items from one shared cursor over the scheduler's order (list scheduling). The
-    /// protocol between the workers and the clock is described on [`Shared`]; one thread
-    /// runs on the calling thread. Returns every item's output (for tests and tools that
-    /// compare runs; a benchmark pass uses [`Replay::run_verified`], which holds one
+/// One pass over a [`Replay`]: its timed window, then (with `verify`) the verification of
+/// everything the window produced, against the receipts and the access lists. The seam
+/// between the executor and whoever measures it: a benchmark repeats a runner's passes
+/// and reads their [`RunTimings`]; the replay is the data every runner reads, as revm's
+/// `Context` is for its `Handler`s.
+///
+/// The runners: [`Parallel`] (the BAL replay: every item on its own view, on a worker
+/// pool, per block or in mega-blocks, its state in memory or read from state sources) and
+/// [`Sequential`] (the client loop: one `State`, no access list, its state in memory or
+/// read on demand).
+pub trait Runner {
+    /// Run one pass: time it, then verify it unless `verify` is off (a run that produced
+    /// something wrong is an error, never timings).
+    fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, crate::Divergence>;
+}
+
+/// The BAL replay as a [`Runner`]: `config`'s threads, batch and scheduler, the state from
+/// the replay's memory or, [`Parallel::reading`], from state sources inside the timed
+/// window.
+///
+/// Workers take items from one shared cursor over the scheduler's order (list
+/// scheduling); each batch ends when its last item ends, and is verified when it ends
+/// (outside the timed window: the workers wait while the coordinator checks) and then
+/// dropped, so memory grows with the batch, not the dump. The protocol between the workers
+/// and the clock is described on [`Shared`]; one thread runs on the calling thread.
+#[derive(Debug)]
+pub struct Parallel<'c, 's> {
+    config: &'c RunConfig,
+    io: Option<PassIo<'s>>,
+}
+
+impl<'c> Parallel<'c, '_> {
+    /// The replay with its state in memory.
+    pub fn new(config: &'c RunConfig) -> Self {
+        Self { config, io: None }
+    }
+}
+
+impl<'c, 's> Parallel<'c, 's> {
+    /// The replay reading its state through `io` inside the timed window: before each
+    /// batch runs, pipelined behind the batch before it, or on demand ([`PassIo`]);
+    /// [`RunTimings::io`] says what the reads took.
+    pub fn reading(config: &'c RunConfig, io: PassIo<'s>) -> Self {
+        Self {
+            config,
+            io: Some(io),
+        }
+    }
+
+    /// One pass that keeps every item's output instead of verifying it (for tests and
+    /// tools that compare runs; a benchmark pass is [`Runner::run`], which holds one
     /// batch's outputs at a time).
-    pub fn run_parallel(&self, config: &RunConfig) -> (RunTimings, RunOutputs) {
-        let mut outputs: RunOutputs = Vec::with_capacity(self.items.len());
-        let (timings, result) = self.run_with_sink(config, None, &mut |_, batch| {
+    pub fn outputs(&mut self, replay: &Replay) -> (RunTimings, RunOutputs) {
+        let mut outputs: RunOutputs = Vec::with_capacity(replay.items.len());
+        let config = self.config;
+        let io = self.io_now();
+        let (timings, result) = replay.run_with_sink(config, io, &mut |_, batch| {
             outputs.extend(batch);
             Ok(())
         });
@@ -617,38 +663,96 @@ impl Replay {
         (timings, outputs)
     }
 
-    /// A benchmark pass: [`Replay::run_parallel`] whose every batch is verified when it
-    /// ends (outside the timed window: the workers wait while the coordinator checks) and
-    /// then dropped, so memory grows with the batch, not the dump. With `verify` off the
-    /// outputs are dropped unchecked.
-    pub fn run_verified(
-        &self,
-        config: &RunConfig,
-        verify: bool,
-    ) -> Result<RunTimings, crate::Divergence> {
-        self.run_verified_io(config, verify, None)
+    /// The sources for one pass, reborrowed so that the runner can run again.
+    fn io_now(&mut self) -> Option<PassIo<'_>> {
+        self.io.as_mut().map(|io| PassIo {
+            readers: &mut *io.readers,
+            mode: io.mode,
+        })
     }
+}
 
-    /// [`Replay::run_verified`] with the state read from a source inside the timed window
-    /// (`io`): before each batch runs, or, pipelined, while the batch before it runs
-    /// ([`PassIo`]); [`RunTimings::io`] says what the reads took. `None`: the dump's state
-    /// in memory, as [`Replay::run_verified`].
-    pub fn run_verified_io(
-        &self,
-        config: &RunConfig,
-        verify: bool,
-        io: Option<PassIo<'_>>,
-    ) -> Result<RunTimings, crate::Divergence> {
-        let (timings, result) = self.run_with_sink(config, io, &mut |range, batch| {
+impl Runner for Parallel<'_, '_> {
+    fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, crate::Divergence> {
+        let config = self.config;
+        let io = self.io_now();
+        let (timings, result) = replay.run_with_sink(config, io, &mut |range, batch| {
             if verify {
-                self.verify_items(range, &batch, config.receipts)
+                replay.verify_items(range, &batch, config.receipts)
             } else {
                 Ok(())
             }
         });
         result.map(|()| timings)
     }
+}
 
+/// The sequential baseline as a [`Runner`]: one revm `State` per segment, transactions in
+/// block order, no access list, timed the same way as the replay (one batch per block, one
+/// worker) with the same timed work ([`crate::work`]). Its state is the dump's in memory,
+/// or, [`Sequential::on`], read from a source on demand inside the timed window (each
+/// account, slot and code the first time its `State` needs it: the client loop without
+/// an access list).
+pub struct Sequential<'s> {
+    work: TimedWork,
+    source: Option<&'s mut dyn StateSource>,
+}
+
+impl std::fmt::Debug for Sequential<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sequential")
+            .field("work", &self.work)
+            .field("source", &self.source.is_some())
+            .finish()
+    }
+}
+
+impl Sequential<'_> {
+    /// The client loop with its state in memory.
+    pub fn new(work: TimedWork) -> Self {
+        Self { work, source: None }
+    }
+}
+
+impl<'s> Sequential<'s> {
+    /// The client loop reading its state from `source` on demand.
+    pub fn on(work: TimedWork, source: &'s mut dyn StateSource) -> Self {
+        Self {
+            work,
+            source: Some(source),
+        }
+    }
+
+    /// One pass that returns every transaction's result (and receipt, with
+    /// `work.receipts`) instead of verifying them; [`Replay::verify_sequential`] checks
+    /// them.
+    pub fn outputs(
+        &mut self,
+        replay: &Replay,
+    ) -> (RunTimings, Result<SequentialOutputs, ExecError>) {
+        let work = self.work;
+        match self.source.as_deref_mut() {
+            None => replay
+                .sequential_timed(work, |replay, on_tx| replay.execute_sequential(work, on_tx)),
+            Some(source) => replay.sequential_timed(work, |replay, on_tx| {
+                replay.execute_sequential_on(work, source, on_tx)
+            }),
+        }
+    }
+}
+
+impl Runner for Sequential<'_> {
+    fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, crate::Divergence> {
+        let (timings, outputs) = self.outputs(replay);
+        let outputs = outputs.map_err(crate::Divergence::from)?;
+        if verify {
+            replay.verify_sequential(&outputs)?;
+        }
+        Ok(timings)
+    }
+}
+
+impl Replay {
     fn run_with_sink(
         &self,
         config: &RunConfig,
@@ -759,16 +863,6 @@ impl Replay {
         (timings, result)
     }
 
-    /// The sequential baseline timed the same way (one batch per block, one worker), with
-    /// the same timed work as the replay ([`crate::work`]). Returns the timings and every
-    /// transaction's result (and receipt, with `work.receipts`) for verification.
-    pub fn run_sequential(
-        &self,
-        work: TimedWork,
-    ) -> (RunTimings, Result<SequentialOutputs, ExecError>) {
-        self.sequential_timed(work, |replay, on_tx| replay.execute_sequential(work, on_tx))
-    }
-
     /// Time the sequential loop `run` (the in-memory or the on-demand one).
     fn sequential_timed(
         &self,
@@ -795,21 +889,6 @@ impl Replay {
             ..Default::default()
         };
         (timings, r.map(|()| SequentialOutputs { txs, receipts }))
-    }
-}
-
-impl Replay {
-    /// [`Replay::run_sequential`] with the state read from `source` on demand inside the
-    /// timed window: the client loop without an access list reads each account, slot and
-    /// code the first time its `State` needs it.
-    pub fn run_sequential_on(
-        &self,
-        work: TimedWork,
-        source: &mut dyn StateSource,
-    ) -> (RunTimings, Result<SequentialOutputs, ExecError>) {
-        self.sequential_timed(work, |replay, on_tx| {
-            replay.execute_sequential_on(work, &mut *source, on_tx)
-        })
     }
 }
 

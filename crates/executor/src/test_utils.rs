@@ -8,7 +8,7 @@
 //!   and replay points), verify each, and check that every replay point's outcomes and
 //!   timings agree.
 
-use crate::{PrepareError, Replay, RunConfig, SchedulerKind, TimedWork};
+use crate::{Parallel, PrepareError, Replay, RunConfig, SchedulerKind, Sequential, TimedWork};
 pub use gigagas_chain::{install_kzg_verifier, kzg_verifier_installed};
 use gigagas_dump::Dump;
 pub use gigagas_grid::Point;
@@ -77,14 +77,14 @@ pub fn replay_and_verify(
     for point in points {
         match point {
             Point::Sequential(work) => {
-                let (_, outputs) = replay.run_sequential(work);
+                let (_, outputs) = Sequential::new(work).outputs(&replay);
                 let outputs = outputs.map_err(|e| format!("{point}: {e}"))?;
                 replay
                     .verify_sequential(&outputs)
                     .map_err(|d| format!("{point}: {d}"))?;
             }
             Point::Bal(config) => {
-                let (timings, outputs) = replay.run_parallel(&config);
+                let (timings, outputs) = Parallel::new(&config).outputs(&replay);
                 if timings.item_ns.len() != replay.items().len() {
                     return Err(format!(
                         "{point}: {} item times for {} items",

@@ -2,7 +2,7 @@
 //! batch's bases before it runs and drops them after) runs and verifies exactly like one
 //! that keeps them all, at every thread count and batch size.
 
-use gigagas_executor::{Replay, RunConfig, SchedulerKind};
+use gigagas_executor::{Parallel, Replay, RunConfig, Runner, SchedulerKind};
 use std::path::Path;
 
 fn dump(name: &str) -> gigagas_dump::Dump {
@@ -27,8 +27,8 @@ fn bases_built_per_batch_give_the_outcomes_of_resident_bases() {
         assert!(per_batch.resident_bases().is_none());
         for (threads, batch) in [(1, 1), (1, 7), (2, 1), (2, 50)] {
             let config = RunConfig::new(threads, batch, SchedulerKind::Ols);
-            let (_, want) = resident.run_parallel(&config);
-            let (_, got) = per_batch.run_parallel(&config);
+            let (_, want) = Parallel::new(&config).outputs(&resident);
+            let (_, got) = Parallel::new(&config).outputs(&per_batch);
             if let Err(d) = per_batch.verify_all(&got) {
                 panic!("{name}, {config}: {d}");
             }
@@ -36,8 +36,8 @@ fn bases_built_per_batch_give_the_outcomes_of_resident_bases() {
                 resident.outcomes(&want) == per_batch.outcomes(&got),
                 "{name}, {config}: outcomes differ"
             );
-            per_batch
-                .run_verified(&config, true)
+            Parallel::new(&config)
+                .run(&per_batch, true)
                 .unwrap_or_else(|d| panic!("{name}, {config}: {d}"));
         }
     }

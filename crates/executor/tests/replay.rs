@@ -5,7 +5,8 @@
 use alloy_hardforks::EthereumHardfork;
 use gigagas_dump::Dump;
 use gigagas_executor::{
-    DivergenceField, ExecFailure, ItemKind, Mismatch, RunConfig, SchedulerKind, TimedWork,
+    DivergenceField, ExecFailure, ItemKind, Mismatch, Parallel, RunConfig, SchedulerKind,
+    Sequential, TimedWork,
     test_utils::{Point, RECOVER_SENDERS, grid, prepare, replay_and_verify},
 };
 use gigagas_workload::{GeneratorConfig, Profile};
@@ -62,11 +63,12 @@ fn every_profile_replays_and_verifies_on_every_grid_point() {
 fn sequential_baseline_verifies_and_sender_recovery_changes_nothing() {
     let dump = small(Profile::MainnetLike);
     let replay = prepare(dump.clone()).unwrap();
-    let (_, results) = replay.run_sequential(TimedWork::default());
+    let (_, results) = Sequential::new(TimedWork::default()).outputs(&replay);
     replay.verify_sequential(&results.unwrap()).unwrap();
-    let (_, plain) = replay.run_parallel(&RunConfig::new(2, 1, SchedulerKind::Ols));
+    let (_, plain) = Parallel::new(&RunConfig::new(2, 1, SchedulerKind::Ols)).outputs(&replay);
     let (_, recovered) =
-        replay.run_parallel(&RunConfig::new(2, 1, SchedulerKind::Ols).with_work(RECOVER_SENDERS));
+        Parallel::new(&RunConfig::new(2, 1, SchedulerKind::Ols).with_work(RECOVER_SENDERS))
+            .outputs(&replay);
     replay.verify_all(&recovered).unwrap();
     assert_eq!(replay.outcomes(&plain), replay.outcomes(&recovered));
 }
@@ -95,7 +97,8 @@ fn corrupted_bal_write_is_named() {
     change.new_value += alloy_primitives::U256::from(1);
     let tx = change.block_access_index.get() - 1;
     let replay = prepare(dump.clone()).unwrap();
-    let (_, outputs) = replay.run_parallel(&RunConfig::new(2, 1, SchedulerKind::GasUsed));
+    let (_, outputs) =
+        Parallel::new(&RunConfig::new(2, 1, SchedulerKind::GasUsed)).outputs(&replay);
     let d = replay
         .verify_all(&outputs)
         .expect_err("a corrupted BAL must not verify");
@@ -111,7 +114,7 @@ fn corrupted_receipt_is_named() {
     let mut dump = small(Profile::Transfers);
     dump.block_mut(2).unwrap().receipts[3].gas_used += 1;
     let replay = prepare(dump.clone()).unwrap();
-    let (_, outputs) = replay.run_parallel(&RunConfig::new(1, 50, SchedulerKind::Ols));
+    let (_, outputs) = Parallel::new(&RunConfig::new(1, 50, SchedulerKind::Ols)).outputs(&replay);
     let d = replay
         .verify_all(&outputs)
         .expect_err("a corrupted receipt must not verify");
@@ -158,7 +161,7 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
         .remove(victim)
         .address;
     let replay = prepare(dump.clone()).unwrap();
-    let (_, outputs) = replay.run_parallel(&RunConfig::new(2, 1, SchedulerKind::Ols));
+    let (_, outputs) = Parallel::new(&RunConfig::new(2, 1, SchedulerKind::Ols)).outputs(&replay);
     let d = replay
         .verify_all(&outputs)
         .expect_err("a missing BAL account must fail");
@@ -217,7 +220,7 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
     );
     let replay = prepare(dump.clone()).unwrap();
     let config = RunConfig::new(2, 1, SchedulerKind::Ols).with_work(RECOVER_SENDERS);
-    let (_, outputs) = replay.run_parallel(&config);
+    let (_, outputs) = Parallel::new(&config).outputs(&replay);
     let d = replay.verify_all(&outputs).unwrap_err();
     assert_eq!(
         (d.block, d.item),
@@ -231,7 +234,10 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
         "{d}"
     );
     assert!(d.to_string().contains("the signature gives"), "{d}");
-    let err = replay.run_sequential(RECOVER_SENDERS).1.unwrap_err();
+    let err = Sequential::new(RECOVER_SENDERS)
+        .outputs(&replay)
+        .1
+        .unwrap_err();
     assert!(
         matches!(err.failure, ExecFailure::SenderMismatch { .. }),
         "{err}"

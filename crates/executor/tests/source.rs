@@ -6,8 +6,8 @@
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_dump::Dump;
 use gigagas_executor::{
-    AccountInfo, ItemOutput, PassIo, Replay, RunConfig, SchedulerKind, StateError, StateSource,
-    test_utils::prepare,
+    AccountInfo, ItemOutput, Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind,
+    Sequential, StateError, StateSource, test_utils::prepare,
 };
 use gigagas_grid::IoMode;
 use std::{collections::HashMap, path::Path, sync::Arc};
@@ -112,8 +112,8 @@ fn the_sequential_loop_reads_on_demand_and_verifies() {
     // 42 one-block segments (mainnet) and one 100-block segment (generated).
     for name in ["mainnet.gigagas", "mainnet-like.gigagas"] {
         let (replay, mut source) = load(name);
-        let (_, memory) = replay.run_sequential(Default::default());
-        let (timings, read) = replay.run_sequential_on(Default::default(), &mut source);
+        let (_, memory) = Sequential::new(Default::default()).outputs(&replay);
+        let (timings, read) = Sequential::on(Default::default(), &mut source).outputs(&replay);
         let read = read.unwrap_or_else(|e| panic!("{name}: {e}"));
         replay
             .verify_sequential(&read)
@@ -129,20 +129,17 @@ fn prefetched_and_pipelined_passes_verify_like_the_pass_in_memory() {
         let (replay, source) = load(name);
         for (threads, batch) in [(2, 1), (1, 1000)] {
             let config = RunConfig::new(threads, batch, SchedulerKind::GasUsed);
-            let (_, memory) = replay.run_parallel(&config);
+            let (_, memory) = Parallel::new(&config).outputs(&replay);
             for mode in IoMode::ALL {
                 let mut readers: Vec<Box<dyn StateSource>> = (0..3)
                     .map(|_| Box::new(source.clone()) as Box<dyn StateSource>)
                     .collect();
-                let timings = replay
-                    .run_verified_io(
-                        &config,
-                        true,
-                        Some(PassIo {
-                            readers: &mut readers,
-                            mode,
-                        }),
-                    )
+                let io = PassIo {
+                    readers: &mut readers,
+                    mode,
+                };
+                let timings = Parallel::reading(&config, io)
+                    .run(&replay, true)
                     .unwrap_or_else(|d| panic!("{name} {config} {mode}: {d}"));
                 assert!(timings.io.read_ns > 0, "{name}: the pass read its state");
                 if mode != IoMode::OnDemand {
