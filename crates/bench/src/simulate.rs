@@ -26,10 +26,11 @@ use std::{cmp::Reverse, collections::BinaryHeap, num::NonZeroUsize};
 /// What the model assumes; printed and stored beside every projection.
 pub const ASSUMPTIONS: [&str; 5] = [
     "per-item times are the medians of one-thread runs (batch 1, ols); above one thread every item takes \
-     longer by one factor per thread count (SlowdownCurve: the median item-time ratio measured at each \
-     validated thread count over the one at 1 thread, interpolated between counts and held beyond the \
-     largest; or one configured factor): memory-bandwidth, cache, frequency and in-process sharing \
-     effects enter only through it, the same for short and long items",
+     a fixed cost longer, the same for short and long items, measured per thread count (the validation \
+     runs' extra item time over one thread's, spread evenly over the items: \
+     SlowdownCurve::added_ns_per_item), interpolated between counts and held beyond the largest; or, \
+     configured, one factor on every item time: memory-bandwidth, cache, frequency and in-process \
+     sharing effects enter only through it",
     "workers are identical and never idle while an item is ready: no scheduling, synchronisation or \
      thread wake-up overhead",
     "a batch (mega-block) starts when the previous one has finished; items within a batch are independent \
@@ -201,28 +202,63 @@ pub fn project_slowed(
     item_slowdown: f64,
 ) -> Projection {
     let slowdown = if threads > 1 { item_slowdown } else { 1.0 };
+    project_with(replay, profile, threads, batch, scheduler, slowdown, 0.0)
+}
+
+/// [`project`] with every item taking `factor` times its profiled time plus `added_ns`:
+/// the model of items slowed by concurrency (a factor, and a fixed cost per item that grows
+/// with the threads: [`SlowdownCurve::added_ns_per_item`]).
+pub fn project_with(
+    replay: &Replay,
+    profile: &ItemProfile,
+    threads: usize,
+    batch: usize,
+    scheduler: SchedulerKind,
+    factor: f64,
+    added_ns: f64,
+) -> Projection {
+    // A factor alone scales every makespan, longest item and bound alike: schedule the
+    // profiled times and scale after. An added cost changes the schedule: schedule the
+    // items' modelled times.
+    let (scale, cost) = if added_ns == 0.0 {
+        (factor, None)
+    } else {
+        (1.0, Some((factor, added_ns)))
+    };
     let mut order = Vec::new();
+    let mut modelled = Vec::new();
     let (mut makespan, mut longest, mut bound) = (0u64, 0u64, 0f64);
     for range in replay.batches(batch) {
         gigagas_executor::scheduler(scheduler).order(&replay.items()[range.clone()], &mut order);
-        let times = &profile.item_ns[range];
+        let times = match cost {
+            None => &profile.item_ns[range],
+            Some((factor, added_ns)) => {
+                modelled.clear();
+                modelled.extend(
+                    profile.item_ns[range]
+                        .iter()
+                        .map(|&ns| (ns as f64 * factor + added_ns).round() as u64),
+                );
+                &modelled[..]
+            }
+        };
         makespan += list_schedule(times, &order, threads);
         let max = times.iter().copied().max().unwrap_or(0);
         longest += max;
         bound += (max as f64).max(times.iter().sum::<u64>() as f64 / threads.max(1) as f64);
     }
-    // A uniform slowdown scales every makespan, longest item and bound alike.
-    let makespan_s = makespan as f64 * slowdown / 1e9;
+    let makespan_ns = makespan as f64 * scale;
     Projection {
         threads,
         batch,
         scheduler,
-        makespan_s,
-        ggas_per_s: replay.total_gas() as f64 / (makespan as f64 * slowdown).max(1.0),
-        longest_tx_s: longest as f64 * slowdown / 1e9,
+        makespan_s: makespan_ns / 1e9,
+        ggas_per_s: replay.total_gas() as f64 / makespan_ns.max(1.0),
+        longest_tx_s: longest as f64 * scale / 1e9,
         longest_share: longest as f64 / makespan.max(1) as f64,
-        bound_s: bound * slowdown / 1e9,
-        item_slowdown: slowdown,
+        bound_s: bound * scale / 1e9,
+        item_slowdown: factor,
+        item_cost_ns: added_ns,
     }
 }
 
@@ -260,23 +296,44 @@ pub fn simulate(
             measured_work_s: m.work_s,
             item_time_ratio,
             scheduling_error: predicted_s * item_time_ratio / measured - 1.0,
+            modelled_s: None,
         });
     }
     let curve = SlowdownCurve::from_validations(&validations);
-    // The factor at each thread count: configured (one for all), or the measured curve's.
-    let slowdown_at = |threads: usize| match plan.item_slowdown {
-        Some(f) => f.get(),
-        None => curve.slowdown_at(threads),
-    };
+    let items = replay.items().len();
+    // The model of concurrency: a configured factor for every item, or the measured
+    // fixed cost per item at each thread count (the items' added time spread evenly).
+    let added_ns = |threads: usize| curve.added_ns_per_item(threads, profile_work_s, items);
+    for v in &mut validations {
+        if plan.item_slowdown.is_none() {
+            // The run's items: the profile at the 1-thread ratio (drift between profile and
+            // validation runs), plus the cost that concurrency adds at this count.
+            let (t, b, s) = (v.threads, v.batch, v.scheduler);
+            let factor = curve.ratio_at(1);
+            v.modelled_s =
+                Some(project_with(replay, profile, t, b, s, factor, added_ns(t)).makespan_s);
+        }
+    }
     let largest_validated = curve.measured().last().map(|&(t, _)| t);
+    let item_cost_ns: Vec<(usize, f64)> = match plan.item_slowdown {
+        Some(_) => Vec::new(),
+        None => curve
+            .measured()
+            .iter()
+            .filter(|&&(t, _)| t > 1)
+            .map(|&(t, _)| (t, added_ns(t)))
+            .collect(),
+    };
     let (item_slowdown, item_slowdown_source) = match (plan.item_slowdown, largest_validated) {
         (Some(f), _) => (f.get(), "configured (simulate.item_slowdown)".to_string()),
         (None, Some(t)) if t > 1 => (
-            slowdown_at(t),
+            1.0,
             format!(
-                "measured per thread count as the median item-time ratio ({}); the figure is \
-                 {t} threads' over 1 thread's; projections take the ratio at their own thread \
-                 count, interpolated between validated counts and held beyond {t} threads",
+                "measured: the items of a run at each validated thread count took longer than \
+                 the profile's by the median item-time ratio ({}); above one thread's ratio \
+                 this is modelled as a fixed cost added to every item, spread evenly over the \
+                 {items} items; projections add the cost at their thread count, interpolated \
+                 between validated counts and held beyond {t} threads",
                 curve.describe()
             ),
         ),
@@ -286,14 +343,11 @@ pub fn simulate(
     for b in plan.batch.iter() {
         for &s in plan.schedulers.iter() {
             for t in plan.threads.iter() {
-                projections.push(project_slowed(
-                    replay,
-                    profile,
-                    t.get(),
-                    b.get(),
-                    s,
-                    slowdown_at(t.get()),
-                ));
+                let t = t.get();
+                projections.push(match plan.item_slowdown {
+                    Some(f) => project_slowed(replay, profile, t, b.get(), s, f.get()),
+                    None => project_with(replay, profile, t, b.get(), s, 1.0, added_ns(t)),
+                });
             }
         }
     }
@@ -310,6 +364,7 @@ pub fn simulate(
             .collect(),
         item_slowdown,
         item_slowdown_source,
+        item_cost_ns,
         projections,
         validations,
         assumptions: ASSUMPTIONS.iter().map(|s| s.to_string()).collect(),

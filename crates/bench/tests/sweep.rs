@@ -150,20 +150,7 @@ fn sweep_writes_a_complete_results_folder() {
         let scaled = v.predicted_s * v.item_time_ratio / v.measured_s - 1.0;
         assert!((scaled - v.scheduling_error).abs() < 1e-9);
     }
-    let curve = sim.slowdown_curve();
-    for p in &sim.projections {
-        assert!(p.bound_s <= p.makespan_s * (1.0 + 1e-9), "{p:?}");
-        assert!(p.longest_share <= 1.0 + 1e-9);
-        // Each projection takes the measured curve's factor at its thread count: 1 at one
-        // thread, and beyond the largest validated count (2) the factor at 2.
-        assert_eq!(p.item_slowdown, curve.slowdown_at(p.threads), "{p:?}");
-        if p.threads > 1 {
-            assert_eq!(p.item_slowdown, sim.item_slowdown, "{p:?}");
-        } else {
-            assert_eq!(p.item_slowdown, 1.0);
-        }
-    }
-    // Measured: the median item-time ratio at 2 threads over the one at 1 thread.
+    // Measured: the median item-time ratio at each validated count.
     let median = |t: usize| {
         let mut r: Vec<f64> = sim
             .validations
@@ -174,7 +161,42 @@ fn sweep_writes_a_complete_results_folder() {
         r.sort_by(f64::total_cmp);
         r[r.len() / 2]
     };
-    assert!((sim.item_slowdown - median(2) / median(1)).abs() < 1e-12);
+    // The cost added per item at 2 threads: the items' extra time over one thread's,
+    // spread over the items (the dump's item count from the profile's sum and a cost).
+    assert_eq!(sim.item_cost_ns.len(), 1, "one validated count above one");
+    let (two, cost) = sim.item_cost_ns[0];
+    assert_eq!(two, 2);
+    let extra = ((median(2) - median(1)) * sim.profile_work_s * 1e9).max(0.0);
+    assert!(
+        cost >= 0.0 && (cost == 0.0) == (extra == 0.0),
+        "{cost} {extra}"
+    );
+    let curve = sim.slowdown_curve();
+    for p in &sim.projections {
+        assert!(p.bound_s <= p.makespan_s * (1.0 + 1e-9), "{p:?}");
+        assert!(p.longest_share <= 1.0 + 1e-9);
+        // Each projection adds the cost at its thread count: none at one thread, and
+        // beyond the largest validated count (2) the cost at 2; no factor.
+        assert_eq!(p.item_slowdown, 1.0, "{p:?}");
+        let expected = if p.threads > 1 { cost } else { 0.0 };
+        assert_eq!(p.item_cost_ns, expected, "{p:?}");
+    }
+    for v in &sim.validations {
+        // Modelled: the profile at the 1-thread ratio plus the cost, scheduled again; at one
+        // thread that is the projection times the ratio.
+        let modelled = v
+            .modelled_s
+            .expect("the simulator records its model's time");
+        assert!(modelled > 0.0, "{v:?}");
+        if v.threads == 1 {
+            let scaled = v.predicted_s * curve.ratio_at(1);
+            assert!(
+                (modelled - scaled).abs() <= 1e-6 * scaled.max(1.0) + 1e-9,
+                "{v:?}"
+            );
+        }
+    }
+    assert_eq!(sim.item_slowdown, 1.0);
     assert!(sim.item_slowdown_source.starts_with("measured"));
     assert_eq!(sim.assumptions.len(), simulate::ASSUMPTIONS.len());
 
@@ -359,6 +381,16 @@ fn simulator_matches_list_scheduling_by_hand() {
         let one = simulate::project_slowed(&replay, &profile, 1, 1, s, 1.25);
         assert!((one.makespan_s - work as f64 / 1e9).abs() < 1e-12);
         assert_eq!(one.item_slowdown, 1.0);
+        // A cost added to every item: one worker pays it for every item; unbounded
+        // workers once per batch (each batch's longest item).
+        let items = replay.items().len() as f64;
+        let costly = simulate::project_with(&replay, &profile, 1, 1, s, 1.0, 1000.0);
+        assert!((costly.makespan_s - (work as f64 + items * 1000.0) / 1e9).abs() < 1e-9);
+        assert_eq!(costly.item_cost_ns, 1000.0);
+        let wide = simulate::project_with(&replay, &profile, 10_000, 1, s, 1.0, 1000.0);
+        let plain_wide = simulate::project(&replay, &profile, 10_000, 1, s);
+        let batches = replay.batches(1).len() as f64;
+        assert!((wide.makespan_s - (plain_wide.makespan_s + batches * 1000.0 / 1e9)).abs() < 1e-9);
     }
     // Adversarial blocks: a big item last. Largest-first on 2 workers is never worse than
     // block order, and here strictly better.

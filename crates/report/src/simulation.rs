@@ -28,6 +28,11 @@ pub struct Projection {
     /// thread the report's [`SimulationReport::item_slowdown`]).
     #[serde(default = "one_f64")]
     pub item_slowdown: f64,
+    /// Nanoseconds added to every item time after the factor: the fixed cost per item that
+    /// concurrency adds at this thread count (0 at one thread, and in results written
+    /// before the simulator modelled it).
+    #[serde(default)]
+    pub item_cost_ns: f64,
 }
 
 fn one_f64() -> f64 {
@@ -61,6 +66,12 @@ pub struct Validation {
     /// [`Validation::item_time_ratio`], against the measured wall time.
     #[serde(default)]
     pub scheduling_error: f64,
+    /// The model's wall time with concurrency's cost: the profile at the 1-thread ratio
+    /// plus the fixed cost per item measured at this thread count, list-scheduled again
+    /// (absent in results written before the simulator modelled it: tables then scale the
+    /// projection by [`SlowdownCurve::ratio_at`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modelled_s: Option<f64>,
 }
 
 /// A simulation of one dump: the profile's summary, projections, validations and the
@@ -84,9 +95,16 @@ pub struct SimulationReport {
     /// as applied to every projection above one thread.
     #[serde(default = "one_f64")]
     pub item_slowdown: f64,
-    /// Where [`SimulationReport::item_slowdown`] comes from (measured, configured, none).
+    /// Where [`SimulationReport::item_slowdown`] and [`SimulationReport::item_cost_ns`]
+    /// come from (measured, configured, none).
     #[serde(default)]
     pub item_slowdown_source: String,
+    /// The fixed cost added to every item at each validated thread count above one,
+    /// `(threads, ns)` ascending ([`SlowdownCurve::added_ns_per_item`]); empty when a
+    /// factor was configured, nothing above one thread was validated, or in results
+    /// written before the simulator modelled it.
+    #[serde(default)]
+    pub item_cost_ns: Vec<(usize, f64)>,
     /// Projections, in (batch, scheduler, threads) order.
     pub projections: Vec<Projection>,
     /// Predicted against measured wall time.
@@ -201,6 +219,19 @@ impl SlowdownCurve {
         self.modelled_s(v) / v.measured_s.max(f64::MIN_POSITIVE) - 1.0
     }
 
+    /// The fixed cost per item, nanoseconds, that makes the items of a run at `threads`
+    /// take as long in all as the curve says: the ratio at `threads` above the one at one
+    /// thread, times the profile's work (`profile_work_s`), spread evenly over `items`.
+    /// On 16 cores, short transactions slowed by about 4× and long ones by 1.2–1.3×: a
+    /// cost per item fits what a factor on every item time over-charges to the long ones.
+    pub fn added_ns_per_item(&self, threads: usize, profile_work_s: f64, items: usize) -> f64 {
+        if threads <= 1 || items == 0 {
+            return 0.0;
+        }
+        let extra = (self.ratio_at(threads) - self.ratio_at(1)).max(0.0);
+        extra * profile_work_s * 1e9 / items as f64
+    }
+
     /// One line for tables: `1 thread 1.15×, 4 threads 1.32×, …`.
     pub fn describe(&self) -> String {
         self.measured
@@ -226,6 +257,7 @@ mod tests {
             measured_work_s: 0.0,
             item_time_ratio: ratio,
             scheduling_error: predicted_s * ratio / measured_s - 1.0,
+            modelled_s: None,
         }
     }
 
@@ -277,6 +309,24 @@ mod tests {
         assert!((curve.modelled_s(&v[2]) - 0.45).abs() < 1e-12);
         assert!((curve.modelled_error(&v[2]) - 0.125).abs() < 1e-12);
         assert!(curve.modelled_error(&v[0]).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_added_cost_spreads_the_extra_item_time_over_the_items() {
+        let curve = SlowdownCurve::from_validations(&[
+            validation(1, 1.0, 1.1, 1.1),
+            validation(4, 0.3, 0.4, 1.3),
+        ]);
+        // 0.2 more of a 2 s profile over 1000 items: 0.4 ms each.
+        assert!((curve.added_ns_per_item(4, 2.0, 1000) - 400_000.0).abs() < 1e-6);
+        assert_eq!(curve.added_ns_per_item(1, 2.0, 1000), 0.0);
+        assert_eq!(curve.added_ns_per_item(4, 2.0, 0), 0.0);
+        // Never negative, when items ran faster above one thread than on one.
+        let faster = SlowdownCurve::from_validations(&[
+            validation(1, 1.0, 1.1, 1.2),
+            validation(2, 0.5, 0.5, 1.0),
+        ]);
+        assert_eq!(faster.added_ns_per_item(2, 2.0, 1000), 0.0);
     }
 
     #[test]
