@@ -20,17 +20,19 @@ use crate::{error::NotMeasured, plan::SimulatePlan};
 use gigagas_executor::{ItemKind, Parallel, Replay};
 use gigagas_grid::{Repetition, RunConfig, SchedulerKind};
 use gigagas_report::results::DumpRecord;
-use gigagas_report::simulation::{Projection, SimulationReport, SlowdownCurve, Validation};
+use gigagas_report::simulation::{
+    ItemCost, Projection, SimulationReport, SlowdownCurve, Validation,
+};
 use std::{cmp::Reverse, collections::BinaryHeap, num::NonZeroUsize};
 
 /// What the model assumes; printed and stored beside every projection.
 pub const ASSUMPTIONS: [&str; 5] = [
-    "per-item times are the medians of one-thread runs (batch 1, ols); above one thread every item takes \
-     a fixed cost longer, the same for short and long items, measured per thread count (the validation \
-     runs' extra item time over one thread's, spread evenly over the items: \
-     SlowdownCurve::added_ns_per_item), interpolated between counts and held beyond the largest; or, \
-     configured, one factor on every item time: memory-bandwidth, cache, frequency and in-process \
-     sharing effects enter only through it",
+    "per-item times are the medians of one-thread runs (batch 1, ols); above one thread the items take \
+     longer in all by what the validation runs measured at that thread count (interpolated between \
+     counts, held beyond the largest), split into a share that scales with each item's length and a \
+     fixed cost per item, the share fitted to the validation runs (ItemCost); or, configured, one \
+     factor on every item time: memory-bandwidth, cache, frequency and in-process sharing effects \
+     enter only through it",
     "workers are identical and never idle while an item is ready: no scheduling, synchronisation or \
      thread wake-up overhead",
     "a batch (mega-block) starts when the previous one has finished; items within a batch are independent \
@@ -207,7 +209,7 @@ pub fn project_slowed(
 
 /// [`project`] with every item taking `factor` times its profiled time plus `added_ns`:
 /// the model of items slowed by concurrency (a factor, and a fixed cost per item that grows
-/// with the threads: [`SlowdownCurve::added_ns_per_item`]).
+/// with the threads: [`ItemCost::at`]).
 pub fn project_with(
     replay: &Replay,
     profile: &ItemProfile,
@@ -301,52 +303,60 @@ pub fn simulate(
     }
     let curve = SlowdownCurve::from_validations(&validations);
     let items = replay.items().len();
-    // The model of concurrency: a configured factor for every item, or the measured
-    // fixed cost per item at each thread count (the items' added time spread evenly).
-    let added_ns = |threads: usize| curve.added_ns_per_item(threads, profile_work_s, items);
-    for v in &mut validations {
-        if plan.item_slowdown.is_none() {
-            // The run's items: the profile at the 1-thread ratio (drift between profile and
-            // validation runs), plus the cost that concurrency adds at this count.
+    // The model of concurrency: a configured factor on every item, or the measured extra
+    // item time per thread count, split by the share fitted to the validation runs.
+    let cost = match plan.item_slowdown {
+        Some(_) => None,
+        None => Some(fit_item_cost(replay, profile, &curve, &validations)),
+    };
+    if let Some(cost) = &cost {
+        for v in &mut validations {
+            let (factor, added) = cost.at_run_scale(v.threads);
             let (t, b, s) = (v.threads, v.batch, v.scheduler);
-            let factor = curve.ratio_at(1);
-            v.modelled_s =
-                Some(project_with(replay, profile, t, b, s, factor, added_ns(t)).makespan_s);
+            v.modelled_s = Some(project_with(replay, profile, t, b, s, factor, added).makespan_s);
         }
     }
     let largest_validated = curve.measured().last().map(|&(t, _)| t);
-    let item_cost_ns: Vec<(usize, f64)> = match plan.item_slowdown {
-        Some(_) => Vec::new(),
-        None => curve
-            .measured()
-            .iter()
-            .filter(|&&(t, _)| t > 1)
-            .map(|&(t, _)| (t, added_ns(t)))
-            .collect(),
-    };
-    let (item_slowdown, item_slowdown_source) = match (plan.item_slowdown, largest_validated) {
-        (Some(f), _) => (f.get(), "configured (simulate.item_slowdown)".to_string()),
-        (None, Some(t)) if t > 1 => (
-            1.0,
+    let item_cost_ns: Vec<(usize, f64)> = cost
+        .iter()
+        .flat_map(|cost| {
+            curve
+                .measured()
+                .iter()
+                .filter(|&&(t, _)| t > 1)
+                .map(|&(t, _)| (t, cost.at(t).1))
+        })
+        .collect();
+    let (item_slowdown, item_slowdown_source) = match (plan.item_slowdown, &cost, largest_validated)
+    {
+        (Some(f), _, _) => (f.get(), "configured (simulate.item_slowdown)".to_string()),
+        (None, Some(cost), Some(t)) if t > 1 => (
+            cost.at(t).0,
             format!(
-                "measured: the items of a run at each validated thread count took longer than \
-                 the profile's by the median item-time ratio ({}); above one thread's ratio \
-                 this is modelled as a fixed cost added to every item, spread evenly over the \
-                 {items} items; projections add the cost at their thread count, interpolated \
+                "measured: a run's items took longer than the profile's by the median \
+                 item-time ratio ({}); above one thread's, {:.0} % of that extra time scales \
+                 with each item's length (the factor shown, at {t} threads) and the rest is a \
+                 fixed cost per item over the {items} items, the share fitted to the \
+                 validation runs; projections take both at their thread count, interpolated \
                  between validated counts and held beyond {t} threads",
-                curve.describe()
+                curve.describe(),
+                cost.scaled() * 100.0
             ),
         ),
-        (None, _) => (1.0, "none: no validation above one thread".to_string()),
+        (None, _, _) => (1.0, "none: no validation above one thread".to_string()),
     };
     let mut projections = Vec::new();
     for b in plan.batch.iter() {
         for &s in plan.schedulers.iter() {
             for t in plan.threads.iter() {
                 let t = t.get();
-                projections.push(match plan.item_slowdown {
-                    Some(f) => project_slowed(replay, profile, t, b.get(), s, f.get()),
-                    None => project_with(replay, profile, t, b.get(), s, 1.0, added_ns(t)),
+                projections.push(match (plan.item_slowdown, &cost) {
+                    (Some(f), _) => project_slowed(replay, profile, t, b.get(), s, f.get()),
+                    (None, Some(cost)) => {
+                        let (factor, added) = cost.at(t);
+                        project_with(replay, profile, t, b.get(), s, factor, added)
+                    }
+                    (None, None) => project(replay, profile, t, b.get(), s),
                 });
             }
         }
@@ -365,10 +375,54 @@ pub fn simulate(
         item_slowdown,
         item_slowdown_source,
         item_cost_ns,
+        item_cost_scaled_share: cost.as_ref().map_or(1.0, ItemCost::scaled),
         projections,
         validations,
         assumptions: ASSUMPTIONS.iter().map(|s| s.to_string()).collect(),
     })
+}
+
+/// The share of concurrency's extra item time that scales with item length: of 0, 0.05,
+/// …, 1, the one whose modelled times ([`ItemCost::at_run_scale`], scheduled again) come
+/// closest to the validation runs' measured times (least squared relative error over the
+/// validations above one thread; 1, a factor alone, when there are none).
+pub fn fit_item_cost(
+    replay: &Replay,
+    profile: &ItemProfile,
+    curve: &SlowdownCurve,
+    validations: &[Validation],
+) -> ItemCost {
+    let profile_work_s = profile.item_ns.iter().sum::<u64>() as f64 / 1e9;
+    let items = replay.items().len();
+    let above: Vec<&Validation> = validations.iter().filter(|v| v.threads > 1).collect();
+    let model = |scaled: f64| ItemCost::new(curve.clone(), scaled, profile_work_s, items);
+    if above.is_empty() {
+        return model(1.0);
+    }
+    let squared_error = |cost: &ItemCost| -> f64 {
+        above
+            .iter()
+            .map(|v| {
+                let (factor, added) = cost.at_run_scale(v.threads);
+                let modelled = project_with(
+                    replay,
+                    profile,
+                    v.threads,
+                    v.batch,
+                    v.scheduler,
+                    factor,
+                    added,
+                );
+                (modelled.makespan_s / v.measured_s.max(f64::MIN_POSITIVE) - 1.0).powi(2)
+            })
+            .sum()
+    };
+    (0..=20)
+        .map(|k| model(k as f64 / 20.0))
+        .map(|cost| (squared_error(&cost), cost))
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, cost)| cost)
+        .expect("21 candidates")
 }
 
 /// Share of the profiled work spent in transactions (the rest is system calls and

@@ -161,25 +161,35 @@ fn sweep_writes_a_complete_results_folder() {
         r.sort_by(f64::total_cmp);
         r[r.len() / 2]
     };
-    // The cost added per item at 2 threads: the items' extra time over one thread's,
-    // spread over the items (the dump's item count from the profile's sum and a cost).
+    // Concurrency's extra item time at 2 threads, split into a factor on a fitted share of
+    // it and a fixed cost per item for the rest.
+    let curve = sim.slowdown_curve();
+    let share = sim.item_cost_scaled_share;
+    assert!((0.0..=1.0).contains(&share), "{share}");
+    assert!((curve.extra_at(2) - (median(2) / median(1) - 1.0).max(0.0)).abs() < 1e-12);
     assert_eq!(sim.item_cost_ns.len(), 1, "one validated count above one");
     let (two, cost) = sim.item_cost_ns[0];
     assert_eq!(two, 2);
-    let extra = ((median(2) - median(1)) * sim.profile_work_s * 1e9).max(0.0);
+    let extra = curve.extra_at(2);
     assert!(
-        cost >= 0.0 && (cost == 0.0) == (extra == 0.0),
+        cost >= 0.0 && (cost == 0.0) == (extra == 0.0 || share == 1.0),
         "{cost} {extra}"
     );
-    let curve = sim.slowdown_curve();
+    assert!((sim.item_slowdown - (1.0 + share * extra)).abs() < 1e-12);
     for p in &sim.projections {
         assert!(p.bound_s <= p.makespan_s * (1.0 + 1e-9), "{p:?}");
         assert!(p.longest_share <= 1.0 + 1e-9);
-        // Each projection adds the cost at its thread count: none at one thread, and
-        // beyond the largest validated count (2) the cost at 2; no factor.
-        assert_eq!(p.item_slowdown, 1.0, "{p:?}");
-        let expected = if p.threads > 1 { cost } else { 0.0 };
-        assert_eq!(p.item_cost_ns, expected, "{p:?}");
+        // Each projection takes the model at its thread count: nothing at one thread, and
+        // beyond the largest validated count (2) the model at 2.
+        if p.threads > 1 {
+            assert_eq!(
+                (p.item_slowdown, p.item_cost_ns),
+                (sim.item_slowdown, cost),
+                "{p:?}"
+            );
+        } else {
+            assert_eq!((p.item_slowdown, p.item_cost_ns), (1.0, 0.0), "{p:?}");
+        }
     }
     for v in &sim.validations {
         // Modelled: the profile at the 1-thread ratio plus the cost, scheduled again; at one
@@ -196,7 +206,6 @@ fn sweep_writes_a_complete_results_folder() {
             );
         }
     }
-    assert_eq!(sim.item_slowdown, 1.0);
     assert!(sim.item_slowdown_source.starts_with("measured"));
     assert_eq!(sim.assumptions.len(), simulate::ASSUMPTIONS.len());
 
@@ -392,6 +401,36 @@ fn simulator_matches_list_scheduling_by_hand() {
         let batches = replay.batches(1).len() as f64;
         assert!((wide.makespan_s - (plain_wide.makespan_s + batches * 1000.0 / 1e9)).abs() < 1e-9);
     }
+    // The share of concurrency's cost that scales with item length is recovered from
+    // validation runs made by a known model (a quarter scaled, the rest a fixed cost).
+    let curve = gigagas_report::simulation::SlowdownCurve::from_validations(&[
+        validation_at(1, 1.1),
+        validation_at(2, 1.4),
+        validation_at(4, 2.2),
+    ]);
+    let truth = gigagas_report::simulation::ItemCost::new(
+        curve.clone(),
+        0.25,
+        work as f64 / 1e9,
+        replay.items().len(),
+    );
+    let mut made = Vec::new();
+    for (t, s) in [
+        (2, SchedulerKind::Ols),
+        (4, SchedulerKind::Ols),
+        (4, SchedulerKind::GasUsed),
+    ] {
+        let (factor, added) = truth.at_run_scale(t);
+        let v = simulate::project_with(&replay, &profile, t, 1, s, factor, added);
+        made.push(gigagas_report::simulation::Validation {
+            threads: t,
+            scheduler: s,
+            measured_s: v.makespan_s,
+            ..validation_at(t, if t == 2 { 1.4 } else { 2.2 })
+        });
+    }
+    let fitted = simulate::fit_item_cost(&replay, &profile, &curve, &made);
+    assert_eq!(fitted.scaled(), 0.25);
     // Adversarial blocks: a big item last. Largest-first on 2 workers is never worse than
     // block order, and here strictly better.
     let ols = simulate::project(&replay, &profile, 2, 1, SchedulerKind::Ols);
@@ -485,4 +524,21 @@ fn shipped_configs_are_valid() {
         }
     }
     assert!(n >= 6, "six shipped configs, found {n}");
+}
+
+/// A validation at `threads` whose items ran `ratio` times the profile (batch 1, ols), for
+/// building a slowdown curve.
+fn validation_at(threads: usize, ratio: f64) -> gigagas_report::simulation::Validation {
+    gigagas_report::simulation::Validation {
+        threads,
+        batch: 1,
+        scheduler: SchedulerKind::Ols,
+        predicted_s: 1.0,
+        measured_s: 1.0,
+        error: 0.0,
+        measured_work_s: ratio,
+        item_time_ratio: ratio,
+        scheduling_error: 0.0,
+        modelled_s: None,
+    }
 }

@@ -29,8 +29,8 @@ pub struct Projection {
     #[serde(default = "one_f64")]
     pub item_slowdown: f64,
     /// Nanoseconds added to every item time after the factor: the fixed cost per item that
-    /// concurrency adds at this thread count (0 at one thread, and in results written
-    /// before the simulator modelled it).
+    /// concurrency adds at this thread count ([`ItemCost`]; 0 at one thread, and in results
+    /// written before the simulator modelled it).
     #[serde(default)]
     pub item_cost_ns: f64,
 }
@@ -66,8 +66,8 @@ pub struct Validation {
     /// [`Validation::item_time_ratio`], against the measured wall time.
     #[serde(default)]
     pub scheduling_error: f64,
-    /// The model's wall time with concurrency's cost: the profile at the 1-thread ratio
-    /// plus the fixed cost per item measured at this thread count, list-scheduled again
+    /// The model's wall time with concurrency's cost ([`ItemCost::at_run_scale`]): every
+    /// item's modelled time, list-scheduled again
     /// (absent in results written before the simulator modelled it: tables then scale the
     /// projection by [`SlowdownCurve::ratio_at`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -100,11 +100,16 @@ pub struct SimulationReport {
     #[serde(default)]
     pub item_slowdown_source: String,
     /// The fixed cost added to every item at each validated thread count above one,
-    /// `(threads, ns)` ascending ([`SlowdownCurve::added_ns_per_item`]); empty when a
+    /// `(threads, ns)` ascending, on the profile's scale ([`ItemCost::at`]); empty when a
     /// factor was configured, nothing above one thread was validated, or in results
     /// written before the simulator modelled it.
     #[serde(default)]
     pub item_cost_ns: Vec<(usize, f64)>,
+    /// The share of concurrency's extra item time that scales with an item's length
+    /// ([`ItemCost::scaled`]), fitted to the validation runs (1 when a factor was
+    /// configured or in results written before the simulator fitted it).
+    #[serde(default = "one_f64")]
+    pub item_cost_scaled_share: f64,
     /// Projections, in (batch, scheduler, threads) order.
     pub projections: Vec<Projection>,
     /// Predicted against measured wall time.
@@ -219,19 +224,16 @@ impl SlowdownCurve {
         self.modelled_s(v) / v.measured_s.max(f64::MIN_POSITIVE) - 1.0
     }
 
-    /// The fixed cost per item, nanoseconds, that makes the items of a run at `threads`
-    /// take as long in all as the curve says: the ratio at `threads` above the one at one
-    /// thread, times the profile's work (`profile_work_s`), spread evenly over `items`.
-    /// On 16 cores, short transactions slowed by about 4× and long ones by 1.2–1.3×: a
-    /// cost per item fits what a factor on every item time over-charges to the long ones.
-    pub fn added_ns_per_item(&self, threads: usize, profile_work_s: f64, items: usize) -> f64 {
-        if threads <= 1 || items == 0 {
+    /// How much longer in all the items of a run at `threads` take than on one thread, as a
+    /// fraction: the ratio at `threads` over the ratio at one thread, minus one (never
+    /// negative). The ratio at one thread holds the drift between profile and validation
+    /// runs, not concurrency.
+    pub fn extra_at(&self, threads: usize) -> f64 {
+        if threads <= 1 {
             return 0.0;
         }
-        let extra = (self.ratio_at(threads) - self.ratio_at(1)).max(0.0);
-        extra * profile_work_s * 1e9 / items as f64
+        (self.ratio_at(threads) / self.ratio_at(1) - 1.0).max(0.0)
     }
-
     /// One line for tables: `1 thread 1.15×, 4 threads 1.32×, …`.
     pub fn describe(&self) -> String {
         self.measured
@@ -239,6 +241,61 @@ impl SlowdownCurve {
             .map(|&(t, r)| format!("{t} thread{} {r:.3}×", if t == 1 { "" } else { "s" }))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+}
+
+/// What concurrency adds to each item's time, as the simulator models it. At `threads`
+/// threads a run's items take [`SlowdownCurve::extra_at`] longer in all than on one thread;
+/// a share `scaled` of that extra time grows with each item's length (caches, memory
+/// bandwidth, frequency: what separate processes on the same machine also see), and the
+/// rest is the same fixed cost for every item (what sharing inside the process costs per
+/// item, however long the item). On 16 cores a factor alone (`scaled` = 1) over-charged the
+/// long transactions on the critical path by up to 36 %: short ones slowed by about 4×,
+/// long ones by 1.2–1.3×.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemCost {
+    curve: SlowdownCurve,
+    scaled: f64,
+    profile_work_ns: f64,
+    items: usize,
+}
+
+impl ItemCost {
+    /// The model over `curve`, with `scaled` of the extra time proportional to item length
+    /// (clamped to 0..=1), for a profile of `items` items taking `profile_work_s` in all.
+    pub fn new(curve: SlowdownCurve, scaled: f64, profile_work_s: f64, items: usize) -> Self {
+        Self {
+            curve,
+            scaled: scaled.clamp(0.0, 1.0),
+            profile_work_ns: profile_work_s * 1e9,
+            items,
+        }
+    }
+
+    /// The share of the extra time that scales with an item's length.
+    pub fn scaled(&self) -> f64 {
+        self.scaled
+    }
+
+    /// `(factor, added_ns)` at `threads` on the profile's scale: an item profiled at `x` ns
+    /// is modelled to take `x * factor + added_ns`. `(1, 0)` at one thread.
+    pub fn at(&self, threads: usize) -> (f64, f64) {
+        let extra = self.curve.extra_at(threads);
+        let added = if self.items == 0 {
+            0.0
+        } else {
+            (1.0 - self.scaled) * extra * self.profile_work_ns / self.items as f64
+        };
+        (1.0 + self.scaled * extra, added)
+    }
+
+    /// [`ItemCost::at`] on a validation run's scale: both terms times the ratio at one
+    /// thread (how much slower the validation runs were than the profile, whatever the
+    /// threads).
+    pub fn at_run_scale(&self, threads: usize) -> (f64, f64) {
+        let (factor, added) = self.at(threads);
+        let one = self.curve.ratio_at(1);
+        (factor * one, added * one)
     }
 }
 
@@ -312,21 +369,33 @@ mod tests {
     }
 
     #[test]
-    fn the_added_cost_spreads_the_extra_item_time_over_the_items() {
+    fn the_item_cost_splits_the_extra_time_into_a_factor_and_a_fixed_cost() {
         let curve = SlowdownCurve::from_validations(&[
             validation(1, 1.0, 1.1, 1.1),
-            validation(4, 0.3, 0.4, 1.3),
+            validation(4, 0.3, 0.4, 1.32),
         ]);
-        // 0.2 more of a 2 s profile over 1000 items: 0.4 ms each.
-        assert!((curve.added_ns_per_item(4, 2.0, 1000) - 400_000.0).abs() < 1e-6);
-        assert_eq!(curve.added_ns_per_item(1, 2.0, 1000), 0.0);
-        assert_eq!(curve.added_ns_per_item(4, 2.0, 0), 0.0);
+        // 20 % more at 4 threads than at 1.
+        assert!((curve.extra_at(4) - 0.2).abs() < 1e-12);
+        assert_eq!(curve.extra_at(1), 0.0);
+        // A 2 s profile of 1000 items: 0.4 s extra, a quarter of it scaled.
+        let cost = ItemCost::new(curve.clone(), 0.25, 2.0, 1000);
+        let (factor, added) = cost.at(4);
+        assert!((factor - 1.05).abs() < 1e-12);
+        assert!((added - 300_000.0).abs() < 1e-6);
+        // The extra time adds up: 2 s × 0.05 + 1000 × 0.3 ms = 0.4 s.
+        assert!((2.0 * (factor - 1.0) + 1000.0 * added / 1e9 - 0.4).abs() < 1e-9);
+        assert_eq!(cost.at(1), (1.0, 0.0));
+        let (f, a) = cost.at_run_scale(4);
+        assert!((f - 1.05 * 1.1).abs() < 1e-12 && (a - 330_000.0).abs() < 1e-6);
+        // All scaled: a factor alone; none: a fixed cost alone.
+        assert_eq!(ItemCost::new(curve.clone(), 1.0, 2.0, 1000).at(4).1, 0.0);
+        assert_eq!(ItemCost::new(curve, 0.0, 2.0, 1000).at(4).0, 1.0);
         // Never negative, when items ran faster above one thread than on one.
         let faster = SlowdownCurve::from_validations(&[
             validation(1, 1.0, 1.1, 1.2),
             validation(2, 0.5, 0.5, 1.0),
         ]);
-        assert_eq!(faster.added_ns_per_item(2, 2.0, 1000), 0.0);
+        assert_eq!(faster.extra_at(2), 0.0);
     }
 
     #[test]

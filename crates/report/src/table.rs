@@ -623,7 +623,9 @@ fn simulation_intro(out: &mut String, sim: &SimulationReport, tag: Option<&str>)
             .collect();
         let _ = writeln!(
             out,
-            "Cost added to every item above one thread: **{}** ({source}).\n",
+            "Item slowdown above one thread: **{:.3}×** every profiled item time, plus a fixed cost per \
+             item: **{}** ({source}).\n",
+            sim.item_slowdown,
             costs.join(", "),
         );
     }
@@ -711,8 +713,10 @@ fn validation_table(out: &mut String, sim: &SimulationReport) {
             .fold(0.0, f64::max);
         let how = if additive {
             format!(
-                "the profile at the 1-thread ratio plus the cost per item at its thread count, \
-                 scheduled again; median item-time ratios: {}",
+                "every item's time with the measured slowdown at its thread count, {:.0} % of it \
+                 scaling with the item's length and the rest a fixed cost per item, scheduled \
+                 again; median item-time ratios: {}",
+                sim.item_cost_scaled_share * 100.0,
                 curve.describe()
             )
         } else {
