@@ -609,7 +609,8 @@ fn simulation_intro(out: &mut String, sim: &SimulationReport, tag: Option<&str>)
     } else {
         &sim.item_slowdown_source
     };
-    if sim.item_cost_ns.is_empty() {
+    // A cost of zero everywhere (a fitted share of 1, or no extra time): the factor alone.
+    if sim.item_cost_ns.iter().all(|&(_, ns)| ns == 0.0) {
         let _ = writeln!(
             out,
             "Item slowdown above one thread: **{:.3}×** every profiled item time ({source}).\n",
