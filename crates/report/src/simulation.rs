@@ -74,6 +74,21 @@ pub struct Validation {
     pub modelled_s: Option<f64>,
 }
 
+impl Validation {
+    /// The model's wall time at this point: the one the simulator recorded
+    /// ([`Validation::modelled_s`]), or, in older results, `curve`'s
+    /// ([`SlowdownCurve::modelled_s`]; `curve` is the report's
+    /// [`SimulationReport::slowdown_curve`]).
+    pub fn modelled_wall_s(&self, curve: &SlowdownCurve) -> f64 {
+        self.modelled_s.unwrap_or_else(|| curve.modelled_s(self))
+    }
+
+    /// `modelled / measured - 1` ([`Validation::modelled_wall_s`]).
+    pub fn modelled_error(&self, curve: &SlowdownCurve) -> f64 {
+        self.modelled_wall_s(curve) / self.measured_s.max(f64::MIN_POSITIVE) - 1.0
+    }
+}
+
 /// A simulation of one dump: the profile's summary, projections, validations and the
 /// model's assumptions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -203,25 +218,11 @@ impl SlowdownCurve {
         lo_r
     }
 
-    /// The factor a projection at `threads` multiplies every profiled item time by: the
-    /// ratio at `threads` over the ratio at one thread (which holds the profile-to-run
-    /// drift, not concurrency); 1 at one thread.
-    pub fn slowdown_at(&self, threads: usize) -> f64 {
-        if threads <= 1 {
-            return 1.0;
-        }
-        self.ratio_at(threads) / self.ratio_at(1)
-    }
-
-    /// The modelled wall time of a validation: its projection times the curve's ratio at
-    /// its thread count (the same factor for every batch size and scheduler).
+    /// The modelled wall time of a validation that did not record one (results written
+    /// before the simulator modelled concurrency): its projection times the curve's ratio
+    /// at its thread count (the same factor for every batch size and scheduler).
     pub fn modelled_s(&self, v: &Validation) -> f64 {
         v.predicted_s * self.ratio_at(v.threads)
-    }
-
-    /// `modelled / measured - 1` for a validation.
-    pub fn modelled_error(&self, v: &Validation) -> f64 {
-        self.modelled_s(v) / v.measured_s.max(f64::MIN_POSITIVE) - 1.0
     }
 
     /// How much longer in all the items of a run at `threads` take than on one thread, as a
@@ -333,9 +334,9 @@ mod tests {
         assert!((curve.ratio_at(6) - 1.45).abs() < 1e-12);
         // Held beyond the largest validated count.
         assert_eq!(curve.ratio_at(64), 1.6);
-        // The projection factor is relative to one thread.
-        assert_eq!(curve.slowdown_at(1), 1.0);
-        assert!((curve.slowdown_at(8) - 1.6 / 1.1).abs() < 1e-12);
+        // The extra time is relative to one thread.
+        assert_eq!(curve.extra_at(1), 0.0);
+        assert!((curve.extra_at(8) - (1.6 / 1.1 - 1.0)).abs() < 1e-12);
         assert_eq!(
             curve.describe(),
             "1 thread 1.100×, 4 threads 1.300×, 8 threads 1.600×"
@@ -351,7 +352,7 @@ mod tests {
         assert_eq!(curve.ratio_at(1), 1.0);
         assert!((curve.ratio_at(2) - 1.1).abs() < 1e-12);
         assert!((curve.ratio_at(10) - 1.6).abs() < 1e-12);
-        assert!((curve.slowdown_at(16) - 1.9).abs() < 1e-12);
+        assert!((curve.extra_at(16) - 0.9).abs() < 1e-12);
     }
 
     #[test]
@@ -364,8 +365,15 @@ mod tests {
         let curve = SlowdownCurve::from_validations(&v);
         // Median at 4 threads is 1.5 (upper median of two).
         assert!((curve.modelled_s(&v[2]) - 0.45).abs() < 1e-12);
-        assert!((curve.modelled_error(&v[2]) - 0.125).abs() < 1e-12);
-        assert!(curve.modelled_error(&v[0]).abs() < 1e-12);
+        assert!((v[2].modelled_error(&curve) - 0.125).abs() < 1e-12);
+        assert!(v[0].modelled_error(&curve).abs() < 1e-12);
+        // A time the simulator recorded wins over the curve's.
+        let recorded = Validation {
+            modelled_s: Some(0.6),
+            ..v[2]
+        };
+        assert_eq!(recorded.modelled_wall_s(&curve), 0.6);
+        assert!((recorded.modelled_error(&curve) - 0.5).abs() < 1e-12);
     }
 
     #[test]
@@ -402,7 +410,7 @@ mod tests {
     fn no_validations_no_slowdown() {
         let curve = SlowdownCurve::from_validations(&[]);
         assert_eq!(curve.ratio_at(16), 1.0);
-        assert_eq!(curve.slowdown_at(16), 1.0);
+        assert_eq!(curve.extra_at(16), 0.0);
         assert_eq!(curve.describe(), "");
     }
 }

@@ -674,12 +674,10 @@ fn validation_table(out: &mut String, sim: &SimulationReport) {
         out,
         "\nPredicted vs measured wall time (median repeat) on this machine:\n"
     );
-    let curve = sim.slowdown_curve();
-    // Recorded by the simulator (a cost added per item, scheduled again); in older results,
+    // Recorded by the simulator (its item-cost model, scheduled again); in older results,
     // the projection scaled by the median ratio at its thread count.
-    let modelled =
-        |v: &crate::simulation::Validation| v.modelled_s.unwrap_or_else(|| curve.modelled_s(v));
-    let additive = sim.validations.iter().any(|v| v.modelled_s.is_some());
+    let curve = sim.slowdown_curve();
+    let recorded = sim.validations.iter().any(|v| v.modelled_s.is_some());
     let _ = writeln!(
         out,
         "| threads | batch | scheduler | predicted | measured | error | item-time ratio | scheduling error | modelled | modelled error |"
@@ -697,8 +695,8 @@ fn validation_table(out: &mut String, sim: &SimulationReport) {
             v.error * 100.0,
             v.item_time_ratio,
             v.scheduling_error * 100.0,
-            modelled(v),
-            (modelled(v) / v.measured_s.max(f64::MIN_POSITIVE) - 1.0) * 100.0
+            v.modelled_wall_s(&curve),
+            v.modelled_error(&curve) * 100.0
         );
     }
     if let Some(e) = sim.max_abs_error() {
@@ -710,9 +708,9 @@ fn validation_table(out: &mut String, sim: &SimulationReport) {
         let worst = sim
             .validations
             .iter()
-            .map(|v| (modelled(v) / v.measured_s.max(f64::MIN_POSITIVE) - 1.0).abs())
+            .map(|v| v.modelled_error(&curve).abs())
             .fold(0.0, f64::max);
-        let how = if additive {
+        let how = if recorded {
             format!(
                 "every item's time with the measured slowdown at its thread count, {:.0} % of it \
                  scaling with the item's length and the rest a fixed cost per item, scheduled \
