@@ -5,7 +5,7 @@
 //! still measured.
 
 use crate::{
-    bench::{Sampled, bench_interleaved},
+    bench::{Sampled, bench_interleaved, bench_pass},
     config::Sweep,
     error::{BenchError, DumpFault},
     plan::Plan,
@@ -13,7 +13,7 @@ use crate::{
     timeline::timeline_of,
 };
 use gigagas_dump::{DumpError, InvariantError};
-use gigagas_executor::{Parallel, Replay, Runner};
+use gigagas_executor::Replay;
 use gigagas_grid::{Point, RunConfig, SchedulerKind};
 use gigagas_report::{
     folder::utc_timestamp,
@@ -355,15 +355,9 @@ fn drawn_passes(
         if !plan.trace && !is_widest {
             continue;
         }
-        // A store point's pass reads from its store, so its batches' times hold the reads.
-        let timings = match store.as_deref_mut() {
-            Some(store) if p.state.is_store() => {
-                crate::io::replay_pass(replay, p, store, plan.verify)
-                    .map_err(DumpFault::from)?
-                    .timings
-            }
-            _ => Parallel::new(p).run(replay, plan.verify)?,
-        };
+        // The same pass as a sample's: a store point's reads from its store, so its
+        // batches' times hold the reads.
+        let (timings, _) = bench_pass(replay, &Point::Bal(*p), plan.verify, store.as_deref_mut())?;
         if plan.trace {
             let pid = events
                 .iter()
