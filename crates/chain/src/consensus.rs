@@ -4,7 +4,7 @@
 //! execution (gigagas-record's `RecordedBlock::check_header`), with the same
 //! [`HeaderMismatch`].
 
-use crate::spec::ChainSpec;
+use crate::{expected::Expected, spec::ChainSpec};
 use alloy_consensus::{Header, TxEnvelope, proofs, transaction::Recovered};
 use alloy_eips::{
     eip1559::{
@@ -13,37 +13,156 @@ use alloy_eips::{
     eip4895::Withdrawal,
 };
 use alloy_hardforks::EthereumHardforks;
+use alloy_primitives::{B256, Bloom};
+use std::fmt;
 
 /// A value the header commits to that the block's body, its parent or its execution does
-/// not reproduce.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: header says {expected}, execution gives {got}")]
-pub struct HeaderMismatch {
-    /// Header field in words, e.g. `gas used`, `receipts root`.
-    pub field: &'static str,
-    /// The header's value.
-    pub expected: String,
-    /// The value the body, the parent or the execution gives.
-    pub got: String,
+/// not reproduce, typed by field. Where the rule gives one value, the pair is an
+/// [`Expected`] (`expected`: the header's value, or the one the parent implies; `got`: the
+/// body's, the execution's or the header's); where it gives a bound, the variant holds the
+/// bound. Displayed as `<field>: header says <expected>, execution gives <got>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderMismatch {
+    /// The block's number is not its parent's plus one (`expected`: the parent's plus one).
+    BlockNumber(Expected<u64>),
+    /// The timestamp is not after the parent's.
+    Timestamp {
+        /// The parent's timestamp.
+        parent: u64,
+        /// The block's.
+        got: u64,
+    },
+    /// `extraData` is longer than [`MAX_EXTRA_DATA`] bytes (its length).
+    ExtraDataSize(usize),
+    /// Gas used exceeds the gas limit.
+    GasUsedOverLimit {
+        /// The header's gas limit.
+        limit: u64,
+        /// The header's gas used.
+        got: u64,
+    },
+    /// The gas limit moves by 1/1024 of the parent's or more, or is below
+    /// [`MIN_GAS_LIMIT`].
+    GasLimit {
+        /// The parent's gas limit (doubled at the London block).
+        parent: u64,
+        /// How far it may move (exclusive).
+        bound: u64,
+        /// The block's.
+        got: u64,
+    },
+    /// The base fee is not EIP-1559's (`None`: no base fee).
+    BaseFee(Expected<Option<u64>>),
+    /// The excess blob gas is not the parent's carried forward (`None`: none).
+    ExcessBlobGas(Expected<Option<u64>>),
+    /// The transactions do not hash to the transactions root.
+    TransactionsRoot(Expected<B256>),
+    /// The withdrawals do not hash to the withdrawals root.
+    WithdrawalsRoot(Expected<B256>),
+    /// The header has a withdrawals root (this one) but the body no withdrawals.
+    MissingWithdrawals(B256),
+    /// The body has withdrawals but the header no withdrawals root.
+    UnexpectedWithdrawals,
+    /// The ommers do not hash to the ommers hash.
+    OmmersHash(Expected<B256>),
+    /// The block's gas used against its transactions'.
+    GasUsed(Expected<u64>),
+    /// The block's blob gas used against its transactions'.
+    BlobGasUsed(Expected<u64>),
+    /// The logs bloom against the receipts' (boxed: two blooms are 512 bytes).
+    LogsBloom(Box<Expected<Bloom>>),
+    /// The receipts root against the receipts'.
+    ReceiptsRoot(Expected<B256>),
+    /// The requests hash against the requests'.
+    RequestsHash(Expected<B256>),
+    /// The block access list hash against the list's.
+    BlockAccessListHash(Expected<B256>),
 }
+
+impl HeaderMismatch {
+    /// The header field in words, e.g. `gas used`, `receipts root`.
+    pub const fn field(&self) -> &'static str {
+        match self {
+            Self::BlockNumber(_) => "block number",
+            Self::Timestamp { .. } => "timestamp",
+            Self::ExtraDataSize(_) => "extra data size",
+            Self::GasUsedOverLimit { .. } | Self::GasUsed(_) => "gas used",
+            Self::GasLimit { .. } => "gas limit",
+            Self::BaseFee(_) => "base fee",
+            Self::ExcessBlobGas(_) => "excess blob gas",
+            Self::TransactionsRoot(_) => "transactions root",
+            Self::WithdrawalsRoot(_)
+            | Self::MissingWithdrawals(_)
+            | Self::UnexpectedWithdrawals => "withdrawals root",
+            Self::OmmersHash(_) => "ommers hash",
+            Self::BlobGasUsed(_) => "blob gas used",
+            Self::LogsBloom(_) => "logs bloom",
+            Self::ReceiptsRoot(_) => "receipts root",
+            Self::RequestsHash(_) => "requests hash",
+            Self::BlockAccessListHash(_) => "block access list hash",
+        }
+    }
+
+    /// What the rule expects and what was found, in display form: a bound in words
+    /// (`after the parent's 1000`), a missing value as `none`.
+    pub fn values(&self) -> Expected<String> {
+        fn text<T: fmt::Display>(e: &Expected<T>) -> Expected<String> {
+            e.as_ref().map(ToString::to_string)
+        }
+        fn optional(e: &Expected<Option<u64>>) -> Expected<String> {
+            e.map(|v| v.map_or_else(|| "none".into(), |v| v.to_string()))
+        }
+        match self {
+            Self::BlockNumber(e) | Self::GasUsed(e) | Self::BlobGasUsed(e) => text(e),
+            Self::Timestamp { parent, got } => {
+                Expected::new(format!("after the parent's {parent}"), got.to_string())
+            }
+            Self::ExtraDataSize(got) => {
+                Expected::new(format!("at most {MAX_EXTRA_DATA} bytes"), got.to_string())
+            }
+            Self::GasUsedOverLimit { limit, got } => {
+                Expected::new(format!("at most the gas limit {limit}"), got.to_string())
+            }
+            Self::GasLimit { parent, bound, got } => Expected::new(
+                format!("within {bound} of the parent's {parent}, at least {MIN_GAS_LIMIT}"),
+                got.to_string(),
+            ),
+            Self::BaseFee(e) | Self::ExcessBlobGas(e) => optional(e),
+            Self::TransactionsRoot(e)
+            | Self::WithdrawalsRoot(e)
+            | Self::OmmersHash(e)
+            | Self::ReceiptsRoot(e)
+            | Self::RequestsHash(e)
+            | Self::BlockAccessListHash(e) => text(e),
+            Self::MissingWithdrawals(root) => {
+                Expected::new(root.to_string(), "no withdrawals".into())
+            }
+            Self::UnexpectedWithdrawals => {
+                Expected::new("none".into(), "withdrawals in the body".into())
+            }
+            Self::LogsBloom(e) => text(e),
+        }
+    }
+}
+
+impl fmt::Display for HeaderMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Expected { expected, got } = self.values();
+        write!(
+            f,
+            "{}: header says {expected}, execution gives {got}",
+            self.field()
+        )
+    }
+}
+
+impl std::error::Error for HeaderMismatch {}
 
 /// Most bytes of `extraData` (the yellow paper's limit).
 pub const MAX_EXTRA_DATA: usize = 32;
 
 /// Lowest gas limit a block may have.
 pub const MIN_GAS_LIMIT: u64 = 5000;
-
-fn differs(
-    field: &'static str,
-    expected: impl std::fmt::Display,
-    got: impl std::fmt::Display,
-) -> Result<(), HeaderMismatch> {
-    Err(HeaderMismatch {
-        field,
-        expected: expected.to_string(),
-        got: got.to_string(),
-    })
-}
 
 /// Check the block's body against its header: [`check_transactions_root`],
 /// [`check_withdrawals_root`], and the ommers hash. `expected` is the header's value, `got`
@@ -58,7 +177,10 @@ pub fn check_body(
     check_withdrawals_root(header, withdrawals)?;
     let root = proofs::calculate_ommers_root(ommers);
     if root != header.ommers_hash {
-        return differs("ommers hash", header.ommers_hash, root);
+        return Err(HeaderMismatch::OmmersHash(Expected::new(
+            header.ommers_hash,
+            root,
+        )));
     }
     Ok(())
 }
@@ -71,7 +193,10 @@ pub fn check_transactions_root(
     let envelopes: Vec<&TxEnvelope> = transactions.iter().map(|t| t.inner()).collect();
     let root = proofs::calculate_transaction_root(&envelopes);
     if root != header.transactions_root {
-        return differs("transactions root", header.transactions_root, root);
+        return Err(HeaderMismatch::TransactionsRoot(Expected::new(
+            header.transactions_root,
+            root,
+        )));
     }
     Ok(())
 }
@@ -86,12 +211,14 @@ pub fn check_withdrawals_root(
         (Some(expected), Some(w)) => {
             let root = proofs::calculate_withdrawals_root(w);
             if root != expected {
-                return differs("withdrawals root", expected, root);
+                return Err(HeaderMismatch::WithdrawalsRoot(Expected::new(
+                    expected, root,
+                )));
             }
             Ok(())
         }
-        (Some(expected), None) => differs("withdrawals root", expected, "no withdrawals"),
-        (None, Some(_)) => differs("withdrawals root", "none", "withdrawals in the body"),
+        (Some(expected), None) => Err(HeaderMismatch::MissingWithdrawals(expected)),
+        (None, Some(_)) => Err(HeaderMismatch::UnexpectedWithdrawals),
         (None, None) => Ok(()),
     }
 }
@@ -109,28 +236,25 @@ pub fn check_against_parent(
     parent: &Header,
 ) -> Result<(), HeaderMismatch> {
     if Some(header.number) != parent.number.checked_add(1) {
-        return differs("block number", parent.number + 1, header.number);
+        return Err(HeaderMismatch::BlockNumber(Expected::new(
+            parent.number + 1,
+            header.number,
+        )));
     }
     if header.timestamp <= parent.timestamp {
-        return differs(
-            "timestamp",
-            format!("after the parent's {}", parent.timestamp),
-            header.timestamp,
-        );
+        return Err(HeaderMismatch::Timestamp {
+            parent: parent.timestamp,
+            got: header.timestamp,
+        });
     }
     if header.extra_data.len() > MAX_EXTRA_DATA {
-        return differs(
-            "extra data size",
-            format!("at most {MAX_EXTRA_DATA} bytes"),
-            header.extra_data.len(),
-        );
+        return Err(HeaderMismatch::ExtraDataSize(header.extra_data.len()));
     }
     if header.gas_used > header.gas_limit {
-        return differs(
-            "gas used",
-            format!("at most the gas limit {}", header.gas_limit),
-            header.gas_used,
-        );
+        return Err(HeaderMismatch::GasUsedOverLimit {
+            limit: header.gas_limit,
+            got: header.gas_used,
+        });
     }
     let london = spec.is_london_active_at_block(header.number);
     let parent_london = spec.is_london_active_at_block(parent.number);
@@ -143,11 +267,11 @@ pub fn check_against_parent(
     };
     let bound = parent_limit / GAS_LIMIT_BOUND_DIVISOR;
     if header.gas_limit.abs_diff(parent_limit) >= bound || header.gas_limit < MIN_GAS_LIMIT {
-        return differs(
-            "gas limit",
-            format!("within {bound} of the parent's {parent_limit}, at least {MIN_GAS_LIMIT}"),
-            header.gas_limit,
-        );
+        return Err(HeaderMismatch::GasLimit {
+            parent: parent_limit,
+            bound,
+            got: header.gas_limit,
+        });
     }
     if london {
         let expected = if parent_london {
@@ -156,7 +280,10 @@ pub fn check_against_parent(
             Some(INITIAL_BASE_FEE)
         };
         if header.base_fee_per_gas != expected {
-            return differs("base fee", show(expected), show(header.base_fee_per_gas));
+            return Err(HeaderMismatch::BaseFee(Expected::new(
+                expected,
+                header.base_fee_per_gas,
+            )));
         }
     }
     if spec.is_cancun_active_at_timestamp(header.timestamp) {
@@ -168,18 +295,13 @@ pub fn check_against_parent(
             _ => Some(0),
         };
         if header.excess_blob_gas != expected {
-            return differs(
-                "excess blob gas",
-                show(expected),
-                show(header.excess_blob_gas),
-            );
+            return Err(HeaderMismatch::ExcessBlobGas(Expected::new(
+                expected,
+                header.excess_blob_gas,
+            )));
         }
     }
     Ok(())
-}
-
-fn show(v: Option<u64>) -> String {
-    v.map_or_else(|| "none".into(), |v| v.to_string())
 }
 
 #[cfg(test)]
@@ -226,7 +348,7 @@ mod tests {
     }
 
     fn field(r: Result<(), HeaderMismatch>) -> &'static str {
-        r.map(|()| "ok").unwrap_or_else(|m| m.field)
+        r.map(|()| "ok").unwrap_or_else(|m| m.field())
     }
 
     #[test]
@@ -256,6 +378,33 @@ mod tests {
         let mut c = child(&p);
         c.gas_limit = 30_000_000 + 30_000_000 / 1024 - 1;
         assert_eq!(field(check_against_parent(&spec, &c, &p)), "ok");
+    }
+
+    /// The typed mismatch prints as the string fields it replaced did.
+    #[test]
+    fn mismatches_print_the_field_and_both_values() {
+        let p = parent();
+        let mut c = child(&p);
+        c.gas_limit *= 2;
+        let m = check_against_parent(&cancun(), &c, &p).unwrap_err();
+        assert_eq!(
+            m,
+            HeaderMismatch::GasLimit {
+                parent: 30_000_000,
+                bound: 30_000_000 / 1024,
+                got: 60_000_000
+            }
+        );
+        assert_eq!(
+            m.to_string(),
+            "gas limit: header says within 29296 of the parent's 30000000, at least 5000, \
+             execution gives 60000000"
+        );
+        let m = HeaderMismatch::BaseFee(Expected::new(Some(7), None));
+        assert_eq!(
+            m.to_string(),
+            "base fee: header says 7, execution gives none"
+        );
     }
 
     #[test]

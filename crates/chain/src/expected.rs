@@ -1,6 +1,7 @@
 //! [`Expected`]: what a reference says and what was found instead, the one field type of
-//! every comparison error of the producers (the RPC dumper's divergences from the node,
-//! the importers' mismatches with a fixture or a header).
+//! every comparison error: the producers' (the RPC dumper's divergences from the node, the
+//! importers' mismatches with a fixture, the header checks' `HeaderMismatch` of the
+//! feature `producer`) and the executor's verification of a replay.
 
 use std::fmt;
 

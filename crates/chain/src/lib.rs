@@ -11,9 +11,10 @@
 //!   installs it at start-up (gigagas's `main`), tests before they replay; no library
 //!   entry point installs it for the caller, except the block recorder of the producers.
 //!   [`kzg_verifier_installed`] says whether it is in place.
-//! - [`Expected`]: the `{ expected, got }` pair every comparison error of the producers
-//!   holds. Not gated: it has no dependency, and the executor's comparison errors are to
-//!   share it.
+//! - [`Expected`]: the `{ expected, got }` pair every comparison error holds: the
+//!   producers' (`HeaderMismatch`, the importers' and the RPC dumper's) and the
+//!   executor's (`gigagas_executor::Mismatch`). Not gated: it has no dependency, and the
+//!   executor builds without the feature.
 //!
 //! # Feature `producer` (off by default)
 //!

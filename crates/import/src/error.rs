@@ -7,10 +7,10 @@ use crate::{
 };
 use alloy_consensus::crypto::RecoveryError;
 use alloy_evm::block::BlockExecutionError;
-use alloy_primitives::Address;
-use gigagas_chain::{BlockStage, Expected};
+use alloy_primitives::{Address, B256, Bytes, U256};
+use gigagas_chain::{BlockStage, Expected, HeaderMismatch};
 use gigagas_dump::InvariantError;
-use std::{fmt, path::PathBuf};
+use std::{borrow::Cow, fmt, path::PathBuf};
 
 /// Everything that can go wrong importing fixtures. File-level variants name the file,
 /// test-level variants name the test.
@@ -240,12 +240,155 @@ pub struct Mismatch {
     pub location: Location,
     /// Account concerned, if any.
     pub account: Option<Address>,
-    /// Field: `balance`, `nonce`, `code`, `storage[0x..]`, `account`, `gas used`,
-    /// `state root`, `last block hash`, ...
-    pub field: String,
-    /// What the fixture says (`expected`) and what execution produced (`got`), in their
-    /// display form (the fields of a fixture hold values of many types).
-    pub values: Expected<String>,
+    /// What differs, with the fixture's value and the execution's.
+    pub difference: Difference,
+}
+
+impl Mismatch {
+    /// The field in words: `balance`, `nonce`, `code`, `storage[0x..]`, `account`,
+    /// `gas used`, `state root`, `last block hash`, ...
+    pub fn field(&self) -> Cow<'static, str> {
+        self.difference.field()
+    }
+
+    /// What the fixture says and what execution produced, in display form.
+    pub fn values(&self) -> Expected<String> {
+        self.difference.values()
+    }
+}
+
+/// What a [`Mismatch`] is about, with the fixture's value (`expected`) and the
+/// execution's (`got`), typed by field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Difference {
+    /// The hash of `genesisRLP` against `genesisBlockHeader`'s.
+    GenesisHash(Expected<B256>),
+    /// A block's header against its body, its parent or its execution.
+    Header(HeaderMismatch),
+    /// A block's state root against the state after executing it.
+    StateRoot(Expected<B256>),
+    /// `postStateHash` against the final state's root.
+    PostStateHash(Expected<B256>),
+    /// `lastblockhash` against the hash of the last block imported.
+    LastBlockHash(Expected<B256>),
+    /// A block the fixture expects rejected passes every check.
+    Accepted {
+        /// Index of the block in the fixture's `blocks`.
+        index: usize,
+        /// The exception the fixture expects.
+        exception: String,
+    },
+    /// The fixture's `blockAccessList` is not a well-formed EIP-7928 list (why).
+    AccessListFormat(String),
+    /// An entry of the fixture's `blockAccessList` against revm's.
+    AccessListEntry {
+        /// The entry, e.g. `postBalance at blockAccessIndex 0x1`.
+        entry: String,
+        /// Both values, as the access list comparison shows them.
+        values: Expected<String>,
+    },
+    /// The header's `blockAccessListHash` against the hash of the fixture's list.
+    AccessListHash(Expected<B256>),
+    /// An account `postState` lists that the final state lacks.
+    MissingAccount,
+    /// An account of the final state that `postState` does not list.
+    ExtraAccount {
+        /// Its balance.
+        balance: U256,
+        /// Its nonce.
+        nonce: u64,
+        /// How many storage slots it holds.
+        slots: usize,
+    },
+    /// An account's balance.
+    Balance(Expected<U256>),
+    /// An account's nonce.
+    Nonce(Expected<u64>),
+    /// An account's code (shown shortened past 48 bytes).
+    Code(Expected<Bytes>),
+    /// A storage slot's value (zero when unset).
+    Storage {
+        /// The slot.
+        slot: U256,
+        /// The fixture's value against the final state's.
+        values: Expected<U256>,
+    },
+}
+
+impl Difference {
+    /// The field in words (see [`Mismatch::field`]).
+    pub fn field(&self) -> Cow<'static, str> {
+        match self {
+            Self::GenesisHash(_) => "genesis hash (genesisRLP vs genesisBlockHeader)".into(),
+            Self::Header(m) => m.field().into(),
+            Self::StateRoot(_) => "state root".into(),
+            Self::PostStateHash(_) => "state root (postStateHash)".into(),
+            Self::LastBlockHash(_) => "last block hash".into(),
+            Self::Accepted { index, .. } => format!("validity of fixture block {index}").into(),
+            Self::AccessListFormat(_) => {
+                "block access list format (the fixture's blockAccessList)".into()
+            }
+            Self::AccessListEntry { entry, .. } => format!("block access list {entry}").into(),
+            Self::AccessListHash(_) => {
+                "block access list hash (the fixture's blockAccessList)".into()
+            }
+            Self::MissingAccount | Self::ExtraAccount { .. } => "account".into(),
+            Self::Balance(_) => "balance".into(),
+            Self::Nonce(_) => "nonce".into(),
+            Self::Code(_) => "code".into(),
+            Self::Storage { slot, .. } => format!("storage[{slot:#x}]").into(),
+        }
+    }
+
+    /// The fixture's value and the execution's, in display form.
+    pub fn values(&self) -> Expected<String> {
+        fn text<T: fmt::Display>(e: &Expected<T>) -> Expected<String> {
+            e.as_ref().map(ToString::to_string)
+        }
+        match self {
+            Self::GenesisHash(e)
+            | Self::StateRoot(e)
+            | Self::PostStateHash(e)
+            | Self::LastBlockHash(e)
+            | Self::AccessListHash(e) => text(e),
+            Self::Header(m) => m.values(),
+            Self::Accepted { exception, .. } => Expected::new(
+                format!("rejected ({exception})"),
+                "accepted by every check (transactions, header, state root, access list)".into(),
+            ),
+            Self::AccessListFormat(why) => {
+                Expected::new("a well-formed EIP-7928 list".into(), why.clone())
+            }
+            Self::AccessListEntry { values, .. } => values.clone(),
+            Self::MissingAccount => Expected::new("present".into(), "absent".into()),
+            Self::ExtraAccount {
+                balance,
+                nonce,
+                slots,
+            } => Expected::new(
+                "absent".into(),
+                format!("present (balance {balance}, nonce {nonce}, {slots} storage slots)"),
+            ),
+            Self::Balance(e) => text(e),
+            Self::Nonce(e) => text(e),
+            Self::Code(e) => e.as_ref().map(|code| short_hex(code)),
+            Self::Storage { values, .. } => values.map(|v| format!("{v:#x}")),
+        }
+    }
+}
+
+/// `bytes` in hex, the first 48 and the length past that.
+fn short_hex(bytes: &[u8]) -> String {
+    const MAX: usize = 48;
+    if bytes.len() <= MAX {
+        format!("0x{}", alloy_primitives::hex::encode(bytes))
+    } else {
+        format!(
+            "0x{}… ({} bytes)",
+            alloy_primitives::hex::encode(&bytes[..MAX]),
+            bytes.len()
+        )
+    }
 }
 
 impl fmt::Display for Mismatch {
@@ -254,7 +397,7 @@ impl fmt::Display for Mismatch {
         if let Some(a) = self.account {
             write!(f, "account {a}: ")?;
         }
-        write!(f, "{}: {}", self.field, self.values)
+        write!(f, "{}: {}", self.field(), self.values())
     }
 }
 

@@ -2,7 +2,7 @@
 //! the fixture, assemble the dump.
 
 use crate::{
-    error::{BlockDefect, FixtureDefect, ImportError, Location, Mismatch},
+    error::{BlockDefect, Difference, FixtureDefect, ImportError, Location, Mismatch},
     fixture::{BlockchainTest, FixtureAccount},
     network::{NetworkError, chain_config},
     world::{World, account_from_fixture},
@@ -240,16 +240,13 @@ fn mismatch(
     test: &str,
     location: Location,
     account: Option<Address>,
-    field: impl Into<String>,
-    expected: impl ToString,
-    got: impl ToString,
+    difference: Difference,
 ) -> ImportError {
     Mismatch {
         test: test.into(),
         location,
         account,
-        field: field.into(),
-        values: Expected::new(expected.to_string(), got.to_string()),
+        difference,
     }
     .into()
 }
@@ -362,9 +359,7 @@ fn checked_genesis(
                 name,
                 Location::Chain,
                 None,
-                "genesis hash (genesisRLP vs genesisBlockHeader)",
-                genesis_hash,
-                hash,
+                Difference::GenesisHash(Expected::new(genesis_hash, hash)),
             ));
         }
         header = Some(genesis.header);
@@ -481,7 +476,7 @@ fn execute_chain(
         let number = d.header.number;
         let at = Location::Block(number);
         if let Err(m) = consensus_checks(spec, d, tip.parent) {
-            return Err(mismatch(name, at, None, m.field, m.expected, m.got));
+            return Err(mismatch(name, at, None, Difference::Header(m)));
         }
         parent = Some(d.header.clone());
         let amsterdam = spec.is_amsterdam_active_at_timestamp(d.header.timestamp);
@@ -504,9 +499,7 @@ fn execute_chain(
                 name,
                 at,
                 None,
-                "state root",
-                d.header.state_root,
-                root,
+                Difference::StateRoot(Expected::new(d.header.state_root, root)),
             ));
         }
         let access_list = access_list_to_store(name, test, i, d, amsterdam, &recorded.access_list)?;
@@ -554,23 +547,13 @@ fn record_valid_block(
         }
     };
     if amsterdam {
-        recorded.check_execution(spec, &d.header).map_err(|m| {
-            rules_differ(format!(
-                "{}: expected {}, got {}",
-                m.field, m.expected, m.got
-            ))
-        })?;
+        recorded
+            .check_execution(spec, &d.header)
+            .map_err(|m| rules_differ(format!("{}: {}", m.field(), m.values())))?;
     } else {
-        recorded.check_header(spec, &d.header).map_err(|m| {
-            mismatch(
-                name,
-                Location::Block(number),
-                None,
-                m.field,
-                m.expected,
-                m.got,
-            )
-        })?;
+        recorded
+            .check_header(spec, &d.header)
+            .map_err(|m| mismatch(name, Location::Block(number), None, Difference::Header(m)))?;
     }
     Ok(recorded)
 }
@@ -606,9 +589,10 @@ fn check_rejected(
                     name,
                     Location::Block(d.header.number),
                     None,
-                    format!("validity of fixture block {i}"),
-                    format!("rejected ({exception})"),
-                    "accepted by every check (transactions, header, state root, access list)",
+                    Difference::Accepted {
+                        index: i,
+                        exception: exception.into(),
+                    },
                 ));
             }
         },
@@ -772,8 +756,8 @@ fn amsterdam_root_difference(
                 m.account
                     .map(|a| format!("post-state account {a}: "))
                     .unwrap_or_default(),
-                m.field,
-                m.values
+                m.field(),
+                m.values()
             ),
             None => format!("state root: expected {}, got {root}", d.header.state_root),
         },
@@ -804,14 +788,7 @@ fn access_list_to_store(
         _ => return Ok(recorded.clone()),
     };
     if let Some(why) = structure_error(fixture_bal, d.transactions.len(), d.header.gas_limit) {
-        return Err(mismatch(
-            name,
-            at,
-            None,
-            "block access list format (the fixture's blockAccessList)",
-            "a well-formed EIP-7928 list",
-            why,
-        ));
+        return Err(mismatch(name, at, None, Difference::AccessListFormat(why)));
     }
     let ours = without_eip8282_touches(recorded, Some(fixture_bal));
     // revm's builder records some read-only accesses EIP-7928 does not count (after an
@@ -826,9 +803,10 @@ fn access_list_to_store(
             name,
             at,
             Some(diff.address),
-            format!("block access list {}", diff.entry),
-            &diff.expected,
-            &diff.got,
+            Difference::AccessListEntry {
+                entry: diff.entry.clone(),
+                values: Expected::new(diff.expected.clone(), diff.got.clone()),
+            },
         ));
     }
     let hash = alloy_eip7928::compute_block_access_list_hash(fixture_bal);
@@ -837,9 +815,7 @@ fn access_list_to_store(
             name,
             at,
             None,
-            "block access list hash (the fixture's blockAccessList)",
-            header_hash,
-            hash,
+            Difference::AccessListHash(Expected::new(header_hash, hash)),
         ));
     }
     if let Some(diff) = difference {
@@ -891,8 +867,8 @@ fn check_end_state(
                     m.account
                         .map(|a| format!("account {a}: "))
                         .unwrap_or_default(),
-                    m.field,
-                    m.values
+                    m.field(),
+                    m.values()
                 ),
             },
             _ => e,
@@ -908,9 +884,7 @@ fn check_end_state(
                 name,
                 Location::PostState,
                 None,
-                "state root (postStateHash)",
-                expected,
-                got,
+                Difference::PostStateHash(Expected::new(expected, got)),
             ));
         }
     }
@@ -926,9 +900,7 @@ fn check_end_state(
             name,
             Location::Chain,
             None,
-            "last block hash",
-            test.lastblockhash,
-            last,
+            Difference::LastBlockHash(Expected::new(test.lastblockhash, last)),
         ));
     }
     Ok(checked_accounts)
@@ -993,19 +965,6 @@ fn assemble(parts: Assembly<'_>) -> Result<Dump, ImportError> {
     Ok(dump)
 }
 
-fn short_hex(bytes: &[u8]) -> String {
-    const MAX: usize = 48;
-    if bytes.len() <= MAX {
-        format!("0x{}", alloy_primitives::hex::encode(bytes))
-    } else {
-        format!(
-            "0x{}… ({} bytes)",
-            alloy_primitives::hex::encode(&bytes[..MAX]),
-            bytes.len()
-        )
-    }
-}
-
 /// Compare the final state with `postState`, account by account in address order: the
 /// first missing or extra account, or differing balance, nonce, code or storage slot.
 fn compare_post_state(
@@ -1019,20 +978,17 @@ fn compare_post_state(
         let a = Some(address);
         let (expected, got) = match (post.get(&address), world.accounts.get(&address)) {
             (Some(e), Some(g)) => (e, g),
-            (Some(_), None) => return Err(mismatch(test, at, a, "account", "present", "absent")),
+            (Some(_), None) => return Err(mismatch(test, at, a, Difference::MissingAccount)),
             (None, Some(g)) => {
                 return Err(mismatch(
                     test,
                     at,
                     a,
-                    "account",
-                    "absent",
-                    format!(
-                        "present (balance {}, nonce {}, {} storage slots)",
-                        g.balance,
-                        g.nonce,
-                        g.storage.len()
-                    ),
+                    Difference::ExtraAccount {
+                        balance: g.balance,
+                        nonce: g.nonce,
+                        slots: g.storage.len(),
+                    },
                 ));
             }
             (None, None) => unreachable!("the address comes from one of the maps"),
@@ -1044,13 +1000,16 @@ fn compare_post_state(
                 test,
                 at,
                 a,
-                "balance",
-                expected.balance,
-                got.balance,
+                Difference::Balance(Expected::new(expected.balance, got.balance)),
             ));
         }
         if expected.nonce != got.nonce {
-            return Err(mismatch(test, at, a, "nonce", expected.nonce, got.nonce));
+            return Err(mismatch(
+                test,
+                at,
+                a,
+                Difference::Nonce(Expected::new(expected.nonce, got.nonce)),
+            ));
         }
         if expected.code_hash != got.code_hash {
             let want = post[&address].code.clone();
@@ -1059,9 +1018,7 @@ fn compare_post_state(
                 test,
                 at,
                 a,
-                "code",
-                short_hex(&want),
-                short_hex(&have),
+                Difference::Code(Expected::new(want, have)),
             ));
         }
         let slots: BTreeSet<U256> = expected
@@ -1078,9 +1035,10 @@ fn compare_post_state(
                     test,
                     at,
                     a,
-                    format!("storage[{slot:#x}]"),
-                    format!("{e:#x}"),
-                    format!("{g:#x}"),
+                    Difference::Storage {
+                        slot,
+                        values: Expected::new(e, g),
+                    },
                 ));
             }
         }

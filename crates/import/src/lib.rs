@@ -30,10 +30,12 @@ pub use batch::{
     ImportSummary, Outcome, OutputLayout, TestReport, fixture_files, import, import_one,
     sanitize_name,
 };
-pub use error::{BlockDefect, FixtureDefect, ImportError, Location, Mismatch};
+pub use error::{BlockDefect, Difference, FixtureDefect, ImportError, Location, Mismatch};
 pub use fixture::{BlockchainTest, FixtureFile};
-/// The `{ expected, got }` pair of [`Mismatch`] and [`SnapshotError::Mismatch`].
+/// The `{ expected, got }` pair a [`Difference`] holds.
 pub use gigagas_chain::Expected;
+/// What a header check finds ([`Difference::Header`], [`SnapshotError::Mismatch`]).
+pub use gigagas_chain::HeaderMismatch;
 /// The output-may-not-alias-input rule, shared by every crate that writes.
 pub use gigagas_dump::files::{InputSet, OutputIsInput, Overlap, check_output};
 pub use import::{ImportStats, RejectedBlock, RejectedBy, SOURCE, import_test};

@@ -31,7 +31,7 @@ use alloy_evm::block::BlockExecutionError;
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 use gigagas_chain::json::{ConsensusBlock, check_ommer_hashes, parse_block, to_consensus_block};
-use gigagas_chain::{BlockInput, BlockStage, ChainSpec, Expected};
+use gigagas_chain::{BlockInput, BlockStage, ChainSpec, HeaderMismatch};
 use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta, Segment};
 use gigagas_record::{record_block, touched_pre_state};
 use rayon::prelude::*;
@@ -103,17 +103,16 @@ pub enum SnapshotError {
     Dump(#[from] gigagas_dump::DumpError),
     /// The execution does not reproduce what the header commits to.
     #[error(
-        "block {block}: {field}: expected {} (header), got {} (execution)",
-        values.expected,
-        values.got
+        "block {block}: {}: expected {} (header), got {} (execution)",
+        mismatch.field(),
+        mismatch.values().expected,
+        mismatch.values().got
     )]
     Mismatch {
         /// Block number.
         block: u64,
-        /// Header field in words (`gas used`, `receipts root`, `logs bloom`, ...).
-        field: &'static str,
-        /// The header's value (`expected`) and the execution's (`got`).
-        values: Expected<String>,
+        /// The header field, the header's value (`expected`) and the execution's (`got`).
+        mismatch: HeaderMismatch,
     },
 }
 
@@ -598,10 +597,9 @@ pub fn import_block(
     drop(state);
     recorded
         .check_header(spec, &b.header)
-        .map_err(|m| SnapshotError::Mismatch {
+        .map_err(|mismatch| SnapshotError::Mismatch {
             block: number,
-            field: m.field,
-            values: Expected::new(m.expected, m.got),
+            mismatch,
         })?;
     let receipts = recorded.receipt_summaries();
     let access_list = recorded.access_list;

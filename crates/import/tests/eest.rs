@@ -8,8 +8,8 @@ use gigagas_executor::{
     test_utils::{self, Point},
 };
 use gigagas_import::{
-    FixtureFile, ImportError, ImportSummary, Outcome, RejectedBlock, RejectedBy, TestReport,
-    import, import_one,
+    Difference, Expected, FixtureFile, ImportError, ImportSummary, Outcome, RejectedBlock,
+    RejectedBy, TestReport, import, import_one,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -314,15 +314,15 @@ fn an_edited_post_balance_in_the_fixture_access_list_is_named() {
     let m = err.mismatch().unwrap();
     assert_eq!(m.account, Some(edit.address));
     assert_eq!(
-        m.field,
+        m.field(),
         format!(
             "block access list postBalance at blockAccessIndex {:#x}",
             edit.index
         )
     );
     assert_eq!(
-        (m.values.expected.clone(), m.values.got.clone()),
-        (edit.now.to_string(), edit.was.to_string())
+        m.values(),
+        Expected::new(edit.now.to_string(), edit.was.to_string())
     );
     let msg = err.to_string();
     assert!(
@@ -376,7 +376,7 @@ fn a_changed_value_fails_even_where_revm_lists_an_extra_read() {
         .unwrap_or_else(|| panic!("a failure, not a skip: {err}"));
     assert_eq!(m.account, Some(edit.address));
     assert!(
-        m.field.starts_with("block access list postBalance"),
+        m.field().starts_with("block access list postBalance"),
         "{err}"
     );
 }
@@ -410,11 +410,14 @@ fn a_deleted_read_only_entry_fails_on_the_header_hash() {
     let m = err
         .mismatch()
         .unwrap_or_else(|| panic!("a failure, not a skip: {err}"));
+    let Difference::AccessListHash(hashes) = m.difference else {
+        panic!("{err}")
+    };
+    assert_ne!(hashes.expected, hashes.got);
     assert_eq!(
-        m.field, "block access list hash (the fixture's blockAccessList)",
-        "{err}"
+        m.field(),
+        "block access list hash (the fixture's blockAccessList)",
     );
-    assert_ne!(m.values.expected, m.values.got);
 }
 
 /// The Osaka fixtures import with no failure: every test passes, except those of pre-merge
@@ -501,12 +504,22 @@ fn a_valid_block_marked_for_rejection_fails() {
     let m = err
         .mismatch()
         .unwrap_or_else(|| panic!("a failure, not a skip: {err}"));
-    assert_eq!(m.field, "validity of fixture block 0");
     assert_eq!(
-        m.values.expected,
+        m.difference,
+        Difference::Accepted {
+            index: 0,
+            exception: "BlockException.INVALID_BLOCK_ACCESS_LIST".into()
+        }
+    );
+    assert_eq!(m.field(), "validity of fixture block 0");
+    assert_eq!(
+        m.values().expected,
         "rejected (BlockException.INVALID_BLOCK_ACCESS_LIST)"
     );
-    assert!(m.values.got.starts_with("accepted by every check"), "{err}");
+    assert!(
+        m.values().got.starts_with("accepted by every check"),
+        "{err}"
+    );
 }
 
 /// The same block with one `postBalance` of its list edited is rejected by the access list

@@ -3,7 +3,10 @@
 
 use alloy_primitives::{Address, U256};
 use alloy_rlp::{Decodable, Encodable};
-use gigagas_import::{FixtureFile, ImportError, Location, OutputLayout, import, import_one};
+use gigagas_import::{
+    Difference, Expected, FixtureFile, HeaderMismatch, ImportError, Location, OutputLayout, import,
+    import_one,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -72,9 +75,14 @@ fn a_wrong_expected_balance_names_the_account_and_field() {
         .unwrap_or_else(|| panic!("expected a mismatch, got {err}"));
     assert_eq!(m.location, Location::PostState);
     assert_eq!(m.account, Some(address));
-    assert_eq!(m.field, "balance");
-    assert_eq!(m.values.expected, wrong.to_string());
-    assert_eq!(m.values.got, balance.to_string());
+    assert_eq!(
+        m.difference,
+        Difference::Balance(Expected::new(wrong, balance))
+    );
+    assert_eq!(
+        m.values(),
+        Expected::new(wrong.to_string(), balance.to_string())
+    );
     let msg = err.to_string();
     assert!(
         msg.contains(&address.to_string()) && msg.contains("balance"),
@@ -95,13 +103,13 @@ fn a_wrong_storage_value_and_a_missing_account_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let err = import_edited(&path, &extra, &dir.path().join("x.gigagas")).unwrap_err();
     let m = err.mismatch().expect("a mismatch");
+    assert_eq!(m.difference, Difference::MissingAccount);
     assert_eq!(
+        (m.field(), m.values()),
         (
-            m.field.as_str(),
-            m.values.expected.as_str(),
-            m.values.got.as_str()
-        ),
-        ("account", "present", "absent")
+            "account".into(),
+            Expected::new("present".into(), "absent".into())
+        )
     );
     assert_eq!(m.account, Some(ghost.parse().unwrap()));
 
@@ -119,8 +127,12 @@ fn a_wrong_storage_value_and_a_missing_account_are_reported() {
     let err = import_edited(&path, &slot, &dir.path().join("y.gigagas")).unwrap_err();
     let m = err.mismatch().expect("a mismatch");
     assert_eq!(m.account, Some(address));
-    assert!(m.field.starts_with("storage[0x"), "{m}");
-    assert_eq!(m.values.expected, "0x123");
+    assert!(m.field().starts_with("storage[0x"), "{m}");
+    assert!(
+        matches!(m.difference, Difference::Storage { values, .. } if values.expected == U256::from(0x123)),
+        "{m}"
+    );
+    assert_eq!(m.values().expected, "0x123");
 }
 
 #[test]
@@ -137,7 +149,8 @@ fn a_wrong_post_state_hash_is_reported() {
     let err = import_edited(&path, &value, &dir.path().join("x.gigagas")).unwrap_err();
     let m = err.mismatch().expect("a mismatch");
     assert_eq!(m.location, Location::PostState);
-    assert!(m.field.contains("postStateHash"), "{m}");
+    assert!(matches!(m.difference, Difference::PostStateHash(_)), "{m}");
+    assert!(m.field().contains("postStateHash"), "{m}");
 }
 
 #[test]
@@ -157,12 +170,15 @@ fn a_header_with_the_wrong_gas_used_is_reported_at_its_block() {
     let m = err.mismatch().expect("a mismatch");
     assert_eq!(m.location, Location::Block(1));
     assert_eq!(
+        m.difference,
+        Difference::Header(HeaderMismatch::GasUsed(Expected::new(real + 1, real)))
+    );
+    assert_eq!(
+        (m.field(), m.values()),
         (
-            m.field.as_str(),
-            m.values.expected.clone(),
-            m.values.got.clone()
-        ),
-        ("gas used", (real + 1).to_string(), real.to_string())
+            "gas used".into(),
+            Expected::new((real + 1).to_string(), real.to_string())
+        )
     );
 }
 
@@ -182,8 +198,11 @@ fn a_header_with_the_wrong_state_root_is_reported_at_its_block() {
     let err = import_edited(&path, &value, &dir.path().join("x.gigagas")).unwrap_err();
     let m = err.mismatch().expect("a mismatch");
     assert_eq!(m.location, Location::Block(1));
-    assert_eq!(m.field, "state root");
-    assert_eq!(m.values.got, real.to_string());
+    assert!(
+        matches!(m.difference, Difference::StateRoot(values) if values.got == real),
+        "{m}"
+    );
+    assert_eq!(m.field(), "state root");
 }
 
 #[test]

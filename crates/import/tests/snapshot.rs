@@ -7,7 +7,7 @@ use gigagas_executor::{
     SchedulerKind, TimedWork,
     test_utils::{self, Point},
 };
-use gigagas_import::{Expected, SnapshotError, import_snapshots};
+use gigagas_import::{Expected, HeaderMismatch, SnapshotError, import_snapshots};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -234,20 +234,14 @@ fn an_edited_gas_used_is_named() {
         v["hash"] = Value::from(block.header.inner.hash_slow().to_string());
     });
     let err = import_error(&dir);
-    let SnapshotError::Mismatch {
-        block,
-        field,
-        values,
-    } = &err
-    else {
+    let SnapshotError::Mismatch { block, mismatch } = &err else {
         panic!("{err:?}")
     };
     assert_eq!(
-        (*block, *field, values.clone()),
+        (*block, mismatch),
         (
             BLOCK,
-            "gas used",
-            Expected::new((real + 1).to_string(), real.to_string())
+            &HeaderMismatch::GasUsed(Expected::new(real + 1, real))
         )
     );
 }

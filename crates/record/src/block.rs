@@ -14,8 +14,8 @@ use alloy_evm::{
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{B256, Bloom};
 use gigagas_chain::{
-    BlockInput, BlockStage, ChainSpec, HeaderMismatch, execution_ctx, install_kzg_verifier,
-    pay_headerless_ommer_share,
+    BlockInput, BlockStage, ChainSpec, Expected, HeaderMismatch, execution_ctx,
+    install_kzg_verifier, pay_headerless_ommer_share,
 };
 use gigagas_dump::ReceiptSummary;
 use revm::{
@@ -90,11 +90,9 @@ impl RecordedBlock {
         if let Some(expected) = header.block_access_list_hash {
             let got = alloy_eip7928::compute_block_access_list_hash(&self.access_list);
             if got != expected {
-                return Err(HeaderMismatch {
-                    field: "block access list hash",
-                    expected: expected.to_string(),
-                    got: got.to_string(),
-                });
+                return Err(HeaderMismatch::BlockAccessListHash(Expected::new(
+                    expected, got,
+                )));
             }
         }
         Ok(())
@@ -103,35 +101,40 @@ impl RecordedBlock {
     /// [`Self::check_header`] without the access list: the fields that only depend on how
     /// the transactions executed (gas, blob gas, bloom, receipts, requests).
     pub fn check_execution(&self, spec: &ChainSpec, header: &Header) -> Result<(), HeaderMismatch> {
-        let mismatch = |field, expected: &dyn std::fmt::Display, got: &dyn std::fmt::Display| {
-            Err(HeaderMismatch {
-                field,
-                expected: expected.to_string(),
-                got: got.to_string(),
-            })
-        };
         if self.result.gas_used != header.gas_used {
-            return mismatch("gas used", &header.gas_used, &self.result.gas_used);
+            return Err(HeaderMismatch::GasUsed(Expected::new(
+                header.gas_used,
+                self.result.gas_used,
+            )));
         }
         if let Some(expected) = header.blob_gas_used
             && expected != self.result.blob_gas_used
         {
-            return mismatch("blob gas used", &expected, &self.result.blob_gas_used);
+            return Err(HeaderMismatch::BlobGasUsed(Expected::new(
+                expected,
+                self.result.blob_gas_used,
+            )));
         }
         let bloom = self.logs_bloom();
         if bloom != header.logs_bloom {
-            return mismatch("logs bloom", &header.logs_bloom, &bloom);
+            return Err(HeaderMismatch::LogsBloom(Box::new(Expected::new(
+                header.logs_bloom,
+                bloom,
+            ))));
         }
         if spec.is_byzantium_active_at_block(header.number) {
             let root = self.receipts_root();
             if root != header.receipts_root {
-                return mismatch("receipts root", &header.receipts_root, &root);
+                return Err(HeaderMismatch::ReceiptsRoot(Expected::new(
+                    header.receipts_root,
+                    root,
+                )));
             }
         }
         if let Some(expected) = header.requests_hash {
             let got = self.result.requests.requests_hash();
             if got != expected {
-                return mismatch("requests hash", &expected, &got);
+                return Err(HeaderMismatch::RequestsHash(Expected::new(expected, got)));
             }
         }
         Ok(())

@@ -890,16 +890,15 @@ fn execute_block(
         }
     }
     if let Err(m) = recorded.check_execution(spec, header) {
-        let field = if m.field == "gas used" {
-            "block gas used"
-        } else {
-            m.field
+        let field = match m {
+            gigagas_chain::HeaderMismatch::GasUsed(_) => "block gas used",
+            _ => m.field(),
         };
         return Err(diverge(
             None,
             Difference::Header {
                 field,
-                values: Expected::new(m.expected, m.got),
+                values: m.values(),
             },
         ));
     }
