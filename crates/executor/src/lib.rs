@@ -21,7 +21,7 @@
 //! |---|---|
 //! | [`exec`] | executing one item on its [`BalView`] ([`ItemExecutor`], one EVM per worker), and the sequential baseline |
 //! | [`run`] | the [`Runner`]s, one timed and verified pass each: [`Parallel`] (the worker pool over the scheduler's order, mega-blocks, state in memory or read from sources) and [`Sequential`] (the client loop) |
-//! | [`verify`] | comparing every item's gas, status and writes with the receipts and the [`ExpectedWrites`] |
+//! | [`verify`] | comparing every item's gas, status and writes with the receipts and the [`ExpectedWrites`]: a [`Divergence`] whose [`Mismatch`] holds each pair as an [`Expected`] (gigagas-chain's, shared with the producers' comparison errors) |
 //!
 //! Dependencies between them point one way: `replay` → `prestate`, `expected`; `exec` →
 //! `replay`, `view`; `run` → `exec`; `verify` → `exec`, `expected`.
@@ -54,7 +54,7 @@ pub mod work;
 
 pub use exec::{ExecError, ExecFailure, ItemExecutor, ItemOutput, SequentialTx, TxResult};
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
-pub use gigagas_chain::ChainSpec;
+pub use gigagas_chain::{ChainSpec, Expected};
 pub use gigagas_grid::{RunConfig, SchedulerKind, TimedWork};
 pub use prestate::{PreStateDb, StateError};
 pub use replay::{

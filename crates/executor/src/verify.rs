@@ -10,6 +10,7 @@ use crate::{
 use alloy_consensus::{ReceiptEnvelope, proofs::calculate_receipt_root};
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, U256};
+use gigagas_chain::Expected;
 use revm::state::{
     EvmState,
     bal::{Bal, BlockAccessIndex},
@@ -105,8 +106,9 @@ impl fmt::Display for DivergenceField {
 }
 
 /// What the dump says and what the execution produced, typed by field (like revme's
-/// `{ got, expected }` errors). A write the access list or the execution does not make is
-/// `None`, shown as `no write`.
+/// `{ got, expected }` errors): each pair is a [`gigagas_chain::Expected`], the type every
+/// comparison error of gigagas holds. A write the access list or the execution does not
+/// make is `None`, shown as `no write`.
 #[derive(Debug, Clone)]
 pub enum Mismatch {
     /// The item failed to execute (expected: success).
@@ -115,84 +117,38 @@ pub enum Mismatch {
     NoResult,
     /// The dump has no receipt for a transaction the block holds.
     NoReceipt,
-    /// A transaction's gas used.
-    GasUsed {
-        /// The receipt's.
-        expected: u64,
-        /// The execution's.
-        got: u64,
-    },
-    /// A transaction's status (success).
-    Status {
-        /// The receipt's.
-        expected: bool,
-        /// The execution's.
-        got: bool,
-    },
-    /// A transaction's log count.
-    LogCount {
-        /// The receipt's.
-        expected: u64,
-        /// The execution's.
-        got: u64,
-    },
-    /// A block's gas used.
-    BlockGasUsed {
-        /// The header's.
-        expected: u64,
-        /// The sum of its transactions'.
-        got: u64,
-    },
-    /// How many receipts a pass built for a block.
-    ReceiptsBuilt {
-        /// The block's transactions.
-        expected: usize,
-        /// Receipts built.
-        got: usize,
-    },
-    /// A block's receipts root.
-    ReceiptsRoot {
-        /// The header's.
-        expected: B256,
-        /// The built receipts'.
-        got: B256,
-    },
-    /// The access list writes past the block's last block access index.
+    /// A transaction's gas used: the receipt's against the execution's.
+    GasUsed(Expected<u64>),
+    /// A transaction's status (success): the receipt's against the execution's.
+    Status(Expected<bool>),
+    /// A transaction's log count: the receipt's against the execution's.
+    LogCount(Expected<u64>),
+    /// A block's gas used: the header's against the sum of its transactions'.
+    BlockGasUsed(Expected<u64>),
+    /// How many receipts a pass built for a block: its transactions against the receipts.
+    ReceiptsBuilt(Expected<usize>),
+    /// A block's receipts root: the header's against the built receipts'.
+    ReceiptsRoot(Expected<B256>),
+    /// The access list writes past the block's last block access index (a bound, not a
+    /// value: any index up to `last` would do).
     IndexPastBlock {
         /// The block's last index (its post-block changes).
         last: u64,
         /// The highest index the access list writes at.
         got: u64,
     },
-    /// An account's balance write.
-    Balance {
-        /// The access list's.
-        expected: Option<U256>,
-        /// The execution's.
-        got: Option<U256>,
-    },
-    /// An account's nonce write.
-    Nonce {
-        /// The access list's.
-        expected: Option<u64>,
-        /// The execution's.
-        got: Option<u64>,
-    },
-    /// An account's code write, by code hash.
-    CodeHash {
-        /// The access list's.
-        expected: Option<B256>,
-        /// The execution's.
-        got: Option<B256>,
-    },
+    /// An account's balance write: the access list's against the execution's.
+    Balance(Expected<Option<U256>>),
+    /// An account's nonce write: the access list's against the execution's.
+    Nonce(Expected<Option<u64>>),
+    /// An account's code write, by code hash: the access list's against the execution's.
+    CodeHash(Expected<Option<B256>>),
     /// A storage slot's write.
     Storage {
         /// The slot.
         slot: U256,
-        /// The access list's.
-        expected: Option<U256>,
-        /// The execution's.
-        got: Option<U256>,
+        /// The access list's write against the execution's.
+        values: Expected<Option<U256>>,
     },
 }
 
@@ -202,16 +158,16 @@ impl Mismatch {
         match self {
             Self::Execution(_) | Self::NoResult => DivergenceField::Execution,
             Self::NoReceipt => DivergenceField::Receipt,
-            Self::GasUsed { .. } => DivergenceField::GasUsed,
-            Self::Status { .. } => DivergenceField::Status,
-            Self::LogCount { .. } => DivergenceField::LogCount,
-            Self::BlockGasUsed { .. } => DivergenceField::BlockGasUsed,
-            Self::ReceiptsBuilt { .. } => DivergenceField::ReceiptsBuilt,
-            Self::ReceiptsRoot { .. } => DivergenceField::ReceiptsRoot,
+            Self::GasUsed(_) => DivergenceField::GasUsed,
+            Self::Status(_) => DivergenceField::Status,
+            Self::LogCount(_) => DivergenceField::LogCount,
+            Self::BlockGasUsed(_) => DivergenceField::BlockGasUsed,
+            Self::ReceiptsBuilt(_) => DivergenceField::ReceiptsBuilt,
+            Self::ReceiptsRoot(_) => DivergenceField::ReceiptsRoot,
             Self::IndexPastBlock { .. } => DivergenceField::BlockAccessIndex,
-            Self::Balance { .. } => DivergenceField::Balance,
-            Self::Nonce { .. } => DivergenceField::Nonce,
-            Self::CodeHash { .. } => DivergenceField::CodeHash,
+            Self::Balance(_) => DivergenceField::Balance,
+            Self::Nonce(_) => DivergenceField::Nonce,
+            Self::CodeHash(_) => DivergenceField::CodeHash,
             Self::Storage { slot, .. } => DivergenceField::Storage(*slot),
         }
     }
@@ -229,6 +185,11 @@ impl<T: fmt::Display> fmt::Display for Write<'_, T> {
     }
 }
 
+/// Both writes, each a value or `no write`.
+fn writes<T>(values: &Expected<Option<T>>) -> Expected<Write<'_, T>> {
+    values.as_ref().map(Write)
+}
+
 /// `<field> expected <value>, got <value>`.
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -237,48 +198,23 @@ impl fmt::Display for Mismatch {
             Self::Execution(e) => write!(f, "{field} expected success, got {}", e.failure),
             Self::NoResult => write!(f, "{field} expected a result, got none"),
             Self::NoReceipt => write!(f, "{field} expected none, got a transaction"),
-            Self::GasUsed { expected, got }
-            | Self::LogCount { expected, got }
-            | Self::BlockGasUsed { expected, got } => {
-                write!(f, "{field} expected {expected}, got {got}")
+            Self::GasUsed(values) | Self::LogCount(values) | Self::BlockGasUsed(values) => {
+                write!(f, "{field} {values}")
             }
-            Self::Status { expected, got } => write!(f, "{field} expected {expected}, got {got}"),
-            Self::ReceiptsBuilt { expected, got } => {
-                write!(f, "{field} expected {expected}, got {got}")
-            }
-            Self::ReceiptsRoot { expected, got } => {
-                write!(f, "{field} expected {expected}, got {got}")
-            }
+            Self::Status(values) => write!(f, "{field} {values}"),
+            Self::ReceiptsBuilt(values) => write!(f, "{field} {values}"),
+            Self::ReceiptsRoot(values) => write!(f, "{field} {values}"),
             Self::IndexPastBlock { last, got } => {
                 write!(
                     f,
                     "{field} expected at most {last}, got writes at index {got}"
                 )
             }
-            Self::Balance { expected, got } | Self::Storage { expected, got, .. } => {
-                write!(
-                    f,
-                    "{field} expected {}, got {}",
-                    Write(expected),
-                    Write(got)
-                )
+            Self::Balance(values) | Self::Storage { values, .. } => {
+                write!(f, "{field} {}", writes(values))
             }
-            Self::Nonce { expected, got } => {
-                write!(
-                    f,
-                    "{field} expected {}, got {}",
-                    Write(expected),
-                    Write(got)
-                )
-            }
-            Self::CodeHash { expected, got } => {
-                write!(
-                    f,
-                    "{field} expected {}, got {}",
-                    Write(expected),
-                    Write(got)
-                )
-            }
+            Self::Nonce(values) => write!(f, "{field} {}", writes(values)),
+            Self::CodeHash(values) => write!(f, "{field} {}", writes(values)),
         }
     }
 }
@@ -302,22 +238,13 @@ fn compare_writes(
         }
         let differs = |mismatch| Err((*address, Box::new(mismatch)));
         if e.balance != g.balance {
-            return differs(Mismatch::Balance {
-                expected: e.balance,
-                got: g.balance,
-            });
+            return differs(Mismatch::Balance(Expected::new(e.balance, g.balance)));
         }
         if e.nonce != g.nonce {
-            return differs(Mismatch::Nonce {
-                expected: e.nonce,
-                got: g.nonce,
-            });
+            return differs(Mismatch::Nonce(Expected::new(e.nonce, g.nonce)));
         }
         if e.code != g.code {
-            return differs(Mismatch::CodeHash {
-                expected: e.code,
-                got: g.code,
-            });
+            return differs(Mismatch::CodeHash(Expected::new(e.code, g.code)));
         }
         let slots: std::collections::BTreeSet<&U256> =
             e.storage.keys().chain(g.storage.keys()).collect();
@@ -326,8 +253,7 @@ fn compare_writes(
             if ev != gv {
                 return differs(Mismatch::Storage {
                     slot: *slot,
-                    expected: ev,
-                    got: gv,
+                    values: Expected::new(ev, gv),
                 });
             }
         }
@@ -491,10 +417,10 @@ fn check_block_gas(block: &ReplayBlock, gas: u64) -> Result<(), Divergence> {
         block: block.header.number,
         item: ItemKind::PostBlock,
         address: None,
-        mismatch: Box::new(Mismatch::BlockGasUsed {
-            expected: block.header.gas_used,
-            got: gas,
-        }),
+        mismatch: Box::new(Mismatch::BlockGasUsed(Expected::new(
+            block.header.gas_used,
+            gas,
+        ))),
     })
 }
 
@@ -510,22 +436,22 @@ fn check_tx_result(block: &ReplayBlock, i: usize, got: &TxResult) -> Result<(), 
         return Err(at(Mismatch::NoReceipt));
     };
     if got.gas_used != receipt.gas_used {
-        return Err(at(Mismatch::GasUsed {
-            expected: receipt.gas_used,
-            got: got.gas_used,
-        }));
+        return Err(at(Mismatch::GasUsed(Expected::new(
+            receipt.gas_used,
+            got.gas_used,
+        ))));
     }
     if got.success != receipt.success {
-        return Err(at(Mismatch::Status {
-            expected: receipt.success,
-            got: got.success,
-        }));
+        return Err(at(Mismatch::Status(Expected::new(
+            receipt.success,
+            got.success,
+        ))));
     }
     if got.logs != receipt.logs {
-        return Err(at(Mismatch::LogCount {
-            expected: receipt.logs,
-            got: got.logs,
-        }));
+        return Err(at(Mismatch::LogCount(Expected::new(
+            receipt.logs,
+            got.logs,
+        ))));
     }
     Ok(())
 }
@@ -546,20 +472,20 @@ impl Replay {
             mismatch: Box::new(mismatch),
         };
         if receipts.len() != block.transactions.len() {
-            return Err(at(Mismatch::ReceiptsBuilt {
-                expected: block.transactions.len(),
-                got: receipts.len(),
-            }));
+            return Err(at(Mismatch::ReceiptsBuilt(Expected::new(
+                block.transactions.len(),
+                receipts.len(),
+            ))));
         }
         if !self.spec.is_byzantium_active_at_block(number) {
             return Ok(ReceiptsRootCheck::NotCheckedBeforeByzantium);
         }
         let root = calculate_receipt_root(receipts);
         if root != block.header.receipts_root {
-            return Err(at(Mismatch::ReceiptsRoot {
-                expected: block.header.receipts_root,
-                got: root,
-            }));
+            return Err(at(Mismatch::ReceiptsRoot(Expected::new(
+                block.header.receipts_root,
+                root,
+            ))));
         }
         Ok(ReceiptsRootCheck::Matches)
     }
@@ -687,8 +613,7 @@ mod tests {
                 Some(a),
                 Mismatch::Storage {
                     slot: U256::from(16),
-                    expected: Some(U256::from(5)),
-                    got: None,
+                    values: Expected::new(Some(U256::from(5)), None),
                 }
             ),
             format!(
@@ -697,13 +622,7 @@ mod tests {
             )
         );
         assert_eq!(
-            at(
-                None,
-                Mismatch::Status {
-                    expected: true,
-                    got: false
-                }
-            ),
+            at(None, Mismatch::Status(Expected::new(true, false))),
             "verification failed at block 7, tx 2: status expected true, got false"
         );
         assert_eq!(

@@ -5,7 +5,7 @@
 use alloy_hardforks::EthereumHardfork;
 use gigagas_dump::Dump;
 use gigagas_executor::{
-    DivergenceField, ExecFailure, ItemKind, Mismatch, Parallel, RunConfig, SchedulerKind,
+    DivergenceField, ExecFailure, Expected, ItemKind, Mismatch, Parallel, RunConfig, SchedulerKind,
     Sequential, TimedWork,
     test_utils::{Point, RECOVER_SENDERS, grid, prepare, replay_and_verify},
 };
@@ -129,10 +129,10 @@ fn corrupted_receipt_is_named() {
     assert!(
         matches!(
             *d.mismatch,
-            Mismatch::GasUsed {
+            Mismatch::GasUsed(Expected {
                 expected: 21001,
                 got: 21000
-            }
+            })
         ),
         "{d}"
     );
