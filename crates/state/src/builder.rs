@@ -144,7 +144,12 @@ pub fn build_store(
     };
     let temp = TempDir::create(parent.join(format!(".{name}.building-{}", std::process::id())))?;
 
-    let (meta, used_bytes, tables, sync) = write_env(dump, info, &temp.path, options, progress)?;
+    let Written {
+        meta,
+        used_bytes,
+        tables,
+        sync,
+    } = write_env(dump, info, &temp.path, options, progress)?;
 
     // The environment is closed: sync the files and the folder, then move into place.
     let sync_start = Instant::now();
@@ -285,20 +290,84 @@ const COMMIT_BYTES: u64 = 64 << 20;
 /// build measures it again at every commit and re-plans the rest of the address space.
 const PAD_BYTES_PER_ACCOUNT: u64 = 390;
 
-/// Write the environment in `dir`: returns the meta written, bytes of used pages, table
-/// stats and the time of the final sync.
+/// What [`write_env`] wrote: the meta table, the size and the tables' stats, and how long
+/// the final sync took.
+struct Written {
+    /// The meta table written.
+    meta: StoreMeta,
+    /// Bytes of used pages.
+    used_bytes: u64,
+    /// Entries, depth and pages of the accounts, storage, bytecode and block-hash tables.
+    tables: Vec<TableStats>,
+    /// Time of the environment's sync to disk.
+    sync: Duration,
+}
+
+/// The handles of the tables a build writes.
+struct Tables {
+    accounts: Database,
+    storage: Database,
+    codes: Database,
+    hashes: Database,
+    meta: Database,
+}
+
+/// Write the environment in `dir`, step by step: open it, write the small tables
+/// (bytecodes, block hashes), the dump's accounts and storage merged with the padding,
+/// top the padding up if that pass fell short, write the meta table last (a store
+/// without it is refused), then sync.
 fn write_env(
     dump: &Dump,
     info: &DumpFileInfo,
     dir: &Path,
     options: &BuildOptions,
     progress: &mut dyn FnMut(BuildProgress),
-) -> Result<(StoreMeta, u64, Vec<TableStats>, Duration), StoreError> {
+) -> Result<Written, StoreError> {
     let pad_to = options.pad_to.filter(|p| *p > 0);
     let target = pad_to.unwrap_or(0);
+    let env = open_env(dir, target)?;
+    let mut meta = StoreMeta {
+        format_version: FORMAT_VERSION,
+        dump_checksum: info.checksum,
+        dump_size: info.size,
+        segments: dump.segments.len() as u32,
+        pad_to,
+        accounts: 0,
+        absent_accounts: 0,
+        slots: 0,
+        zero_slots: 0,
+        codes: 0,
+        block_hashes: 0,
+        pad_accounts: 0,
+        pad_slots: 0,
+    };
+    let tables = create_tables_with_codes_and_hashes(&env, dump, &mut meta)?;
+    let mut writer = StateWriter {
+        accounts: tables.accounts,
+        storage: tables.storage,
+        meta: &mut meta,
+        value: Vec::with_capacity(80),
+    };
+    let used = write_state(&env, dump, &mut writer, pad_to, progress)?;
+    top_up_padding(&env, &mut writer, used, target, progress)?;
+    let stats = write_meta(&env, &tables, &meta)?;
+    let used_bytes = used_bytes(&env)?;
+    let sync = sync_env(env, progress)?;
+    Ok(Written {
+        meta,
+        used_bytes,
+        tables: stats,
+        sync,
+    })
+}
+
+/// Open a new environment in `dir` for writing: a writable map, no sync on commit, no
+/// readahead, 4 KiB pages, growing in steps of a thirty-second of `target` (the padded
+/// size; 0 without padding) up to twice it.
+fn open_env(dir: &Path, target: u64) -> Result<Environment, StoreError> {
     let upper = (target.saturating_mul(2)).clamp(64 << 30, 4 << 40) as usize;
     let growth = (target / 32).clamp(4 << 20, 256 << 20) as isize;
-    let env = Environment::builder()
+    Environment::builder()
         .set_kind(EnvironmentKind::WriteMap)
         .set_flags(EnvironmentFlags {
             mode: Mode::ReadWrite {
@@ -318,55 +387,40 @@ fn write_env(
         .map_err(|source| StoreError::Open {
             path: dir.to_path_buf(),
             source,
-        })?;
+        })
+}
 
-    let mut meta = StoreMeta {
-        format_version: FORMAT_VERSION,
-        dump_checksum: info.checksum,
-        dump_size: info.size,
-        segments: dump.segments.len() as u32,
-        pad_to,
-        accounts: 0,
-        absent_accounts: 0,
-        slots: 0,
-        zero_slots: 0,
-        codes: 0,
-        block_hashes: 0,
-        pad_accounts: 0,
-        pad_slots: 0,
-    };
-
-    // Tables, bytecodes and block hashes: small, one transaction.
+/// Create the tables and write the small ones, bytecodes (once per hash over every
+/// segment) and block hashes, in one transaction; counts them in `meta`.
+fn create_tables_with_codes_and_hashes(
+    env: &Environment,
+    dump: &Dump,
+    meta: &mut StoreMeta,
+) -> Result<Tables, StoreError> {
     let txn = env.begin_rw_unsync().map_err(build_err("begin"))?;
-    let accounts_db = txn
-        .create_db(Some(ACCOUNTS), DatabaseFlags::empty())
-        .map_err(build_err(ACCOUNTS))?;
-    let storage_db = txn
-        .create_db(Some(STORAGE), DatabaseFlags::DUP_SORT)
-        .map_err(build_err(STORAGE))?;
-    let codes_db = txn
-        .create_db(Some(BYTECODES), DatabaseFlags::empty())
-        .map_err(build_err(BYTECODES))?;
-    let hashes_db = txn
-        .create_db(Some(BLOCK_HASHES), DatabaseFlags::empty())
-        .map_err(build_err(BLOCK_HASHES))?;
-    let meta_db = txn
-        .create_db(Some(META), DatabaseFlags::empty())
-        .map_err(build_err(META))?;
+    let create =
+        |name: &'static str, flags| txn.create_db(Some(name), flags).map_err(build_err(name));
+    let tables = Tables {
+        accounts: create(ACCOUNTS, DatabaseFlags::empty())?,
+        storage: create(STORAGE, DatabaseFlags::DUP_SORT)?,
+        codes: create(BYTECODES, DatabaseFlags::empty())?,
+        hashes: create(BLOCK_HASHES, DatabaseFlags::empty())?,
+        meta: create(META, DatabaseFlags::empty())?,
+    };
+    let codes: BTreeMap<B256, &Bytes> = dump
+        .segments
+        .iter()
+        .flat_map(|s| s.pre_state.codes.iter().map(|(h, c)| (*h, c)))
+        .collect();
     {
-        let codes: BTreeMap<B256, &Bytes> = dump
-            .segments
-            .iter()
-            .flat_map(|s| s.pre_state.codes.iter().map(|(h, c)| (*h, c)))
-            .collect();
-        let mut cursor = txn.cursor(codes_db).map_err(build_err(BYTECODES))?;
+        let mut cursor = txn.cursor(tables.codes).map_err(build_err(BYTECODES))?;
         for (hash, code) in &codes {
             cursor
                 .append(hash.as_slice(), code)
                 .map_err(build_err(BYTECODES))?;
         }
         meta.codes = codes.len() as u64;
-        let mut cursor = txn.cursor(hashes_db).map_err(build_err(BLOCK_HASHES))?;
+        let mut cursor = txn.cursor(tables.hashes).map_err(build_err(BLOCK_HASHES))?;
         for (segment, s) in dump.segments.iter().enumerate() {
             for (number, hash) in &s.block_hashes {
                 let key = block_hash_key(segment as u32, *number);
@@ -378,23 +432,34 @@ fn write_env(
         }
     }
     txn.commit().map_err(build_err("commit"))?;
+    Ok(tables)
+}
 
-    // Accounts and storage: the dump's entries merged with the padding, in key order.
-    let real = real_entries(dump, &mut meta);
-    let mut writer = StateWriter {
-        accounts: accounts_db,
-        storage: storage_db,
-        meta: &mut meta,
-        value: Vec::with_capacity(80),
-    };
-    let commit_bytes = (target / 16).clamp(1 << 20, COMMIT_BYTES);
+/// Bytes a transaction grows the store by before it commits, for a store padded to
+/// `target` (0: unpadded).
+fn commit_bytes(target: u64) -> u64 {
+    (target / 16).clamp(1 << 20, COMMIT_BYTES)
+}
+
+/// Write every segment's accounts and storage merged in key order with the padding's
+/// (planned for `pad_to`, re-planned at each commit at the rate measured so far), by
+/// sorted appends in transactions of [`commit_bytes`]; returns the bytes of used pages.
+fn write_state(
+    env: &Environment,
+    dump: &Dump,
+    writer: &mut StateWriter<'_>,
+    pad_to: Option<u64>,
+    progress: &mut dyn FnMut(BuildProgress),
+) -> Result<u64, StoreError> {
+    let target = pad_to.unwrap_or(0);
+    let real = real_entries(dump, writer.meta);
+    let commit_bytes = commit_bytes(target);
     let mut pad = PadGen::new(target / PAD_BYTES_PER_ACCOUNT, 0);
     let mut per_account = PAD_BYTES_PER_ACCOUNT;
-    let used_before = used_bytes(&env)?;
+    let used_before = used_bytes(env)?;
     let mut real_iter = real.iter().peekable();
     let total_real = real.len() as u64;
     let mut real_done = 0u64;
-    let mut used;
     loop {
         let txn = env.begin_rw_unsync().map_err(build_err("begin"))?;
         let mut acc = txn.cursor(writer.accounts).map_err(build_err(ACCOUNTS))?;
@@ -424,7 +489,7 @@ fn write_env(
         }
         drop((acc, sto));
         txn.commit().map_err(build_err("commit"))?;
-        used = used_bytes(&env)?;
+        let used = used_bytes(env)?;
         if pad_to.is_some() {
             if used >= target {
                 pad.stop();
@@ -449,12 +514,22 @@ fn write_env(
             });
         }
         if !more {
-            break;
+            return Ok(used);
         }
     }
+}
 
-    // Rarely, the first pass falls short: top up with further passes of accounts between
-    // the existing ones (plain puts, as the keys interleave).
+/// Rarely, [`write_state`]'s pass falls short of `target`: top up with further passes of
+/// padded accounts between the existing ones (plain puts, as the keys interleave), at
+/// most 15, until the used pages (`used` now) reach it.
+fn top_up_padding(
+    env: &Environment,
+    writer: &mut StateWriter<'_>,
+    mut used: u64,
+    target: u64,
+    progress: &mut dyn FnMut(BuildProgress),
+) -> Result<(), StoreError> {
+    let commit_bytes = commit_bytes(target);
     let mut pass = 1u8;
     while used < target && pass < 16 {
         let per_account = (used / writer.meta.pad_accounts.max(1)).max(64);
@@ -474,7 +549,7 @@ fn write_env(
             }
             drop((acc, sto));
             txn.commit().map_err(build_err("commit"))?;
-            used = used_bytes(&env)?;
+            used = used_bytes(env)?;
             progress(BuildProgress {
                 stage: BuildStage::Padding,
                 done: used.min(target),
@@ -482,47 +557,54 @@ fn write_env(
             });
         }
     }
+    Ok(())
+}
 
-    // The meta table last: a store without it is refused.
+/// Write the meta table (last: a store without it is refused) and read the tables'
+/// stats in the same transaction.
+fn write_meta(
+    env: &Environment,
+    tables: &Tables,
+    meta: &StoreMeta,
+) -> Result<Vec<TableStats>, StoreError> {
     let txn = env.begin_rw_unsync().map_err(build_err("begin"))?;
-    {
-        let mut cursor = txn.cursor(meta_db).map_err(build_err(META))?;
-        for (key, value) in meta.entries() {
-            cursor
-                .append(key.as_bytes(), &value.to_le_bytes())
-                .map_err(build_err(META))?;
-        }
+    let mut cursor = txn.cursor(tables.meta).map_err(build_err(META))?;
+    for (key, value) in meta.entries() {
+        cursor
+            .append(key.as_bytes(), &value.to_le_bytes())
+            .map_err(build_err(META))?;
     }
-    let tables = vec![
-        TableStats::new(
-            ACCOUNTS,
-            txn.db_stat(&accounts_db).map_err(build_err(ACCOUNTS))?,
-        ),
-        TableStats::new(
-            STORAGE,
-            txn.db_stat(&storage_db).map_err(build_err(STORAGE))?,
-        ),
-        TableStats::new(
-            BYTECODES,
-            txn.db_stat(&codes_db).map_err(build_err(BYTECODES))?,
-        ),
-        TableStats::new(
-            BLOCK_HASHES,
-            txn.db_stat(&hashes_db).map_err(build_err(BLOCK_HASHES))?,
-        ),
+    drop(cursor);
+    let stat = |name: &'static str, db: &Database| {
+        txn.db_stat(db)
+            .map(|s| TableStats::new(name, s))
+            .map_err(build_err(name))
+    };
+    let stats = vec![
+        stat(ACCOUNTS, &tables.accounts)?,
+        stat(STORAGE, &tables.storage)?,
+        stat(BYTECODES, &tables.codes)?,
+        stat(BLOCK_HASHES, &tables.hashes)?,
     ];
     txn.commit().map_err(build_err("commit"))?;
-    let used = used_bytes(&env)?;
+    Ok(stats)
+}
+
+/// Sync the environment to disk and close it; returns how long the sync took.
+fn sync_env(
+    env: Environment,
+    progress: &mut dyn FnMut(BuildProgress),
+) -> Result<Duration, StoreError> {
     progress(BuildProgress {
         stage: BuildStage::Sync,
         done: 0,
         total: 1,
     });
-    let sync_start = Instant::now();
+    let start = Instant::now();
     env.sync(true).map_err(build_err("sync"))?;
-    let sync = sync_start.elapsed();
+    let sync = start.elapsed();
     drop(env);
-    Ok((meta, used, tables, sync))
+    Ok(sync)
 }
 
 /// Bytes of the environment's used pages.
