@@ -92,12 +92,6 @@ pub fn residency(path: &Path) -> Result<Residency, StoreError> {
     Ok(total)
 }
 
-/// Share of a store's (or file's) pages resident in the page cache: [`residency`]'s
-/// fraction.
-pub fn resident_fraction(path: &Path) -> Result<f64, StoreError> {
-    residency(path).map(|r| r.fraction())
-}
-
 fn file_residency(path: &Path) -> Result<Residency, StoreError> {
     let file = File::open(path).map_err(|e| StoreError::io("open", path, e))?;
     let len = file

@@ -1,6 +1,7 @@
 //! [`StoreError`]: everything that can go wrong building, opening or reading a store, each
 //! variant displayed as one line that names the store or file.
 
+use crate::layout::ValueError;
 use signet_libmdbx::{MdbxError, ReadError};
 use std::{io, path::PathBuf};
 
@@ -110,8 +111,8 @@ pub enum StoreError {
         path: PathBuf,
         /// The table.
         table: &'static str,
-        /// What is wrong with the value.
-        what: String,
+        /// What is wrong with the value (shown inline, before the advice to rebuild).
+        what: ValueError,
     },
     /// A read named a segment the store does not have.
     #[error("segment {segment} is not in the state store ({segments} segments)")]

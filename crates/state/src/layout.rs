@@ -80,25 +80,69 @@ pub(crate) fn encode_account(account: &AccountState, out: &mut Vec<u8>) {
     }
 }
 
-/// Decode [`encode_account`]'s value; `Err` names what is wrong.
-pub(crate) fn decode_account(value: &[u8]) -> Result<AccountState, String> {
+/// Why a value read from a table does not decode (the store is corrupt, or was not
+/// written by this layout). Each variant displays as one phrase naming the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ValueError {
+    /// An account value shorter than its two header bytes.
+    #[error("account value of {len} bytes")]
+    AccountTooShort {
+        /// Bytes of the value.
+        len: usize,
+    },
+    /// An account header with a nonce longer than 8 bytes, a balance longer than 32 or
+    /// a flag [`encode_account`] never sets.
+    #[error("account header {nonce_len:#04x} {flags:#04x} is not one this layout writes")]
+    AccountHeader {
+        /// The first header byte: the nonce's length.
+        nonce_len: u8,
+        /// The second: the balance's length and the code flag.
+        flags: u8,
+    },
+    /// An account value whose length after the header is not what the header says.
+    #[error("account value has {found} bytes after its header, its header says {expected}")]
+    AccountLength {
+        /// Bytes after the header.
+        found: usize,
+        /// Bytes the header announces (nonce, balance, code hash).
+        expected: usize,
+    },
+    /// A storage entry shorter than its slot or longer than a slot and a full value.
+    #[error("storage entry of {len} bytes")]
+    SlotEntry {
+        /// Bytes of the entry.
+        len: usize,
+    },
+    /// A block hash that is not 32 bytes.
+    #[error("block hash of {len} bytes")]
+    BlockHash {
+        /// Bytes of the value.
+        len: usize,
+    },
+}
+
+/// Decode [`encode_account`]'s value; `Err` says what is wrong with it.
+pub(crate) fn decode_account(value: &[u8]) -> Result<AccountState, ValueError> {
     let [nonce_len, flags, rest @ ..] = value else {
-        return Err(format!("account value of {} bytes", value.len()));
+        return Err(ValueError::AccountTooShort { len: value.len() });
     };
-    let nonce_len = *nonce_len as usize;
+    let (header_nonce, flags) = (*nonce_len, *flags);
+    let nonce_len = header_nonce as usize;
     let balance_len = (flags & 0x3f) as usize;
     let has_code = flags & 0x80 != 0;
     if nonce_len > 8 || balance_len > 32 || flags & 0x40 != 0 {
-        return Err(format!(
-            "account header {nonce_len:#04x} {flags:#04x} is not one this layout writes"
-        ));
+        return Err(ValueError::AccountHeader {
+            nonce_len: header_nonce,
+            flags,
+        });
     }
     let want = nonce_len + balance_len + if has_code { 32 } else { 0 };
     if rest.len() != want {
-        return Err(format!(
-            "account value has {} bytes after its header, its header says {want}",
-            rest.len()
-        ));
+        return Err(ValueError::AccountLength {
+            found: rest.len(),
+            expected: want,
+        });
     }
     let mut nonce = [0u8; 8];
     nonce[8 - nonce_len..].copy_from_slice(&rest[..nonce_len]);
@@ -124,9 +168,9 @@ pub(crate) fn encode_slot(slot: &U256, value: &U256, out: &mut Vec<u8>) {
 
 /// The value of `slot` from the storage entry `entry` found at or after it: `Ok(None)`
 /// where the entry is for another slot (the slot is not stored, so it is zero).
-pub(crate) fn decode_slot(slot: &[u8; 32], entry: &[u8]) -> Result<Option<U256>, String> {
+pub(crate) fn decode_slot(slot: &[u8; 32], entry: &[u8]) -> Result<Option<U256>, ValueError> {
     if entry.len() < 32 || entry.len() > 64 {
-        return Err(format!("storage entry of {} bytes", entry.len()));
+        return Err(ValueError::SlotEntry { len: entry.len() });
     }
     if entry[..32] != slot[..] {
         return Ok(None);
@@ -269,9 +313,40 @@ mod tests {
             encode_account(&account, &mut buf);
             assert_eq!(decode_account(&buf), Ok(account));
         }
-        assert!(decode_account(&[]).is_err());
-        assert!(decode_account(&[9, 0]).is_err());
-        assert!(decode_account(&[1, 0]).is_err());
+        assert_eq!(
+            decode_account(&[7]),
+            Err(ValueError::AccountTooShort { len: 1 })
+        );
+        assert_eq!(
+            decode_account(&[9, 0]),
+            Err(ValueError::AccountHeader {
+                nonce_len: 9,
+                flags: 0
+            })
+        );
+        assert_eq!(
+            decode_account(&[0, 0x40]),
+            Err(ValueError::AccountHeader {
+                nonce_len: 0,
+                flags: 0x40
+            })
+        );
+        assert_eq!(
+            decode_account(&[1, 0]),
+            Err(ValueError::AccountLength {
+                found: 0,
+                expected: 1
+            })
+        );
+        // The message names the value, as a store's error line shows it.
+        assert_eq!(
+            ValueError::AccountLength {
+                found: 0,
+                expected: 1
+            }
+            .to_string(),
+            "account value has 0 bytes after its header, its header says 1"
+        );
     }
 
     #[test]
@@ -284,7 +359,10 @@ mod tests {
         assert_eq!(decode_slot(&key, &buf), Ok(Some(U256::from(0x1234))));
         let other = U256::from(4).to_be_bytes::<32>();
         assert_eq!(decode_slot(&other, &buf), Ok(None));
-        assert!(decode_slot(&key, &buf[..31]).is_err());
+        assert_eq!(
+            decode_slot(&key, &buf[..31]),
+            Err(ValueError::SlotEntry { len: 31 })
+        );
     }
 
     #[test]

@@ -62,10 +62,9 @@ pub use builder::{
 };
 pub use cache::{
     COLD_MAX_RESIDENT_BYTES, DropCaches, EvictOptions, EvictReport, Residency, evict, residency,
-    resident_fraction,
 };
 pub use error::StoreError;
-pub use layout::{FORMAT_VERSION, PAD_SEGMENT, StoreMeta};
+pub use layout::{FORMAT_VERSION, PAD_SEGMENT, StoreMeta, ValueError};
 pub use probe::{PROBE_BLOCK, ProbeResult, probe_random_reads};
 pub use store::{
     DATA_FILE, LOCK_FILE, ReadKind, ReadMeter, ReadStats, StateReader, StateStore, Store,

@@ -4,8 +4,8 @@
 use crate::{
     StoreError, StoreMeta,
     layout::{
-        ACCOUNTS, BLOCK_HASHES, BYTECODES, META, STORAGE, block_hash_key, decode_account,
-        decode_slot, state_key,
+        ACCOUNTS, BLOCK_HASHES, BYTECODES, META, STORAGE, ValueError, block_hash_key,
+        decode_account, decode_slot, state_key,
     },
 };
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256};
@@ -360,7 +360,7 @@ impl StoreReader {
         }
     }
 
-    fn bad_value(&self, table: &'static str, what: String) -> StoreError {
+    fn bad_value(&self, table: &'static str, what: ValueError) -> StoreError {
         StoreError::BadValue {
             path: self.path.to_path_buf(),
             table,
@@ -437,7 +437,7 @@ impl StateReader for StoreReader {
                 None => Ok((None, 0)),
                 Some(v) if v.len() == 32 => Ok((Some(B256::from_slice(&v)), 32)),
                 Some(v) => {
-                    Err(self.bad_value(BLOCK_HASHES, format!("block hash of {} bytes", v.len())))
+                    Err(self.bad_value(BLOCK_HASHES, ValueError::BlockHash { len: v.len() }))
                 }
             }
         })
