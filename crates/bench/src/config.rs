@@ -101,7 +101,7 @@ pub enum DumpsProblem {
     /// Neither a regular file nor a folder (a FIFO, a device, a socket): refused by its
     /// metadata, never opened.
     #[error("not a regular file ({0}): refusing to read it")]
-    NotARegularFile(gigagas_dump::files::FileKind),
+    NotARegularFile(gigagas_fs_util::FileKind),
 }
 
 /// The most worker threads a grid point may ask for (`threads`, `--threads`,
@@ -190,7 +190,7 @@ pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
             });
         } else if let Ok(meta) = std::fs::metadata(&p) {
             return Err(invalid(DumpsProblem::NotARegularFile(
-                gigagas_dump::files::FileKind::of(&meta),
+                gigagas_fs_util::FileKind::of(&meta),
             )));
         } else {
             return Err(invalid(DumpsProblem::Missing));

@@ -23,14 +23,7 @@ use gigagas_report::{
         suite_totals,
     },
 };
-use std::{
-    path::{Path, PathBuf},
-    sync::{
-        Mutex,
-        atomic::{AtomicUsize, Ordering},
-        mpsc,
-    },
-};
+use std::path::{Path, PathBuf};
 
 /// Progress of a grid run, in work units (a one-thread sample of a dump is 1000 units; a
 /// sample on `t` threads is `1000 / min(t, cores)`; loading a dump is
@@ -284,48 +277,27 @@ impl Progress for Counted<'_> {
 /// A loaded dump, or why it could not be loaded.
 type Loaded = Result<(Replay, DumpRecord), Failed>;
 
-/// Load every dump on up to `cores` threads, before anything is timed. The results are in
-/// the order of `dumps`.
+/// Load every dump on up to `cores` threads (gigagas-fs-util's ordered map), before
+/// anything is timed, advancing `progress` as each finishes. The results are in the order
+/// of `dumps`.
 fn load_all(
     dumps: &[SuiteDump],
     cores: usize,
     keep_bases: bool,
     progress: &mut dyn Progress,
 ) -> Vec<Loaded> {
-    let slots: Vec<Mutex<Option<Loaded>>> = dumps.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let workers = cores.clamp(1, dumps.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let (slots, next, done_tx) = (&slots, &next, done_tx.clone());
-            scope.spawn(move || {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(dump) = dumps.get(i) else { break };
-                    let loaded = load(&dump.path, keep_bases);
-                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(loaded);
-                    let _ = done_tx.send(());
-                }
-            });
-        }
-        drop(done_tx);
-        let mut done = 0;
-        progress.stage(&format!("loading {} dump(s)", dumps.len()));
-        for () in done_rx {
+    progress.stage(&format!("loading {} dump(s)", dumps.len()));
+    let mut done = 0;
+    gigagas_fs_util::ordered_map(
+        dumps,
+        cores,
+        |dump| load(&dump.path, keep_bases),
+        |_| {
             done += 1;
             progress.stage(&format!("loaded {done}/{} dump(s)", dumps.len()));
             progress.advance(LOAD_UNITS);
-        }
-    });
-    slots
-        .into_iter()
-        .map(|s| {
-            s.into_inner()
-                .unwrap_or_else(|p| p.into_inner())
-                .expect("every slot is filled before the scope ends")
-        })
-        .collect()
+        },
+    )
 }
 
 /// The passes drawn rather than timed, after the measured rounds: with `plan.trace`, one

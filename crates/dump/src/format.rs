@@ -262,7 +262,7 @@ pub fn encode_dump(dump: &Dump) -> Vec<u8> {
     out
 }
 
-/// Write a dump atomically ([`crate::files::write_atomic_with`]): sections stream into a
+/// Write a dump atomically ([`gigagas_fs_util::write_atomic_with`]): sections stream into a
 /// temporary file in the same folder, the header is written last, the file is synced, then
 /// renamed over `path`; missing folders are created. An interrupted write leaves at most a
 /// temporary file, never a file at `path` that looks whole; a failed one leaves nothing.
@@ -274,7 +274,7 @@ pub fn write_dump(dump: &Dump, path: &Path) -> Result<DumpFileInfo, DumpError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    crate::files::write_atomic_with(path, |file| {
+    gigagas_fs_util::write_atomic_with(path, |file| {
         file.write_all(&[0u8; HEADER_LEN])?;
         let mut hasher = Xxh3::new();
         let mut len = 0u64;
@@ -314,8 +314,8 @@ pub const MAX_DECOMPRESSED: u64 = 16 << 30;
 /// exactly the content it declares is read, checksummed and decoded ([`decode_dump`]). A
 /// file that is not a dump (a huge sparse file, a truncated copy) fails after reading at
 /// most its header; what is not a regular file at all (a FIFO, `/dev/zero`, a socket, a
-/// folder) is refused before it is opened ([`crate::files::open_regular`]: a
-/// [`DumpError::Io`] whose source is [`crate::files::NotARegularFile`]).
+/// folder) is refused before it is opened ([`gigagas_fs_util::open_regular`]: a
+/// [`DumpError::Io`] whose source is [`gigagas_fs_util::NotARegularFile`]).
 pub fn read_dump(path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
     let (header, content) = read_content(path)?;
     decode_content(&header, &content, path)
@@ -329,7 +329,7 @@ fn read_content(path: &Path) -> Result<(FileHeader, Vec<u8>), DumpError> {
         path: path.to_path_buf(),
         source,
     };
-    let (mut file, metadata) = crate::files::open_regular(path).map_err(io)?;
+    let (mut file, metadata) = gigagas_fs_util::open_regular(path).map_err(io)?;
     let mut head = Vec::with_capacity(HEADER_LEN);
     (&mut file)
         .take(HEADER_LEN as u64)

@@ -14,20 +14,15 @@
 //! fixed header with magic bytes, format version and an xxh3 checksum of the content,
 //! followed by zstd-compressed sections (the blocks of all segments in one section, their
 //! access lists in another). Files are written to a temporary name and renamed into place,
-//! so an interrupted write never leaves a file that looks whole.
+//! so an interrupted write never leaves a file that looks whole (gigagas-fs-util's
+//! `write_atomic_with`, the rules every crate writes and reads files by).
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 mod chain;
 mod error;
-/// Atomic writes, the output-may-not-alias-input rule and regular-file-only reads: how
-/// every gigagas crate writes and reads whole files.
-pub mod files;
 pub mod format;
 mod model;
-/// One ordered parallel map (bounded threads, items taken in order, results in order) for
-/// I/O-bound work: node requests, loading files.
-pub mod parallel;
 #[cfg(feature = "reth")]
 pub mod reth;
 mod summary;

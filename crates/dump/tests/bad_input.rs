@@ -966,7 +966,7 @@ fn read_within_a_second(path: &Path) -> DumpError {
 #[test]
 fn dev_zero_a_fifo_and_a_socket_are_refused_before_they_are_read() {
     // Read, `/dev/zero` never ends and a FIFO with no writer blocks the open forever.
-    use gigagas_dump::files::{FileKind, NotARegularFile};
+    use gigagas_fs_util::{FileKind, NotARegularFile};
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo.gigagas");
     let made = std::process::Command::new("mkfifo")

@@ -375,7 +375,7 @@ fn terminal_columns() -> Option<usize> {
 /// (opening a FIFO with no writer blocks forever): one line naming the file. A path that
 /// does not exist passes (its reader says so in its own words).
 pub(crate) fn refuse_non_regular(path: &Path, folder_ok: bool) -> Result<()> {
-    use gigagas_dump::files::{FileKind, NotARegularFile, require_regular_file};
+    use gigagas_fs_util::{FileKind, NotARegularFile, require_regular_file};
     match require_regular_file(path) {
         Ok(_) => Ok(()),
         Err(e) => match e

@@ -5,7 +5,7 @@ use crate::{
     fixture::{BlockchainTest, FixtureFile},
     import::{ImportStats, import_test},
 };
-use gigagas_dump::files::{InputSet, check_output};
+use gigagas_fs_util::{InputSet, check_output};
 use std::path::{Path, PathBuf};
 
 /// What happened to one test.

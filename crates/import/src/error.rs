@@ -112,7 +112,7 @@ pub enum ImportError {
     Dump(#[from] gigagas_dump::DumpError),
     /// An output path names an input: refused before any work.
     #[error(transparent)]
-    OutputIsInput(#[from] gigagas_dump::files::OutputIsInput),
+    OutputIsInput(#[from] gigagas_fs_util::OutputIsInput),
 }
 
 impl ImportError {

@@ -228,7 +228,7 @@ impl FixtureFile {
             path: path.to_path_buf(),
             source,
         };
-        let bytes = gigagas_dump::files::read_bounded(path, MAX_FIXTURE_BYTES).map_err(io)?;
+        let bytes = gigagas_fs_util::read_bounded(path, MAX_FIXTURE_BYTES).map_err(io)?;
         let text = String::from_utf8(bytes).map_err(|e| {
             io(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,

@@ -37,7 +37,7 @@ pub use gigagas_chain::Expected;
 /// What a header check finds ([`Difference::Header`], [`SnapshotError::Mismatch`]).
 pub use gigagas_chain::HeaderMismatch;
 /// The output-may-not-alias-input rule, shared by every crate that writes.
-pub use gigagas_dump::files::{InputSet, OutputIsInput, Overlap, check_output};
+pub use gigagas_fs_util::{InputSet, OutputIsInput, Overlap, check_output};
 pub use import::{ImportStats, RejectedBlock, RejectedBy, SOURCE, import_test};
 pub use snapshot::{
     BlockReport, ImportedBlock, SnapshotError, SnapshotImport, check_snapshot_output,

@@ -97,7 +97,7 @@ pub enum SnapshotError {
     /// An output path names an input (the folder, or a file of a block folder): refused
     /// before any work.
     #[error(transparent)]
-    OutputIsInput(#[from] gigagas_dump::files::OutputIsInput),
+    OutputIsInput(#[from] gigagas_fs_util::OutputIsInput),
     /// Writing the dump failed.
     #[error(transparent)]
     Dump(#[from] gigagas_dump::DumpError),
@@ -239,7 +239,7 @@ pub const MAX_SNAPSHOT_FILE_BYTES: u64 = 4 << 30;
 fn read_json(dir: &Path, file: &str) -> Result<serde_json::Value, SnapshotError> {
     let path = dir.join(file);
     let bytes =
-        gigagas_dump::files::read_bounded(&path, MAX_SNAPSHOT_FILE_BYTES).map_err(|source| {
+        gigagas_fs_util::read_bounded(&path, MAX_SNAPSHOT_FILE_BYTES).map_err(|source| {
             SnapshotError::Io {
                 path: path.clone(),
                 source,
@@ -674,7 +674,7 @@ pub fn input_paths(input: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
 /// ([`input_paths`]; same device and inode or same canonical path):
 /// [`SnapshotError::OutputIsInput`]. Cheap: call it before any work.
 pub fn check_snapshot_output(input: &Path, output: &Path) -> Result<(), SnapshotError> {
-    gigagas_dump::files::check_output(output, &input_paths(input)?)?;
+    gigagas_fs_util::check_output(output, &input_paths(input)?)?;
     Ok(())
 }
 

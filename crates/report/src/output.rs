@@ -1,5 +1,5 @@
 //! Where results go, and how they get there: the rules every command that writes follows.
-//! The rules themselves live in [`gigagas_dump::files`], shared with every crate that
+//! The rules themselves live in [`gigagas_fs_util`], shared with every crate that
 //! writes; this module names the option and the file in a [`ReportError`].
 //!
 //! - [`check_not_inputs`]: an output is never an input, nor inside an input folder
@@ -15,7 +15,7 @@
 //!   device) of at most a stated size.
 
 use crate::error::{OutputProblem, ReportError};
-use gigagas_dump::files::{self, Overlap};
+use gigagas_fs_util::{self as files, Overlap};
 use std::path::{Path, PathBuf};
 
 /// The folder holding `path` (`.` for a bare file name).
@@ -26,7 +26,7 @@ fn parent_of(path: &Path) -> &Path {
     }
 }
 
-/// Write `contents` to `path` atomically ([`gigagas_dump::files::write_atomic`]): a
+/// Write `contents` to `path` atomically ([`gigagas_fs_util::write_atomic`]): a
 /// temporary file in the same folder, written, flushed to disk (fsync) and renamed over
 /// `path`. On any failure the temporary file is removed and `path` keeps its previous
 /// contents (or stays absent).
@@ -43,7 +43,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ReportError> {
 
 /// `path` with `.` and `..` resolved against its nearest existing ancestor, which is
 /// canonicalized (symbolic links resolved): the path the output will have. Errors only if
-/// not even the current folder can be resolved ([`gigagas_dump::files::resolve`]).
+/// not even the current folder can be resolved ([`gigagas_fs_util::resolve`]).
 pub fn resolve(path: &Path) -> std::io::Result<PathBuf> {
     files::resolve(path)
 }
@@ -53,7 +53,7 @@ pub fn resolve(path: &Path) -> std::io::Result<PathBuf> {
 /// exist — hard links, symbolic links), an existing file inside an input folder (every
 /// file under an input folder may be read as an input; a new file there is fine), or a
 /// path under an input file (`x.gigagas/results.json`); the rule of
-/// [`gigagas_dump::files::InputSet`].
+/// [`gigagas_fs_util::InputSet`].
 /// `what` names each output's option in the error (e.g. `--json`). Inputs that do not
 /// exist are skipped (they fail on their own).
 pub fn check_not_inputs(
@@ -159,7 +159,7 @@ pub fn prepare_output_file(path: &Path, dry_run: bool) -> Result<(), ReportError
 
 /// Read a whole input file of at most `max_bytes` that must be a regular file: a FIFO, a
 /// device (`/dev/zero`) or a folder is refused by name, before it is opened, instead of
-/// blocking or growing without bound ([`gigagas_dump::files::read_bounded`]).
+/// blocking or growing without bound ([`gigagas_fs_util::read_bounded`]).
 pub fn read_bounded(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
     files::read_bounded(path, max_bytes)
 }

@@ -567,7 +567,7 @@ impl SweepResults {
     /// Read a `results.json`: a regular file of at most [`MAX_RESULTS_BYTES`] (a FIFO, a
     /// device or a socket is refused by name before it is opened, so it cannot block).
     pub fn load(path: &Path) -> Result<Self, ReportError> {
-        let bytes = gigagas_dump::files::read_bounded(path, MAX_RESULTS_BYTES)
+        let bytes = gigagas_fs_util::read_bounded(path, MAX_RESULTS_BYTES)
             .map_err(|e| ReportError::io(path, e))?;
         let results: Self = serde_json::from_slice(&bytes).map_err(|source| ReportError::Json {
             path: path.to_path_buf(),

@@ -9,7 +9,7 @@
 //! ```
 //!
 //! Block files are written atomically (a temporary file in the same folder, synced, renamed,
-//! removed on failure: [`gigagas_dump::files::write_atomic`]); the state log is appended and
+//! removed on failure: [`gigagas_fs_util::write_atomic`]); the state log is appended and
 //! flushed after every block, and a torn last line (from a kill mid-write) is dropped on load.
 //! Everything in it is immutable data of the node at fixed block numbers, so a resumed
 //! dump re-executes the blocks already done from it without asking the node again.
@@ -62,10 +62,10 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> RpcDumpError {
     RpcDumpError::partial(path, e)
 }
 
-/// [`gigagas_dump::files::write_atomic`]: a temporary file in the same folder, synced,
+/// [`gigagas_fs_util::write_atomic`]: a temporary file in the same folder, synced,
 /// renamed over `path`, removed on failure.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RpcDumpError> {
-    gigagas_dump::files::write_atomic(path, bytes).map_err(|e| io_err(path, e))
+    gigagas_fs_util::write_atomic(path, bytes).map_err(|e| io_err(path, e))
 }
 
 impl Partial {

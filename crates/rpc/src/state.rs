@@ -9,7 +9,8 @@
 
 use crate::{RpcClient, RpcDumpError};
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
-use gigagas_dump::{AccountState, parallel::try_ordered_map};
+use gigagas_dump::AccountState;
+use gigagas_fs_util::try_ordered_map;
 use revm::{
     Database, bytecode::Bytecode, database_interface::DBErrorMarker, primitives::KECCAK_EMPTY,
     state::AccountInfo,
