@@ -254,22 +254,6 @@ pub fn bench_interleaved(
     Ok(samples.into_iter().map(PointSamples::finish).collect())
 }
 
-/// One point alone: warm-up passes, then measured samples (see the module docs).
-/// `after_sample` is called after every warm-up pass and measured sample.
-pub fn bench_point(
-    replay: &Replay,
-    point: &Point,
-    rep: Repetition,
-    store: Option<&mut StoreContext>,
-    mut after_sample: impl FnMut(),
-) -> Result<Sampled, PassError> {
-    let mut sampled =
-        bench_interleaved(replay, std::slice::from_ref(point), rep, 0, store, |_| {
-            after_sample()
-        })?;
-    Ok(sampled.remove(0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,9 +32,9 @@
 //! batch sizes or repeats, and missing dumps are rejected with one error naming the file
 //! and the key.
 
-use crate::{
-    plan::{self, ItemSlowdown, MinSample, NonEmpty, Plan, PlanError, SimulatePlan},
-    sweep::SuiteDump,
+use crate::plan::{
+    self, ItemSlowdown, MAX_THREADS, MAX_VIRTUAL_WORKERS, MinSample, NonEmpty, Plan, PlanError,
+    SimulatePlan, SuiteDump,
 };
 use gigagas_grid::SweepConfig;
 use std::path::{Path, PathBuf};
@@ -103,25 +103,6 @@ pub enum DumpsProblem {
     #[error("not a regular file ({0}): refusing to read it")]
     NotARegularFile(gigagas_fs_util::FileKind),
 }
-
-/// The most worker threads a grid point may ask for (`threads`, `--threads`,
-/// `simulate.validate_threads`): more is an error naming this limit, never a thread that
-/// fails to spawn.
-pub const MAX_THREADS: usize = 1024;
-
-/// The most virtual workers the schedule simulator projects onto (`simulate.threads`);
-/// they are list-scheduled, not spawned.
-pub const MAX_VIRTUAL_WORKERS: usize = 65_536;
-
-/// The longest minimum sample time, milliseconds (`min_sample_ms`, `--min-sample-ms`).
-pub const MAX_MIN_SAMPLE_MS: u64 = 60_000;
-
-/// The most warm-up passes per point (`warmup`, `--warmup`).
-pub const MAX_WARMUP: usize = 1_000;
-
-/// The most measured samples per point (`repeats`, `--repeats`) and profiling runs
-/// (`simulate.profile_repeats`, `--profile-repeats`).
-pub const MAX_REPEATS: usize = 10_000;
 
 /// The largest sweep config file read, bytes.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
@@ -288,12 +269,6 @@ pub fn plan_of(
                 file.parent().unwrap_or(Path::new("")).join(d)
             }
         });
-        let key = |problem: &PlanError| match problem {
-            PlanError::StoreNeedsOneDump { .. } => "state",
-            PlanError::Empty if config.io.is_empty() => "io",
-            PlanError::Empty => "cache",
-            _ => "io_threads",
-        };
         plan::store_plan(
             dir,
             dumps.len(),
@@ -302,10 +277,10 @@ pub fn plan_of(
             config.io_threads,
             config.memory,
         )
-        .map_err(|problem| ConfigError::Invalid {
+        .map_err(|e| ConfigError::Invalid {
             file: file.to_path_buf(),
-            key: key(&problem),
-            problem,
+            key: e.setting.key(),
+            problem: e.problem,
         })?
     };
     Ok(Plan {
@@ -393,6 +368,7 @@ fn syntax_error(file: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::{MAX_REPEATS, MAX_WARMUP};
 
     const GOOD: &str = r#"
 dumps = ["../dumps/mainnet-like.gigagas"]

@@ -11,9 +11,11 @@
 //!   measured samples ([`bench_interleaved`]), the round order ([`round_order`]) and the
 //!   figures of a pass ([`metrics_of`]).
 //! - [`config`]: a sweep config file (`bench-configs/*.toml`) read and checked ([`load`]).
-//! - [`plan`]: a [`Plan`] is a grid checked once (non-zero counts, non-empty lists, stated
-//!   limits), what a sweep config and `gigagas run`'s flags both convert into and what
-//!   [`run_grid`] and the simulator take.
+//! - [`plan`]: a [`Plan`] is a grid checked once (non-zero counts, non-empty lists, the
+//!   stated limits such as [`MAX_THREADS`]) over its [`SuiteDump`]s, what a sweep config
+//!   and `gigagas run`'s flags both convert into and what [`run_grid`] and the simulator
+//!   take.
+//! - [`progress`]: the [`Progress`] of a run and the work units it is counted in.
 //! - [`sweep`]: [`run_grid`] (behind both `gigagas run` and [`run_sweep`]) loads every dump
 //!   of a suite, runs every grid point on it, every pass verified, and collects a
 //!   [`gigagas_report::SweepResults`].
@@ -23,6 +25,9 @@
 //!   with what each read, beside the device's own random-read rate.
 //! - [`trace`] and [`timeline`]: one pass per parallel point as Chrome trace events, and
 //!   the longest batch of the widest point as a [`gigagas_report::timeline::Timeline`].
+//!
+//! Imports point one way: `config` → `plan` → `progress`; `sweep` → `config`, `plan`,
+//! `progress`, `bench`, `simulate`; no module imports `sweep`.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
@@ -31,19 +36,24 @@ pub mod config;
 pub mod error;
 pub mod io;
 pub mod plan;
+pub mod progress;
 pub mod simulate;
 pub mod sweep;
 pub mod timeline;
 pub mod trace;
 
-pub use bench::{Sampled, bench_interleaved, bench_pass, bench_point, metrics_of, round_order};
+pub use bench::{Sampled, bench_interleaved, bench_pass, metrics_of, round_order};
 pub use config::{ConfigError, Sweep, load};
 pub use error::{BenchError, DumpFault, NotMeasured, PassError};
 pub use gigagas_grid::{
     Point, Repetition, RunConfig, SchedulerKind, SimulateConfig, SweepConfig, TimedWork,
 };
 pub use io::{IoError, StoreContext};
-pub use plan::{NonEmpty, Plan, PlanError, SimulatePlan};
+pub use plan::{
+    MAX_MIN_SAMPLE_MS, MAX_REPEATS, MAX_THREADS, MAX_VIRTUAL_WORKERS, MAX_WARMUP, NonEmpty, Plan,
+    PlanError, SimulatePlan, StorePlanError, StoreSetting, SuiteDump,
+};
+pub use progress::{LOAD_UNITS, Progress};
 pub use simulate::ItemProfile;
-pub use sweep::{Progress, SuiteDump, SweepOptions, run_grid, run_sweep};
+pub use sweep::{SweepOptions, run_grid, run_sweep};
 pub use timeline::timeline_of;

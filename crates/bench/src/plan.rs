@@ -10,16 +10,41 @@
 //! prefixes its flag (`--threads: 0 is not a thread count`) and a sweep config its file and
 //! key (`x.toml: key `threads`: 0 is not a thread count`) around the same message.
 
-use crate::{
-    config::{MAX_MIN_SAMPLE_MS, MAX_REPEATS, MAX_THREADS, MAX_WARMUP},
-    sweep::{LOAD_UNITS, SuiteDump, run_units},
-};
+use crate::progress::{LOAD_UNITS, run_units};
 use gigagas_executor::Replay;
 use gigagas_grid::{
     CacheState, IoMode, Repetition, RunConfig, SchedulerKind, SimulateConfig, StateRead,
     SweepConfig, TimedWork,
 };
 use std::{num::NonZeroUsize, ops::Deref, path::PathBuf};
+
+/// The most worker threads a grid point may ask for (`threads`, `--threads`,
+/// `simulate.validate_threads`): more is an error naming this limit, never a thread that
+/// fails to spawn.
+pub const MAX_THREADS: usize = 1024;
+
+/// The most virtual workers the schedule simulator projects onto (`simulate.threads`,
+/// `--threads` of `gigagas simulate`); they are list-scheduled, not spawned.
+pub const MAX_VIRTUAL_WORKERS: usize = 65_536;
+
+/// The longest minimum sample time, milliseconds (`min_sample_ms`, `--min-sample-ms`).
+pub const MAX_MIN_SAMPLE_MS: u64 = 60_000;
+
+/// The most warm-up passes per point (`warmup`, `--warmup`).
+pub const MAX_WARMUP: usize = 1_000;
+
+/// The most measured samples per point (`repeats`, `--repeats`) and profiling runs
+/// (`simulate.profile_repeats`, `--profile-repeats`).
+pub const MAX_REPEATS: usize = 10_000;
+
+/// A dump of a suite: the file and its name in the results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuiteDump {
+    /// The file to read.
+    pub path: PathBuf,
+    /// The path as the config or command line names it.
+    pub label: String,
+}
 
 /// Why a setting cannot make a plan. The message says what is wrong with the value; the
 /// caller names the setting (a flag, or a config file and key).
@@ -67,8 +92,9 @@ pub enum PlanError {
         repeats: usize,
     },
     /// A thread count over the stated limit ([`MAX_THREADS`], or the simulator's
-    /// [`crate::config::MAX_VIRTUAL_WORKERS`]).
-    #[error("{threads} threads is over the limit of {max} (gigagas_report::config::MAX_THREADS)")]
+    /// [`MAX_VIRTUAL_WORKERS`]). The message names the limit's value, never the constant:
+    /// the caller names the flag or key.
+    #[error("{threads} threads is over the limit of {max}")]
     TooManyThreads {
         /// The count given.
         threads: usize,
@@ -117,7 +143,7 @@ impl<T> Deref for NonEmpty<T> {
 }
 
 /// Thread counts: at least one, none 0, none over `max` ([`MAX_THREADS`] for real workers,
-/// [`crate::config::MAX_VIRTUAL_WORKERS`] for the simulator's virtual ones).
+/// [`MAX_VIRTUAL_WORKERS`] for the simulator's virtual ones).
 pub fn thread_counts(values: &[usize], max: usize) -> Result<NonEmpty<NonZeroUsize>, PlanError> {
     let counts = NonEmpty::new(non_zero(values, PlanError::ZeroThreads)?)?;
     check_limit(&counts, max)?;
@@ -340,11 +366,56 @@ pub struct Plan {
     pub state: Option<StorePlan>,
 }
 
+/// One of the settings of a store plan, as `gigagas run`'s flags ([`StoreSetting::flag`])
+/// and a sweep config's keys ([`StoreSetting::key`]) name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreSetting {
+    /// The store's folder, `--state` / `state`.
+    State,
+    /// The I/O modes, `--io` / `io`.
+    Io,
+    /// The cache states, `--cache` / `cache`.
+    Cache,
+    /// The readers of a prefetch, `--io-threads` / `io_threads`.
+    IoThreads,
+}
+
+impl StoreSetting {
+    /// The flag of `gigagas run` that sets it.
+    pub const fn flag(self) -> &'static str {
+        match self {
+            Self::State => "--state",
+            Self::Io => "--io",
+            Self::Cache => "--cache",
+            Self::IoThreads => "--io-threads",
+        }
+    }
+
+    /// The sweep config key that sets it.
+    pub const fn key(self) -> &'static str {
+        match self {
+            Self::State => "state",
+            Self::Io => "io",
+            Self::Cache => "cache",
+            Self::IoThreads => "io_threads",
+        }
+    }
+}
+
+/// Why store settings cannot make a plan: the setting at fault, so the caller names its
+/// flag or key without guessing it from the problem, and what is wrong with its value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{problem}")]
+pub struct StorePlanError {
+    /// The setting whose value is refused.
+    pub setting: StoreSetting,
+    /// What is wrong with it.
+    pub problem: PlanError,
+}
+
 /// The store points of `dumps` from a store named `dir` (if any) with these settings,
 /// checked: one dump, non-empty lists, at least one I/O thread (at most [`MAX_THREADS`]).
-/// The caller names the setting of an error ([`PlanError::StoreNeedsOneDump`]: the store;
-/// [`PlanError::Empty`]: the I/O modes or cache states, whichever is empty; else the I/O
-/// threads).
+/// An error names the setting at fault.
 pub fn store_plan(
     dir: Option<PathBuf>,
     dumps: usize,
@@ -352,16 +423,21 @@ pub fn store_plan(
     cache: &[CacheState],
     io_threads: usize,
     memory: bool,
-) -> Result<Option<StorePlan>, PlanError> {
+) -> Result<Option<StorePlan>, StorePlanError> {
+    let at = |setting| move |problem| StorePlanError { setting, problem };
     let Some(dir) = dir else { return Ok(None) };
     if dumps != 1 {
-        return Err(PlanError::StoreNeedsOneDump { dumps });
+        return Err(StorePlanError {
+            setting: StoreSetting::State,
+            problem: PlanError::StoreNeedsOneDump { dumps },
+        });
     }
-    let io_threads = thread_counts(&[io_threads], MAX_THREADS)?;
+    let io_threads =
+        thread_counts(&[io_threads], MAX_THREADS).map_err(at(StoreSetting::IoThreads))?;
     Ok(Some(StorePlan {
         dir,
-        io: NonEmpty::new(io.to_vec())?,
-        cache: NonEmpty::new(cache.to_vec())?,
+        io: NonEmpty::new(io.to_vec()).map_err(at(StoreSetting::Io))?,
+        cache: NonEmpty::new(cache.to_vec()).map_err(at(StoreSetting::Cache))?,
         io_threads: *io_threads.first(),
         memory,
     }))
@@ -623,7 +699,7 @@ mod tests {
         assert_eq!(thread_counts(&[1, 0], 4), Err(PlanError::ZeroThreads));
         assert_eq!(
             thread_counts(&[1, 5], 4).unwrap_err().to_string(),
-            "5 threads is over the limit of 4 (gigagas_report::config::MAX_THREADS)"
+            "5 threads is over the limit of 4"
         );
         assert_eq!(thread_counts(&[2, 1], 4).unwrap().first().get(), 2);
         assert_eq!(thread_counts_or_none(&[], 4), Ok(Vec::new()));
@@ -657,5 +733,24 @@ mod tests {
         assert_eq!(ItemSlowdown::new(1.5).unwrap().get(), 1.5);
         assert_eq!(default_thread_counts(0).len(), 1);
         assert_eq!(default_thread_counts(3).len(), 3);
+    }
+
+    #[test]
+    fn a_store_plan_error_names_its_setting() {
+        let setting = |dumps, io: &[IoMode], cache: &[CacheState], io_threads| {
+            store_plan(Some("s".into()), dumps, io, cache, io_threads, false)
+                .unwrap_err()
+                .setting
+        };
+        let (io, cache) = ([IoMode::OnDemand], [CacheState::Warm]);
+        assert_eq!(setting(2, &io, &cache, 1), StoreSetting::State);
+        assert_eq!(setting(1, &[], &cache, 1), StoreSetting::Io);
+        assert_eq!(setting(1, &io, &[], 1), StoreSetting::Cache);
+        assert_eq!(setting(1, &io, &cache, 0), StoreSetting::IoThreads);
+        assert_eq!(
+            setting(1, &io, &cache, MAX_THREADS + 1).flag(),
+            "--io-threads"
+        );
+        assert_eq!(store_plan(None, 2, &[], &[], 0, false), Ok(None));
     }
 }

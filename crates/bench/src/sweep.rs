@@ -8,7 +8,8 @@ use crate::{
     bench::{Sampled, bench_interleaved, bench_pass},
     config::Sweep,
     error::{BenchError, DumpFault},
-    plan::Plan,
+    plan::{Plan, SuiteDump},
+    progress::{LOAD_UNITS, Progress, run_units},
     simulate,
     timeline::timeline_of,
 };
@@ -23,25 +24,7 @@ use gigagas_report::{
         suite_totals,
     },
 };
-use std::path::{Path, PathBuf};
-
-/// Progress of a grid run, in work units (a one-thread sample of a dump is 1000 units; a
-/// sample on `t` threads is `1000 / min(t, cores)`; loading a dump is
-/// [`LOAD_UNITS`]), so a progress bar's ETA follows the real remaining time. Every
-/// method has a no-op default; `()` ignores progress.
-pub trait Progress {
-    /// The total number of units, reported once before the first run.
-    fn total(&mut self, _units: u64) {}
-    /// What runs now (e.g. `mainnet-like: BAL 2t b50 ols`).
-    fn stage(&mut self, _what: &str) {}
-    /// `units` more are done.
-    fn advance(&mut self, _units: u64) {}
-}
-
-impl Progress for () {}
-
-/// Work units of loading one dump.
-pub const LOAD_UNITS: u64 = 100;
+use std::path::Path;
 
 /// How to run a sweep.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,19 +36,6 @@ pub struct SweepOptions {
     /// How the measuring binary was built: with it, the results record their
     /// [`gigagas_report::provenance::Provenance`] (command line, build, peak RSS, load, governor).
     pub build: Option<gigagas_report::provenance::BuildInfo>,
-}
-
-pub(crate) fn run_units(threads: usize, cores: usize) -> u64 {
-    1000 / threads.clamp(1, cores.max(1)) as u64
-}
-
-/// A dump of a suite: the file and its name in the results.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SuiteDump {
-    /// The file to read.
-    pub path: PathBuf,
-    /// The path as the config or command line names it.
-    pub label: String,
 }
 
 /// Run a loaded sweep: [`run_grid`] with its plan on this machine.

@@ -93,7 +93,7 @@ fn run(args: DumpArgs) -> Result<()> {
         name: args.name.clone(),
         ..DumpOptions::new(args.rpc.clone(), args.from, args.to)
     };
-    let bar = crate::cli::progress_bar(args.to.saturating_sub(args.from) + 1, "dumping");
+    let bar = crate::terminal::progress_bar(args.to.saturating_sub(args.from) + 1, "dumping");
     let mut on_progress = |p: DumpEvent| match p {
         DumpEvent::Start {
             total,

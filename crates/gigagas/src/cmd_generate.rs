@@ -1,6 +1,9 @@
 //! `gigagas generate`: a dump from a synthetic workload (logic in `gigagas-workload`).
 
-use crate::cli::{Command, parse_fork, progress_bar, written};
+use crate::{
+    cli::{Command, parse_fork},
+    terminal::{progress_bar, written},
+};
 use alloy_hardforks::EthereumHardfork;
 use anyhow::Result;
 use gigagas_workload::{GeneratorConfig, Profile};

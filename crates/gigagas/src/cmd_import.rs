@@ -184,7 +184,7 @@ fn snapshot(input: &Path, output: Option<PathBuf>, name: &str) -> Result<()> {
         println!(
             "{total} blocks: {} imported, {failed} failed; {}",
             total - failed,
-            crate::cli::written(&output, dump, &info, start)
+            crate::terminal::written(&output, dump, &info, start)
         );
     } else {
         println!("{total} blocks: 0 imported, {failed} failed; nothing written");

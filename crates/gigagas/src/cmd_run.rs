@@ -1,15 +1,14 @@
 //! `gigagas run`: parse the arguments into a grid over dumps, hand it to
 //! `gigagas-bench` (the same path `gigagas sweep` takes), print the rows.
 
-use crate::cli::{
-    Bar, Command, SchedulerChoice, commit, dump_or_default, fail_on_failures, print_results,
-    schedulers,
+use crate::{
+    cli::{Command, SchedulerChoice, commit, dump_or_default, schedulers},
+    terminal::{Bar, fail_on_failures, print_results},
 };
 use anyhow::{Context, Result, anyhow, bail};
 use gigagas_bench::{
     NonEmpty, Plan, PlanError, SuiteDump, SweepOptions,
-    config::MAX_THREADS,
-    plan::{self, MinSample},
+    plan::{self, MAX_THREADS, MinSample},
     run_grid,
 };
 use gigagas_report::{folder, machine::MachineInfo, output};
@@ -181,15 +180,7 @@ impl RunArgs {
             self.io_threads,
             !self.no_memory,
         )
-        .map_err(|e| {
-            let flag = match e {
-                PlanError::StoreNeedsOneDump { .. } => "--state",
-                PlanError::Empty if self.io.is_empty() => "--io",
-                PlanError::Empty => "--cache",
-                _ => "--io-threads",
-            };
-            flag_error(flag)(e)
-        })?;
+        .map_err(|e| flag_error(e.setting.flag())(e.problem))?;
         Ok(Plan {
             description: String::new(),
             named_dumps: dumps.iter().map(|d| PathBuf::from(&d.label)).collect(),

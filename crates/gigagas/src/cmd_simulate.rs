@@ -2,14 +2,14 @@
 //! workers (logic in `gigagas-bench`'s simulator).
 
 use crate::{
-    cli::{Bar, Command, SchedulerChoice, commit, schedulers},
+    cli::{Command, SchedulerChoice, commit, schedulers},
     cmd_run::flag_error,
+    terminal::Bar,
 };
 use anyhow::{Result, anyhow};
 use gigagas_bench::{
     BenchError, NonEmpty, Progress, SimulatePlan,
-    config::{MAX_THREADS, MAX_VIRTUAL_WORKERS},
-    plan::{self, ItemSlowdown},
+    plan::{self, ItemSlowdown, MAX_THREADS, MAX_VIRTUAL_WORKERS},
     simulate,
 };
 use gigagas_grid::Repetition;

@@ -1,7 +1,7 @@
 //! `gigagas state build`: a dump's pre-state written to a state store on disk (logic in
 //! `gigagas-state`).
 
-use crate::cli::{Command, progress_bar};
+use crate::{cli::Command, terminal::progress_bar};
 use anyhow::{Context, Result, bail};
 use gigagas_state::{BuildOptions, BuildStage, MAINNET_PLAIN_STATE_BYTES, build_store};
 use std::path::PathBuf;

@@ -2,8 +2,9 @@
 //! (logic in `gigagas-bench`).
 
 use crate::{
-    cli::{Bar, Command, commit, fail_on_failures, print_results},
+    cli::{Command, commit},
     cmd_run::flag_error,
+    terminal::{Bar, fail_on_failures, print_results},
 };
 use anyhow::Result;
 use gigagas_bench::{SweepOptions, plan::MinSample, run_sweep};

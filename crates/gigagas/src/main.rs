@@ -13,6 +13,7 @@ mod cmd_run;
 mod cmd_simulate;
 mod cmd_state;
 mod cmd_sweep;
+mod terminal;
 
 /// mimalloc instead of glibc's malloc, as clients ship a tuned allocator (reth: jemalloc).
 /// It serves both the sequential baseline and the parallel replay: revm allocates per
