@@ -271,7 +271,7 @@ pub(crate) fn replay_pass(
     ctx: &mut StoreContext,
     verify: bool,
 ) -> Result<IoPass, crate::error::PassError> {
-    let StateRead::Store { io, cache } = config.state else {
+    let StateRead::Store { io, cache } = config.work.state else {
         unreachable!("a store pass reads from a store")
     };
     let resident = prepare(ctx, cache)?;

@@ -282,14 +282,7 @@ impl SimulatePlan {
         for &threads in &self.validate_threads {
             for &batch in self.batch.iter() {
                 for &scheduler in self.schedulers.iter() {
-                    v.push(RunConfig {
-                        threads: threads.get(),
-                        batch: batch.get(),
-                        scheduler,
-                        recover_senders: false,
-                        receipts: false,
-                        state: Default::default(),
-                    });
+                    v.push(RunConfig::new(threads.get(), batch.get(), scheduler));
                 }
             }
         }
@@ -524,14 +517,14 @@ impl Plan {
                 for threads in self.thread_counts(cores) {
                     for batch in self.batch.iter() {
                         for &scheduler in self.schedulers.iter() {
-                            points.push(RunConfig {
-                                threads,
-                                batch: batch.get(),
-                                scheduler,
+                            let work = TimedWork {
                                 recover_senders,
                                 receipts: self.receipts,
                                 state,
-                            });
+                            };
+                            points.push(
+                                RunConfig::new(threads, batch.get(), scheduler).with_work(work),
+                            );
                         }
                     }
                 }

@@ -93,14 +93,7 @@ pub fn profile_and_measure(
 ) -> Result<(ItemProfile, Measured), gigagas_executor::Divergence> {
     let profile_runs = profile_runs.get();
     let repeats = rep.repeats.max(1);
-    let profile_config = RunConfig {
-        threads: 1,
-        batch: 1,
-        scheduler: SchedulerKind::Ols,
-        recover_senders: false,
-        receipts: false,
-        state: Default::default(),
-    };
+    let profile_config = RunConfig::new(1, 1, SchedulerKind::Ols);
     let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(profile_runs); replay.items().len()];
     let mut run_work_ns = Vec::with_capacity(profile_runs);
     let mut runs: Vec<Vec<gigagas_report::stats::Metrics>> =

@@ -15,13 +15,12 @@ use crate::{
 };
 use gigagas_dump::{DumpError, InvariantError};
 use gigagas_executor::Replay;
-use gigagas_grid::{Point, RunConfig, SchedulerKind};
+use gigagas_grid::Point;
 use gigagas_report::{
     folder::utc_timestamp,
     machine::MachineInfo,
     results::{
-        DumpFailure, DumpRecord, DumpSkip, Mode, RESULTS_FORMAT, ResultRow, SweepResults,
-        suite_totals,
+        DumpFailure, DumpRecord, DumpSkip, RESULTS_FORMAT, ResultRow, SweepResults, suite_totals,
     },
 };
 use std::path::Path;
@@ -325,25 +324,20 @@ fn run_dump(
     progress: &mut dyn Progress,
 ) -> Result<(Vec<ResultRow>, Option<gigagas_report::SimulationReport>), DumpFault> {
     let rep = plan.repetition();
-    let row = |mode, config: &RunConfig, sampled: Sampled, speedup| ResultRow {
+    let row = |point: Point, sampled: Sampled| ResultRow {
         dump: record.name.clone(),
         dump_checksum: record.checksum.clone(),
-        mode,
-        threads: config.threads,
-        batch: config.batch,
-        scheduler: (mode == Mode::BalParallel).then_some(config.scheduler),
-        recover_senders: config.recover_senders,
-        receipts: config.receipts,
-        state: config.state,
+        point,
         io: sampled.io,
-        timed_work: config.work().describe(),
+        timed_work: point.work().describe(),
         warmup: rep.warmup,
         repeats: rep.repeats,
         verified: rep.verify,
         total_gas: replay.total_gas(),
-        batches: replay.batches(config.batch).len(),
-        avg_batch_gas: replay.total_gas() as f64 / replay.batches(config.batch).len().max(1) as f64,
-        speedup_vs_sequential: speedup,
+        batches: replay.batches(point.batch()).len(),
+        avg_batch_gas: replay.total_gas() as f64
+            / replay.batches(point.batch()).len().max(1) as f64,
+        speedup_vs_sequential: None,
         vs_sequential: None,
         vs_one_thread: None,
         summary: sampled.summary,
@@ -375,24 +369,11 @@ fn run_dump(
         progress.advance(units[i])
     })?;
 
-    let mut rows: Vec<ResultRow> = Vec::with_capacity(points.len());
-    for (point, sampled) in points.iter().zip(sampled) {
-        let (mode, config) = match *point {
-            Point::Sequential(work) => (
-                Mode::Sequential,
-                RunConfig {
-                    threads: 1,
-                    batch: 1,
-                    scheduler: SchedulerKind::Ols,
-                    recover_senders: work.recover_senders,
-                    receipts: work.receipts,
-                    state: work.state,
-                },
-            ),
-            Point::Bal(c) => (Mode::BalParallel, c),
-        };
-        rows.push(row(mode, &config, sampled, None));
-    }
+    let mut rows: Vec<ResultRow> = points
+        .iter()
+        .zip(sampled)
+        .map(|(point, sampled)| row(*point, sampled))
+        .collect();
     gigagas_report::results::pair_ratios(&mut rows);
     record.drift = gigagas_report::results::Drift::of_rows(&rows);
 

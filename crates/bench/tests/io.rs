@@ -6,7 +6,6 @@
 use alloy_hardforks::EthereumHardfork;
 use gigagas_bench::{SweepOptions, run_sweep};
 use gigagas_grid::{CacheState, IoMode, StateRead};
-use gigagas_report::Mode;
 use gigagas_state::{BuildOptions, build_store};
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::path::Path;
@@ -82,7 +81,11 @@ min_sample_ms = 0
     }
     // Memory, then per cache state: the sequential loop on demand, the replay on demand,
     // prefetched and pipelined; every row verified.
-    let stores: Vec<_> = results.rows.iter().filter(|r| r.state.is_store()).collect();
+    let stores: Vec<_> = results
+        .rows
+        .iter()
+        .filter(|r| r.point.work().state.is_store())
+        .collect();
     assert_eq!(
         results.rows.len(),
         1 + 4 + 2 * (1 + 3 * 4),
@@ -99,7 +102,7 @@ min_sample_ms = 0
             results
                 .rows
                 .iter()
-                .any(|r| r.mode == Mode::Sequential && r.state == base),
+                .any(|r| r.point.is_sequential() && r.point.work().state == base),
             "the client loop reads on demand from the {cache} store"
         );
     }
@@ -107,16 +110,16 @@ min_sample_ms = 0
         let io = r.io.expect("a store row records its reads");
         assert!(io.accounts > 0 && io.slots > 0 && io.bytes > 0, "{io:?}");
         assert!(io.read_s > 0.0, "{io:?}");
-        if r.mode == Mode::BalParallel {
+        if !r.point.is_sequential() {
             // Against the client loop on the same store and cache.
-            assert!(r.vs_sequential.is_some(), "{}", r.point());
+            assert!(r.vs_sequential.is_some(), "{}", r.point);
             // Some reading is always in the window (a prefetch's all of it, a pipelined
             // pass's first batch at least). No bound against the read time: the two are
             // separate clocks, and a loaded machine stretches one more than the other.
             assert!(io.exposed_s > 0.0 && io.exposed_s.is_finite(), "{io:?}");
         }
         if matches!(
-            r.state,
+            r.point.work().state,
             StateRead::Store {
                 cache: CacheState::Cold,
                 ..

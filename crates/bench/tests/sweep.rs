@@ -8,7 +8,7 @@ use gigagas_bench::{
     simulate::{self, ItemProfile},
 };
 use gigagas_executor::SchedulerKind;
-use gigagas_report::{Mode, folder};
+use gigagas_report::folder;
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::path::{Path, PathBuf};
 
@@ -110,17 +110,17 @@ fn sweep_writes_a_complete_results_folder() {
 
     // 1 baseline + 2 threads × 2 batches × 2 schedulers, every repeat kept.
     assert_eq!(results.rows.len(), 1 + 8);
-    assert_eq!(results.rows[0].mode, Mode::Sequential);
+    assert!(results.rows[0].point.is_sequential());
     for r in &results.rows {
         assert!(r.verified);
         assert_eq!(r.summary.repeats.len(), 2);
         assert!(r.summary.median.ggas_per_s > 0.0);
-        if r.mode == Mode::BalParallel {
+        if !r.point.is_sequential() {
             // Paired round by round, the bare figure is the interval's median.
             let i = r.vs_sequential.expect("a paired ratio with its interval");
             assert_eq!(r.speedup_vs_sequential, Some(i.median));
             assert!(i.lo <= i.median && i.median <= i.hi && i.n == 2, "{i:?}");
-            assert_eq!(r.vs_one_thread.is_some(), r.threads > 1);
+            assert_eq!(r.vs_one_thread.is_some(), r.point.threads() > 1);
         }
         assert_eq!(r.timed_work, gigagas_grid::TIMED_WORK);
     }

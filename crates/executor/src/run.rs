@@ -371,13 +371,13 @@ impl<'s> Shared<'_, 's> {
         let output = match (self.on_demand, self.io) {
             (Some(views), _) => {
                 let view: &'r OnDemand<'r, 's> = &views[item.block as usize];
-                replay.execute_item_over(on_demand, item, self.config.work(), view)
+                replay.execute_item_over(on_demand, item, self.config.work, view)
             }
             (None, Some(io)) => {
                 let base = io.bases[item.block as usize]
                     .get()
                     .expect("a batch's bases are read before its go");
-                replay.execute_item_on(executor, item, self.config.work(), base)
+                replay.execute_item_on(executor, item, self.config.work, base)
             }
             (None, None) => {
                 let b = item.block as usize;
@@ -386,7 +386,7 @@ impl<'s> Shared<'_, 's> {
                     (None, Some(batch)) => batch.get(b),
                     (None, None) => unreachable!("a pass without resident bases builds them"),
                 };
-                replay.execute_item_on(executor, item, self.config.work(), base)
+                replay.execute_item_on(executor, item, self.config.work, base)
             }
         };
         let ns = start.elapsed().as_nanos() as u64;
@@ -678,7 +678,7 @@ impl Runner for Parallel<'_, '_> {
         let io = self.io_now();
         let (timings, result) = replay.run_with_sink(config, io, &mut |range, batch| {
             if verify {
-                replay.verify_items(range, &batch, config.receipts)
+                replay.verify_items(range, &batch, config.work.receipts)
             } else {
                 Ok(())
             }

@@ -154,6 +154,6 @@ mod tests {
                 "BAL 2t b1 gas-used"
             ]
         );
-        assert!(g.iter().all(|c| c.work() == TimedWork::default()));
+        assert!(g.iter().all(|c| c.work == TimedWork::default()));
     }
 }

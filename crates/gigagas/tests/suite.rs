@@ -2,7 +2,7 @@
 //! suite total per grid point, a corrupted dump that fails only its own row, and a dump
 //! without transactions skipped once, out of the totals.
 
-use gigagas_report::{Mode, SweepResults};
+use gigagas_report::SweepResults;
 use std::{
     path::{Path, PathBuf},
     process::{Command, Output},
@@ -109,12 +109,12 @@ fn check_rows(results: &SweepResults, dumps: &[(PathBuf, u64)]) {
         let wall: f64 = results
             .rows
             .iter()
-            .filter(|r| r.mode == t.mode)
+            .filter(|r| r.point == t.point)
             .map(|r| r.summary.median.wall_s)
             .sum();
         assert!((t.total_wall_s - wall).abs() <= 1e-9 * wall.max(1.0));
         let geo = t.geomean_speedup.expect("baselines ran");
-        if t.mode == Mode::Sequential {
+        if t.point.is_sequential() {
             assert!((geo - 1.0).abs() < 1e-12);
         }
     }

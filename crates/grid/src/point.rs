@@ -1,10 +1,11 @@
 //! One point of a benchmark grid and how often it runs.
 
 use crate::{SchedulerKind, StateRead, TimedWork};
+use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error as _};
 use std::fmt;
 
 /// The BAL replay's settings at one grid point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RunConfig {
     /// Worker threads.
     pub threads: usize,
@@ -12,15 +13,9 @@ pub struct RunConfig {
     pub batch: usize,
     /// Order in which workers take items.
     pub scheduler: SchedulerKind,
-    /// Recover each sender from its signature inside the timed work.
-    pub recover_senders: bool,
-    /// Build each transaction's receipt with its logs bloom inside the timed work (and
-    /// check the receipts root after the pass).
-    #[serde(default)]
-    pub receipts: bool,
-    /// Where the pre-state is read from (memory unless a store is named).
-    #[serde(default)]
-    pub state: StateRead,
+    /// The optional steps of the timed work (sender recovery, receipts) and where the
+    /// pre-state is read from: the same fields the sequential baseline's point has.
+    pub work: TimedWork,
 }
 
 impl RunConfig {
@@ -31,29 +26,13 @@ impl RunConfig {
             threads,
             batch,
             scheduler,
-            recover_senders: false,
-            receipts: false,
-            state: StateRead::Memory,
+            work: TimedWork::default(),
         }
     }
 
     /// The same settings with these optional steps of the timed work.
     pub fn with_work(self, work: TimedWork) -> Self {
-        Self {
-            recover_senders: work.recover_senders,
-            receipts: work.receipts,
-            state: work.state,
-            ..self
-        }
-    }
-
-    /// The optional steps of this point's timed work.
-    pub fn work(&self) -> TimedWork {
-        TimedWork {
-            recover_senders: self.recover_senders,
-            receipts: self.receipts,
-            state: self.state,
-        }
+        Self { work, ..self }
     }
 }
 
@@ -65,6 +44,14 @@ impl fmt::Display for RunConfig {
 }
 
 /// One point of a benchmark grid: the sequential baseline, or the BAL replay.
+///
+/// Results files store a point as flat fields, the same for both variants so that a row
+/// reads alike whatever it measured: `mode` (`sequential` or `bal-parallel`), `threads`,
+/// `batch`, `scheduler` (`null` for the sequential baseline, which runs on one thread
+/// block by block), then the [`TimedWork`] fields `recover_senders`, `receipts` and
+/// `state` (left out when the state is read from memory). Reading is strict: a replay
+/// point without a scheduler, or a sequential one with a scheduler, more than one thread
+/// or a batch, is an error rather than a guess.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Point {
     /// The sequential client loop (one revm `State`, no access list) with this timed work.
@@ -98,17 +85,135 @@ impl Point {
         }
     }
 
-    /// The optional steps of the timed work.
+    /// The optional steps of the timed work and where the pre-state is read from.
     pub fn work(&self) -> TimedWork {
         match self {
             Self::Sequential(w) => *w,
-            Self::Bal(c) => c.work(),
+            Self::Bal(c) => c.work,
         }
     }
 
-    /// Whether this is the sequential baseline.
+    /// Whether this is the sequential baseline (the point every ratio over "sequential"
+    /// is taken against).
     pub fn is_sequential(&self) -> bool {
         matches!(self, Self::Sequential(_))
+    }
+
+    /// The kind of point as results files and CSV name it: `sequential` or
+    /// `bal-parallel` (the `mode` field).
+    pub fn mode(&self) -> &'static str {
+        PointMode::of(self).name()
+    }
+
+    /// The same point on one worker thread: the replay at the same batch, scheduler and
+    /// timed work (the denominator of a "vs 1 thread" ratio); `None` for the sequential
+    /// loop, which has no threads to take away.
+    pub fn on_one_thread(&self) -> Option<Point> {
+        match self {
+            Self::Sequential(_) => None,
+            Self::Bal(c) => Some(Self::Bal(RunConfig { threads: 1, ..*c })),
+        }
+    }
+}
+
+/// The `mode` field of a stored point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum PointMode {
+    Sequential,
+    BalParallel,
+}
+
+impl PointMode {
+    fn of(point: &Point) -> Self {
+        match point {
+            Point::Sequential(_) => Self::Sequential,
+            Point::Bal(_) => Self::BalParallel,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Sequential => "sequential",
+            Self::BalParallel => "bal-parallel",
+        }
+    }
+}
+
+/// A point as results files store it (see [`Point`]): what its `Serialize` writes and its
+/// `Deserialize` checks.
+#[derive(Serialize, Deserialize)]
+struct StoredPoint {
+    mode: PointMode,
+    threads: usize,
+    batch: usize,
+    scheduler: Option<SchedulerKind>,
+    #[serde(flatten)]
+    work: TimedWork,
+}
+
+/// A stored point whose fields contradict each other.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum BadPoint {
+    #[error("a `bal-parallel` point has no `scheduler`")]
+    NoScheduler,
+    #[error(
+        "a `sequential` point runs on 1 thread, block by block, without a scheduler \
+         (found threads {threads}, batch {batch}, scheduler {scheduler:?})"
+    )]
+    SequentialWithSettings {
+        threads: usize,
+        batch: usize,
+        scheduler: Option<SchedulerKind>,
+    },
+}
+
+impl StoredPoint {
+    fn point(self) -> Result<Point, BadPoint> {
+        let Self {
+            mode,
+            threads,
+            batch,
+            scheduler,
+            work,
+        } = self;
+        match mode {
+            PointMode::Sequential if (threads, batch, scheduler) == (1, 1, None) => {
+                Ok(Point::Sequential(work))
+            }
+            PointMode::Sequential => Err(BadPoint::SequentialWithSettings {
+                threads,
+                batch,
+                scheduler,
+            }),
+            PointMode::BalParallel => {
+                let scheduler = scheduler.ok_or(BadPoint::NoScheduler)?;
+                Ok(Point::Bal(
+                    RunConfig::new(threads, batch, scheduler).with_work(work),
+                ))
+            }
+        }
+    }
+}
+
+impl Serialize for Point {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        StoredPoint {
+            mode: PointMode::of(self),
+            threads: self.threads(),
+            batch: self.batch(),
+            scheduler: self.scheduler(),
+            work: self.work(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Point {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        StoredPoint::deserialize(deserializer)?
+            .point()
+            .map_err(D::Error::custom)
     }
 }
 
@@ -153,6 +258,23 @@ pub struct Repetition {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{CacheState, IoMode};
+    use serde_json::json;
+
+    const BOTH: TimedWork = TimedWork {
+        recover_senders: true,
+        receipts: true,
+        state: StateRead::Memory,
+    };
+
+    const COLD_PREFETCH: TimedWork = TimedWork {
+        recover_senders: false,
+        receipts: false,
+        state: StateRead::Store {
+            io: IoMode::Prefetch,
+            cache: CacheState::Cold,
+        },
+    };
 
     #[test]
     fn a_point_has_one_name() {
@@ -163,13 +285,8 @@ mod tests {
             "BAL 2t b50 ols",
             "RunConfig names itself as its point"
         );
-        let work = TimedWork {
-            recover_senders: true,
-            receipts: true,
-            state: StateRead::Memory,
-        };
         assert_eq!(
-            Point::Bal(RunConfig::new(16, 1, SchedulerKind::GasUsed).with_work(work)).to_string(),
+            Point::Bal(RunConfig::new(16, 1, SchedulerKind::GasUsed).with_work(BOTH)).to_string(),
             "BAL 16t b1 gas-used +senders +receipts"
         );
         assert_eq!(
@@ -177,21 +294,74 @@ mod tests {
             "sequential"
         );
         assert_eq!(
-            Point::Sequential(work).to_string(),
+            Point::Sequential(BOTH).to_string(),
             "sequential +senders +receipts"
         );
-        assert_eq!(Point::Sequential(work).threads(), 1);
-        let store = TimedWork {
-            state: StateRead::Store {
-                io: crate::IoMode::Prefetch,
-                cache: crate::CacheState::Cold,
-            },
-            ..TimedWork::default()
-        };
+        assert_eq!(Point::Sequential(BOTH).threads(), 1);
         assert_eq!(
-            Point::Bal(RunConfig::new(2, 42, SchedulerKind::Ols).with_work(store)).to_string(),
+            Point::Bal(RunConfig::new(2, 42, SchedulerKind::Ols).with_work(COLD_PREFETCH))
+                .to_string(),
             "BAL 2t b42 ols [cold store, prefetch]"
         );
-        assert_eq!(Point::Sequential(work).scheduler(), None);
+        assert_eq!(Point::Sequential(BOTH).scheduler(), None);
+    }
+
+    #[test]
+    fn one_thread_keeps_everything_else() {
+        let c = RunConfig::new(8, 42, SchedulerKind::GasLimit).with_work(COLD_PREFETCH);
+        assert_eq!(
+            Point::Bal(c).on_one_thread(),
+            Some(Point::Bal(RunConfig { threads: 1, ..c }))
+        );
+        assert_eq!(Point::Sequential(BOTH).on_one_thread(), None);
+        assert!(Point::Sequential(BOTH).is_sequential());
+        assert!(!Point::Bal(c).is_sequential());
+        assert_eq!(Point::Sequential(BOTH).mode(), "sequential");
+        assert_eq!(Point::Bal(c).mode(), "bal-parallel");
+    }
+
+    /// The flat fields results files have always held, memory left out, and back.
+    #[test]
+    fn a_point_is_stored_flat_and_read_back() {
+        let seq = Point::Sequential(BOTH);
+        let stored = json!({
+            "mode": "sequential", "threads": 1, "batch": 1, "scheduler": null,
+            "recover_senders": true, "receipts": true,
+        });
+        assert_eq!(serde_json::to_value(seq).unwrap(), stored);
+        assert_eq!(serde_json::from_value::<Point>(stored).unwrap(), seq);
+        let bal = Point::Bal(RunConfig::new(16, 42, SchedulerKind::Ols).with_work(COLD_PREFETCH));
+        let stored = json!({
+            "mode": "bal-parallel", "threads": 16, "batch": 42, "scheduler": "ols",
+            "recover_senders": false, "receipts": false,
+            "state": {"store": {"io": "prefetch", "cache": "cold"}},
+        });
+        assert_eq!(serde_json::to_value(bal).unwrap(), stored);
+        assert_eq!(serde_json::from_value::<Point>(stored).unwrap(), bal);
+    }
+
+    /// A point whose fields contradict each other is refused, not guessed at.
+    #[test]
+    fn contradictory_points_are_refused() {
+        let read =
+            |v: serde_json::Value| serde_json::from_value::<Point>(v).unwrap_err().to_string();
+        let no_scheduler = read(json!({
+            "mode": "bal-parallel", "threads": 2, "batch": 1, "scheduler": null,
+            "recover_senders": false, "receipts": false,
+        }));
+        assert!(
+            no_scheduler.contains("has no `scheduler`"),
+            "{no_scheduler}"
+        );
+        let seq = read(json!({
+            "mode": "sequential", "threads": 2, "batch": 1, "scheduler": null,
+            "recover_senders": false, "receipts": false,
+        }));
+        assert!(seq.contains("found threads 2"), "{seq}");
+        let unknown = read(json!({
+            "mode": "parallel", "threads": 2, "batch": 1, "scheduler": "ols",
+            "recover_senders": false, "receipts": false,
+        }));
+        assert!(unknown.contains("unknown variant `parallel`"), "{unknown}");
     }
 }

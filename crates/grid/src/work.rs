@@ -17,8 +17,14 @@ pub struct TimedWork {
     /// Build each transaction's receipt with its logs bloom.
     pub receipts: bool,
     /// Where the pre-state is read from: memory (outside the window), or a store inside it.
-    #[serde(default)]
+    /// Stored only when it is a store: an absent `state` is memory.
+    #[serde(default, skip_serializing_if = "in_memory")]
     pub state: crate::StateRead,
+}
+
+/// Whether `state` is memory, the state a stored point leaves out.
+fn in_memory(state: &crate::StateRead) -> bool {
+    !state.is_store()
 }
 
 impl TimedWork {

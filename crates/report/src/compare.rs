@@ -269,7 +269,7 @@ impl Comparison {
                 });
             }
         }
-        let key = |r: &ResultRow| (r.dump.clone(), r.dump_checksum.clone(), r.point());
+        let key = |r: &ResultRow| (r.dump.clone(), r.dump_checksum.clone(), r.point);
         let find = |rows: &'_ [ResultRow], k: &(String, String, Point)| {
             rows.iter().position(|r| key(r) == *k)
         };
@@ -333,7 +333,7 @@ impl Comparison {
             if s.is_empty() {
                 Err(CompareError::NoSamples {
                     dump: escape_name(&row.dump).into_owned(),
-                    point: row.point(),
+                    point: row.point,
                     side,
                 })
             } else {
@@ -346,7 +346,7 @@ impl Comparison {
         let new_g = median_of(&mut b.clone());
         Ok(PointComparison {
             dump: old.dump.clone(),
-            point: old.point(),
+            point: old.point,
             old_mgas_per_s: old_g * 1e3,
             new_mgas_per_s: new_g * 1e3,
             samples: (a.len(), b.len()),

@@ -13,8 +13,9 @@
 //! measured sample.
 //!
 //! - [`results`]: the results model (serde), stored as `results.json`.
-//! - [`table`] and [`plot`]: `table.md`, `results.csv` and SVG plots, rendered from results
-//!   (one machine, or several merged).
+//! - [`table`] and [`plot`]: the terminal table, `table.md`, the CSV files and SVG plots,
+//!   rendered from results (one machine, or several merged); [`table`] holds one file per
+//!   output format.
 //! - [`folder`]: writes `results/<name>/<YYYY-MM-DD>-<commit>/` atomically and re-renders
 //!   existing folders.
 //! - [`stats`]: per-pass figures, their median over repeats, intervals and paired ratios.
@@ -44,7 +45,7 @@ pub use error::{OutputProblem, ReportError};
 pub use folder::{render_dir, write_results_dir};
 pub use machine::MachineInfo;
 pub use results::{
-    DumpFailure, DumpRecord, DumpSkip, Mode, ResultRow, SuiteTotal, SweepResults, suite_totals,
+    DumpFailure, DumpRecord, DumpSkip, ResultRow, SuiteTotal, SweepResults, suite_totals,
 };
 pub use simulation::{Projection, SimulationReport, Validation};
 pub use stats::{CONFIDENCE, Interval, Metrics, Summary, TxTimes, median_interval, paired_ratios};

@@ -6,7 +6,7 @@
 //! (machines) merged, series labels start with the machine tag (`M1`, `M2`, ...).
 
 use crate::{
-    results::{Mode, ResultRow, SweepResults},
+    results::{ResultRow, SweepResults},
     table::machine_tag,
 };
 use gigagas_grid::SchedulerKind;
@@ -255,15 +255,15 @@ fn distinct<T: PartialEq + Copy + PartialOrd>(it: impl Iterator<Item = T>) -> Ve
 }
 
 fn parallel_rows(set: &SweepResults) -> impl Iterator<Item = &ResultRow> {
-    set.rows.iter().filter(|r| r.mode == Mode::BalParallel)
+    set.rows.iter().filter(|r| !r.point.is_sequential())
 }
 
 /// Groups of rows drawn together: same dump and sender recovery.
 fn groups(sets: &[SweepResults]) -> Vec<(String, bool)> {
     let mut g: Vec<(String, bool)> = Vec::new();
     for r in sets.iter().flat_map(parallel_rows) {
-        if !g.contains(&(r.dump.clone(), r.recover_senders)) {
-            g.push((r.dump.clone(), r.recover_senders));
+        if !g.contains(&(r.dump.clone(), r.point.work().recover_senders)) {
+            g.push((r.dump.clone(), r.point.work().recover_senders));
         }
     }
     g
@@ -309,7 +309,7 @@ struct Group {
 
 impl Group {
     fn contains(&self, r: &&ResultRow) -> bool {
-        r.dump == self.dump && r.recover_senders == self.recover
+        r.dump == self.dump && r.point.work().recover_senders == self.recover
     }
 }
 
@@ -335,11 +335,11 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, PlotError> {
             let rows = || {
                 sets.iter()
                     .flat_map(parallel_rows)
-                    .filter(|r| r.dump == dump && r.recover_senders == recover)
+                    .filter(|r| r.dump == dump && r.point.work().recover_senders == recover)
             };
             let g = Group {
-                threads: distinct(rows().map(|r| r.threads)),
-                batches: distinct(rows().map(|r| r.batch)),
+                threads: distinct(rows().map(|r| r.point.threads())),
+                batches: distinct(rows().map(|r| r.point.batch())),
                 suffix: suffix(&dump, recover, many_dumps),
                 merged: sets.len() > 1,
                 dump,
@@ -399,8 +399,8 @@ impl XAxis {
     /// The row's value along this axis.
     fn of(self, r: &ResultRow) -> usize {
         match self {
-            XAxis::Threads => r.threads,
-            XAxis::Batch => r.batch,
+            XAxis::Threads => r.point.threads(),
+            XAxis::Batch => r.point.batch(),
         }
     }
 
@@ -474,7 +474,7 @@ impl Group {
         parallel_rows(set)
             .filter(|r| self.contains(r))
             .filter(move |r| {
-                x.other().of(r) == at && scheduler.is_none_or(|s| r.scheduler == Some(s))
+                x.other().of(r) == at && scheduler.is_none_or(|s| r.point.scheduler() == Some(s))
             })
     }
 
@@ -534,11 +534,11 @@ fn threads_charts(sets: &[SweepResults], g: &Group) -> Vec<(String, Chart)> {
             // The best scheduler's figure at each thread count.
             let best = |t: usize, y: fn(&ResultRow) -> f64| {
                 here.iter()
-                    .filter(|r| r.threads == t)
+                    .filter(|r| r.point.threads() == t)
                     .map(|r| y(r))
                     .fold(0.0, f64::max)
             };
-            let ts = distinct(here.iter().map(|r| r.threads));
+            let ts = distinct(here.iter().map(|r| r.point.threads()));
             let t0 = ts[0];
             let g0 = best(t0, |r| r.summary.median.ggas_per_s);
             series.push(Series {

@@ -6,31 +6,10 @@ use crate::{
     simulation::SimulationReport,
     stats::{Interval, Summary},
 };
-use gigagas_grid::{Point, RunConfig, SchedulerKind, StateRead, SweepConfig, TimedWork};
+use gigagas_grid::{Point, StateRead, SweepConfig};
 use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 use std::path::Path;
-
-/// The grid point that a row's (or a total's) flat fields name, as results.json stores them
-/// (`mode`, `threads`, `batch`, `scheduler`, `recover_senders`, `receipts`). A replay row
-/// always names its scheduler; one read from a file that does not is taken as `ols`.
-pub fn point_of(
-    mode: Mode,
-    threads: usize,
-    batch: usize,
-    scheduler: Option<SchedulerKind>,
-    work: TimedWork,
-) -> Point {
-    match mode {
-        Mode::Sequential => Point::Sequential(work),
-        Mode::BalParallel => Point::Bal(
-            RunConfig::new(threads, batch, scheduler.unwrap_or(SchedulerKind::Ols)).with_work(work),
-        ),
-    }
-}
-
-fn is_memory(s: &StateRead) -> bool {
-    *s == StateRead::Memory
-}
 
 /// What a point that reads its state from a store read, per pass (the median sample's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -89,18 +68,34 @@ impl IoFigures {
 /// file: a FIFO, a device, a socket) is refused before it is read.
 pub const MAX_RESULTS_BYTES: u64 = 1 << 30;
 
-/// Version of the `results.json` layout; bumped on incompatible changes.
-pub const RESULTS_FORMAT: u32 = 1;
+/// The schema version of `results.json` this build writes, the newest it reads (see
+/// [`SweepResults`] for what each version holds).
+pub const RESULTS_FORMAT: u32 = 2;
 
-/// Everything one sweep measured on one machine.
+/// Everything one sweep measured on one machine: the contents of `results.json`.
+///
+/// The file's `format` is its schema version, and the one way to tell its shapes apart;
+/// [`SweepResults::load`] reads every version and refuses a newer one:
+/// - **1** (missing `format` reads as 1): the files written before versions were kept
+///   apart. A key added during version 1 may be missing, and its absence means what the
+///   writers before it did: no description, simulations, failures, skipped dumps or
+///   totals; rows without `receipts` (false), `timed_work` (unrecorded) or
+///   `passes_per_sample` (one pass each), summaries without `worker_busy_s`, totals
+///   without `receipts`; simulations without the item-cost model (a slowdown of 1, no
+///   fixed cost, no validation work figures); a timeline without `read_ns` (0).
+///   Loading fills them in ([`upgrade_v1`]).
+/// - **2**: every key written, so a missing one is an error. Left out only where the
+///   absence is a value: a point's `state` when it is memory, a row's `io` without a
+///   store, an absent `timeline`, `provenance` or simulation `modelled_s`.
+///
+/// A row or total stores its grid point as the flat fields [`Point`] documents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepResults {
-    /// [`RESULTS_FORMAT`] of the writer.
+    /// The schema version of the writer ([`RESULTS_FORMAT`]).
     pub format: u32,
     /// Sweep name (the config file's stem).
     pub name: String,
     /// The config's description.
-    #[serde(default)]
     pub description: String,
     /// When the sweep started, UTC, `YYYY-MM-DDTHH:MM:SSZ`.
     pub started_utc: String,
@@ -113,28 +108,21 @@ pub struct SweepResults {
     /// One row per grid point (and sequential baseline), every repeat included.
     pub rows: Vec<ResultRow>,
     /// Schedule simulations, one per dump, if the config asked for them.
-    #[serde(default)]
     pub simulations: Vec<SimulationReport>,
     /// Dumps that failed to load, prepare or verify: no row of theirs is reported.
-    #[serde(default)]
     pub failures: Vec<DumpFailure>,
     /// Dumps with nothing to measure (no transactions: an empty block is a valid block,
-    /// not a throughput figure): no row, out of the totals, not failures. Absent in
-    /// results written before skips were recorded.
-    #[serde(default)]
+    /// not a throughput figure): no row, out of the totals, not failures.
     pub skipped: Vec<DumpSkip>,
     /// Per grid point, the sum over the dumps that ran (see [`suite_totals`]).
-    #[serde(default)]
     pub totals: Vec<SuiteTotal>,
     /// The command line, build, peak RSS, load and governor of the run (set by the
-    /// binary; absent in results written before it was recorded).
-    #[serde(default)]
+    /// binary; absent from results that no binary wrote).
     pub provenance: Option<crate::provenance::Provenance>,
     /// The longest batch of one more verified pass of the widest parallel point (most
     /// threads, then the smallest batch), over every dump: workers × time, drawn as
-    /// `timeline.svg` ([`crate::timeline`]). Absent in sequential-only runs and in
-    /// results written before it was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `timeline.svg` ([`crate::timeline`]). Absent in sequential-only runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<crate::timeline::Timeline>,
     /// Trace events of one pass per parallel point, when asked (`--trace`); written to
     /// their own file, not to results.json.
@@ -174,23 +162,10 @@ impl DumpSkip {
 /// One grid point summed over the dumps of a suite.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteTotal {
-    /// Sequential baseline or parallel replay.
-    pub mode: Mode,
-    /// Worker threads.
-    pub threads: usize,
-    /// Blocks per mega-block.
-    pub batch: usize,
-    /// Scheduler (`None` for the sequential baseline).
-    pub scheduler: Option<SchedulerKind>,
-    /// Senders recovered inside the timed work.
-    pub recover_senders: bool,
-    /// Receipts built inside the timed work (absent, so false, in results written before
-    /// totals recorded it).
-    #[serde(default)]
-    pub receipts: bool,
-    /// Where the pre-state was read from (memory in results written before stores).
-    #[serde(default)]
-    pub state: StateRead,
+    /// The grid point summed, stored as its flat fields (`mode`, `threads`, `batch`,
+    /// `scheduler`, `recover_senders`, `receipts`, `state`).
+    #[serde(flatten)]
+    pub point: Point,
     /// Dumps summed.
     pub dumps: usize,
     /// Gas used by one pass over every dump.
@@ -202,55 +177,27 @@ pub struct SuiteTotal {
     pub geomean_speedup: Option<f64>,
     /// The geometric mean of the paired ratios taken round by round: its median over the
     /// rounds with a 95 % interval.
-    #[serde(default)]
     pub geomean_interval: Option<Interval>,
 }
 
 impl SuiteTotal {
-    /// The grid point this total adds up.
-    pub fn point(&self) -> Point {
-        point_of(
-            self.mode,
-            self.threads,
-            self.batch,
-            self.scheduler,
-            TimedWork {
-                recover_senders: self.recover_senders,
-                receipts: self.receipts,
-                state: self.state,
-            },
-        )
-    }
-
     /// Total gas over total time, Mgas/s.
     pub fn mgas_per_s(&self) -> f64 {
         self.total_gas as f64 / 1e6 / self.total_wall_s.max(f64::MIN_POSITIVE)
     }
-
-    /// Scheduler name, `-` for the sequential baseline.
-    pub fn scheduler_name(&self) -> &'static str {
-        self.scheduler.map_or("-", |s| s.name())
-    }
 }
 
-/// The suite totals of `rows`: one per grid point (mode, threads, batch, scheduler, sender
-/// recovery), in first-seen order, over every dump with a row at that point.
+/// The suite totals of `rows`: one per grid point (every dimension of [`Point`]), in
+/// first-seen order, over every dump with a row at that point.
 pub fn suite_totals(rows: &[ResultRow]) -> Vec<SuiteTotal> {
     let mut totals: Vec<(SuiteTotal, f64, usize)> = Vec::new();
     for r in rows {
-        let key = r.point();
-        let at = match totals.iter().position(|(t, _, _)| t.point() == key) {
+        let at = match totals.iter().position(|(t, _, _)| t.point == r.point) {
             Some(i) => i,
             None => {
                 totals.push((
                     SuiteTotal {
-                        mode: r.mode,
-                        threads: r.threads,
-                        batch: r.batch,
-                        scheduler: r.scheduler,
-                        recover_senders: r.recover_senders,
-                        receipts: r.receipts,
-                        state: r.state,
+                        point: r.point,
                         dumps: 0,
                         total_gas: 0,
                         total_wall_s: 0.0,
@@ -287,7 +234,7 @@ pub fn suite_totals(rows: &[ResultRow]) -> Vec<SuiteTotal> {
 fn paired_geomean(rows: &[ResultRow], t: &SuiteTotal) -> Option<Interval> {
     let per_dump: Vec<Vec<f64>> = rows
         .iter()
-        .filter(|r| r.point() == t.point())
+        .filter(|r| r.point == t.point)
         .filter_map(|r| {
             let base = rows.iter().find(|b| r.is_baseline_of_mine(b))?;
             Some(crate::stats::paired_ratios(&r.summary, &base.summary))
@@ -323,7 +270,6 @@ pub struct DumpRecord {
     pub total_gas: u64,
     /// How much the machine's speed moved during the dump's rounds (`None` before they
     /// ran, or with fewer than two rounds).
-    #[serde(default)]
     pub drift: Option<Drift>,
 }
 
@@ -368,7 +314,7 @@ impl Drift {
     pub fn of_rows(rows: &[ResultRow]) -> Option<Self> {
         let row = rows
             .iter()
-            .find(|r| r.mode == Mode::Sequential)
+            .find(|r| r.point.is_sequential())
             .or(rows.first())?;
         Self::of(&row.summary)
     }
@@ -386,7 +332,7 @@ pub fn pair_ratios(rows: &mut [ResultRow]) {
     for i in 0..rows.len() {
         let r = &rows[i];
         let base = rows.iter().find(|b| r.is_baseline_of_mine(b));
-        let vs_seq = if r.mode == Mode::Sequential {
+        let vs_seq = if r.point.is_sequential() {
             // The baseline against itself.
             base.map(|_| crate::stats::Interval {
                 median: 1.0,
@@ -398,42 +344,16 @@ pub fn pair_ratios(rows: &mut [ResultRow]) {
         } else {
             base.and_then(|b| ratio(r, b))
         };
-        let one = (r.mode == Mode::BalParallel && r.threads > 1)
-            .then(|| {
-                rows.iter().find(|o| {
-                    o.dump == r.dump
-                        && o.mode == Mode::BalParallel
-                        && o.threads == 1
-                        && (o.batch, o.scheduler, o.recover_senders, o.receipts, o.state)
-                            == (r.batch, r.scheduler, r.recover_senders, r.receipts, r.state)
-                })
-            })
-            .flatten();
+        let one = r
+            .point
+            .on_one_thread()
+            .filter(|one| *one != r.point)
+            .and_then(|one| rows.iter().find(|o| o.dump == r.dump && o.point == one));
         let vs_one = one.and_then(|o| ratio(r, o));
         let r = &mut rows[i];
         r.vs_sequential = vs_seq;
         r.speedup_vs_sequential = vs_seq.map(|i| i.median);
         r.vs_one_thread = vs_one;
-    }
-}
-
-/// What a row measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// One revm `State`, no access list: how a client executes today.
-    Sequential,
-    /// Every transaction on its own access-list view, in parallel.
-    BalParallel,
-}
-
-impl Mode {
-    /// Name used in tables and CSV.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Sequential => "sequential",
-            Mode::BalParallel => "bal-parallel",
-        }
     }
 }
 
@@ -444,29 +364,17 @@ pub struct ResultRow {
     pub dump: String,
     /// Dump checksum (16 hex digits).
     pub dump_checksum: String,
-    /// Sequential baseline or parallel replay.
-    pub mode: Mode,
-    /// Worker threads (1 for the sequential baseline).
-    pub threads: usize,
-    /// Blocks per mega-block (1 for the sequential baseline).
-    pub batch: usize,
-    /// Scheduler (`None` for the sequential baseline).
-    pub scheduler: Option<SchedulerKind>,
-    /// Senders recovered inside the timed work.
-    pub recover_senders: bool,
-    /// Receipts with their logs blooms built inside the timed work (both paths).
-    #[serde(default)]
-    pub receipts: bool,
-    /// Where the pre-state was read from: memory (absent in results written before
-    /// stores), or a state store with its I/O mode and cache state.
-    #[serde(default, skip_serializing_if = "is_memory")]
-    pub state: StateRead,
+    /// The grid point apart from the dump: the suite total it counts in, the column it
+    /// fills, the key `compare` matches rows by. Stored as its flat fields (`mode`,
+    /// `threads`, `batch`, `scheduler`, `recover_senders`, `receipts`, `state`).
+    #[serde(flatten)]
+    pub point: Point,
     /// With a state store: what the pass read and how long it took (median sample).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub io: Option<IoFigures>,
     /// The timed work in words ([`gigagas_grid::TimedWork::describe`]): the same on
-    /// the sequential and the replay rows.
-    #[serde(default)]
+    /// the sequential and the replay rows (empty in version-1 results that did not
+    /// record it).
     pub timed_work: String,
     /// Warm-up runs before the measured ones.
     pub warmup: usize,
@@ -485,18 +393,15 @@ pub struct ResultRow {
     pub speedup_vs_sequential: Option<f64>,
     /// Throughput over the sequential baseline's, round by round: median and interval
     /// ([`pair_ratios`]).
-    #[serde(default)]
     pub vs_sequential: Option<Interval>,
     /// Throughput over the same point on one thread, round by round (rows above one
     /// thread).
-    #[serde(default)]
     pub vs_one_thread: Option<Interval>,
     /// Median, range and every measured sample's figures, per pass.
     pub summary: Summary,
     /// Passes (replays of the whole dump) in each measured sample: a sample lasts at
-    /// least the config's `min_sample_ms`. Empty in results written before samples had a
-    /// minimum time (one pass each).
-    #[serde(default)]
+    /// least the config's `min_sample_ms`. Empty in version-1 results written before
+    /// samples had a minimum time (one pass each).
     pub passes_per_sample: Vec<u32>,
 }
 
@@ -506,38 +411,14 @@ impl ResultRow {
     /// can (memory for memory; on demand from the store in the same cache state for a
     /// store row).
     pub fn is_baseline_of_mine(&self, b: &ResultRow) -> bool {
-        let state = match self.state {
-            StateRead::Memory => StateRead::Memory,
-            StateRead::Store { cache, .. } => StateRead::Store {
+        let mut work = self.point.work();
+        if let StateRead::Store { cache, .. } = work.state {
+            work.state = StateRead::Store {
                 io: gigagas_grid::IoMode::OnDemand,
                 cache,
-            },
-        };
-        b.dump == self.dump
-            && b.mode == Mode::Sequential
-            && (b.recover_senders, b.receipts, b.state)
-                == (self.recover_senders, self.receipts, state)
-    }
-
-    /// The grid point of this row apart from its dump: the suite total it counts in, the
-    /// column it fills, the key `compare` matches rows by.
-    pub fn point(&self) -> Point {
-        point_of(
-            self.mode,
-            self.threads,
-            self.batch,
-            self.scheduler,
-            TimedWork {
-                recover_senders: self.recover_senders,
-                receipts: self.receipts,
-                state: self.state,
-            },
-        )
-    }
-
-    /// Scheduler name, `-` for the sequential baseline.
-    pub fn scheduler_name(&self) -> &'static str {
-        self.scheduler.map_or("-", |s| s.name())
+            };
+        }
+        b.dump == self.dump && b.point == Point::Sequential(work)
     }
 
     /// Median throughput, Mgas/s.
@@ -569,18 +450,23 @@ impl SweepResults {
     pub fn load(path: &Path) -> Result<Self, ReportError> {
         let bytes = gigagas_fs_util::read_bounded(path, MAX_RESULTS_BYTES)
             .map_err(|e| ReportError::io(path, e))?;
-        let results: Self = serde_json::from_slice(&bytes).map_err(|source| ReportError::Json {
+        let json = |source| ReportError::Json {
             path: path.to_path_buf(),
             source,
-        })?;
-        if results.format > RESULTS_FORMAT {
-            return Err(ReportError::NewerFormat {
-                path: path.to_path_buf(),
-                found: results.format,
-                supported: RESULTS_FORMAT,
-            });
+        };
+        let mut value: Value = serde_json::from_slice(&bytes).map_err(json)?;
+        match format_of(&value) {
+            RESULTS_FORMAT => {}
+            found if found > RESULTS_FORMAT => {
+                return Err(ReportError::NewerFormat {
+                    path: path.to_path_buf(),
+                    found,
+                    supported: RESULTS_FORMAT,
+                });
+            }
+            _ => upgrade_v1(&mut value),
         }
-        Ok(results)
+        serde_json::from_value(value).map_err(json)
     }
 
     /// The results as pretty JSON.
@@ -589,10 +475,103 @@ impl SweepResults {
     }
 }
 
+/// The schema version of a `results.json` read as JSON: its `format`, 1 where there is none.
+fn format_of(value: &Value) -> u32 {
+    value
+        .get("format")
+        .and_then(Value::as_u64)
+        .map_or(1, |f| u32::try_from(f).unwrap_or(u32::MAX))
+}
+
+/// Bring a version-1 `results.json` to the current version: every key a version-1 writer
+/// could leave out gets the value its absence meant (listed on [`SweepResults`]), and
+/// `format` becomes [`RESULTS_FORMAT`]. A key that is there is left as it is.
+pub fn upgrade_v1(results: &mut Value) {
+    fill(
+        results,
+        [
+            ("description", json!("")),
+            ("simulations", json!([])),
+            ("failures", json!([])),
+            ("skipped", json!([])),
+            ("totals", json!([])),
+        ],
+    );
+    for row in items(results, "rows") {
+        fill(
+            row,
+            [
+                ("receipts", json!(false)),
+                ("timed_work", json!("")),
+                ("passes_per_sample", json!([])),
+            ],
+        );
+        if let Some(summary) = row.get_mut("summary") {
+            fill(summary, [("worker_busy_s", json!([]))]);
+        }
+    }
+    for total in items(results, "totals") {
+        fill(total, [("receipts", json!(false))]);
+    }
+    for sim in items(results, "simulations") {
+        fill(
+            sim,
+            [
+                ("profile_run_work_s", json!([])),
+                ("item_slowdown", json!(1.0)),
+                ("item_slowdown_source", json!("")),
+                ("item_cost_ns", json!([])),
+                ("item_cost_scaled_share", json!(1.0)),
+            ],
+        );
+        for p in items(sim, "projections") {
+            fill(
+                p,
+                [("item_slowdown", json!(1.0)), ("item_cost_ns", json!(0.0))],
+            );
+        }
+        for v in items(sim, "validations") {
+            fill(
+                v,
+                [
+                    ("measured_work_s", json!(0.0)),
+                    ("item_time_ratio", json!(0.0)),
+                    ("scheduling_error", json!(0.0)),
+                ],
+            );
+        }
+    }
+    if let Some(timeline) = results.get_mut("timeline") {
+        fill(timeline, [("read_ns", json!(0))]);
+    }
+    if let Some(o) = results.as_object_mut() {
+        o.insert("format".into(), json!(RESULTS_FORMAT));
+    }
+}
+
+/// The elements of the array under `key` of `value` (none where there is no such array).
+fn items<'v>(value: &'v mut Value, key: &str) -> impl Iterator<Item = &'v mut Value> {
+    value
+        .get_mut(key)
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+}
+
+/// Insert each key `value` (an object) lacks, with its value.
+fn fill<const N: usize>(value: &mut Value, keys: [(&str, Value); N]) {
+    if let Some(o) = value.as_object_mut() {
+        for (key, v) in keys {
+            o.entry(key).or_insert(v);
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use crate::stats::Metrics;
+    use gigagas_grid::{RunConfig, SchedulerKind, TimedWork};
 
     pub(crate) fn metrics(wall_s: f64, gas: u64, threads: f64) -> Metrics {
         Metrics {
@@ -610,7 +589,9 @@ pub(crate) mod tests {
     pub(crate) fn sample(cpu: &str) -> SweepResults {
         let gas = 2_000_000_000u64;
         let mut rows = Vec::new();
-        let row = |mode, threads, batch, scheduler, wall: f64| {
+        let row = |point: Point, wall: f64| {
+            let threads = point.threads();
+            let batch = point.batch();
             let reps = vec![
                 metrics(wall * 1.02, gas, threads as f64),
                 metrics(wall, gas, threads as f64),
@@ -619,13 +600,7 @@ pub(crate) mod tests {
             ResultRow {
                 dump: "mainnet-like".into(),
                 dump_checksum: "0123456789abcdef".into(),
-                mode,
-                threads,
-                batch,
-                scheduler,
-                recover_senders: false,
-                receipts: false,
-                state: StateRead::Memory,
+                point,
                 io: None,
                 timed_work: gigagas_grid::TIMED_WORK.into(),
                 warmup: 1,
@@ -641,13 +616,13 @@ pub(crate) mod tests {
                 passes_per_sample: vec![1, 1, 1],
             }
         };
-        rows.push(row(Mode::Sequential, 1, 1, None, 4.0));
+        rows.push(row(Point::Sequential(TimedWork::default()), 4.0));
         for threads in [1usize, 2, 4] {
             for batch in [1usize, 50] {
                 for s in [SchedulerKind::Ols, SchedulerKind::GasUsed] {
                     let eff = if batch == 1 { 0.7 } else { 0.95 };
                     let wall = 4.1 / (threads as f64 * if threads == 1 { 1.0 } else { eff });
-                    rows.push(row(Mode::BalParallel, threads, batch, Some(s), wall));
+                    rows.push(row(Point::Bal(RunConfig::new(threads, batch, s)), wall));
                 }
             }
         }
@@ -689,12 +664,13 @@ pub(crate) mod tests {
         let r = sample("Test CPU");
         let back: SweepResults = serde_json::from_str(&r.to_json()).unwrap();
         assert_eq!(back, r);
+        assert!(r.to_json().contains("\"format\": 2"));
         assert!(r.to_json().contains("\"mode\": \"bal-parallel\""));
         assert!(r.to_json().contains("\"scheduler\": \"gas-used\""));
     }
 
     #[test]
-    fn skipped_dumps_round_trip_and_old_results_still_load() {
+    fn skipped_dumps_round_trip() {
         let mut r = sample("Test CPU");
         r.skipped.push(DumpSkip {
             path: "suite/empty.gigagas".into(),
@@ -703,11 +679,75 @@ pub(crate) mod tests {
         let back: SweepResults = serde_json::from_str(&r.to_json()).unwrap();
         assert_eq!(back, r);
         assert_eq!(back.skipped[0].reason(), "no transactions (2 blocks)");
-        // Results written before skips were recorded have no `skipped` key.
-        let mut old: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
-        old.as_object_mut().unwrap().remove("skipped");
-        let back: SweepResults = serde_json::from_value(old).unwrap();
-        assert!(back.skipped.is_empty());
+    }
+
+    /// `results` written to a file and read with [`SweepResults::load`].
+    fn load_json(results: &Value) -> Result<SweepResults, ReportError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.json");
+        std::fs::write(&path, results.to_string()).unwrap();
+        SweepResults::load(&path)
+    }
+
+    /// The sample as a version-1 writer could have left it: the keys added during
+    /// version 1 missing.
+    fn version_1() -> Value {
+        let mut old: Value = serde_json::from_str(&sample("Test CPU").to_json()).unwrap();
+        old["format"] = json!(1);
+        for key in [
+            "description",
+            "simulations",
+            "failures",
+            "skipped",
+            "totals",
+        ] {
+            old.as_object_mut().unwrap().remove(key);
+        }
+        for row in old["rows"].as_array_mut().unwrap() {
+            for key in ["receipts", "timed_work", "passes_per_sample"] {
+                row.as_object_mut().unwrap().remove(key);
+            }
+        }
+        old
+    }
+
+    /// The version tells the shapes apart: a version-1 file may lack what version 2
+    /// always writes, and reads as it meant; the same file claiming version 2 is refused.
+    #[test]
+    fn old_shapes_load_by_version() {
+        let old = version_1();
+        let back = load_json(&old).unwrap();
+        assert_eq!(back.format, RESULTS_FORMAT);
+        assert!(back.description.is_empty() && back.skipped.is_empty() && back.totals.is_empty());
+        assert_eq!(back.rows.len(), sample("Test CPU").rows.len());
+        for row in &back.rows {
+            assert!(!row.point.work().receipts);
+            assert!(row.timed_work.is_empty() && row.passes_per_sample.is_empty());
+            assert_eq!(row.passes_range(), (1, 1));
+        }
+        let mut unversioned = old.clone();
+        unversioned.as_object_mut().unwrap().remove("format");
+        assert_eq!(load_json(&unversioned).unwrap(), back);
+        let mut claims_2 = old.clone();
+        claims_2["format"] = json!(2);
+        let err = load_json(&claims_2).unwrap_err().to_string();
+        assert!(err.contains("missing field"), "{err}");
+        let mut newer = old;
+        newer["format"] = json!(RESULTS_FORMAT + 1);
+        assert!(matches!(
+            load_json(&newer),
+            Err(ReportError::NewerFormat { found, .. }) if found == RESULTS_FORMAT + 1
+        ));
+    }
+
+    /// A replay row that names no scheduler is an error, not an `ols` row.
+    #[test]
+    fn a_replay_row_without_a_scheduler_is_refused() {
+        let mut old = version_1();
+        assert_eq!(old["rows"][1]["mode"], "bal-parallel");
+        old["rows"][1]["scheduler"] = Value::Null;
+        let err = load_json(&old).unwrap_err().to_string();
+        assert!(err.contains("has no `scheduler`"), "{err}");
     }
 
     #[test]

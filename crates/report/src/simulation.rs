@@ -26,17 +26,11 @@ pub struct Projection {
     pub bound_s: f64,
     /// Factor every profiled item time was multiplied by (1 at one thread; above one
     /// thread the report's [`SimulationReport::item_slowdown`]).
-    #[serde(default = "one_f64")]
     pub item_slowdown: f64,
     /// Nanoseconds added to every item time after the factor: the fixed cost per item that
     /// concurrency adds at this thread count ([`ItemCost`]; 0 at one thread, and in results
     /// written before the simulator modelled it).
-    #[serde(default)]
     pub item_cost_ns: f64,
-}
-
-fn one_f64() -> f64 {
-    1.0
 }
 
 /// Predicted against measured wall time at one grid point.
@@ -55,22 +49,19 @@ pub struct Validation {
     /// `predicted / measured - 1` (negative: the model is optimistic).
     pub error: f64,
     /// Sum of the item times in the measured median repeat, seconds.
-    #[serde(default)]
     pub measured_work_s: f64,
     /// `measured_work_s / profile work`: how much slower (> 1) each item ran in the measured
     /// run than in the profile, from concurrency (caches, memory) or from the machine
     /// itself drifting (other load, frequency).
-    #[serde(default)]
     pub item_time_ratio: f64,
     /// Error of the scheduling model alone: the prediction scaled by
     /// [`Validation::item_time_ratio`], against the measured wall time.
-    #[serde(default)]
     pub scheduling_error: f64,
     /// The model's wall time with concurrency's cost ([`ItemCost::at_run_scale`]): every
     /// item's modelled time, list-scheduled again
     /// (absent in results written before the simulator modelled it: tables then scale the
     /// projection by [`SlowdownCurve::ratio_at`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub modelled_s: Option<f64>,
 }
 
@@ -104,26 +95,21 @@ pub struct SimulationReport {
     /// Sum of the per-item medians (the projected one-thread wall time), seconds.
     pub profile_work_s: f64,
     /// Sum of the item times of each profiling run, seconds.
-    #[serde(default)]
     pub profile_run_work_s: Vec<f64>,
     /// How much longer each item takes above one thread than in the one-thread profile,
     /// as applied to every projection above one thread.
-    #[serde(default = "one_f64")]
     pub item_slowdown: f64,
     /// Where [`SimulationReport::item_slowdown`] and [`SimulationReport::item_cost_ns`]
     /// come from (measured, configured, none).
-    #[serde(default)]
     pub item_slowdown_source: String,
     /// The fixed cost added to every item at each validated thread count above one,
     /// `(threads, ns)` ascending, on the profile's scale ([`ItemCost::at`]); empty when a
     /// factor was configured, nothing above one thread was validated, or in results
     /// written before the simulator modelled it.
-    #[serde(default)]
     pub item_cost_ns: Vec<(usize, f64)>,
     /// The share of concurrency's extra item time that scales with an item's length
     /// ([`ItemCost::scaled`]), fitted to the validation runs (1 when a factor was
     /// configured or in results written before the simulator fitted it).
-    #[serde(default = "one_f64")]
     pub item_cost_scaled_share: f64,
     /// Projections, in (batch, scheduler, threads) order.
     pub projections: Vec<Projection>,

@@ -42,7 +42,6 @@ pub struct Summary {
     #[serde(alias = "tx_us_p50_p99_max")]
     pub tx_us: TxTimes,
     /// Busy time of each worker in the median repeat, seconds (utilisation = busy / wall).
-    #[serde(default)]
     pub worker_busy_s: Vec<f64>,
 }
 

@@ -50,7 +50,6 @@ pub struct Timeline {
     /// With a state store: the time spent reading state inside the batch's span (its own
     /// prefetch, or the next batch's pipelined read), nanoseconds; 0 otherwise and in
     /// results written before stores.
-    #[serde(default)]
     pub read_ns: u64,
 }
 

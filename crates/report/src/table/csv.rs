@@ -1,0 +1,427 @@
+//! The CSV files of a results folder: `results.csv`, `totals.csv` and `simulation.csv`.
+//!
+//! Every line is a tuple of column groups, each a flat struct whose field names are the
+//! heads: the machine first (so files of several machines concatenate), then what the
+//! line is about (a dump, a grid point), then its figures. A grid point is written from
+//! [`Point`] by one group, [`PointColumns`], so every dimension of the grid is a column
+//! of every file that names a point, and the machine, dump and point columns together
+//! are a key: no two lines of one results folder share them.
+
+use super::terminal::{any_unverified, scheduler_cell};
+use crate::{
+    results::{ResultRow, SuiteTotal, SweepResults},
+    simulation::Projection,
+};
+use gigagas_grid::{Point, StateRead};
+use serde::{Serialize, Serializer};
+
+/// The heads of the columns that name a grid point, in file order: in `results.csv`
+/// after the machine's (`machine_cpu`, `machine_cores`, `commit`) and the dump's
+/// (`dump`, `dump_checksum`), in `totals.csv` after the machine's. With those, the key of
+/// a line. `state` is `memory` or `store`; `io` and `cache` are the store's I/O mode and
+/// page-cache state, `-` for memory; `scheduler` is `-` for the sequential baseline.
+pub const POINT_COLUMNS: [&str; 9] = [
+    "mode",
+    "threads",
+    "scheduler",
+    "batch",
+    "recover_senders",
+    "receipts",
+    "state",
+    "io",
+    "cache",
+];
+
+/// A figure written with `N` decimals (`{:.N}`), as every CSV file writes its figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Fixed<const N: usize>(f64);
+
+impl<const N: usize> Serialize for Fixed<N> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&format_args!("{:.*}", N, self.0))
+    }
+}
+
+/// The machine columns that lead every CSV line.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+struct MachineColumns<'a> {
+    machine_cpu: &'a str,
+    machine_cores: usize,
+    commit: &'a str,
+}
+
+impl<'a> MachineColumns<'a> {
+    fn of(s: &'a SweepResults) -> Self {
+        Self {
+            machine_cpu: &s.machine.cpu,
+            machine_cores: s.machine.cores,
+            commit: &s.machine.commit,
+        }
+    }
+}
+
+/// The dump a line is about.
+#[derive(Debug, Default, Serialize)]
+struct DumpColumns<'a> {
+    dump: &'a str,
+    dump_checksum: &'a str,
+}
+
+impl<'a> DumpColumns<'a> {
+    fn new(dump: &'a str, dump_checksum: &'a str) -> Self {
+        Self {
+            dump,
+            dump_checksum,
+        }
+    }
+}
+
+/// A grid point as the columns [`POINT_COLUMNS`] names.
+#[derive(Debug, Default, Serialize)]
+struct PointColumns {
+    mode: &'static str,
+    threads: usize,
+    scheduler: &'static str,
+    batch: usize,
+    recover_senders: bool,
+    receipts: bool,
+    state: &'static str,
+    io: &'static str,
+    cache: &'static str,
+}
+
+impl From<&Point> for PointColumns {
+    fn from(point: &Point) -> Self {
+        let work = point.work();
+        let (state, io, cache) = match work.state {
+            StateRead::Memory => ("memory", "-", "-"),
+            StateRead::Store { io, cache } => ("store", io.name(), cache.name()),
+        };
+        Self {
+            mode: point.mode(),
+            threads: point.threads(),
+            scheduler: scheduler_cell(point),
+            batch: point.batch(),
+            recover_senders: work.recover_senders,
+            receipts: work.receipts,
+            state,
+            io,
+            cache,
+        }
+    }
+}
+
+/// The figures of a `results.csv` line: how the point was run, the median sample's
+/// figures and the range.
+#[derive(Debug, Default, Serialize)]
+struct RowFigures {
+    warmup: usize,
+    repeats: usize,
+    verified: bool,
+    avg_batch_gas: Fixed<0>,
+    mgas_per_s: Fixed<2>,
+    mgas_per_s_min: Fixed<2>,
+    mgas_per_s_max: Fixed<2>,
+    longest_tx_s: Fixed<6>,
+    wall_s: Fixed<6>,
+    bound_s: Fixed<6>,
+    efficiency: Fixed<4>,
+    longest_share: Fixed<4>,
+    work_s: Fixed<6>,
+    utilisation: Fixed<4>,
+    speedup_vs_sequential: Option<Fixed<4>>,
+    tx_p50_us: Fixed<1>,
+    tx_p99_us: Fixed<1>,
+    tx_max_us: Fixed<1>,
+    passes_min: u32,
+    passes_max: u32,
+}
+
+impl RowFigures {
+    fn of(r: &ResultRow) -> Self {
+        let m = &r.summary.median;
+        let crate::stats::TxTimes { p50, p99, max } = r.summary.tx_us;
+        let (passes_min, passes_max) = r.passes_range();
+        Self {
+            warmup: r.warmup,
+            repeats: r.repeats,
+            verified: r.verified,
+            avg_batch_gas: Fixed(r.avg_batch_gas),
+            mgas_per_s: Fixed(r.mgas_per_s()),
+            mgas_per_s_min: Fixed(r.summary.min_ggas_per_s * 1e3),
+            mgas_per_s_max: Fixed(r.summary.max_ggas_per_s * 1e3),
+            longest_tx_s: Fixed(m.longest_tx_s),
+            wall_s: Fixed(m.wall_s),
+            bound_s: Fixed(m.bound_s),
+            efficiency: Fixed(m.efficiency),
+            longest_share: Fixed(r.longest_share()),
+            work_s: Fixed(m.work_s),
+            utilisation: Fixed(m.utilisation),
+            speedup_vs_sequential: r.speedup_vs_sequential.map(Fixed),
+            tx_p50_us: Fixed(p50),
+            tx_p99_us: Fixed(p99),
+            tx_max_us: Fixed(max),
+            passes_min,
+            passes_max,
+        }
+    }
+}
+
+/// The figures of a `totals.csv` line: a point summed over a suite's dumps.
+#[derive(Debug, Default, Serialize)]
+struct TotalFigures {
+    dumps: usize,
+    total_gas: u64,
+    total_wall_s: Fixed<6>,
+    mgas_per_s: Fixed<2>,
+    geomean_speedup_vs_sequential: Option<Fixed<4>>,
+    verified: bool,
+}
+
+impl TotalFigures {
+    /// `verified`: whether every row of the total's result set was.
+    fn of(t: &SuiteTotal, verified: bool) -> Self {
+        Self {
+            dumps: t.dumps,
+            total_gas: t.total_gas,
+            total_wall_s: Fixed(t.total_wall_s),
+            mgas_per_s: Fixed(t.mgas_per_s()),
+            geomean_speedup_vs_sequential: t.geomean_speedup.map(Fixed),
+            verified,
+        }
+    }
+}
+
+/// A projection of `simulation.csv`: a virtual point of one dump's simulation (not a
+/// measured [`Point`]: the simulator models the replay only, in memory).
+#[derive(Debug, Default, Serialize)]
+struct ProjectionColumns {
+    threads: usize,
+    batch: usize,
+    scheduler: &'static str,
+    makespan_s: Fixed<6>,
+    ggas_per_s: Fixed<4>,
+    longest_tx_s: Fixed<6>,
+    longest_share: Fixed<4>,
+    bound_s: Fixed<6>,
+}
+
+impl ProjectionColumns {
+    fn of(p: &Projection) -> Self {
+        Self {
+            threads: p.threads,
+            batch: p.batch,
+            scheduler: p.scheduler.name(),
+            makespan_s: Fixed(p.makespan_s),
+            ggas_per_s: Fixed(p.ggas_per_s),
+            longest_tx_s: Fixed(p.longest_tx_s),
+            longest_share: Fixed(p.longest_share),
+            bound_s: Fixed(p.bound_s),
+        }
+    }
+}
+
+/// `rows` as CSV text: a header line of the row type's field names (written even when
+/// there is no row), then one line per row, fields quoted only where they must be.
+fn csv_text<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> String {
+    let serialize_all = |rows: &mut dyn Iterator<Item = R>| {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        for row in rows {
+            w.serialize(row)
+                .expect("CSV rows are tuples of flat structs of strings and numbers");
+        }
+        let bytes = w.into_inner().expect("writing to memory does not fail");
+        String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8")
+    };
+    let mut rows = rows.into_iter().peekable();
+    if rows.peek().is_some() {
+        return serialize_all(&mut rows);
+    }
+    // serde writes the header with the first row: write a default row, keep its header.
+    let text = serialize_all(&mut std::iter::once(R::default()));
+    text.split_inclusive('\n')
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// `results.csv`: one line per measured row (a grid point of a dump: median figures and
+/// range), machine columns included so files of several machines concatenate.
+pub fn render_csv(sets: &[SweepResults]) -> String {
+    csv_text(sets.iter().flat_map(|s| {
+        let machine = MachineColumns::of(s);
+        s.rows.iter().map(move |r| {
+            let dump = DumpColumns::new(&r.dump, &r.dump_checksum);
+            (
+                machine,
+                dump,
+                PointColumns::from(&r.point),
+                RowFigures::of(r),
+            )
+        })
+    }))
+}
+
+/// `totals.csv`: one line per suite total (grid point summed over a suite's dumps).
+pub fn render_totals_csv(sets: &[SweepResults]) -> String {
+    csv_text(sets.iter().flat_map(|s| {
+        let machine = MachineColumns::of(s);
+        let verified = !any_unverified(std::slice::from_ref(s));
+        s.totals.iter().map(move |t| {
+            (
+                machine,
+                PointColumns::from(&t.point),
+                TotalFigures::of(t, verified),
+            )
+        })
+    }))
+}
+
+/// `simulation.csv`: one line per projection, with the machine the profile came from.
+pub fn render_simulation_csv(sets: &[SweepResults]) -> String {
+    csv_text(sets.iter().flat_map(|s| {
+        let machine = MachineColumns::of(s);
+        s.simulations.iter().flat_map(move |sim| {
+            let dump = move || DumpColumns::new(&sim.dump, &sim.dump_checksum);
+            sim.projections
+                .iter()
+                .map(move |p| (machine, dump(), ProjectionColumns::of(p)))
+        })
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::tests::sample;
+    use gigagas_grid::{CacheState, IoMode, RunConfig, SchedulerKind, TimedWork};
+
+    /// The heads of every CSV file: the machine, what the line is about (with every
+    /// dimension of the point), then the figures.
+    #[test]
+    fn csv_headers_name_every_dimension() {
+        let header = |text: String| text.lines().next().unwrap().to_string();
+        let point = POINT_COLUMNS.join(",");
+        assert_eq!(
+            point,
+            "mode,threads,scheduler,batch,recover_senders,receipts,state,io,cache"
+        );
+        let results = format!(
+            "machine_cpu,machine_cores,commit,dump,dump_checksum,{point},warmup,repeats,verified,\
+             avg_batch_gas,mgas_per_s,mgas_per_s_min,mgas_per_s_max,longest_tx_s,wall_s,bound_s,\
+             efficiency,longest_share,work_s,utilisation,speedup_vs_sequential,tx_p50_us,tx_p99_us,\
+             tx_max_us,passes_min,passes_max"
+        );
+        let totals = format!(
+            "machine_cpu,machine_cores,commit,{point},dumps,total_gas,total_wall_s,mgas_per_s,\
+             geomean_speedup_vs_sequential,verified"
+        );
+        let simulation = "machine_cpu,machine_cores,commit,dump,dump_checksum,threads,batch,scheduler,\
+             makespan_s,ggas_per_s,longest_tx_s,longest_share,bound_s";
+        let s = sample("CPU");
+        assert_eq!(header(render_csv(std::slice::from_ref(&s))), results);
+        // No line (no totals, no simulation, no set at all): the header alone.
+        assert_eq!(
+            render_totals_csv(std::slice::from_ref(&s)),
+            format!("{totals}\n")
+        );
+        assert_eq!(render_simulation_csv(&[]), format!("{simulation}\n"));
+        assert_eq!(render_csv(&[]), format!("{results}\n"));
+    }
+
+    /// Rows that differ only in how they read the state (what the 16-core I/O folder's
+    /// rows did before these columns) are told apart by their point columns, in both
+    /// files.
+    #[test]
+    fn points_that_differ_in_any_dimension_differ_in_their_columns() {
+        let mut s = sample("CPU");
+        let base = RunConfig::new(16, 42, SchedulerKind::Ols);
+        let template = s.rows[1].clone();
+        s.rows.clear();
+        let mut works = vec![TimedWork::default()];
+        for io in IoMode::ALL {
+            for cache in CacheState::ALL {
+                works.push(TimedWork {
+                    state: StateRead::Store { io, cache },
+                    ..TimedWork::default()
+                });
+            }
+        }
+        works.push(TimedWork {
+            receipts: true,
+            ..TimedWork::default()
+        });
+        for work in &works {
+            let mut row = template.clone();
+            row.point = Point::Bal(base.with_work(*work));
+            s.rows.push(row);
+        }
+        s.totals = crate::results::suite_totals(&s.rows);
+        for text in [
+            render_csv(std::slice::from_ref(&s)),
+            render_totals_csv(std::slice::from_ref(&s)),
+        ] {
+            let mut reader = csv::Reader::from_reader(text.as_bytes());
+            let head = reader.headers().unwrap().clone();
+            let at: Vec<usize> = POINT_COLUMNS
+                .iter()
+                .map(|c| head.iter().position(|h| h == *c).unwrap())
+                .collect();
+            let mut keys: Vec<Vec<String>> = reader
+                .records()
+                .map(|r| {
+                    let r = r.unwrap();
+                    at.iter().map(|&i| r[i].to_string()).collect()
+                })
+                .collect();
+            assert_eq!(keys.len(), works.len(), "{text}");
+            keys.sort();
+            keys.dedup();
+            assert_eq!(keys.len(), works.len(), "{text}");
+        }
+        let csv = render_csv(std::slice::from_ref(&s));
+        assert!(csv.contains(",16,ols,42,false,false,memory,-,-,"), "{csv}");
+        assert!(
+            csv.contains(",16,ols,42,false,false,store,pipelined,cold,"),
+            "{csv}"
+        );
+        assert!(csv.contains(",16,ols,42,false,true,memory,-,-,"), "{csv}");
+    }
+
+    /// results.csv read back with a CSV reader gives the rows' own values, a machine name
+    /// with a comma, quotes and a newline included.
+    #[test]
+    fn results_csv_round_trips() {
+        let mut s = sample("CPU \"X\", 2 GHz\nrev 2");
+        s.rows[0].speedup_vs_sequential = None;
+        s.rows[1].speedup_vs_sequential = Some(1.23456);
+        let text = render_csv(std::slice::from_ref(&s));
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let head = reader.headers().unwrap().clone();
+        let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(records.len(), s.rows.len());
+        for (rec, r) in records.iter().zip(&s.rows) {
+            assert_eq!(&rec[col("machine_cpu")], s.machine.cpu);
+            assert_eq!(&rec[col("dump")], r.dump);
+            assert_eq!(&rec[col("mode")], r.point.mode());
+            let threads = rec[col("threads")].parse::<usize>().unwrap();
+            assert_eq!(threads, r.point.threads());
+            assert_eq!(&rec[col("scheduler")], scheduler_cell(&r.point));
+            assert_eq!(rec[col("batch")].parse::<usize>().unwrap(), r.point.batch());
+            assert_eq!(&rec[col("state")], "memory");
+            assert_eq!(rec[col("verified")].parse::<bool>().unwrap(), r.verified);
+            let mgas: f64 = rec[col("mgas_per_s")].parse().unwrap();
+            assert!((mgas - r.mgas_per_s()).abs() <= 0.005, "{mgas}");
+            assert_eq!(&rec[col("mgas_per_s")], format!("{:.2}", r.mgas_per_s()));
+            let speedup = &rec[col("speedup_vs_sequential")];
+            match r.speedup_vs_sequential {
+                Some(x) => assert_eq!(speedup, format!("{x:.4}")),
+                None => assert_eq!(speedup, ""),
+            }
+            let (lo, hi) = r.passes_range();
+            assert_eq!(rec[col("passes_min")].parse::<u32>().unwrap(), lo);
+            assert_eq!(rec[col("passes_max")].parse::<u32>().unwrap(), hi);
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! What a results folder's text files say, one file per output format: the rows table a
+//! terminal shows (`terminal.rs`: its [`Column`]s, the full and the narrow table), the
+//! whole `table.md` (`markdown.rs`), the CSV files (`csv.rs`), and the escaping every name
+//! shown goes through (`escape.rs`). The items are re-exported here.
+
+mod csv;
+mod escape;
+mod markdown;
+mod terminal;
+
+pub use csv::{POINT_COLUMNS, render_csv, render_simulation_csv, render_totals_csv};
+pub use escape::escape_name;
+pub use markdown::{
+    drift_lines, failures_list, io_table, per_dump_table, render_markdown, short_test_name,
+    simulation_markdown, skipped_list, totals_table,
+};
+pub use terminal::{
+    Column, UNVERIFIED, any_unverified, machine_tag, narrow_columns, ratio_cell, rows_columns,
+    rows_table, rows_table_with, table_width,
+};
