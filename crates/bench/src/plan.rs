@@ -308,7 +308,7 @@ fn plain(counts: &[NonZeroUsize]) -> Vec<usize> {
 
 /// Everything a grid run needs, checked: the dumps, the grid (threads × batch × scheduler
 /// × sender recovery), the baselines, the repetitions and the simulator. Built from a
-/// sweep config ([`SweepConfig::load`]) or from `gigagas run`'s flags; recorded in the
+/// sweep config ([`crate::config::load`]) or from `gigagas run`'s flags; recorded in the
 /// results as a [`SweepConfig`] ([`Plan::record`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -347,7 +347,7 @@ pub struct Plan {
     /// Verify every pass (off only to measure verification's cost).
     pub verify: bool,
     /// After the measured rounds, one more verified pass of every parallel point, traced
-    /// into [`crate::SweepResults::trace`].
+    /// into [`gigagas_report::SweepResults::trace`].
     pub trace: bool,
     /// Shorten the grid when every block of every dump holds at most one transaction
     /// ([`Plan::collapse_for_single_transactions`]); for defaults the user did not choose.

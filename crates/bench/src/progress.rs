@@ -1,10 +1,10 @@
 //! Progress of a grid run and the work units it is counted in: the [`Progress`] trait the
 //! command line's bar implements, and what loading a dump ([`LOAD_UNITS`]) and one sample
-//! on some threads ([`run_units`]) weigh, so a plan can say in advance how much work it
+//! on some threads (`run_units`) weigh, so a plan can say in advance how much work it
 //! holds ([`crate::Plan::units_per_dump`]).
 
 /// Progress of a grid run, in work units (a one-thread sample of a dump is 1000 units; a
-/// sample on `t` threads is `1000 / min(t, cores)`, [`run_units`]; loading a dump is
+/// sample on `t` threads is `1000 / min(t, cores)`; loading a dump is
 /// [`LOAD_UNITS`]), so a progress bar's ETA follows the real remaining time. Every
 /// method has a no-op default; `()` ignores progress.
 pub trait Progress {
