@@ -13,7 +13,7 @@ use crate::{
 use gigagas_grid::{IoMode, RunConfig, TimedWork};
 use std::{
     sync::{
-        Mutex, OnceLock,
+        Mutex, OnceLock, RwLock, RwLockReadGuard,
         atomic::{AtomicBool, AtomicUsize, Ordering},
     },
     time::{Duration, Instant},
@@ -102,6 +102,62 @@ struct IoState<'s> {
     spans: Mutex<Vec<(u64, u64)>>,
 }
 
+/// Where a pass's items find the state at the start of their block, chosen once per pass
+/// ([`Replay::run_with_sink`]) from its [`PassIo`] and the replay.
+#[derive(Clone, Copy)]
+enum Bases<'r, 's> {
+    /// In memory: every block's base, prepared with the replay
+    /// ([`Replay::resident_bases`]).
+    Resident(&'r [PreStateDb]),
+    /// In memory, when the replay keeps no bases: the current batch's, built into `slot`
+    /// by the coordinator's `cursor` before the batch's *go* (outside the timed window).
+    PerBatch {
+        slot: &'r RwLock<BatchBases>,
+        cursor: &'r Mutex<crate::BaseCursor<'r>>,
+    },
+    /// Read from state sources: each batch's blocks before it runs, or pipelined behind
+    /// the batch before it.
+    Read(&'r IoState<'s>),
+    /// Read from state sources on demand: the pass's cache, and each block's view of it.
+    OnDemand {
+        pass: &'r OnDemandPass<'s>,
+        views: &'r [OnDemand<'r, 's>],
+    },
+}
+
+impl<'r, 's> Bases<'r, 's> {
+    /// Whether each batch's state is read while the batch before it runs.
+    fn pipelined(self) -> bool {
+        matches!(self, Self::Read(io) if io.pipelined)
+    }
+
+    /// The bases one batch's items read, the per-batch slot locked for reading until
+    /// the batch is handed over.
+    fn for_batch(self) -> BatchBase<'r, 's> {
+        match self {
+            Self::Resident(bases) => BatchBase::Resident(bases),
+            Self::PerBatch { slot, .. } => BatchBase::Built(
+                slot.read()
+                    .expect("no thread panics holding the batch's bases"),
+            ),
+            Self::Read(io) => BatchBase::Read(io),
+            Self::OnDemand { views, .. } => BatchBase::OnDemand(views),
+        }
+    }
+}
+
+/// [`Bases`] while one batch runs: what its items read their block's state from.
+enum BatchBase<'r, 's> {
+    /// Every block's base, kept by the replay.
+    Resident(&'r [PreStateDb]),
+    /// The batch's bases, built for it.
+    Built(RwLockReadGuard<'r, BatchBases>),
+    /// The bases read from the sources before the batch's *go*.
+    Read(&'r IoState<'s>),
+    /// Each block's view of the sources, read on demand.
+    OnDemand(&'r [OnDemand<'r, 's>]),
+}
+
 /// The bases of one batch's blocks, built by the coordinator before the batch's *go*
 /// when the replay does not keep every block's ([`Replay::resident_bases`]), and dropped
 /// when the next batch's are built.
@@ -188,17 +244,8 @@ struct Shared<'r, 's> {
     handed: &'r Mutex<Vec<Done>>,
     /// Set by the coordinator when a batch diverged: the run ends at the next *go*.
     stop: &'r AtomicBool,
-    /// With a state source: the blocks' bases as this pass read them (each batch's set
-    /// before its *go*).
-    io: Option<&'r IoState<'s>>,
-    /// With a state source read on demand: each block's view of it.
-    on_demand: Option<&'r [OnDemand<'r, 's>]>,
-    /// In memory, when the replay keeps no bases: the current batch's, and the cursor that
-    /// builds them (the coordinator's).
-    batch_bases: Option<(
-        &'r std::sync::RwLock<BatchBases>,
-        &'r Mutex<crate::BaseCursor<'r>>,
-    )>,
+    /// Where the items read the state at the start of their block.
+    bases: Bases<'r, 's>,
     /// When the timed window opened (set before the first *go*): items' and batches'
     /// start times are offsets from it on the wall clock (the pauses between batches, where
     /// outputs are verified, included).
@@ -225,24 +272,15 @@ impl<'s> Shared<'_, 's> {
                 .expect("orders are published before the first go")[b];
             // The batch's bases (when built per batch) stay borrowed until it is handed
             // over; the EVMs over them live as long (one per block either way).
-            let bases = self.batch_bases.map(|(slot, _)| {
-                slot.read()
-                    .expect("no thread panics holding the batch's bases")
-            });
+            let bases = self.bases.for_batch();
             let mut executor = ItemExecutor::new();
             let mut on_demand = ItemExecutor::new();
             loop {
                 let k = self.cursors[b].fetch_add(1, Ordering::Relaxed);
                 let Some(&pos) = order.get(k) else { break };
                 let index = range.start + pos as usize;
-                busy += self.execute_timed(
-                    &mut executor,
-                    &mut on_demand,
-                    bases.as_deref(),
-                    index,
-                    id,
-                    &mut done,
-                );
+                busy +=
+                    self.execute_timed(&mut executor, &mut on_demand, &bases, index, id, &mut done);
             }
             // Released before the hand-over, so the coordinator can build the next batch's.
             drop(executor);
@@ -260,7 +298,9 @@ impl<'s> Shared<'_, 's> {
     /// Read batch `b`'s state into the pass's bases (with a state source; nothing
     /// otherwise), recording the time it took; returns that time.
     fn prefetch(&self, b: usize) -> Result<u64, crate::Divergence> {
-        let Some(io) = self.io else { return Ok(0) };
+        let Bases::Read(io) = self.bases else {
+            return Ok(0);
+        };
         let Some(range) = self.batches.get(b).filter(|r| !r.is_empty()) else {
             return Ok(0);
         };
@@ -306,7 +346,7 @@ impl<'s> Shared<'_, 's> {
     /// nothing otherwise). Outside the timed window: the replay's prepared state, which a
     /// dump that fits keeps from the start.
     fn build_bases(&self, b: usize) {
-        let Some((slot, cursor)) = self.batch_bases else {
+        let Bases::PerBatch { slot, cursor } = self.bases else {
             return;
         };
         let Some(range) = self.batches.get(b).filter(|r| !r.is_empty()) else {
@@ -338,7 +378,7 @@ impl<'s> Shared<'_, 's> {
 
     /// Charge `ns` of reading to the timed window (it was not hidden).
     fn exposed(&self, ns: u64) {
-        if let Some(io) = self.io {
+        if let Bases::Read(io) = self.bases {
             io.timings
                 .lock()
                 .expect("no reader panics holding the lock")
@@ -357,7 +397,7 @@ impl<'s> Shared<'_, 's> {
         &self,
         executor: &mut ItemExecutor<'r>,
         on_demand: &mut ItemExecutor<'r, OnDemand<'r, 's>>,
-        batch_bases: Option<&'r BatchBases>,
+        bases: &'r BatchBase<'_, 's>,
         index: usize,
         worker: u32,
         done: &mut Vec<Done>,
@@ -368,25 +408,23 @@ impl<'s> Shared<'_, 's> {
         let replay: &'r Replay = self.replay;
         let item = &replay.items[index];
         let start = Instant::now();
-        let output = match (self.on_demand, self.io) {
-            (Some(views), _) => {
-                let view: &'r OnDemand<'r, 's> = &views[item.block as usize];
+        let b = item.block as usize;
+        let output = match bases {
+            BatchBase::OnDemand(views) => {
+                let view: &'r OnDemand<'r, 's> = &views[b];
                 replay.execute_item_over(on_demand, item, self.config.work, view)
             }
-            (None, Some(io)) => {
-                let base = io.bases[item.block as usize]
+            BatchBase::Read(io) => {
+                let base = io.bases[b]
                     .get()
                     .expect("a batch's bases are read before its go");
                 replay.execute_item_on(executor, item, self.config.work, base)
             }
-            (None, None) => {
-                let b = item.block as usize;
-                let base = match (replay.resident_bases(), batch_bases) {
-                    (Some(bases), _) => &bases[b],
-                    (None, Some(batch)) => batch.get(b),
-                    (None, None) => unreachable!("a pass without resident bases builds them"),
-                };
-                replay.execute_item_on(executor, item, self.config.work, base)
+            BatchBase::Resident(bases) => {
+                replay.execute_item_on(executor, item, self.config.work, &bases[b])
+            }
+            BatchBase::Built(batch) => {
+                replay.execute_item_on(executor, item, self.config.work, batch.get(b))
             }
         };
         let ns = start.elapsed().as_nanos() as u64;
@@ -440,13 +478,10 @@ impl<'s> Shared<'_, 's> {
         let mut timings = self.empty_timings();
         let mut result = Ok(());
         let epoch = *self.epoch.get_or_init(Instant::now);
-        let pipelined = self.io.is_some_and(|io| io.pipelined);
+        let pipelined = self.bases.pipelined();
         for (b, range) in self.batches.iter().enumerate() {
             self.build_bases(b);
-            let bases = self.batch_bases.map(|(slot, _)| {
-                slot.read()
-                    .expect("no thread panics holding the batch's bases")
-            });
+            let bases = self.bases.for_batch();
             let mut executor = ItemExecutor::new();
             let mut on_demand = ItemExecutor::new();
             // The scheduler's ordering is in the window, before the batch's own time.
@@ -472,7 +507,7 @@ impl<'s> Shared<'_, 's> {
                     busy += self.execute_timed(
                         &mut executor,
                         &mut on_demand,
-                        bases.as_deref(),
+                        &bases,
                         range.start + pos as usize,
                         0,
                         &mut done,
@@ -542,7 +577,7 @@ impl<'s> Shared<'_, 's> {
         self.orders.set(all_orders).expect("orders are set once");
         timings.wall_ns = start.elapsed().as_nanos() as u64;
         let mut result = Ok(());
-        let pipelined = self.io.is_some_and(|io| io.pipelined);
+        let pipelined = self.bases.pipelined();
         let mut pending = None;
         for (b, range) in self.batches.iter().enumerate() {
             self.build_bases(b);
@@ -763,31 +798,44 @@ impl Replay {
             // Built on a source's first pass, here: never inside a timed window.
             let _ = self.carried(0);
         }
-        let (io, on_demand_pass) = match io {
+        // The pass's bases, chosen once; what they borrow lives in this frame.
+        let (slot, cursor, io_state, on_demand_pass, on_demand);
+        let bases = match io {
+            None => match self.resident_bases() {
+                Some(bases) => Bases::Resident(bases),
+                None => {
+                    slot = RwLock::new(BatchBases::default());
+                    cursor = Mutex::new(crate::BaseCursor::new(self));
+                    Bases::PerBatch {
+                        slot: &slot,
+                        cursor: &cursor,
+                    }
+                }
+            },
             Some(PassIo {
                 readers,
                 mode: IoMode::OnDemand,
-            }) => (None, Some(OnDemandPass::new(readers))),
-            Some(io) => (
-                Some(IoState {
+            }) => {
+                on_demand_pass = OnDemandPass::new(readers);
+                on_demand = (0..self.blocks.len())
+                    .map(|b| OnDemand::new(&on_demand_pass, self, b))
+                    .collect::<Vec<_>>();
+                Bases::OnDemand {
+                    pass: &on_demand_pass,
+                    views: &on_demand,
+                }
+            }
+            Some(PassIo { readers, mode }) => {
+                io_state = IoState {
                     bases: (0..self.blocks.len()).map(|_| OnceLock::new()).collect(),
-                    readers: Mutex::new(io.readers),
-                    pipelined: io.mode == IoMode::Pipelined,
+                    readers: Mutex::new(readers),
+                    pipelined: mode == IoMode::Pipelined,
                     timings: Mutex::new(IoTimings::default()),
                     spans: Mutex::new(Vec::new()),
-                }),
-                None,
-            ),
-            None => (None, None),
+                };
+                Bases::Read(&io_state)
+            }
         };
-        let on_demand: Vec<OnDemand<'_, '_>> = on_demand_pass
-            .as_ref()
-            .map(|pass| {
-                (0..self.blocks.len())
-                    .map(|b| OnDemand::new(pass, self, b))
-                    .collect()
-            })
-            .unwrap_or_default();
         let threads = config.threads.max(1);
         let batches = self.batches(config.batch);
         let cursors: Vec<AtomicUsize> = batches.iter().map(|_| AtomicUsize::new(0)).collect();
@@ -802,9 +850,6 @@ impl Replay {
         let stop = AtomicBool::new(false);
         let epoch = OnceLock::new();
         let scheduler = scheduler(config.scheduler);
-        let batch_slot = std::sync::RwLock::new(BatchBases::default());
-        let cursor = Mutex::new(crate::BaseCursor::new(self));
-        let in_memory = io.is_none() && on_demand_pass.is_none();
         let shared = Shared {
             replay: self,
             config,
@@ -816,10 +861,7 @@ impl Replay {
             handed: &handed,
             stop: &stop,
             epoch: &epoch,
-            io: io.as_ref(),
-            on_demand: on_demand_pass.as_ref().map(|_| &on_demand[..]),
-            batch_bases: (in_memory && self.resident_bases().is_none())
-                .then_some((&batch_slot, &cursor)),
+            bases,
         };
 
         let (mut timings, result) = if threads == 1 {
@@ -840,24 +882,26 @@ impl Replay {
                 (timings, result)
             })
         };
-        if let Some(io) = io {
-            timings.io = io
-                .timings
-                .into_inner()
-                .expect("no reader panics holding the lock");
-            timings.read_spans = io
-                .spans
-                .into_inner()
-                .expect("no reader panics holding the lock");
-        }
-        if let Some(pass) = &on_demand_pass {
-            // Every read is made while a transaction waits for it.
-            let read_ns = pass.read_ns();
-            timings.io = IoTimings {
-                read_ns,
-                build_ns: 0,
-                exposed_ns: read_ns,
-            };
+        match bases {
+            Bases::Read(io) => {
+                timings.io = *io
+                    .timings
+                    .lock()
+                    .expect("no reader panics holding the lock");
+                timings.read_spans = std::mem::take(
+                    &mut *io.spans.lock().expect("no reader panics holding the lock"),
+                );
+            }
+            Bases::OnDemand { pass, .. } => {
+                // Every read is made while a transaction waits for it.
+                let read_ns = pass.read_ns();
+                timings.io = IoTimings {
+                    read_ns,
+                    build_ns: 0,
+                    exposed_ns: read_ns,
+                };
+            }
+            Bases::Resident(_) | Bases::PerBatch { .. } => {}
         }
         timings.batches = batches;
         (timings, result)
