@@ -23,8 +23,14 @@
 //! | [`run`] | the [`Runner`]s, one timed and verified pass each: [`Parallel`] (the worker pool over the scheduler's order, mega-blocks, state in memory or read from sources) and [`Sequential`] (the client loop) |
 //! | [`verify`] | comparing every item's gas, status and writes with the receipts and the [`ExpectedWrites`]: a [`Divergence`] whose [`Mismatch`] holds each pair as an [`Expected`] (gigagas-chain's, shared with the producers' comparison errors) |
 //!
-//! Dependencies between them point one way: `replay` → `prestate`, `expected`; `exec` →
-//! `replay`, `view`; `run` → `exec`; `verify` → `exec`, `expected`.
+//! Below them, [`prestate`] (the in-memory state, [`Carried`], [`StateError`]) depends on no
+//! other module, [`view`] on `prestate` alone, and [`source`] (the state seam,
+//! [`StateSource`]) on `prestate` and `replay`. Above them, dependencies point one way:
+//! `replay` → `prestate`, `expected`; `exec` → `replay`, `view`, `source`, `work`; `run` →
+//! `exec`, `source`, `schedule`, `barrier`; `verify` → `exec`, `expected`. The exception is
+//! `run` and `verify`, which know each other: a pass verifies each batch as it ends, and
+//! `verify` checks the sequential pass's [`SequentialOutputs`].
+//!
 //!
 //! Measuring (warm-up, samples, rounds, statistics) is the `gigagas-bench` crate's, and
 //! the grid's vocabulary ([`RunConfig`], [`SchedulerKind`], [`TimedWork`]) is
@@ -56,10 +62,9 @@ pub use exec::{ExecError, ExecFailure, ItemExecutor, ItemOutput, SequentialTx, T
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::{ChainSpec, Expected};
 pub use gigagas_grid::{RunConfig, SchedulerKind, TimedWork};
-pub use prestate::{PreStateDb, StateError};
+pub use prestate::{Carried, PreStateDb, StateError};
 pub use replay::{
-    BaseCursor, Carried, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock,
-    WorkItem,
+    BaseCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, WorkItem,
 };
 pub use revm::state::AccountInfo;
 pub use run::{

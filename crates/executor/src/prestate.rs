@@ -1,4 +1,6 @@
-//! The dump's pre-state as a compact in-memory store.
+//! The dump's pre-state as a compact in-memory store ([`PreStateDb`]), what earlier blocks
+//! of a segment wrote ([`Carried`]), and the error of every state read ([`StateError`]).
+//! This module depends on no other of the crate.
 
 use alloy_primitives::{Address, B256, U256};
 use gigagas_dump::Segment;
@@ -45,6 +47,50 @@ pub enum StateError {
 }
 
 impl revm::database_interface::DBErrorMarker for StateError {}
+
+/// Values at the start of a block that earlier blocks of its segment wrote
+/// ([`Replay::carried`](crate::Replay::carried)): what a pass reading its state from a
+/// [`StateSource`](crate::StateSource) takes from memory instead (a client keeps its own
+/// recent writes). Empty for a segment's first block.
+#[derive(Debug, Default, Clone)]
+pub struct Carried {
+    accounts: FxHashMap<Address, Option<AccountInfo>>,
+    slots: FxHashMap<(Address, U256), U256>,
+}
+
+impl Carried {
+    pub(crate) fn insert_account(&mut self, address: Address, info: Option<AccountInfo>) {
+        self.accounts.insert(address, info);
+    }
+
+    pub(crate) fn insert_slot(&mut self, address: Address, slot: U256, value: U256) {
+        self.slots.insert((address, slot), value);
+    }
+}
+
+impl Carried {
+    /// The account's value at the start of the block if an earlier block of the segment
+    /// wrote it (`Some(None)`: it does not exist).
+    pub fn account(&self, address: &Address) -> Option<&Option<AccountInfo>> {
+        self.accounts.get(address)
+    }
+
+    /// The slot's value at the start of the block if an earlier block of the segment
+    /// wrote it.
+    pub fn slot(&self, address: &Address, slot: &U256) -> Option<U256> {
+        self.slots.get(&(*address, *slot)).copied()
+    }
+
+    /// Every carried account.
+    pub fn accounts(&self) -> impl Iterator<Item = (&Address, &Option<AccountInfo>)> {
+        self.accounts.iter()
+    }
+
+    /// Every carried slot.
+    pub fn slots(&self) -> impl Iterator<Item = (&(Address, U256), &U256)> {
+        self.slots.iter()
+    }
+}
 
 /// Tables shared by every block: bytecode (analysed once) and block hashes.
 #[derive(Debug, Default)]
@@ -292,8 +338,8 @@ impl PreStateDb {
         bal: &Bal,
         written_accounts: &rustc_hash::FxHashSet<Address>,
         written_slots: &rustc_hash::FxHashSet<(Address, U256)>,
-    ) -> crate::replay::Carried {
-        let mut carried = crate::replay::Carried::default();
+    ) -> Carried {
+        let mut carried = Carried::default();
         for (address, account) in bal.accounts.iter() {
             if written_accounts.contains(address)
                 && let Some(info) = self.accounts.get(address)

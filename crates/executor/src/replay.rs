@@ -2,7 +2,7 @@
 
 use crate::{
     expected::{ExpectedWrites, WriteIndexError},
-    prestate::PreStateDb,
+    prestate::{Carried, PreStateDb},
 };
 use alloy_consensus::{Header, Transaction, TxEnvelope, transaction::Recovered};
 use alloy_eips::eip4895::Withdrawal;
@@ -65,83 +65,6 @@ pub struct ReplayBlock {
     pub(crate) ommers: Vec<Header>,
     /// Ommers known only by hash (the miner's share is paid).
     pub(crate) headerless_ommers: u32,
-}
-
-/// Values at the start of a block that earlier blocks of its segment wrote
-/// ([`Replay::carried`]): what a pass reading its state from a
-/// [`StateSource`](crate::StateSource) takes from memory instead (a client keeps its own
-/// recent writes). Empty for a segment's first block.
-#[derive(Debug, Default, Clone)]
-pub struct Carried {
-    accounts: rustc_hash::FxHashMap<alloy_primitives::Address, Option<revm::state::AccountInfo>>,
-    slots: rustc_hash::FxHashMap<
-        (alloy_primitives::Address, alloy_primitives::U256),
-        alloy_primitives::U256,
-    >,
-}
-
-impl Carried {
-    pub(crate) fn insert_account(
-        &mut self,
-        address: alloy_primitives::Address,
-        info: Option<revm::state::AccountInfo>,
-    ) {
-        self.accounts.insert(address, info);
-    }
-
-    pub(crate) fn insert_slot(
-        &mut self,
-        address: alloy_primitives::Address,
-        slot: alloy_primitives::U256,
-        value: alloy_primitives::U256,
-    ) {
-        self.slots.insert((address, slot), value);
-    }
-}
-
-impl Carried {
-    /// The account's value at the start of the block if an earlier block of the segment
-    /// wrote it (`Some(None)`: it does not exist).
-    pub fn account(
-        &self,
-        address: &alloy_primitives::Address,
-    ) -> Option<&Option<revm::state::AccountInfo>> {
-        self.accounts.get(address)
-    }
-
-    /// The slot's value at the start of the block if an earlier block of the segment
-    /// wrote it.
-    pub fn slot(
-        &self,
-        address: &alloy_primitives::Address,
-        slot: &alloy_primitives::U256,
-    ) -> Option<alloy_primitives::U256> {
-        self.slots.get(&(*address, *slot)).copied()
-    }
-
-    /// Every carried account.
-    pub fn accounts(
-        &self,
-    ) -> impl Iterator<
-        Item = (
-            &alloy_primitives::Address,
-            &Option<revm::state::AccountInfo>,
-        ),
-    > {
-        self.accounts.iter()
-    }
-
-    /// Every carried slot.
-    pub fn slots(
-        &self,
-    ) -> impl Iterator<
-        Item = (
-            &(alloy_primitives::Address, alloy_primitives::U256),
-            &alloy_primitives::U256,
-        ),
-    > {
-        self.slots.iter()
-    }
 }
 
 /// What a work item executes.
