@@ -2,6 +2,9 @@
 //! behind the executor's [`StateSource`] seam, warm and cold passes, and what each pass
 //! read.
 //!
+//! - [`StateSource`] is the one read trait of the seam. The store crate does not depend on
+//!   the executor, so the store's reader is put behind it here, where both are visible:
+//!   a failed read is a [`StateError::Source`] holding the store's [`StoreError`] whole.
 //! - A **warm** pass runs on whatever the page cache holds after the warm-up passes.
 //! - A **cold** pass first closes the store, evicts its files from the page cache
 //!   (`posix_fadvise(DONTNEED)`, and `drop_caches` where this process may), measures with
@@ -19,7 +22,7 @@ use gigagas_executor::{
 use gigagas_grid::{CacheState, StateRead};
 use gigagas_report::results::IoFigures;
 use gigagas_state::{
-    COLD_MAX_RESIDENT_BYTES, EvictOptions, ReadStats, StateReader, Store, StoreError, Timing,
+    COLD_MAX_RESIDENT_BYTES, EvictOptions, ReadStats, Store, StoreError, StoreReader, Timing,
     evict, open_store, probe_random_reads, quantile, residency,
 };
 use std::{
@@ -125,7 +128,7 @@ impl StoreContext {
                 let reader = store.reader()?;
                 reader.meter().set_timing(Timing::PerRead);
                 Ok(StoreSource {
-                    reader: Box::new(reader),
+                    reader,
                     into: Arc::clone(into),
                 })
             })
@@ -140,10 +143,11 @@ struct Collected {
     latencies: Vec<u64>,
 }
 
-/// A store reader behind the executor's [`StateSource`].
+/// A store reader behind the executor's [`StateSource`]; when dropped, it hands its
+/// reads' counts and latencies to the pass that made it.
 #[derive(Debug)]
 struct StoreSource {
-    reader: Box<dyn StateReader>,
+    reader: StoreReader,
     into: Arc<Mutex<Collected>>,
 }
 
@@ -157,10 +161,6 @@ impl Drop for StoreSource {
     }
 }
 
-fn source_err(e: StoreError) -> StateError {
-    StateError::Source(e.to_string())
-}
-
 impl StateSource for StoreSource {
     fn account(
         &mut self,
@@ -170,7 +170,7 @@ impl StateSource for StoreSource {
         Ok(self
             .reader
             .account(segment, address)
-            .map_err(source_err)?
+            .map_err(StateError::from_source)?
             .map(|a| AccountInfo {
                 balance: a.balance,
                 nonce: a.nonce,
@@ -187,11 +187,11 @@ impl StateSource for StoreSource {
     ) -> Result<U256, StateError> {
         self.reader
             .storage(segment, address, slot)
-            .map_err(source_err)
+            .map_err(StateError::from_source)
     }
 
     fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
-        self.reader.code(code_hash).map_err(source_err)
+        self.reader.code(code_hash).map_err(StateError::from_source)
     }
 }
 
@@ -298,5 +298,50 @@ fn prepare(ctx: &mut StoreContext, cache: CacheState) -> Result<f64, IoError> {
     match cache {
         CacheState::Cold => ctx.make_cold(),
         CacheState::Warm => Ok(residency(&ctx.dir)?.fraction()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    /// The store's reader behind the seam reads what the dump holds; a failed read is a
+    /// `StateError::Source` whose source is the store's own error; and its counts reach
+    /// the pass when it is dropped.
+    #[test]
+    fn a_store_read_behind_the_seam_keeps_the_stores_error() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
+        let (dump, info) = gigagas_dump::read_dump(&path).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("store");
+        gigagas_state::build_store(&dump, &info, &out, &Default::default(), &mut |_| {}).unwrap();
+        let store = open_store(&out, info.checksum).unwrap();
+        let collected = Arc::new(Mutex::new(Collected::default()));
+        let mut source = StoreSource {
+            reader: store.reader().unwrap(),
+            into: Arc::clone(&collected),
+        };
+        let account = &dump.segments[0].pre_state.accounts[0];
+        let read = StateSource::account(&mut source, 0, account.address).unwrap();
+        assert_eq!(
+            read.map(|a| (a.balance, a.nonce, a.code_hash)),
+            account.state.map(|s| (s.balance, s.nonce, s.code_hash))
+        );
+
+        let segments = dump.segments.len();
+        let err = StateSource::account(&mut source, segments, account.address).unwrap_err();
+        assert!(matches!(err, StateError::Source(_)), "{err:?}");
+        let store_err = err.source().and_then(|e| e.downcast_ref::<StoreError>());
+        assert!(
+            matches!(
+                store_err,
+                Some(StoreError::NoSuchSegment { segment, .. }) if *segment == segments
+            ),
+            "{err:?}"
+        );
+        drop(source);
+        // The one read that reached the store is counted.
+        assert_eq!(collected.lock().unwrap().stats.accounts, 1);
     }
 }

@@ -31,7 +31,6 @@
 //! `run` and `verify`, which know each other: a pass verifies each batch as it ends, and
 //! `verify` checks the sequential pass's [`SequentialOutputs`].
 //!
-//!
 //! Measuring (warm-up, samples, rounds, statistics) is the `gigagas-bench` crate's, and
 //! the grid's vocabulary ([`RunConfig`], [`SchedulerKind`], [`TimedWork`]) is
 //! `gigagas-grid`'s, re-exported here: this crate only prepares, runs and verifies.
@@ -62,7 +61,7 @@ pub use exec::{ExecError, ExecFailure, ItemExecutor, ItemOutput, SequentialTx, T
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::{ChainSpec, Expected};
 pub use gigagas_grid::{RunConfig, SchedulerKind, TimedWork};
-pub use prestate::{Carried, PreStateDb, StateError};
+pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
     BaseCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, WorkItem,
 };

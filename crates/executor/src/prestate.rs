@@ -9,7 +9,8 @@ use revm::{DatabaseRef, bytecode::Bytecode, primitives::KECCAK_EMPTY, state::Acc
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
-/// A read of state that the dump does not contain.
+/// A read of state that failed: state the dump (or the block access list) does not
+/// contain, or a [`StateSource`](crate::StateSource) that could not read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StateError {
     /// The account is not in the dump's pre-state (neither present nor recorded absent).
@@ -32,10 +33,14 @@ pub enum StateError {
     /// The account is not in the block access list.
     #[error("account {0} is read but is not in the block access list")]
     AccountNotInBal(Address),
-    /// A [`StateSource`](crate::StateSource) failed to read (a store's I/O or decoding
-    /// error, as one line).
+    /// A [`StateSource`](crate::StateSource) failed to read: the source's own error (a
+    /// store's I/O or decoding error) is this error's source, whole, so a caller can
+    /// downcast it.
     #[error("state source: {0}")]
-    Source(String),
+    Source(#[source] SourceError),
+    /// A pass reading on demand was given no reader to read with.
+    #[error("state source: the pass was given no reader")]
+    NoReader,
     /// The slot is not in the block access list.
     #[error("storage slot {slot:#x} of {address} is read but is not in the block access list")]
     SlotNotInBal {
@@ -47,6 +52,43 @@ pub enum StateError {
 }
 
 impl revm::database_interface::DBErrorMarker for StateError {}
+
+impl StateError {
+    /// A [`StateError::Source`] holding `error`, a source's own failure to read.
+    pub fn from_source(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Source(SourceError(Arc::new(error)))
+    }
+}
+
+/// A [`StateSource`](crate::StateSource)'s own error (a store's I/O or decoding error),
+/// the source of a [`StateError::Source`]: it dereferences to that error, so
+/// `std::error::Error::source` gives the error itself, which a caller can downcast.
+/// Shared (`Arc`), so that a [`StateError`] stays `Clone`; equal only to itself (the
+/// same shared error), as a store's error cannot be compared by value.
+#[derive(Debug, Clone)]
+pub struct SourceError(Arc<dyn std::error::Error + Send + Sync + 'static>);
+
+impl std::ops::Deref for SourceError {
+    type Target = dyn std::error::Error + Send + Sync + 'static;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl std::fmt::Display for SourceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl PartialEq for SourceError {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for SourceError {}
 
 /// Values at the start of a block that earlier blocks of its segment wrote
 /// ([`Replay::carried`](crate::Replay::carried)): what a pass reading its state from a

@@ -35,6 +35,11 @@ use std::{
 /// One reader of pre-state values, used by one thread at a time: revm's `Database` for a
 /// dump's segments. `segment` is the index of a dump segment; each segment sees only its own
 /// pre-state.
+///
+/// The one read trait of the state seam. A store implements it where both it and this
+/// crate are visible (the MDBX store of `gigagas-state` in `gigagas-bench`'s `io`), so the
+/// executor knows no store and a store no executor. A failed read is a
+/// [`StateError::Source`] holding the store's own error ([`StateError::from_source`]).
 pub trait StateSource: Send {
     /// The account (nonce, balance, code hash; its code is read with [`StateSource::code`]),
     /// `None` if it does not exist.
@@ -322,7 +327,7 @@ impl<'s> OnDemandPass<'s> {
             .iter()
             .find_map(|r| r.try_lock().ok())
             .or_else(|| self.readers.first().and_then(|r| r.lock().ok()))
-            .ok_or_else(|| StateError::Source("no reader for an on-demand read".into()))?;
+            .ok_or(StateError::NoReader)?;
         let value = read(&mut ***guard);
         drop(guard);
         self.read_ns

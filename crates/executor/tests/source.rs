@@ -230,3 +230,95 @@ fn bases_read_from_a_source_equal_the_bases_in_memory() {
         }
     }
 }
+
+/// A store's own error, as a source would hold it.
+#[derive(Debug, PartialEq, Eq)]
+struct Unreadable {
+    segment: usize,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "segment {} is unreadable", self.segment)
+    }
+}
+
+impl std::error::Error for Unreadable {}
+
+/// A source whose every account and slot read fails with its own error.
+struct Failing;
+
+impl StateSource for Failing {
+    fn account(&mut self, segment: usize, _: Address) -> Result<Option<AccountInfo>, StateError> {
+        Err(StateError::from_source(Unreadable { segment }))
+    }
+
+    fn storage(&mut self, segment: usize, _: Address, _: U256) -> Result<U256, StateError> {
+        Err(StateError::from_source(Unreadable { segment }))
+    }
+
+    fn code(&mut self, _: B256) -> Result<Option<Bytes>, StateError> {
+        Ok(None)
+    }
+}
+
+/// The source's own error travels whole: a prefetch and a pass fail with
+/// `StateError::Source`, whose source is the source's error (downcast, not a string).
+#[test]
+fn a_failed_read_keeps_the_sources_error_as_its_source() {
+    use std::error::Error;
+    let (replay, _) = load("mainnet.gigagas");
+    let err = replay
+        .prefetch_bases(0..1, &mut [Box::new(Failing) as Box<dyn StateSource>])
+        .unwrap_err();
+    assert!(matches!(err, StateError::Source(_)), "{err:?}");
+    assert_eq!(
+        err.source().and_then(|e| e.downcast_ref::<Unreadable>()),
+        Some(&Unreadable { segment: 0 })
+    );
+    assert_eq!(err.to_string(), "state source: segment 0 is unreadable");
+
+    // Through a pass: the divergence's chain reaches the source's error.
+    let config = RunConfig::new(1, 1, SchedulerKind::Ols);
+    for mode in IoMode::ALL {
+        let mut readers = vec![Box::new(Failing) as Box<dyn StateSource>];
+        let io = PassIo {
+            readers: &mut readers,
+            mode,
+        };
+        let divergence = Parallel::reading(&config, io)
+            .run(&replay, true)
+            .expect_err("no state can be read");
+        let gigagas_executor::Mismatch::Execution(failed) = &*divergence.mismatch else {
+            panic!("{mode}: {divergence}");
+        };
+        let mut cause: Option<&dyn Error> = Some(failed);
+        let mut found = false;
+        while let Some(e) = cause {
+            found |= e.downcast_ref::<Unreadable>().is_some();
+            cause = e.source();
+        }
+        assert!(found, "{mode}: {divergence}");
+    }
+}
+
+/// A pass reading on demand with no reader fails with its own error, not a panic or a
+/// string.
+#[test]
+fn an_on_demand_pass_without_readers_says_so() {
+    let (replay, _) = load("mainnet.gigagas");
+    let config = RunConfig::new(1, 1, SchedulerKind::Ols);
+    let io = PassIo {
+        readers: &mut [],
+        mode: IoMode::OnDemand,
+    };
+    let divergence = Parallel::reading(&config, io)
+        .run(&replay, true)
+        .expect_err("nothing can be read");
+    assert!(
+        divergence
+            .to_string()
+            .contains("state source: the pass was given no reader"),
+        "{divergence}"
+    );
+}

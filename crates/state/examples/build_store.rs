@@ -7,8 +7,7 @@
 //! (Until `gigagas state build` exists; it measures what that command will do.)
 
 use gigagas_state::{
-    BuildOptions, EvictOptions, StateReader, build_store, evict, open_store, probe_random_reads,
-    residency,
+    BuildOptions, EvictOptions, build_store, evict, open_store, probe_random_reads, residency,
 };
 use std::{path::PathBuf, time::Duration, time::Instant};
 

@@ -7,8 +7,10 @@
 //! - [`open_store`] opens it read-only and refuses a store built from another dump;
 //!   [`Store::reader`] gives each thread a [`StoreReader`] (one read transaction) whose
 //!   reads are counted and, if asked, timed by its [`ReadMeter`].
-//! - [`StateStore`] and [`StateReader`] are the engine-neutral seam (like revm's
-//!   `DatabaseRef`): a second engine would be one more module implementing them.
+//! - The seam a pass reads through is the executor's `StateSource`, the one read trait:
+//!   this crate does not depend on the executor (nor on revm), so the bench crate, which
+//!   sees both, puts a [`StoreReader`] behind it. A second engine would be one more
+//!   reader behind that trait, counting its reads with a [`ReadMeter`] as this one does.
 //! - [`evict`] and [`residency`] make a store cold and check that it is;
 //!   [`probe_random_reads`] measures the device under it.
 //!
@@ -67,8 +69,8 @@ pub use error::StoreError;
 pub use layout::{FORMAT_VERSION, PAD_SEGMENT, StoreMeta, ValueError};
 pub use probe::{PROBE_BLOCK, ProbeResult, probe_random_reads};
 pub use store::{
-    DATA_FILE, LOCK_FILE, ReadKind, ReadMeter, ReadStats, StateReader, StateStore, Store,
-    StoreReader, TableStats, Timing, open_store, quantile,
+    DATA_FILE, LOCK_FILE, ReadKind, ReadMeter, ReadStats, Store, StoreReader, TableStats, Timing,
+    open_store, quantile,
 };
 
 // Dev-dependencies used only by the integration tests in `tests/`.

@@ -1,5 +1,5 @@
-//! Opening a store and reading it: [`open_store`], [`Store`], [`StoreReader`], and the
-//! engine-neutral seam [`StateStore`] / [`StateReader`] with its [`ReadMeter`].
+//! Opening a store and reading it: [`open_store`], [`Store`], [`StoreReader`] with its
+//! [`ReadMeter`].
 
 use crate::{
     StoreError, StoreMeta,
@@ -28,44 +28,6 @@ use std::{
 pub const DATA_FILE: &str = "mdbx.dat";
 /// MDBX's lock file beside it (the reader table; not data).
 pub const LOCK_FILE: &str = "mdbx.lck";
-
-/// An open state store: the engine-neutral face the executor uses.
-///
-/// A store hands out one [`StateReader`] per thread; readers of one store may read from
-/// many threads at once.
-pub trait StateStore: Send + Sync + fmt::Debug {
-    /// A new reader (for MDBX: one read transaction), to be used by one thread at a time;
-    /// it may be created on one thread and moved to another.
-    fn reader(&self) -> Result<Box<dyn StateReader>, StoreError>;
-    /// What the store was built from and what it holds.
-    fn meta(&self) -> &StoreMeta;
-    /// The store's folder.
-    fn path(&self) -> &Path;
-}
-
-/// Reads of one thread from a [`StateStore`], like revm's `DatabaseRef`, each counted
-/// (and timed, if asked) by its [`ReadMeter`].
-///
-/// `segment` is the index of a dump segment (`0..meta().segments`); each segment sees
-/// only its own pre-state.
-pub trait StateReader: Send + fmt::Debug {
-    /// The account, `None` if it does not exist (the dump records it absent). An existing
-    /// empty account reads as `Some` with zero nonce and balance and the empty code hash.
-    fn account(&self, segment: usize, address: Address)
-    -> Result<Option<AccountState>, StoreError>;
-    /// The slot's value; zero where nothing is stored, as in a node: a slot the dump
-    /// records as zero, a slot of an absent account and a slot the dump does not list at
-    /// all read alike.
-    fn storage(&self, segment: usize, address: Address, slot: U256) -> Result<U256, StoreError>;
-    /// The bytecode of `code_hash`, `None` if the store does not hold it. The empty code's
-    /// hash gives empty bytes without a read (and is not counted).
-    fn code(&self, code_hash: B256) -> Result<Option<Bytes>, StoreError>;
-    /// The hash of block `number` before the segment's first block, `None` if the dump
-    /// does not hold it.
-    fn block_hash(&self, segment: usize, number: u64) -> Result<Option<B256>, StoreError>;
-    /// The reader's counters and latencies.
-    fn meter(&self) -> &ReadMeter;
-}
 
 /// Entries, depth and pages of one table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,22 +269,13 @@ impl Store {
     }
 }
 
-impl StateStore for Store {
-    fn reader(&self) -> Result<Box<dyn StateReader>, StoreError> {
-        Ok(Box::new(Store::reader(self)?))
-    }
-
-    fn meta(&self) -> &StoreMeta {
-        &self.meta
-    }
-
-    fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
 /// One thread's reads from a [`Store`]: an MDBX read transaction (a consistent snapshot)
-/// with its counters. `Send`, not `Sync`.
+/// with its counters, like revm's `DatabaseRef`. `Send`, not `Sync`.
+///
+/// `segment` is the index of a dump segment (`0..meta().segments`); each segment sees
+/// only its own pre-state. Every read is counted (and timed, if asked) by the reader's
+/// [`ReadMeter`]. A pass reads it through the executor's `StateSource`, which the bench
+/// crate implements for it (`gigagas-bench`'s `io`).
 pub struct StoreReader {
     txn: RoTxUnsync,
     tables: Tables,
@@ -369,8 +322,10 @@ impl StoreReader {
     }
 }
 
-impl StateReader for StoreReader {
-    fn account(
+impl StoreReader {
+    /// The account, `None` if it does not exist (the dump records it absent). An existing
+    /// empty account reads as `Some` with zero nonce and balance and the empty code hash.
+    pub fn account(
         &self,
         segment: usize,
         address: Address,
@@ -390,7 +345,15 @@ impl StateReader for StoreReader {
         })
     }
 
-    fn storage(&self, segment: usize, address: Address, slot: U256) -> Result<U256, StoreError> {
+    /// The slot's value; zero where nothing is stored, as in a node: a slot the dump
+    /// records as zero, a slot of an absent account and a slot the dump does not list at
+    /// all read alike.
+    pub fn storage(
+        &self,
+        segment: usize,
+        address: Address,
+        slot: U256,
+    ) -> Result<U256, StoreError> {
         let key = state_key(&address, self.segment(segment)?);
         let slot = slot.to_be_bytes::<32>();
         self.meter.measure(ReadKind::Slot, || {
@@ -410,7 +373,9 @@ impl StateReader for StoreReader {
         })
     }
 
-    fn code(&self, code_hash: B256) -> Result<Option<Bytes>, StoreError> {
+    /// The bytecode of `code_hash`, `None` if the store does not hold it. The empty code's
+    /// hash gives empty bytes without a read (and is not counted).
+    pub fn code(&self, code_hash: B256) -> Result<Option<Bytes>, StoreError> {
         if code_hash == KECCAK256_EMPTY {
             return Ok(Some(Bytes::new()));
         }
@@ -426,7 +391,9 @@ impl StateReader for StoreReader {
         })
     }
 
-    fn block_hash(&self, segment: usize, number: u64) -> Result<Option<B256>, StoreError> {
+    /// The hash of block `number` before the segment's first block, `None` if the dump
+    /// does not hold it.
+    pub fn block_hash(&self, segment: usize, number: u64) -> Result<Option<B256>, StoreError> {
         let key = block_hash_key(self.segment(segment)?, number);
         self.meter.measure(ReadKind::BlockHash, || {
             let value: Option<Cow<'_, [u8]>> = self
@@ -443,7 +410,8 @@ impl StateReader for StoreReader {
         })
     }
 
-    fn meter(&self) -> &ReadMeter {
+    /// The reader's counters and latencies.
+    pub fn meter(&self) -> &ReadMeter {
         &self.meter
     }
 }
@@ -451,13 +419,13 @@ impl StateReader for StoreReader {
 /// What a read was for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReadKind {
-    /// [`StateReader::account`].
+    /// [`StoreReader::account`].
     Account,
-    /// [`StateReader::storage`].
+    /// [`StoreReader::storage`].
     Slot,
-    /// [`StateReader::code`].
+    /// [`StoreReader::code`].
     Code,
-    /// [`StateReader::block_hash`].
+    /// [`StoreReader::block_hash`].
     BlockHash,
 }
 
@@ -509,8 +477,8 @@ impl ReadStats {
     }
 }
 
-/// Counters (and, if asked, latencies) of one reader: engine-neutral, so that every
-/// [`StateReader`] counts alike. Single-threaded (`Cell`s), like its reader.
+/// Counters (and, if asked, latencies) of one reader: engine-neutral, so that a second
+/// engine's reader would count alike. Single-threaded (`Cell`s), like its reader.
 #[derive(Debug, Default)]
 pub struct ReadMeter {
     stats: Cell<ReadStats>,
@@ -547,7 +515,7 @@ impl ReadMeter {
     }
 
     /// Run one read of `kind` (returning its value and the bytes it read), counting and
-    /// timing it. For engines implementing [`StateReader`].
+    /// timing it. For the readers of every engine.
     pub fn measure<T>(
         &self,
         kind: ReadKind,

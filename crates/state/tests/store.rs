@@ -6,8 +6,8 @@ use alloy_primitives::{Address, B256, KECCAK256_EMPTY, U256};
 use gigagas_dump::{Dump, DumpFileInfo, read_dump};
 use gigagas_state::{
     BuildOptions, BuildProgress, BuildStage, COLD_MAX_RESIDENT_BYTES, DATA_FILE, EvictOptions,
-    PAD_SEGMENT, StateReader, StateStore, Store, StoreError, Timing, build_store, evict,
-    open_store, probe_random_reads, residency,
+    PAD_SEGMENT, Store, StoreError, StoreReader, Timing, build_store, evict, open_store,
+    probe_random_reads, residency,
 };
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::{
@@ -62,7 +62,7 @@ fn build(dump: &(Dump, DumpFileInfo), out: &Path, pad_to: Option<u64>) -> Vec<Bu
 
 /// Every account, slot, code and block hash of every segment reads back as the dump has
 /// it; absent accounts read absent; what the dump does not list reads absent or zero.
-fn assert_reads_back(dump: &Dump, reader: &dyn StateReader) {
+fn assert_reads_back(dump: &Dump, reader: &StoreReader) {
     for (segment, s) in dump.segments.iter().enumerate() {
         let pre = &s.pre_state;
         for account in &pre.accounts {
@@ -175,7 +175,7 @@ fn readers_read_in_parallel_from_several_threads() {
     let dir = scratch();
     let out = dir.path().join("store");
     build(dump, &out, None);
-    let store: Box<dyn StateStore> = Box::new(open_store(&out, dump.1.checksum).unwrap());
+    let store = open_store(&out, dump.1.checksum).unwrap();
     let counts: Vec<u64> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..4)
             .map(|_| {
@@ -183,7 +183,7 @@ fn readers_read_in_parallel_from_several_threads() {
                 scope.spawn(move || {
                     let reader = store.reader().unwrap();
                     for _ in 0..3 {
-                        assert_reads_back(&dump.0, reader.as_ref());
+                        assert_reads_back(&dump.0, &reader);
                     }
                     reader.meter().stats().reads()
                 })
@@ -194,7 +194,7 @@ fn readers_read_in_parallel_from_several_threads() {
     assert!(counts.iter().all(|c| *c == counts[0] && *c > 0));
     // A reader made on one thread reads on another.
     let reader = store.reader().unwrap();
-    std::thread::spawn(move || assert_reads_back(&dump.0, reader.as_ref()))
+    std::thread::spawn(move || assert_reads_back(&dump.0, &reader))
         .join()
         .unwrap();
 }
