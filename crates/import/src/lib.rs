@@ -6,9 +6,11 @@
 //! result is checked against everything the fixture commits to (each header's gas used,
 //! blob gas used, receipts root, logs bloom, requests hash and state root; `postState`
 //! account by account or `postStateHash`; `lastblockhash`) and only then turned into a
-//! [`gigagas_dump::Dump`] whose pre-state is what the access lists touch. A block the
-//! fixture expects rejected is offered to the tip and must be refused ([`RejectedBlock`],
-//! [`RejectedBy`]); it never enters the dump.
+//! [`gigagas_dump::Dump`] whose pre-state is what the access lists touch; the first
+//! difference is a [`Mismatch`] whose [`Difference`] holds the fixture's value and the
+//! execution's, typed, as an [`Expected`] (a header's as gigagas-chain's
+//! [`HeaderMismatch`]). A block the fixture expects rejected is offered to the tip and
+//! must be refused ([`RejectedBlock`], [`RejectedBy`]); it never enters the dump.
 //!
 //! [`import`] handles files and directories (one dump per test); [`import_test`] is one
 //! test in memory.
