@@ -2,7 +2,7 @@
 //!
 //! | table | key | value | like reth's |
 //! |---|---|---|---|
-//! | [`ACCOUNTS`] | address (20) ++ segment (u32 BE) | [`encode_account`]: compact nonce, balance, code hash | `PlainAccountState` |
+//! | [`ACCOUNTS`] | address (20) ++ segment (u32 BE) | `encode_account`: compact nonce, balance, code hash | `PlainAccountState` |
 //! | [`STORAGE`] (DUPSORT) | address (20) ++ segment (u32 BE) | slot (32) ++ value (BE, leading zeros stripped) | `PlainStorageState` |
 //! | [`BYTECODES`] | code hash (32) | raw bytecode | `Bytecodes` |
 //! | [`BLOCK_HASHES`] | segment (u32 BE) ++ number (u64 BE) | hash (32) | `CanonicalHeaders` |
@@ -92,7 +92,7 @@ pub enum ValueError {
         len: usize,
     },
     /// An account header with a nonce longer than 8 bytes, a balance longer than 32 or
-    /// a flag [`encode_account`] never sets.
+    /// a flag the layout never sets.
     #[error("account header {nonce_len:#04x} {flags:#04x} is not one this layout writes")]
     AccountHeader {
         /// The first header byte: the nonce's length.
