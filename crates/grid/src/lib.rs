@@ -9,6 +9,10 @@
 //!   BAL replay with a [`RunConfig`] ([`Point::Bal`]). Its `Display` is the one name of a
 //!   point everywhere (tables, compare, progress, traces, timelines): `sequential`,
 //!   `BAL 2t b50 ols`, with ` +senders` / ` +receipts` when those are inside the timed work.
+//!   Its serde form is the flat fields results files store for a row or a total (`mode`,
+//!   `threads`, `batch`, `scheduler`, the [`TimedWork`] fields), read strictly. A
+//!   [`RunConfig`] holds its [`TimedWork`] whole, so the replay and the baseline carry the
+//!   same optional steps.
 //! - [`SchedulerKind`]: the schedulers by name (`ols`, `gas-used`, `gas-limit`).
 //! - [`TimedWork`]: the optional steps of the timed work, the same on both sides of a ratio,
 //!   including where the pre-state is read from ([`StateRead`]: memory, or a store on disk
