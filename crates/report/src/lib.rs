@@ -7,7 +7,7 @@
 //! [`SweepResults`].
 //!
 //! Words: a *batch* is always a mega-block, consecutive blocks replayed as one parallel
-//! unit, and `batch` (config key, `--batch`, [`ResultRow::batch`]) is its size in blocks;
+//! unit, and `batch` (config key, `--batch`, [`gigagas_grid::Point::batch`]) is its size in blocks;
 //! *batches* are how many of them a dump makes. A *pass* replays a dump once, a *sample*
 //! is one or more passes timed together (at least `min_sample_ms`), a *repeat* is one
 //! measured sample.

@@ -39,7 +39,7 @@ fn distinct_dumps(sets: &[SweepResults]) -> usize {
 /// row's cell is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Column {
-    /// The result set's tag (`M1`, `M2`, ... as listed by [`render_markdown`]).
+    /// The result set's tag (`M1`, `M2`, ... as listed by [`render_markdown`](super::render_markdown)).
     Machine,
     /// `yes`, or `UNVERIFIED` for a row measured with `--no-verify`.
     Verified,
@@ -267,7 +267,7 @@ pub fn table_width(table: &str) -> usize {
 
 /// The measured rows as one markdown table, with the columns of [`rows_columns`]. With
 /// several result sets, a `machine` column (`M1`, `M2`, ... as listed by
-/// [`render_markdown`]) leads each row.
+/// [`render_markdown`](super::render_markdown)) leads each row.
 pub fn rows_table(sets: &[SweepResults]) -> String {
     rows_table_with(sets, &rows_columns(sets))
 }
