@@ -10,6 +10,7 @@ use alloy_evm::block::BlockExecutionError;
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_chain::{BlockStage, Expected, HeaderMismatch};
 use gigagas_dump::InvariantError;
+use gigagas_record::BalEntry;
 use std::{borrow::Cow, fmt, path::PathBuf};
 
 /// Everything that can go wrong importing fixtures. File-level variants name the file,
@@ -280,13 +281,9 @@ pub enum Difference {
     },
     /// The fixture's `blockAccessList` is not a well-formed EIP-7928 list (why).
     AccessListFormat(String),
-    /// An entry of the fixture's `blockAccessList` against revm's.
-    AccessListEntry {
-        /// The entry, e.g. `postBalance at blockAccessIndex 0x1`.
-        entry: String,
-        /// Both values, as the access list comparison shows them.
-        values: Expected<String>,
-    },
+    /// An entry of the fixture's `blockAccessList` against revm's (the account is the
+    /// mismatch's).
+    AccessListEntry(BalEntry),
     /// The header's `blockAccessListHash` against the hash of the fixture's list.
     AccessListHash(Expected<B256>),
     /// An account `postState` lists that the final state lacks.
@@ -328,7 +325,7 @@ impl Difference {
             Self::AccessListFormat(_) => {
                 "block access list format (the fixture's blockAccessList)".into()
             }
-            Self::AccessListEntry { entry, .. } => format!("block access list {entry}").into(),
+            Self::AccessListEntry(entry) => format!("block access list {}", entry.name()).into(),
             Self::AccessListHash(_) => {
                 "block access list hash (the fixture's blockAccessList)".into()
             }
@@ -359,7 +356,7 @@ impl Difference {
             Self::AccessListFormat(why) => {
                 Expected::new("a well-formed EIP-7928 list".into(), why.clone())
             }
-            Self::AccessListEntry { values, .. } => values.clone(),
+            Self::AccessListEntry(entry) => entry.values(),
             Self::MissingAccount => Expected::new("present".into(), "absent".into()),
             Self::ExtraAccount {
                 balance,

@@ -710,11 +710,13 @@ fn first_rejection(
         Some(list) => {
             let ours = without_eip8282_touches(&recorded.access_list, Some(&list));
             if let Some(diff) = first_difference(&list, &ours) {
+                let Expected { expected, got } = diff.entry.values();
                 return Some((
                     RejectedBy::AccessList,
                     format!(
-                        "account {}: {}: the block's list says {}, execution gives {}",
-                        diff.address, diff.entry, diff.expected, diff.got
+                        "account {}: {}: the block's list says {expected}, execution gives {got}",
+                        diff.address,
+                        diff.entry.name()
                     ),
                 ));
             }
@@ -803,10 +805,7 @@ fn access_list_to_store(
             name,
             at,
             Some(diff.address),
-            Difference::AccessListEntry {
-                entry: diff.entry.clone(),
-                values: Expected::new(diff.expected.clone(), diff.got.clone()),
-            },
+            Difference::AccessListEntry(diff.entry.clone()),
         ));
     }
     let hash = alloy_eip7928::compute_block_access_list_hash(fixture_bal);
@@ -822,10 +821,7 @@ fn access_list_to_store(
         return Err(rules_differ(
             name,
             number,
-            format!(
-                "block access list: account {}: {}: expected {}, got {} (revm lists a read-only access the fixture's list does not)",
-                diff.address, diff.entry, diff.expected, diff.got
-            ),
+            format!("{diff} (revm lists a read-only access the fixture's list does not)"),
         ));
     }
     // The fixture's own list, plus the EIP-8282 touches alloy-evm's post-block calls need

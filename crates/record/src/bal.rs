@@ -1,23 +1,124 @@
 //! Comparing two EIP-7928 block access lists entry by entry.
 
 use alloy_eip7928::{AccountChanges, BlockAccessList};
-use alloy_primitives::{Address, U256};
-use std::collections::{BTreeMap, BTreeSet};
+use alloy_primitives::{Address, Bytes, U256};
+use gigagas_chain::Expected;
+use std::{
+    borrow::Cow,
+    collections::{BTreeMap, BTreeSet},
+    fmt,
+};
 
-/// The first entry in which two block access lists differ.
+/// The first entry in which two block access lists differ. Displayed as
+/// `block access list: account <address>: <entry>: expected <expected>, got <got>`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("block access list: account {address}: {entry}: expected {expected}, got {got}")]
+#[error("block access list: account {address}: {}: {}", entry.name(), entry.values())]
 pub struct BalDifference {
     /// The account.
     pub address: Address,
-    /// The entry, in the fixture JSON's words: `account`, `storageChanges[slot 0x01]`,
-    /// `storageReads`, `postBalance at blockAccessIndex 0x01`, `postNonce ...`,
-    /// `newCode ...`.
-    pub entry: String,
-    /// The expected side's value (`absent` if it has none).
-    pub expected: String,
-    /// The other side's value (`absent` if it has none).
-    pub got: String,
+    /// The entry, with the expected side's value and the other's.
+    pub entry: BalEntry,
+}
+
+/// An entry of one account in which two block access lists differ, typed by kind: the
+/// expected side's value and the other's as an [`Expected`]. A change one side lists and
+/// the other does not is `None` on the side without it (shown `absent`). Block access
+/// indices are EIP-7928's (0 before the first transaction).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BalEntry {
+    /// Whether the account is listed at all (shown `present` or `absent`).
+    Account(Expected<bool>),
+    /// A storage slot's value after the transaction at a block access index.
+    StorageChange {
+        /// The slot.
+        slot: U256,
+        /// The block access index.
+        index: u64,
+        /// The slot's new value on each side.
+        values: Expected<Option<U256>>,
+    },
+    /// Whether a storage slot is read (shown `read` or `not read`).
+    StorageRead {
+        /// The slot.
+        slot: U256,
+        /// Whether each side reads it.
+        read: Expected<bool>,
+    },
+    /// The balance after the transaction at a block access index.
+    Balance {
+        /// The block access index.
+        index: u64,
+        /// The balance on each side.
+        values: Expected<Option<U256>>,
+    },
+    /// The nonce after the transaction at a block access index.
+    Nonce {
+        /// The block access index.
+        index: u64,
+        /// The nonce on each side.
+        values: Expected<Option<u64>>,
+    },
+    /// The code deployed by the transaction at a block access index.
+    Code {
+        /// The block access index.
+        index: u64,
+        /// The code on each side.
+        values: Expected<Option<Bytes>>,
+    },
+    /// Lists with the same content that differ in order or duplicates: the entries at the
+    /// first position where their encodings part (`None` past a list's end; boxed: two
+    /// accounts' changes are large). Shown in their debug form.
+    Encoding {
+        /// The position in the lists.
+        position: usize,
+        /// Each list's entry at that position.
+        entries: Box<Expected<Option<AccountChanges>>>,
+    },
+}
+
+impl BalEntry {
+    /// The entry in the fixture JSON's words: `account`, `storageChanges[slot 0x1]
+    /// postValue at blockAccessIndex 0x1`, `storageReads[slot 0x1]`, `postBalance at
+    /// blockAccessIndex 0x1`, `postNonce ...`, `newCode ...`, `encoding of entry 0 (order
+    /// or duplicates)`.
+    pub fn name(&self) -> Cow<'static, str> {
+        match self {
+            Self::Account(_) => "account".into(),
+            Self::StorageChange { slot, index, .. } => {
+                format!("storageChanges[slot {slot:#x}] postValue at blockAccessIndex {index:#x}")
+                    .into()
+            }
+            Self::StorageRead { slot, .. } => format!("storageReads[slot {slot:#x}]").into(),
+            Self::Balance { index, .. } => {
+                format!("postBalance at blockAccessIndex {index:#x}").into()
+            }
+            Self::Nonce { index, .. } => format!("postNonce at blockAccessIndex {index:#x}").into(),
+            Self::Code { index, .. } => format!("newCode at blockAccessIndex {index:#x}").into(),
+            Self::Encoding { position, .. } => {
+                format!("encoding of entry {position} (order or duplicates)").into()
+            }
+        }
+    }
+
+    /// The expected side's value and the other's, in display form: `absent` for a change
+    /// a side lacks, values in decimal, code in hex.
+    pub fn values(&self) -> Expected<String> {
+        fn shown<T: fmt::Display>(e: &Expected<Option<T>>) -> Expected<String> {
+            e.as_ref()
+                .map(|v| v.as_ref().map_or_else(|| "absent".into(), T::to_string))
+        }
+        let words = |e: &Expected<bool>, yes: &str, no: &str| {
+            e.map(|b| if b { yes } else { no }.to_string())
+        };
+        match self {
+            Self::Account(e) => words(e, "present", "absent"),
+            Self::StorageRead { read, .. } => words(read, "read", "not read"),
+            Self::StorageChange { values, .. } | Self::Balance { values, .. } => shown(values),
+            Self::Nonce { values, .. } => shown(values),
+            Self::Code { values, .. } => shown(values),
+            Self::Encoding { entries, .. } => entries.as_ref().as_ref().map(|e| format!("{e:?}")),
+        }
+    }
 }
 
 /// Compare `got` with `expected`, account by account in address order, then for each
@@ -30,63 +131,51 @@ pub fn first_difference(
     let (e, g) = (by_address(expected), by_address(got));
     let addresses: BTreeSet<Address> = e.keys().chain(g.keys()).copied().collect();
     for address in addresses {
-        let found = match (e.get(&address), g.get(&address)) {
+        let (a, b) = (e.get(&address), g.get(&address));
+        let found = match (a, b) {
             (Some(a), Some(b)) => account_difference(a, b),
-            (Some(_), None) => Some(("account".into(), "present".into(), "absent".into())),
-            (None, Some(_)) => Some(("account".into(), "absent".into(), "present".into())),
-            (None, None) => unreachable!("the address comes from one of the maps"),
+            _ => Some(BalEntry::Account(Expected::new(a.is_some(), b.is_some()))),
         };
-        if let Some((entry, expected, got)) = found {
-            return Some(BalDifference {
-                address,
-                entry,
-                expected,
-                got,
-            });
+        if let Some(entry) = found {
+            return Some(BalDifference { address, entry });
         }
     }
     encoding_difference(expected, got)
 }
 
-/// A difference inside one account: (entry, expected, got).
-type Found = (String, String, String);
-
 /// The first difference between two entries of the same account, in the order
 /// [`first_difference`] documents.
-fn account_difference(e: &AccountChanges, g: &AccountChanges) -> Option<Found> {
+fn account_difference(e: &AccountChanges, g: &AccountChanges) -> Option<BalEntry> {
     storage_changes_difference(e, g)
         .or_else(|| storage_reads_difference(e, g))
         .or_else(|| {
             let balance = |a: &AccountChanges| {
                 per_index(&a.balance_changes, |c| {
-                    (c.block_access_index.0, c.post_balance.to_string())
+                    (c.block_access_index.0, c.post_balance)
                 })
             };
+            first_keyed(&balance(e), &balance(g))
+                .map(|(index, values)| BalEntry::Balance { index, values })
+        })
+        .or_else(|| {
             let nonce = |a: &AccountChanges| {
-                per_index(&a.nonce_changes, |c| {
-                    (c.block_access_index.0, c.new_nonce.to_string())
-                })
+                per_index(&a.nonce_changes, |c| (c.block_access_index.0, c.new_nonce))
             };
+            first_keyed(&nonce(e), &nonce(g))
+                .map(|(index, values)| BalEntry::Nonce { index, values })
+        })
+        .or_else(|| {
             let code = |a: &AccountChanges| {
                 per_index(&a.code_changes, |c| {
-                    (c.block_access_index.0, c.new_code.to_string())
+                    (c.block_access_index.0, c.new_code.clone())
                 })
             };
-            [
-                ("postBalance", balance(e), balance(g)),
-                ("postNonce", nonce(e), nonce(g)),
-                ("newCode", code(e), code(g)),
-            ]
-            .into_iter()
-            .find_map(|(name, x, y)| {
-                first_keyed(&x, &y)
-                    .map(|(index, x, y)| (format!("{name} at blockAccessIndex {index:#x}"), x, y))
-            })
+            first_keyed(&code(e), &code(g)).map(|(index, values)| BalEntry::Code { index, values })
         })
 }
 
 /// Storage changes: slot by slot, then by block access index.
-fn storage_changes_difference(e: &AccountChanges, g: &AccountChanges) -> Option<Found> {
+fn storage_changes_difference(e: &AccountChanges, g: &AccountChanges) -> Option<BalEntry> {
     let slots = |a: &AccountChanges| -> BTreeMap<U256, BTreeMap<u64, U256>> {
         a.storage_changes
             .iter()
@@ -109,32 +198,28 @@ fn storage_changes_difference(e: &AccountChanges, g: &AccountChanges) -> Option<
             es.get(&slot).unwrap_or(&none),
             gs.get(&slot).unwrap_or(&none),
         )
-        .map(|(index, x, y)| {
-            (
-                format!("storageChanges[slot {slot:#x}] postValue at blockAccessIndex {index:#x}"),
-                x,
-                y,
-            )
+        .map(|(index, values)| BalEntry::StorageChange {
+            slot,
+            index,
+            values,
         })
     })
 }
 
 /// Storage reads: the first slot one side reads and the other does not.
-fn storage_reads_difference(e: &AccountChanges, g: &AccountChanges) -> Option<Found> {
+fn storage_reads_difference(e: &AccountChanges, g: &AccountChanges) -> Option<BalEntry> {
     let reads =
         |a: &AccountChanges| -> BTreeSet<U256> { a.storage_reads.iter().copied().collect() };
     let (er, gr) = (reads(e), reads(g));
-    let slot = er.symmetric_difference(&gr).next()?;
-    let has = |s: &BTreeSet<U256>| if s.contains(slot) { "read" } else { "not read" };
-    Some((
-        format!("storageReads[slot {slot:#x}]"),
-        has(&er).into(),
-        has(&gr).into(),
-    ))
+    let slot = *er.symmetric_difference(&gr).next()?;
+    Some(BalEntry::StorageRead {
+        slot,
+        read: Expected::new(er.contains(&slot), gr.contains(&slot)),
+    })
 }
 
-/// Changes keyed by block access index, values as text.
-fn per_index<T>(changes: &[T], entry: impl Fn(&T) -> (u64, String)) -> BTreeMap<u64, String> {
+/// Changes keyed by block access index.
+fn per_index<T, V>(changes: &[T], entry: impl Fn(&T) -> (u64, V)) -> BTreeMap<u64, V> {
     changes.iter().map(entry).collect()
 }
 
@@ -156,9 +241,10 @@ fn encoding_difference(expected: &BlockAccessList, got: &BlockAccessList) -> Opt
         .unwrap_or_default();
     Some(BalDifference {
         address,
-        entry: format!("encoding of entry {i} (order or duplicates)"),
-        expected: format!("{:?}", expected.get(i)),
-        got: format!("{:?}", got.get(i)),
+        entry: BalEntry::Encoding {
+            position: i,
+            entries: Box::new(Expected::new(expected.get(i).cloned(), got.get(i).cloned())),
+        },
     })
 }
 
@@ -247,16 +333,15 @@ fn by_address(bal: &BlockAccessList) -> BTreeMap<Address, &AccountChanges> {
     bal.iter().map(|a| (a.address, a)).collect()
 }
 
-/// First key at which two maps differ, with both values (`absent` for a missing one).
-fn first_keyed<V: PartialEq + ToString>(
+/// First key at which two maps differ, with both values (`None` for a missing one).
+fn first_keyed<V: PartialEq + Clone>(
     a: &BTreeMap<u64, V>,
     b: &BTreeMap<u64, V>,
-) -> Option<(u64, String, String)> {
-    let show = |v: Option<&V>| v.map(|v| v.to_string()).unwrap_or_else(|| "absent".into());
-    let keys: std::collections::BTreeSet<u64> = a.keys().chain(b.keys()).copied().collect();
+) -> Option<(u64, Expected<Option<V>>)> {
+    let keys: BTreeSet<u64> = a.keys().chain(b.keys()).copied().collect();
     keys.into_iter()
         .find(|k| a.get(k) != b.get(k))
-        .map(|k| (k, show(a.get(&k)), show(b.get(&k))))
+        .map(|k| (k, Expected::new(a.get(&k).cloned(), b.get(&k).cloned())))
 }
 
 #[cfg(test)]
@@ -273,10 +358,89 @@ mod tests {
         assert_eq!(first_difference(&expected, &expected), None);
         a.balance_changes[0].post_balance = U256::from(6);
         let d = first_difference(&expected, &vec![a]).unwrap();
-        assert_eq!(d.entry, "postBalance at blockAccessIndex 0x1");
-        assert_eq!((d.expected.as_str(), d.got.as_str()), ("5", "6"));
+        assert_eq!(
+            d.entry,
+            BalEntry::Balance {
+                index: 1,
+                values: Expected::new(Some(U256::from(5)), Some(U256::from(6)))
+            }
+        );
+        assert_eq!(
+            d.to_string(),
+            format!(
+                "block access list: account {}: postBalance at blockAccessIndex 0x1: expected 5, got 6",
+                d.address
+            )
+        );
         let d = first_difference(&expected, &vec![]).unwrap();
-        assert_eq!((d.entry.as_str(), d.got.as_str()), ("account", "absent"));
+        assert_eq!(d.entry, BalEntry::Account(Expected::new(true, false)));
+        assert_eq!(
+            (d.entry.name(), d.entry.values().got),
+            ("account".into(), "absent".into())
+        );
+    }
+
+    /// Every kind of entry, displayed as the comparison has always shown it.
+    #[test]
+    fn displays_every_kind_of_entry() {
+        use alloy_eip7928::{CodeChange, NonceChange, SlotChanges, StorageChange};
+        let address = Address::repeat_byte(1);
+        let shown = |expected: &AccountChanges, got: &AccountChanges| {
+            let d = first_difference(&vec![expected.clone()], &vec![got.clone()]).unwrap();
+            assert_eq!(d.address, address);
+            d.to_string()
+                .strip_prefix(&format!("block access list: account {address}: "))
+                .unwrap()
+                .to_string()
+        };
+        let empty = AccountChanges::new(address);
+
+        let mut slot = empty.clone();
+        slot.storage_changes.push(SlotChanges::new(
+            U256::from(0x10),
+            vec![StorageChange::new(BlockAccessIndex(2), U256::from(9))],
+        ));
+        assert_eq!(
+            shown(&slot, &empty),
+            "storageChanges[slot 0x10] postValue at blockAccessIndex 0x2: expected 9, got absent"
+        );
+        let mut nonce = empty.clone();
+        nonce
+            .nonce_changes
+            .push(NonceChange::new(BlockAccessIndex(3), 7));
+        assert_eq!(
+            shown(&empty, &nonce),
+            "postNonce at blockAccessIndex 0x3: expected absent, got 7"
+        );
+        let mut code = empty.clone();
+        code.code_changes.push(CodeChange::new(
+            BlockAccessIndex(1),
+            Bytes::from_static(&[0x60, 0x00]),
+        ));
+        assert_eq!(
+            shown(&code, &empty),
+            "newCode at blockAccessIndex 0x1: expected 0x6000, got absent"
+        );
+
+        // The same content in another order.
+        let (a, b) = (account(1), account(2));
+        let d = first_difference(&vec![a.clone(), b.clone()], &vec![b.clone(), a.clone()]).unwrap();
+        assert_eq!(
+            d.entry,
+            BalEntry::Encoding {
+                position: 0,
+                entries: Box::new(Expected::new(Some(a.clone()), Some(b.clone())))
+            }
+        );
+        assert_eq!(
+            d.to_string(),
+            format!(
+                "block access list: account {}: encoding of entry 0 (order or duplicates): expected {:?}, got {:?}",
+                a.address,
+                Some(&a),
+                Some(&b)
+            )
+        );
     }
 
     /// An account with one balance change and one storage read.
@@ -299,8 +463,18 @@ mod tests {
         got.push(touched);
         let d = first_difference(&expected, &got).unwrap();
         assert_eq!(
-            (d.entry.as_str(), d.expected.as_str(), d.got.as_str()),
-            ("storageReads[slot 0x8]", "not read", "read")
+            d.entry,
+            BalEntry::StorageRead {
+                slot: U256::from(8),
+                read: Expected::new(false, true)
+            }
+        );
+        assert_eq!(
+            (d.entry.name(), d.entry.values()),
+            (
+                "storageReads[slot 0x8]".into(),
+                Expected::new("not read".into(), "read".into())
+            )
         );
         assert_eq!(without_extra_reads(&expected, &got), expected);
 
@@ -310,21 +484,22 @@ mod tests {
             .balance_changes
             .push(BalanceChange::new(BlockAccessIndex(1), U256::from(1)));
         let d = first_difference(&expected, &without_extra_reads(&expected, &changed)).unwrap();
-        assert_eq!((d.entry.as_str(), d.got.as_str()), ("account", "present"));
+        assert_eq!(d.entry, BalEntry::Account(Expected::new(false, true)));
+        assert_eq!(d.entry.values().got, "present");
 
         // Nor is a missing read, a missing account or a different value.
         let mut missing = got.clone();
         missing[0].storage_reads.clear();
         let d = first_difference(&expected, &without_extra_reads(&expected, &missing)).unwrap();
         assert_eq!(
-            (d.entry.as_str(), d.got.as_str()),
-            ("storageReads[slot 0x7]", "not read")
+            (d.entry.name(), d.entry.values().got),
+            ("storageReads[slot 0x7]".into(), "not read".into())
         );
         let d = first_difference(&expected, &without_extra_reads(&expected, &vec![])).unwrap();
-        assert_eq!((d.entry.as_str(), d.got.as_str()), ("account", "absent"));
+        assert_eq!(d.entry, BalEntry::Account(Expected::new(true, false)));
         let mut value = got;
         value[0].balance_changes[0].post_balance = U256::from(6);
         let d = first_difference(&expected, &without_extra_reads(&expected, &value)).unwrap();
-        assert_eq!(d.entry, "postBalance at blockAccessIndex 0x1");
+        assert_eq!(d.entry.name(), "postBalance at blockAccessIndex 0x1");
     }
 }

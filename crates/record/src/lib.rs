@@ -16,8 +16,8 @@ pub mod block;
 pub mod prestate;
 
 pub use bal::{
-    BalDifference, EIP8282_PREDEPLOYS, first_difference, structure_error, without_eip8282_touches,
-    without_extra_reads,
+    BalDifference, BalEntry, EIP8282_PREDEPLOYS, first_difference, structure_error,
+    without_eip8282_touches, without_extra_reads,
 };
 pub use block::{BlockRecorder, RecordError, RecordedBlock, record_block};
 pub use prestate::{Touched, touched_pre_state};
