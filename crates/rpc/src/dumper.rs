@@ -891,17 +891,7 @@ fn execute_block(
         }
     }
     if let Err(m) = recorded.check_execution(spec, header) {
-        let field = match m {
-            gigagas_chain::HeaderMismatch::GasUsed(_) => "block gas used",
-            _ => m.field(),
-        };
-        return Err(diverge(
-            None,
-            Difference::Header {
-                field,
-                values: m.values(),
-            },
-        ));
+        return Err(diverge(None, Difference::Header(m)));
     }
     check_access_list_hash(&recorded.access_list, header)
         .map_err(|hashes| diverge(None, Difference::AccessListHash(hashes)))?;

@@ -1,7 +1,7 @@
 //! Errors of dumping from a node. Each is meant to be printed as one line.
 
 use alloy_primitives::B256;
-use gigagas_chain::Expected;
+use gigagas_chain::{Expected, HeaderMismatch};
 use std::{fmt, path::PathBuf};
 
 /// What the last attempt of a call that failed in transport ran into.
@@ -140,14 +140,9 @@ pub enum Difference {
     Status(Expected<Status>),
     /// A transaction's log count.
     LogCount(Expected<u64>),
-    /// A field of the header that execution decides ([`gigagas_chain::HeaderMismatch`]:
-    /// gas used, receipts root, logs bloom, requests hash, ...), in its display form.
-    Header {
-        /// The field in words (`block gas used`, `receipts root`, ...).
-        field: &'static str,
-        /// The header's value and the execution's.
-        values: Expected<String>,
-    },
+    /// A field of the header that execution decides (gas used, receipts root, logs bloom,
+    /// requests hash, ...): the header's value against the execution's.
+    Header(HeaderMismatch),
     /// The header's `blockAccessListHash` against the hash of the list revm built.
     AccessListHash(Expected<B256>),
 }
@@ -160,7 +155,9 @@ impl Difference {
             Self::GasUsed(_) => "gas used",
             Self::Status(_) => "status",
             Self::LogCount(_) => "log count",
-            Self::Header { field, .. } => field,
+            // "block": the transactions' gas used is `gas used`.
+            Self::Header(HeaderMismatch::GasUsed(_)) => "block gas used",
+            Self::Header(m) => m.field(),
             Self::AccessListHash(_) => "block access list hash",
         }
     }
@@ -174,7 +171,7 @@ impl Difference {
             Self::ReceiptCount(e) => shown(e),
             Self::GasUsed(e) | Self::LogCount(e) => shown(e),
             Self::Status(e) => shown(e),
-            Self::Header { values, .. } => values.clone(),
+            Self::Header(m) => m.values(),
             Self::AccessListHash(e) => shown(e),
         }
     }
@@ -342,5 +339,31 @@ impl RpcDumpError {
             path: path.into(),
             detail: detail.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_difference_shows_the_header_mismatch() {
+        let gas = Difference::Header(HeaderMismatch::GasUsed(Expected::new(21_000, 21_001)));
+        assert_eq!(
+            gas.to_string(),
+            "block gas used differs: node 21000, revm 21001"
+        );
+        let root = Difference::Header(HeaderMismatch::ReceiptsRoot(Expected::new(
+            B256::repeat_byte(1),
+            B256::repeat_byte(2),
+        )));
+        assert_eq!(
+            root.to_string(),
+            format!(
+                "receipts root differs: node {}, revm {}",
+                B256::repeat_byte(1),
+                B256::repeat_byte(2)
+            )
+        );
     }
 }
