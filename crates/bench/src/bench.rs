@@ -9,8 +9,8 @@
 //! measured sample; the summary takes the median repeat.
 
 use crate::{
-    error::PassError,
-    io::{IoError, StoreContext},
+    error::{IoError, PassError},
+    io::StoreContext,
 };
 use gigagas_executor::{ItemKind, Parallel, Replay, RunTimings, Runner, Sequential};
 use gigagas_grid::{MAX_PASSES_PER_SAMPLE, Point, Repetition};

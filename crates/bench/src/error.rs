@@ -4,6 +4,7 @@ use crate::config::ConfigError;
 use gigagas_dump::{DumpError, InvariantError};
 use gigagas_executor::{Divergence, PrepareError, RunConfig};
 use gigagas_report::ReportError;
+use gigagas_state::{COLD_MAX_RESIDENT_BYTES, StoreError};
 use std::path::PathBuf;
 
 /// Why a sweep, a run or a simulation failed. Every variant names the file involved.
@@ -52,7 +53,7 @@ pub enum DumpFault {
     Divergence(Box<Divergence>),
     /// The state store could not be read, or a cold pass was not cold.
     #[error(transparent)]
-    Io(Box<crate::io::IoError>),
+    Io(Box<IoError>),
     /// The simulator found no measurement of a validation point.
     #[error(transparent)]
     NotMeasured(#[from] NotMeasured),
@@ -81,7 +82,7 @@ pub enum PassError {
     Divergence(Box<Divergence>),
     /// The state store failed, or a cold pass was not cold.
     #[error(transparent)]
-    Io(#[from] crate::io::IoError),
+    Io(#[from] IoError),
 }
 
 impl From<Divergence> for PassError {
@@ -97,4 +98,29 @@ impl From<PassError> for DumpFault {
             PassError::Io(e) => Self::Io(Box::new(e)),
         }
     }
+}
+
+/// Why a store pass could not be timed.
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    /// The store could not be opened, read, evicted or probed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A point reads its state from a store, and none was named (`--state DIR`).
+    #[error("this point reads its state from a store, and none is open (--state DIR)")]
+    NoStore,
+    /// After eviction, more of the store was still in the page cache than a cold pass
+    /// allows: the pass is not reported as cold.
+    #[error(
+        "not cold: {:.1} % of the store ({:.1} MB) was still in the page cache after eviction (at most {:.1} MB allowed); run as root so the page cache can be dropped",
+        resident * 100.0,
+        *bytes as f64 / 1e6,
+        COLD_MAX_RESIDENT_BYTES as f64 / 1e6
+    )]
+    NotCold {
+        /// The resident share.
+        resident: f64,
+        /// The resident bytes.
+        bytes: u64,
+    },
 }

@@ -4,16 +4,19 @@
 //!
 //! - [`StateSource`] is the one read trait of the seam. The store crate does not depend on
 //!   the executor, so the store's reader is put behind it here, where both are visible:
-//!   a failed read is a [`StateError::Source`] holding the store's [`StoreError`] whole.
+//!   a failed read is a [`StateError::Source`] holding the store's
+//!   [`StoreError`](gigagas_state::StoreError) whole.
 //! - A **warm** pass runs on whatever the page cache holds after the warm-up passes.
 //! - A **cold** pass first closes the store, evicts its files from the page cache
-//!   (`posix_fadvise(DONTNEED)`, and `drop_caches` where this process may), measures with
-//!   reopens it (outside the window), measures with `mincore` what is still resident, and
-//!   refuses to time the pass as cold if more than [`COLD_MAX_RESIDENT_BYTES`] is.
+//!   (`posix_fadvise(DONTNEED)`, and `drop_caches` where this process may), reopens it (outside the window), measures with `mincore` what is still resident, and
+//!   refuses to time the pass as cold if more than
+//!   [`COLD_MAX_RESIDENT_BYTES`](gigagas_state::COLD_MAX_RESIDENT_BYTES) is.
 //! - The device bound: a short probe of random 4 KiB reads on the store's data file at the
 //!   I/O threads' queue depth gives the disk's read rate; a pass's reads ÷ that rate is the
 //!   least time the disk allows for them.
 
+pub use crate::error::IoError;
+use crate::error::PassError;
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_executor::AccountInfo;
 use gigagas_executor::{
@@ -22,39 +25,14 @@ use gigagas_executor::{
 use gigagas_grid::{CacheState, StateRead};
 use gigagas_report::results::IoFigures;
 use gigagas_state::{
-    COLD_MAX_RESIDENT_BYTES, EvictOptions, ReadStats, Store, StoreError, StoreReader, Timing,
-    evict, open_store, probe_random_reads, quantile, residency,
+    EvictOptions, ReadStats, Store, StoreReader, Timing, evict, open_store, probe_random_reads,
+    quantile, residency,
 };
 use std::{
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
     time::Duration,
 };
-
-/// Why a store pass could not be timed.
-#[derive(Debug, thiserror::Error)]
-pub enum IoError {
-    /// The store could not be opened, read, evicted or probed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// A point reads its state from a store, and none was named (`--state DIR`).
-    #[error("this point reads its state from a store, and none is open (--state DIR)")]
-    NoStore,
-    /// After eviction, more of the store was still in the page cache than a cold pass
-    /// allows: the pass is not reported as cold.
-    #[error(
-        "not cold: {:.1} % of the store ({:.1} MB) was still in the page cache after eviction (at most {:.1} MB allowed); run as root so the page cache can be dropped",
-        resident * 100.0,
-        *bytes as f64 / 1e6,
-        COLD_MAX_RESIDENT_BYTES as f64 / 1e6
-    )]
-    NotCold {
-        /// The resident share.
-        resident: f64,
-        /// The resident bytes.
-        bytes: u64,
-    },
-}
 
 /// A state store opened for the passes of one dump.
 #[derive(Debug)]
@@ -239,7 +217,7 @@ pub(crate) fn sequential_pass(
     work: gigagas_grid::TimedWork,
     ctx: &mut StoreContext,
     verify: bool,
-) -> Result<IoPass, crate::error::PassError> {
+) -> Result<IoPass, PassError> {
     let StateRead::Store { cache, .. } = work.state else {
         unreachable!("a store pass reads from a store")
     };
@@ -270,7 +248,7 @@ pub(crate) fn replay_pass(
     config: &gigagas_grid::RunConfig,
     ctx: &mut StoreContext,
     verify: bool,
-) -> Result<IoPass, crate::error::PassError> {
+) -> Result<IoPass, PassError> {
     let StateRead::Store { io, cache } = config.work.state else {
         unreachable!("a store pass reads from a store")
     };
@@ -304,6 +282,7 @@ fn prepare(ctx: &mut StoreContext, cache: CacheState) -> Result<f64, IoError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gigagas_state::StoreError;
     use std::error::Error;
 
     /// The store's reader behind the seam reads what the dump holds; a failed read is a

@@ -25,9 +25,13 @@
 //!   with what each read, beside the device's own random-read rate.
 //! - [`trace`] and [`timeline`]: one pass per parallel point as Chrome trace events, and
 //!   the longest batch of the widest point as a [`gigagas_report::timeline::Timeline`].
+//! - [`error`]: the crate's errors, the store passes' [`IoError`] among them (re-exported
+//!   from [`io`]).
 //!
-//! Imports point one way: `config` → `plan` → `progress`; `sweep` → `config`, `plan`,
-//! `progress`, `bench`, `simulate`; no module imports `sweep`.
+//! Imports point one way: `config` → `plan` → `progress`; `error` → `config`; `io` →
+//! `error`; `bench` → `error`, `io`; `simulate` → `error`, `plan`, `bench`; `sweep` →
+//! `config`, `error`, `plan`, `progress`, `bench`, `io`, `simulate`, `trace`, `timeline`;
+//! no module imports `sweep`.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
@@ -44,11 +48,11 @@ pub mod trace;
 
 pub use bench::{Sampled, bench_interleaved, bench_pass, metrics_of, round_order};
 pub use config::{ConfigError, Sweep, load};
-pub use error::{BenchError, DumpFault, NotMeasured, PassError};
+pub use error::{BenchError, DumpFault, IoError, NotMeasured, PassError};
 pub use gigagas_grid::{
     Point, Repetition, RunConfig, SchedulerKind, SimulateConfig, SweepConfig, TimedWork,
 };
-pub use io::{IoError, StoreContext};
+pub use io::StoreContext;
 pub use plan::{
     MAX_MIN_SAMPLE_MS, MAX_REPEATS, MAX_THREADS, MAX_VIRTUAL_WORKERS, MAX_WARMUP, NonEmpty, Plan,
     PlanError, SimulatePlan, StorePlanError, StoreSetting, SuiteDump,
