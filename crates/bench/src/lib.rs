@@ -7,9 +7,9 @@
 //! Words: a *pass* replays a dump once, a *sample* is one or more passes timed together (at
 //! least `min_sample_ms`), a *repeat* is one measured sample; a *batch* is a mega-block.
 //!
-//! - [`bench`]: one pass of a [`Point`] ([`bench_pass`]), warm-up and interleaved rounds of
-//!   measured samples ([`bench_interleaved`]), the round order ([`round_order`]) and the
-//!   figures of a pass ([`metrics_of`]).
+//! - [`bench`](mod@bench): one pass of a [`Point`] ([`bench_pass`]), warm-up and
+//!   interleaved rounds of measured samples ([`bench_interleaved`]), the round order
+//!   ([`round_order`]) and the figures of a pass ([`metrics_of`]).
 //! - [`config`]: a sweep config file (`bench-configs/*.toml`) read and checked ([`load`]).
 //! - [`plan`]: a [`Plan`] is a grid checked once (non-zero counts, non-empty lists, the
 //!   stated limits such as [`MAX_THREADS`]) over its [`SuiteDump`]s, what a sweep config
