@@ -447,6 +447,16 @@ pub struct SequentialTx {
     pub nanos: u64,
 }
 
+/// What a sequential pass hands to verification.
+#[derive(Debug, Default)]
+pub struct SequentialOutputs {
+    /// Every transaction's result, block after block.
+    pub txs: Vec<TxResult>,
+    /// Every transaction's receipt, block after block (empty without
+    /// [`TimedWork::receipts`]).
+    pub receipts: Vec<ReceiptEnvelope>,
+}
+
 /// What verification compares with a transaction's receipt summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TxResult {

@@ -26,10 +26,10 @@
 //! Below them, [`prestate`] (the in-memory state, [`Carried`], [`StateError`]) depends on no
 //! other module, [`view`] on `prestate` alone, and [`source`] (the state seam,
 //! [`StateSource`]) on `prestate` and `replay`. Above them, dependencies point one way:
-//! `replay` → `prestate`, `expected`; `exec` → `replay`, `view`, `source`, `work`; `run` →
-//! `exec`, `source`, `schedule`, `barrier`; `verify` → `exec`, `expected`. The exception is
-//! `run` and `verify`, which know each other: a pass verifies each batch as it ends, and
-//! `verify` checks the sequential pass's [`SequentialOutputs`].
+//! `replay` → `prestate`, `expected`; `exec` → `replay`, `view`, `source`, `work`;
+//! `verify` → `exec` (whose [`SequentialOutputs`] it checks), `replay`, `expected`; `run`
+//! → `exec`, `verify` (a pass verifies each batch as it ends), `replay`, `prestate`,
+//! `source`, `schedule`, `barrier`. Only `test_utils` imports `run`.
 //!
 //! Measuring (warm-up, samples, rounds, statistics) is the `gigagas-bench` crate's, and
 //! the grid's vocabulary ([`RunConfig`], [`SchedulerKind`], [`TimedWork`]) is
@@ -57,7 +57,9 @@ pub mod verify;
 pub mod view;
 pub mod work;
 
-pub use exec::{ExecError, ExecFailure, ItemExecutor, ItemOutput, SequentialTx, TxResult};
+pub use exec::{
+    ExecError, ExecFailure, ItemExecutor, ItemOutput, SequentialOutputs, SequentialTx, TxResult,
+};
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::{ChainSpec, Expected};
 pub use gigagas_grid::{RunConfig, SchedulerKind, TimedWork};
@@ -66,9 +68,7 @@ pub use replay::{
     BaseCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, WorkItem,
 };
 pub use revm::state::AccountInfo;
-pub use run::{
-    IoTimings, Parallel, PassIo, RunOutputs, RunTimings, Runner, Sequential, SequentialOutputs,
-};
+pub use run::{IoTimings, Parallel, PassIo, RunOutputs, RunTimings, Runner, Sequential};
 pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, scheduler};
 pub use source::{OnDemand, OnDemandPass, Prefetched, SourceDb, StateSource};
 pub use verify::{

@@ -2,7 +2,7 @@
 
 use crate::{
     barrier::{Spin, SpinBarrier},
-    exec::{ExecError, ItemExecutor, ItemOutput, SequentialTx, TxResult},
+    exec::{ExecError, ItemExecutor, ItemOutput, SequentialOutputs, SequentialTx},
     replay::Replay,
     schedule::scheduler,
 };
@@ -934,14 +934,4 @@ impl Replay {
         };
         (timings, r.map(|()| SequentialOutputs { txs, receipts }))
     }
-}
-
-/// What a sequential pass hands to verification.
-#[derive(Debug, Default)]
-pub struct SequentialOutputs {
-    /// Every transaction's result, block after block.
-    pub txs: Vec<TxResult>,
-    /// Every transaction's receipt, block after block (empty without
-    /// [`TimedWork::receipts`]).
-    pub receipts: Vec<alloy_consensus::ReceiptEnvelope>,
 }

@@ -1,11 +1,10 @@
 //! Verification: every item's gas, status and writes against the receipts and the BAL.
 
 use crate::{
-    exec::{ExecError, ItemOutput, TxResult},
+    exec::{ExecError, ItemOutput, SequentialOutputs, TxResult},
     expected::{AccountWrites, ExpectedWrites, account_writes_at},
     replay::ReplayBlock,
     replay::{ItemKind, Replay, WorkItem},
-    run::SequentialOutputs,
 };
 use alloy_consensus::{ReceiptEnvelope, proofs::calculate_receipt_root};
 use alloy_hardforks::EthereumHardforks;
