@@ -10,11 +10,11 @@
 //! one segment; a set of unrelated mainnet blocks is one segment each. [`Dump::blocks`]
 //! walks every block in order; [`Dump::validate`] checks what the types cannot say.
 //!
-//! On disk a dump is one file (see [`format`], the only place that knows the layout): a
-//! fixed header with magic bytes, format version and an xxh3 checksum of the content,
-//! followed by zstd-compressed sections (the blocks of all segments in one section, their
-//! access lists in another). Files are written to a temporary name and renamed into place,
-//! so an interrupted write never leaves a file that looks whole (gigagas-fs-util's
+//! On disk a dump is one file (see [`format`](mod@format), the only place that knows the
+//! layout): a fixed header with magic bytes, format version and an xxh3 checksum of the
+//! content, followed by zstd-compressed sections (the blocks of all segments in one section,
+//! their access lists in another). Files are written to a temporary name and renamed into
+//! place, so an interrupted write never leaves a file that looks whole (gigagas-fs-util's
 //! `write_atomic_with`, the rules every crate writes and reads files by).
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]

@@ -658,7 +658,8 @@ pub trait Runner {
 /// scheduling); each batch ends when its last item ends, and is verified when it ends
 /// (outside the timed window: the workers wait while the coordinator checks) and then
 /// dropped, so memory grows with the batch, not the dump. The protocol between the workers
-/// and the clock is described on [`Shared`]; one thread runs on the calling thread.
+/// and the clock is described on the module's private `Shared`; one thread runs on the
+/// calling thread.
 #[derive(Debug)]
 pub struct Parallel<'c, 's> {
     config: &'c RunConfig,
