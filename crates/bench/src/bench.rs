@@ -16,7 +16,7 @@ use gigagas_executor::{ItemKind, Parallel, Replay, RunTimings, Runner, Sequentia
 use gigagas_grid::{MAX_PASSES_PER_SAMPLE, Point, Repetition};
 use gigagas_report::{
     results::IoFigures,
-    stats::{Metrics, Summary, tx_histogram},
+    stats::{CpuFigures, Metrics, Summary, tx_histogram},
 };
 
 /// The measured samples of one grid point.
@@ -55,6 +55,7 @@ impl PassSum {
         for (a, b) in t.worker_busy_ns.iter_mut().zip(&pass.worker_busy_ns) {
             *a += b;
         }
+        t.cpu = t.cpu.plus(&pass.cpu);
         sum.passes += 1;
         sum
     }
@@ -68,6 +69,14 @@ impl PassSum {
         t.batch_wall_ns.iter_mut().for_each(div);
         t.item_ns.iter_mut().for_each(div);
         t.worker_busy_ns.iter_mut().for_each(div);
+        for v in [
+            &mut t.cpu.user_ns,
+            &mut t.cpu.system_ns,
+            &mut t.cpu.minor_faults,
+            &mut t.cpu.major_faults,
+        ] {
+            div(v);
+        }
         (self.passes, self.timings)
     }
 }
@@ -97,6 +106,12 @@ pub fn metrics_of(replay: &Replay, timings: &RunTimings, threads: usize) -> Metr
         efficiency: bound / timings.wall_ns.max(1) as f64,
         work_s: work as f64 / 1e9,
         utilisation: busy as f64 / (timings.wall_ns.max(1) as f64 * threads),
+        cpu: CpuFigures {
+            user_s: timings.cpu.user_ns as f64 / 1e9,
+            system_s: timings.cpu.system_ns as f64 / 1e9,
+            minor_faults: timings.cpu.minor_faults as f64,
+            major_faults: timings.cpu.major_faults as f64,
+        },
     }
 }
 

@@ -301,6 +301,7 @@ pub fn plan_of(
         seed: config.seed,
         verify: true,
         trace: false,
+        cpu_profile: None,
         collapse_single_transaction_blocks: false,
         simulate,
         state,

@@ -57,6 +57,15 @@ pub enum DumpFault {
     /// The simulator found no measurement of a validation point.
     #[error(transparent)]
     NotMeasured(#[from] NotMeasured),
+    /// The CPU profile (`--cpu-profile`) could not be taken or written.
+    #[error(transparent)]
+    Profile(Box<crate::profile::ProfileError>),
+}
+
+impl From<crate::profile::ProfileError> for DumpFault {
+    fn from(e: crate::profile::ProfileError) -> Self {
+        Self::Profile(Box::new(e))
+    }
 }
 
 impl From<Divergence> for DumpFault {

@@ -23,6 +23,8 @@
 //!   workers in each scheduler's order, validated against measured runs.
 //! - [`io`]: passes that read their state from a store on disk, warm or cold (checked),
 //!   with what each read, beside the device's own random-read rate.
+//! - [`profile`]: an in-process CPU profile of a point's timed windows, a flamegraph and
+//!   its folded stacks ([`profile_point`]; `--cpu-profile`), needing neither `perf` nor root.
 //! - [`trace`] and [`timeline`]: one pass per parallel point as Chrome trace events, and
 //!   the longest batch of the widest point as a [`gigagas_report::timeline::Timeline`].
 //! - [`error`]: the crate's errors, the store passes' [`IoError`] among them (re-exported
@@ -40,6 +42,7 @@ pub mod config;
 pub mod error;
 pub mod io;
 pub mod plan;
+pub mod profile;
 pub mod progress;
 pub mod simulate;
 pub mod sweep;
@@ -58,6 +61,7 @@ pub use plan::{
     PlanError, SimulatePlan, StorePlanError, StoreSetting, SuiteDump,
 };
 pub use progress::{LOAD_UNITS, Progress};
+pub use gigagas_executor::pool::set_pinning;
 pub use simulate::ItemProfile;
 pub use sweep::{SweepOptions, run_grid, run_sweep};
 pub use timeline::timeline_of;

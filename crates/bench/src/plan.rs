@@ -349,6 +349,9 @@ pub struct Plan {
     /// After the measured rounds, one more verified pass of every parallel point, traced
     /// into [`gigagas_report::SweepResults::trace`].
     pub trace: bool,
+    /// After the measured rounds, an in-process CPU profile of the named points
+    /// ([`crate::profile`]).
+    pub cpu_profile: Option<CpuProfilePlan>,
     /// Shorten the grid when every block of every dump holds at most one transaction
     /// ([`Plan::collapse_for_single_transactions`]); for defaults the user did not choose.
     pub collapse_single_transaction_blocks: bool,
@@ -746,4 +749,19 @@ mod tests {
         );
         assert_eq!(store_plan(None, 2, &[], &[], 0, false), Ok(None));
     }
+}
+
+/// Which points to profile and where the profiles go (`--cpu-profile`,
+/// `--cpu-profile-point`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuProfilePlan {
+    /// Where the profiles go: each profiled point writes `<stem>-<point>.svg` and
+    /// `<stem>-<point>.folded` beside this path ([`crate::profile::profile_stem`]; the
+    /// dump's name is added when the run has several).
+    pub path: PathBuf,
+    /// Only the point with this name (as the tables print it, e.g. `BAL 2t b20 ols`);
+    /// `None`: every point, the sequential baseline included.
+    pub point: Option<String>,
+    /// Timed window to profile per point at least.
+    pub window: std::time::Duration,
 }

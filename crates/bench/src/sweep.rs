@@ -63,7 +63,11 @@ pub fn run_grid(
     let provenance = options
         .build
         .clone()
-        .map(gigagas_report::provenance::Provenance::start);
+        .map(gigagas_report::provenance::Provenance::start)
+        .map(|mut p| {
+            p.workers_pinned = gigagas_executor::pool::pinning();
+            p
+        });
     let mut machine = MachineInfo::detect(options.commit.clone());
     machine.note = options.note.clone();
     let cores = machine.cores;
@@ -119,6 +123,18 @@ pub fn run_grid(
                 store.as_mut(),
                 &mut counted,
             )?;
+            if let Some(profile) = &plan.cpu_profile {
+                profiled_passes(
+                    &replay,
+                    &record,
+                    &plan,
+                    profile,
+                    dumps.len() > 1,
+                    cores,
+                    store.as_mut(),
+                    &mut counted,
+                )?;
+            }
             if let Some(t) =
                 drawn_passes(&replay, &record, &plan, cores, store.as_mut(), &mut trace)?
                 && timeline.as_ref().is_none_or(|best| t.better_than(best))
@@ -312,6 +328,66 @@ fn drawn_passes(
         }
     }
     Ok(timeline)
+}
+
+/// With `--cpu-profile`: after the measured rounds, the profile of every point of the plan
+/// (or the one named), written beside the profile path, each announced as a stage.
+#[allow(clippy::too_many_arguments)]
+fn profiled_passes(
+    replay: &Replay,
+    record: &DumpRecord,
+    plan: &Plan,
+    profile: &crate::plan::CpuProfilePlan,
+    name_dump: bool,
+    cores: usize,
+    mut store: Option<&mut crate::io::StoreContext>,
+    progress: &mut dyn Progress,
+) -> Result<(), DumpFault> {
+    let mut points: Vec<Point> = plan
+        .baselines()
+        .into_iter()
+        .map(Point::Sequential)
+        .collect();
+    points.extend(plan.points(cores).into_iter().map(Point::Bal));
+    for point in points {
+        if profile
+            .point
+            .as_ref()
+            .is_some_and(|name| *name != point.to_string())
+        {
+            continue;
+        }
+        let path = if name_dump {
+            let stem = profile
+                .path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            profile
+                .path
+                .with_file_name(format!("{stem}-{}", record.name))
+        } else {
+            profile.path.clone()
+        };
+        let stem = crate::profile::profile_stem(&path, &point);
+        let cpu = crate::profile::profile_point(
+            replay,
+            &point,
+            plan.verify,
+            store.as_deref_mut(),
+            profile.window,
+            crate::profile::DEFAULT_FREQUENCY,
+        )?;
+        let title = format!("{}: {point}", record.name);
+        let (_, svg) = cpu.write(&stem, &title)?;
+        progress.stage(&format!(
+            "{title}: CPU profile of {} passes ({} samples) in {}",
+            cpu.passes,
+            cpu.samples(),
+            svg.display()
+        ));
+    }
+    Ok(())
 }
 
 /// One dump through the plan: baselines, parallel points, simulation.

@@ -22,6 +22,17 @@ pub fn pass_events(
     let mut events = vec![json!({
         "ph": "M", "pid": pid, "name": "process_name", "args": { "name": name }
     })];
+    // The kernel's share of the pass beside the workers' tracks: the whole process's CPU
+    // time and page faults while the window was open, as counters at its start.
+    let cpu = &timings.cpu;
+    events.push(json!({
+        "ph": "C", "pid": pid, "ts": 0.0, "name": "cpu in window (ms)",
+        "args": { "user": cpu.user_ns as f64 / 1e6, "system": cpu.system_ns as f64 / 1e6 }
+    }));
+    events.push(json!({
+        "ph": "C", "pid": pid, "ts": 0.0, "name": "page faults in window",
+        "args": { "minor": cpu.minor_faults, "major": cpu.major_faults }
+    }));
     for w in 0..config.threads.max(1) {
         events.push(json!({
             "ph": "M", "pid": pid, "tid": w, "name": "thread_name",

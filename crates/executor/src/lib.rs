@@ -46,6 +46,8 @@
 pub mod barrier;
 pub mod exec;
 pub mod expected;
+pub mod local_code;
+pub mod pool;
 pub mod prestate;
 pub mod replay;
 pub mod run;
@@ -55,6 +57,7 @@ pub mod source;
 pub mod test_utils;
 pub mod verify;
 pub mod view;
+pub mod window;
 pub mod work;
 
 pub use exec::{
@@ -75,4 +78,5 @@ pub use verify::{
     Divergence, DivergenceField, FailedItem, ItemOutcome, Mismatch, ReceiptsRootCheck,
 };
 pub use view::BalView;
+pub use window::{CpuUsage, WindowObserver, observe_windows};
 pub use work::tx_receipt;

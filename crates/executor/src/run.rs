@@ -14,7 +14,7 @@ use gigagas_grid::{IoMode, RunConfig, TimedWork};
 use std::{
     sync::{
         Mutex, OnceLock, RwLock, RwLockReadGuard,
-        atomic::{AtomicBool, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -58,6 +58,9 @@ pub struct RunTimings {
     /// nanoseconds, the start after the timed window opened on the wall clock (for a trace
     /// of the pass).
     pub read_spans: Vec<(u64, u64)>,
+    /// CPU time and page faults of the whole process while the window was open (the
+    /// verification between batches excluded; [`crate::window`]).
+    pub cpu: crate::window::CpuUsage,
 }
 
 /// What reading a pass's state from a [`StateSource`] took, nanoseconds of wall time.
@@ -477,10 +480,14 @@ impl<'s> Shared<'_, 's> {
         let mut order = Vec::new();
         let mut timings = self.empty_timings();
         let mut result = Ok(());
+        let mut window = crate::window::Window::new();
+        window.open();
         let epoch = *self.epoch.get_or_init(Instant::now);
         let pipelined = self.bases.pipelined();
         for (b, range) in self.batches.iter().enumerate() {
+            window.close();
             self.build_bases(b);
+            window.open();
             let bases = self.bases.for_batch();
             let mut executor = ItemExecutor::new();
             let mut on_demand = ItemExecutor::new();
@@ -530,6 +537,7 @@ impl<'s> Shared<'_, 's> {
             }
             timings.batch_wall_ns.push(ns);
             timings.wall_ns += ns;
+            window.close();
             result = self.sink_batch(range, &mut done, &mut timings, sink);
             if let Some((Err(e), _)) = next_read
                 && result.is_ok()
@@ -541,6 +549,7 @@ impl<'s> Shared<'_, 's> {
             }
         }
         timings.worker_busy_ns = vec![busy];
+        timings.cpu = window.finish();
         (timings, result)
     }
 
@@ -566,6 +575,8 @@ impl<'s> Shared<'_, 's> {
     ) -> (RunTimings, Result<(), crate::Divergence>) {
         let mut timings = self.empty_timings();
         self.barrier.wait(Spin::NONE); // 1. all workers ready: the timed window starts now
+        let mut window = crate::window::Window::new();
+        window.open();
         let start = Instant::now();
         let epoch = *self.epoch.get_or_init(|| start);
         let mut all_orders = Vec::with_capacity(self.batches.len());
@@ -580,7 +591,9 @@ impl<'s> Shared<'_, 's> {
         let pipelined = self.bases.pipelined();
         let mut pending = None;
         for (b, range) in self.batches.iter().enumerate() {
+            window.close();
             self.build_bases(b);
+            window.open();
             let start = Instant::now();
             timings
                 .batch_start_ns
@@ -620,6 +633,7 @@ impl<'s> Shared<'_, 's> {
             }
             timings.batch_wall_ns.push(ns);
             timings.wall_ns += ns;
+            window.close();
             result = self.sink_batch(range, &mut done, &mut timings, sink);
             if let Some(e) = pending.take()
                 && result.is_ok()
@@ -630,6 +644,7 @@ impl<'s> Shared<'_, 's> {
                 self.stop.store(true, Ordering::Relaxed);
             }
         }
+        timings.cpu = window.finish();
         (timings, result)
     }
 }
@@ -868,20 +883,21 @@ impl Replay {
         let (mut timings, result) = if threads == 1 {
             shared.single(scheduler, sink)
         } else {
-            std::thread::scope(|scope| {
-                let workers: Vec<_> = (0..threads as u32)
-                    .map(|id| {
-                        let shared = &shared;
-                        scope.spawn(move || shared.worker(id))
-                    })
-                    .collect();
-                let (mut timings, result) = shared.coordinate(scheduler, sink);
-                timings.worker_busy_ns = workers
-                    .into_iter()
-                    .map(|w| w.join().expect("worker panicked"))
-                    .collect();
-                (timings, result)
-            })
+            // The workers are the threads of a pool kept across passes (`crate::pool`):
+            // one broadcast job each, while the coordinator runs on the calling thread.
+            // A pool that cannot start is the machine's failure, as a spawn's was before.
+            let pool = crate::pool::workers(threads).unwrap_or_else(|e| panic!("{e}"));
+            let busy: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
+            let (mut timings, result) = pool.in_place_scope(|scope| {
+                let (shared, busy) = (&shared, &busy);
+                scope.spawn_broadcast(move |_, ctx| {
+                    let ns = shared.worker(ctx.index() as u32);
+                    busy[ctx.index()].store(ns, Ordering::Relaxed);
+                });
+                shared.coordinate(scheduler, sink)
+            });
+            timings.worker_busy_ns = busy.into_iter().map(AtomicU64::into_inner).collect();
+            (timings, result)
         };
         match bases {
             Bases::Read(io) => {
@@ -917,6 +933,8 @@ impl Replay {
         let mut item_ns = vec![0u64; self.items.len()];
         let mut txs = Vec::with_capacity(self.transaction_count());
         let mut receipts = Vec::with_capacity(if work.receipts { txs.capacity() } else { 0 });
+        let mut window = crate::window::Window::new();
+        window.open();
         let start = Instant::now();
         let r = run(self, &mut |done: SequentialTx| {
             item_ns[self.block_items(done.block).start + 1 + done.tx] = done.nanos;
@@ -924,6 +942,7 @@ impl Replay {
             receipts.extend(done.receipt);
         });
         let wall_ns = start.elapsed().as_nanos() as u64;
+        let cpu = window.finish();
         let batches = self.batches(1);
         let timings = RunTimings {
             wall_ns,
@@ -931,6 +950,7 @@ impl Replay {
             worker_busy_ns: vec![wall_ns],
             item_ns,
             batches,
+            cpu,
             ..Default::default()
         };
         (timings, r.map(|()| SequentialOutputs { txs, receipts }))

@@ -6,6 +6,7 @@ use revm::{
     Database, DatabaseRef,
     bytecode::Bytecode,
     database::bal::BalState,
+    primitives::KECCAK_EMPTY,
     state::{
         AccountId, AccountInfo,
         bal::{Bal, BalError, BlockAccessIndex},
@@ -113,6 +114,8 @@ impl<P: DatabaseRef<Error = StateError>> Database for BalView<'_, P> {
         let Some((id, _, account)) = self.bal.accounts.get_full(&address) else {
             return Err(StateError::AccountNotInBal(address));
         };
+        // The account at the start of the block, its code the calling thread's own copy
+        // (`crate::local_code`): the shared `Arc`s are not cloned on this path.
         let pre = match self.table {
             Some(table) => {
                 let (a, pre) = &table.accounts[id];
@@ -120,22 +123,46 @@ impl<P: DatabaseRef<Error = StateError>> Database for BalView<'_, P> {
                     *a, address,
                     "a block base is viewed with its own access list"
                 );
-                pre.clone().ok_or(StateError::MissingAccount(address))?
+                pre.as_ref()
+                    .ok_or(StateError::MissingAccount(address))?
+                    .as_ref()
+                    .map(|pre| AccountInfo {
+                        balance: pre.balance,
+                        nonce: pre.nonce,
+                        code_hash: pre.code_hash,
+                        account_id: None,
+                        code: crate::local_code::local(pre.code_hash, pre.code.as_ref()),
+                    })
             }
-            None => self.pre.basic_ref(address)?,
+            None => self.pre.basic_ref(address)?.map(|mut pre| {
+                pre.code = crate::local_code::local(pre.code_hash, pre.code.as_ref());
+                pre
+            }),
         };
         let existed = pre.is_some();
-        let mut info = pre.unwrap_or_default();
+        let mut info = pre.unwrap_or_else(|| AccountInfo {
+            balance: U256::ZERO,
+            nonce: 0,
+            code_hash: KECCAK_EMPTY,
+            account_id: None,
+            code: crate::local_code::local(KECCAK_EMPTY, None),
+        });
+        let code_hash = info.code_hash;
         let changed = account.populate_account_info(self.index, &mut info);
         if !changed && !existed {
             return Ok(None);
+        }
+        if info.code_hash != code_hash {
+            // Code deployed earlier in the block: the list's value, made this thread's.
+            info.code = crate::local_code::local(info.code_hash, info.code.as_ref());
         }
         info.account_id = AccountId::new(id);
         Ok(Some(info))
     }
 
     fn code_by_hash(&mut self, code_hash: B256) -> Result<Bytecode, StateError> {
-        self.pre.code_by_hash_ref(code_hash)
+        let code = self.pre.code_by_hash_ref(code_hash)?;
+        Ok(crate::local_code::local(code_hash, Some(&code)).unwrap_or(code))
     }
 
     #[inline]

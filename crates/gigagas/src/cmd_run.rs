@@ -7,7 +7,7 @@ use crate::{
 };
 use anyhow::{Context, Result, anyhow, bail};
 use gigagas_bench::{
-    NonEmpty, Plan, PlanError, SuiteDump, SweepOptions,
+    CpuProfilePlan, NonEmpty, Plan, PlanError, SuiteDump, SweepOptions,
     plan::{self, MAX_THREADS, MinSample},
     run_grid,
 };
@@ -73,6 +73,35 @@ pub(crate) struct RunArgs {
     /// scheduler position), the batch boundaries.
     #[arg(long)]
     pub trace: Option<PathBuf>,
+    /// After the measured rounds, profile every point in-process (no perf, no root) while
+    /// its timed windows are open, over extra verified passes of --cpu-profile-ms, and
+    /// write a flamegraph and its folded stacks per point beside this path:
+    /// `<stem>-<point>.svg` and `<stem>-<point>.folded` (e.g. --cpu-profile prof/run gives
+    /// prof/run-bal-2t-b20-ols.svg). The measured figures never come from profiled passes.
+    #[arg(long, value_name = "FILE", help_heading = "Profiling")]
+    pub cpu_profile: Option<PathBuf>,
+    /// Profile only this point, named as the table prints it (e.g. "BAL 2t b20 ols" or
+    /// "sequential").
+    #[arg(
+        long,
+        value_name = "POINT",
+        requires = "cpu_profile",
+        help_heading = "Profiling"
+    )]
+    pub cpu_profile_point: Option<String>,
+    /// Timed window to profile per point, milliseconds (passes repeat until they add up).
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 2000,
+        requires = "cpu_profile",
+        help_heading = "Profiling"
+    )]
+    pub cpu_profile_ms: u64,
+    /// Pin worker i of every pass to the i-th core this process may use (Linux; recorded
+    /// in the results' provenance). Without it the kernel places the workers.
+    #[arg(long)]
+    pub pin: bool,
     /// Write a results folder like `gigagas sweep` does (results.json, results.csv,
     /// totals.csv, table.md, plots) into this folder.
     #[arg(long)]
@@ -199,6 +228,11 @@ impl RunArgs {
             seed: self.seed,
             verify: !self.no_verify,
             trace: self.trace.is_some(),
+            cpu_profile: self.cpu_profile.as_ref().map(|path| CpuProfilePlan {
+                path: path.clone(),
+                point: self.cpu_profile_point.clone(),
+                window: std::time::Duration::from_millis(self.cpu_profile_ms.max(1)),
+            }),
             collapse_single_transaction_blocks: self.threads.is_empty()
                 && self.batch.is_empty()
                 && self.scheduler.is_empty(),
@@ -213,6 +247,25 @@ impl Command for RunArgs {
         let cores = MachineInfo::detect_cores();
         let plan = self.plan(cores, suite_dumps)?;
         self.prepare_outputs(&plan)?;
+        if let Some(name) = &self.cpu_profile_point {
+            let names: Vec<String> = plan
+                .baselines()
+                .into_iter()
+                .map(|w| gigagas_bench::Point::Sequential(w).to_string())
+                .chain(
+                    plan.points(cores)
+                        .into_iter()
+                        .map(|c| gigagas_bench::Point::Bal(c).to_string()),
+                )
+                .collect();
+            if !names.contains(name) {
+                bail!(
+                    "--cpu-profile-point: no point named {name:?} in this run; its points are: {}",
+                    names.join(", ")
+                );
+            }
+        }
+        gigagas_bench::set_pinning(self.pin);
         eprintln!(
             "{} dump(s) × {} grid point(s){}: {} warm-up pass(es) + {} samples of at least {} ms each{}",
             plan.dumps.len(),
@@ -286,6 +339,15 @@ impl RunArgs {
         }
         if let Some(out) = &self.out {
             output::prepare_output_dir(out, false)?;
+        }
+        if let Some(dir) = self
+            .cpu_profile
+            .as_ref()
+            .and_then(|p| p.parent())
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| anyhow!("--cpu-profile: creating {}: {e}", dir.display()))?;
         }
         Ok(())
     }

@@ -39,6 +39,10 @@ pub struct Provenance {
     pub load_average_after: Option<[f64; 3]>,
     /// `scaling_governor` of cpu0, where the kernel exposes it.
     pub cpu_governor: Option<String>,
+    /// Worker `i` of every pass ran pinned to the `i`-th core the process may use
+    /// (`--pin`; false, the kernel placing the workers, in results written before).
+    #[serde(default)]
+    pub workers_pinned: bool,
 }
 
 impl Provenance {
@@ -58,6 +62,7 @@ impl Provenance {
             .ok()
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty()),
+            workers_pinned: false,
         }
     }
 
@@ -101,7 +106,11 @@ impl Provenance {
             load(self.load_average_before),
             load(self.load_average_after),
             self.cpu_governor.as_deref().unwrap_or("not exposed"),
-        )
+        ) + if self.workers_pinned {
+            "\n- workers pinned to cores (`--pin`)"
+        } else {
+            ""
+        }
     }
 }
 

@@ -582,6 +582,7 @@ pub(crate) mod tests {
             efficiency: 0.97,
             work_s: wall_s * threads,
             utilisation: 0.95,
+            cpu: Default::default(),
         }
     }
 

@@ -24,6 +24,26 @@ pub struct Metrics {
     pub work_s: f64,
     /// Mean worker utilisation: busy time / (threads × wall).
     pub utilisation: f64,
+    /// CPU time and page faults of the whole process inside the timed window, per pass
+    /// (zero in results written before they were recorded).
+    #[serde(default)]
+    pub cpu: CpuFigures,
+}
+
+/// CPU time and page faults of the whole process inside a timed window, per pass, from
+/// `getrusage` (every thread: workers, coordinator, readers). System time and minor faults
+/// show the kernel's share of a pass: fresh pages zeroed on first touch, purged pages
+/// faulted back in, thread wake-ups.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CpuFigures {
+    /// CPU time in user code, all threads, seconds.
+    pub user_s: f64,
+    /// CPU time in the kernel on the process's behalf, all threads, seconds.
+    pub system_s: f64,
+    /// Page faults served without I/O.
+    pub minor_faults: f64,
+    /// Page faults that read from disk.
+    pub major_faults: f64,
 }
 
 /// Median, minimum and maximum of the repeats of one grid point.
