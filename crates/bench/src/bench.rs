@@ -194,6 +194,34 @@ pub fn bench_pass(
     Ok((timings, None))
 }
 
+/// Passes of the oracle's profile: the median of this many 1-thread passes per item.
+pub const ORACLE_PROFILE_PASSES: usize = 3;
+
+/// Measure every item's execution time for the oracle scheduler: [`ORACLE_PROFILE_PASSES`]
+/// verified passes on one thread, block by block in block order (no worker beside it, so
+/// the times are the items' own), the median per item recorded into the replay
+/// ([`Replay::set_measured_times`]). Outside every measured sample.
+pub fn measure_item_times(replay: &mut Replay, verify: bool) -> Result<(), PassError> {
+    let point = Point::Bal(gigagas_grid::RunConfig::new(
+        1,
+        1,
+        gigagas_grid::SchedulerKind::Ols,
+    ));
+    let mut runs: Vec<Vec<u64>> = Vec::with_capacity(ORACLE_PROFILE_PASSES);
+    for _ in 0..ORACLE_PROFILE_PASSES {
+        runs.push(bench_pass(replay, &point, verify, None)?.0.item_ns);
+    }
+    let medians: Vec<u64> = (0..replay.items().len())
+        .map(|i| {
+            let mut v: Vec<u64> = runs.iter().map(|r| r[i]).collect();
+            v.sort_unstable();
+            v[v.len() / 2]
+        })
+        .collect();
+    replay.set_measured_times(&medians);
+    Ok(())
+}
+
 /// One measured sample of `point`: passes until their timed windows sum to
 /// `rep.min_sample_ns`, recorded into `into`.
 fn sample(

@@ -99,8 +99,13 @@ pub fn run_grid(
     let mut timeline: Option<gigagas_report::timeline::Timeline> = None;
     for (dump, loaded) in dumps.iter().zip(loaded) {
         let mut spent = 0u64;
-        let outcome = loaded.and_then(|(replay, mut record)| {
+        let outcome = loaded.and_then(|(mut replay, mut record)| {
             record.path = dump.label.clone();
+            if plan.schedulers.contains(&SchedulerKind::Oracle) {
+                // The oracle's item times, before any measured pass.
+                crate::bench::measure_item_times(&mut replay, plan.verify)
+                    .map_err(DumpFault::from)?;
+            }
             let mut counted = Counted {
                 inner: &mut *progress,
                 spent: &mut spent,

@@ -72,7 +72,7 @@ pub use replay::{
 };
 pub use revm::state::AccountInfo;
 pub use run::{IoTimings, Parallel, PassIo, RunOutputs, RunTimings, Runner, Sequential};
-pub use schedule::{GasLimit, GasUsed, Ols, Scheduler, scheduler};
+pub use schedule::{GasLimit, GasUsed, Ols, Oracle, Scheduler, scheduler};
 pub use source::{OnDemand, OnDemandPass, Prefetched, SourceDb, StateSource};
 pub use verify::{
     Divergence, DivergenceField, FailedItem, ItemOutcome, Mismatch, ReceiptsRootCheck,

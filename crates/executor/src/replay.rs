@@ -165,6 +165,9 @@ pub struct WorkItem {
     pub gas_used: u64,
     /// Gas limit of the transaction (0 for system work).
     pub gas_limit: u64,
+    /// Its execution time measured in a profiling pass, nanoseconds (0 until
+    /// [`Replay::set_measured_times`]): what the oracle scheduler orders by.
+    pub measured_ns: u64,
 }
 
 impl WorkItem {
@@ -328,6 +331,7 @@ impl Replay {
                     kind: ItemKind::PreBlock,
                     gas_used: 0,
                     gas_limit: 0,
+                    measured_ns: 0,
                 });
                 for (i, (tx, r)) in block.transactions.iter().zip(&block.receipts).enumerate() {
                     items.push(WorkItem {
@@ -335,6 +339,7 @@ impl Replay {
                         kind: ItemKind::Tx(i as u32),
                         gas_used: r.gas_used,
                         gas_limit: tx.inner().gas_limit(),
+                        measured_ns: 0,
                     });
                 }
                 items.push(WorkItem {
@@ -342,6 +347,7 @@ impl Replay {
                     kind: ItemKind::PostBlock,
                     gas_used: 0,
                     gas_limit: 0,
+                    measured_ns: 0,
                 });
                 prepared.push(bal);
                 dump_blocks.push(block);
@@ -443,6 +449,25 @@ impl Replay {
     /// Blocks in order.
     pub fn blocks(&self) -> &[ReplayBlock] {
         &self.blocks
+    }
+
+    /// Record each item's execution time measured in a profiling pass (`ns[i]` is item
+    /// `i`'s, indexed like [`Replay::items`]), for the oracle scheduler
+    /// ([`crate::schedule::Oracle`]). Returns `false`, changing nothing, when `ns` does not
+    /// have one time per item.
+    pub fn set_measured_times(&mut self, ns: &[u64]) -> bool {
+        if ns.len() != self.items.len() {
+            return false;
+        }
+        for (item, ns) in self.items.iter_mut().zip(ns) {
+            item.measured_ns = *ns;
+        }
+        true
+    }
+
+    /// Whether [`Replay::set_measured_times`] has recorded times.
+    pub fn has_measured_times(&self) -> bool {
+        self.items.iter().any(|w| w.measured_ns > 0)
     }
 
     /// All work items, block after block; [`WorkItem::block`] indexes [`Replay::blocks`].

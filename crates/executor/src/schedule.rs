@@ -25,6 +25,14 @@ pub struct GasUsed;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GasLimit;
 
+/// The oracle: longest measured execution time first ([`WorkItem::measured_ns`], from a
+/// profiling pass of the same replay, [`crate::Replay::set_measured_times`]). No
+/// scheduler can know these times before execution; the gap between it and gas used shows
+/// how much a better estimate of a transaction's time could still win. Items without a
+/// measured time fall back to gas used.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Oracle;
+
 impl Scheduler for Ols {
     fn order(&self, items: &[WorkItem], order: &mut Vec<u32>) {
         order.clear();
@@ -51,12 +59,23 @@ impl Scheduler for GasLimit {
     }
 }
 
+impl Scheduler for Oracle {
+    fn order(&self, items: &[WorkItem], order: &mut Vec<u32>) {
+        if items.iter().any(|w| w.measured_ns > 0) {
+            by_key_desc(items, order, |w| w.measured_ns)
+        } else {
+            by_key_desc(items, order, |w| w.gas_used)
+        }
+    }
+}
+
 /// The ordering of a scheduler named in a grid point.
 pub fn scheduler(kind: SchedulerKind) -> &'static dyn Scheduler {
     match kind {
         SchedulerKind::Ols => &Ols,
         SchedulerKind::GasUsed => &GasUsed,
         SchedulerKind::GasLimit => &GasLimit,
+        SchedulerKind::Oracle => &Oracle,
     }
 }
 
@@ -71,6 +90,7 @@ mod tests {
             kind: ItemKind::Tx(i),
             gas_used: used,
             gas_limit: limit,
+            measured_ns: 0,
         }
     }
 
@@ -89,5 +109,13 @@ mod tests {
         assert_eq!(o, [1, 3, 2, 0]);
         GasLimit.order(&items, &mut o);
         assert_eq!(o, [0, 2, 1, 3]);
+        Oracle.order(&items, &mut o);
+        assert_eq!(o, [1, 3, 2, 0], "without measured times: gas used");
+        let mut timed = items;
+        for (w, ns) in timed.iter_mut().zip([5, 1, 9, 2]) {
+            w.measured_ns = ns;
+        }
+        Oracle.order(&timed, &mut o);
+        assert_eq!(o, [2, 0, 3, 1], "longest measured first");
     }
 }

@@ -184,7 +184,7 @@ pub(crate) fn parse_fork(s: &str) -> Result<EthereumHardfork, gigagas_chain::Unk
 /// A `--scheduler` value: one scheduler, or `all` of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SchedulerChoice {
-    /// One scheduler, by its name (`ols`, `gas-used`, `gas-limit`).
+    /// One scheduler, by its name (`ols`, `gas-used`, `gas-limit`, `oracle`).
     One(SchedulerKind),
     /// Every scheduler ([`SchedulerKind::ALL`]).
     All,
@@ -197,7 +197,9 @@ impl FromStr for SchedulerChoice {
             Ok(Self::All)
         } else {
             s.parse::<SchedulerKind>().map(Self::One).map_err(|_| {
-                format!("unknown scheduler `{s}` (expected ols, gas-used, gas-limit or all)")
+                format!(
+                    "unknown scheduler `{s}` (expected ols, gas-used, gas-limit, oracle or all)"
+                )
             })
         }
     }
@@ -307,7 +309,7 @@ mod tests {
         assert_eq!(schedulers(&[]), SchedulerKind::ALL);
         assert_eq!(
             parse("fifo").unwrap_err(),
-            "unknown scheduler `fifo` (expected ols, gas-used, gas-limit or all)"
+            "unknown scheduler `fifo` (expected ols, gas-used, gas-limit, oracle or all)"
         );
     }
 }

@@ -27,7 +27,9 @@ pub(crate) struct RunArgs {
     #[arg(long, value_delimiter = ',')]
     pub batch: Vec<usize>,
     /// Schedulers to sweep: ols (block order), gas-used (largest first), gas-limit, or all
-    /// (default: all three).
+    /// (default: all three). `oracle` (by name only, never in all) orders by each
+    /// transaction's time measured in three 1-thread profiling passes first, longest first:
+    /// a reference no real scheduler can reach, for how much a better gas proxy could win.
     #[arg(long, value_delimiter = ',')]
     pub scheduler: Vec<SchedulerChoice>,
     /// Single passes per point before the measured samples (verified, not reported).
