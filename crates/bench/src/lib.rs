@@ -52,16 +52,17 @@ pub mod trace;
 pub use bench::{Sampled, bench_interleaved, bench_pass, metrics_of, round_order};
 pub use config::{ConfigError, Sweep, load};
 pub use error::{BenchError, DumpFault, IoError, NotMeasured, PassError};
+pub use gigagas_executor::pool::set_pinning;
 pub use gigagas_grid::{
     Point, Repetition, RunConfig, SchedulerKind, SimulateConfig, SweepConfig, TimedWork,
 };
 pub use io::StoreContext;
 pub use plan::{
-    MAX_MIN_SAMPLE_MS, MAX_REPEATS, MAX_THREADS, MAX_VIRTUAL_WORKERS, MAX_WARMUP, NonEmpty, Plan,
-    PlanError, SimulatePlan, StorePlanError, StoreSetting, SuiteDump,
+    CpuProfilePlan, MAX_MIN_SAMPLE_MS, MAX_REPEATS, MAX_THREADS, MAX_VIRTUAL_WORKERS, MAX_WARMUP,
+    NonEmpty, Plan, PlanError, SimulatePlan, StorePlanError, StoreSetting, SuiteDump,
 };
+pub use profile::{CpuProfile, ProfileError, profile_point, profile_stem};
 pub use progress::{LOAD_UNITS, Progress};
-pub use gigagas_executor::pool::set_pinning;
 pub use simulate::ItemProfile;
 pub use sweep::{SweepOptions, run_grid, run_sweep};
 pub use timeline::timeline_of;

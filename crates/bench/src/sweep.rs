@@ -15,7 +15,7 @@ use crate::{
 };
 use gigagas_dump::{DumpError, InvariantError};
 use gigagas_executor::Replay;
-use gigagas_grid::Point;
+use gigagas_grid::{Point, SchedulerKind};
 use gigagas_report::{
     folder::utc_timestamp,
     machine::MachineInfo,
