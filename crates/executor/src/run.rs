@@ -202,14 +202,18 @@ struct Done {
 }
 
 /// What happens to each batch's outputs once the batch has ended, outside the timed
-/// window: collected for the caller ([`Parallel::outputs`]) or verified and dropped
-/// ([`Runner::run`]), so a pass holds one batch's outputs at most. `outputs[k]`
-/// is item `range.start + k`'s.
+/// window: collected for the caller ([`Parallel::outputs`], which drains them) or verified
+/// ([`Runner::run`], which leaves them), so a pass holds one batch's outputs at most.
+/// `outputs[k]` is item `range.start + k`'s. What the sink leaves is dropped by the
+/// workers that made it (see [`Shared`]).
 type BatchSink<'s> = dyn FnMut(
         std::ops::Range<usize>,
-        Vec<Result<ItemOutput, ExecError>>,
+        &mut Vec<Result<ItemOutput, ExecError>>,
     ) -> Result<(), crate::Divergence>
     + 's;
+
+/// The outputs a worker made, handed back to it to drop.
+type Returned = Mutex<Vec<Result<ItemOutput, ExecError>>>;
 
 /// The state the coordinator and the workers of one run share.
 ///
@@ -225,8 +229,12 @@ type BatchSink<'s> = dyn FnMut(
 ///    the batch's wall time runs from its start to the end of its last item (so the
 ///    coordinator's own wake-up is not in it; a mega-block is one batch, so blocks within
 ///    it overlap, while batches never do), and the coordinator passes the outputs to the
-///    [`BatchSink`] while the clock is stopped. A divergence sets `stop`, and everyone
-///    leaves after the next *go*.
+///    [`BatchSink`] while the clock is stopped; *returned* — the coordinator has handed each
+///    worker the outputs it made, which the worker drops; *dropped* — every worker has
+///    (so each worker's allocations are freed by the thread that made them: freed by the
+///    coordinator they would return to the workers' heaps through the allocator's
+///    cross-thread free lists, inside the next window, on cache lines last written by
+///    another core). A divergence sets `stop`, and everyone leaves after the next *go*.
 ///
 /// Workers busy-wait at the barrier for up to [`WORKER_SPIN`] when each has a core of its
 /// own, so a release reaches them without a kernel wake-up inside the timed window; the
@@ -245,6 +253,8 @@ struct Shared<'r, 's> {
     worker_spin: Spin,
     /// Outputs of the current batch, handed over by each worker when it ran past the order.
     handed: &'r Mutex<Vec<Done>>,
+    /// Per worker, the outputs it made, handed back after the sink to be dropped.
+    returned: &'r [Returned],
     /// Set by the coordinator when a batch diverged: the run ends at the next *go*.
     stop: &'r AtomicBool,
     /// Where the items read the state at the start of their block.
@@ -294,6 +304,13 @@ impl<'s> Shared<'_, 's> {
                 .expect("no worker panics holding the lock")
                 .append(&mut done);
             self.barrier.wait(self.worker_spin); // handed
+            self.barrier.wait(self.worker_spin); // returned
+            drop(std::mem::take(
+                &mut *self.returned[id as usize]
+                    .lock()
+                    .expect("no worker panics holding its outputs"),
+            ));
+            self.barrier.wait(self.worker_spin); // dropped
         }
         busy
     }
@@ -458,11 +475,26 @@ impl<'s> Shared<'_, 's> {
             timings.item_worker[d.index as usize] = d.worker;
             outputs[d.index as usize - range.start] = Some(d.output);
         }
-        let outputs = outputs
+        let mut outputs = outputs
             .into_iter()
             .map(|o| o.expect("every item of the batch ran exactly once"))
             .collect();
-        sink(range.clone(), outputs)
+        let result = sink(range.clone(), &mut outputs);
+        if self.returned.is_empty() || outputs.is_empty() {
+            return result;
+        }
+        // What the sink left goes back to the workers that made it, to be dropped there.
+        let mut by_worker: Vec<Vec<Result<ItemOutput, ExecError>>> =
+            self.returned.iter().map(|_| Vec::new()).collect();
+        let last = by_worker.len() - 1;
+        for (k, output) in outputs.into_iter().enumerate() {
+            let worker = timings.item_worker[range.start + k] as usize;
+            by_worker[worker.min(last)].push(output);
+        }
+        for (slot, outputs) in self.returned.iter().zip(by_worker) {
+            *slot.lock().expect("no worker panics holding its outputs") = outputs;
+        }
+        result
     }
 
     /// One thread: the calling thread is the only worker, so there is nobody to spawn or
@@ -635,6 +667,8 @@ impl<'s> Shared<'_, 's> {
             timings.wall_ns += ns;
             window.close();
             result = self.sink_batch(range, &mut done, &mut timings, sink);
+            self.barrier.wait(Spin::NONE); // returned
+            self.barrier.wait(Spin::NONE); // dropped
             if let Some(e) = pending.take()
                 && result.is_ok()
             {
@@ -707,7 +741,7 @@ impl<'c, 's> Parallel<'c, 's> {
         let config = self.config;
         let io = self.io_now();
         let (timings, result) = replay.run_with_sink(config, io, &mut |_, batch| {
-            outputs.extend(batch);
+            outputs.append(batch);
             Ok(())
         });
         result.expect("collecting outputs cannot diverge");
@@ -729,7 +763,7 @@ impl Runner for Parallel<'_, '_> {
         let io = self.io_now();
         let (timings, result) = replay.run_with_sink(config, io, &mut |range, batch| {
             if verify {
-                replay.verify_items(range, &batch, config.work.receipts)
+                replay.verify_items(range, &*batch, config.work.receipts)
             } else {
                 Ok(())
             }
@@ -863,6 +897,11 @@ impl Replay {
             Spin::NONE
         };
         let handed = Mutex::new(Vec::new());
+        // One slot per pool worker (none on one thread: the calling thread made and drops
+        // everything itself).
+        let returned: Vec<Returned> = (0..if threads > 1 { threads } else { 0 })
+            .map(|_| Mutex::new(Vec::new()))
+            .collect();
         let stop = AtomicBool::new(false);
         let epoch = OnceLock::new();
         let scheduler = scheduler(config.scheduler);
@@ -875,6 +914,7 @@ impl Replay {
             barrier: &barrier,
             worker_spin,
             handed: &handed,
+            returned: &returned,
             stop: &stop,
             epoch: &epoch,
             bases,
