@@ -180,8 +180,8 @@ impl WindowObserver for WindowProfiler {
 }
 
 /// Profile `point`: verified passes, the profiler on inside their timed windows only,
-/// until the windows add up to `window` (at least one pass). Nothing else may time passes
-/// meanwhile: the window observer is process-wide.
+/// until the windows add up to `window` (at least one pass). The samples are the whole
+/// process's: passes run from other threads meanwhile would be sampled too.
 pub fn profile_point(
     replay: &Replay,
     point: &Point,

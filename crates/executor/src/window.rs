@@ -8,7 +8,7 @@
 //! any reader — and the kernel's share of the work (page faults, purged pages, thread
 //! wake-ups), which a wall clock cannot tell from user code.
 
-use std::sync::{Arc, RwLock};
+use std::{cell::RefCell, sync::Arc};
 
 /// CPU time and page faults of the whole process over a span, as `getrusage` counts them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -80,13 +80,17 @@ pub trait WindowObserver: Send + Sync {
     fn closed(&self);
 }
 
-/// The observer of every window from now on (`None`: none).
-static OBSERVER: RwLock<Option<Arc<dyn WindowObserver>>> = RwLock::new(None);
+thread_local! {
+    /// The observer of the windows timed on this thread from now on (`None`: none).
+    static OBSERVER: RefCell<Option<Arc<dyn WindowObserver>>> = const { RefCell::new(None) };
+}
 
-/// Tell `observer` about every timed window of every pass from now on, until replaced
-/// (`None` stops). Read once per pass, before its window first opens.
+/// Tell `observer` about every timed window of every pass run from the calling thread from
+/// now on, until replaced (`None` stops). A pass's window is timed on the thread that runs
+/// the pass (its workers are other threads), so passes run from other threads meanwhile
+/// are not observed. Read once per pass, before its window first opens.
 pub fn observe_windows(observer: Option<Arc<dyn WindowObserver>>) {
-    *OBSERVER.write().unwrap_or_else(|e| e.into_inner()) = observer;
+    OBSERVER.with(|o| *o.borrow_mut() = observer);
 }
 
 /// One pass's window: its usage so far and its observer.
@@ -100,7 +104,7 @@ impl Window {
     /// A closed window with the current observer.
     pub(crate) fn new() -> Self {
         Self {
-            observer: OBSERVER.read().unwrap_or_else(|e| e.into_inner()).clone(),
+            observer: OBSERVER.with(|o| o.borrow().clone()),
             opened_at: None,
             used: CpuUsage::default(),
         }
