@@ -13,7 +13,7 @@
 use crate::progress::{LOAD_UNITS, run_units};
 use gigagas_executor::Replay;
 use gigagas_grid::{
-    CacheState, IoMode, Repetition, RunConfig, SchedulerKind, SimulateConfig, StateRead,
+    CacheState, IoMode, Point, Repetition, RunConfig, SchedulerKind, SimulateConfig, StateRead,
     SweepConfig, TimedWork,
 };
 use std::{num::NonZeroUsize, ops::Deref, path::PathBuf};
@@ -533,6 +533,18 @@ impl Plan {
                 }
             }
         }
+        points
+    }
+
+    /// Every point a dump runs, in the order of a round's list: the baselines first
+    /// ([`Plan::baselines`]), then the replay's grid ([`Plan::points`]) on `cores` cores.
+    pub fn all_points(&self, cores: usize) -> Vec<Point> {
+        let mut points: Vec<Point> = self
+            .baselines()
+            .into_iter()
+            .map(Point::Sequential)
+            .collect();
+        points.extend(self.points(cores).into_iter().map(Point::Bal));
         points
     }
 

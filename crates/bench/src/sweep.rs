@@ -348,12 +348,7 @@ fn profiled_passes(
     mut store: Option<&mut crate::io::StoreContext>,
     progress: &mut dyn Progress,
 ) -> Result<(), DumpFault> {
-    let mut points: Vec<Point> = plan
-        .baselines()
-        .into_iter()
-        .map(Point::Sequential)
-        .collect();
-    points.extend(plan.points(cores).into_iter().map(Point::Bal));
+    let points = plan.all_points(cores);
     for point in points {
         if profile
             .point
@@ -426,12 +421,7 @@ fn run_dump(
     };
 
     // The baselines first, then the grid: one list of points, run in interleaved rounds.
-    let mut points: Vec<Point> = plan
-        .baselines()
-        .into_iter()
-        .map(Point::Sequential)
-        .collect();
-    points.extend(plan.points(cores).into_iter().map(Point::Bal));
+    let points = plan.all_points(cores);
     progress.stage(&format!(
         "{}: {} points in {} interleaved rounds (seed {:#x})",
         gigagas_report::table::escape_name(&record.name),

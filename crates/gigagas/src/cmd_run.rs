@@ -251,14 +251,9 @@ impl Command for RunArgs {
         self.prepare_outputs(&plan)?;
         if let Some(name) = &self.cpu_profile_point {
             let names: Vec<String> = plan
-                .baselines()
-                .into_iter()
-                .map(|w| gigagas_bench::Point::Sequential(w).to_string())
-                .chain(
-                    plan.points(cores)
-                        .into_iter()
-                        .map(|c| gigagas_bench::Point::Bal(c).to_string()),
-                )
+                .all_points(cores)
+                .iter()
+                .map(ToString::to_string)
                 .collect();
             if !names.contains(name) {
                 bail!(
