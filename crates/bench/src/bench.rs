@@ -84,8 +84,12 @@ impl PassSum {
 /// The figures of a pass on `threads` workers: throughput from the dump's gas, the
 /// longest-transaction latency and critical-path bound from the batches' item times,
 /// utilisation from the workers' busy time.
-pub fn metrics_of(replay: &Replay, timings: &RunTimings, threads: usize) -> Metrics {
-    let threads = threads.max(1) as f64;
+pub fn metrics_of(
+    replay: &Replay,
+    timings: &RunTimings,
+    threads: std::num::NonZeroUsize,
+) -> Metrics {
+    let threads = threads.get() as f64;
     let mut longest = 0u64;
     let mut bound = 0f64;
     for range in &timings.batches {
@@ -203,7 +207,7 @@ pub const ORACLE_PROFILE_PASSES: usize = 3;
 /// ([`Replay::set_measured_times`]). Outside every measured sample.
 pub fn measure_item_times(replay: &mut Replay, verify: bool) -> Result<(), PassError> {
     let point = Point::Bal(gigagas_grid::RunConfig::new(
-        1,
+        std::num::NonZeroUsize::MIN,
         1,
         gigagas_grid::SchedulerKind::Ols,
     ));
@@ -250,7 +254,7 @@ fn sample(
     }
     let (passes, mean) = sum.expect("a sample has at least one pass").mean();
     into.metrics
-        .push(metrics_of(replay, &mean, point.threads()));
+        .push(metrics_of(replay, &mean, point.thread_count()));
     into.busy.push(mean.worker_busy_ns);
     into.passes.push(passes);
     into.io.extend(io);

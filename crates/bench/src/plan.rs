@@ -282,7 +282,7 @@ impl SimulatePlan {
         for &threads in &self.validate_threads {
             for &batch in self.batch.iter() {
                 for &scheduler in self.schedulers.iter() {
-                    v.push(RunConfig::new(threads.get(), batch.get(), scheduler));
+                    v.push(RunConfig::new(threads, batch.get(), scheduler));
                 }
             }
         }
@@ -302,7 +302,8 @@ impl SimulatePlan {
     }
 }
 
-fn plain(counts: &[NonZeroUsize]) -> Vec<usize> {
+/// Counts as plain numbers (for records and messages).
+pub fn plain(counts: &[NonZeroUsize]) -> Vec<usize> {
     counts.iter().map(|c| c.get()).collect()
 }
 
@@ -500,8 +501,9 @@ impl Plan {
 
     /// The thread counts of the grid on a machine with `cores` cores: the plan's, and
     /// `cores` with [`Plan::all_cores`].
-    pub fn thread_counts(&self, cores: usize) -> Vec<usize> {
-        let mut threads = plain(&self.threads);
+    pub fn thread_counts(&self, cores: usize) -> Vec<NonZeroUsize> {
+        let mut threads = self.threads.to_vec();
+        let cores = NonZeroUsize::new(cores).unwrap_or(NonZeroUsize::MIN);
         if self.all_cores && !threads.contains(&cores) {
             threads.push(cores);
         }
@@ -585,12 +587,12 @@ impl Plan {
         units += self
             .points(cores)
             .iter()
-            .map(|p| per_point * run_units(p.threads, cores))
+            .map(|p| per_point * run_units(p.threads.get(), cores))
             .sum::<u64>();
         if let Some(sim) = &self.simulate {
             units += (self.warmup + sim.profile_repeats.get()) as u64 * 1000;
             for p in sim.validation_points() {
-                units += per_point * run_units(p.threads, cores);
+                units += per_point * run_units(p.threads.get(), cores);
             }
         }
         units

@@ -254,7 +254,11 @@ mod tests {
 
     #[test]
     fn a_stem_names_its_point() {
-        let p = Point::Bal(RunConfig::new(2, 20, SchedulerKind::GasUsed));
+        let p = Point::Bal(RunConfig::new(
+            std::num::NonZeroUsize::new(2).unwrap(),
+            20,
+            SchedulerKind::GasUsed,
+        ));
         assert_eq!(
             profile_stem(Path::new("out/prof.svg"), &p),
             Path::new("out/prof-bal-2t-b20-gas-used")

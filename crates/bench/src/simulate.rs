@@ -93,7 +93,7 @@ pub fn profile_and_measure(
 ) -> Result<(ItemProfile, Measured), gigagas_executor::Divergence> {
     let profile_runs = profile_runs.get();
     let repeats = rep.repeats.max(1);
-    let profile_config = RunConfig::new(1, 1, SchedulerKind::Ols);
+    let profile_config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols);
     let mut per_item: Vec<Vec<u64>> = vec![Vec::with_capacity(profile_runs); replay.items().len()];
     let mut run_work_ns = Vec::with_capacity(profile_runs);
     let mut runs: Vec<Vec<gigagas_report::stats::Metrics>> =
@@ -276,7 +276,7 @@ pub fn simulate(
     let profile_work_s = profile.item_ns.iter().sum::<u64>() as f64 / 1e9;
     let mut validations = Vec::new();
     for config in plan.validation_points() {
-        let (t, b, s) = (config.threads, config.batch, config.scheduler);
+        let (t, b, s) = (config.threads.get(), config.batch, config.scheduler);
         let predicted_s = project(replay, profile, t, b, s).makespan_s;
         let m = measure.measured(&config)?;
         let measured = m.wall_s.max(f64::MIN_POSITIVE);

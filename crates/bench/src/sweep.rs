@@ -433,7 +433,7 @@ fn run_dump(
         .iter()
         .map(|p| match p {
             Point::Sequential(_) => 1000,
-            Point::Bal(c) => run_units(c.threads, cores),
+            Point::Bal(c) => run_units(c.threads.get(), cores),
         })
         .collect();
     let sampled = bench_interleaved(replay, &points, rep, plan.seed, store, |i| {
@@ -458,7 +458,7 @@ fn run_dump(
     let points = sim.validation_points();
     let (profile, mut measure) =
         simulate::profile_and_measure(replay, sim.profile_repeats, &points, rep, |c| {
-            progress.advance(run_units(c.threads, cores))
+            progress.advance(run_units(c.threads.get(), cores))
         })?;
     let report = simulate::simulate(replay, &profile, record, sim, &mut measure)?;
     Ok((rows, Some(report)))

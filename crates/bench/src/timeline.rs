@@ -56,7 +56,7 @@ pub fn timeline_of(
     Some(Timeline {
         dump: dump.to_string(),
         config: config.to_string(),
-        threads: config.threads,
+        threads: config.threads.get(),
         batch: b,
         batches: timings.batches.len(),
         items: range.len(),
@@ -98,7 +98,11 @@ mod tests {
     #[test]
     fn the_longest_batch_keeps_every_item_and_the_longest_one() {
         let replay = mainnet();
-        let config = RunConfig::new(2, 1, SchedulerKind::GasUsed);
+        let config = RunConfig::new(
+            std::num::NonZeroUsize::new(2).unwrap(),
+            1,
+            SchedulerKind::GasUsed,
+        );
         let timings = Parallel::new(&config).run(&replay, true).unwrap();
         let t = timeline_of(&replay, &config, &timings, "mainnet").unwrap();
         // The drawn batch is the pass's longest.
@@ -148,7 +152,11 @@ mod tests {
     fn a_mega_block_pass_is_one_batch_and_a_better_picture_than_one_worker() {
         let replay = mainnet();
         let pass = |threads| {
-            let config = RunConfig::new(threads, 64, SchedulerKind::Ols);
+            let config = RunConfig::new(
+                std::num::NonZeroUsize::new(threads).unwrap(),
+                64,
+                SchedulerKind::Ols,
+            );
             let timings = Parallel::new(&config).run(&replay, true).unwrap();
             timeline_of(&replay, &config, &timings, "mainnet").unwrap()
         };

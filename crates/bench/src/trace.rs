@@ -33,7 +33,7 @@ pub fn pass_events(
         "ph": "C", "pid": pid, "ts": 0.0, "name": "page faults in window",
         "args": { "minor": cpu.minor_faults, "major": cpu.major_faults }
     }));
-    for w in 0..config.threads.max(1) {
+    for w in 0..config.threads.get() {
         events.push(json!({
             "ph": "M", "pid": pid, "tid": w, "name": "thread_name",
             "args": { "name": format!("worker {w}") }
@@ -41,7 +41,7 @@ pub fn pass_events(
     }
     // A pass that read its batches' state from a store: a track of its reads.
     if !timings.read_spans.is_empty() {
-        let tid = config.threads.max(1);
+        let tid = config.threads.get();
         events.push(json!({
             "ph": "M", "pid": pid, "tid": tid, "name": "thread_name",
             "args": { "name": "reading state" }
@@ -113,7 +113,11 @@ mod tests {
         let replay = gigagas_executor::test_utils::prepare(dump).unwrap();
         let mut events = Vec::new();
         for (pid, (threads, batch)) in [(1, 1), (2, 42)].into_iter().enumerate() {
-            let config = RunConfig::new(threads, batch, gigagas_executor::SchedulerKind::GasUsed);
+            let config = RunConfig::new(
+                std::num::NonZeroUsize::new(threads).unwrap(),
+                batch,
+                gigagas_executor::SchedulerKind::GasUsed,
+            );
             let timings = Parallel::new(&config).run(&replay, true).unwrap();
             let pass = pass_events(&replay, &config, &timings, pid as u32, "mainnet");
             let slices: Vec<&Value> = pass.iter().filter(|e| e["ph"] == "X").collect();

@@ -30,7 +30,11 @@ fn replay() -> gigagas_executor::Replay {
 #[test]
 fn a_profile_of_two_workers_names_gigagas_own_functions() {
     let replay = replay();
-    let point = Point::Bal(RunConfig::new(2, 3, SchedulerKind::Ols));
+    let point = Point::Bal(RunConfig::new(
+        std::num::NonZeroUsize::new(2).unwrap(),
+        3,
+        SchedulerKind::Ols,
+    ));
     let profile = profile_point(
         &replay,
         &point,
@@ -75,7 +79,11 @@ fn every_sample_records_the_cpu_time_of_its_windows() {
     let replay = replay();
     let points = [
         Point::Sequential(Default::default()),
-        Point::Bal(RunConfig::new(2, 3, SchedulerKind::GasUsed)),
+        Point::Bal(RunConfig::new(
+            std::num::NonZeroUsize::new(2).unwrap(),
+            3,
+            SchedulerKind::GasUsed,
+        )),
     ];
     let rep = Repetition {
         warmup: 1,
@@ -122,6 +130,10 @@ fn the_oracle_orders_by_the_measured_times() {
         "longest measured first: {times:?}"
     );
     // And an oracle point replays and verifies like any other.
-    let point = Point::Bal(RunConfig::new(2, 1, SchedulerKind::Oracle));
+    let point = Point::Bal(RunConfig::new(
+        std::num::NonZeroUsize::new(2).unwrap(),
+        1,
+        SchedulerKind::Oracle,
+    ));
     gigagas_bench::bench_pass(&replay, &point, true, None).expect("verified");
 }

@@ -14,9 +14,12 @@
 //! ([`crate::local_code`]) stay warm from one pass to the next. Pools are built outside
 //! every timed window, on the first pass of their thread count (a warm-up pass).
 
-use std::sync::{
-    Arc, Mutex,
-    atomic::{AtomicBool, Ordering},
+use std::{
+    num::NonZeroUsize,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
 };
 
 /// Whether worker `i` of a pool is pinned to the `i`-th core the process may run on.
@@ -57,7 +60,8 @@ pub struct PoolError {
 
 /// The pool of `threads` workers (with the current [`pinning`]), built on first use and
 /// kept for the life of the process.
-pub(crate) fn workers(threads: usize) -> Result<Arc<rayon::ThreadPool>, PoolError> {
+pub(crate) fn workers(threads: NonZeroUsize) -> Result<Arc<rayon::ThreadPool>, PoolError> {
+    let threads = threads.get();
     let pin = pinning();
     let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, _, pool)) = pools.iter().find(|(t, p, _)| *t == threads && *p == pin) {
@@ -120,14 +124,15 @@ mod tests {
 
     #[test]
     fn a_pool_is_built_once_per_thread_count() {
-        let a = workers(3).expect("a pool of 3 starts");
-        let b = workers(3).expect("the same pool");
+        let n = |t| NonZeroUsize::new(t).unwrap();
+        let a = workers(n(3)).expect("a pool of 3 starts");
+        let b = workers(n(3)).expect("the same pool");
         assert!(
             Arc::ptr_eq(&a, &b),
             "the second pass reuses the first's threads"
         );
         assert_eq!(a.current_num_threads(), 3);
-        let c = workers(2).expect("a pool of 2 starts");
+        let c = workers(n(2)).expect("a pool of 2 starts");
         assert_eq!(c.current_num_threads(), 2);
         assert!(!Arc::ptr_eq(&a, &c));
     }

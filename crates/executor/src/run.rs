@@ -886,7 +886,7 @@ impl Replay {
                 Bases::Read(&io_state)
             }
         };
-        let threads = config.threads.max(1);
+        let threads = config.threads.get();
         let batches = self.batches(config.batch);
         let cursors: Vec<AtomicUsize> = batches.iter().map(|_| AtomicUsize::new(0)).collect();
         let orders = OnceLock::new();
@@ -926,7 +926,7 @@ impl Replay {
             // The workers are the threads of a pool kept across passes (`crate::pool`):
             // one broadcast job each, while the coordinator runs on the calling thread.
             // A pool that cannot start is the machine's failure, as a spawn's was before.
-            let pool = crate::pool::workers(threads).unwrap_or_else(|e| panic!("{e}"));
+            let pool = crate::pool::workers(config.threads).unwrap_or_else(|e| panic!("{e}"));
             let busy: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
             let (mut timings, result) = pool.in_place_scope(|scope| {
                 let (shared, busy) = (&shared, &busy);

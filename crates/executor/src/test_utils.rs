@@ -50,6 +50,7 @@ pub fn grid(threads: &[usize], batches: &[usize], schedulers: &[SchedulerKind]) 
     for &t in threads {
         for &b in &unique {
             for &s in schedulers {
+                let t = std::num::NonZeroUsize::new(t).expect("a test names at least 1 thread");
                 points.push(RunConfig::new(t, b, s));
             }
         }

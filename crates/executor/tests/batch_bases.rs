@@ -26,7 +26,11 @@ fn bases_built_per_batch_give_the_outcomes_of_resident_bases() {
         let per_batch = Replay::with_resident_bases_limit(dump, 0).expect("dump prepares");
         assert!(per_batch.resident_bases().is_none());
         for (threads, batch) in [(1, 1), (1, 7), (2, 1), (2, 50)] {
-            let config = RunConfig::new(threads, batch, SchedulerKind::Ols);
+            let config = RunConfig::new(
+                std::num::NonZeroUsize::new(threads).unwrap(),
+                batch,
+                SchedulerKind::Ols,
+            );
             let (_, want) = Parallel::new(&config).outputs(&resident);
             let (_, got) = Parallel::new(&config).outputs(&per_batch);
             if let Err(d) = per_batch.verify_all(&got) {

@@ -18,7 +18,11 @@ fn mainnet() -> Dump {
 }
 
 fn config(threads: usize, batch: usize, receipts: bool) -> RunConfig {
-    let config = RunConfig::new(threads, batch, SchedulerKind::GasUsed);
+    let config = RunConfig::new(
+        std::num::NonZeroUsize::new(threads).unwrap(),
+        batch,
+        SchedulerKind::GasUsed,
+    );
     if receipts {
         config.with_work(RECEIPTS)
     } else {

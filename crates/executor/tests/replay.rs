@@ -65,10 +65,21 @@ fn sequential_baseline_verifies_and_sender_recovery_changes_nothing() {
     let replay = prepare(dump.clone()).unwrap();
     let (_, results) = Sequential::new(TimedWork::default()).outputs(&replay);
     replay.verify_sequential(&results.unwrap()).unwrap();
-    let (_, plain) = Parallel::new(&RunConfig::new(2, 1, SchedulerKind::Ols)).outputs(&replay);
-    let (_, recovered) =
-        Parallel::new(&RunConfig::new(2, 1, SchedulerKind::Ols).with_work(RECOVER_SENDERS))
-            .outputs(&replay);
+    let (_, plain) = Parallel::new(&RunConfig::new(
+        std::num::NonZeroUsize::new(2).unwrap(),
+        1,
+        SchedulerKind::Ols,
+    ))
+    .outputs(&replay);
+    let (_, recovered) = Parallel::new(
+        &RunConfig::new(
+            std::num::NonZeroUsize::new(2).unwrap(),
+            1,
+            SchedulerKind::Ols,
+        )
+        .with_work(RECOVER_SENDERS),
+    )
+    .outputs(&replay);
     replay.verify_all(&recovered).unwrap();
     assert_eq!(replay.outcomes(&plain), replay.outcomes(&recovered));
 }
@@ -97,8 +108,12 @@ fn corrupted_bal_write_is_named() {
     change.new_value += alloy_primitives::U256::from(1);
     let tx = change.block_access_index.get() - 1;
     let replay = prepare(dump.clone()).unwrap();
-    let (_, outputs) =
-        Parallel::new(&RunConfig::new(2, 1, SchedulerKind::GasUsed)).outputs(&replay);
+    let (_, outputs) = Parallel::new(&RunConfig::new(
+        std::num::NonZeroUsize::new(2).unwrap(),
+        1,
+        SchedulerKind::GasUsed,
+    ))
+    .outputs(&replay);
     let d = replay
         .verify_all(&outputs)
         .expect_err("a corrupted BAL must not verify");
@@ -114,7 +129,12 @@ fn corrupted_receipt_is_named() {
     let mut dump = small(Profile::Transfers);
     dump.block_mut(2).unwrap().receipts[3].gas_used += 1;
     let replay = prepare(dump.clone()).unwrap();
-    let (_, outputs) = Parallel::new(&RunConfig::new(1, 50, SchedulerKind::Ols)).outputs(&replay);
+    let (_, outputs) = Parallel::new(&RunConfig::new(
+        std::num::NonZeroUsize::MIN,
+        50,
+        SchedulerKind::Ols,
+    ))
+    .outputs(&replay);
     let d = replay
         .verify_all(&outputs)
         .expect_err("a corrupted receipt must not verify");
@@ -161,7 +181,12 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
         .remove(victim)
         .address;
     let replay = prepare(dump.clone()).unwrap();
-    let (_, outputs) = Parallel::new(&RunConfig::new(2, 1, SchedulerKind::Ols)).outputs(&replay);
+    let (_, outputs) = Parallel::new(&RunConfig::new(
+        std::num::NonZeroUsize::new(2).unwrap(),
+        1,
+        SchedulerKind::Ols,
+    ))
+    .outputs(&replay);
     let d = replay
         .verify_all(&outputs)
         .expect_err("a missing BAL account must fail");
@@ -219,7 +244,12 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
         ),
     );
     let replay = prepare(dump.clone()).unwrap();
-    let config = RunConfig::new(2, 1, SchedulerKind::Ols).with_work(RECOVER_SENDERS);
+    let config = RunConfig::new(
+        std::num::NonZeroUsize::new(2).unwrap(),
+        1,
+        SchedulerKind::Ols,
+    )
+    .with_work(RECOVER_SENDERS);
     let (_, outputs) = Parallel::new(&config).outputs(&replay);
     let d = replay.verify_all(&outputs).unwrap_err();
     assert_eq!(

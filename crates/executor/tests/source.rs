@@ -128,7 +128,11 @@ fn prefetched_and_pipelined_passes_verify_like_the_pass_in_memory() {
     for name in ["mainnet.gigagas", "mainnet-like.gigagas"] {
         let (replay, source) = load(name);
         for (threads, batch) in [(2, 1), (1, 1000)] {
-            let config = RunConfig::new(threads, batch, SchedulerKind::GasUsed);
+            let config = RunConfig::new(
+                std::num::NonZeroUsize::new(threads).unwrap(),
+                batch,
+                SchedulerKind::GasUsed,
+            );
             let (_, memory) = Parallel::new(&config).outputs(&replay);
             for mode in IoMode::ALL {
                 let mut readers: Vec<Box<dyn StateSource>> = (0..3)
@@ -279,7 +283,7 @@ fn a_failed_read_keeps_the_sources_error_as_its_source() {
     assert_eq!(err.to_string(), "state source: segment 0 is unreadable");
 
     // Through a pass: the divergence's chain reaches the source's error.
-    let config = RunConfig::new(1, 1, SchedulerKind::Ols);
+    let config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols);
     for mode in IoMode::ALL {
         let mut readers = vec![Box::new(Failing) as Box<dyn StateSource>];
         let io = PassIo {
@@ -307,7 +311,7 @@ fn a_failed_read_keeps_the_sources_error_as_its_source() {
 #[test]
 fn an_on_demand_pass_without_readers_says_so() {
     let (replay, _) = load("mainnet.gigagas");
-    let config = RunConfig::new(1, 1, SchedulerKind::Ols);
+    let config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols);
     let io = PassIo {
         readers: &mut [],
         mode: IoMode::OnDemand,

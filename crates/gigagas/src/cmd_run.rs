@@ -354,6 +354,7 @@ impl RunArgs {
 mod tests {
     use super::*;
     use clap::Parser;
+    use gigagas_bench::plan::plain;
 
     #[derive(Parser)]
     struct Cli {
@@ -460,7 +461,7 @@ mod tests {
     fn defaults_make_the_documented_grid() {
         let plan_of = plan;
         let plan = plan_of(&[]).unwrap();
-        assert_eq!(plan.thread_counts(2), [1, 2]);
+        assert_eq!(plain(&plan.thread_counts(2)), [1, 2]);
         assert_eq!(plan.points(2).len(), 2 * 2 * 3);
         assert_eq!(plan.baselines().len(), 1);
         assert!(plan.collapse_single_transaction_blocks && plan.verify);

@@ -2,13 +2,13 @@
 
 use crate::{SchedulerKind, StateRead, TimedWork};
 use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error as _};
-use std::fmt;
+use std::{fmt, num::NonZeroUsize};
 
 /// The BAL replay's settings at one grid point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RunConfig {
-    /// Worker threads.
-    pub threads: usize,
+    /// Worker threads: never zero, from the plan to the pool.
+    pub threads: NonZeroUsize,
     /// Blocks per mega-block.
     pub batch: usize,
     /// Order in which workers take items.
@@ -21,7 +21,7 @@ pub struct RunConfig {
 impl RunConfig {
     /// `threads` workers over mega-blocks of `batch` blocks in `scheduler`'s order, with no
     /// optional timed work.
-    pub fn new(threads: usize, batch: usize, scheduler: SchedulerKind) -> Self {
+    pub fn new(threads: NonZeroUsize, batch: usize, scheduler: SchedulerKind) -> Self {
         Self {
             threads,
             batch,
@@ -61,10 +61,15 @@ pub enum Point {
 }
 
 impl Point {
-    /// Worker threads (1 for the sequential loop).
+    /// Worker threads (1 for the sequential loop), as a number for tables and ratios.
     pub fn threads(&self) -> usize {
+        self.thread_count().get()
+    }
+
+    /// Worker threads (1 for the sequential loop), never zero: what a pass runs on.
+    pub fn thread_count(&self) -> NonZeroUsize {
         match self {
-            Self::Sequential(_) => 1,
+            Self::Sequential(_) => NonZeroUsize::MIN,
             Self::Bal(c) => c.threads,
         }
     }
@@ -111,7 +116,10 @@ impl Point {
     pub fn on_one_thread(&self) -> Option<Point> {
         match self {
             Self::Sequential(_) => None,
-            Self::Bal(c) => Some(Self::Bal(RunConfig { threads: 1, ..*c })),
+            Self::Bal(c) => Some(Self::Bal(RunConfig {
+                threads: NonZeroUsize::MIN,
+                ..*c
+            })),
         }
     }
 }
@@ -157,6 +165,8 @@ struct StoredPoint {
 enum BadPoint {
     #[error("a `bal-parallel` point has no `scheduler`")]
     NoScheduler,
+    #[error("a `bal-parallel` point runs on at least 1 thread (found threads 0)")]
+    NoThreads,
     #[error(
         "a `sequential` point runs on 1 thread, block by block, without a scheduler \
          (found threads {threads}, batch {batch}, scheduler {scheduler:?})"
@@ -188,6 +198,7 @@ impl StoredPoint {
             }),
             PointMode::BalParallel => {
                 let scheduler = scheduler.ok_or(BadPoint::NoScheduler)?;
+                let threads = NonZeroUsize::new(threads).ok_or(BadPoint::NoThreads)?;
                 Ok(Point::Bal(
                     RunConfig::new(threads, batch, scheduler).with_work(work),
                 ))
@@ -278,7 +289,11 @@ mod tests {
 
     #[test]
     fn a_point_has_one_name() {
-        let c = RunConfig::new(2, 50, SchedulerKind::Ols);
+        let c = RunConfig::new(
+            std::num::NonZeroUsize::new(2).unwrap(),
+            50,
+            SchedulerKind::Ols,
+        );
         assert_eq!(Point::Bal(c).to_string(), "BAL 2t b50 ols");
         assert_eq!(
             c.to_string(),
@@ -286,7 +301,15 @@ mod tests {
             "RunConfig names itself as its point"
         );
         assert_eq!(
-            Point::Bal(RunConfig::new(16, 1, SchedulerKind::GasUsed).with_work(BOTH)).to_string(),
+            Point::Bal(
+                RunConfig::new(
+                    std::num::NonZeroUsize::new(16).unwrap(),
+                    1,
+                    SchedulerKind::GasUsed
+                )
+                .with_work(BOTH)
+            )
+            .to_string(),
             "BAL 16t b1 gas-used +senders +receipts"
         );
         assert_eq!(
@@ -299,8 +322,15 @@ mod tests {
         );
         assert_eq!(Point::Sequential(BOTH).threads(), 1);
         assert_eq!(
-            Point::Bal(RunConfig::new(2, 42, SchedulerKind::Ols).with_work(COLD_PREFETCH))
-                .to_string(),
+            Point::Bal(
+                RunConfig::new(
+                    std::num::NonZeroUsize::new(2).unwrap(),
+                    42,
+                    SchedulerKind::Ols
+                )
+                .with_work(COLD_PREFETCH)
+            )
+            .to_string(),
             "BAL 2t b42 ols [cold store, prefetch]"
         );
         assert_eq!(Point::Sequential(BOTH).scheduler(), None);
@@ -308,10 +338,18 @@ mod tests {
 
     #[test]
     fn one_thread_keeps_everything_else() {
-        let c = RunConfig::new(8, 42, SchedulerKind::GasLimit).with_work(COLD_PREFETCH);
+        let c = RunConfig::new(
+            std::num::NonZeroUsize::new(8).unwrap(),
+            42,
+            SchedulerKind::GasLimit,
+        )
+        .with_work(COLD_PREFETCH);
         assert_eq!(
             Point::Bal(c).on_one_thread(),
-            Some(Point::Bal(RunConfig { threads: 1, ..c }))
+            Some(Point::Bal(RunConfig {
+                threads: NonZeroUsize::MIN,
+                ..c
+            }))
         );
         assert_eq!(Point::Sequential(BOTH).on_one_thread(), None);
         assert!(Point::Sequential(BOTH).is_sequential());
@@ -330,7 +368,14 @@ mod tests {
         });
         assert_eq!(serde_json::to_value(seq).unwrap(), stored);
         assert_eq!(serde_json::from_value::<Point>(stored).unwrap(), seq);
-        let bal = Point::Bal(RunConfig::new(16, 42, SchedulerKind::Ols).with_work(COLD_PREFETCH));
+        let bal = Point::Bal(
+            RunConfig::new(
+                std::num::NonZeroUsize::new(16).unwrap(),
+                42,
+                SchedulerKind::Ols,
+            )
+            .with_work(COLD_PREFETCH),
+        );
         let stored = json!({
             "mode": "bal-parallel", "threads": 16, "batch": 42, "scheduler": "ols",
             "recover_senders": false, "receipts": false,

@@ -70,7 +70,7 @@ fn the_mainnet_dump_holds_every_block_and_replays_verified() {
     let points = test_utils::grid(&[1, 2], &[1, dump.block_count()], &SchedulerKind::ALL)
         .into_iter()
         .map(|c| {
-            Point::Bal(if c.batch == 1 && c.threads == 2 {
+            Point::Bal(if c.batch == 1 && c.threads.get() == 2 {
                 c.with_work(test_utils::RECOVER_SENDERS)
             } else {
                 c

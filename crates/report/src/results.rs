@@ -623,7 +623,14 @@ pub(crate) mod tests {
                 for s in [SchedulerKind::Ols, SchedulerKind::GasUsed] {
                     let eff = if batch == 1 { 0.7 } else { 0.95 };
                     let wall = 4.1 / (threads as f64 * if threads == 1 { 1.0 } else { eff });
-                    rows.push(row(Point::Bal(RunConfig::new(threads, batch, s)), wall));
+                    rows.push(row(
+                        Point::Bal(RunConfig::new(
+                            std::num::NonZeroUsize::new(threads).unwrap(),
+                            batch,
+                            s,
+                        )),
+                        wall,
+                    ));
                 }
             }
         }

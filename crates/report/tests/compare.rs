@@ -188,7 +188,7 @@ fn nothing_in_common_is_refused_and_one_sided_points_are_listed() {
     let gigagas_grid::Point::Bal(c) = &mut extra.point else {
         panic!("the last row is a replay row")
     };
-    c.threads = 999;
+    c.threads = std::num::NonZeroUsize::new(999).unwrap();
     new.rows.push(extra);
     let c = Comparison::new(&base, &new, NOISE_FLOOR).unwrap();
     assert_eq!(c.points.len(), base.rows.len() - 1);

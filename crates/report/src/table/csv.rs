@@ -335,7 +335,11 @@ mod tests {
     #[test]
     fn points_that_differ_in_any_dimension_differ_in_their_columns() {
         let mut s = sample("CPU");
-        let base = RunConfig::new(16, 42, SchedulerKind::Ols);
+        let base = RunConfig::new(
+            std::num::NonZeroUsize::new(16).unwrap(),
+            42,
+            SchedulerKind::Ols,
+        );
         let template = s.rows[1].clone();
         s.rows.clear();
         let mut works = vec![TimedWork::default()];
