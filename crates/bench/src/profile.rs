@@ -228,23 +228,31 @@ pub fn profile_point(
 }
 
 /// The file stem of `point`'s profile under `path` (the `--cpu-profile` value, with or
-/// without an extension): `path`'s stem, `-`, then the point's name with every character
-/// that is not a letter, digit, `+` or `.` replaced by `-` (`prof-bal-2t-b20-ols`).
-pub fn profile_stem(path: &Path, point: &Point) -> PathBuf {
-    let mut slug = String::new();
-    for c in point.to_string().to_lowercase().chars() {
-        if c.is_ascii_alphanumeric() || c == '+' || c == '.' {
-            slug.push(c);
-        } else if !slug.ends_with('-') {
-            slug.push('-');
-        }
-    }
-    let slug = slug.trim_matches('-');
-    let stem = path
+/// without an extension): `path`'s stem, then `-` and the dump's name where a run has
+/// several (`dump`), then `-` and the point's name; in both names every run of characters
+/// that are not a letter, digit, `+` or `.` becomes one `-` (`prof-bal-2t-b20-ols`).
+pub fn profile_stem(path: &Path, dump: Option<&str>, point: &Point) -> PathBuf {
+    let mut stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    path.with_file_name(format!("{stem}-{slug}"))
+    for name in dump
+        .into_iter()
+        .map(str::to_string)
+        .chain([point.to_string()])
+    {
+        let mut slug = String::new();
+        for c in name.to_lowercase().chars() {
+            if c.is_ascii_alphanumeric() || c == '+' || c == '.' {
+                slug.push(c);
+            } else if !slug.ends_with('-') {
+                slug.push('-');
+            }
+        }
+        stem.push('-');
+        stem.push_str(slug.trim_matches('-'));
+    }
+    path.with_file_name(stem)
 }
 
 #[cfg(test)]
@@ -260,12 +268,20 @@ mod tests {
             SchedulerKind::GasUsed,
         ));
         assert_eq!(
-            profile_stem(Path::new("out/prof.svg"), &p),
+            profile_stem(Path::new("out/prof.svg"), None, &p),
             Path::new("out/prof-bal-2t-b20-gas-used")
         );
         assert_eq!(
-            profile_stem(Path::new("prof"), &Point::Sequential(TimedWork::default())),
+            profile_stem(
+                Path::new("prof"),
+                None,
+                &Point::Sequential(TimedWork::default())
+            ),
             Path::new("prof-sequential")
+        );
+        assert_eq!(
+            profile_stem(Path::new("prof"), Some("mainnet like/2"), &p),
+            Path::new("prof-mainnet-like-2-bal-2t-b20-gas-used")
         );
     }
 

@@ -357,19 +357,8 @@ fn profiled_passes(
         {
             continue;
         }
-        let path = if name_dump {
-            let stem = profile
-                .path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            profile
-                .path
-                .with_file_name(format!("{stem}-{}", record.name))
-        } else {
-            profile.path.clone()
-        };
-        let stem = crate::profile::profile_stem(&path, &point);
+        let dump = name_dump.then_some(record.name.as_str());
+        let stem = crate::profile::profile_stem(&profile.path, dump, &point);
         let cpu = crate::profile::profile_point(
             replay,
             &point,

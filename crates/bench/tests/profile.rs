@@ -62,7 +62,7 @@ fn a_profile_of_two_workers_names_gigagas_own_functions() {
         assert!(!stack.is_empty());
     }
     let dir = tempfile::tempdir().unwrap();
-    let stem = gigagas_bench::profile_stem(&dir.path().join("prof.svg"), &point);
+    let stem = gigagas_bench::profile_stem(&dir.path().join("prof.svg"), None, &point);
     let (folded_path, svg_path) = profile.write(&stem, "test").expect("written");
     assert_eq!(std::fs::read_to_string(&folded_path).unwrap(), folded);
     let svg = std::fs::read_to_string(&svg_path).unwrap();
