@@ -37,7 +37,8 @@ pub use format::{
     inspect_dump, read_dump, write_dump,
 };
 pub use model::{
-    AccountState, Dump, DumpBlock, DumpMeta, PreAccount, PreSlot, PreState, ReceiptSummary, Segment,
+    AccountState, Dump, DumpBlock, DumpMeta, PreAccount, PreSlot, PreState, ReceiptSummary,
+    Segment, Witness,
 };
 pub use summary::{DumpSummary, SegmentSummary};
 

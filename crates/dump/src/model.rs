@@ -160,6 +160,23 @@ pub struct PreSlot {
     pub value: U256,
 }
 
+/// The Merkle-Patricia trie nodes that prove, at a segment's parent state root, every account
+/// and slot the segment's access lists touch: enough to apply every write of its blocks and
+/// recompute each block's state root without the rest of the state.
+///
+/// `nodes` holds account-trie and storage-trie nodes together, each the RLP encoding of one
+/// node (a node is found by its keccak hash; nodes shorter than 32 bytes are inlined in their
+/// parent and never appear alone). Where a deletion needs a sibling that no proof contains,
+/// the producer adds it if it can; a witness without it makes that block's root "not
+/// computable", never wrong.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Witness {
+    /// The state root of the parent of the segment's first block (the root node's hash).
+    pub parent_state_root: B256,
+    /// RLP-encoded trie nodes, in no particular order, without duplicates.
+    pub nodes: Vec<Bytes>,
+}
+
 /// State at the parent of the first block for everything the access lists touch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PreState {
