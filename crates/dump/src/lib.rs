@@ -20,6 +20,7 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 mod chain;
+pub mod designs;
 mod error;
 pub mod format;
 mod model;
@@ -30,6 +31,10 @@ mod summary;
 pub use chain::{
     BLOB_FORKS_WITHOUT_DEFAULTS, BLOCK_FORKS, BlobSchedule, ChainConfig, ChainConfigError,
     ForkActivation, TIMESTAMP_FORKS,
+};
+pub use designs::{
+    AccessListDesign, BlockDesignSizes, BlockStartState, DesignError, DesignSizes, FullAccessList,
+    FullAccount, SizeSummary, design_sizes, full_access_list, full_access_lists, writes_only,
 };
 pub use error::{DumpError, InvariantError, SectionProblem};
 pub use format::{
