@@ -320,6 +320,34 @@ pub enum InvariantError {
         /// The slot.
         slot: U256,
     },
+    /// A witness node of zero bytes (no RLP item is empty).
+    #[error("segment {segment}: witness node {node} is empty")]
+    EmptyWitnessNode {
+        /// Segment index.
+        segment: usize,
+        /// The node's index in the witness.
+        node: usize,
+    },
+    /// A witness node listed twice.
+    #[error("segment {segment}: witness node {hash} is listed twice")]
+    DuplicateWitnessNode {
+        /// Segment index.
+        segment: usize,
+        /// The node's keccak-256 hash.
+        hash: B256,
+    },
+    /// A witness none of whose nodes is the root it claims: it proves nothing at that root.
+    #[error(
+        "segment {segment}: none of the witness's {nodes} nodes hashes to its parent state root {root}"
+    )]
+    WitnessWithoutRoot {
+        /// Segment index.
+        segment: usize,
+        /// The witness's parent state root.
+        root: B256,
+        /// Nodes in the witness.
+        nodes: usize,
+    },
     /// A dump without blocks: nothing to time ([`crate::Dump::check_has_work`]).
     #[error("the dump has no blocks, so no transactions: nothing to measure")]
     NoBlocks,

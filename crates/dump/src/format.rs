@@ -18,9 +18,9 @@
 //! segment's block count), `HASH` (block hashes), `ACCT` (accounts, fixed 93-byte records),
 //! `STOR` (slots, fixed 84-byte records), `CODE` (bytecode), `BLKS` (one RLP item per
 //! block: header, transactions, senders, withdrawals, receipt summaries, ommer headers,
-//! headerless ommer count), `BALS` (one RLP block access list per block). `HASH`, `ACCT`,
-//! `STOR` and `CODE` hold one table per segment, in segment order, each led by its record
-//! count. Fixed-size records and RLP keep parsing cheaper than decompression; sections
+//! headerless ommer count), `BALS` (one RLP block access list per block), and the optional
+//! `WITN` (state witnesses, below). `HASH`, `ACCT`, `STOR` and `CODE` hold one table per
+//! segment, in segment order, each led by its record count. Fixed-size records and RLP keep parsing cheaper than decompression; sections
 //! decompress in parallel.
 //!
 //! The blocks of all segments share `BLKS`, their access lists `BALS`, in the same order;
@@ -28,11 +28,31 @@
 //! count differs from the `BLKS` count or whose `SEGS` sizes (each at least one) do not add
 //! up to it, then gives each block its access list and each segment its blocks.
 //!
-//! Version 1 files (one segment, no `SEGS`, blocks without ommer fields) still decode.
+//! `WITN` holds each segment's [`Witness`](crate::Witness), the trie nodes that prove what the
+//! segment touches at its parent state root (what a state-root phase needs):
+//!
+//! ```text
+//! count          8  number of segments (must equal SEGS's)
+//! per segment
+//!   flag         1  0: no witness (nothing else follows), 1: a witness
+//!   parent_root 32  the state root of the parent of the segment's first block
+//!   nodes        8  number of trie nodes
+//!   per node
+//!     len        4  bytes of the node (at least 1)
+//!     rlp      len  the node's RLP encoding
+//! ```
+//!
+//! A dump without witnesses is written as version 2 (no `WITN`): the oldest version that holds
+//! it, so that such a dump is byte for byte what earlier builds wrote (the committed dumps,
+//! and the checksums that results record, stay reproducible); a dump with a witness is
+//! version 3. Version 2 files (no `WITN`) and version 1 files
+//! (one segment, no `SEGS`, blocks without ommer fields) still decode, their segments
+//! without witnesses.
 //!
 //! Reading is bounded by what the header declares, checked before the body: the content
 //! length must equal the file's length after the header (and be at most
-//! [`MAX_DECOMPRESSED`]); only known sections, each once, all present; and the
+//! [`MAX_DECOMPRESSED`]); only sections the file's version has, each once, every one but
+//! `WITN` present; and the
 //! decompressed lengths of all sections together within one budget for the file
 //! ([`MAX_EXPANSION`]:1 of its content plus 1 MiB, at most [`MAX_DECOMPRESSED`]), checked
 //! before anything is decompressed. A decoded dump is then validated whole
@@ -40,7 +60,7 @@
 
 use crate::{
     AccountState, Dump, DumpBlock, DumpError, DumpMeta, PreAccount, PreSlot, PreState,
-    ReceiptSummary, SectionProblem, Segment,
+    ReceiptSummary, SectionProblem, Segment, Witness,
 };
 use alloy_consensus::{Header, TxEnvelope, transaction::Recovered};
 use alloy_eip7928::BlockAccessList;
@@ -56,8 +76,20 @@ use xxhash_rust::xxh3::Xxh3;
 
 /// First eight bytes of every dump.
 pub const MAGIC: [u8; 8] = *b"GIGAGAS\0";
-/// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+/// The newest format version this build writes and reads: 3 added the optional `WITN`
+/// section (state witnesses), 2 the segments (`SEGS`) and ommers. A dump is written in the
+/// oldest version that holds it ([`version_for`]).
+pub const FORMAT_VERSION: u32 = 3;
+
+/// The version a dump is written in: [`FORMAT_VERSION`] (3) when a segment has a witness,
+/// else 2, whose files are byte for byte those of builds before witnesses.
+pub fn version_for(dump: &Dump) -> u32 {
+    if dump.segments.iter().any(|s| s.witness.is_some()) {
+        FORMAT_VERSION
+    } else {
+        2
+    }
+}
 /// The oldest format version this build still reads.
 pub const OLDEST_READABLE_VERSION: u32 = 1;
 /// Size of the fixed file header.
@@ -65,8 +97,9 @@ pub const HEADER_LEN: usize = 32;
 /// zstd level used for writing: small files, still fast to decode.
 const ZSTD_LEVEL: i32 = 15;
 
-const SECTION_TAGS: [&[u8; 4]; 8] = [
-    b"META", b"SEGS", b"HASH", b"ACCT", b"STOR", b"CODE", b"BLKS", b"BALS",
+/// Every section tag, in file order. `WITN` is optional (and only in version 3 on).
+const SECTION_TAGS: [&[u8; 4]; 9] = [
+    b"META", b"SEGS", b"HASH", b"ACCT", b"STOR", b"CODE", b"BLKS", b"BALS", b"WITN",
 ];
 
 /// Facts about a dump file, for reproducibility records.
@@ -197,9 +230,33 @@ fn encode_bals(dump: &Dump) -> Vec<u8> {
     out
 }
 
-/// Raw (uncompressed) sections of a dump, in file order.
+/// `WITN`: per segment a presence flag, then the parent root and the nodes of its witness.
+fn encode_witnesses(dump: &Dump) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(dump.segments.len() as u64).to_le_bytes());
+    for s in &dump.segments {
+        match &s.witness {
+            None => out.push(0),
+            Some(w) => {
+                out.reserve(41 + w.nodes.iter().map(|n| 4 + n.len()).sum::<usize>());
+                out.push(1);
+                out.extend_from_slice(w.parent_state_root.as_slice());
+                out.extend_from_slice(&(w.nodes.len() as u64).to_le_bytes());
+                for n in &w.nodes {
+                    out.extend_from_slice(&(n.len() as u32).to_le_bytes());
+                    out.extend_from_slice(n);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Raw (uncompressed) sections of a dump, in file order; `WITN` only when a segment has a
+/// witness (a version 3 file: [`version_for`]).
 fn raw_sections(dump: &Dump) -> Vec<(&'static [u8; 4], Vec<u8>)> {
-    let parts: Vec<Vec<u8>> = (0..SECTION_TAGS.len())
+    let count = SECTION_TAGS.len() - usize::from(version_for(dump) < 3);
+    let parts: Vec<Vec<u8>> = (0..count)
         .into_par_iter()
         .map(|i| match i {
             0 => encode_meta(&dump.meta),
@@ -209,7 +266,8 @@ fn raw_sections(dump: &Dump) -> Vec<(&'static [u8; 4], Vec<u8>)> {
             4 => per_segment(dump, |s, out| encode_storage(&s.pre_state.storage, out)),
             5 => per_segment(dump, |s, out| encode_codes(&s.pre_state.codes, out)),
             6 => encode_blocks(dump),
-            _ => encode_bals(dump),
+            7 => encode_bals(dump),
+            _ => encode_witnesses(dump),
         })
         .collect();
     SECTION_TAGS.iter().copied().zip(parts).collect()
@@ -219,10 +277,10 @@ fn compress(raw: &[u8]) -> Vec<u8> {
     zstd::bulk::compress(raw, ZSTD_LEVEL).expect("zstd compression of an in-memory buffer")
 }
 
-fn header_bytes(sections: u32, content_len: u64, checksum: u64) -> [u8; HEADER_LEN] {
+fn header_bytes(version: u32, sections: u32, content_len: u64, checksum: u64) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[..8].copy_from_slice(&MAGIC);
-    h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h[8..12].copy_from_slice(&version.to_le_bytes());
     h[12..16].copy_from_slice(&sections.to_le_bytes());
     h[16..24].copy_from_slice(&content_len.to_le_bytes());
     h[24..32].copy_from_slice(&checksum.to_le_bytes());
@@ -255,7 +313,12 @@ pub fn encode_dump(dump: &Dump) -> Vec<u8> {
         len += f.len() as u64;
     }
     let mut out = Vec::with_capacity(HEADER_LEN + len as usize);
-    out.extend_from_slice(&header_bytes(framed.len() as u32, len, hasher.digest()));
+    out.extend_from_slice(&header_bytes(
+        version_for(dump),
+        framed.len() as u32,
+        len,
+        hasher.digest(),
+    ));
     for f in framed {
         out.extend_from_slice(&f);
     }
@@ -287,7 +350,7 @@ pub fn write_dump(dump: &Dump, path: &Path) -> Result<DumpFileInfo, DumpError> {
         }
         let checksum = hasher.digest();
         file.seek(SeekFrom::Start(0))?;
-        file.write_all(&header_bytes(count, len, checksum))?;
+        file.write_all(&header_bytes(version_for(dump), count, len, checksum))?;
         Ok(DumpFileInfo {
             checksum,
             size: HEADER_LEN as u64 + len,
@@ -397,6 +460,7 @@ pub fn inspect_dump(path: &Path) -> Result<(crate::DumpSummary, DumpFileInfo), D
         take(b"ACCT"),
         take(b"STOR"),
         take(b"CODE"),
+        optional_section(&sections, b"WITN"),
     )
     .map_err(|(s, e)| corrupt(s, e))?;
     let inconsistent = |source| DumpError::Inconsistent {
@@ -407,6 +471,7 @@ pub fn inspect_dump(path: &Path) -> Result<(crate::DumpSummary, DumpFileInfo), D
     for ((i, segment), &size) in segments.iter().enumerate().zip(&sizes) {
         segment.validate_block_hashes(i).map_err(inconsistent)?;
         segment.pre_state.validate(i).map_err(inconsistent)?;
+        segment.validate_witness(i).map_err(inconsistent)?;
         let mut previous = None;
         for _ in 0..size {
             let n = figures.len();
@@ -565,6 +630,7 @@ fn decode_content(
     let take = |tag: &[u8; 4]| section(&sections, tag);
     // Version 1 has no SEGS section: one segment holding every block.
     let segs = (header.version != 1).then(|| take(b"SEGS"));
+    let witnesses = optional_section(&sections, b"WITN");
     let (meta, hashes, accounts, storage, codes, blocks, bals) = (
         take(b"META"),
         take(b"HASH"),
@@ -587,7 +653,7 @@ fn decode_content(
         None => vec![blocks.len()],
     };
     check_layout(&sizes, blocks.len(), access_lists.len()).map_err(|(s, e)| corrupt(s, e))?;
-    let mut segments = decode_segments(&sizes, hashes, accounts, storage, codes)
+    let mut segments = decode_segments(&sizes, hashes, accounts, storage, codes, witnesses)
         .map_err(|(s, e)| corrupt(s, e))?;
     // Each block takes its access list, each segment its blocks (`check_layout`: one
     // list per block, the sizes add up to the blocks).
@@ -698,12 +764,17 @@ fn parse_header(head: &[u8], path: &Path) -> Result<FileHeader, DumpError> {
 /// One section as stored: tag, decompressed length, compressed bytes.
 type Frame<'a> = ([u8; 4], u64, &'a [u8]);
 
-/// The sections a file of format `version` has, each exactly once (version 1 has no
-/// `SEGS`).
-fn expected_tags(version: u32) -> impl Iterator<Item = &'static [u8; 4]> {
+/// The sections a file of format `version` may have, each at most once (version 1 has no
+/// `SEGS`, versions 1 and 2 no `WITN`).
+fn known_tags(version: u32) -> impl Iterator<Item = &'static [u8; 4]> {
     SECTION_TAGS
         .into_iter()
-        .filter(move |t| version != 1 || *t != b"SEGS")
+        .filter(move |t| (version != 1 || *t != b"SEGS") && (version >= 3 || *t != b"WITN"))
+}
+
+/// The sections a file of format `version` must have: all it may have but `WITN`.
+fn required_tags(version: u32) -> impl Iterator<Item = &'static [u8; 4]> {
+    known_tags(version).filter(|t| *t != b"WITN")
 }
 
 /// Walk the section table: each section's 20-byte header (tag, raw length, compressed
@@ -736,7 +807,7 @@ fn section_frames(
         let raw_len = u64::from_le_bytes(content[off + 4..off + 12].try_into().unwrap());
         let comp_len = u64::from_le_bytes(content[off + 12..off + 20].try_into().unwrap());
         off += 20;
-        if !expected_tags(version).any(|t| *t == tag) {
+        if !known_tags(version).any(|t| *t == tag) {
             return Err((
                 tag_name(&tag),
                 format!("unknown section (section {i}) in a format version {version} file").into(),
@@ -776,13 +847,21 @@ fn section_frames(
             format!("{} bytes after the last section", content.len() - off).into(),
         ));
     }
-    if let Some(missing) = expected_tags(version).find(|t| !frames.iter().any(|f| f.0 == **t)) {
+    if let Some(missing) = required_tags(version).find(|t| !frames.iter().any(|f| f.0 == **t)) {
         return Err((
             tag_name(missing),
             SectionProblem::Layout("section missing".into()),
         ));
     }
     Ok(frames)
+}
+
+/// The decompressed bytes of the optional section `tag`, if the file has it.
+fn optional_section<'a>(sections: &'a [Section], tag: &[u8; 4]) -> Option<&'a [u8]> {
+    sections
+        .iter()
+        .find(|(t, _)| t == tag)
+        .map(|(_, raw)| raw.as_slice())
 }
 
 /// The decompressed bytes of the section `tag` (which [`section_frames`] checked is present).
@@ -930,15 +1009,22 @@ fn check_layout(
     Ok(())
 }
 
-/// Read one table per segment from each of the four per-segment sections; the segments'
-/// blocks are left empty for the caller to fill.
+/// Read one table per segment from each of the four per-segment sections, and each
+/// segment's witness from `WITN` where the file has it; the segments' blocks are left empty
+/// for the caller to fill.
 fn decode_segments(
     sizes: &[usize],
     hashes: &[u8],
     accounts: &[u8],
     storage: &[u8],
     codes: &[u8],
+    witnesses: Option<&[u8]>,
 ) -> Result<Vec<Segment>, (&'static str, SectionProblem)> {
+    let mut witnesses = match witnesses {
+        Some(raw) => decode_witnesses(raw, sizes.len()).map_err(|e| ("WITN", e))?,
+        None => vec![None; sizes.len()],
+    }
+    .into_iter();
     let (mut h, mut a, mut s, mut c) = (
         Reader::new(hashes),
         Reader::new(accounts),
@@ -955,12 +1041,52 @@ fn decode_segments(
                 storage: decode_storage(&mut s).map_err(|e| ("STOR", e))?,
                 codes: decode_codes(&mut c).map_err(|e| ("CODE", e))?,
             },
+            witness: witnesses.next().flatten(),
         });
     }
     h.finish("block hashes").map_err(|e| ("HASH", e))?;
     a.finish("account records").map_err(|e| ("ACCT", e))?;
     s.finish("slot records").map_err(|e| ("STOR", e))?;
     c.finish("codes").map_err(|e| ("CODE", e))?;
+    Ok(out)
+}
+
+/// `WITN`: one entry per segment (`segments` of them), each a flag and, if set, a witness.
+/// Errors name the segment (and the node) where the bytes stop making sense.
+fn decode_witnesses(raw: &[u8], segments: usize) -> Result<Vec<Option<Witness>>, SectionProblem> {
+    let mut r = Reader::new(raw);
+    let n = r.count(1, "witnesses")?;
+    if n != segments {
+        return Err(format!("{n} witness entries for {segments} segments").into());
+    }
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let at = |e: SectionProblem| SectionProblem::Layout(format!("segment {i}: {e}"));
+        match r.take(1, "witness flag").map_err(at)?[0] {
+            0 => out.push(None),
+            1 => {
+                let parent_state_root =
+                    B256::from_slice(r.take(32, "witness parent root").map_err(at)?);
+                let count = r.count(5, "witness nodes").map_err(at)?;
+                let mut nodes = Vec::with_capacity(count);
+                for k in 0..count {
+                    let len = r.u32("witness node length").map_err(at)? as usize;
+                    if len == 0 {
+                        return Err(at(format!("witness node {k} is empty").into()));
+                    }
+                    nodes.push(Bytes::copy_from_slice(
+                        r.take(len, "witness node").map_err(at)?,
+                    ));
+                }
+                out.push(Some(Witness {
+                    parent_state_root,
+                    nodes,
+                }));
+            }
+            f => return Err(at(format!("witness flag {f}, expected 0 or 1").into())),
+        }
+    }
+    r.finish("witnesses")?;
     Ok(out)
 }
 

@@ -5,7 +5,8 @@
 //! block (up to 256, for `BLOCKHASH`) and its [`PreState`]: the state at the parent of its
 //! first block for every account and slot its access lists touch — including accounts
 //! that do not exist, recorded as absent, so a replay can tell "empty" from "missing from
-//! the dump". A block owns its transactions (with recovered senders), withdrawals, receipt
+//! the dump" — and, where the producer had it, its [`Witness`]: the trie nodes that prove
+//! that pre-state at the parent's state root. A block owns its transactions (with recovered senders), withdrawals, receipt
 //! summaries, ommers and its EIP-7928 block access list. A range of blocks from a node is
 //! one segment; a set of unrelated mainnet blocks is one segment each. [`Dump::blocks`]
 //! walks every block in order; [`Dump::validate`] checks what the types cannot say.
@@ -13,7 +14,7 @@
 //! On disk a dump is one file (see [`format`](mod@format), the only place that knows the
 //! layout): a fixed header with magic bytes, format version and an xxh3 checksum of the
 //! content, followed by zstd-compressed sections (the blocks of all segments in one section,
-//! their access lists in another). Files are written to a temporary name and renamed into
+//! their access lists in another, the witnesses, if any, in a third). Files are written to a temporary name and renamed into
 //! place, so an interrupted write never leaves a file that looks whole (gigagas-fs-util's
 //! `write_atomic_with`, the rules every crate writes and reads files by).
 
@@ -39,13 +40,13 @@ pub use designs::{
 pub use error::{DumpError, InvariantError, SectionProblem};
 pub use format::{
     DumpFileInfo, FORMAT_VERSION, MAGIC, OLDEST_READABLE_VERSION, decode_dump, encode_dump,
-    inspect_dump, read_dump, write_dump,
+    inspect_dump, read_dump, version_for, write_dump,
 };
 pub use model::{
     AccountState, Dump, DumpBlock, DumpMeta, PreAccount, PreSlot, PreState, ReceiptSummary,
     Segment, Witness,
 };
-pub use summary::{DumpSummary, SegmentSummary};
+pub use summary::{DumpSummary, SegmentSummary, WitnessFigures};
 
 // Dev-dependencies used only by the integration tests in `tests/` (this crate itself with
 // the `reth` feature for tests/reth_types.rs).

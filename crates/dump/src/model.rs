@@ -5,6 +5,10 @@ use alloy_consensus::{Header, TxEnvelope, transaction::Recovered};
 use alloy_eip7928::BlockAccessList;
 use alloy_eips::eip4895::Withdrawal;
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256, keccak256};
+
+/// The root of the empty trie: keccak-256 of the RLP of an empty string.
+const EMPTY_ROOT_HASH: B256 =
+    alloy_primitives::b256!("0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421");
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
@@ -29,6 +33,11 @@ pub struct Segment {
     /// State at the parent of the segment's first block, restricted to what its access
     /// lists touch.
     pub pre_state: PreState,
+    /// The trie nodes that prove that pre-state at the parent's state root, where the
+    /// producer had them (format version 3 on): what a state-root phase starts from. `None`
+    /// (every dump of format 1 or 2, snapshots without `witness.json`): no root is computed
+    /// for the segment's blocks.
+    pub witness: Option<Witness>,
 }
 
 /// Descriptive data about a dump: where it came from and which chain rules apply.
@@ -165,16 +174,62 @@ pub struct PreSlot {
 /// recompute each block's state root without the rest of the state.
 ///
 /// `nodes` holds account-trie and storage-trie nodes together, each the RLP encoding of one
-/// node (a node is found by its keccak hash; nodes shorter than 32 bytes are inlined in their
-/// parent and never appear alone). Where a deletion needs a sibling that no proof contains,
-/// the producer adds it if it can; a witness without it makes that block's root "not
-/// computable", never wrong.
+/// node (a node is found by its keccak hash; a node shorter than 32 bytes is inlined in its
+/// parent and appears alone only as the root of a trie). Where a deletion needs a sibling
+/// that no proof contains, the producer adds it if it can; a witness without it makes that
+/// block's root "not computable", never wrong.
+///
+/// [`Dump::validate`] checks that no node is empty or listed twice and that one node hashes
+/// to `parent_state_root` (none need, for the empty trie's root).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Witness {
     /// The state root of the parent of the segment's first block (the root node's hash).
     pub parent_state_root: B256,
     /// RLP-encoded trie nodes, in no particular order, without duplicates.
     pub nodes: Vec<Bytes>,
+}
+
+impl Witness {
+    /// A witness of `nodes` at `parent_state_root`, the nodes sorted and deduplicated (so
+    /// that equal node sets encode to equal bytes, whatever order a producer found them in).
+    pub fn new(parent_state_root: B256, mut nodes: Vec<Bytes>) -> Self {
+        nodes.sort_unstable();
+        nodes.dedup();
+        Self {
+            parent_state_root,
+            nodes,
+        }
+    }
+
+    /// Total bytes of the nodes' RLP.
+    pub fn node_bytes(&self) -> usize {
+        self.nodes.iter().map(|n| n.len()).sum()
+    }
+
+    /// [`Dump::validate`]'s checks of segment `segment`'s witness: no node empty or listed
+    /// twice, and a node hashing to the parent state root unless that is the empty trie's.
+    pub(crate) fn validate(&self, segment: usize) -> Result<(), InvariantError> {
+        if let Some(node) = self.nodes.iter().position(|n| n.is_empty()) {
+            return Err(InvariantError::EmptyWitnessNode { segment, node });
+        }
+        let mut hashes: Vec<B256> = self.nodes.par_iter().map(keccak256).collect();
+        hashes.sort_unstable();
+        if let Some(pair) = hashes.windows(2).find(|p| p[0] == p[1]) {
+            return Err(InvariantError::DuplicateWitnessNode {
+                segment,
+                hash: pair[0],
+            });
+        }
+        let root = self.parent_state_root;
+        if root != EMPTY_ROOT_HASH && hashes.binary_search(&root).is_err() {
+            return Err(InvariantError::WitnessWithoutRoot {
+                segment,
+                root,
+                nodes: self.nodes.len(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// State at the parent of the first block for everything the access lists touch.
@@ -308,6 +363,15 @@ impl Segment {
         Ok(())
     }
 
+    /// [`Dump::validate`]'s checks of this segment's witness, if it has one (segment number
+    /// `index`): [`Witness`]'s own rules.
+    pub(crate) fn validate_witness(&self, index: usize) -> Result<(), InvariantError> {
+        match &self.witness {
+            Some(w) => w.validate(index),
+            None => Ok(()),
+        }
+    }
+
     /// [`Dump::validate`]'s checks of one block of this segment (segment number
     /// `index`), `previous` the number of the block before it in the segment (`None` for
     /// the first): consecutive numbers, no block hash at or after the first block, the
@@ -384,6 +448,7 @@ impl Segment {
         }
         self.validate_block_hashes(index)?;
         self.pre_state.validate(index)?;
+        self.validate_witness(index)?;
         let mut previous = None;
         for block in &self.blocks {
             self.validate_block(index, previous, block)?;
@@ -408,6 +473,7 @@ impl Dump {
                 blocks,
                 block_hashes,
                 pre_state,
+                witness: None,
             }],
         }
     }
@@ -461,6 +527,8 @@ impl Dump {
     ///   sorted by (address, slot) and each once, every slot of an account the pre-state
     ///   lists, and zero where that account is recorded absent; codes sorted by hash, each
     ///   once, each hashing to its hash, and held for every existing account with code;
+    /// - per segment with a witness: no node empty or listed twice, and one node hashing to
+    ///   the parent state root (unless that is the empty trie's root);
     /// - per block access list: well-formed EIP-7928 (accounts sorted and unique, storage
     ///   keys and indices sorted, unique and within the block:
     ///   [`alloy_eip7928::validate_block_access_list`]), and every account and slot it

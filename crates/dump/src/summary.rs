@@ -30,6 +30,9 @@ pub struct DumpSummary {
     pub bal_entries: (usize, usize, usize),
     /// Block hashes before the segments' first blocks.
     pub block_hashes: usize,
+    /// State witnesses: segments that have one, and their nodes and node bytes together.
+    /// Segments without one have no state-root phase.
+    pub witnesses: WitnessFigures,
     /// One line per segment (a dump of one block range has one).
     pub segments: Vec<SegmentSummary>,
     /// Blocks with ommers known only by hash: (block number, how many).
@@ -55,6 +58,20 @@ pub struct SegmentSummary {
     pub accounts: usize,
     /// Pre-state storage slots.
     pub slots: usize,
+    /// The segment's witness: its nodes and their bytes; `None` without one (no state-root
+    /// phase for the segment's blocks).
+    pub witness: Option<(usize, usize)>,
+}
+
+/// What the witnesses of a dump's segments hold, together.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WitnessFigures {
+    /// Segments with a witness.
+    pub segments: usize,
+    /// Trie nodes in those witnesses.
+    pub nodes: usize,
+    /// Bytes of those nodes' RLP (uncompressed).
+    pub bytes: usize,
 }
 
 fn min_med_max<T: Copy + PartialOrd>(mut v: Vec<T>, zero: T) -> (T, T, T) {
@@ -154,6 +171,7 @@ impl DumpSummary {
                     fork: meta.chain.fork_at(first.number, first.timestamp),
                     accounts: s.pre_state.accounts.len(),
                     slots: s.pre_state.storage.len(),
+                    witness: s.witness.as_ref().map(|w| (w.nodes.len(), w.node_bytes())),
                 })
             })
             .collect();
@@ -174,6 +192,14 @@ impl DumpSummary {
             ),
             bal_entries: bal,
             block_hashes: dump_segments.iter().map(|s| s.block_hashes.len()).sum(),
+            witnesses: dump_segments
+                .iter()
+                .filter_map(|s| s.witness.as_ref())
+                .fold(WitnessFigures::default(), |acc, w| WitnessFigures {
+                    segments: acc.segments + 1,
+                    nodes: acc.nodes + w.nodes.len(),
+                    bytes: acc.bytes + w.node_bytes(),
+                }),
             segments,
             headerless_ommers: figures
                 .iter()
@@ -247,7 +273,29 @@ impl fmt::Display for DumpSummary {
             "BAL entries       {} accounts, {} slots, {} writes",
             self.bal_entries.0, self.bal_entries.1, self.bal_entries.2
         )?;
-        write!(f, "block hashes      {}", self.block_hashes)?;
+        writeln!(f, "block hashes      {}", self.block_hashes)?;
+        let w = self.witnesses;
+        let all = self.segments.len();
+        match w.segments {
+            0 => write!(
+                f,
+                "witnesses         none: the state-root phase is skipped for this dump"
+            )?,
+            n => {
+                write!(
+                    f,
+                    "witnesses         {n} of {all} segments, {} trie nodes ({} bytes)",
+                    w.nodes, w.bytes
+                )?;
+                if n < all {
+                    write!(
+                        f,
+                        "; the state-root phase is skipped for the {} without",
+                        all - n
+                    )?;
+                }
+            }
+        }
         for (number, n) in &self.headerless_ommers {
             write!(
                 f,
@@ -267,9 +315,13 @@ impl fmt::Display for DumpSummary {
                 } else {
                     format!("blocks {}..={}", s.range.0, s.range.1)
                 };
+                let witness = match s.witness {
+                    Some((nodes, bytes)) => format!("witness {nodes} nodes ({bytes} bytes)"),
+                    None => "no witness".to_string(),
+                };
                 write!(
                     f,
-                    "\n  {i:>4}  {blocks:<24} {:<16} {:>5} txs {:>10}  {:>6} accounts {:>7} slots",
+                    "\n  {i:>4}  {blocks:<24} {:<16} {:>5} txs {:>10}  {:>6} accounts {:>7} slots  {witness}",
                     s.fork,
                     s.transactions,
                     mgas(s.gas),
