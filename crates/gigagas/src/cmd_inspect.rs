@@ -1,4 +1,5 @@
-//! `gigagas inspect`: a dump's summary (logic in `gigagas-dump`).
+//! `gigagas inspect`: a dump's summary and its access lists' sizes per design (logic in
+//! `gigagas-dump`).
 
 use crate::cli::{Command, dump_or_default};
 use anyhow::{Result, bail};
@@ -27,6 +28,10 @@ impl Command for InspectArgs {
             info.checksum_hex()
         );
         println!("{summary}");
+        // Each access-list design's size per block (issue 37). The `full` design needs
+        // every block's state at its start, so this reads the whole dump.
+        let (dump, _) = gigagas_dump::read_dump(&path)?;
+        print!("{}", gigagas_dump::design_sizes(&dump)?);
         Ok(())
     }
 }
