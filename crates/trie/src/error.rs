@@ -1,0 +1,88 @@
+//! Why a root is not computable.
+
+use alloy_primitives::{Address, B256};
+use alloy_trie::Nibbles;
+use std::fmt;
+
+/// Which trie a node belongs to: the account trie, or one account's storage trie.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TrieId {
+    /// The account trie (keys `keccak256(address)`).
+    Account,
+    /// The storage trie of this account (keys `keccak256(slot)`).
+    Storage(Address),
+}
+
+impl fmt::Display for TrieId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Account => f.write_str("the account trie"),
+            Self::Storage(address) => write!(f, "the storage trie of {address}"),
+        }
+    }
+}
+
+/// A path from a trie's root, in nibbles: displayed as `0x` and one hex digit per nibble
+/// (`0x` alone is the root).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TriePath(pub Nibbles);
+
+impl fmt::Display for TriePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("0x")?;
+        for nibble in self.0.iter() {
+            write!(f, "{nibble:x}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a state root could not be computed. Every variant's message is one line starting
+/// "root not computable"; no variant ever comes with a root.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RootError {
+    /// The update needs a node the witness does not hold: the node at `path` in `trie` (a
+    /// node on a touched key's path, or the sibling a deletion collapses into its parent).
+    #[error("root not computable: missing node under {path} in {trie}")]
+    MissingNode {
+        /// The trie the node belongs to.
+        trie: TrieId,
+        /// The node's path from that trie's root.
+        path: TriePath,
+    },
+    /// No witness node hashes to the parent state root (and it is not the empty trie's).
+    #[error("root not computable: no witness node hashes to the parent state root {root}")]
+    MissingRoot {
+        /// The parent state root.
+        root: B256,
+    },
+    /// A witness node is not a well-formed trie node.
+    #[error("root not computable: witness node {hash} is not a trie node: {reason}")]
+    BadNode {
+        /// The node's hash (keccak256 of its RLP).
+        hash: B256,
+        /// What decoding found.
+        reason: String,
+    },
+    /// A leaf's value does not decode (an account for the account trie, an RLP integer of
+    /// at most 32 bytes for a storage trie).
+    #[error("root not computable: the leaf at {path} in {trie} does not decode: {reason}")]
+    BadLeaf {
+        /// The trie the leaf belongs to.
+        trie: TrieId,
+        /// The leaf's full key.
+        path: TriePath,
+        /// What decoding found.
+        reason: String,
+    },
+}
+
+impl RootError {
+    /// The missing node's trie and path, for [`RootError::MissingNode`].
+    pub fn missing_node(&self) -> Option<(TrieId, Nibbles)> {
+        match self {
+            Self::MissingNode { trie, path } => Some((*trie, path.0)),
+            _ => None,
+        }
+    }
+}

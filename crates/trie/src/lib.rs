@@ -1,0 +1,60 @@
+//! State roots from a witness and block access lists (issue 38).
+//!
+//! An EIP-7928 block access list carries every post-value of its block, so the block's
+//! post state root follows from the list and the trie nodes that prove, at the parent
+//! root, every account and slot it touches (a [`gigagas_dump::Witness`]) — no execution
+//! needed, so the root can be computed beside it.
+//!
+//! - [`StateTrie::from_witness`] opens the state at the witness's parent root as a sparse
+//!   Merkle-Patricia trie over blinded proof nodes (opened on demand); a node an update
+//!   needs but the witness lacks is a [`RootError::MissingNode`] ("root not computable:
+//!   missing node under `<path>` in `<trie>`"), never a guessed root.
+//! - [`StateTrie::apply_block`] applies one block's access list under [`RootRules`] and
+//!   returns its post state root; each block's root is computed on the trie the previous
+//!   block left. An account's post-values are its leaf at the parent (absent when the
+//!   proof shows absence) overridden by the last change of each field in the list (code
+//!   hash = keccak256 of the last new code); its storage root is recomputed when slots
+//!   change (a zero value deletes the slot). Under EIP-161 an account of the list that ends
+//!   empty is deleted.
+//! - The parallel shape: [`StateTrie::prepare_block`] returns a [`BlockRootJob`] whose
+//!   [`BlockRootJob::storage_tasks`] are independent [`StorageTask`]s, one per account whose
+//!   storage changes (`Send + 'static`, each [`StorageTask::run`] gives that account's new
+//!   [`StorageRoot`]; [`StorageTask::writes`] is its size, for a scheduler to place the
+//!   largest first); [`BlockRootJob::finish`] then updates the account trie with those
+//!   roots. [`StateTrie::apply_block_parallel`] runs the tasks on rayon's pool.
+//! - For producers that hold the whole state (the generator, blockchain-test fixtures):
+//!
+//!   ```ignore
+//!   pub fn witness_for_blocks(
+//!       state: &FullState,                   // BTreeMap<Address, FullAccount>
+//!       access_lists: &[&BlockAccessList],   // consecutive blocks on `state`
+//!       rules: RootRules,
+//!   ) -> Result<Witness, RootError>
+//!   ```
+//!
+//!   builds the full tries with alloy-trie's `HashBuilder` and `ProofRetainer`, retains the
+//!   proofs of every touched account and slot, then applies the blocks to that witness and
+//!   retains the proof of every path reported missing (deletions' siblings) until none is.
+//!   [`full_state_root`] is the root of a [`FullState`].
+//!
+//! ## Why its own sparse trie
+//!
+//! kona-mpt (crates.io, 0.3.0 current) was the candidate: its `TrieNode` opens blinded
+//! nodes through a `TrieProvider`. It does not fit cleanly: it depends on
+//! `op-alloy-rpc-types-engine` (OP Stack engine types, a tree this workspace does not
+//! otherwise need), it reports a missing node as the provider's error for a hash, without
+//! the path and trie the "missing node under" message names, and its deletion consults a
+//! `TrieHinter` built for fault-proof pre-image hinting. The trie here is small
+//! ([`sparse`](crate) module, ~400 lines) on alloy-trie's node types, `Nibbles` and
+//! hashing, and checked against alloy-trie's `HashBuilder` in its tests.
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+mod error;
+mod sparse;
+mod state;
+mod witness;
+
+pub use error::{RootError, TrieId, TriePath};
+pub use state::{BlockRootJob, RootRules, StateTrie, StorageRoot, StorageTask};
+pub use witness::{FullAccount, FullState, full_state_root, witness_for_blocks};

@@ -1,0 +1,491 @@
+//! A sparse Merkle-Patricia trie over blinded proof nodes.
+//!
+//! A node is either open (decoded: leaf, extension, branch) or blinded (only its hash is
+//! known). Blinded nodes are opened on demand from a [`NodeStore`] of witness nodes; a
+//! blinded node the store lacks is a [`RootError::MissingNode`] at its path. Open nodes cache
+//! their RLP reference until an update on their path clears it, so re-hashing after an
+//! update costs the updated paths only.
+//!
+//! Keys are fixed-length (64 nibbles, a keccak256 hash), so no branch holds a value.
+
+use crate::error::{RootError, TrieId, TriePath};
+use alloy_primitives::{B256, Bytes, keccak256, map::HashMap};
+use alloy_rlp::{Decodable, EMPTY_STRING_CODE};
+use alloy_trie::{
+    EMPTY_ROOT_HASH, Nibbles, TrieMask,
+    nodes::{BranchNodeRef, ExtensionNodeRef, LeafNodeRef, RlpNode, TrieNode},
+};
+use std::{mem, sync::Arc};
+
+/// Witness nodes by hash (keccak256 of their RLP), shared by every trie of a state.
+#[derive(Debug, Default)]
+pub(crate) struct NodeStore {
+    nodes: HashMap<B256, Bytes>,
+}
+
+impl NodeStore {
+    /// The store of `nodes`.
+    pub(crate) fn new(nodes: &[Bytes]) -> Self {
+        Self {
+            nodes: nodes.iter().map(|n| (keccak256(n), n.clone())).collect(),
+        }
+    }
+
+    /// Whether a node hashes to `hash`.
+    pub(crate) fn contains(&self, hash: &B256) -> bool {
+        self.nodes.contains_key(hash)
+    }
+}
+
+/// One node of a sparse trie.
+#[derive(Debug, Clone)]
+enum Node {
+    /// No node (the empty trie, or an empty branch slot).
+    Empty,
+    /// A node known by its hash only.
+    Blinded(B256),
+    /// A leaf: the rest of the key and the value.
+    Leaf {
+        key: Nibbles,
+        value: Vec<u8>,
+        rlp: Option<RlpNode>,
+    },
+    /// An extension: a shared key part and the branch below it.
+    Extension {
+        key: Nibbles,
+        child: Box<Node>,
+        rlp: Option<RlpNode>,
+    },
+    /// A branch: 16 children, by nibble.
+    Branch {
+        children: Box<[Node; 16]>,
+        rlp: Option<RlpNode>,
+    },
+}
+
+fn leaf(key: Nibbles, value: Vec<u8>) -> Node {
+    Node::Leaf {
+        key,
+        value,
+        rlp: None,
+    }
+}
+
+fn extension(key: Nibbles, child: Node) -> Node {
+    if key.is_empty() {
+        child
+    } else {
+        Node::Extension {
+            key,
+            child: Box::new(child),
+            rlp: None,
+        }
+    }
+}
+
+fn empty_children() -> Box<[Node; 16]> {
+    Box::new(std::array::from_fn(|_| Node::Empty))
+}
+
+fn nibble(n: u8) -> Nibbles {
+    Nibbles::from_nibbles_unchecked([n])
+}
+
+/// A sparse trie: its root node, which trie it is (for errors) and the witness nodes it
+/// opens blinded nodes from.
+#[derive(Debug, Clone)]
+pub(crate) struct SparseTrie {
+    root: Node,
+    id: TrieId,
+    store: Arc<NodeStore>,
+}
+
+impl SparseTrie {
+    /// The trie whose root hash is `root` (the empty trie for [`EMPTY_ROOT_HASH`]), blinded.
+    pub(crate) fn blinded(id: TrieId, root: B256, store: Arc<NodeStore>) -> Self {
+        let root = if root == EMPTY_ROOT_HASH {
+            Node::Empty
+        } else {
+            Node::Blinded(root)
+        };
+        Self { root, id, store }
+    }
+
+    /// The value at `key`, `None` when the trie proves it absent.
+    pub(crate) fn get(&mut self, key: Nibbles) -> Result<Option<Vec<u8>>, RootError> {
+        let ctx = Ctx {
+            id: self.id,
+            store: &self.store,
+        };
+        get(&mut self.root, Nibbles::new(), key, &ctx)
+    }
+
+    /// Sets the value at `key` (inserting or replacing the leaf).
+    pub(crate) fn insert(&mut self, key: Nibbles, value: Vec<u8>) -> Result<(), RootError> {
+        let ctx = Ctx {
+            id: self.id,
+            store: &self.store,
+        };
+        insert(&mut self.root, Nibbles::new(), key, value, &ctx)
+    }
+
+    /// Removes the leaf at `key`, if any, collapsing a branch left with one child into its
+    /// parent (which opens that child: the sibling a proof of `key` alone does not hold).
+    pub(crate) fn remove(&mut self, key: Nibbles) -> Result<(), RootError> {
+        let ctx = Ctx {
+            id: self.id,
+            store: &self.store,
+        };
+        remove(&mut self.root, Nibbles::new(), key, &ctx).map(|_| ())
+    }
+
+    /// The root hash, hashing the nodes updated since the last call.
+    pub(crate) fn root(&mut self) -> B256 {
+        if matches!(self.root, Node::Empty) {
+            return EMPTY_ROOT_HASH;
+        }
+        let mut buf = Vec::with_capacity(600);
+        let rlp = rlp_node(&mut self.root, &mut buf);
+        rlp.as_hash().unwrap_or_else(|| keccak256(rlp.as_slice()))
+    }
+}
+
+/// What opening a node needs.
+struct Ctx<'a> {
+    id: TrieId,
+    store: &'a NodeStore,
+}
+
+impl Ctx<'_> {
+    fn missing(&self, path: Nibbles) -> RootError {
+        RootError::MissingNode {
+            trie: self.id,
+            path: TriePath(path),
+        }
+    }
+}
+
+/// Opens `node` if it is blinded; `path` is its path from the root.
+fn open(node: &mut Node, path: Nibbles, ctx: &Ctx<'_>) -> Result<(), RootError> {
+    let Node::Blinded(hash) = *node else {
+        return Ok(());
+    };
+    let rlp = ctx
+        .store
+        .nodes
+        .get(&hash)
+        .ok_or_else(|| ctx.missing(path))?;
+    *node = decode(rlp, RlpNode::word_rlp(&hash)).map_err(|e| RootError::BadNode {
+        hash,
+        reason: e.to_string(),
+    })?;
+    Ok(())
+}
+
+/// The open node of `rlp` (whose reference in its parent is `reference`); children
+/// referenced by hash stay blinded, children embedded in it are opened too.
+fn decode(mut rlp: &[u8], reference: RlpNode) -> alloy_rlp::Result<Node> {
+    let node = TrieNode::decode(&mut rlp)?;
+    if !rlp.is_empty() {
+        return Err(alloy_rlp::Error::Custom("trailing bytes after the node"));
+    }
+    let child = |r: &RlpNode| -> alloy_rlp::Result<Node> {
+        match r.as_hash() {
+            Some(hash) => Ok(Node::Blinded(hash)),
+            None => decode(r.as_slice(), r.clone()),
+        }
+    };
+    Ok(match node {
+        TrieNode::EmptyRoot => Node::Empty,
+        TrieNode::Leaf(l) => Node::Leaf {
+            key: l.key,
+            value: l.value,
+            rlp: Some(reference),
+        },
+        TrieNode::Extension(e) => Node::Extension {
+            key: e.key,
+            child: Box::new(child(&e.child)?),
+            rlp: Some(reference),
+        },
+        TrieNode::Branch(b) => {
+            let mut children = empty_children();
+            let mut stack = b.stack.iter();
+            for i in 0..16u8 {
+                if b.state_mask.is_bit_set(i) {
+                    let r = stack
+                        .next()
+                        .ok_or(alloy_rlp::Error::Custom("branch mask and children differ"))?;
+                    children[i as usize] = child(r)?;
+                }
+            }
+            Node::Branch {
+                children,
+                rlp: Some(reference),
+            }
+        }
+    })
+}
+
+fn get(
+    node: &mut Node,
+    path: Nibbles,
+    rest: Nibbles,
+    ctx: &Ctx<'_>,
+) -> Result<Option<Vec<u8>>, RootError> {
+    open(node, path, ctx)?;
+    match node {
+        Node::Empty => Ok(None),
+        Node::Leaf { key, value, .. } => Ok((*key == rest).then(|| value.clone())),
+        Node::Extension { key, child, .. } => {
+            if rest.starts_with(key) {
+                get(child, path.join(key), rest.slice(key.len()..), ctx)
+            } else {
+                Ok(None)
+            }
+        }
+        Node::Branch { children, .. } => {
+            let Some(i) = rest.first() else {
+                return Ok(None);
+            };
+            let mut p = path;
+            p.push(i);
+            get(&mut children[i as usize], p, rest.slice(1..), ctx)
+        }
+        Node::Blinded(_) => unreachable!("opened above"),
+    }
+}
+
+fn insert(
+    node: &mut Node,
+    path: Nibbles,
+    rest: Nibbles,
+    value: Vec<u8>,
+    ctx: &Ctx<'_>,
+) -> Result<(), RootError> {
+    open(node, path, ctx)?;
+    match node {
+        Node::Empty => *node = leaf(rest, value),
+        Node::Leaf {
+            key,
+            value: old,
+            rlp,
+        } => {
+            if *key == rest {
+                *old = value;
+                *rlp = None;
+                return Ok(());
+            }
+            // Keys have one length, so two different keys differ before either ends.
+            let c = key.common_prefix_length(&rest);
+            let old_key = *key;
+            let old_value = mem::take(old);
+            let mut children = empty_children();
+            children[old_key.get_unchecked(c) as usize] = leaf(old_key.slice(c + 1..), old_value);
+            children[rest.get_unchecked(c) as usize] = leaf(rest.slice(c + 1..), value);
+            *node = extension(
+                rest.slice(..c),
+                Node::Branch {
+                    children,
+                    rlp: None,
+                },
+            );
+        }
+        Node::Extension { key, child, rlp } => {
+            let c = key.common_prefix_length(&rest);
+            if c == key.len() {
+                *rlp = None;
+                return insert(child, path.join(key), rest.slice(c..), value, ctx);
+            }
+            let old_key = *key;
+            let old_child = mem::replace(child.as_mut(), Node::Empty);
+            let mut children = empty_children();
+            children[old_key.get_unchecked(c) as usize] =
+                extension(old_key.slice(c + 1..), old_child);
+            children[rest.get_unchecked(c) as usize] = leaf(rest.slice(c + 1..), value);
+            *node = extension(
+                rest.slice(..c),
+                Node::Branch {
+                    children,
+                    rlp: None,
+                },
+            );
+        }
+        Node::Branch { children, rlp } => {
+            *rlp = None;
+            let i = rest.get_unchecked(0);
+            let mut p = path;
+            p.push(i);
+            return insert(&mut children[i as usize], p, rest.slice(1..), value, ctx);
+        }
+        Node::Blinded(_) => unreachable!("opened above"),
+    }
+    Ok(())
+}
+
+/// Removes `rest` below `node`; whether a leaf was removed.
+fn remove(node: &mut Node, path: Nibbles, rest: Nibbles, ctx: &Ctx<'_>) -> Result<bool, RootError> {
+    open(node, path, ctx)?;
+    match node {
+        Node::Empty => Ok(false),
+        Node::Leaf { key, .. } => {
+            if *key == rest {
+                *node = Node::Empty;
+                Ok(true)
+            } else {
+                Ok(false)
+            }
+        }
+        Node::Extension { key, child, .. } => {
+            if !rest.starts_with(key) {
+                return Ok(false);
+            }
+            let key = *key;
+            if !remove(child, path.join(&key), rest.slice(key.len()..), ctx)? {
+                return Ok(false);
+            }
+            // The child was a branch; it is now a branch, or collapsed into a leaf or an
+            // extension, which merge into this extension.
+            let child = mem::replace(child.as_mut(), Node::Empty);
+            *node = match child {
+                Node::Empty => Node::Empty,
+                Node::Leaf { key: k, value, .. } => leaf(key.join(&k), value),
+                Node::Extension { key: k, child, .. } => Node::Extension {
+                    key: key.join(&k),
+                    child,
+                    rlp: None,
+                },
+                other => extension(key, other),
+            };
+            Ok(true)
+        }
+        Node::Branch { children, rlp } => {
+            let i = rest.get_unchecked(0);
+            let mut p = path;
+            p.push(i);
+            if !remove(&mut children[i as usize], p, rest.slice(1..), ctx)? {
+                return Ok(false);
+            }
+            *rlp = None;
+            let mut left = (0..16u8).filter(|&j| !matches!(children[j as usize], Node::Empty));
+            let (Some(j), None) = (left.next(), left.next()) else {
+                return Ok(true);
+            };
+            // One child left: the branch collapses into it, so it must be opened.
+            let mut p = path;
+            p.push(j);
+            open(&mut children[j as usize], p, ctx)?;
+            let only = mem::replace(&mut children[j as usize], Node::Empty);
+            *node = match only {
+                Node::Leaf { key, value, .. } => leaf(nibble(j).join(&key), value),
+                Node::Extension { key, child, .. } => Node::Extension {
+                    key: nibble(j).join(&key),
+                    child,
+                    rlp: None,
+                },
+                branch => extension(nibble(j), branch),
+            };
+            Ok(true)
+        }
+        Node::Blinded(_) => unreachable!("opened above"),
+    }
+}
+
+/// The node's reference in its parent (its RLP when shorter than 32 bytes, else the RLP of
+/// its hash), computed for the nodes updated since the last call and cached.
+fn rlp_node(node: &mut Node, buf: &mut Vec<u8>) -> RlpNode {
+    match node {
+        Node::Empty => RlpNode::from_rlp(&[EMPTY_STRING_CODE]),
+        Node::Blinded(hash) => RlpNode::word_rlp(hash),
+        Node::Leaf { key, value, rlp } => {
+            if let Some(r) = rlp {
+                return r.clone();
+            }
+            buf.clear();
+            let r = LeafNodeRef::new(key, value).rlp(buf);
+            *rlp = Some(r.clone());
+            r
+        }
+        Node::Extension { key, child, rlp } => {
+            if let Some(r) = rlp {
+                return r.clone();
+            }
+            let c = rlp_node(child, buf);
+            buf.clear();
+            let r = ExtensionNodeRef::new(key, &c).rlp(buf);
+            *rlp = Some(r.clone());
+            r
+        }
+        Node::Branch { children, rlp } => {
+            if let Some(r) = rlp {
+                return r.clone();
+            }
+            let mut stack = Vec::with_capacity(16);
+            let mut mask = TrieMask::default();
+            for (i, c) in children.iter_mut().enumerate() {
+                if !matches!(c, Node::Empty) {
+                    stack.push(rlp_node(c, buf));
+                    mask.set_bit(i as u8);
+                }
+            }
+            buf.clear();
+            let r = BranchNodeRef::new(&stack, mask).rlp(buf);
+            *rlp = Some(r.clone());
+            r
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_trie::HashBuilder;
+    use std::collections::BTreeMap;
+
+    fn key(i: u64) -> Nibbles {
+        Nibbles::unpack(keccak256(i.to_be_bytes()))
+    }
+
+    fn reference_root(map: &BTreeMap<Nibbles, Vec<u8>>) -> B256 {
+        let mut hb = HashBuilder::default();
+        for (k, v) in map {
+            hb.add_leaf(*k, v);
+        }
+        hb.root()
+    }
+
+    /// Inserts and removals on an open trie (no witness) match the hash builder's root.
+    #[test]
+    fn open_trie_matches_hash_builder() {
+        let store = Arc::new(NodeStore::default());
+        let mut trie = SparseTrie::blinded(TrieId::Account, EMPTY_ROOT_HASH, store);
+        let mut map = BTreeMap::new();
+        for i in 0..300u64 {
+            // Short values give embedded (under 32 bytes) leaves too.
+            let value = if i % 3 == 0 {
+                vec![(i % 200) as u8 + 1]
+            } else {
+                vec![7; 40]
+            };
+            trie.insert(key(i), value.clone()).unwrap();
+            map.insert(key(i), value);
+            if i % 17 == 0 {
+                assert_eq!(trie.root(), reference_root(&map));
+            }
+        }
+        for i in (0..300u64).filter(|i| i % 2 == 1 || i % 7 == 0) {
+            trie.remove(key(i)).unwrap();
+            map.remove(&key(i));
+            if i % 13 == 0 {
+                assert_eq!(trie.root(), reference_root(&map));
+            }
+        }
+        assert_eq!(trie.root(), reference_root(&map));
+        for i in 0..300u64 {
+            assert_eq!(trie.get(key(i)).unwrap(), map.get(&key(i)).cloned());
+        }
+        for i in 0..300u64 {
+            trie.remove(key(i)).unwrap();
+        }
+        assert_eq!(trie.root(), EMPTY_ROOT_HASH);
+    }
+}

@@ -1,0 +1,223 @@
+//! A generated state and blocks with every kind of write (new accounts, balance and nonce
+//! changes, new code, slot writes and deletions, accounts emptied and deleted): each
+//! block's root from the witness alone equals the full trie's root of the state the block
+//! leaves, sequentially and in parallel, and the split job gives the same.
+
+use alloy_eip7928::{
+    AccountChanges, BalanceChange, BlockAccessIndex, BlockAccessList, CodeChange, NonceChange,
+    SlotChanges, StorageChange,
+};
+use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
+use alloy_trie::KECCAK_EMPTY;
+use gigagas_trie::{
+    FullAccount, FullState, RootError, RootRules, StateTrie, full_state_root, witness_for_blocks,
+};
+
+/// splitmix64: a deterministic generator without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn address(i: u64) -> Address {
+    Address::from_word(keccak256(i.to_be_bytes()))
+}
+
+fn state(rng: &mut Rng) -> FullState {
+    let mut state = FullState::new();
+    for i in 0..300u64 {
+        let mut account = FullAccount {
+            nonce: rng.below(5),
+            balance: U256::from(rng.below(1_000_000)),
+            ..FullAccount::default()
+        };
+        if i % 4 == 0 {
+            account.code_hash = keccak256(i.to_be_bytes());
+            for _ in 0..rng.below(60) {
+                account
+                    .storage
+                    .insert(U256::from(rng.below(100)), U256::from(rng.below(1000) + 1));
+            }
+        }
+        if i % 29 == 0 {
+            // An empty account, deleted when touched.
+            account = FullAccount::default();
+        }
+        state.insert(address(i), account);
+    }
+    state
+}
+
+/// A block's access list over `state`, and `state` updated by it (EIP-161 applied).
+fn block(rng: &mut Rng, state: &mut FullState) -> BlockAccessList {
+    let index = BlockAccessIndex::new(1);
+    let mut bal = BlockAccessList::new();
+    for _ in 0..40 {
+        // Mostly existing accounts, some new ones.
+        let a = address(rng.below(330));
+        if bal.iter().any(|c| c.address == a) {
+            continue;
+        }
+        let mut changes = AccountChanges::new(a);
+        let mut account = state.get(&a).cloned().unwrap_or_default();
+        match rng.below(6) {
+            0 => {
+                account.balance = U256::from(rng.below(1_000_000));
+                changes
+                    .balance_changes
+                    .push(BalanceChange::new(index, account.balance));
+            }
+            1 => {
+                account.nonce += 1;
+                changes
+                    .nonce_changes
+                    .push(NonceChange::new(index, account.nonce));
+            }
+            2 => {
+                // Emptied: balance and nonce to zero (deleted if it has no code).
+                account.balance = U256::ZERO;
+                changes
+                    .balance_changes
+                    .push(BalanceChange::new(index, U256::ZERO));
+                if account.nonce != 0 {
+                    account.nonce = 0;
+                    changes.nonce_changes.push(NonceChange::new(index, 0));
+                }
+            }
+            3 => {
+                let code = Bytes::from(rng.next().to_be_bytes().to_vec());
+                account.code_hash = keccak256(&code);
+                account.nonce = account.nonce.max(1);
+                changes.code_changes.push(CodeChange::new(index, code));
+                changes
+                    .nonce_changes
+                    .push(NonceChange::new(index, account.nonce));
+            }
+            _ => {
+                // Storage: writes, deletions (mostly of existing slots) and reads.
+                if account.code_hash == KECCAK_EMPTY {
+                    account.nonce = account.nonce.max(1);
+                    changes
+                        .nonce_changes
+                        .push(NonceChange::new(index, account.nonce));
+                }
+                let mut slots: Vec<U256> = Vec::new();
+                for _ in 0..rng.below(30) + 1 {
+                    let existing: Vec<U256> = account.storage.keys().copied().collect();
+                    let slot = if !existing.is_empty() && rng.below(2) == 0 {
+                        existing[rng.below(existing.len() as u64) as usize]
+                    } else {
+                        U256::from(rng.below(100))
+                    };
+                    if slots.contains(&slot) {
+                        continue;
+                    }
+                    slots.push(slot);
+                    let value = if rng.below(2) == 0 {
+                        U256::ZERO
+                    } else {
+                        U256::from(rng.below(1000) + 1)
+                    };
+                    if account.storage.get(&slot).copied().unwrap_or_default() == value {
+                        changes.storage_reads.push(slot);
+                        continue;
+                    }
+                    if value.is_zero() {
+                        account.storage.remove(&slot);
+                    } else {
+                        account.storage.insert(slot, value);
+                    }
+                    // An intermediate value first: the last change is the post-value.
+                    changes.storage_changes.push(SlotChanges::new(
+                        slot,
+                        vec![
+                            StorageChange::new(BlockAccessIndex::new(0), U256::from(5)),
+                            StorageChange::new(index, value),
+                        ],
+                    ));
+                }
+            }
+        }
+        let empty =
+            account.nonce == 0 && account.balance.is_zero() && account.code_hash == KECCAK_EMPTY;
+        if empty {
+            state.remove(&a);
+        } else {
+            state.insert(a, account);
+        }
+        bal.push(changes);
+    }
+    bal.sort_by_key(|c| c.address);
+    bal
+}
+
+#[test]
+fn generated_blocks_roots_from_the_witness_equal_the_full_tries() {
+    let mut rng = Rng(38);
+    let pre = state(&mut rng);
+    let mut post = pre.clone();
+    let mut bals = Vec::new();
+    let mut expected = Vec::new();
+    for _ in 0..6 {
+        bals.push(block(&mut rng, &mut post));
+        expected.push(full_state_root(&post));
+    }
+    let refs: Vec<&BlockAccessList> = bals.iter().collect();
+    let rules = RootRules::SPURIOUS_DRAGON;
+    let witness = witness_for_blocks(&pre, &refs, rules).unwrap();
+    assert_eq!(witness.parent_state_root, full_state_root(&pre));
+
+    let mut seq = StateTrie::from_witness(&witness).unwrap();
+    let mut par = StateTrie::from_witness(&witness).unwrap();
+    let mut split = StateTrie::from_witness(&witness).unwrap();
+    for (i, bal) in bals.iter().enumerate() {
+        assert_eq!(
+            seq.apply_block(bal, rules).unwrap(),
+            expected[i],
+            "block {i}"
+        );
+        assert_eq!(par.apply_block_parallel(bal, rules).unwrap(), expected[i]);
+        let mut job = split.prepare_block(bal, rules).unwrap();
+        let mut tasks = job.storage_tasks();
+        tasks.sort_by_key(|t| std::cmp::Reverse(t.writes()));
+        let results = std::thread::scope(|s| {
+            let handles: Vec<_> = tasks
+                .into_iter()
+                .map(|t| s.spawn(move || t.run()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(job.finish(&mut split, results).unwrap(), expected[i]);
+    }
+
+    // Each node removed in turn (the first 40): a root is never wrong, and the error names
+    // the missing node when the root cannot be computed.
+    let mut missing = 0;
+    for n in 0..witness.nodes.len().min(40) {
+        let mut cut = witness.clone();
+        cut.nodes.remove(n);
+        let roots: Result<Vec<B256>, RootError> = StateTrie::from_witness(&cut)
+            .and_then(|mut t| bals.iter().map(|b| t.apply_block(b, rules)).collect());
+        match roots {
+            Ok(roots) => assert_eq!(roots, expected),
+            Err(e) => {
+                missing += 1;
+                let text = e.to_string();
+                assert!(text.starts_with("root not computable: "), "{text}");
+                assert!(!text.contains('\n'));
+            }
+        }
+    }
+    assert!(missing > 0);
+}
