@@ -324,3 +324,101 @@ fn a_block_past_the_segment_is_refused() {
     let err = full_access_list(segment, segment.blocks.len()).unwrap_err();
     assert!(err.to_string().contains("past the end"), "{err}");
 }
+
+/// The items of the RLP list at the start of `bytes`, each as its encoded bytes.
+fn list_items(mut bytes: &[u8]) -> Vec<&[u8]> {
+    let header = alloy_rlp::Header::decode(&mut bytes).unwrap();
+    assert!(header.list);
+    let mut payload = &bytes[..header.payload_length];
+    let mut items = Vec::new();
+    while !payload.is_empty() {
+        let start = payload;
+        let h = alloy_rlp::Header::decode(&mut payload).unwrap();
+        payload = &payload[h.payload_length..];
+        items.push(&start[..start.len() - payload.len()]);
+    }
+    items
+}
+
+/// The RLP list of these already encoded items.
+fn list_of(items: impl IntoIterator<Item = Vec<u8>>) -> Vec<u8> {
+    let payload: Vec<u8> = items.into_iter().flatten().collect();
+    let mut out = Vec::new();
+    alloy_rlp::Header {
+        list: true,
+        payload_length: payload.len(),
+    }
+    .encode(&mut out);
+    out.extend(payload);
+    out
+}
+
+/// The `full` encoding is the one the module documentation gives, on every account of the
+/// mainnet blocks: EIP-7928's six items with the values added, then `pre` (three items)
+/// only for an account that exists at the start of the block; an account without slots has
+/// EIP-7928's bytes plus `pre`, exactly.
+#[test]
+fn the_full_encoding_is_the_documented_one() {
+    let dump = committed("mainnet.gigagas");
+    let (mut absent, mut existing) = (0, 0);
+    for segment in &dump.segments {
+        for (block, full) in segment
+            .blocks
+            .iter()
+            .zip(full_access_lists(segment).unwrap())
+        {
+            let bytes = full.encode_to_vec();
+            let accounts = list_items(&bytes);
+            assert_eq!(accounts.len(), block.access_list.len());
+            for ((item, f), a) in accounts.iter().zip(full.accounts()).zip(&block.access_list) {
+                let fields = list_items(item);
+                let keys = alloy_rlp::encode(a);
+                let eip7928 = list_items(&keys);
+                assert_eq!(fields.len(), 6 + usize::from(f.pre.is_some()));
+                // address, balance, nonce and code changes as EIP-7928 writes them.
+                for i in [0, 3, 4, 5] {
+                    assert_eq!(fields[i], eip7928[i]);
+                }
+                assert_eq!(list_items(fields[1]).len(), a.storage_changes.len());
+                assert_eq!(list_items(fields[2]).len(), a.storage_reads.len());
+                // Each written slot: its key, its value at the start, EIP-7928's writes.
+                for (written, s) in list_items(fields[1]).iter().zip(&f.storage_changes) {
+                    let expected = list_of([
+                        alloy_rlp::encode(s.slot),
+                        alloy_rlp::encode(s.pre_value),
+                        alloy_rlp::encode(&s.changes),
+                    ]);
+                    assert_eq!(*written, expected.as_slice());
+                }
+                for (pair, (slot, value)) in list_items(fields[2])
+                    .iter()
+                    .zip(f.pre_slots().skip(a.storage_changes.len()))
+                {
+                    let expected = list_of([alloy_rlp::encode(slot), alloy_rlp::encode(value)]);
+                    assert_eq!(*pair, expected.as_slice());
+                }
+                match f.pre {
+                    None => absent += 1,
+                    Some(pre) => {
+                        existing += 1;
+                        let expected = list_of([
+                            alloy_rlp::encode(pre.balance),
+                            alloy_rlp::encode(pre.nonce),
+                            alloy_rlp::encode(pre.code_hash),
+                        ]);
+                        assert_eq!(fields[6], expected.as_slice());
+                    }
+                }
+                if a.storage_changes.is_empty() && a.storage_reads.is_empty() {
+                    // EIP-7928's fields, then `pre` where the account exists.
+                    let expected = list_of(eip7928.iter().chain(fields.get(6)).map(|i| i.to_vec()));
+                    assert_eq!(*item, expected.as_slice());
+                }
+            }
+        }
+    }
+    assert!(
+        absent > 100 && existing > 1000,
+        "{absent} absent, {existing} existing"
+    );
+}
