@@ -63,6 +63,14 @@ enum ImportSource {
     /// block.json: the miner's share per ommer is paid, the ommer beneficiaries' rewards are
     /// not recorded (receipts and gas do not depend on them).
     ///
+    /// A block folder may also hold `witness.json`, shaped like debug_executionWitness's
+    /// answer (`state`: the trie nodes as 0x-prefixed hex RLP; `codes`, `keys` ignored): it
+    /// becomes the segment's witness, what a state-root phase starts from. Its root, the
+    /// parent's state root, is taken from `headers` (the one that hashes to the block's
+    /// parentHash) where present, else as the one node no other node references (refused
+    /// when that is not exactly one node). A block without one has no witness (its line
+    /// says so, and runs skip its root phase).
+    ///
     /// One `ok`/`FAIL` line per block. Blocks that check out become one segment each of
     /// the output dump; a block that does not is named with the field (expected vs got) and
     /// left out, and the command exits non-zero.

@@ -10,6 +10,8 @@
 //!                              "code_hash": null | "0x..", "storage": { "0xslot": "0xvalue" } } }
 //!                            every existing account and slot the block touches, at its parent
 //! <number>/block_hashes.json { "number": "0xhash" }, only where the block runs BLOCKHASH
+//! <number>/witness.json      optional: debug_executionWitness's answer for the block,
+//!                            { "state": ["0x<rlp trie node>", ..], .. }
 //! ```
 //!
 //! Each block is executed over its pre-state under mainnet's rules for its number and
@@ -23,16 +25,32 @@
 //! 1/32 share per ommer is paid but the ommer beneficiaries' rewards are not recorded.
 //!
 //! Every block that checks out becomes one segment of the dump: its own pre-state (what
-//! its access list touches), its block hashes, the block and its access list.
+//! its access list touches), its block hashes, the block and its access list, and, where the
+//! folder has a `witness.json`, its [`Witness`] (what a state-root phase starts from; a
+//! block without one gets none, and runs skip its root).
+//!
+//! `witness.json` is shaped like `debug_executionWitness`'s answer: `state` lists the trie
+//! nodes (account and storage tries together) as 0x-prefixed hex RLP; `codes`, `keys` and any
+//! other field are ignored. The witness needs the parent's state root, which a snapshot does
+//! not carry (`block.json` is the block itself). It is taken, in this order, from:
+//! 1. `headers` (reth and geth answer with the RLP headers of the ancestors the block reads),
+//!    the one whose hash is the block's `parentHash`: its `stateRoot`;
+//! 2. else the nodes themselves: the account trie's root is the one node that no other node
+//!    references, neither as a child of a branch or an extension nor as the storage root of
+//!    an account leaf (storage tries' roots are referenced by their accounts' leaves). A
+//!    witness with no such node, or several, is refused with the count, never guessed.
+//!
+//! Either way a node must hash to the root ([`gigagas_dump::Dump::validate`]).
 
 use crate::world::{World, WorldAccount};
 use alloy_consensus::{BlockHeader, Transaction as _, TxEnvelope, transaction::Recovered};
 use alloy_evm::block::BlockExecutionError;
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
+use alloy_rlp::Decodable;
 use gigagas_chain::json::{ConsensusBlock, check_ommer_hashes, parse_block, to_consensus_block};
 use gigagas_chain::{BlockInput, BlockStage, ChainSpec, HeaderMismatch};
-use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta, Segment};
+use gigagas_dump::{ChainConfig, Dump, DumpBlock, DumpMeta, Segment, Witness};
 use gigagas_record::{record_block, touched_pre_state};
 use rayon::prelude::*;
 use revm::{bytecode::Bytecode, database::State, primitives::KECCAK_EMPTY};
@@ -51,6 +69,8 @@ pub const BLOCK_FILE: &str = "block.json";
 pub const PRE_STATE_FILE: &str = "pre_state.json";
 /// See [`BLOCK_FILE`].
 pub const BLOCK_HASHES_FILE: &str = "block_hashes.json";
+/// The optional witness of a block folder (see the module docs).
+pub const WITNESS_FILE: &str = "witness.json";
 
 /// Why a snapshot block cannot be imported. Every message is one line naming the block
 /// (or folder), the file and the field.
@@ -141,6 +161,8 @@ pub struct SnapshotBlock {
     pub block: ConsensusBlock,
     /// The pre-state at the parent, with the block hashes it may ask for.
     pub world: World,
+    /// The trie nodes of `witness.json` at the parent's state root, if the folder has one.
+    pub witness: Option<Witness>,
 }
 
 /// What importing one block produced.
@@ -158,6 +180,8 @@ pub struct ImportedBlock {
     pub receipts_root_checked: bool,
     /// Ommers known only by hash (their beneficiaries' rewards are not recorded).
     pub headerless_ommers: u32,
+    /// Nodes of the block's witness; `None` without `witness.json` (no state-root phase).
+    pub witness_nodes: Option<usize>,
     /// The block's own segment: the block with its access list, its block hashes and
     /// pre-state.
     segment: Segment,
@@ -172,6 +196,11 @@ impl ImportedBlock {
                 "receipts root not checked before Byzantium (receipts then carry state roots)"
                     .to_string(),
             );
+        }
+        if self.witness_nodes.is_none() {
+            notes.push(format!(
+                "no {WITNESS_FILE}: no witness, the state-root phase is skipped for this block"
+            ));
         }
         if self.headerless_ommers > 0 {
             notes.push(format!(
@@ -385,6 +414,98 @@ fn read_block_hashes(dir: &Path, number: u64, world: &mut World) -> Result<(), S
     Ok(())
 }
 
+/// `witness.json` as far as it is read: the trie nodes and, where the producer gave them,
+/// the ancestors' headers.
+#[derive(Deserialize)]
+struct RawWitness {
+    state: Vec<Bytes>,
+    #[serde(default)]
+    headers: Vec<Bytes>,
+}
+
+/// Parse `witness.json` (absent: no witness) into a [`Witness`] at the parent's state root,
+/// found as the module docs say (`parent_hash` is the block's `parentHash`).
+fn read_witness(
+    dir: &Path,
+    number: u64,
+    parent_hash: B256,
+) -> Result<Option<Witness>, SnapshotError> {
+    let path = dir.join(WITNESS_FILE);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let raw: RawWitness = serde_json::from_value(read_json(dir, WITNESS_FILE)?)
+        .map_err(|e| SnapshotError::input(number, &path, "(top level)", e))?;
+    if let Some(i) = raw.state.iter().position(|n| n.is_empty()) {
+        return Err(SnapshotError::input(
+            number,
+            &path,
+            format!("state[{i}]"),
+            "an empty node",
+        ));
+    }
+    let mut parent_root = None;
+    for (i, rlp) in raw.headers.iter().enumerate() {
+        let header = alloy_consensus::Header::decode(&mut rlp.as_ref()).map_err(|e| {
+            SnapshotError::input(number, &path, format!("headers[{i}]"), format!("RLP: {e}"))
+        })?;
+        if header.hash_slow() == parent_hash {
+            parent_root = Some(header.state_root);
+        }
+    }
+    let root = match parent_root {
+        Some(root) => root,
+        None => unreferenced_root(&raw.state)
+            .map_err(|detail| SnapshotError::input(number, &path, "state", detail))?,
+    };
+    Ok(Some(Witness::new(root, raw.state)))
+}
+
+/// The hash of the one node of `nodes` that no other node references: as a branch's or an
+/// extension's child, or as the storage root of an account leaf. That is the account
+/// trie's root, when `nodes` are the nodes of one state's proofs. Errors say why not (a node
+/// that does not decode, no such node, several).
+pub fn unreferenced_root(nodes: &[Bytes]) -> Result<B256, String> {
+    use alloy_trie::nodes::TrieNode;
+    let mut referenced = std::collections::HashSet::new();
+    for (i, rlp) in nodes.iter().enumerate() {
+        let node = TrieNode::decode(&mut rlp.as_ref())
+            .map_err(|e| format!("node {i} is not a trie node: {e}"))?;
+        match node {
+            TrieNode::Branch(b) => referenced.extend(b.stack.iter().filter_map(|c| c.as_hash())),
+            TrieNode::Extension(e) => referenced.extend(e.child.as_hash()),
+            TrieNode::Leaf(leaf) => {
+                // An account leaf names its storage trie's root; a storage leaf's value is
+                // an RLP string, never an account's list.
+                if let Ok(account) = alloy_trie::TrieAccount::decode(&mut leaf.value.as_slice()) {
+                    referenced.insert(account.storage_root);
+                }
+            }
+            TrieNode::EmptyRoot => {}
+        }
+    }
+    let roots: Vec<B256> = nodes
+        .iter()
+        .map(keccak256)
+        .filter(|h| !referenced.contains(h))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    match roots.as_slice() {
+        [root] => Ok(*root),
+        [] => Err(format!(
+            "none of the {} nodes is unreferenced, so none is the parent's state root (and `headers` has no parent header)",
+            nodes.len()
+        )),
+        many => Err(format!(
+            "{} of the {} nodes are referenced by no other node ({}, ..), so the parent's state root is ambiguous (and `headers` has no parent header)",
+            many.len(),
+            nodes.len(),
+            many[0]
+        )),
+    }
+}
+
 /// Ethereum JSON-RPC encodes every quantity and every byte string of a block as a
 /// 0x-prefixed hex string. `block.json` is held to it: a string without `0x` (`"100"`:
 /// decimal or hex?) or a bare JSON number is refused, naming the field, instead of being read
@@ -521,6 +642,7 @@ pub fn read_block(dir: &Path, spec: &ChainSpec) -> Result<SnapshotBlock, Snapsho
     }
     let mut world = read_pre_state(dir, number)?;
     read_block_hashes(dir, number, &mut world)?;
+    let witness = read_witness(dir, number, block.header.parent_hash)?;
     // The parent's hash is in the header itself.
     if let Some(parent) = number.checked_sub(1) {
         world
@@ -532,6 +654,7 @@ pub fn read_block(dir: &Path, spec: &ChainSpec) -> Result<SnapshotBlock, Snapsho
         dir: dir.to_path_buf(),
         block,
         world,
+        witness,
     })
 }
 
@@ -630,10 +753,12 @@ pub fn import_block(
         gas_used: b.header.gas_used,
         receipts_root_checked: spec.is_byzantium_active_at_block(number),
         headerless_ommers,
+        witness_nodes: snapshot.witness.as_ref().map(|w| w.nodes.len()),
         segment: Segment {
             blocks: vec![block],
             block_hashes,
             pre_state,
+            witness: snapshot.witness.clone(),
         },
     })
 }
@@ -655,11 +780,12 @@ impl SnapshotImport {
 }
 
 /// Every path a snapshot import of `input` reads: `input` itself, each block folder and its
-/// [`BLOCK_FILE`], [`PRE_STATE_FILE`] and [`BLOCK_HASHES_FILE`] (where present).
+/// [`BLOCK_FILE`], [`PRE_STATE_FILE`], [`BLOCK_HASHES_FILE`] and [`WITNESS_FILE`] (where
+/// present).
 pub fn input_paths(input: &Path) -> Result<Vec<PathBuf>, SnapshotError> {
     let mut paths = vec![input.to_path_buf()];
     for dir in block_dirs(input)? {
-        for file in [BLOCK_FILE, PRE_STATE_FILE, BLOCK_HASHES_FILE] {
+        for file in [BLOCK_FILE, PRE_STATE_FILE, BLOCK_HASHES_FILE, WITNESS_FILE] {
             let path = dir.join(file);
             if path.exists() {
                 paths.push(path);

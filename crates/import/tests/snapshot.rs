@@ -467,3 +467,228 @@ fn every_shipped_block_folder_reads_under_the_json_rpc_rules() {
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     }
 }
+
+// ------------------------------------------------------------ witness.json (issue 38)
+
+/// Mainnet block 21688509 (Cancun, January 2025) with `witness.json`, a zk prover's input
+/// shaped like `debug_executionWitness`'s answer (671 trie nodes, 23 codes).
+fn witness_block() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/test-data/mainnet-2025/21688509")
+}
+
+/// A copy of block 21688509's folder to edit.
+fn copy_witness_block() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("21688509");
+    std::fs::create_dir(&dir).unwrap();
+    for f in std::fs::read_dir(witness_block()).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, dir.join(f.file_name().unwrap())).unwrap();
+        let mut perms = std::fs::metadata(dir.join(f.file_name().unwrap()))
+            .unwrap()
+            .permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(dir.join(f.file_name().unwrap()), perms).unwrap();
+    }
+    (tmp, dir)
+}
+
+/// The account at `address` found by walking the account trie from `root` over `nodes`
+/// alone: `None` where the path ends in a hash the nodes do not hold.
+fn walk_account(
+    nodes: &[alloy_primitives::Bytes],
+    root: alloy_primitives::B256,
+    address: alloy_primitives::Address,
+) -> Option<alloy_trie::TrieAccount> {
+    use alloy_rlp::Decodable;
+    use alloy_trie::nodes::TrieNode;
+    let by_hash: std::collections::HashMap<_, _> = nodes
+        .iter()
+        .map(|n| (alloy_primitives::keccak256(n), n.to_vec()))
+        .collect();
+    let key = alloy_trie::Nibbles::unpack(alloy_primitives::keccak256(address));
+    let mut at = 0;
+    let mut rlp = by_hash.get(&root)?.clone();
+    loop {
+        let child = match TrieNode::decode(&mut rlp.as_slice()).unwrap() {
+            TrieNode::Branch(b) => {
+                let nibble = key.get(at).unwrap();
+                at += 1;
+                if !b.state_mask.is_bit_set(nibble) {
+                    return None;
+                }
+                let index = (0..nibble).filter(|i| b.state_mask.is_bit_set(*i)).count();
+                b.stack[index].clone()
+            }
+            TrieNode::Extension(e) => {
+                assert_eq!(key.slice(at..at + e.key.len()), e.key);
+                at += e.key.len();
+                e.child
+            }
+            TrieNode::Leaf(l) => {
+                assert_eq!(key.slice(at..), l.key, "the leaf of another account");
+                return Some(alloy_trie::TrieAccount::decode(&mut l.value.as_slice()).unwrap());
+            }
+            TrieNode::EmptyRoot => return None,
+        };
+        rlp = match child.as_hash() {
+            Some(h) => by_hash.get(&h)?.clone(),
+            None => child.to_vec(),
+        };
+    }
+}
+
+#[test]
+fn a_witness_json_gives_the_block_its_witness_at_the_parent_root() {
+    let out = import_snapshots(&witness_block(), "2025", |_| {}).unwrap();
+    assert_eq!(out.failed(), 0, "{:?}", out.reports[0].outcome);
+    let imported = out.reports[0].outcome.as_ref().unwrap();
+    assert_eq!(imported.witness_nodes, Some(671));
+    assert!(
+        !imported.notes().contains("witness"),
+        "{}",
+        imported.notes()
+    );
+    let dump = out.dump.unwrap();
+    let witness = dump.segments[0].witness.as_ref().expect("a witness");
+    assert_eq!(witness.nodes.len(), 671);
+    // The root found (the one node no other references) is the parent's state root: every
+    // existing account of the pre-state is found under it, with its nonce and balance.
+    let root = witness.parent_state_root;
+    let pre = &dump.segments[0].pre_state;
+    let mut walked = 0;
+    for account in &pre.accounts {
+        let found = walk_account(&witness.nodes, root, account.address);
+        match (&account.state, found) {
+            (Some(s), Some(t)) => {
+                // pre_state.json leaves out the code of an account whose code the block
+                // never runs (its code hash is then recorded empty): only a code it holds is
+                // compared.
+                assert_eq!(
+                    (t.nonce, t.balance),
+                    (s.nonce, s.balance),
+                    "{}",
+                    account.address
+                );
+                if s.code_hash != revm::primitives::KECCAK_EMPTY {
+                    assert_eq!(t.code_hash, s.code_hash, "{}", account.address);
+                }
+                walked += 1;
+            }
+            (None, None) => {}
+            (state, found) => panic!("{}: pre-state {state:?}, trie {found:?}", account.address),
+        }
+    }
+    assert!(walked >= 40, "{walked} accounts walked");
+    // It survives the file.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.gigagas");
+    gigagas_dump::write_dump(&dump, &path).unwrap();
+    let (back, _) = gigagas_dump::read_dump(&path).unwrap();
+    assert_eq!(back, dump);
+    assert!(
+        back.summary()
+            .to_string()
+            .contains("witnesses         1 of 1 segments, 671 trie nodes")
+    );
+}
+
+#[test]
+fn a_block_without_witness_json_has_no_witness_and_says_so() {
+    let (_tmp, dir) = copy_witness_block();
+    std::fs::remove_file(dir.join("witness.json")).unwrap();
+    let out = import_snapshots(&dir, "2025", |_| {}).unwrap();
+    let imported = out.reports[0].outcome.as_ref().unwrap();
+    assert_eq!(imported.witness_nodes, None);
+    assert!(
+        imported
+            .notes()
+            .contains("no witness.json: no witness, the state-root phase is skipped"),
+        "{}",
+        imported.notes()
+    );
+    assert_eq!(out.dump.unwrap().segments[0].witness, None);
+}
+
+/// Edit `witness.json`'s `state` list and import: the one-line error.
+fn witness_error(edit: impl FnOnce(&mut Vec<Value>)) -> String {
+    let (_tmp, dir) = copy_witness_block();
+    edit_json(&dir.join("witness.json"), |v| {
+        edit(v["state"].as_array_mut().unwrap())
+    });
+    let msg = import_error(&dir).to_string();
+    assert!(
+        msg.contains("block 21688509") && msg.contains("witness.json"),
+        "{msg}"
+    );
+    msg
+}
+
+#[test]
+fn a_witness_whose_root_cannot_be_told_is_refused() {
+    // The root removed: its children are now all unreferenced.
+    let root = {
+        let out = import_snapshots(&witness_block(), "2025", |_| {}).unwrap();
+        out.dump.unwrap().segments[0]
+            .witness
+            .as_ref()
+            .unwrap()
+            .parent_state_root
+    };
+    let msg = witness_error(|state| {
+        state.retain(|n| {
+            let bytes: alloy_primitives::Bytes = n.as_str().unwrap().parse().unwrap();
+            alloy_primitives::keccak256(&bytes) != root
+        })
+    });
+    assert!(
+        msg.contains("state: ")
+            && msg.contains("nodes are referenced by no other node")
+            && msg.contains("ambiguous"),
+        "{msg}"
+    );
+    // A stray node beside the root (an unrelated leaf).
+    let msg = witness_error(|state| {
+        state.push(Value::from(
+            "0xe2a0200000000000000000000000000000000000000000000000000000000000000001",
+        ))
+    });
+    assert!(
+        msg.contains("2 of the 672 nodes are referenced by no other node"),
+        "{msg}"
+    );
+    // Not a trie node.
+    let msg = witness_error(|state| state.push(Value::from("0x01")));
+    assert!(msg.contains("node 671 is not a trie node"), "{msg}");
+    // Not hex.
+    let msg = witness_error(|state| state[3] = Value::from("zz"));
+    assert!(msg.contains("(top level)"), "{msg}");
+    // Empty.
+    let msg = witness_error(|state| state[5] = Value::from("0x"));
+    assert!(msg.contains("state[5]: an empty node"), "{msg}");
+}
+
+#[test]
+fn witness_json_headers_that_are_not_the_parent_are_ignored_and_bad_ones_named() {
+    // A header that is not the parent's: the root is found from the nodes as without one.
+    let (_tmp, dir) = copy_witness_block();
+    let other = alloy_consensus::Header::default();
+    let mut rlp = Vec::new();
+    alloy_rlp::Encodable::encode(&other, &mut rlp);
+    edit_json(&dir.join("witness.json"), |v| {
+        v["headers"] = Value::from(vec![Value::from(alloy_primitives::hex::encode_prefixed(
+            &rlp,
+        ))])
+    });
+    let out = import_snapshots(&dir, "2025", |_| {}).unwrap();
+    assert_eq!(out.failed(), 0);
+    assert!(out.dump.unwrap().segments[0].witness.is_some());
+    // A header that does not decode is named.
+    let (_tmp, dir) = copy_witness_block();
+    edit_json(&dir.join("witness.json"), |v| {
+        v["headers"] = Value::from(vec![Value::from("0xc0")])
+    });
+    let msg = import_error(&dir).to_string();
+    assert!(msg.contains("witness.json: headers[0]: RLP"), "{msg}");
+}
