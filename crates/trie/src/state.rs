@@ -240,6 +240,19 @@ impl BlockRootJob {
         trie: &mut StateTrie,
         results: Vec<StorageRoot>,
     ) -> Result<B256, RootError> {
+        self.finish_collecting(trie, results, false)
+            .map_err(|mut errors| errors.swap_remove(0))
+    }
+
+    /// [`Self::finish`]; with `collect`, the account trie's missing nodes are collected
+    /// (every insert and removal tried) rather than the first returned, for the witness
+    /// builder to retain them all in one round. Never empty on error.
+    pub(crate) fn finish_collecting(
+        self,
+        trie: &mut StateTrie,
+        results: Vec<StorageRoot>,
+        collect: bool,
+    ) -> Result<B256, Vec<RootError>> {
         assert!(
             trie.id == self.trie && trie.pending,
             "BlockRootJob::finish: not the trie the job was prepared on"
@@ -258,7 +271,8 @@ impl BlockRootJob {
             let storage_root = match a.storage_task {
                 Some(_) => roots
                     .remove(&a.address)
-                    .unwrap_or_else(|| panic!("no storage result for {}", a.address))?,
+                    .unwrap_or_else(|| panic!("no storage result for {}", a.address))
+                    .map_err(|e| vec![e])?,
                 None => a.pre.as_ref().map_or(EMPTY_ROOT_HASH, |p| p.storage_root),
             };
             let key = Nibbles::unpack(keccak256(a.address));
@@ -280,11 +294,22 @@ impl BlockRootJob {
         }
         // Updates before deletions, as clients do: an insert can keep a branch that a
         // deletion would otherwise collapse (and so need no sibling node).
+        let mut errors = Vec::new();
+        let mut keep = |result: Result<(), RootError>| match result {
+            Err(e @ RootError::MissingNode { .. }) if collect => {
+                errors.push(e);
+                Ok(())
+            }
+            other => other.map_err(|e| vec![e]),
+        };
         for (key, value) in inserts {
-            trie.accounts.insert(key, value)?;
+            keep(trie.accounts.insert(key, value))?;
         }
         for key in removals {
-            trie.accounts.remove(key)?;
+            keep(trie.accounts.remove(key))?;
+        }
+        if !errors.is_empty() {
+            return Err(errors);
         }
         trie.root = trie.accounts.root();
         Ok(trie.root)

@@ -122,7 +122,7 @@ pub fn witness_for_blocks(
 }
 
 /// Applies the blocks to the witness up to the first block whose root needs nodes it
-/// lacks, and returns those misses (every storage trie's, else the account trie's first);
+/// lacks, and returns those misses (every storage trie's, else every account trie's);
 /// none when every root is computable. Errors other than missing nodes are returned.
 fn missing_nodes(
     witness: &Witness,
@@ -152,10 +152,14 @@ fn missing_nodes(
         if !missing.is_empty() {
             return Ok(missing);
         }
-        match job.finish(&mut trie, results) {
+        match job.finish_collecting(&mut trie, results, true) {
             Ok(_) => {}
-            Err(e @ RootError::MissingNode { .. }) => return Ok(vec![e]),
-            Err(e) => return Err(e),
+            Err(mut errors) => {
+                return match errors.iter().position(|e| e.missing_node().is_none()) {
+                    Some(other) => Err(errors.swap_remove(other)),
+                    None => Ok(errors),
+                };
+            }
         }
     }
     Ok(Vec::new())
