@@ -3,7 +3,7 @@
 use crate::cli::{Command, parse_fork};
 use alloy_hardforks::EthereumHardfork;
 use anyhow::Result;
-use gigagas_rpc::{ClientConfig, DumpEvent, DumpOptions};
+use gigagas_rpc::{ClientConfig, DumpEvent, DumpOptions, witness::WitnessSource};
 use std::{
     path::PathBuf,
     time::{Duration, Instant},
@@ -16,6 +16,12 @@ use std::{
 /// transaction's gas and status and every block's gas, receipts root and requests hash
 /// against the node, and writes the dump with its pre-state and one block access list per
 /// block. A range that does not verify is not written.
+///
+/// The dump carries a witness (the trie nodes proving the pre-state at FROM-1's state root,
+/// what a state-root phase starts from) unless --no-witness: from debug_executionWitness for
+/// a one-block range where the node serves it, else eth_getProof at FROM-1 for every touched
+/// account with its touched slots. A node that serves neither gives a dump without one (a
+/// line says why; runs then skip the root phase).
 ///
 /// Example (a local anvil): gigagas dump --rpc http://127.0.0.1:8545 --from 1 --to 20 -o dumps/anvil.gigagas
 #[derive(clap::Args, Debug)]
@@ -64,6 +70,10 @@ pub(crate) struct DumpArgs {
     /// Name stored in the dump (default rpc-<chain id>-<from>-<to>).
     #[arg(long)]
     pub name: Option<String>,
+    /// Do not fetch the witness (the trie nodes proving the pre-state; no state-root phase
+    /// for this dump).
+    #[arg(long)]
+    pub no_witness: bool,
     /// Stop after this many blocks, keeping the progress for --resume (for testing).
     #[arg(long, hide = true)]
     pub stop_after: Option<u64>,
@@ -91,6 +101,7 @@ fn run(args: DumpArgs) -> Result<()> {
         stop_after: args.stop_after,
         trace_prefetch: !args.no_trace_prefetch,
         name: args.name.clone(),
+        witness: !args.no_witness,
         ..DumpOptions::new(args.rpc.clone(), args.from, args.to)
     };
     let bar = crate::terminal::progress_bar(args.to.saturating_sub(args.from) + 1, "dumping");
@@ -126,7 +137,14 @@ fn run(args: DumpArgs) -> Result<()> {
                 "block {number} ({txs} txs), {state_calls} state calls ({on_demand} on demand)"
             ));
         }
-        DumpEvent::Finishing => bar.set_message("completing the pre-state"),
+        DumpEvent::Finishing => bar.set_message("completing the pre-state, then the witness"),
+        DumpEvent::Witness { source, nodes } => bar.suspend(|| match source {
+            WitnessSource::Off => {}
+            WitnessSource::Unavailable(why) => {
+                eprintln!("no witness: {why} (the dump has none; runs skip the state-root phase)")
+            }
+            source => eprintln!("witness: {nodes} trie nodes from {source}"),
+        }),
     };
     let partial = gigagas_rpc::partial_dir_for(&args.output);
     if partial.exists() && !args.resume {

@@ -1,5 +1,6 @@
 //! The dump: fetch, re-execute, verify, assemble.
 
+use crate::witness::{WitnessSource, fetch_witness};
 use crate::{
     ClientConfig, Difference, RpcClient, RpcDumpError, Status, TransportKind, TxRef, chain,
     client::decode,
@@ -52,6 +53,11 @@ pub struct DumpOptions {
     pub trace_prefetch: bool,
     /// Name stored in the dump (default `rpc-<chain id>-<from>-<to>`).
     pub name: Option<String>,
+    /// Add the segment's witness (default on): the trie nodes proving the pre-state at the
+    /// parent's state root, from `debug_executionWitness` (one-block ranges) or `eth_getProof`
+    /// ([`crate::witness`]). A node that serves neither gives a dump without one, said in
+    /// [`DumpEvent::Witness`] and the provenance's `witness`.
+    pub witness: bool,
 }
 
 impl DumpOptions {
@@ -70,6 +76,7 @@ impl DumpOptions {
             stop_after: None,
             trace_prefetch: true,
             name: None,
+            witness: true,
         }
     }
 }
@@ -108,8 +115,15 @@ pub enum DumpEvent {
         /// prefetched in batches).
         on_demand: u64,
     },
-    /// All blocks are done; the pre-state is being completed.
+    /// All blocks are done; the pre-state is being completed (then the witness fetched).
     Finishing,
+    /// The witness is fetched (or not): where it came from, and its nodes.
+    Witness {
+        /// The method, or why there is none.
+        source: WitnessSource,
+        /// Trie nodes in it (0 without one).
+        nodes: usize,
+    },
 }
 
 /// Fetch blocks `from..=to` from the node, re-execute them on revm over state read from the
@@ -162,6 +176,23 @@ pub fn dump_from_rpc(
         p.append_state(&fetcher.take_unlogged())?;
         p.flush()?;
     }
+    let (witness, witness_source) = if opts.witness {
+        let parent = header_of(client, opts.from - 1, node.latest)?;
+        fetch_witness(
+            client,
+            opts.from - 1,
+            parent.state_root,
+            (opts.from == opts.to).then_some(opts.from),
+            &Touched::of(blocks.iter().map(|b| &b.access_list)),
+            node.batch_size,
+        )?
+    } else {
+        (None, WitnessSource::Off)
+    };
+    progress(DumpEvent::Witness {
+        source: witness_source.clone(),
+        nodes: witness.as_ref().map_or(0, |w| w.nodes.len()),
+    });
     let mut provenance = BTreeMap::new();
     provenance.insert("source".to_string(), "gigagas dump (JSON-RPC)".to_string());
     provenance.insert("blocks".to_string(), format!("{}..={}", opts.from, opts.to));
@@ -171,11 +202,12 @@ pub fn dump_from_rpc(
     if let Some(v) = &node.version {
         provenance.insert("client".to_string(), v.clone());
     }
+    provenance.insert("witness".to_string(), witness_source.to_string());
     let name = opts
         .name
         .clone()
         .unwrap_or_else(|| format!("rpc-{}-{}-{}", node.chain_id, opts.from, opts.to));
-    let dump = Dump::single_segment(
+    let mut dump = Dump::single_segment(
         DumpMeta {
             name,
             provenance,
@@ -185,6 +217,7 @@ pub fn dump_from_rpc(
         hashes,
         pre_state,
     );
+    dump.segments[0].witness = witness;
     dump.validate().map_err(|e| RpcDumpError::Inconsistent {
         block: opts.from,
         detail: format!("the assembled dump: {e}"),

@@ -15,7 +15,8 @@
 //!
 //! The dump's pre-state is the recorded state at `A − 1` for every account and slot the
 //! access lists name (absent accounts recorded as absent); its chain config comes from
-//! [`chain::detect`].
+//! [`chain::detect`]. Its witness (on by default, [`DumpOptions::witness`]) is the trie
+//! nodes proving that pre-state at `A − 1`'s state root ([`witness`]).
 //!
 //! Long ranges: [`DumpOptions::partial_dir`] keeps fetched blocks and state so that a
 //! dump started again with [`DumpOptions::resume`] continues and yields the same file as an
@@ -31,6 +32,7 @@ mod dumper;
 mod error;
 pub mod partial;
 pub mod state;
+pub mod witness;
 
 pub use client::{ClientConfig, MAX_RESPONSE_BYTES, MAX_RESPONSE_VALUES, RpcClient, display_url};
 pub use dumper::{DumpEvent, DumpOptions, dump_from_rpc, dump_to_file, partial_dir_for};

@@ -91,7 +91,11 @@ fn anvil_prague_range_dumps_replays_and_verifies() {
         "legacy, 2930, 1559 and 7702: {:?}",
         tx_types(&dump)
     );
-    assert!(matches!(events.last(), Some(DumpEvent::Finishing)));
+    // The pre-state is completed, then the witness fetched (anvil serves eth_getProof).
+    assert!(
+        matches!(events.as_slice(), [.., DumpEvent::Finishing, DumpEvent::Witness { nodes, .. }] if *nodes > 0),
+        "{events:?}"
+    );
     if let Some(DumpEvent::Block {
         state_calls,
         on_demand,
@@ -105,6 +109,7 @@ fn anvil_prague_range_dumps_replays_and_verifies() {
     }
     replay_and_verify(&dump);
     common::check_final_state(&dump, &node.client());
+    common::check_witness(&dump, &node.client(), "eth_getProof");
 }
 
 #[test]

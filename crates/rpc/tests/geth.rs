@@ -52,4 +52,10 @@ fn geth_range_dumps_replays_and_verifies() {
 
     replay_and_verify(&dump);
     common::check_final_state(&dump, &node.client());
+    common::check_witness(&dump, &node.client(), "eth_getProof");
+
+    // One block: debug_executionWitness where geth serves it, else eth_getProof.
+    let one = DumpOptions::new(node.url.clone(), from, from);
+    let dump = dump_from_rpc(&one, &mut |_| {}).unwrap_or_else(|e| panic!("dump from geth: {e}"));
+    common::check_witness(&dump, &node.client(), "");
 }

@@ -978,3 +978,38 @@ pub(crate) fn check_final_state(dump: &Dump, rpc: &RpcClient) {
         slots.len()
     );
 }
+
+/// The dump's witness is there (`source` names where it came from, as the provenance
+/// records it) and one of its nodes hashes to the state root of the parent of the first
+/// block, as the node's header of that block has it: the witness proves state at that root.
+pub(crate) fn check_witness(dump: &Dump, rpc: &RpcClient, source: &str) {
+    let first = dump.blocks().next().expect("a block").number();
+    let parent = rpc
+        .call_value(
+            "eth_getBlockByNumber",
+            json!([format!("{:#x}", first - 1), false]),
+        )
+        .unwrap();
+    let root: B256 = parent["stateRoot"].as_str().unwrap().parse().unwrap();
+    let witness = dump.segments[0]
+        .witness
+        .as_ref()
+        .unwrap_or_else(|| panic!("no witness: {:?}", dump.meta.provenance.get("witness")));
+    assert_eq!(witness.parent_state_root, root);
+    assert!(
+        witness.nodes.iter().any(|n| keccak256(n) == root),
+        "no node of the {} hashes to the parent's state root {root}",
+        witness.nodes.len()
+    );
+    assert!(
+        dump.meta.provenance["witness"].starts_with(source),
+        "{}",
+        dump.meta.provenance["witness"]
+    );
+    eprintln!(
+        "witness: {} nodes, {} bytes ({})",
+        witness.nodes.len(),
+        witness.node_bytes(),
+        dump.meta.provenance["witness"]
+    );
+}
