@@ -48,6 +48,26 @@
 //! ([`sparse`](crate) module, ~400 lines) on alloy-trie's node types, `Nibbles` and
 //! hashing, and checked against alloy-trie's `HashBuilder` in its tests.
 
+//! ## Limits
+//!
+//! - Every account of an access list counts as touched for EIP-161, as the list does not
+//!   say how an account was accessed: an empty account that a block only reads (`BALANCE`,
+//!   `EXTCODEHASH`) would be deleted here and kept by a client. Since the state clearing of
+//!   2016 mainnet holds almost none, and every committed fixture's roots come out right.
+//! - A pre-Cancun `SELFDESTRUCT` of an account that keeps existing (re-created in the same
+//!   block) wipes storage the access list does not name; it is not modelled. An account
+//!   destroyed for good ends empty and is deleted, storage and all.
+//! - Before Spurious Dragon (`delete_empty_accounts: false`) a call that creates an empty
+//!   account leaves no change in the list, so such an account is not created here.
+//!
+//! ## Measured
+//!
+//! `cargo run --release -p gigagas-trie --example root_timing` (mainnet block 21688509:
+//! 1.00 Mgas, 45 accounts, 17 storage tries, 48 slot writes, 671 witness nodes), on the
+//! 2-core VM under load from other builds: opening the witness 0.55 ms, the root 0.78 ms
+//! sequentially (1,280 Mgas/s of the block's gas), 0.82 ms with the storage tasks on rayon
+//! (too little work per task to gain from a second thread).
+
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 mod error;
@@ -58,3 +78,17 @@ mod witness;
 pub use error::{RootError, TrieId, TriePath};
 pub use state::{BlockRootJob, RootRules, StateTrie, StorageRoot, StorageTask};
 pub use witness::{FullAccount, FullState, full_state_root, witness_for_blocks};
+
+#[cfg(test)]
+mod tests {
+    /// The split's pieces move to any thread: a scheduler's pool needs no borrow.
+    #[test]
+    fn split_pieces_are_send_and_static() {
+        fn send<T: Send + 'static>() {}
+        send::<super::StateTrie>();
+        send::<super::BlockRootJob>();
+        send::<super::StorageTask>();
+        send::<super::StorageRoot>();
+        send::<super::RootError>();
+    }
+}

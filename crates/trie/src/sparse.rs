@@ -15,6 +15,7 @@ use alloy_trie::{
     EMPTY_ROOT_HASH, Nibbles, TrieMask,
     nodes::{BranchNodeRef, ExtensionNodeRef, LeafNodeRef, RlpNode, TrieNode},
 };
+use rayon::prelude::*;
 use std::{mem, sync::Arc};
 
 /// Witness nodes by hash (keccak256 of their RLP), shared by every trie of a state.
@@ -26,9 +27,14 @@ pub(crate) struct NodeStore {
 impl NodeStore {
     /// The store of `nodes`.
     pub(crate) fn new(nodes: &[Bytes]) -> Self {
-        Self {
-            nodes: nodes.iter().map(|n| (keccak256(n), n.clone())).collect(),
-        }
+        // Hashing every node is most of opening a witness: on rayon's pool when large.
+        let hashed = |n: &Bytes| (keccak256(n), n.clone());
+        let nodes = if nodes.len() >= 1024 {
+            nodes.par_iter().map(hashed).collect()
+        } else {
+            nodes.iter().map(hashed).collect()
+        };
+        Self { nodes }
     }
 
     /// Whether a node hashes to `hash`.
