@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use std::{mem, sync::Arc};
 
 /// Witness nodes by hash (keccak256 of their RLP), shared by every trie of a state.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct NodeStore {
     nodes: HashMap<B256, Bytes>,
 }
@@ -35,6 +35,12 @@ impl NodeStore {
             nodes.iter().map(hashed).collect()
         };
         Self { nodes }
+    }
+
+    /// Adds `nodes`.
+    pub(crate) fn extend(&mut self, nodes: &[Bytes]) {
+        self.nodes
+            .extend(nodes.iter().map(|n| (keccak256(n), n.clone())));
     }
 
     /// Whether a node hashes to `hash`.
@@ -115,6 +121,11 @@ impl SparseTrie {
             Node::Blinded(root)
         };
         Self { root, id, store }
+    }
+
+    /// Opens blinded nodes from `store` from now on.
+    pub(crate) fn set_store(&mut self, store: Arc<NodeStore>) {
+        self.store = store;
     }
 
     /// The value at `key`, `None` when the trie proves it absent.

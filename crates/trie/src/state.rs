@@ -6,7 +6,7 @@ use crate::{
     sparse::{NodeStore, SparseTrie},
 };
 use alloy_eip7928::{AccountChanges, BlockAccessList};
-use alloy_primitives::{Address, B256, U256, keccak256, map::HashMap};
+use alloy_primitives::{Address, B256, Bytes, U256, keccak256, map::HashMap};
 use alloy_rlp::Decodable;
 use alloy_trie::{EMPTY_ROOT_HASH, KECCAK_EMPTY, Nibbles, TrieAccount};
 use gigagas_dump::Witness;
@@ -68,6 +68,30 @@ impl StateTrie {
             id: NEXT_TRIE.fetch_add(1, Ordering::Relaxed),
             pending: false,
         })
+    }
+
+    /// A copy of this trie (opened nodes, storage tries and all) that jobs tell apart.
+    pub(crate) fn snapshot(&self) -> Self {
+        Self {
+            accounts: self.accounts.clone(),
+            storages: self.storages.clone(),
+            store: self.store.clone(),
+            root: self.root,
+            id: NEXT_TRIE.fetch_add(1, Ordering::Relaxed),
+            pending: self.pending,
+        }
+    }
+
+    /// Adds witness nodes (for the witness builder's retries).
+    pub(crate) fn add_nodes(&mut self, nodes: &[Bytes]) {
+        let mut store = NodeStore::clone(&self.store);
+        store.extend(nodes);
+        let store = Arc::new(store);
+        self.accounts.set_store(store.clone());
+        for trie in self.storages.values_mut() {
+            trie.set_store(store.clone());
+        }
+        self.store = store;
     }
 
     /// The state root after the last block applied (the parent root before any).

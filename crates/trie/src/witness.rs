@@ -54,9 +54,10 @@ pub fn full_state_root(state: &FullState) -> B256 {
 /// collapse into their parents), so that [`StateTrie::from_witness`] and
 /// [`StateTrie::apply_block`] compute each block's root from the witness alone.
 ///
-/// The nodes deletions need are found by applying the blocks to the witness so far and
-/// retaining the proof of each path reported missing, until none is. An error means the
-/// access lists cannot be applied at all (e.g. a node missing twice, which would be a bug).
+/// The nodes deletions need are found by applying the blocks to the witness so far: a
+/// block that reports paths missing is retried, from the state before it, with the proofs
+/// of those paths retained too, until none is. An error means the access lists cannot be
+/// applied at all (e.g. a node missing that no proof holds, which would be a bug).
 pub fn witness_for_blocks(
     state: &FullState,
     access_lists: &[&BlockAccessList],
@@ -77,92 +78,106 @@ pub fn witness_for_blocks(
             targets.extend(slots.map(|s| Nibbles::unpack(keccak256(B256::from(s)))));
         }
     }
-    let mut storage_proofs: HashMap<Address, Vec<Bytes>> = HashMap::default();
-    let mut dirty: BTreeSet<Address> = storage_targets.keys().copied().collect();
-    loop {
-        let fresh: Vec<(Address, Vec<Bytes>)> = dirty
-            .par_iter()
-            .filter_map(|address| {
-                let account = state.get(address)?;
-                let targets = storage_targets[address].iter().copied().collect();
-                Some((*address, storage_trie(&account.storage, targets).1))
-            })
-            .collect();
-        storage_proofs.extend(fresh);
-        dirty.clear();
-        let (root, mut nodes) = account_trie(
-            state,
-            &storage_roots,
-            account_targets.iter().copied().collect(),
-        );
-        nodes.extend(storage_proofs.values().flatten().cloned());
-        // Nodes under 32 bytes are embedded in their parents.
-        nodes.retain(|n| n.len() >= 32);
-        let witness = Witness::new(root, nodes);
+    // The proofs of the targets: every storage trie's, then the account trie's.
+    let storage_proof = |address: &Address, targets: &BTreeSet<Nibbles>| {
+        let account = state.get(address)?;
+        Some(storage_trie(&account.storage, targets.iter().copied().collect()).1)
+    };
+    let mut nodes: BTreeSet<Bytes> = storage_targets
+        .par_iter()
+        .filter_map(|(address, targets)| storage_proof(address, targets))
+        .flatten()
+        .collect();
+    let (root, account_nodes) = account_trie(
+        state,
+        &storage_roots,
+        account_targets.iter().copied().collect(),
+    );
+    nodes.extend(account_nodes);
+    // Nodes under 32 bytes are embedded in their parents.
+    nodes.retain(|n| n.len() >= 32);
 
-        let missing = missing_nodes(&witness, access_lists, rules)?;
-        if missing.is_empty() {
-            return Ok(witness);
-        }
-        for error in missing {
-            let (trie, path) = error.missing_node().expect("only missing nodes");
-            let new = match trie {
-                TrieId::Account => account_targets.insert(path),
-                TrieId::Storage(address) => {
-                    dirty.insert(address);
-                    storage_targets.entry(address).or_default().insert(path)
-                }
-            };
-            if !new {
-                // Retained already, yet missing: retrying would not help.
-                return Err(error);
+    // Apply the blocks; a block that needs nodes beyond those is retried, from the state
+    // before it, with the proofs of the missing paths retained too.
+    let mut trie = StateTrie::from_witness(&Witness::new(root, nodes.iter().cloned().collect()))?;
+    for bal in access_lists {
+        loop {
+            let mut attempt = trie.snapshot();
+            let missing = missing_nodes(&mut attempt, bal, rules)?;
+            if missing.is_empty() {
+                trie = attempt;
+                break;
             }
+            let mut accounts = false;
+            let mut storages: BTreeSet<Address> = BTreeSet::new();
+            for error in &missing {
+                match error.missing_node().expect("only missing nodes") {
+                    (TrieId::Account, path) => {
+                        accounts |= account_targets.insert(path);
+                    }
+                    (TrieId::Storage(address), path) => {
+                        storage_targets.entry(address).or_default().insert(path);
+                        storages.insert(address);
+                    }
+                }
+            }
+            let mut fresh: Vec<Bytes> = storages
+                .par_iter()
+                .filter_map(|address| storage_proof(address, &storage_targets[address]))
+                .flatten()
+                .collect();
+            if accounts {
+                let targets = account_targets.iter().copied().collect();
+                fresh.extend(account_trie(state, &storage_roots, targets).1);
+            }
+            fresh.retain(|n| n.len() >= 32 && !nodes.contains(n));
+            if fresh.is_empty() {
+                // Missing, yet no proof holds more: retrying would not help.
+                return Err(missing.into_iter().next().expect("not empty"));
+            }
+            trie.add_nodes(&fresh);
+            nodes.extend(fresh);
         }
     }
+    Ok(Witness::new(root, nodes.into_iter().collect()))
 }
 
-/// Applies the blocks to the witness up to the first block whose root needs nodes it
-/// lacks, and returns those misses (every storage trie's, else every account trie's);
-/// none when every root is computable. Errors other than missing nodes are returned.
+/// Applies one block's access list to `trie` and returns the nodes it lacks (every
+/// storage trie's misses, else every account trie's); none when the root is computable.
+/// Errors other than missing nodes are returned. After misses `trie` is part-updated.
 fn missing_nodes(
-    witness: &Witness,
-    access_lists: &[&BlockAccessList],
+    trie: &mut StateTrie,
+    bal: &BlockAccessList,
     rules: RootRules,
 ) -> Result<Vec<RootError>, RootError> {
-    let mut trie = StateTrie::from_witness(witness)?;
-    for bal in access_lists {
-        let mut job = match trie.prepare_block(bal, rules) {
-            Ok(job) => job,
-            Err(e @ RootError::MissingNode { .. }) => return Ok(vec![e]),
-            Err(e) => return Err(e),
-        };
-        let results: Vec<_> = job
-            .storage_tasks()
-            .into_par_iter()
-            .map(StorageTask::run)
-            .collect();
-        let mut missing = Vec::new();
-        for r in &results {
-            match r.root() {
-                Ok(_) => {}
-                Err(e @ RootError::MissingNode { .. }) => missing.push(e.clone()),
-                Err(e) => return Err(e.clone()),
-            }
-        }
-        if !missing.is_empty() {
-            return Ok(missing);
-        }
-        match job.finish_collecting(&mut trie, results, true) {
+    let mut job = match trie.prepare_block(bal, rules) {
+        Ok(job) => job,
+        Err(e @ RootError::MissingNode { .. }) => return Ok(vec![e]),
+        Err(e) => return Err(e),
+    };
+    let results: Vec<_> = job
+        .storage_tasks()
+        .into_par_iter()
+        .map(StorageTask::run)
+        .collect();
+    let mut missing = Vec::new();
+    for r in &results {
+        match r.root() {
             Ok(_) => {}
-            Err(mut errors) => {
-                return match errors.iter().position(|e| e.missing_node().is_none()) {
-                    Some(other) => Err(errors.swap_remove(other)),
-                    None => Ok(errors),
-                };
-            }
+            Err(e @ RootError::MissingNode { .. }) => missing.push(e.clone()),
+            Err(e) => return Err(e.clone()),
         }
     }
-    Ok(Vec::new())
+    if !missing.is_empty() {
+        return Ok(missing);
+    }
+    match job.finish_collecting(trie, results, true) {
+        Ok(_) => Ok(Vec::new()),
+        Err(mut errors) => match errors.iter().position(|e| e.missing_node().is_none()) {
+            Some(other) => Err(errors.swap_remove(other)),
+            None => Ok(errors),
+        },
+    }
 }
 
 /// Every account's storage root.
