@@ -74,8 +74,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert!(report.after.is_cold());
     {
         let store = open_store(&out, info.checksum)?;
-        let reader = store.reader()?;
-        reader.meter().set_timing(gigagas_state::Timing::PerRead);
+        let mut reader = store.reader()?;
+        reader.meter().set_timing(gigagas_state::Timing::Every);
         let t = Instant::now();
         for (segment, s) in dump.segments.iter().enumerate() {
             for a in &s.pre_state.accounts {

@@ -69,8 +69,8 @@ pub use error::StoreError;
 pub use layout::{FORMAT_VERSION, PAD_SEGMENT, StoreMeta, ValueError};
 pub use probe::{PROBE_BLOCK, ProbeResult, probe_random_reads};
 pub use store::{
-    DATA_FILE, LOCK_FILE, ReadKind, ReadMeter, ReadStats, Store, StoreReader, TableStats, Timing,
-    open_store, quantile,
+    DATA_FILE, LOCK_FILE, ReadKind, ReadMeter, ReadStats, SAMPLE_EVERY, Store, StoreReader,
+    TableStats, Timing, open_store, quantile,
 };
 
 // Dev-dependencies used only by the integration tests in `tests/`.

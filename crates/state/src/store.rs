@@ -11,15 +11,17 @@ use crate::{
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256};
 use gigagas_dump::AccountState;
 use signet_libmdbx::{
-    Database, DatabaseFlags, Environment, EnvironmentFlags, MdbxError, Mode, ReadError, Stat,
-    tx::aliases::RoTxUnsync,
+    Cursor, Database, DatabaseFlags, Environment, EnvironmentFlags, MdbxError, Mode, ReadError, Ro,
+    Stat, tx::aliases::RoTxUnsync,
 };
 use std::{
     borrow::Cow,
     cell::{Cell, RefCell},
     fmt, fs,
     io::ErrorKind,
+    mem::ManuallyDrop,
     path::{Path, PathBuf},
+    ptr::NonNull,
     sync::Arc,
     time::Instant,
 };
@@ -212,8 +214,9 @@ impl Store {
         })
     }
 
-    /// A reader owning one read transaction. Use it from one thread at a time (it is
-    /// `Send`, not `Sync`); open one per thread to read in parallel.
+    /// A reader owning one read transaction and one cursor per table. Use it from one
+    /// thread at a time (it is `Send`, not `Sync`); open one per thread to read in
+    /// parallel.
     pub fn reader(&self) -> Result<StoreReader, StoreError> {
         let txn = self
             .env
@@ -222,13 +225,7 @@ impl Store {
                 path: self.path.to_path_buf(),
                 source,
             })?;
-        Ok(StoreReader {
-            txn,
-            tables: self.tables,
-            segments: self.meta.segments,
-            path: self.path.clone(),
-            meter: ReadMeter::default(),
-        })
+        StoreReader::new(txn, &self.tables, self.meta.segments, self.path.clone())
     }
 
     /// What the store was built from and what it holds.
@@ -251,7 +248,7 @@ impl Store {
         let reader = self.reader()?;
         let stat = |name: &'static str, db: &Database| {
             reader
-                .txn
+                .txn()
                 .db_stat(db)
                 .map(|s| TableStats::new(name, s))
                 .map_err(|source| StoreError::Read {
@@ -270,18 +267,49 @@ impl Store {
 }
 
 /// One thread's reads from a [`Store`]: an MDBX read transaction (a consistent snapshot)
-/// with its counters, like revm's `DatabaseRef`. `Send`, not `Sync`.
+/// with one cursor per table, opened with it and reused by every read, and its counters,
+/// like revm's `DatabaseRef`. `Send`, not `Sync`; reads take `&mut self`.
 ///
 /// `segment` is the index of a dump segment (`0..meta().segments`); each segment sees
 /// only its own pre-state. Every read is counted (and timed, if asked) by the reader's
 /// [`ReadMeter`]. A pass reads it through the executor's `StateSource`, which the bench
 /// crate implements for it (`gigagas-bench`'s `io`).
 pub struct StoreReader {
-    txn: RoTxUnsync,
-    tables: Tables,
+    /// Declared (so dropped) before `txn`, which they borrow.
+    cursors: ManuallyDrop<Cursors<'static>>,
+    /// The transaction, on the heap so that the cursors' borrow of it survives moving the
+    /// reader; freed in `Drop` after the cursors.
+    txn: NonNull<RoTxUnsync>,
     segments: u32,
     path: Arc<PathBuf>,
     meter: ReadMeter,
+}
+
+/// A reader's cursors, one per table.
+struct Cursors<'tx> {
+    accounts: Cursor<'tx, Ro>,
+    storage: Cursor<'tx, Ro>,
+    codes: Cursor<'tx, Ro>,
+    hashes: Cursor<'tx, Ro>,
+}
+
+// SAFETY: the transaction (`RoTxUnsync: Send`) and its cursors (`Cursor: Send`) move
+// together and are only ever used through `&mut self` or `&self` of one reader, which is
+// not `Sync` (its meter's `Cell`s): no two threads touch them at once. MDBX's read
+// transactions may move between threads (the environment is opened with
+// `MDBX_NOSTICKYTHREADS`).
+unsafe impl Send for StoreReader {}
+
+impl Drop for StoreReader {
+    fn drop(&mut self) {
+        // SAFETY: the cursors borrow `*self.txn`: they go first (returning their MDBX
+        // cursors to the transaction's cache, which closes them), then the transaction,
+        // made by `Box::into_raw` in `Store::reader` and freed only here.
+        unsafe {
+            ManuallyDrop::drop(&mut self.cursors);
+            drop(Box::from_raw(self.txn.as_ptr()));
+        }
+    }
 }
 
 impl fmt::Debug for StoreReader {
@@ -294,6 +322,69 @@ impl fmt::Debug for StoreReader {
 }
 
 impl StoreReader {
+    /// A reader over `txn`, opening its cursors.
+    fn new(
+        txn: RoTxUnsync,
+        tables: &Tables,
+        segments: u32,
+        path: Arc<PathBuf>,
+    ) -> Result<Self, StoreError> {
+        let txn = NonNull::from(Box::leak(Box::new(txn)));
+        // SAFETY: `txn` lives on the heap until `Drop` frees it, after the cursors; the
+        // `'static` never escapes: reads reach the cursors through `Self::cursors`, which
+        // shortens it to the borrow of `self`.
+        let tx: &'static RoTxUnsync = unsafe { txn.as_ref() };
+        let open = |db: Database, table: &'static str| {
+            tx.cursor(db).map_err(|source| StoreError::Read {
+                path: path.to_path_buf(),
+                table,
+                source: ReadError::Mdbx(source),
+            })
+        };
+        let cursors = (|| {
+            Ok(Cursors {
+                accounts: open(tables.accounts, ACCOUNTS)?,
+                storage: open(tables.storage, STORAGE)?,
+                codes: open(tables.codes, BYTECODES)?,
+                hashes: open(tables.hashes, BLOCK_HASHES)?,
+            })
+        })();
+        match cursors {
+            Ok(cursors) => Ok(Self {
+                cursors: ManuallyDrop::new(cursors),
+                txn,
+                segments,
+                path,
+                meter: ReadMeter::default(),
+            }),
+            Err(e) => {
+                // SAFETY: the cursors opened before the failure were dropped inside the
+                // closure; nothing borrows the transaction any more.
+                drop(unsafe { Box::from_raw(txn.as_ptr()) });
+                Err(e)
+            }
+        }
+    }
+
+    /// The transaction, for the few calls that are not cursor reads.
+    fn txn(&self) -> &RoTxUnsync {
+        // SAFETY: valid from `new` until `Drop`.
+        unsafe { self.txn.as_ref() }
+    }
+
+    /// The cursors, the meter and the path, with the cursors' borrow of the transaction
+    /// shortened to that of `self` (values they return cannot outlive the next read on
+    /// `self`). No shared counter is touched: readers on other threads never contend here.
+    fn parts(&mut self) -> (&mut Cursors<'_>, &ReadMeter, &Path) {
+        // SAFETY: `Cursors<'static>` and `Cursors<'a>` have one layout; the transaction
+        // outlives `'a` (it lives as long as `self`), and nothing shorter-lived can be
+        // written through the result, which only reads with the cursors.
+        let cursors = unsafe {
+            std::mem::transmute::<&mut Cursors<'static>, &mut Cursors<'_>>(&mut *self.cursors)
+        };
+        (cursors, &self.meter, &self.path)
+    }
+
     fn segment(&self, segment: usize) -> Result<u32, StoreError> {
         if segment < self.segments as usize {
             Ok(segment as u32)
@@ -304,21 +395,23 @@ impl StoreReader {
             })
         }
     }
+}
 
-    fn read_err(&self, table: &'static str) -> impl Fn(ReadError) -> StoreError + '_ {
-        move |source| StoreError::Read {
-            path: self.path.to_path_buf(),
-            table,
-            source,
-        }
+/// A failed read of `table` in the store at `path`.
+fn read_err<'a>(path: &'a Path, table: &'static str) -> impl Fn(ReadError) -> StoreError + 'a {
+    move |source| StoreError::Read {
+        path: path.to_path_buf(),
+        table,
+        source,
     }
+}
 
-    fn bad_value(&self, table: &'static str, what: ValueError) -> StoreError {
-        StoreError::BadValue {
-            path: self.path.to_path_buf(),
-            table,
-            what,
-        }
+/// A value of `table` in the store at `path` that does not decode.
+fn bad_value(path: &Path, table: &'static str, what: ValueError) -> StoreError {
+    StoreError::BadValue {
+        path: path.to_path_buf(),
+        table,
+        what,
     }
 }
 
@@ -326,21 +419,22 @@ impl StoreReader {
     /// The account, `None` if it does not exist (the dump records it absent). An existing
     /// empty account reads as `Some` with zero nonce and balance and the empty code hash.
     pub fn account(
-        &self,
+        &mut self,
         segment: usize,
         address: Address,
     ) -> Result<Option<AccountState>, StoreError> {
         let key = state_key(&address, self.segment(segment)?);
-        self.meter.measure(ReadKind::Account, || {
-            let value: Option<Cow<'_, [u8]>> = self
-                .txn
-                .get(self.tables.accounts.dbi(), &key)
-                .map_err(self.read_err(ACCOUNTS))?;
+        let (cursors, meter, path) = self.parts();
+        meter.measure(ReadKind::Account, || {
+            let value: Option<Cow<'_, [u8]>> = cursors
+                .accounts
+                .set(&key)
+                .map_err(read_err(path, ACCOUNTS))?;
             match value {
                 None => Ok((None, 0)),
                 Some(v) => decode_account(&v)
                     .map(|a| (Some(a), v.len()))
-                    .map_err(|what| self.bad_value(ACCOUNTS, what)),
+                    .map_err(|what| bad_value(path, ACCOUNTS, what)),
             }
         })
     }
@@ -349,41 +443,40 @@ impl StoreReader {
     /// records as zero, a slot of an absent account and a slot the dump does not list at
     /// all read alike.
     pub fn storage(
-        &self,
+        &mut self,
         segment: usize,
         address: Address,
         slot: U256,
     ) -> Result<U256, StoreError> {
         let key = state_key(&address, self.segment(segment)?);
         let slot = slot.to_be_bytes::<32>();
-        self.meter.measure(ReadKind::Slot, || {
-            let mut cursor = self
-                .txn
-                .cursor(self.tables.storage)
-                .map_err(|e| self.read_err(STORAGE)(ReadError::Mdbx(e)))?;
-            let entry: Option<Cow<'_, [u8]>> = cursor
+        let (cursors, meter, path) = self.parts();
+        meter.measure(ReadKind::Slot, || {
+            let entry: Option<Cow<'_, [u8]>> = cursors
+                .storage
                 .get_both_range(&key, &slot)
-                .map_err(self.read_err(STORAGE))?;
+                .map_err(read_err(path, STORAGE))?;
             match entry {
                 None => Ok((U256::ZERO, 0)),
                 Some(entry) => decode_slot(&slot, &entry)
                     .map(|v| (v.unwrap_or(U256::ZERO), entry.len()))
-                    .map_err(|what| self.bad_value(STORAGE, what)),
+                    .map_err(|what| bad_value(path, STORAGE, what)),
             }
         })
     }
 
     /// The bytecode of `code_hash`, `None` if the store does not hold it. The empty code's
     /// hash gives empty bytes without a read (and is not counted).
-    pub fn code(&self, code_hash: B256) -> Result<Option<Bytes>, StoreError> {
+    pub fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StoreError> {
         if code_hash == KECCAK256_EMPTY {
             return Ok(Some(Bytes::new()));
         }
-        self.meter.measure(ReadKind::Code, || {
-            let value: Option<Cow<'_, [u8]>> = self
-                .txn
-                .get(self.tables.codes.dbi(), code_hash.as_slice())
-                .map_err(self.read_err(BYTECODES))?;
+        let (cursors, meter, path) = self.parts();
+        meter.measure(ReadKind::Code, || {
+            let value: Option<Cow<'_, [u8]>> = cursors
+                .codes
+                .set(code_hash.as_slice())
+                .map_err(read_err(path, BYTECODES))?;
             Ok(match value {
                 None => (None, 0),
                 Some(v) => (Some(Bytes::copy_from_slice(&v)), v.len()),
@@ -393,19 +486,22 @@ impl StoreReader {
 
     /// The hash of block `number` before the segment's first block, `None` if the dump
     /// does not hold it.
-    pub fn block_hash(&self, segment: usize, number: u64) -> Result<Option<B256>, StoreError> {
+    pub fn block_hash(&mut self, segment: usize, number: u64) -> Result<Option<B256>, StoreError> {
         let key = block_hash_key(self.segment(segment)?, number);
-        self.meter.measure(ReadKind::BlockHash, || {
-            let value: Option<Cow<'_, [u8]>> = self
-                .txn
-                .get(self.tables.hashes.dbi(), &key)
-                .map_err(self.read_err(BLOCK_HASHES))?;
+        let (cursors, meter, path) = self.parts();
+        meter.measure(ReadKind::BlockHash, || {
+            let value: Option<Cow<'_, [u8]>> = cursors
+                .hashes
+                .set(&key)
+                .map_err(read_err(path, BLOCK_HASHES))?;
             match value {
                 None => Ok((None, 0)),
                 Some(v) if v.len() == 32 => Ok((Some(B256::from_slice(&v)), 32)),
-                Some(v) => {
-                    Err(self.bad_value(BLOCK_HASHES, ValueError::BlockHash { len: v.len() }))
-                }
+                Some(v) => Err(bad_value(
+                    path,
+                    BLOCK_HASHES,
+                    ValueError::BlockHash { len: v.len() },
+                )),
             }
         })
     }
@@ -429,19 +525,31 @@ pub enum ReadKind {
     BlockHash,
 }
 
-/// How much of each read a [`ReadMeter`] times.
+/// Under [`Timing::Sampled`], one read in this many (on average) is timed.
+pub const SAMPLE_EVERY: u32 = 64;
+
+/// How many of a [`ReadMeter`]'s reads it times. Every read is counted whatever the
+/// timing; only the clock reads (two per timed read) differ.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Timing {
-    /// Count reads and bytes only.
+    /// Count reads and bytes only: no clock read.
     #[default]
     Off,
-    /// Also sum the time spent in reads ([`ReadStats::read_ns`]): two clock reads per read.
-    Total,
-    /// Also keep every read's latency ([`ReadMeter::take_latencies`]).
-    PerRead,
+    /// Time a sample: one read in [`SAMPLE_EVERY`] on average, the gaps between timed reads
+    /// drawn at random (uniform in `1..2 × SAMPLE_EVERY`, so no access pattern aliases
+    /// with them), and the first read after [`ReadMeter::reset`] always timed.
+    /// [`ReadStats::read_ns`] scales the sampled time to all reads; the latencies kept
+    /// ([`ReadMeter::take_latencies`]) are the sampled reads', so their percentiles
+    /// estimate all reads'. What a pass uses: a warm lookup costs about a microsecond, and
+    /// two clock reads on each would be a measurable share of it.
+    Sampled,
+    /// Time every read (two clock reads each): [`ReadStats::read_ns`] is the exact sum
+    /// and every read's latency is kept.
+    Every,
 }
 
 /// Counts of one reader's reads since it was made or last [reset](ReadMeter::reset).
+/// The counts are exact whatever the [`Timing`]; the time is that of the reads timed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadStats {
     /// Account reads (found or not).
@@ -454,14 +562,31 @@ pub struct ReadStats {
     pub block_hashes: u64,
     /// Bytes of the values read (encoded, as stored).
     pub bytes: u64,
-    /// Nanoseconds spent in reads, with [`Timing::Total`] or [`Timing::PerRead`].
-    pub read_ns: u64,
+    /// Reads that were timed: all with [`Timing::Every`], a sample with
+    /// [`Timing::Sampled`], none with [`Timing::Off`].
+    pub timed_reads: u64,
+    /// Nanoseconds spent in the timed reads.
+    pub timed_ns: u64,
 }
 
 impl ReadStats {
     /// All reads.
     pub fn reads(&self) -> u64 {
         self.accounts + self.slots + self.codes + self.block_hashes
+    }
+
+    /// Nanoseconds spent in all reads: exact when every read was timed, else the timed
+    /// reads' time scaled by reads ÷ timed reads (an estimate from the sample); 0 when no
+    /// read was timed.
+    pub fn read_ns(&self) -> u64 {
+        let reads = self.reads();
+        if self.timed_reads == 0 {
+            0
+        } else if self.timed_reads >= reads {
+            self.timed_ns
+        } else {
+            (self.timed_ns as u128 * reads as u128 / self.timed_reads as u128) as u64
+        }
     }
 
     /// The sum of two counts (e.g. of several threads' readers).
@@ -472,18 +597,36 @@ impl ReadStats {
             codes: self.codes + other.codes,
             block_hashes: self.block_hashes + other.block_hashes,
             bytes: self.bytes + other.bytes,
-            read_ns: self.read_ns + other.read_ns,
+            timed_reads: self.timed_reads + other.timed_reads,
+            timed_ns: self.timed_ns + other.timed_ns,
         }
     }
 }
 
 /// Counters (and, if asked, latencies) of one reader: engine-neutral, so that a second
-/// engine's reader would count alike. Single-threaded (`Cell`s), like its reader.
-#[derive(Debug, Default)]
+/// engine's reader would count alike. Single-threaded (`Cell`s), like its reader, so
+/// counting a read is a few adds on the reader's own cache lines.
+#[derive(Debug)]
 pub struct ReadMeter {
     stats: Cell<ReadStats>,
     timing: Cell<Timing>,
     latencies: RefCell<Vec<u64>>,
+    /// Reads left before the next timed one ([`Timing::Sampled`]).
+    until_sample: Cell<u32>,
+    /// The state of the xorshift generator that draws the gaps.
+    rng: Cell<u64>,
+}
+
+impl Default for ReadMeter {
+    fn default() -> Self {
+        Self {
+            stats: Cell::default(),
+            timing: Cell::default(),
+            latencies: RefCell::default(),
+            until_sample: Cell::new(0),
+            rng: Cell::new(0x9e37_79b9_7f4a_7c15),
+        }
+    }
 }
 
 impl ReadMeter {
@@ -502,35 +645,63 @@ impl ReadMeter {
         self.stats.get()
     }
 
-    /// Zero the counts and drop the latencies kept (e.g. between passes).
+    /// Zero the counts and drop the latencies kept (e.g. between passes); under
+    /// [`Timing::Sampled`] the next read is timed.
     pub fn reset(&self) {
         self.stats.set(ReadStats::default());
         self.latencies.borrow_mut().clear();
+        self.until_sample.set(0);
     }
 
-    /// The latencies kept with [`Timing::PerRead`] since the last take or reset, in
-    /// nanoseconds, in the order of the reads.
+    /// The latencies of the reads timed since the last take or reset (every read with
+    /// [`Timing::Every`], the sample with [`Timing::Sampled`]), in nanoseconds, in the
+    /// order of the reads.
     pub fn take_latencies(&self) -> Vec<u64> {
         std::mem::take(&mut *self.latencies.borrow_mut())
     }
 
-    /// Run one read of `kind` (returning its value and the bytes it read), counting and
-    /// timing it. For the readers of every engine.
+    /// Whether the next read is timed; under [`Timing::Sampled`], counts it down.
+    #[inline]
+    fn time_next(&self) -> bool {
+        match self.timing.get() {
+            Timing::Off => false,
+            Timing::Every => true,
+            Timing::Sampled => {
+                let left = self.until_sample.get();
+                if left > 0 {
+                    self.until_sample.set(left - 1);
+                    return false;
+                }
+                // xorshift64: the gap to the next timed read, uniform in 1..2 × SAMPLE_EVERY.
+                let mut x = self.rng.get();
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                self.rng.set(x);
+                self.until_sample
+                    .set((x % (2 * u64::from(SAMPLE_EVERY) - 1)) as u32);
+                true
+            }
+        }
+    }
+
+    /// Run one read of `kind` (returning its value and the bytes it read), counting it
+    /// and, if [`Timing`] says so, timing it. For the readers of every engine. A read that
+    /// fails is neither counted nor timed.
+    #[inline]
     pub fn measure<T>(
         &self,
         kind: ReadKind,
         read: impl FnOnce() -> Result<(T, usize), StoreError>,
     ) -> Result<T, StoreError> {
-        let timing = self.timing.get();
-        let start = (timing != Timing::Off).then(Instant::now);
+        let start = self.time_next().then(Instant::now);
         let (value, bytes) = read()?;
         let mut stats = self.stats.get();
         if let Some(start) = start {
             let ns = start.elapsed().as_nanos() as u64;
-            stats.read_ns += ns;
-            if timing == Timing::PerRead {
-                self.latencies.borrow_mut().push(ns);
-            }
+            stats.timed_reads += 1;
+            stats.timed_ns += ns;
+            self.latencies.borrow_mut().push(ns);
         }
         match kind {
             ReadKind::Account => stats.accounts += 1,

@@ -6,8 +6,8 @@ use alloy_primitives::{Address, B256, KECCAK256_EMPTY, U256};
 use gigagas_dump::{Dump, DumpFileInfo, read_dump};
 use gigagas_state::{
     BuildOptions, BuildProgress, BuildStage, COLD_MAX_RESIDENT_BYTES, DATA_FILE, EvictOptions,
-    PAD_SEGMENT, Store, StoreError, StoreReader, Timing, build_store, evict, open_store,
-    probe_random_reads, residency,
+    PAD_SEGMENT, SAMPLE_EVERY, Store, StoreError, StoreReader, Timing, build_store, evict,
+    open_store, probe_random_reads, residency,
 };
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::{
@@ -62,7 +62,7 @@ fn build(dump: &(Dump, DumpFileInfo), out: &Path, pad_to: Option<u64>) -> Vec<Bu
 
 /// Every account, slot, code and block hash of every segment reads back as the dump has
 /// it; absent accounts read absent; what the dump does not list reads absent or zero.
-fn assert_reads_back(dump: &Dump, reader: &StoreReader) {
+fn assert_reads_back(dump: &Dump, reader: &mut StoreReader) {
     for (segment, s) in dump.segments.iter().enumerate() {
         let pre = &s.pre_state;
         for account in &pre.accounts {
@@ -139,13 +139,56 @@ fn mainnet_segments_read_back_exactly() {
     assert_eq!(meta.accounts + meta.absent_accounts, accounts as u64);
     assert!(meta.absent_accounts > 0, "mainnet blocks create accounts");
 
-    let reader = store.reader().unwrap();
-    reader.meter().set_timing(Timing::PerRead);
-    assert_reads_back(&dump.0, &reader);
+    let mut reader = store.reader().unwrap();
+    reader.meter().set_timing(Timing::Every);
+    assert_reads_back(&dump.0, &mut reader);
     let stats = reader.meter().stats();
     assert!(stats.accounts >= accounts as u64);
     assert_eq!(reader.meter().take_latencies().len() as u64, stats.reads());
-    assert!(stats.read_ns > 0 && stats.bytes > 0);
+    assert_eq!(stats.timed_reads, stats.reads());
+    assert!(stats.read_ns() == stats.timed_ns && stats.timed_ns > 0 && stats.bytes > 0);
+
+    // Sampled: the same reads counted exactly, about one in SAMPLE_EVERY timed (gaps of 1
+    // to 2 × SAMPLE_EVERY - 1 reads), the first read after a reset among them, and the
+    // sample's time scaled to all reads.
+    reader.meter().reset();
+    reader.meter().set_timing(Timing::Sampled);
+    assert_reads_back(&dump.0, &mut reader);
+    let sampled = reader.meter().stats();
+    let timed = sampled.timed_reads;
+    assert_eq!(
+        (sampled.reads(), sampled.bytes),
+        (stats.reads(), stats.bytes),
+        "the counts do not depend on the timing"
+    );
+    let most_gap = 2 * u64::from(SAMPLE_EVERY) - 1;
+    assert!(
+        timed >= stats.reads() / most_gap && timed <= stats.reads() / 8,
+        "{timed} of {} reads timed",
+        stats.reads()
+    );
+    assert_eq!(reader.meter().take_latencies().len() as u64, timed);
+    assert_eq!(
+        sampled.read_ns(),
+        (sampled.timed_ns as u128 * sampled.reads() as u128 / timed as u128) as u64
+    );
+    reader.meter().reset();
+    reader.meter().set_timing(Timing::Off);
+    assert_reads_back(&dump.0, &mut reader);
+    let off = reader.meter().stats();
+    assert_eq!(
+        (off.reads(), off.timed_reads, off.read_ns()),
+        (stats.reads(), 0, 0)
+    );
+    assert!(reader.meter().take_latencies().is_empty());
+    reader.meter().reset();
+    reader.meter().set_timing(Timing::Sampled);
+    reader.account(0, Address::ZERO).unwrap();
+    assert_eq!(
+        reader.meter().stats().timed_reads,
+        1,
+        "the first read after a reset"
+    );
 
     // Segments do not see each other: an account only in segment 1 is not in segment 0.
     let only_in_1 = dump.0.segments[1]
@@ -181,9 +224,9 @@ fn readers_read_in_parallel_from_several_threads() {
             .map(|_| {
                 let store = &store;
                 scope.spawn(move || {
-                    let reader = store.reader().unwrap();
+                    let mut reader = store.reader().unwrap();
                     for _ in 0..3 {
-                        assert_reads_back(&dump.0, &reader);
+                        assert_reads_back(&dump.0, &mut reader);
                     }
                     reader.meter().stats().reads()
                 })
@@ -193,8 +236,8 @@ fn readers_read_in_parallel_from_several_threads() {
     });
     assert!(counts.iter().all(|c| *c == counts[0] && *c > 0));
     // A reader made on one thread reads on another.
-    let reader = store.reader().unwrap();
-    std::thread::spawn(move || assert_reads_back(&dump.0, &reader))
+    let mut reader = store.reader().unwrap();
+    std::thread::spawn(move || assert_reads_back(&dump.0, &mut reader))
         .join()
         .unwrap();
 }
@@ -219,8 +262,8 @@ fn padding_grows_the_store_and_never_answers_a_real_read() {
     let tables = store.table_stats().unwrap();
     assert!(tables[0].entries >= meta.accounts + meta.pad_accounts);
     assert!(tables[0].depth >= 3, "{tables:?}");
-    let reader = store.reader().unwrap();
-    assert_reads_back(&dump.0, &reader);
+    let mut reader = store.reader().unwrap();
+    assert_reads_back(&dump.0, &mut reader);
     drop((reader, store));
 
     // The padding spans the whole address space, so the dump's accounts lie among it.
@@ -391,7 +434,7 @@ fn truncated_and_corrupt_stores_give_one_line_errors() {
             assert!(!e.to_string().contains('\n'), "{e}")
         }
         Ok(store) => {
-            let reader = store.reader().unwrap();
+            let mut reader = store.reader().unwrap();
             let mut errors = 0;
             for (segment, s) in dump.0.segments.iter().enumerate() {
                 for a in &s.pre_state.accounts {
@@ -434,8 +477,8 @@ fn a_store_just_read_is_not_cold_and_evict_makes_it_cold() {
     build(dump, &out, Some(8 << 20));
     {
         let store = open_store(&out, dump.1.checksum).unwrap();
-        let reader = store.reader().unwrap();
-        assert_reads_back(&dump.0, &reader);
+        let mut reader = store.reader().unwrap();
+        assert_reads_back(&dump.0, &mut reader);
         // Read every page: the whole store is now in the page cache.
         let data = fs::read(out.join(DATA_FILE)).unwrap();
         assert!(!data.is_empty());
@@ -465,13 +508,13 @@ fn a_store_just_read_is_not_cold_and_evict_makes_it_cold() {
 
     // Opening the store touches a few pages only: still cold. Reading makes it warm.
     let store = Store::open(&out).unwrap();
-    let reader = store.reader().unwrap();
+    let mut reader = store.reader().unwrap();
     let opened = residency(&out).unwrap();
     assert!(
         opened.resident_bytes <= COLD_MAX_RESIDENT_BYTES,
         "{opened:?}"
     );
-    assert_reads_back(&dump.0, &reader);
+    assert_reads_back(&dump.0, &mut reader);
     drop((reader, store));
     assert!(residency(&out).unwrap().resident_bytes > 0);
 }
