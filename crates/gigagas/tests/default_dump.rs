@@ -28,6 +28,9 @@ fn generate_reproduces_the_committed_default_dump_byte_for_byte() {
             "--users",
             &p["users"],
         ])
+        // A dump generated without a witness (the committed one, made before witnesses):
+        // `--no-witness` reproduces it.
+        .args((!p.contains_key("witness")).then_some("--no-witness"))
         .arg("-o")
         .arg(&out)
         .status()

@@ -299,6 +299,7 @@ pub fn import_test(
         name,
         test,
         chain,
+        spec: &spec,
         genesis,
         pre: &pre,
         blocks: executed.blocks,
@@ -912,12 +913,46 @@ struct Assembly<'a> {
     test: &'a BlockchainTest,
     /// The chain config of the test's network.
     chain: ChainConfig,
+    /// Its rules.
+    spec: &'a ChainSpec,
     /// The genesis `(number, hash)`: the segment's one block hash.
     genesis: (u64, B256),
     /// The fixture's `pre`, which the access lists' pre-state is read from.
     pre: &'a World,
     /// The valid blocks, as the dump stores them (each with its access list).
     blocks: Vec<DumpBlock>,
+}
+
+/// The witness of `blocks` at the fixture's pre-state `pre` (its whole state), under the
+/// rules of the first block's fork (EIP-161 from Spurious Dragon on).
+fn fixture_witness(
+    pre: &World,
+    blocks: &[DumpBlock],
+    spec: &ChainSpec,
+) -> Result<gigagas_dump::Witness, gigagas_trie::RootError> {
+    let state: gigagas_trie::FullState = pre
+        .accounts
+        .iter()
+        .map(|(address, a)| {
+            let account = gigagas_trie::FullAccount {
+                nonce: a.nonce,
+                balance: a.balance,
+                code_hash: a.code_hash,
+                storage: a.storage.clone(),
+            };
+            (*address, account)
+        })
+        .collect();
+    let rules = gigagas_trie::RootRules {
+        delete_empty_accounts: blocks.first().is_some_and(|b| {
+            spec.evm_env(&b.header)
+                .cfg_env
+                .spec
+                .is_enabled_in(revm::primitives::hardfork::SpecId::SPURIOUS_DRAGON)
+        }),
+    };
+    let lists: Vec<&BlockAccessList> = blocks.iter().map(|b| &b.access_list).collect();
+    gigagas_trie::witness_for_blocks(&state, &lists, rules)
 }
 
 /// The dump: provenance, the blocks and their access lists, the pre-state they touch.
@@ -927,6 +962,7 @@ fn assemble(parts: Assembly<'_>) -> Result<Dump, ImportError> {
         name,
         test,
         chain,
+        spec,
         genesis: (genesis_number, genesis_hash),
         pre,
         blocks,
@@ -946,7 +982,14 @@ fn assemble(parts: Assembly<'_>) -> Result<Dump, ImportError> {
     }
     let pre_state = touched_pre_state(blocks.iter().map(|b| &b.access_list), pre)
         .map_err(|e| malformed(name, FixtureDefect::AccessListPreState(e)))?;
-    let dump = Dump::single_segment(
+    // The fixture holds the whole pre-state: the witness of every account and slot the
+    // blocks touch (and the siblings deletions need), for the state-root phase.
+    let witness = fixture_witness(pre, &blocks, spec);
+    match &witness {
+        Ok(_) => provenance.insert("witness".to_string(), "on".to_string()),
+        Err(e) => provenance.insert("witness".to_string(), format!("none: {e}")),
+    };
+    let mut dump = Dump::single_segment(
         DumpMeta {
             name: name.to_string(),
             provenance,
@@ -956,6 +999,7 @@ fn assemble(parts: Assembly<'_>) -> Result<Dump, ImportError> {
         vec![(genesis_number, genesis_hash)],
         pre_state,
     );
+    dump.segments[0].witness = witness.ok();
     dump.validate()
         .map_err(|e| malformed(name, FixtureDefect::InconsistentDump(e)))?;
     Ok(dump)

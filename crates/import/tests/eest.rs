@@ -93,18 +93,31 @@ fn assert_rejections_pass(dir: &Path, r: &Imported) {
 }
 
 /// Replay a dump from its file ([`test_utils::replay_and_verify`]): the sequential baseline,
-/// then 2 threads (one block per batch, recovering senders, and all in one), and verify
-/// every transaction against the dump's receipts and access lists.
+/// then 2 threads (one block per batch, recovering senders, and all in one, the latter also
+/// with every block's state root computed beside the transactions from the dump's witness),
+/// and verify every transaction against the dump's receipts and access lists, and every
+/// root against its header.
 fn replay(path: &Path) -> Result<(), String> {
     let (dump, _) = gigagas_dump::read_dump(path).map_err(|e| e.to_string())?;
+    if dump.segments.iter().any(|s| s.witness.is_none()) {
+        return Err(format!(
+            "{}: no witness ({:?})",
+            path.display(),
+            dump.meta.provenance.get("witness")
+        ));
+    }
+    let with_root = TimedWork {
+        state_root: gigagas_executor::StateRootPhase::Overlapped,
+        ..TimedWork::default()
+    };
     let points = test_utils::grid(&[2], &[1, dump.block_count()], &[SchedulerKind::ALL[0]])
         .into_iter()
-        .map(|c| {
-            Point::Bal(if c.batch == 1 {
-                c.with_work(test_utils::RECOVER_SENDERS)
+        .flat_map(|c| {
+            if c.batch == 1 {
+                vec![Point::Bal(c.with_work(test_utils::RECOVER_SENDERS))]
             } else {
-                c
-            })
+                vec![Point::Bal(c), Point::Bal(c.with_work(with_root))]
+            }
         });
     let sequential = Point::Sequential(TimedWork::default());
     test_utils::replay_and_verify(dump, std::iter::once(sequential).chain(points)).map(|_| ())

@@ -34,9 +34,9 @@ fn address(i: u64) -> Address {
     Address::from_word(keccak256(i.to_be_bytes()))
 }
 
-fn state(rng: &mut Rng) -> FullState {
+fn state(rng: &mut Rng, accounts: u64) -> FullState {
     let mut state = FullState::new();
-    for i in 0..300u64 {
+    for i in 0..accounts {
         let mut account = FullAccount {
             nonce: rng.below(5),
             balance: U256::from(rng.below(1_000_000)),
@@ -60,12 +60,12 @@ fn state(rng: &mut Rng) -> FullState {
 }
 
 /// A block's access list over `state`, and `state` updated by it (EIP-161 applied).
-fn block(rng: &mut Rng, state: &mut FullState) -> BlockAccessList {
+fn block(rng: &mut Rng, state: &mut FullState, accounts: u64, touched: usize) -> BlockAccessList {
     let index = BlockAccessIndex::new(1);
     let mut bal = BlockAccessList::new();
-    for _ in 0..40 {
+    for _ in 0..touched {
         // Mostly existing accounts, some new ones.
-        let a = address(rng.below(330));
+        let a = address(rng.below(accounts + accounts / 10));
         if bal.iter().any(|c| c.address == a) {
             continue;
         }
@@ -165,12 +165,12 @@ fn block(rng: &mut Rng, state: &mut FullState) -> BlockAccessList {
 #[test]
 fn generated_blocks_roots_from_the_witness_equal_the_full_tries() {
     let mut rng = Rng(38);
-    let pre = state(&mut rng);
+    let pre = state(&mut rng, 300);
     let mut post = pre.clone();
     let mut bals = Vec::new();
     let mut expected = Vec::new();
     for _ in 0..6 {
-        bals.push(block(&mut rng, &mut post));
+        bals.push(block(&mut rng, &mut post, 300, 40));
         expected.push(full_state_root(&post));
     }
     let refs: Vec<&BlockAccessList> = bals.iter().collect();
@@ -220,4 +220,52 @@ fn generated_blocks_roots_from_the_witness_equal_the_full_tries() {
         }
     }
     assert!(missing > 0);
+}
+
+/// The witness builder and the roots at a larger scale, timed (`cargo test --release -p
+/// gigagas-trie --test synthetic -- --ignored --nocapture`): 20,000 accounts, 50 blocks
+/// of 400 touched accounts each.
+#[test]
+#[ignore = "a timing, not a check the other tests lack"]
+fn larger_scale_timed() {
+    use std::time::Instant;
+    let mut rng = Rng(7);
+    let pre = state(&mut rng, 20_000);
+    let mut post = pre.clone();
+    let mut bals = Vec::new();
+    let mut expected = Vec::new();
+    for _ in 0..50 {
+        bals.push(block(&mut rng, &mut post, 20_000, 400));
+    }
+    let mut replay = pre.clone();
+    let mut rng2 = Rng(7);
+    let _ = state(&mut rng2, 20_000);
+    for _ in 0..50 {
+        let _ = block(&mut rng2, &mut replay, 20_000, 400);
+        expected.push(full_state_root(&replay));
+    }
+    let refs: Vec<&BlockAccessList> = bals.iter().collect();
+    let rules = RootRules::SPURIOUS_DRAGON;
+    let t = Instant::now();
+    let witness = witness_for_blocks(&pre, &refs, rules).unwrap();
+    let built = t.elapsed();
+    let t = Instant::now();
+    let mut trie = StateTrie::from_witness(&witness).unwrap();
+    let opened = t.elapsed();
+    let t = Instant::now();
+    for (i, bal) in bals.iter().enumerate() {
+        assert_eq!(trie.apply_block(bal, rules).unwrap(), expected[i]);
+    }
+    let seq = t.elapsed();
+    let mut trie = StateTrie::from_witness(&witness).unwrap();
+    let t = Instant::now();
+    for (i, bal) in bals.iter().enumerate() {
+        assert_eq!(trie.apply_block_parallel(bal, rules).unwrap(), expected[i]);
+    }
+    let par = t.elapsed();
+    eprintln!(
+        "20,000 accounts, 50 blocks: witness built in {built:?} ({} nodes, {} bytes); opened in {opened:?}; 50 roots sequential {seq:?}, parallel {par:?}",
+        witness.nodes.len(),
+        witness.node_bytes()
+    );
 }

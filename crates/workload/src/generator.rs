@@ -18,6 +18,7 @@ use alloy_sol_types::{SolCall, SolValue};
 use gigagas_chain::{BlockInput, ChainSpec};
 use gigagas_dump::{ChainConfig, ChainConfigError, Dump, DumpBlock, DumpMeta, ReceiptSummary};
 use gigagas_record::{BlockRecorder, RecordError, RecordedBlock, touched_pre_state};
+use gigagas_trie::{FullAccount, FullState, RootRules, full_state_root, witness_for_blocks};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use revm::{
@@ -87,6 +88,10 @@ pub enum GenerateError {
         /// The executor's error.
         source: BlockExecutionError,
     },
+    /// The witness of the generated blocks cannot be built from the genesis state (a bug:
+    /// the generator holds the whole state).
+    #[error("the witness of the generated blocks: {0}")]
+    Witness(#[from] gigagas_trie::RootError),
 }
 
 /// A [`GeneratorConfig`] the generator cannot honour, naming the setting.
@@ -429,9 +434,85 @@ fn fund_users(
     Ok(())
 }
 
-/// Generate a dump. `on_block(done, total)` is called after every block.
+/// Generate a dump, without a witness (every header's state root left the empty trie's). `on_block(done,
+/// total)` is called after every block.
 pub fn generate(
     config: &GeneratorConfig,
+    on_block: impl FnMut(u64, u64),
+) -> Result<Dump, GenerateError> {
+    generate_dump(config, false, on_block)
+}
+
+/// [`generate`], with the witness a state-root phase starts from and real state roots:
+/// every block's header carries the root of the generator's whole state after the block
+/// (the full tries of the genesis overlaid with what the blocks wrote, built with
+/// [`gigagas_trie::full_state_root`]; the header hash, and so the next block's parent
+/// hash and the EIP-2935 history, follow from it), and the segment's
+/// [`gigagas_dump::Witness`] is [`gigagas_trie::witness_for_blocks`] of the genesis for
+/// the blocks' access lists (proofs of every touched account and slot, plus the siblings
+/// deletions need). Deterministic like [`generate`]; the provenance records `witness = on`.
+pub fn generate_with_witness(
+    config: &GeneratorConfig,
+    on_block: impl FnMut(u64, u64),
+) -> Result<Dump, GenerateError> {
+    generate_dump(config, true, on_block)
+}
+
+/// The genesis in `pre_db` as a whole state.
+fn genesis_state(pre_db: &CacheDB<EmptyDB>) -> FullState {
+    pre_db
+        .cache
+        .accounts
+        .iter()
+        .filter(|(_, a)| a.account_state != revm::database::AccountState::NotExisting)
+        .map(|(address, a)| {
+            let account = FullAccount {
+                nonce: a.info.nonce,
+                balance: a.info.balance,
+                code_hash: a.info.code_hash,
+                storage: a
+                    .storage
+                    .iter()
+                    .filter(|(_, v)| !v.is_zero())
+                    .map(|(k, v)| (*k, *v))
+                    .collect(),
+            };
+            (*address, account)
+        })
+        .collect()
+}
+
+/// The whole state `state` holds: the genesis in `pre_db` overlaid with every account revm's
+/// cache holds after the blocks so far (an account whose storage revm knows whole, created
+/// or destroyed, replaces the genesis's storage; otherwise its cached slots override).
+fn full_state(pre_db: &CacheDB<EmptyDB>, state: &State<CacheDB<EmptyDB>>) -> FullState {
+    let mut full = genesis_state(pre_db);
+    for (address, cached) in &state.cache.accounts {
+        let Some(plain) = &cached.account else {
+            full.remove(address);
+            continue;
+        };
+        let entry = full.entry(*address).or_default();
+        if cached.status.is_storage_known() {
+            entry.storage.clear();
+        }
+        entry.nonce = plain.info.nonce;
+        entry.balance = plain.info.balance;
+        entry.code_hash = plain.info.code_hash;
+        for (slot, value) in &plain.storage {
+            if value.is_zero() {
+                entry.storage.remove(slot);
+            } else {
+                entry.storage.insert(*slot, *value);
+            }
+        }
+    }
+    full
+}
+
+fn generate_dump(
+    config: &GeneratorConfig,
+    witness: bool,
     mut on_block: impl FnMut(u64, u64),
 ) -> Result<Dump, GenerateError> {
     check_config(config)?;
@@ -490,6 +571,9 @@ pub fn generate(
         let txs = fill_block(&mut recorder, &mut txgen, &mut users, config, gas_limit)?;
         let recorded = recorder.finish().map_err(execution_error)?;
         let (receipts, bal) = seal_header(&mut header, recorded, &txs, config.fork);
+        if witness {
+            header.state_root = full_state_root(&full_state(&pre_db, &state));
+        }
         parent_hash = header.hash_slow();
         state.block_hashes.insert(header.number, parent_hash);
         base_fee = header
@@ -512,16 +596,31 @@ pub fn generate(
     let block_hashes = (FIRST_BLOCK - 256..FIRST_BLOCK)
         .map(|n| (n, synthetic_hash(n)))
         .collect();
-    Ok(Dump::single_segment(
+    let mut provenance = provenance(config);
+    let witness = if witness {
+        provenance.insert("witness".to_string(), "on".to_string());
+        let lists: Vec<&alloy_eip7928::BlockAccessList> =
+            blocks.iter().map(|b| &b.access_list).collect();
+        Some(witness_for_blocks(
+            &genesis_state(&pre_db),
+            &lists,
+            RootRules::SPURIOUS_DRAGON,
+        )?)
+    } else {
+        None
+    };
+    let mut dump = Dump::single_segment(
         DumpMeta {
             name: config.profile.name().to_string(),
-            provenance: provenance(config),
+            provenance,
             chain,
         },
         blocks,
         block_hashes,
         pre_state,
-    ))
+    );
+    dump.segments[0].witness = witness;
+    Ok(dump)
 }
 
 /// Refuse a configuration the generator cannot honour, naming the setting.

@@ -8,7 +8,9 @@
 //! target is reached. The block access list of each block is recorded by revm's BAL
 //! builder during that same execution; receipts and header fields (gas used, transaction,
 //! receipt and withdrawal roots, logs bloom, requests hash, BAL hash) come from the same
-//! run. The state root is not computed (the generator keeps no trie) and is left zero.
+//! run. [`generate`] leaves the state root at the empty trie's root (no trie is kept); [`generate_with_witness`] computes each
+//! block's real state root from the whole state and adds the segment's witness (what a
+//! state-root phase starts from), with gigagas-trie.
 //!
 //! Generation is deterministic: the same [`GeneratorConfig`] gives a byte-identical dump.
 
@@ -18,5 +20,7 @@ pub mod contracts;
 mod generator;
 mod profile;
 
-pub use generator::{ConfigError, GenerateError, GeneratorConfig, SetupError, generate};
+pub use generator::{
+    ConfigError, GenerateError, GeneratorConfig, SetupError, generate, generate_with_witness,
+};
 pub use profile::Profile;
