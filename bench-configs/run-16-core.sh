@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The 16-core tables (issues 30 and 36) in one go, on a machine with no Rust toolchain: a prebuilt
+# The 16-core tables (issues 30, 36 and 37) in one go, on a machine with no Rust toolchain: a prebuilt
 # binary and the committed dumps only. Run from the repository root:
 #
 #   GIGAGAS=path/to/gigagas OUT=/some/folder bench-configs/run-16-core.sh
@@ -95,4 +95,7 @@ processes() {
   sweep batch-size-16c 60
   step state-build 120 "$BIN" state build dumps/mainnet.gigagas -o target/state/mainnet-8g --pad-to 8GiB
   sweep io-16c 240
+  # Issue 37: the access-list designs (full, keys, writes, none) on the same store, warm and
+  # cold, at 1, 2 and 16 threads, per block and one mega-block.
+  sweep bal-designs 420
 } 2>&1 | tee -a "$LOG"

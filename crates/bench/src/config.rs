@@ -9,6 +9,8 @@
 //! recover_senders = [false]   # default [false]
 //! receipts = false            # default false: build every receipt with its logs bloom inside
 //!                             # the timed window, on the sequential loop and the replay alike
+//! state_root = ["off"]        # default ["off"]: "after" / "overlapped" add each block's state
+//!                             # root (from the dump's witness) after or beside its transactions
 //! warmup = 1                  # default 1
 //! repeats = 3                 # default 3
 //! sequential = true           # default false: also run the sequential baseline
@@ -274,6 +276,7 @@ pub fn plan_of(
             dumps.len(),
             &config.io,
             &config.cache,
+            &config.bal_design,
             config.io_threads,
             config.memory,
         )
@@ -293,6 +296,7 @@ pub fn plan_of(
         schedulers,
         recover_senders,
         receipts: config.receipts,
+        state_root: NonEmpty::new(config.state_root.clone()).map_err(bad("state_root"))?,
         baseline: config.sequential,
         parallel: true,
         warmup,

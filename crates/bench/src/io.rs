@@ -11,6 +11,10 @@
 //!   (`posix_fadvise(DONTNEED)`, and `drop_caches` where this process may), reopens it (outside the window), measures with `mincore` what is still resident, and
 //!   refuses to time the pass as cold if more than
 //!   [`COLD_MAX_RESIDENT_BYTES`](gigagas_state::COLD_MAX_RESIDENT_BYTES) is.
+//! - What a pass read: every read is counted exactly; the readers time a sample of them
+//!   ([`Timing::Sampled`]: one read in [`SAMPLE_EVERY`](gigagas_state::SAMPLE_EVERY) on
+//!   average, no clock read on the others), so a pass's read latency percentiles are the
+//!   sample's and the on-demand loop's time in reads is the sample's scaled to all reads.
 //! - The device bound: a short probe of random 4 KiB reads on the store's data file at the
 //!   I/O threads' queue depth gives the disk's read rate; a pass's reads ÷ that rate is the
 //!   least time the disk allows for them.
@@ -94,7 +98,8 @@ impl StoreContext {
         Ok(resident.fraction())
     }
 
-    /// `n` readers, each timing every read; each hands its counts to `into` when dropped.
+    /// `n` readers, each timing a sample of its reads; each hands its counts to `into`
+    /// when dropped.
     fn readers(
         &mut self,
         n: usize,
@@ -104,7 +109,7 @@ impl StoreContext {
         (0..n.max(1))
             .map(|_| {
                 let reader = store.reader()?;
-                reader.meter().set_timing(Timing::PerRead);
+                reader.meter().set_timing(Timing::Sampled);
                 Ok(StoreSource {
                     reader,
                     into: Arc::clone(into),
@@ -114,7 +119,7 @@ impl StoreContext {
     }
 }
 
-/// The counts and latencies of a pass's readers, handed over as they are dropped.
+/// The counts and sampled latencies of a pass's readers, handed over as they are dropped.
 #[derive(Debug, Default)]
 struct Collected {
     stats: ReadStats,
@@ -225,10 +230,11 @@ pub(crate) fn sequential_pass(
     let collected = Arc::new(Mutex::new(Collected::default()));
     let mut readers = ctx.readers(1, &collected)?;
     let result = Sequential::on(work, &mut readers[0]).run(replay, verify);
-    // On demand, reading is inside the loop: its time is the readers' own.
+    // On demand, reading is inside the loop: its time is the readers' own (their sample's,
+    // scaled to all their reads).
     let read_ns = readers
         .iter()
-        .map(|r| r.reader.meter().stats().read_ns)
+        .map(|r| r.reader.meter().stats().read_ns())
         .sum();
     drop(readers);
     let timings = result?;
@@ -249,16 +255,13 @@ pub(crate) fn replay_pass(
     ctx: &mut StoreContext,
     verify: bool,
 ) -> Result<IoPass, PassError> {
-    let StateRead::Store { io, cache } = config.work.state else {
+    let StateRead::Store { io, cache, .. } = config.work.state else {
         unreachable!("a store pass reads from a store")
     };
     let resident = prepare(ctx, cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
-    let mut readers: Vec<Box<dyn StateSource>> = ctx
-        .readers(ctx.io_threads, &collected)?
-        .into_iter()
-        .map(|r| Box::new(r) as Box<dyn StateSource>)
-        .collect();
+    // The readers' own type: the pass calls them directly, no boxed call per read.
+    let mut readers = ctx.readers(ctx.io_threads, &collected)?;
     let io = PassIo {
         readers: &mut readers,
         mode: io,

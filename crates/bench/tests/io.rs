@@ -94,10 +94,7 @@ min_sample_ms = 0
     );
     assert!(results.rows.iter().all(|r| r.verified));
     for cache in CacheState::ALL {
-        let base = StateRead::Store {
-            io: IoMode::OnDemand,
-            cache,
-        };
+        let base = StateRead::store(IoMode::OnDemand, cache, Default::default());
         assert!(
             results
                 .rows
@@ -135,7 +132,7 @@ min_sample_ms = 0
     // The table says what was read.
     let table = gigagas_report::table::io_table(std::slice::from_ref(&results));
     assert_eq!(table.lines().count(), 2 + stores.len(), "{table}");
-    assert!(table.contains("[cold store, pipelined]"), "{table}");
+    assert!(table.contains("[cold store, pipelined, keys]"), "{table}");
 }
 
 #[test]

@@ -234,6 +234,22 @@ impl Replay {
         })
     }
 
+    /// [`Replay::execute_item_on`] reading the start of the block from `base`'s table, and
+    /// what it holds no value for from `pre` (read on demand).
+    pub(crate) fn execute_item_on_table<'a, P: Pre>(
+        &'a self,
+        executor: &mut ItemExecutor<'a, P>,
+        item: &WorkItem,
+        work: TimedWork,
+        pre: &'a P,
+        base: &'a crate::PreStateDb,
+    ) -> Result<ItemOutput, ExecError> {
+        let block = &self.blocks[item.block as usize];
+        self.execute_item_in(executor, item, work, |index| {
+            BalView::with_table(pre, base, &block.bal, index)
+        })
+    }
+
     /// Execute `item` on the view `view` makes for its block access index.
     fn execute_item_in<'a, P: Pre>(
         &'a self,
@@ -336,10 +352,10 @@ impl Replay {
     /// [`Replay::execute_sequential`] over state read from `source` on demand (the first
     /// time the loop's `State` needs each account, slot or code) instead of the dump's
     /// pre-state in memory.
-    pub fn execute_sequential_on(
+    pub fn execute_sequential_on<S: crate::StateSource + ?Sized>(
         &self,
         work: TimedWork,
-        source: &mut dyn crate::StateSource,
+        source: &mut S,
         mut on_tx: impl FnMut(SequentialTx),
     ) -> Result<(), ExecError> {
         for (i, segment) in self.segments.iter().enumerate() {

@@ -177,6 +177,28 @@ struct SlotEntry {
     len: u32,
 }
 
+/// An account of a [`BlockTable`]: its address and its value at the start of the block
+/// (`None`: missing from the dump, or not read yet; `Some(None)`: it does not exist).
+pub(crate) type AccountValue = (Address, Option<Option<AccountInfo>>);
+
+/// The slots' values of a [`BlockTable`] at the start of its block, to be filled in.
+pub(crate) struct SlotValues<'t>(&'t mut FxHashMap<(u32, U256), SlotEntry>);
+
+impl<'t> SlotValues<'t> {
+    /// The value of account `id`'s slot `slot`, if the table has the slot.
+    pub(crate) fn get_mut(&mut self, id: u32, slot: U256) -> Option<&mut Option<U256>> {
+        self.0.get_mut(&(id, slot)).map(|e| &mut e.pre)
+    }
+
+    /// Every slot: account index, slot, whether the block writes it, and its value, in
+    /// the order of [`BlockTable::slot_keys`].
+    pub(crate) fn into_iter(self) -> impl Iterator<Item = (u32, U256, bool, &'t mut Option<U256>)> {
+        self.0
+            .iter_mut()
+            .map(|(&(id, slot), e)| (id, slot, e.len > 0, &mut e.pre))
+    }
+}
+
 /// Where [`BlockTable::slot`] finds a slot.
 pub(crate) enum SlotRead {
     /// The value seen at the index (a write below it, else the pre-state value; `None`
@@ -187,6 +209,18 @@ pub(crate) enum SlotRead {
 }
 
 impl BlockTable {
+    /// The keys of the table's slots, in the order of its map (the order
+    /// [`BlockTable::values_mut`] gives their values in, here and in every clone).
+    pub(crate) fn slot_keys(&self) -> impl Iterator<Item = (u32, U256)> + '_ {
+        self.slots.keys().copied()
+    }
+
+    /// The values at the start of the block, to be filled in by a read (a pass reading its
+    /// state from a source): each account's (address, value), and the slots.
+    pub(crate) fn values_mut(&mut self) -> (&mut [AccountValue], SlotValues<'_>) {
+        (&mut self.accounts, SlotValues(&mut self.slots))
+    }
+
     /// The slot of account `id` as seen at block access index `index`: the last write
     /// below `index`, else the value at the start of the block.
     #[inline]
@@ -305,6 +339,11 @@ impl PreStateDb {
             shared: self.shared.clone(),
             table: Some(Box::new(table)),
         }
+    }
+
+    /// The joined table of a block base, to fill in its values.
+    pub(crate) fn table_mut(&mut self) -> Option<&mut BlockTable> {
+        self.table.as_deref_mut()
     }
 
     /// The access list joined with this state, if this is a block base of a list with

@@ -5,28 +5,51 @@
 //! somewhere else inside the timed window — a state store on disk (`gigagas-state`, MDBX in
 //! reth's flat layout), or any other engine — the way a client reads its database:
 //!
-//! - **prefetch** ([`Replay::prefetch_bases`]): before a batch runs, every account, slot and
-//!   code its access lists name is read (by several readers at once) and joined with the
-//!   lists into the blocks' bases, the same tables the in-memory replay uses. This is what
-//!   an EIP-7928 client can do: the list gives every key up front.
-//! - **on demand** ([`SourceDb`]): the sequential client loop reads each account, slot or
-//!   code from the source the first time its `State` needs it (it has no access list).
+//! - **with an access list** ([`Replay::prefetch_bases`], and a pass's `prefetch` and
+//!   `pipelined` modes): before a batch runs, the values its access lists call for are read
+//!   (by several readers at once) straight into the tables the replay reads. Each block's
+//!   table is laid out from its list before the first such pass, outside every timed window,
+//!   as the list itself is converted before it ([`IoLayout`]: the list's accounts, slots and
+//!   writes in place, and the values earlier blocks of the segment wrote, which a client
+//!   holds in memory); a read writes its value where a transaction will look for it, and no
+//!   join follows the reads. What the list carries is the pass's [`BalDesign`]:
+//!   - `keys` (EIP-7928 as specified): every key the block reads or writes is read;
+//!   - `writes`: only the keys the block writes are read before the batch (their values at
+//!     the start of the block set the gas of a store and are what verification compares);
+//!     every other value is read on demand ([`OnDemand`]) when a transaction first needs it;
+//!   - `full`: every key's value at the start of the block arrives with the block, encoded
+//!     ([`gigagas_dump::FullAccessList`], built from the replay's own state before the first
+//!     such pass); decoding it into the tables is inside the timed window, and only the code
+//!     the list does not carry is read.
+//! - **on demand** ([`OnDemand`] for the replay, [`SourceDb`] for the sequential client
+//!   loop): each account, slot or code is read the first time a transaction needs it (no
+//!   access list: the client baseline).
 //!
 //! Values that earlier blocks of the same segment wrote are not read from the source: a
 //! client holds its own recent writes in memory. They come from the blocks' access lists
 //! ([`Replay::carried`](crate::Replay::carried)), so the source only ever answers with the
 //! segment's pre-state.
+//!
+//! Readers are generic (`S: StateSource`): a pass over a concrete reader calls it without a
+//! boxed trait call per read; `Box<dyn StateSource>` is a source too.
 
 use crate::{
     prestate::{PreStateDb, StateError},
     replay::Replay,
 };
 use alloy_primitives::{Address, B256, Bytes, U256};
-use revm::{Database, bytecode::Bytecode, primitives::KECCAK_EMPTY, state::AccountInfo};
+use gigagas_dump::{FullAccessList, FullAccount};
+use gigagas_grid::BalDesign;
+use revm::{
+    Database,
+    bytecode::Bytecode,
+    primitives::KECCAK_EMPTY,
+    state::{AccountInfo, bal::Bal},
+};
 use rustc_hash::FxHashMap;
 use std::{
     sync::{
-        Mutex,
+        Mutex, MutexGuard,
         atomic::{AtomicU64, Ordering},
     },
     time::Instant,
@@ -55,179 +78,584 @@ pub trait StateSource: Send {
     fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError>;
 }
 
-/// What a prefetch read: per block of the batch, its base; and how long reading and
-/// building took.
+/// A boxed source reads through its box (one dynamic call per read).
+impl<S: StateSource + ?Sized> StateSource for Box<S> {
+    fn account(
+        &mut self,
+        segment: usize,
+        address: Address,
+    ) -> Result<Option<AccountInfo>, StateError> {
+        (**self).account(segment, address)
+    }
+
+    fn storage(
+        &mut self,
+        segment: usize,
+        address: Address,
+        slot: U256,
+    ) -> Result<U256, StateError> {
+        (**self).storage(segment, address, slot)
+    }
+
+    fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
+        (**self).code(code_hash)
+    }
+}
+
+/// A borrowed source reads through the borrow.
+impl<S: StateSource + ?Sized> StateSource for &mut S {
+    fn account(
+        &mut self,
+        segment: usize,
+        address: Address,
+    ) -> Result<Option<AccountInfo>, StateError> {
+        (**self).account(segment, address)
+    }
+
+    fn storage(
+        &mut self,
+        segment: usize,
+        address: Address,
+        slot: U256,
+    ) -> Result<U256, StateError> {
+        (**self).storage(segment, address, slot)
+    }
+
+    fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
+        (**self).code(code_hash)
+    }
+}
+
+/// The source of a runner whose state is in memory ([`crate::Parallel::new`],
+/// [`crate::Sequential::new`]): it has no value, so nothing can read from it.
+#[derive(Debug)]
+pub enum NoSource {}
+
+impl StateSource for NoSource {
+    fn account(&mut self, _: usize, _: Address) -> Result<Option<AccountInfo>, StateError> {
+        match *self {}
+    }
+
+    fn storage(&mut self, _: usize, _: Address, _: U256) -> Result<U256, StateError> {
+        match *self {}
+    }
+
+    fn code(&mut self, _: B256) -> Result<Option<Bytes>, StateError> {
+        match *self {}
+    }
+}
+
+/// What a read of a batch's state gave: per block of the batch, its base; and how long
+/// reading and decoding took.
 #[derive(Debug, Default)]
 pub struct Prefetched {
-    /// The base of each block of the batch, in block order.
+    /// The base of each block of the batch, in block order: its table filled with the
+    /// values read (what the replay's views read).
     pub bases: Vec<PreStateDb>,
     /// Wall time of the reads (all readers together), nanoseconds.
     pub read_ns: u64,
-    /// Wall time of joining the values with the access lists into the bases, nanoseconds.
+    /// Wall time of decoding the blocks' `full` lists into their tables, nanoseconds (0 for
+    /// the other designs: their reads write into the tables directly, with no join after
+    /// them).
     pub build_ns: u64,
 }
 
-/// The values read for one block's keys.
-#[derive(Debug, Default)]
-struct BlockValues {
-    accounts: FxHashMap<Address, Option<AccountInfo>>,
-    storage: FxHashMap<(Address, U256), U256>,
-    codes: FxHashMap<B256, Bytecode>,
+/// [`Prefetched`] inside the crate: each base with its block.
+pub(crate) struct ReadTables {
+    pub(crate) bases: Vec<(usize, PreStateDb)>,
+    pub(crate) read_ns: u64,
+    pub(crate) build_ns: u64,
 }
 
-/// A key one reader reads: an account (and its code), or a slot.
-#[derive(Debug, Clone, Copy)]
-enum Key {
-    Account(u32, Address),
-    Slot(u32, Address, U256),
+/// The tables a pass reading from a source fills, laid out once per replay from the access
+/// lists, before the first such pass (outside every timed window), and cloned for each
+/// pass: per block, its base with every key of its list in place and no value but those
+/// earlier blocks of the segment wrote, and the order in which a read walks the keys.
+#[derive(Debug)]
+pub(crate) struct IoLayout {
+    blocks: Vec<BlockLayout>,
+}
+
+/// One block of an [`IoLayout`].
+#[derive(Debug)]
+struct BlockLayout {
+    /// The block's base: its table laid out, the values carried from earlier blocks of its
+    /// segment filled in, every other value empty.
+    blank: PreStateDb,
+    /// Per account of the list (by index), its position in the list's order (account by
+    /// account, each followed by its slots, ascending): the order a read walks, so that one
+    /// reader reads neighbouring keys.
+    account_rank: Vec<u32>,
+    /// For the table's slots in the order of its map ([`crate::prestate::BlockTable::
+    /// slot_keys`]), each one's position in the list's order.
+    slot_rank: Vec<u32>,
+    /// Per account of the list, whether the block writes its balance, nonce or code.
+    account_written: Vec<bool>,
+    /// Accounts and slots in the list.
+    keys: usize,
+}
+
+/// One value a read fetches, and where it goes: into a block's table.
+enum Task<'t> {
+    /// An account (and its code).
+    Account {
+        segment: u32,
+        address: Address,
+        into: &'t mut Option<Option<AccountInfo>>,
+    },
+    /// A slot's value.
+    Slot {
+        segment: u32,
+        address: Address,
+        slot: U256,
+        into: &'t mut Option<U256>,
+    },
+    /// The code of an account whose fields are known (decoded from a `full` list).
+    Code { info: &'t mut AccountInfo },
+}
+
+/// A `full` list that does not describe its block: decoding it failed, or it names other
+/// accounts or slots than the block's access list (the source of a
+/// [`StateError::Source`]).
+#[derive(Debug, thiserror::Error)]
+pub enum FullListError {
+    /// The bytes are not a `full` list.
+    #[error("block {block}: the full access list does not decode: {source}")]
+    Decode {
+        /// Block number.
+        block: u64,
+        /// The RLP error.
+        source: alloy_rlp::Error,
+    },
+    /// The list's accounts are not the block's.
+    #[error(
+        "block {block}: the full access list's account {index} is {found}, the block's list has {expected}"
+    )]
+    Account {
+        /// Block number.
+        block: u64,
+        /// Position in the list.
+        index: usize,
+        /// The block's account there (`no more`: the list is longer).
+        expected: String,
+        /// The list's (`no more`: the list is shorter).
+        found: String,
+    },
+    /// The list names a slot the block's list does not.
+    #[error(
+        "block {block}: the full access list names slot {slot:#x} of {address}, which the block's list does not"
+    )]
+    Slot {
+        /// Block number.
+        block: u64,
+        /// The account.
+        address: Address,
+        /// The slot.
+        slot: U256,
+    },
 }
 
 impl Replay {
-    /// Read every account, slot and code that the access lists of `blocks` name from the
-    /// `readers` (one thread each, keys split evenly between them; one reader reads on the
-    /// calling thread), then build each block's base from those values (the values earlier
-    /// blocks of the segment wrote taken from the access lists, not read).
-    pub fn prefetch_bases(
-        &self,
-        blocks: std::ops::Range<usize>,
-        readers: &mut [Box<dyn StateSource>],
-    ) -> Result<Prefetched, StateError> {
-        let start = Instant::now();
-        let mut keys = Vec::new();
-        for b in blocks.clone() {
-            let block = &self.blocks()[b];
-            let carried = self.carried(b);
-            let local = (b - blocks.start) as u32;
-            for (address, account) in block.bal.accounts.iter() {
-                if carried.account(address).is_none() {
-                    keys.push(Key::Account(local, *address));
-                }
-                for slot in account.storage.storage.keys() {
-                    if carried.slot(address, slot).is_none() {
-                        keys.push(Key::Slot(local, *address, *slot));
-                    }
-                }
-            }
-        }
-        let n = blocks.len();
-        let segment_of = |local: u32| self.segment_of(blocks.start + local as usize);
-        let read_chunk = |reader: &mut Box<dyn StateSource>,
-                          chunk: &[Key]|
-         -> Result<Vec<BlockValues>, StateError> {
-            let mut values: Vec<BlockValues> = (0..n).map(|_| BlockValues::default()).collect();
-            for key in chunk {
-                match *key {
-                    Key::Account(b, address) => {
-                        let seg = segment_of(b);
-                        let info = reader.account(seg, address)?;
-                        let v = &mut values[b as usize];
-                        if let Some(info) = &info
-                            && info.code_hash != KECCAK_EMPTY
-                            && !v.codes.contains_key(&info.code_hash)
-                        {
-                            let code = reader
-                                .code(info.code_hash)?
-                                .ok_or(StateError::MissingCode(info.code_hash))?;
-                            v.codes.insert(info.code_hash, Bytecode::new_raw(code));
-                        }
-                        v.accounts.insert(address, info);
-                    }
-                    Key::Slot(b, address, slot) => {
-                        let value = reader.storage(segment_of(b), address, slot)?;
-                        values[b as usize].storage.insert((address, slot), value);
-                    }
-                }
-            }
-            Ok(values)
-        };
-        let per = keys.len().div_ceil(readers.len().max(1)).max(1);
-        let mut parts: Vec<Result<Vec<BlockValues>, StateError>> = Vec::new();
-        std::thread::scope(|scope| {
-            let mut chunks = keys.chunks(per);
-            let mut readers = readers.iter_mut();
-            let first = chunks.next().zip(readers.next());
-            let handles: Vec<_> = chunks
-                .zip(readers)
-                .map(|(chunk, reader)| scope.spawn(move || read_chunk(reader, chunk)))
-                .collect();
-            if let Some((chunk, reader)) = first {
-                parts.push(read_chunk(reader, chunk));
-            }
-            parts.extend(
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("a prefetch reader panicked")),
-            );
-        });
-        let read_ns = start.elapsed().as_nanos() as u64;
-        let built = Instant::now();
-        let mut merged: Vec<BlockValues> = (0..n).map(|_| BlockValues::default()).collect();
-        for part in parts {
-            for (into, from) in merged.iter_mut().zip(part?) {
-                into.accounts.extend(from.accounts);
-                into.storage.extend(from.storage);
-                into.codes.extend(from.codes);
-            }
-        }
-        let bases = blocks
-            .zip(merged)
-            .map(|(b, values)| self.base_from(b, values))
-            .collect();
-        Ok(Prefetched {
-            bases,
-            read_ns,
-            build_ns: built.elapsed().as_nanos() as u64,
+    /// The tables a pass reading from a source fills, laid out the first time they are asked
+    /// for (never inside a timed window: a pass asks before it opens one).
+    pub(crate) fn io_layout(&self) -> &IoLayout {
+        self.io_layout.get_or_init(|| IoLayout {
+            blocks: (0..self.blocks.len())
+                .map(|b| self.block_layout(b))
+                .collect(),
         })
     }
 
-    /// Block `b`'s base from values read for its keys (and the values earlier blocks of its
-    /// segment wrote, from their access lists): the same tables as its in-memory base.
-    fn base_from(&self, b: usize, values: BlockValues) -> PreStateDb {
-        let block = &self.blocks()[b];
+    /// Block `b`'s base before anything is read for it: its table laid out, the values
+    /// earlier blocks of its segment wrote in place, the rest empty.
+    pub(crate) fn blank_base(&self, b: usize) -> PreStateDb {
+        self.io_layout().blocks[b].blank.clone()
+    }
+
+    fn block_layout(&self, b: usize) -> BlockLayout {
+        let block = &self.blocks[b];
+        let pre = &self.segments[self.segment_of(b)].pre;
         let carried = self.carried(b);
-        // Code and block hashes: the segment's tables (every base of it shares them).
-        let pre = &self.segments()[self.segment_of(b)].pre;
-        let BlockValues {
-            mut accounts,
-            mut storage,
-            codes,
-        } = values;
-        for (address, info) in carried.accounts() {
-            accounts.insert(*address, info.clone());
-        }
-        for ((address, slot), value) in carried.slots() {
-            storage.insert((*address, *slot), *value);
-        }
+        let mut accounts: FxHashMap<Address, Option<AccountInfo>> = carried
+            .accounts()
+            .map(|(address, info)| (*address, info.clone()))
+            .collect();
         for info in accounts.values_mut().flatten() {
             info.code = Some(if info.code_hash == KECCAK_EMPTY {
                 Bytecode::default()
             } else {
-                // A source's account carries no code (revm's default is the empty code):
-                // the code read for its hash, or the segment's (deployed by a block).
+                // Code an earlier block deployed, or the segment's: in memory either way.
                 match info.code.take().filter(|c| !c.is_empty()) {
                     Some(code) => code,
-                    None => codes
-                        .get(&info.code_hash)
-                        .cloned()
-                        .or_else(|| pre.code(info.code_hash))
-                        .unwrap_or_default(),
+                    None => pre.code(info.code_hash).unwrap_or_default(),
                 }
             });
         }
-        PreStateDb::from_values(accounts, storage, pre).block_base(&block.bal)
+        let storage = carried.slots().map(|(key, v)| (*key, *v)).collect();
+        let blank = PreStateDb::from_values(accounts, storage, pre).block_base(&block.bal);
+        let mut rank = 0u32;
+        let mut account_rank = Vec::with_capacity(block.bal.accounts.len());
+        let mut account_written = Vec::with_capacity(block.bal.accounts.len());
+        let mut slot_ranks = FxHashMap::default();
+        for (id, account) in block.bal.accounts.values().enumerate() {
+            account_rank.push(rank);
+            rank += 1;
+            let info = &account.account_info;
+            account_written.push(
+                !info.balance.writes.is_empty()
+                    || !info.nonce.writes.is_empty()
+                    || !info.code.writes.is_empty(),
+            );
+            for slot in account.storage.storage.keys() {
+                slot_ranks.insert((id as u32, *slot), rank);
+                rank += 1;
+            }
+        }
+        let slot_rank = blank
+            .table(block.bal.accounts.len())
+            .expect("a block base has its table")
+            .slot_keys()
+            .map(|key| slot_ranks[&key])
+            .collect();
+        BlockLayout {
+            blank,
+            account_rank,
+            slot_rank,
+            account_written,
+            keys: rank as usize,
+        }
     }
+
+    /// Each block's `full` list, encoded, built the first time it is asked for (never inside
+    /// a timed window: a pass of that design asks before it opens one).
+    pub(crate) fn full_lists(&self) -> &[Vec<u8>] {
+        self.full_lists.get_or_init(|| {
+            let mut cursor = crate::BaseCursor::new(self);
+            (0..self.blocks.len())
+                .map(|b| {
+                    let base = match self.resident_bases() {
+                        Some(bases) => std::borrow::Cow::Borrowed(&bases[b]),
+                        None => std::borrow::Cow::Owned(cursor.base(b)),
+                    };
+                    self.full_list(b, &base).encode_to_vec()
+                })
+                .collect()
+        })
+    }
+
+    /// Block `b`'s `full` access list ([`gigagas_dump::designs`]): its EIP-7928 list with
+    /// every key's value at the start of the block, taken from `base`, the block's base in
+    /// memory. The same list (and encoding) as the dump crate builds from the dump.
+    pub fn full_list(&self, b: usize, base: &PreStateDb) -> FullAccessList {
+        use revm::DatabaseRef;
+        let bal = Bal::clone(&self.blocks[b].bal).into_alloy_bal();
+        FullAccessList(
+            bal.into_iter()
+                .map(|a| {
+                    let address = a.address;
+                    let slot = |slot: U256| base.storage_ref(address, slot).unwrap_or_default();
+                    FullAccount {
+                        address,
+                        storage_changes: a
+                            .storage_changes
+                            .into_iter()
+                            .map(|s| gigagas_dump::designs::FullSlotChanges {
+                                slot: s.slot,
+                                pre_value: slot(s.slot),
+                                changes: s.changes,
+                            })
+                            .collect(),
+                        storage_reads: a
+                            .storage_reads
+                            .into_iter()
+                            .map(|s| gigagas_dump::designs::SlotRead {
+                                slot: s,
+                                value: slot(s),
+                            })
+                            .collect(),
+                        balance_changes: a.balance_changes,
+                        nonce_changes: a.nonce_changes,
+                        code_changes: a.code_changes,
+                        pre: base.basic_ref(address).ok().flatten().map(|info| {
+                            gigagas_dump::designs::PreAccountFields {
+                                balance: info.balance,
+                                nonce: info.nonce,
+                                code_hash: info.code_hash,
+                            }
+                        }),
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// Read every account, slot and code that the access lists of `blocks` name from the
+    /// `readers` (one thread each, keys split evenly between them; one reader reads on the
+    /// calling thread) straight into each block's table (the values earlier blocks of the
+    /// segment wrote taken from memory, not read): the `keys` design.
+    pub fn prefetch_bases<S: StateSource>(
+        &self,
+        blocks: std::ops::Range<usize>,
+        readers: &mut [S],
+    ) -> Result<Prefetched, StateError> {
+        if readers.is_empty() {
+            return Err(StateError::NoReader);
+        }
+        let tables = blocks.map(|b| (b, self.blank_base(b))).collect();
+        let mut readers: Vec<&mut S> = readers.iter_mut().collect();
+        let read = self.read_tables(BalDesign::Keys, tables, &mut readers)?;
+        Ok(Prefetched {
+            bases: read.bases.into_iter().map(|(_, base)| base).collect(),
+            read_ns: read.read_ns,
+            build_ns: read.build_ns,
+        })
+    }
+
+    /// Fill `tables`, blocks with their blank bases ([`Replay::blank_base`]), with what
+    /// `design` reads before the batch runs, from `readers` (decoding the `full` lists
+    /// first for that design, whose lists must have been built: [`Replay::full_lists`]).
+    pub(crate) fn read_tables<S: StateSource + ?Sized>(
+        &self,
+        design: BalDesign,
+        mut tables: Vec<(usize, PreStateDb)>,
+        readers: &mut [&mut S],
+    ) -> Result<ReadTables, StateError> {
+        let start = Instant::now();
+        let mut build_ns = 0;
+        let mut tasks = Vec::new();
+        for (b, table) in tables.iter_mut() {
+            let b = *b;
+            match design {
+                BalDesign::Full => {
+                    let decoding = Instant::now();
+                    self.decode_full(b, table, &mut tasks)?;
+                    build_ns += decoding.elapsed().as_nanos() as u64;
+                }
+                BalDesign::Keys | BalDesign::Writes => {
+                    self.tasks_of(b, design == BalDesign::Writes, table, &mut tasks)
+                }
+            }
+        }
+        read_all(readers, &mut tasks)?;
+        drop(tasks);
+        let total = start.elapsed().as_nanos() as u64;
+        Ok(ReadTables {
+            bases: tables,
+            read_ns: total.saturating_sub(build_ns),
+            build_ns,
+        })
+    }
+
+    /// The reads that fill block `b`'s blank `table` (every empty value, or, with
+    /// `writes_only`, those of the keys the block writes), in the list's order.
+    fn tasks_of<'t>(
+        &self,
+        b: usize,
+        writes_only: bool,
+        table: &'t mut PreStateDb,
+        tasks: &mut Vec<Task<'t>>,
+    ) {
+        let layout = &self.io_layout().blocks[b];
+        let bal = &self.blocks[b].bal;
+        let segment = self.segment_of(b) as u32;
+        let (accounts, slots) = table
+            .table_mut()
+            .expect("a blank base has its table")
+            .values_mut();
+        let mut placed: Vec<Option<Task<'t>>> = (0..layout.keys).map(|_| None).collect();
+        for (id, (address, into)) in accounts.iter_mut().enumerate() {
+            if into.is_none() && (!writes_only || layout.account_written[id]) {
+                placed[layout.account_rank[id] as usize] = Some(Task::Account {
+                    segment,
+                    address: *address,
+                    into,
+                });
+            }
+        }
+        for (i, (id, slot, written, into)) in slots.into_iter().enumerate() {
+            if into.is_none() && (!writes_only || written) {
+                let (address, _) = bal
+                    .accounts
+                    .get_index(id as usize)
+                    .expect("a table's slot belongs to an account of its list");
+                placed[layout.slot_rank[i] as usize] = Some(Task::Slot {
+                    segment,
+                    address: *address,
+                    slot,
+                    into,
+                });
+            }
+        }
+        tasks.extend(placed.into_iter().flatten());
+    }
+
+    /// Decode block `b`'s `full` list into its blank `table`; the code of every account the
+    /// list gives with code (and that no earlier block of the segment wrote) becomes a read.
+    fn decode_full<'t>(
+        &self,
+        b: usize,
+        table: &'t mut PreStateDb,
+        tasks: &mut Vec<Task<'t>>,
+    ) -> Result<(), StateError> {
+        use alloy_rlp::Decodable;
+        let block = self.blocks[b].header.number;
+        let bytes = &self.full_lists.get().expect("built before the pass")[b];
+        let list = FullAccessList::decode(&mut bytes.as_slice())
+            .map_err(|source| StateError::from_source(FullListError::Decode { block, source }))?;
+        let (accounts, mut slots) = table
+            .table_mut()
+            .expect("a blank base has its table")
+            .values_mut();
+        if list.0.len() != accounts.len() {
+            let index = list.0.len().min(accounts.len());
+            return Err(StateError::from_source(FullListError::Account {
+                block,
+                index,
+                expected: accounts
+                    .get(index)
+                    .map_or("no more".into(), |(a, _)| a.to_string()),
+                found: list
+                    .0
+                    .get(index)
+                    .map_or("no more".into(), |a| a.address.to_string()),
+            }));
+        }
+        for (id, ((address, into), account)) in accounts.iter_mut().zip(list.0).enumerate() {
+            if *address != account.address {
+                return Err(StateError::from_source(FullListError::Account {
+                    block,
+                    index: id,
+                    expected: address.to_string(),
+                    found: account.address.to_string(),
+                }));
+            }
+            for (slot, value) in account.pre_slots() {
+                let into = slots.get_mut(id as u32, slot).ok_or_else(|| {
+                    StateError::from_source(FullListError::Slot {
+                        block,
+                        address: *address,
+                        slot,
+                    })
+                })?;
+                // A value carried from an earlier block is the same; memory's is kept.
+                into.get_or_insert(value);
+            }
+            if into.is_none() {
+                *into = Some(account.pre.map(|pre| AccountInfo {
+                    balance: pre.balance,
+                    nonce: pre.nonce,
+                    code_hash: pre.code_hash,
+                    code: (pre.code_hash == KECCAK_EMPTY).then(Bytecode::default),
+                    ..Default::default()
+                }));
+                if let Some(Some(info)) = into
+                    && info.code.is_none()
+                {
+                    tasks.push(Task::Code { info });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Run `tasks` on `readers`: split evenly between them, one thread each (the first on the
+/// calling thread); the first failed read is the error.
+fn read_all<S: StateSource + ?Sized>(
+    readers: &mut [&mut S],
+    tasks: &mut [Task<'_>],
+) -> Result<(), StateError> {
+    if tasks.is_empty() {
+        return Ok(());
+    }
+    if readers.is_empty() {
+        return Err(StateError::NoReader);
+    }
+    let per = tasks.len().div_ceil(readers.len());
+    let mut chunks = tasks.chunks_mut(per);
+    let mut readers = readers.iter_mut();
+    let first = chunks.next().zip(readers.next());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .zip(readers)
+            .map(|(chunk, reader)| scope.spawn(move || read_into(&mut **reader, chunk)))
+            .collect();
+        let mut result = match first {
+            Some((chunk, reader)) => read_into(&mut **reader, chunk),
+            None => Ok(()),
+        };
+        for handle in handles {
+            let read = handle.join().expect("a prefetch reader panicked");
+            if result.is_ok() {
+                result = read;
+            }
+        }
+        result
+    })
+}
+
+/// One reader's share of a batch's reads, each value written where its task points.
+fn read_into<S: StateSource + ?Sized>(
+    reader: &mut S,
+    tasks: &mut [Task<'_>],
+) -> Result<(), StateError> {
+    // The codes this reader read for the batch (one read per code, however many accounts).
+    let mut codes: FxHashMap<B256, Bytecode> = FxHashMap::default();
+    for task in tasks {
+        match task {
+            Task::Account {
+                segment,
+                address,
+                into,
+            } => {
+                let mut info = reader.account(*segment as usize, *address)?;
+                if let Some(info) = &mut info {
+                    info.code = Some(code_of(reader, &mut codes, info.code_hash)?);
+                }
+                **into = Some(info);
+            }
+            Task::Slot {
+                segment,
+                address,
+                slot,
+                into,
+            } => **into = Some(reader.storage(*segment as usize, *address, *slot)?),
+            Task::Code { info } => info.code = Some(code_of(reader, &mut codes, info.code_hash)?),
+        }
+    }
+    Ok(())
+}
+
+/// The analysed code with this hash: empty, read before by this reader, or read now.
+fn code_of<S: StateSource + ?Sized>(
+    reader: &mut S,
+    codes: &mut FxHashMap<B256, Bytecode>,
+    code_hash: B256,
+) -> Result<Bytecode, StateError> {
+    if code_hash == KECCAK_EMPTY {
+        return Ok(Bytecode::default());
+    }
+    if let Some(code) = codes.get(&code_hash) {
+        return Ok(code.clone());
+    }
+    let code = reader
+        .code(code_hash)?
+        .map(Bytecode::new_raw)
+        .ok_or(StateError::MissingCode(code_hash))?;
+    codes.insert(code_hash, code.clone());
+    Ok(code)
 }
 
 /// The sequential loop's database over a [`StateSource`]: reads on demand, the first time
 /// revm's `State` asks (the `State` caches what it loaded for the rest of the segment).
 /// Block hashes come from the dump in memory (not state).
-pub struct SourceDb<'a> {
-    source: &'a mut dyn StateSource,
+pub struct SourceDb<'a, S: StateSource + ?Sized> {
+    source: &'a mut S,
     segment: usize,
     hashes: &'a PreStateDb,
 }
 
-impl std::fmt::Debug for SourceDb<'_> {
+impl<S: StateSource + ?Sized> std::fmt::Debug for SourceDb<'_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SourceDb")
             .field("segment", &self.segment)
@@ -235,10 +663,10 @@ impl std::fmt::Debug for SourceDb<'_> {
     }
 }
 
-impl<'a> SourceDb<'a> {
+impl<'a, S: StateSource + ?Sized> SourceDb<'a, S> {
     /// Segment `segment`'s state from `source`, block hashes from `hashes` (its in-memory
     /// pre-state).
-    pub fn new(source: &'a mut dyn StateSource, segment: usize, hashes: &'a PreStateDb) -> Self {
+    pub fn new(source: &'a mut S, segment: usize, hashes: &'a PreStateDb) -> Self {
         Self {
             source,
             segment,
@@ -247,7 +675,7 @@ impl<'a> SourceDb<'a> {
     }
 }
 
-impl Database for SourceDb<'_> {
+impl<S: StateSource + ?Sized> Database for SourceDb<'_, S> {
     type Error = StateError;
 
     fn basic(&mut self, address: Address) -> Result<Option<AccountInfo>, StateError> {
@@ -279,19 +707,21 @@ impl Database for SourceDb<'_> {
     }
 }
 
-/// A replay pass's state read on demand: each account, slot and code is read from one of
-/// the pass's sources the first time any transaction of the pass needs it, then held for
-/// the rest of the pass (a client's cache), while the writes of earlier transactions still
-/// come from the access list. What a replay without prefetching does.
-pub struct OnDemandPass<'s> {
-    readers: Vec<Mutex<&'s mut Box<dyn StateSource>>>,
+/// A replay pass's readers, and what it read on demand: each account, slot and code is read
+/// from one of the readers the first time any transaction of the pass needs it, then held
+/// for the rest of the pass (a client's cache), while the writes of earlier transactions
+/// still come from the access list. What a replay without an access list does, and what a
+/// replay whose list names only the writes does for every other key. A read before a batch
+/// takes every reader ([`OnDemandPass::lock_all`]).
+pub struct OnDemandPass<'s, S> {
+    readers: Vec<Mutex<&'s mut S>>,
     accounts: Mutex<FxHashMap<(usize, Address), Option<AccountInfo>>>,
     slots: Mutex<FxHashMap<(usize, Address, U256), U256>>,
     codes: Mutex<FxHashMap<B256, Bytecode>>,
     read_ns: AtomicU64,
 }
 
-impl std::fmt::Debug for OnDemandPass<'_> {
+impl<S> std::fmt::Debug for OnDemandPass<'_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OnDemandPass")
             .field("readers", &self.readers.len())
@@ -299,9 +729,9 @@ impl std::fmt::Debug for OnDemandPass<'_> {
     }
 }
 
-impl<'s> OnDemandPass<'s> {
+impl<'s, S: StateSource> OnDemandPass<'s, S> {
     /// A pass reading from `readers` (shared by the workers: a worker takes a free one).
-    pub fn new(readers: &'s mut [Box<dyn StateSource>]) -> Self {
+    pub fn new(readers: &'s mut [S]) -> Self {
         Self {
             readers: readers.iter_mut().map(Mutex::new).collect(),
             accounts: Mutex::default(),
@@ -311,16 +741,21 @@ impl<'s> OnDemandPass<'s> {
         }
     }
 
-    /// The summed time spent inside reads, nanoseconds (all workers).
+    /// The summed time spent inside reads on demand, nanoseconds (all workers).
     pub fn read_ns(&self) -> u64 {
         self.read_ns.load(Ordering::Relaxed)
     }
 
+    /// Every reader, for a read before a batch (a read on demand meanwhile waits for one).
+    pub fn lock_all(&self) -> Vec<MutexGuard<'_, &'s mut S>> {
+        self.readers
+            .iter()
+            .map(|r| r.lock().expect("no reader panics holding its lock"))
+            .collect()
+    }
+
     /// Run `read` on a free reader (the first one free, else the first), timing it.
-    fn read<T>(
-        &self,
-        read: impl FnOnce(&mut dyn StateSource) -> Result<T, StateError>,
-    ) -> Result<T, StateError> {
+    fn read<T>(&self, read: impl FnOnce(&mut S) -> Result<T, StateError>) -> Result<T, StateError> {
         let start = Instant::now();
         let mut guard = self
             .readers
@@ -328,7 +763,7 @@ impl<'s> OnDemandPass<'s> {
             .find_map(|r| r.try_lock().ok())
             .or_else(|| self.readers.first().and_then(|r| r.lock().ok()))
             .ok_or(StateError::NoReader)?;
-        let value = read(&mut ***guard);
+        let value = read(&mut **guard);
         drop(guard);
         self.read_ns
             .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
@@ -339,18 +774,25 @@ impl<'s> OnDemandPass<'s> {
 /// Block `b`'s state at its start, read on demand through an [`OnDemandPass`]: what earlier
 /// blocks of its segment wrote from memory ([`Replay::carried`]), the rest from
 /// the pass's sources.
-#[derive(Debug)]
-pub struct OnDemand<'a, 's> {
-    pass: &'a OnDemandPass<'s>,
+pub struct OnDemand<'a, 's, S> {
+    pass: &'a OnDemandPass<'s, S>,
     segment: usize,
     carried: &'a crate::Carried,
     /// The segment's pre-state: its code deployed by blocks and its block hashes.
     pre: &'a PreStateDb,
 }
 
-impl<'a, 's> OnDemand<'a, 's> {
+impl<S> std::fmt::Debug for OnDemand<'_, '_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OnDemand")
+            .field("segment", &self.segment)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, 's, S: StateSource> OnDemand<'a, 's, S> {
     /// Block `b` of `replay` read through `pass`.
-    pub fn new(pass: &'a OnDemandPass<'s>, replay: &'a Replay, b: usize) -> Self {
+    pub fn new(pass: &'a OnDemandPass<'s, S>, replay: &'a Replay, b: usize) -> Self {
         let segment = replay.segment_of(b);
         Self {
             pass,
@@ -361,7 +803,7 @@ impl<'a, 's> OnDemand<'a, 's> {
     }
 }
 
-impl revm::DatabaseRef for OnDemand<'_, '_> {
+impl<S: StateSource> revm::DatabaseRef for OnDemand<'_, '_, S> {
     type Error = StateError;
 
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, StateError> {

@@ -62,6 +62,26 @@ impl<'a> BalView<'a> {
 }
 
 impl<'a, P: DatabaseRef<Error = StateError>> BalView<'a, P> {
+    /// The view at `index` reading the start of the block from `base`'s joined table, and
+    /// what the table holds no value for from `pre`: a block base filled by a read where
+    /// some values are left to be read on demand (an access list naming only the block's
+    /// writes). Over a block base in memory ([`BalView::new`]) `pre` is the base itself,
+    /// which has no value where its table has none.
+    pub(crate) fn with_table(
+        pre: &'a P,
+        base: &'a PreStateDb,
+        bal: &'a Arc<Bal>,
+        index: u64,
+    ) -> Self {
+        Self {
+            pre,
+            bal,
+            shared: bal,
+            table: base.table(bal.accounts.len()),
+            index: BlockAccessIndex::new(index),
+        }
+    }
+
     /// The view at `index` over `pre`, any state at the start of the block (no joined
     /// table: reads take revm's `BalState`, then `pre`).
     pub fn over(pre: &'a P, bal: &'a Arc<Bal>, index: u64) -> Self {
@@ -80,7 +100,9 @@ impl<'a, P: DatabaseRef<Error = StateError>> BalView<'a, P> {
         match self.table {
             Some(table) => match table.slot(id as u32, slot, self.index) {
                 SlotRead::Found(Some(v)) => Ok(v),
-                SlotRead::Found(None) => Err(StateError::MissingSlot { address, slot }),
+                // No value in the table: missing from a base in memory (`pre`, the base,
+                // has none either: the error), or left to be read on demand.
+                SlotRead::Found(None) => self.pre.storage_ref(address, slot),
                 SlotRead::NotInBal => Err(StateError::SlotNotInBal { address, slot }),
             },
             None => {
@@ -123,16 +145,21 @@ impl<P: DatabaseRef<Error = StateError>> Database for BalView<'_, P> {
                     *a, address,
                     "a block base is viewed with its own access list"
                 );
-                pre.as_ref()
-                    .ok_or(StateError::MissingAccount(address))?
-                    .as_ref()
-                    .map(|pre| AccountInfo {
+                match pre {
+                    Some(pre) => pre.as_ref().map(|pre| AccountInfo {
                         balance: pre.balance,
                         nonce: pre.nonce,
                         code_hash: pre.code_hash,
                         account_id: None,
                         code: crate::local_code::local(pre.code_hash, pre.code.as_ref()),
-                    })
+                    }),
+                    // No value in the table: missing from a base in memory (`pre`, the
+                    // base, has none either: the error), or left to be read on demand.
+                    None => self.pre.basic_ref(address)?.map(|mut pre| {
+                        pre.code = crate::local_code::local(pre.code_hash, pre.code.as_ref());
+                        pre
+                    }),
+                }
             }
             None => self.pre.basic_ref(address)?.map(|mut pre| {
                 pre.code = crate::local_code::local(pre.code_hash, pre.code.as_ref());

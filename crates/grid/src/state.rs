@@ -3,10 +3,16 @@
 use std::{fmt, str::FromStr};
 
 /// Where a pass reads the pre-state from, and how.
+///
+/// Stored as `"state": {"store": {"io": "prefetch", "cache": "cold", "bal_design": "keys"}}`
+/// (memory is left out of a stored point). `bal_design` is there exactly when the replay
+/// reads with an access list (`prefetch`, `pipelined`), and reading is strict: a
+/// prefetching store point without one, or an on-demand one with one, is refused rather
+/// than guessed at (older results get `keys` when they are upgraded).
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case", try_from = "StoredStateRead")]
 pub enum StateRead {
     /// From memory, prepared before the clock starts: pure execution (the default).
     #[default]
@@ -17,6 +23,15 @@ pub enum StateRead {
         io: IoMode,
         /// Whether the store's pages are in the OS page cache when the pass starts.
         cache: CacheState,
+        /// What the block's access list carries when the replay reads with one
+        /// ([`IoMode::Prefetch`], [`IoMode::Pipelined`]); `None` on demand (no list: the
+        /// client baseline, and the only way the sequential loop reads).
+        #[serde(
+            rename = "bal_design",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
+        design: Option<BalDesign>,
     },
 }
 
@@ -24,6 +39,138 @@ impl StateRead {
     /// Whether this reads from a store.
     pub fn is_store(&self) -> bool {
         matches!(self, Self::Store { .. })
+    }
+
+    /// Reading a store with `io` in `cache`, the access list carrying `design` when `io`
+    /// reads with one (on demand there is no list, whatever `design` is): the one way to
+    /// make a store read whose design agrees with its I/O mode.
+    pub fn store(io: IoMode, cache: CacheState, design: BalDesign) -> Self {
+        Self::Store {
+            io,
+            cache,
+            design: io.uses_list().then_some(design),
+        }
+    }
+
+    /// The access-list design this reads with (`None`: memory, or a store on demand).
+    pub fn design(&self) -> Option<BalDesign> {
+        match self {
+            Self::Store { design, .. } => *design,
+            Self::Memory => None,
+        }
+    }
+}
+
+/// [`StateRead`] as stored, before its design and I/O mode are checked against each other.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum StoredStateRead {
+    Memory,
+    Store {
+        io: IoMode,
+        cache: CacheState,
+        #[serde(rename = "bal_design", default)]
+        design: Option<BalDesign>,
+    },
+}
+
+/// A stored store read whose design contradicts its I/O mode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadStateRead {
+    /// A prefetching or pipelined read without the design of its list.
+    #[error("a `{io}` store read has no `bal_design` (full, keys or writes)")]
+    NoDesign {
+        /// The I/O mode.
+        io: IoMode,
+    },
+    /// An on-demand read (no list) with a design.
+    #[error(
+        "an `on-demand` store read reads without an access list, but names `bal_design` `{design}`"
+    )]
+    DesignOnDemand {
+        /// The design named.
+        design: BalDesign,
+    },
+}
+
+impl TryFrom<StoredStateRead> for StateRead {
+    type Error = BadStateRead;
+
+    fn try_from(stored: StoredStateRead) -> Result<Self, BadStateRead> {
+        match stored {
+            StoredStateRead::Memory => Ok(Self::Memory),
+            StoredStateRead::Store { io, cache, design } => match (io.uses_list(), design) {
+                (true, None) => Err(BadStateRead::NoDesign { io }),
+                (false, Some(design)) => Err(BadStateRead::DesignOnDemand { design }),
+                _ => Ok(Self::Store { io, cache, design }),
+            },
+        }
+    }
+}
+
+/// What a block's access list carries for a replay that reads its state from a store
+/// (issue 37): the designs the field argues about, each a run option
+/// (`--bal-design`), so their cost and their size can be put side by side.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum BalDesign {
+    /// The pre-value of every account and slot the block reads or writes arrives with the
+    /// block, encoded: decoding it is inside the timed window, and only code the list does
+    /// not carry is read from the store.
+    Full,
+    /// EIP-7928 as specified (the default): the list names every key the block reads or
+    /// writes, and the values are read from the store before the batch runs.
+    #[default]
+    Keys,
+    /// The state diffs only: the keys the block writes are read before the batch runs
+    /// (their pre-values are needed for gas and for verification); every other read goes
+    /// to the store on demand, when a transaction needs it.
+    Writes,
+}
+
+impl BalDesign {
+    /// All designs.
+    pub const ALL: [BalDesign; 3] = [BalDesign::Full, BalDesign::Keys, BalDesign::Writes];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BalDesign::Full => "full",
+            BalDesign::Keys => "keys",
+            BalDesign::Writes => "writes",
+        }
+    }
+}
+
+impl FromStr for BalDesign {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
+        BalDesign::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| UnknownName {
+                what: "access-list design",
+                name: s.to_string(),
+                expected: "full, keys or writes",
+            })
+    }
+}
+
+impl fmt::Display for BalDesign {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -46,6 +193,12 @@ pub enum IoMode {
 impl IoMode {
     /// All modes.
     pub const ALL: [IoMode; 3] = [IoMode::OnDemand, IoMode::Prefetch, IoMode::Pipelined];
+
+    /// Whether the replay reads with an access list in this mode (prefetch, pipelined), so
+    /// that a [`BalDesign`] applies; on demand it has none.
+    pub fn uses_list(self) -> bool {
+        self != IoMode::OnDemand
+    }
 
     /// Command-line name.
     pub fn name(self) -> &'static str {
@@ -132,5 +285,50 @@ impl fmt::Display for IoMode {
 impl fmt::Display for CacheState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A store read's design is stored exactly when it reads with a list, and a stored one
+    /// that contradicts its I/O mode is refused.
+    #[test]
+    fn a_design_goes_with_a_list() {
+        let read = StateRead::store(IoMode::Prefetch, CacheState::Cold, BalDesign::Writes);
+        let stored = json!({"store": {"io": "prefetch", "cache": "cold", "bal_design": "writes"}});
+        assert_eq!(serde_json::to_value(read).unwrap(), stored);
+        assert_eq!(serde_json::from_value::<StateRead>(stored).unwrap(), read);
+        let on_demand = StateRead::store(IoMode::OnDemand, CacheState::Warm, BalDesign::Full);
+        assert_eq!(on_demand.design(), None);
+        let stored = json!({"store": {"io": "on-demand", "cache": "warm"}});
+        assert_eq!(serde_json::to_value(on_demand).unwrap(), stored);
+        assert_eq!(
+            serde_json::from_value::<StateRead>(stored).unwrap(),
+            on_demand
+        );
+        let refused = |v| {
+            serde_json::from_value::<StateRead>(v)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            refused(json!({"store": {"io": "pipelined", "cache": "warm"}}))
+                .contains("has no `bal_design`")
+        );
+        assert!(
+            refused(json!({"store": {"io": "on-demand", "cache": "warm", "bal_design": "keys"}}))
+                .contains("names `bal_design` `keys`")
+        );
+        assert_eq!("writes".parse::<BalDesign>(), Ok(BalDesign::Writes));
+        assert!(
+            "values"
+                .parse::<BalDesign>()
+                .unwrap_err()
+                .to_string()
+                .contains("full, keys or writes")
+        );
     }
 }

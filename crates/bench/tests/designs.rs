@@ -1,0 +1,168 @@
+//! The access-list designs (issue 37) over a real state store: for both committed dumps, a
+//! store built in a scratch folder with the state crate's builder, read through the seam by
+//! the replay on demand (no list) and with a list carrying every pre-value (`full`), every
+//! key (`keys`) or the writes only (`writes`), prefetched or pipelined: every pass verifies
+//! and its outputs equal the pass in memory, item by item. No timing is asserted.
+
+use alloy_primitives::{Address, B256, Bytes, U256};
+use gigagas_executor::{
+    AccountInfo, ExecError, ItemOutput, Parallel, PassIo, RunConfig, SchedulerKind, StateError,
+    StateSource, TimedWork,
+};
+use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead};
+use gigagas_state::{BuildOptions, StoreReader, build_store, open_store};
+use std::path::Path;
+
+/// A scratch folder on the disk the tests build in.
+fn scratch() -> tempfile::TempDir {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(root).unwrap();
+    tempfile::tempdir_in(root).unwrap()
+}
+
+/// The store's reader behind the seam, as the bench crate's passes put it there.
+struct Reader(StoreReader);
+
+impl StateSource for Reader {
+    fn account(
+        &mut self,
+        segment: usize,
+        address: Address,
+    ) -> Result<Option<AccountInfo>, StateError> {
+        Ok(self
+            .0
+            .account(segment, address)
+            .map_err(StateError::from_source)?
+            .map(|a| AccountInfo {
+                balance: a.balance,
+                nonce: a.nonce,
+                code_hash: a.code_hash,
+                ..Default::default()
+            }))
+    }
+
+    fn storage(
+        &mut self,
+        segment: usize,
+        address: Address,
+        slot: U256,
+    ) -> Result<U256, StateError> {
+        self.0
+            .storage(segment, address, slot)
+            .map_err(StateError::from_source)
+    }
+
+    fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
+        self.0.code(code_hash).map_err(StateError::from_source)
+    }
+}
+
+/// A transaction's gas, status, logs and loaded accounts (fields and storage); a system
+/// item's writes, in address order.
+fn summary(output: &Result<ItemOutput, ExecError>) -> String {
+    match output.as_ref().expect("every item executes") {
+        ItemOutput::Tx {
+            gas_used,
+            success,
+            logs,
+            state,
+            ..
+        } => {
+            let mut accounts: Vec<_> = state
+                .iter()
+                .map(|(address, account)| {
+                    let mut storage: Vec<_> = account
+                        .storage
+                        .iter()
+                        .map(|(k, v)| (*k, v.original_value, v.present_value))
+                        .collect();
+                    storage.sort();
+                    (
+                        *address,
+                        account.info.balance,
+                        account.info.nonce,
+                        account.info.code_hash,
+                        storage,
+                    )
+                })
+                .collect();
+            accounts.sort();
+            format!("tx {gas_used} {success} {logs} {accounts:?}")
+        }
+        ItemOutput::System { writes } => {
+            let mut accounts: Vec<String> = writes
+                .accounts
+                .iter()
+                .map(|(address, account)| format!("{address} {account:?}"))
+                .collect();
+            accounts.sort();
+            format!("system {accounts:?}")
+        }
+    }
+}
+
+#[test]
+fn every_design_over_a_store_verifies_and_equals_the_pass_in_memory() {
+    gigagas_executor::test_utils::install_kzg_verifier();
+    for name in ["mainnet.gigagas", "mainnet-like.gigagas"] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../dumps")
+            .join(name);
+        let (dump, info) = gigagas_dump::read_dump(&path).unwrap();
+        let dir = scratch();
+        let out = dir.path().join("store");
+        build_store(&dump, &info, &out, &BuildOptions::default(), &mut |_| {}).unwrap();
+        let store = open_store(&out, info.checksum).unwrap();
+        let replay = gigagas_executor::test_utils::prepare(dump).unwrap();
+        // Per block on two workers, and all blocks as one mega-block on one.
+        for (threads, batch) in [(2, 1), (1, 1000)] {
+            let config = RunConfig::new(
+                std::num::NonZeroUsize::new(threads).unwrap(),
+                batch,
+                SchedulerKind::Ols,
+            );
+            let (_, memory) = Parallel::new(&config).outputs(&replay);
+            let memory: Vec<String> = memory.iter().map(summary).collect();
+            let mut reads = vec![StateRead::store(
+                IoMode::OnDemand,
+                CacheState::Warm,
+                BalDesign::Keys,
+            )];
+            for io in [IoMode::Prefetch, IoMode::Pipelined] {
+                reads.extend(
+                    BalDesign::ALL
+                        .into_iter()
+                        .map(|design| StateRead::store(io, CacheState::Warm, design)),
+                );
+            }
+            for state in reads {
+                let StateRead::Store { io, .. } = state else {
+                    unreachable!("store reads")
+                };
+                let config = config.with_work(TimedWork {
+                    state,
+                    ..TimedWork::default()
+                });
+                let what = format!("{name} {config}");
+                let mut readers: Vec<Reader> =
+                    (0..2).map(|_| Reader(store.reader().unwrap())).collect();
+                let (timings, outputs) = Parallel::reading(
+                    &config,
+                    PassIo {
+                        readers: &mut readers,
+                        mode: io,
+                    },
+                )
+                .outputs(&replay);
+                replay
+                    .verify_all(&outputs)
+                    .unwrap_or_else(|d| panic!("{what}: {d}"));
+                assert!(timings.io.read_ns > 0, "{what}: the pass read the store");
+                assert_eq!(outputs.len(), memory.len(), "{what}");
+                for (i, (got, want)) in outputs.iter().map(summary).zip(&memory).enumerate() {
+                    assert_eq!(&got, want, "{what}: item {i}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! The access-list designs (issue 37): a pass reading its state from a source with the list
+//! carrying every pre-value (`full`), every key (`keys`) or the writes only (`writes`),
+//! prefetched before each batch or pipelined, verifies and yields the same outputs as the
+//! pass on the dump's state in memory, on both committed dumps; the `full` list the replay
+//! decodes is the dump crate's, byte for byte.
+
+use alloy_primitives::{Address, B256, Bytes, U256};
+use gigagas_dump::Dump;
+use gigagas_executor::{
+    AccountInfo, ExecError, ItemOutput, Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind,
+    StateError, StateSource, TimedWork, test_utils::prepare,
+};
+use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead};
+use std::{
+    collections::HashMap,
+    path::Path,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+};
+
+/// Reads per kind, shared by a pass's readers.
+#[derive(Default)]
+struct Counts {
+    accounts: AtomicUsize,
+    slots: AtomicUsize,
+    codes: AtomicUsize,
+}
+
+/// The dump's pre-state behind the seam, read like a store reads (per segment, a missing
+/// slot is zero), counting its reads.
+#[derive(Clone)]
+struct DumpSource {
+    accounts: Arc<HashMap<(usize, Address), Option<AccountInfo>>>,
+    slots: Arc<HashMap<(usize, Address, U256), U256>>,
+    codes: Arc<HashMap<B256, Bytes>>,
+    counts: Arc<Counts>,
+}
+
+impl DumpSource {
+    fn of(dump: &Dump) -> Self {
+        let (mut accounts, mut slots, mut codes) = (HashMap::new(), HashMap::new(), HashMap::new());
+        for (s, segment) in dump.segments.iter().enumerate() {
+            for a in &segment.pre_state.accounts {
+                accounts.insert(
+                    (s, a.address),
+                    a.state.map(|st| AccountInfo {
+                        balance: st.balance,
+                        nonce: st.nonce,
+                        code_hash: st.code_hash,
+                        ..Default::default()
+                    }),
+                );
+            }
+            for slot in &segment.pre_state.storage {
+                slots.insert((s, slot.address, slot.slot), slot.value);
+            }
+            for (h, c) in &segment.pre_state.codes {
+                codes.insert(*h, c.clone());
+            }
+        }
+        Self {
+            accounts: Arc::new(accounts),
+            slots: Arc::new(slots),
+            codes: Arc::new(codes),
+            counts: Arc::default(),
+        }
+    }
+
+    /// The same source with its own counts.
+    fn fresh(&self) -> Self {
+        Self {
+            counts: Arc::default(),
+            ..self.clone()
+        }
+    }
+}
+
+impl StateSource for DumpSource {
+    fn account(
+        &mut self,
+        segment: usize,
+        address: Address,
+    ) -> Result<Option<AccountInfo>, StateError> {
+        self.counts.accounts.fetch_add(1, Ordering::Relaxed);
+        self.accounts
+            .get(&(segment, address))
+            .cloned()
+            .ok_or(StateError::MissingAccount(address))
+    }
+
+    fn storage(
+        &mut self,
+        segment: usize,
+        address: Address,
+        slot: U256,
+    ) -> Result<U256, StateError> {
+        self.counts.slots.fetch_add(1, Ordering::Relaxed);
+        Ok(self
+            .slots
+            .get(&(segment, address, slot))
+            .copied()
+            .unwrap_or_default())
+    }
+
+    fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
+        self.counts.codes.fetch_add(1, Ordering::Relaxed);
+        Ok(self.codes.get(&code_hash).cloned())
+    }
+}
+
+fn read(name: &str) -> Dump {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../dumps")
+        .join(name);
+    gigagas_dump::read_dump(&path).unwrap().0
+}
+
+/// What an item's output says, comparable: a transaction's gas, status, logs and every
+/// account it loaded (fields and storage); a system item's writes.
+fn summary(output: &Result<ItemOutput, ExecError>) -> String {
+    match output.as_ref().expect("every item executes") {
+        ItemOutput::Tx {
+            gas_used,
+            success,
+            logs,
+            state,
+            ..
+        } => {
+            let mut accounts: Vec<_> = state
+                .iter()
+                .map(|(address, account)| {
+                    let mut storage: Vec<_> = account
+                        .storage
+                        .iter()
+                        .map(|(k, v)| (*k, v.original_value, v.present_value))
+                        .collect();
+                    storage.sort();
+                    (
+                        *address,
+                        account.info.balance,
+                        account.info.nonce,
+                        account.info.code_hash,
+                        storage,
+                    )
+                })
+                .collect();
+            accounts.sort();
+            format!("tx {gas_used} {success} {logs} {accounts:?}")
+        }
+        ItemOutput::System { writes } => {
+            // In address order: the builder's order follows the order accounts were loaded.
+            let mut accounts: Vec<String> = writes
+                .accounts
+                .iter()
+                .map(|(address, account)| format!("{address} {account:?}"))
+                .collect();
+            accounts.sort();
+            format!("system {accounts:?}")
+        }
+    }
+}
+
+fn store(io: IoMode, design: BalDesign) -> TimedWork {
+    TimedWork {
+        state: StateRead::store(io, CacheState::Warm, design),
+        ..TimedWork::default()
+    }
+}
+
+#[test]
+fn every_design_verifies_and_equals_the_pass_in_memory() {
+    for name in ["mainnet.gigagas", "mainnet-like.gigagas"] {
+        let dump = read(name);
+        let source = DumpSource::of(&dump);
+        let replay = prepare(dump).unwrap();
+        for (threads, batch) in [(2, 1), (1, 1000)] {
+            let config = RunConfig::new(
+                std::num::NonZeroUsize::new(threads).unwrap(),
+                batch,
+                SchedulerKind::GasUsed,
+            );
+            let (_, memory) = Parallel::new(&config).outputs(&replay);
+            let memory: Vec<String> = memory.iter().map(summary).collect();
+            for io in [IoMode::Prefetch, IoMode::Pipelined] {
+                for design in BalDesign::ALL {
+                    let config = config.with_work(store(io, design));
+                    let what = format!("{name} {config}");
+                    let mut readers = vec![source.fresh(); 3];
+                    let io_pass = PassIo {
+                        readers: &mut readers,
+                        mode: io,
+                    };
+                    let (timings, outputs) = Parallel::reading(&config, io_pass).outputs(&replay);
+                    // Verified like any pass.
+                    replay
+                        .verify_all(&outputs)
+                        .unwrap_or_else(|d| panic!("{what}: {d}"));
+                    assert!(timings.io.read_ns > 0, "{what}: the pass read its state");
+                    // Only `full` decodes; the others read straight into the tables.
+                    assert_eq!(timings.io.build_ns > 0, design == BalDesign::Full, "{what}");
+                    let counts = &readers[0].counts;
+                    if design == BalDesign::Full {
+                        // Every value arrives with the block: only code is read.
+                        assert_eq!(counts.accounts.load(Ordering::Relaxed), 0, "{what}");
+                        assert_eq!(counts.slots.load(Ordering::Relaxed), 0, "{what}");
+                        assert!(counts.codes.load(Ordering::Relaxed) > 0, "{what}");
+                    } else {
+                        assert!(counts.accounts.load(Ordering::Relaxed) > 0, "{what}");
+                        assert!(counts.slots.load(Ordering::Relaxed) > 0, "{what}");
+                    }
+                    // The same outputs as in memory, item by item.
+                    assert_eq!(outputs.len(), memory.len(), "{what}");
+                    for (i, (got, want)) in outputs.iter().map(summary).zip(&memory).enumerate() {
+                        assert_eq!(&got, want, "{what}: item {i}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// With the writes only in the list, what the block only reads is read while transactions
+/// run: fewer keys before the batch than the list names, and reads on demand during it.
+#[test]
+fn the_writes_design_leaves_the_reads_to_demand() {
+    let dump = read("mainnet.gigagas");
+    let source = DumpSource::of(&dump);
+    let replay = prepare(dump).unwrap();
+    let n = replay.blocks().len();
+    let named: usize = replay
+        .blocks()
+        .iter()
+        .map(|b| {
+            b.bal().accounts.len()
+                + b.bal()
+                    .accounts
+                    .values()
+                    .map(|a| a.storage.storage.len())
+                    .sum::<usize>()
+        })
+        .sum();
+    let keys = source.fresh();
+    replay.prefetch_bases(0..n, &mut [keys.clone()]).unwrap();
+    let keys_read =
+        keys.counts.accounts.load(Ordering::Relaxed) + keys.counts.slots.load(Ordering::Relaxed);
+    assert_eq!(keys_read, named, "`keys` reads every key the lists name");
+
+    let config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols)
+        .with_work(store(IoMode::Prefetch, BalDesign::Writes));
+    let mut readers = vec![source.fresh()];
+    let timings = Parallel::reading(
+        &config,
+        PassIo {
+            readers: &mut readers,
+            mode: IoMode::Prefetch,
+        },
+    )
+    .run(&replay, true)
+    .unwrap();
+    // Reads on demand are exposed, all of them: the window waited for more than the
+    // prefetches alone.
+    assert!(
+        timings.io.exposed_ns >= timings.io.read_ns,
+        "{:?}",
+        timings.io
+    );
+    let writes_read = readers[0].counts.accounts.load(Ordering::Relaxed)
+        + readers[0].counts.slots.load(Ordering::Relaxed);
+    assert!(
+        writes_read > 0 && writes_read <= named,
+        "{writes_read} reads of {named} keys"
+    );
+}
+
+/// The `full` list the replay decodes is the one the dump crate builds from the dump (the
+/// same RLP, byte for byte), for every block of both dumps, segments of one block and a
+/// segment of a hundred.
+#[test]
+fn the_full_list_is_the_dump_crates() {
+    for name in ["mainnet.gigagas", "mainnet-like.gigagas"] {
+        let dump = read(name);
+        let expected: Vec<Vec<u8>> = dump
+            .segments
+            .iter()
+            .flat_map(|s| gigagas_dump::full_access_lists(s).unwrap())
+            .map(|l| l.encode_to_vec())
+            .collect();
+        let replay: Replay = prepare(dump).unwrap();
+        let mut cursor = gigagas_executor::BaseCursor::new(&replay);
+        for (b, expected) in expected.iter().enumerate() {
+            let got = replay.full_list(b, &cursor.base(b)).encode_to_vec();
+            assert!(
+                &got == expected,
+                "{name} block {}: {} bytes, the dump crate's {}",
+                replay.blocks()[b].header().number,
+                got.len(),
+                expected.len()
+            );
+        }
+    }
+}
