@@ -16,7 +16,7 @@ use gigagas_executor::{ItemKind, Parallel, Replay, RunTimings, Runner, Sequentia
 use gigagas_grid::{MAX_PASSES_PER_SAMPLE, Point, Repetition};
 use gigagas_report::{
     results::IoFigures,
-    stats::{CpuFigures, Metrics, Summary, tx_histogram},
+    stats::{CpuFigures, Metrics, RootFigures, Summary, tx_histogram},
 };
 
 /// The measured samples of one grid point.
@@ -56,6 +56,14 @@ impl PassSum {
             *a += b;
         }
         t.cpu = t.cpu.plus(&pass.cpu);
+        let (r, p) = (&mut t.root, pass.root);
+        r.exec_ns += p.exec_ns;
+        r.root_ns += p.root_ns;
+        r.root_busy_ns += p.root_busy_ns;
+        r.overlap_ns += p.overlap_ns;
+        r.blocks += p.blocks;
+        // The trace takes its spans from one pass: keep the last.
+        r.spans = p.spans;
         sum.passes += 1;
         sum
     }
@@ -74,16 +82,23 @@ impl PassSum {
             &mut t.cpu.system_ns,
             &mut t.cpu.minor_faults,
             &mut t.cpu.major_faults,
+            &mut t.root.exec_ns,
+            &mut t.root.root_ns,
+            &mut t.root.root_busy_ns,
+            &mut t.root.overlap_ns,
         ] {
             div(v);
         }
+        let passes = self.passes.max(1) as usize;
+        t.root.blocks = (t.root.blocks + passes / 2) / passes;
         (self.passes, self.timings)
     }
 }
 
 /// The figures of a pass on `threads` workers: throughput from the dump's gas, the
 /// longest-transaction latency and critical-path bound from the batches' item times,
-/// utilisation from the workers' busy time.
+/// utilisation from the workers' busy time; with the state-root phase on, what the
+/// execution and the root took ([`RootFigures`]).
 pub fn metrics_of(
     replay: &Replay,
     timings: &RunTimings,
@@ -102,6 +117,14 @@ pub fn metrics_of(
     let wall_s = timings.wall_ns as f64 / 1e9;
     let work: u64 = timings.item_ns.iter().sum();
     let busy: u64 = timings.worker_busy_ns.iter().sum();
+    let r = &timings.root;
+    let root = (r.blocks > 0).then(|| RootFigures {
+        exec_s: r.exec_ns as f64 / 1e9,
+        root_s: r.root_ns as f64 / 1e9,
+        root_busy_s: r.root_busy_ns as f64 / 1e9,
+        overlap_s: r.overlap_ns as f64 / 1e9,
+        blocks: r.blocks,
+    });
     Metrics {
         wall_s,
         ggas_per_s: replay.total_gas() as f64 / timings.wall_ns.max(1) as f64,
@@ -116,6 +139,7 @@ pub fn metrics_of(
             minor_faults: timings.cpu.minor_faults as f64,
             major_faults: timings.cpu.major_faults as f64,
         },
+        root,
     }
 }
 
@@ -333,6 +357,71 @@ mod tests {
         assert_eq!(mean.worker_busy_ns, [113, 27]);
         assert_eq!(mean.batches.len(), 1);
         assert_eq!(mean.batches[0], 0..2);
+    }
+
+    fn with_root(mut t: RunTimings, exec: u64, root: u64, busy: u64, overlap: u64) -> RunTimings {
+        t.root = gigagas_executor::RootTimings {
+            exec_ns: exec,
+            root_ns: root,
+            root_busy_ns: busy,
+            overlap_ns: overlap,
+            blocks: 4,
+            spans: vec![gigagas_executor::RootSpan {
+                worker: 0,
+                start_ns: exec,
+                ns: root,
+                kind: gigagas_executor::RootStepKind::Accounts,
+                block: 3,
+            }],
+        };
+        t
+    }
+
+    /// The root figures of a sample are the mean pass's too, the blocks per pass; the
+    /// spans are the last pass's.
+    #[test]
+    fn a_sample_averages_the_root_figures() {
+        let mut sum = PassSum::add(
+            None,
+            with_root(pass(100, vec![10], vec![70]), 60, 40, 50, 0),
+        );
+        sum = PassSum::add(
+            Some(sum),
+            with_root(pass(300, vec![30], vec![150]), 200, 150, 170, 50),
+        );
+        sum = PassSum::add(
+            Some(sum),
+            with_root(pass(200, vec![20], vec![120]), 100, 110, 120, 11),
+        );
+        assert_eq!(sum.timings.root.blocks, 12);
+        let (passes, mean) = sum.mean();
+        assert_eq!(passes, 3);
+        let r = &mean.root;
+        assert_eq!(
+            (r.exec_ns, r.root_ns, r.root_busy_ns, r.overlap_ns, r.blocks),
+            (120, 100, 113, 20, 4)
+        );
+        assert_eq!(r.spans.len(), 1);
+        assert_eq!(r.spans[0].start_ns, 100, "the last pass's span");
+    }
+
+    /// A pass without a root has no root figures; one with a root has them in seconds.
+    #[test]
+    fn metrics_carry_the_root_figures() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
+        let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
+        let replay = gigagas_executor::test_utils::prepare(dump).unwrap();
+        let threads = std::num::NonZeroUsize::MIN;
+        let plain = pass(2_000, vec![1_000; replay.items().len()], vec![2_000]);
+        assert_eq!(metrics_of(&replay, &plain, threads).root, None);
+        let rooted = with_root(plain, 1_500, 1_000, 1_200, 500);
+        let root = metrics_of(&replay, &rooted, threads).root.unwrap();
+        assert_eq!(root.blocks, 4);
+        assert!((root.exec_s - 1.5e-6).abs() < 1e-15, "{root:?}");
+        assert!((root.root_s - 1e-6).abs() < 1e-15, "{root:?}");
+        assert!((root.root_busy_s - 1.2e-6).abs() < 1e-15, "{root:?}");
+        assert!((root.overlap_s - 5e-7).abs() < 1e-15, "{root:?}");
     }
 
     #[test]

@@ -13,8 +13,8 @@
 use crate::progress::{LOAD_UNITS, run_units};
 use gigagas_executor::Replay;
 use gigagas_grid::{
-    CacheState, IoMode, Point, Repetition, RunConfig, SchedulerKind, SimulateConfig, StateRead,
-    SweepConfig, TimedWork,
+    BalDesign, CacheState, IoMode, Point, Repetition, RunConfig, SchedulerKind, SimulateConfig,
+    StateRead, StateRootPhase, SweepConfig, TimedWork,
 };
 use std::{num::NonZeroUsize, ops::Deref, path::PathBuf};
 
@@ -333,6 +333,9 @@ pub struct Plan {
     /// Build each transaction's receipt with its logs bloom inside the timed window, on
     /// both paths.
     pub receipts: bool,
+    /// The state-root phases of the replay's points ([`StateRootPhase`]): each point runs
+    /// once per phase; `[Off]` for every figure published before issue 38.
+    pub state_root: NonEmpty<StateRootPhase>,
     /// Run the sequential baseline (one per sender-recovery setting).
     pub baseline: bool,
     /// Run the parallel points (`false`: the baseline only, `gigagas run --sequential`).
@@ -375,6 +378,8 @@ pub enum StoreSetting {
     Cache,
     /// The readers of a prefetch, `--io-threads` / `io_threads`.
     IoThreads,
+    /// What the access list carries, `--bal-design` / `bal_design`.
+    BalDesign,
 }
 
 impl StoreSetting {
@@ -385,6 +390,7 @@ impl StoreSetting {
             Self::Io => "--io",
             Self::Cache => "--cache",
             Self::IoThreads => "--io-threads",
+            Self::BalDesign => "--bal-design",
         }
     }
 
@@ -395,6 +401,7 @@ impl StoreSetting {
             Self::Io => "io",
             Self::Cache => "cache",
             Self::IoThreads => "io_threads",
+            Self::BalDesign => "bal_design",
         }
     }
 }
@@ -418,6 +425,7 @@ pub fn store_plan(
     dumps: usize,
     io: &[IoMode],
     cache: &[CacheState],
+    designs: &[BalDesign],
     io_threads: usize,
     memory: bool,
 ) -> Result<Option<StorePlan>, StorePlanError> {
@@ -435,6 +443,7 @@ pub fn store_plan(
         dir,
         io: NonEmpty::new(io.to_vec()).map_err(at(StoreSetting::Io))?,
         cache: NonEmpty::new(cache.to_vec()).map_err(at(StoreSetting::Cache))?,
+        designs: NonEmpty::new(designs.to_vec()).map_err(at(StoreSetting::BalDesign))?,
         io_threads: *io_threads.first(),
         memory,
     }))
@@ -450,6 +459,9 @@ pub struct StorePlan {
     pub io: NonEmpty<IoMode>,
     /// Cache states.
     pub cache: NonEmpty<CacheState>,
+    /// What the access list carries for the replay's prefetching points (each `prefetch`
+    /// and `pipelined` point runs once per design; `on-demand` reads without a list).
+    pub designs: NonEmpty<BalDesign>,
     /// Readers of a prefetch.
     pub io_threads: NonZeroUsize,
     /// Also run the in-memory points.
@@ -457,12 +469,21 @@ pub struct StorePlan {
 }
 
 impl StorePlan {
-    /// The ways the replay reads from the store: each cache state × I/O mode.
+    /// The ways the replay reads from the store: each cache state × I/O mode × design
+    /// (on demand once, without a list).
     pub fn replay_reads(&self) -> Vec<StateRead> {
         let mut reads = Vec::new();
         for &cache in self.cache.iter() {
             for &io in self.io.iter() {
-                reads.push(StateRead::Store { io, cache });
+                if io.uses_list() {
+                    reads.extend(
+                        self.designs
+                            .iter()
+                            .map(|&design| StateRead::store(io, cache, design)),
+                    );
+                } else {
+                    reads.push(StateRead::store(io, cache, BalDesign::default()));
+                }
             }
         }
         reads
@@ -473,10 +494,7 @@ impl StorePlan {
     pub fn baseline_reads(&self) -> Vec<StateRead> {
         self.cache
             .iter()
-            .map(|&cache| StateRead::Store {
-                io: IoMode::OnDemand,
-                cache,
-            })
+            .map(|&cache| StateRead::store(IoMode::OnDemand, cache, BalDesign::default()))
             .collect()
     }
 }
@@ -518,7 +536,11 @@ impl Plan {
             return points;
         }
         for state in self.reads(false) {
-            for &recover_senders in self.recover_senders.iter() {
+            for (&recover_senders, &state_root) in self
+                .recover_senders
+                .iter()
+                .flat_map(|r| self.state_root.iter().map(move |p| (r, p)))
+            {
                 for threads in self.thread_counts(cores) {
                     for batch in self.batch.iter() {
                         for &scheduler in self.schedulers.iter() {
@@ -526,6 +548,7 @@ impl Plan {
                                 recover_senders,
                                 receipts: self.receipts,
                                 state,
+                                state_root,
                             };
                             points.push(
                                 RunConfig::new(threads, batch.get(), scheduler).with_work(work),
@@ -563,6 +586,7 @@ impl Plan {
                     recover_senders,
                     receipts: self.receipts,
                     state,
+                    state_root: StateRootPhase::Off,
                 });
             }
         }
@@ -664,6 +688,7 @@ impl Plan {
             schedulers: self.schedulers.to_vec(),
             recover_senders: self.recover_senders.to_vec(),
             receipts: self.receipts,
+            state_root: self.state_root.to_vec(),
             seed: self.seed,
             warmup: self.warmup,
             repeats: self.repeats.get(),
@@ -680,6 +705,10 @@ impl Plan {
                 .state
                 .as_ref()
                 .map_or_else(|| CacheState::ALL.to_vec(), |s| s.cache.to_vec()),
+            bal_design: self
+                .state
+                .as_ref()
+                .map_or_else(|| vec![BalDesign::Keys], |s| s.designs.to_vec()),
             io_threads: self
                 .state
                 .as_ref()
@@ -747,21 +776,69 @@ mod tests {
 
     #[test]
     fn a_store_plan_error_names_its_setting() {
-        let setting = |dumps, io: &[IoMode], cache: &[CacheState], io_threads| {
-            store_plan(Some("s".into()), dumps, io, cache, io_threads, false)
-                .unwrap_err()
-                .setting
+        let keys = [BalDesign::Keys];
+        let setting = |dumps, io: &[IoMode], cache: &[CacheState], designs, io_threads| {
+            store_plan(
+                Some("s".into()),
+                dumps,
+                io,
+                cache,
+                designs,
+                io_threads,
+                false,
+            )
+            .unwrap_err()
+            .setting
         };
         let (io, cache) = ([IoMode::OnDemand], [CacheState::Warm]);
-        assert_eq!(setting(2, &io, &cache, 1), StoreSetting::State);
-        assert_eq!(setting(1, &[], &cache, 1), StoreSetting::Io);
-        assert_eq!(setting(1, &io, &[], 1), StoreSetting::Cache);
-        assert_eq!(setting(1, &io, &cache, 0), StoreSetting::IoThreads);
+        assert_eq!(setting(2, &io, &cache, &keys, 1), StoreSetting::State);
+        assert_eq!(setting(1, &[], &cache, &keys, 1), StoreSetting::Io);
+        assert_eq!(setting(1, &io, &[], &keys, 1), StoreSetting::Cache);
+        assert_eq!(setting(1, &io, &cache, &[], 1), StoreSetting::BalDesign);
+        assert_eq!(setting(1, &io, &cache, &keys, 0), StoreSetting::IoThreads);
         assert_eq!(
-            setting(1, &io, &cache, MAX_THREADS + 1).flag(),
+            setting(1, &io, &cache, &keys, MAX_THREADS + 1).flag(),
             "--io-threads"
         );
-        assert_eq!(store_plan(None, 2, &[], &[], 0, false), Ok(None));
+        assert_eq!(StoreSetting::BalDesign.key(), "bal_design");
+        assert_eq!(store_plan(None, 2, &[], &[], &[], 0, false), Ok(None));
+    }
+
+    /// Each prefetching mode runs once per design; on demand (no list) once; the sequential
+    /// baseline reads on demand in each cache state.
+    #[test]
+    fn designs_multiply_the_prefetching_points_only() {
+        let plan = store_plan(
+            Some("s".into()),
+            1,
+            &IoMode::ALL,
+            &[CacheState::Cold],
+            &BalDesign::ALL,
+            2,
+            false,
+        )
+        .unwrap()
+        .unwrap();
+        let reads = plan.replay_reads();
+        assert_eq!(reads.len(), 1 + 2 * 3, "{reads:?}");
+        assert_eq!(
+            reads.iter().filter(|r| r.design().is_none()).count(),
+            1,
+            "{reads:?}"
+        );
+        assert!(reads.contains(&StateRead::store(
+            IoMode::Pipelined,
+            CacheState::Cold,
+            BalDesign::Writes
+        )));
+        assert_eq!(
+            plan.baseline_reads(),
+            vec![StateRead::store(
+                IoMode::OnDemand,
+                CacheState::Cold,
+                BalDesign::Full
+            )]
+        );
     }
 }
 

@@ -1,15 +1,18 @@
 //! A trace of one pass: Chrome trace-event JSON (opens in Perfetto or chrome://tracing)
 //! with a track per worker and a slice per item, the batch boundaries, and, for a pass that
 //! reads its state from a store before its batches (prefetch, pipelined), a track of those
-//! reads — where a parallel pass waits, apart from its longest transaction.
+//! reads — where a parallel pass waits, apart from its longest transaction. With the
+//! state-root phase on, the root's units (storage tries, account trie) are slices on the
+//! tracks of the workers that ran them.
 
-use gigagas_executor::{ItemKind, Replay, RunConfig, RunTimings};
+use gigagas_executor::{ItemKind, Replay, RootStepKind, RunConfig, RunTimings};
 use serde_json::{Value, json};
 
 /// The trace events of one pass of `config` on `replay` (process `pid`, named `name`):
 /// thread names (one track per worker), one complete (`X`) slice per item with its block,
-/// kind, gas and position in the scheduler's order, and one instant event per batch
-/// start. Times are microseconds from the opening of the timed window, on the wall
+/// kind, gas and position in the scheduler's order, one complete slice per unit of root
+/// work (`root: storage`, `root: accounts`, with its block) on its worker's track, and one
+/// instant event per batch start. Times are microseconds from the opening of the timed window, on the wall
 /// clock: the gaps between batches are their verification, outside the window.
 pub fn pass_events(
     replay: &Replay,
@@ -53,6 +56,23 @@ pub fn pass_events(
                 "args": { "read": k }
             }));
         }
+    }
+    // The state-root phase: each unit on the track of the worker that ran it.
+    for span in &timings.root.spans {
+        let (name, step) = match span.kind {
+            RootStepKind::Storage => ("root: storage", "storage"),
+            RootStepKind::Accounts => ("root: accounts", "accounts"),
+        };
+        let block = replay
+            .blocks()
+            .get(span.block as usize)
+            .map(|b| b.header().number);
+        events.push(json!({
+            "ph": "X", "pid": pid, "tid": span.worker,
+            "ts": us(span.start_ns), "dur": us(span.ns),
+            "name": name, "cat": "root",
+            "args": { "block_index": span.block, "block": block, "step": step }
+        }));
     }
     // Each item's position in its batch's order: its rank by start time.
     let mut position = vec![0u32; replay.items().len()];
@@ -144,5 +164,72 @@ mod tests {
         let text = trace_file(events).to_string();
         let back: Value = serde_json::from_str(&text).unwrap();
         assert!(back["traceEvents"].as_array().unwrap().len() > 2 * replay.items().len());
+    }
+
+    /// With the state-root phase on, every root unit is a slice on its worker's track,
+    /// named by its step, with its block; a worker's items and root units do not overlap.
+    #[test]
+    fn a_trace_shows_the_root_work_on_the_workers_tracks() {
+        use alloy_hardforks::EthereumHardfork;
+        use gigagas_workload::{GeneratorConfig, Profile, generate_with_witness};
+        let dump = generate_with_witness(
+            &GeneratorConfig {
+                profile: Profile::MainnetLike,
+                blocks: 3,
+                gas_per_block: 2_000_000,
+                seed: 38,
+                fork: EthereumHardfork::Prague,
+                users: 80,
+            },
+            |_, _| {},
+        )
+        .unwrap();
+        let replay = gigagas_executor::test_utils::prepare(dump).unwrap();
+        for phase in [
+            gigagas_grid::StateRootPhase::After,
+            gigagas_grid::StateRootPhase::Overlapped,
+        ] {
+            let config = RunConfig::new(
+                std::num::NonZeroUsize::new(2).unwrap(),
+                2,
+                gigagas_executor::SchedulerKind::GasUsed,
+            )
+            .with_work(gigagas_executor::TimedWork {
+                state_root: phase,
+                ..Default::default()
+            });
+            let timings = Parallel::new(&config).run(&replay, true).unwrap();
+            assert!(!timings.root.spans.is_empty(), "{config}");
+            let pass = pass_events(&replay, &config, &timings, 1, "generated");
+            let roots: Vec<&Value> = pass.iter().filter(|e| e["cat"] == "root").collect();
+            assert_eq!(roots.len(), timings.root.spans.len(), "one slice per unit");
+            for (e, span) in roots.iter().zip(&timings.root.spans) {
+                assert_eq!(e["ph"], "X");
+                assert_eq!(e["tid"], span.worker);
+                assert!(span.worker < 2, "{span:?}");
+                assert_eq!(e["args"]["block_index"], span.block);
+                let number = replay.blocks()[span.block as usize].header().number;
+                assert_eq!(e["args"]["block"], number);
+                let name = match span.kind {
+                    RootStepKind::Storage => "root: storage",
+                    RootStepKind::Accounts => "root: accounts",
+                };
+                assert_eq!(e["name"], name);
+            }
+            assert!(roots.iter().any(|e| e["name"] == "root: accounts"));
+            let slices: Vec<&Value> = pass.iter().filter(|e| e["ph"] == "X").collect();
+            assert_eq!(slices.len(), replay.items().len() + roots.len());
+            for tid in 0..2u64 {
+                let mut mine: Vec<(f64, f64)> = slices
+                    .iter()
+                    .filter(|e| e["tid"] == tid)
+                    .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+                    .collect();
+                mine.sort_by(|a, b| a.0.total_cmp(&b.0));
+                for w in mine.windows(2) {
+                    assert!(w[0].0 + w[0].1 <= w[1].0 + 1.0, "{phase}: {w:?}");
+                }
+            }
+        }
     }
 }

@@ -21,6 +21,7 @@
 //! |---|---|
 //! | [`exec`] | executing one item on its [`BalView`] ([`ItemExecutor`], one EVM per worker), and the sequential baseline |
 //! | [`run`] | the [`Runner`]s, one timed and verified pass each: [`Parallel`] (the worker pool over the scheduler's order, mega-blocks, state in memory or read from sources) and [`Sequential`] (the client loop) |
+//! | [`root`] | the state-root phase: each block's root from its segment's witness and the access lists, on the pass's workers after the transactions or beside them ([`RootTimings`]), checked against the header |
 //! | [`verify`] | comparing every item's gas, status and writes with the receipts and the [`ExpectedWrites`]: a [`Divergence`] whose [`Mismatch`] holds each pair as an [`Expected`] (gigagas-chain's, shared with the producers' comparison errors) |
 //!
 //! Below them, [`prestate`] (the in-memory state, [`Carried`], [`StateError`]) depends on no
@@ -50,6 +51,7 @@ pub mod local_code;
 pub mod pool;
 pub mod prestate;
 pub mod replay;
+pub mod root;
 pub mod run;
 pub mod schedule;
 pub mod source;
@@ -65,15 +67,18 @@ pub use exec::{
 };
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::{ChainSpec, Expected};
-pub use gigagas_grid::{RunConfig, SchedulerKind, TimedWork};
+pub use gigagas_grid::{RunConfig, SchedulerKind, StateRootPhase, TimedWork};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
     BaseCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, WorkItem,
 };
 pub use revm::state::AccountInfo;
+pub use root::{RootInputs, RootSetupError, RootSpan, RootStepKind, RootTimings};
 pub use run::{IoTimings, Parallel, PassIo, RunOutputs, RunTimings, Runner, Sequential};
 pub use schedule::{GasLimit, GasUsed, Ols, Oracle, Scheduler, scheduler};
-pub use source::{OnDemand, OnDemandPass, Prefetched, SourceDb, StateSource};
+pub use source::{
+    FullListError, NoSource, OnDemand, OnDemandPass, Prefetched, SourceDb, StateSource,
+};
 pub use verify::{
     Divergence, DivergenceField, FailedItem, ItemOutcome, Mismatch, ReceiptsRootCheck,
 };

@@ -202,6 +202,20 @@ pub struct Replay {
     /// Every block's [`Carried`], built the first time a pass reads its state from a
     /// source (a pass in memory never needs them).
     carried: std::sync::OnceLock<Vec<Carried>>,
+    /// The tables a pass reading from a source fills, laid out from the access lists the
+    /// first time such a pass runs ([`crate::source`]).
+    pub(crate) io_layout: std::sync::OnceLock<crate::source::IoLayout>,
+    /// Each block's `full` access list, encoded, built the first time a pass of that
+    /// design runs ([`crate::source`]).
+    pub(crate) full_lists: std::sync::OnceLock<Vec<Vec<u8>>>,
+    /// Per segment, its witness (the state-root phase starts from it), if the dump has one.
+    pub(crate) witnesses: Vec<Option<gigagas_dump::Witness>>,
+    /// Per block of a segment with a witness, its access list as the dump holds it (what
+    /// the root phase applies); `None` for the others, whose lists are dropped once
+    /// converted.
+    root_lists: Vec<Option<alloy_eip7928::BlockAccessList>>,
+    /// The tries the root phase starts from, opened by the first pass that computes roots.
+    root_inputs: std::sync::OnceLock<Result<crate::root::RootInputs, crate::root::RootSetupError>>,
 }
 
 /// The most memory (estimated) that every block's base may take for them to be built once
@@ -293,7 +307,10 @@ impl Replay {
         let mut dump_blocks = Vec::with_capacity(block_count);
         let mut prepared = Vec::with_capacity(block_count);
         let mut base_bytes = 0u64;
-        for segment in dump.segments {
+        let mut witnesses = Vec::with_capacity(dump.segments.len());
+        let mut root_lists = Vec::with_capacity(block_count);
+        for mut segment in dump.segments {
+            let witness = segment.witness.take();
             // The segment's pre-state first: it reads the segment whole (code deployed by
             // its blocks, their hashes). Then each access list is taken out of its block,
             // converted and dropped in turn, so the dump's decoded lists and their
@@ -308,7 +325,7 @@ impl Replay {
                         block: block.number(),
                         source,
                     })?;
-                drop(alloy_bal);
+                root_lists.push(witness.is_some().then_some(alloy_bal));
                 // Grouped by index only when a batch is verified (and dropped after), so
                 // what verification needs does not grow with the dump; checked here.
                 ExpectedWrites::check_indices(&bal, block.transactions.len() as u64 + 2).map_err(
@@ -356,6 +373,7 @@ impl Replay {
                 pre,
                 blocks: start..dump_blocks.len(),
             });
+            witnesses.push(witness);
         }
         block_items.push(items.len() as u32);
         let blocks = dump_blocks
@@ -380,6 +398,11 @@ impl Replay {
             block_items,
             resident_bases: None,
             carried: std::sync::OnceLock::new(),
+            io_layout: std::sync::OnceLock::new(),
+            full_lists: std::sync::OnceLock::new(),
+            witnesses,
+            root_lists,
+            root_inputs: std::sync::OnceLock::new(),
         };
         if base_bytes <= limit && limit > 0 {
             let mut cursor = BaseCursor::new(&replay);
@@ -429,6 +452,34 @@ impl Replay {
             }
         }
         out
+    }
+
+    /// What the state-root phase starts from: every segment's witness opened as a trie (on
+    /// the first call, then kept). Fails when no segment has a witness, or one does not
+    /// open; segments without one get no root ([`crate::RootInputs::coverage`]).
+    pub fn root_inputs(&self) -> Result<&crate::root::RootInputs, crate::root::RootSetupError> {
+        self.root_inputs
+            .get_or_init(|| crate::root::RootInputs::open(self))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Block `b`'s access list as the dump holds it, for a block of a segment with a
+    /// witness.
+    pub(crate) fn root_list(&self, b: usize) -> Option<&alloy_eip7928::BlockAccessList> {
+        self.root_lists[b].as_ref()
+    }
+
+    /// Blocks of segments with a witness (whose root a pass can compute), and all blocks.
+    pub fn witness_coverage(&self) -> (usize, usize) {
+        let covered = self
+            .segments
+            .iter()
+            .zip(&self.witnesses)
+            .filter(|(_, w)| w.is_some())
+            .map(|(s, _)| s.blocks.len())
+            .sum();
+        (covered, self.blocks.len())
     }
 
     /// The index of the segment block `b` belongs to.

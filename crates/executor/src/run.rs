@@ -1,5 +1,6 @@
 //! Timed runs: the worker pool, mega-blocks and the sequential baseline.
 
+use crate::root::RootPass;
 use crate::{
     barrier::{Spin, SpinBarrier},
     exec::{ExecError, ItemExecutor, ItemOutput, SequentialOutputs, SequentialTx},
@@ -8,9 +9,9 @@ use crate::{
 };
 use crate::{
     prestate::PreStateDb,
-    source::{OnDemand, OnDemandPass, StateSource},
+    source::{NoSource, OnDemand, OnDemandPass, StateSource},
 };
-use gigagas_grid::{IoMode, RunConfig, TimedWork};
+use gigagas_grid::{BalDesign, IoMode, RunConfig, StateRootPhase, TimedWork};
 use std::{
     sync::{
         Mutex, OnceLock, RwLock, RwLockReadGuard,
@@ -61,33 +62,40 @@ pub struct RunTimings {
     /// CPU time and page faults of the whole process while the window was open (the
     /// verification between batches excluded; [`crate::window`]).
     pub cpu: crate::window::CpuUsage,
+    /// With the state-root phase on: what it took (zero otherwise).
+    pub root: crate::root::RootTimings,
 }
 
 /// What reading a pass's state from a [`StateSource`] took, nanoseconds of wall time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IoTimings {
-    /// Reading every key the batches' access lists name, all readers together.
+    /// Reading what the batches' access lists call for before each batch runs, all readers
+    /// together (straight into the tables the replay reads: no join follows), plus, on
+    /// demand (no list, or a list of the writes only), the summed time inside the reads
+    /// made while transactions waited.
     pub read_ns: u64,
-    /// Joining the values read with the access lists into the blocks' bases.
+    /// Decoding the blocks' `full` lists into their tables (0 for the other designs).
     pub build_ns: u64,
-    /// The part of reading and building that the timed window waited for: all of it when
+    /// The part of reading and decoding that the timed window waited for: all of it when
     /// each batch is read before it runs, only what was not hidden behind the previous
-    /// batch's execution when pipelined.
+    /// batch's execution when pipelined; every read on demand.
     pub exposed_ns: u64,
 }
 
-/// How a pass reads its state when it is not the dump's in memory.
-pub struct PassIo<'s> {
+/// How a pass reads its state when it is not the dump's in memory. What the access list
+/// carries when the pass reads with one (`Prefetch`, `Pipelined`) is the design of the
+/// runner's config ([`gigagas_grid::StateRead::design`]; `keys` where it names none).
+pub struct PassIo<'s, S> {
     /// The readers: one per I/O thread (prefetching), or a pool the workers share (on
-    /// demand).
-    pub readers: &'s mut [Box<dyn StateSource>],
+    /// demand, and the reads a list of the writes only leaves to be made on demand).
+    pub readers: &'s mut [S],
     /// `Prefetch`: each batch's keys read right before it runs; `Pipelined`: batch `k + 1`
     /// read while batch `k` executes; `OnDemand`: each value read the first time the pass
     /// needs it.
     pub mode: IoMode,
 }
 
-impl std::fmt::Debug for PassIo<'_> {
+impl<S> std::fmt::Debug for PassIo<'_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PassIo")
             .field("readers", &self.readers.len())
@@ -96,10 +104,19 @@ impl std::fmt::Debug for PassIo<'_> {
     }
 }
 
-/// A pass's state read from a source: each block's base once read, and the readers.
-struct IoState<'s> {
+/// A pass's state read from a source before each batch: each block's base once read, the
+/// blank bases a read fills, and the readers.
+struct IoState<'r, 's, S> {
     bases: Vec<OnceLock<PreStateDb>>,
-    readers: Mutex<&'s mut [Box<dyn StateSource>]>,
+    /// Each block's base before it is read ([`Replay::blank_base`], cloned before the
+    /// window opens), taken by the read that fills it.
+    blanks: Mutex<Vec<Option<PreStateDb>>>,
+    /// The readers (and, with `writes`, what was read on demand).
+    pass: &'r OnDemandPass<'s, S>,
+    /// What the access list carries.
+    design: BalDesign,
+    /// With `writes`: each block's view of the readers, for what was not read before.
+    views: Option<&'r [OnDemand<'r, 's, S>]>,
     pipelined: bool,
     timings: Mutex<IoTimings>,
     spans: Mutex<Vec<(u64, u64)>>,
@@ -107,8 +124,7 @@ struct IoState<'s> {
 
 /// Where a pass's items find the state at the start of their block, chosen once per pass
 /// ([`Replay::run_with_sink`]) from its [`PassIo`] and the replay.
-#[derive(Clone, Copy)]
-enum Bases<'r, 's> {
+enum Bases<'r, 's, S> {
     /// In memory: every block's base, prepared with the replay
     /// ([`Replay::resident_bases`]).
     Resident(&'r [PreStateDb]),
@@ -120,15 +136,23 @@ enum Bases<'r, 's> {
     },
     /// Read from state sources: each batch's blocks before it runs, or pipelined behind
     /// the batch before it.
-    Read(&'r IoState<'s>),
+    Read(&'r IoState<'r, 's, S>),
     /// Read from state sources on demand: the pass's cache, and each block's view of it.
     OnDemand {
-        pass: &'r OnDemandPass<'s>,
-        views: &'r [OnDemand<'r, 's>],
+        pass: &'r OnDemandPass<'s, S>,
+        views: &'r [OnDemand<'r, 's, S>],
     },
 }
 
-impl<'r, 's> Bases<'r, 's> {
+impl<S> Clone for Bases<'_, '_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for Bases<'_, '_, S> {}
+
+impl<'r, 's, S> Bases<'r, 's, S> {
     /// Whether each batch's state is read while the batch before it runs.
     fn pipelined(self) -> bool {
         matches!(self, Self::Read(io) if io.pipelined)
@@ -136,7 +160,7 @@ impl<'r, 's> Bases<'r, 's> {
 
     /// The bases one batch's items read, the per-batch slot locked for reading until
     /// the batch is handed over.
-    fn for_batch(self) -> BatchBase<'r, 's> {
+    fn for_batch(self) -> BatchBase<'r, 's, S> {
         match self {
             Self::Resident(bases) => BatchBase::Resident(bases),
             Self::PerBatch { slot, .. } => BatchBase::Built(
@@ -150,15 +174,15 @@ impl<'r, 's> Bases<'r, 's> {
 }
 
 /// [`Bases`] while one batch runs: what its items read their block's state from.
-enum BatchBase<'r, 's> {
+enum BatchBase<'r, 's, S> {
     /// Every block's base, kept by the replay.
     Resident(&'r [PreStateDb]),
     /// The batch's bases, built for it.
     Built(RwLockReadGuard<'r, BatchBases>),
     /// The bases read from the sources before the batch's *go*.
-    Read(&'r IoState<'s>),
+    Read(&'r IoState<'r, 's, S>),
     /// Each block's view of the sources, read on demand.
-    OnDemand(&'r [OnDemand<'r, 's>]),
+    OnDemand(&'r [OnDemand<'r, 's, S>]),
 }
 
 /// The bases of one batch's blocks, built by the coordinator before the batch's *go*
@@ -239,7 +263,7 @@ type Returned = Mutex<Vec<Result<ItemOutput, ExecError>>>;
 /// Workers busy-wait at the barrier for up to [`WORKER_SPIN`] when each has a core of its
 /// own, so a release reaches them without a kernel wake-up inside the timed window; the
 /// coordinator always sleeps (its wait spans the batch, where a core is a worker's).
-struct Shared<'r, 's> {
+struct Shared<'r, 's, S> {
     replay: &'r Replay,
     config: &'r RunConfig,
     /// Item ranges of the batches.
@@ -258,14 +282,16 @@ struct Shared<'r, 's> {
     /// Set by the coordinator when a batch diverged: the run ends at the next *go*.
     stop: &'r AtomicBool,
     /// Where the items read the state at the start of their block.
-    bases: Bases<'r, 's>,
+    bases: Bases<'r, 's, S>,
     /// When the timed window opened (set before the first *go*): items' and batches'
     /// start times are offsets from it on the wall clock (the pauses between batches, where
     /// outputs are verified, included).
     epoch: &'r OnceLock<Instant>,
+    /// The state-root phase, when on.
+    root: Option<&'r RootPass<'r>>,
 }
 
-impl<'s> Shared<'_, 's> {
+impl<'s, S: StateSource> Shared<'_, 's, S> {
     /// One worker: list scheduling over the shared cursors, following the barrier
     /// protocol above. Returns its busy time.
     fn worker(&self, id: u32) -> u64 {
@@ -288,12 +314,20 @@ impl<'s> Shared<'_, 's> {
             let bases = self.bases.for_batch();
             let mut executor = ItemExecutor::new();
             let mut on_demand = ItemExecutor::new();
+            let overlapped = self.root.filter(|r| r.overlapped());
             loop {
+                if let Some(root) = overlapped {
+                    busy += root.help(id);
+                }
                 let k = self.cursors[b].fetch_add(1, Ordering::Relaxed);
                 let Some(&pos) = order.get(k) else { break };
                 let index = range.start + pos as usize;
                 busy +=
                     self.execute_timed(&mut executor, &mut on_demand, &bases, index, id, &mut done);
+            }
+            if let Some(root) = self.root {
+                root.executed();
+                busy += root.help_until_done(id);
             }
             // Released before the hand-over, so the coordinator can build the next batch's.
             drop(executor);
@@ -327,22 +361,31 @@ impl<'s> Shared<'_, 's> {
         let items = &self.replay.items;
         let blocks = items[range.start].block as usize..items[range.end - 1].block as usize + 1;
         let start = Instant::now();
-        let mut readers = io
-            .readers
-            .lock()
-            .expect("no reader panics holding the lock");
+        // The blank bases of the batch's blocks (a block split over two batches is read
+        // once: the first read takes its blank).
+        let tables: Vec<(usize, PreStateDb)> = {
+            let mut blanks = io.blanks.lock().expect("no reader panics holding the lock");
+            blocks
+                .clone()
+                .filter_map(|b| blanks[b].take().map(|blank| (b, blank)))
+                .collect()
+        };
+        let mut guards = io.pass.lock_all();
+        let mut readers: Vec<&mut S> = guards.iter_mut().map(|g| &mut ***g).collect();
         let fetched = self
             .replay
-            .prefetch_bases(blocks.clone(), &mut readers)
+            .read_tables(io.design, tables, &mut readers)
             .map_err(|e| {
                 crate::Divergence::from(ExecError {
                     block: self.replay.blocks[blocks.start].header.number,
                     item: items[range.start].kind,
                     failure: crate::ExecFailure::Read(e),
                 })
-            })?;
-        for (b, base) in blocks.zip(fetched.bases) {
-            // A block split over two batches is read once.
+            });
+        drop(readers);
+        drop(guards);
+        let fetched = fetched?;
+        for (b, base) in fetched.bases {
             let _ = io.bases[b].set(base);
         }
         let ns = start.elapsed().as_nanos() as u64;
@@ -406,6 +449,37 @@ impl<'s> Shared<'_, 's> {
         }
     }
 
+    /// Queue batch `b`'s roots (with the root phase on) for `workers` workers.
+    fn begin_root(&self, b: usize, workers: usize) {
+        let (Some(root), Some(range)) = (self.root, self.batches.get(b)) else {
+            return;
+        };
+        if range.is_empty() {
+            return;
+        }
+        let items = &self.replay.items;
+        root.begin_batch(
+            items[range.start].block as usize..items[range.end - 1].block as usize + 1,
+            workers,
+        );
+    }
+
+    /// A batch's wall time with its root work: its transactions ran `exec_ns` from
+    /// `start_ns`; with the root phase on, the batch ends when the later of the two does,
+    /// and `timings.root` adds the batch's figures.
+    fn with_root(&self, timings: &mut RunTimings, start_ns: u64, exec_ns: u64) -> u64 {
+        let Some(root) = self.root else {
+            return exec_ns;
+        };
+        let end = crate::root::add_batch(
+            &mut timings.root,
+            start_ns,
+            start_ns + exec_ns,
+            root.batch_span(),
+        );
+        end - start_ns
+    }
+
     /// Items in the largest batch.
     fn largest_batch(&self) -> usize {
         self.batches.iter().map(|r| r.len()).max().unwrap_or(0)
@@ -416,8 +490,8 @@ impl<'s> Shared<'_, 's> {
     fn execute_timed<'r>(
         &self,
         executor: &mut ItemExecutor<'r>,
-        on_demand: &mut ItemExecutor<'r, OnDemand<'r, 's>>,
-        bases: &'r BatchBase<'_, 's>,
+        on_demand: &mut ItemExecutor<'r, OnDemand<'r, 's, S>>,
+        bases: &'r BatchBase<'_, 's, S>,
         index: usize,
         worker: u32,
         done: &mut Vec<Done>,
@@ -431,14 +505,24 @@ impl<'s> Shared<'_, 's> {
         let b = item.block as usize;
         let output = match bases {
             BatchBase::OnDemand(views) => {
-                let view: &'r OnDemand<'r, 's> = &views[b];
+                let view: &'r OnDemand<'r, 's, S> = &views[b];
                 replay.execute_item_over(on_demand, item, self.config.work, view)
             }
             BatchBase::Read(io) => {
                 let base = io.bases[b]
                     .get()
                     .expect("a batch's bases are read before its go");
-                replay.execute_item_on(executor, item, self.config.work, base)
+                match io.views {
+                    // What was not read before the batch is read on demand.
+                    Some(views) => replay.execute_item_on_table(
+                        on_demand,
+                        item,
+                        self.config.work,
+                        &views[b],
+                        base,
+                    ),
+                    None => replay.execute_item_on(executor, item, self.config.work, base),
+                }
             }
             BatchBase::Resident(bases) => {
                 replay.execute_item_on(executor, item, self.config.work, &bases[b])
@@ -540,9 +624,13 @@ impl<'s> Shared<'_, 's> {
                     }
                 }
             }
+            self.begin_root(b, 1);
             let mut next_read = None;
             let mut run_batch = || {
                 for &pos in &order {
+                    if let Some(root) = self.root.filter(|r| r.overlapped()) {
+                        busy += root.help(0);
+                    }
                     busy += self.execute_timed(
                         &mut executor,
                         &mut on_demand,
@@ -551,6 +639,10 @@ impl<'s> Shared<'_, 's> {
                         0,
                         &mut done,
                     );
+                }
+                if let Some(root) = self.root {
+                    root.executed();
+                    busy += root.help_until_done(0);
                 }
             };
             if pipelined && b + 1 < self.batches.len() {
@@ -563,7 +655,7 @@ impl<'s> Shared<'_, 's> {
             } else {
                 run_batch();
             }
-            let mut ns = batch_wall_ns(start_ns, &done);
+            let mut ns = self.with_root(&mut timings, start_ns, batch_wall_ns(start_ns, &done));
             if let Some((_, end)) = &next_read {
                 ns = self.until_read(start, *end, ns);
             }
@@ -640,6 +732,7 @@ impl<'s> Shared<'_, 's> {
                     }
                 }
             }
+            self.begin_root(b, self.returned.len());
             self.barrier.wait(Spin::NONE); // 2. go
             if self.stop.load(Ordering::Relaxed) {
                 break;
@@ -659,7 +752,8 @@ impl<'s> Shared<'_, 's> {
                     .lock()
                     .expect("no worker panics holding the lock"),
             );
-            let mut ns = batch_wall_ns(start.duration_since(epoch).as_nanos() as u64, &done);
+            let start_ns = start.duration_since(epoch).as_nanos() as u64;
+            let mut ns = self.with_root(&mut timings, start_ns, batch_wall_ns(start_ns, &done));
             if let Some(end) = read_end {
                 ns = self.until_read(start, end, ns);
             }
@@ -709,24 +803,37 @@ pub trait Runner {
 /// dropped, so memory grows with the batch, not the dump. The protocol between the workers
 /// and the clock is described on the module's private `Shared`; one thread runs on the
 /// calling thread.
-#[derive(Debug)]
-pub struct Parallel<'c, 's> {
+///
+/// `S` is the readers' type when the state is read from sources (a concrete reader is
+/// called without a boxed trait call per read); [`NoSource`] in memory.
+pub struct Parallel<'c, 's, S = NoSource> {
     config: &'c RunConfig,
-    io: Option<PassIo<'s>>,
+    io: Option<PassIo<'s, S>>,
 }
 
-impl<'c> Parallel<'c, '_> {
+impl<S> std::fmt::Debug for Parallel<'_, '_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parallel")
+            .field("config", &self.config)
+            .field("io", &self.io)
+            .finish()
+    }
+}
+
+impl<'c> Parallel<'c, 'static, NoSource> {
     /// The replay with its state in memory.
     pub fn new(config: &'c RunConfig) -> Self {
         Self { config, io: None }
     }
 }
 
-impl<'c, 's> Parallel<'c, 's> {
+impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
     /// The replay reading its state through `io` inside the timed window: before each
-    /// batch runs, pipelined behind the batch before it, or on demand ([`PassIo`]);
+    /// batch runs, pipelined behind the batch before it, or on demand ([`PassIo`]), the
+    /// access list carrying what `config`'s design says
+    /// ([`gigagas_grid::StateRead::design`], `keys` where none is named);
     /// [`RunTimings::io`] says what the reads took.
-    pub fn reading(config: &'c RunConfig, io: PassIo<'s>) -> Self {
+    pub fn reading(config: &'c RunConfig, io: PassIo<'s, S>) -> Self {
         Self {
             config,
             io: Some(io),
@@ -740,16 +847,16 @@ impl<'c, 's> Parallel<'c, 's> {
         let mut outputs: RunOutputs = Vec::with_capacity(replay.items.len());
         let config = self.config;
         let io = self.io_now();
-        let (timings, result) = replay.run_with_sink(config, io, &mut |_, batch| {
+        let (timings, result) = replay.run_with_sink(config, io, false, &mut |_, batch| {
             outputs.append(batch);
             Ok(())
         });
-        result.expect("collecting outputs cannot diverge");
+        result.expect("collecting outputs cannot diverge (with the root phase on, the dump must have a witness: Replay::root_inputs)");
         (timings, outputs)
     }
 
     /// The sources for one pass, reborrowed so that the runner can run again.
-    fn io_now(&mut self) -> Option<PassIo<'_>> {
+    fn io_now(&mut self) -> Option<PassIo<'_, S>> {
         self.io.as_mut().map(|io| PassIo {
             readers: &mut *io.readers,
             mode: io.mode,
@@ -757,11 +864,11 @@ impl<'c, 's> Parallel<'c, 's> {
     }
 }
 
-impl Runner for Parallel<'_, '_> {
+impl<S: StateSource> Runner for Parallel<'_, '_, S> {
     fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, crate::Divergence> {
         let config = self.config;
         let io = self.io_now();
-        let (timings, result) = replay.run_with_sink(config, io, &mut |range, batch| {
+        let (timings, result) = replay.run_with_sink(config, io, verify, &mut |range, batch| {
             if verify {
                 replay.verify_items(range, &*batch, config.work.receipts)
             } else {
@@ -777,13 +884,14 @@ impl Runner for Parallel<'_, '_> {
 /// worker) with the same timed work ([`crate::work`]). Its state is the dump's in memory,
 /// or, [`Sequential::on`], read from a source on demand inside the timed window (each
 /// account, slot and code the first time its `State` needs it: the client loop without
-/// an access list).
-pub struct Sequential<'s> {
+/// an access list). `S` is the source's type ([`NoSource`] in memory; `dyn StateSource`
+/// works too, one dynamic call per read).
+pub struct Sequential<'s, S: StateSource + ?Sized = NoSource> {
     work: TimedWork,
-    source: Option<&'s mut dyn StateSource>,
+    source: Option<&'s mut S>,
 }
 
-impl std::fmt::Debug for Sequential<'_> {
+impl<S: StateSource + ?Sized> std::fmt::Debug for Sequential<'_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sequential")
             .field("work", &self.work)
@@ -792,16 +900,16 @@ impl std::fmt::Debug for Sequential<'_> {
     }
 }
 
-impl Sequential<'_> {
+impl Sequential<'static, NoSource> {
     /// The client loop with its state in memory.
     pub fn new(work: TimedWork) -> Self {
         Self { work, source: None }
     }
 }
 
-impl<'s> Sequential<'s> {
+impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
     /// The client loop reading its state from `source` on demand.
-    pub fn on(work: TimedWork, source: &'s mut dyn StateSource) -> Self {
+    pub fn on(work: TimedWork, source: &'s mut S) -> Self {
         Self {
             work,
             source: Some(source),
@@ -826,7 +934,7 @@ impl<'s> Sequential<'s> {
     }
 }
 
-impl Runner for Sequential<'_> {
+impl<S: StateSource + ?Sized> Runner for Sequential<'_, S> {
     fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, crate::Divergence> {
         let (timings, outputs) = self.outputs(replay);
         let outputs = outputs.map_err(crate::Divergence::from)?;
@@ -838,18 +946,32 @@ impl Runner for Sequential<'_> {
 }
 
 impl Replay {
-    fn run_with_sink(
+    /// One pass: the timed window, each batch's outputs handed to `sink`; with the
+    /// state-root phase on and `check_roots`, every computed root checked against its
+    /// header after the window.
+    fn run_with_sink<S: StateSource>(
         &self,
         config: &RunConfig,
-        io: Option<PassIo<'_>>,
+        io: Option<PassIo<'_, S>>,
+        check_roots: bool,
         sink: &mut BatchSink<'_>,
     ) -> (RunTimings, Result<(), crate::Divergence>) {
+        let epoch = OnceLock::new();
+        // The tries are opened on the first pass that computes roots, here: never inside
+        // a timed window. Each pass works on its own copy.
+        let root_pass = match config.work.state_root {
+            StateRootPhase::Off => None,
+            phase => match self.root_inputs() {
+                Ok(inputs) => Some(RootPass::new(self, inputs, phase, &epoch)),
+                Err(e) => return (RunTimings::default(), Err(self.no_root(e))),
+            },
+        };
         if io.is_some() && !self.blocks.is_empty() {
             // Built on a source's first pass, here: never inside a timed window.
             let _ = self.carried(0);
         }
         // The pass's bases, chosen once; what they borrow lives in this frame.
-        let (slot, cursor, io_state, on_demand_pass, on_demand);
+        let (slot, cursor, pass, views, io_state);
         let bases = match io {
             None => match self.resident_bases() {
                 Some(bases) => Bases::Resident(bases),
@@ -866,19 +988,37 @@ impl Replay {
                 readers,
                 mode: IoMode::OnDemand,
             }) => {
-                on_demand_pass = OnDemandPass::new(readers);
-                on_demand = (0..self.blocks.len())
-                    .map(|b| OnDemand::new(&on_demand_pass, self, b))
+                pass = OnDemandPass::new(readers);
+                views = (0..self.blocks.len())
+                    .map(|b| OnDemand::new(&pass, self, b))
                     .collect::<Vec<_>>();
                 Bases::OnDemand {
-                    pass: &on_demand_pass,
-                    views: &on_demand,
+                    pass: &pass,
+                    views: &views,
                 }
             }
             Some(PassIo { readers, mode }) => {
+                let design = config.work.state.design().unwrap_or_default();
+                // Laid out (and, for `full`, encoded) on a source's first pass, here:
+                // never inside a timed window. Each pass fills its own copy.
+                if design == BalDesign::Full {
+                    self.full_lists();
+                }
+                let blanks = (0..self.blocks.len()).map(|b| Some(self.blank_base(b)));
+                pass = OnDemandPass::new(readers);
+                views = if design == BalDesign::Writes {
+                    (0..self.blocks.len())
+                        .map(|b| OnDemand::new(&pass, self, b))
+                        .collect::<Vec<_>>()
+                } else {
+                    Vec::new()
+                };
                 io_state = IoState {
                     bases: (0..self.blocks.len()).map(|_| OnceLock::new()).collect(),
-                    readers: Mutex::new(readers),
+                    blanks: Mutex::new(blanks.collect()),
+                    pass: &pass,
+                    design,
+                    views: (design == BalDesign::Writes).then_some(&views[..]),
                     pipelined: mode == IoMode::Pipelined,
                     timings: Mutex::new(IoTimings::default()),
                     spans: Mutex::new(Vec::new()),
@@ -903,7 +1043,6 @@ impl Replay {
             .map(|_| Mutex::new(Vec::new()))
             .collect();
         let stop = AtomicBool::new(false);
-        let epoch = OnceLock::new();
         let scheduler = scheduler(config.scheduler);
         let shared = Shared {
             replay: self,
@@ -918,6 +1057,7 @@ impl Replay {
             stop: &stop,
             epoch: &epoch,
             bases,
+            root: root_pass.as_ref(),
         };
 
         let (mut timings, result) = if threads == 1 {
@@ -945,6 +1085,10 @@ impl Replay {
                     .timings
                     .lock()
                     .expect("no reader panics holding the lock");
+                // With `writes`, what was read on demand, while a transaction waited.
+                let on_demand = io.pass.read_ns();
+                timings.io.read_ns += on_demand;
+                timings.io.exposed_ns += on_demand;
                 timings.read_spans = std::mem::take(
                     &mut *io.spans.lock().expect("no reader panics holding the lock"),
                 );
@@ -961,7 +1105,24 @@ impl Replay {
             Bases::Resident(_) | Bases::PerBatch { .. } => {}
         }
         timings.batches = batches;
+        let mut result = result;
+        if let Some(root) = &root_pass {
+            root.take(&mut timings.root);
+            if check_roots && result.is_ok() {
+                result = root.check();
+            }
+        }
         (timings, result)
+    }
+
+    /// The divergence of a pass whose root phase cannot start, at the first block.
+    fn no_root(&self, e: crate::root::RootSetupError) -> crate::Divergence {
+        crate::Divergence {
+            block: self.blocks.first().map_or(0, |b| b.header.number),
+            item: crate::ItemKind::PreBlock,
+            address: None,
+            mismatch: Box::new(crate::Mismatch::NoRoot(e)),
+        }
     }
 
     /// Time the sequential loop `run` (the in-memory or the on-demand one).

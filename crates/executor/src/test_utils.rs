@@ -18,6 +18,7 @@ pub const RECOVER_SENDERS: TimedWork = TimedWork {
     recover_senders: true,
     receipts: false,
     state: gigagas_grid::StateRead::Memory,
+    state_root: gigagas_grid::StateRootPhase::Off,
 };
 
 /// The timed work with a receipt per transaction, nothing else.
@@ -25,6 +26,7 @@ pub const RECEIPTS: TimedWork = TimedWork {
     recover_senders: false,
     receipts: true,
     state: gigagas_grid::StateRead::Memory,
+    state_root: gigagas_grid::StateRootPhase::Off,
 };
 
 /// [`Replay::new`] with the setup-free point-evaluation verifier installed first

@@ -82,6 +82,8 @@ pub enum DivergenceField {
     CodeHash,
     /// A storage slot's write.
     Storage(U256),
+    /// A block's state root (header), computed by the root phase.
+    StateRoot,
 }
 
 impl fmt::Display for DivergenceField {
@@ -100,6 +102,7 @@ impl fmt::Display for DivergenceField {
             Self::Nonce => f.write_str("nonce"),
             Self::CodeHash => f.write_str("code hash"),
             Self::Storage(slot) => write!(f, "storage[{slot:#x}]"),
+            Self::StateRoot => f.write_str("state root"),
         }
     }
 }
@@ -149,6 +152,14 @@ pub enum Mismatch {
         /// The access list's write against the execution's.
         values: Expected<Option<U256>>,
     },
+    /// A block's state root: the header's against the one the root phase computed from
+    /// the witness and the access lists.
+    StateRoot(Expected<B256>),
+    /// The root phase could not compute a block's state root (a node the witness lacks, or
+    /// one that does not decode): never a guessed root.
+    RootNotComputable(gigagas_trie::RootError),
+    /// The root phase cannot start: no witness in the dump, or one that does not open.
+    NoRoot(crate::root::RootSetupError),
 }
 
 impl Mismatch {
@@ -168,6 +179,9 @@ impl Mismatch {
             Self::Nonce(_) => DivergenceField::Nonce,
             Self::CodeHash(_) => DivergenceField::CodeHash,
             Self::Storage { slot, .. } => DivergenceField::Storage(*slot),
+            Self::StateRoot(_) | Self::RootNotComputable(_) | Self::NoRoot(_) => {
+                DivergenceField::StateRoot
+            }
         }
     }
 }
@@ -214,6 +228,9 @@ impl fmt::Display for Mismatch {
             }
             Self::Nonce(values) => write!(f, "{field} {}", writes(values)),
             Self::CodeHash(values) => write!(f, "{field} {}", writes(values)),
+            Self::StateRoot(values) => write!(f, "{field} {values}"),
+            Self::RootNotComputable(e) => write!(f, "{field} expected a root, got {e}"),
+            Self::NoRoot(e) => write!(f, "{field}: {e}"),
         }
     }
 }

@@ -114,7 +114,8 @@ pub(crate) struct RunArgs {
     pub wide: bool,
     /// Also read the pre-state from this state store (`gigagas state build DUMP -o DIR`)
     /// inside the timed window, beside the in-memory points: every point again for each
-    /// --io mode and --cache state. One dump only: the one the store was built from.
+    /// --io mode, --cache state and (prefetching) --bal-design. One dump only: the one the
+    /// store was built from.
     #[arg(long, value_name = "DIR", help_heading = "Execution with I/O")]
     pub state: Option<PathBuf>,
     /// How store points read, comma-separated: prefetch (before each batch runs, every
@@ -129,6 +130,32 @@ pub(crate) struct RunArgs {
     /// mincore: a pass that was not cold is refused).
     #[arg(long, value_delimiter = ',', default_values_t = gigagas_grid::CacheState::ALL, help_heading = "Execution with I/O")]
     pub cache: Vec<gigagas_grid::CacheState>,
+    /// What the block's access list carries for the prefetch and pipelined points,
+    /// comma-separated; each such point runs once per design (issue 37): keys (EIP-7928 as
+    /// specified, the default: the list names every key the block reads or writes, and the
+    /// values are read from the store before the batch runs), writes (the state diffs only:
+    /// the keys the block writes are read before the batch, every other read goes to the
+    /// store on demand while the transactions run), full (the value of every key at the
+    /// start of the block arrives with the block, RLP-encoded: decoding it is timed, and
+    /// only code is read from the store). on-demand points have no list and run once.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "keys",
+        help_heading = "Execution with I/O"
+    )]
+    pub bal_design: Vec<gigagas_grid::BalDesign>,
+    /// The state-root phase of the replay's points, comma-separated; each point runs once
+    /// per phase (issue 38): off (the default), after (each batch's state roots computed on
+    /// the workers once its transactions have run: storage tries in parallel, then the
+    /// account trie, each block on the trie the block before left), overlapped (the same
+    /// work from the batch's start, beside the transactions on the same workers). Roots come
+    /// from the dump's witness and the access lists alone, and every one is checked against
+    /// its header. Needs a dump with a witness (`gigagas generate`, `gigagas dump`,
+    /// `gigagas import blockchain-test` write one; `gigagas inspect` shows it). The
+    /// sequential baseline computes no root.
+    #[arg(long, value_delimiter = ',', default_value = "off")]
+    pub state_root: Vec<gigagas_grid::StateRootPhase>,
     /// Readers of a prefetch (threads, each with its own read transaction).
     #[arg(long, default_value_t = gigagas_grid::DEFAULT_IO_THREADS, help_heading = "Execution with I/O")]
     pub io_threads: usize,
@@ -208,6 +235,7 @@ impl RunArgs {
             dumps.len(),
             &self.io,
             &self.cache,
+            &self.bal_design,
             self.io_threads,
             !self.no_memory,
         )
@@ -222,6 +250,8 @@ impl RunArgs {
             schedulers: NonEmpty::new(schedulers(&self.scheduler)).expect("all by default"),
             recover_senders: NonEmpty::new(vec![self.recover_senders]).expect("one setting"),
             receipts: self.receipts,
+            state_root: NonEmpty::new(self.state_root.clone())
+                .map_err(flag_error("--state-root"))?,
             baseline: !self.no_baseline,
             parallel: !self.sequential,
             warmup,

@@ -53,6 +53,11 @@ pub struct SweepConfig {
     /// Byzantium on). Without it neither path builds receipts.
     #[serde(default)]
     pub receipts: bool,
+    /// The state-root phases of the replay's points (`off`, `after`, `overlapped`; default
+    /// `["off"]`): each point runs once per phase. The sequential baseline computes no
+    /// root.
+    #[serde(default = "root_off", skip_serializing_if = "is_root_off")]
+    pub state_root: Vec<crate::StateRootPhase>,
     /// Seed of the order in which each measured round runs the points (recorded, so a
     /// run's order can be reproduced).
     #[serde(default = "default_seed")]
@@ -94,6 +99,11 @@ pub struct SweepConfig {
     /// The page cache at the start of each store pass (`warm`, `cold`; default both).
     #[serde(default = "all_cache", skip_serializing_if = "Vec::is_empty")]
     pub cache: Vec<crate::CacheState>,
+    /// What the access list carries for the replay's prefetching store points (`full`,
+    /// `keys`, `writes`; default `keys`, EIP-7928 as specified): each `prefetch` and
+    /// `pipelined` point runs once per design; `on-demand` reads without a list.
+    #[serde(default = "keys_only")]
+    pub bal_design: Vec<crate::BalDesign>,
     /// Readers of a prefetch (threads, each with its own read transaction); default
     /// [`crate::DEFAULT_IO_THREADS`].
     #[serde(default = "default_io_threads")]
@@ -108,6 +118,15 @@ fn all_io() -> Vec<crate::IoMode> {
 }
 fn all_cache() -> Vec<crate::CacheState> {
     crate::CacheState::ALL.to_vec()
+}
+fn root_off() -> Vec<crate::StateRootPhase> {
+    vec![crate::StateRootPhase::Off]
+}
+fn is_root_off(phases: &Vec<crate::StateRootPhase>) -> bool {
+    phases == &root_off()
+}
+fn keys_only() -> Vec<crate::BalDesign> {
+    vec![crate::BalDesign::Keys]
 }
 fn default_io_threads() -> usize {
     crate::DEFAULT_IO_THREADS

@@ -16,7 +16,8 @@
 //! - [`SchedulerKind`]: the schedulers by name (`ols`, `gas-used`, `gas-limit`).
 //! - [`TimedWork`]: the optional steps of the timed work, the same on both sides of a ratio,
 //!   including where the pre-state is read from ([`StateRead`]: memory, or a store on disk
-//!   warm or cold, read on demand, prefetched or pipelined).
+//!   warm or cold, read on demand, prefetched or pipelined, with the access list carrying
+//!   all pre-values, the keys or the writes only: [`BalDesign`]).
 //! - [`Repetition`]: warm-up passes, measured samples and their minimum length.
 //! - [`SweepConfig`]: a sweep config file's contents (`bench-configs/*.toml`) as data, what
 //!   results record as the plan that was run.
@@ -36,8 +37,8 @@ mod work;
 pub use config::{SimulateConfig, SweepConfig};
 pub use point::{Point, Repetition, RunConfig};
 pub use scheduler::{SchedulerKind, UnknownScheduler};
-pub use state::{CacheState, IoMode, StateRead, UnknownName};
-pub use work::{TIMED_WORK, TimedWork};
+pub use state::{BadStateRead, BalDesign, CacheState, IoMode, StateRead, UnknownName};
+pub use work::{StateRootPhase, TIMED_WORK, TimedWork};
 
 /// The minimum timed length of a measured sample that the command line and sweep configs
 /// default to, milliseconds.

@@ -229,8 +229,9 @@ impl<'de> Deserialize<'de> for Point {
 }
 
 /// The one name of a point: `sequential`, `BAL 2t b50 ols`, followed by ` +senders` and
-/// ` +receipts` when those steps are inside the timed work, and `[cold store, prefetch]`
-/// when the pre-state is read from a store.
+/// ` +receipts` when those steps are inside the timed work, and `[cold store, prefetch,
+/// keys]` when the pre-state is read from a store (cache state, I/O mode and, when the
+/// replay reads with an access list, its design; `[warm store, on-demand]` without one).
 impl fmt::Display for Point {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -244,8 +245,15 @@ impl fmt::Display for Point {
         if work.receipts {
             f.write_str(" +receipts")?;
         }
-        if let StateRead::Store { io, cache } = work.state {
-            write!(f, " [{cache} store, {io}]")?;
+        if !work.state_root.is_off() {
+            write!(f, " +root {}", work.state_root)?;
+        }
+        if let StateRead::Store { io, cache, design } = work.state {
+            write!(f, " [{cache} store, {io}")?;
+            if let Some(design) = design {
+                write!(f, ", {design}")?;
+            }
+            f.write_str("]")?;
         }
         Ok(())
     }
@@ -276,6 +284,7 @@ mod tests {
         recover_senders: true,
         receipts: true,
         state: StateRead::Memory,
+        state_root: crate::StateRootPhase::Off,
     };
 
     const COLD_PREFETCH: TimedWork = TimedWork {
@@ -284,7 +293,9 @@ mod tests {
         state: StateRead::Store {
             io: IoMode::Prefetch,
             cache: CacheState::Cold,
+            design: Some(crate::BalDesign::Keys),
         },
+        state_root: crate::StateRootPhase::Off,
     };
 
     #[test]
@@ -331,7 +342,15 @@ mod tests {
                 .with_work(COLD_PREFETCH)
             )
             .to_string(),
-            "BAL 2t b42 ols [cold store, prefetch]"
+            "BAL 2t b42 ols [cold store, prefetch, keys]"
+        );
+        assert_eq!(
+            Point::Sequential(TimedWork {
+                state: StateRead::store(IoMode::OnDemand, CacheState::Warm, Default::default()),
+                ..TimedWork::default()
+            })
+            .to_string(),
+            "sequential [warm store, on-demand]"
         );
         assert_eq!(Point::Sequential(BOTH).scheduler(), None);
     }
@@ -379,7 +398,7 @@ mod tests {
         let stored = json!({
             "mode": "bal-parallel", "threads": 16, "batch": 42, "scheduler": "ols",
             "recover_senders": false, "receipts": false,
-            "state": {"store": {"io": "prefetch", "cache": "cold"}},
+            "state": {"store": {"io": "prefetch", "cache": "cold", "bal_design": "keys"}},
         });
         assert_eq!(serde_json::to_value(bal).unwrap(), stored);
         assert_eq!(serde_json::from_value::<Point>(stored).unwrap(), bal);

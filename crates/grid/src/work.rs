@@ -20,6 +20,79 @@ pub struct TimedWork {
     /// Stored only when it is a store: an absent `state` is memory.
     #[serde(default, skip_serializing_if = "in_memory")]
     pub state: crate::StateRead,
+    /// Whether each block's state root is computed from the access lists and the dump's
+    /// witness, and when: after the transactions or beside them. Stored only when on (the
+    /// replay only: the sequential baseline computes no root).
+    #[serde(default, skip_serializing_if = "StateRootPhase::is_off")]
+    pub state_root: StateRootPhase,
+}
+
+/// The state-root phase of a replay (`--state-root`): off, or each batch's roots computed
+/// on the pass's workers once its transactions have run (`after`), or from the batch's
+/// start beside them (`overlapped`). Either way every root is checked against the header.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum StateRootPhase {
+    /// No root (every figure published before issue 38).
+    #[default]
+    Off,
+    /// The batch's roots once every worker has run out of its transactions: the batch's
+    /// time is execution plus root.
+    After,
+    /// The batch's roots from its start, the workers taking root work between
+    /// transactions: the batch's time is at least max(execution, root).
+    Overlapped,
+}
+
+impl StateRootPhase {
+    /// Every phase, in order.
+    pub const ALL: [Self; 3] = [Self::Off, Self::After, Self::Overlapped];
+
+    /// The name on the command line, in configs and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::After => "after",
+            Self::Overlapped => "overlapped",
+        }
+    }
+
+    /// Whether no root is computed.
+    pub fn is_off(&self) -> bool {
+        *self == Self::Off
+    }
+}
+
+impl std::str::FromStr for StateRootPhase {
+    type Err = crate::UnknownName;
+    fn from_str(s: &str) -> Result<Self, crate::UnknownName> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| crate::UnknownName {
+                what: "state-root phase",
+                name: s.to_string(),
+                expected: "off, after or overlapped",
+            })
+    }
+}
+
+impl std::fmt::Display for StateRootPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// Whether `state` is memory, the state a stored point leaves out.
@@ -37,10 +110,33 @@ impl TimedWork {
         if self.receipts {
             s.push_str("; + a receipt with its logs bloom per transaction");
         }
-        if let crate::StateRead::Store { io, cache } = self.state {
+        if let crate::StateRead::Store { io, cache, design } = self.state {
             s.push_str(&format!(
-                "; + reading the pre-state from a state store ({cache} page cache, {io})"
+                "; + reading the pre-state from a state store ({cache} page cache, {io}"
             ));
+            match design {
+                Some(crate::BalDesign::Full) => s.push_str(
+                    ", the access list carrying every pre-value: decoding it and reading the \
+                     code it lacks",
+                ),
+                Some(crate::BalDesign::Keys) => s.push_str(", the access list naming every key"),
+                Some(crate::BalDesign::Writes) => s.push_str(
+                    ", the access list naming the writes only: the other reads on demand",
+                ),
+                None => {}
+            }
+            s.push(')');
+        }
+        match self.state_root {
+            StateRootPhase::Off => {}
+            StateRootPhase::After => s.push_str(
+                "; + each block's state root from its access list and witness, after its \
+                 transactions, checked against the header",
+            ),
+            StateRootPhase::Overlapped => s.push_str(
+                "; + each block's state root from its access list and witness, beside its \
+                 transactions on the same workers, checked against the header",
+            ),
         }
         s
     }
@@ -50,6 +146,25 @@ impl TimedWork {
 mod tests {
     use super::*;
 
+    /// A phase is stored only when on, by its name, and an unknown name says the choices.
+    #[test]
+    fn the_phase_is_stored_only_when_on() {
+        let off = serde_json::to_value(TimedWork::default()).unwrap();
+        assert!(off.get("state_root").is_none());
+        let on = TimedWork {
+            state_root: StateRootPhase::After,
+            ..TimedWork::default()
+        };
+        let value = serde_json::to_value(on).unwrap();
+        assert_eq!(value["state_root"], "after");
+        assert_eq!(serde_json::from_value::<TimedWork>(value).unwrap(), on);
+        let err = "later".parse::<StateRootPhase>().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "unknown state-root phase `later` (expected off, after or overlapped)"
+        );
+    }
+
     #[test]
     fn the_description_names_every_option_on() {
         let plain = TimedWork::default().describe();
@@ -58,8 +173,10 @@ mod tests {
             recover_senders: true,
             receipts: true,
             state: crate::StateRead::Memory,
+            state_root: StateRootPhase::Overlapped,
         }
         .describe();
         assert!(both.contains("sender recovery") && both.contains("logs bloom"));
+        assert!(both.contains("state root") && both.contains("beside"));
     }
 }

@@ -25,8 +25,10 @@ pub struct IoFigures {
     /// Wall time of the reads (prefetching modes: all readers together; on demand: the
     /// summed time inside reads), seconds.
     pub read_s: f64,
-    /// Wall time of joining the values read with the access lists (prefetching modes),
-    /// seconds.
+    /// Wall time of decoding the blocks' `full` access lists into the replay's tables,
+    /// seconds (0 for the other designs, whose reads write straight into the tables; in
+    /// results before issue 37, the join of the values read with the access lists that the
+    /// prefetch then made).
     pub build_s: f64,
     /// The part of reading and building the timed window waited for, seconds: all of it
     /// for prefetch, what the previous batch's execution did not hide when pipelined.
@@ -70,7 +72,7 @@ pub const MAX_RESULTS_BYTES: u64 = 1 << 30;
 
 /// The schema version of `results.json` this build writes, the newest it reads (see
 /// [`SweepResults`] for what each version holds).
-pub const RESULTS_FORMAT: u32 = 2;
+pub const RESULTS_FORMAT: u32 = 3;
 
 /// Everything one sweep measured on one machine: the contents of `results.json`.
 ///
@@ -87,6 +89,10 @@ pub const RESULTS_FORMAT: u32 = 2;
 /// - **2**: every key written, so a missing one is an error. Left out only where the
 ///   absence is a value: a point's `state` when it is memory, a row's `io` without a
 ///   store, an absent `timeline`, `provenance` or simulation `modelled_s`.
+/// - **3**: version 2, and a store point that reads with an access list (`prefetch`,
+///   `pipelined`) names what the list carries, `bal_design` (`full`, `keys`, `writes`;
+///   issue 37), which an on-demand one leaves out. Every store point of version 2 read
+///   with EIP-7928's list as specified: loading gives it `keys` ([`upgrade_v2`]).
 ///
 /// A row or total stores its grid point as the flat fields [`Point`] documents.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -413,10 +419,8 @@ impl ResultRow {
     pub fn is_baseline_of_mine(&self, b: &ResultRow) -> bool {
         let mut work = self.point.work();
         if let StateRead::Store { cache, .. } = work.state {
-            work.state = StateRead::Store {
-                io: gigagas_grid::IoMode::OnDemand,
-                cache,
-            };
+            work.state =
+                StateRead::store(gigagas_grid::IoMode::OnDemand, cache, Default::default());
         }
         b.dump == self.dump && b.point == Point::Sequential(work)
     }
@@ -464,6 +468,7 @@ impl SweepResults {
                     supported: RESULTS_FORMAT,
                 });
             }
+            2 => upgrade_v2(&mut value),
             _ => upgrade_v1(&mut value),
         }
         serde_json::from_value(value).map_err(json)
@@ -484,8 +489,9 @@ fn format_of(value: &Value) -> u32 {
 }
 
 /// Bring a version-1 `results.json` to the current version: every key a version-1 writer
-/// could leave out gets the value its absence meant (listed on [`SweepResults`]), and
-/// `format` becomes [`RESULTS_FORMAT`]. A key that is there is left as it is.
+/// could leave out gets the value its absence meant (listed on [`SweepResults`]), then
+/// [`upgrade_v2`] (the result of version 1 is version 2). A key that is there is left as it
+/// is.
 pub fn upgrade_v1(results: &mut Value) {
     fill(
         results,
@@ -545,6 +551,26 @@ pub fn upgrade_v1(results: &mut Value) {
         fill(timeline, [("read_ns", json!(0))]);
     }
     if let Some(o) = results.as_object_mut() {
+        o.insert("format".into(), json!(2));
+    }
+    upgrade_v2(results);
+}
+
+/// Bring a version-2 `results.json` to the current version: every store point of a row or
+/// a total that reads with an access list (`io` other than `on-demand`) read it as
+/// EIP-7928 specifies, and gets `bal_design` `keys`; `format` becomes [`RESULTS_FORMAT`].
+/// A design that is there is left as it is.
+pub fn upgrade_v2(results: &mut Value) {
+    for key in ["rows", "totals"] {
+        for point in items(results, key) {
+            if let Some(store) = point.pointer_mut("/state/store")
+                && store.get("io").and_then(Value::as_str) != Some("on-demand")
+            {
+                fill(store, [("bal_design", json!("keys"))]);
+            }
+        }
+    }
+    if let Some(o) = results.as_object_mut() {
         o.insert("format".into(), json!(RESULTS_FORMAT));
     }
 }
@@ -583,6 +609,7 @@ pub(crate) mod tests {
             work_s: wall_s * threads,
             utilisation: 0.95,
             cpu: Default::default(),
+            root: None,
         }
     }
 
@@ -672,7 +699,7 @@ pub(crate) mod tests {
         let r = sample("Test CPU");
         let back: SweepResults = serde_json::from_str(&r.to_json()).unwrap();
         assert_eq!(back, r);
-        assert!(r.to_json().contains("\"format\": 2"));
+        assert!(r.to_json().contains("\"format\": 3"));
         assert!(r.to_json().contains("\"mode\": \"bal-parallel\""));
         assert!(r.to_json().contains("\"scheduler\": \"gas-used\""));
     }
@@ -746,6 +773,34 @@ pub(crate) mod tests {
             load_json(&newer),
             Err(ReportError::NewerFormat { found, .. }) if found == RESULTS_FORMAT + 1
         ));
+    }
+
+    /// A version-2 file's store points read with the list as specified: they load as
+    /// `keys`, on-demand ones without a design; a version-3 file that leaves a prefetching
+    /// point's design out is refused.
+    #[test]
+    fn version_2_store_points_load_as_keys() {
+        use gigagas_grid::{BalDesign, CacheState, IoMode};
+        let mut v2: Value = serde_json::from_str(&sample("Test CPU").to_json()).unwrap();
+        v2["format"] = json!(2);
+        let rows = v2["rows"].as_array_mut().unwrap();
+        rows[0]["state"] = json!({"store": {"io": "on-demand", "cache": "cold"}});
+        rows[1]["state"] = json!({"store": {"io": "pipelined", "cache": "cold"}});
+        let back = load_json(&v2).unwrap();
+        assert_eq!(back.format, RESULTS_FORMAT);
+        assert_eq!(
+            back.rows[0].point.work().state,
+            StateRead::store(IoMode::OnDemand, CacheState::Cold, BalDesign::Keys)
+        );
+        assert_eq!(back.rows[0].point.work().state.design(), None);
+        assert_eq!(
+            back.rows[1].point.work().state.design(),
+            Some(BalDesign::Keys)
+        );
+        let mut v3 = v2;
+        v3["format"] = json!(RESULTS_FORMAT);
+        let err = load_json(&v3).unwrap_err().to_string();
+        assert!(err.contains("has no `bal_design`"), "{err}");
     }
 
     /// A replay row that names no scheduler is an error, not an `ols` row.

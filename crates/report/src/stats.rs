@@ -28,6 +28,38 @@ pub struct Metrics {
     /// (zero in results written before they were recorded).
     #[serde(default)]
     pub cpu: CpuFigures,
+    /// With the state-root phase on (issue 38): what the execution and the root took per
+    /// pass. `None` with the phase off and in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<RootFigures>,
+}
+
+/// What the state-root phase of a pass took, seconds of wall time summed over its batches
+/// (from the executor's `RootTimings`). With the roots after the transactions the batch
+/// lasts about `exec_s + root_s`; overlapped, at least `max(exec_s, root_s)`, and
+/// `overlap_s` says how much of the two ran at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RootFigures {
+    /// Per batch, from its start to the end of its last transaction (execution alone).
+    pub exec_s: f64,
+    /// Per batch, from the start of its first root unit to the end of its last.
+    pub root_s: f64,
+    /// Root units' own time, all workers together.
+    pub root_busy_s: f64,
+    /// Per batch, how long execution and the root ran at once (the intersection of the
+    /// two spans).
+    pub overlap_s: f64,
+    /// Blocks whose root was computed, per pass.
+    pub blocks: usize,
+}
+
+impl RootFigures {
+    /// `wall_s / max(exec_s, root_s)`: 1.0 when the pass took no longer than the longer of
+    /// its execution and its root (a perfect overlap); `None` when both are zero.
+    pub fn wall_over_longer(&self, wall_s: f64) -> Option<f64> {
+        let longer = self.exec_s.max(self.root_s);
+        (longer > 0.0).then(|| wall_s / longer)
+    }
 }
 
 /// CPU time and page faults of the whole process inside a timed window, per pass, from
@@ -262,6 +294,39 @@ mod tests {
         assert_eq!(serde_json::from_value::<TxTimes>(named).unwrap(), t);
         let old = serde_json::json!([1.5, 20.0, 300.25]);
         assert_eq!(serde_json::from_value::<TxTimes>(old).unwrap(), t);
+    }
+
+    /// Figures without a root leave the key out and load back as `None`; with one, they
+    /// round-trip.
+    #[test]
+    fn root_figures_are_optional() {
+        let mut m = Metrics {
+            wall_s: 2.0,
+            ggas_per_s: 1.0,
+            longest_tx_s: 0.5,
+            bound_s: 1.5,
+            efficiency: 0.75,
+            work_s: 3.0,
+            utilisation: 0.8,
+            cpu: CpuFigures::default(),
+            root: None,
+        };
+        let json = serde_json::to_value(m).unwrap();
+        assert!(json.get("root").is_none(), "{json}");
+        assert_eq!(serde_json::from_value::<Metrics>(json).unwrap(), m);
+        m.root = Some(RootFigures {
+            exec_s: 1.5,
+            root_s: 1.0,
+            root_busy_s: 1.8,
+            overlap_s: 0.5,
+            blocks: 7,
+        });
+        let json = serde_json::to_value(m).unwrap();
+        assert_eq!(json["root"]["blocks"], 7);
+        assert_eq!(serde_json::from_value::<Metrics>(json).unwrap(), m);
+        let root = m.root.unwrap();
+        assert_eq!(root.wall_over_longer(m.wall_s), Some(2.0 / 1.5));
+        assert_eq!(RootFigures::default().wall_over_longer(1.0), None);
     }
 
     #[test]

@@ -19,8 +19,11 @@ use serde::{Serialize, Serializer};
 /// after the machine's (`machine_cpu`, `machine_cores`, `commit`) and the dump's
 /// (`dump`, `dump_checksum`), in `totals.csv` after the machine's. With those, the key of
 /// a line. `state` is `memory` or `store`; `io` and `cache` are the store's I/O mode and
-/// page-cache state, `-` for memory; `scheduler` is `-` for the sequential baseline.
-pub const POINT_COLUMNS: [&str; 9] = [
+/// page-cache state, `-` for memory; `bal_design` is what the access list carries when the
+/// replay reads the store with one (`full`, `keys`, `writes`), `-` for memory and on demand;
+/// `state_root` is the state-root phase (`off`, `after`, `overlapped`); `scheduler` is `-`
+/// for the sequential baseline.
+pub const POINT_COLUMNS: [&str; 11] = [
     "mode",
     "threads",
     "scheduler",
@@ -30,6 +33,8 @@ pub const POINT_COLUMNS: [&str; 9] = [
     "state",
     "io",
     "cache",
+    "bal_design",
+    "state_root",
 ];
 
 /// A figure written with `N` decimals (`{:.N}`), as every CSV file writes its figures.
@@ -88,6 +93,8 @@ struct PointColumns {
     state: &'static str,
     io: &'static str,
     cache: &'static str,
+    bal_design: &'static str,
+    state_root: &'static str,
 }
 
 impl From<&Point> for PointColumns {
@@ -95,8 +102,9 @@ impl From<&Point> for PointColumns {
         let work = point.work();
         let (state, io, cache) = match work.state {
             StateRead::Memory => ("memory", "-", "-"),
-            StateRead::Store { io, cache } => ("store", io.name(), cache.name()),
+            StateRead::Store { io, cache, .. } => ("store", io.name(), cache.name()),
         };
+        let bal_design = work.state.design().map_or("-", |d| d.name());
         Self {
             mode: point.mode(),
             threads: point.threads(),
@@ -107,12 +115,15 @@ impl From<&Point> for PointColumns {
             state,
             io,
             cache,
+            bal_design,
+            state_root: work.state_root.name(),
         }
     }
 }
 
 /// The figures of a `results.csv` line: how the point was run, the median sample's
-/// figures and the range.
+/// figures and the range; with the state-root phase on, the median sample's execution,
+/// root and overlap times (empty without).
 #[derive(Debug, Default, Serialize)]
 struct RowFigures {
     warmup: usize,
@@ -135,6 +146,9 @@ struct RowFigures {
     tx_max_us: Fixed<1>,
     passes_min: u32,
     passes_max: u32,
+    exec_s: Option<Fixed<6>>,
+    root_s: Option<Fixed<6>>,
+    overlap_s: Option<Fixed<6>>,
 }
 
 impl RowFigures {
@@ -142,6 +156,7 @@ impl RowFigures {
         let m = &r.summary.median;
         let crate::stats::TxTimes { p50, p99, max } = r.summary.tx_us;
         let (passes_min, passes_max) = r.passes_range();
+        let root = |f: fn(&crate::stats::RootFigures) -> f64| m.root.as_ref().map(|x| Fixed(f(x)));
         Self {
             warmup: r.warmup,
             repeats: r.repeats,
@@ -163,6 +178,9 @@ impl RowFigures {
             tx_max_us: Fixed(max),
             passes_min,
             passes_max,
+            exec_s: root(|x| x.exec_s),
+            root_s: root(|x| x.root_s),
+            overlap_s: root(|x| x.overlap_s),
         }
     }
 }
@@ -294,7 +312,9 @@ pub fn render_simulation_csv(sets: &[SweepResults]) -> String {
 mod tests {
     use super::*;
     use crate::results::tests::sample;
-    use gigagas_grid::{CacheState, IoMode, RunConfig, SchedulerKind, TimedWork};
+    use gigagas_grid::{
+        BalDesign, CacheState, IoMode, RunConfig, SchedulerKind, StateRootPhase, TimedWork,
+    };
 
     /// The heads of every CSV file: the machine, what the line is about (with every
     /// dimension of the point), then the figures.
@@ -304,13 +324,14 @@ mod tests {
         let point = POINT_COLUMNS.join(",");
         assert_eq!(
             point,
-            "mode,threads,scheduler,batch,recover_senders,receipts,state,io,cache"
+            "mode,threads,scheduler,batch,recover_senders,receipts,state,io,cache,bal_design,\
+             state_root"
         );
         let results = format!(
             "machine_cpu,machine_cores,commit,dump,dump_checksum,{point},warmup,repeats,verified,\
              avg_batch_gas,mgas_per_s,mgas_per_s_min,mgas_per_s_max,longest_tx_s,wall_s,bound_s,\
              efficiency,longest_share,work_s,utilisation,speedup_vs_sequential,tx_p50_us,tx_p99_us,\
-             tx_max_us,passes_min,passes_max"
+             tx_max_us,passes_min,passes_max,exec_s,root_s,overlap_s"
         );
         let totals = format!(
             "machine_cpu,machine_cores,commit,{point},dumps,total_gas,total_wall_s,mgas_per_s,\
@@ -345,16 +366,27 @@ mod tests {
         let mut works = vec![TimedWork::default()];
         for io in IoMode::ALL {
             for cache in CacheState::ALL {
-                works.push(TimedWork {
-                    state: StateRead::Store { io, cache },
-                    ..TimedWork::default()
-                });
+                for design in BalDesign::ALL {
+                    let state = StateRead::store(io, cache, design);
+                    if !works.iter().any(|w| w.state == state) {
+                        works.push(TimedWork {
+                            state,
+                            ..TimedWork::default()
+                        });
+                    }
+                }
             }
         }
         works.push(TimedWork {
             receipts: true,
             ..TimedWork::default()
         });
+        for state_root in [StateRootPhase::After, StateRootPhase::Overlapped] {
+            works.push(TimedWork {
+                state_root,
+                ..TimedWork::default()
+            });
+        }
         for work in &works {
             let mut row = template.clone();
             row.point = Point::Bal(base.with_work(*work));
@@ -389,7 +421,14 @@ mod tests {
             csv.contains(",16,ols,42,false,false,store,pipelined,cold,"),
             "{csv}"
         );
-        assert!(csv.contains(",16,ols,42,false,true,memory,-,-,"), "{csv}");
+        assert!(
+            csv.contains(",16,ols,42,false,true,memory,-,-,-,off,"),
+            "{csv}"
+        );
+        assert!(
+            csv.contains(",16,ols,42,false,false,memory,-,-,-,overlapped,"),
+            "{csv}"
+        );
     }
 
     /// results.csv read back with a CSV reader gives the rows' own values, a machine name
@@ -426,6 +465,42 @@ mod tests {
             let (lo, hi) = r.passes_range();
             assert_eq!(rec[col("passes_min")].parse::<u32>().unwrap(), lo);
             assert_eq!(rec[col("passes_max")].parse::<u32>().unwrap(), hi);
+            assert_eq!(&rec[col("state_root")], "off");
+            for c in ["exec_s", "root_s", "overlap_s"] {
+                assert_eq!(&rec[col(c)], "", "no root: {c} is empty");
+            }
         }
+    }
+
+    /// A row with root figures writes its phase and the median sample's execution, root
+    /// and overlap times.
+    #[test]
+    fn a_root_row_writes_its_root_figures() {
+        let mut s = sample("CPU");
+        s.rows.truncate(2);
+        let row = &mut s.rows[1];
+        let Point::Bal(mut config) = row.point else {
+            panic!("row 1 is a replay row")
+        };
+        config.work.state_root = StateRootPhase::After;
+        row.point = Point::Bal(config);
+        row.summary.median.root = Some(crate::stats::RootFigures {
+            exec_s: 0.25,
+            root_s: 0.125,
+            root_busy_s: 0.2,
+            overlap_s: 0.0,
+            blocks: 3,
+        });
+        let text = render_csv(std::slice::from_ref(&s));
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let head = reader.headers().unwrap().clone();
+        let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(&records[0][col("state_root")], "off");
+        assert_eq!(&records[0][col("exec_s")], "");
+        assert_eq!(&records[1][col("state_root")], "after");
+        assert_eq!(&records[1][col("exec_s")], "0.250000");
+        assert_eq!(&records[1][col("root_s")], "0.125000");
+        assert_eq!(&records[1][col("overlap_s")], "0.000000");
     }
 }

@@ -58,6 +58,43 @@ pub fn io_table(sets: &[SweepResults]) -> String {
     out
 }
 
+/// What the state-root phase of the rows that ran it took, one row each (median sample,
+/// per pass): the point, its throughput with the root, the execution's and the root's
+/// spans, how long they ran at once, and `wall / max(exec, root)` (1.00: the pass took no
+/// longer than the longer of the two). Empty when no row has root figures.
+pub(super) fn root_table(sets: &[SweepResults]) -> String {
+    let mut out = String::new();
+    if !sets
+        .iter()
+        .any(|s| s.rows.iter().any(|r| r.summary.median.root.is_some()))
+    {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "| point | GGas/s | exec | root | overlap | wall / max(exec, root) |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+    for set in sets {
+        for r in &set.rows {
+            let m = &r.summary.median;
+            let Some(root) = &m.root else { continue };
+            let _ = writeln!(
+                out,
+                "| {} | {:.3} | {:.3} s | {:.3} s | {:.3} s | {} |",
+                md_cell(&r.point.to_string()),
+                m.ggas_per_s,
+                root.exec_s,
+                root.root_s,
+                root.overlap_s,
+                root.wall_over_longer(m.wall_s)
+                    .map_or_else(|| "–".into(), |x| format!("{x:.2}")),
+            );
+        }
+    }
+    out
+}
+
 /// One `- drift of …` line per dump: its baseline's first rounds against its last, and a
 /// warning where the machine's speed moved more than [`crate::results::DRIFT_THRESHOLD`].
 pub fn drift_lines(set: &SweepResults) -> String {
@@ -530,10 +567,23 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
     if !io.is_empty() {
         let _ = write!(
             out,
-            "\n## Reading the state\n\n{io}\n*read*: wall time of the reads (prefetch: all readers together; on demand: the time inside reads); \
-             *build*: joining the values with the access lists into the blocks' tables; *exposed*: the part of both the timed window waited for; \
+            "\n## Reading the state\n\n{io}\n*read*: wall time of the reads (prefetch: all readers together, straight into the tables the replay reads; \
+             on demand, and what a `writes` list leaves to demand: the time inside reads); \
+             *build*: decoding a `full` access list into those tables (0 for `keys` and `writes`); *exposed*: the part of both the timed window waited for; \
              *overlap* = 1 − exposed / (read + build); *resident before*: share of the store's pages in the page cache when the pass started \
              (mincore; a cold pass above 1 % is refused); *device bound*: reads ÷ the disk's random 4 KiB read rate at the I/O threads' queue depth.\n"
+        );
+    }
+    let root = root_table(sets);
+    if !root.is_empty() {
+        let _ = write!(
+            out,
+            "\n## State root\n\n{root}\n*GGas/s*: with the root inside the timed window; \
+             *exec*: Σ over batches of the time from the batch's start to the end of its last transaction; \
+             *root*: Σ over batches of the time from the first root unit's start to the last one's end; \
+             *overlap*: Σ over batches of the time both ran at once; \
+             *wall / max(exec, root)*: 1.00 when the pass took no longer than the longer of the two \
+             (`after` approaches (exec + root) / max).\n"
         );
     }
     out.push_str(
@@ -643,6 +693,42 @@ mod tests {
             rows_table(std::slice::from_ref(&s)).lines().count(),
             2 + s.rows.len()
         );
+    }
+
+    /// The state-root section appears only when some row has root figures, with a line per
+    /// such row and the point's phase.
+    #[test]
+    fn the_state_root_section_lists_the_rows_with_a_root() {
+        let s = sample("CPU");
+        let md = render_markdown(std::slice::from_ref(&s), &[]);
+        assert!(!md.contains("## State root"), "{md}");
+        assert!(root_table(std::slice::from_ref(&s)).is_empty());
+        let mut s = s;
+        let Point::Bal(mut config) = s.rows[1].point else {
+            panic!("row 1 is a replay row")
+        };
+        config.work.state_root = gigagas_grid::StateRootPhase::After;
+        s.rows[1].point = Point::Bal(config);
+        let wall = s.rows[1].summary.median.wall_s;
+        s.rows[1].summary.median.root = Some(crate::stats::RootFigures {
+            exec_s: wall * 0.6,
+            root_s: wall * 0.4,
+            root_busy_s: wall * 0.4,
+            overlap_s: 0.0,
+            blocks: 2,
+        });
+        let table = root_table(std::slice::from_ref(&s));
+        assert_eq!(table.lines().count(), 3, "{table}");
+        let line = table.lines().nth(2).unwrap();
+        assert!(
+            line.starts_with(&format!("| {} |", s.rows[1].point)),
+            "{line}"
+        );
+        assert!(line.contains("+root after"), "{line}");
+        assert!(line.ends_with("| 1.67 |"), "{line}");
+        let md = render_markdown(std::slice::from_ref(&s), &[]);
+        assert!(md.contains("## State root"), "{md}");
+        assert!(md.contains("| state root |"), "{md}");
     }
 
     #[test]

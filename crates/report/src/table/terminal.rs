@@ -55,6 +55,8 @@ pub enum Column {
     Batch,
     /// `recovered` or `given`: whether sender recovery was inside the timed work.
     Senders,
+    /// The state-root phase: `off`, `after` or `overlapped`.
+    StateRoot,
     /// Mean gas per batch, Mgas.
     AvgBatchGas,
     /// Median MGas/s with the slowest and fastest sample.
@@ -86,7 +88,7 @@ pub enum Column {
 
 impl Column {
     /// Every column, in table order.
-    pub const ALL: [Column; 21] = [
+    pub const ALL: [Column; 22] = [
         Column::Machine,
         Column::Verified,
         Column::Dump,
@@ -96,6 +98,7 @@ impl Column {
         Column::Scheduler,
         Column::Batch,
         Column::Senders,
+        Column::StateRoot,
         Column::AvgBatchGas,
         Column::MgasPerS,
         Column::LongestTx,
@@ -121,6 +124,7 @@ impl Column {
             Column::Scheduler => "scheduler",
             Column::Batch => "batch",
             Column::Senders => "senders",
+            Column::StateRoot => "state root",
             Column::AvgBatchGas => "avg batch Mgas",
             Column::MgasPerS => "MGas/s [min–max]",
             Column::LongestTx => "longest tx",
@@ -147,6 +151,7 @@ impl Column {
                 | Column::Mode
                 | Column::Scheduler
                 | Column::Senders
+                | Column::StateRoot
                 | Column::State
                 | Column::Point
         )
@@ -162,6 +167,7 @@ impl Column {
             Column::Dump => distinct_dumps(sets) > 1,
             Column::Mode => any(sets, |r| r.point.is_sequential()),
             Column::Senders => any(sets, |r| r.point.work().recover_senders),
+            Column::StateRoot => any(sets, |r| !r.point.work().state_root.is_off()),
             Column::VsSequential => any(sets, |r| {
                 r.speedup_vs_sequential.is_some() && !r.point.is_sequential()
             }),
@@ -193,6 +199,7 @@ impl Column {
                 "given"
             }
             .into(),
+            Column::StateRoot => r.point.work().state_root.name().into(),
             Column::AvgBatchGas => format!("{:.1}", r.avg_batch_gas / 1e6),
             Column::MgasPerS => format!(
                 "{:.0} [{:.0}–{:.0}]",
@@ -231,7 +238,16 @@ pub(super) fn scheduler_cell(point: &Point) -> &'static str {
 fn state_cell(state: StateRead) -> String {
     match state {
         StateRead::Memory => "memory".into(),
-        StateRead::Store { io, cache } => format!("{cache} store, {io}"),
+        StateRead::Store {
+            io,
+            cache,
+            design: None,
+        } => format!("{cache} store, {io}"),
+        StateRead::Store {
+            io,
+            cache,
+            design: Some(design),
+        } => format!("{cache} store, {io}, {design}"),
     }
 }
 
@@ -362,6 +378,31 @@ mod tests {
         ] {
             assert!(columns.contains(&c), "{c:?}");
         }
+        assert!(!columns.contains(&Column::StateRoot), "no row has a root");
         assert!(rows_columns(&[s.clone(), s]).starts_with(&[Column::Machine]));
+    }
+
+    /// A row with the state-root phase on shows it: a `state root` column in the full
+    /// table, `+root …` in the narrow table's point.
+    #[test]
+    fn the_state_root_phase_is_visible() {
+        let mut s = sample("CPU");
+        let Point::Bal(mut config) = s.rows[1].point else {
+            panic!("row 1 is a replay row")
+        };
+        config.work.state_root = gigagas_grid::StateRootPhase::Overlapped;
+        s.rows[1].point = Point::Bal(config);
+        let sets = std::slice::from_ref(&s);
+        assert!(rows_columns(sets).contains(&Column::StateRoot));
+        let full = rows_table(sets);
+        assert!(
+            full.lines().next().unwrap().contains("| state root |"),
+            "{full}"
+        );
+        let lines: Vec<&str> = full.lines().skip(2).collect();
+        assert!(lines[0].contains("| off |"), "{full}");
+        assert!(lines[1].contains("| overlapped |"), "{full}");
+        let narrow = rows_table_with(sets, &narrow_columns(sets));
+        assert!(narrow.contains("+root overlapped"), "{narrow}");
     }
 }

@@ -1,0 +1,513 @@
+//! The state-root phase (issue 38): each block's post state root from its access list and
+//! its segment's witness, computed by the pass's workers after the block's transactions or
+//! beside them, and checked against the block's header.
+//!
+//! An EIP-7928 access list carries every post-value of its block, so the root needs no
+//! execution output: [`gigagas_trie::StateTrie::prepare_block`] splits a block's root into
+//! storage tasks (one per account whose storage changes) and a finish (the account trie).
+//! Blocks of one segment form a chain (each block's root is computed on the trie the block
+//! before left); segments are independent. A pass's root work is a queue of *units*:
+//!
+//! - *advance* a segment: finish its current block (the account trie, the root) and prepare
+//!   the next block of the batch, putting its storage tasks on the queue (a block without
+//!   any is finished at once, and the next one prepared);
+//! - a *storage task*: one account's storage trie; the worker that completes a block's last
+//!   task advances the segment.
+//!
+//! The queue hands out advances first, then the largest storage task (by writes), so the
+//! chain, which is the critical path of the root, never waits behind a small task.
+//! Under [`StateRootPhase::After`] the units of a batch are handed out once every worker
+//! has run out of the batch's transactions; under [`StateRootPhase::Overlapped`] from the
+//! batch's start, a worker taking one unit (if any is ready) before each transaction: the
+//! root's work and the transactions share the pool as the scheduler's list does.
+//!
+//! Every computed root is compared with the header's `stateRoot` after the pass
+//! ([`RootPass::check`]); a difference or a node the witness lacks fails the pass like any
+//! other divergence. Segments without a witness get no root (a run says so).
+
+use crate::{
+    replay::Replay,
+    verify::{Divergence, Mismatch},
+};
+use alloy_primitives::B256;
+use gigagas_chain::Expected;
+use gigagas_grid::StateRootPhase;
+use gigagas_trie::{BlockRootJob, RootError, RootRules, StateTrie, StorageRoot, StorageTask};
+use revm::primitives::hardfork::SpecId;
+use std::{
+    sync::{
+        Mutex, OnceLock,
+        atomic::{AtomicU64, AtomicUsize, Ordering},
+    },
+    time::Instant,
+};
+
+/// Why a replay cannot compute state roots.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RootSetupError {
+    /// No segment of the dump carries a witness (dumps of format 1 or 2, snapshots
+    /// without `witness.json`, `gigagas dump --no-witness`).
+    #[error(
+        "the state-root phase needs a witness and no segment of the dump has one \
+         (regenerate or re-dump it: `gigagas generate`, `gigagas dump` and \
+         `gigagas import blockchain-test` write one)"
+    )]
+    NoWitness,
+    /// A segment's witness does not open (no node hashes to its parent root).
+    #[error("segment {segment}: the witness does not open: {source}")]
+    Witness {
+        /// The segment's index.
+        segment: usize,
+        /// The trie's error.
+        source: RootError,
+    },
+}
+
+/// What the root phase starts every pass from: per segment with a witness, its trie at
+/// the parent root, opened once (hashing the witness's nodes) and copied per pass.
+#[derive(Debug)]
+pub struct RootInputs {
+    /// Per segment, the trie at its parent root (`None`: no witness).
+    tries: Vec<Option<StateTrie>>,
+}
+
+impl RootInputs {
+    /// Opens every segment's witness. Fails when none has one or one does not open.
+    pub(crate) fn open(replay: &Replay) -> Result<Self, RootSetupError> {
+        if replay.witnesses.iter().all(Option::is_none) {
+            return Err(RootSetupError::NoWitness);
+        }
+        let tries = replay
+            .witnesses
+            .iter()
+            .enumerate()
+            .map(|(segment, w)| {
+                w.as_ref()
+                    .map(|w| {
+                        StateTrie::from_witness(w)
+                            .map_err(|source| RootSetupError::Witness { segment, source })
+                    })
+                    .transpose()
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self { tries })
+    }
+}
+
+/// What a pass's root work took, nanoseconds of wall time summed over its batches.
+#[derive(Debug, Clone, Default)]
+pub struct RootTimings {
+    /// Per batch, from its start to the end of its last transaction (execution alone).
+    pub exec_ns: u64,
+    /// Per batch, from the start of its first root unit to the end of its last.
+    pub root_ns: u64,
+    /// Root units' own time, all workers together.
+    pub root_busy_ns: u64,
+    /// Per batch, how long execution and the root phase ran at once (the intersection of
+    /// the two spans).
+    pub overlap_ns: u64,
+    /// Blocks whose root was computed.
+    pub blocks: usize,
+    /// Every unit as it ran, for the trace.
+    pub spans: Vec<RootSpan>,
+}
+
+/// One unit of root work as it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RootSpan {
+    /// The worker that ran it.
+    pub worker: u32,
+    /// Its start, nanoseconds after the timed window opened (wall clock).
+    pub start_ns: u64,
+    /// Its length, nanoseconds.
+    pub ns: u64,
+    /// What it was.
+    pub kind: RootStepKind,
+    /// The block it worked for (index into the replay's blocks).
+    pub block: u32,
+}
+
+/// What a root unit did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootStepKind {
+    /// One account's storage trie.
+    Storage,
+    /// The account trie: finishing a block and preparing the next.
+    Accounts,
+}
+
+/// One segment's chain of roots within a pass.
+#[derive(Debug)]
+struct Lane {
+    /// The segment's trie after its last finished block.
+    trie: StateTrie,
+    /// The next block to prepare (index into the replay's blocks).
+    next: usize,
+    /// The block after the current batch's last of this segment.
+    end: usize,
+    /// The block prepared and not yet finished, with its job.
+    job: Option<(usize, BlockRootJob)>,
+    /// Its storage tasks' results so far.
+    results: Vec<StorageRoot>,
+    /// Its storage tasks not yet completed.
+    pending: usize,
+    /// A root failed: the lane's trie is part-updated, so its later blocks get no root.
+    failed: bool,
+}
+
+/// A unit on the queue.
+enum Unit {
+    Advance(usize),
+    Storage(usize, usize, StorageTask),
+}
+
+impl Unit {
+    /// Queue order: advances last (popped first), then by writes.
+    fn weight(&self) -> usize {
+        match self {
+            Unit::Advance(_) => usize::MAX,
+            Unit::Storage(_, _, t) => t.writes(),
+        }
+    }
+}
+
+/// One pass's root work: the lanes, the queue of units, the roots and the timings.
+pub(crate) struct RootPass<'r> {
+    replay: &'r Replay,
+    phase: StateRootPhase,
+    /// Per segment, its lane (`None`: no witness).
+    lanes: Vec<Option<Mutex<Lane>>>,
+    /// Units ready to run, popped from the end.
+    queue: Mutex<Vec<Unit>>,
+    /// Blocks of the current batch whose root is not yet finished.
+    remaining: AtomicUsize,
+    /// Workers still running the current batch's transactions (`After`: no unit is
+    /// handed out before it is 0).
+    executing: AtomicUsize,
+    /// Per block, its computed root or why there is none.
+    roots: Mutex<Vec<Option<Result<B256, RootError>>>>,
+    /// The current batch's first unit start and last unit end, nanoseconds after the epoch.
+    first_ns: AtomicU64,
+    last_ns: AtomicU64,
+    busy_ns: AtomicU64,
+    spans: Mutex<Vec<RootSpan>>,
+    /// When the timed window opened: spans are offsets from it.
+    epoch: &'r OnceLock<Instant>,
+}
+
+impl<'r> RootPass<'r> {
+    /// A pass's root work from `inputs` (each lane a copy of its segment's trie); spans are
+    /// offsets from `epoch`, set when the timed window opens.
+    pub(crate) fn new(
+        replay: &'r Replay,
+        inputs: &RootInputs,
+        phase: StateRootPhase,
+        epoch: &'r OnceLock<Instant>,
+    ) -> Self {
+        let lanes = inputs
+            .tries
+            .iter()
+            .zip(&replay.segments)
+            .map(|(trie, segment)| {
+                trie.as_ref().map(|trie| {
+                    Mutex::new(Lane {
+                        trie: trie.snapshot(),
+                        next: segment.blocks.start,
+                        end: segment.blocks.start,
+                        job: None,
+                        results: Vec::new(),
+                        pending: 0,
+                        failed: false,
+                    })
+                })
+            })
+            .collect();
+        Self {
+            replay,
+            phase,
+            lanes,
+            queue: Mutex::new(Vec::new()),
+            remaining: AtomicUsize::new(0),
+            executing: AtomicUsize::new(0),
+            roots: Mutex::new((0..replay.blocks.len()).map(|_| None).collect()),
+            first_ns: AtomicU64::new(u64::MAX),
+            last_ns: AtomicU64::new(0),
+            busy_ns: AtomicU64::new(0),
+            spans: Mutex::new(Vec::new()),
+            epoch,
+        }
+    }
+
+    /// Queues the roots of `blocks` (the batch's) for `workers` workers: each segment with
+    /// a witness whose blocks the batch holds gets an advance.
+    pub(crate) fn begin_batch(&self, blocks: std::ops::Range<usize>, workers: usize) {
+        let mut queue = self.lock_queue();
+        queue.clear();
+        let mut remaining = 0;
+        for (s, lane) in self.lanes.iter().enumerate() {
+            let Some(lane) = lane else { continue };
+            let seg = &self.replay.segments[s].blocks;
+            let end = seg.end.min(blocks.end);
+            let mut lane = lane.lock().expect("no worker panics holding a lane");
+            if lane.failed || lane.next >= end || seg.start >= blocks.end {
+                continue;
+            }
+            remaining += end - lane.next;
+            lane.end = end;
+            queue.push(Unit::Advance(s));
+        }
+        self.remaining.store(remaining, Ordering::Release);
+        self.executing.store(workers, Ordering::Release);
+        self.first_ns.store(u64::MAX, Ordering::Relaxed);
+        self.last_ns.store(0, Ordering::Relaxed);
+    }
+
+    /// Whether a worker takes root units between the batch's transactions.
+    pub(crate) fn overlapped(&self) -> bool {
+        self.phase == StateRootPhase::Overlapped
+    }
+
+    /// A worker has run out of the batch's transactions.
+    pub(crate) fn executed(&self) {
+        self.executing.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Runs one unit if one is ready; returns its time (0: none was).
+    pub(crate) fn help(&self, worker: u32) -> u64 {
+        if self.phase == StateRootPhase::After && self.executing.load(Ordering::Acquire) > 0 {
+            return 0;
+        }
+        let Some(unit) = self.lock_queue().pop() else {
+            return 0;
+        };
+        let start = Instant::now();
+        let (kind, block) = match unit {
+            Unit::Advance(s) => {
+                let block = self.advance(s, None);
+                (RootStepKind::Accounts, block)
+            }
+            Unit::Storage(s, b, task) => {
+                let result = task.run();
+                let end = Instant::now();
+                self.record(worker, start, end, RootStepKind::Storage, b);
+                let finish = Instant::now();
+                let block = self.advance(s, Some(result));
+                if let Some(block) = block {
+                    self.record(
+                        worker,
+                        finish,
+                        Instant::now(),
+                        RootStepKind::Accounts,
+                        block,
+                    );
+                }
+                return start.elapsed().as_nanos() as u64;
+            }
+        };
+        if let Some(block) = block {
+            self.record(worker, start, Instant::now(), kind, block);
+        }
+        start.elapsed().as_nanos() as u64
+    }
+
+    /// Runs units until the batch's roots are all finished; returns their time.
+    pub(crate) fn help_until_done(&self, worker: u32) -> u64 {
+        let mut busy = 0;
+        while self.remaining.load(Ordering::Acquire) > 0 {
+            let ns = self.help(worker);
+            if ns == 0 {
+                // Another worker is finishing a block: the next block's tasks follow.
+                std::hint::spin_loop();
+                std::thread::yield_now();
+            }
+            busy += ns;
+        }
+        busy
+    }
+
+    /// Records a unit's span.
+    fn record(&self, worker: u32, start: Instant, end: Instant, kind: RootStepKind, block: usize) {
+        let epoch = *self.epoch.get_or_init(|| start);
+        let start_ns = start.saturating_duration_since(epoch).as_nanos() as u64;
+        let ns = end.saturating_duration_since(start).as_nanos() as u64;
+        self.first_ns.fetch_min(start_ns, Ordering::Relaxed);
+        self.last_ns.fetch_max(start_ns + ns, Ordering::Relaxed);
+        self.busy_ns.fetch_add(ns, Ordering::Relaxed);
+        self.spans
+            .lock()
+            .expect("no worker panics holding the spans")
+            .push(RootSpan {
+                worker,
+                start_ns,
+                ns,
+                kind,
+                block: block as u32,
+            });
+    }
+
+    /// Lane `s`: with a storage task's `result`, adds it and, if it was the block's last,
+    /// finishes the block; without, the lane is at a block boundary. Then prepares blocks
+    /// until one has storage tasks (queued) or the batch's are done. Returns the block it
+    /// worked on at the account trie, if any.
+    fn advance(&self, s: usize, result: Option<StorageRoot>) -> Option<usize> {
+        let mut lane = self.lanes[s]
+            .as_ref()
+            .expect("units are queued for lanes only")
+            .lock()
+            .expect("no worker panics holding a lane");
+        let lane = &mut *lane;
+        if let Some(result) = result {
+            lane.results.push(result);
+            lane.pending -= 1;
+            if lane.pending > 0 {
+                return None;
+            }
+        }
+        let mut worked = None;
+        if let Some((b, job)) = lane.job.take() {
+            let root = job.finish(&mut lane.trie, std::mem::take(&mut lane.results));
+            self.finish_block(lane, b, root);
+            worked = Some(b);
+        }
+        while !lane.failed && lane.next < lane.end {
+            let b = lane.next;
+            lane.next += 1;
+            worked = Some(b);
+            let list = self
+                .replay
+                .root_list(b)
+                .expect("a segment with a witness keeps its access lists");
+            let rules = RootRules {
+                delete_empty_accounts: self.replay.blocks[b]
+                    .env
+                    .cfg_env
+                    .spec
+                    .is_enabled_in(SpecId::SPURIOUS_DRAGON),
+            };
+            match lane.trie.prepare_block(list, rules) {
+                Err(e) => self.finish_block(lane, b, Err(e)),
+                Ok(mut job) => {
+                    let tasks = job.storage_tasks();
+                    if tasks.is_empty() {
+                        let root = job.finish(&mut lane.trie, Vec::new());
+                        self.finish_block(lane, b, root);
+                    } else {
+                        lane.pending = tasks.len();
+                        lane.job = Some((b, job));
+                        let mut queue = self.lock_queue();
+                        queue.extend(tasks.into_iter().map(|t| Unit::Storage(s, b, t)));
+                        queue.sort_by_key(Unit::weight);
+                        break;
+                    }
+                }
+            }
+        }
+        worked
+    }
+
+    /// Block `b`'s root is known (or failed): record it; a failure ends the lane, and the
+    /// rest of its blocks in the batch count as done.
+    fn finish_block(&self, lane: &mut Lane, b: usize, root: Result<B256, RootError>) {
+        let failed = root.is_err();
+        self.roots
+            .lock()
+            .expect("no worker panics holding the roots")[b] = Some(root);
+        let mut done = 1;
+        if failed {
+            lane.failed = true;
+            done += lane.end - lane.next;
+            lane.next = lane.end;
+        }
+        self.remaining.fetch_sub(done, Ordering::AcqRel);
+    }
+
+    /// The current batch's root span (first unit start, last unit end), nanoseconds after
+    /// the epoch; `None` when no unit ran.
+    pub(crate) fn batch_span(&self) -> Option<(u64, u64)> {
+        let first = self.first_ns.load(Ordering::Relaxed);
+        (first != u64::MAX).then(|| (first, self.last_ns.load(Ordering::Relaxed)))
+    }
+
+    /// The pass's spans and busy time, taken.
+    pub(crate) fn take(&self, timings: &mut RootTimings) {
+        timings.root_busy_ns = self.busy_ns.load(Ordering::Relaxed);
+        timings.spans = std::mem::take(&mut *self.spans.lock().expect("no worker panics"));
+        timings.blocks = self
+            .roots
+            .lock()
+            .expect("no worker panics holding the roots")
+            .iter()
+            .filter(|r| matches!(r, Some(Ok(_))))
+            .count();
+    }
+
+    /// Every computed root against its header's `stateRoot`, in block order: the first
+    /// difference, or the first root that could not be computed, as a divergence.
+    pub(crate) fn check(&self) -> Result<(), Divergence> {
+        let mut roots = self
+            .roots
+            .lock()
+            .expect("no worker panics holding the roots");
+        for (b, root) in roots.iter_mut().enumerate() {
+            let header = &self.replay.blocks[b].header;
+            let mismatch = match root.take() {
+                None => continue,
+                Some(Ok(got)) if got == header.state_root => continue,
+                Some(Ok(got)) => Mismatch::StateRoot(Expected {
+                    expected: header.state_root,
+                    got,
+                }),
+                Some(Err(e)) => Mismatch::RootNotComputable(e),
+            };
+            let last = self.replay.block_items(b).end - 1;
+            return Err(Divergence {
+                block: header.number,
+                item: self.replay.items[last].kind,
+                address: None,
+                mismatch: Box::new(mismatch),
+            });
+        }
+        Ok(())
+    }
+
+    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Vec<Unit>> {
+        self.queue
+            .lock()
+            .expect("no worker panics holding the queue")
+    }
+}
+
+/// Adds one batch's figures to `timings`: execution ran from `start_ns` to `exec_end_ns`,
+/// the root units over `root` (both after the epoch). Returns the batch's end (the later of
+/// the two).
+pub(crate) fn add_batch(
+    timings: &mut RootTimings,
+    start_ns: u64,
+    exec_end_ns: u64,
+    root: Option<(u64, u64)>,
+) -> u64 {
+    timings.exec_ns += exec_end_ns.saturating_sub(start_ns);
+    let Some((first, last)) = root else {
+        return exec_end_ns;
+    };
+    timings.root_ns += last.saturating_sub(first);
+    timings.overlap_ns += exec_end_ns.min(last).saturating_sub(start_ns.max(first));
+    exec_end_ns.max(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_counts_the_overlap_of_its_two_spans() {
+        let mut t = RootTimings::default();
+        // Execution 100..400, root 300..700: overlap 100, the batch ends at 700.
+        assert_eq!(add_batch(&mut t, 100, 400, Some((300, 700))), 700);
+        assert_eq!((t.exec_ns, t.root_ns, t.overlap_ns), (300, 400, 100));
+        // Root after execution: no overlap; no root: the batch ends with execution.
+        assert_eq!(add_batch(&mut t, 0, 50, Some((60, 80))), 80);
+        assert_eq!(add_batch(&mut t, 0, 50, None), 50);
+        assert_eq!((t.exec_ns, t.root_ns, t.overlap_ns), (400, 420, 100));
+    }
+}
