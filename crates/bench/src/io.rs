@@ -47,6 +47,10 @@ pub struct StoreContext {
     io_threads: usize,
     drop_caches: bool,
     device_reads_per_s: f64,
+    /// The store was evicted (for a cold pass) and no pass has read it since: the next
+    /// warm pass first runs once untimed, so that it finds in the page cache what it reads
+    /// (interleaved rounds run cold and warm points in any order).
+    evicted: bool,
 }
 
 impl StoreContext {
@@ -66,6 +70,7 @@ impl StoreContext {
             io_threads: io_threads.max(1),
             drop_caches: true,
             device_reads_per_s: probe.reads_per_s,
+            evicted: false,
         })
     }
 
@@ -81,6 +86,7 @@ impl StoreContext {
     /// share.
     fn make_cold(&mut self) -> Result<f64, IoError> {
         self.store = None;
+        self.evicted = true;
         evict(
             &self.dir,
             &EvictOptions {
@@ -226,6 +232,11 @@ pub(crate) fn sequential_pass(
     let StateRead::Store { cache, .. } = work.state else {
         unreachable!("a store pass reads from a store")
     };
+    if cache == CacheState::Warm && ctx.evicted {
+        // Re-warm what this pass reads: the same pass once, untimed and unverified.
+        ctx.evicted = false;
+        sequential_pass(replay, work, ctx, false)?;
+    }
     let resident = prepare(ctx, cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
     let mut readers = ctx.readers(1, &collected)?;
@@ -258,6 +269,11 @@ pub(crate) fn replay_pass(
     let StateRead::Store { io, cache, .. } = config.work.state else {
         unreachable!("a store pass reads from a store")
     };
+    if cache == CacheState::Warm && ctx.evicted {
+        // Re-warm what this pass reads: the same pass once, untimed and unverified.
+        ctx.evicted = false;
+        replay_pass(replay, config, ctx, false)?;
+    }
     let resident = prepare(ctx, cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
     // The readers' own type: the pass calls them directly, no boxed call per read.
@@ -325,5 +341,52 @@ mod tests {
         drop(source);
         // The one read that reached the store is counted.
         assert_eq!(collected.lock().unwrap().stats.accounts, 1);
+    }
+
+    /// A warm pass after a cold one (interleaved rounds run them in any order) finds what
+    /// it reads in the page cache: the store evicted for the cold pass is read once,
+    /// untimed, before the warm pass's window.
+    #[test]
+    fn a_warm_pass_after_an_eviction_starts_warm() {
+        gigagas_executor::test_utils::install_kzg_verifier();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
+        let (dump, info) = gigagas_dump::read_dump(&path).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("store");
+        gigagas_state::build_store(&dump, &info, &out, &Default::default(), &mut |_| {}).unwrap();
+        let replay = gigagas_executor::Replay::new(dump).unwrap();
+        let mut ctx = StoreContext::open(&out, info.checksum, 2).unwrap();
+        let point = |cache| {
+            gigagas_grid::RunConfig::new(
+                std::num::NonZeroUsize::MIN,
+                42,
+                gigagas_grid::SchedulerKind::Ols,
+            )
+            .with_work(gigagas_grid::TimedWork {
+                state: StateRead::store(gigagas_grid::IoMode::Prefetch, cache, Default::default()),
+                ..Default::default()
+            })
+        };
+        let cold = match replay_pass(&replay, &point(CacheState::Cold), &mut ctx, true) {
+            Ok(pass) => pass,
+            Err(PassError::Io(IoError::NotCold { .. })) => {
+                eprintln!("SKIPPED: this filesystem keeps evicted pages");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        };
+        assert!(ctx.evicted, "a cold pass leaves the store evicted");
+        let warm = replay_pass(&replay, &point(CacheState::Warm), &mut ctx, true).unwrap();
+        // What the cold pass found resident is at most its threshold; the warm pass finds
+        // at least what one pass reads (the cold pass's reads, in bytes, as a share of the
+        // store).
+        let store_bytes = residency(&out).unwrap().total_bytes as f64;
+        assert!(
+            warm.figures.resident_before * store_bytes >= cold.figures.bytes as f64,
+            "warm {:?} after cold {:?}",
+            warm.figures,
+            cold.figures
+        );
+        assert!(!ctx.evicted);
     }
 }
