@@ -979,6 +979,46 @@ pub(crate) fn check_final_state(dump: &Dump, rpc: &RpcClient) {
     );
 }
 
+/// Every block's state root computed by the replay's root phase from the dump's witness
+/// and access lists equals the node's header (the replay checks each against the header the
+/// dump holds, which the dumper took from the node). With `complete` the witness must hold
+/// every node an update needs (a node's own execution witness); otherwise (proofs from
+/// `eth_getProof`, which lack the siblings a deletion needs) a block may be "root not
+/// computable", but never another root.
+pub(crate) fn check_roots(dump: &Dump, complete: bool) {
+    use gigagas_executor::{DivergenceField, Mismatch, Parallel, Runner, StateRootPhase};
+    let replay = test_utils::prepare(dump.clone()).unwrap();
+    for phase in [StateRootPhase::After, StateRootPhase::Overlapped] {
+        let config = gigagas_executor::RunConfig::new(
+            std::num::NonZeroUsize::new(2).unwrap(),
+            1,
+            SchedulerKind::ALL[0],
+        )
+        .with_work(gigagas_executor::TimedWork {
+            state_root: phase,
+            ..Default::default()
+        });
+        match Parallel::new(&config).run(&replay, true) {
+            Ok(timings) => {
+                assert_eq!(timings.root.blocks, dump.block_count(), "{config}");
+                eprintln!(
+                    "{config}: {} roots equal the node's headers",
+                    timings.root.blocks
+                );
+            }
+            Err(d) if !complete => {
+                assert_eq!(d.field(), DivergenceField::StateRoot, "{config}: {d}");
+                assert!(
+                    !matches!(&*d.mismatch, Mismatch::StateRoot(_)),
+                    "{config}: a wrong root: {d}"
+                );
+                eprintln!("{config}: {d}");
+            }
+            Err(d) => panic!("{config}: {d}"),
+        }
+    }
+}
+
 /// The dump's witness is there (`source` names where it came from, as the provenance
 /// records it) and one of its nodes hashes to the state root of the parent of the first
 /// block, as the node's header of that block has it: the witness proves state at that root.
