@@ -101,6 +101,9 @@ pub enum ExecFailure {
     /// Paying the share of ommers known only by hash read state the dump does not hold.
     #[error(transparent)]
     State(EvmDatabaseError<StateError>),
+    /// The root phase is on and cannot start (no witness, or one that does not open).
+    #[error("the state root: {0}")]
+    NoRoot(crate::root::RootSetupError),
 }
 
 impl ExecFailure {
@@ -339,11 +342,25 @@ impl Replay {
         work: TimedWork,
         mut on_tx: impl FnMut(SequentialTx),
     ) -> Result<(), ExecError> {
-        for segment in &self.segments {
+        self.execute_sequential_rooted(work, None, &mut on_tx)
+    }
+
+    /// [`Replay::execute_sequential`], with `roots` each block's state root after its
+    /// transactions ([`crate::root::SequentialRoots`]: the client loop's root).
+    pub(crate) fn execute_sequential_rooted(
+        &self,
+        work: TimedWork,
+        mut roots: Option<&mut crate::root::SequentialRoots>,
+        on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
+    ) -> Result<(), ExecError> {
+        for (s, segment) in self.segments.iter().enumerate() {
             // Each segment starts from its own pre-state.
             let mut state = State::builder().with_database_ref(&segment.pre).build();
             for b in segment.blocks.clone() {
-                self.execute_sequential_block(&mut state, b, work, &mut on_tx)?;
+                self.execute_sequential_block(&mut state, b, work, on_tx)?;
+                if let Some(roots) = roots.as_deref_mut() {
+                    roots.block(self, s, b);
+                }
             }
         }
         Ok(())
@@ -358,11 +375,26 @@ impl Replay {
         source: &mut S,
         mut on_tx: impl FnMut(SequentialTx),
     ) -> Result<(), ExecError> {
+        self.execute_sequential_on_rooted(work, source, None, &mut on_tx)
+    }
+
+    /// [`Replay::execute_sequential_on`], with `roots` each block's state root after its
+    /// transactions.
+    pub(crate) fn execute_sequential_on_rooted<S: crate::StateSource + ?Sized>(
+        &self,
+        work: TimedWork,
+        source: &mut S,
+        mut roots: Option<&mut crate::root::SequentialRoots>,
+        on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
+    ) -> Result<(), ExecError> {
         for (i, segment) in self.segments.iter().enumerate() {
             let db = crate::SourceDb::new(&mut *source, i, &segment.pre);
             let mut state = State::builder().with_database(db).build();
             for b in segment.blocks.clone() {
-                self.execute_sequential_block(&mut state, b, work, &mut on_tx)?;
+                self.execute_sequential_block(&mut state, b, work, on_tx)?;
+                if let Some(roots) = roots.as_deref_mut() {
+                    roots.block(self, i, b);
+                }
             }
         }
         Ok(())
@@ -373,7 +405,7 @@ impl Replay {
         state: &mut State<DB>,
         b: usize,
         work: TimedWork,
-        on_tx: &mut impl FnMut(SequentialTx),
+        on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), ExecError> {
         let block = &self.blocks[b];
         let err = |item, failure| ExecError {
@@ -471,6 +503,9 @@ pub struct SequentialOutputs {
     /// Every transaction's receipt, block after block (empty without
     /// [`TimedWork::receipts`]).
     pub receipts: Vec<ReceiptEnvelope>,
+    /// With the root phase on, each block's state root (or why it could not be computed),
+    /// `None` for blocks of segments without a witness; empty with the phase off.
+    pub roots: Vec<Option<Result<alloy_primitives::B256, gigagas_trie::RootError>>>,
 }
 
 /// What verification compares with a transaction's receipt summary.

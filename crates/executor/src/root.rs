@@ -94,6 +94,94 @@ impl RootInputs {
     }
 }
 
+/// The client loop's roots (the sequential baseline with the root phase on): after each
+/// block's transactions, its root on the thread that ran them, from the same witness and
+/// access lists as the replay's, so the two sides of a ratio do the same root work.
+#[derive(Debug)]
+pub(crate) struct SequentialRoots {
+    /// Per segment, its trie (`None`: no witness).
+    tries: Vec<Option<StateTrie>>,
+    /// Per block, its root or why there is none.
+    pub(crate) roots: Vec<Option<Result<B256, RootError>>>,
+    /// A segment whose root failed gets no more (its trie is part-updated).
+    failed: Vec<bool>,
+    /// Time spent on roots, nanoseconds.
+    pub(crate) root_ns: u64,
+}
+
+impl SequentialRoots {
+    /// Copies of the tries `inputs` opened, one per segment.
+    pub(crate) fn new(replay: &Replay, inputs: &RootInputs) -> Self {
+        Self {
+            tries: inputs
+                .tries
+                .iter()
+                .map(|t| t.as_ref().map(StateTrie::snapshot))
+                .collect(),
+            roots: (0..replay.blocks.len()).map(|_| None).collect(),
+            failed: vec![false; inputs.tries.len()],
+            root_ns: 0,
+        }
+    }
+
+    /// Block `b` (of segment `s`) has run: its root.
+    pub(crate) fn block(&mut self, replay: &Replay, s: usize, b: usize) {
+        let Some(trie) = self.tries[s].as_mut() else {
+            return;
+        };
+        if self.failed[s] {
+            return;
+        }
+        let start = Instant::now();
+        let list = replay
+            .root_list(b)
+            .expect("a segment with a witness keeps its access lists");
+        let root = trie.apply_block(list, root_rules(replay, b));
+        self.root_ns += start.elapsed().as_nanos() as u64;
+        self.failed[s] = root.is_err();
+        self.roots[b] = Some(root);
+    }
+}
+
+/// The root rules of block `b`'s fork: EIP-161 from Spurious Dragon on.
+fn root_rules(replay: &Replay, b: usize) -> RootRules {
+    RootRules {
+        delete_empty_accounts: replay.blocks[b]
+            .env
+            .cfg_env
+            .spec
+            .is_enabled_in(SpecId::SPURIOUS_DRAGON),
+    }
+}
+
+/// Every computed root in `roots` against its header's `stateRoot`, in block order: the
+/// first difference, or the first root that could not be computed, as a divergence.
+pub(crate) fn check_roots(
+    replay: &Replay,
+    roots: &[Option<Result<B256, RootError>>],
+) -> Result<(), Divergence> {
+    for (b, root) in roots.iter().enumerate() {
+        let header = &replay.blocks[b].header;
+        let mismatch = match root {
+            None => continue,
+            Some(Ok(got)) if *got == header.state_root => continue,
+            Some(Ok(got)) => Mismatch::StateRoot(Expected {
+                expected: header.state_root,
+                got: *got,
+            }),
+            Some(Err(e)) => Mismatch::RootNotComputable(e.clone()),
+        };
+        let last = replay.block_items(b).end - 1;
+        return Err(Divergence {
+            block: header.number,
+            item: replay.items[last].kind,
+            address: None,
+            mismatch: Box::new(mismatch),
+        });
+    }
+    Ok(())
+}
+
 /// What a pass's root work took, nanoseconds of wall time summed over its batches.
 #[derive(Debug, Clone, Default)]
 pub struct RootTimings {
@@ -377,14 +465,7 @@ impl<'r> RootPass<'r> {
                 .replay
                 .root_list(b)
                 .expect("a segment with a witness keeps its access lists");
-            let rules = RootRules {
-                delete_empty_accounts: self.replay.blocks[b]
-                    .env
-                    .cfg_env
-                    .spec
-                    .is_enabled_in(SpecId::SPURIOUS_DRAGON),
-            };
-            match lane.trie.prepare_block(list, rules) {
+            match lane.trie.prepare_block(list, root_rules(self.replay, b)) {
                 Err(e) => self.finish_block(lane, b, Err(e)),
                 Ok(mut job) => {
                     let tasks = job.storage_tasks();
@@ -444,30 +525,11 @@ impl<'r> RootPass<'r> {
     /// Every computed root against its header's `stateRoot`, in block order: the first
     /// difference, or the first root that could not be computed, as a divergence.
     pub(crate) fn check(&self) -> Result<(), Divergence> {
-        let mut roots = self
+        let roots = self
             .roots
             .lock()
             .expect("no worker panics holding the roots");
-        for (b, root) in roots.iter_mut().enumerate() {
-            let header = &self.replay.blocks[b].header;
-            let mismatch = match root.take() {
-                None => continue,
-                Some(Ok(got)) if got == header.state_root => continue,
-                Some(Ok(got)) => Mismatch::StateRoot(Expected {
-                    expected: header.state_root,
-                    got,
-                }),
-                Some(Err(e)) => Mismatch::RootNotComputable(e),
-            };
-            let last = self.replay.block_items(b).end - 1;
-            return Err(Divergence {
-                block: header.number,
-                item: self.replay.items[last].kind,
-                address: None,
-                mismatch: Box::new(mismatch),
-            });
-        }
-        Ok(())
+        check_roots(self.replay, &roots)
     }
 
     fn lock_queue(&self) -> std::sync::MutexGuard<'_, Vec<Unit>> {

@@ -924,13 +924,49 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
         replay: &Replay,
     ) -> (RunTimings, Result<SequentialOutputs, ExecError>) {
         let work = self.work;
-        match self.source.as_deref_mut() {
-            None => replay
-                .sequential_timed(work, |replay, on_tx| replay.execute_sequential(work, on_tx)),
-            Some(source) => replay.sequential_timed(work, |replay, on_tx| {
-                replay.execute_sequential_on(work, source, on_tx)
+        // The tries are opened before the window (once per replay); a dump without a
+        // witness cannot compute roots: an error at the first block, as the replay's.
+        let mut roots = match work.state_root {
+            StateRootPhase::Off => None,
+            _ => match replay.root_inputs() {
+                Ok(inputs) => Some(crate::root::SequentialRoots::new(replay, inputs)),
+                Err(e) => {
+                    let block = replay.blocks.first().map_or(0, |b| b.header.number);
+                    return (
+                        RunTimings::default(),
+                        Err(ExecError {
+                            block,
+                            item: crate::ItemKind::PreBlock,
+                            failure: crate::ExecFailure::NoRoot(e),
+                        }),
+                    );
+                }
+            },
+        };
+        let (mut timings, outputs) = match self.source.as_deref_mut() {
+            None => replay.sequential_timed(work, |replay, on_tx| {
+                replay.execute_sequential_rooted(work, roots.as_mut(), on_tx)
             }),
-        }
+            Some(source) => replay.sequential_timed(work, |replay, on_tx| {
+                replay.execute_sequential_on_rooted(work, source, roots.as_mut(), on_tx)
+            }),
+        };
+        let outputs = outputs.map(|mut o| {
+            if let Some(roots) = roots {
+                // The loop's root time, for the rows (execution is the rest of the window).
+                timings.root.root_ns = roots.root_ns;
+                timings.root.root_busy_ns = roots.root_ns;
+                timings.root.exec_ns = timings.wall_ns.saturating_sub(roots.root_ns);
+                timings.root.blocks = roots
+                    .roots
+                    .iter()
+                    .filter(|r| matches!(r, Some(Ok(_))))
+                    .count();
+                o.roots = roots.roots;
+            }
+            o
+        });
+        (timings, outputs)
     }
 }
 
@@ -1154,6 +1190,13 @@ impl Replay {
             cpu,
             ..Default::default()
         };
-        (timings, r.map(|()| SequentialOutputs { txs, receipts }))
+        (
+            timings,
+            r.map(|()| SequentialOutputs {
+                txs,
+                receipts,
+                roots: Vec::new(),
+            }),
+        )
     }
 }

@@ -543,7 +543,7 @@ impl Replay {
             }
             offset += n;
         }
-        Ok(())
+        crate::root::check_roots(self, &outputs.roots)
     }
 }
 

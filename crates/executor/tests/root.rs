@@ -7,7 +7,7 @@ use alloy_hardforks::EthereumHardfork;
 use gigagas_dump::Dump;
 use gigagas_executor::{
     DivergenceField, Mismatch, Parallel, Replay, RootStepKind, RunConfig, Runner, SchedulerKind,
-    TimedWork, test_utils::prepare,
+    Sequential, TimedWork, test_utils::prepare,
 };
 use gigagas_grid::StateRootPhase;
 use gigagas_workload::{GeneratorConfig, Profile, generate, generate_with_witness};
@@ -82,6 +82,15 @@ fn after_and_overlapped_give_every_header_root_at_every_shape() {
                 }
             }
         }
+        // The client loop computes the same roots, each after its block.
+        let sequential = Sequential::new(TimedWork {
+            state_root: StateRootPhase::After,
+            ..TimedWork::default()
+        })
+        .run(&replay, true)
+        .unwrap_or_else(|e| panic!("{profile:?} sequential: {e}"));
+        assert_eq!(sequential.root.blocks, BLOCKS as usize);
+        assert!(sequential.root.root_ns > 0 && sequential.root.exec_ns > 0);
         // Off computes nothing.
         let off = run(&replay, &with_root(2, 1, StateRootPhase::Off)).unwrap();
         assert_eq!(off.root.blocks, 0);
@@ -109,8 +118,22 @@ fn a_wrong_header_root_fails_the_pass_at_that_block() {
             }
         }
     }
-    // With the root off, the same pass verifies.
+    // The client loop with its roots fails at the same block.
+    let divergence = Sequential::new(TimedWork {
+        state_root: StateRootPhase::After,
+        ..TimedWork::default()
+    })
+    .run(&replay, true)
+    .unwrap_err();
+    assert_eq!(
+        (divergence.block, divergence.field()),
+        (number, DivergenceField::StateRoot)
+    );
+    // With the root off, the same passes verify.
     run(&replay, &with_root(2, 1, StateRootPhase::Off)).unwrap();
+    Sequential::new(TimedWork::default())
+        .run(&replay, true)
+        .unwrap();
 }
 
 #[test]
@@ -124,6 +147,14 @@ fn a_dump_without_a_witness_is_refused_in_one_line() {
         "{err}"
     );
     assert!(!err.contains('\n'), "{err}");
+    let err = Sequential::new(TimedWork {
+        state_root: StateRootPhase::After,
+        ..TimedWork::default()
+    })
+    .run(&replay, true)
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("no segment of the dump has one"), "{err}");
 }
 
 /// Without any one witness node, a pass either still gives every header's root (the node

@@ -422,6 +422,10 @@ impl ResultRow {
             work.state =
                 StateRead::store(gigagas_grid::IoMode::OnDemand, cache, Default::default());
         }
+        // The client loop's root is computed after each block: the baseline of both phases.
+        if work.state_root == gigagas_grid::StateRootPhase::Overlapped {
+            work.state_root = gigagas_grid::StateRootPhase::After;
+        }
         b.dump == self.dump && b.point == Point::Sequential(work)
     }
 
