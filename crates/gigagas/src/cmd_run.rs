@@ -152,8 +152,9 @@ pub(crate) struct RunArgs {
     /// work from the batch's start, beside the transactions on the same workers). Roots come
     /// from the dump's witness and the access lists alone, and every one is checked against
     /// its header. Needs a dump with a witness (`gigagas generate`, `gigagas dump`,
-    /// `gigagas import blockchain-test` write one; `gigagas inspect` shows it). The
-    /// sequential baseline computes no root.
+    /// `gigagas import blockchain-test` write one; `gigagas inspect` shows it). With a
+    /// phase on, the sequential baseline also runs with each block's root after its
+    /// transactions (the client loop), the baseline of both phases.
     #[arg(long, value_delimiter = ',', default_value = "off")]
     pub state_root: Vec<gigagas_grid::StateRootPhase>,
     /// Readers of a prefetch (threads, each with its own read transaction).

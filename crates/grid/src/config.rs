@@ -54,8 +54,8 @@ pub struct SweepConfig {
     #[serde(default)]
     pub receipts: bool,
     /// The state-root phases of the replay's points (`off`, `after`, `overlapped`; default
-    /// `["off"]`): each point runs once per phase. The sequential baseline computes no
-    /// root.
+    /// `["off"]`): each point runs once per phase. With a phase on, the sequential baseline
+    /// also runs with each block's root after its transactions.
     #[serde(default = "root_off", skip_serializing_if = "is_root_off")]
     pub state_root: Vec<crate::StateRootPhase>,
     /// Seed of the order in which each measured round runs the points (recorded, so a

@@ -22,7 +22,7 @@ pub struct TimedWork {
     pub state: crate::StateRead,
     /// Whether each block's state root is computed from the access lists and the dump's
     /// witness, and when: after the transactions or beside them. Stored only when on (the
-    /// replay only: the sequential baseline computes no root).
+    /// sequential baseline, one thread, computes each block's root after it: `after`).
     #[serde(default, skip_serializing_if = "StateRootPhase::is_off")]
     pub state_root: StateRootPhase,
 }
