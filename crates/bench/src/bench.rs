@@ -61,6 +61,7 @@ impl PassSum {
         r.root_ns += p.root_ns;
         r.root_busy_ns += p.root_busy_ns;
         r.overlap_ns += p.overlap_ns;
+        r.read_ns += p.read_ns;
         r.blocks += p.blocks;
         // The trace takes its spans from one pass: keep the last.
         r.spans = p.spans;
@@ -86,6 +87,7 @@ impl PassSum {
             &mut t.root.root_ns,
             &mut t.root.root_busy_ns,
             &mut t.root.overlap_ns,
+            &mut t.root.read_ns,
         ] {
             div(v);
         }
@@ -123,6 +125,7 @@ pub fn metrics_of(
         root_s: r.root_ns as f64 / 1e9,
         root_busy_s: r.root_busy_ns as f64 / 1e9,
         overlap_s: r.overlap_ns as f64 / 1e9,
+        read_s: r.read_ns as f64 / 1e9,
         blocks: r.blocks,
     });
     Metrics {
@@ -366,6 +369,7 @@ mod tests {
             root_busy_ns: busy,
             overlap_ns: overlap,
             blocks: 4,
+            read_ns: 0,
             spans: vec![gigagas_executor::RootSpan {
                 worker: 0,
                 start_ns: exec,

@@ -182,6 +182,12 @@ impl StateSource for StoreSource {
     fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
         self.reader.code(code_hash).map_err(StateError::from_source)
     }
+
+    fn trie_node(&mut self, segment: usize, hash: B256) -> Result<Option<Bytes>, StateError> {
+        self.reader
+            .trie_node(segment, hash)
+            .map_err(StateError::from_source)
+    }
 }
 
 /// What one store pass read: its timings and its reads.
@@ -341,6 +347,84 @@ mod tests {
         drop(source);
         // The one read that reached the store is counted.
         assert_eq!(collected.lock().unwrap().stats.accounts, 1);
+    }
+
+    /// A store run with the root phase on opens its tries over the witness's nodes read from
+    /// the store (its trie table) inside the window, and every root still equals its header:
+    /// the replay prefetching and on demand, after and overlapped, and the client loop. A
+    /// store without the nodes is refused in one line.
+    #[test]
+    fn a_store_run_reads_its_trie_from_the_store() {
+        use gigagas_grid::{IoMode, RunConfig, SchedulerKind, StateRootPhase, TimedWork};
+        gigagas_executor::test_utils::install_kzg_verifier();
+        let config = gigagas_workload::GeneratorConfig {
+            profile: gigagas_workload::Profile::Erc20,
+            blocks: 3,
+            gas_per_block: 3_000_000,
+            seed: 5,
+            fork: alloy_hardforks::EthereumHardfork::Prague,
+            users: 30,
+        };
+        let dump = gigagas_workload::generate_with_witness(&config, |_, _| {}).unwrap();
+        let nodes = dump.segments[0].witness.as_ref().unwrap().nodes.len() as u64;
+        let dir = tempfile::tempdir().unwrap();
+        let info = gigagas_dump::write_dump(&dump, &dir.path().join("w.gigagas")).unwrap();
+        let out = dir.path().join("store");
+        gigagas_state::build_store(&dump, &info, &out, &Default::default(), &mut |_| {}).unwrap();
+        assert_eq!(
+            open_store(&out, info.checksum).unwrap().meta().trie_nodes,
+            nodes
+        );
+        // The same state without the witness's nodes, under the dump's checksum.
+        let mut bare = dump.clone();
+        bare.segments[0].witness = None;
+        let bare_out = dir.path().join("bare");
+        gigagas_state::build_store(&bare, &info, &bare_out, &Default::default(), &mut |_| {})
+            .unwrap();
+        let replay = gigagas_executor::Replay::new(dump).unwrap();
+        let mut ctx = StoreContext::open(&out, info.checksum, 2).unwrap();
+        let work = |io, phase| TimedWork {
+            state: StateRead::store(io, CacheState::Warm, Default::default()),
+            state_root: phase,
+            ..Default::default()
+        };
+        for io in [IoMode::Prefetch, IoMode::OnDemand] {
+            for phase in [StateRootPhase::After, StateRootPhase::Overlapped] {
+                let point = RunConfig::new(
+                    std::num::NonZeroUsize::new(2).unwrap(),
+                    3,
+                    SchedulerKind::Ols,
+                )
+                .with_work(work(io, phase));
+                let pass = replay_pass(&replay, &point, &mut ctx, true)
+                    .unwrap_or_else(|e| panic!("{point}: {e}"));
+                assert_eq!(pass.timings.root.blocks, 3, "{point}");
+                assert!(pass.timings.root.read_ns > 0, "{point}");
+            }
+        }
+        let sequential = work(IoMode::OnDemand, StateRootPhase::After);
+        let pass = sequential_pass(&replay, sequential, &mut ctx, true).unwrap();
+        assert_eq!(pass.timings.root.blocks, 3);
+        assert!(pass.timings.root.read_ns > 0);
+
+        let mut ctx = StoreContext::open(&bare_out, info.checksum, 2).unwrap();
+        let point = RunConfig::new(
+            std::num::NonZeroUsize::new(2).unwrap(),
+            3,
+            SchedulerKind::Ols,
+        )
+        .with_work(work(IoMode::Prefetch, StateRootPhase::Overlapped));
+        let err = replay_pass(&replay, &point, &mut ctx, true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("has no witness node") && !err.contains('\n'),
+            "{err}"
+        );
+        let err = sequential_pass(&replay, sequential, &mut ctx, true)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("has no witness node"), "{err}");
     }
 
     /// A warm pass after a cold one (interleaved rounds run them in any order) finds what

@@ -350,7 +350,7 @@ impl Replay {
     pub(crate) fn execute_sequential_rooted(
         &self,
         work: TimedWork,
-        mut roots: Option<&mut crate::root::SequentialRoots>,
+        mut roots: Option<&mut crate::root::SequentialRoots<'_>>,
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), ExecError> {
         for (s, segment) in self.segments.iter().enumerate() {
@@ -384,7 +384,7 @@ impl Replay {
         &self,
         work: TimedWork,
         source: &mut S,
-        mut roots: Option<&mut crate::root::SequentialRoots>,
+        mut roots: Option<&mut crate::root::SequentialRoots<'_>>,
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), ExecError> {
         for (i, segment) in self.segments.iter().enumerate() {

@@ -61,6 +61,18 @@ pub enum RootSetupError {
         /// The trie's error.
         source: RootError,
     },
+    /// A store run: the state source lacks a node of a segment's witness (a store built
+    /// before witnesses, or from a dump without one).
+    #[error(
+        "segment {segment}: the state source has no witness node {hash} (rebuild the store \
+         from a dump with a witness: gigagas state build)"
+    )]
+    SourceLacksNode {
+        /// The segment's index.
+        segment: usize,
+        /// The node's hash.
+        hash: B256,
+    },
 }
 
 /// What the root phase starts every pass from: per segment with a witness, its trie at
@@ -69,6 +81,9 @@ pub enum RootSetupError {
 pub struct RootInputs {
     /// Per segment, the trie at its parent root (`None`: no witness).
     tries: Vec<Option<StateTrie>>,
+    /// Per segment with a witness, its nodes' hashes: the keys a store run reads the
+    /// nodes by (as an access list names the keys of state).
+    hashes: Vec<Option<Vec<B256>>>,
 }
 
 impl RootInputs {
@@ -90,7 +105,15 @@ impl RootInputs {
                     .transpose()
             })
             .collect::<Result<_, _>>()?;
-        Ok(Self { tries })
+        let hashes = replay
+            .witnesses
+            .iter()
+            .map(|w| {
+                w.as_ref()
+                    .map(|w| w.nodes.iter().map(alloy_primitives::keccak256).collect())
+            })
+            .collect();
+        Ok(Self { tries, hashes })
     }
 }
 
@@ -98,7 +121,9 @@ impl RootInputs {
 /// block's transactions, its root on the thread that ran them, from the same witness and
 /// access lists as the replay's, so the two sides of a ratio do the same root work.
 #[derive(Debug)]
-pub(crate) struct SequentialRoots {
+pub(crate) struct SequentialRoots<'r> {
+    /// What the tries start from.
+    inputs: &'r RootInputs,
     /// Per segment, its trie (`None`: no witness).
     tries: Vec<Option<StateTrie>>,
     /// Per block, its root or why there is none.
@@ -107,12 +132,16 @@ pub(crate) struct SequentialRoots {
     failed: Vec<bool>,
     /// Time spent on roots, nanoseconds.
     pub(crate) root_ns: u64,
+    /// On a store run: reading the tries' nodes from the source, nanoseconds.
+    pub(crate) read_ns: u64,
 }
 
-impl SequentialRoots {
+impl<'r> SequentialRoots<'r> {
     /// Copies of the tries `inputs` opened, one per segment.
-    pub(crate) fn new(replay: &Replay, inputs: &RootInputs) -> Self {
+    pub(crate) fn new(replay: &Replay, inputs: &'r RootInputs) -> Self {
         Self {
+            inputs,
+            read_ns: 0,
             tries: inputs
                 .tries
                 .iter()
@@ -122,6 +151,53 @@ impl SequentialRoots {
             failed: vec![false; inputs.tries.len()],
             root_ns: 0,
         }
+    }
+
+    /// On a store run, inside the loop's timed window: every segment's trie opened over its
+    /// witness's nodes read from `source` (the loop's one reader) instead of the dump's copy.
+    pub(crate) fn read_from<S: crate::StateSource + ?Sized>(
+        &mut self,
+        replay: &Replay,
+        source: &mut S,
+    ) -> Result<(), crate::ExecError> {
+        let start = Instant::now();
+        for (s, hashes) in self.inputs.hashes.iter().enumerate() {
+            let Some(hashes) = hashes else { continue };
+            let first = replay.segments[s].blocks.start;
+            let fail = |failure| crate::ExecError {
+                block: replay.blocks[first].header.number,
+                item: replay.items[replay.block_items(first).start].kind,
+                failure,
+            };
+            let mut nodes = Vec::with_capacity(hashes.len());
+            for hash in hashes {
+                match source.trie_node(s, *hash) {
+                    Ok(Some(node)) => nodes.push((*hash, node)),
+                    Ok(None) => {
+                        return Err(fail(crate::ExecFailure::NoRoot(
+                            RootSetupError::SourceLacksNode {
+                                segment: s,
+                                hash: *hash,
+                            },
+                        )));
+                    }
+                    Err(e) => return Err(fail(crate::ExecFailure::Read(e))),
+                }
+            }
+            let parent = replay.witnesses[s]
+                .as_ref()
+                .expect("a segment with hashes has a witness")
+                .parent_state_root;
+            let trie = StateTrie::from_hashed_nodes(parent, nodes).map_err(|source| {
+                fail(crate::ExecFailure::NoRoot(RootSetupError::Witness {
+                    segment: s,
+                    source,
+                }))
+            })?;
+            self.tries[s] = Some(trie);
+        }
+        self.read_ns = start.elapsed().as_nanos() as u64;
+        Ok(())
     }
 
     /// Block `b` (of segment `s`) has run: its root.
@@ -196,6 +272,9 @@ pub struct RootTimings {
     pub overlap_ns: u64,
     /// Blocks whose root was computed.
     pub blocks: usize,
+    /// On a store run: reading every witness node from the state source before the first
+    /// batch, inside the timed window (0 in memory).
+    pub read_ns: u64,
     /// Every unit as it ran, for the trace.
     pub spans: Vec<RootSpan>,
 }
@@ -262,6 +341,8 @@ impl Unit {
 /// One pass's root work: the lanes, the queue of units, the roots and the timings.
 pub(crate) struct RootPass<'r> {
     replay: &'r Replay,
+    /// What the lanes start from (a store run reads the tries' nodes by its hashes).
+    inputs: &'r RootInputs,
     phase: StateRootPhase,
     /// Per segment, its lane (`None`: no witness).
     lanes: Vec<Option<Mutex<Lane>>>,
@@ -288,7 +369,7 @@ impl<'r> RootPass<'r> {
     /// offsets from `epoch`, set when the timed window opens.
     pub(crate) fn new(
         replay: &'r Replay,
-        inputs: &RootInputs,
+        inputs: &'r RootInputs,
         phase: StateRootPhase,
         epoch: &'r OnceLock<Instant>,
     ) -> Self {
@@ -312,6 +393,7 @@ impl<'r> RootPass<'r> {
             .collect();
         Self {
             replay,
+            inputs,
             phase,
             lanes,
             queue: Mutex::new(Vec::new()),
@@ -530,6 +612,76 @@ impl<'r> RootPass<'r> {
             .lock()
             .expect("no worker panics holding the roots");
         check_roots(self.replay, &roots)
+    }
+
+    /// On a store run, inside the timed window before the first batch: every lane's trie
+    /// opened over its witness's nodes read from `readers` (split evenly between them,
+    /// one thread each) instead of the dump's copy in memory. Returns the time it took.
+    pub(crate) fn read_tries<S: crate::StateSource + ?Sized>(
+        &self,
+        readers: &mut [&mut S],
+    ) -> Result<u64, Divergence> {
+        let inputs = self.inputs;
+        let start = Instant::now();
+        let first_block = |s: usize| {
+            let b = self.replay.segments[s].blocks.start;
+            (self.replay.blocks[b].header.number, b)
+        };
+        for (s, lane) in self.lanes.iter().enumerate() {
+            let (Some(lane), Some(hashes)) = (lane, &inputs.hashes[s]) else {
+                continue;
+            };
+            let per = hashes.len().div_ceil(readers.len().max(1)).max(1);
+            let read = |reader: &mut S, chunk: &[B256]| {
+                chunk
+                    .iter()
+                    .map(|hash| match reader.trie_node(s, *hash) {
+                        Ok(Some(node)) => Ok((*hash, node)),
+                        Ok(None) => Err(Err(RootSetupError::SourceLacksNode {
+                            segment: s,
+                            hash: *hash,
+                        })),
+                        Err(e) => Err(Ok(e)),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            };
+            let parts: Vec<_> = std::thread::scope(|scope| {
+                let handles: Vec<_> = hashes
+                    .chunks(per)
+                    .zip(readers.iter_mut())
+                    .map(|(chunk, reader)| scope.spawn(move || read(reader, chunk)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a reader thread panicked"))
+                    .collect()
+            });
+            let mut nodes = Vec::with_capacity(hashes.len());
+            for part in parts {
+                match part {
+                    Ok(part) => nodes.extend(part),
+                    Err(Err(setup)) => return Err(self.replay.no_root(setup)),
+                    Err(Ok(read)) => {
+                        let (number, b) = first_block(s);
+                        return Err(Divergence::from(crate::ExecError {
+                            block: number,
+                            item: self.replay.items[self.replay.block_items(b).start].kind,
+                            failure: crate::ExecFailure::Read(read),
+                        }));
+                    }
+                }
+            }
+            let parent = self.replay.witnesses[s]
+                .as_ref()
+                .expect("a lane's segment has a witness")
+                .parent_state_root;
+            let trie = StateTrie::from_hashed_nodes(parent, nodes).map_err(|source| {
+                self.replay
+                    .no_root(RootSetupError::Witness { segment: s, source })
+            })?;
+            lane.lock().expect("no worker panics holding a lane").trie = trie;
+        }
+        Ok(start.elapsed().as_nanos() as u64)
     }
 
     fn lock_queue(&self) -> std::sync::MutexGuard<'_, Vec<Unit>> {

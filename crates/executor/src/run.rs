@@ -153,6 +153,15 @@ impl<S> Clone for Bases<'_, '_, S> {
 impl<S> Copy for Bases<'_, '_, S> {}
 
 impl<'r, 's, S> Bases<'r, 's, S> {
+    /// The pass's readers, when its state is read from sources.
+    fn pass(self) -> Option<&'r OnDemandPass<'s, S>> {
+        match self {
+            Self::Read(io) => Some(io.pass),
+            Self::OnDemand { pass, .. } => Some(pass),
+            Self::Resident(_) | Self::PerBatch { .. } => None,
+        }
+    }
+
     /// Whether each batch's state is read while the batch before it runs.
     fn pipelined(self) -> bool {
         matches!(self, Self::Read(io) if io.pipelined)
@@ -449,6 +458,18 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         }
     }
 
+    /// On a store run with the root phase on: the tries' nodes read from the sources, inside
+    /// the window before the first batch (recorded in `timings.root.read_ns`).
+    fn read_tries(&self, timings: &mut RunTimings) -> Result<(), crate::Divergence> {
+        let (Some(root), Some(pass)) = (self.root, self.bases.pass()) else {
+            return Ok(());
+        };
+        let mut guards = pass.lock_all();
+        let mut readers: Vec<&mut S> = guards.iter_mut().map(|g| &mut ***g).collect();
+        timings.root.read_ns = root.read_tries(&mut readers)?;
+        Ok(())
+    }
+
     /// Queue batch `b`'s roots (with the root phase on) for `workers` workers.
     fn begin_root(&self, b: usize, workers: usize) {
         let (Some(root), Some(range)) = (self.root, self.batches.get(b)) else {
@@ -600,6 +621,11 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         window.open();
         let epoch = *self.epoch.get_or_init(Instant::now);
         let pipelined = self.bases.pipelined();
+        if let Err(e) = self.read_tries(&mut timings) {
+            timings.cpu = window.finish();
+            return (timings, Err(e));
+        }
+        timings.wall_ns += timings.root.read_ns;
         for (b, range) in self.batches.iter().enumerate() {
             window.close();
             self.build_bases(b);
@@ -703,6 +729,11 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         window.open();
         let start = Instant::now();
         let epoch = *self.epoch.get_or_init(|| start);
+        let mut result = Ok(());
+        if let Err(e) = self.read_tries(&mut timings) {
+            result = Err(e);
+            self.stop.store(true, Ordering::Relaxed);
+        }
         let mut all_orders = Vec::with_capacity(self.batches.len());
         for range in self.batches {
             let mut order = Vec::with_capacity(range.len());
@@ -711,7 +742,6 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         }
         self.orders.set(all_orders).expect("orders are set once");
         timings.wall_ns = start.elapsed().as_nanos() as u64;
-        let mut result = Ok(());
         let pipelined = self.bases.pipelined();
         let mut pending = None;
         for (b, range) in self.batches.iter().enumerate() {
@@ -948,6 +978,10 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
                 replay.execute_sequential_rooted(work, roots.as_mut(), on_tx)
             }),
             Some(source) => replay.sequential_timed(work, |replay, on_tx| {
+                // A store run reads the tries' nodes from the store, inside the window.
+                if let Some(roots) = roots.as_mut() {
+                    roots.read_from(replay, &mut *source)?;
+                }
                 replay.execute_sequential_on_rooted(work, source, roots.as_mut(), on_tx)
             }),
         };
@@ -955,6 +989,7 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
             if let Some(roots) = roots {
                 // The loop's root time, for the rows (execution is the rest of the window).
                 timings.root.root_ns = roots.root_ns;
+                timings.root.read_ns = roots.read_ns;
                 timings.root.root_busy_ns = roots.root_ns;
                 timings.root.exec_ns = timings.wall_ns.saturating_sub(roots.root_ns);
                 timings.root.blocks = roots
@@ -1152,7 +1187,7 @@ impl Replay {
     }
 
     /// The divergence of a pass whose root phase cannot start, at the first block.
-    fn no_root(&self, e: crate::root::RootSetupError) -> crate::Divergence {
+    pub(crate) fn no_root(&self, e: crate::root::RootSetupError) -> crate::Divergence {
         crate::Divergence {
             block: self.blocks.first().map_or(0, |b| b.header.number),
             item: crate::ItemKind::PreBlock,

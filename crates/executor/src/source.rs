@@ -76,6 +76,14 @@ pub trait StateSource: Send {
     -> Result<U256, StateError>;
     /// The bytecode with this hash, `None` if the source does not hold it.
     fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError>;
+
+    /// The witness trie node of `segment` whose RLP hashes to `hash` (what the state-root
+    /// phase reads on a store run), `None` if the source does not hold it; a source without
+    /// trie nodes holds none.
+    fn trie_node(&mut self, segment: usize, hash: B256) -> Result<Option<Bytes>, StateError> {
+        let _ = (segment, hash);
+        Ok(None)
+    }
 }
 
 /// A boxed source reads through its box (one dynamic call per read).
@@ -100,6 +108,10 @@ impl<S: StateSource + ?Sized> StateSource for Box<S> {
     fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
         (**self).code(code_hash)
     }
+
+    fn trie_node(&mut self, segment: usize, hash: B256) -> Result<Option<Bytes>, StateError> {
+        (**self).trie_node(segment, hash)
+    }
 }
 
 /// A borrowed source reads through the borrow.
@@ -123,6 +135,10 @@ impl<S: StateSource + ?Sized> StateSource for &mut S {
 
     fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
         (**self).code(code_hash)
+    }
+
+    fn trie_node(&mut self, segment: usize, hash: B256) -> Result<Option<Bytes>, StateError> {
+        (**self).trie_node(segment, hash)
     }
 }
 

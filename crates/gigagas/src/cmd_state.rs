@@ -19,8 +19,9 @@ enum StateCommand {
     ///
     /// The store is an embedded MDBX environment (the engine reth keeps its state in) in
     /// reth's flat layout: accounts by address (nonce, balance, code hash), storage by
-    /// address then slot (dup-sorted), bytecodes by hash; each segment of the dump sees only
-    /// its own values. It records the dump's checksum: a run refuses a store built from
+    /// address then slot (dup-sorted), bytecodes by hash, and the trie nodes of each
+    /// segment's witness by hash (what `--state-root` reads on a store run); each segment of
+    /// the dump sees only its own values. It records the dump's checksum: a run refuses a store built from
     /// another dump. Built in a temporary folder beside DIR and renamed into place, so DIR
     /// is a whole store or absent.
     ///

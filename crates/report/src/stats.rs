@@ -51,6 +51,15 @@ pub struct RootFigures {
     pub overlap_s: f64,
     /// Blocks whose root was computed, per pass.
     pub blocks: usize,
+    /// On a store run: reading the witness's trie nodes from the store before the first
+    /// batch, inside the window (0 in memory; absent in results written before it).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub read_s: f64,
+}
+
+/// Whether a figure is zero (left out of results files).
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl RootFigures {
@@ -320,6 +329,7 @@ mod tests {
             root_busy_s: 1.8,
             overlap_s: 0.5,
             blocks: 7,
+            read_s: 0.0,
         });
         let json = serde_json::to_value(m).unwrap();
         assert_eq!(json["root"]["blocks"], 7);

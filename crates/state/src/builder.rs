@@ -4,7 +4,7 @@ use crate::{
     StoreError, StoreMeta,
     layout::{
         ACCOUNTS, BLOCK_HASHES, BYTECODES, FORMAT_VERSION, META, PAD_SEGMENT, STATE_KEY_LEN,
-        STORAGE, block_hash_key, encode_account, encode_slot, state_key,
+        STORAGE, TRIE_NODES, block_hash_key, encode_account, encode_slot, state_key, trie_node_key,
     },
     store::{DATA_FILE, LOCK_FILE, TableStats},
 };
@@ -103,8 +103,9 @@ pub struct StoreSummary {
     pub tables: Vec<TableStats>,
 }
 
-/// Write `dump`'s pre-state (every segment's accounts, storage, codes and block hashes)
-/// into a new store at `out`, recording `info`'s checksum, padded as `options` says.
+/// Write `dump`'s pre-state (every segment's accounts, storage, codes, block hashes and
+/// witness trie nodes) into a new store at `out`, recording `info`'s checksum, padded as
+/// `options` says.
 ///
 /// The store is complete or absent: it is written to a hidden sibling folder, synced,
 /// then renamed to `out`; on failure the sibling is removed. `out` may be missing, an
@@ -309,6 +310,7 @@ struct Tables {
     storage: Database,
     codes: Database,
     hashes: Database,
+    trie_nodes: Database,
     meta: Database,
 }
 
@@ -338,6 +340,7 @@ fn write_env(
         zero_slots: 0,
         codes: 0,
         block_hashes: 0,
+        trie_nodes: 0,
         pad_accounts: 0,
         pad_slots: 0,
     };
@@ -405,6 +408,7 @@ fn create_tables_with_codes_and_hashes(
         storage: create(STORAGE, DatabaseFlags::DUP_SORT)?,
         codes: create(BYTECODES, DatabaseFlags::empty())?,
         hashes: create(BLOCK_HASHES, DatabaseFlags::empty())?,
+        trie_nodes: create(TRIE_NODES, DatabaseFlags::empty())?,
         meta: create(META, DatabaseFlags::empty())?,
     };
     let codes: BTreeMap<B256, &Bytes> = dump
@@ -428,6 +432,24 @@ fn create_tables_with_codes_and_hashes(
                     .append(&key, hash.as_slice())
                     .map_err(build_err(BLOCK_HASHES))?;
                 meta.block_hashes += 1;
+            }
+        }
+        // Each segment's witness nodes, in key order (segment, then hash).
+        let mut cursor = txn
+            .cursor(tables.trie_nodes)
+            .map_err(build_err(TRIE_NODES))?;
+        for (segment, s) in dump.segments.iter().enumerate() {
+            let Some(witness) = &s.witness else { continue };
+            let nodes: BTreeMap<B256, &Bytes> = witness
+                .nodes
+                .iter()
+                .map(|n| (alloy_primitives::keccak256(n), n))
+                .collect();
+            for (hash, node) in nodes {
+                cursor
+                    .append(&trie_node_key(segment as u32, &hash), node)
+                    .map_err(build_err(TRIE_NODES))?;
+                meta.trie_nodes += 1;
             }
         }
     }
@@ -585,6 +607,7 @@ fn write_meta(
         stat(STORAGE, &tables.storage)?,
         stat(BYTECODES, &tables.codes)?,
         stat(BLOCK_HASHES, &tables.hashes)?,
+        stat(TRIE_NODES, &tables.trie_nodes)?,
     ];
     txn.commit().map_err(build_err("commit"))?;
     Ok(stats)

@@ -6,6 +6,7 @@
 //! | [`STORAGE`] (DUPSORT) | address (20) ++ segment (u32 BE) | slot (32) ++ value (BE, leading zeros stripped) | `PlainStorageState` |
 //! | [`BYTECODES`] | code hash (32) | raw bytecode | `Bytecodes` |
 //! | [`BLOCK_HASHES`] | segment (u32 BE) ++ number (u64 BE) | hash (32) | `CanonicalHeaders` |
+//! | [`TRIE_NODES`] | segment (u32 BE) ++ node hash (32) | the node's RLP | `AccountsTrie` / `StoragesTrie` (by hash, not path) |
 //! | [`META`] | name (ASCII) | u64 LE | – |
 //!
 //! The segment comes *after* the address: segments still never see each other's entries
@@ -20,7 +21,7 @@ use gigagas_dump::AccountState;
 use std::path::Path;
 
 /// Version of the layout described in this module; a store of another version is refused.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Accounts by address and segment (reth's `PlainAccountState`).
 pub const ACCOUNTS: &str = "PlainAccountState";
@@ -30,6 +31,12 @@ pub const STORAGE: &str = "PlainStorageState";
 pub const BYTECODES: &str = "Bytecodes";
 /// Block hashes by segment and number (reth's `CanonicalHeaders`).
 pub const BLOCK_HASHES: &str = "CanonicalHeaders";
+/// The trie nodes of each segment's witness, by segment and node hash (the state-root
+/// phase reads a segment's nodes from here on a store run, as reth reads its trie tables).
+/// Empty for segments without a witness. reth keys its `AccountsTrie` / `StoragesTrie` by
+/// path and stores branch nodes only; a witness is a set of nodes by hash, so they are kept
+/// by hash here.
+pub const TRIE_NODES: &str = "TrieNodes";
 /// What the store was built from, and counts.
 pub const META: &str = "GigagasMeta";
 
@@ -44,6 +51,14 @@ pub(crate) fn state_key(address: &Address, segment: u32) -> [u8; STATE_KEY_LEN] 
     let mut key = [0u8; STATE_KEY_LEN];
     key[..20].copy_from_slice(address.as_slice());
     key[20..].copy_from_slice(&segment.to_be_bytes());
+    key
+}
+
+/// The key of the node with `hash` of segment `segment` in [`TRIE_NODES`].
+pub(crate) fn trie_node_key(segment: u32, hash: &B256) -> [u8; 36] {
+    let mut key = [0u8; 36];
+    key[..4].copy_from_slice(&segment.to_be_bytes());
+    key[4..].copy_from_slice(hash.as_slice());
     key
 }
 
@@ -203,6 +218,8 @@ pub struct StoreMeta {
     pub codes: u64,
     /// Block hashes stored (summed over segments).
     pub block_hashes: u64,
+    /// Witness trie nodes stored (summed over segments; 0 when the dump has no witness).
+    pub trie_nodes: u64,
     /// Synthetic accounts added by padding.
     pub pad_accounts: u64,
     /// Synthetic storage slots added by padding.
@@ -225,6 +242,7 @@ impl StoreMeta {
             ("pad_to", self.pad_to.unwrap_or(0)),
             ("segments", u64::from(self.segments)),
             ("slots", self.slots),
+            ("trie_nodes", self.trie_nodes),
             ("zero_slots", self.zero_slots),
         ];
         entries.sort_unstable_by_key(|e| e.0);
@@ -280,6 +298,7 @@ impl StoreMeta {
             zero_slots: field("zero_slots")?,
             codes: field("codes")?,
             block_hashes: field("block_hashes")?,
+            trie_nodes: field("trie_nodes")?,
             pad_accounts: field("pad_accounts")?,
             pad_slots: field("pad_slots")?,
         })

@@ -4,8 +4,8 @@
 use crate::{
     StoreError, StoreMeta,
     layout::{
-        ACCOUNTS, BLOCK_HASHES, BYTECODES, META, STORAGE, ValueError, block_hash_key,
-        decode_account, decode_slot, state_key,
+        ACCOUNTS, BLOCK_HASHES, BYTECODES, META, STORAGE, TRIE_NODES, ValueError, block_hash_key,
+        decode_account, decode_slot, state_key, trie_node_key,
     },
 };
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256};
@@ -69,6 +69,7 @@ struct Tables {
     storage: Database,
     codes: Database,
     hashes: Database,
+    trie_nodes: Database,
 }
 
 /// An open store (MDBX environment, read-only). Cheap to share across threads
@@ -198,6 +199,7 @@ impl Store {
             storage: table(STORAGE)?,
             codes: table(BYTECODES)?,
             hashes: table(BLOCK_HASHES)?,
+            trie_nodes: table(TRIE_NODES)?,
         };
         if !tables.storage.flags().contains(DatabaseFlags::DUP_SORT) {
             return Err(StoreError::Corrupt {
@@ -262,6 +264,7 @@ impl Store {
             stat(STORAGE, &self.tables.storage)?,
             stat(BYTECODES, &self.tables.codes)?,
             stat(BLOCK_HASHES, &self.tables.hashes)?,
+            stat(TRIE_NODES, &self.tables.trie_nodes)?,
         ])
     }
 }
@@ -291,6 +294,7 @@ struct Cursors<'tx> {
     storage: Cursor<'tx, Ro>,
     codes: Cursor<'tx, Ro>,
     hashes: Cursor<'tx, Ro>,
+    trie_nodes: Cursor<'tx, Ro>,
 }
 
 // SAFETY: the transaction (`RoTxUnsync: Send`) and its cursors (`Cursor: Send`) move
@@ -347,6 +351,7 @@ impl StoreReader {
                 storage: open(tables.storage, STORAGE)?,
                 codes: open(tables.codes, BYTECODES)?,
                 hashes: open(tables.hashes, BLOCK_HASHES)?,
+                trie_nodes: open(tables.trie_nodes, TRIE_NODES)?,
             })
         })();
         match cursors {
@@ -484,6 +489,23 @@ impl StoreReader {
         })
     }
 
+    /// The witness trie node of segment `segment` whose RLP hashes to `hash`, `None` if the
+    /// store does not hold it (the segment has no witness, or the node is not in it).
+    pub fn trie_node(&mut self, segment: usize, hash: B256) -> Result<Option<Bytes>, StoreError> {
+        let key = trie_node_key(self.segment(segment)?, &hash);
+        let (cursors, meter, path) = self.parts();
+        meter.measure(ReadKind::TrieNode, || {
+            let value: Option<Cow<'_, [u8]>> = cursors
+                .trie_nodes
+                .set(&key)
+                .map_err(read_err(path, TRIE_NODES))?;
+            Ok(match value {
+                None => (None, 0),
+                Some(v) => (Some(Bytes::copy_from_slice(&v)), v.len()),
+            })
+        })
+    }
+
     /// The hash of block `number` before the segment's first block, `None` if the dump
     /// does not hold it.
     pub fn block_hash(&mut self, segment: usize, number: u64) -> Result<Option<B256>, StoreError> {
@@ -523,6 +545,8 @@ pub enum ReadKind {
     Code,
     /// [`StoreReader::block_hash`].
     BlockHash,
+    /// [`StoreReader::trie_node`].
+    TrieNode,
 }
 
 /// Under [`Timing::Sampled`], one read in this many (on average) is timed.
@@ -560,6 +584,8 @@ pub struct ReadStats {
     pub codes: u64,
     /// Block-hash reads.
     pub block_hashes: u64,
+    /// Witness trie-node reads (the state-root phase's).
+    pub trie_nodes: u64,
     /// Bytes of the values read (encoded, as stored).
     pub bytes: u64,
     /// Reads that were timed: all with [`Timing::Every`], a sample with
@@ -572,7 +598,7 @@ pub struct ReadStats {
 impl ReadStats {
     /// All reads.
     pub fn reads(&self) -> u64 {
-        self.accounts + self.slots + self.codes + self.block_hashes
+        self.accounts + self.slots + self.codes + self.block_hashes + self.trie_nodes
     }
 
     /// Nanoseconds spent in all reads: exact when every read was timed, else the timed
@@ -596,6 +622,7 @@ impl ReadStats {
             slots: self.slots + other.slots,
             codes: self.codes + other.codes,
             block_hashes: self.block_hashes + other.block_hashes,
+            trie_nodes: self.trie_nodes + other.trie_nodes,
             bytes: self.bytes + other.bytes,
             timed_reads: self.timed_reads + other.timed_reads,
             timed_ns: self.timed_ns + other.timed_ns,
@@ -708,6 +735,7 @@ impl ReadMeter {
             ReadKind::Slot => stats.slots += 1,
             ReadKind::Code => stats.codes += 1,
             ReadKind::BlockHash => stats.block_hashes += 1,
+            ReadKind::TrieNode => stats.trie_nodes += 1,
         }
         stats.bytes += bytes as u64;
         self.stats.set(stats);

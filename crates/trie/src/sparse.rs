@@ -37,6 +37,14 @@ impl NodeStore {
         Self { nodes }
     }
 
+    /// The store of nodes already keyed by their hash (read from a store that keys them
+    /// so): nothing is hashed again.
+    pub(crate) fn from_hashed(nodes: Vec<(B256, Bytes)>) -> Self {
+        Self {
+            nodes: nodes.into_iter().collect(),
+        }
+    }
+
     /// Adds `nodes`.
     pub(crate) fn extend(&mut self, nodes: &[Bytes]) {
         self.nodes

@@ -70,6 +70,27 @@ impl StateTrie {
         })
     }
 
+    /// The state at `parent_root` over nodes already keyed by their hash, e.g. read from a
+    /// state store's trie table (nothing is hashed again: the keys are trusted as a store's
+    /// values are). Fails like [`Self::from_witness`] when no node has the root's hash.
+    pub fn from_hashed_nodes(
+        parent_root: B256,
+        nodes: Vec<(B256, Bytes)>,
+    ) -> Result<Self, RootError> {
+        let store = Arc::new(NodeStore::from_hashed(nodes));
+        if parent_root != EMPTY_ROOT_HASH && !store.contains(&parent_root) {
+            return Err(RootError::MissingRoot { root: parent_root });
+        }
+        Ok(Self {
+            accounts: SparseTrie::blinded(TrieId::Account, parent_root, store.clone()),
+            storages: HashMap::default(),
+            store,
+            root: parent_root,
+            id: NEXT_TRIE.fetch_add(1, Ordering::Relaxed),
+            pending: false,
+        })
+    }
+
     /// A copy of this trie (opened nodes, storage tries and all) that jobs tell apart; the
     /// witness's nodes are shared, not copied. A trie fresh from the witness copies in
     /// microseconds, so a benchmark opens the witness once and starts every pass from a

@@ -490,6 +490,7 @@ mod tests {
             root_busy_s: 0.2,
             overlap_s: 0.0,
             blocks: 3,
+            read_s: 0.0,
         });
         let text = render_csv(std::slice::from_ref(&s));
         let mut reader = csv::Reader::from_reader(text.as_bytes());

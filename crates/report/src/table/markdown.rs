@@ -70,18 +70,34 @@ pub(super) fn root_table(sets: &[SweepResults]) -> String {
     {
         return out;
     }
+    // Store runs read the witness's nodes inside the window: a column for it where any did.
+    let reads = sets.iter().any(|s| {
+        s.rows
+            .iter()
+            .any(|r| r.summary.median.root.is_some_and(|x| x.read_s > 0.0))
+    });
+    let (read_head, read_rule) = if reads {
+        (" trie nodes read |", "---:|")
+    } else {
+        ("", "")
+    };
     let _ = writeln!(
         out,
-        "| point | GGas/s | exec | root | overlap | wall / max(exec, root) |"
+        "| point | GGas/s | exec | root |{read_head} overlap | wall / max(exec, root) |"
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(out, "|---|---:|---:|---:|{read_rule}---:|---:|");
     for set in sets {
         for r in &set.rows {
             let m = &r.summary.median;
             let Some(root) = &m.root else { continue };
+            let read = if reads {
+                format!(" {:.3} s |", root.read_s)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "| {} | {:.3} | {:.3} s | {:.3} s | {:.3} s | {} |",
+                "| {} | {:.3} | {:.3} s | {:.3} s |{read} {:.3} s | {} |",
                 md_cell(&r.point.to_string()),
                 m.ggas_per_s,
                 root.exec_s,
@@ -716,6 +732,7 @@ mod tests {
             root_busy_s: wall * 0.4,
             overlap_s: 0.0,
             blocks: 2,
+            read_s: 0.0,
         });
         let table = root_table(std::slice::from_ref(&s));
         assert_eq!(table.lines().count(), 3, "{table}");
