@@ -42,7 +42,7 @@ pub(crate) struct GenerateArgs {
     #[arg(short, long)]
     output: PathBuf,
     /// No witness, and every header's state root left the empty trie's (the dumps of
-    /// builds before witnesses, byte for byte; runs skip the state-root phase).
+    /// builds before witnesses, byte for byte; a run with --state-root refuses it).
     #[arg(long)]
     no_witness: bool,
 }
