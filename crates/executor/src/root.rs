@@ -18,8 +18,9 @@
 //! chain, which is the critical path of the root, never waits behind a small task.
 //! Under [`StateRootPhase::After`] the units of a batch are handed out once every worker
 //! has run out of the batch's transactions; under [`StateRootPhase::Overlapped`] from the
-//! batch's start, a worker taking one unit (if any is ready) before each transaction: the
-//! root's work and the transactions share the pool as the scheduler's list does.
+//! batch's start, a worker running every ready unit before it takes its next transaction:
+//! the root's work and the transactions share the pool as the scheduler's list does, the
+//! root's chain first.
 //!
 //! Every computed root is compared with the header's `stateRoot` after the pass
 //! ([`RootPass::check`]); a difference or a node the witness lacks fails the pass like any
@@ -478,6 +479,20 @@ impl<'r> RootPass<'r> {
             self.record(worker, start, Instant::now(), kind, block);
         }
         start.elapsed().as_nanos() as u64
+    }
+
+    /// Runs units while any is ready (before a worker takes its next transaction, when
+    /// overlapped: the root is a chain, and a worker holding its next step should not go off
+    /// to run a long transaction first); returns their time.
+    pub(crate) fn help_while_ready(&self, worker: u32) -> u64 {
+        let mut busy = 0;
+        loop {
+            let ns = self.help(worker);
+            if ns == 0 {
+                return busy;
+            }
+            busy += ns;
+        }
     }
 
     /// Runs units until the batch's roots are all finished; returns their time.

@@ -326,7 +326,7 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             let overlapped = self.root.filter(|r| r.overlapped());
             loop {
                 if let Some(root) = overlapped {
-                    busy += root.help(id);
+                    busy += root.help_while_ready(id);
                 }
                 let k = self.cursors[b].fetch_add(1, Ordering::Relaxed);
                 let Some(&pos) = order.get(k) else { break };
@@ -655,7 +655,7 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             let mut run_batch = || {
                 for &pos in &order {
                     if let Some(root) = self.root.filter(|r| r.overlapped()) {
-                        busy += root.help(0);
+                        busy += root.help_while_ready(0);
                     }
                     busy += self.execute_timed(
                         &mut executor,
