@@ -162,40 +162,12 @@ impl<'r> SequentialRoots<'r> {
         source: &mut S,
     ) -> Result<(), crate::ExecError> {
         let start = Instant::now();
-        for (s, hashes) in self.inputs.hashes.iter().enumerate() {
-            let Some(hashes) = hashes else { continue };
-            let first = replay.segments[s].blocks.start;
-            let fail = |failure| crate::ExecError {
-                block: replay.blocks[first].header.number,
-                item: replay.items[replay.block_items(first).start].kind,
-                failure,
-            };
-            let mut nodes = Vec::with_capacity(hashes.len());
-            for hash in hashes {
-                match source.trie_node(s, *hash) {
-                    Ok(Some(node)) => nodes.push((*hash, node)),
-                    Ok(None) => {
-                        return Err(fail(crate::ExecFailure::NoRoot(
-                            RootSetupError::SourceLacksNode {
-                                segment: s,
-                                hash: *hash,
-                            },
-                        )));
-                    }
-                    Err(e) => return Err(fail(crate::ExecFailure::Read(e))),
-                }
+        for s in 0..self.tries.len() {
+            if let Some(trie) = read_segment_trie(replay, self.inputs, s, &mut [&mut *source])
+                .map_err(|failure| at_segment_start(replay, s, failure))?
+            {
+                self.tries[s] = Some(trie);
             }
-            let parent = replay.witnesses[s]
-                .as_ref()
-                .expect("a segment with hashes has a witness")
-                .parent_state_root;
-            let trie = StateTrie::from_hashed_nodes(parent, nodes).map_err(|source| {
-                fail(crate::ExecFailure::NoRoot(RootSetupError::Witness {
-                    segment: s,
-                    source,
-                }))
-            })?;
-            self.tries[s] = Some(trie);
         }
         self.read_ns = start.elapsed().as_nanos() as u64;
         Ok(())
@@ -217,6 +189,76 @@ impl<'r> SequentialRoots<'r> {
         self.root_ns += start.elapsed().as_nanos() as u64;
         self.failed[s] = root.is_err();
         self.roots[b] = Some(root);
+    }
+}
+
+/// On a store run: segment `s`'s trie opened over its witness's nodes read from `readers`
+/// (split evenly between them, the first share on the calling thread, the others one thread
+/// each); `None` for a segment without a witness. A node the sources lack is
+/// [`RootSetupError::SourceLacksNode`], a failed read the source's error.
+fn read_segment_trie<S: crate::StateSource + ?Sized>(
+    replay: &Replay,
+    inputs: &RootInputs,
+    s: usize,
+    readers: &mut [&mut S],
+) -> Result<Option<StateTrie>, crate::ExecFailure> {
+    let Some(hashes) = &inputs.hashes[s] else {
+        return Ok(None);
+    };
+    let read = |reader: &mut S, chunk: &[B256]| {
+        chunk
+            .iter()
+            .map(|hash| match reader.trie_node(s, *hash) {
+                Ok(Some(node)) => Ok((*hash, node)),
+                Ok(None) => Err(crate::ExecFailure::NoRoot(
+                    RootSetupError::SourceLacksNode {
+                        segment: s,
+                        hash: *hash,
+                    },
+                )),
+                Err(e) => Err(crate::ExecFailure::Read(e)),
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let per = hashes.len().div_ceil(readers.len().max(1)).max(1);
+    let mut shares = hashes.chunks(per).zip(readers.iter_mut());
+    let first = shares.next();
+    let parts: Vec<_> = std::thread::scope(|scope| {
+        let others: Vec<_> = shares
+            .map(|(chunk, reader)| scope.spawn(move || read(reader, chunk)))
+            .collect();
+        let first = first.map(|(chunk, reader)| read(reader, chunk));
+        first
+            .into_iter()
+            .chain(
+                others
+                    .into_iter()
+                    .map(|h| h.join().expect("a reader thread panicked")),
+            )
+            .collect()
+    });
+    let mut nodes = Vec::with_capacity(hashes.len());
+    for part in parts {
+        nodes.extend(part?);
+    }
+    let parent = replay.witnesses[s]
+        .as_ref()
+        .expect("a segment with hashes has a witness")
+        .parent_state_root;
+    StateTrie::from_hashed_nodes(parent, nodes)
+        .map(Some)
+        .map_err(|source| {
+            crate::ExecFailure::NoRoot(RootSetupError::Witness { segment: s, source })
+        })
+}
+
+/// `failure` as an error of segment `s`'s first item (where its state is read).
+fn at_segment_start(replay: &Replay, s: usize, failure: crate::ExecFailure) -> crate::ExecError {
+    let first = replay.segments[s].blocks.start;
+    crate::ExecError {
+        block: replay.blocks[first].header.number,
+        item: replay.items[replay.block_items(first).start].kind,
+        failure,
     }
 }
 
@@ -636,65 +678,17 @@ impl<'r> RootPass<'r> {
         &self,
         readers: &mut [&mut S],
     ) -> Result<u64, Divergence> {
-        let inputs = self.inputs;
         let start = Instant::now();
-        let first_block = |s: usize| {
-            let b = self.replay.segments[s].blocks.start;
-            (self.replay.blocks[b].header.number, b)
-        };
         for (s, lane) in self.lanes.iter().enumerate() {
-            let (Some(lane), Some(hashes)) = (lane, &inputs.hashes[s]) else {
-                continue;
-            };
-            let per = hashes.len().div_ceil(readers.len().max(1)).max(1);
-            let read = |reader: &mut S, chunk: &[B256]| {
-                chunk
-                    .iter()
-                    .map(|hash| match reader.trie_node(s, *hash) {
-                        Ok(Some(node)) => Ok((*hash, node)),
-                        Ok(None) => Err(Err(RootSetupError::SourceLacksNode {
-                            segment: s,
-                            hash: *hash,
-                        })),
-                        Err(e) => Err(Ok(e)),
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-            };
-            let parts: Vec<_> = std::thread::scope(|scope| {
-                let handles: Vec<_> = hashes
-                    .chunks(per)
-                    .zip(readers.iter_mut())
-                    .map(|(chunk, reader)| scope.spawn(move || read(reader, chunk)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("a reader thread panicked"))
-                    .collect()
-            });
-            let mut nodes = Vec::with_capacity(hashes.len());
-            for part in parts {
-                match part {
-                    Ok(part) => nodes.extend(part),
-                    Err(Err(setup)) => return Err(self.replay.no_root(setup)),
-                    Err(Ok(read)) => {
-                        let (number, b) = first_block(s);
-                        return Err(Divergence::from(crate::ExecError {
-                            block: number,
-                            item: self.replay.items[self.replay.block_items(b).start].kind,
-                            failure: crate::ExecFailure::Read(read),
-                        }));
-                    }
+            let Some(lane) = lane else { continue };
+            match read_segment_trie(self.replay, self.inputs, s, readers) {
+                Ok(Some(trie)) => lane.lock().expect("no worker panics holding a lane").trie = trie,
+                Ok(None) => {}
+                Err(crate::ExecFailure::NoRoot(e)) => return Err(self.replay.no_root(e)),
+                Err(failure) => {
+                    return Err(Divergence::from(at_segment_start(self.replay, s, failure)));
                 }
             }
-            let parent = self.replay.witnesses[s]
-                .as_ref()
-                .expect("a lane's segment has a witness")
-                .parent_state_root;
-            let trie = StateTrie::from_hashed_nodes(parent, nodes).map_err(|source| {
-                self.replay
-                    .no_root(RootSetupError::Witness { segment: s, source })
-            })?;
-            lane.lock().expect("no worker panics holding a lane").trie = trie;
         }
         Ok(start.elapsed().as_nanos() as u64)
     }
