@@ -7,6 +7,8 @@
 //! - [`replay_and_verify`]: prepare a dump, run every point given (the sequential baseline
 //!   and replay points), verify each, and check that every replay point's outcomes and
 //!   timings agree.
+//! - [`DumpSource`]: a dump's pre-state behind the state seam ([`crate::StateSource`]), read
+//!   like a store reads, counting its reads.
 
 use crate::{Parallel, PrepareError, Replay, RunConfig, SchedulerKind, Sequential, TimedWork};
 pub use gigagas_chain::{install_kzg_verifier, kzg_verifier_installed};
@@ -158,5 +160,130 @@ mod tests {
             ]
         );
         assert!(g.iter().all(|c| c.work == TimedWork::default()));
+    }
+}
+
+/// Reads per kind, shared by a source's clones made with [`DumpSource::fresh`]'s siblings.
+#[derive(Debug, Default)]
+pub struct ReadCounts {
+    /// Account reads.
+    pub accounts: std::sync::atomic::AtomicUsize,
+    /// Storage reads.
+    pub slots: std::sync::atomic::AtomicUsize,
+    /// Code reads.
+    pub codes: std::sync::atomic::AtomicUsize,
+}
+
+impl ReadCounts {
+    /// Every read so far.
+    pub fn total(&self) -> usize {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.accounts.load(Relaxed) + self.slots.load(Relaxed) + self.codes.load(Relaxed)
+    }
+}
+
+/// A dump's pre-state behind the state seam, read like a store reads (per segment; a
+/// missing slot is zero, a missing account an error), counting its reads. Clones share
+/// the state and the counts; [`DumpSource::fresh`] gives a clone with its own counts.
+#[derive(Debug, Clone)]
+pub struct DumpSource {
+    accounts: std::sync::Arc<
+        std::collections::HashMap<(usize, alloy_primitives::Address), Option<crate::AccountInfo>>,
+    >,
+    slots: std::sync::Arc<
+        std::collections::HashMap<
+            (usize, alloy_primitives::Address, alloy_primitives::U256),
+            alloy_primitives::U256,
+        >,
+    >,
+    codes:
+        std::sync::Arc<std::collections::HashMap<alloy_primitives::B256, alloy_primitives::Bytes>>,
+    /// What this source (and the clones sharing them) read.
+    pub counts: std::sync::Arc<ReadCounts>,
+}
+
+impl DumpSource {
+    /// Every segment's pre-state of `dump`.
+    pub fn of(dump: &Dump) -> Self {
+        let (mut accounts, mut slots, mut codes) = (
+            std::collections::HashMap::new(),
+            std::collections::HashMap::new(),
+            std::collections::HashMap::new(),
+        );
+        for (s, segment) in dump.segments.iter().enumerate() {
+            for a in &segment.pre_state.accounts {
+                accounts.insert(
+                    (s, a.address),
+                    a.state.map(|st| crate::AccountInfo {
+                        balance: st.balance,
+                        nonce: st.nonce,
+                        code_hash: st.code_hash,
+                        ..Default::default()
+                    }),
+                );
+            }
+            for slot in &segment.pre_state.storage {
+                slots.insert((s, slot.address, slot.slot), slot.value);
+            }
+            for (h, c) in &segment.pre_state.codes {
+                codes.insert(*h, c.clone());
+            }
+        }
+        Self {
+            accounts: std::sync::Arc::new(accounts),
+            slots: std::sync::Arc::new(slots),
+            codes: std::sync::Arc::new(codes),
+            counts: std::sync::Arc::default(),
+        }
+    }
+
+    /// The same source with its own counts.
+    pub fn fresh(&self) -> Self {
+        Self {
+            counts: std::sync::Arc::default(),
+            ..self.clone()
+        }
+    }
+}
+
+impl crate::StateSource for DumpSource {
+    fn account(
+        &mut self,
+        segment: usize,
+        address: alloy_primitives::Address,
+    ) -> Result<Option<crate::AccountInfo>, crate::StateError> {
+        self.counts
+            .accounts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.accounts
+            .get(&(segment, address))
+            .cloned()
+            .ok_or(crate::StateError::MissingAccount(address))
+    }
+
+    fn storage(
+        &mut self,
+        segment: usize,
+        address: alloy_primitives::Address,
+        slot: alloy_primitives::U256,
+    ) -> Result<alloy_primitives::U256, crate::StateError> {
+        self.counts
+            .slots
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(self
+            .slots
+            .get(&(segment, address, slot))
+            .copied()
+            .unwrap_or_default())
+    }
+
+    fn code(
+        &mut self,
+        code_hash: alloy_primitives::B256,
+    ) -> Result<Option<alloy_primitives::Bytes>, crate::StateError> {
+        self.counts
+            .codes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(self.codes.get(&code_hash).cloned())
     }
 }

@@ -4,111 +4,13 @@
 //! pass on the dump's state in memory, on both committed dumps; the `full` list the replay
 //! decodes is the dump crate's, byte for byte.
 
-use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_dump::Dump;
 use gigagas_executor::{
-    AccountInfo, ExecError, ItemOutput, Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind,
-    StateError, StateSource, TimedWork, test_utils::prepare,
+    ExecError, ItemOutput, Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind, TimedWork,
+    test_utils::{DumpSource, prepare},
 };
 use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead};
-use std::{
-    collections::HashMap,
-    path::Path,
-    sync::{
-        Arc,
-        atomic::{AtomicUsize, Ordering},
-    },
-};
-
-/// Reads per kind, shared by a pass's readers.
-#[derive(Default)]
-struct Counts {
-    accounts: AtomicUsize,
-    slots: AtomicUsize,
-    codes: AtomicUsize,
-}
-
-/// The dump's pre-state behind the seam, read like a store reads (per segment, a missing
-/// slot is zero), counting its reads.
-#[derive(Clone)]
-struct DumpSource {
-    accounts: Arc<HashMap<(usize, Address), Option<AccountInfo>>>,
-    slots: Arc<HashMap<(usize, Address, U256), U256>>,
-    codes: Arc<HashMap<B256, Bytes>>,
-    counts: Arc<Counts>,
-}
-
-impl DumpSource {
-    fn of(dump: &Dump) -> Self {
-        let (mut accounts, mut slots, mut codes) = (HashMap::new(), HashMap::new(), HashMap::new());
-        for (s, segment) in dump.segments.iter().enumerate() {
-            for a in &segment.pre_state.accounts {
-                accounts.insert(
-                    (s, a.address),
-                    a.state.map(|st| AccountInfo {
-                        balance: st.balance,
-                        nonce: st.nonce,
-                        code_hash: st.code_hash,
-                        ..Default::default()
-                    }),
-                );
-            }
-            for slot in &segment.pre_state.storage {
-                slots.insert((s, slot.address, slot.slot), slot.value);
-            }
-            for (h, c) in &segment.pre_state.codes {
-                codes.insert(*h, c.clone());
-            }
-        }
-        Self {
-            accounts: Arc::new(accounts),
-            slots: Arc::new(slots),
-            codes: Arc::new(codes),
-            counts: Arc::default(),
-        }
-    }
-
-    /// The same source with its own counts.
-    fn fresh(&self) -> Self {
-        Self {
-            counts: Arc::default(),
-            ..self.clone()
-        }
-    }
-}
-
-impl StateSource for DumpSource {
-    fn account(
-        &mut self,
-        segment: usize,
-        address: Address,
-    ) -> Result<Option<AccountInfo>, StateError> {
-        self.counts.accounts.fetch_add(1, Ordering::Relaxed);
-        self.accounts
-            .get(&(segment, address))
-            .cloned()
-            .ok_or(StateError::MissingAccount(address))
-    }
-
-    fn storage(
-        &mut self,
-        segment: usize,
-        address: Address,
-        slot: U256,
-    ) -> Result<U256, StateError> {
-        self.counts.slots.fetch_add(1, Ordering::Relaxed);
-        Ok(self
-            .slots
-            .get(&(segment, address, slot))
-            .copied()
-            .unwrap_or_default())
-    }
-
-    fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
-        self.counts.codes.fetch_add(1, Ordering::Relaxed);
-        Ok(self.codes.get(&code_hash).cloned())
-    }
-}
+use std::{path::Path, sync::atomic::Ordering};
 
 fn read(name: &str) -> Dump {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -4,87 +4,13 @@
 //! memory.
 
 use alloy_primitives::{Address, B256, Bytes, U256};
-use gigagas_dump::Dump;
 use gigagas_executor::{
     AccountInfo, ItemOutput, Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind,
-    Sequential, StateError, StateSource, test_utils::prepare,
+    Sequential, StateError, StateSource,
+    test_utils::{DumpSource, prepare},
 };
 use gigagas_grid::IoMode;
-use std::{collections::HashMap, path::Path, sync::Arc};
-
-/// The dump's pre-state behind the seam, read like a store reads: per segment, a missing
-/// slot is zero; counts its reads.
-#[derive(Clone)]
-struct DumpSource {
-    accounts: Arc<HashMap<(usize, Address), Option<AccountInfo>>>,
-    slots: Arc<HashMap<(usize, Address, U256), U256>>,
-    codes: Arc<HashMap<B256, Bytes>>,
-    reads: usize,
-}
-
-impl DumpSource {
-    fn of(dump: &Dump) -> Self {
-        let (mut accounts, mut slots, mut codes) = (HashMap::new(), HashMap::new(), HashMap::new());
-        for (s, segment) in dump.segments.iter().enumerate() {
-            for a in &segment.pre_state.accounts {
-                accounts.insert(
-                    (s, a.address),
-                    a.state.map(|st| AccountInfo {
-                        balance: st.balance,
-                        nonce: st.nonce,
-                        code_hash: st.code_hash,
-                        ..Default::default()
-                    }),
-                );
-            }
-            for slot in &segment.pre_state.storage {
-                slots.insert((s, slot.address, slot.slot), slot.value);
-            }
-            for (h, c) in &segment.pre_state.codes {
-                codes.insert(*h, c.clone());
-            }
-        }
-        Self {
-            accounts: Arc::new(accounts),
-            slots: Arc::new(slots),
-            codes: Arc::new(codes),
-            reads: 0,
-        }
-    }
-}
-
-impl StateSource for DumpSource {
-    fn account(
-        &mut self,
-        segment: usize,
-        address: Address,
-    ) -> Result<Option<AccountInfo>, StateError> {
-        self.reads += 1;
-        self.accounts
-            .get(&(segment, address))
-            .cloned()
-            .ok_or(StateError::MissingAccount(address))
-    }
-
-    fn storage(
-        &mut self,
-        segment: usize,
-        address: Address,
-        slot: U256,
-    ) -> Result<U256, StateError> {
-        self.reads += 1;
-        Ok(self
-            .slots
-            .get(&(segment, address, slot))
-            .copied()
-            .unwrap_or_default())
-    }
-
-    fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
-        self.reads += 1;
-        Ok(self.codes.get(&code_hash).cloned())
-    }
-}
+use std::{path::Path, sync::Arc};
 
 fn load(name: &str) -> (Replay, DumpSource) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -119,7 +45,7 @@ fn the_sequential_loop_reads_on_demand_and_verifies() {
             .verify_sequential(&read)
             .unwrap_or_else(|d| panic!("{name}: {d}"));
         assert_eq!(read.txs, memory.unwrap().txs, "{name}");
-        assert!(source.reads > 0 && timings.wall_ns > 0);
+        assert!(source.counts.total() > 0 && timings.wall_ns > 0);
     }
 }
 
