@@ -158,18 +158,21 @@ pub fn profile_and_measure(
     ))
 }
 
-/// Greedy list scheduling of `times` (taken in `order`) onto `workers` identical workers:
-/// each item goes to the worker that becomes free first. Returns the makespan.
-pub fn list_schedule(times: &[u64], order: &[u32], workers: usize) -> u64 {
+/// Greedy list scheduling of `times` (taken in `order`, claimed in the chunks `bounds` cuts
+/// it into, as the executor's workers claim them: [`gigagas_executor::chunk_bounds`]) onto
+/// `workers` identical workers: each chunk goes to the worker that becomes free first and
+/// runs its items back to back. Returns the makespan.
+pub fn list_schedule(times: &[u64], order: &[u32], bounds: &[u32], workers: usize) -> u64 {
     let workers = workers.max(1);
-    if workers >= order.len() {
-        return order.iter().map(|&i| times[i as usize]).max().unwrap_or(0);
-    }
     let mut free: BinaryHeap<Reverse<u64>> = (0..workers).map(|_| Reverse(0)).collect();
     let mut makespan = 0;
-    for &i in order {
+    for chunk in bounds.windows(2) {
         let Reverse(start) = free.pop().expect("at least one worker");
-        let end = start + times[i as usize];
+        let end = start
+            + order[chunk[0] as usize..chunk[1] as usize]
+                .iter()
+                .map(|&i| times[i as usize])
+                .sum::<u64>();
         makespan = makespan.max(end);
         free.push(Reverse(end));
     }
@@ -220,11 +223,13 @@ pub fn project_with(
     } else {
         (1.0, Some((factor, added_ns)))
     };
-    let mut order = Vec::new();
+    let (mut order, mut bounds) = (Vec::new(), Vec::new());
     let mut modelled = Vec::new();
     let (mut makespan, mut longest, mut bound) = (0u64, 0u64, 0f64);
     for range in replay.batches(batch) {
-        gigagas_executor::scheduler(scheduler).order(&replay.items()[range.clone()], &mut order);
+        let items = &replay.items()[range.clone()];
+        gigagas_executor::scheduler(scheduler).order(items, &mut order);
+        gigagas_executor::chunk_bounds(items, &order, threads, &mut bounds);
         let times = match cost {
             None => &profile.item_ns[range],
             Some((factor, added_ns)) => {
@@ -237,7 +242,7 @@ pub fn project_with(
                 &modelled[..]
             }
         };
-        makespan += list_schedule(times, &order, threads);
+        makespan += list_schedule(times, &order, &bounds, threads);
         let max = times.iter().copied().max().unwrap_or(0);
         longest += max;
         bound += (max as f64).max(times.iter().sum::<u64>() as f64 / threads.max(1) as f64);
@@ -436,16 +441,22 @@ pub fn tx_share(replay: &Replay, profile: &ItemProfile) -> f64 {
 mod tests {
     use super::*;
 
+    /// Every item a chunk of its own: plain list scheduling.
+    fn singles(n: usize) -> Vec<u32> {
+        (0..=n as u32).collect()
+    }
+
     #[test]
     fn list_scheduling_is_greedy() {
         let times = [5, 3, 3, 2, 2, 1];
         let order: Vec<u32> = (0..6).collect();
-        assert_eq!(list_schedule(&times, &order, 1), 16);
+        let b = singles(6);
+        assert_eq!(list_schedule(&times, &order, &b, 1), 16);
         // w0: 5 (0..5), 2 (5..7), 1 (7..8); w1: 3 (0..3), 3 (3..6), 2 (6..8).
-        assert_eq!(list_schedule(&times, &order, 2), 8);
-        assert_eq!(list_schedule(&times, &order, 6), 5);
-        assert_eq!(list_schedule(&times, &order, 100), 5);
-        assert_eq!(list_schedule(&times, &[], 4), 0);
+        assert_eq!(list_schedule(&times, &order, &b, 2), 8);
+        assert_eq!(list_schedule(&times, &order, &b, 6), 5);
+        assert_eq!(list_schedule(&times, &order, &b, 100), 5);
+        assert_eq!(list_schedule(&times, &[], &[0], 4), 0);
     }
 
     #[test]
@@ -454,7 +465,19 @@ mod tests {
         let times = [1, 1, 1, 1, 4];
         let ols: Vec<u32> = (0..5).collect();
         let lpt = [4, 0, 1, 2, 3];
-        assert_eq!(list_schedule(&times, &ols, 2), 6);
-        assert_eq!(list_schedule(&times, &lpt, 2), 4);
+        assert_eq!(list_schedule(&times, &ols, &singles(5), 2), 6);
+        assert_eq!(list_schedule(&times, &lpt, &singles(5), 2), 4);
+    }
+
+    #[test]
+    fn a_chunk_runs_on_one_worker() {
+        // Chunks [0, 1, 2], [3], [4], [5]: w0 runs 1+1+1 (0..3), w1 runs 2 (0..2), then 2
+        // (2..4), then w0 takes the last 2 (3..5).
+        let times = [1, 1, 1, 2, 2, 2];
+        let order: Vec<u32> = (0..6).collect();
+        assert_eq!(list_schedule(&times, &order, &[0, 3, 4, 5, 6], 2), 5);
+        assert_eq!(list_schedule(&times, &order, &singles(6), 2), 5);
+        // One chunk of everything: one worker does it all.
+        assert_eq!(list_schedule(&times, &order, &[0, 6], 2), 9);
     }
 }

@@ -75,7 +75,9 @@ pub use replay::{
 pub use revm::state::AccountInfo;
 pub use root::{RootInputs, RootSetupError, RootSpan, RootStepKind, RootTimings};
 pub use run::{IoTimings, Parallel, PassIo, RunOutputs, RunTimings, Runner, Sequential};
-pub use schedule::{GasLimit, GasUsed, Ols, Oracle, Scheduler, scheduler};
+pub use schedule::{
+    CHUNK_SHARE, GasLimit, GasUsed, Ols, Oracle, Scheduler, chunk_bounds, scheduler,
+};
 pub use source::{
     FullListError, NoSource, OnDemand, OnDemandPass, Prefetched, SourceDb, StateSource,
 };

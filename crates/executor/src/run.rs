@@ -11,6 +11,7 @@ use crate::{
     prestate::PreStateDb,
     source::{NoSource, OnDemand, OnDemandPass, StateSource},
 };
+use crossbeam_utils::CachePadded;
 use gigagas_grid::{BalDesign, IoMode, RunConfig, StateRootPhase, TimedWork};
 use std::{
     sync::{
@@ -225,6 +226,24 @@ fn batch_wall_ns(start_ns: u64, done: &[Done]) -> u64 {
     end_ns.saturating_sub(start_ns)
 }
 
+/// A batch's order as the workers claim it: the scheduler's order of its items, cut into
+/// chunks ([`crate::chunk_bounds`]).
+#[derive(Debug)]
+struct BatchOrder {
+    /// Item positions (relative to the batch start) in the scheduler's order.
+    order: Vec<u32>,
+    /// Chunk `c` is `order[bounds[c]..bounds[c + 1]]`.
+    bounds: Vec<u32>,
+}
+
+impl BatchOrder {
+    /// Chunk `c`, or `None` past the last.
+    fn chunk(&self, c: usize) -> Option<&[u32]> {
+        let (&start, &end) = (self.bounds.get(c)?, self.bounds.get(c + 1)?);
+        Some(&self.order[start as usize..end as usize])
+    }
+}
+
 /// One item a worker ran: its index, execution time and output.
 struct Done {
     index: u32,
@@ -257,8 +276,8 @@ type Returned = Mutex<Vec<Result<ItemOutput, ExecError>>>;
 ///    clock after it (spawning is outside the timed window) and computes every batch's
 ///    order (inside the window: a scheduler's cost is part of what is measured);
 /// 2. then per batch `b`: *go* — the coordinator takes the batch's start time and every
-///    worker takes items from the shared cursor over the batch's order until it runs
-///    past the order, then hands its outputs over; *handed* — every worker has done so:
+///    worker takes chunks of the batch's order ([`crate::chunk_bounds`]) from the shared
+///    cursor until it runs past the last, then hands its outputs over; *handed* — every worker has done so:
 ///    the batch's wall time runs from its start to the end of its last item (so the
 ///    coordinator's own wake-up is not in it; a mega-block is one batch, so blocks within
 ///    it overlap, while batches never do), and the coordinator passes the outputs to the
@@ -277,10 +296,11 @@ struct Shared<'r, 's, S> {
     config: &'r RunConfig,
     /// Item ranges of the batches.
     batches: &'r [std::ops::Range<usize>],
-    /// Per batch, the next position in its order to hand out.
-    cursors: &'r [AtomicUsize],
-    /// Per batch, item positions (relative to the batch start) in the scheduler's order.
-    orders: &'r OnceLock<Vec<Vec<u32>>>,
+    /// Per batch, the next chunk of its order to hand out (a cache line each, so a claim
+    /// moves no line but the cursor's).
+    cursors: &'r [CachePadded<AtomicUsize>],
+    /// Per batch, the scheduler's order and the chunks workers claim it in.
+    orders: &'r OnceLock<Vec<BatchOrder>>,
     barrier: &'r SpinBarrier,
     /// How long the workers busy-wait at the barrier.
     worker_spin: Spin,
@@ -314,7 +334,7 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let order = &self
+            let batch = &self
                 .orders
                 .get()
                 .expect("orders are published before the first go")[b];
@@ -325,14 +345,22 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             let mut on_demand = ItemExecutor::new();
             let overlapped = self.root.filter(|r| r.overlapped());
             loop {
-                if let Some(root) = overlapped {
-                    busy += root.help_while_ready(id);
+                let c = self.cursors[b].fetch_add(1, Ordering::Relaxed);
+                let Some(chunk) = batch.chunk(c) else { break };
+                for &pos in chunk {
+                    if let Some(root) = overlapped {
+                        busy += root.help_while_ready(id);
+                    }
+                    let index = range.start + pos as usize;
+                    busy += self.execute_timed(
+                        &mut executor,
+                        &mut on_demand,
+                        &bases,
+                        index,
+                        id,
+                        &mut done,
+                    );
                 }
-                let k = self.cursors[b].fetch_add(1, Ordering::Relaxed);
-                let Some(&pos) = order.get(k) else { break };
-                let index = range.start + pos as usize;
-                busy +=
-                    self.execute_timed(&mut executor, &mut on_demand, &bases, index, id, &mut done);
             }
             if let Some(root) = self.root {
                 root.executed();
@@ -736,9 +764,12 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         }
         let mut all_orders = Vec::with_capacity(self.batches.len());
         for range in self.batches {
+            let items = &self.replay.items[range.clone()];
             let mut order = Vec::with_capacity(range.len());
-            scheduler.order(&self.replay.items[range.clone()], &mut order);
-            all_orders.push(order);
+            scheduler.order(items, &mut order);
+            let mut bounds = Vec::new();
+            crate::chunk_bounds(items, &order, self.returned.len(), &mut bounds);
+            all_orders.push(BatchOrder { order, bounds });
         }
         self.orders.set(all_orders).expect("orders are set once");
         timings.wall_ns = start.elapsed().as_nanos() as u64;
@@ -828,7 +859,7 @@ pub trait Runner {
 /// window.
 ///
 /// Workers take items from one shared cursor over the scheduler's order (list
-/// scheduling); each batch ends when its last item ends, and is verified when it ends
+/// scheduling, in chunks that shrink towards the batch's end: [`crate::chunk_bounds`]); each batch ends when its last item ends, and is verified when it ends
 /// (outside the timed window: the workers wait while the coordinator checks) and then
 /// dropped, so memory grows with the batch, not the dump. The protocol between the workers
 /// and the clock is described on the module's private `Shared`; one thread runs on the
@@ -1099,7 +1130,10 @@ impl Replay {
         };
         let threads = config.threads.get();
         let batches = self.batches(config.batch);
-        let cursors: Vec<AtomicUsize> = batches.iter().map(|_| AtomicUsize::new(0)).collect();
+        let cursors: Vec<CachePadded<AtomicUsize>> = batches
+            .iter()
+            .map(|_| CachePadded::new(AtomicUsize::new(0)))
+            .collect();
         let orders = OnceLock::new();
         let barrier = SpinBarrier::new(threads + 1);
         let worker_spin = if threads <= cores() {
