@@ -271,7 +271,9 @@ type Returned = Mutex<Vec<Result<ItemOutput, ExecError>>>;
 ///
 /// # Barrier protocol
 ///
-/// One [`SpinBarrier`] of `threads + 1` parties (the workers and the coordinator):
+/// The calling thread coordinates and, unless it reads the next batch's state during each
+/// batch (pipelined I/O), is also the last of the `threads` workers (the *helper*): the pool
+/// then holds `threads - 1`. One [`SpinBarrier`] of the pool's workers and the coordinator:
 /// 1. *ready*: every worker has built its [`ItemExecutor`]; the coordinator starts the
 ///    clock after it (spawning is outside the timed window) and computes every batch's
 ///    order (inside the window: a scheduler's cost is part of what is measured);
@@ -289,8 +291,9 @@ type Returned = Mutex<Vec<Result<ItemOutput, ExecError>>>;
 ///    another core). A divergence sets `stop`, and everyone leaves after the next *go*.
 ///
 /// Workers busy-wait at the barrier for up to [`WORKER_SPIN`] when each has a core of its
-/// own, so a release reaches them without a kernel wake-up inside the timed window; the
-/// coordinator always sleeps (its wait spans the batch, where a core is a worker's).
+/// own, so a release reaches them without a kernel wake-up inside the timed window; a
+/// helping coordinator waits as they do from *go* to *dropped*, and otherwise sleeps (its
+/// wait spans the batch, where a core is a worker's).
 struct Shared<'r, 's, S> {
     replay: &'r Replay,
     config: &'r RunConfig,
@@ -329,61 +332,69 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         let mut done = Vec::with_capacity(self.largest_batch());
         let mut busy = 0u64;
         self.barrier.wait(self.worker_spin); // 1. ready
-        for (b, range) in self.batches.iter().enumerate() {
+        for b in 0..self.batches.len() {
             self.barrier.wait(self.worker_spin); // 2. go
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let batch = &self
-                .orders
-                .get()
-                .expect("orders are published before the first go")[b];
-            // The batch's bases (when built per batch) stay borrowed until it is handed
-            // over; the EVMs over them live as long (one per block either way).
-            let bases = self.bases.for_batch();
-            let mut executor = ItemExecutor::new();
-            let mut on_demand = ItemExecutor::new();
-            let overlapped = self.root.filter(|r| r.overlapped());
-            loop {
-                let c = self.cursors[b].fetch_add(1, Ordering::Relaxed);
-                let Some(chunk) = batch.chunk(c) else { break };
-                for &pos in chunk {
-                    if let Some(root) = overlapped {
-                        busy += root.help_while_ready(id);
-                    }
-                    let index = range.start + pos as usize;
-                    busy += self.execute_timed(
-                        &mut executor,
-                        &mut on_demand,
-                        &bases,
-                        index,
-                        id,
-                        &mut done,
-                    );
-                }
-            }
-            if let Some(root) = self.root {
-                root.executed();
-                busy += root.help_until_done(id);
-            }
-            // Released before the hand-over, so the coordinator can build the next batch's.
-            drop(executor);
-            drop(on_demand);
-            drop(bases);
-            self.handed
-                .lock()
-                .expect("no worker panics holding the lock")
-                .append(&mut done);
+            busy += self.work_batch(b, id, &mut done);
             self.barrier.wait(self.worker_spin); // handed
             self.barrier.wait(self.worker_spin); // returned
-            drop(std::mem::take(
-                &mut *self.returned[id as usize]
-                    .lock()
-                    .expect("no worker panics holding its outputs"),
-            ));
+            self.drop_returned(id);
             self.barrier.wait(self.worker_spin); // dropped
         }
         busy
+    }
+
+    /// A worker's share of batch `b`: chunks of its order from the shared cursor until
+    /// none is left (with the root phase, its units too), then its outputs handed over.
+    /// Returns the busy time.
+    fn work_batch(&self, b: usize, id: u32, done: &mut Vec<Done>) -> u64 {
+        let range = &self.batches[b];
+        let mut busy = 0;
+        let batch = &self
+            .orders
+            .get()
+            .expect("orders are published before the first go")[b];
+        // The batch's bases (when built per batch) stay borrowed until it is handed
+        // over; the EVMs over them live as long (one per block either way).
+        let bases = self.bases.for_batch();
+        let mut executor = ItemExecutor::new();
+        let mut on_demand = ItemExecutor::new();
+        let overlapped = self.root.filter(|r| r.overlapped());
+        loop {
+            let c = self.cursors[b].fetch_add(1, Ordering::Relaxed);
+            let Some(chunk) = batch.chunk(c) else { break };
+            for &pos in chunk {
+                if let Some(root) = overlapped {
+                    busy += root.help_while_ready(id);
+                }
+                let index = range.start + pos as usize;
+                busy += self.execute_timed(&mut executor, &mut on_demand, &bases, index, id, done);
+            }
+        }
+        if let Some(root) = self.root {
+            root.executed();
+            busy += root.help_until_done(id);
+        }
+        // Released before the hand-over, so the coordinator can build the next batch's.
+        drop(executor);
+        drop(on_demand);
+        drop(bases);
+        self.handed
+            .lock()
+            .expect("no worker panics holding the lock")
+            .append(done);
+        busy
+    }
+
+    /// Drop the outputs worker `id` made, handed back to it after the sink.
+    fn drop_returned(&self, id: u32) {
+        drop(std::mem::take(
+            &mut *self.returned[id as usize]
+                .lock()
+                .expect("no worker panics holding its outputs"),
+        ));
     }
 
     /// Read batch `b`'s state into the pass's bases (with a state source; nothing
@@ -746,12 +757,29 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
 
     /// The coordinator's side of the protocol: the timed window (ordering and every
     /// batch's wall time), and the sink between batches.
+    ///
+    /// With `helper`, the coordinator is also the worker of that id: it takes chunks like
+    /// the others between *go* and *handed*, and waits at the barriers as they do.
+    /// Returns its busy time as a worker (0 without `helper`).
     fn coordinate(
         &self,
         scheduler: &dyn crate::Scheduler,
         sink: &mut BatchSink<'_>,
-    ) -> (RunTimings, Result<(), crate::Divergence>) {
+        helper: Option<u32>,
+    ) -> (RunTimings, Result<(), crate::Divergence>, u64) {
         let mut timings = self.empty_timings();
+        // The helper's own record of the items it ran (room for the largest batch, as a
+        // worker's).
+        let (mut own, mut busy) = (Vec::new(), 0);
+        if helper.is_some() {
+            own.reserve(self.largest_batch());
+        }
+        // Between *go* and *dropped* a helping coordinator waits like a worker.
+        let spin = if helper.is_some() {
+            self.worker_spin
+        } else {
+            Spin::NONE
+        };
         self.barrier.wait(Spin::NONE); // 1. all workers ready: the timed window starts now
         let mut window = crate::window::Window::new();
         window.open();
@@ -806,7 +834,10 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
                     Err(e) => pending = Some(e),
                 }
             }
-            self.barrier.wait(Spin::NONE); // handed
+            if let Some(id) = helper {
+                busy += self.work_batch(b, id, &mut own);
+            }
+            self.barrier.wait(spin); // handed
             let mut done = std::mem::take(
                 &mut *self
                     .handed
@@ -822,8 +853,11 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             timings.wall_ns += ns;
             window.close();
             result = self.sink_batch(range, &mut done, &mut timings, sink);
-            self.barrier.wait(Spin::NONE); // returned
-            self.barrier.wait(Spin::NONE); // dropped
+            self.barrier.wait(spin); // returned
+            if let Some(id) = helper {
+                self.drop_returned(id);
+            }
+            self.barrier.wait(spin); // dropped
             if let Some(e) = pending.take()
                 && result.is_ok()
             {
@@ -834,7 +868,7 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             }
         }
         timings.cpu = window.finish();
-        (timings, result)
+        (timings, result, busy)
     }
 }
 
@@ -1135,15 +1169,20 @@ impl Replay {
             .map(|_| CachePadded::new(AtomicUsize::new(0)))
             .collect();
         let orders = OnceLock::new();
-        let barrier = SpinBarrier::new(threads + 1);
+        // The calling thread coordinates, and works as the last worker unless it reads the
+        // next batch's state during each batch (pipelined): one thread fewer for the kernel
+        // to place, so no worker waits behind the coordinator for a core at a batch's start.
+        let helps = threads > 1 && !bases.pipelined();
+        let pool_threads = threads - usize::from(helps);
+        let barrier = SpinBarrier::new(pool_threads + 1);
         let worker_spin = if threads <= cores() {
             Spin(WORKER_SPIN)
         } else {
             Spin::NONE
         };
         let handed = Mutex::new(Vec::new());
-        // One slot per pool worker (none on one thread: the calling thread made and drops
-        // everything itself).
+        // One slot per worker, the helping coordinator's included (none on one thread: the
+        // calling thread made and drops everything itself).
         let returned: Vec<Returned> = (0..if threads > 1 { threads } else { 0 })
             .map(|_| Mutex::new(Vec::new()))
             .collect();
@@ -1169,18 +1208,24 @@ impl Replay {
             shared.single(scheduler, sink)
         } else {
             // The workers are the threads of a pool kept across passes (`crate::pool`):
-            // one broadcast job each, while the coordinator runs on the calling thread.
-            // A pool that cannot start is the machine's failure, as a spawn's was before.
-            let pool = crate::pool::workers(config.threads).unwrap_or_else(|e| panic!("{e}"));
+            // one broadcast job each, while the coordinator runs on the calling thread (as
+            // the last worker when it helps). A pool that cannot start is the machine's
+            // failure, as a spawn's was before.
+            let pool_size = std::num::NonZeroUsize::new(pool_threads).expect("two threads or more");
+            let pool = crate::pool::workers(pool_size).unwrap_or_else(|e| panic!("{e}"));
             let busy: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
-            let (mut timings, result) = pool.in_place_scope(|scope| {
+            let helper = helps.then_some(pool_threads as u32);
+            let (mut timings, result, own) = pool.in_place_scope(|scope| {
                 let (shared, busy) = (&shared, &busy);
                 scope.spawn_broadcast(move |_, ctx| {
                     let ns = shared.worker(ctx.index() as u32);
                     busy[ctx.index()].store(ns, Ordering::Relaxed);
                 });
-                shared.coordinate(scheduler, sink)
+                shared.coordinate(scheduler, sink, helper)
             });
+            if helps {
+                busy[pool_threads].store(own, Ordering::Relaxed);
+            }
             timings.worker_busy_ns = busy.into_iter().map(AtomicU64::into_inner).collect();
             (timings, result)
         };
