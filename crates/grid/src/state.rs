@@ -1,7 +1,5 @@
 //! Where a pass reads the pre-state from: memory (pure execution) or a state store on disk.
 
-use std::{fmt, str::FromStr};
-
 /// Where a pass reads the pre-state from, and how.
 ///
 /// Stored as `"state": {"store": {"io": "prefetch", "cache": "cold", "bal_design": "keys"}}`
@@ -154,26 +152,6 @@ impl BalDesign {
     }
 }
 
-impl FromStr for BalDesign {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        BalDesign::ALL
-            .into_iter()
-            .find(|d| d.name() == s)
-            .ok_or_else(|| UnknownName {
-                what: "access-list design",
-                name: s.to_string(),
-                expected: "full, keys or writes",
-            })
-    }
-}
-
-impl fmt::Display for BalDesign {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// How a pass reads its state from a store.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
@@ -244,54 +222,99 @@ pub struct UnknownName {
     pub what: &'static str,
     /// The name given.
     pub name: String,
-    /// The choices.
-    pub expected: &'static str,
+    /// The choices, as a list to read ("warm or cold").
+    pub expected: String,
 }
 
-impl FromStr for IoMode {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        IoMode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| UnknownName {
-                what: "I/O mode",
-                name: s.to_string(),
-                expected: "on-demand, prefetch or pipelined",
+impl UnknownName {
+    /// The choice of `all` whose `name` is `given`, or the error that lists them all: the
+    /// one parser of every named choice in a grid (designs, I/O modes, cache states,
+    /// state-root phases), through the crate's `named_choice!` macro.
+    pub fn parse<T: Copy>(
+        given: &str,
+        what: &'static str,
+        all: &[T],
+        name: fn(T) -> &'static str,
+    ) -> Result<T, UnknownName> {
+        all.iter()
+            .copied()
+            .find(|&c| name(c) == given)
+            .ok_or_else(|| {
+                let names: Vec<&str> = all.iter().map(|&c| name(c)).collect();
+                let expected = match names.split_last() {
+                    Some((last, rest)) if !rest.is_empty() => {
+                        format!("{} or {last}", rest.join(", "))
+                    }
+                    _ => names.concat(),
+                };
+                UnknownName {
+                    what,
+                    name: given.to_string(),
+                    expected,
+                }
             })
     }
 }
 
-impl FromStr for CacheState {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        CacheState::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| UnknownName {
-                what: "cache state",
-                name: s.to_string(),
-                expected: "warm or cold",
-            })
-    }
-}
+/// `FromStr` and `Display` for a choice enum with `ALL` and `name`: parsed by its name
+/// ([`UnknownName::parse`], `what` naming it in the error) and shown as it.
+macro_rules! named_choice {
+    ($t:ty, $what:literal) => {
+        impl std::str::FromStr for $t {
+            type Err = $crate::UnknownName;
+            fn from_str(s: &str) -> Result<Self, $crate::UnknownName> {
+                $crate::UnknownName::parse(s, $what, &<$t>::ALL, <$t>::name)
+            }
+        }
 
-impl fmt::Display for IoMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
 }
+pub(crate) use named_choice;
 
-impl fmt::Display for CacheState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+named_choice!(BalDesign, "access-list design");
+named_choice!(IoMode, "I/O mode");
+named_choice!(CacheState, "cache state");
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Every choice parses from its name and shows as it; an unknown name is refused in one
+    /// line that lists the choices.
+    #[test]
+    fn choices_parse_by_name_and_list_the_others() {
+        for d in BalDesign::ALL {
+            assert_eq!(d.name().parse::<BalDesign>(), Ok(d));
+            assert_eq!(d.to_string(), d.name());
+        }
+        for m in IoMode::ALL {
+            assert_eq!(m.name().parse::<IoMode>(), Ok(m));
+        }
+        for c in CacheState::ALL {
+            assert_eq!(c.to_string().parse::<CacheState>(), Ok(c));
+        }
+        assert_eq!(
+            "lukewarm".parse::<CacheState>().unwrap_err().to_string(),
+            "unknown cache state `lukewarm` (expected warm or cold)"
+        );
+        assert_eq!(
+            "batched".parse::<IoMode>().unwrap_err().to_string(),
+            "unknown I/O mode `batched` (expected on-demand, prefetch or pipelined)"
+        );
+        assert_eq!(
+            "Keys".parse::<BalDesign>().unwrap_err().to_string(),
+            "unknown access-list design `Keys` (expected full, keys or writes)"
+        );
+        // One choice alone is listed as itself.
+        let one = UnknownName::parse("b", "letter", &['a'], |_| "a").unwrap_err();
+        assert_eq!(one.expected, "a");
+    }
 
     /// A store read's design is stored exactly when it reads with a list, and a stored one
     /// that contradicts its I/O mode is refused.

@@ -75,25 +75,7 @@ impl StateRootPhase {
     }
 }
 
-impl std::str::FromStr for StateRootPhase {
-    type Err = crate::UnknownName;
-    fn from_str(s: &str) -> Result<Self, crate::UnknownName> {
-        Self::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| crate::UnknownName {
-                what: "state-root phase",
-                name: s.to_string(),
-                expected: "off, after or overlapped",
-            })
-    }
-}
-
-impl std::fmt::Display for StateRootPhase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+crate::state::named_choice!(StateRootPhase, "state-root phase");
 
 /// Whether `state` is memory, the state a stored point leaves out.
 fn in_memory(state: &crate::StateRead) -> bool {
