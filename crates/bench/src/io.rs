@@ -132,12 +132,23 @@ struct Collected {
     latencies: Vec<u64>,
 }
 
-/// A store reader behind the executor's [`StateSource`]; when dropped, it hands its
-/// reads' counts and latencies to the pass that made it.
+/// A store reader behind the executor's [`StateSource`]: what a store pass reads through.
+/// One made by a pass hands its reads' counts and latencies to the pass when dropped; one
+/// made by [`StoreSource::new`] keeps them to itself.
 #[derive(Debug)]
-struct StoreSource {
+pub struct StoreSource {
     reader: StoreReader,
     into: Arc<Mutex<Collected>>,
+}
+
+impl StoreSource {
+    /// `reader` behind the seam, its reads' counts kept to itself.
+    pub fn new(reader: StoreReader) -> Self {
+        Self {
+            reader,
+            into: Arc::default(),
+        }
+    }
 }
 
 impl Drop for StoreSource {

@@ -4,13 +4,12 @@
 //! key (`keys`) or the writes only (`writes`), prefetched or pipelined: every pass verifies
 //! and its outputs equal the pass in memory, item by item. No timing is asserted.
 
-use alloy_primitives::{Address, B256, Bytes, U256};
+use gigagas_bench::io::StoreSource;
 use gigagas_executor::{
-    AccountInfo, ExecError, ItemOutput, Parallel, PassIo, RunConfig, SchedulerKind, StateError,
-    StateSource, TimedWork,
+    Parallel, PassIo, RunConfig, SchedulerKind, TimedWork, test_utils::output_summary,
 };
 use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead};
-use gigagas_state::{BuildOptions, StoreReader, build_store, open_store};
+use gigagas_state::{BuildOptions, build_store, open_store};
 use std::path::Path;
 
 /// A scratch folder on the disk the tests build in.
@@ -18,87 +17,6 @@ fn scratch() -> tempfile::TempDir {
     let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
     std::fs::create_dir_all(root).unwrap();
     tempfile::tempdir_in(root).unwrap()
-}
-
-/// The store's reader behind the seam, as the bench crate's passes put it there.
-struct Reader(StoreReader);
-
-impl StateSource for Reader {
-    fn account(
-        &mut self,
-        segment: usize,
-        address: Address,
-    ) -> Result<Option<AccountInfo>, StateError> {
-        Ok(self
-            .0
-            .account(segment, address)
-            .map_err(StateError::from_source)?
-            .map(|a| AccountInfo {
-                balance: a.balance,
-                nonce: a.nonce,
-                code_hash: a.code_hash,
-                ..Default::default()
-            }))
-    }
-
-    fn storage(
-        &mut self,
-        segment: usize,
-        address: Address,
-        slot: U256,
-    ) -> Result<U256, StateError> {
-        self.0
-            .storage(segment, address, slot)
-            .map_err(StateError::from_source)
-    }
-
-    fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
-        self.0.code(code_hash).map_err(StateError::from_source)
-    }
-}
-
-/// A transaction's gas, status, logs and loaded accounts (fields and storage); a system
-/// item's writes, in address order.
-fn summary(output: &Result<ItemOutput, ExecError>) -> String {
-    match output.as_ref().expect("every item executes") {
-        ItemOutput::Tx {
-            gas_used,
-            success,
-            logs,
-            state,
-            ..
-        } => {
-            let mut accounts: Vec<_> = state
-                .iter()
-                .map(|(address, account)| {
-                    let mut storage: Vec<_> = account
-                        .storage
-                        .iter()
-                        .map(|(k, v)| (*k, v.original_value, v.present_value))
-                        .collect();
-                    storage.sort();
-                    (
-                        *address,
-                        account.info.balance,
-                        account.info.nonce,
-                        account.info.code_hash,
-                        storage,
-                    )
-                })
-                .collect();
-            accounts.sort();
-            format!("tx {gas_used} {success} {logs} {accounts:?}")
-        }
-        ItemOutput::System { writes } => {
-            let mut accounts: Vec<String> = writes
-                .accounts
-                .iter()
-                .map(|(address, account)| format!("{address} {account:?}"))
-                .collect();
-            accounts.sort();
-            format!("system {accounts:?}")
-        }
-    }
 }
 
 #[test]
@@ -122,7 +40,7 @@ fn every_design_over_a_store_verifies_and_equals_the_pass_in_memory() {
                 SchedulerKind::Ols,
             );
             let (_, memory) = Parallel::new(&config).outputs(&replay);
-            let memory: Vec<String> = memory.iter().map(summary).collect();
+            let memory: Vec<String> = memory.iter().map(output_summary).collect();
             let mut reads = vec![StateRead::store(
                 IoMode::OnDemand,
                 CacheState::Warm,
@@ -144,8 +62,9 @@ fn every_design_over_a_store_verifies_and_equals_the_pass_in_memory() {
                     ..TimedWork::default()
                 });
                 let what = format!("{name} {config}");
-                let mut readers: Vec<Reader> =
-                    (0..2).map(|_| Reader(store.reader().unwrap())).collect();
+                let mut readers: Vec<StoreSource> = (0..2)
+                    .map(|_| StoreSource::new(store.reader().unwrap()))
+                    .collect();
                 let (timings, outputs) = Parallel::reading(
                     &config,
                     PassIo {
@@ -159,7 +78,8 @@ fn every_design_over_a_store_verifies_and_equals_the_pass_in_memory() {
                     .unwrap_or_else(|d| panic!("{what}: {d}"));
                 assert!(timings.io.read_ns > 0, "{what}: the pass read the store");
                 assert_eq!(outputs.len(), memory.len(), "{what}");
-                for (i, (got, want)) in outputs.iter().map(summary).zip(&memory).enumerate() {
+                for (i, (got, want)) in outputs.iter().map(output_summary).zip(&memory).enumerate()
+                {
                     assert_eq!(&got, want, "{what}: item {i}");
                 }
             }

@@ -287,3 +287,49 @@ impl crate::StateSource for DumpSource {
         Ok(self.codes.get(&code_hash).cloned())
     }
 }
+
+/// What an item's output says, comparable across passes: a transaction's gas, status, logs
+/// and every account it loaded (fields and storage, in address and slot order); a system
+/// item's writes, in address order (the builder's order follows the order accounts were
+/// loaded). Two passes of the same replay agree item by item exactly when these agree.
+pub fn output_summary(output: &Result<crate::ItemOutput, crate::ExecError>) -> String {
+    match output.as_ref().expect("every item executes") {
+        crate::ItemOutput::Tx {
+            gas_used,
+            success,
+            logs,
+            state,
+            ..
+        } => {
+            let mut accounts: Vec<_> = state
+                .iter()
+                .map(|(address, account)| {
+                    let mut storage: Vec<_> = account
+                        .storage
+                        .iter()
+                        .map(|(k, v)| (*k, v.original_value, v.present_value))
+                        .collect();
+                    storage.sort();
+                    (
+                        *address,
+                        account.info.balance,
+                        account.info.nonce,
+                        account.info.code_hash,
+                        storage,
+                    )
+                })
+                .collect();
+            accounts.sort();
+            format!("tx {gas_used} {success} {logs} {accounts:?}")
+        }
+        crate::ItemOutput::System { writes } => {
+            let mut accounts: Vec<String> = writes
+                .accounts
+                .iter()
+                .map(|(address, account)| format!("{address} {account:?}"))
+                .collect();
+            accounts.sort();
+            format!("system {accounts:?}")
+        }
+    }
+}

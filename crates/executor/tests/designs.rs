@@ -6,8 +6,8 @@
 
 use gigagas_dump::Dump;
 use gigagas_executor::{
-    ExecError, ItemOutput, Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind, TimedWork,
-    test_utils::{DumpSource, prepare},
+    Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind, TimedWork,
+    test_utils::{DumpSource, output_summary, prepare},
 };
 use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead};
 use std::{path::Path, sync::atomic::Ordering};
@@ -17,51 +17,6 @@ fn read(name: &str) -> Dump {
         .join("../../dumps")
         .join(name);
     gigagas_dump::read_dump(&path).unwrap().0
-}
-
-/// What an item's output says, comparable: a transaction's gas, status, logs and every
-/// account it loaded (fields and storage); a system item's writes.
-fn summary(output: &Result<ItemOutput, ExecError>) -> String {
-    match output.as_ref().expect("every item executes") {
-        ItemOutput::Tx {
-            gas_used,
-            success,
-            logs,
-            state,
-            ..
-        } => {
-            let mut accounts: Vec<_> = state
-                .iter()
-                .map(|(address, account)| {
-                    let mut storage: Vec<_> = account
-                        .storage
-                        .iter()
-                        .map(|(k, v)| (*k, v.original_value, v.present_value))
-                        .collect();
-                    storage.sort();
-                    (
-                        *address,
-                        account.info.balance,
-                        account.info.nonce,
-                        account.info.code_hash,
-                        storage,
-                    )
-                })
-                .collect();
-            accounts.sort();
-            format!("tx {gas_used} {success} {logs} {accounts:?}")
-        }
-        ItemOutput::System { writes } => {
-            // In address order: the builder's order follows the order accounts were loaded.
-            let mut accounts: Vec<String> = writes
-                .accounts
-                .iter()
-                .map(|(address, account)| format!("{address} {account:?}"))
-                .collect();
-            accounts.sort();
-            format!("system {accounts:?}")
-        }
-    }
 }
 
 fn store(io: IoMode, design: BalDesign) -> TimedWork {
@@ -84,7 +39,7 @@ fn every_design_verifies_and_equals_the_pass_in_memory() {
                 SchedulerKind::GasUsed,
             );
             let (_, memory) = Parallel::new(&config).outputs(&replay);
-            let memory: Vec<String> = memory.iter().map(summary).collect();
+            let memory: Vec<String> = memory.iter().map(output_summary).collect();
             for io in [IoMode::Prefetch, IoMode::Pipelined] {
                 for design in BalDesign::ALL {
                     let config = config.with_work(store(io, design));
@@ -114,7 +69,9 @@ fn every_design_verifies_and_equals_the_pass_in_memory() {
                     }
                     // The same outputs as in memory, item by item.
                     assert_eq!(outputs.len(), memory.len(), "{what}");
-                    for (i, (got, want)) in outputs.iter().map(summary).zip(&memory).enumerate() {
+                    for (i, (got, want)) in
+                        outputs.iter().map(output_summary).zip(&memory).enumerate()
+                    {
                         assert_eq!(&got, want, "{what}: item {i}");
                     }
                 }
