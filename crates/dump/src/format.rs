@@ -28,7 +28,7 @@
 //! count differs from the `BLKS` count or whose `SEGS` sizes (each at least one) do not add
 //! up to it, then gives each block its access list and each segment its blocks.
 //!
-//! `WITN` holds each segment's [`Witness`](crate::Witness), the trie nodes that prove what the
+//! `WITN` holds each segment's [`Witness`], the trie nodes that prove what the
 //! segment touches at its parent state root (what a state-root phase needs):
 //!
 //! ```text

@@ -8,7 +8,7 @@
 //! spent a fifth of its CPU time in `clear_page_erms` (perf, `docs/benchmarks.md`), and a
 //! 16-thread pass cloned about 16 threads per pass (`strace -c -f`).
 //!
-//! [`workers`] keeps one pool per thread count (and pinning) for the life of the process:
+//! `workers` keeps one pool per thread count (and pinning) for the life of the process:
 //! a pass borrows its threads ([`rayon::ThreadPool::in_place_scope`] with one broadcast job
 //! per thread), so their heaps, stacks and per-thread bytecode copies
 //! ([`crate::local_code`]) stay warm from one pass to the next. Pools are built outside

@@ -456,7 +456,7 @@ impl Replay {
 
     /// What the state-root phase starts from: every segment's witness opened as a trie (on
     /// the first call, then kept). Fails when no segment has a witness, or one does not
-    /// open; segments without one get no root ([`crate::RootInputs::coverage`]).
+    /// open; segments without one get no root (a run says which).
     pub fn root_inputs(&self) -> Result<&crate::root::RootInputs, crate::root::RootSetupError> {
         self.root_inputs
             .get_or_init(|| crate::root::RootInputs::open(self))

@@ -23,7 +23,7 @@
 //! root's chain first.
 //!
 //! Every computed root is compared with the header's `stateRoot` after the pass
-//! ([`RootPass::check`]); a difference or a node the witness lacks fails the pass like any
+//! (`RootPass::check`); a difference or a node the witness lacks fails the pass like any
 //! other divergence. Segments without a witness get no root (a run says so).
 
 use crate::{

@@ -9,7 +9,7 @@
 //!   `pipelined` modes): before a batch runs, the values its access lists call for are read
 //!   (by several readers at once) straight into the tables the replay reads. Each block's
 //!   table is laid out from its list before the first such pass, outside every timed window,
-//!   as the list itself is converted before it ([`IoLayout`]: the list's accounts, slots and
+//!   as the list itself is converted before it (`IoLayout`: the list's accounts, slots and
 //!   writes in place, and the values earlier blocks of the segment wrote, which a client
 //!   holds in memory); a read writes its value where a transaction will look for it, and no
 //!   join follows the reads. What the list carries is the pass's [`BalDesign`]:
