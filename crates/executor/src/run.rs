@@ -279,10 +279,10 @@ type Returned = Mutex<Vec<Result<ItemOutput, ExecError>>>;
 ///    order (inside the window: a scheduler's cost is part of what is measured);
 /// 2. then per batch `b`: *go* — the coordinator takes the batch's start time and every
 ///    worker takes chunks of the batch's order ([`crate::chunk_bounds`]) from the shared
-///    cursor until it runs past the last, then hands its outputs over; *handed* — every worker has done so:
-///    the batch's wall time runs from its start to the end of its last item (so the
-///    coordinator's own wake-up is not in it; a mega-block is one batch, so blocks within
-///    it overlap, while batches never do), and the coordinator passes the outputs to the
+///    cursor until it runs past the last, then hands its outputs over; *handed* — every
+///    worker has done so: the batch's wall time runs from its start to the end of its last
+///    item (so no wake-up is in it; a mega-block is one batch, so blocks within it overlap,
+///    while batches never do), and the coordinator passes the outputs to the
 ///    [`BatchSink`] while the clock is stopped; *returned* — the coordinator has handed each
 ///    worker the outputs it made, which the worker drops; *dropped* — every worker has
 ///    (so each worker's allocations are freed by the thread that made them: freed by the
