@@ -402,6 +402,21 @@ impl StoreReader {
     }
 }
 
+/// The value stored under `key` in `table`, copied out as bytes (`None` where nothing is),
+/// with its size for the meter: a code or a trie node.
+fn read_bytes(
+    cursor: &mut Cursor<'_, Ro>,
+    key: &[u8],
+    path: &Path,
+    table: &'static str,
+) -> Result<(Option<Bytes>, usize), StoreError> {
+    let value: Option<Cow<'_, [u8]>> = cursor.set(key).map_err(read_err(path, table))?;
+    Ok(match value {
+        None => (None, 0),
+        Some(v) => (Some(Bytes::copy_from_slice(&v)), v.len()),
+    })
+}
+
 /// A failed read of `table` in the store at `path`.
 fn read_err<'a>(path: &'a Path, table: &'static str) -> impl Fn(ReadError) -> StoreError + 'a {
     move |source| StoreError::Read {
@@ -478,14 +493,7 @@ impl StoreReader {
         }
         let (cursors, meter, path) = self.parts();
         meter.measure(ReadKind::Code, || {
-            let value: Option<Cow<'_, [u8]>> = cursors
-                .codes
-                .set(code_hash.as_slice())
-                .map_err(read_err(path, BYTECODES))?;
-            Ok(match value {
-                None => (None, 0),
-                Some(v) => (Some(Bytes::copy_from_slice(&v)), v.len()),
-            })
+            read_bytes(&mut cursors.codes, code_hash.as_slice(), path, BYTECODES)
         })
     }
 
@@ -495,14 +503,7 @@ impl StoreReader {
         let key = trie_node_key(self.segment(segment)?, &hash);
         let (cursors, meter, path) = self.parts();
         meter.measure(ReadKind::TrieNode, || {
-            let value: Option<Cow<'_, [u8]>> = cursors
-                .trie_nodes
-                .set(&key)
-                .map_err(read_err(path, TRIE_NODES))?;
-            Ok(match value {
-                None => (None, 0),
-                Some(v) => (Some(Bytes::copy_from_slice(&v)), v.len()),
-            })
+            read_bytes(&mut cursors.trie_nodes, &key, path, TRIE_NODES)
         })
     }
 
