@@ -356,12 +356,7 @@ impl Replay {
         for (s, segment) in self.segments.iter().enumerate() {
             // Each segment starts from its own pre-state.
             let mut state = State::builder().with_database_ref(&segment.pre).build();
-            for b in segment.blocks.clone() {
-                self.execute_sequential_block(&mut state, b, work, on_tx)?;
-                if let Some(roots) = roots.as_deref_mut() {
-                    roots.block(self, s, b);
-                }
-            }
+            self.execute_sequential_segment(&mut state, s, work, roots.as_deref_mut(), on_tx)?;
         }
         Ok(())
     }
@@ -390,11 +385,25 @@ impl Replay {
         for (i, segment) in self.segments.iter().enumerate() {
             let db = crate::SourceDb::new(&mut *source, i, &segment.pre);
             let mut state = State::builder().with_database(db).build();
-            for b in segment.blocks.clone() {
-                self.execute_sequential_block(&mut state, b, work, on_tx)?;
-                if let Some(roots) = roots.as_deref_mut() {
-                    roots.block(self, i, b);
-                }
+            self.execute_sequential_segment(&mut state, i, work, roots.as_deref_mut(), on_tx)?;
+        }
+        Ok(())
+    }
+
+    /// Segment `s`'s blocks on `state` (its pre-state, in memory or read from a source),
+    /// one after another, each block's root after it when `roots` is given.
+    fn execute_sequential_segment<DB: revm::Database<Error = StateError> + std::fmt::Debug>(
+        &self,
+        state: &mut State<DB>,
+        s: usize,
+        work: TimedWork,
+        mut roots: Option<&mut crate::root::SequentialRoots<'_>>,
+        on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
+    ) -> Result<(), ExecError> {
+        for b in self.segments[s].blocks.clone() {
+            self.execute_sequential_block(state, b, work, on_tx)?;
+            if let Some(roots) = roots.as_deref_mut() {
+                roots.block(self, s, b);
             }
         }
         Ok(())
