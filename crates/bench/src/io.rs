@@ -22,7 +22,7 @@
 pub use crate::error::IoError;
 use crate::error::PassError;
 use alloy_primitives::{Address, B256, Bytes, U256};
-use gigagas_executor::AccountInfo;
+use gigagas_executor::{AccountInfo, Bytecode};
 use gigagas_executor::{
     Parallel, PassIo, Replay, RunTimings, Runner, Sequential, StateError, StateSource,
 };
@@ -190,7 +190,7 @@ impl StateSource for StoreSource {
             .map_err(StateError::from_source)
     }
 
-    fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
+    fn code(&mut self, code_hash: B256) -> Result<Option<Bytecode>, StateError> {
         self.reader.code(code_hash).map_err(StateError::from_source)
     }
 

@@ -72,7 +72,7 @@ pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
     BaseCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, WorkItem,
 };
-pub use revm::state::AccountInfo;
+pub use revm::{bytecode::Bytecode, state::AccountInfo};
 pub use root::{RootInputs, RootSetupError, RootSpan, RootStepKind, RootTimings};
 pub use run::{IoTimings, Parallel, PassIo, RunOutputs, RunTimings, Runner, Sequential};
 pub use schedule::{

@@ -74,8 +74,10 @@ pub trait StateSource: Send {
     /// The slot's value (zero where nothing is stored).
     fn storage(&mut self, segment: usize, address: Address, slot: U256)
     -> Result<U256, StateError>;
-    /// The bytecode with this hash, `None` if the source does not hold it.
-    fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError>;
+    /// The bytecode with this hash, analysed and ready to run (a store that keeps the
+    /// analysis, as reth's and gigagas's do, spares every read the analysis), `None` if the
+    /// source does not hold it.
+    fn code(&mut self, code_hash: B256) -> Result<Option<Bytecode>, StateError>;
 
     /// The witness trie node of `segment` whose RLP hashes to `hash` (what the state-root
     /// phase reads on a store run), `None` if the source does not hold it; a source without
@@ -105,7 +107,7 @@ impl<S: StateSource + ?Sized> StateSource for Box<S> {
         (**self).storage(segment, address, slot)
     }
 
-    fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
+    fn code(&mut self, code_hash: B256) -> Result<Option<Bytecode>, StateError> {
         (**self).code(code_hash)
     }
 
@@ -133,7 +135,7 @@ impl<S: StateSource + ?Sized> StateSource for &mut S {
         (**self).storage(segment, address, slot)
     }
 
-    fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StateError> {
+    fn code(&mut self, code_hash: B256) -> Result<Option<Bytecode>, StateError> {
         (**self).code(code_hash)
     }
 
@@ -156,7 +158,7 @@ impl StateSource for NoSource {
         match *self {}
     }
 
-    fn code(&mut self, _: B256) -> Result<Option<Bytes>, StateError> {
+    fn code(&mut self, _: B256) -> Result<Option<Bytecode>, StateError> {
         match *self {}
     }
 }
@@ -656,7 +658,6 @@ fn code_of<S: StateSource + ?Sized>(
     }
     let code = reader
         .code(code_hash)?
-        .map(Bytecode::new_raw)
         .ok_or(StateError::MissingCode(code_hash))?;
     codes.insert(code_hash, code.clone());
     Ok(code)
@@ -709,7 +710,6 @@ impl<S: StateSource + ?Sized> Database for SourceDb<'_, S> {
         }
         self.source
             .code(code_hash)?
-            .map(Bytecode::new_raw)
             .ok_or(StateError::MissingCode(code_hash))
     }
 
@@ -863,7 +863,7 @@ impl<S: StateSource> revm::DatabaseRef for OnDemand<'_, '_, S> {
             return Ok(code.clone());
         }
         let code = match self.pass.read(|r| r.code(code_hash))? {
-            Some(bytes) => Bytecode::new_raw(bytes),
+            Some(code) => code,
             // Deployed by a block of the segment: the access lists carry it.
             None => self
                 .pre

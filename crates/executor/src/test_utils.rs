@@ -196,8 +196,7 @@ pub struct DumpSource {
             alloy_primitives::U256,
         >,
     >,
-    codes:
-        std::sync::Arc<std::collections::HashMap<alloy_primitives::B256, alloy_primitives::Bytes>>,
+    codes: std::sync::Arc<std::collections::HashMap<alloy_primitives::B256, crate::Bytecode>>,
     /// What this source (and the clones sharing them) read.
     pub counts: std::sync::Arc<ReadCounts>,
 }
@@ -226,7 +225,7 @@ impl DumpSource {
                 slots.insert((s, slot.address, slot.slot), slot.value);
             }
             for (h, c) in &segment.pre_state.codes {
-                codes.insert(*h, c.clone());
+                codes.insert(*h, crate::Bytecode::new_raw(c.clone()));
             }
         }
         Self {
@@ -280,7 +279,7 @@ impl crate::StateSource for DumpSource {
     fn code(
         &mut self,
         code_hash: alloy_primitives::B256,
-    ) -> Result<Option<alloy_primitives::Bytes>, crate::StateError> {
+    ) -> Result<Option<crate::Bytecode>, crate::StateError> {
         self.counts
             .codes
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -3,9 +3,9 @@
 //! sequential loop) verifies and yields the same outputs as the pass on the dump's state in
 //! memory.
 
-use alloy_primitives::{Address, B256, Bytes, U256};
+use alloy_primitives::{Address, B256, U256};
 use gigagas_executor::{
-    AccountInfo, ItemOutput, Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind,
+    AccountInfo, Bytecode, ItemOutput, Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind,
     Sequential, StateError, StateSource,
     test_utils::{DumpSource, prepare},
 };
@@ -190,7 +190,7 @@ impl StateSource for Failing {
         Err(StateError::from_source(Unreadable { segment }))
     }
 
-    fn code(&mut self, _: B256) -> Result<Option<Bytes>, StateError> {
+    fn code(&mut self, _: B256) -> Result<Option<Bytecode>, StateError> {
         Ok(None)
     }
 }

@@ -4,7 +4,8 @@ use crate::{
     StoreError, StoreMeta,
     layout::{
         ACCOUNTS, BLOCK_HASHES, BYTECODES, FORMAT_VERSION, META, PAD_SEGMENT, STATE_KEY_LEN,
-        STORAGE, TRIE_NODES, block_hash_key, encode_account, encode_slot, state_key, trie_node_key,
+        STORAGE, TRIE_NODES, block_hash_key, encode_account, encode_code, encode_slot, state_key,
+        trie_node_key,
     },
     store::{DATA_FILE, LOCK_FILE, TableStats},
 };
@@ -418,9 +419,11 @@ fn create_tables_with_codes_and_hashes(
         .collect();
     {
         let mut cursor = txn.cursor(tables.codes).map_err(build_err(BYTECODES))?;
+        let mut value = Vec::new();
         for (hash, code) in &codes {
+            encode_code(code, &mut value);
             cursor
-                .append(hash.as_slice(), code)
+                .append(hash.as_slice(), &value)
                 .map_err(build_err(BYTECODES))?;
         }
         meta.codes = codes.len() as u64;

@@ -4,7 +4,7 @@
 //! |---|---|---|---|
 //! | [`ACCOUNTS`] | address (20) ++ segment (u32 BE) | `encode_account`: compact nonce, balance, code hash | `PlainAccountState` |
 //! | [`STORAGE`] (DUPSORT) | address (20) ++ segment (u32 BE) | slot (32) ++ value (BE, leading zeros stripped) | `PlainStorageState` |
-//! | [`BYTECODES`] | code hash (32) | raw bytecode | `Bytecodes` |
+//! | [`BYTECODES`] | code hash (32) | `encode_code`: the code with its jump table (analysed once, when the store is built) | `Bytecodes` (reth keeps analysed code too) |
 //! | [`BLOCK_HASHES`] | segment (u32 BE) ++ number (u64 BE) | hash (32) | `CanonicalHeaders` |
 //! | [`TRIE_NODES`] | segment (u32 BE) ++ node hash (32) | the node's RLP | `AccountsTrie` / `StoragesTrie` (by hash, not path) |
 //! | [`META`] | name (ASCII) | u64 LE | – |
@@ -16,12 +16,15 @@
 //! segment has, so a padded entry can never answer a real read.
 
 use crate::StoreError;
-use alloy_primitives::{Address, B256, KECCAK256_EMPTY, U256};
+use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256};
 use gigagas_dump::AccountState;
+use revm::bytecode::{Bytecode, JumpTable};
 use std::path::Path;
 
 /// Version of the layout described in this module; a store of another version is refused.
-pub const FORMAT_VERSION: u32 = 2;
+/// Version 3 keeps each legacy code's jump table beside it (version 2 kept raw code, which
+/// every read analysed again).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Accounts by address and segment (reth's `PlainAccountState`).
 pub const ACCOUNTS: &str = "PlainAccountState";
@@ -135,6 +138,103 @@ pub enum ValueError {
         /// Bytes of the value.
         len: usize,
     },
+    /// A bytecode value whose kind byte is not one this layout writes, or that is too
+    /// short for its kind's header (`kind` is `None` for an empty value).
+    #[error("bytecode value of {len} bytes with kind {kind:?}")]
+    CodeHeader {
+        /// Bytes of the value.
+        len: usize,
+        /// Its first byte.
+        kind: Option<u8>,
+    },
+    /// A legacy bytecode value whose jump table does not cover its code.
+    #[error("bytecode of {code_len} bytes with a jump table of {table_len} bytes")]
+    CodeJumpTable {
+        /// Bytes of code the value holds.
+        code_len: usize,
+        /// Bytes of jump table the value holds (one bit per byte of code is needed).
+        table_len: usize,
+    },
+    /// A delegation (EIP-7702) value that is not a valid delegation.
+    #[error("delegation bytecode of {len} bytes is not an EIP-7702 designator")]
+    CodeDelegation {
+        /// Bytes of the code.
+        len: usize,
+    },
+}
+
+/// [`encode_code`]'s kind byte of legacy code, followed by its jump table.
+const CODE_LEGACY: u8 = 0;
+/// [`encode_code`]'s kind byte of an EIP-7702 delegation, followed by the designator.
+const CODE_DELEGATION: u8 = 1;
+/// The zero bytes a legacy code read from the store is given after its end: a `PUSH32` in
+/// its last byte reads 32 bytes past it and the next opcode must still be inside (a
+/// `STOP`), so no instruction of any code reads past this (revm's own analysis pads by at
+/// most 34 bytes too).
+const CODE_PADDING: usize = 34;
+
+/// A bytecode's value: a kind byte, then for legacy code (kind 0) its original length
+/// (u32 BE), its jump table (one bit per byte of code, as revm's analysis makes it) and the
+/// code; for an EIP-7702 delegation (kind 1), the 23-byte designator. A read then needs no
+/// analysis, as reth's `Bytecodes` keeps code analysed.
+pub(crate) fn encode_code(code: &Bytes, out: &mut Vec<u8>) {
+    out.clear();
+    match Bytecode::new_raw_checked(code.clone()) {
+        Ok(analysed) if analysed.is_legacy() => {
+            let table = analysed
+                .legacy_jump_table()
+                .expect("legacy code has a jump table");
+            out.push(CODE_LEGACY);
+            out.extend_from_slice(&(code.len() as u32).to_be_bytes());
+            out.extend_from_slice(&table.as_slice()[..code.len().div_ceil(8)]);
+        }
+        // A delegation, or bytes that start like one and are not one (the chain cannot
+        // hold those; a read gives the same error `new_raw_checked` gives here).
+        _ => out.push(CODE_DELEGATION),
+    }
+    out.extend_from_slice(code);
+}
+
+/// Decode [`encode_code`]'s value into the analysed bytecode revm runs, copying the code
+/// out of the page once; `Err` says what is wrong with it. Whatever the value holds, the
+/// result is safe to run: the code is padded here (not trusted to be padded), and the jump
+/// table is checked to cover it.
+pub(crate) fn decode_code(value: &[u8]) -> Result<Bytecode, ValueError> {
+    let header = |len| ValueError::CodeHeader {
+        len,
+        kind: value.first().copied(),
+    };
+    match value.split_first() {
+        Some((&CODE_LEGACY, rest)) if rest.len() >= 4 => {
+            let (len, rest) = rest.split_at(4);
+            let len = u32::from_be_bytes(len.try_into().expect("four bytes")) as usize;
+            let table_len = len.div_ceil(8);
+            if len == 0 {
+                return Ok(Bytecode::new());
+            }
+            if rest.len() != table_len + len {
+                return Err(ValueError::CodeJumpTable {
+                    code_len: rest.len().saturating_sub(table_len),
+                    table_len: rest.len().min(table_len),
+                });
+            }
+            let (table, code) = rest.split_at(table_len);
+            let mut padded = Vec::with_capacity(len + CODE_PADDING);
+            padded.extend_from_slice(code);
+            padded.resize(len + CODE_PADDING, 0);
+            // SAFETY: `padded` ends in CODE_PADDING zero bytes, more than any instruction
+            // reads past the code's end (see CODE_PADDING), so running it never reads past
+            // the allocation whatever the code; the jump table covers `len` bits (checked
+            // above), and a wrong table can only allow jumps inside the code (a divergence
+            // that verification reports, not a read out of bounds).
+            Ok(unsafe {
+                Bytecode::new_analyzed(Bytes::from(padded), len, JumpTable::from_slice(table, len))
+            })
+        }
+        Some((&CODE_DELEGATION, code)) => Bytecode::new_eip7702_raw(Bytes::copy_from_slice(code))
+            .map_err(|_| ValueError::CodeDelegation { len: code.len() }),
+        _ => Err(header(value.len())),
+    }
 }
 
 /// Decode [`encode_account`]'s value; `Err` says what is wrong with it.
@@ -390,5 +490,84 @@ mod tests {
         let b = Address::repeat_byte(2);
         assert!(state_key(&a, PAD_SEGMENT) < state_key(&b, 0));
         assert!(state_key(&a, 0) < state_key(&a, 1));
+    }
+
+    /// Codes read back as revm analyses them: the same original bytes and kind, the same
+    /// jump table, and zero padding at least as long as revm's own (a trailing `PUSH32`
+    /// included), so a code runs exactly as the analysed one does.
+    #[test]
+    fn codes_roundtrip_with_their_jump_table() {
+        use revm::bytecode::opcode::{JUMPDEST, PUSH1, PUSH32, STOP};
+        let delegation = Bytecode::new_eip7702(Address::repeat_byte(9));
+        let mut buf = Vec::new();
+        for code in [
+            vec![],
+            vec![STOP],
+            vec![JUMPDEST, PUSH1, JUMPDEST, JUMPDEST],
+            vec![PUSH1, 1, PUSH32],
+            (0..=255u8).collect(),
+            delegation.original_bytes().to_vec(),
+        ] {
+            let code = Bytes::from(code);
+            encode_code(&code, &mut buf);
+            let read = decode_code(&buf).unwrap();
+            let analysed = Bytecode::new_raw(code.clone());
+            assert_eq!(read.original_bytes(), code);
+            assert_eq!(read.kind(), analysed.kind());
+            assert_eq!(read.legacy_jump_table(), analysed.legacy_jump_table());
+            assert!(read.bytes_slice().len() >= analysed.bytes_slice().len());
+            assert!(
+                read.bytes_slice()[read.original_byte_slice().len()..]
+                    .iter()
+                    .all(|b| *b == 0)
+            );
+        }
+    }
+
+    /// A corrupt bytecode value is an error naming what is wrong, never a panic or a code
+    /// that could run past its end.
+    #[test]
+    fn corrupt_codes_are_refused() {
+        let mut good = Vec::new();
+        encode_code(&Bytes::from(vec![0x60, 1, 0x5b]), &mut good);
+        assert_eq!(
+            decode_code(&[]),
+            Err(ValueError::CodeHeader { len: 0, kind: None })
+        );
+        assert_eq!(
+            decode_code(&[7, 1, 2]),
+            Err(ValueError::CodeHeader {
+                len: 3,
+                kind: Some(7)
+            })
+        );
+        assert_eq!(
+            decode_code(&good[..3]),
+            Err(ValueError::CodeHeader {
+                len: 3,
+                kind: Some(0)
+            })
+        );
+        // One byte of code short, one too many, and a length that overflows the value.
+        assert!(matches!(
+            decode_code(&good[..good.len() - 1]),
+            Err(ValueError::CodeJumpTable { .. })
+        ));
+        let mut long = good.clone();
+        long.push(0);
+        assert!(matches!(
+            decode_code(&long),
+            Err(ValueError::CodeJumpTable { .. })
+        ));
+        let mut huge = good.clone();
+        huge[1..5].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert!(matches!(
+            decode_code(&huge),
+            Err(ValueError::CodeJumpTable { .. })
+        ));
+        assert_eq!(
+            decode_code(&[1, 0xef, 0x01, 0x00]),
+            Err(ValueError::CodeDelegation { len: 3 })
+        );
     }
 }

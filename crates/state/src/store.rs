@@ -5,11 +5,12 @@ use crate::{
     StoreError, StoreMeta,
     layout::{
         ACCOUNTS, BLOCK_HASHES, BYTECODES, META, STORAGE, TRIE_NODES, ValueError, block_hash_key,
-        decode_account, decode_slot, state_key, trie_node_key,
+        decode_account, decode_code, decode_slot, state_key, trie_node_key,
     },
 };
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256};
 use gigagas_dump::AccountState;
+use revm::bytecode::Bytecode;
 use signet_libmdbx::{
     Cursor, Database, DatabaseFlags, Environment, EnvironmentFlags, MdbxError, Mode, ReadError, Ro,
     Stat, tx::aliases::RoTxUnsync,
@@ -485,15 +486,26 @@ impl StoreReader {
         })
     }
 
-    /// The bytecode of `code_hash`, `None` if the store does not hold it. The empty code's
-    /// hash gives empty bytes without a read (and is not counted).
-    pub fn code(&mut self, code_hash: B256) -> Result<Option<Bytes>, StoreError> {
+    /// The bytecode of `code_hash`, analysed and ready to run, `None` if the store does not
+    /// hold it. The jump table is read with the code (the store keeps it), so no read
+    /// analyses code. The empty code's hash gives the empty code without a read (and is
+    /// not counted).
+    pub fn code(&mut self, code_hash: B256) -> Result<Option<Bytecode>, StoreError> {
         if code_hash == KECCAK256_EMPTY {
-            return Ok(Some(Bytes::new()));
+            return Ok(Some(Bytecode::new()));
         }
         let (cursors, meter, path) = self.parts();
         meter.measure(ReadKind::Code, || {
-            read_bytes(&mut cursors.codes, code_hash.as_slice(), path, BYTECODES)
+            let value: Option<Cow<'_, [u8]>> = cursors
+                .codes
+                .set(code_hash.as_slice())
+                .map_err(read_err(path, BYTECODES))?;
+            match value {
+                None => Ok((None, 0)),
+                Some(v) => decode_code(&v)
+                    .map(|code| (Some(code), v.len()))
+                    .map_err(|what| bad_value(path, BYTECODES, what)),
+            }
         })
     }
 

@@ -2,7 +2,7 @@
 //! one-line error, pads as asked, and can be made cold and checked.
 
 use alloy_hardforks::EthereumHardfork;
-use alloy_primitives::{Address, B256, KECCAK256_EMPTY, U256};
+use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256};
 use gigagas_dump::{Dump, DumpFileInfo, read_dump};
 use gigagas_state::{
     BuildOptions, BuildProgress, BuildStage, COLD_MAX_RESIDENT_BYTES, DATA_FILE, EvictOptions,
@@ -10,6 +10,7 @@ use gigagas_state::{
     open_store, probe_random_reads, residency,
 };
 use gigagas_workload::{GeneratorConfig, Profile};
+use revm::bytecode::Bytecode;
 use std::{
     fs,
     path::{Path, PathBuf},
@@ -60,6 +61,16 @@ fn build(dump: &(Dump, DumpFileInfo), out: &Path, pad_to: Option<u64>) -> Vec<Bu
     seen
 }
 
+/// A code read from the store is the dump's code, with the jump table revm's own analysis
+/// of it gives (the store keeps the analysis; a read does not redo it).
+fn assert_same_code(read: Option<Bytecode>, want: &Bytes) {
+    let read = read.expect("the store holds the code");
+    let analysed = Bytecode::new_raw(want.clone());
+    assert_eq!(read.original_bytes(), *want);
+    assert_eq!(read.kind(), analysed.kind());
+    assert_eq!(read.legacy_jump_table(), analysed.legacy_jump_table());
+}
+
 /// Every account, slot, code and block hash of every segment reads back as the dump has
 /// it; absent accounts read absent; what the dump does not list reads absent or zero.
 fn assert_reads_back(dump: &Dump, reader: &mut StoreReader) {
@@ -79,7 +90,7 @@ fn assert_reads_back(dump: &Dump, reader: &mut StoreReader) {
                     .binary_search_by_key(&state.code_hash, |c| c.0)
                     .map(|i| pre.codes[i].1.clone());
                 match want {
-                    Ok(want) => assert_eq!(code.as_ref(), Some(&want)),
+                    Ok(want) => assert_same_code(code, &want),
                     Err(_) => assert_eq!(state.code_hash, KECCAK256_EMPTY),
                 }
                 // A slot the dump does not list reads zero.
@@ -102,7 +113,7 @@ fn assert_reads_back(dump: &Dump, reader: &mut StoreReader) {
             );
         }
         for (hash, code) in &pre.codes {
-            assert_eq!(reader.code(*hash).unwrap().as_ref(), Some(code));
+            assert_same_code(reader.code(*hash).unwrap(), code);
         }
         for (number, hash) in &s.block_hashes {
             assert_eq!(reader.block_hash(segment, *number).unwrap(), Some(*hash));
