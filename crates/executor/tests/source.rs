@@ -255,3 +255,66 @@ fn an_on_demand_pass_without_readers_says_so() {
         "{divergence}"
     );
 }
+
+/// A source that records the order of its account and slot reads, reading from `inner`.
+struct Recording {
+    inner: DumpSource,
+    reads: Vec<(Address, usize, Option<U256>)>,
+}
+
+impl StateSource for Recording {
+    fn account(
+        &mut self,
+        segment: usize,
+        address: Address,
+    ) -> Result<Option<AccountInfo>, StateError> {
+        self.reads.push((address, segment, None));
+        self.inner.account(segment, address)
+    }
+
+    fn storage(
+        &mut self,
+        segment: usize,
+        address: Address,
+        slot: U256,
+    ) -> Result<U256, StateError> {
+        self.reads.push((address, segment, Some(slot)));
+        self.inner.storage(segment, address, slot)
+    }
+
+    fn code(&mut self, code_hash: B256) -> Result<Option<Bytecode>, StateError> {
+        self.inner.code(code_hash)
+    }
+}
+
+/// A prefetch of several blocks reads in the store's key order over the whole batch
+/// (address, then segment, the account before its slots, slots ascending), not block by
+/// block: one address's reads in every segment come together, where a store's cursor finds
+/// them on the page it is on. The mainnet dump's 42 blocks are 42 segments that share many
+/// addresses.
+#[test]
+fn a_prefetch_of_several_blocks_reads_in_key_order() {
+    let (replay, source) = load("mainnet.gigagas");
+    let n = replay.blocks().len();
+    let mut recording = Recording {
+        inner: source,
+        reads: Vec::new(),
+    };
+    replay.prefetch_bases(0..n, &mut [&mut recording]).unwrap();
+    let reads = recording.reads;
+    assert!(reads.len() > 30_000, "{} reads", reads.len());
+    assert!(
+        reads.is_sorted(),
+        "reads out of key order at {:?}",
+        reads.windows(2).find(|w| w[0] > w[1])
+    );
+    // Several segments read the same address: the merge over blocks matters here.
+    let repeated = reads
+        .windows(2)
+        .filter(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1)
+        .count();
+    assert!(
+        repeated > 1_000,
+        "{repeated} reads follow the same address's in another segment"
+    );
+}
