@@ -33,6 +33,7 @@ use gigagas_state::{
     quantile, residency,
 };
 use std::{
+    collections::HashSet,
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
     time::Duration,
@@ -47,10 +48,15 @@ pub struct StoreContext {
     io_threads: usize,
     drop_caches: bool,
     device_reads_per_s: f64,
-    /// The store was evicted (for a cold pass) and no pass has read it since: the next
-    /// warm pass first runs once untimed, so that it finds in the page cache what it reads
-    /// (interleaved rounds run cold and warm points in any order).
+    /// The store was evicted (for a cold pass) since it was opened: then a warm pass of a
+    /// kind not in `rewarmed` first runs once untimed, so that it finds in the page cache
+    /// what it reads (interleaved rounds run cold and warm points in any order).
     evicted: bool,
+    /// The kinds of pass (the loop or the replay, and its timed work: how it reads, with
+    /// which design, with or without the root) re-warmed since the last eviction. One per
+    /// kind, not one for all: each kind warms only what it reads (`full` only code, `keys`
+    /// every key), so a point after another kind's re-warm could still read cold.
+    rewarmed: HashSet<(bool, gigagas_grid::TimedWork)>,
 }
 
 impl StoreContext {
@@ -71,6 +77,7 @@ impl StoreContext {
             drop_caches: true,
             device_reads_per_s: probe.reads_per_s,
             evicted: false,
+            rewarmed: HashSet::new(),
         })
     }
 
@@ -87,6 +94,7 @@ impl StoreContext {
     fn make_cold(&mut self) -> Result<f64, IoError> {
         self.store = None;
         self.evicted = true;
+        self.rewarmed.clear();
         evict(
             &self.dir,
             &EvictOptions {
@@ -102,6 +110,13 @@ impl StoreContext {
             });
         }
         Ok(resident.fraction())
+    }
+
+    /// Whether a warm pass of this kind (`replay` or the loop, with `work`) must first run
+    /// once untimed: the store was evicted and no pass of this kind has read it since.
+    /// Marks the kind re-warmed.
+    fn needs_rewarm(&mut self, replay: bool, work: gigagas_grid::TimedWork) -> bool {
+        self.evicted && self.rewarmed.insert((replay, work))
     }
 
     /// `n` readers, each timing a sample of its reads; each hands its counts to `into`
@@ -249,9 +264,8 @@ pub(crate) fn sequential_pass(
     let StateRead::Store { cache, .. } = work.state else {
         unreachable!("a store pass reads from a store")
     };
-    if cache == CacheState::Warm && ctx.evicted {
+    if cache == CacheState::Warm && ctx.needs_rewarm(false, work) {
         // Re-warm what this pass reads: the same pass once, untimed and unverified.
-        ctx.evicted = false;
         sequential_pass(replay, work, ctx, false)?;
     }
     let resident = prepare(ctx, cache)?;
@@ -286,9 +300,8 @@ pub(crate) fn replay_pass(
     let StateRead::Store { io, cache, .. } = config.work.state else {
         unreachable!("a store pass reads from a store")
     };
-    if cache == CacheState::Warm && ctx.evicted {
+    if cache == CacheState::Warm && ctx.needs_rewarm(true, config.work) {
         // Re-warm what this pass reads: the same pass once, untimed and unverified.
-        ctx.evicted = false;
         replay_pass(replay, config, ctx, false)?;
     }
     let resident = prepare(ctx, cache)?;
@@ -440,7 +453,8 @@ mod tests {
 
     /// A warm pass after a cold one (interleaved rounds run them in any order) finds what
     /// it reads in the page cache: the store evicted for the cold pass is read once,
-    /// untimed, before the warm pass's window.
+    /// untimed, before the warm pass's window; and so it is when another kind of warm pass,
+    /// which reads less (`full` reads only code), ran between the eviction and this one.
     #[test]
     fn a_warm_pass_after_an_eviction_starts_warm() {
         gigagas_executor::test_utils::install_kzg_verifier();
@@ -451,17 +465,18 @@ mod tests {
         gigagas_state::build_store(&dump, &info, &out, &Default::default(), &mut |_| {}).unwrap();
         let replay = gigagas_executor::Replay::new(dump).unwrap();
         let mut ctx = StoreContext::open(&out, info.checksum, 2).unwrap();
-        let point = |cache| {
+        let point_of = |cache, design| {
             gigagas_grid::RunConfig::new(
                 std::num::NonZeroUsize::MIN,
                 42,
                 gigagas_grid::SchedulerKind::Ols,
             )
             .with_work(gigagas_grid::TimedWork {
-                state: StateRead::store(gigagas_grid::IoMode::Prefetch, cache, Default::default()),
+                state: StateRead::store(gigagas_grid::IoMode::Prefetch, cache, design),
                 ..Default::default()
             })
         };
+        let point = |cache| point_of(cache, gigagas_grid::BalDesign::Keys);
         let cold = match replay_pass(&replay, &point(CacheState::Cold), &mut ctx, true) {
             Ok(pass) => pass,
             Err(PassError::Io(IoError::NotCold { .. })) => {
@@ -471,6 +486,9 @@ mod tests {
             Err(e) => panic!("{e}"),
         };
         assert!(ctx.evicted, "a cold pass leaves the store evicted");
+        // `full` first: it re-warms the code it reads, not the accounts and slots.
+        let full = point_of(CacheState::Warm, gigagas_grid::BalDesign::Full);
+        replay_pass(&replay, &full, &mut ctx, true).unwrap();
         let warm = replay_pass(&replay, &point(CacheState::Warm), &mut ctx, true).unwrap();
         // What the cold pass found resident is at most its threshold; the warm pass finds
         // at least what one pass reads (the cold pass's reads, in bytes, as a share of the
@@ -482,6 +500,9 @@ mod tests {
             warm.figures,
             cold.figures
         );
-        assert!(!ctx.evicted);
+        assert!(ctx.rewarmed.contains(&(true, point(CacheState::Warm).work)));
+        // A cold pass again: every kind must re-warm again.
+        replay_pass(&replay, &point(CacheState::Cold), &mut ctx, true).unwrap();
+        assert!(ctx.rewarmed.is_empty());
     }
 }
