@@ -18,7 +18,7 @@
 use crate::StoreError;
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256};
 use gigagas_dump::AccountState;
-use revm::bytecode::{Bytecode, JumpTable};
+use revm_bytecode::{Bytecode, JumpTable};
 use std::path::Path;
 
 /// Version of the layout described in this module; a store of another version is refused.
@@ -497,7 +497,7 @@ mod tests {
     /// included), so a code runs exactly as the analysed one does.
     #[test]
     fn codes_roundtrip_with_their_jump_table() {
-        use revm::bytecode::opcode::{JUMPDEST, PUSH1, PUSH32, STOP};
+        use revm_bytecode::opcode::{JUMPDEST, PUSH1, PUSH32, STOP};
         let delegation = Bytecode::new_eip7702(Address::repeat_byte(9));
         let mut buf = Vec::new();
         for code in [

@@ -10,7 +10,7 @@ use crate::{
 };
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256};
 use gigagas_dump::AccountState;
-use revm::bytecode::Bytecode;
+use revm_bytecode::Bytecode;
 use signet_libmdbx::{
     Cursor, Database, DatabaseFlags, Environment, EnvironmentFlags, MdbxError, Mode, ReadError, Ro,
     Stat, tx::aliases::RoTxUnsync,

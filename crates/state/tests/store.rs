@@ -10,7 +10,7 @@ use gigagas_state::{
     open_store, probe_random_reads, residency,
 };
 use gigagas_workload::{GeneratorConfig, Profile};
-use revm::bytecode::Bytecode;
+use revm_bytecode::Bytecode;
 use std::{
     fs,
     path::{Path, PathBuf},
