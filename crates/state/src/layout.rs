@@ -200,10 +200,6 @@ pub(crate) fn encode_code(code: &Bytes, out: &mut Vec<u8>) {
 /// result is safe to run: the code is padded here (not trusted to be padded), and the jump
 /// table is checked to cover it.
 pub(crate) fn decode_code(value: &[u8]) -> Result<Bytecode, ValueError> {
-    let header = |len| ValueError::CodeHeader {
-        len,
-        kind: value.first().copied(),
-    };
     match value.split_first() {
         Some((&CODE_LEGACY, rest)) if rest.len() >= 4 => {
             let (len, rest) = rest.split_at(4);
@@ -233,7 +229,10 @@ pub(crate) fn decode_code(value: &[u8]) -> Result<Bytecode, ValueError> {
         }
         Some((&CODE_DELEGATION, code)) => Bytecode::new_eip7702_raw(Bytes::copy_from_slice(code))
             .map_err(|_| ValueError::CodeDelegation { len: code.len() }),
-        _ => Err(header(value.len())),
+        _ => Err(ValueError::CodeHeader {
+            len: value.len(),
+            kind: value.first().copied(),
+        }),
     }
 }
 

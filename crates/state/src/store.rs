@@ -403,19 +403,23 @@ impl StoreReader {
     }
 }
 
-/// The value stored under `key` in `table`, copied out as bytes (`None` where nothing is),
-/// with its size for the meter: a code or a trie node.
-fn read_bytes(
+/// The value stored under `key` in `table`, decoded by `decode` (`None` where nothing is),
+/// with its size for the meter; a value that does not decode is the store's
+/// [`StoreError::BadValue`].
+fn read_value<T>(
     cursor: &mut Cursor<'_, Ro>,
     key: &[u8],
     path: &Path,
     table: &'static str,
-) -> Result<(Option<Bytes>, usize), StoreError> {
+    decode: impl FnOnce(&[u8]) -> Result<T, ValueError>,
+) -> Result<(Option<T>, usize), StoreError> {
     let value: Option<Cow<'_, [u8]>> = cursor.set(key).map_err(read_err(path, table))?;
-    Ok(match value {
-        None => (None, 0),
-        Some(v) => (Some(Bytes::copy_from_slice(&v)), v.len()),
-    })
+    match value {
+        None => Ok((None, 0)),
+        Some(v) => decode(&v)
+            .map(|decoded| (Some(decoded), v.len()))
+            .map_err(|what| bad_value(path, table, what)),
+    }
 }
 
 /// A failed read of `table` in the store at `path`.
@@ -447,16 +451,7 @@ impl StoreReader {
         let key = state_key(&address, self.segment(segment)?);
         let (cursors, meter, path) = self.parts();
         meter.measure(ReadKind::Account, || {
-            let value: Option<Cow<'_, [u8]>> = cursors
-                .accounts
-                .set(&key)
-                .map_err(read_err(path, ACCOUNTS))?;
-            match value {
-                None => Ok((None, 0)),
-                Some(v) => decode_account(&v)
-                    .map(|a| (Some(a), v.len()))
-                    .map_err(|what| bad_value(path, ACCOUNTS, what)),
-            }
+            read_value(&mut cursors.accounts, &key, path, ACCOUNTS, decode_account)
         })
     }
 
@@ -496,16 +491,13 @@ impl StoreReader {
         }
         let (cursors, meter, path) = self.parts();
         meter.measure(ReadKind::Code, || {
-            let value: Option<Cow<'_, [u8]>> = cursors
-                .codes
-                .set(code_hash.as_slice())
-                .map_err(read_err(path, BYTECODES))?;
-            match value {
-                None => Ok((None, 0)),
-                Some(v) => decode_code(&v)
-                    .map(|code| (Some(code), v.len()))
-                    .map_err(|what| bad_value(path, BYTECODES, what)),
-            }
+            read_value(
+                &mut cursors.codes,
+                code_hash.as_slice(),
+                path,
+                BYTECODES,
+                decode_code,
+            )
         })
     }
 
@@ -515,7 +507,9 @@ impl StoreReader {
         let key = trie_node_key(self.segment(segment)?, &hash);
         let (cursors, meter, path) = self.parts();
         meter.measure(ReadKind::TrieNode, || {
-            read_bytes(&mut cursors.trie_nodes, &key, path, TRIE_NODES)
+            read_value(&mut cursors.trie_nodes, &key, path, TRIE_NODES, |v| {
+                Ok(Bytes::copy_from_slice(v))
+            })
         })
     }
 
@@ -525,19 +519,9 @@ impl StoreReader {
         let key = block_hash_key(self.segment(segment)?, number);
         let (cursors, meter, path) = self.parts();
         meter.measure(ReadKind::BlockHash, || {
-            let value: Option<Cow<'_, [u8]>> = cursors
-                .hashes
-                .set(&key)
-                .map_err(read_err(path, BLOCK_HASHES))?;
-            match value {
-                None => Ok((None, 0)),
-                Some(v) if v.len() == 32 => Ok((Some(B256::from_slice(&v)), 32)),
-                Some(v) => Err(bad_value(
-                    path,
-                    BLOCK_HASHES,
-                    ValueError::BlockHash { len: v.len() },
-                )),
-            }
+            read_value(&mut cursors.hashes, &key, path, BLOCK_HASHES, |v| {
+                B256::try_from(v).map_err(|_| ValueError::BlockHash { len: v.len() })
+            })
         })
     }
 
