@@ -234,8 +234,8 @@ enum Task<'t> {
 
 impl Task<'_> {
     /// Where the read lies in the store's key order: address, then segment (the store's
-    /// key is address ++ segment), then the account before its slots, slots ascending. A
-    /// code (keyed by hash in its own table) sorts first.
+    /// key is address ++ segment), then the account before its slots, slots ascending. Codes
+    /// (keyed by hash in their own table; only `full` reads them alone) keep their order.
     fn store_order(&self) -> (Address, u32, Option<U256>) {
         match self {
             Task::Account {
@@ -461,7 +461,6 @@ impl Replay {
         let start = Instant::now();
         let mut build_ns = 0;
         let mut tasks = Vec::new();
-        let blocks = tables.len();
         for (b, table) in tables.iter_mut() {
             let b = *b;
             match design {
@@ -475,13 +474,11 @@ impl Replay {
                 }
             }
         }
-        if blocks > 1 && design != BalDesign::Full {
-            // Each block's reads are in key order already; merged over the batch's blocks,
-            // one address's reads in every segment lie side by side in the store, so a
-            // reader's cursor finds the next key on the leaf page it is on (MDBX then skips
-            // the walk from the root). A stable sort merges the blocks' sorted runs.
-            tasks.sort_by_key(Task::store_order);
-        }
+        // Each block's reads are in key order already; merged over the batch's blocks, one
+        // address's reads in every segment lie side by side in the store, so a reader's
+        // cursor finds the next key on the leaf page it is on (MDBX then skips the walk from
+        // the root). A stable sort merges the blocks' sorted runs (one run: one pass over it).
+        tasks.sort_by_key(Task::store_order);
         read_all(readers, &mut tasks)?;
         drop(tasks);
         let total = start.elapsed().as_nanos() as u64;
