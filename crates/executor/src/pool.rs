@@ -13,6 +13,11 @@
 //! per thread), so their heaps, stacks and per-thread bytecode copies
 //! ([`crate::local_code`]) stay warm from one pass to the next. Pools are built outside
 //! every timed window, on the first pass of their thread count (a warm-up pass).
+//!
+//! Every worker of every pool is listed while it lives ([`with_worker_threads`]): it
+//! enters the list when it starts and leaves it before it exits, so a per-thread profiler
+//! (`gigagas run --cpu-profile`) finds the workers of pools built before or after it
+//! started, and never a thread that is gone.
 
 use std::{
     num::NonZeroUsize,
@@ -67,20 +72,87 @@ pub(crate) fn workers(threads: NonZeroUsize) -> Result<Arc<rayon::ThreadPool>, P
     if let Some((_, _, pool)) = pools.iter().find(|(t, p, _)| *t == threads && *p == pin) {
         return Ok(Arc::clone(pool));
     }
+    let pool = Arc::new(build(threads, pin)?);
+    pools.push((threads, pin, Arc::clone(&pool)));
+    Ok(pool)
+}
+
+/// A new pool of `threads` workers named `gigagas-worker-<i>`, pinned if `pin`, each
+/// listed in [`with_worker_threads`] from its start to its exit.
+fn build(threads: usize, pin: bool) -> Result<rayon::ThreadPool, PoolError> {
     let cores = if pin { allowed_cores() } else { Vec::new() };
-    let pool = rayon::ThreadPoolBuilder::new()
+    rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("gigagas-worker-{i}"))
         .start_handler(move |i| {
             if let Some(&core) = cores.get(i % cores.len().max(1)) {
                 pin_current_thread(core);
             }
+            if let Some(me) = OsThread::current() {
+                live_workers().push(me);
+            }
+        })
+        .exit_handler(|_| {
+            if let Some(me) = OsThread::current() {
+                live_workers().retain(|t| t.tid != me.tid);
+            }
         })
         .build()
-        .map_err(|source| PoolError { threads, source })?;
-    let pool = Arc::new(pool);
-    pools.push((threads, pin, Arc::clone(&pool)));
-    Ok(pool)
+        .map_err(|source| PoolError { threads, source })
+}
+
+/// A thread as the kernel knows it: what a profiler needs to sample it alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OsThread {
+    /// The kernel's thread id (`gettid`): the target of a signal sent to this thread alone
+    /// (`SIGEV_THREAD_ID`).
+    pub tid: i32,
+    /// The thread's CPU-time clock (`pthread_getcpuclockid`): it advances only while this
+    /// thread runs, and can time a timer or be read from any thread of the process while
+    /// this one lives.
+    pub cpu_clock: i32,
+}
+
+impl OsThread {
+    /// The calling thread (`None` on systems other than Linux, or where the clock cannot
+    /// be had).
+    #[cfg(target_os = "linux")]
+    pub fn current() -> Option<Self> {
+        let mut cpu_clock: libc::clockid_t = 0;
+        // SAFETY: `pthread_self` is the calling thread, alive during the call; the clock id
+        // is written to a local. `gettid` has no preconditions.
+        let (tid, rc) = unsafe {
+            (
+                libc::gettid(),
+                libc::pthread_getcpuclockid(libc::pthread_self(), &mut cpu_clock),
+            )
+        };
+        (rc == 0).then_some(Self { tid, cpu_clock })
+    }
+
+    /// The calling thread (`None` on systems other than Linux, or where the clock cannot
+    /// be had).
+    #[cfg(not(target_os = "linux"))]
+    pub fn current() -> Option<Self> {
+        None
+    }
+}
+
+/// The workers of every pool alive now (Linux only).
+static LIVE_WORKERS: Mutex<Vec<OsThread>> = Mutex::new(Vec::new());
+
+fn live_workers() -> std::sync::MutexGuard<'static, Vec<OsThread>> {
+    LIVE_WORKERS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Call `f` with the worker threads of every pool alive now, in the order they started
+/// (empty on systems other than Linux). The list is locked for the call: no listed thread
+/// exits before `f` returns (a worker leaves the list before it exits), so `f` may use
+/// their clocks and ids, e.g. to arm a timer on each. Workers of pools built later are
+/// listed from their start, and a released pool's workers are gone from the list before
+/// they exit.
+pub fn with_worker_threads<R>(f: impl FnOnce(&[OsThread]) -> R) -> R {
+    f(&live_workers())
 }
 
 /// The cores this process may run on, in order (empty where that cannot be read).
@@ -135,6 +207,28 @@ mod tests {
         let c = workers(n(2)).expect("a pool of 2 starts");
         assert_eq!(c.current_num_threads(), 2);
         assert!(!Arc::ptr_eq(&a, &c));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn workers_are_listed_while_they_live() {
+        let listed = |tids: &[i32]| {
+            with_worker_threads(|w| {
+                tids.iter()
+                    .filter(|t| w.iter().any(|x| x.tid == **t))
+                    .count()
+            })
+        };
+        let pool = build(2, false).expect("a pool of 2 starts");
+        let tids: Vec<i32> = pool.broadcast(|_| OsThread::current().expect("on Linux").tid);
+        assert_eq!(listed(&tids), 2, "both workers are listed once started");
+        drop(pool);
+        // The workers leave the list as they exit, after the pool is released.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while listed(&tids) > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(listed(&tids), 0, "a released pool's workers leave the list");
     }
 
     #[cfg(target_os = "linux")]
