@@ -61,7 +61,7 @@ pub use plan::{
     CpuProfilePlan, MAX_MIN_SAMPLE_MS, MAX_REPEATS, MAX_THREADS, MAX_VIRTUAL_WORKERS, MAX_WARMUP,
     NonEmpty, Plan, PlanError, SimulatePlan, StorePlanError, StoreSetting, SuiteDump,
 };
-pub use profile::{CpuProfile, ProfileError, profile_point, profile_stem};
+pub use profile::{CpuProfile, ProfileError, ProfileFiles, profile_point, profile_stem};
 pub use progress::{LOAD_UNITS, Progress};
 pub use simulate::ItemProfile;
 pub use sweep::{SweepOptions, run_grid, run_sweep};

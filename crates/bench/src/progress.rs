@@ -14,6 +14,9 @@ pub trait Progress {
     fn stage(&mut self, _what: &str) {}
     /// `units` more are done.
     fn advance(&mut self, _units: u64) {}
+    /// A line to keep, not replaced by the next stage (e.g. where a CPU profile was
+    /// written and what it holds).
+    fn note(&mut self, _line: &str) {}
 }
 
 impl Progress for () {}

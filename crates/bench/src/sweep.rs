@@ -262,6 +262,9 @@ impl Progress for Counted<'_> {
         *self.spent += units;
         self.inner.advance(units);
     }
+    fn note(&mut self, line: &str) {
+        self.inner.note(line);
+    }
 }
 
 /// A loaded dump, or why it could not be loaded.
@@ -365,15 +368,15 @@ fn profiled_passes(
             plan.verify,
             store.as_deref_mut(),
             profile.window,
-            crate::profile::DEFAULT_FREQUENCY,
+            crate::profile::default_frequency(),
         )?;
         let title = format!("{}: {point}", record.name);
-        let (_, svg) = cpu.write(&stem, &title)?;
-        progress.stage(&format!(
-            "{title}: CPU profile of {} passes ({} samples) in {}",
+        let files = cpu.write(&stem, &title)?;
+        progress.note(&format!(
+            "{title}: CPU profile of {} passes in {}: {}",
             cpu.passes,
-            cpu.samples(),
-            svg.display()
+            files.svg.display(),
+            cpu.summary()
         ));
     }
     Ok(())

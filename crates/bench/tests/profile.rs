@@ -9,7 +9,14 @@ use gigagas_bench::{
 };
 use gigagas_executor::test_utils::prepare;
 use gigagas_workload::{GeneratorConfig, Profile};
-use std::time::Duration;
+use std::{sync::Mutex, time::Duration};
+
+/// One test at a time: one profiler per process (pprof's is global), and the profiles'
+/// figures are not shared with other tests' passes.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn replay() -> gigagas_executor::Replay {
     let dump = gigagas_workload::generate(
@@ -29,6 +36,7 @@ fn replay() -> gigagas_executor::Replay {
 
 #[test]
 fn a_profile_of_two_workers_names_gigagas_own_functions() {
+    let _serial = serial();
     let replay = replay();
     let point = Point::Bal(RunConfig::new(
         std::num::NonZeroUsize::new(2).unwrap(),
@@ -41,7 +49,7 @@ fn a_profile_of_two_workers_names_gigagas_own_functions() {
         true,
         None,
         Duration::from_millis(300),
-        gigagas_bench::profile::DEFAULT_FREQUENCY,
+        gigagas_bench::profile::default_frequency(),
     )
     .expect("the profiled passes verify");
     assert!(profile.passes >= 1 && profile.windows >= profile.passes as u64);
@@ -63,7 +71,8 @@ fn a_profile_of_two_workers_names_gigagas_own_functions() {
     }
     let dir = tempfile::tempdir().unwrap();
     let stem = gigagas_bench::profile_stem(&dir.path().join("prof.svg"), None, &point);
-    let (folded_path, svg_path) = profile.write(&stem, "test").expect("written");
+    let files = profile.write(&stem, "test").expect("written");
+    let (folded_path, svg_path) = (files.folded.clone(), files.svg.clone());
     assert_eq!(std::fs::read_to_string(&folded_path).unwrap(), folded);
     let svg = std::fs::read_to_string(&svg_path).unwrap();
     assert!(svg.starts_with("<?xml") && svg.contains("<svg"), "an SVG");
@@ -72,10 +81,23 @@ fn a_profile_of_two_workers_names_gigagas_own_functions() {
         "the flamegraph names the executor"
     );
     assert!(svg_path.ends_with("prof-bal-2t-b3-ols.svg"));
+    // The profile states its samples, the CPU seconds they cover and the rate, in the
+    // flamegraph's subtitle and in `<stem>.json`.
+    assert!(svg.contains("per CPU-s"), "the subtitle states the rate");
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files.stats).unwrap()).unwrap();
+    assert_eq!(stats["samples"], profile.samples());
+    assert!(stats["sampled_cpu_s"].as_f64().unwrap() > 0.0, "{stats}");
+    assert!(
+        stats["samples_per_cpu_s"].as_f64().unwrap() > 0.0,
+        "{stats}"
+    );
+    eprintln!("{}", profile.summary());
 }
 
 #[test]
 fn every_sample_records_the_cpu_time_of_its_windows() {
+    let _serial = serial();
     let replay = replay();
     let points = [
         Point::Sequential(Default::default()),
@@ -114,6 +136,7 @@ fn every_sample_records_the_cpu_time_of_its_windows() {
 
 #[test]
 fn the_oracle_orders_by_the_measured_times() {
+    let _serial = serial();
     let mut replay = replay();
     assert!(!replay.has_measured_times());
     gigagas_bench::bench::measure_item_times(&mut replay, true).expect("profiling passes verify");
@@ -136,4 +159,136 @@ fn the_oracle_orders_by_the_measured_times() {
         SchedulerKind::Oracle,
     ));
     gigagas_bench::bench_pass(&replay, &point, true, None).expect("verified");
+}
+
+/// Each window arms a timer on every worker alive when it opens: a pool built by the
+/// profiled passes themselves (no other test here runs 3 threads) is sampled, all three
+/// threads of it and the caller.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_pool_built_while_profiling_is_sampled() {
+    let _serial = serial();
+    let replay = replay();
+    let point = Point::Bal(RunConfig::new(
+        std::num::NonZeroUsize::new(3).unwrap(),
+        3,
+        SchedulerKind::GasUsed,
+    ));
+    let profile = profile_point(
+        &replay,
+        &point,
+        true,
+        None,
+        Duration::from_millis(300),
+        gigagas_bench::profile::default_frequency(),
+    )
+    .expect("the profiled passes verify");
+    eprintln!("{}", profile.summary());
+    assert_eq!(profile.threads, 3, "{}", profile.summary());
+    assert!(
+        profile.samples_of("gigagas-worker") > 0,
+        "{}",
+        profile.summary()
+    );
+}
+
+/// `dumps/mainnet.gigagas`, prepared.
+fn mainnet() -> gigagas_executor::Replay {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet.gigagas");
+    let dump = gigagas_dump::read_dump(&path)
+        .expect("the shipped dump loads")
+        .0;
+    prepare(dump).expect("the dump prepares")
+}
+
+/// A profile of `dumps/mainnet.gigagas` as one mega-block (batch 42, gas-used) on
+/// `threads` threads, over at least `ms` of timed windows.
+fn mainnet_profile(
+    replay: &gigagas_executor::Replay,
+    threads: usize,
+    ms: u64,
+) -> gigagas_bench::CpuProfile {
+    let point = Point::Bal(RunConfig::new(
+        std::num::NonZeroUsize::new(threads).unwrap(),
+        42,
+        SchedulerKind::GasUsed,
+    ));
+    let frequency = gigagas_bench::profile::default_frequency();
+    let p = profile_point(
+        replay,
+        &point,
+        true,
+        None,
+        Duration::from_millis(ms),
+        frequency,
+    )
+    .expect("the profiled passes verify");
+    eprintln!("{point}: {}", p.summary());
+    p
+}
+
+/// Issue 42: one CPU-time timer per thread, so a profile's samples per CPU-second do not
+/// fall as threads are added (a process-wide `ITIMER_PROF` gave one sample per tick for
+/// the whole process), and a 2-thread profile holds both workers' stacks. Asserted on
+/// samples per CPU-second, which a busy shared machine does not move; samples per wall
+/// second (about twice at 2 threads where 2 cores are free) are printed.
+#[cfg(target_os = "linux")]
+#[test]
+fn two_threads_are_sampled_at_the_rate_of_one_per_cpu_second() {
+    let _serial = serial();
+    let replay = mainnet();
+    let frequency = gigagas_bench::profile::default_frequency();
+    let one = mainnet_profile(&replay, 1, 1_500);
+    let two = mainnet_profile(&replay, 2, 1_500);
+    for p in [&one, &two] {
+        // Every timer signal pprof recorded or dropped (inside libc, …), per CPU-second of
+        // the sampled threads: every tick they ran, with slack for a loaded machine.
+        let signals = p.signals.expect("counted on Linux") as f64;
+        let per_cpu_s = signals * 1e9 / p.sampled_cpu_ns as f64;
+        assert!(
+            per_cpu_s >= 0.5 * frequency as f64 && per_cpu_s <= 1.1 * frequency as f64,
+            "{per_cpu_s:.0} signals per CPU-second, asked {frequency}: {}",
+            p.summary()
+        );
+        assert!(p.samples() as f64 >= 0.6 * signals, "{}", p.summary());
+    }
+    let ratio = two.rate() / one.rate();
+    assert!(
+        (0.8..=1.2).contains(&ratio),
+        "samples per CPU-second at 2 threads {:.0}, at 1 {:.0} (ratio {ratio:.2})",
+        two.rate(),
+        one.rate()
+    );
+    eprintln!(
+        "samples per wall-second: 2 threads / 1 thread = {:.2}",
+        two.samples_per_wall_second() / one.samples_per_wall_second()
+    );
+    assert_eq!(one.threads, 1, "{}", one.summary());
+    assert_eq!(two.threads, 2, "{}", two.summary());
+    // Both workers: the pool's and the calling thread, which helps as the last worker (its
+    // root is its name as the kernel keeps it, cut to 15 bytes).
+    let roots: std::collections::BTreeSet<&str> = two
+        .stacks
+        .keys()
+        .filter_map(|s| s.split(';').next())
+        .collect();
+    assert_eq!(roots.len(), 2, "the worker and the caller: {roots:?}");
+    let caller = roots.iter().find(|r| **r != "gigagas-worker").unwrap();
+    let (worker, caller) = (two.samples_of("gigagas-worker"), two.samples_of(caller));
+    for (who, n) in [
+        ("the pool's worker", worker),
+        ("the calling thread", caller),
+    ] {
+        assert!(
+            n as f64 >= 0.25 * two.samples() as f64,
+            "{who} holds {n} of {} samples",
+            two.samples()
+        );
+    }
+    assert!(
+        two.folded()
+            .lines()
+            .any(|l| l.starts_with("gigagas-worker;") && l.contains("gigagas_executor")),
+        "the worker's stacks name the executor"
+    );
 }

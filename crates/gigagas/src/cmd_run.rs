@@ -77,9 +77,11 @@ pub(crate) struct RunArgs {
     pub trace: Option<PathBuf>,
     /// After the measured rounds, profile every point in-process (no perf, no root) while
     /// its timed windows are open, over extra verified passes of --cpu-profile-ms, and
-    /// write a flamegraph and its folded stacks per point beside this path:
-    /// `<stem>-<point>.svg` and `<stem>-<point>.folded` (e.g. --cpu-profile prof/run gives
-    /// prof/run-bal-2t-b20-ols.svg). The measured figures never come from profiled passes.
+    /// write a flamegraph, its folded stacks and its figures per point beside this path:
+    /// `<stem>-<point>.svg`, `.folded` and `.json` (e.g. --cpu-profile prof/run gives
+    /// prof/run-bal-2t-b20-ols.svg). Every worker is sampled on its own CPU time, at the
+    /// kernel's tick rate; each profile states its samples, the CPU seconds they cover and
+    /// the samples per CPU-second. The measured figures never come from profiled passes.
     #[arg(long, value_name = "FILE", help_heading = "Profiling")]
     pub cpu_profile: Option<PathBuf>,
     /// Profile only this point, named as the table prints it (e.g. "BAL 2t b20 ols" or

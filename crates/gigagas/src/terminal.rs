@@ -64,6 +64,14 @@ impl gigagas_bench::Progress for Bar {
     fn advance(&mut self, units: u64) {
         self.bar.inc(units);
     }
+    fn note(&mut self, line: &str) {
+        // Above the bar on a terminal; a hidden bar prints nothing, so stderr then.
+        if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
+    }
 }
 
 /// What `run` and `sweep` print of their results, the rows on stdout, the rest on
