@@ -20,7 +20,9 @@
 //! thread's own CPU clock, `SIGEV_THREAD_ID`, so the signal goes to that thread and
 //! pprof's handler walks its stack): the window's thread and every worker of every pool
 //! alive when the window opens ([`gigagas_executor::pool::with_worker_threads`], so pools
-//! built or released between windows are followed). A per-thread CPU timer also fires at
+//! built or released between windows are followed). Between windows the timers pause,
+//! each keeping the CPU time left to its next expiry, so that windows shorter than an
+//! interval are sampled in their share. A per-thread CPU timer also fires at
 //! most once per tick of its thread, so [`default_frequency`] is the kernel's tick rate,
 //! and a profile states what it got: its samples, the CPU seconds of the sampled threads
 //! and the samples per CPU-second ([`CpuProfile::summary`]). Threads a pass spawns inside
