@@ -294,6 +294,7 @@ pub fn plan_of(
         all_cores: config.all_cores,
         batch,
         schedulers,
+        claims: gigagas_grid::Claims::Chunked,
         recover_senders,
         receipts: config.receipts,
         state_root: NonEmpty::new(config.state_root.clone()).map_err(bad("state_root"))?,

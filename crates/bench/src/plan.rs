@@ -13,8 +13,8 @@
 use crate::progress::{LOAD_UNITS, run_units};
 use gigagas_executor::Replay;
 use gigagas_grid::{
-    BalDesign, CacheState, IoMode, Point, Repetition, RunConfig, SchedulerKind, SimulateConfig,
-    StateRead, StateRootPhase, SweepConfig, TimedWork,
+    BalDesign, CacheState, Claims, IoMode, Point, Repetition, RunConfig, SchedulerKind,
+    SimulateConfig, StateRead, StateRootPhase, SweepConfig, TimedWork,
 };
 use std::{num::NonZeroUsize, ops::Deref, path::PathBuf};
 
@@ -328,6 +328,9 @@ pub struct Plan {
     pub batch: NonEmpty<NonZeroUsize>,
     /// Schedulers of the parallel points.
     pub schedulers: NonEmpty<SchedulerKind>,
+    /// How the parallel points' workers claim items: in chunks (every published figure),
+    /// or one item per claim, the reference (`gigagas run --one-item-claims`, hidden).
+    pub claims: Claims,
     /// Sender recovery inside the timed work, per point: `[false]` or `[false, true]`.
     pub recover_senders: NonEmpty<bool>,
     /// Build each transaction's receipt with its logs bloom inside the timed window, on
@@ -551,7 +554,9 @@ impl Plan {
                                 state_root,
                             };
                             points.push(
-                                RunConfig::new(threads, batch.get(), scheduler).with_work(work),
+                                RunConfig::new(threads, batch.get(), scheduler)
+                                    .with_work(work)
+                                    .with_claims(self.claims),
                             );
                         }
                     }

@@ -3,11 +3,14 @@
 //! 1. **Profile**: run the dump on one thread, batch 1, `ols`
 //!    ([`gigagas_executor::Parallel::outputs`]) a few times, verifying each run, and keep
 //!    each item's median execution time ([`profile_and_measure`]).
-//! 2. **Project**: for each batch (mega-block) take the scheduler's order (the same
-//!    `SchedulerKind::scheduler().order(..)` the executor uses) and list-schedule the
-//!    profiled times onto N virtual workers: each item in order goes to the worker that
+//! 2. **Project**: for each batch (mega-block) take the scheduler's order and its chunks
+//!    (the same `scheduler(..).order(..)` and [`chunk_bounds`] the executor uses; the
+//!    oracle orders and cuts by the profile's own item times) and list-schedule the
+//!    profiled times onto N virtual workers: each chunk in order goes to the worker that
 //!    becomes free first. A batch's makespan is its last finish; batches run one after
-//!    another, so the projected wall time is the sum of the makespans ([`project`]).
+//!    another, so the projected wall time is the sum of the makespans ([`project`]). Every
+//!    projection is also scheduled one item per claim, the reference the chunk cut is
+//!    checked against at worker counts this machine does not have.
 //! 3. **Validate**: compare projected with measured wall time at thread counts the
 //!    machine has, with validation runs interleaved with the profiling runs
 //!    ([`profile_and_measure`], [`Validation`]). Each validation also records how much slower the items themselves
@@ -17,8 +20,8 @@
 //! See [`ASSUMPTIONS`] for what the model leaves out.
 
 use crate::{error::NotMeasured, plan::SimulatePlan};
-use gigagas_executor::{ItemKind, Parallel, Replay};
-use gigagas_grid::{Repetition, RunConfig, SchedulerKind};
+use gigagas_executor::{ItemKind, Parallel, Replay, WorkItem, chunk_bounds};
+use gigagas_grid::{Claims, Repetition, RunConfig, SchedulerKind};
 use gigagas_report::results::DumpRecord;
 use gigagas_report::simulation::{
     ItemCost, Projection, SimulationReport, SlowdownCurve, Validation,
@@ -37,7 +40,9 @@ pub const ASSUMPTIONS: [&str; 5] = [
      thread wake-up overhead",
     "a batch (mega-block) starts when the previous one has finished; items within a batch are independent \
      (every item runs on its own access-list view)",
-    "list scheduling in the scheduler's order: each item goes to the worker that becomes free first",
+    "list scheduling in the scheduler's order, in the chunks a pass claims (and, beside it, one item per \
+     claim): each chunk goes to the worker that becomes free first and runs its items back to back; the \
+     oracle orders and cuts by the profile's item times",
     "scheduling (sorting) time inside the timed window is not modelled",
 ];
 
@@ -159,7 +164,7 @@ pub fn profile_and_measure(
 }
 
 /// Greedy list scheduling of `times` (taken in `order`, claimed in the chunks `bounds` cuts
-/// it into, as the executor's workers claim them: [`gigagas_executor::chunk_bounds`]) onto
+/// it into, as the executor's workers claim them: [`chunk_bounds`]) onto
 /// `workers` identical workers: each chunk goes to the worker that becomes free first and
 /// runs its items back to back. Returns the makespan.
 pub fn list_schedule(times: &[u64], order: &[u32], bounds: &[u32], workers: usize) -> u64 {
@@ -206,6 +211,12 @@ pub fn project_slowed(
 /// [`project`] with every item taking `factor` times its profiled time plus `added_ns`:
 /// the model of items slowed by concurrency (a factor, and a fixed cost per item that grows
 /// with the threads: [`ItemCost::at`]).
+///
+/// Every batch is scheduled twice: in the chunks a pass claims
+/// ([`gigagas_executor::chunk_bounds`], [`Projection::makespan_s`]) and one item per claim
+/// ([`Projection::one_item_makespan_s`]), so the chunk cut is checked at every projected
+/// worker count. The oracle orders and cuts by the profile's own item times, as a pass
+/// does by its profiling pass's.
 pub fn project_with(
     replay: &Replay,
     profile: &ItemProfile,
@@ -223,13 +234,45 @@ pub fn project_with(
     } else {
         (1.0, Some((factor, added_ns)))
     };
-    let (mut order, mut bounds) = (Vec::new(), Vec::new());
-    let mut modelled = Vec::new();
-    let (mut makespan, mut longest, mut bound) = (0u64, 0u64, 0f64);
+    let ordering = gigagas_executor::scheduler(scheduler);
+    let (mut order, mut bounds, mut singles) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut modelled, mut timed) = (Vec::new(), Vec::new());
+    let (mut makespan, mut one_item, mut longest, mut bound) = (0u64, 0u64, 0u64, 0f64);
     for range in replay.batches(batch) {
-        let items = &replay.items()[range.clone()];
-        gigagas_executor::scheduler(scheduler).order(items, &mut order);
-        gigagas_executor::chunk_bounds(items, &order, threads, &mut bounds);
+        let mut items = &replay.items()[range.clone()];
+        if scheduler == SchedulerKind::Oracle {
+            // The oracle's times are the profile's (at least 1 ns, so every item counts
+            // as measured).
+            timed.clear();
+            timed.extend(
+                items
+                    .iter()
+                    .zip(&profile.item_ns[range.clone()])
+                    .map(|(w, &ns)| WorkItem {
+                        measured_ns: ns.max(1),
+                        ..*w
+                    }),
+            );
+            items = &timed;
+        }
+        ordering.order(items, &mut order);
+        let estimate = ordering.estimate(items);
+        chunk_bounds(
+            items,
+            &order,
+            threads,
+            estimate,
+            Claims::Chunked,
+            &mut bounds,
+        );
+        chunk_bounds(
+            items,
+            &order,
+            threads,
+            estimate,
+            Claims::OneItem,
+            &mut singles,
+        );
         let times = match cost {
             None => &profile.item_ns[range],
             Some((factor, added_ns)) => {
@@ -243,6 +286,7 @@ pub fn project_with(
             }
         };
         makespan += list_schedule(times, &order, &bounds, threads);
+        one_item += list_schedule(times, &order, &singles, threads);
         let max = times.iter().copied().max().unwrap_or(0);
         longest += max;
         bound += (max as f64).max(times.iter().sum::<u64>() as f64 / threads.max(1) as f64);
@@ -259,6 +303,7 @@ pub fn project_with(
         bound_s: bound * scale / 1e9,
         item_slowdown: factor,
         item_cost_ns: added_ns,
+        one_item_makespan_s: Some(one_item as f64 * scale / 1e9),
     }
 }
 

@@ -67,7 +67,7 @@ pub use exec::{
 };
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::{ChainSpec, Expected};
-pub use gigagas_grid::{RunConfig, SchedulerKind, StateRootPhase, TimedWork};
+pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, TimedWork};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
     BaseCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, WorkItem,
@@ -76,7 +76,8 @@ pub use revm::{bytecode::Bytecode, state::AccountInfo};
 pub use root::{RootInputs, RootSetupError, RootSpan, RootStepKind, RootTimings};
 pub use run::{IoTimings, Parallel, PassIo, RunOutputs, RunTimings, Runner, Sequential};
 pub use schedule::{
-    CHUNK_SHARE, GasLimit, GasUsed, Ols, Oracle, Scheduler, chunk_bounds, scheduler,
+    CHUNK_SHARE, Estimate, GasLimit, GasUsed, HEAVY_SHARE, MIN_ITEM_GAS, Ols, Oracle, Scheduler,
+    TIME_SPREAD, chunk_bounds, scheduler,
 };
 pub use source::{
     FullListError, NoSource, OnDemand, OnDemandPass, Prefetched, SourceDb, StateSource,

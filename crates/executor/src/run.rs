@@ -796,7 +796,14 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             let mut order = Vec::with_capacity(range.len());
             scheduler.order(items, &mut order);
             let mut bounds = Vec::new();
-            crate::chunk_bounds(items, &order, self.returned.len(), &mut bounds);
+            crate::chunk_bounds(
+                items,
+                &order,
+                self.returned.len(),
+                scheduler.estimate(items),
+                self.config.claims,
+                &mut bounds,
+            );
             all_orders.push(BatchOrder { order, bounds });
         }
         self.orders.set(all_orders).expect("orders are set once");

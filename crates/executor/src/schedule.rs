@@ -1,18 +1,27 @@
-//! Schedulers: the order in which workers take a batch's items.
+//! Schedulers: the order in which workers take a batch's items, and the chunks they
+//! claim it in.
 //!
 //! Execution is list scheduling: workers share one cursor over the ordered list, and
-//! each free worker takes the next chunk of it ([`chunk_bounds`]: chunks that shrink
-//! towards the end, so a claim is rare while the tail stays balanced). A scheduler only
-//! chooses the order.
+//! each free worker takes the next chunk of it ([`chunk_bounds`]: heavy items alone, the
+//! rest in chunks that shrink towards the end, so a claim is rare while the tail stays
+//! balanced). A scheduler chooses the order and what the cut weighs each item by
+//! ([`Scheduler::estimate`]).
 
 use crate::replay::WorkItem;
-use gigagas_grid::SchedulerKind;
+use gigagas_grid::{Claims, SchedulerKind};
 
 /// Orders the items of one batch.
 pub trait Scheduler: Send + Sync {
     /// Write into `order` the positions (0-based, relative to `items`) in the order
     /// workers should take them.
     fn order(&self, items: &[WorkItem], order: &mut Vec<u32>);
+
+    /// What the chunk cut weighs these items by: the best estimate of each item's time
+    /// this scheduler has. Gas used (from the receipts) unless the scheduler knows better.
+    fn estimate(&self, items: &[WorkItem]) -> Estimate {
+        let _ = items;
+        Estimate::GasUsed
+    }
 }
 
 /// Ordered list scheduling: block order.
@@ -63,35 +72,127 @@ impl Scheduler for GasLimit {
 
 impl Scheduler for Oracle {
     fn order(&self, items: &[WorkItem], order: &mut Vec<u32>) {
+        match self.estimate(items) {
+            Estimate::MeasuredTime => by_key_desc(items, order, |w| w.measured_ns),
+            Estimate::GasUsed => by_key_desc(items, order, |w| w.gas_used),
+        }
+    }
+
+    fn estimate(&self, items: &[WorkItem]) -> Estimate {
         if items.iter().any(|w| w.measured_ns > 0) {
-            by_key_desc(items, order, |w| w.measured_ns)
+            Estimate::MeasuredTime
         } else {
-            by_key_desc(items, order, |w| w.gas_used)
+            Estimate::GasUsed
         }
     }
 }
 
-/// How finely workers claim a batch's order: each claim takes at most 1/(`CHUNK_SHARE` ×
-/// workers) of the gas limit left in the order ([`chunk_bounds`]).
+/// What the chunk cut weighs an item by: an estimate of its execution time, in units that
+/// only need to be the same across one batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Estimate {
+    /// Gas used, from the receipts, at least [`MIN_ITEM_GAS`] (system items have none of
+    /// their own and still take time).
+    GasUsed,
+    /// The measured time of a profiling pass ([`WorkItem::measured_ns`]), at least 1 ns:
+    /// the oracle's.
+    MeasuredTime,
+}
+
+impl Estimate {
+    /// The weight of `item`: its estimated time.
+    #[inline]
+    pub fn of(self, item: &WorkItem) -> u64 {
+        match self {
+            Estimate::GasUsed => item.gas_used.max(MIN_ITEM_GAS),
+            Estimate::MeasuredTime => item.measured_ns.max(1),
+        }
+    }
+
+    /// What `item` counts for against a chunk's budget: its weight, or [`TIME_SPREAD`] times
+    /// it where the weight is gas that executed code (more than the intrinsic
+    /// [`MIN_ITEM_GAS`]), whose time per gas varies from transaction to transaction. A plain
+    /// transfer's or a system item's time is as its gas says, and so is a measured time.
+    #[inline]
+    pub fn counted(self, item: &WorkItem) -> u64 {
+        let weight = self.of(item);
+        match self {
+            Estimate::GasUsed if item.gas_used > MIN_ITEM_GAS => weight * TIME_SPREAD,
+            _ => weight,
+        }
+    }
+}
+
+/// How finely workers claim a batch's order: a chunk takes at most 1/(`CHUNK_SHARE` ×
+/// workers) of the estimated work left in the order ([`chunk_bounds`]).
 pub const CHUNK_SHARE: u64 = 4;
 
-/// The least weight an item counts for when chunks are cut: the intrinsic cost of any
-/// transaction, so system items (no gas limit of their own) still take their share.
-const MIN_ITEM_WEIGHT: u64 = 21_000;
+/// How much more than its gas a transaction that executes code counts for against a
+/// chunk's budget ([`Estimate::counted`]): with [`CHUNK_SHARE`], a chunk of such
+/// transactions holds at most 1/32 of one worker's share of the work left.
+pub const TIME_SPREAD: u64 = 8;
+
+/// An item whose estimate exceeds 1/`HEAVY_SHARE` of one worker's expected work in the
+/// batch (the batch's estimated work ÷ workers) is claimed alone ([`chunk_bounds`]).
+pub const HEAVY_SHARE: u64 = 64;
+
+/// The least gas an item counts for when chunks are cut by gas: the intrinsic cost of any
+/// transaction. An item that used no more runs no code.
+pub const MIN_ITEM_GAS: u64 = 21_000;
 
 /// Cut a batch's `order` into the chunks workers claim, one claim (one write to the shared
-/// cursor) per chunk instead of one per item: guided self-scheduling weighted by gas limit
-/// (what a builder knows before execution). A chunk starting at position `k` takes items
-/// while their gas limits sum to at most 1/(`CHUNK_SHARE` × `workers`) of the gas limit
-/// left from `k` on, and at least one item, so chunks shrink towards the end of the order
-/// and the last ones are single items: the batch's tail stays balanced as in plain list
-/// scheduling, while a batch of `n` equal items makes about `CHUNK_SHARE × workers × ln n`
-/// claims instead of `n`. The cut depends only on the order, so it is made once per batch
-/// (with the order, inside the timed window) and the simulator replays the same chunks.
+/// cursor) per chunk instead of one per item, with every item weighed by `estimate` (an
+/// estimate of its time: gas used, or the oracle's measured time). Three rules:
+///
+/// - **Heavy items alone.** An item that weighs more than 1/[`HEAVY_SHARE`] of one
+///   worker's expected work (the batch's weight ÷ `workers`) is a chunk of its own, and no
+///   chunk takes one in with other items. Largest-first orders put the heaviest items
+///   first, where a chunk cut by what is left is largest: without this rule one chunk could
+///   hold several of them, and one worker would run them back to back while the others
+///   finish and wait. At 16 workers an item above 1/1024 of the batch is alone (on the 42
+///   mainnet blocks as one mega-block, about 440 kgas), at 64 workers 1/4096.
+/// - **The rest in shrinking chunks** (guided self-scheduling): a chunk starting at
+///   position `k` takes items while what they count for ([`Estimate::counted`]) sums to at
+///   most 1/([`CHUNK_SHARE`] × `workers`) of the weight left from `k` on, and at least one
+///   item, so chunks shrink towards the end of the order and the last ones are single
+///   items: the batch's tail stays balanced as in plain list scheduling, while a batch of
+///   `n` equal items makes about `CHUNK_SHARE × workers × ln n` claims instead of `n`.
+/// - **Room for the estimate's error.** Time per gas differs by more than 10× between
+///   transactions (on the committed mainnet blocks, Frontier-era calls of 63 kgas took 13×
+///   the dump's average time per gas: IO was underpriced before EIP-150), and an order by
+///   gas puts transactions of equal gas (the same call, sent many times) side by side, so a
+///   chunk's error does not average out. A transaction that executes code counts
+///   [`TIME_SPREAD`] times its gas against the budget: a chunk of them is at most 1/32 of a
+///   worker's share of what is left, so it ends before the others run out of work even
+///   when every item in it is 30× slower per gas than the rest. Plain transfers (21,000 gas)
+///   keep the coarser cut: their time is what their gas says.
+///
+/// The shares come from the simulator (`gigagas simulate`, and `crates/bench/tests/claims.rs`
+/// on the committed dumps' recorded one-thread profiles): with them the chunked schedule is
+/// within 0.5 % of one item per claim for every scheduler at 16, 64 and 192 workers, per
+/// block and as mega-blocks of 10, 50 and all blocks, on the mainnet, mainnet-like and
+/// erc20 dumps, over fresh profiles; with a spread of 4 mainnet's gas-limit mega-block
+/// still ran up to 2 % long at 16 workers, with none the synthetic dump's gas-used one 20 %,
+/// and cut by gas limit without the heavy rule (before issue 42) the mainnet mega-block's
+/// ran 31 % long at 16 workers and the oracle's 75 %. The price is claims: 997 of 9,573
+/// items on mainnet at 16 workers (467 before), 2,528 of 14,640 erc20 transfers (461);
+/// plain transfers are cut as before (476 of 23,860).
+///
+/// [`Claims::OneItem`] cuts every item into a chunk of its own (the reference the simulator
+/// and `--one-item-claims` compare against); one worker takes everything in one chunk.
+/// The cut depends only on the order and the estimates, so it is made once per batch (with
+/// the order, inside the timed window) and the simulator replays the same chunks.
 ///
 /// Writes the chunk boundaries into `bounds`: chunk `c` is `order[bounds[c]..bounds[c + 1]]`
 /// (`bounds` starts at 0 and ends at `order.len()`).
-pub fn chunk_bounds(items: &[WorkItem], order: &[u32], workers: usize, bounds: &mut Vec<u32>) {
+pub fn chunk_bounds(
+    items: &[WorkItem],
+    order: &[u32],
+    workers: usize,
+    estimate: Estimate,
+    claims: Claims,
+    bounds: &mut Vec<u32>,
+) {
     bounds.clear();
     bounds.push(0);
     if workers <= 1 {
@@ -101,17 +202,33 @@ pub fn chunk_bounds(items: &[WorkItem], order: &[u32], workers: usize, bounds: &
         }
         return;
     }
-    let weight = |pos: u32| items[pos as usize].gas_limit.max(MIN_ITEM_WEIGHT);
-    let mut left: u64 = order.iter().map(|&p| weight(p)).sum();
-    let parts = CHUNK_SHARE * workers as u64;
+    if claims == Claims::OneItem {
+        bounds.extend(1..=order.len() as u32);
+        return;
+    }
+    let item = |pos: u32| &items[pos as usize];
+    let mut left: u64 = order.iter().map(|&p| estimate.of(item(p))).sum();
+    let workers = workers as u64;
+    let heavy = left / (workers * HEAVY_SHARE);
+    let parts = CHUNK_SHARE * workers;
     let mut k = 0;
     while k < order.len() {
-        let budget = left / parts;
-        let mut taken = weight(order[k]);
+        let first = item(order[k]);
+        let mut taken = estimate.of(first);
         let mut end = k + 1;
-        while end < order.len() && taken + weight(order[end]) <= budget {
-            taken += weight(order[end]);
-            end += 1;
+        if taken <= heavy {
+            let budget = left / parts;
+            let mut counted = estimate.counted(first);
+            while end < order.len() {
+                let next = item(order[end]);
+                let (weight, count) = (estimate.of(next), estimate.counted(next));
+                if weight > heavy || counted + count > budget {
+                    break;
+                }
+                taken += weight;
+                counted += count;
+                end += 1;
+            }
         }
         left -= taken;
         bounds.push(end as u32);
@@ -171,7 +288,14 @@ mod tests {
 
     fn chunks(items: &[WorkItem], order: &[u32], workers: usize) -> Vec<u32> {
         let mut bounds = Vec::new();
-        chunk_bounds(items, order, workers, &mut bounds);
+        chunk_bounds(
+            items,
+            order,
+            workers,
+            Estimate::GasUsed,
+            Claims::Chunked,
+            &mut bounds,
+        );
         bounds
     }
 
@@ -199,17 +323,109 @@ mod tests {
 
     #[test]
     fn a_large_item_is_a_chunk_of_its_own() {
-        // Largest first: the 30M-gas item alone exceeds an eighth of the rest, so it is
+        // Largest first: the 3M-gas item alone exceeds an eighth of the rest, so it is
         // claimed alone, and the small ones behind it are cut by what is left.
-        let mut items = vec![item(0, 0, 30_000_000)];
+        let mut items = vec![item(0, 3_000_000, 3_000_000)];
         items.extend((1..101).map(|i| item(i, 21_000, 21_000)));
         let order: Vec<u32> = (0..101).collect();
         let bounds = chunks(&items, &order, 2);
         assert_eq!(&bounds[..2], &[0, 1]);
         // 100 transfers left: an eighth of them.
         assert_eq!(bounds[2], 1 + 12);
-        // A system item without a gas limit weighs as a transfer.
+        // A system item without gas of its own weighs as a transfer.
         let system = [item(0, 0, 0), item(1, 0, 0)];
         assert_eq!(chunks(&system, &[0, 1], 2), [0, 1, 2]);
+    }
+
+    #[test]
+    fn heavy_items_are_never_bundled() {
+        // 16 workers; 40 items of 1 Mgas first (largest first), then 20,000 transfers:
+        // 460 Mgas in all, one worker's share 28.75 Mgas, an item above 1/64 of it (449
+        // kgas) is heavy. Cut by what is left alone (1/64 of 460 Mgas, 7.2 Mgas), the first
+        // chunk would hold seven heavy items.
+        let mut items: Vec<WorkItem> = (0..40).map(|i| item(i, 1_000_000, 1_200_000)).collect();
+        items.extend((40..20_040).map(|i| item(i, 21_000, 21_000)));
+        let order: Vec<u32> = (0..items.len() as u32).collect();
+        let bounds = chunks(&items, &order, 16);
+        let sizes: Vec<u32> = bounds.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(sizes[..40].iter().all(|&s| s == 1), "{:?}", &sizes[..41]);
+        // The transfers behind them still go in chunks: far fewer claims than items.
+        assert!(sizes[40] > 100, "{:?}", &sizes[40..45]);
+        assert!(sizes.len() < 1_000, "{} claims", sizes.len());
+        // A heavy item deep in block order is alone too, and splits the chunk it falls in.
+        let mut ols = items.clone();
+        ols.swap(0, 10_000);
+        let bounds = chunks(&ols, &order, 16);
+        let alone = bounds.windows(2).any(|w| w == [10_000, 10_001]);
+        assert!(alone, "the heavy item at 10,000 is a chunk of its own");
+    }
+
+    #[test]
+    fn estimates_and_one_item_claims() {
+        // The oracle weighs by measured time where there is one: here the transfer-sized
+        // item took as long as the rest together, so it is heavy and alone.
+        let mut items: Vec<WorkItem> = (0..200).map(|i| item(i, 21_000, 21_000)).collect();
+        for w in &mut items {
+            w.measured_ns = 1_000;
+        }
+        items[50].measured_ns = 200_000;
+        let order: Vec<u32> = (0..200).collect();
+        assert_eq!(Oracle.estimate(&items), Estimate::MeasuredTime);
+        assert_eq!(GasUsed.estimate(&items), Estimate::GasUsed);
+        let mut bounds = Vec::new();
+        chunk_bounds(
+            &items,
+            &order,
+            2,
+            Estimate::MeasuredTime,
+            Claims::Chunked,
+            &mut bounds,
+        );
+        assert!(bounds.windows(2).any(|w| w == [50, 51]), "{bounds:?}");
+        chunk_bounds(
+            &items,
+            &order,
+            2,
+            Estimate::GasUsed,
+            Claims::Chunked,
+            &mut bounds,
+        );
+        assert!(!bounds.windows(2).any(|w| w == [50, 51]), "{bounds:?}");
+        // Gas that executed code counts eight times against a chunk's budget: 1000 calls of
+        // 50 kgas on 2 workers, a first chunk of 1/8 of 50 Mgas takes 6.25 Mgas / 400 kgas,
+        // 15 calls (1000 transfers: 125).
+        let calls: Vec<WorkItem> = (0..1000).map(|i| item(i, 50_000, 60_000)).collect();
+        let all: Vec<u32> = (0..1000).collect();
+        chunk_bounds(
+            &calls,
+            &all,
+            2,
+            Estimate::GasUsed,
+            Claims::Chunked,
+            &mut bounds,
+        );
+        assert_eq!(&bounds[..2], &[0, 15]);
+        assert_eq!(Estimate::GasUsed.counted(&calls[0]), 8 * 50_000);
+        assert_eq!(Estimate::GasUsed.counted(&items[0]), 21_000);
+        assert_eq!(Estimate::MeasuredTime.counted(&items[50]), 200_000);
+        // One item per claim: every item a chunk; on one worker still one chunk.
+        chunk_bounds(
+            &items,
+            &order,
+            2,
+            Estimate::GasUsed,
+            Claims::OneItem,
+            &mut bounds,
+        );
+        assert_eq!(bounds, (0..=200).collect::<Vec<u32>>());
+        chunk_bounds(
+            &items,
+            &order,
+            1,
+            Estimate::GasUsed,
+            Claims::OneItem,
+            &mut bounds,
+        );
+        assert_eq!(bounds, [0, 200]);
     }
 }

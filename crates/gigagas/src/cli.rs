@@ -116,7 +116,7 @@ enum Subcommand {
     /// Example: gigagas run --threads 1,2 --batch 1,50 --scheduler ols,gas-used
     ///
     /// A suite: gigagas run dumps/benchmark-compute --threads 1 --batch 1 --out /tmp/bc
-    Run(crate::cmd_run::RunArgs),
+    Run(Box<crate::cmd_run::RunArgs>),
     /// Export a block range from a JSON-RPC node into a dump (blocks, receipts, BALs,
     /// block hashes and the pre-state the range touches), verified while dumping.
     Dump(crate::cmd_dump::DumpArgs),

@@ -32,6 +32,11 @@ pub(crate) struct RunArgs {
     /// a reference no real scheduler can reach, for how much a better gas proxy could win.
     #[arg(long, value_delimiter = ',')]
     pub scheduler: Vec<SchedulerChoice>,
+    /// Workers claim one item at a time instead of chunks (plain list scheduling): the
+    /// reference the chunk cut is checked against on a machine with many cores. Points are
+    /// named with ` one-item` and results store `claims`. Hidden: no published figure uses it.
+    #[arg(long, hide = true)]
+    pub one_item_claims: bool,
     /// Single passes per point before the measured samples (verified, not reported).
     #[arg(long, default_value_t = gigagas_grid::DEFAULT_WARMUP)]
     pub warmup: usize,
@@ -251,6 +256,11 @@ impl RunArgs {
             all_cores: false,
             batch,
             schedulers: NonEmpty::new(schedulers(&self.scheduler)).expect("all by default"),
+            claims: if self.one_item_claims {
+                gigagas_grid::Claims::OneItem
+            } else {
+                gigagas_grid::Claims::Chunked
+            },
             recover_senders: NonEmpty::new(vec![self.recover_senders]).expect("one setting"),
             receipts: self.receipts,
             state_root: NonEmpty::new(self.state_root.clone())

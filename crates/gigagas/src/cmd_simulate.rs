@@ -25,7 +25,7 @@ use std::path::PathBuf;
 /// `--validate` thread counts. The model ignores memory bandwidth, caches, SMT and
 /// scheduling overhead; its assumptions are printed with the results.
 ///
-/// Example: gigagas simulate --threads 16,64,192 --batch 1,50 --scheduler all
+/// Example: gigagas simulate --threads 16,64,192 --batch 1,50 --scheduler all,oracle
 #[derive(Debug, clap::Args)]
 pub(crate) struct SimulateArgs {
     /// The dump (default: dumps/mainnet.gigagas, 42 real mainnet blocks, found from the
@@ -37,8 +37,10 @@ pub(crate) struct SimulateArgs {
     /// Mega-block sizes to project.
     #[arg(long, value_delimiter = ',', default_values_t = vec![1usize, 50])]
     pub batch: Vec<usize>,
-    /// Schedulers: ols, gas-used, gas-limit, or all.
-    #[arg(long, value_delimiter = ',', default_values = ["all"])]
+    /// Schedulers: ols, gas-used, gas-limit, oracle (longest first by the profile's own item
+    /// times), or all (the three real ones). Every projection shows the chunks a pass claims
+    /// beside one item per claim.
+    #[arg(long, value_delimiter = ',', default_values = ["all", "oracle"])]
     pub scheduler: Vec<SchedulerChoice>,
     /// One-thread profiling runs (per-item medians).
     #[arg(long, default_value_t = 3)]

@@ -1,6 +1,6 @@
 //! One point of a benchmark grid and how often it runs.
 
-use crate::{SchedulerKind, StateRead, TimedWork};
+use crate::{Claims, SchedulerKind, StateRead, TimedWork};
 use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error as _};
 use std::{fmt, num::NonZeroUsize};
 
@@ -16,6 +16,9 @@ pub struct RunConfig {
     /// The optional steps of the timed work (sender recovery, receipts) and where the
     /// pre-state is read from: the same fields the sequential baseline's point has.
     pub work: TimedWork,
+    /// How workers claim each batch's order: in chunks (the default), or one item per
+    /// claim (the reference the chunk cut is checked against).
+    pub claims: Claims,
 }
 
 impl RunConfig {
@@ -27,7 +30,13 @@ impl RunConfig {
             batch,
             scheduler,
             work: TimedWork::default(),
+            claims: Claims::Chunked,
         }
+    }
+
+    /// The same settings with workers claiming items as `claims` says.
+    pub fn with_claims(self, claims: Claims) -> Self {
+        Self { claims, ..self }
     }
 
     /// The same settings with these optional steps of the timed work.
@@ -158,6 +167,9 @@ struct StoredPoint {
     scheduler: Option<SchedulerKind>,
     #[serde(flatten)]
     work: TimedWork,
+    /// Stored only when items are claimed one by one (a replay's reference run).
+    #[serde(default, skip_serializing_if = "Claims::is_chunked")]
+    claims: Claims,
 }
 
 /// A stored point whose fields contradict each other.
@@ -168,13 +180,14 @@ enum BadPoint {
     #[error("a `bal-parallel` point runs on at least 1 thread (found threads 0)")]
     NoThreads,
     #[error(
-        "a `sequential` point runs on 1 thread, block by block, without a scheduler \
-         (found threads {threads}, batch {batch}, scheduler {scheduler:?})"
+        "a `sequential` point runs on 1 thread, block by block, without a scheduler or \
+         claims (found threads {threads}, batch {batch}, scheduler {scheduler:?}, claims {claims})"
     )]
     SequentialWithSettings {
         threads: usize,
         batch: usize,
         scheduler: Option<SchedulerKind>,
+        claims: Claims,
     },
 }
 
@@ -186,21 +199,27 @@ impl StoredPoint {
             batch,
             scheduler,
             work,
+            claims,
         } = self;
         match mode {
-            PointMode::Sequential if (threads, batch, scheduler) == (1, 1, None) => {
+            PointMode::Sequential
+                if (threads, batch, scheduler, claims) == (1, 1, None, Claims::Chunked) =>
+            {
                 Ok(Point::Sequential(work))
             }
             PointMode::Sequential => Err(BadPoint::SequentialWithSettings {
                 threads,
                 batch,
                 scheduler,
+                claims,
             }),
             PointMode::BalParallel => {
                 let scheduler = scheduler.ok_or(BadPoint::NoScheduler)?;
                 let threads = NonZeroUsize::new(threads).ok_or(BadPoint::NoThreads)?;
                 Ok(Point::Bal(
-                    RunConfig::new(threads, batch, scheduler).with_work(work),
+                    RunConfig::new(threads, batch, scheduler)
+                        .with_work(work)
+                        .with_claims(claims),
                 ))
             }
         }
@@ -215,6 +234,10 @@ impl Serialize for Point {
             batch: self.batch(),
             scheduler: self.scheduler(),
             work: self.work(),
+            claims: match self {
+                Self::Sequential(_) => Claims::Chunked,
+                Self::Bal(c) => c.claims,
+            },
         }
         .serialize(serializer)
     }
@@ -236,7 +259,12 @@ impl fmt::Display for Point {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Sequential(_) => f.write_str("sequential")?,
-            Self::Bal(c) => write!(f, "BAL {}t b{} {}", c.threads, c.batch, c.scheduler)?,
+            Self::Bal(c) => {
+                write!(f, "BAL {}t b{} {}", c.threads, c.batch, c.scheduler)?;
+                if !c.claims.is_chunked() {
+                    write!(f, " {}", c.claims)?;
+                }
+            }
         }
         let work = self.work();
         if work.recover_senders {

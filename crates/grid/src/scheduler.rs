@@ -47,6 +47,57 @@ impl fmt::Display for SchedulerKind {
     }
 }
 
+/// How workers claim a batch's order from the shared cursor.
+///
+/// [`Claims::Chunked`] is what every pass does: the order cut into chunks that shrink
+/// towards the batch's end, heavy items alone (`gigagas_executor::chunk_bounds`), one claim
+/// per chunk. [`Claims::OneItem`] is the reference it is checked against: plain list
+/// scheduling, one claim per item, which balances best and pays a write to the shared cursor
+/// for every item. The simulator projects both; `gigagas run --one-item-claims` (hidden)
+/// measures the reference on a machine with many cores.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Claims {
+    /// Chunks of the order, heavy items alone: what a pass does unless told otherwise.
+    #[default]
+    Chunked,
+    /// One item per claim: the reference.
+    OneItem,
+}
+
+impl Claims {
+    /// Whether this is the default, [`Claims::Chunked`] (results store only the other).
+    pub fn is_chunked(&self) -> bool {
+        matches!(self, Claims::Chunked)
+    }
+
+    /// The name results, tables and the simulator use: `chunked` or `one-item`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Claims::Chunked => "chunked",
+            Claims::OneItem => "one-item",
+        }
+    }
+}
+
+impl fmt::Display for Claims {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A scheduler name that is none of [`SchedulerKind::ALL`]'s.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown scheduler `{name}` (expected ols, gas-used, gas-limit or oracle)")]

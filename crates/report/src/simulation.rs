@@ -31,6 +31,20 @@ pub struct Projection {
     /// concurrency adds at this thread count ([`ItemCost`]; 0 at one thread, and in results
     /// written before the simulator modelled it).
     pub item_cost_ns: f64,
+    /// Projected wall time with one item per claim (plain list scheduling, the reference
+    /// the chunk cut is checked against), seconds; [`Projection::makespan_s`] is with the
+    /// chunks a pass claims. `None` in results written before the simulator projected it.
+    #[serde(default)]
+    pub one_item_makespan_s: Option<f64>,
+}
+
+impl Projection {
+    /// How much longer the chunked schedule runs than one item per claim:
+    /// `makespan_s / one_item_makespan_s - 1` (0.02: chunks cost 2 %), when recorded.
+    pub fn chunk_cost(&self) -> Option<f64> {
+        self.one_item_makespan_s
+            .map(|one| self.makespan_s / one.max(f64::MIN_POSITIVE) - 1.0)
+    }
 }
 
 /// Predicted against measured wall time at one grid point.

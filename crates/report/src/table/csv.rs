@@ -23,7 +23,7 @@ use serde::{Serialize, Serializer};
 /// replay reads the store with one (`full`, `keys`, `writes`), `-` for memory and on demand;
 /// `state_root` is the state-root phase (`off`, `after`, `overlapped`); `scheduler` is `-`
 /// for the sequential baseline.
-pub const POINT_COLUMNS: [&str; 11] = [
+pub const POINT_COLUMNS: [&str; 12] = [
     "mode",
     "threads",
     "scheduler",
@@ -35,6 +35,7 @@ pub const POINT_COLUMNS: [&str; 11] = [
     "cache",
     "bal_design",
     "state_root",
+    "claims",
 ];
 
 /// A figure written with `N` decimals (`{:.N}`), as every CSV file writes its figures.
@@ -95,6 +96,7 @@ struct PointColumns {
     cache: &'static str,
     bal_design: &'static str,
     state_root: &'static str,
+    claims: &'static str,
 }
 
 impl From<&Point> for PointColumns {
@@ -117,6 +119,10 @@ impl From<&Point> for PointColumns {
             cache,
             bal_design,
             state_root: work.state_root.name(),
+            claims: match point {
+                Point::Sequential(_) => "-",
+                Point::Bal(c) => c.claims.name(),
+            },
         }
     }
 }
@@ -222,6 +228,7 @@ struct ProjectionColumns {
     longest_tx_s: Fixed<6>,
     longest_share: Fixed<4>,
     bound_s: Fixed<6>,
+    one_item_makespan_s: Option<Fixed<6>>,
 }
 
 impl ProjectionColumns {
@@ -235,6 +242,7 @@ impl ProjectionColumns {
             longest_tx_s: Fixed(p.longest_tx_s),
             longest_share: Fixed(p.longest_share),
             bound_s: Fixed(p.bound_s),
+            one_item_makespan_s: p.one_item_makespan_s.map(Fixed),
         }
     }
 }
@@ -325,7 +333,7 @@ mod tests {
         assert_eq!(
             point,
             "mode,threads,scheduler,batch,recover_senders,receipts,state,io,cache,bal_design,\
-             state_root"
+             state_root,claims"
         );
         let results = format!(
             "machine_cpu,machine_cores,commit,dump,dump_checksum,{point},warmup,repeats,verified,\
@@ -338,7 +346,7 @@ mod tests {
              geomean_speedup_vs_sequential,verified"
         );
         let simulation = "machine_cpu,machine_cores,commit,dump,dump_checksum,threads,batch,scheduler,\
-             makespan_s,ggas_per_s,longest_tx_s,longest_share,bound_s";
+             makespan_s,ggas_per_s,longest_tx_s,longest_share,bound_s,one_item_makespan_s";
         let s = sample("CPU");
         assert_eq!(header(render_csv(std::slice::from_ref(&s))), results);
         // No line (no totals, no simulation, no set at all): the header alone.

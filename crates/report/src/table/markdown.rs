@@ -367,7 +367,7 @@ fn projection_table(out: &mut String, sim: &SimulationReport) {
             .join(" | ")
     );
     let _ = writeln!(out, "|---:|---|{}", "---:|".repeat(threads.len()));
-    for (batch, scheduler) in keys {
+    for &(batch, scheduler) in &keys {
         let cells: Vec<String> = threads
             .iter()
             .map(|&t| {
@@ -375,6 +375,46 @@ fn projection_table(out: &mut String, sim: &SimulationReport) {
                     .iter()
                     .find(|p| p.threads == t && p.batch == batch && p.scheduler == scheduler)
                     .map(|p| format!("{:.3} ({:.0} %)", p.ggas_per_s, p.longest_share * 100.0))
+                    .unwrap_or_else(|| "–".into())
+            })
+            .collect();
+        let _ = writeln!(out, "| {batch} | {scheduler} | {} |", cells.join(" | "));
+    }
+    if sim
+        .projections
+        .iter()
+        .all(|p| p.one_item_makespan_s.is_none())
+    {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nThe same projections with one item per claim (plain list scheduling, the reference \
+         for the chunks a pass claims). Cells: GGas/s with one-item claims (chunked makespan \
+         against one-item's; + is slower):\n"
+    );
+    let _ = writeln!(
+        out,
+        "| batch | scheduler | {} |",
+        threads
+            .iter()
+            .map(|t| format!("{t} threads"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(out, "|---:|---|{}", "---:|".repeat(threads.len()));
+    for (batch, scheduler) in keys {
+        let cells: Vec<String> = threads
+            .iter()
+            .map(|&t| {
+                sim.projections
+                    .iter()
+                    .find(|p| p.threads == t && p.batch == batch && p.scheduler == scheduler)
+                    .and_then(|p| Some((p.one_item_makespan_s?, p.chunk_cost()?)))
+                    .map(|(one, cost)| {
+                        let ggas = sim.total_gas as f64 / 1e9 / one.max(f64::MIN_POSITIVE);
+                        format!("{ggas:.3} ({:+.1} %)", cost * 100.0)
+                    })
                     .unwrap_or_else(|| "–".into())
             })
             .collect();
