@@ -584,15 +584,11 @@ impl Plan {
         if !self.baseline {
             return Vec::new();
         }
-        // With the root phase on, the client loop also computes each block's root after
-        // its transactions (`after`: the only phase a loop with one thread has), so root
-        // rows have a baseline that does the same work.
+        // With the root phase on, the client loop also computes each block's root, so
+        // root rows have a baseline that does the same work.
         let mut phases = Vec::new();
         for &phase in self.state_root.iter() {
-            let phase = match phase {
-                StateRootPhase::Overlapped => StateRootPhase::After,
-                p => p,
-            };
+            let phase = phase.of_baseline();
             if !phases.contains(&phase) {
                 phases.push(phase);
             }

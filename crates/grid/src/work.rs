@@ -73,6 +73,16 @@ impl StateRootPhase {
     pub fn is_off(&self) -> bool {
         *self == Self::Off
     }
+
+    /// The phase of the sequential baseline a replay at this phase is measured against.
+    /// The client loop has one thread, so it computes each block's root after the block's
+    /// transactions: `overlapped`'s baseline is `after`; `off` and `after` are their own.
+    pub fn of_baseline(self) -> Self {
+        match self {
+            Self::Overlapped => Self::After,
+            phase => phase,
+        }
+    }
 }
 
 crate::state::named_choice!(StateRootPhase, "state-root phase");
@@ -140,6 +150,15 @@ mod tests {
         let value = serde_json::to_value(on).unwrap();
         assert_eq!(value["state_root"], "after");
         assert_eq!(serde_json::from_value::<TimedWork>(value).unwrap(), on);
+        let baseline = StateRootPhase::ALL.map(StateRootPhase::of_baseline);
+        assert_eq!(
+            baseline,
+            [
+                StateRootPhase::Off,
+                StateRootPhase::After,
+                StateRootPhase::After
+            ]
+        );
         let err = "later".parse::<StateRootPhase>().unwrap_err().to_string();
         assert_eq!(
             err,

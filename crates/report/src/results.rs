@@ -422,10 +422,7 @@ impl ResultRow {
             work.state =
                 StateRead::store(gigagas_grid::IoMode::OnDemand, cache, Default::default());
         }
-        // The client loop's root is computed after each block: the baseline of both phases.
-        if work.state_root == gigagas_grid::StateRootPhase::Overlapped {
-            work.state_root = gigagas_grid::StateRootPhase::After;
-        }
+        work.state_root = work.state_root.of_baseline();
         b.dump == self.dump && b.point == Point::Sequential(work)
     }
 
