@@ -184,33 +184,41 @@ pub(crate) fn parse_fork(s: &str) -> Result<EthereumHardfork, gigagas_chain::Unk
 /// A `--scheduler` value: one scheduler, or `all` of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SchedulerChoice {
-    /// One scheduler, by its name (`ols`, `gas-used`, `gas-limit`, `oracle`).
+    /// One scheduler, by its name (any of [`SchedulerKind::NAMED`], the oracle included).
     One(SchedulerKind),
-    /// Every scheduler ([`SchedulerKind::ALL`]).
+    /// Every real scheduler ([`SchedulerKind::ALL`]: the oracle is named alone).
     All,
 }
 
-impl FromStr for SchedulerChoice {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        if s == "all" {
-            Ok(Self::All)
-        } else {
-            s.parse::<SchedulerKind>().map(Self::One).map_err(|_| {
-                format!(
-                    "unknown scheduler `{s}` (expected ols, gas-used, gas-limit, oracle or all)"
-                )
-            })
+impl SchedulerChoice {
+    /// The name `all` is taken by.
+    const ALL_NAME: &str = "all";
+
+    /// The name on the command line: the scheduler's, or `all`.
+    fn name(self) -> &'static str {
+        match self {
+            Self::One(kind) => kind.name(),
+            Self::All => Self::ALL_NAME,
         }
+    }
+}
+
+impl FromStr for SchedulerChoice {
+    type Err = gigagas_grid::UnknownName;
+    /// A scheduler's name or `all`; an unknown name is refused with every choice listed.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let choices: Vec<Self> = SchedulerKind::NAMED
+            .into_iter()
+            .map(Self::One)
+            .chain([Self::All])
+            .collect();
+        gigagas_grid::UnknownName::parse(s, "scheduler", &choices, Self::name)
     }
 }
 
 impl std::fmt::Display for SchedulerChoice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::One(kind) => kind.fmt(f),
-            Self::All => f.write_str("all"),
-        }
+        f.write_str(self.name())
     }
 }
 
@@ -308,7 +316,11 @@ mod tests {
         );
         assert_eq!(schedulers(&[]), SchedulerKind::ALL);
         assert_eq!(
-            parse("fifo").unwrap_err(),
+            parse("oracle"),
+            Ok(SchedulerChoice::One(SchedulerKind::Oracle))
+        );
+        assert_eq!(
+            parse("fifo").unwrap_err().to_string(),
             "unknown scheduler `fifo` (expected ols, gas-used, gas-limit, oracle or all)"
         );
     }

@@ -36,7 +36,7 @@ mod work;
 
 pub use config::{SimulateConfig, SweepConfig};
 pub use point::{Point, Repetition, RunConfig};
-pub use scheduler::{Claims, SchedulerKind, UnknownScheduler};
+pub use scheduler::{Claims, SchedulerKind};
 pub use state::{BadStateRead, BalDesign, CacheState, IoMode, StateRead, UnknownName};
 pub use work::{StateRootPhase, TIMED_WORK, TimedWork};
 

@@ -1,6 +1,6 @@
 //! The schedulers by name.
 
-use std::{fmt, str::FromStr};
+use std::fmt;
 
 /// The schedulers by name, for the command line, configs and result rows. The executor
 /// maps each to its ordering (`gigagas_executor::scheduler`).
@@ -30,6 +30,16 @@ impl SchedulerKind {
         SchedulerKind::GasLimit,
     ];
 
+    /// Every scheduler a name can ask for: [`SchedulerKind::ALL`] and the
+    /// [`SchedulerKind::Oracle`]. The one list of names: parsing and its error message
+    /// read it.
+    pub const NAMED: [SchedulerKind; 4] = [
+        SchedulerKind::Ols,
+        SchedulerKind::GasUsed,
+        SchedulerKind::GasLimit,
+        SchedulerKind::Oracle,
+    ];
+
     /// Command-line name.
     pub fn name(self) -> &'static str {
         match self {
@@ -38,12 +48,6 @@ impl SchedulerKind {
             SchedulerKind::GasLimit => "gas-limit",
             SchedulerKind::Oracle => "oracle",
         }
-    }
-}
-
-impl fmt::Display for SchedulerKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -98,26 +102,7 @@ impl fmt::Display for Claims {
     }
 }
 
-/// A scheduler name that is none of [`SchedulerKind::ALL`]'s.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scheduler `{name}` (expected ols, gas-used, gas-limit or oracle)")]
-pub struct UnknownScheduler {
-    /// The name given.
-    pub name: String,
-}
-
-impl FromStr for SchedulerKind {
-    type Err = UnknownScheduler;
-    fn from_str(s: &str) -> Result<Self, UnknownScheduler> {
-        SchedulerKind::ALL
-            .into_iter()
-            .chain([SchedulerKind::Oracle])
-            .find(|k| k.name() == s)
-            .ok_or_else(|| UnknownScheduler {
-                name: s.to_string(),
-            })
-    }
-}
+crate::state::named_choice!(SchedulerKind, "scheduler", NAMED);
 
 #[cfg(test)]
 mod tests {
@@ -125,16 +110,19 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_unknown_names_list_all() {
-        for k in SchedulerKind::ALL {
+        for k in SchedulerKind::NAMED {
             assert_eq!(k.name().parse::<SchedulerKind>().unwrap(), k);
+            assert_eq!(k.to_string(), k.name());
             assert_eq!(
                 serde_json::to_value(k).unwrap(),
                 serde_json::Value::String(k.name().into())
             );
         }
-        assert_eq!("oracle".parse::<SchedulerKind>(), Ok(SchedulerKind::Oracle));
         assert!(
-            !SchedulerKind::ALL.contains(&SchedulerKind::Oracle),
+            !SchedulerKind::ALL.contains(&SchedulerKind::Oracle)
+                && SchedulerKind::ALL
+                    .iter()
+                    .all(|k| SchedulerKind::NAMED.contains(k)),
             "never a default"
         );
         let err = "fifo".parse::<SchedulerKind>().unwrap_err().to_string();

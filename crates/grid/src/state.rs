@@ -228,8 +228,8 @@ pub struct UnknownName {
 
 impl UnknownName {
     /// The choice of `all` whose `name` is `given`, or the error that lists them all: the
-    /// one parser of every named choice in a grid (designs, I/O modes, cache states,
-    /// state-root phases), through the crate's `named_choice!` macro.
+    /// one parser of every named choice in a grid (schedulers, designs, I/O modes, cache
+    /// states, state-root phases), through the crate's `named_choice!` macro.
     pub fn parse<T: Copy>(
         given: &str,
         what: &'static str,
@@ -256,14 +256,18 @@ impl UnknownName {
     }
 }
 
-/// `FromStr` and `Display` for a choice enum with `ALL` and `name`: parsed by its name
-/// ([`UnknownName::parse`], `what` naming it in the error) and shown as it.
+/// `FromStr` and `Display` for a choice enum with `name` and a list of every choice
+/// (`ALL` unless named): parsed by its name ([`UnknownName::parse`], `what` naming it in
+/// the error) and shown as it.
 macro_rules! named_choice {
     ($t:ty, $what:literal) => {
+        $crate::state::named_choice!($t, $what, ALL);
+    };
+    ($t:ty, $what:literal, $every:ident) => {
         impl std::str::FromStr for $t {
             type Err = $crate::UnknownName;
             fn from_str(s: &str) -> Result<Self, $crate::UnknownName> {
-                $crate::UnknownName::parse(s, $what, &<$t>::ALL, <$t>::name)
+                $crate::UnknownName::parse(s, $what, &<$t>::$every, <$t>::name)
             }
         }
 
