@@ -375,6 +375,7 @@ fn syntax_error(file: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
 mod tests {
     use super::*;
     use crate::plan::{MAX_REPEATS, MAX_WARMUP, plain};
+    use std::num::NonZeroUsize;
 
     const GOOD: &str = r#"
 dumps = ["../dumps/mainnet-like.gigagas"]
@@ -407,11 +408,12 @@ schedulers = ["ols", "gas-used"]
             plan_of(c, Path::new("x.toml"), vec![dump]).unwrap()
         };
         let all = parse(&format!("{GOOD}all_cores = true\n"), Path::new("x.toml")).unwrap();
+        let [two, eight] = [2, 8].map(|n| NonZeroUsize::new(n).unwrap());
         let counts = |cores| plain(&plan(&all).thread_counts(cores));
-        assert_eq!(counts(8), [1, 2, 8]);
-        assert_eq!(counts(2), [1, 2]);
-        assert_eq!(plan(&all).points(8).len(), 3 * 2 * 2);
-        assert_eq!(plan(&c).points(8).len(), 2 * 2 * 2);
+        assert_eq!(counts(eight), [1, 2, 8]);
+        assert_eq!(counts(two), [1, 2]);
+        assert_eq!(plan(&all).points(eight).len(), 3 * 2 * 2);
+        assert_eq!(plan(&c).points(eight).len(), 2 * 2 * 2);
         assert!(c.simulate.is_none());
         // The plan records what the file says.
         assert_eq!(plan(&c).record(), c);

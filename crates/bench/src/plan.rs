@@ -522,9 +522,8 @@ impl Plan {
 
     /// The thread counts of the grid on a machine with `cores` cores: the plan's, and
     /// `cores` with [`Plan::all_cores`].
-    pub fn thread_counts(&self, cores: usize) -> Vec<NonZeroUsize> {
+    pub fn thread_counts(&self, cores: NonZeroUsize) -> Vec<NonZeroUsize> {
         let mut threads = self.threads.to_vec();
-        let cores = NonZeroUsize::new(cores).unwrap_or(NonZeroUsize::MIN);
         if self.all_cores && !threads.contains(&cores) {
             threads.push(cores);
         }
@@ -533,7 +532,7 @@ impl Plan {
 
     /// The parallel points on a machine with `cores` cores, in run order (recover,
     /// threads, batch, scheduler); none without [`Plan::parallel`].
-    pub fn points(&self, cores: usize) -> Vec<RunConfig> {
+    pub fn points(&self, cores: NonZeroUsize) -> Vec<RunConfig> {
         let mut points = Vec::new();
         if !self.parallel {
             return points;
@@ -568,7 +567,7 @@ impl Plan {
 
     /// Every point a dump runs, in the order of a round's list: the baselines first
     /// ([`Plan::baselines`]), then the replay's grid ([`Plan::points`]) on `cores` cores.
-    pub fn all_points(&self, cores: usize) -> Vec<Point> {
+    pub fn all_points(&self, cores: NonZeroUsize) -> Vec<Point> {
         let mut points: Vec<Point> = self
             .baselines()
             .into_iter()
@@ -621,18 +620,18 @@ impl Plan {
     }
 
     /// Work units of one dump (see [`crate::Progress`]), loading included.
-    pub fn units_per_dump(&self, cores: usize) -> u64 {
+    pub fn units_per_dump(&self, cores: NonZeroUsize) -> u64 {
         let per_point = (self.warmup + self.repeats.get()) as u64;
         let mut units = LOAD_UNITS + self.baselines().len() as u64 * per_point * 1000;
         units += self
             .points(cores)
             .iter()
-            .map(|p| per_point * run_units(p.threads.get(), cores))
+            .map(|p| per_point * run_units(p.threads, cores))
             .sum::<u64>();
         if let Some(sim) = &self.simulate {
             units += (self.warmup + sim.profile_repeats.get()) as u64 * 1000;
             for p in sim.validation_points() {
-                units += per_point * run_units(p.threads.get(), cores);
+                units += per_point * run_units(p.threads, cores);
             }
         }
         units
@@ -647,7 +646,7 @@ impl Plan {
     pub fn collapse_for_single_transactions(
         &mut self,
         replays: &[&Replay],
-        cores: usize,
+        cores: NonZeroUsize,
     ) -> Option<String> {
         if !self.parallel
             || replays.is_empty()
@@ -734,11 +733,11 @@ impl Plan {
     }
 }
 
-/// The default thread counts where none are given: 1 up to the machine's core count
-/// (at least 1, at most [`MAX_THREADS`]).
-pub fn default_thread_counts(cores: usize) -> NonEmpty<NonZeroUsize> {
+/// The default thread counts where none are given: 1 up to the machine's core count (at
+/// most [`MAX_THREADS`]).
+pub fn default_thread_counts(cores: NonZeroUsize) -> NonEmpty<NonZeroUsize> {
     NonEmpty(
-        (1..=cores.clamp(1, MAX_THREADS))
+        (1..=cores.get().min(MAX_THREADS))
             .filter_map(NonZeroUsize::new)
             .collect(),
     )
@@ -786,8 +785,13 @@ mod tests {
         assert_eq!(MinSample::from_ms(2).unwrap().ns(), 2_000_000);
         assert!(ItemSlowdown::new(f64::NAN).is_err() && ItemSlowdown::new(0.0).is_err());
         assert_eq!(ItemSlowdown::new(1.5).unwrap().get(), 1.5);
-        assert_eq!(default_thread_counts(0).len(), 1);
-        assert_eq!(default_thread_counts(3).len(), 3);
+        assert_eq!(default_thread_counts(NonZeroUsize::MIN).len(), 1);
+        assert_eq!(
+            default_thread_counts(NonZeroUsize::new(3).unwrap()).len(),
+            3
+        );
+        let many = NonZeroUsize::new(MAX_THREADS + 1).unwrap();
+        assert_eq!(default_thread_counts(many).len(), MAX_THREADS);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Progress of a grid run and the work units it is counted in: the [`Progress`] trait the
 //! command line's bar implements, and what loading a dump ([`LOAD_UNITS`]) and one sample
-//! on some threads (`run_units`) weigh, so a plan can say in advance how much work it
+//! on some threads ([`run_units`]) weigh, so a plan can say in advance how much work it
 //! holds ([`crate::Plan::units_per_dump`]).
+
+use std::num::NonZeroUsize;
 
 /// Progress of a grid run, in work units (a one-thread sample of a dump is 1000 units; a
 /// sample on `t` threads is `1000 / min(t, cores)`; loading a dump is
@@ -25,9 +27,9 @@ impl Progress for () {}
 pub const LOAD_UNITS: u64 = 100;
 
 /// Work units of one sample on `threads` workers on a machine with `cores`: 1000 spread
-/// over the threads that run at once (at least one, at most the cores).
-pub(crate) fn run_units(threads: usize, cores: usize) -> u64 {
-    1000 / threads.clamp(1, cores.max(1)) as u64
+/// over the threads that run at once (at most the cores).
+pub fn run_units(threads: NonZeroUsize, cores: NonZeroUsize) -> u64 {
+    1000 / threads.min(cores).get() as u64
 }
 
 #[cfg(test)]
@@ -36,9 +38,15 @@ mod tests {
 
     #[test]
     fn a_sample_weighs_1000_units_spread_over_the_threads_that_run_at_once() {
-        assert_eq!(run_units(1, 16), 1000);
-        assert_eq!(run_units(4, 16), 250);
-        assert_eq!(run_units(64, 16), 1000 / 16);
-        assert_eq!(run_units(0, 0), 1000);
+        let units = |threads, cores| {
+            let n = |n| NonZeroUsize::new(n).unwrap();
+            run_units(n(threads), n(cores))
+        };
+        assert_eq!(units(1, 16), 1000);
+        assert_eq!(units(4, 16), 250);
+        assert_eq!(units(64, 16), 1000 / 16);
+        assert_eq!(units(2, 2), 500);
+        assert_eq!(units(16, 2), 500);
+        assert_eq!(units(1, 1), 1000);
     }
 }

@@ -12,7 +12,7 @@ use gigagas_bench::{
     run_grid,
 };
 use gigagas_report::{folder, machine::MachineInfo, output};
-use std::path::PathBuf;
+use std::{num::NonZeroUsize, path::PathBuf};
 
 /// Arguments of `gigagas run`.
 #[derive(clap::Args)]
@@ -220,7 +220,7 @@ impl RunArgs {
     /// (`dumps`), so a bad value is refused before the dumps are looked for.
     fn plan(
         &self,
-        cores: usize,
+        cores: NonZeroUsize,
         dumps: impl FnOnce(&[PathBuf]) -> Result<Vec<SuiteDump>>,
     ) -> Result<Plan> {
         let threads = if self.threads.is_empty() {
@@ -399,6 +399,9 @@ mod tests {
     use clap::Parser;
     use gigagas_bench::plan::plain;
 
+    /// The cores of the machine these plans are made for.
+    const TWO: NonZeroUsize = NonZeroUsize::new(2).unwrap();
+
     #[derive(Parser)]
     struct Cli {
         #[command(flatten)]
@@ -407,7 +410,7 @@ mod tests {
 
     fn plan(args: &[&str]) -> Result<Plan> {
         let cli = Cli::try_parse_from(std::iter::once("run").chain(args.iter().copied())).unwrap();
-        cli.run.plan(2, |_| {
+        cli.run.plan(TWO, |_| {
             Ok(vec![SuiteDump {
                 path: "d.gigagas".into(),
                 label: "d.gigagas".into(),
@@ -452,7 +455,7 @@ mod tests {
         .unwrap();
         assert_eq!(from_flags.repetition(), from_config.repetition());
         assert_eq!(from_flags.baselines(), from_config.baselines());
-        assert_eq!(from_flags.points(2), from_config.points(2));
+        assert_eq!(from_flags.points(TWO), from_config.points(TWO));
         assert_eq!(
             (from_flags.seed, from_flags.min_sample, from_flags.warmup),
             (from_config.seed, from_config.min_sample, from_config.warmup)
@@ -504,12 +507,12 @@ mod tests {
     fn defaults_make_the_documented_grid() {
         let plan_of = plan;
         let plan = plan_of(&[]).unwrap();
-        assert_eq!(plain(&plan.thread_counts(2)), [1, 2]);
-        assert_eq!(plan.points(2).len(), 2 * 2 * 3);
+        assert_eq!(plain(&plan.thread_counts(TWO)), [1, 2]);
+        assert_eq!(plan.points(TWO).len(), 2 * 2 * 3);
         assert_eq!(plan.baselines().len(), 1);
         assert!(plan.collapse_single_transaction_blocks && plan.verify);
         let plan = plan_of(&["--scheduler", "ols,all", "--sequential"]).unwrap();
         assert_eq!(&*plan.schedulers, &gigagas_grid::SchedulerKind::ALL);
-        assert!(plan.points(2).is_empty() && !plan.collapse_single_transaction_blocks);
+        assert!(plan.points(TWO).is_empty() && !plan.collapse_single_transaction_blocks);
     }
 }

@@ -123,19 +123,19 @@ impl Command for SimulateArgs {
             verify: true,
             min_sample_ns: 0,
         };
-        let units = |t: usize| 1000 / t.clamp(1, machine.cores.max(1)) as u64;
+        let units = |t| gigagas_bench::progress::run_units(t, machine.cores);
         let points = sim.validation_points();
         let total = (rep.warmup + sim.profile_repeats.get()) as u64 * 1000
             + points
                 .iter()
-                .map(|p| units(p.threads.get()) * (rep.warmup + rep.repeats) as u64)
+                .map(|p| units(p.threads) * (rep.warmup + rep.repeats) as u64)
                 .sum::<u64>();
         let mut bar = Bar::new("simulating");
         bar.total(total);
         bar.stage("profiling items on 1 thread, interleaved with validation runs");
         let measured =
             simulate::profile_and_measure(&replay, sim.profile_repeats, &points, rep, |c| {
-                bar.advance(units(c.threads.get()))
+                bar.advance(units(c.threads))
             });
         bar.finish();
         let (profile, mut measure) = measured.map_err(|d| BenchError::Dump {

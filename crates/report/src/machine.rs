@@ -1,7 +1,7 @@
 //! What results record about the machine and build they were measured on.
 
 use serde::{Deserialize, Serialize};
-use std::{path::Path, process::Command};
+use std::{num::NonZeroUsize, path::Path, process::Command};
 
 /// Machine and build facts, for reproducibility and for merging results of several
 /// machines.
@@ -10,7 +10,7 @@ pub struct MachineInfo {
     /// CPU model name (`/proc/cpuinfo`).
     pub cpu: String,
     /// Logical cores available to the process.
-    pub cores: usize,
+    pub cores: NonZeroUsize,
     /// Total memory, GiB.
     pub memory_gib: f64,
     /// Operating system: distribution (if known), kernel, architecture.
@@ -76,11 +76,10 @@ impl MachineInfo {
         }
     }
 
-    /// Logical cores available to this process (1 if unknown).
-    pub fn detect_cores() -> usize {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
+    /// Logical cores available to this process (1 if unknown): the one place a core
+    /// count is made, non-zero from here on.
+    pub fn detect_cores() -> NonZeroUsize {
+        std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN)
     }
 
     /// Short label for merged tables and plot legends: `CPU ×cores`.
@@ -127,7 +126,7 @@ mod tests {
     fn detects_this_machine() {
         let m = MachineInfo::detect("abc");
         // The cores this process may use (cgroup quota included), not a constant.
-        let cores = std::thread::available_parallelism().map(|n| n.get());
+        let cores = std::thread::available_parallelism();
         assert_eq!(Ok(m.cores), cores.map_err(|_| ()));
         assert_eq!(m.commit, "abc");
         assert!(!m.os.is_empty());

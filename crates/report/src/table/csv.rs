@@ -60,7 +60,7 @@ impl<'a> MachineColumns<'a> {
     fn of(s: &'a SweepResults) -> Self {
         Self {
             machine_cpu: &s.machine.cpu,
-            machine_cores: s.machine.cores,
+            machine_cores: s.machine.cores.get(),
             commit: &s.machine.commit,
         }
     }
