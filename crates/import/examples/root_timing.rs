@@ -1,7 +1,8 @@
-//! Times the root of mainnet block 21688509 from its witness (`cargo run --release -p
-//! gigagas-trie --example root_timing`): opening the witness, then the block's root on the
-//! opened witness, sequentially and with the storage tasks on rayon's pool, each the median
-//! of 101 runs.
+//! Times gigagas-trie's root of mainnet block 21688509 from its witness (`cargo run
+//! --release -p gigagas-import --example root_timing`): opening the witness, then the
+//! block's root on the opened witness, sequentially and with the storage tasks on rayon's
+//! pool, each the median of 101 runs. It lives in the import crate, which depends on the
+//! trie crate, because the block's access list comes from importing (executing) it.
 
 use alloy_primitives::{B256, Bytes, keccak256};
 use alloy_rlp::Decodable;

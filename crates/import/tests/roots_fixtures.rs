@@ -2,7 +2,8 @@
 //! pre-state): the witness built from the fixture's `pre` by `witness_for_blocks`, each
 //! block's root computed from that witness alone (sequentially and in parallel) equals the
 //! block header's `stateRoot`. With `GIGAGAS_CORPORA` set, over the full corpora (every
-//! folder of `eest/` included).
+//! folder of `eest/` included). gigagas-trie's roots checked here, in the import crate
+//! (which depends on it), because the fixtures are read by the importer.
 
 use alloy_eip7928::BlockAccessList;
 use alloy_primitives::keccak256;

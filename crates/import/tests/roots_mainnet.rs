@@ -2,7 +2,9 @@
 //! root computed from the witness and the block's access list (recorded by importing the
 //! snapshot folder, i.e. executing the block) equals the header's `stateRoot`; sequential,
 //! parallel and split give the same root; a witness without one of its nodes gives the
-//! one-line "root not computable" error or the right root, never another.
+//! one-line "root not computable" error or the right root, never another. gigagas-trie's
+//! roots checked here, in the import crate (which depends on it), because the access list
+//! comes from importing the block.
 
 use alloy_primitives::{B256, Bytes, keccak256};
 use alloy_rlp::Decodable;
