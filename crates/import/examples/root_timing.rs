@@ -2,14 +2,12 @@
 //! --release -p gigagas-import --example root_timing`): opening the witness, then the
 //! block's root on the opened witness, sequentially and with the storage tasks on rayon's
 //! pool, each the median of 101 runs. It lives in the import crate, which depends on the
-//! trie crate, because the block's access list comes from importing (executing) it.
+//! trie crate, because the block's access list and witness come from importing its
+//! snapshot folder.
 
-use alloy_primitives::{B256, Bytes, keccak256};
-use alloy_rlp::Decodable;
-use alloy_trie::{TrieAccount, nodes::TrieNode};
-use gigagas_dump::Witness;
+use alloy_primitives::B256;
 use gigagas_trie::{RootRules, StateTrie};
-use std::{collections::HashSet, path::PathBuf, time::Instant};
+use std::{path::PathBuf, time::Instant};
 
 fn main() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -17,25 +15,10 @@ fn main() {
     let import = gigagas_import::import_snapshots(&dir, "mainnet-2025", |_| {}).unwrap();
     let dump = import.dump.unwrap();
     let block = &dump.segments[0].blocks[0];
-    let text = std::fs::read_to_string(dir.join("witness.json")).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let nodes: Vec<Bytes> = json["state"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap().parse().unwrap())
-        .collect();
-    // The root: the one node no other node (nor an account leaf) refers to.
-    let mut referenced = HashSet::new();
-    for n in &nodes {
-        refs(&TrieNode::decode(&mut n.as_ref()).unwrap(), &mut referenced);
-    }
-    let root = nodes
-        .iter()
-        .map(keccak256)
-        .find(|h| !referenced.contains(h))
-        .unwrap();
-    let witness = Witness::new(root, nodes);
+    let witness = dump.segments[0]
+        .witness
+        .clone()
+        .expect("witness.json imported");
     let rules = RootRules::SPURIOUS_DRAGON;
     let bal = &block.access_list;
 
@@ -89,23 +72,4 @@ fn main() {
         par * 1e3,
         mgas(par)
     );
-}
-
-fn refs(node: &TrieNode, out: &mut HashSet<B256>) {
-    let mut child = |r: &alloy_trie::nodes::RlpNode| match r.as_hash() {
-        Some(h) => {
-            out.insert(h);
-        }
-        None => refs(&TrieNode::decode(&mut r.as_slice()).unwrap(), out),
-    };
-    match node {
-        TrieNode::Branch(b) => b.stack.iter().for_each(&mut child),
-        TrieNode::Extension(e) => child(&e.child),
-        TrieNode::Leaf(l) => {
-            if let Ok(a) = TrieAccount::decode(&mut l.value.as_slice()) {
-                out.insert(a.storage_root);
-            }
-        }
-        TrieNode::EmptyRoot => {}
-    }
 }

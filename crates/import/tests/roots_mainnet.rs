@@ -1,20 +1,15 @@
 //! A real 2025 mainnet block (21688509, Cancun) with the witness of a zk prover's input: the
-//! root computed from the witness and the block's access list (recorded by importing the
-//! snapshot folder, i.e. executing the block) equals the header's `stateRoot`; sequential,
+//! root computed from the witness and the block's access list (both from importing the
+//! snapshot folder: executing the block, reading its `witness.json`) equals the header's `stateRoot`; sequential,
 //! parallel and split give the same root; a witness without one of its nodes gives the
 //! one-line "root not computable" error or the right root, never another. gigagas-trie's
 //! roots checked here, in the import crate (which depends on it), because the access list
-//! comes from importing the block.
+//! and the witness come from importing the block.
 
-use alloy_primitives::{B256, Bytes, keccak256};
-use alloy_rlp::Decodable;
-use alloy_trie::{TrieAccount, nodes::TrieNode};
-use gigagas_dump::Witness;
+use alloy_primitives::keccak256;
+use gigagas_dump::{Dump, Witness};
 use gigagas_trie::{RootError, RootRules, StateTrie, StorageTask};
-use std::{
-    collections::HashSet,
-    path::{Path, PathBuf},
-};
+use std::path::{Path, PathBuf};
 
 #[path = "../../../dumps/test-data/corpora.rs"]
 mod corpora;
@@ -24,53 +19,18 @@ fn block_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../dumps/test-data/mainnet-2025/21688509")
 }
 
-/// `witness.json`'s `state` (hex RLP trie nodes) in block folder `dir`.
-fn witness_nodes(dir: &Path) -> Vec<Bytes> {
-    let text = std::fs::read_to_string(dir.join("witness.json")).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    json["state"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap().parse::<Bytes>().unwrap())
-        .collect()
+/// Imports block folder `dir` (executing the block, so recording its access list, and
+/// reading `witness.json` into the segment's witness): the dump.
+fn import(dir: &Path) -> Dump {
+    let import = gigagas_import::import_snapshots(dir, "mainnet-2025", |_| {}).unwrap();
+    assert_eq!(import.failed(), 0, "{}", dir.display());
+    import.dump.unwrap()
 }
 
-/// The hashes a node refers to: its children by hash (embedded children searched too) or,
-/// for a leaf holding an account, that account's storage root.
-fn references(node: &TrieNode, out: &mut HashSet<B256>) {
-    let mut child = |r: &alloy_trie::nodes::RlpNode| match r.as_hash() {
-        Some(h) => {
-            out.insert(h);
-        }
-        None => references(&TrieNode::decode(&mut r.as_slice()).unwrap(), out),
-    };
-    match node {
-        TrieNode::Branch(b) => b.stack.iter().for_each(&mut child),
-        TrieNode::Extension(e) => child(&e.child),
-        TrieNode::Leaf(l) => {
-            if let Ok(account) = TrieAccount::decode(&mut l.value.as_slice()) {
-                out.insert(account.storage_root);
-            }
-        }
-        TrieNode::EmptyRoot => {}
-    }
-}
-
-/// The parent state root: the one node no other node refers to (storage tries' roots are
-/// referred to by their accounts' leaves).
-fn parent_root(nodes: &[Bytes]) -> B256 {
-    let mut referenced = HashSet::new();
-    for n in nodes {
-        references(&TrieNode::decode(&mut n.as_ref()).unwrap(), &mut referenced);
-    }
-    let roots: Vec<B256> = nodes
-        .iter()
-        .map(keccak256)
-        .filter(|h| !referenced.contains(h))
-        .collect();
-    assert_eq!(roots.len(), 1, "one node is no other's child: {roots:?}");
-    roots[0]
+/// The witness the importer read from the folder's `witness.json`.
+fn witness(dump: &Dump) -> Witness {
+    let witness = dump.segments[0].witness.clone();
+    witness.expect("the folder has a witness.json")
 }
 
 #[test]
@@ -111,15 +71,12 @@ fn every_mainnet_2025_block_with_a_witness() {
 /// witness sequentially, in parallel and split, checks each against the header; the
 /// block's number.
 fn check_block(dir: &Path) -> u64 {
-    let import = gigagas_import::import_snapshots(dir, "mainnet-2025", |_| {}).unwrap();
-    assert_eq!(import.failed(), 0, "{}", dir.display());
-    let dump = import.dump.unwrap();
+    let dump = import(dir);
     let block = &dump.segments[0].blocks[0];
     let bal = &block.access_list;
     let expected = block.header.state_root;
 
-    let nodes = witness_nodes(dir);
-    let witness = Witness::new(parent_root(&nodes), nodes);
+    let witness = witness(&dump);
     let rules = RootRules::SPURIOUS_DRAGON;
 
     let mut trie = StateTrie::from_witness(&witness).unwrap();
@@ -141,11 +98,9 @@ fn check_block(dir: &Path) -> u64 {
 
 #[test]
 fn mainnet_21688509_witness_without_a_node_never_gives_a_wrong_root() {
-    let import = gigagas_import::import_snapshots(&block_dir(), "mainnet-2025", |_| {}).unwrap();
-    let dump = import.dump.unwrap();
+    let dump = import(&block_dir());
     let block = &dump.segments[0].blocks[0];
-    let nodes = witness_nodes(&block_dir());
-    let witness = Witness::new(parent_root(&nodes), nodes);
+    let witness = witness(&dump);
     let rules = RootRules::SPURIOUS_DRAGON;
 
     let mut missing = 0;
