@@ -125,6 +125,20 @@ mod tests {
     use super::*;
     use gigagas_executor::{Parallel, Runner};
 
+    /// Asserts that the slices (`"ph": "X"` events) on worker `tid`'s track do not overlap
+    /// (1 µs of rounding allowed); `what` names the pass in the message.
+    fn assert_track_does_not_overlap(slices: &[&Value], tid: u64, what: &str) {
+        let mut mine: Vec<(f64, f64)> = slices
+            .iter()
+            .filter(|e| e["tid"] == tid)
+            .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
+            .collect();
+        mine.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for w in mine.windows(2) {
+            assert!(w[0].0 + w[0].1 <= w[1].0 + 1.0, "{what}: {w:?}");
+        }
+    }
+
     #[test]
     fn a_trace_has_one_slice_per_item_per_pass_and_is_json() {
         let path =
@@ -147,17 +161,8 @@ mod tests {
             assert_eq!(tids.len(), threads, "a track per worker");
             let batches = pass.iter().filter(|e| e["ph"] == "i").count();
             assert_eq!(batches, replay.batches(batch).len());
-            // Slices of one worker do not overlap.
             for tid in tids {
-                let mut mine: Vec<(f64, f64)> = slices
-                    .iter()
-                    .filter(|e| e["tid"] == tid)
-                    .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
-                    .collect();
-                mine.sort_by(|a, b| a.0.total_cmp(&b.0));
-                for w in mine.windows(2) {
-                    assert!(w[0].0 + w[0].1 <= w[1].0 + 1.0, "{w:?}");
-                }
+                assert_track_does_not_overlap(&slices, tid, &config.to_string());
             }
             events.extend(pass);
         }
@@ -220,15 +225,7 @@ mod tests {
             let slices: Vec<&Value> = pass.iter().filter(|e| e["ph"] == "X").collect();
             assert_eq!(slices.len(), replay.items().len() + roots.len());
             for tid in 0..2u64 {
-                let mut mine: Vec<(f64, f64)> = slices
-                    .iter()
-                    .filter(|e| e["tid"] == tid)
-                    .map(|e| (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()))
-                    .collect();
-                mine.sort_by(|a, b| a.0.total_cmp(&b.0));
-                for w in mine.windows(2) {
-                    assert!(w[0].0 + w[0].1 <= w[1].0 + 1.0, "{phase}: {w:?}");
-                }
+                assert_track_does_not_overlap(&slices, tid, phase.name());
             }
         }
     }
