@@ -7,7 +7,7 @@ use crate::{
         STORAGE, TRIE_NODES, block_hash_key, encode_account, encode_code, encode_slot, state_key,
         trie_node_key,
     },
-    store::{DATA_FILE, LOCK_FILE, TableStats},
+    store::{DATA_FILE, LOCK_FILE, TableStats, Tables},
 };
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_dump::{AccountState, Dump, DumpFileInfo, PreSlot};
@@ -305,13 +305,11 @@ struct Written {
     sync: Duration,
 }
 
-/// The handles of the tables a build writes.
-struct Tables {
-    accounts: Database,
-    storage: Database,
-    codes: Database,
-    hashes: Database,
-    trie_nodes: Database,
+/// The handles of the tables a build writes: the state tables and [`META`].
+struct BuildTables {
+    /// The state tables (the store's list).
+    state: Tables,
+    /// The meta table, written last.
     meta: Database,
 }
 
@@ -347,8 +345,8 @@ fn write_env(
     };
     let tables = create_tables_with_codes_and_hashes(&env, dump, &mut meta)?;
     let mut writer = StateWriter {
-        accounts: tables.accounts,
-        storage: tables.storage,
+        accounts: tables.state.accounts,
+        storage: tables.state.storage,
         meta: &mut meta,
         value: Vec::with_capacity(80),
     };
@@ -400,16 +398,12 @@ fn create_tables_with_codes_and_hashes(
     env: &Environment,
     dump: &Dump,
     meta: &mut StoreMeta,
-) -> Result<Tables, StoreError> {
+) -> Result<BuildTables, StoreError> {
     let txn = env.begin_rw_unsync().map_err(build_err("begin"))?;
     let create =
         |name: &'static str, flags| txn.create_db(Some(name), flags).map_err(build_err(name));
-    let tables = Tables {
-        accounts: create(ACCOUNTS, DatabaseFlags::empty())?,
-        storage: create(STORAGE, DatabaseFlags::DUP_SORT)?,
-        codes: create(BYTECODES, DatabaseFlags::empty())?,
-        hashes: create(BLOCK_HASHES, DatabaseFlags::empty())?,
-        trie_nodes: create(TRIE_NODES, DatabaseFlags::empty())?,
+    let tables = BuildTables {
+        state: Tables::each(&create)?,
         meta: create(META, DatabaseFlags::empty())?,
     };
     let codes: BTreeMap<B256, &Bytes> = dump
@@ -418,7 +412,9 @@ fn create_tables_with_codes_and_hashes(
         .flat_map(|s| s.pre_state.codes.iter().map(|(h, c)| (*h, c)))
         .collect();
     {
-        let mut cursor = txn.cursor(tables.codes).map_err(build_err(BYTECODES))?;
+        let mut cursor = txn
+            .cursor(tables.state.codes)
+            .map_err(build_err(BYTECODES))?;
         let mut value = Vec::new();
         for (hash, code) in &codes {
             encode_code(code, &mut value);
@@ -427,7 +423,9 @@ fn create_tables_with_codes_and_hashes(
                 .map_err(build_err(BYTECODES))?;
         }
         meta.codes = codes.len() as u64;
-        let mut cursor = txn.cursor(tables.hashes).map_err(build_err(BLOCK_HASHES))?;
+        let mut cursor = txn
+            .cursor(tables.state.hashes)
+            .map_err(build_err(BLOCK_HASHES))?;
         for (segment, s) in dump.segments.iter().enumerate() {
             for (number, hash) in &s.block_hashes {
                 let key = block_hash_key(segment as u32, *number);
@@ -439,7 +437,7 @@ fn create_tables_with_codes_and_hashes(
         }
         // Each segment's witness nodes, in key order (segment, then hash).
         let mut cursor = txn
-            .cursor(tables.trie_nodes)
+            .cursor(tables.state.trie_nodes)
             .map_err(build_err(TRIE_NODES))?;
         for (segment, s) in dump.segments.iter().enumerate() {
             let Some(witness) = &s.witness else { continue };
@@ -589,7 +587,7 @@ fn top_up_padding(
 /// stats in the same transaction.
 fn write_meta(
     env: &Environment,
-    tables: &Tables,
+    tables: &BuildTables,
     meta: &StoreMeta,
 ) -> Result<Vec<TableStats>, StoreError> {
     let txn = env.begin_rw_unsync().map_err(build_err("begin"))?;
@@ -600,18 +598,17 @@ fn write_meta(
             .map_err(build_err(META))?;
     }
     drop(cursor);
-    let stat = |name: &'static str, db: &Database| {
-        txn.db_stat(db)
+    let stat = |(name, db): (&'static str, Database)| {
+        txn.db_stat(&db)
             .map(|s| TableStats::new(name, s))
             .map_err(build_err(name))
     };
-    let stats = vec![
-        stat(ACCOUNTS, &tables.accounts)?,
-        stat(STORAGE, &tables.storage)?,
-        stat(BYTECODES, &tables.codes)?,
-        stat(BLOCK_HASHES, &tables.hashes)?,
-        stat(TRIE_NODES, &tables.trie_nodes)?,
-    ];
+    let stats = tables
+        .state
+        .named()
+        .into_iter()
+        .map(stat)
+        .collect::<Result<_, _>>()?;
     txn.commit().map_err(build_err("commit"))?;
     Ok(stats)
 }

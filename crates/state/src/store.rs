@@ -63,14 +63,42 @@ impl TableStats {
     }
 }
 
-/// The tables' handles.
+/// The handles of the state tables, every table but [`META`]: the one list of them, with
+/// their flags, for the build that creates them and the store that opens them.
 #[derive(Debug, Clone, Copy)]
-struct Tables {
-    accounts: Database,
-    storage: Database,
-    codes: Database,
-    hashes: Database,
-    trie_nodes: Database,
+pub(crate) struct Tables {
+    pub(crate) accounts: Database,
+    pub(crate) storage: Database,
+    pub(crate) codes: Database,
+    pub(crate) hashes: Database,
+    pub(crate) trie_nodes: Database,
+}
+
+impl Tables {
+    /// Each table through `open`, by its name and its flags ([`STORAGE`] is dup-sorted,
+    /// the others are plain): the build creates them with it, the store opens them.
+    pub(crate) fn each(
+        mut open: impl FnMut(&'static str, DatabaseFlags) -> Result<Database, StoreError>,
+    ) -> Result<Self, StoreError> {
+        Ok(Self {
+            accounts: open(ACCOUNTS, DatabaseFlags::empty())?,
+            storage: open(STORAGE, DatabaseFlags::DUP_SORT)?,
+            codes: open(BYTECODES, DatabaseFlags::empty())?,
+            hashes: open(BLOCK_HASHES, DatabaseFlags::empty())?,
+            trie_nodes: open(TRIE_NODES, DatabaseFlags::empty())?,
+        })
+    }
+
+    /// Each table by its name, in the order of [`Tables::each`] (what table stats list).
+    pub(crate) fn named(&self) -> [(&'static str, Database); 5] {
+        [
+            (ACCOUNTS, self.accounts),
+            (STORAGE, self.storage),
+            (BYTECODES, self.codes),
+            (BLOCK_HASHES, self.hashes),
+            (TRIE_NODES, self.trie_nodes),
+        ]
+    }
 }
 
 /// An open store (MDBX environment, read-only). Cheap to share across threads
@@ -195,19 +223,18 @@ impl Store {
                     source,
                 })
         })?;
-        let tables = Tables {
-            accounts: table(ACCOUNTS)?,
-            storage: table(STORAGE)?,
-            codes: table(BYTECODES)?,
-            hashes: table(BLOCK_HASHES)?,
-            trie_nodes: table(TRIE_NODES)?,
-        };
-        if !tables.storage.flags().contains(DatabaseFlags::DUP_SORT) {
-            return Err(StoreError::Corrupt {
-                path: dir.to_path_buf(),
-                what: format!("table {STORAGE} is not dup-sorted"),
-            });
-        }
+        let tables = Tables::each(|name, flags| {
+            let db = table(name)?;
+            if flags.contains(DatabaseFlags::DUP_SORT)
+                && !db.flags().contains(DatabaseFlags::DUP_SORT)
+            {
+                return Err(StoreError::Corrupt {
+                    path: dir.to_path_buf(),
+                    what: format!("table {name} is not dup-sorted"),
+                });
+            }
+            Ok(db)
+        })?;
         drop(txn);
         Ok(Self {
             env,
@@ -249,10 +276,10 @@ impl Store {
     /// Entries, depth and pages of the accounts, storage, bytecode and block-hash tables.
     pub fn table_stats(&self) -> Result<Vec<TableStats>, StoreError> {
         let reader = self.reader()?;
-        let stat = |name: &'static str, db: &Database| {
+        let stat = |(name, db): (&'static str, Database)| {
             reader
                 .txn()
-                .db_stat(db)
+                .db_stat(&db)
                 .map(|s| TableStats::new(name, s))
                 .map_err(|source| StoreError::Read {
                     path: self.path.to_path_buf(),
@@ -260,13 +287,7 @@ impl Store {
                     source: ReadError::Mdbx(source),
                 })
         };
-        Ok(vec![
-            stat(ACCOUNTS, &self.tables.accounts)?,
-            stat(STORAGE, &self.tables.storage)?,
-            stat(BYTECODES, &self.tables.codes)?,
-            stat(BLOCK_HASHES, &self.tables.hashes)?,
-            stat(TRIE_NODES, &self.tables.trie_nodes)?,
-        ])
+        self.tables.named().into_iter().map(stat).collect()
     }
 }
 
