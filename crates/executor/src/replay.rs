@@ -154,7 +154,7 @@ impl ReplaySegment {
     }
 }
 
-/// One independently executable unit: 32 bytes, so a batch's items stay in few cache lines.
+/// One independently executable unit: 40 bytes, so a batch's items stay in few cache lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkItem {
     /// Index into [`Replay::blocks`].
