@@ -5,7 +5,10 @@ use super::{
     escape::{escape_name, md_cell},
     terminal::{UNVERIFIED, any_unverified, machine_tag, ratio_cell, rows_table},
 };
-use crate::{results::SweepResults, simulation::SimulationReport};
+use crate::{
+    results::SweepResults,
+    simulation::{Projection, SimulationReport},
+};
 use gigagas_grid::Point;
 use std::fmt::Write;
 
@@ -173,28 +176,27 @@ pub fn totals_table(set: &SweepResults) -> String {
 
 /// One line per dump that failed: `FAIL path: reason`.
 pub fn failures_list(set: &SweepResults) -> String {
-    let mut out = String::new();
-    for f in &set.failures {
-        let _ = writeln!(
-            out,
-            "FAIL {}: {}",
-            escape_name(&f.path),
-            escape_name(&f.reason)
-        );
-    }
-    out
+    dump_lines(
+        "FAIL",
+        set.failures.iter().map(|f| (&f.path, f.reason.clone())),
+    )
 }
 
 /// The dumps a run left out because they have nothing to measure, one line each, once:
 /// `skipped path: no transactions (2 blocks)`.
 pub fn skipped_list(set: &SweepResults) -> String {
+    dump_lines("skipped", set.skipped.iter().map(|s| (&s.path, s.reason())))
+}
+
+/// One line per dump, `<word> path: reason`, path and reason escaped.
+fn dump_lines<'a>(word: &str, dumps: impl Iterator<Item = (&'a String, String)>) -> String {
     let mut out = String::new();
-    for s in &set.skipped {
+    for (path, reason) in dumps {
         let _ = writeln!(
             out,
-            "skipped {}: {}",
-            escape_name(&s.path),
-            escape_name(&s.reason())
+            "{word} {}: {}",
+            escape_name(path),
+            escape_name(&reason)
         );
     }
     out
@@ -346,8 +348,45 @@ fn simulation_intro(out: &mut String, sim: &SimulationReport, tag: Option<&str>)
     }
 }
 
-/// Projected GGas/s per (batch, scheduler) row and thread-count column.
+/// Projected GGas/s per (batch, scheduler) row and thread-count column, then the same
+/// grid with one item per claim beside the chunked schedule (when recorded).
 fn projection_table(out: &mut String, sim: &SimulationReport) {
+    let cell = |p: &Projection| {
+        Some(format!(
+            "{:.3} ({:.0} %)",
+            p.ggas_per_s,
+            p.longest_share * 100.0
+        ))
+    };
+    projection_grid(out, sim, cell);
+    if sim
+        .projections
+        .iter()
+        .all(|p| p.one_item_makespan_s.is_none())
+    {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nThe same projections with one item per claim (plain list scheduling, the reference \
+         for the chunks a pass claims). Cells: GGas/s with one-item claims (chunked makespan \
+         against one-item's; + is slower):\n"
+    );
+    let one_item = |p: &Projection| {
+        let (one, cost) = (p.one_item_makespan_s?, p.chunk_cost()?);
+        let ggas = sim.total_gas as f64 / 1e9 / one.max(f64::MIN_POSITIVE);
+        Some(format!("{ggas:.3} ({:+.1} %)", cost * 100.0))
+    };
+    projection_grid(out, sim, one_item);
+}
+
+/// One Markdown grid of the projections: a row per (batch, scheduler) in the order they
+/// were projected, a column per thread count, `cell` of each projection (– where none).
+fn projection_grid(
+    out: &mut String,
+    sim: &SimulationReport,
+    cell: impl Fn(&Projection) -> Option<String>,
+) {
     let mut threads: Vec<usize> = sim.projections.iter().map(|p| p.threads).collect();
     threads.sort_unstable();
     threads.dedup();
@@ -367,42 +406,6 @@ fn projection_table(out: &mut String, sim: &SimulationReport) {
             .join(" | ")
     );
     let _ = writeln!(out, "|---:|---|{}", "---:|".repeat(threads.len()));
-    for &(batch, scheduler) in &keys {
-        let cells: Vec<String> = threads
-            .iter()
-            .map(|&t| {
-                sim.projections
-                    .iter()
-                    .find(|p| p.threads == t && p.batch == batch && p.scheduler == scheduler)
-                    .map(|p| format!("{:.3} ({:.0} %)", p.ggas_per_s, p.longest_share * 100.0))
-                    .unwrap_or_else(|| "–".into())
-            })
-            .collect();
-        let _ = writeln!(out, "| {batch} | {scheduler} | {} |", cells.join(" | "));
-    }
-    if sim
-        .projections
-        .iter()
-        .all(|p| p.one_item_makespan_s.is_none())
-    {
-        return;
-    }
-    let _ = writeln!(
-        out,
-        "\nThe same projections with one item per claim (plain list scheduling, the reference \
-         for the chunks a pass claims). Cells: GGas/s with one-item claims (chunked makespan \
-         against one-item's; + is slower):\n"
-    );
-    let _ = writeln!(
-        out,
-        "| batch | scheduler | {} |",
-        threads
-            .iter()
-            .map(|t| format!("{t} threads"))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    );
-    let _ = writeln!(out, "|---:|---|{}", "---:|".repeat(threads.len()));
     for (batch, scheduler) in keys {
         let cells: Vec<String> = threads
             .iter()
@@ -410,11 +413,7 @@ fn projection_table(out: &mut String, sim: &SimulationReport) {
                 sim.projections
                     .iter()
                     .find(|p| p.threads == t && p.batch == batch && p.scheduler == scheduler)
-                    .and_then(|p| Some((p.one_item_makespan_s?, p.chunk_cost()?)))
-                    .map(|(one, cost)| {
-                        let ggas = sim.total_gas as f64 / 1e9 / one.max(f64::MIN_POSITIVE);
-                        format!("{ggas:.3} ({:+.1} %)", cost * 100.0)
-                    })
+                    .and_then(&cell)
                     .unwrap_or_else(|| "–".into())
             })
             .collect();
@@ -876,5 +875,56 @@ mod tests {
                 .filter(|l| l.starts_with("CPU A"))
                 .all(|l| l.split(',').count() == cols)
         );
+    }
+
+    #[test]
+    fn projections_show_one_item_claims_beside_chunks() {
+        let projection = |threads, makespan_s, one_item_makespan_s| Projection {
+            threads,
+            batch: 42,
+            scheduler: gigagas_grid::SchedulerKind::GasUsed,
+            makespan_s,
+            ggas_per_s: 1.0 / makespan_s,
+            longest_tx_s: 0.5,
+            longest_share: 0.5 / makespan_s,
+            bound_s: 0.5,
+            item_slowdown: 1.0,
+            item_cost_ns: 0.0,
+            one_item_makespan_s,
+        };
+        let mut sim = SimulationReport {
+            dump: "d".into(),
+            dump_checksum: "c".into(),
+            total_gas: 1_000_000_000,
+            profile_runs: 1,
+            profile_work_s: 1.0,
+            profile_run_work_s: vec![1.0],
+            item_slowdown: 1.0,
+            item_slowdown_source: String::new(),
+            item_cost_ns: Vec::new(),
+            item_cost_scaled_share: 1.0,
+            projections: vec![
+                projection(16, 1.02, Some(1.0)),
+                projection(64, 0.5, Some(0.5)),
+            ],
+            validations: Vec::new(),
+            assumptions: Vec::new(),
+        };
+        let text = simulation_markdown(&sim, None);
+        assert!(
+            text.contains("| 42 | gas-used | 0.980 (49 %) | 2.000 (100 %) |"),
+            "{text}"
+        );
+        // One item per claim: 1 Ggas in 1 s and 0.5 s; chunks 2 % and 0 % slower.
+        assert!(
+            text.contains("| 42 | gas-used | 1.000 (+2.0 %) | 2.000 (+0.0 %) |"),
+            "{text}"
+        );
+        // Results written before the simulator projected one-item claims: no second grid.
+        for p in &mut sim.projections {
+            p.one_item_makespan_s = None;
+        }
+        let text = simulation_markdown(&sim, None);
+        assert!(!text.contains("one item per claim"), "{text}");
     }
 }
