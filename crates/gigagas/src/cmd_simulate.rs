@@ -12,7 +12,7 @@ use gigagas_bench::{
     plan::{self, ItemSlowdown, MAX_THREADS, MAX_VIRTUAL_WORKERS},
     simulate,
 };
-use gigagas_grid::Repetition;
+use gigagas_grid::{Repetition, SchedulerKind};
 use gigagas_report::{MachineInfo, SimulationReport, output, table};
 use std::path::PathBuf;
 
@@ -106,7 +106,7 @@ impl Command for SimulateArgs {
             output::check_not_inputs(std::slice::from_ref(&path), &[("--json", json.clone())])?;
             output::prepare_output_file(json, false)?;
         }
-        let (replay, record) = gigagas_bench::sweep::load_replay(&path)?;
+        let (mut replay, record) = gigagas_bench::sweep::load_replay(&path)?;
         let machine = MachineInfo::detect(commit());
         eprintln!(
             "{}: {} blocks, {} txs, {:.3} Ggas; {} on {} cores",
@@ -130,6 +130,17 @@ impl Command for SimulateArgs {
                 .iter()
                 .map(|p| units(p.threads) * (rep.warmup + rep.repeats) as u64)
                 .sum::<u64>();
+        if points.iter().any(|p| p.scheduler == SchedulerKind::Oracle) {
+            // A measured oracle run orders by measured item times, as in a sweep: take them
+            // first (the projections order by the simulator's own profile).
+            eprintln!("measuring item times for the oracle's validation runs");
+            gigagas_bench::bench::measure_item_times(&mut replay, true).map_err(|e| {
+                BenchError::Dump {
+                    path: path.clone(),
+                    source: e.into(),
+                }
+            })?;
+        }
         let mut bar = Bar::new("simulating");
         bar.total(total);
         bar.stage("profiling items on 1 thread, interleaved with validation runs");
