@@ -38,20 +38,8 @@ fn replay() -> gigagas_executor::Replay {
 fn a_profile_of_two_workers_names_gigagas_own_functions() {
     let _serial = serial();
     let replay = replay();
-    let point = Point::Bal(RunConfig::new(
-        std::num::NonZeroUsize::new(2).unwrap(),
-        3,
-        SchedulerKind::Ols,
-    ));
-    let profile = profile_point(
-        &replay,
-        &point,
-        true,
-        None,
-        Duration::from_millis(300),
-        gigagas_bench::profile::default_frequency(),
-    )
-    .expect("the profiled passes verify");
+    let point = bal(2, 3, SchedulerKind::Ols);
+    let profile = profiled(&replay, &point, 300);
     assert!(profile.passes >= 1 && profile.windows >= profile.passes as u64);
     assert!(
         profile.samples() > 0,
@@ -169,21 +157,7 @@ fn the_oracle_orders_by_the_measured_times() {
 fn a_pool_built_while_profiling_is_sampled() {
     let _serial = serial();
     let replay = replay();
-    let point = Point::Bal(RunConfig::new(
-        std::num::NonZeroUsize::new(3).unwrap(),
-        3,
-        SchedulerKind::GasUsed,
-    ));
-    let profile = profile_point(
-        &replay,
-        &point,
-        true,
-        None,
-        Duration::from_millis(300),
-        gigagas_bench::profile::default_frequency(),
-    )
-    .expect("the profiled passes verify");
-    eprintln!("{}", profile.summary());
+    let profile = profiled(&replay, &bal(3, 3, SchedulerKind::GasUsed), 300);
     assert_eq!(profile.threads, 3, "{}", profile.summary());
     assert!(
         profile.samples_of("gigagas-worker") > 0,
@@ -201,26 +175,29 @@ fn mainnet() -> gigagas_executor::Replay {
     prepare(dump).expect("the dump prepares")
 }
 
-/// A profile of `dumps/mainnet.gigagas` as one mega-block (batch 42, gas-used) on
-/// `threads` threads, over at least `ms` of timed windows.
-fn mainnet_profile(
+/// The replay's point at `threads` threads, mega-blocks of `batch`, `scheduler`.
+fn bal(threads: usize, batch: usize, scheduler: SchedulerKind) -> Point {
+    Point::Bal(RunConfig::new(
+        std::num::NonZeroUsize::new(threads).unwrap(),
+        batch,
+        scheduler,
+    ))
+}
+
+/// The verified profile of `point` over at least `ms` of timed windows at the default
+/// frequency; its summary printed.
+fn profiled(
     replay: &gigagas_executor::Replay,
-    threads: usize,
+    point: &Point,
     ms: u64,
 ) -> gigagas_bench::CpuProfile {
-    let point = Point::Bal(RunConfig::new(
-        std::num::NonZeroUsize::new(threads).unwrap(),
-        42,
-        SchedulerKind::GasUsed,
-    ));
-    let frequency = gigagas_bench::profile::default_frequency();
     let p = profile_point(
         replay,
-        &point,
+        point,
         true,
         None,
         Duration::from_millis(ms),
-        frequency,
+        gigagas_bench::profile::default_frequency(),
     )
     .expect("the profiled passes verify");
     eprintln!("{point}: {}", p.summary());
@@ -238,8 +215,9 @@ fn two_threads_are_sampled_at_the_rate_of_one_per_cpu_second() {
     let _serial = serial();
     let replay = mainnet();
     let frequency = gigagas_bench::profile::default_frequency();
-    let one = mainnet_profile(&replay, 1, 1_500);
-    let two = mainnet_profile(&replay, 2, 1_500);
+    // `dumps/mainnet.gigagas` as one mega-block.
+    let one = profiled(&replay, &bal(1, 42, SchedulerKind::GasUsed), 1_500);
+    let two = profiled(&replay, &bal(2, 42, SchedulerKind::GasUsed), 1_500);
     for p in [&one, &two] {
         // Every timer signal pprof recorded or dropped (inside libc, …), per CPU-second of
         // the sampled threads: every tick they ran, with slack for a loaded machine.
