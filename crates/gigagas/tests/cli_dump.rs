@@ -1,30 +1,9 @@
 //! `gigagas generate` and `gigagas inspect` run as a user would run them.
 
-use std::{
-    path::{Path, PathBuf},
-    process::Output,
-    sync::OnceLock,
-};
+use std::{path::Path, process::Output};
 
 mod common;
-use common::{GENERATE_ARGS, generate_to, gigagas as run, text};
-
-/// One generated dump shared by the tests of this binary (kept alive in its temp dir).
-fn generated() -> &'static Path {
-    static DUMP: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, path) = DUMP.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("tiny.gigagas");
-        let out = generate_to(&path);
-        assert!(
-            out.status.success(),
-            "generate failed: {}",
-            text(&out.stderr)
-        );
-        (dir, path)
-    });
-    path
-}
+use common::{GENERATE_ARGS, generate_to, generated, gigagas as run, text};
 
 /// The command failed with exactly one `error:` line naming `path`, and did not panic.
 fn assert_one_error_line(out: &Output, path: &Path) -> String {

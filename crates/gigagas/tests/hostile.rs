@@ -7,12 +7,11 @@
 use std::{
     path::{Path, PathBuf},
     process::{Command, Output, Stdio},
-    sync::OnceLock,
     time::{Duration, Instant},
 };
 
 mod common;
-use common::{BIN, generate_to, gigagas, s, text};
+use common::{BIN, generated, gigagas, s, text};
 
 /// The quickest grid: one point, one pass per sample.
 const QUICK: [&str; 12] = [
@@ -29,19 +28,6 @@ const QUICK: [&str; 12] = [
     "--min-sample-ms",
     "0",
 ];
-
-/// One small generated dump shared by the tests (2 blocks), kept in its temp dir.
-fn generated() -> &'static Path {
-    static DUMP: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, path) = DUMP.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("tiny.gigagas");
-        let out = generate_to(&path);
-        assert!(out.status.success(), "generate: {}", text(&out.stderr));
-        (dir, path)
-    });
-    path
-}
 
 /// A private copy of the generated dump in `dir`.
 fn copy_dump(dir: &Path, name: &str) -> PathBuf {

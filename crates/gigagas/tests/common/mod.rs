@@ -3,8 +3,9 @@
 #![allow(dead_code)]
 
 use std::{
-    path::Path,
+    path::{Path, PathBuf},
     process::{Command, Output},
+    sync::OnceLock,
 };
 
 /// The `gigagas` binary cargo built for these tests.
@@ -34,6 +35,20 @@ pub(crate) fn generate_to(path: &Path) -> Output {
     let mut args = GENERATE_ARGS.to_vec();
     args.extend(["-o", s(path)]);
     gigagas(&args)
+}
+
+/// The small dump ([`GENERATE_ARGS`]) generated once per test binary and shared by its
+/// tests, kept alive in its temp dir.
+pub(crate) fn generated() -> &'static Path {
+    static DUMP: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, path) = DUMP.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tiny.gigagas");
+        let out = generate_to(&path);
+        assert!(out.status.success(), "generate: {}", text(&out.stderr));
+        (dir, path)
+    });
+    path
 }
 
 /// Output bytes as text (lossy).
