@@ -195,6 +195,13 @@ impl ChainConfig {
         Ok(EthereumChainHardforks::new(out))
     }
 
+    /// Whether EIP-161 holds at block `number` (Spurious Dragon on): an empty account a
+    /// block touches is deleted, which a state root depends on.
+    pub fn deletes_empty_accounts_at(&self, number: u64) -> Result<bool, ChainConfigError> {
+        use alloy_hardforks::EthereumHardforks;
+        Ok(self.hardforks()?.is_spurious_dragon_active_at_block(number))
+    }
+
     /// Name of the newest fork active at a block, for display.
     pub fn fork_at(&self, number: u64, timestamp: u64) -> String {
         self.forks

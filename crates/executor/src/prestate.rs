@@ -298,6 +298,16 @@ impl PreStateDb {
         }
     }
 
+    /// Every account this state holds (`None`: recorded absent).
+    pub(crate) fn accounts(&self) -> impl Iterator<Item = (&Address, &Option<AccountInfo>)> {
+        self.accounts.iter()
+    }
+
+    /// Every slot this state holds.
+    pub(crate) fn slots(&self) -> impl Iterator<Item = (&(Address, U256), &U256)> {
+        self.storage.iter()
+    }
+
     /// The state at the start of a block, restricted to the accounts and slots its access
     /// list names. Entries the dump lacks stay missing, so reading them is an error.
     ///

@@ -33,7 +33,9 @@ use crate::{
 use alloy_primitives::B256;
 use gigagas_chain::Expected;
 use gigagas_grid::StateRootPhase;
-use gigagas_trie::{BlockRootJob, RootError, RootRules, StateTrie, StorageRoot, StorageTask};
+use gigagas_trie::{
+    BlockRootJob, PreValues, RootError, RootRules, StateTrie, StorageRoot, StorageTask,
+};
 use revm::primitives::hardfork::SpecId;
 use std::{
     sync::{
@@ -101,6 +103,7 @@ impl RootInputs {
                 w.as_ref()
                     .map(|w| {
                         StateTrie::from_witness(w)
+                            .map(|t| t.with_pre_values(pre_values(&replay.segments[segment].pre)))
                             .map_err(|source| RootSetupError::Witness { segment, source })
                     })
                     .transpose()
@@ -116,6 +119,24 @@ impl RootInputs {
             .collect();
         Ok(Self { tries, hashes })
     }
+}
+
+/// What segment pre-state `pre` holds, for the trie to walk only where a block changes a
+/// value (issue 45).
+fn pre_values(pre: &crate::PreStateDb) -> PreValues {
+    let mut values = PreValues::new();
+    for (address, info) in pre.accounts() {
+        let state = info.as_ref().map(|i| gigagas_dump::AccountState {
+            balance: i.balance,
+            nonce: i.nonce,
+            code_hash: i.code_hash,
+        });
+        values.set_account(*address, state);
+    }
+    for ((address, slot), value) in pre.slots() {
+        values.set_slot(*address, *slot, *value);
+    }
+    values.shared()
 }
 
 /// The client loop's roots (the sequential baseline with the root phase on): after each
@@ -245,8 +266,13 @@ fn read_segment_trie<S: crate::StateSource + ?Sized>(
         .as_ref()
         .expect("a segment with hashes has a witness")
         .parent_state_root;
+    // What the pre-state holds, as the trie opened from the dump's copy knows it.
+    let values = inputs.tries[s]
+        .as_ref()
+        .map(|t| t.pre_values().clone())
+        .unwrap_or_default();
     StateTrie::from_hashed_nodes(parent, nodes)
-        .map(Some)
+        .map(|t| Some(t.with_pre_values(values)))
         .map_err(|source| {
             crate::ExecFailure::NoRoot(RootSetupError::Witness { segment: s, source })
         })

@@ -1,7 +1,8 @@
 //! The state-root phase (issue 38): every block's root from the dump's witness and the
 //! access lists, on the pass's workers after the transactions or beside them, equals the
 //! header's; a wrong header root or a witness without a needed node fails the pass, never
-//! gives a number; a dump without a witness is refused with one line.
+//! gives a number; a dump without a witness is refused with one line; a root-only witness
+//! (issue 45) gives every root.
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_dump::Dump;
@@ -189,4 +190,34 @@ fn a_witness_without_a_node_never_gives_a_wrong_root() {
         }
     }
     assert!(refused > 0, "some node must be needed ({passed} passed)");
+}
+
+/// A root-only witness (issue 45: only the nodes the roots need, the trie walked only where
+/// a block changes a value): after and overlapped, the replay and the client loop give
+/// every header's root from it.
+#[test]
+fn a_root_only_witness_gives_every_header_root() {
+    for profile in [Profile::MainnetLike, Profile::Erc20] {
+        let mut dump = generate_with_witness(&config(profile), |_, _| {}).unwrap();
+        let figures = gigagas_trie::root_only_dump(&mut dump).unwrap();
+        assert!(
+            figures.nodes_after < figures.nodes_before,
+            "{profile:?}: {figures}"
+        );
+        let replay = prepare(dump).unwrap();
+        for phase in [StateRootPhase::After, StateRootPhase::Overlapped] {
+            for (threads, batch) in [(1, 1), (2, 1), (2, BLOCKS as usize)] {
+                let config = with_root(threads, batch, phase);
+                let timings =
+                    run(&replay, &config).unwrap_or_else(|e| panic!("{profile:?} {config}: {e}"));
+                assert_eq!(timings.root.blocks, BLOCKS as usize, "{config}");
+            }
+        }
+        Sequential::new(TimedWork {
+            state_root: StateRootPhase::After,
+            ..TimedWork::default()
+        })
+        .run(&replay, true)
+        .unwrap_or_else(|e| panic!("{profile:?} sequential: {e}"));
+    }
 }

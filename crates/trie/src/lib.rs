@@ -16,6 +16,13 @@
 //!   hash = keccak256 of the last new code); its storage root is recomputed when slots
 //!   change (a zero value deletes the slot). Under EIP-161 an account of the list that ends
 //!   empty is deleted.
+//! - Only net changes walk the trie (issue 45): given what the pre-state holds
+//!   ([`StateTrie::with_pre_values`], [`PreValues`]), a block reads the trie only for the
+//!   accounts and slots whose value after it differs from before; an account only read, or
+//!   touched and absent before and after, and a slot read or written back to its value
+//!   need no node. The nodes a root needs are a *root-only witness*
+//!   ([`root_only_witness`], [`root_only_dump`]; per block beside the producers' witness:
+//!   [`witness_sizes`]).
 //! - The parallel shape: [`StateTrie::prepare_block`] returns a [`BlockRootJob`] whose
 //!   [`BlockRootJob::storage_tasks`] are independent [`StorageTask`]s, one per account whose
 //!   storage changes (`Send + 'static`, each [`StorageTask::run`] gives that account's new
@@ -71,12 +78,17 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 mod error;
+mod root_only;
 mod sparse;
 mod state;
 mod witness;
 
 pub use error::{RootError, TrieId, TriePath};
-pub use state::{BlockRootJob, RootRules, StateTrie, StorageRoot, StorageTask};
+pub use root_only::{
+    BlockWitnessSize, NodeCount, Pruned, RootOnlyError, UnrootedBlock, WitnessSizes,
+    root_only_dump, root_only_witness, witness_roots, witness_sizes,
+};
+pub use state::{BlockRootJob, PreValues, RootRules, StateTrie, StorageRoot, StorageTask};
 pub use witness::{FullAccount, FullState, full_state_root, witness_for_blocks};
 
 #[cfg(test)]

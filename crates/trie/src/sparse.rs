@@ -16,7 +16,15 @@ use alloy_trie::{
     nodes::{BranchNodeRef, ExtensionNodeRef, LeafNodeRef, RlpNode, TrieNode},
 };
 use rayon::prelude::*;
-use std::{mem, sync::Arc};
+use std::{
+    collections::HashSet,
+    mem,
+    sync::{Arc, Mutex},
+};
+
+/// The hashes of the witness nodes a trie opened, shared by a state's tries (storage tasks
+/// run on any thread): what a root needed, for [`crate::root_only_witness`].
+pub(crate) type Seen = Arc<Mutex<HashSet<B256>>>;
 
 /// Witness nodes by hash (keccak256 of their RLP), shared by every trie of a state.
 #[derive(Debug, Default, Clone)]
@@ -54,6 +62,16 @@ impl NodeStore {
     /// Whether a node hashes to `hash`.
     pub(crate) fn contains(&self, hash: &B256) -> bool {
         self.nodes.contains_key(hash)
+    }
+
+    /// The node that hashes to `hash`.
+    pub(crate) fn get(&self, hash: &B256) -> Option<&Bytes> {
+        self.nodes.get(hash)
+    }
+
+    /// Adds nodes already keyed by their hash.
+    pub(crate) fn extend_hashed(&mut self, nodes: impl IntoIterator<Item = (B256, Bytes)>) {
+        self.nodes.extend(nodes);
     }
 }
 
@@ -118,6 +136,8 @@ pub(crate) struct SparseTrie {
     root: Node,
     id: TrieId,
     store: Arc<NodeStore>,
+    /// Where the hashes of the nodes opened from `store` are recorded, if anywhere.
+    seen: Option<Seen>,
 }
 
 impl SparseTrie {
@@ -128,7 +148,17 @@ impl SparseTrie {
         } else {
             Node::Blinded(root)
         };
-        Self { root, id, store }
+        Self {
+            root,
+            id,
+            store,
+            seen: None,
+        }
+    }
+
+    /// Records the hash of every node opened from the store from now on in `seen`.
+    pub(crate) fn record(&mut self, seen: Option<Seen>) {
+        self.seen = seen;
     }
 
     /// Opens blinded nodes from `store` from now on.
@@ -141,6 +171,7 @@ impl SparseTrie {
         let ctx = Ctx {
             id: self.id,
             store: &self.store,
+            seen: self.seen.as_ref(),
         };
         get(&mut self.root, Nibbles::new(), key, &ctx)
     }
@@ -150,6 +181,7 @@ impl SparseTrie {
         let ctx = Ctx {
             id: self.id,
             store: &self.store,
+            seen: self.seen.as_ref(),
         };
         insert(&mut self.root, Nibbles::new(), key, value, &ctx)
     }
@@ -160,6 +192,7 @@ impl SparseTrie {
         let ctx = Ctx {
             id: self.id,
             store: &self.store,
+            seen: self.seen.as_ref(),
         };
         remove(&mut self.root, Nibbles::new(), key, &ctx).map(|_| ())
     }
@@ -175,10 +208,83 @@ impl SparseTrie {
     }
 }
 
+impl SparseTrie {
+    /// Every open node whose hash `store` lacks (the nodes updates made, hashed by the
+    /// last [`Self::root`]), keyed by hash: with `store`, the nodes of the trie as it is
+    /// now. The root node counts even when it is under 32 bytes (a storage root is always
+    /// a hash).
+    pub(crate) fn new_nodes(&self, store: &NodeStore, out: &mut Vec<(B256, Bytes)>) {
+        match &self.root {
+            Node::Empty | Node::Blinded(_) => {}
+            root => {
+                let reference = cached(root);
+                if reference.as_hash().is_none() {
+                    let hash = keccak256(reference.as_slice());
+                    if !store.contains(&hash) {
+                        out.push((hash, Bytes::copy_from_slice(reference.as_slice())));
+                    }
+                }
+                new_nodes(root, store, out);
+            }
+        }
+    }
+}
+
+/// An open node's cached reference ([`SparseTrie::root`] has run since its last update).
+fn cached(node: &Node) -> RlpNode {
+    match node {
+        Node::Empty => RlpNode::from_rlp(&[EMPTY_STRING_CODE]),
+        Node::Blinded(hash) => RlpNode::word_rlp(hash),
+        Node::Leaf { rlp, .. } | Node::Extension { rlp, .. } | Node::Branch { rlp, .. } => rlp
+            .clone()
+            .expect("a node's reference is cached once the trie's root is computed"),
+    }
+}
+
+/// [`SparseTrie::new_nodes`] below `node`.
+fn new_nodes(node: &Node, store: &NodeStore, out: &mut Vec<(B256, Bytes)>) {
+    if let Some(hash) = cached(node).as_hash()
+        && !store.contains(&hash)
+    {
+        let mut buf = Vec::new();
+        match node {
+            Node::Leaf { key, value, .. } => {
+                LeafNodeRef::new(key, value).rlp(&mut buf);
+            }
+            Node::Extension { key, child, .. } => {
+                ExtensionNodeRef::new(key, &cached(child)).rlp(&mut buf);
+            }
+            Node::Branch { children, .. } => {
+                let mut stack = Vec::with_capacity(16);
+                let mut mask = TrieMask::default();
+                for (i, c) in children.iter().enumerate() {
+                    if !matches!(c, Node::Empty) {
+                        stack.push(cached(c));
+                        mask.set_bit(i as u8);
+                    }
+                }
+                BranchNodeRef::new(&stack, mask).rlp(&mut buf);
+            }
+            Node::Empty | Node::Blinded(_) => return,
+        }
+        out.push((hash, Bytes::from(buf)));
+    }
+    match node {
+        Node::Extension { child, .. } => new_nodes(child, store, out),
+        Node::Branch { children, .. } => {
+            for c in children.iter() {
+                new_nodes(c, store, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// What opening a node needs.
 struct Ctx<'a> {
     id: TrieId,
     store: &'a NodeStore,
+    seen: Option<&'a Seen>,
 }
 
 impl Ctx<'_> {
@@ -195,11 +301,10 @@ fn open(node: &mut Node, path: Nibbles, ctx: &Ctx<'_>) -> Result<(), RootError> 
     let Node::Blinded(hash) = *node else {
         return Ok(());
     };
-    let rlp = ctx
-        .store
-        .nodes
-        .get(&hash)
-        .ok_or_else(|| ctx.missing(path))?;
+    let rlp = ctx.store.get(&hash).ok_or_else(|| ctx.missing(path))?;
+    if let Some(seen) = ctx.seen {
+        seen.lock().unwrap_or_else(|e| e.into_inner()).insert(hash);
+    }
     *node = decode(rlp, RlpNode::word_rlp(&hash)).map_err(|e| RootError::BadNode {
         hash,
         reason: e.to_string(),

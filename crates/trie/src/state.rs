@@ -3,13 +3,13 @@
 
 use crate::{
     error::{RootError, TrieId, TriePath},
-    sparse::{NodeStore, SparseTrie},
+    sparse::{NodeStore, Seen, SparseTrie},
 };
 use alloy_eip7928::{AccountChanges, BlockAccessList};
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256, map::HashMap};
 use alloy_rlp::Decodable;
 use alloy_trie::{EMPTY_ROOT_HASH, KECCAK_EMPTY, Nibbles, TrieAccount};
-use gigagas_dump::Witness;
+use gigagas_dump::{AccountState, PreState, Witness};
 use rayon::prelude::*;
 use std::sync::{
     Arc,
@@ -32,6 +32,164 @@ impl RootRules {
     };
 }
 
+/// Account fields and slot values known apart from the trie, at the state a
+/// [`StateTrie`] is at: from a segment's pre-state ([`Self::of_pre_state`]), then each
+/// block's post-values. [`StateTrie::prepare_block`] compares a block's post-values with
+/// them and walks the trie only where a value changes (the net change over the block):
+/// an account or slot they do not hold is walked as if it changed.
+///
+/// A clone shares the values it started from (a pass copies a trie in microseconds) and
+/// holds its own changes since.
+#[derive(Debug, Clone, Default)]
+pub struct PreValues {
+    /// The values it was built from, shared by its clones.
+    base: Arc<Known>,
+    /// What changed since, over `base`.
+    changed: Known,
+}
+
+/// Known accounts and slots.
+#[derive(Debug, Clone, Default)]
+struct Known {
+    /// By address: the fields (`None`: the account does not exist).
+    accounts: HashMap<Address, Option<AccountState>>,
+    /// By address: its known slots.
+    storage: HashMap<Address, KnownStorage>,
+}
+
+/// The slots of one account that [`PreValues`] holds.
+#[derive(Debug, Clone, Default)]
+struct KnownStorage {
+    slots: HashMap<U256, U256>,
+    /// Every other slot is zero: the account does not exist, or its storage was deleted
+    /// with it.
+    rest_zero: bool,
+}
+
+impl Known {
+    fn set_account(&mut self, address: Address, state: Option<AccountState>) {
+        self.accounts.insert(address, state);
+        if state.is_none() {
+            let storage = self.storage.entry(address).or_default();
+            storage.slots.clear();
+            storage.rest_zero = true;
+        }
+    }
+
+    fn set_slot(&mut self, address: Address, slot: U256, value: U256) {
+        self.storage
+            .entry(address)
+            .or_default()
+            .slots
+            .insert(slot, value);
+    }
+}
+
+impl PreValues {
+    /// Nothing known: every account and slot a block lists is walked.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What a segment's pre-state records: its accounts (present or absent) and slots.
+    pub fn of_pre_state(pre: &PreState) -> Self {
+        let mut values = Self::new();
+        for a in &pre.accounts {
+            values.set_account(a.address, a.state);
+        }
+        for s in &pre.storage {
+            values.set_slot(s.address, s.slot, s.value);
+        }
+        values.shared()
+    }
+
+    /// These values, all shared by the clones made from now on (none copied per clone).
+    pub fn shared(mut self) -> Self {
+        if self.changed.accounts.is_empty() && self.changed.storage.is_empty() {
+            return self;
+        }
+        let mut base = Arc::unwrap_or_clone(self.base);
+        for (address, state) in self.changed.accounts.drain() {
+            base.accounts.insert(address, state);
+        }
+        for (address, storage) in self.changed.storage.drain() {
+            let into = base.storage.entry(address).or_default();
+            if storage.rest_zero {
+                *into = storage;
+            } else {
+                into.slots.extend(storage.slots);
+            }
+        }
+        self.base = Arc::new(base);
+        self
+    }
+
+    /// Records account `address`'s fields (`None`: it does not exist, so none of its
+    /// slots is set).
+    pub fn set_account(&mut self, address: Address, state: Option<AccountState>) {
+        self.changed.set_account(address, state);
+    }
+
+    /// Records the value of `address`'s slot `slot`.
+    pub fn set_slot(&mut self, address: Address, slot: U256, value: U256) {
+        self.changed.set_slot(address, slot, value);
+    }
+
+    /// The account's fields: `None` when unknown, `Some(None)` when known absent.
+    fn account(&self, address: Address) -> Option<Option<AccountState>> {
+        self.changed
+            .accounts
+            .get(&address)
+            .or_else(|| self.base.accounts.get(&address))
+            .copied()
+    }
+
+    /// Account `address`'s known slots, looked up once for all its slots.
+    fn storage_of(&self, address: Address) -> KnownSlots<'_> {
+        KnownSlots {
+            changed: self.changed.storage.get(&address),
+            base: self.base.storage.get(&address),
+        }
+    }
+
+    /// Records the values of `address`'s slots `writes` (slot, value).
+    fn set_slots(&mut self, address: Address, writes: &[(U256, U256)]) {
+        if writes.is_empty() {
+            return;
+        }
+        let storage = self.changed.storage.entry(address).or_default();
+        storage.slots.extend(writes.iter().copied());
+    }
+}
+
+/// One account's slots in [`PreValues`]: what changed since its base, over the base.
+struct KnownSlots<'a> {
+    changed: Option<&'a KnownStorage>,
+    base: Option<&'a KnownStorage>,
+}
+
+impl KnownSlots<'_> {
+    /// The slot's value, `None` when unknown.
+    fn get(&self, slot: U256) -> Option<U256> {
+        let known = |storage: &KnownStorage| {
+            storage
+                .slots
+                .get(&slot)
+                .copied()
+                .or(storage.rest_zero.then_some(U256::ZERO))
+        };
+        match self.changed {
+            Some(storage) if storage.rest_zero => known(storage),
+            Some(storage) => storage
+                .slots
+                .get(&slot)
+                .copied()
+                .or_else(|| self.base.and_then(known)),
+            None => self.base.and_then(known),
+        }
+    }
+}
+
 /// Distinguishes tries, so that a job is finished on the trie that prepared it.
 static NEXT_TRIE: AtomicU64 = AtomicU64::new(0);
 
@@ -49,14 +207,38 @@ pub struct StateTrie {
     id: u64,
     /// Whether a job was prepared and not finished.
     pending: bool,
+    /// Values known apart from the trie at its current state.
+    known: PreValues,
+    /// Where the hashes of the nodes opened from the store are recorded, if anywhere.
+    seen: Option<Seen>,
 }
 
 impl StateTrie {
     /// The state at `witness.parent_state_root`, its nodes opened on demand from the
     /// witness. Fails when no node hashes to that root (unless it is the empty trie's).
+    ///
+    /// Nothing is known apart from the trie: each block walks every account and slot it
+    /// lists until [`Self::with_pre_values`] says what the pre-state holds.
     pub fn from_witness(witness: &Witness) -> Result<Self, RootError> {
-        let store = Arc::new(NodeStore::new(&witness.nodes));
-        let root = witness.parent_state_root;
+        Self::over(
+            witness.parent_state_root,
+            Arc::new(NodeStore::new(&witness.nodes)),
+        )
+    }
+
+    /// The state at `parent_root` over nodes already keyed by their hash, e.g. read from a
+    /// state store's trie table (nothing is hashed again: the keys are trusted as a store's
+    /// values are). Fails like [`Self::from_witness`] when no node has the root's hash.
+    pub fn from_hashed_nodes(
+        parent_root: B256,
+        nodes: Vec<(B256, Bytes)>,
+    ) -> Result<Self, RootError> {
+        Self::over(parent_root, Arc::new(NodeStore::from_hashed(nodes)))
+    }
+
+    /// The state at `root` over `store`'s nodes: the one body of [`Self::from_witness`]
+    /// and [`Self::from_hashed_nodes`].
+    pub(crate) fn over(root: B256, store: Arc<NodeStore>) -> Result<Self, RootError> {
         if root != EMPTY_ROOT_HASH && !store.contains(&root) {
             return Err(RootError::MissingRoot { root });
         }
@@ -67,28 +249,69 @@ impl StateTrie {
             root,
             id: NEXT_TRIE.fetch_add(1, Ordering::Relaxed),
             pending: false,
+            known: PreValues::default(),
+            seen: None,
         })
     }
 
-    /// The state at `parent_root` over nodes already keyed by their hash, e.g. read from a
-    /// state store's trie table (nothing is hashed again: the keys are trusted as a store's
-    /// values are). Fails like [`Self::from_witness`] when no node has the root's hash.
-    pub fn from_hashed_nodes(
-        parent_root: B256,
-        nodes: Vec<(B256, Bytes)>,
-    ) -> Result<Self, RootError> {
-        let store = Arc::new(NodeStore::from_hashed(nodes));
-        if parent_root != EMPTY_ROOT_HASH && !store.contains(&parent_root) {
-            return Err(RootError::MissingRoot { root: parent_root });
+    /// This trie, knowing `values` at its current state (a segment's pre-state, for a trie
+    /// at the segment's parent root): each block then walks the trie only for the accounts
+    /// and slots whose value it changes. A value `values` holds that the trie contradicts
+    /// makes the root differ from the header's, never a node go missing.
+    pub fn with_pre_values(mut self, values: PreValues) -> Self {
+        self.known = values;
+        self
+    }
+
+    /// Records the hash of every node opened from the store from now on in `seen`.
+    pub(crate) fn record(&mut self, seen: Seen) {
+        self.accounts.record(Some(seen.clone()));
+        for trie in self.storages.values_mut() {
+            trie.record(Some(seen.clone()));
         }
-        Ok(Self {
-            accounts: SparseTrie::blinded(TrieId::Account, parent_root, store.clone()),
-            storages: HashMap::default(),
-            store,
-            root: parent_root,
-            id: NEXT_TRIE.fetch_add(1, Ordering::Relaxed),
-            pending: false,
-        })
+        self.seen = Some(seen);
+    }
+
+    /// Every node of this trie as it is now that its store lacks (those the blocks applied
+    /// so far made), keyed by hash.
+    pub(crate) fn new_nodes(&self, store: &NodeStore) -> Vec<(B256, Bytes)> {
+        let mut out = Vec::new();
+        self.accounts.new_nodes(store, &mut out);
+        for trie in self.storages.values() {
+            trie.new_nodes(store, &mut out);
+        }
+        out
+    }
+
+    /// The values known apart from the trie at its current state ([`Self::with_pre_values`],
+    /// moved on by each block applied).
+    pub fn pre_values(&self) -> &PreValues {
+        &self.known
+    }
+
+    /// The value of `address`'s slot `slot`, `None` when the trie proves it absent (walking
+    /// the account's leaf and its storage trie).
+    pub(crate) fn storage(
+        &mut self,
+        address: Address,
+        slot: U256,
+    ) -> Result<Option<Vec<u8>>, RootError> {
+        let Some(account) = self.account(address)? else {
+            return Ok(None);
+        };
+        let key = Nibbles::unpack(keccak256(B256::from(slot)));
+        if let Some(trie) = self.storages.get_mut(&address) {
+            return trie.get(key);
+        }
+        let mut trie = self.storage_trie(address, account.storage_root);
+        trie.get(key)
+    }
+
+    /// `address`'s storage trie at `root`, blinded, recording where this trie records.
+    fn storage_trie(&self, address: Address, root: B256) -> SparseTrie {
+        let mut trie = SparseTrie::blinded(TrieId::Storage(address), root, self.store.clone());
+        trie.record(self.seen.clone());
+        trie
     }
 
     /// A copy of this trie (opened nodes, storage tries and all) that jobs tell apart; the
@@ -103,6 +326,8 @@ impl StateTrie {
             root: self.root,
             id: NEXT_TRIE.fetch_add(1, Ordering::Relaxed),
             pending: self.pending,
+            known: self.known.clone(),
+            seen: self.seen.clone(),
         }
     }
 
@@ -169,10 +394,18 @@ impl StateTrie {
         job.finish(self, results)
     }
 
-    /// Splits one block's root into independent tasks: reads each touched account's leaf
-    /// (so it needs the account trie's nodes on those paths) and hands out the storage
-    /// tries that change, one [`StorageTask`] each, to run on any thread; then
+    /// Splits one block's root into independent tasks: hands out the storage tries that
+    /// change, one [`StorageTask`] each, to run on any thread; then
     /// [`BlockRootJob::finish`] updates the account trie with their roots.
+    ///
+    /// Only net changes walk the trie: an account whose post-values (the last change of
+    /// each field in the list) equal the values known before the block ([`PreValues`]),
+    /// and whose slots all end as they began, needs no node, nor does a slot written back
+    /// to its value before the block; an account that ends empty under EIP-161 and
+    /// existed is a change (its deletion). A changed account's leaf is read from the trie
+    /// (its storage root is known nowhere else), so it needs the account trie's nodes on
+    /// its path; an account or slot whose value before the block is not known is walked
+    /// as a change. The known values then move on to the block's post-values.
     ///
     /// Panics when a job prepared on this trie has not been finished.
     pub fn prepare_block(
@@ -187,19 +420,57 @@ impl StateTrie {
         let mut accounts = Vec::with_capacity(bal.len());
         let mut tasks = Vec::new();
         for changes in bal {
-            let pre = self.account(changes.address)?;
-            let storage_task = (!changes.storage_changes.is_empty()).then(|| {
-                let trie = self.storages.remove(&changes.address).unwrap_or_else(|| {
-                    SparseTrie::blinded(
-                        TrieId::Storage(changes.address),
+            let address = changes.address;
+            let post = PostFields::of(changes);
+            // The slot writes that change a value (unknown values count as changed).
+            let writes: Vec<(U256, U256)> = if changes.storage_changes.is_empty() {
+                Vec::new()
+            } else {
+                let known = self.known.storage_of(address);
+                changes
+                    .storage_changes
+                    .iter()
+                    .filter_map(|s| {
+                        let value = s.changes.last()?.new_value;
+                        (known.get(s.slot) != Some(value)).then_some((s.slot, value))
+                    })
+                    .collect()
+            };
+            if writes.is_empty()
+                && let Some(before) = self.known.account(address)
+                && !post.changes(before, rules)
+            {
+                continue;
+            }
+            let pre = self.account(address)?;
+            if pre.is_none() {
+                self.known.set_account(address, None);
+            }
+            self.known.set_slots(address, &writes);
+            let storage_task = (!writes.is_empty()).then(|| {
+                let trie = self.storages.remove(&address).unwrap_or_else(|| {
+                    self.storage_trie(
+                        address,
                         pre.as_ref().map_or(EMPTY_ROOT_HASH, |a| a.storage_root),
-                        self.store.clone(),
                     )
                 });
-                tasks.push(StorageTask::new(changes, trie));
+                tasks.push(StorageTask::new(address, &writes, trie));
                 tasks.len() - 1
             });
-            accounts.push(AccountUpdate::new(changes, pre, storage_task));
+            let update = AccountUpdate::new(address, post, pre, storage_task);
+            if update.deleted(rules) {
+                self.known.set_account(address, None);
+            } else if update.pre.is_some() || update.changed {
+                self.known.set_account(
+                    address,
+                    Some(AccountState {
+                        balance: update.balance,
+                        nonce: update.nonce,
+                        code_hash: update.code_hash,
+                    }),
+                );
+            }
+            accounts.push(update);
         }
         self.pending = true;
         Ok(BlockRootJob {
@@ -211,7 +482,47 @@ impl StateTrie {
     }
 }
 
-/// One touched account's post-values, but for its storage root.
+/// An account's post-values in a block's list: the last change of each field, if any.
+#[derive(Debug, Clone, Copy)]
+struct PostFields {
+    nonce: Option<u64>,
+    balance: Option<U256>,
+    /// keccak256 of the last new code.
+    code_hash: Option<B256>,
+}
+
+impl PostFields {
+    fn of(changes: &AccountChanges) -> Self {
+        Self {
+            nonce: changes.nonce_changes.last().map(|c| c.new_nonce),
+            balance: changes.balance_changes.last().map(|c| c.post_balance),
+            code_hash: changes.code_changes.last().map(|c| keccak256(&c.new_code)),
+        }
+    }
+
+    /// Whether the account differs after the block from `before` (its fields before it,
+    /// `None`: absent), its storage left as it was: a field changed, or under EIP-161 an
+    /// account that existed and ends empty (deleted). An absent account that ends empty
+    /// stays absent; before EIP-161 one the list changes is created even when empty.
+    fn changes(&self, before: Option<AccountState>, rules: RootRules) -> bool {
+        let nonce = self.nonce.unwrap_or(before.map_or(0, |a| a.nonce));
+        let balance = self
+            .balance
+            .unwrap_or(before.map_or(U256::ZERO, |a| a.balance));
+        let code_hash = self
+            .code_hash
+            .unwrap_or(before.map_or(KECCAK_EMPTY, |a| a.code_hash));
+        let empty = nonce == 0 && balance.is_zero() && code_hash == KECCAK_EMPTY;
+        match before {
+            Some(_) if rules.delete_empty_accounts && empty => true,
+            Some(a) => (a.nonce, a.balance, a.code_hash) != (nonce, balance, code_hash),
+            None if rules.delete_empty_accounts && empty => false,
+            None => self.nonce.is_some() || self.balance.is_some() || self.code_hash.is_some(),
+        }
+    }
+}
+
+/// One changed account's post-values, but for its storage root.
 #[derive(Debug)]
 struct AccountUpdate {
     address: Address,
@@ -227,15 +538,18 @@ struct AccountUpdate {
 
 impl AccountUpdate {
     fn new(
-        changes: &AccountChanges,
+        address: Address,
+        post: PostFields,
         pre: Option<TrieAccount>,
         storage_task: Option<usize>,
     ) -> Self {
-        let nonce = changes.nonce_changes.last().map(|c| c.new_nonce);
-        let balance = changes.balance_changes.last().map(|c| c.post_balance);
-        let code_hash = changes.code_changes.last().map(|c| keccak256(&c.new_code));
+        let PostFields {
+            nonce,
+            balance,
+            code_hash,
+        } = post;
         Self {
-            address: changes.address,
+            address,
             nonce: nonce.unwrap_or(pre.as_ref().map_or(0, |a| a.nonce)),
             balance: balance.unwrap_or(pre.as_ref().map_or(U256::ZERO, |a| a.balance)),
             code_hash: code_hash.unwrap_or(pre.as_ref().map_or(KECCAK_EMPTY, |a| a.code_hash)),
@@ -246,6 +560,15 @@ impl AccountUpdate {
             pre,
             storage_task,
         }
+    }
+
+    /// Whether the account ends empty under EIP-161, so it is deleted (or, absent before,
+    /// not created).
+    fn deleted(&self, rules: RootRules) -> bool {
+        rules.delete_empty_accounts
+            && self.nonce == 0
+            && self.balance.is_zero()
+            && self.code_hash == KECCAK_EMPTY
     }
 }
 
@@ -271,7 +594,8 @@ impl BlockRootJob {
         std::mem::take(&mut self.tasks)
     }
 
-    /// The number of accounts the block touches (the account trie's share of the work).
+    /// The number of accounts the block changes, each a path of the account trie to
+    /// update (the account trie's share of the work).
     pub fn accounts(&self) -> usize {
         self.accounts.len()
     }
@@ -324,8 +648,7 @@ impl BlockRootJob {
                 None => a.pre.as_ref().map_or(EMPTY_ROOT_HASH, |p| p.storage_root),
             };
             let key = Nibbles::unpack(keccak256(a.address));
-            let empty = a.nonce == 0 && a.balance.is_zero() && a.code_hash == KECCAK_EMPTY;
-            if self.rules.delete_empty_accounts && empty {
+            if a.deleted(self.rules) {
                 trie.storages.remove(&a.address);
                 if a.pre.is_some() {
                     removals.push(key);
@@ -374,17 +697,14 @@ pub struct StorageTask {
 }
 
 impl StorageTask {
-    fn new(changes: &AccountChanges, trie: SparseTrie) -> Self {
-        let writes = changes
-            .storage_changes
+    /// The task of `address`'s slot `writes` (slot, post-value) on its storage `trie`.
+    fn new(address: Address, writes: &[(U256, U256)], trie: SparseTrie) -> Self {
+        let writes = writes
             .iter()
-            .filter_map(|s| {
-                let value = s.changes.last()?.new_value;
-                Some((Nibbles::unpack(keccak256(B256::from(s.slot))), value))
-            })
+            .map(|(slot, value)| (Nibbles::unpack(keccak256(B256::from(*slot))), *value))
             .collect();
         Self {
-            address: changes.address,
+            address,
             trie,
             writes,
         }

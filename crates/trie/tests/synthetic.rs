@@ -1,7 +1,10 @@
 //! A generated state and blocks with every kind of write (new accounts, balance and nonce
 //! changes, new code, slot writes and deletions, accounts emptied and deleted): each
 //! block's root from the witness alone equals the full trie's root of the state the block
-//! leaves, sequentially and in parallel, and the split job gives the same.
+//! leaves, sequentially and in parallel, and the split job gives the same. The root-only
+//! witness (issue 45) gives the same roots and needs each of its nodes; a block's accounts
+//! and slots that end as they began (a zero-value call to an absent address, reads, values
+//! written back) need no node.
 
 use alloy_eip7928::{
     AccountChanges, BalanceChange, BlockAccessIndex, BlockAccessList, CodeChange, NonceChange,
@@ -9,8 +12,10 @@ use alloy_eip7928::{
 };
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 use alloy_trie::KECCAK_EMPTY;
+use gigagas_dump::{AccountState, PreAccount, PreSlot, PreState, Witness};
 use gigagas_trie::{
-    FullAccount, FullState, RootError, RootRules, StateTrie, full_state_root, witness_for_blocks,
+    FullAccount, FullState, PreValues, RootError, RootRules, StateTrie, full_state_root,
+    root_only_witness, witness_for_blocks,
 };
 
 /// splitmix64: a deterministic generator without a dependency.
@@ -267,5 +272,234 @@ fn larger_scale_timed() {
         "20,000 accounts, 50 blocks: witness built in {built:?} ({} nodes, {} bytes); opened in {opened:?}; 50 roots sequential {seq:?}, parallel {par:?}",
         witness.nodes.len(),
         witness.node_bytes()
+    );
+}
+
+/// The pre-state a dump of `bals` over `state` records: every account the lists name
+/// (absent ones as such) and every slot they name, at `state`.
+fn pre_state(state: &FullState, bals: &[BlockAccessList]) -> PreState {
+    let mut pre = PreState::default();
+    for changes in bals.iter().flat_map(|b| b.iter()) {
+        let account = state.get(&changes.address);
+        pre.accounts.push(PreAccount {
+            address: changes.address,
+            state: account.map(|a| AccountState {
+                balance: a.balance,
+                nonce: a.nonce,
+                code_hash: a.code_hash,
+            }),
+        });
+        let slots = changes.storage_changes.iter().map(|s| s.slot);
+        for slot in slots.chain(changes.storage_reads.iter().copied()) {
+            let value = account.and_then(|a| a.storage.get(&slot).copied());
+            pre.storage.push(PreSlot {
+                address: changes.address,
+                slot,
+                value: value.unwrap_or_default(),
+            });
+        }
+    }
+    pre.canonicalize();
+    pre
+}
+
+/// Every block's root from `witness` on a trie that knows `pre` (or nothing, without it).
+fn roots(
+    witness: &Witness,
+    pre: Option<&PreState>,
+    bals: &[BlockAccessList],
+) -> Result<Vec<B256>, RootError> {
+    let mut trie = StateTrie::from_witness(witness)?;
+    if let Some(pre) = pre {
+        trie = trie.with_pre_values(PreValues::of_pre_state(pre));
+    }
+    bals.iter()
+        .map(|b| trie.apply_block(b, RootRules::SPURIOUS_DRAGON))
+        .collect()
+}
+
+/// The root-only witness of generated blocks gives every root the full witness gives,
+/// with fewer nodes; each of its nodes is needed (removing any one makes a root "not
+/// computable"); a trie that knows the pre-state gives the same roots from either.
+#[test]
+fn root_only_witness_gives_the_same_roots_and_needs_every_node() {
+    let mut rng = Rng(45);
+    let pre = state(&mut rng, 300);
+    let mut post = pre.clone();
+    let mut bals = Vec::new();
+    let mut expected = Vec::new();
+    for _ in 0..6 {
+        bals.push(block(&mut rng, &mut post, 300, 40));
+        expected.push(full_state_root(&post));
+    }
+    let rules = RootRules::SPURIOUS_DRAGON;
+    let refs: Vec<&BlockAccessList> = bals.iter().collect();
+    let witness = witness_for_blocks(&pre, &refs, rules).unwrap();
+    let pre_state = pre_state(&pre, &bals);
+    let root_only =
+        root_only_witness(&witness, &pre_state, bals.iter().map(|b| (b, rules))).unwrap();
+    assert!(
+        root_only.nodes.len() < witness.nodes.len(),
+        "{} of {}",
+        root_only.nodes.len(),
+        witness.nodes.len()
+    );
+    assert!(root_only.nodes.iter().all(|n| witness.nodes.contains(n)));
+    assert_eq!(roots(&witness, None, &bals).unwrap(), expected);
+    assert_eq!(roots(&witness, Some(&pre_state), &bals).unwrap(), expected);
+    assert_eq!(
+        roots(&root_only, Some(&pre_state), &bals).unwrap(),
+        expected
+    );
+    // In parallel too.
+    let mut par = StateTrie::from_witness(&root_only)
+        .unwrap()
+        .with_pre_values(PreValues::of_pre_state(&pre_state));
+    for (bal, root) in bals.iter().zip(&expected) {
+        assert_eq!(par.apply_block_parallel(bal, rules).unwrap(), *root);
+    }
+    for n in 0..root_only.nodes.len() {
+        let mut cut = root_only.clone();
+        cut.nodes.remove(n);
+        let e = roots(&cut, Some(&pre_state), &bals).expect_err("every node is needed");
+        let text = e.to_string();
+        assert!(
+            text.starts_with("root not computable: "),
+            "node {n}: {text}"
+        );
+        assert!(!text.contains('\n'));
+    }
+}
+
+/// An address whose path in the account trie leaves the root on another nibble than every
+/// one of `others`: a witness of their paths holds no node of its path below the root.
+fn apart(from: u64, others: &[Address]) -> Address {
+    let first = |a: &Address| keccak256(a)[0] >> 4;
+    (from..)
+        .map(address)
+        .find(|a| others.iter().all(|o| first(o) != first(a)))
+        .expect("some address leaves the root elsewhere")
+}
+
+/// A block with a zero-value call to an address that does not exist (listed, no change),
+/// an account only read, an account whose balance changes and changes back, and a
+/// contract with one slot written back to its value and one slot changed: its root comes
+/// from a witness of the changed paths alone (the changed account's, the contract's and
+/// its changed slot's), which a trie that knows nothing of the pre-state cannot use.
+#[test]
+fn unchanged_reads_and_absent_touches_need_no_node() {
+    let mut rng = Rng(7);
+    let pre = state(&mut rng, 300);
+    let index = |i: u64| BlockAccessIndex::new(i);
+    // A funded account with no code, and a contract with two slots.
+    let payer = address(1);
+    let contract = (0..300)
+        .step_by(4)
+        .map(address)
+        .find(|a| pre.get(a).is_some_and(|c| c.storage.len() >= 2))
+        .expect("a contract with two slots");
+    let slots: Vec<U256> = pre[&contract].storage.keys().copied().take(2).collect();
+    let (back, changed) = (slots[0], slots[1]);
+    let changed_value = pre[&contract].storage[&changed] + U256::from(1);
+    // The untouched accounts, each on its own branch of the root.
+    let missing = apart(10_000, &[payer, contract]);
+    assert!(!pre.contains_key(&missing));
+    let reader = (2..300)
+        .map(address)
+        .find(|a| {
+            let other = [payer, contract, missing];
+            pre.get(a).is_some_and(|x| x.code_hash == KECCAK_EMPTY)
+                && other
+                    .iter()
+                    .all(|o| keccak256(o)[0] >> 4 != keccak256(a)[0] >> 4)
+        })
+        .expect("an account apart");
+    let bouncer = (2..300)
+        .map(address)
+        .find(|a| {
+            let other = [payer, contract, missing, reader];
+            pre.get(a).is_some_and(|x| x.balance > U256::ZERO)
+                && other
+                    .iter()
+                    .all(|o| keccak256(o)[0] >> 4 != keccak256(a)[0] >> 4)
+        })
+        .expect("an account apart");
+
+    let mut bal = BlockAccessList::new();
+    bal.push(AccountChanges::new(missing));
+    let mut changes = AccountChanges::new(reader);
+    changes.storage_reads.push(U256::from(3));
+    bal.push(changes);
+    let mut changes = AccountChanges::new(bouncer);
+    let balance = pre[&bouncer].balance;
+    changes
+        .balance_changes
+        .push(BalanceChange::new(index(1), U256::ZERO));
+    changes
+        .balance_changes
+        .push(BalanceChange::new(index(2), balance));
+    bal.push(changes);
+    let mut changes = AccountChanges::new(payer);
+    let paid = pre[&payer].balance + U256::from(1);
+    changes
+        .balance_changes
+        .push(BalanceChange::new(index(1), paid));
+    bal.push(changes);
+    let mut changes = AccountChanges::new(contract);
+    let was = pre[&contract].storage[&back];
+    changes.storage_changes.push(SlotChanges::new(
+        back,
+        vec![
+            StorageChange::new(index(1), was + U256::from(9)),
+            StorageChange::new(index(2), was),
+        ],
+    ));
+    changes.storage_changes.push(SlotChanges::new(
+        changed,
+        vec![StorageChange::new(index(1), changed_value)],
+    ));
+    changes.storage_reads.push(U256::from(99));
+    bal.push(changes);
+    bal.sort_by_key(|c| c.address);
+
+    let mut after = pre.clone();
+    after.get_mut(&payer).unwrap().balance = paid;
+    after
+        .get_mut(&contract)
+        .unwrap()
+        .storage
+        .insert(changed, changed_value);
+    let expected = full_state_root(&after);
+    let bals = vec![bal];
+    let pre_state = pre_state(&pre, &bals);
+    let rules = RootRules::SPURIOUS_DRAGON;
+
+    // The witness of the changed paths alone: the payer's, the contract's, its changed slot's.
+    let mut only = AccountChanges::new(contract);
+    only.storage_changes.push(SlotChanges::new(
+        changed,
+        vec![StorageChange::new(index(1), changed_value)],
+    ));
+    let mut changed_only: BlockAccessList = vec![AccountChanges::new(payer), only];
+    changed_only.sort_by_key(|c| c.address);
+    let narrow = witness_for_blocks(&pre, &[&changed_only], rules).unwrap();
+    assert_eq!(
+        roots(&narrow, Some(&pre_state), &bals).unwrap(),
+        vec![expected]
+    );
+    // Without the pre-state every listed account is walked: the missing one's path is not
+    // in the witness.
+    let e = roots(&narrow, None, &bals).unwrap_err();
+    assert!(matches!(e, RootError::MissingNode { .. }), "{e}");
+
+    // The root-only witness of the producers' witness (every accessed path) is within the
+    // narrow one and gives the same root.
+    let full = witness_for_blocks(&pre, &[&bals[0]], rules).unwrap();
+    let root_only = root_only_witness(&full, &pre_state, bals.iter().map(|b| (b, rules))).unwrap();
+    assert!(root_only.nodes.iter().all(|n| narrow.nodes.contains(n)));
+    assert!(root_only.nodes.len() < full.nodes.len());
+    assert_eq!(
+        roots(&root_only, Some(&pre_state), &bals).unwrap(),
+        vec![expected]
     );
 }
