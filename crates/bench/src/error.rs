@@ -45,6 +45,18 @@ pub enum DumpFault {
     /// timing, so no row ever reads "0 [0–0]" or "NaN×").
     #[error(transparent)]
     NoWork(Box<InvariantError>),
+    /// The plan computes state roots and no segment of the dump has a witness: refused
+    /// after loading, before any pass.
+    #[error(
+        "--state-root {phase} needs a witness and no segment of this dump has one; give it one: \
+         `gigagas generate` writes one (unless --no-witness), `gigagas import blockchain-test` \
+         and `gigagas dump --rpc` add one, `gigagas import snapshot` reads a witness.json per \
+         block folder"
+    )]
+    NoWitness {
+        /// The first phase of the plan that computes roots.
+        phase: &'static str,
+    },
     /// The dump does not prepare for replay (an unknown fork, a malformed access list).
     #[error(transparent)]
     Prepare(Box<PrepareError>),

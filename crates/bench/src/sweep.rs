@@ -79,6 +79,19 @@ pub fn run_grid(
     // A plan with only store points never runs on the in-memory bases: none are kept.
     let keep_bases = plan.state.as_ref().is_none_or(|s| s.memory);
     let loaded = load_all(&dumps, cores, keep_bases, progress);
+    // A plan that computes roots refuses a dump without a witness before any pass.
+    let roots = plan.state_root.iter().find(|p| !p.is_off());
+    let loaded: Vec<Loaded> = loaded
+        .into_iter()
+        .map(|l| match (l, roots) {
+            (Ok((replay, _)), Some(phase)) if replay.witness_coverage().0 == 0 => {
+                Err(Failed::from(DumpFault::NoWitness {
+                    phase: phase.name(),
+                }))
+            }
+            (l, _) => l,
+        })
+        .collect();
     if plan.collapse_single_transaction_blocks {
         let replays: Vec<&Replay> = loaded
             .iter()
