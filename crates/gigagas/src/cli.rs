@@ -152,6 +152,15 @@ enum Subcommand {
     Compare(crate::cmd_compare::CompareArgs),
     /// Print a summary of a dump: blocks, transactions, gas, pre-state and BAL sizes.
     Inspect(crate::cmd_inspect::InspectArgs),
+    /// Keep only the witness nodes the state roots need (a root-only witness, issue 45).
+    ///
+    /// Producers write a witness that proves every account and slot a block accesses; a
+    /// root needs only the paths of the values a block changes (the net change over the
+    /// block) and the siblings deletions collapse onto. Every block's root from the pruned
+    /// witness is the one from the full witness; `gigagas inspect` shows both sizes per block.
+    ///
+    /// Example: gigagas prune-witness dumps/mainnet-like-witness.gigagas -o /tmp/root-only.gigagas
+    PruneWitness(crate::cmd_prune_witness::PruneWitnessArgs),
     /// State stores on disk: `gigagas state build DUMP -o DIR [--pad-to SIZE]` writes a
     /// dump's pre-state in reth's flat tables (MDBX), for `gigagas run --state DIR`.
     State(crate::cmd_state::StateArgs),
@@ -170,6 +179,7 @@ impl Command for Subcommand {
             Subcommand::Compare(args) => args.execute(),
             Subcommand::Inspect(args) => args.execute(),
             Subcommand::State(args) => args.execute(),
+            Subcommand::PruneWitness(args) => args.execute(),
         }
     }
 }

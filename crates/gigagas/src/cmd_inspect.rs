@@ -1,5 +1,5 @@
-//! `gigagas inspect`: a dump's summary and its access lists' sizes per design (logic in
-//! `gigagas-dump`).
+//! `gigagas inspect`: a dump's summary, its access lists' sizes per design and its
+//! witnesses' per block (logic in `gigagas-dump` and `gigagas-trie`).
 
 use crate::cli::{Command, dump_or_default};
 use anyhow::{Result, bail};
@@ -32,6 +32,9 @@ impl Command for InspectArgs {
         // every block's state at its start, so this reads the whole dump.
         let (dump, _) = gigagas_dump::read_dump(&path)?;
         print!("{}", gigagas_dump::design_sizes(&dump)?);
+        // Beside them, each block's witness as producers write it and root-only (issue 45):
+        // what a stateless client must receive with the block.
+        print!("{}", gigagas_trie::witness_sizes(&dump)?);
         Ok(())
     }
 }

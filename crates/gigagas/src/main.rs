@@ -11,6 +11,7 @@ mod cmd_dump;
 mod cmd_generate;
 mod cmd_import;
 mod cmd_inspect;
+mod cmd_prune_witness;
 mod cmd_report;
 mod cmd_run;
 mod cmd_simulate;
