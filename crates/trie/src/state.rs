@@ -217,8 +217,9 @@ impl StateTrie {
     /// The state at `witness.parent_state_root`, its nodes opened on demand from the
     /// witness. Fails when no node hashes to that root (unless it is the empty trie's).
     ///
-    /// Nothing is known apart from the trie: each block walks every account and slot it
-    /// lists until [`Self::with_pre_values`] says what the pre-state holds.
+    /// Nothing is known apart from the trie until [`Self::with_pre_values`] says what the
+    /// pre-state holds: a block walks every account and slot it lists that no block before
+    /// it on this trie changed.
     pub fn from_witness(witness: &Witness) -> Result<Self, RootError> {
         Self::over(
             witness.parent_state_root,
