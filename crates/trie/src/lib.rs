@@ -69,7 +69,7 @@
 //!
 //! ## Measured
 //!
-//! `cargo run --release -p gigagas-trie --example root_timing` (mainnet block 21688509:
+//! `cargo run --release -p gigagas-import --example root_timing` (mainnet block 21688509:
 //! 1.00 Mgas, 45 accounts, 17 storage tries, 48 slot writes, 671 witness nodes), on the
 //! 2-core VM under load from other builds: opening the witness 0.55 ms, the root 0.78 ms
 //! sequentially (1,280 Mgas/s of the block's gas), 0.82 ms with the storage tasks on rayon
