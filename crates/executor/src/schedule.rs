@@ -409,23 +409,10 @@ mod tests {
         assert_eq!(Estimate::GasUsed.counted(&items[0]), 21_000);
         assert_eq!(Estimate::MeasuredTime.counted(&items[50]), 200_000);
         // One item per claim: every item a chunk; on one worker still one chunk.
-        chunk_bounds(
-            &items,
-            &order,
-            2,
-            Estimate::GasUsed,
-            Claims::OneItem,
-            &mut bounds,
-        );
-        assert_eq!(bounds, (0..=200).collect::<Vec<u32>>());
-        chunk_bounds(
-            &items,
-            &order,
-            1,
-            Estimate::GasUsed,
-            Claims::OneItem,
-            &mut bounds,
-        );
-        assert_eq!(bounds, [0, 200]);
+        for (workers, expected) in [(2, (0..=200).collect::<Vec<u32>>()), (1, vec![0, 200])] {
+            let (gas, one) = (Estimate::GasUsed, Claims::OneItem);
+            chunk_bounds(&items, &order, workers, gas, one, &mut bounds);
+            assert_eq!(bounds, expected, "{workers} workers");
+        }
     }
 }

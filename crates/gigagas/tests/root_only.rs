@@ -3,17 +3,10 @@
 //! `gigagas prune-witness` writes a root-only witness whose roots a run verifies, and
 //! `gigagas inspect` shows both witnesses' sizes per block.
 
-use std::{
-    path::Path,
-    process::{Command, Output},
-};
+mod common;
 
-fn gigagas(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gigagas"))
-        .args(args)
-        .output()
-        .expect("run the gigagas binary")
-}
+use common::{GENERATE_ARGS, gigagas};
+use std::{path::Path, process::Output};
 
 fn text(out: &Output) -> String {
     format!(
@@ -23,19 +16,10 @@ fn text(out: &Output) -> String {
     )
 }
 
-/// A small generated dump (2 blocks of 3 Mgas, 50 users) at `path`, with `extra` args.
+/// The small generated dump ([`GENERATE_ARGS`]) at `path`, with `extra` args.
 fn generate(path: &Path, extra: &[&str]) {
-    let mut args = vec![
-        "generate",
-        "--blocks",
-        "2",
-        "--gas-per-block",
-        "3000000",
-        "--users",
-        "50",
-        "-o",
-        path.to_str().unwrap(),
-    ];
+    let mut args = GENERATE_ARGS.to_vec();
+    args.extend(["-o", path.to_str().unwrap()]);
     args.extend(extra);
     let out = gigagas(&args);
     assert!(out.status.success(), "{}", text(&out));
