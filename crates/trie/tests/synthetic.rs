@@ -167,9 +167,10 @@ fn block(rng: &mut Rng, state: &mut FullState, accounts: u64, touched: usize) ->
     bal
 }
 
-#[test]
-fn generated_blocks_roots_from_the_witness_equal_the_full_tries() {
-    let mut rng = Rng(38);
+/// A generated state of 300 accounts and six blocks of 40 touched accounts over it, from
+/// `seed`: the pre-state, the blocks' access lists and each block's full-trie root.
+fn six_blocks(seed: u64) -> (FullState, Vec<BlockAccessList>, Vec<B256>) {
+    let mut rng = Rng(seed);
     let pre = state(&mut rng, 300);
     let mut post = pre.clone();
     let mut bals = Vec::new();
@@ -178,6 +179,12 @@ fn generated_blocks_roots_from_the_witness_equal_the_full_tries() {
         bals.push(block(&mut rng, &mut post, 300, 40));
         expected.push(full_state_root(&post));
     }
+    (pre, bals, expected)
+}
+
+#[test]
+fn generated_blocks_roots_from_the_witness_equal_the_full_tries() {
+    let (pre, bals, expected) = six_blocks(38);
     let refs: Vec<&BlockAccessList> = bals.iter().collect();
     let rules = RootRules::SPURIOUS_DRAGON;
     let witness = witness_for_blocks(&pre, &refs, rules).unwrap();
@@ -323,15 +330,7 @@ fn roots(
 /// computable"); a trie that knows the pre-state gives the same roots from either.
 #[test]
 fn root_only_witness_gives_the_same_roots_and_needs_every_node() {
-    let mut rng = Rng(45);
-    let pre = state(&mut rng, 300);
-    let mut post = pre.clone();
-    let mut bals = Vec::new();
-    let mut expected = Vec::new();
-    for _ in 0..6 {
-        bals.push(block(&mut rng, &mut post, 300, 40));
-        expected.push(full_state_root(&post));
-    }
+    let (pre, bals, expected) = six_blocks(45);
     let rules = RootRules::SPURIOUS_DRAGON;
     let refs: Vec<&BlockAccessList> = bals.iter().collect();
     let witness = witness_for_blocks(&pre, &refs, rules).unwrap();
