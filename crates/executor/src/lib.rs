@@ -45,9 +45,11 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod barrier;
+mod batch;
 pub mod exec;
 pub mod expected;
 pub mod local_code;
+pub mod pass;
 pub mod pool;
 pub mod prestate;
 pub mod replay;
@@ -68,13 +70,14 @@ pub use exec::{
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::{ChainSpec, Expected};
 pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, TimedWork};
+pub use pass::{IoTimings, PassIo};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
     BaseCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, WorkItem,
 };
 pub use revm::{bytecode::Bytecode, state::AccountInfo};
 pub use root::{RootInputs, RootSetupError, RootSpan, RootStepKind, RootTimings};
-pub use run::{IoTimings, Parallel, PassIo, RunOutputs, RunTimings, Runner, Sequential};
+pub use run::{Parallel, RunOutputs, RunTimings, Runner, Sequential};
 pub use schedule::{
     CHUNK_SHARE, Estimate, GasLimit, GasUsed, HEAVY_SHARE, MIN_ITEM_GAS, Ols, Oracle, Scheduler,
     TIME_SPREAD, chunk_bounds, scheduler,

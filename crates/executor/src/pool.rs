@@ -8,11 +8,17 @@
 //! spent a fifth of its CPU time in `clear_page_erms` (perf, `docs/benchmarks.md`), and a
 //! 16-thread pass cloned about 16 threads per pass (`strace -c -f`).
 //!
-//! `workers` keeps one pool per thread count (and pinning) for the life of the process:
-//! a pass borrows its threads ([`rayon::ThreadPool::in_place_scope`] with one broadcast job
-//! per thread), so their heaps, stacks and per-thread bytecode copies
-//! ([`crate::local_code`]) stay warm from one pass to the next. Pools are built outside
-//! every timed window, on the first pass of their thread count (a warm-up pass).
+//! [`workers`] keeps one pool (per pinning) for the life of the process, as large as the
+//! largest pass so far: a pass of `k` threads borrows the first `k` of its workers
+//! ([`rayon::ThreadPool::in_place_scope`] with one broadcast job per thread, the others
+//! returning at once), so their heaps, stacks and per-thread bytecode copies
+//! ([`crate::local_code`]) stay warm from one pass to the next, whatever thread counts a
+//! sweep interleaves, and a sweep over 1..=64 threads holds 64 workers, not the sum of
+//! every count. A pass that needs more workers than the pool has replaces it outside its
+//! timed window (the old workers have exited when the new pool is handed out).
+//! [`readers`] does the same for the threads that read a batch's state from its sources
+//! beside the calling thread. Pools are built by a pass's set-up, never inside a timed
+//! window.
 //!
 //! Every worker of every pool is listed while it lives ([`with_worker_threads`]): it
 //! enters the list when it starts and leaves it before it exits, so a per-thread profiler
@@ -30,8 +36,14 @@ use std::{
 /// Whether worker `i` of a pool is pinned to the `i`-th core the process may run on.
 static PIN: AtomicBool = AtomicBool::new(false);
 
-/// Pools built so far: (threads, pinned) → pool.
-static POOLS: Mutex<Vec<(usize, bool, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+/// The worker pools: (pinned, pool), at most one per pinning.
+static POOLS: Mutex<Vec<(bool, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+
+/// The reader pool (never pinned).
+static READERS: Mutex<Option<Arc<rayon::ThreadPool>>> = Mutex::new(None);
+
+/// How long replacing a pool waits for the old pool's threads to exit.
+const EXIT_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Pin every worker thread to a core of its own from now on (`gigagas run --pin`): worker
 /// `i` of a pool runs only on the `i`-th core the process may use (modulo their number).
@@ -63,27 +75,80 @@ pub struct PoolError {
     pub source: rayon::ThreadPoolBuildError,
 }
 
-/// The pool of `threads` workers (with the current [`pinning`]), built on first use and
-/// kept for the life of the process.
+/// A pool of at least `threads` workers (with the current [`pinning`]), built on first use
+/// and kept for the life of the process; a larger count replaces it (its workers exit
+/// before this returns). A pass of `threads` uses workers `0..threads`: the broadcast jobs
+/// of the others return at once.
 pub(crate) fn workers(threads: NonZeroUsize) -> Result<Arc<rayon::ThreadPool>, PoolError> {
     let threads = threads.get();
     let pin = pinning();
     let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, _, pool)) = pools.iter().find(|(t, p, _)| *t == threads && *p == pin) {
-        return Ok(Arc::clone(pool));
+    let slot = pools.iter().position(|(p, _)| *p == pin);
+    if let Some(i) = slot
+        && pools[i].1.current_num_threads() >= threads
+    {
+        return Ok(Arc::clone(&pools[i].1));
     }
-    let pool = Arc::new(build(threads, pin)?);
-    pools.push((threads, pin, Arc::clone(&pool)));
+    let pool = Arc::new(build(threads, pin, "worker")?);
+    match slot {
+        Some(i) => retire(std::mem::replace(&mut pools[i].1, Arc::clone(&pool))),
+        None => pools.push((pin, Arc::clone(&pool))),
+    }
     Ok(pool)
 }
 
-/// A new pool of `threads` workers named `gigagas-worker-<i>`, pinned if `pin`, each
+/// A pool of at least `threads` reader threads (unpinned), for a pass's reads from its
+/// state sources beside the calling thread; kept and grown like [`workers`].
+pub(crate) fn readers(threads: NonZeroUsize) -> Result<Arc<rayon::ThreadPool>, PoolError> {
+    let mut slot = READERS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(pool) = slot.as_ref()
+        && pool.current_num_threads() >= threads.get()
+    {
+        return Ok(Arc::clone(pool));
+    }
+    let pool = Arc::new(build(threads.get(), false, "reader")?);
+    if let Some(old) = slot.replace(Arc::clone(&pool)) {
+        retire(old);
+    }
+    Ok(pool)
+}
+
+/// The threads `readers` readers need beside the calling thread: `None` for one reader,
+/// else a pool of at least `readers - 1` ([`readers`]).
+pub(crate) fn reader_threads(readers: usize) -> Result<Option<Arc<rayon::ThreadPool>>, PoolError> {
+    NonZeroUsize::new(readers.saturating_sub(1))
+        .map(self::readers)
+        .transpose()
+}
+
+/// Release a replaced pool and wait (up to [`EXIT_WAIT`]) until its threads have exited,
+/// so none exits inside the next timed window. A pool still borrowed elsewhere (an `Arc`
+/// held by a running pass) is left to its holder.
+fn retire(pool: Arc<rayon::ThreadPool>) {
+    let Ok(pool) = Arc::try_unwrap(pool) else {
+        return;
+    };
+    let tids: Vec<i32> = pool
+        .broadcast(|_| OsThread::current().map(|t| t.tid))
+        .into_iter()
+        .flatten()
+        .collect();
+    drop(pool);
+    let deadline = std::time::Instant::now() + EXIT_WAIT;
+    while std::time::Instant::now() < deadline
+        && live_workers().iter().any(|t| tids.contains(&t.tid))
+    {
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+}
+
+/// A new pool of `threads` threads named `gigagas-<role>-<i>`, pinned if `pin`, each
 /// listed in [`with_worker_threads`] from its start to its exit.
-fn build(threads: usize, pin: bool) -> Result<rayon::ThreadPool, PoolError> {
+fn build(threads: usize, pin: bool, role: &'static str) -> Result<rayon::ThreadPool, PoolError> {
     let cores = if pin { allowed_cores() } else { Vec::new() };
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
-        .thread_name(|i| format!("gigagas-worker-{i}"))
+        .thread_name(move |i| format!("gigagas-{role}-{i}"))
         .start_handler(move |i| {
             if let Some(&core) = cores.get(i % cores.len().max(1)) {
                 pin_current_thread(core);
@@ -195,18 +260,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_pool_is_built_once_per_thread_count() {
+    fn one_pool_serves_every_smaller_count() {
         let n = |t| NonZeroUsize::new(t).unwrap();
-        let a = workers(n(3)).expect("a pool of 3 starts");
-        let b = workers(n(3)).expect("the same pool");
+        // Other tests of this binary run passes meanwhile, so only what holds whatever
+        // they ask for is asserted: a pool is at least as large as asked, and a smaller
+        // count is served by the pool a larger one built.
+        let a = workers(n(5)).expect("a pool of 5 starts");
+        assert!(a.current_num_threads() >= 5);
+        let b = workers(n(2)).expect("a pool of 2 or more");
         assert!(
-            Arc::ptr_eq(&a, &b),
-            "the second pass reuses the first's threads"
+            b.current_num_threads() >= 5,
+            "the larger pool serves 2 threads"
         );
-        assert_eq!(a.current_num_threads(), 3);
-        let c = workers(n(2)).expect("a pool of 2 starts");
-        assert_eq!(c.current_num_threads(), 2);
-        assert!(!Arc::ptr_eq(&a, &c));
+        let r = readers(n(3)).expect("3 readers start");
+        assert!(r.current_num_threads() >= 3);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_retired_pool_has_exited() {
+        let pool = Arc::new(build(3, false, "worker").expect("a pool of 3 starts"));
+        let tids: Vec<i32> = pool.broadcast(|_| OsThread::current().expect("on Linux").tid);
+        retire(pool);
+        let listed = with_worker_threads(|w| w.iter().filter(|t| tids.contains(&t.tid)).count());
+        assert_eq!(listed, 0, "retire returns after the old workers left");
     }
 
     #[cfg(target_os = "linux")]
@@ -219,7 +296,7 @@ mod tests {
                     .count()
             })
         };
-        let pool = build(2, false).expect("a pool of 2 starts");
+        let pool = build(2, false, "worker").expect("a pool of 2 starts");
         let tids: Vec<i32> = pool.broadcast(|_| OsThread::current().expect("on Linux").tid);
         assert_eq!(listed(&tids), 2, "both workers are listed once started");
         drop(pool);

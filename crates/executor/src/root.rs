@@ -184,7 +184,7 @@ impl<'r> SequentialRoots<'r> {
     ) -> Result<(), crate::ExecError> {
         let start = Instant::now();
         for s in 0..self.tries.len() {
-            if let Some(trie) = read_segment_trie(replay, self.inputs, s, &mut [&mut *source])
+            if let Some(trie) = read_segment_trie(replay, self.inputs, s, &mut [&mut *source], None)
                 .map_err(|failure| at_segment_start(replay, s, failure))?
             {
                 self.tries[s] = Some(trie);
@@ -214,14 +214,15 @@ impl<'r> SequentialRoots<'r> {
 }
 
 /// On a store run: segment `s`'s trie opened over its witness's nodes read from `readers`
-/// (split evenly between them, the first share on the calling thread, the others one thread
-/// each); `None` for a segment without a witness. A node the sources lack is
+/// (split evenly between them, the first share on the calling thread, the others each on a
+/// thread of `pool`, started before the window); `None` for a segment without a witness. A node the sources lack is
 /// [`RootSetupError::SourceLacksNode`], a failed read the source's error.
 fn read_segment_trie<S: crate::StateSource + ?Sized>(
     replay: &Replay,
     inputs: &RootInputs,
     s: usize,
     readers: &mut [&mut S],
+    pool: Option<&rayon::ThreadPool>,
 ) -> Result<Option<StateTrie>, crate::ExecFailure> {
     let Some(hashes) = &inputs.hashes[s] else {
         return Ok(None);
@@ -243,21 +244,28 @@ fn read_segment_trie<S: crate::StateSource + ?Sized>(
     };
     let per = hashes.len().div_ceil(readers.len().max(1)).max(1);
     let mut shares = hashes.chunks(per).zip(readers.iter_mut());
-    let first = shares.next();
-    let parts: Vec<_> = std::thread::scope(|scope| {
-        let others: Vec<_> = shares
-            .map(|(chunk, reader)| scope.spawn(move || read(reader, chunk)))
-            .collect();
-        let first = first.map(|(chunk, reader)| read(reader, chunk));
-        first
-            .into_iter()
-            .chain(
-                others
-                    .into_iter()
-                    .map(|h| h.join().expect("a reader thread panicked")),
-            )
-            .collect()
-    });
+    let Some((first_chunk, first_reader)) = shares.next() else {
+        return Err(crate::ExecFailure::Read(crate::StateError::NoReader));
+    };
+    let mut parts: Vec<Result<Vec<(B256, alloy_primitives::Bytes)>, crate::ExecFailure>> =
+        Vec::new();
+    let first = match pool {
+        Some(pool) => {
+            let others: Vec<_> = shares.collect();
+            parts.resize_with(others.len(), || Ok(Vec::new()));
+            pool.in_place_scope(|scope| {
+                for ((chunk, reader), slot) in others.into_iter().zip(parts.iter_mut()) {
+                    scope.spawn(move |_| *slot = read(reader, chunk));
+                }
+                read(first_reader, first_chunk)
+            })
+        }
+        None => {
+            parts.extend(shares.map(|(chunk, reader)| read(reader, chunk)));
+            read(first_reader, first_chunk)
+        }
+    };
+    let parts = std::iter::once(first).chain(parts);
     let mut nodes = Vec::with_capacity(hashes.len());
     for part in parts {
         nodes.extend(part?);
@@ -429,19 +437,15 @@ pub(crate) struct RootPass<'r> {
     last_ns: AtomicU64,
     busy_ns: AtomicU64,
     spans: Mutex<Vec<RootSpan>>,
-    /// When the timed window opened: spans are offsets from it.
-    epoch: &'r OnceLock<Instant>,
+    /// When the timed window opened ([`RootPass::open`]): spans are offsets from it.
+    epoch: OnceLock<Instant>,
 }
 
 impl<'r> RootPass<'r> {
     /// A pass's root work from `inputs` (each lane a copy of its segment's trie); spans are
-    /// offsets from `epoch`, set when the timed window opens.
-    pub(crate) fn new(
-        replay: &'r Replay,
-        inputs: &'r RootInputs,
-        phase: StateRootPhase,
-        epoch: &'r OnceLock<Instant>,
-    ) -> Self {
+    /// offsets from the epoch the pass gives when its timed window opens
+    /// ([`RootPass::open`]).
+    pub(crate) fn new(replay: &'r Replay, inputs: &'r RootInputs, phase: StateRootPhase) -> Self {
         let lanes = inputs
             .tries
             .iter()
@@ -473,8 +477,13 @@ impl<'r> RootPass<'r> {
             last_ns: AtomicU64::new(0),
             busy_ns: AtomicU64::new(0),
             spans: Mutex::new(Vec::new()),
-            epoch,
+            epoch: OnceLock::new(),
         }
+    }
+
+    /// The pass's timed window opened at `epoch`: spans are offsets from it.
+    pub(crate) fn open(&self, epoch: Instant) {
+        let _ = self.epoch.set(epoch);
     }
 
     /// Queues the roots of `blocks` (the batch's) for `workers` workers: each segment with
@@ -698,16 +707,17 @@ impl<'r> RootPass<'r> {
     }
 
     /// On a store run, inside the timed window before the first batch: every lane's trie
-    /// opened over its witness's nodes read from `readers` (split evenly between them,
-    /// one thread each) instead of the dump's copy in memory. Returns the time it took.
+    /// opened over its witness's nodes read from `readers` (split evenly between them, all
+    /// but the first on `pool`'s threads) instead of the dump's copy in memory. Returns the time it took.
     pub(crate) fn read_tries<S: crate::StateSource + ?Sized>(
         &self,
         readers: &mut [&mut S],
+        pool: Option<&rayon::ThreadPool>,
     ) -> Result<u64, Divergence> {
         let start = Instant::now();
         for (s, lane) in self.lanes.iter().enumerate() {
             let Some(lane) = lane else { continue };
-            match read_segment_trie(self.replay, self.inputs, s, readers) {
+            match read_segment_trie(self.replay, self.inputs, s, readers, pool) {
                 Ok(Some(trie)) => lane.lock().expect("no worker panics holding a lane").trie = trie,
                 Ok(None) => {}
                 Err(crate::ExecFailure::NoRoot(e)) => return Err(self.replay.no_root(e)),

@@ -439,9 +439,10 @@ impl Replay {
         if readers.is_empty() {
             return Err(StateError::NoReader);
         }
+        let pool = crate::pool::reader_threads(readers.len()).map_err(StateError::from_source)?;
         let tables = blocks.map(|b| (b, self.blank_base(b))).collect();
         let mut readers: Vec<&mut S> = readers.iter_mut().collect();
-        let read = self.read_tables(BalDesign::Keys, tables, &mut readers)?;
+        let read = self.read_tables(BalDesign::Keys, tables, &mut readers, pool.as_deref())?;
         Ok(Prefetched {
             bases: read.bases.into_iter().map(|(_, base)| base).collect(),
             read_ns: read.read_ns,
@@ -450,13 +451,15 @@ impl Replay {
     }
 
     /// Fill `tables`, blocks with their blank bases ([`Replay::blank_base`]), with what
-    /// `design` reads before the batch runs, from `readers` (decoding the `full` lists
+    /// `design` reads before the batch runs, from `readers` (all but the first on `pool`'s
+    /// threads; decoding the `full` lists
     /// first for that design, whose lists must have been built: [`Replay::full_lists`]).
     pub(crate) fn read_tables<S: StateSource + ?Sized>(
         &self,
         design: BalDesign,
         mut tables: Vec<(usize, PreStateDb)>,
         readers: &mut [&mut S],
+        pool: Option<&rayon::ThreadPool>,
     ) -> Result<ReadTables, StateError> {
         let start = Instant::now();
         let mut build_ns = 0;
@@ -479,7 +482,7 @@ impl Replay {
         // cursor finds the next key on the leaf page it is on (MDBX then skips the walk from
         // the root). A stable sort merges the blocks' sorted runs (one run: one pass over it).
         tasks.sort_by_key(Task::store_order);
-        read_all(readers, &mut tasks)?;
+        read_all(readers, &mut tasks, pool)?;
         drop(tasks);
         let total = start.elapsed().as_nanos() as u64;
         Ok(ReadTables {
@@ -602,11 +605,13 @@ impl Replay {
     }
 }
 
-/// Run `tasks` on `readers`: split evenly between them, one thread each (the first on the
-/// calling thread); the first failed read is the error.
+/// Run `tasks` on `readers`: split evenly between them, the first share on the calling
+/// thread, each other share on a thread of `pool` (started before any timed window:
+/// [`crate::pool::readers`]; `None` with one reader); the first failed read is the error.
 fn read_all<S: StateSource + ?Sized>(
     readers: &mut [&mut S],
     tasks: &mut [Task<'_>],
+    pool: Option<&rayon::ThreadPool>,
 ) -> Result<(), StateError> {
     if tasks.is_empty() {
         return Ok(());
@@ -615,26 +620,29 @@ fn read_all<S: StateSource + ?Sized>(
         return Err(StateError::NoReader);
     }
     let per = tasks.len().div_ceil(readers.len());
-    let mut chunks = tasks.chunks_mut(per);
-    let mut readers = readers.iter_mut();
-    let first = chunks.next().zip(readers.next());
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .zip(readers)
-            .map(|(chunk, reader)| scope.spawn(move || read_into(&mut **reader, chunk)))
-            .collect();
-        let mut result = match first {
-            Some((chunk, reader)) => read_into(&mut **reader, chunk),
-            None => Ok(()),
-        };
-        for handle in handles {
-            let read = handle.join().expect("a prefetch reader panicked");
-            if result.is_ok() {
-                result = read;
-            }
+    let mut shares = tasks.chunks_mut(per).zip(readers.iter_mut());
+    let Some((first_chunk, first_reader)) = shares.next() else {
+        return Ok(());
+    };
+    let mut results: Vec<Result<(), StateError>> = Vec::new();
+    let first = match pool {
+        Some(pool) => {
+            let others: Vec<_> = shares.collect();
+            results.resize_with(others.len(), || Ok(()));
+            pool.in_place_scope(|scope| {
+                for ((chunk, reader), slot) in others.into_iter().zip(results.iter_mut()) {
+                    scope.spawn(move |_| *slot = read_into(&mut **reader, chunk));
+                }
+                read_into(&mut **first_reader, first_chunk)
+            })
         }
-        result
-    })
+        // No reader threads: every share on the calling thread, in turn.
+        None => {
+            results.extend(shares.map(|(chunk, reader)| read_into(&mut **reader, chunk)));
+            read_into(&mut **first_reader, first_chunk)
+        }
+    };
+    first.and(results.into_iter().collect())
 }
 
 /// One reader's share of a batch's reads, each value written where its task points.
@@ -780,6 +788,11 @@ impl<'s, S: StateSource> OnDemandPass<'s, S> {
             codes: Mutex::default(),
             read_ns: AtomicU64::new(0),
         }
+    }
+
+    /// How many readers the pass has.
+    pub fn reader_count(&self) -> usize {
+        self.readers.len()
     }
 
     /// The summed time spent inside reads on demand, nanoseconds (all workers).

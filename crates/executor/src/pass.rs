@@ -1,0 +1,374 @@
+//! A pass set up once, outside its timed window, as a value ([`Pass`]): its batches, where
+//! its items find their state ([`PassState`]), its root phase and the threads it runs on,
+//! all built before the clock starts. The batch loop ([`crate::batch`]) only runs it.
+
+use crate::{
+    prestate::PreStateDb,
+    replay::{BaseCursor, Replay},
+    root::RootPass,
+    source::{OnDemand, OnDemandPass, StateSource},
+};
+use gigagas_grid::{BalDesign, IoMode, RunConfig, StateRootPhase};
+use std::{
+    num::NonZeroUsize,
+    ops::Range,
+    sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard},
+};
+
+/// What reading a pass's state from a [`StateSource`] took, nanoseconds of wall time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoTimings {
+    /// Reading what the batches' access lists call for before each batch runs, all readers
+    /// together (straight into the tables the replay reads: no join follows), plus, on
+    /// demand (no list, or a list of the writes only), the summed time inside the reads
+    /// made while transactions waited.
+    pub read_ns: u64,
+    /// Decoding the blocks' `full` lists into their tables (0 for the other designs).
+    pub build_ns: u64,
+    /// The part of reading and decoding that the timed window waited for: all of it when
+    /// each batch is read before it runs, only what was not hidden behind the previous
+    /// batch's execution when pipelined; every read on demand.
+    pub exposed_ns: u64,
+}
+
+/// How a pass reads its state when it is not the dump's in memory. What the access list
+/// carries when the pass reads with one (`Prefetch`, `Pipelined`) is the design of the
+/// runner's config ([`gigagas_grid::StateRead::design`]; `keys` where it names none).
+pub struct PassIo<'s, S> {
+    /// The readers: one per I/O thread (prefetching), or a pool the workers share (on
+    /// demand, and the reads a list of the writes only leaves to be made on demand).
+    pub readers: &'s mut [S],
+    /// `Prefetch`: each batch's keys read right before it runs; `Pipelined`: batch `k + 1`
+    /// read while batch `k` executes; `OnDemand`: each value read the first time the pass
+    /// needs it.
+    pub mode: IoMode,
+}
+
+impl<S> std::fmt::Debug for PassIo<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PassIo")
+            .field("readers", &self.readers.len())
+            .field("mode", &self.mode)
+            .finish()
+    }
+}
+
+/// A pass's state read from sources before each batch: each block's base once read, the
+/// blank bases a read fills, the readers, and what reading took.
+pub(crate) struct IoState<'s, S> {
+    /// The readers (and, with `writes`, what was read on demand).
+    pub(crate) pass: OnDemandPass<'s, S>,
+    /// What the access list carries.
+    pub(crate) design: BalDesign,
+    /// Batch `k + 1` read while batch `k` runs.
+    pub(crate) pipelined: bool,
+    /// Each block's base once read.
+    pub(crate) bases: Vec<OnceLock<PreStateDb>>,
+    /// Each block's base before it is read ([`Replay::blank_base`], cloned before the
+    /// window opens), taken by the read that fills it.
+    pub(crate) blanks: Mutex<Vec<Option<PreStateDb>>>,
+    pub(crate) timings: Mutex<IoTimings>,
+    /// Each read of a batch's state as (start after the epoch, length), nanoseconds.
+    pub(crate) spans: Mutex<Vec<(u64, u64)>>,
+}
+
+/// Where a pass's items find the state at the start of their block, owned by the pass.
+pub(crate) enum PassState<'r, 's, S> {
+    /// In memory: every block's base, prepared with the replay
+    /// ([`Replay::resident_bases`]).
+    Resident(&'r [PreStateDb]),
+    /// In memory, when the replay keeps no bases: the current batch's, built into `slot`
+    /// by `cursor` before the batch's *go* (outside the timed window).
+    PerBatch {
+        slot: RwLock<BatchBases>,
+        cursor: Mutex<BaseCursor<'r>>,
+    },
+    /// Read from state sources on demand: the pass's readers and cache.
+    OnDemand(OnDemandPass<'s, S>),
+    /// Read from state sources before each batch runs, or pipelined behind the batch
+    /// before it.
+    Read(IoState<'s, S>),
+}
+
+/// The bases of one batch's blocks, built by the coordinator before the batch's *go*
+/// when the replay does not keep every block's ([`Replay::resident_bases`]), and dropped
+/// when the next batch's are built.
+#[derive(Debug, Default)]
+pub(crate) struct BatchBases {
+    /// The batch's first block.
+    pub(crate) first: usize,
+    /// Its blocks' bases, in order.
+    pub(crate) bases: Vec<PreStateDb>,
+}
+
+impl BatchBases {
+    pub(crate) fn get(&self, b: usize) -> &PreStateDb {
+        &self.bases[b - self.first]
+    }
+}
+
+/// One pass, set up before its timed window: everything the batch loop reads, and nothing
+/// it has to build, open or start while the clock runs.
+pub(crate) struct Pass<'r, 's, S> {
+    pub(crate) replay: &'r Replay,
+    pub(crate) config: &'r RunConfig,
+    /// Item ranges of the batches.
+    pub(crate) batches: Vec<Range<usize>>,
+    /// Where the items find their state.
+    pub(crate) state: PassState<'r, 's, S>,
+    /// The state-root phase, when on.
+    pub(crate) root: Option<RootPass<'r>>,
+    /// Whether the calling thread, besides coordinating, works as the last of the
+    /// workers: always, unless it reads the next batch's state during each batch
+    /// (pipelined).
+    pub(crate) helps: bool,
+    /// The worker pool (its first `threads - helps` workers run the pass); `None` when
+    /// the calling thread is the only worker.
+    pub(crate) workers: Option<Arc<rayon::ThreadPool>>,
+    /// The threads that read beside the calling thread (a store pass with more than one
+    /// reader).
+    pub(crate) readers: Option<Arc<rayon::ThreadPool>>,
+}
+
+/// Why a pass could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SetupError {
+    /// The root phase is on and the dump cannot compute roots.
+    #[error(transparent)]
+    NoRoot(crate::root::RootSetupError),
+    /// The pass's threads could not start.
+    #[error(transparent)]
+    Threads(#[from] crate::pool::PoolError),
+}
+
+impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
+    /// Set up a pass of `config` over `replay`, its state from memory or read through `io`:
+    /// the tries opened, the caches a store pass reads laid out, the blank tables cloned,
+    /// the worker and reader threads started. Never inside a timed window.
+    pub(crate) fn setup(
+        replay: &'r Replay,
+        config: &'r RunConfig,
+        io: Option<PassIo<'s, S>>,
+    ) -> Result<Self, SetupError> {
+        let root = match config.work.state_root {
+            StateRootPhase::Off => None,
+            phase => Some(RootPass::new(
+                replay,
+                replay.root_inputs().map_err(SetupError::NoRoot)?,
+                phase,
+            )),
+        };
+        if io.is_some() && !replay.blocks.is_empty() {
+            // Built on a source's first pass, here: never inside a timed window.
+            let _ = replay.carried(0);
+        }
+        let mut reader_count = 0;
+        let state = match io {
+            None => match replay.resident_bases() {
+                Some(bases) => PassState::Resident(bases),
+                None => PassState::PerBatch {
+                    slot: RwLock::new(BatchBases::default()),
+                    cursor: Mutex::new(BaseCursor::new(replay)),
+                },
+            },
+            Some(PassIo {
+                readers,
+                mode: IoMode::OnDemand,
+            }) => PassState::OnDemand(OnDemandPass::new(readers)),
+            Some(PassIo { readers, mode }) => {
+                let design = config.work.state.design().unwrap_or_default();
+                // Laid out (and, for `full`, encoded) on a source's first pass, here:
+                // never inside a timed window. Each pass fills its own copy.
+                if design == BalDesign::Full {
+                    replay.full_lists();
+                }
+                reader_count = readers.len();
+                let blocks = replay.blocks.len();
+                PassState::Read(IoState {
+                    pass: OnDemandPass::new(readers),
+                    design,
+                    pipelined: mode == IoMode::Pipelined,
+                    bases: (0..blocks).map(|_| OnceLock::new()).collect(),
+                    blanks: Mutex::new((0..blocks).map(|b| Some(replay.blank_base(b))).collect()),
+                    timings: Mutex::new(IoTimings::default()),
+                    spans: Mutex::new(Vec::new()),
+                })
+            }
+        };
+        // A store pass that computes roots reads the tries' nodes with every reader.
+        if let PassState::OnDemand(pass) = &state
+            && root.is_some()
+        {
+            reader_count = pass.reader_count();
+        }
+        let helps = !matches!(&state, PassState::Read(io) if io.pipelined);
+        let threads = config.threads.get();
+        let workers = NonZeroUsize::new(threads - usize::from(helps))
+            .map(crate::pool::workers)
+            .transpose()?;
+        let readers = crate::pool::reader_threads(reader_count)?;
+        Ok(Self {
+            replay,
+            config,
+            batches: replay.batches(config.batch),
+            state,
+            root,
+            helps,
+            workers,
+            readers,
+        })
+    }
+
+    /// The workers of the pass's pool that run it (the helping calling thread not
+    /// counted).
+    pub(crate) fn pool_workers(&self) -> usize {
+        self.config.threads.get() - usize::from(self.helps)
+    }
+
+    /// Per block, its state read on demand through the pass's readers: on demand, and
+    /// with the `writes` design for what was not read before the batch (empty otherwise).
+    pub(crate) fn views(&self) -> Vec<OnDemand<'_, 's, S>> {
+        let pass = match &self.state {
+            PassState::OnDemand(pass) => pass,
+            PassState::Read(io) if io.design == BalDesign::Writes => &io.pass,
+            _ => return Vec::new(),
+        };
+        (0..self.replay.blocks.len())
+            .map(|b| OnDemand::new(pass, self.replay, b))
+            .collect()
+    }
+
+    /// What the loop's items read their state from, over `views` ([`Pass::views`]).
+    pub(crate) fn bases<'p>(&'p self, views: &'p [OnDemand<'p, 's, S>]) -> Bases<'p, 's, S> {
+        match &self.state {
+            PassState::Resident(bases) => Bases::Resident(bases),
+            PassState::PerBatch { slot, .. } => Bases::PerBatch(slot),
+            PassState::OnDemand(pass) => Bases::OnDemand { pass, views },
+            PassState::Read(io) => Bases::Read {
+                io,
+                views: (io.design == BalDesign::Writes).then_some(views),
+            },
+        }
+    }
+
+    /// Build the bases of `blocks` (a batch's) into the batch slot, in memory without
+    /// resident bases (nothing otherwise). Outside the timed window: the replay's prepared
+    /// state, which a dump that fits keeps from the start.
+    pub(crate) fn build_bases(&self, blocks: Range<usize>) {
+        let PassState::PerBatch { slot, cursor } = &self.state else {
+            return;
+        };
+        let mut slot = slot
+            .write()
+            .expect("no thread panics holding the batch's bases");
+        slot.bases.clear();
+        slot.first = blocks.start;
+        let mut cursor = cursor.lock().expect("no thread panics holding the cursor");
+        slot.bases.extend(blocks.map(|b| cursor.base(b)));
+    }
+
+    /// The readers' figures after the window: what reading took, and when each batch's
+    /// read ran.
+    pub(crate) fn io_timings(&self) -> (IoTimings, Vec<(u64, u64)>) {
+        match &self.state {
+            PassState::Read(io) => {
+                let mut timings = *io
+                    .timings
+                    .lock()
+                    .expect("no reader panics holding the lock");
+                // With `writes`, what was read on demand, while a transaction waited.
+                let on_demand = io.pass.read_ns();
+                timings.read_ns += on_demand;
+                timings.exposed_ns += on_demand;
+                let spans = std::mem::take(
+                    &mut *io.spans.lock().expect("no reader panics holding the lock"),
+                );
+                (timings, spans)
+            }
+            // Every read is made while a transaction waits for it.
+            PassState::OnDemand(pass) => {
+                let read_ns = pass.read_ns();
+                let timings = IoTimings {
+                    read_ns,
+                    build_ns: 0,
+                    exposed_ns: read_ns,
+                };
+                (timings, Vec::new())
+            }
+            PassState::Resident(_) | PassState::PerBatch { .. } => Default::default(),
+        }
+    }
+}
+
+/// Where a pass's items find the state at the start of their block, as the loop borrows it
+/// from its [`Pass`].
+pub(crate) enum Bases<'r, 's, S> {
+    /// Every block's base, kept by the replay.
+    Resident(&'r [PreStateDb]),
+    /// The current batch's bases, built into this slot before its *go*
+    /// ([`Pass::build_bases`]).
+    PerBatch(&'r RwLock<BatchBases>),
+    /// Read before each batch (`views`, with `writes`: what was not read, on demand).
+    Read {
+        io: &'r IoState<'s, S>,
+        views: Option<&'r [OnDemand<'r, 's, S>]>,
+    },
+    /// Read on demand: the pass's cache, and each block's view of it.
+    OnDemand {
+        pass: &'r OnDemandPass<'s, S>,
+        views: &'r [OnDemand<'r, 's, S>],
+    },
+}
+
+impl<S> Clone for Bases<'_, '_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for Bases<'_, '_, S> {}
+
+impl<'r, 's, S> Bases<'r, 's, S> {
+    /// The pass's readers, when its state is read from sources.
+    pub(crate) fn pass(self) -> Option<&'r OnDemandPass<'s, S>> {
+        match self {
+            Self::Read { io, .. } => Some(&io.pass),
+            Self::OnDemand { pass, .. } => Some(pass),
+            Self::Resident(_) | Self::PerBatch(_) => None,
+        }
+    }
+
+    /// Whether each batch's state is read while the batch before it runs.
+    pub(crate) fn pipelined(self) -> bool {
+        matches!(self, Self::Read { io, .. } if io.pipelined)
+    }
+
+    /// The bases one batch's items read, the per-batch slot locked for reading until
+    /// the batch is handed over.
+    pub(crate) fn for_batch(self) -> BatchBase<'r, 's, S> {
+        match self {
+            Self::Resident(bases) => BatchBase::Resident(bases),
+            Self::PerBatch(slot) => BatchBase::Built(
+                slot.read()
+                    .expect("no thread panics holding the batch's bases"),
+            ),
+            Self::Read { io, views } => BatchBase::Read { io, views },
+            Self::OnDemand { views, .. } => BatchBase::OnDemand(views),
+        }
+    }
+}
+
+/// [`Bases`] while one batch runs: what its items read their block's state from.
+pub(crate) enum BatchBase<'r, 's, S> {
+    /// Every block's base, kept by the replay.
+    Resident(&'r [PreStateDb]),
+    /// The batch's bases, built for it.
+    Built(RwLockReadGuard<'r, BatchBases>),
+    /// The bases read from the sources before the batch's *go*.
+    Read {
+        io: &'r IoState<'s, S>,
+        views: Option<&'r [OnDemand<'r, 's, S>]>,
+    },
+    /// Each block's view of the sources, read on demand.
+    OnDemand(&'r [OnDemand<'r, 's, S>]),
+}
