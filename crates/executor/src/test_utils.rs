@@ -197,6 +197,10 @@ pub struct DumpSource {
         >,
     >,
     codes: std::sync::Arc<std::collections::HashMap<alloy_primitives::B256, crate::Bytecode>>,
+    /// Each segment's witness nodes by hash (what a store keeps for the root phase).
+    nodes: std::sync::Arc<
+        std::collections::HashMap<(usize, alloy_primitives::B256), alloy_primitives::Bytes>,
+    >,
     /// What this source (and the clones sharing them) read.
     pub counts: std::sync::Arc<ReadCounts>,
 }
@@ -204,12 +208,16 @@ pub struct DumpSource {
 impl DumpSource {
     /// Every segment's pre-state of `dump`.
     pub fn of(dump: &Dump) -> Self {
-        let (mut accounts, mut slots, mut codes) = (
+        let (mut accounts, mut slots, mut codes, mut nodes) = (
+            std::collections::HashMap::new(),
             std::collections::HashMap::new(),
             std::collections::HashMap::new(),
             std::collections::HashMap::new(),
         );
         for (s, segment) in dump.segments.iter().enumerate() {
+            for node in segment.witness.iter().flat_map(|w| &w.nodes) {
+                nodes.insert((s, alloy_primitives::keccak256(node)), node.clone());
+            }
             for a in &segment.pre_state.accounts {
                 accounts.insert(
                     (s, a.address),
@@ -232,6 +240,7 @@ impl DumpSource {
             accounts: std::sync::Arc::new(accounts),
             slots: std::sync::Arc::new(slots),
             codes: std::sync::Arc::new(codes),
+            nodes: std::sync::Arc::new(nodes),
             counts: std::sync::Arc::default(),
         }
     }
@@ -284,6 +293,14 @@ impl crate::StateSource for DumpSource {
             .codes
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(self.codes.get(&code_hash).cloned())
+    }
+
+    fn trie_node(
+        &mut self,
+        segment: usize,
+        hash: alloy_primitives::B256,
+    ) -> Result<Option<alloy_primitives::Bytes>, crate::StateError> {
+        Ok(self.nodes.get(&(segment, hash)).cloned())
     }
 }
 

@@ -1,0 +1,119 @@
+//! One pass, every way it can be set up (issue 43): at 1, 2 and 3 threads, per block, in
+//! batches of 7 and as one mega-block, with the state in memory or read from a source (on
+//! demand, prefetched, pipelined, with each access-list design), the root phase off, after
+//! and overlapped, every pass gives the outputs of one thread per block in memory, and
+//! verifies (roots included).
+
+use alloy_hardforks::EthereumHardfork;
+use gigagas_executor::{
+    Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind, TimedWork,
+    test_utils::{DumpSource, output_summary, prepare},
+};
+use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead, StateRootPhase};
+use gigagas_workload::{GeneratorConfig, Profile, generate_with_witness};
+use std::num::NonZeroUsize;
+
+const BLOCKS: usize = 9;
+
+fn setup() -> (Replay, DumpSource) {
+    let dump = generate_with_witness(
+        &GeneratorConfig {
+            profile: Profile::MainnetLike,
+            blocks: BLOCKS as u64,
+            gas_per_block: 1_500_000,
+            seed: 43,
+            fork: EthereumHardfork::Prague,
+            users: 60,
+        },
+        |_, _| {},
+    )
+    .unwrap();
+    let source = DumpSource::of(&dump);
+    (prepare(dump).unwrap(), source)
+}
+
+/// Where a pass reads its state: memory, or a store read with `io` and `design`.
+fn reads() -> Vec<Option<(IoMode, BalDesign)>> {
+    let mut reads = vec![None, Some((IoMode::OnDemand, BalDesign::Keys))];
+    for io in [IoMode::Prefetch, IoMode::Pipelined] {
+        for design in [BalDesign::Full, BalDesign::Keys, BalDesign::Writes] {
+            reads.push(Some((io, design)));
+        }
+    }
+    reads
+}
+
+fn config(
+    threads: usize,
+    batch: usize,
+    read: Option<(IoMode, BalDesign)>,
+    root: StateRootPhase,
+) -> RunConfig {
+    RunConfig::new(
+        NonZeroUsize::new(threads).unwrap(),
+        batch,
+        SchedulerKind::GasUsed,
+    )
+    .with_work(TimedWork {
+        state_root: root,
+        state: read.map_or(StateRead::Memory, |(io, design)| {
+            StateRead::store(io, CacheState::Warm, design)
+        }),
+        ..TimedWork::default()
+    })
+}
+
+/// The outputs of one pass of `config` (summarised item by item), and whether it verifies.
+fn outputs(replay: &Replay, source: &DumpSource, config: &RunConfig) -> Vec<String> {
+    let StateRead::Store { io, .. } = config.work.state else {
+        let (_, outputs) = Parallel::new(config).outputs(replay);
+        Parallel::new(config)
+            .run(replay, true)
+            .unwrap_or_else(|d| panic!("{config:?}: {d}"));
+        return outputs.iter().map(output_summary).collect();
+    };
+    let mut readers = vec![source.fresh(), source.fresh()];
+    let (_, outputs) = Parallel::reading(
+        config,
+        PassIo {
+            readers: &mut readers,
+            mode: io,
+        },
+    )
+    .outputs(replay);
+    Parallel::reading(
+        config,
+        PassIo {
+            readers: &mut readers,
+            mode: io,
+        },
+    )
+    .run(replay, true)
+    .unwrap_or_else(|d| panic!("{config:?}: {d}"));
+    outputs.iter().map(output_summary).collect()
+}
+
+#[test]
+fn every_set_up_gives_the_outputs_of_one_thread_in_memory() {
+    let (replay, source) = setup();
+    let reference = outputs(&replay, &source, &config(1, 1, None, StateRootPhase::Off));
+    assert_eq!(reference.len(), replay.items().len());
+    let mut passes = 0;
+    for root in [
+        StateRootPhase::Off,
+        StateRootPhase::After,
+        StateRootPhase::Overlapped,
+    ] {
+        for read in reads() {
+            for threads in [1, 2, 3] {
+                for batch in [1, 7, BLOCKS] {
+                    let config = config(threads, batch, read, root);
+                    let got = outputs(&replay, &source, &config);
+                    assert!(got == reference, "{config:?}: outputs differ");
+                    passes += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(passes, 3 * 8 * 3 * 3);
+}
