@@ -78,12 +78,16 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 mod error;
+mod full;
+mod padding;
 mod root_only;
 mod sparse;
 mod state;
 mod witness;
 
 pub use error::{RootError, TrieId, TriePath};
+pub use full::FullTries;
+pub use padding::{MAINNET_ACCOUNTS, Padding, PaddingError};
 pub use root_only::{
     BlockWitnessSize, NodeCount, Pruned, RootOnlyError, UnrootedBlock, WitnessSizes,
     root_only_dump, root_only_witness, witness_roots, witness_sizes,

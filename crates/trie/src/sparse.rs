@@ -156,6 +156,21 @@ impl SparseTrie {
         }
     }
 
+    /// The open trie of `leaves` (sorted by key, each key once, all of one length), built
+    /// bottom-up in one pass (no walk from the root per leaf); nothing hashed yet.
+    pub(crate) fn from_sorted(
+        id: TrieId,
+        store: Arc<NodeStore>,
+        mut leaves: Vec<(Nibbles, Vec<u8>)>,
+    ) -> Self {
+        Self {
+            root: build(&mut leaves, 0),
+            id,
+            store,
+            seen: None,
+        }
+    }
+
     /// Records the hash of every node opened from the store from now on in `seen`.
     pub(crate) fn record(&mut self, seen: Option<Seen>) {
         self.seen = seen;
@@ -230,6 +245,77 @@ impl SparseTrie {
     }
 }
 
+impl SparseTrie {
+    /// The nodes on the paths of `targets` (full keys, or shorter paths: sorted, each
+    /// once), as a proof builder retains them: every node whose path is a prefix of a
+    /// target, each once, those referenced by hash only (a node under 32 bytes lies inside
+    /// its parent). Blinded nodes on the way are opened from the store; a trie whose root
+    /// was computed since its last update has every other node's reference cached.
+    pub(crate) fn proofs(
+        &mut self,
+        targets: &[Nibbles],
+        out: &mut Vec<Bytes>,
+    ) -> Result<(), RootError> {
+        if targets.is_empty() {
+            return Ok(());
+        }
+        let ctx = Ctx {
+            id: self.id,
+            store: &self.store,
+            seen: self.seen.as_ref(),
+        };
+        proofs(&mut self.root, Nibbles::new(), targets, &ctx, out)
+    }
+}
+
+/// [`SparseTrie::proofs`] below `node` at `path`, a prefix of every target.
+fn proofs(
+    node: &mut Node,
+    path: Nibbles,
+    targets: &[Nibbles],
+    ctx: &Ctx<'_>,
+    out: &mut Vec<Bytes>,
+) -> Result<(), RootError> {
+    open(node, path, ctx)?;
+    if matches!(node, Node::Empty) {
+        return Ok(());
+    }
+    if cached(node).as_hash().is_some()
+        && let Some(rlp) = encode(node)
+    {
+        out.push(rlp);
+    }
+    match node {
+        Node::Extension { key, child, .. } => {
+            let below = path.join(key);
+            let targets: Vec<Nibbles> = targets
+                .iter()
+                .filter(|t| t.starts_with(&below))
+                .copied()
+                .collect();
+            if !targets.is_empty() {
+                proofs(child, below, &targets, ctx, out)?;
+            }
+        }
+        Node::Branch { children, .. } => {
+            let depth = path.len();
+            let mut by_nibble: [Vec<Nibbles>; 16] = Default::default();
+            for t in targets.iter().filter(|t| t.len() > depth) {
+                by_nibble[t.get_unchecked(depth) as usize].push(*t);
+            }
+            for (i, targets) in by_nibble.iter().enumerate() {
+                if !targets.is_empty() {
+                    let mut p = path;
+                    p.push(i as u8);
+                    proofs(&mut children[i], p, targets, ctx, out)?;
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// An open node's cached reference ([`SparseTrie::root`] has run since its last update).
 fn cached(node: &Node) -> RlpNode {
     match node {
@@ -241,33 +327,40 @@ fn cached(node: &Node) -> RlpNode {
     }
 }
 
+/// The RLP of an open node whose children's references are cached; `None` for an empty
+/// or blinded node.
+fn encode(node: &Node) -> Option<Bytes> {
+    let mut buf = Vec::new();
+    match node {
+        Node::Leaf { key, value, .. } => {
+            LeafNodeRef::new(key, value).rlp(&mut buf);
+        }
+        Node::Extension { key, child, .. } => {
+            ExtensionNodeRef::new(key, &cached(child)).rlp(&mut buf);
+        }
+        Node::Branch { children, .. } => {
+            let mut stack = Vec::with_capacity(16);
+            let mut mask = TrieMask::default();
+            for (i, c) in children.iter().enumerate() {
+                if !matches!(c, Node::Empty) {
+                    stack.push(cached(c));
+                    mask.set_bit(i as u8);
+                }
+            }
+            BranchNodeRef::new(&stack, mask).rlp(&mut buf);
+        }
+        Node::Empty | Node::Blinded(_) => return None,
+    }
+    Some(Bytes::from(buf))
+}
+
 /// [`SparseTrie::new_nodes`] below `node`.
 fn new_nodes(node: &Node, store: &NodeStore, out: &mut Vec<(B256, Bytes)>) {
     if let Some(hash) = cached(node).as_hash()
         && !store.contains(&hash)
+        && let Some(rlp) = encode(node)
     {
-        let mut buf = Vec::new();
-        match node {
-            Node::Leaf { key, value, .. } => {
-                LeafNodeRef::new(key, value).rlp(&mut buf);
-            }
-            Node::Extension { key, child, .. } => {
-                ExtensionNodeRef::new(key, &cached(child)).rlp(&mut buf);
-            }
-            Node::Branch { children, .. } => {
-                let mut stack = Vec::with_capacity(16);
-                let mut mask = TrieMask::default();
-                for (i, c) in children.iter().enumerate() {
-                    if !matches!(c, Node::Empty) {
-                        stack.push(cached(c));
-                        mask.set_bit(i as u8);
-                    }
-                }
-                BranchNodeRef::new(&stack, mask).rlp(&mut buf);
-            }
-            Node::Empty | Node::Blinded(_) => return,
-        }
-        out.push((hash, Bytes::from(buf)));
+        out.push((hash, rlp));
     }
     match node {
         Node::Extension { child, .. } => new_nodes(child, store, out),
@@ -277,6 +370,39 @@ fn new_nodes(node: &Node, store: &NodeStore, out: &mut Vec<(B256, Bytes)>) {
             }
         }
         _ => {}
+    }
+}
+
+/// The node of `leaves` (sorted, distinct keys of one length) below `depth` nibbles, which
+/// they all share.
+fn build(leaves: &mut [(Nibbles, Vec<u8>)], depth: usize) -> Node {
+    match leaves {
+        [] => Node::Empty,
+        [(key, value)] => leaf(key.slice(depth..), mem::take(value)),
+        [(first, _), .., (last, _)] => {
+            // Sorted: what the first and last share, all share.
+            let shared = first
+                .slice(depth..)
+                .common_prefix_length(&last.slice(depth..));
+            let prefix = first.slice(depth..depth + shared);
+            let depth = depth + shared;
+            let mut children = empty_children();
+            let mut rest = leaves;
+            while let Some((key, _)) = rest.first() {
+                let n = key.get_unchecked(depth);
+                let end = rest.partition_point(|(k, _)| k.get_unchecked(depth) <= n);
+                let (these, after) = rest.split_at_mut(end);
+                children[n as usize] = build(these, depth + 1);
+                rest = after;
+            }
+            extension(
+                prefix,
+                Node::Branch {
+                    children,
+                    rlp: None,
+                },
+            )
+        }
     }
 }
 
@@ -617,5 +743,41 @@ mod tests {
             trie.remove(key(i)).unwrap();
         }
         assert_eq!(trie.root(), EMPTY_ROOT_HASH);
+    }
+
+    /// A trie built bottom-up from sorted leaves has the hash builder's root, and updates
+    /// on it keep matching.
+    #[test]
+    fn built_trie_matches_hash_builder() {
+        let store = Arc::new(NodeStore::default());
+        for n in [0u64, 1, 2, 17, 300] {
+            let mut map: BTreeMap<Nibbles, Vec<u8>> = (0..n)
+                .map(|i| {
+                    (
+                        key(i),
+                        if i % 3 == 0 {
+                            vec![(i % 200) as u8 + 1]
+                        } else {
+                            vec![7; 40]
+                        },
+                    )
+                })
+                .collect();
+            let leaves = map.iter().map(|(k, v)| (*k, v.clone())).collect();
+            let mut trie = SparseTrie::from_sorted(TrieId::Account, store.clone(), leaves);
+            let expected = if n == 0 {
+                EMPTY_ROOT_HASH
+            } else {
+                reference_root(&map)
+            };
+            assert_eq!(trie.root(), expected, "{n} leaves");
+            for i in (0..n).step_by(3) {
+                trie.remove(key(i)).unwrap();
+                map.remove(&key(i));
+            }
+            trie.insert(key(1_000), vec![9; 33]).unwrap();
+            map.insert(key(1_000), vec![9; 33]);
+            assert_eq!(trie.root(), reference_root(&map), "{n} leaves, updated");
+        }
     }
 }
