@@ -43,8 +43,20 @@ pub(crate) struct GenerateArgs {
     output: PathBuf,
     /// No witness, and every header's state root left the empty trie's (the dumps of
     /// builds before witnesses, byte for byte; a run with --state-root refuses it).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "state_size")]
     no_witness: bool,
+    /// Pad the account trie to the depth of a state of this many accounts: ⌊log16 N⌋
+    /// levels of full branches above every touched path, their untouched children hashes
+    /// of virtual subtries (7 levels at mainnet's 300,000,000, the value when the flag is
+    /// given alone; at least 16). The headers' roots and the witness are the padded
+    /// trie's. Off without the flag: the trie holds the generated accounts only.
+    #[arg(
+        long,
+        value_name = "ACCOUNTS",
+        num_args = 0..=1,
+        default_missing_value = "300000000"
+    )]
+    state_size: Option<u64>,
 }
 
 impl Command for GenerateArgs {
@@ -60,10 +72,12 @@ impl Command for GenerateArgs {
         let bar = progress_bar(self.blocks, "generating");
         let start = Instant::now();
         let progress = |done, _| bar.set_position(done);
-        let dump = if self.no_witness {
-            gigagas_workload::generate(&config, progress)?
-        } else {
-            gigagas_workload::generate_with_witness(&config, progress)?
+        let dump = match (self.no_witness, self.state_size) {
+            (true, _) => gigagas_workload::generate(&config, progress)?,
+            (false, None) => gigagas_workload::generate_with_witness(&config, progress)?,
+            (false, Some(accounts)) => {
+                gigagas_workload::generate_with_padded_witness(&config, accounts, progress)?
+            }
         };
         bar.finish_and_clear();
         let info = gigagas_dump::write_dump(&dump, &self.output)?;

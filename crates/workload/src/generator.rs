@@ -16,9 +16,10 @@ use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use alloy_sol_types::{SolCall, SolValue};
 use gigagas_chain::{BlockInput, ChainSpec};
+use gigagas_dump::AccountState;
 use gigagas_dump::{ChainConfig, ChainConfigError, Dump, DumpBlock, DumpMeta, ReceiptSummary};
 use gigagas_record::{BlockRecorder, RecordError, RecordedBlock, touched_pre_state};
-use gigagas_trie::{FullAccount, FullState, RootRules, full_state_root, witness_for_blocks};
+use gigagas_trie::{FullAccount, FullState, FullTries, Padding, PaddingError, RootRules};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use revm::{
@@ -115,6 +116,9 @@ pub enum ConfigError {
     /// The chain configuration built for the fork is not usable.
     #[error(transparent)]
     Chain(#[from] ChainConfigError),
+    /// The state size to pad the account trie to is too small.
+    #[error("state size: {0}")]
+    StateSize(#[from] PaddingError),
 }
 
 /// Why a setup transaction failed.
@@ -440,22 +444,47 @@ pub fn generate(
     config: &GeneratorConfig,
     on_block: impl FnMut(u64, u64),
 ) -> Result<Dump, GenerateError> {
-    generate_dump(config, false, on_block)
+    generate_dump(config, Roots::Empty, on_block)
 }
 
 /// [`generate`], with the witness a state-root phase starts from and real state roots:
 /// every block's header carries the root of the generator's whole state after the block
-/// (the full tries of the genesis overlaid with what the blocks wrote, built with
-/// [`gigagas_trie::full_state_root`]; the header hash, and so the next block's parent
-/// hash and the EIP-2935 history, follow from it), and the segment's
-/// [`gigagas_dump::Witness`] is [`gigagas_trie::witness_for_blocks`] of the genesis for
-/// the blocks' access lists (proofs of every touched account and slot, plus the siblings
-/// deletions need). Deterministic like [`generate`]; the provenance records `witness = on`.
+/// (the full tries of the genesis, kept by a [`FullTries`] and updated with what each block
+/// wrote, so a block's root costs the paths it changes; the header hash, and so the next
+/// block's parent hash and the EIP-2935 history, follow from it), and the segment's
+/// [`gigagas_dump::Witness`] is [`FullTries::witness`] of the genesis for the blocks'
+/// access lists (proofs of every touched account and slot, plus the siblings deletions
+/// need). Deterministic like [`generate`]; the provenance records `witness = on`.
 pub fn generate_with_witness(
     config: &GeneratorConfig,
     on_block: impl FnMut(u64, u64),
 ) -> Result<Dump, GenerateError> {
-    generate_dump(config, true, on_block)
+    generate_dump(config, Roots::Real(None), on_block)
+}
+
+/// [`generate_with_witness`] with the account trie padded to the depth of a state of
+/// `state_size` accounts ([`Padding`]: ⌊log16 `state_size`⌋ levels of full branches, 7 at
+/// mainnet's [`gigagas_trie::MAINNET_ACCOUNTS`]; the virtual accounts' key remainder drawn
+/// from the config's seed). The headers carry the padded trie's roots and the witness
+/// holds the padded paths: every touched account's path runs through full branches whose
+/// untouched children are hashes. The transactions and access lists are those of the
+/// unpadded dump; the provenance also records `state-size`.
+pub fn generate_with_padded_witness(
+    config: &GeneratorConfig,
+    state_size: u64,
+    on_block: impl FnMut(u64, u64),
+) -> Result<Dump, GenerateError> {
+    let padding = Padding::new(state_size, config.seed).map_err(ConfigError::from)?;
+    generate_dump(config, Roots::Real(Some(padding)), on_block)
+}
+
+/// Which state roots the headers carry.
+#[derive(Debug, Clone, Copy)]
+enum Roots {
+    /// The empty trie's, and no witness.
+    Empty,
+    /// The state's, the account trie padded if given, and the witness.
+    Real(Option<Padding>),
 }
 
 /// The genesis in `pre_db` as a whole state.
@@ -482,9 +511,58 @@ fn genesis_state(pre_db: &CacheDB<EmptyDB>) -> FullState {
         .collect()
 }
 
+/// Updates `tries` with the accounts and slots of the block whose access list is `bal`,
+/// their values read from revm's `state` after the block: an account revm holds no longer
+/// is deleted; one whose storage revm knows whole (created or destroyed) gets that storage;
+/// otherwise the slots the list names take revm's values.
+fn update_tries(
+    tries: &mut FullTries,
+    state: &State<CacheDB<EmptyDB>>,
+    bal: &alloy_eip7928::BlockAccessList,
+) -> Result<(), gigagas_trie::RootError> {
+    for changes in bal {
+        let address = changes.address;
+        let Some(cached) = state.cache.accounts.get(&address) else {
+            continue;
+        };
+        let Some(plain) = &cached.account else {
+            tries.set_account(address, None);
+            continue;
+        };
+        tries.set_account(
+            address,
+            Some(AccountState {
+                balance: plain.info.balance,
+                nonce: plain.info.nonce,
+                code_hash: plain.info.code_hash,
+            }),
+        );
+        if cached.status.is_storage_known() {
+            tries.clear_storage(address);
+            for (slot, value) in &plain.storage {
+                tries.set_slot(address, *slot, *value)?;
+            }
+        } else {
+            let slots = changes
+                .storage_changes
+                .iter()
+                .map(|s| s.slot)
+                .chain(changes.storage_reads.iter().copied());
+            for slot in slots {
+                if let Some(value) = plain.storage.get(&slot) {
+                    tries.set_slot(address, slot, *value)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The whole state `state` holds: the genesis in `pre_db` overlaid with every account revm's
 /// cache holds after the blocks so far (an account whose storage revm knows whole, created
-/// or destroyed, replaces the genesis's storage; otherwise its cached slots override).
+/// or destroyed, replaces the genesis's storage; otherwise its cached slots override). The
+/// reference the incremental roots are checked against in tests.
+#[cfg(test)]
 fn full_state(pre_db: &CacheDB<EmptyDB>, state: &State<CacheDB<EmptyDB>>) -> FullState {
     let mut full = genesis_state(pre_db);
     for (address, cached) in &state.cache.accounts {
@@ -512,8 +590,19 @@ fn full_state(pre_db: &CacheDB<EmptyDB>, state: &State<CacheDB<EmptyDB>>) -> Ful
 
 fn generate_dump(
     config: &GeneratorConfig,
-    witness: bool,
+    roots: Roots,
+    on_block: impl FnMut(u64, u64),
+) -> Result<Dump, GenerateError> {
+    generate_checked(config, roots, on_block, |_, _, _| {})
+}
+
+/// [`generate_dump`], calling `check(pre_db, state, root)` after every block whose header
+/// got a real root (tests compare it with a whole-state root).
+fn generate_checked(
+    config: &GeneratorConfig,
+    roots: Roots,
     mut on_block: impl FnMut(u64, u64),
+    mut check: impl FnMut(&CacheDB<EmptyDB>, &State<CacheDB<EmptyDB>>, B256),
 ) -> Result<Dump, GenerateError> {
     check_config(config)?;
     let chain = ChainConfig::all_active_from_genesis(CHAIN_ID, config.fork)
@@ -532,6 +621,15 @@ fn generate_dump(
         .collect();
     let deployer = key(DEPLOYER_KEY_TAG, config.seed, 0).address();
     let (pre_db, deployed) = genesis(config, &spec, &users, deployer)?;
+    // With real roots, the padding if any.
+    let real: Option<Option<Padding>> = match roots {
+        Roots::Empty => None,
+        Roots::Real(padding) => Some(padding),
+    };
+    // The genesis's tries, updated block by block for the headers' roots.
+    let mut tries = real
+        .map(|padding| FullTries::new(&genesis_state(&pre_db), padding.as_ref()))
+        .transpose()?;
 
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
     let mut state = State::builder()
@@ -571,8 +669,10 @@ fn generate_dump(
         let txs = fill_block(&mut recorder, &mut txgen, &mut users, config, gas_limit)?;
         let recorded = recorder.finish().map_err(execution_error)?;
         let (receipts, bal) = seal_header(&mut header, recorded, &txs, config.fork);
-        if witness {
-            header.state_root = full_state_root(&full_state(&pre_db, &state));
+        if let Some(tries) = &mut tries {
+            update_tries(tries, &state, &bal)?;
+            header.state_root = tries.root()?;
+            check(&pre_db, &state, header.state_root);
         }
         parent_hash = header.hash_slow();
         state.block_hashes.insert(header.number, parent_hash);
@@ -597,17 +697,19 @@ fn generate_dump(
         .map(|n| (n, synthetic_hash(n)))
         .collect();
     let mut provenance = provenance(config);
-    let witness = if witness {
-        provenance.insert("witness".to_string(), "on".to_string());
-        let lists: Vec<&alloy_eip7928::BlockAccessList> =
-            blocks.iter().map(|b| &b.access_list).collect();
-        Some(witness_for_blocks(
-            &genesis_state(&pre_db),
-            &lists,
-            RootRules::SPURIOUS_DRAGON,
-        )?)
-    } else {
-        None
+    drop(tries);
+    let witness = match real {
+        None => None,
+        Some(padding) => {
+            provenance.insert("witness".to_string(), "on".to_string());
+            if let Some(p) = padding {
+                provenance.insert("state-size".to_string(), p.state_size().to_string());
+            }
+            let lists: Vec<&alloy_eip7928::BlockAccessList> =
+                blocks.iter().map(|b| &b.access_list).collect();
+            let genesis = FullTries::new(&genesis_state(&pre_db), padding.as_ref())?;
+            Some(genesis.witness(&lists, RootRules::SPURIOUS_DRAGON)?)
+        }
     };
     let mut dump = Dump::single_segment(
         DumpMeta {
@@ -1110,6 +1212,50 @@ impl TxGen<'_> {
                 (call(d.precompiles, data), 150_000, None)
             }
             _ => unreachable!("only precompile kinds are passed here"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gigagas_trie::full_state_root;
+
+    /// The roots the kept tries give equal the whole state's rebuilt from revm's cache with
+    /// alloy-trie's hash builder, block after block, for every profile and fork.
+    #[test]
+    fn kept_tries_give_the_whole_states_root() {
+        for profile in Profile::ALL {
+            for fork in [
+                EthereumHardfork::Cancun,
+                EthereumHardfork::Prague,
+                EthereumHardfork::Osaka,
+            ] {
+                let config = GeneratorConfig {
+                    profile,
+                    blocks: 4,
+                    gas_per_block: 3_000_000,
+                    seed: 11,
+                    fork,
+                    users: 40,
+                };
+                let mut checked = 0;
+                generate_checked(
+                    &config,
+                    Roots::Real(None),
+                    |_, _| {},
+                    |pre, state, root| {
+                        assert_eq!(
+                            root,
+                            full_state_root(&full_state(pre, state)),
+                            "{profile:?} {fork}, block {checked}"
+                        );
+                        checked += 1;
+                    },
+                )
+                .unwrap_or_else(|e| panic!("{profile:?} {fork}: {e}"));
+                assert_eq!(checked, 4);
+            }
         }
     }
 }

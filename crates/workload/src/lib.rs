@@ -21,6 +21,7 @@ mod generator;
 mod profile;
 
 pub use generator::{
-    ConfigError, GenerateError, GeneratorConfig, SetupError, generate, generate_with_witness,
+    ConfigError, GenerateError, GeneratorConfig, SetupError, generate,
+    generate_with_padded_witness, generate_with_witness,
 };
 pub use profile::Profile;
