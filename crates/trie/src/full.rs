@@ -438,3 +438,92 @@ fn leaf_value(fields: &AccountState, storage_root: B256) -> Vec<u8> {
         fields.code_hash,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::witness::FullAccount;
+    use alloy_rlp::Decodable;
+    use alloy_trie::{HashBuilder, nodes::TrieNode};
+
+    fn address(i: u64) -> Address {
+        Address::from_word(keccak256(i.to_be_bytes()))
+    }
+
+    fn fields(i: u64) -> AccountState {
+        AccountState {
+            balance: U256::from(i + 1),
+            nonce: i,
+            code_hash: alloy_trie::KECCAK_EMPTY,
+        }
+    }
+
+    /// The root of the padded trie with the accounts `live` (index → fields), computed
+    /// with alloy-trie's hash builder over every virtual leaf and every real one.
+    fn reference(padding: &Padding, live: &BTreeMap<u64, AccountState>) -> B256 {
+        let nodes = padding.nodes();
+        let TrieNode::Leaf(virt) = TrieNode::decode(&mut &nodes[nodes.len() - 1][..]).unwrap()
+        else {
+            panic!("the last padding node is the leaf");
+        };
+        let levels = padding.levels();
+        let mut leaves: BTreeMap<Nibbles, Vec<u8>> = (0..16u64.pow(levels as u32))
+            .map(|p| {
+                let prefix: Vec<u8> = (0..levels)
+                    .rev()
+                    .map(|l| ((p >> (4 * l)) & 15) as u8)
+                    .collect();
+                (
+                    Nibbles::from_nibbles(prefix).join(&virt.key),
+                    virt.value.clone(),
+                )
+            })
+            .collect();
+        for (i, f) in live {
+            leaves.insert(account_key(address(*i)), leaf_value(f, EMPTY_ROOT_HASH));
+        }
+        let mut hb = HashBuilder::default();
+        for (k, v) in &leaves {
+            hb.add_leaf(*k, v);
+        }
+        hb.root()
+    }
+
+    /// A padded trie's root is that of the real accounts beside one virtual account per
+    /// prefix, through creations and deletions; with every real account deleted it is the
+    /// padding's alone.
+    #[test]
+    fn padded_roots_are_the_hash_builders() {
+        let padding = Padding::new(256, 3).unwrap();
+        assert_eq!(padding.levels(), 2);
+        let mut live: BTreeMap<u64, AccountState> = (0..40).map(|i| (i, fields(i))).collect();
+        let state: FullState = live
+            .iter()
+            .map(|(i, f)| {
+                let account = FullAccount {
+                    nonce: f.nonce,
+                    balance: f.balance,
+                    code_hash: f.code_hash,
+                    storage: BTreeMap::new(),
+                };
+                (address(*i), account)
+            })
+            .collect();
+        let mut tries = FullTries::new(&state, Some(&padding)).unwrap();
+        assert_eq!(tries.root().unwrap(), reference(&padding, &live));
+        for i in 40..100 {
+            tries.set_account(address(i), Some(fields(i)));
+            live.insert(i, fields(i));
+        }
+        assert_eq!(tries.root().unwrap(), reference(&padding, &live));
+        for i in (0..100).step_by(3) {
+            tries.set_account(address(i), None);
+            live.remove(&i);
+        }
+        assert_eq!(tries.root().unwrap(), reference(&padding, &live));
+        for i in 0..100 {
+            tries.set_account(address(i), None);
+        }
+        assert_eq!(tries.root().unwrap(), padding.root());
+    }
+}
