@@ -210,11 +210,13 @@ pub fn bench_pass(
     verify: bool,
     store: Option<&mut StoreContext>,
 ) -> Result<(RunTimings, Option<IoFigures>), PassError> {
-    if point.work().state.is_store() {
+    if let gigagas_grid::StateRead::Store { cache, .. } = point.work().state {
         let store = store.ok_or(IoError::NoStore)?;
         let pass = match point {
-            Point::Sequential(work) => crate::io::sequential_pass(replay, *work, store, verify)?,
-            Point::Bal(config) => crate::io::replay_pass(replay, config, store, verify)?,
+            Point::Sequential(work) => {
+                crate::io::sequential_pass(replay, *work, cache, store, verify)?
+            }
+            Point::Bal(config) => crate::io::replay_pass(replay, config, cache, store, verify)?,
         };
         return Ok((pass.timings, Some(pass.figures)));
     }

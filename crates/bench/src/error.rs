@@ -2,7 +2,7 @@
 
 use crate::config::ConfigError;
 use gigagas_dump::{DumpError, InvariantError};
-use gigagas_executor::{Divergence, PrepareError, RunConfig};
+use gigagas_executor::{Divergence, PrepareError, RunConfig, SetupError};
 use gigagas_report::ReportError;
 use gigagas_state::{COLD_MAX_RESIDENT_BYTES, StoreError};
 use std::path::PathBuf;
@@ -63,6 +63,9 @@ pub enum DumpFault {
     /// A pass diverged from the receipts or the access list: no number is reported.
     #[error(transparent)]
     Divergence(Box<Divergence>),
+    /// A pass could not be set up (its threads did not start, its root phase cannot).
+    #[error(transparent)]
+    Setup(Box<SetupError>),
     /// The state store could not be read, or a cold pass was not cold.
     #[error(transparent)]
     Io(Box<IoError>),
@@ -101,9 +104,27 @@ pub enum PassError {
     /// The pass diverged from the receipts or the access list.
     #[error(transparent)]
     Divergence(Box<Divergence>),
+    /// The pass could not be set up.
+    #[error(transparent)]
+    Setup(Box<SetupError>),
     /// The state store failed, or a cold pass was not cold.
     #[error(transparent)]
     Io(#[from] IoError),
+}
+
+impl From<gigagas_executor::PassError> for PassError {
+    fn from(e: gigagas_executor::PassError) -> Self {
+        match e {
+            gigagas_executor::PassError::Divergence(d) => Self::Divergence(d),
+            gigagas_executor::PassError::Setup(e) => Self::Setup(Box::new(e)),
+        }
+    }
+}
+
+impl From<gigagas_executor::PassError> for DumpFault {
+    fn from(e: gigagas_executor::PassError) -> Self {
+        PassError::from(e).into()
+    }
 }
 
 impl From<Divergence> for PassError {
@@ -116,6 +137,7 @@ impl From<PassError> for DumpFault {
     fn from(e: PassError) -> Self {
         match e {
             PassError::Divergence(d) => Self::Divergence(d),
+            PassError::Setup(e) => Self::Setup(e),
             PassError::Io(e) => Self::Io(Box::new(e)),
         }
     }

@@ -23,10 +23,8 @@ pub use crate::error::IoError;
 use crate::error::PassError;
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_executor::{AccountInfo, Bytecode};
-use gigagas_executor::{
-    Parallel, PassIo, Replay, RunTimings, Runner, Sequential, StateError, StateSource,
-};
-use gigagas_grid::{CacheState, StateRead};
+use gigagas_executor::{Parallel, Replay, RunTimings, Runner, Sequential, StateError, StateSource};
+use gigagas_grid::CacheState;
 use gigagas_report::results::IoFigures;
 use gigagas_state::{
     EvictOptions, ReadStats, Store, StoreReader, Timing, evict, open_store, probe_random_reads,
@@ -258,15 +256,13 @@ fn figures_of(
 pub(crate) fn sequential_pass(
     replay: &Replay,
     work: gigagas_grid::TimedWork,
+    cache: CacheState,
     ctx: &mut StoreContext,
     verify: bool,
 ) -> Result<IoPass, PassError> {
-    let StateRead::Store { cache, .. } = work.state else {
-        unreachable!("a store pass reads from a store")
-    };
     if cache == CacheState::Warm && ctx.needs_rewarm(false, work) {
         // Re-warm what this pass reads: the same pass once, untimed and unverified.
-        sequential_pass(replay, work, ctx, false)?;
+        sequential_pass(replay, work, cache, ctx, false)?;
     }
     let resident = prepare(ctx, cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
@@ -289,30 +285,25 @@ pub(crate) fn sequential_pass(
     Ok(IoPass { timings, figures })
 }
 
-/// One pass of the replay reading its state from the store: each batch's keys before it
-/// runs, pipelined behind the previous batch, or each value the first time it is needed.
+/// One pass of the replay reading its state from the store in `cache` as `config`'s state
+/// says: each batch's keys before it runs, pipelined behind the previous batch, or each
+/// value the first time it is needed.
 pub(crate) fn replay_pass(
     replay: &Replay,
     config: &gigagas_grid::RunConfig,
+    cache: CacheState,
     ctx: &mut StoreContext,
     verify: bool,
 ) -> Result<IoPass, PassError> {
-    let StateRead::Store { io, cache, .. } = config.work.state else {
-        unreachable!("a store pass reads from a store")
-    };
     if cache == CacheState::Warm && ctx.needs_rewarm(true, config.work) {
         // Re-warm what this pass reads: the same pass once, untimed and unverified.
-        replay_pass(replay, config, ctx, false)?;
+        replay_pass(replay, config, cache, ctx, false)?;
     }
     let resident = prepare(ctx, cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
     // The readers' own type: the pass calls them directly, no boxed call per read.
     let mut readers = ctx.readers(ctx.io_threads, &collected)?;
-    let io = PassIo {
-        readers: &mut readers,
-        mode: io,
-    };
-    let result = Parallel::reading(config, io).run(replay, verify);
+    let result = Parallel::reading(config, &mut readers).run(replay, verify);
     drop(readers);
     let timings = result?;
     let figures = figures_of(&collected, timings.io, resident, ctx.device_reads_per_s);
@@ -408,7 +399,10 @@ mod tests {
         let replay = gigagas_executor::Replay::new(dump).unwrap();
         let mut ctx = StoreContext::open(&out, info.checksum, 2).unwrap();
         let work = |io, phase| TimedWork {
-            state: StateRead::store(io, CacheState::Warm, Default::default()),
+            state: gigagas_grid::StateRead::store(
+                gigagas_grid::StoreRead::each(io, &[Default::default()])[0],
+                CacheState::Warm,
+            ),
             state_root: phase,
             ..Default::default()
         };
@@ -420,14 +414,14 @@ mod tests {
                     SchedulerKind::Ols,
                 )
                 .with_work(work(io, phase));
-                let pass = replay_pass(&replay, &point, &mut ctx, true)
+                let pass = replay_pass(&replay, &point, CacheState::Warm, &mut ctx, true)
                     .unwrap_or_else(|e| panic!("{point}: {e}"));
                 assert_eq!(pass.timings.root.blocks, 3, "{point}");
                 assert!(pass.timings.root.read_ns > 0, "{point}");
             }
         }
         let sequential = work(IoMode::OnDemand, StateRootPhase::After);
-        let pass = sequential_pass(&replay, sequential, &mut ctx, true).unwrap();
+        let pass = sequential_pass(&replay, sequential, CacheState::Warm, &mut ctx, true).unwrap();
         assert_eq!(pass.timings.root.blocks, 3);
         assert!(pass.timings.root.read_ns > 0);
 
@@ -438,14 +432,14 @@ mod tests {
             SchedulerKind::Ols,
         )
         .with_work(work(IoMode::Prefetch, StateRootPhase::Overlapped));
-        let err = replay_pass(&replay, &point, &mut ctx, true)
+        let err = replay_pass(&replay, &point, CacheState::Warm, &mut ctx, true)
             .unwrap_err()
             .to_string();
         assert!(
             err.contains("has no witness node") && !err.contains('\n'),
             "{err}"
         );
-        let err = sequential_pass(&replay, sequential, &mut ctx, true)
+        let err = sequential_pass(&replay, sequential, CacheState::Warm, &mut ctx, true)
             .unwrap_err()
             .to_string();
         assert!(err.contains("has no witness node"), "{err}");
@@ -472,12 +466,21 @@ mod tests {
                 gigagas_grid::SchedulerKind::Ols,
             )
             .with_work(gigagas_grid::TimedWork {
-                state: StateRead::store(gigagas_grid::IoMode::Prefetch, cache, design),
+                state: gigagas_grid::StateRead::store(
+                    gigagas_grid::StoreRead::Prefetch(design),
+                    cache,
+                ),
                 ..Default::default()
             })
         };
         let point = |cache| point_of(cache, gigagas_grid::BalDesign::Keys);
-        let cold = match replay_pass(&replay, &point(CacheState::Cold), &mut ctx, true) {
+        let cold = match replay_pass(
+            &replay,
+            &point(CacheState::Cold),
+            CacheState::Cold,
+            &mut ctx,
+            true,
+        ) {
             Ok(pass) => pass,
             Err(PassError::Io(IoError::NotCold { .. })) => {
                 eprintln!("SKIPPED: this filesystem keeps evicted pages");
@@ -488,8 +491,15 @@ mod tests {
         assert!(ctx.evicted, "a cold pass leaves the store evicted");
         // `full` first: it re-warms the code it reads, not the accounts and slots.
         let full = point_of(CacheState::Warm, gigagas_grid::BalDesign::Full);
-        replay_pass(&replay, &full, &mut ctx, true).unwrap();
-        let warm = replay_pass(&replay, &point(CacheState::Warm), &mut ctx, true).unwrap();
+        replay_pass(&replay, &full, CacheState::Warm, &mut ctx, true).unwrap();
+        let warm = replay_pass(
+            &replay,
+            &point(CacheState::Warm),
+            CacheState::Warm,
+            &mut ctx,
+            true,
+        )
+        .unwrap();
         // What the cold pass found resident is at most its threshold; the warm pass finds
         // at least what one pass reads (the cold pass's reads, in bytes, as a share of the
         // store).
@@ -502,7 +512,14 @@ mod tests {
         );
         assert!(ctx.rewarmed.contains(&(true, point(CacheState::Warm).work)));
         // A cold pass again: every kind must re-warm again.
-        replay_pass(&replay, &point(CacheState::Cold), &mut ctx, true).unwrap();
+        replay_pass(
+            &replay,
+            &point(CacheState::Cold),
+            CacheState::Cold,
+            &mut ctx,
+            true,
+        )
+        .unwrap();
         assert!(ctx.rewarmed.is_empty());
     }
 }

@@ -14,7 +14,7 @@ use crate::progress::{LOAD_UNITS, run_units};
 use gigagas_executor::Replay;
 use gigagas_grid::{
     BalDesign, CacheState, Claims, IoMode, Point, Repetition, RunConfig, SchedulerKind,
-    SimulateConfig, StateRead, StateRootPhase, SweepConfig, TimedWork,
+    SimulateConfig, StateRead, StateRootPhase, StoreRead, SweepConfig, TimedWork,
 };
 use std::{num::NonZeroUsize, ops::Deref, path::PathBuf};
 
@@ -478,15 +478,11 @@ impl StorePlan {
         let mut reads = Vec::new();
         for &cache in self.cache.iter() {
             for &io in self.io.iter() {
-                if io.uses_list() {
-                    reads.extend(
-                        self.designs
-                            .iter()
-                            .map(|&design| StateRead::store(io, cache, design)),
-                    );
-                } else {
-                    reads.push(StateRead::store(io, cache, BalDesign::default()));
-                }
+                reads.extend(
+                    StoreRead::each(io, &self.designs)
+                        .into_iter()
+                        .map(|read| StateRead::store(read, cache)),
+                );
             }
         }
         reads
@@ -497,7 +493,7 @@ impl StorePlan {
     pub fn baseline_reads(&self) -> Vec<StateRead> {
         self.cache
             .iter()
-            .map(|&cache| StateRead::store(IoMode::OnDemand, cache, BalDesign::default()))
+            .map(|&cache| StateRead::on_demand(cache))
             .collect()
     }
 }
@@ -847,17 +843,12 @@ mod tests {
             "{reads:?}"
         );
         assert!(reads.contains(&StateRead::store(
-            IoMode::Pipelined,
+            StoreRead::Pipelined(BalDesign::Writes),
             CacheState::Cold,
-            BalDesign::Writes
         )));
         assert_eq!(
             plan.baseline_reads(),
-            vec![StateRead::store(
-                IoMode::OnDemand,
-                CacheState::Cold,
-                BalDesign::Full
-            )]
+            vec![StateRead::on_demand(CacheState::Cold)]
         );
     }
 }

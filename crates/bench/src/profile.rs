@@ -407,7 +407,7 @@ impl WindowObserver for WindowProfiler {
 
 /// What the per-thread timers covered in a window.
 struct Paused {
-    /// Sampled threads that ran in it.
+    /// Sampled threads that ran in it (a tenth of the busiest one's CPU time or more).
     threads: usize,
     /// Their CPU time in it, nanoseconds (`None`: not known per thread; the process's).
     cpu_ns: Option<u64>,
@@ -648,8 +648,14 @@ mod timers {
                     })
                     .collect()
             });
+            // A thread that ran a tenth of the busiest one's time or more: a pool thread
+            // that woke for a moment to look for a job it did not get is not a worker.
+            let busiest = used.iter().copied().max().unwrap_or(0);
             Paused {
-                threads: used.iter().filter(|&&ns| ns > 0).count(),
+                threads: used
+                    .iter()
+                    .filter(|&&ns| ns > 0 && ns * 10 >= busiest)
+                    .count(),
                 cpu_ns: Some(used.iter().sum()),
                 signals: Some(DELIVERED.load(Ordering::Relaxed) - self.delivered_at),
             }

@@ -95,7 +95,7 @@ pub fn profile_and_measure(
     points: &[RunConfig],
     rep: Repetition,
     mut after_run: impl FnMut(&RunConfig),
-) -> Result<(ItemProfile, Measured), gigagas_executor::Divergence> {
+) -> Result<(ItemProfile, Measured), gigagas_executor::PassError> {
     let profile_runs = profile_runs.get();
     let repeats = rep.repeats.max(1);
     let profile_config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols);
@@ -104,8 +104,8 @@ pub fn profile_and_measure(
     let mut runs: Vec<Vec<gigagas_report::stats::Metrics>> =
         vec![Vec::with_capacity(repeats); points.len()];
     let mut run =
-        |config: &RunConfig| -> Result<gigagas_executor::RunTimings, gigagas_executor::Divergence> {
-            let (timings, outputs) = Parallel::new(config).outputs(replay);
+        |config: &RunConfig| -> Result<gigagas_executor::RunTimings, gigagas_executor::PassError> {
+            let (timings, outputs) = Parallel::new(config).outputs(replay)?;
             if rep.verify {
                 replay.verify_all(&outputs)?;
             }

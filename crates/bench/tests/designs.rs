@@ -5,10 +5,8 @@
 //! and its outputs equal the pass in memory, item by item. No timing is asserted.
 
 use gigagas_bench::io::StoreSource;
-use gigagas_executor::{
-    Parallel, PassIo, RunConfig, SchedulerKind, TimedWork, test_utils::output_summary,
-};
-use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead};
+use gigagas_executor::{Parallel, RunConfig, SchedulerKind, TimedWork, test_utils::output_summary};
+use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead, StoreRead};
 use gigagas_state::{BuildOptions, build_store, open_store};
 use std::path::Path;
 
@@ -39,24 +37,13 @@ fn every_design_over_a_store_verifies_and_equals_the_pass_in_memory() {
                 batch,
                 SchedulerKind::Ols,
             );
-            let (_, memory) = Parallel::new(&config).outputs(&replay);
+            let (_, memory) = Parallel::new(&config).outputs(&replay).unwrap();
             let memory: Vec<String> = memory.iter().map(output_summary).collect();
-            let mut reads = vec![StateRead::store(
-                IoMode::OnDemand,
-                CacheState::Warm,
-                BalDesign::Keys,
-            )];
-            for io in [IoMode::Prefetch, IoMode::Pipelined] {
-                reads.extend(
-                    BalDesign::ALL
-                        .into_iter()
-                        .map(|design| StateRead::store(io, CacheState::Warm, design)),
-                );
-            }
+            let reads = IoMode::ALL
+                .into_iter()
+                .flat_map(|io| StoreRead::each(io, &BalDesign::ALL))
+                .map(|read| StateRead::store(read, CacheState::Warm));
             for state in reads {
-                let StateRead::Store { io, .. } = state else {
-                    unreachable!("store reads")
-                };
                 let config = config.with_work(TimedWork {
                     state,
                     ..TimedWork::default()
@@ -65,14 +52,9 @@ fn every_design_over_a_store_verifies_and_equals_the_pass_in_memory() {
                 let mut readers: Vec<StoreSource> = (0..2)
                     .map(|_| StoreSource::new(store.reader().unwrap()))
                     .collect();
-                let (timings, outputs) = Parallel::reading(
-                    &config,
-                    PassIo {
-                        readers: &mut readers,
-                        mode: io,
-                    },
-                )
-                .outputs(&replay);
+                let (timings, outputs) = Parallel::reading(&config, &mut readers)
+                    .outputs(&replay)
+                    .unwrap();
                 replay
                     .verify_all(&outputs)
                     .unwrap_or_else(|d| panic!("{what}: {d}"));

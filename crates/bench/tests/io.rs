@@ -5,7 +5,7 @@
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_bench::{SweepOptions, run_sweep};
-use gigagas_grid::{CacheState, IoMode, StateRead};
+use gigagas_grid::{CacheState, StateRead};
 use gigagas_state::{BuildOptions, build_store};
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::path::Path;
@@ -94,7 +94,7 @@ min_sample_ms = 0
     );
     assert!(results.rows.iter().all(|r| r.verified));
     for cache in CacheState::ALL {
-        let base = StateRead::store(IoMode::OnDemand, cache, Default::default());
+        let base = StateRead::on_demand(cache);
         assert!(
             results
                 .rows

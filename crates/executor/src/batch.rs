@@ -96,9 +96,10 @@ type Returned = Mutex<Vec<Result<ItemOutput, ExecError>>>;
 /// batch (pipelined I/O), is also the last of the `threads` workers (the *helper*): the pool
 /// then lends `threads - 1` (none on one thread). One [`SpinBarrier`] of those workers and
 /// the coordinator:
-/// 1. *ready*: every worker has taken its broadcast job (the pool's other threads have
-///    returned from theirs); the coordinator starts the clock after it and computes every
-///    batch's
+/// 1. *ready*: every worker has taken its job (one per worker, each on a thread of its
+///    own: a job blocks its thread at the barrier, so no thread takes two, and the pool's
+///    other threads sleep on); the coordinator starts the clock after it and computes
+///    every batch's
 ///    order (inside the window: a scheduler's cost is part of what is measured);
 /// 2. then per batch `b`: *go* — the coordinator takes the batch's start time and every
 ///    worker takes chunks of the batch's order ([`crate::chunk_bounds`]) from the shared
@@ -148,9 +149,6 @@ struct Shared<'r, 's, S> {
     threads: usize,
     /// The threads that read beside the coordinator.
     readers: Option<&'r rayon::ThreadPool>,
-    /// The pool's threads beyond the pass's workers whose broadcast jobs have not yet
-    /// returned: the window opens when none is left.
-    idle: &'r AtomicUsize,
 }
 
 impl<'s, S: StateSource> Shared<'_, 's, S> {
@@ -502,10 +500,6 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             Spin::NONE
         };
         self.barrier.wait(Spin::NONE); // 1. all workers ready: the timed window starts now
-        // The pool's threads that this pass does not use have returned from their jobs.
-        while self.idle.load(Ordering::Acquire) > 0 {
-            std::thread::yield_now();
-        }
         let mut window = crate::window::Window::new();
         window.open();
         let start = Instant::now();
@@ -609,7 +603,7 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
 
 /// Run a set-up pass: its timed window, each batch's outputs handed to `sink` between
 /// batches. The calling thread coordinates (and works, unless it reads pipelined); the
-/// pass's pool lends the other workers, one broadcast job each.
+/// pass's pool lends the other workers, one job each.
 pub(crate) fn run<S: StateSource>(
     pass: &Pass<'_, '_, S>,
     sink: &mut BatchSink<'_>,
@@ -618,7 +612,6 @@ pub(crate) fn run<S: StateSource>(
     let bases = pass.bases(&views);
     let threads = pass.config.threads.get();
     let pool_threads = pass.pool_workers();
-    let pool_size = pass.workers.as_ref().map_or(0, |p| p.current_num_threads());
     let cursors: Vec<CachePadded<AtomicUsize>> = pass
         .batches
         .iter()
@@ -631,10 +624,7 @@ pub(crate) fn run<S: StateSource>(
     let returned: Vec<Returned> = (0..if pool_threads > 0 { threads } else { 0 })
         .map(|_| Mutex::new(Vec::new()))
         .collect();
-    let (stop, idle) = (
-        AtomicBool::new(false),
-        AtomicUsize::new(pool_size.saturating_sub(pool_threads)),
-    );
+    let (stop, next_id) = (AtomicBool::new(false), AtomicUsize::new(0));
     let shared = Shared {
         replay: pass.replay,
         config: pass.config,
@@ -655,24 +645,23 @@ pub(crate) fn run<S: StateSource>(
         root: pass.root.as_ref(),
         threads,
         readers: pass.readers.as_deref(),
-        idle: &idle,
     };
     let scheduler = crate::schedule::scheduler(pass.config.scheduler);
     let helper = pass.helps.then_some(pool_threads as u32);
     let busy: Vec<AtomicU64> = (0..threads).map(|_| AtomicU64::new(0)).collect();
     let (mut timings, result, own) = match &pass.workers {
         None => shared.coordinate(pass, scheduler, sink, helper),
+        // One job per worker, injected into the pool (which may be larger than the pass:
+        // its other threads are not woken).
         Some(pool) => pool.in_place_scope(|scope| {
-            let (shared, busy) = (&shared, &busy);
-            scope.spawn_broadcast(move |_, ctx| {
-                // A pool larger than the pass lends its first workers only.
-                if ctx.index() >= pool_threads {
-                    shared.idle.fetch_sub(1, Ordering::Release);
-                    return;
-                }
-                let ns = shared.worker(ctx.index() as u32);
-                busy[ctx.index()].store(ns, Ordering::Relaxed);
-            });
+            let (shared, busy, next_id) = (&shared, &busy, &next_id);
+            for _ in 0..pool_threads {
+                scope.spawn(move |_| {
+                    let id = next_id.fetch_add(1, Ordering::Relaxed);
+                    let ns = shared.worker(id as u32);
+                    busy[id].store(ns, Ordering::Relaxed);
+                });
+            }
             shared.coordinate(pass, scheduler, sink, helper)
         }),
     };

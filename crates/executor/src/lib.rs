@@ -69,15 +69,15 @@ pub use exec::{
 };
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::{ChainSpec, Expected};
-pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, TimedWork};
-pub use pass::{IoTimings, PassIo};
+pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, StoreRead, TimedWork};
+pub use pass::{IoTimings, SetupError};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
     BaseCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, WorkItem,
 };
 pub use revm::{bytecode::Bytecode, state::AccountInfo};
 pub use root::{RootInputs, RootSetupError, RootSpan, RootStepKind, RootTimings};
-pub use run::{Parallel, RunOutputs, RunTimings, Runner, Sequential};
+pub use run::{Parallel, PassError, RunOutputs, RunTimings, Runner, Sequential};
 pub use schedule::{
     CHUNK_SHARE, Estimate, GasLimit, GasUsed, HEAVY_SHARE, MIN_ITEM_GAS, Ols, Oracle, Scheduler,
     TIME_SPREAD, chunk_bounds, scheduler,

@@ -8,7 +8,7 @@ use crate::{
     root::RootPass,
     source::{OnDemand, OnDemandPass, StateSource},
 };
-use gigagas_grid::{BalDesign, IoMode, RunConfig, StateRootPhase};
+use gigagas_grid::{BalDesign, RunConfig, StateRead, StateRootPhase, StoreRead};
 use std::{
     num::NonZeroUsize,
     ops::Range,
@@ -29,28 +29,6 @@ pub struct IoTimings {
     /// each batch is read before it runs, only what was not hidden behind the previous
     /// batch's execution when pipelined; every read on demand.
     pub exposed_ns: u64,
-}
-
-/// How a pass reads its state when it is not the dump's in memory. What the access list
-/// carries when the pass reads with one (`Prefetch`, `Pipelined`) is the design of the
-/// runner's config ([`gigagas_grid::StateRead::design`]; `keys` where it names none).
-pub struct PassIo<'s, S> {
-    /// The readers: one per I/O thread (prefetching), or a pool the workers share (on
-    /// demand, and the reads a list of the writes only leaves to be made on demand).
-    pub readers: &'s mut [S],
-    /// `Prefetch`: each batch's keys read right before it runs; `Pipelined`: batch `k + 1`
-    /// read while batch `k` executes; `OnDemand`: each value read the first time the pass
-    /// needs it.
-    pub mode: IoMode,
-}
-
-impl<S> std::fmt::Debug for PassIo<'_, S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PassIo")
-            .field("readers", &self.readers.len())
-            .field("mode", &self.mode)
-            .finish()
-    }
 }
 
 /// A pass's state read from sources before each batch: each block's base once read, the
@@ -130,53 +108,70 @@ pub(crate) struct Pass<'r, 's, S> {
     pub(crate) readers: Option<Arc<rayon::ThreadPool>>,
 }
 
-/// Why a pass could not be set up.
+/// Why a pass could not be set up (before its window opened: nothing was timed).
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum SetupError {
-    /// The root phase is on and the dump cannot compute roots.
+pub enum SetupError {
+    /// The root phase is on and the dump cannot compute roots (no witness, or one that
+    /// does not decode): the one place this is decided, for every runner.
     #[error(transparent)]
-    NoRoot(crate::root::RootSetupError),
+    NoRoot(#[from] crate::root::RootSetupError),
     /// The pass's threads could not start.
     #[error(transparent)]
     Threads(#[from] crate::pool::PoolError),
+    /// The config reads a store and the runner was given no readers
+    /// ([`crate::Parallel::reading`]).
+    #[error("the pass reads its state from a store ({0:?}) and was given no readers")]
+    NoReaders(StoreRead),
+    /// The config reads from memory and the runner was given readers.
+    #[error(
+        "the pass reads its state from memory and was given readers: its config names no store"
+    )]
+    ReadersInMemory,
 }
 
 impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
-    /// Set up a pass of `config` over `replay`, its state from memory or read through `io`:
-    /// the tries opened, the caches a store pass reads laid out, the blank tables cloned,
-    /// the worker and reader threads started. Never inside a timed window.
+    /// Set up a pass of `config` over `replay`, its state from memory or read from
+    /// `readers` as `config`'s state says: the tries opened, the caches a store pass reads
+    /// laid out, the blank tables cloned, the worker and reader threads started. Never
+    /// inside a timed window.
     pub(crate) fn setup(
         replay: &'r Replay,
         config: &'r RunConfig,
-        io: Option<PassIo<'s, S>>,
+        readers: Option<&'s mut [S]>,
     ) -> Result<Self, SetupError> {
         let root = match config.work.state_root {
             StateRootPhase::Off => None,
-            phase => Some(RootPass::new(
-                replay,
-                replay.root_inputs().map_err(SetupError::NoRoot)?,
-                phase,
-            )),
+            phase => Some(RootPass::new(replay, replay.root_inputs()?, phase)),
         };
-        if io.is_some() && !replay.blocks.is_empty() {
+        if readers.is_some() && !replay.blocks.is_empty() {
             // Built on a source's first pass, here: never inside a timed window.
             let _ = replay.carried(0);
         }
         let mut reader_count = 0;
-        let state = match io {
-            None => match replay.resident_bases() {
+        let state = match (config.work.state, readers) {
+            (StateRead::Memory, None) => match replay.resident_bases() {
                 Some(bases) => PassState::Resident(bases),
                 None => PassState::PerBatch {
                     slot: RwLock::new(BatchBases::default()),
                     cursor: Mutex::new(BaseCursor::new(replay)),
                 },
             },
-            Some(PassIo {
-                readers,
-                mode: IoMode::OnDemand,
-            }) => PassState::OnDemand(OnDemandPass::new(readers)),
-            Some(PassIo { readers, mode }) => {
-                let design = config.work.state.design().unwrap_or_default();
+            (StateRead::Memory, Some(_)) => return Err(SetupError::ReadersInMemory),
+            (StateRead::Store { read, .. }, None) => return Err(SetupError::NoReaders(read)),
+            (
+                StateRead::Store {
+                    read: StoreRead::OnDemand,
+                    ..
+                },
+                Some(readers),
+            ) => PassState::OnDemand(OnDemandPass::new(readers)),
+            (
+                StateRead::Store {
+                    read: read @ (StoreRead::Prefetch(design) | StoreRead::Pipelined(design)),
+                    ..
+                },
+                Some(readers),
+            ) => {
                 // Laid out (and, for `full`, encoded) on a source's first pass, here:
                 // never inside a timed window. Each pass fills its own copy.
                 if design == BalDesign::Full {
@@ -187,7 +182,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                 PassState::Read(IoState {
                     pass: OnDemandPass::new(readers),
                     design,
-                    pipelined: mode == IoMode::Pipelined,
+                    pipelined: matches!(read, StoreRead::Pipelined(_)),
                     bases: (0..blocks).map(|_| OnceLock::new()).collect(),
                     blanks: Mutex::new((0..blocks).map(|b| Some(replay.blank_base(b))).collect()),
                     timings: Mutex::new(IoTimings::default()),

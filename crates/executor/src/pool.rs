@@ -9,9 +9,9 @@
 //! 16-thread pass cloned about 16 threads per pass (`strace -c -f`).
 //!
 //! [`workers`] keeps one pool (per pinning) for the life of the process, as large as the
-//! largest pass so far: a pass of `k` threads borrows the first `k` of its workers
-//! ([`rayon::ThreadPool::in_place_scope`] with one broadcast job per thread, the others
-//! returning at once), so their heaps, stacks and per-thread bytecode copies
+//! largest pass so far: a pass of `k` threads borrows `k` of its workers
+//! ([`rayon::ThreadPool::in_place_scope`] with one job per worker: a job holds its thread
+//! until the pass ends, so each runs on a thread of its own, and the others sleep on), so their heaps, stacks and per-thread bytecode copies
 //! ([`crate::local_code`]) stay warm from one pass to the next, whatever thread counts a
 //! sweep interleaves, and a sweep over 1..=64 threads holds 64 workers, not the sum of
 //! every count. A pass that needs more workers than the pool has replaces it outside its
@@ -77,8 +77,8 @@ pub struct PoolError {
 
 /// A pool of at least `threads` workers (with the current [`pinning`]), built on first use
 /// and kept for the life of the process; a larger count replaces it (its workers exit
-/// before this returns). A pass of `threads` uses workers `0..threads`: the broadcast jobs
-/// of the others return at once.
+/// before this returns). A pass of `threads` injects that many jobs; the other workers
+/// sleep on.
 pub(crate) fn workers(threads: NonZeroUsize) -> Result<Arc<rayon::ThreadPool>, PoolError> {
     let threads = threads.get();
     let pin = pinning();

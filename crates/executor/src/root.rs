@@ -754,6 +754,19 @@ pub(crate) fn add_batch(
     exec_end_ns.max(last)
 }
 
+impl Replay {
+    /// The divergence of a store pass whose sources cannot give the tries' nodes, at the
+    /// first block (inside the window: the set-up refuses a dump without a witness).
+    pub(crate) fn no_root(&self, e: crate::root::RootSetupError) -> crate::Divergence {
+        crate::Divergence {
+            block: self.blocks.first().map_or(0, |b| b.header.number),
+            item: crate::ItemKind::PreBlock,
+            address: None,
+            mismatch: Box::new(crate::Mismatch::NoRoot(e)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 use crate::{
     batch::BatchSink,
     exec::{ExecError, ItemOutput, SequentialOutputs, SequentialTx},
-    pass::{IoTimings, Pass, PassIo, SetupError},
+    pass::{IoTimings, Pass, SetupError},
     replay::Replay,
     source::{NoSource, StateSource},
 };
@@ -61,7 +61,35 @@ pub type RunOutputs = Vec<Result<ItemOutput, ExecError>>;
 pub trait Runner {
     /// Run one pass: time it, then verify it unless `verify` is off (a run that produced
     /// something wrong is an error, never timings).
-    fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, crate::Divergence>;
+    fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, PassError>;
+}
+
+/// Why a pass gave no timings: it could not be set up, or what it produced diverged.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    /// The pass could not be set up (before any window): no witness for the root phase,
+    /// threads that did not start, readers that do not match the config's state.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// The pass ran and diverged from the receipts, the access lists or the headers.
+    #[error(transparent)]
+    Divergence(Box<crate::Divergence>),
+}
+
+impl From<crate::Divergence> for PassError {
+    fn from(d: crate::Divergence) -> Self {
+        Self::Divergence(Box::new(d))
+    }
+}
+
+impl PassError {
+    /// The divergence, when the pass ran and diverged.
+    pub fn divergence(&self) -> Option<&crate::Divergence> {
+        match self {
+            Self::Divergence(d) => Some(d),
+            Self::Setup(_) => None,
+        }
+    }
 }
 
 /// The BAL replay as a [`Runner`]: `config`'s threads, batch and scheduler, the state from
@@ -79,14 +107,14 @@ pub trait Runner {
 /// called without a boxed trait call per read); [`NoSource`] in memory.
 pub struct Parallel<'c, 's, S = NoSource> {
     config: &'c RunConfig,
-    io: Option<PassIo<'s, S>>,
+    readers: Option<&'s mut [S]>,
 }
 
 impl<S> std::fmt::Debug for Parallel<'_, '_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Parallel")
             .field("config", &self.config)
-            .field("io", &self.io)
+            .field("readers", &self.readers.as_ref().map(|r| r.len()))
             .finish()
     }
 }
@@ -94,59 +122,53 @@ impl<S> std::fmt::Debug for Parallel<'_, '_, S> {
 impl<'c> Parallel<'c, 'static, NoSource> {
     /// The replay with its state in memory.
     pub fn new(config: &'c RunConfig) -> Self {
-        Self { config, io: None }
+        Self {
+            config,
+            readers: None,
+        }
     }
 }
 
 impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
-    /// The replay reading its state through `io` inside the timed window: before each
-    /// batch runs, pipelined behind the batch before it, or on demand ([`PassIo`]), the
-    /// access list carrying what `config`'s design says
-    /// ([`gigagas_grid::StateRead::design`], `keys` where none is named);
+    /// The replay reading its state from `readers` inside the timed window, as `config`'s
+    /// state says ([`gigagas_grid::StoreRead`]): before each batch runs, pipelined behind
+    /// the batch before it (one reader per I/O thread, the access list carrying the
+    /// config's design), or on demand (the workers share the readers);
     /// [`RunTimings::io`] says what the reads took.
-    pub fn reading(config: &'c RunConfig, io: PassIo<'s, S>) -> Self {
+    pub fn reading(config: &'c RunConfig, readers: &'s mut [S]) -> Self {
         Self {
             config,
-            io: Some(io),
+            readers: Some(readers),
         }
     }
 
     /// One pass that keeps every item's output instead of verifying it (for tests and
     /// tools that compare runs; a benchmark pass is [`Runner::run`], which holds one
-    /// batch's outputs at a time).
-    pub fn outputs(&mut self, replay: &Replay) -> (RunTimings, RunOutputs) {
+    /// batch's outputs at a time). Only a pass that cannot be set up fails: collecting
+    /// cannot diverge.
+    pub fn outputs(&mut self, replay: &Replay) -> Result<(RunTimings, RunOutputs), PassError> {
         let mut outputs: RunOutputs = Vec::with_capacity(replay.items.len());
         let config = self.config;
-        let io = self.io_now();
-        let (timings, result) = replay.run_with_sink(config, io, false, &mut |_, batch| {
+        let readers = self.readers.as_deref_mut();
+        let timings = replay.run_with_sink(config, readers, false, &mut |_, batch| {
             outputs.append(batch);
             Ok(())
-        });
-        result.expect("collecting outputs cannot diverge (with the root phase on, the dump must have a witness: Replay::root_inputs)");
-        (timings, outputs)
-    }
-
-    /// The sources for one pass, reborrowed so that the runner can run again.
-    fn io_now(&mut self) -> Option<PassIo<'_, S>> {
-        self.io.as_mut().map(|io| PassIo {
-            readers: &mut *io.readers,
-            mode: io.mode,
-        })
+        })?;
+        Ok((timings, outputs))
     }
 }
 
 impl<S: StateSource> Runner for Parallel<'_, '_, S> {
-    fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, crate::Divergence> {
+    fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, PassError> {
         let config = self.config;
-        let io = self.io_now();
-        let (timings, result) = replay.run_with_sink(config, io, verify, &mut |range, batch| {
+        let readers = self.readers.as_deref_mut();
+        replay.run_with_sink(config, readers, verify, &mut |range, batch| {
             if verify {
                 replay.verify_items(range, &*batch, config.work.receipts)
             } else {
                 Ok(())
             }
-        });
-        result.map(|()| timings)
+        })
     }
 }
 
@@ -193,26 +215,16 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
     pub fn outputs(
         &mut self,
         replay: &Replay,
-    ) -> (RunTimings, Result<SequentialOutputs, ExecError>) {
+    ) -> Result<(RunTimings, Result<SequentialOutputs, ExecError>), SetupError> {
         let work = self.work;
-        // The tries are opened before the window (once per replay); a dump without a
-        // witness cannot compute roots: an error at the first block, as the replay's.
+        // The tries are opened before the window (once per replay); a dump that cannot
+        // compute roots is refused here, as the replay's set-up refuses it.
         let mut roots = match work.state_root {
             StateRootPhase::Off => None,
-            _ => match replay.root_inputs() {
-                Ok(inputs) => Some(crate::root::SequentialRoots::new(replay, inputs)),
-                Err(e) => {
-                    let block = replay.blocks.first().map_or(0, |b| b.header.number);
-                    return (
-                        RunTimings::default(),
-                        Err(ExecError {
-                            block,
-                            item: crate::ItemKind::PreBlock,
-                            failure: crate::ExecFailure::NoRoot(e),
-                        }),
-                    );
-                }
-            },
+            _ => Some(crate::root::SequentialRoots::new(
+                replay,
+                replay.root_inputs()?,
+            )),
         };
         let (mut timings, outputs) = match self.source.as_deref_mut() {
             None => replay.sequential_timed(work, |replay, on_tx| {
@@ -242,13 +254,13 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
             }
             o
         });
-        (timings, outputs)
+        Ok((timings, outputs))
     }
 }
 
 impl<S: StateSource + ?Sized> Runner for Sequential<'_, S> {
-    fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, crate::Divergence> {
-        let (timings, outputs) = self.outputs(replay);
+    fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, PassError> {
+        let (timings, outputs) = self.outputs(replay)?;
         let outputs = outputs.map_err(crate::Divergence::from)?;
         if verify {
             replay.verify_sequential(&outputs)?;
@@ -264,16 +276,11 @@ impl Replay {
     fn run_with_sink<S: StateSource>(
         &self,
         config: &RunConfig,
-        io: Option<PassIo<'_, S>>,
+        readers: Option<&mut [S]>,
         check_roots: bool,
         sink: &mut BatchSink<'_>,
-    ) -> (RunTimings, Result<(), crate::Divergence>) {
-        let pass = match Pass::setup(self, config, io) {
-            Ok(pass) => pass,
-            Err(SetupError::NoRoot(e)) => return (RunTimings::default(), Err(self.no_root(e))),
-            // The machine's failure, as a thread spawn's was before pools.
-            Err(SetupError::Threads(e)) => panic!("{e}"),
-        };
+    ) -> Result<RunTimings, PassError> {
+        let pass = Pass::setup(self, config, readers)?;
         let (mut timings, mut result) = crate::batch::run(&pass, sink);
         (timings.io, timings.read_spans) = pass.io_timings();
         timings.batches = pass.batches.clone();
@@ -283,17 +290,8 @@ impl Replay {
                 result = root.check();
             }
         }
-        (timings, result)
-    }
-
-    /// The divergence of a pass whose root phase cannot start, at the first block.
-    pub(crate) fn no_root(&self, e: crate::root::RootSetupError) -> crate::Divergence {
-        crate::Divergence {
-            block: self.blocks.first().map_or(0, |b| b.header.number),
-            item: crate::ItemKind::PreBlock,
-            address: None,
-            mismatch: Box::new(crate::Mismatch::NoRoot(e)),
-        }
+        result?;
+        Ok(timings)
     }
 
     /// Time the sequential loop `run` (the in-memory or the on-demand one).

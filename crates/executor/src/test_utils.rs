@@ -82,14 +82,14 @@ pub fn replay_and_verify(
     for point in points {
         match point {
             Point::Sequential(work) => {
-                let (_, outputs) = Sequential::new(work).outputs(&replay);
+                let (_, outputs) = Sequential::new(work).outputs(&replay).unwrap();
                 let outputs = outputs.map_err(|e| format!("{point}: {e}"))?;
                 replay
                     .verify_sequential(&outputs)
                     .map_err(|d| format!("{point}: {d}"))?;
             }
             Point::Bal(config) => {
-                let (timings, outputs) = Parallel::new(&config).outputs(&replay);
+                let (timings, outputs) = Parallel::new(&config).outputs(&replay).unwrap();
                 if timings.item_ns.len() != replay.items().len() {
                     return Err(format!(
                         "{point}: {} item times for {} items",

@@ -31,8 +31,8 @@ fn bases_built_per_batch_give_the_outcomes_of_resident_bases() {
                 batch,
                 SchedulerKind::Ols,
             );
-            let (_, want) = Parallel::new(&config).outputs(&resident);
-            let (_, got) = Parallel::new(&config).outputs(&per_batch);
+            let (_, want) = Parallel::new(&config).outputs(&resident).unwrap();
+            let (_, got) = Parallel::new(&config).outputs(&per_batch).unwrap();
             if let Err(d) = per_batch.verify_all(&got) {
                 panic!("{name}, {config}: {d}");
             }

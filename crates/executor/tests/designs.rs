@@ -6,10 +6,10 @@
 
 use gigagas_dump::Dump;
 use gigagas_executor::{
-    Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind, TimedWork,
+    Parallel, Replay, RunConfig, Runner, SchedulerKind, TimedWork,
     test_utils::{DumpSource, output_summary, prepare},
 };
-use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead};
+use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead, StoreRead};
 use std::{path::Path, sync::atomic::Ordering};
 
 fn read(name: &str) -> Dump {
@@ -21,7 +21,7 @@ fn read(name: &str) -> Dump {
 
 fn store(io: IoMode, design: BalDesign) -> TimedWork {
     TimedWork {
-        state: StateRead::store(io, CacheState::Warm, design),
+        state: StateRead::store(StoreRead::each(io, &[design])[0], CacheState::Warm),
         ..TimedWork::default()
     }
 }
@@ -38,18 +38,16 @@ fn every_design_verifies_and_equals_the_pass_in_memory() {
                 batch,
                 SchedulerKind::GasUsed,
             );
-            let (_, memory) = Parallel::new(&config).outputs(&replay);
+            let (_, memory) = Parallel::new(&config).outputs(&replay).unwrap();
             let memory: Vec<String> = memory.iter().map(output_summary).collect();
             for io in [IoMode::Prefetch, IoMode::Pipelined] {
                 for design in BalDesign::ALL {
                     let config = config.with_work(store(io, design));
                     let what = format!("{name} {config}");
                     let mut readers = vec![source.fresh(); 3];
-                    let io_pass = PassIo {
-                        readers: &mut readers,
-                        mode: io,
-                    };
-                    let (timings, outputs) = Parallel::reading(&config, io_pass).outputs(&replay);
+                    let (timings, outputs) = Parallel::reading(&config, &mut readers)
+                        .outputs(&replay)
+                        .unwrap();
                     // Verified like any pass.
                     replay
                         .verify_all(&outputs)
@@ -109,15 +107,9 @@ fn the_writes_design_leaves_the_reads_to_demand() {
     let config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols)
         .with_work(store(IoMode::Prefetch, BalDesign::Writes));
     let mut readers = vec![source.fresh()];
-    let timings = Parallel::reading(
-        &config,
-        PassIo {
-            readers: &mut readers,
-            mode: IoMode::Prefetch,
-        },
-    )
-    .run(&replay, true)
-    .unwrap();
+    let timings = Parallel::reading(&config, &mut readers)
+        .run(&replay, true)
+        .unwrap();
     // Reads on demand are exposed, all of them: the window waited for more than the
     // prefetches alone.
     assert!(

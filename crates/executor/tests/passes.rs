@@ -6,10 +6,10 @@
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_executor::{
-    Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind, TimedWork,
+    Parallel, Replay, RunConfig, Runner, SchedulerKind, TimedWork,
     test_utils::{DumpSource, output_summary, prepare},
 };
-use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead, StateRootPhase};
+use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead, StateRootPhase, StoreRead};
 use gigagas_workload::{GeneratorConfig, Profile, generate_with_witness};
 use std::num::NonZeroUsize;
 
@@ -57,7 +57,7 @@ fn config(
     .with_work(TimedWork {
         state_root: root,
         state: read.map_or(StateRead::Memory, |(io, design)| {
-            StateRead::store(io, CacheState::Warm, design)
+            StateRead::store(StoreRead::each(io, &[design])[0], CacheState::Warm)
         }),
         ..TimedWork::default()
     })
@@ -65,31 +65,20 @@ fn config(
 
 /// The outputs of one pass of `config` (summarised item by item), and whether it verifies.
 fn outputs(replay: &Replay, source: &DumpSource, config: &RunConfig) -> Vec<String> {
-    let StateRead::Store { io, .. } = config.work.state else {
-        let (_, outputs) = Parallel::new(config).outputs(replay);
+    if !config.work.state.is_store() {
+        let (_, outputs) = Parallel::new(config).outputs(replay).unwrap();
         Parallel::new(config)
             .run(replay, true)
             .unwrap_or_else(|d| panic!("{config:?}: {d}"));
         return outputs.iter().map(output_summary).collect();
-    };
+    }
     let mut readers = vec![source.fresh(), source.fresh()];
-    let (_, outputs) = Parallel::reading(
-        config,
-        PassIo {
-            readers: &mut readers,
-            mode: io,
-        },
-    )
-    .outputs(replay);
-    Parallel::reading(
-        config,
-        PassIo {
-            readers: &mut readers,
-            mode: io,
-        },
-    )
-    .run(replay, true)
-    .unwrap_or_else(|d| panic!("{config:?}: {d}"));
+    let (_, outputs) = Parallel::reading(config, &mut readers)
+        .outputs(replay)
+        .unwrap();
+    Parallel::reading(config, &mut readers)
+        .run(replay, true)
+        .unwrap_or_else(|d| panic!("{config:?}: {d}"));
     outputs.iter().map(output_summary).collect()
 }
 

@@ -46,14 +46,18 @@ fn replay_receipts(
 #[test]
 fn neither_path_builds_receipts_without_the_option() {
     let replay = prepare(mainnet()).unwrap();
-    let (_, seq) = Sequential::new(TimedWork::default()).outputs(&replay);
+    let (_, seq) = Sequential::new(TimedWork::default())
+        .outputs(&replay)
+        .unwrap();
     let seq = seq.unwrap();
     assert!(
         seq.receipts.is_empty(),
         "the sequential loop built receipts"
     );
     replay.verify_sequential(&seq).unwrap();
-    let (_, outputs) = Parallel::new(&config(2, 1, false)).outputs(&replay);
+    let (_, outputs) = Parallel::new(&config(2, 1, false))
+        .outputs(&replay)
+        .unwrap();
     replay.verify_all(&outputs).unwrap();
     for out in &outputs {
         if let Ok(ItemOutput::Tx { receipt, .. }) = out {
@@ -65,12 +69,14 @@ fn neither_path_builds_receipts_without_the_option() {
 #[test]
 fn both_paths_build_the_same_receipts_and_they_match_every_header_from_byzantium() {
     let replay = prepare(mainnet()).unwrap();
-    let (_, seq) = Sequential::new(RECEIPTS).outputs(&replay);
+    let (_, seq) = Sequential::new(RECEIPTS).outputs(&replay).unwrap();
     let seq = seq.unwrap();
     assert_eq!(seq.receipts.len(), replay.transaction_count());
     replay.verify_sequential(&seq).unwrap();
     for (threads, batch) in [(1, 1), (2, 42)] {
-        let (_, outputs) = Parallel::new(&config(threads, batch, true)).outputs(&replay);
+        let (_, outputs) = Parallel::new(&config(threads, batch, true))
+            .outputs(&replay)
+            .unwrap();
         replay.verify_all(&outputs).unwrap();
         assert!(
             replay_receipts(&outputs) == seq.receipts,
@@ -111,17 +117,19 @@ fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_sa
     let replay = prepare(dump.clone()).unwrap();
 
     // Without receipts nothing looks at the root.
-    let (_, outputs) = Parallel::new(&config(2, 1, false)).outputs(&replay);
+    let (_, outputs) = Parallel::new(&config(2, 1, false))
+        .outputs(&replay)
+        .unwrap();
     replay.verify_all(&outputs).unwrap();
 
     // With them, both paths name the late block.
-    let (_, outputs) = Parallel::new(&config(2, 1, true)).outputs(&replay);
+    let (_, outputs) = Parallel::new(&config(2, 1, true)).outputs(&replay).unwrap();
     let d = replay.verify_all(&outputs).unwrap_err();
     assert_eq!(
         (d.block, d.field()),
         (late_number, DivergenceField::ReceiptsRoot)
     );
-    let (_, seq) = Sequential::new(RECEIPTS).outputs(&replay);
+    let (_, seq) = Sequential::new(RECEIPTS).outputs(&replay).unwrap();
     let d = replay.verify_sequential(&seq.unwrap()).unwrap_err();
     assert_eq!(
         (d.block, d.field()),
@@ -160,10 +168,14 @@ fn a_wrong_log_count_in_the_dump_is_caught_on_both_paths() {
     dump.block_mut(b).unwrap().receipts[i].logs += 1;
     let number = dump.block(b).unwrap().number();
     let replay = prepare(dump.clone()).unwrap();
-    let (_, outputs) = Parallel::new(&config(1, 1, false)).outputs(&replay);
+    let (_, outputs) = Parallel::new(&config(1, 1, false))
+        .outputs(&replay)
+        .unwrap();
     let d = replay.verify_all(&outputs).unwrap_err();
     assert_eq!((d.block, d.field()), (number, DivergenceField::LogCount));
-    let (_, seq) = Sequential::new(TimedWork::default()).outputs(&replay);
+    let (_, seq) = Sequential::new(TimedWork::default())
+        .outputs(&replay)
+        .unwrap();
     let d = replay.verify_sequential(&seq.unwrap()).unwrap_err();
     assert_eq!((d.block, d.field()), (number, DivergenceField::LogCount));
 }

@@ -63,14 +63,17 @@ fn every_profile_replays_and_verifies_on_every_grid_point() {
 fn sequential_baseline_verifies_and_sender_recovery_changes_nothing() {
     let dump = small(Profile::MainnetLike);
     let replay = prepare(dump.clone()).unwrap();
-    let (_, results) = Sequential::new(TimedWork::default()).outputs(&replay);
+    let (_, results) = Sequential::new(TimedWork::default())
+        .outputs(&replay)
+        .unwrap();
     replay.verify_sequential(&results.unwrap()).unwrap();
     let (_, plain) = Parallel::new(&RunConfig::new(
         std::num::NonZeroUsize::new(2).unwrap(),
         1,
         SchedulerKind::Ols,
     ))
-    .outputs(&replay);
+    .outputs(&replay)
+    .unwrap();
     let (_, recovered) = Parallel::new(
         &RunConfig::new(
             std::num::NonZeroUsize::new(2).unwrap(),
@@ -79,7 +82,8 @@ fn sequential_baseline_verifies_and_sender_recovery_changes_nothing() {
         )
         .with_work(RECOVER_SENDERS),
     )
-    .outputs(&replay);
+    .outputs(&replay)
+    .unwrap();
     replay.verify_all(&recovered).unwrap();
     assert_eq!(replay.outcomes(&plain), replay.outcomes(&recovered));
 }
@@ -113,7 +117,8 @@ fn corrupted_bal_write_is_named() {
         1,
         SchedulerKind::GasUsed,
     ))
-    .outputs(&replay);
+    .outputs(&replay)
+    .unwrap();
     let d = replay
         .verify_all(&outputs)
         .expect_err("a corrupted BAL must not verify");
@@ -134,7 +139,8 @@ fn corrupted_receipt_is_named() {
         50,
         SchedulerKind::Ols,
     ))
-    .outputs(&replay);
+    .outputs(&replay)
+    .unwrap();
     let d = replay
         .verify_all(&outputs)
         .expect_err("a corrupted receipt must not verify");
@@ -186,7 +192,8 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
         1,
         SchedulerKind::Ols,
     ))
-    .outputs(&replay);
+    .outputs(&replay)
+    .unwrap();
     let d = replay
         .verify_all(&outputs)
         .expect_err("a missing BAL account must fail");
@@ -250,7 +257,7 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
         SchedulerKind::Ols,
     )
     .with_work(RECOVER_SENDERS);
-    let (_, outputs) = Parallel::new(&config).outputs(&replay);
+    let (_, outputs) = Parallel::new(&config).outputs(&replay).unwrap();
     let d = replay.verify_all(&outputs).unwrap_err();
     assert_eq!(
         (d.block, d.item),
@@ -266,6 +273,7 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
     assert!(d.to_string().contains("the signature gives"), "{d}");
     let err = Sequential::new(RECOVER_SENDERS)
         .outputs(&replay)
+        .unwrap()
         .1
         .unwrap_err();
     assert!(

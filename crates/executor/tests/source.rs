@@ -5,11 +5,19 @@
 
 use alloy_primitives::{Address, B256, U256};
 use gigagas_executor::{
-    AccountInfo, Bytecode, ItemOutput, Parallel, PassIo, Replay, RunConfig, Runner, SchedulerKind,
+    AccountInfo, Bytecode, ItemOutput, Parallel, Replay, RunConfig, Runner, SchedulerKind,
     Sequential, StateError, StateSource,
     test_utils::{DumpSource, prepare},
 };
-use gigagas_grid::IoMode;
+use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead, StoreRead};
+
+/// `config` reading a warm store with `io` (an access list of `keys` where it uses one).
+fn reading(config: &RunConfig, io: IoMode) -> RunConfig {
+    config.with_work(gigagas_executor::TimedWork {
+        state: StateRead::store(StoreRead::each(io, &[BalDesign::Keys])[0], CacheState::Warm),
+        ..config.work
+    })
+}
 use std::{path::Path, sync::Arc};
 
 fn load(name: &str) -> (Replay, DumpSource) {
@@ -38,8 +46,12 @@ fn the_sequential_loop_reads_on_demand_and_verifies() {
     // 42 one-block segments (mainnet) and one 100-block segment (generated).
     for name in ["mainnet.gigagas", "mainnet-like.gigagas"] {
         let (replay, mut source) = load(name);
-        let (_, memory) = Sequential::new(Default::default()).outputs(&replay);
-        let (timings, read) = Sequential::on(Default::default(), &mut source).outputs(&replay);
+        let (_, memory) = Sequential::new(Default::default())
+            .outputs(&replay)
+            .unwrap();
+        let (timings, read) = Sequential::on(Default::default(), &mut source)
+            .outputs(&replay)
+            .unwrap();
         let read = read.unwrap_or_else(|e| panic!("{name}: {e}"));
         replay
             .verify_sequential(&read)
@@ -59,16 +71,13 @@ fn prefetched_and_pipelined_passes_verify_like_the_pass_in_memory() {
                 batch,
                 SchedulerKind::GasUsed,
             );
-            let (_, memory) = Parallel::new(&config).outputs(&replay);
+            let (_, memory) = Parallel::new(&config).outputs(&replay).unwrap();
             for mode in IoMode::ALL {
                 let mut readers: Vec<Box<dyn StateSource>> = (0..3)
                     .map(|_| Box::new(source.clone()) as Box<dyn StateSource>)
                     .collect();
-                let io = PassIo {
-                    readers: &mut readers,
-                    mode,
-                };
-                let timings = Parallel::reading(&config, io)
+                let store = reading(&config, mode);
+                let timings = Parallel::reading(&store, &mut readers)
                     .run(&replay, true)
                     .unwrap_or_else(|d| panic!("{name} {config} {mode}: {d}"));
                 assert!(timings.io.read_ns > 0, "{name}: the pass read its state");
@@ -215,13 +224,13 @@ fn a_failed_read_keeps_the_sources_error_as_its_source() {
     let config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols);
     for mode in IoMode::ALL {
         let mut readers = vec![Box::new(Failing) as Box<dyn StateSource>];
-        let io = PassIo {
-            readers: &mut readers,
-            mode,
-        };
-        let divergence = Parallel::reading(&config, io)
+        let store = reading(&config, mode);
+        let failed = Parallel::reading(&store, &mut readers)
             .run(&replay, true)
             .expect_err("no state can be read");
+        let divergence = failed
+            .divergence()
+            .expect("a read failed inside the window");
         let gigagas_executor::Mismatch::Execution(failed) = &*divergence.mismatch else {
             panic!("{mode}: {divergence}");
         };
@@ -240,11 +249,11 @@ fn a_failed_read_keeps_the_sources_error_as_its_source() {
 #[test]
 fn an_on_demand_pass_without_readers_says_so() {
     let (replay, _) = load("mainnet.gigagas");
-    let config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols);
-    let io = PassIo {
-        readers: &mut [] as &mut [Box<dyn StateSource>],
-        mode: IoMode::OnDemand,
-    };
+    let config = reading(
+        &RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols),
+        IoMode::OnDemand,
+    );
+    let io = &mut [] as &mut [Box<dyn StateSource>];
     let divergence = Parallel::reading(&config, io)
         .run(&replay, true)
         .expect_err("nothing can be read");

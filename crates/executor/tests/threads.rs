@@ -8,11 +8,11 @@
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_executor::{
-    AccountInfo, Bytecode, Parallel, PassIo, RunConfig, Runner, SchedulerKind, StateError,
-    StateSource, TimedWork, WindowObserver, observe_windows,
+    AccountInfo, Bytecode, Parallel, RunConfig, Runner, SchedulerKind, StateError, StateSource,
+    TimedWork, WindowObserver, observe_windows,
     test_utils::{DumpSource, prepare},
 };
-use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead, StateRootPhase};
+use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead, StateRootPhase, StoreRead};
 use gigagas_workload::{GeneratorConfig, Profile, generate_with_witness};
 use std::{
     collections::BTreeSet,
@@ -129,7 +129,10 @@ fn no_thread_starts_inside_a_timed_window() {
                 .with_work(TimedWork {
                     state_root: StateRootPhase::Overlapped,
                     state: read.map_or(StateRead::Memory, |io| {
-                        StateRead::store(io, CacheState::Warm, BalDesign::Keys)
+                        StateRead::store(
+                            StoreRead::each(io, &[BalDesign::Keys])[0],
+                            CacheState::Warm,
+                        )
                     }),
                     ..TimedWork::default()
                 });
@@ -138,21 +141,14 @@ fn no_thread_starts_inside_a_timed_window() {
                 let on = Arc::new(Mutex::new(BTreeSet::new()));
                 let result = match read {
                     None => Parallel::new(&config).run(&replay, true),
-                    Some(io) => {
+                    Some(_) => {
                         let mut readers: Vec<Noting> = (0..3)
                             .map(|_| Noting {
                                 inner: source.fresh(),
                                 on: on.clone(),
                             })
                             .collect();
-                        Parallel::reading(
-                            &config,
-                            PassIo {
-                                readers: &mut readers,
-                                mode: io,
-                            },
-                        )
-                        .run(&replay, true)
+                        Parallel::reading(&config, &mut readers).run(&replay, true)
                     }
                 };
                 observe_windows(None);

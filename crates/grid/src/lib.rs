@@ -37,7 +37,7 @@ mod work;
 pub use config::{SimulateConfig, SweepConfig};
 pub use point::{Point, Repetition, RunConfig};
 pub use scheduler::{Claims, SchedulerKind};
-pub use state::{BadStateRead, BalDesign, CacheState, IoMode, StateRead, UnknownName};
+pub use state::{BadStateRead, BalDesign, CacheState, IoMode, StateRead, StoreRead, UnknownName};
 pub use work::{StateRootPhase, TIMED_WORK, TimedWork};
 
 /// The minimum timed length of a measured sample that the command line and sweep configs

@@ -276,7 +276,8 @@ impl fmt::Display for Point {
         if !work.state_root.is_off() {
             write!(f, " +root {}", work.state_root)?;
         }
-        if let StateRead::Store { io, cache, design } = work.state {
+        if let StateRead::Store { read, cache } = work.state {
+            let (io, design) = (read.io(), read.design());
             write!(f, " [{cache} store, {io}")?;
             if let Some(design) = design {
                 write!(f, ", {design}")?;
@@ -305,7 +306,7 @@ pub struct Repetition {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CacheState, IoMode};
+    use crate::CacheState;
     use serde_json::json;
 
     const BOTH: TimedWork = TimedWork {
@@ -319,9 +320,8 @@ mod tests {
         recover_senders: false,
         receipts: false,
         state: StateRead::Store {
-            io: IoMode::Prefetch,
+            read: crate::StoreRead::Prefetch(crate::BalDesign::Keys),
             cache: CacheState::Cold,
-            design: Some(crate::BalDesign::Keys),
         },
         state_root: crate::StateRootPhase::Off,
     };
@@ -374,7 +374,7 @@ mod tests {
         );
         assert_eq!(
             Point::Sequential(TimedWork {
-                state: StateRead::store(IoMode::OnDemand, CacheState::Warm, Default::default()),
+                state: StateRead::on_demand(CacheState::Warm),
                 ..TimedWork::default()
             })
             .to_string(),

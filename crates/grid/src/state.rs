@@ -10,26 +10,17 @@
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
-#[serde(rename_all = "kebab-case", try_from = "StoredStateRead")]
+#[serde(into = "StoredStateRead", try_from = "StoredStateRead")]
 pub enum StateRead {
     /// From memory, prepared before the clock starts: pure execution (the default).
     #[default]
     Memory,
     /// From a state store on disk (`gigagas state build`), inside the timed window.
     Store {
-        /// How the reads are made.
-        io: IoMode,
+        /// How the reads are made, with the access list's design where they use one.
+        read: StoreRead,
         /// Whether the store's pages are in the OS page cache when the pass starts.
         cache: CacheState,
-        /// What the block's access list carries when the replay reads with one
-        /// ([`IoMode::Prefetch`], [`IoMode::Pipelined`]); `None` on demand (no list: the
-        /// client baseline, and the only way the sequential loop reads).
-        #[serde(
-            rename = "bal_design",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
-        design: Option<BalDesign>,
     },
 }
 
@@ -39,37 +30,118 @@ impl StateRead {
         matches!(self, Self::Store { .. })
     }
 
-    /// Reading a store with `io` in `cache`, the access list carrying `design` when `io`
-    /// reads with one (on demand there is no list, whatever `design` is): the one way to
-    /// make a store read whose design agrees with its I/O mode.
-    pub fn store(io: IoMode, cache: CacheState, design: BalDesign) -> Self {
-        Self::Store {
-            io,
-            cache,
-            design: io.uses_list().then_some(design),
+    /// Reading a store with `read` in `cache`.
+    pub fn store(read: StoreRead, cache: CacheState) -> Self {
+        Self::Store { read, cache }
+    }
+
+    /// Reading a store on demand (no access list) in `cache`: the sequential loop's only
+    /// way, and the replay's client baseline.
+    pub fn on_demand(cache: CacheState) -> Self {
+        Self::store(StoreRead::OnDemand, cache)
+    }
+
+    /// How the sequential baseline of a replay reading this way reads: as a client
+    /// without an access list can (memory for memory, on demand from the store in the same
+    /// cache state for a store).
+    pub fn of_baseline(self) -> Self {
+        match self {
+            Self::Memory => Self::Memory,
+            Self::Store { cache, .. } => Self::on_demand(cache),
         }
     }
 
     /// The access-list design this reads with (`None`: memory, or a store on demand).
     pub fn design(&self) -> Option<BalDesign> {
         match self {
-            Self::Store { design, .. } => *design,
+            Self::Store { read, .. } => read.design(),
             Self::Memory => None,
         }
     }
 }
 
-/// [`StateRead`] as stored, before its design and I/O mode are checked against each other.
-#[derive(serde::Deserialize)]
+/// How a pass reads a store, each way carrying exactly its settings: on demand (no list),
+/// or with an access list of a [`BalDesign`] before each batch or pipelined behind the
+/// batch before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StoreRead {
+    /// Each account, slot or code read the first time the pass needs it.
+    OnDemand,
+    /// Before a batch runs, what its access lists call for.
+    Prefetch(BalDesign),
+    /// Batch `k + 1`'s list read while batch `k` executes.
+    Pipelined(BalDesign),
+}
+
+impl StoreRead {
+    /// The I/O mode.
+    pub fn io(self) -> IoMode {
+        match self {
+            Self::OnDemand => IoMode::OnDemand,
+            Self::Prefetch(_) => IoMode::Prefetch,
+            Self::Pipelined(_) => IoMode::Pipelined,
+        }
+    }
+
+    /// The design of the access list read with (`None` on demand).
+    pub fn design(self) -> Option<BalDesign> {
+        match self {
+            Self::OnDemand => None,
+            Self::Prefetch(design) | Self::Pipelined(design) => Some(design),
+        }
+    }
+
+    /// `io` with `design` when it reads with a list; `None` when the two disagree (a list
+    /// mode without a design, on demand with one).
+    pub fn new(io: IoMode, design: Option<BalDesign>) -> Result<Self, BadStateRead> {
+        match (io, design) {
+            (IoMode::OnDemand, None) => Ok(Self::OnDemand),
+            (IoMode::Prefetch, Some(design)) => Ok(Self::Prefetch(design)),
+            (IoMode::Pipelined, Some(design)) => Ok(Self::Pipelined(design)),
+            (IoMode::OnDemand, Some(design)) => Err(BadStateRead::DesignOnDemand { design }),
+            (io, None) => Err(BadStateRead::NoDesign { io }),
+        }
+    }
+
+    /// Every way of reading with `io` over `designs`: on demand once (it has no list),
+    /// else one per design.
+    pub fn each(io: IoMode, designs: &[BalDesign]) -> Vec<Self> {
+        match io {
+            IoMode::OnDemand => vec![Self::OnDemand],
+            IoMode::Prefetch => designs.iter().map(|&d| Self::Prefetch(d)).collect(),
+            IoMode::Pipelined => designs.iter().map(|&d| Self::Pipelined(d)).collect(),
+        }
+    }
+}
+
+/// [`StateRead`] as stored, its design and I/O mode checked against each other on reading.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 enum StoredStateRead {
     Memory,
     Store {
         io: IoMode,
         cache: CacheState,
-        #[serde(rename = "bal_design", default)]
+        #[serde(
+            rename = "bal_design",
+            default,
+            skip_serializing_if = "Option::is_none"
+        )]
         design: Option<BalDesign>,
     },
+}
+
+impl From<StateRead> for StoredStateRead {
+    fn from(state: StateRead) -> Self {
+        match state {
+            StateRead::Memory => Self::Memory,
+            StateRead::Store { read, cache } => Self::Store {
+                io: read.io(),
+                cache,
+                design: read.design(),
+            },
+        }
+    }
 }
 
 /// A stored store read whose design contradicts its I/O mode.
@@ -97,11 +169,10 @@ impl TryFrom<StoredStateRead> for StateRead {
     fn try_from(stored: StoredStateRead) -> Result<Self, BadStateRead> {
         match stored {
             StoredStateRead::Memory => Ok(Self::Memory),
-            StoredStateRead::Store { io, cache, design } => match (io.uses_list(), design) {
-                (true, None) => Err(BadStateRead::NoDesign { io }),
-                (false, Some(design)) => Err(BadStateRead::DesignOnDemand { design }),
-                _ => Ok(Self::Store { io, cache, design }),
-            },
+            StoredStateRead::Store { io, cache, design } => Ok(Self::Store {
+                read: StoreRead::new(io, design)?,
+                cache,
+            }),
         }
     }
 }
@@ -324,11 +395,11 @@ mod tests {
     /// that contradicts its I/O mode is refused.
     #[test]
     fn a_design_goes_with_a_list() {
-        let read = StateRead::store(IoMode::Prefetch, CacheState::Cold, BalDesign::Writes);
+        let read = StateRead::store(StoreRead::Prefetch(BalDesign::Writes), CacheState::Cold);
         let stored = json!({"store": {"io": "prefetch", "cache": "cold", "bal_design": "writes"}});
         assert_eq!(serde_json::to_value(read).unwrap(), stored);
         assert_eq!(serde_json::from_value::<StateRead>(stored).unwrap(), read);
-        let on_demand = StateRead::store(IoMode::OnDemand, CacheState::Warm, BalDesign::Full);
+        let on_demand = StateRead::on_demand(CacheState::Warm);
         assert_eq!(on_demand.design(), None);
         let stored = json!({"store": {"io": "on-demand", "cache": "warm"}});
         assert_eq!(serde_json::to_value(on_demand).unwrap(), stored);
@@ -349,6 +420,11 @@ mod tests {
             refused(json!({"store": {"io": "on-demand", "cache": "warm", "bal_design": "keys"}}))
                 .contains("names `bal_design` `keys`")
         );
+        assert_eq!(
+            StoreRead::each(IoMode::OnDemand, &BalDesign::ALL),
+            [StoreRead::OnDemand]
+        );
+        assert_eq!(StoreRead::each(IoMode::Pipelined, &BalDesign::ALL).len(), 3);
         assert_eq!("writes".parse::<BalDesign>(), Ok(BalDesign::Writes));
         assert!(
             "values"

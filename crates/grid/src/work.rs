@@ -102,7 +102,8 @@ impl TimedWork {
         if self.receipts {
             s.push_str("; + a receipt with its logs bloom per transaction");
         }
-        if let crate::StateRead::Store { io, cache, design } = self.state {
+        if let crate::StateRead::Store { read, cache } = self.state {
+            let (io, design) = (read.io(), read.design());
             s.push_str(&format!(
                 "; + reading the pre-state from a state store ({cache} page cache, {io}"
             ));

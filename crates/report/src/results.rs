@@ -6,7 +6,7 @@ use crate::{
     simulation::SimulationReport,
     stats::{Interval, Summary},
 };
-use gigagas_grid::{Point, StateRead, SweepConfig};
+use gigagas_grid::{Point, SweepConfig};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -418,10 +418,7 @@ impl ResultRow {
     /// store row).
     pub fn is_baseline_of_mine(&self, b: &ResultRow) -> bool {
         let mut work = self.point.work();
-        if let StateRead::Store { cache, .. } = work.state {
-            work.state =
-                StateRead::store(gigagas_grid::IoMode::OnDemand, cache, Default::default());
-        }
+        work.state = work.state.of_baseline();
         work.state_root = work.state_root.of_baseline();
         b.dump == self.dump && b.point == Point::Sequential(work)
     }
@@ -781,7 +778,7 @@ pub(crate) mod tests {
     /// point's design out is refused.
     #[test]
     fn version_2_store_points_load_as_keys() {
-        use gigagas_grid::{BalDesign, CacheState, IoMode};
+        use gigagas_grid::{BalDesign, CacheState, StateRead};
         let mut v2: Value = serde_json::from_str(&sample("Test CPU").to_json()).unwrap();
         v2["format"] = json!(2);
         let rows = v2["rows"].as_array_mut().unwrap();
@@ -791,7 +788,7 @@ pub(crate) mod tests {
         assert_eq!(back.format, RESULTS_FORMAT);
         assert_eq!(
             back.rows[0].point.work().state,
-            StateRead::store(IoMode::OnDemand, CacheState::Cold, BalDesign::Keys)
+            StateRead::on_demand(CacheState::Cold)
         );
         assert_eq!(back.rows[0].point.work().state.design(), None);
         assert_eq!(

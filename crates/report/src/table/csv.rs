@@ -104,7 +104,7 @@ impl From<&Point> for PointColumns {
         let work = point.work();
         let (state, io, cache) = match work.state {
             StateRead::Memory => ("memory", "-", "-"),
-            StateRead::Store { io, cache, .. } => ("store", io.name(), cache.name()),
+            StateRead::Store { read, cache } => ("store", read.io().name(), cache.name()),
         };
         let bal_design = work.state.design().map_or("-", |d| d.name());
         Self {
@@ -321,7 +321,8 @@ mod tests {
     use super::*;
     use crate::results::tests::sample;
     use gigagas_grid::{
-        BalDesign, CacheState, IoMode, RunConfig, SchedulerKind, StateRootPhase, TimedWork,
+        BalDesign, CacheState, IoMode, RunConfig, SchedulerKind, StateRootPhase, StoreRead,
+        TimedWork,
     };
 
     /// The heads of every CSV file: the machine, what the line is about (with every
@@ -374,8 +375,8 @@ mod tests {
         let mut works = vec![TimedWork::default()];
         for io in IoMode::ALL {
             for cache in CacheState::ALL {
-                for design in BalDesign::ALL {
-                    let state = StateRead::store(io, cache, design);
+                for read in StoreRead::each(io, &BalDesign::ALL) {
+                    let state = StateRead::store(read, cache);
                     if !works.iter().any(|w| w.state == state) {
                         works.push(TimedWork {
                             state,

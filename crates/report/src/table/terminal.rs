@@ -238,16 +238,10 @@ pub(super) fn scheduler_cell(point: &Point) -> &'static str {
 fn state_cell(state: StateRead) -> String {
     match state {
         StateRead::Memory => "memory".into(),
-        StateRead::Store {
-            io,
-            cache,
-            design: None,
-        } => format!("{cache} store, {io}"),
-        StateRead::Store {
-            io,
-            cache,
-            design: Some(design),
-        } => format!("{cache} store, {io}, {design}"),
+        StateRead::Store { read, cache } => match read.design() {
+            None => format!("{cache} store, {}", read.io()),
+            Some(design) => format!("{cache} store, {}, {design}", read.io()),
+        },
     }
 }
 

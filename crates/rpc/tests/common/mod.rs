@@ -1006,7 +1006,8 @@ pub(crate) fn check_roots(dump: &Dump, complete: bool) {
                     timings.root.blocks
                 );
             }
-            Err(d) if !complete => {
+            Err(e) if !complete => {
+                let d = e.divergence().unwrap_or_else(|| panic!("{config}: {e}"));
                 assert_eq!(d.field(), DivergenceField::StateRoot, "{config}: {d}");
                 assert!(
                     !matches!(&*d.mismatch, Mismatch::StateRoot(_)),
