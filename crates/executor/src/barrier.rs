@@ -52,10 +52,10 @@ pub struct SpinBarrier {
 }
 
 impl SpinBarrier {
-    /// A barrier that releases every `parties` arrivals (`parties` ≥ 1).
-    pub fn new(parties: usize) -> Self {
+    /// A barrier that releases every `parties` arrivals.
+    pub fn new(parties: std::num::NonZeroUsize) -> Self {
         Self {
-            parties: parties.max(1),
+            parties: parties.get(),
             arrived: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
             sleepers: Mutex::new(0),
@@ -66,6 +66,10 @@ impl SpinBarrier {
     /// Wait until all parties have arrived; busy-wait for up to `spin` first. Returns
     /// `true` for the one party whose arrival released the others.
     pub fn wait(&self, spin: Spin) -> bool {
+        if self.parties == 1 {
+            // Alone (a one-thread pass): nobody to wait for or to wake.
+            return true;
+        }
         let generation = self.generation.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
             self.arrived.store(0, Ordering::Relaxed);
@@ -123,7 +127,7 @@ mod tests {
     fn no_party_passes_before_all_arrive() {
         const PARTIES: usize = 4;
         const ROUNDS: u64 = 2_000;
-        let barrier = SpinBarrier::new(PARTIES);
+        let barrier = SpinBarrier::new(std::num::NonZeroUsize::new(PARTIES).unwrap());
         let arrivals = AtomicU64::new(0);
         let leaders = AtomicU64::new(0);
         std::thread::scope(|scope| {
@@ -160,7 +164,7 @@ mod tests {
     /// A single party never waits.
     #[test]
     fn one_party_is_always_the_leader() {
-        let barrier = SpinBarrier::new(1);
+        let barrier = SpinBarrier::new(std::num::NonZeroUsize::MIN);
         assert!(barrier.wait(Spin::NONE));
         assert!(barrier.wait(Spin(Duration::from_millis(5))));
     }

@@ -618,7 +618,8 @@ pub(crate) fn run<S: StateSource>(
         .map(|_| CachePadded::new(AtomicUsize::new(0)))
         .collect();
     let (orders, epoch, handed) = (OnceLock::new(), OnceLock::new(), Mutex::new(Vec::new()));
-    let barrier = SpinBarrier::new(pool_threads + 1);
+    // The pool's workers and the coordinator.
+    let barrier = SpinBarrier::new(std::num::NonZeroUsize::MIN.saturating_add(pool_threads));
     // One slot per worker, the helping coordinator's included (none when the calling
     // thread is the only worker: it made and drops everything itself).
     let returned: Vec<Returned> = (0..if pool_threads > 0 { threads } else { 0 })

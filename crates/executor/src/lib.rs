@@ -15,22 +15,24 @@
 //!
 //! [`Replay`] (module [`replay`]) is the dump prepared once: its blocks with their views'
 //! base state, access lists, envs and expected writes, and the flat list of [`WorkItem`]s.
-//! Its methods are grouped by stage, one module each, in the order a run uses them:
+//! A parallel pass's data flows through the modules in this order, none importing a later
+//! one:
 //!
-//! | module | what it adds to `Replay` |
+//! | module | what it does |
 //! |---|---|
 //! | [`exec`] | executing one item on its [`BalView`] ([`ItemExecutor`], one EVM per worker), and the sequential baseline |
-//! | [`run`] | the [`Runner`]s, one timed and verified pass each: [`Parallel`] (the worker pool over the scheduler's order, mega-blocks, state in memory or read from sources) and [`Sequential`] (the client loop) |
-//! | [`root`] | the state-root phase: each block's root from its segment's witness and the access lists, on the pass's workers after the transactions or beside them ([`RootTimings`]), checked against the header |
-//! | [`verify`] | comparing every item's gas, status and writes with the receipts and the [`ExpectedWrites`]: a [`Divergence`] whose [`Mismatch`] holds each pair as an [`Expected`] (gigagas-chain's, shared with the producers' comparison errors) |
+//! | [`verify`] | comparing every item's gas, status and writes with the receipts and the [`ExpectedWrites`]: a [`Divergence`] whose [`Mismatch`] holds each pair as an [`Expected`] |
+//! | [`root`] | the state-root phase: each block's root from its segment's witness and the access lists ([`RootTimings`]), checked against the header |
+//! | [`pass`] | a pass set up once, before its window, as a value: its batches, where its items find their state (memory, or read from [`StateSource`]s as the config's [`StoreRead`] says), its root phase, its worker and reader threads ([`SetupError`] when it cannot be) |
+//! | `batch` | the one batch loop over a set-up pass, on the calling thread and the pass's workers whatever their number: the timed window, reading, root units and the sink between batches |
+//! | [`run`] | the [`Runner`]s, one timed and verified pass each: [`Parallel`] (set up, loop, figures) and [`Sequential`] (the client loop); [`PassError`] |
 //!
 //! Below them, [`prestate`] (the in-memory state, [`Carried`], [`StateError`]) depends on no
-//! other module, [`view`] on `prestate` alone, and [`source`] (the state seam,
-//! [`StateSource`]) on `prestate` and `replay`. Above them, dependencies point one way:
-//! `replay` → `prestate`, `expected`; `exec` → `replay`, `view`, `source`, `work`;
-//! `verify` → `exec` (whose [`SequentialOutputs`] it checks), `replay`, `expected`; `run`
-//! → `exec`, `verify` (a pass verifies each batch as it ends), `replay`, `prestate`,
-//! `source`, `schedule`, `barrier`. Only `test_utils` imports `run`.
+//! other module, [`view`] on `prestate` alone, [`source`] (the state seam) on `prestate` and
+//! `replay`; [`pool`] (the threads kept across passes), [`barrier`], [`schedule`] and
+//! [`window`] on none of the stages. `replay` still holds the caches a store pass or a root
+//! pass fills on its first set-up (carried values, the I/O layout, `full` lists, the root
+//! inputs), filled by `source` and `root` through `Replay`'s methods.
 //!
 //! Measuring (warm-up, samples, rounds, statistics) is the `gigagas-bench` crate's, and
 //! the grid's vocabulary ([`RunConfig`], [`SchedulerKind`], [`TimedWork`]) is

@@ -1,6 +1,7 @@
-//! A pass set up once, outside its timed window, as a value ([`Pass`]): its batches, where
-//! its items find their state ([`PassState`]), its root phase and the threads it runs on,
-//! all built before the clock starts. The batch loop ([`crate::batch`]) only runs it.
+//! A pass set up once, outside its timed window, as a value (the crate's `Pass`): its
+//! batches, where its items find their state (memory, or read from sources as the config's
+//! [`gigagas_grid::StoreRead`] says), its root phase and the threads it runs on, all built
+//! before the clock starts; [`SetupError`] when it cannot be. The batch loop only runs it.
 
 use crate::{
     prestate::PreStateDb,

@@ -8,7 +8,7 @@
 //! spent a fifth of its CPU time in `clear_page_erms` (perf, `docs/benchmarks.md`), and a
 //! 16-thread pass cloned about 16 threads per pass (`strace -c -f`).
 //!
-//! [`workers`] keeps one pool (per pinning) for the life of the process, as large as the
+//! `workers` keeps one pool (per pinning) for the life of the process, as large as the
 //! largest pass so far: a pass of `k` threads borrows `k` of its workers
 //! ([`rayon::ThreadPool::in_place_scope`] with one job per worker: a job holds its thread
 //! until the pass ends, so each runs on a thread of its own, and the others sleep on), so their heaps, stacks and per-thread bytecode copies
@@ -16,7 +16,7 @@
 //! sweep interleaves, and a sweep over 1..=64 threads holds 64 workers, not the sum of
 //! every count. A pass that needs more workers than the pool has replaces it outside its
 //! timed window (the old workers have exited when the new pool is handed out).
-//! [`readers`] does the same for the threads that read a batch's state from its sources
+//! `readers` does the same for the threads that read a batch's state from its sources
 //! beside the calling thread. Pools are built by a pass's set-up, never inside a timed
 //! window.
 //!

@@ -405,8 +405,30 @@ enum Unit {
     Storage(usize, usize, StorageTask),
 }
 
+/// Queue order: a [`BinaryHeap`](std::collections::BinaryHeap) pops the heaviest unit:
+/// advances first, then storage tasks by writes.
+impl Ord for Unit {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.weight().cmp(&other.weight())
+    }
+}
+
+impl PartialOrd for Unit {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Unit {
+    fn eq(&self, other: &Self) -> bool {
+        self.weight() == other.weight()
+    }
+}
+
+impl Eq for Unit {}
+
 impl Unit {
-    /// Queue order: advances last (popped first), then by writes.
+    /// Queue weight: advances above everything, then storage tasks by writes.
     fn weight(&self) -> usize {
         match self {
             Unit::Advance(_) => usize::MAX,
@@ -424,7 +446,7 @@ pub(crate) struct RootPass<'r> {
     /// Per segment, its lane (`None`: no witness).
     lanes: Vec<Option<Mutex<Lane>>>,
     /// Units ready to run, popped from the end.
-    queue: Mutex<Vec<Unit>>,
+    queue: Mutex<std::collections::BinaryHeap<Unit>>,
     /// Blocks of the current batch whose root is not yet finished.
     remaining: AtomicUsize,
     /// Workers still running the current batch's transactions (`After`: no unit is
@@ -469,7 +491,7 @@ impl<'r> RootPass<'r> {
             inputs,
             phase,
             lanes,
-            queue: Mutex::new(Vec::new()),
+            queue: Mutex::new(std::collections::BinaryHeap::new()),
             remaining: AtomicUsize::new(0),
             executing: AtomicUsize::new(0),
             roots: Mutex::new((0..replay.blocks.len()).map(|_| None).collect()),
@@ -489,8 +511,9 @@ impl<'r> RootPass<'r> {
     /// Queues the roots of `blocks` (the batch's) for `workers` workers: each segment with
     /// a witness whose blocks the batch holds gets an advance.
     pub(crate) fn begin_batch(&self, blocks: std::ops::Range<usize>, workers: usize) {
-        let mut queue = self.lock_queue();
-        queue.clear();
+        // Each lane locked alone, then the queue: the lock order of `advance` (a lane,
+        // then the queue), whoever else runs.
+        let mut advances = Vec::new();
         let mut remaining = 0;
         for (s, lane) in self.lanes.iter().enumerate() {
             let Some(lane) = lane else { continue };
@@ -502,8 +525,12 @@ impl<'r> RootPass<'r> {
             }
             remaining += end - lane.next;
             lane.end = end;
-            queue.push(Unit::Advance(s));
+            advances.push(Unit::Advance(s));
         }
+        let mut queue = self.lock_queue();
+        queue.clear();
+        queue.extend(advances);
+        drop(queue);
         self.remaining.store(remaining, Ordering::Release);
         self.executing.store(workers, Ordering::Release);
         self.first_ns.store(u64::MAX, Ordering::Relaxed);
@@ -649,9 +676,9 @@ impl<'r> RootPass<'r> {
                     } else {
                         lane.pending = tasks.len();
                         lane.job = Some((b, job));
-                        let mut queue = self.lock_queue();
-                        queue.extend(tasks.into_iter().map(|t| Unit::Storage(s, b, t)));
-                        queue.sort_by_key(Unit::weight);
+                        // Lock order: a lane, then the queue (never the reverse).
+                        self.lock_queue()
+                            .extend(tasks.into_iter().map(|t| Unit::Storage(s, b, t)));
                         break;
                     }
                 }
@@ -729,7 +756,7 @@ impl<'r> RootPass<'r> {
         Ok(start.elapsed().as_nanos() as u64)
     }
 
-    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Vec<Unit>> {
+    fn lock_queue(&self) -> std::sync::MutexGuard<'_, std::collections::BinaryHeap<Unit>> {
         self.queue
             .lock()
             .expect("no worker panics holding the queue")

@@ -1,5 +1,5 @@
 //! The runners, one timed and verified pass each: [`Parallel`] (the BAL replay, set up as
-//! a [`Pass`] and run by the batch loop) and [`Sequential`] (the client loop).
+//! a pass (module [`crate::pass`]) and run by the batch loop) and [`Sequential`] (the client loop).
 
 use crate::{
     batch::BatchSink,
@@ -97,11 +97,13 @@ impl PassError {
 /// window.
 ///
 /// Workers take items from one shared cursor over the scheduler's order (list
-/// scheduling, in chunks that shrink towards the batch's end: [`crate::chunk_bounds`]); each batch ends when its last item ends, and is verified when it ends
-/// (outside the timed window: the workers wait while the coordinator checks) and then
-/// dropped, so memory grows with the batch, not the dump. The protocol between the workers
-/// and the clock is described on the module's private `Shared`; one thread runs on the
-/// calling thread.
+/// scheduling, in chunks that shrink towards the batch's end: [`crate::chunk_bounds`]);
+/// each batch ends when its last item ends, and is verified when it ends (outside the
+/// timed window: the workers wait while the coordinator checks) and then dropped, so
+/// memory grows with the batch, not the dump. One loop runs every thread count (the batch
+/// module's `Shared` describes its protocol): the calling thread coordinates and works,
+/// and a pass of `n` threads borrows `n - 1` workers of a pool kept across passes (`n`
+/// when it reads pipelined: the calling thread then reads the next batch).
 ///
 /// `S` is the readers' type when the state is read from sources (a concrete reader is
 /// called without a boxed trait call per read); [`NoSource`] in memory.
