@@ -16,8 +16,9 @@ use std::{path::PathBuf, time::Instant};
 /// segment gets the trie nodes that prove every account and slot the blocks touch at the
 /// genesis root, deletions' siblings included: what a state-root phase starts from. For
 /// the default mainnet-like dump that is about 15 % more file (6.6 MB instead of 5.8 MB:
-/// 14,188 nodes, 1.4 MB before compression) and twice the generation time (one full-trie
-/// root per block).
+/// 14,188 nodes, 1.4 MB before compression); the tries are kept and each block's root
+/// hashes only the paths it changed (100 erc20 blocks of 30M gas from 50,000 users: about
+/// 1.25× the time of --no-witness). --state-size pads the account trie to mainnet's depth.
 #[derive(clap::Args)]
 pub(crate) struct GenerateArgs {
     /// Workload profile: mainnet-like, transfers, erc20, amm, heavy-tail, adversarial.

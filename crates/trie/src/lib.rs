@@ -39,10 +39,16 @@
 //!   ) -> Result<Witness, RootError>
 //!   ```
 //!
-//!   builds the full tries with alloy-trie's `HashBuilder` and `ProofRetainer`, retains the
-//!   proofs of every touched account and slot, then applies the blocks to that witness and
-//!   retains the proof of every path reported missing (deletions' siblings) until none is.
-//!   [`full_state_root`] is the root of a [`FullState`].
+//!   builds the full tries ([`FullTries`]), keeps the nodes on the path of every touched
+//!   account and slot, then applies the blocks to that witness and adds the nodes on every
+//!   path reported missing (deletions' siblings) until none is. A [`FullTries`] kept open
+//!   and updated change by change gives each block's root hashing only the changed paths
+//!   (the generator's headers). [`full_state_root`] is the root of a [`FullState`] with
+//!   alloy-trie's `HashBuilder`, the reference.
+//! - Tries at mainnet depth (issue 45): a [`Padding`] of `N` accounts pads the account trie
+//!   with one alike virtual account per prefix of ⌊log16 N⌋ nibbles, so every touched path
+//!   runs through that many full branches whose untouched children are hashes, and the
+//!   trie stays a real one under inserts and deletions ([`FullTries::new`]).
 //!
 //! ## Why its own sparse trie
 //!

@@ -39,7 +39,12 @@ use alloy_trie::{
 pub const MAINNET_ACCOUNTS: u64 = 300_000_000;
 
 /// The virtual accounts that pad an account trie to the depth of a state of
-/// [`Self::state_size`] accounts (see the [module](self) docs).
+/// [`Self::state_size`] accounts: one under every key prefix of [`Self::levels`] nibbles,
+/// all alike (the same key remainder and leaf), so every untouched subtrie of one depth has
+/// one hash and the padded trie, real and virtual accounts together, is a real
+/// Merkle-Patricia trie that inserts and deletions keep consistent ([`Self::nodes`] are its
+/// untouched nodes). A touched account's path runs through [`Self::levels`] full branches,
+/// a branch of two (it and the virtual leaf sharing its prefix), then its leaf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Padding {
     state_size: u64,

@@ -10,7 +10,8 @@
 //! receipt and withdrawal roots, logs bloom, requests hash, BAL hash) come from the same
 //! run. [`generate`] leaves the state root at the empty trie's root (no trie is kept); [`generate_with_witness`] computes each
 //! block's real state root from the whole state and adds the segment's witness (what a
-//! state-root phase starts from), with gigagas-trie.
+//! state-root phase starts from), with gigagas-trie; [`generate_with_padded_witness`] pads the
+//! account trie to a larger state's depth (mainnet's: full branches at the top seven levels).
 //!
 //! Generation is deterministic: the same [`GeneratorConfig`] gives a byte-identical dump.
 
