@@ -15,8 +15,7 @@
 //!
 //! [`Replay`] (module [`replay`]) is the dump prepared once: its blocks with their views'
 //! base state, access lists, envs and expected writes, and the flat list of [`WorkItem`]s.
-//! A parallel pass's data flows through the modules in this order, none importing a later
-//! one:
+//! A parallel pass's data flows through the modules in this order:
 //!
 //! | module | what it does |
 //! |---|---|
@@ -30,9 +29,14 @@
 //! Below them, [`prestate`] (the in-memory state, [`Carried`], [`StateError`]) depends on no
 //! other module, [`view`] on `prestate` alone, [`source`] (the state seam) on `prestate` and
 //! `replay`; [`pool`] (the threads kept across passes), [`barrier`], [`schedule`] and
-//! [`window`] on none of the stages. `replay` still holds the caches a store pass or a root
-//! pass fills on its first set-up (carried values, the I/O layout, `full` lists, the root
-//! inputs), filled by `source` and `root` through `Replay`'s methods.
+//! [`window`] on none of the stages.
+//!
+//! `pass`, `batch` and `run` import only modules above them. Three edges still point back,
+//! all through the root phase and the caches a pass fills on its first set-up: `replay`
+//! holds the I/O layout, `full` lists and root inputs that `source` and `root` build
+//! (`Replay` is the one value every pass shares, so the caches live there until a pass is
+//! given its own); `exec`'s sequential loop advances `root`'s per-block roots; `verify`
+//! names `root`'s set-up error and checks the loop's roots with it.
 //!
 //! Measuring (warm-up, samples, rounds, statistics) is the `gigagas-bench` crate's, and
 //! the grid's vocabulary ([`RunConfig`], [`SchedulerKind`], [`TimedWork`]) is
