@@ -296,7 +296,7 @@ fn load_all(
     let mut done = 0;
     gigagas_fs_util::ordered_map(
         dumps,
-        cores.get(),
+        cores,
         |dump| load(&dump.path, keep_bases),
         |_| {
             done += 1;

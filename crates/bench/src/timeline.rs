@@ -56,7 +56,7 @@ pub fn timeline_of(
     Some(Timeline {
         dump: dump.to_string(),
         config: config.to_string(),
-        threads: config.threads.get(),
+        threads: config.threads,
         batch: b,
         batches: timings.batches.len(),
         items: range.len(),

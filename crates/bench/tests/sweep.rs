@@ -297,7 +297,7 @@ fn sweep_writes_a_complete_results_folder() {
         .timeline
         .as_ref()
         .expect("a timeline of the widest point");
-    assert_eq!(t.threads, 2);
+    assert_eq!(t.threads.get(), 2);
     assert!(t.config.starts_with("BAL 2t b1 "), "{}", t.config);
     assert_eq!(
         t.runs.iter().map(|r| r.items as usize).sum::<usize>(),

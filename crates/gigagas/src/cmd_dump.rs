@@ -44,8 +44,8 @@ pub(crate) struct DumpArgs {
     #[arg(long, value_parser = parse_fork)]
     pub fork: Option<EthereumHardfork>,
     /// JSON-RPC requests in flight at once.
-    #[arg(long, default_value_t = 4)]
-    pub concurrency: usize,
+    #[arg(long, default_value = "4")]
+    pub concurrency: std::num::NonZeroUsize,
     /// Calls per JSON-RPC request (a JSON-RPC batch; not the mega-block `--batch` of
     /// `gigagas run`).
     #[arg(

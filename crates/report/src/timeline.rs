@@ -29,7 +29,7 @@ pub struct Timeline {
     /// The grid point (`RunConfig`'s display: threads, batch, scheduler).
     pub config: String,
     /// Worker threads of the pass.
-    pub threads: usize,
+    pub threads: std::num::NonZeroUsize,
     /// Index of the drawn batch in the pass, and the pass's number of batches.
     pub batch: usize,
     /// Number of batches of the pass.
@@ -89,15 +89,15 @@ pub struct LongestItem {
 impl Timeline {
     /// Busy time over `threads ×` the span: 1.0 when no worker ever waits.
     pub fn utilisation(&self) -> f64 {
-        if self.span_ns == 0 || self.threads == 0 {
+        if self.span_ns == 0 {
             return 0.0;
         }
-        self.busy_ns as f64 / (self.span_ns as f64 * self.threads as f64)
+        self.busy_ns as f64 / (self.span_ns as f64 * self.threads.get() as f64)
     }
 
     /// Each worker's idle tail: from its last item's end to the batch's end, ns.
     pub fn idle_tails_ns(&self) -> Vec<u64> {
-        let mut end = vec![0u64; self.threads];
+        let mut end = vec![0u64; self.threads.get()];
         for r in &self.runs {
             if let Some(e) = end.get_mut(r.worker as usize) {
                 *e = (*e).max(r.start_ns + r.ns);
@@ -118,7 +118,7 @@ impl Timeline {
     /// (transactions blue, system calls grey, the longest item red), idle time white.
     pub fn render_svg(&self) -> Result<String, crate::plot::PlotError> {
         let err = |e: &dyn std::fmt::Display| crate::plot::PlotError(e.to_string());
-        let rows = self.threads.clamp(1, MAX_WORKERS_DRAWN);
+        let rows = self.threads.get().min(MAX_WORKERS_DRAWN);
         let ms = |ns: u64| ns as f64 / 1e6;
         let span = ms(self.span_ns).max(1e-6);
         let tails = self.idle_tails_ns();
@@ -146,7 +146,7 @@ impl Timeline {
             } else {
                 String::new()
             },
-            if self.threads > rows {
+            if self.threads.get() > rows {
                 format!(", first {rows} of {} workers drawn", self.threads)
             } else {
                 String::new()

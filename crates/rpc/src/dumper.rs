@@ -37,7 +37,7 @@ pub struct DumpOptions {
     /// Fork rules to use instead of detecting them: this fork and all before it from genesis.
     pub fork: Option<EthereumHardfork>,
     /// JSON-RPC requests in flight at once.
-    pub concurrency: usize,
+    pub concurrency: std::num::NonZeroUsize,
     /// Calls per JSON-RPC batch.
     pub batch_size: usize,
     /// Time-outs and retries.
@@ -68,7 +68,7 @@ impl DumpOptions {
             from,
             to,
             fork: None,
-            concurrency: 4,
+            concurrency: std::num::NonZeroUsize::new(4).expect("4 is not 0"),
             batch_size: 100,
             client: ClientConfig::default(),
             partial_dir: None,
@@ -248,7 +248,7 @@ struct Node {
     chain_id: u64,
     latest: u64,
     version: Option<String>,
-    concurrency: usize,
+    concurrency: std::num::NonZeroUsize,
     batch_size: usize,
 }
 
@@ -273,7 +273,7 @@ impl Node {
             chain_id: chain_id.to(),
             latest,
             version,
-            concurrency: opts.concurrency.max(1),
+            concurrency: opts.concurrency,
             batch_size: opts.batch_size.max(1),
         })
     }
@@ -369,7 +369,7 @@ impl RangeRun<'_, '_> {
             .build();
         let mut blocks: Vec<DumpBlock> = Vec::with_capacity(total as usize);
         let mut prev_hash = self.first_parent;
-        let window = (node.concurrency as u64 * 2).max(2);
+        let window = node.concurrency.get() as u64 * 2;
         let mut n = opts.from;
         while n <= opts.to {
             let end = (n + window - 1).min(opts.to);
@@ -501,7 +501,7 @@ fn header_of(client: &RpcClient, n: u64, latest: u64) -> Result<Header, RpcDumpE
 fn fetch_hashes(
     client: &RpcClient,
     from: u64,
-    concurrency: usize,
+    concurrency: std::num::NonZeroUsize,
     batch_size: usize,
     latest: u64,
 ) -> Result<Vec<(u64, B256)>, RpcDumpError> {
@@ -715,7 +715,7 @@ fn fetch_blocks(
     client: &RpcClient,
     partial: Option<&Partial>,
     range: std::ops::RangeInclusive<u64>,
-    concurrency: usize,
+    concurrency: std::num::NonZeroUsize,
     batch_size: usize,
     latest: u64,
     tracer: &Tracer,

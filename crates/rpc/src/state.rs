@@ -152,7 +152,7 @@ pub struct StateFetcher<'c> {
     at: u64,
     tag: String,
     batch_size: usize,
-    concurrency: usize,
+    concurrency: std::num::NonZeroUsize,
     store: Mutex<Store>,
     calls: AtomicU64,
     on_demand: AtomicU64,
@@ -169,13 +169,18 @@ fn hex_u256(v: &Value) -> Option<U256> {
 impl<'c> StateFetcher<'c> {
     /// A fetcher of state at block `at`, with calls batched `batch_size` at a time and up to
     /// `concurrency` requests in flight.
-    pub fn new(client: &'c RpcClient, at: u64, batch_size: usize, concurrency: usize) -> Self {
+    pub fn new(
+        client: &'c RpcClient,
+        at: u64,
+        batch_size: usize,
+        concurrency: std::num::NonZeroUsize,
+    ) -> Self {
         Self {
             client,
             at,
             tag: format!("{at:#x}"),
             batch_size: batch_size.max(3),
-            concurrency: concurrency.max(1),
+            concurrency,
             store: Mutex::new(Store::default()),
             calls: AtomicU64::new(0),
             on_demand: AtomicU64::new(0),

@@ -68,7 +68,7 @@ fn anvil_prague_range_dumps_replays_and_verifies() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("anvil.gigagas");
     let opts = DumpOptions {
-        concurrency: 2,
+        concurrency: std::num::NonZeroUsize::new(2).unwrap(),
         batch_size: 16,
         ..DumpOptions::new(node.url.clone(), from, to)
     };
@@ -118,7 +118,7 @@ fn anvil_cancun_range_dumps_on_demand_replays_and_verifies() {
         return;
     };
     let opts = DumpOptions {
-        concurrency: 1,
+        concurrency: std::num::NonZeroUsize::new(1).unwrap(),
         batch_size: 5,
         trace_prefetch: false,
         ..DumpOptions::new(node.url.clone(), from, to)

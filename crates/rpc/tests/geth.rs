@@ -21,7 +21,7 @@ fn geth_range_dumps_replays_and_verifies() {
     check_statuses(&d, first_receipt, &reverts);
 
     let opts = DumpOptions {
-        concurrency: 2,
+        concurrency: std::num::NonZeroUsize::new(2).unwrap(),
         batch_size: 16,
         ..DumpOptions::new(node.url.clone(), from, to)
     };

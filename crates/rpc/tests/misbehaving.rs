@@ -477,7 +477,7 @@ fn a_flaky_limited_node_still_gives_the_same_dump() {
         ..fast()
     };
     let opts = DumpOptions {
-        concurrency: 2,
+        concurrency: std::num::NonZeroUsize::new(2).unwrap(),
         batch_size: 8,
         client: retrying,
         ..DumpOptions::new(proxy.url.clone(), from, to)

@@ -21,7 +21,7 @@ fn interrupted_dump_resumes_to_the_same_file() {
 
     let dir = tempfile::tempdir().unwrap();
     let base = DumpOptions {
-        concurrency: 2,
+        concurrency: std::num::NonZeroUsize::new(2).unwrap(),
         batch_size: 8,
         ..DumpOptions::new(node.url.clone(), from, to)
     };
