@@ -167,9 +167,8 @@ pub fn profile_and_measure(
 /// it into, as the executor's workers claim them: [`chunk_bounds`]) onto
 /// `workers` identical workers: each chunk goes to the worker that becomes free first and
 /// runs its items back to back. Returns the makespan.
-pub fn list_schedule(times: &[u64], order: &[u32], bounds: &[u32], workers: usize) -> u64 {
-    let workers = workers.max(1);
-    let mut free: BinaryHeap<Reverse<u64>> = (0..workers).map(|_| Reverse(0)).collect();
+pub fn list_schedule(times: &[u64], order: &[u32], bounds: &[u32], workers: NonZeroUsize) -> u64 {
+    let mut free: BinaryHeap<Reverse<u64>> = (0..workers.get()).map(|_| Reverse(0)).collect();
     let mut makespan = 0;
     for chunk in bounds.windows(2) {
         let Reverse(start) = free.pop().expect("at least one worker");
@@ -188,7 +187,7 @@ pub fn list_schedule(times: &[u64], order: &[u32], bounds: &[u32], workers: usiz
 pub fn project(
     replay: &Replay,
     profile: &ItemProfile,
-    threads: usize,
+    threads: NonZeroUsize,
     batch: usize,
     scheduler: SchedulerKind,
 ) -> Projection {
@@ -199,12 +198,16 @@ pub fn project(
 pub fn project_slowed(
     replay: &Replay,
     profile: &ItemProfile,
-    threads: usize,
+    threads: NonZeroUsize,
     batch: usize,
     scheduler: SchedulerKind,
     item_slowdown: f64,
 ) -> Projection {
-    let slowdown = if threads > 1 { item_slowdown } else { 1.0 };
+    let slowdown = if threads.get() > 1 {
+        item_slowdown
+    } else {
+        1.0
+    };
     project_with(replay, profile, threads, batch, scheduler, slowdown, 0.0)
 }
 
@@ -220,7 +223,7 @@ pub fn project_slowed(
 pub fn project_with(
     replay: &Replay,
     profile: &ItemProfile,
-    threads: usize,
+    threads: NonZeroUsize,
     batch: usize,
     scheduler: SchedulerKind,
     factor: f64,
@@ -260,7 +263,7 @@ pub fn project_with(
         chunk_bounds(
             items,
             &order,
-            threads,
+            threads.get(),
             estimate,
             Claims::Chunked,
             &mut bounds,
@@ -268,7 +271,7 @@ pub fn project_with(
         chunk_bounds(
             items,
             &order,
-            threads,
+            threads.get(),
             estimate,
             Claims::OneItem,
             &mut singles,
@@ -289,11 +292,11 @@ pub fn project_with(
         one_item += list_schedule(times, &order, &singles, threads);
         let max = times.iter().copied().max().unwrap_or(0);
         longest += max;
-        bound += (max as f64).max(times.iter().sum::<u64>() as f64 / threads.max(1) as f64);
+        bound += (max as f64).max(times.iter().sum::<u64>() as f64 / threads.get() as f64);
     }
     let makespan_ns = makespan as f64 * scale;
     Projection {
-        threads,
+        threads: threads.get(),
         batch,
         scheduler,
         makespan_s: makespan_ns / 1e9,
@@ -326,7 +329,7 @@ pub fn simulate(
     let profile_work_s = profile.item_ns.iter().sum::<u64>() as f64 / 1e9;
     let mut validations = Vec::new();
     for config in plan.validation_points() {
-        let (t, b, s) = (config.threads.get(), config.batch, config.scheduler);
+        let (t, b, s) = (config.threads, config.batch, config.scheduler);
         let predicted_s = project(replay, profile, t, b, s).makespan_s;
         let m = measure.measured(&config)?;
         let measured = m.wall_s.max(f64::MIN_POSITIVE);
@@ -354,7 +357,7 @@ pub fn simulate(
     };
     if let Some(cost) = &cost {
         for v in &mut validations {
-            let (factor, added) = cost.at_run_scale(v.threads);
+            let (factor, added) = cost.at_run_scale(v.threads.get());
             let (t, b, s) = (v.threads, v.batch, v.scheduler);
             v.modelled_s = Some(project_with(replay, profile, t, b, s, factor, added).makespan_s);
         }
@@ -391,12 +394,11 @@ pub fn simulate(
     let mut projections = Vec::new();
     for b in plan.batch.iter() {
         for &s in plan.schedulers.iter() {
-            for t in plan.threads.iter() {
-                let t = t.get();
+            for &t in plan.threads.iter() {
                 projections.push(match (plan.item_slowdown, &cost) {
                     (Some(f), _) => project_slowed(replay, profile, t, b.get(), s, f.get()),
                     (None, Some(cost)) => {
-                        let (factor, added) = cost.at(t);
+                        let (factor, added) = cost.at(t.get());
                         project_with(replay, profile, t, b.get(), s, factor, added)
                     }
                     (None, None) => project(replay, profile, t, b.get(), s),
@@ -437,7 +439,7 @@ pub fn fit_item_cost(
 ) -> ItemCost {
     let profile_work_s = profile.item_ns.iter().sum::<u64>() as f64 / 1e9;
     let items = replay.items().len();
-    let above: Vec<&Validation> = validations.iter().filter(|v| v.threads > 1).collect();
+    let above: Vec<&Validation> = validations.iter().filter(|v| v.threads.get() > 1).collect();
     let model = |scaled: f64| ItemCost::new(curve.clone(), scaled, profile_work_s, items);
     if above.is_empty() {
         return model(1.0);
@@ -446,7 +448,7 @@ pub fn fit_item_cost(
         above
             .iter()
             .map(|v| {
-                let (factor, added) = cost.at_run_scale(v.threads);
+                let (factor, added) = cost.at_run_scale(v.threads.get());
                 let modelled = project_with(
                     replay,
                     profile,
@@ -486,6 +488,10 @@ pub fn tx_share(replay: &Replay, profile: &ItemProfile) -> f64 {
 mod tests {
     use super::*;
 
+    fn w(workers: usize) -> NonZeroUsize {
+        NonZeroUsize::new(workers).unwrap()
+    }
+
     /// Every item a chunk of its own: plain list scheduling.
     fn singles(n: usize) -> Vec<u32> {
         (0..=n as u32).collect()
@@ -496,12 +502,12 @@ mod tests {
         let times = [5, 3, 3, 2, 2, 1];
         let order: Vec<u32> = (0..6).collect();
         let b = singles(6);
-        assert_eq!(list_schedule(&times, &order, &b, 1), 16);
+        assert_eq!(list_schedule(&times, &order, &b, w(1)), 16);
         // w0: 5 (0..5), 2 (5..7), 1 (7..8); w1: 3 (0..3), 3 (3..6), 2 (6..8).
-        assert_eq!(list_schedule(&times, &order, &b, 2), 8);
-        assert_eq!(list_schedule(&times, &order, &b, 6), 5);
-        assert_eq!(list_schedule(&times, &order, &b, 100), 5);
-        assert_eq!(list_schedule(&times, &[], &[0], 4), 0);
+        assert_eq!(list_schedule(&times, &order, &b, w(2)), 8);
+        assert_eq!(list_schedule(&times, &order, &b, w(6)), 5);
+        assert_eq!(list_schedule(&times, &order, &b, w(100)), 5);
+        assert_eq!(list_schedule(&times, &[], &[0], w(4)), 0);
     }
 
     #[test]
@@ -510,8 +516,8 @@ mod tests {
         let times = [1, 1, 1, 1, 4];
         let ols: Vec<u32> = (0..5).collect();
         let lpt = [4, 0, 1, 2, 3];
-        assert_eq!(list_schedule(&times, &ols, &singles(5), 2), 6);
-        assert_eq!(list_schedule(&times, &lpt, &singles(5), 2), 4);
+        assert_eq!(list_schedule(&times, &ols, &singles(5), w(2)), 6);
+        assert_eq!(list_schedule(&times, &lpt, &singles(5), w(2)), 4);
     }
 
     #[test]
@@ -520,9 +526,9 @@ mod tests {
         // (2..4), then w0 takes the last 2 (3..5).
         let times = [1, 1, 1, 2, 2, 2];
         let order: Vec<u32> = (0..6).collect();
-        assert_eq!(list_schedule(&times, &order, &[0, 3, 4, 5, 6], 2), 5);
-        assert_eq!(list_schedule(&times, &order, &singles(6), 2), 5);
+        assert_eq!(list_schedule(&times, &order, &[0, 3, 4, 5, 6], w(2)), 5);
+        assert_eq!(list_schedule(&times, &order, &singles(6), w(2)), 5);
         // One chunk of everything: one worker does it all.
-        assert_eq!(list_schedule(&times, &order, &[0, 6], 2), 9);
+        assert_eq!(list_schedule(&times, &order, &[0, 6], w(2)), 9);
     }
 }

@@ -106,6 +106,7 @@ fn chunk_costs_over_two_percent(dump: &Loaded, profile: &ItemProfile, times: &st
     for batch in [1, dump.blocks] {
         for scheduler in SchedulerKind::ALL {
             for workers in [16, 64] {
+                let workers = std::num::NonZeroUsize::new(workers).expect("16 or 64");
                 let p = simulate::project(&dump.replay, profile, workers, batch, scheduler);
                 let cost = p.chunk_cost().expect("projected");
                 if cost > 0.02 {
@@ -149,6 +150,7 @@ fn the_oracle_is_never_behind_gas_used_as_one_mega_block() {
         let dump = load(name);
         let profile = recorded(&dump);
         for workers in [16, 64] {
+            let workers = std::num::NonZeroUsize::new(workers).expect("16 or 64");
             let project = |s| simulate::project(&dump.replay, &profile, workers, dump.blocks, s);
             let (oracle, gas_used) = (
                 project(SchedulerKind::Oracle),

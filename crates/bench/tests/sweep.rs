@@ -155,7 +155,7 @@ fn sweep_writes_a_complete_results_folder() {
         let mut r: Vec<f64> = sim
             .validations
             .iter()
-            .filter(|v| v.threads == t)
+            .filter(|v| v.threads.get() == t)
             .map(|v| v.item_time_ratio)
             .collect();
         r.sort_by(f64::total_cmp);
@@ -198,7 +198,7 @@ fn sweep_writes_a_complete_results_folder() {
             .modelled_s
             .expect("the simulator records its model's time");
         assert!(modelled > 0.0, "{v:?}");
-        if v.threads == 1 {
+        if v.threads.get() == 1 {
             let scaled = v.predicted_s * curve.ratio_at(1);
             assert!(
                 (modelled - scaled).abs() <= 1e-6 * scaled.max(1.0) + 1e-9,
@@ -367,12 +367,12 @@ fn simulator_matches_list_scheduling_by_hand() {
     };
     let work: u64 = item_ns.iter().sum();
     for s in SchedulerKind::ALL {
-        let one = simulate::project(&replay, &profile, 1, 1, s);
+        let one = simulate::project(&replay, &profile, n(1), 1, s);
         assert!(
             (one.makespan_s - work as f64 / 1e9).abs() < 1e-12,
             "one worker: makespan = total work"
         );
-        let many = simulate::project(&replay, &profile, 10_000, 1, s);
+        let many = simulate::project(&replay, &profile, n(10_000), 1, s);
         assert!(
             (many.makespan_s - many.longest_tx_s).abs() < 1e-12,
             "unbounded workers: makespan = longest"
@@ -381,23 +381,23 @@ fn simulator_matches_list_scheduling_by_hand() {
     }
     // A stated item slowdown scales every projection above one thread, and only those.
     for s in SchedulerKind::ALL {
-        let plain = simulate::project(&replay, &profile, 2, 1, s);
-        let slowed = simulate::project_slowed(&replay, &profile, 2, 1, s, 1.25);
+        let plain = simulate::project(&replay, &profile, n(2), 1, s);
+        let slowed = simulate::project_slowed(&replay, &profile, n(2), 1, s, 1.25);
         assert!((slowed.makespan_s - 1.25 * plain.makespan_s).abs() < 1e-12);
         assert!((slowed.bound_s - 1.25 * plain.bound_s).abs() < 1e-12);
         assert!((slowed.ggas_per_s * 1.25 - plain.ggas_per_s).abs() < 1e-6);
         assert_eq!(slowed.item_slowdown, 1.25);
-        let one = simulate::project_slowed(&replay, &profile, 1, 1, s, 1.25);
+        let one = simulate::project_slowed(&replay, &profile, n(1), 1, s, 1.25);
         assert!((one.makespan_s - work as f64 / 1e9).abs() < 1e-12);
         assert_eq!(one.item_slowdown, 1.0);
         // A cost added to every item: one worker pays it for every item; unbounded
         // workers once per batch (each batch's longest item).
         let items = replay.items().len() as f64;
-        let costly = simulate::project_with(&replay, &profile, 1, 1, s, 1.0, 1000.0);
+        let costly = simulate::project_with(&replay, &profile, n(1), 1, s, 1.0, 1000.0);
         assert!((costly.makespan_s - (work as f64 + items * 1000.0) / 1e9).abs() < 1e-9);
         assert_eq!(costly.item_cost_ns, 1000.0);
-        let wide = simulate::project_with(&replay, &profile, 10_000, 1, s, 1.0, 1000.0);
-        let plain_wide = simulate::project(&replay, &profile, 10_000, 1, s);
+        let wide = simulate::project_with(&replay, &profile, n(10_000), 1, s, 1.0, 1000.0);
+        let plain_wide = simulate::project(&replay, &profile, n(10_000), 1, s);
         let batches = replay.batches(1).len() as f64;
         assert!((wide.makespan_s - (plain_wide.makespan_s + batches * 1000.0 / 1e9)).abs() < 1e-9);
     }
@@ -421,9 +421,9 @@ fn simulator_matches_list_scheduling_by_hand() {
         (4, SchedulerKind::GasUsed),
     ] {
         let (factor, added) = truth.at_run_scale(t);
-        let v = simulate::project_with(&replay, &profile, t, 1, s, factor, added);
+        let v = simulate::project_with(&replay, &profile, n(t), 1, s, factor, added);
         made.push(gigagas_report::simulation::Validation {
-            threads: t,
+            threads: n(t),
             scheduler: s,
             measured_s: v.makespan_s,
             ..validation_at(t, if t == 2 { 1.4 } else { 2.2 })
@@ -433,8 +433,8 @@ fn simulator_matches_list_scheduling_by_hand() {
     assert_eq!(fitted.scaled(), 0.25);
     // Adversarial blocks: a big item last. Largest-first on 2 workers is never worse than
     // block order, and here strictly better.
-    let ols = simulate::project(&replay, &profile, 2, 1, SchedulerKind::Ols);
-    let lpt = simulate::project(&replay, &profile, 2, 1, SchedulerKind::GasUsed);
+    let ols = simulate::project(&replay, &profile, n(2), 1, SchedulerKind::Ols);
+    let lpt = simulate::project(&replay, &profile, n(2), 1, SchedulerKind::GasUsed);
     assert!(
         lpt.makespan_s < ols.makespan_s,
         "gas-used {} vs ols {}",
@@ -532,7 +532,7 @@ fn shipped_configs_are_valid() {
 /// building a slowdown curve.
 fn validation_at(threads: usize, ratio: f64) -> gigagas_report::simulation::Validation {
     gigagas_report::simulation::Validation {
-        threads,
+        threads: n(threads),
         batch: 1,
         scheduler: SchedulerKind::Ols,
         predicted_s: 1.0,
@@ -543,4 +543,9 @@ fn validation_at(threads: usize, ratio: f64) -> gigagas_report::simulation::Vali
         scheduling_error: 0.0,
         modelled_s: None,
     }
+}
+
+/// A thread count.
+fn n(threads: usize) -> std::num::NonZeroUsize {
+    std::num::NonZeroUsize::new(threads).expect("a thread count is at least 1")
 }

@@ -670,7 +670,7 @@ fn simulation_charts(sets: &[SweepResults], many_dumps: bool) -> Vec<(String, Ch
                 .iter()
                 .map(|v| {
                     (
-                        v.threads as f64,
+                        v.threads.get() as f64,
                         sim.total_gas as f64 / 1e9 / v.measured_s.max(f64::MIN_POSITIVE),
                     )
                 })

@@ -51,7 +51,7 @@ impl Projection {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Validation {
     /// Threads (real and virtual).
-    pub threads: usize,
+    pub threads: std::num::NonZeroUsize,
     /// Blocks per mega-block.
     pub batch: usize,
     /// Scheduler.
@@ -169,7 +169,7 @@ impl SlowdownCurve {
     /// The curve through the validations' median item-time ratio per thread count
     /// (validations without a recorded ratio, from older results, are left out).
     pub fn from_validations(validations: &[Validation]) -> Self {
-        let mut threads: Vec<usize> = validations.iter().map(|v| v.threads).collect();
+        let mut threads: Vec<usize> = validations.iter().map(|v| v.threads.get()).collect();
         threads.sort_unstable();
         threads.dedup();
         let measured = threads
@@ -177,7 +177,7 @@ impl SlowdownCurve {
             .filter_map(|t| {
                 let mut r: Vec<f64> = validations
                     .iter()
-                    .filter(|v| v.threads == t && v.item_time_ratio > 0.0)
+                    .filter(|v| v.threads.get() == t && v.item_time_ratio > 0.0)
                     .map(|v| v.item_time_ratio)
                     .collect();
                 r.sort_by(f64::total_cmp);
@@ -222,7 +222,7 @@ impl SlowdownCurve {
     /// before the simulator modelled concurrency): its projection times the curve's ratio
     /// at its thread count (the same factor for every batch size and scheduler).
     pub fn modelled_s(&self, v: &Validation) -> f64 {
-        v.predicted_s * self.ratio_at(v.threads)
+        v.predicted_s * self.ratio_at(v.threads.get())
     }
 
     /// How much longer in all the items of a run at `threads` take than on one thread, as a
@@ -306,7 +306,7 @@ mod tests {
 
     fn validation(threads: usize, predicted_s: f64, measured_s: f64, ratio: f64) -> Validation {
         Validation {
-            threads,
+            threads: std::num::NonZeroUsize::new(threads).unwrap(),
             batch: 1,
             scheduler: SchedulerKind::Ols,
             predicted_s,
