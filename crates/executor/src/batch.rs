@@ -232,11 +232,9 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         let Bases::Read { io, .. } = self.bases else {
             return Ok(0);
         };
-        let Some(range) = self.batches.get(b).filter(|r| !r.is_empty()) else {
+        let Some(blocks) = self.blocks_of(b) else {
             return Ok(0);
         };
-        let items = &self.replay.items;
-        let blocks = items[range.start].block as usize..items[range.end - 1].block as usize + 1;
         let start = Instant::now();
         // The blank bases of the batch's blocks (a block split over two batches is read
         // once: the first read takes its blank).
@@ -255,7 +253,7 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             .map_err(|e| {
                 crate::Divergence::from(ExecError {
                     block: self.replay.blocks[blocks.start].header.number,
-                    item: items[range.start].kind,
+                    item: self.replay.items[self.batches[b].start].kind,
                     failure: crate::ExecFailure::Read(e),
                 })
             });
@@ -284,13 +282,17 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
 
     /// Build batch `b`'s bases (in memory without resident bases; nothing otherwise).
     fn build_bases(&self, pass: &Pass<'_, 's, S>, b: usize) {
-        let Some(range) = self.batches.get(b).filter(|r| !r.is_empty()) else {
-            return;
-        };
+        if let Some(blocks) = self.blocks_of(b) {
+            pass.build_bases(blocks);
+        }
+    }
+
+    /// The blocks batch `b`'s items belong to (`None` past the last batch or for an empty
+    /// one).
+    fn blocks_of(&self, b: usize) -> Option<std::ops::Range<usize>> {
+        let range = self.batches.get(b).filter(|r| !r.is_empty())?;
         let items = &self.replay.items;
-        pass.build_bases(
-            items[range.start].block as usize..items[range.end - 1].block as usize + 1,
-        );
+        Some(items[range.start].block as usize..items[range.end - 1].block as usize + 1)
     }
 
     /// A batch that started at `start` and ran `ns`, while the next batch's read ended at
@@ -330,17 +332,9 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
 
     /// Queue batch `b`'s roots (with the root phase on) for `workers` workers.
     fn begin_root(&self, b: usize, workers: usize) {
-        let (Some(root), Some(range)) = (self.root, self.batches.get(b)) else {
-            return;
-        };
-        if range.is_empty() {
-            return;
+        if let (Some(root), Some(blocks)) = (self.root, self.blocks_of(b)) {
+            root.begin_batch(blocks, workers);
         }
-        let items = &self.replay.items;
-        root.begin_batch(
-            items[range.start].block as usize..items[range.end - 1].block as usize + 1,
-            workers,
-        );
     }
 
     /// A batch's wall time with its root work: its transactions ran `exec_ns` from

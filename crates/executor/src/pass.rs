@@ -148,7 +148,6 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
             // Built on a source's first pass, here: never inside a timed window.
             let _ = replay.carried(0);
         }
-        let mut reader_count = 0;
         let state = match (config.work.state, readers) {
             (StateRead::Memory, None) => match replay.resident_bases() {
                 Some(bases) => PassState::Resident(bases),
@@ -178,7 +177,6 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                 if design == BalDesign::Full {
                     replay.full_lists();
                 }
-                reader_count = readers.len();
                 let blocks = replay.blocks.len();
                 PassState::Read(IoState {
                     pass: OnDemandPass::new(readers),
@@ -191,12 +189,13 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                 })
             }
         };
-        // A store pass that computes roots reads the tries' nodes with every reader.
-        if let PassState::OnDemand(pass) = &state
-            && root.is_some()
-        {
-            reader_count = pass.reader_count();
-        }
+        // The readers that read beside the calling thread: each batch's state before it
+        // runs, and on a store pass that computes roots, the tries' nodes.
+        let reader_count = match &state {
+            PassState::Read(io) => io.pass.reader_count(),
+            PassState::OnDemand(pass) if root.is_some() => pass.reader_count(),
+            PassState::OnDemand(_) | PassState::Resident(_) | PassState::PerBatch { .. } => 0,
+        };
         let helps = !matches!(&state, PassState::Read(io) if io.pipelined);
         let threads = config.threads.get();
         let workers = NonZeroUsize::new(threads - usize::from(helps))
