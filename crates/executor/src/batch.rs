@@ -249,7 +249,7 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         let mut readers: Vec<&mut S> = guards.iter_mut().map(|g| &mut ***g).collect();
         let fetched = self
             .replay
-            .read_tables(io.design, tables, &mut readers, self.readers)
+            .read_tables(io.design, io.inputs, tables, &mut readers, self.readers)
             .map_err(|e| {
                 crate::Divergence::from(ExecError {
                     block: self.replay.blocks[blocks.start].header.number,

@@ -103,7 +103,7 @@ pub enum ExecFailure {
     State(EvmDatabaseError<StateError>),
     /// The root phase is on and cannot start (no witness, or one that does not open).
     #[error("the state root: {0}")]
-    NoRoot(crate::root::RootSetupError),
+    NoRoot(crate::replay::RootSetupError),
 }
 
 impl ExecFailure {
@@ -342,21 +342,22 @@ impl Replay {
         work: TimedWork,
         mut on_tx: impl FnMut(SequentialTx),
     ) -> Result<(), ExecError> {
-        self.execute_sequential_rooted(work, None, &mut on_tx)
+        self.execute_sequential_then(work, &mut |_, _| {}, &mut on_tx)
     }
 
-    /// [`Replay::execute_sequential`], with `roots` each block's state root after its
-    /// transactions ([`crate::root::SequentialRoots`]: the client loop's root).
-    pub(crate) fn execute_sequential_rooted(
+    /// [`Replay::execute_sequential`], calling `after_block(segment, block)` after each
+    /// block's transactions, on the loop's thread inside its window (the client loop's
+    /// root is computed there).
+    pub(crate) fn execute_sequential_then(
         &self,
         work: TimedWork,
-        mut roots: Option<&mut crate::root::SequentialRoots<'_>>,
+        after_block: &mut (impl FnMut(usize, usize) + ?Sized),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), ExecError> {
         for (s, segment) in self.segments.iter().enumerate() {
             // Each segment starts from its own pre-state.
             let mut state = State::builder().with_database_ref(&segment.pre).build();
-            self.execute_sequential_segment(&mut state, s, work, roots.as_deref_mut(), on_tx)?;
+            self.execute_sequential_segment(&mut state, s, work, after_block, on_tx)?;
         }
         Ok(())
     }
@@ -370,41 +371,39 @@ impl Replay {
         source: &mut S,
         mut on_tx: impl FnMut(SequentialTx),
     ) -> Result<(), ExecError> {
-        self.execute_sequential_on_rooted(work, source, None, &mut on_tx)
+        self.execute_sequential_on_then(work, source, &mut |_, _| {}, &mut on_tx)
     }
 
-    /// [`Replay::execute_sequential_on`], with `roots` each block's state root after its
-    /// transactions.
-    pub(crate) fn execute_sequential_on_rooted<S: crate::StateSource + ?Sized>(
+    /// [`Replay::execute_sequential_on`], calling `after_block(segment, block)` after each
+    /// block's transactions.
+    pub(crate) fn execute_sequential_on_then<S: crate::StateSource + ?Sized>(
         &self,
         work: TimedWork,
         source: &mut S,
-        mut roots: Option<&mut crate::root::SequentialRoots<'_>>,
+        after_block: &mut (impl FnMut(usize, usize) + ?Sized),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), ExecError> {
         for (i, segment) in self.segments.iter().enumerate() {
             let db = crate::SourceDb::new(&mut *source, i, &segment.pre);
             let mut state = State::builder().with_database(db).build();
-            self.execute_sequential_segment(&mut state, i, work, roots.as_deref_mut(), on_tx)?;
+            self.execute_sequential_segment(&mut state, i, work, after_block, on_tx)?;
         }
         Ok(())
     }
 
     /// Segment `s`'s blocks on `state` (its pre-state, in memory or read from a source),
-    /// one after another, each block's root after it when `roots` is given.
+    /// one after another, `after_block(s, b)` after each.
     fn execute_sequential_segment<DB: revm::Database<Error = StateError> + std::fmt::Debug>(
         &self,
         state: &mut State<DB>,
         s: usize,
         work: TimedWork,
-        mut roots: Option<&mut crate::root::SequentialRoots<'_>>,
+        after_block: &mut (impl FnMut(usize, usize) + ?Sized),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), ExecError> {
         for b in self.segments[s].blocks.clone() {
             self.execute_sequential_block(state, b, work, on_tx)?;
-            if let Some(roots) = roots.as_deref_mut() {
-                roots.block(self, s, b);
-            }
+            after_block(s, b);
         }
         Ok(())
     }

@@ -22,7 +22,7 @@
 //! | [`exec`] | executing one item on its [`BalView`] ([`ItemExecutor`], one EVM per worker), and the sequential baseline |
 //! | [`verify`] | comparing every item's gas, status and writes with the receipts and the [`ExpectedWrites`]: a [`Divergence`] whose [`Mismatch`] holds each pair as an [`Expected`] |
 //! | [`root`] | the state-root phase: each block's root from its segment's witness and the access lists ([`RootTimings`]), checked against the header |
-//! | [`pass`] | a pass set up once, before its window, as a value: its batches, where its items find their state (memory, or read from [`StateSource`]s as the config's [`StoreRead`] says), its root phase, its worker and reader threads ([`SetupError`] when it cannot be) |
+//! | [`pass`] | a pass set up once, before its window, as a value: its batches, where its items find their state (memory, or read from [`StateSource`]s as the config's [`StoreRead`] says), its root phase, its worker and reader threads ([`SetupError`] when it cannot be); the [`PassCache`] passes share |
 //! | `batch` | the one batch loop over a set-up pass, on the calling thread and the pass's workers whatever their number: the timed window, reading, root units and the sink between batches |
 //! | [`run`] | the [`Runner`]s, one timed and verified pass each: [`Parallel`] (set up, loop, figures) and [`Sequential`] (the client loop); [`PassError`] |
 //!
@@ -31,12 +31,13 @@
 //! `replay`; [`pool`] (the threads kept across passes), [`barrier`], [`schedule`] and
 //! [`window`] on none of the stages.
 //!
-//! `pass`, `batch` and `run` import only modules above them. Three edges still point back,
-//! all through the root phase and the caches a pass fills on its first set-up: `replay`
-//! holds the I/O layout, `full` lists and root inputs that `source` and `root` build
-//! (`Replay` is the one value every pass shares, so the caches live there until a pass is
-//! given its own); `exec`'s sequential loop advances `root`'s per-block roots; `verify`
-//! names `root`'s set-up error and checks the loop's roots with it.
+//! Each module imports only those above it in the table or below it in this paragraph:
+//! none names a later one, through a re-export or otherwise. `Replay` holds the dump's
+//! data alone; what passes over it build once and share (the values earlier blocks wrote,
+//! the tables a store pass fills, the `full` lists, the opened tries) lives in a
+//! [`PassCache`] the runner is given ([`Parallel::cached`]), filled by `pass` before a
+//! window. The sequential loop calls back after each block (`run` computes the client
+//! loop's root there), and verification checks the roots a pass hands it.
 //!
 //! Measuring (warm-up, samples, rounds, statistics) is the `gigagas-bench` crate's, and
 //! the grid's vocabulary ([`RunConfig`], [`SchedulerKind`], [`TimedWork`]) is
@@ -76,13 +77,14 @@ pub use exec::{
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::{ChainSpec, Expected};
 pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, StoreRead, TimedWork};
-pub use pass::{IoTimings, SetupError};
+pub use pass::{IoTimings, PassCache, SetupError};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
-    BaseCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, WorkItem,
+    BaseCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, RootSetupError,
+    WorkItem,
 };
 pub use revm::{bytecode::Bytecode, state::AccountInfo};
-pub use root::{RootInputs, RootSetupError, RootSpan, RootStepKind, RootTimings};
+pub use root::{RootInputs, RootSpan, RootStepKind, RootTimings};
 pub use run::{Parallel, PassError, RunOutputs, RunTimings, Runner, Sequential};
 pub use schedule::{
     CHUNK_SHARE, Estimate, GasLimit, GasUsed, HEAVY_SHARE, MIN_ITEM_GAS, Ols, Oracle, Scheduler,

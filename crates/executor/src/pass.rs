@@ -4,10 +4,10 @@
 //! before the clock starts; [`SetupError`] when it cannot be. The batch loop only runs it.
 
 use crate::{
-    prestate::PreStateDb,
-    replay::{BaseCursor, Replay},
-    root::RootPass,
-    source::{OnDemand, OnDemandPass, StateSource},
+    prestate::{Carried, PreStateDb},
+    replay::{BaseCursor, Replay, RootSetupError},
+    root::{RootInputs, RootPass},
+    source::{IoLayout, OnDemand, OnDemandPass, ReadInputs, StateSource},
 };
 use gigagas_grid::{BalDesign, RunConfig, StateRead, StateRootPhase, StoreRead};
 use std::{
@@ -32,9 +32,81 @@ pub struct IoTimings {
     pub exposed_ns: u64,
 }
 
+/// What the passes over one [`Replay`] build once, before their first window, and share:
+/// the values earlier blocks wrote (what a pass reading from a source keeps in memory), the
+/// tables such a pass fills ([`crate::source`]), each block's encoded `full` list, and the
+/// tries the root phase starts from. Each is built the first time a pass needs it, never
+/// inside a timed window; a runner given none builds what its pass needs and drops it after
+/// ([`crate::Parallel::cached`], [`crate::Sequential::cached`]).
+///
+/// A cache serves the replay it was first used with: given another, the pass is refused
+/// ([`SetupError::ForeignCache`]).
+#[derive(Default)]
+pub struct PassCache {
+    /// The replay it serves ([`Replay`]'s identity), set on first use.
+    replay: OnceLock<u64>,
+    carried: OnceLock<Vec<Carried>>,
+    layout: OnceLock<IoLayout>,
+    full_lists: OnceLock<Vec<Vec<u8>>>,
+    root_inputs: OnceLock<Result<RootInputs, RootSetupError>>,
+}
+
+impl std::fmt::Debug for PassCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PassCache")
+            .field("carried", &self.carried.get().is_some())
+            .field("layout", &self.layout.get().is_some())
+            .field("full_lists", &self.full_lists.get().is_some())
+            .field("root_inputs", &self.root_inputs.get().map(Result::is_ok))
+            .finish()
+    }
+}
+
+impl PassCache {
+    /// An empty cache: it serves the first replay a pass uses it with.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Binds the cache to `replay` on first use; refuses any other.
+    pub(crate) fn bind(&self, replay: &Replay) -> Result<(), SetupError> {
+        match *self.replay.get_or_init(|| replay.id()) == replay.id() {
+            true => Ok(()),
+            false => Err(SetupError::ForeignCache),
+        }
+    }
+
+    /// Per block, what earlier blocks of its segment wrote.
+    pub(crate) fn carried(&self, replay: &Replay) -> &[Carried] {
+        self.carried.get_or_init(|| replay.carried_values())
+    }
+
+    /// The tables a pass reading from a source fills.
+    pub(crate) fn layout(&self, replay: &Replay) -> &IoLayout {
+        self.layout
+            .get_or_init(|| IoLayout::new(replay, self.carried(replay)))
+    }
+
+    /// Each block's `full` list, encoded.
+    pub(crate) fn full_lists(&self, replay: &Replay) -> &[Vec<u8>] {
+        self.full_lists.get_or_init(|| replay.encode_full_lists())
+    }
+
+    /// The tries the root phase starts from: every segment's witness opened. Fails when no
+    /// segment has a witness, or one does not open.
+    pub(crate) fn root_inputs(&self, replay: &Replay) -> Result<&RootInputs, RootSetupError> {
+        self.root_inputs
+            .get_or_init(|| RootInputs::open(replay))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
 /// A pass's state read from sources before each batch: each block's base once read, the
 /// blank bases a read fills, the readers, and what reading took.
-pub(crate) struct IoState<'s, S> {
+pub(crate) struct IoState<'r, 's, S> {
+    /// What the reads fill the tables from.
+    pub(crate) inputs: ReadInputs<'r>,
     /// The readers (and, with `writes`, what was read on demand).
     pub(crate) pass: OnDemandPass<'s, S>,
     /// What the access list carries.
@@ -43,8 +115,8 @@ pub(crate) struct IoState<'s, S> {
     pub(crate) pipelined: bool,
     /// Each block's base once read.
     pub(crate) bases: Vec<OnceLock<PreStateDb>>,
-    /// Each block's base before it is read ([`Replay::blank_base`], cloned before the
-    /// window opens), taken by the read that fills it.
+    /// Each block's base before it is read ([`IoLayout::blank`], cloned before the window
+    /// opens), taken by the read that fills it.
     pub(crate) blanks: Mutex<Vec<Option<PreStateDb>>>,
     pub(crate) timings: Mutex<IoTimings>,
     /// Each read of a batch's state as (start after the epoch, length), nanoseconds.
@@ -66,7 +138,7 @@ pub(crate) enum PassState<'r, 's, S> {
     OnDemand(OnDemandPass<'s, S>),
     /// Read from state sources before each batch runs, or pipelined behind the batch
     /// before it.
-    Read(IoState<'s, S>),
+    Read(IoState<'r, 's, S>),
 }
 
 /// The bases of one batch's blocks, built by the coordinator before the batch's *go*
@@ -90,6 +162,9 @@ impl BatchBases {
 /// it has to build, open or start while the clock runs.
 pub(crate) struct Pass<'r, 's, S> {
     pub(crate) replay: &'r Replay,
+    /// Per block, what earlier blocks of its segment wrote (a pass that reads from a
+    /// source; empty in memory).
+    pub(crate) carried: &'r [Carried],
     pub(crate) config: &'r RunConfig,
     /// Item ranges of the batches.
     pub(crate) batches: Vec<Range<usize>>,
@@ -115,7 +190,7 @@ pub enum SetupError {
     /// The root phase is on and the dump cannot compute roots (no witness, or one that
     /// does not decode): the one place this is decided, for every runner.
     #[error(transparent)]
-    NoRoot(#[from] crate::root::RootSetupError),
+    NoRoot(#[from] RootSetupError),
     /// The pass's threads could not start.
     #[error(transparent)]
     Threads(#[from] crate::pool::PoolError),
@@ -128,26 +203,32 @@ pub enum SetupError {
         "the pass reads its state from memory and was given readers: its config names no store"
     )]
     ReadersInMemory,
+    /// The runner's [`PassCache`] was built for another replay.
+    #[error("the pass was given a cache built for another replay")]
+    ForeignCache,
 }
 
 impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
     /// Set up a pass of `config` over `replay`, its state from memory or read from
-    /// `readers` as `config`'s state says: the tries opened, the caches a store pass reads
-    /// laid out, the blank tables cloned, the worker and reader threads started. Never
-    /// inside a timed window.
+    /// `readers` as `config`'s state says: from `cache` (filled first where it lacks what
+    /// the pass needs), the tries opened and the tables a store pass reads laid out; the
+    /// blank tables cloned, the worker and reader threads started. Never inside a timed
+    /// window.
     pub(crate) fn setup(
         replay: &'r Replay,
+        cache: &'r PassCache,
         config: &'r RunConfig,
         readers: Option<&'s mut [S]>,
     ) -> Result<Self, SetupError> {
+        cache.bind(replay)?;
         let root = match config.work.state_root {
             StateRootPhase::Off => None,
-            phase => Some(RootPass::new(replay, replay.root_inputs()?, phase)),
+            phase => Some(RootPass::new(replay, cache.root_inputs(replay)?, phase)),
         };
-        if readers.is_some() && !replay.blocks.is_empty() {
-            // Built on a source's first pass, here: never inside a timed window.
-            let _ = replay.carried(0);
-        }
+        let carried = match readers {
+            Some(_) => cache.carried(replay),
+            None => &[],
+        };
         let state = match (config.work.state, readers) {
             (StateRead::Memory, None) => match replay.resident_bases() {
                 Some(bases) => PassState::Resident(bases),
@@ -174,16 +255,22 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
             ) => {
                 // Laid out (and, for `full`, encoded) on a source's first pass, here:
                 // never inside a timed window. Each pass fills its own copy.
-                if design == BalDesign::Full {
-                    replay.full_lists();
-                }
+                let layout = cache.layout(replay);
+                let inputs = ReadInputs {
+                    layout,
+                    full_lists: match design {
+                        BalDesign::Full => cache.full_lists(replay),
+                        BalDesign::Keys | BalDesign::Writes => &[],
+                    },
+                };
                 let blocks = replay.blocks.len();
                 PassState::Read(IoState {
+                    inputs,
                     pass: OnDemandPass::new(readers),
                     design,
                     pipelined: matches!(read, StoreRead::Pipelined(_)),
                     bases: (0..blocks).map(|_| OnceLock::new()).collect(),
-                    blanks: Mutex::new((0..blocks).map(|b| Some(replay.blank_base(b))).collect()),
+                    blanks: Mutex::new((0..blocks).map(|b| Some(layout.blank(b))).collect()),
                     timings: Mutex::new(IoTimings::default()),
                     spans: Mutex::new(Vec::new()),
                 })
@@ -204,6 +291,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         let readers = crate::pool::reader_threads(reader_count)?;
         Ok(Self {
             replay,
+            carried,
             config,
             batches: replay.batches(config.batch),
             state,
@@ -229,7 +317,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
             _ => return Vec::new(),
         };
         (0..self.replay.blocks.len())
-            .map(|b| OnDemand::new(pass, self.replay, b))
+            .map(|b| OnDemand::new(pass, self.replay, b, &self.carried[b]))
             .collect()
     }
 
@@ -305,7 +393,7 @@ pub(crate) enum Bases<'r, 's, S> {
     PerBatch(&'r RwLock<BatchBases>),
     /// Read before each batch (`views`, with `writes`: what was not read, on demand).
     Read {
-        io: &'r IoState<'s, S>,
+        io: &'r IoState<'r, 's, S>,
         views: Option<&'r [OnDemand<'r, 's, S>]>,
     },
     /// Read on demand: the pass's cache, and each block's view of it.
@@ -361,7 +449,7 @@ pub(crate) enum BatchBase<'r, 's, S> {
     Built(RwLockReadGuard<'r, BatchBases>),
     /// The bases read from the sources before the batch's *go*.
     Read {
-        io: &'r IoState<'s, S>,
+        io: &'r IoState<'r, 's, S>,
         views: Option<&'r [OnDemand<'r, 's, S>]>,
     },
     /// Each block's view of the sources, read on demand.

@@ -91,7 +91,7 @@ impl PartialEq for SourceError {
 impl Eq for SourceError {}
 
 /// Values at the start of a block that earlier blocks of its segment wrote
-/// ([`Replay::carried`](crate::Replay::carried)): what a pass reading its state from a
+/// ([`Replay::carried_values`](crate::Replay::carried_values)): what a pass reading its state from a
 /// [`StateSource`](crate::StateSource) takes from memory instead (a client keeps its own
 /// recent writes). Empty for a segment's first block.
 #[derive(Debug, Default, Clone)]

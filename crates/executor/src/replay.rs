@@ -154,6 +154,39 @@ impl ReplaySegment {
     }
 }
 
+/// Why a replay cannot compute state roots.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RootSetupError {
+    /// No segment of the dump carries a witness (dumps of format 1 or 2, snapshots
+    /// without `witness.json`, `gigagas dump --no-witness`).
+    #[error(
+        "the state-root phase needs a witness and no segment of the dump has one \
+         (regenerate or re-dump it: `gigagas generate`, `gigagas dump` and \
+         `gigagas import blockchain-test` write one)"
+    )]
+    NoWitness,
+    /// A segment's witness does not open (no node hashes to its parent root).
+    #[error("segment {segment}: the witness does not open: {source}")]
+    Witness {
+        /// The segment's index.
+        segment: usize,
+        /// The trie's error.
+        source: gigagas_trie::RootError,
+    },
+    /// A store run: the state source lacks a node of a segment's witness (a store built
+    /// before witnesses, or from a dump without one).
+    #[error(
+        "segment {segment}: the state source has no witness node {hash} (rebuild the store \
+         from a dump with a witness: gigagas state build)"
+    )]
+    SourceLacksNode {
+        /// The segment's index.
+        segment: usize,
+        /// The node's hash.
+        hash: alloy_primitives::B256,
+    },
+}
+
 /// One independently executable unit: 40 bytes, so a batch's items stay in few cache lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkItem {
@@ -199,23 +232,15 @@ pub struct Replay {
     /// [`RESIDENT_BASES_BYTES`]; `None`: each pass builds a batch's bases before it runs
     /// and drops them after ([`BaseCursor`]).
     resident_bases: Option<Vec<PreStateDb>>,
-    /// Every block's [`Carried`], built the first time a pass reads its state from a
-    /// source (a pass in memory never needs them).
-    carried: std::sync::OnceLock<Vec<Carried>>,
-    /// The tables a pass reading from a source fills, laid out from the access lists the
-    /// first time such a pass runs ([`crate::source`]).
-    pub(crate) io_layout: std::sync::OnceLock<crate::source::IoLayout>,
-    /// Each block's `full` access list, encoded, built the first time a pass of that
-    /// design runs ([`crate::source`]).
-    pub(crate) full_lists: std::sync::OnceLock<Vec<Vec<u8>>>,
     /// Per segment, its witness (the state-root phase starts from it), if the dump has one.
     pub(crate) witnesses: Vec<Option<gigagas_dump::Witness>>,
     /// Per block of a segment with a witness, its access list as the dump holds it (what
     /// the root phase applies); `None` for the others, whose lists are dropped once
     /// converted.
     root_lists: Vec<Option<alloy_eip7928::BlockAccessList>>,
-    /// The tries the root phase starts from, opened by the first pass that computes roots.
-    root_inputs: std::sync::OnceLock<Result<crate::root::RootInputs, crate::root::RootSetupError>>,
+    /// Tells this replay from any other in the process: what a [`crate::pass::PassCache`]
+    /// is bound to, so that a cache built for one replay never serves another.
+    id: u64,
 }
 
 /// The most memory (estimated) that every block's base may take for them to be built once
@@ -397,12 +422,12 @@ impl Replay {
             items,
             block_items,
             resident_bases: None,
-            carried: std::sync::OnceLock::new(),
-            io_layout: std::sync::OnceLock::new(),
-            full_lists: std::sync::OnceLock::new(),
             witnesses,
             root_lists,
-            root_inputs: std::sync::OnceLock::new(),
+            id: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
         };
         if base_bytes <= limit && limit > 0 {
             let mut cursor = BaseCursor::new(&replay);
@@ -418,14 +443,15 @@ impl Replay {
         self.resident_bases.as_deref()
     }
 
-    /// What earlier blocks of block `b`'s segment wrote of what its access list names, at
-    /// the start of `b` (built for every block the first time it is asked for, then kept).
-    pub fn carried(&self, b: usize) -> &Carried {
-        &self.carried.get_or_init(|| self.all_carried())[b]
+    /// This replay's identity in the process (see [`crate::pass::PassCache`]).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
-    /// Every block's [`Carried`], walking each segment once.
-    fn all_carried(&self) -> Vec<Carried> {
+    /// Every block's [`Carried`] (what earlier blocks of its segment wrote of what its
+    /// access list names, at its start), walking each segment once: what a pass reading
+    /// its state from a source takes from memory instead of reading.
+    pub fn carried_values(&self) -> Vec<Carried> {
         let mut out = Vec::with_capacity(self.blocks.len());
         for segment in &self.segments {
             let mut running = segment.pre.clone();
@@ -452,16 +478,6 @@ impl Replay {
             }
         }
         out
-    }
-
-    /// What the state-root phase starts from: every segment's witness opened as a trie (on
-    /// the first call, then kept). Fails when no segment has a witness, or one does not
-    /// open; segments without one get no root (a run says which).
-    pub fn root_inputs(&self) -> Result<&crate::root::RootInputs, crate::root::RootSetupError> {
-        self.root_inputs
-            .get_or_init(|| crate::root::RootInputs::open(self))
-            .as_ref()
-            .map_err(Clone::clone)
     }
 
     /// Block `b`'s access list as the dump holds it, for a block of a segment with a

@@ -27,11 +27,10 @@
 //! other divergence. Segments without a witness get no root (a run says so).
 
 use crate::{
-    replay::Replay,
-    verify::{Divergence, Mismatch},
+    replay::{Replay, RootSetupError},
+    verify::Divergence,
 };
 use alloy_primitives::B256;
-use gigagas_chain::Expected;
 use gigagas_grid::StateRootPhase;
 use gigagas_trie::{
     BlockRootJob, PreValues, RootError, RootRules, StateTrie, StorageRoot, StorageTask,
@@ -44,39 +43,6 @@ use std::{
     },
     time::Instant,
 };
-
-/// Why a replay cannot compute state roots.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum RootSetupError {
-    /// No segment of the dump carries a witness (dumps of format 1 or 2, snapshots
-    /// without `witness.json`, `gigagas dump --no-witness`).
-    #[error(
-        "the state-root phase needs a witness and no segment of the dump has one \
-         (regenerate or re-dump it: `gigagas generate`, `gigagas dump` and \
-         `gigagas import blockchain-test` write one)"
-    )]
-    NoWitness,
-    /// A segment's witness does not open (no node hashes to its parent root).
-    #[error("segment {segment}: the witness does not open: {source}")]
-    Witness {
-        /// The segment's index.
-        segment: usize,
-        /// The trie's error.
-        source: RootError,
-    },
-    /// A store run: the state source lacks a node of a segment's witness (a store built
-    /// before witnesses, or from a dump without one).
-    #[error(
-        "segment {segment}: the state source has no witness node {hash} (rebuild the store \
-         from a dump with a witness: gigagas state build)"
-    )]
-    SourceLacksNode {
-        /// The segment's index.
-        segment: usize,
-        /// The node's hash.
-        hash: B256,
-    },
-}
 
 /// What the root phase starts every pass from: per segment with a witness, its trie at
 /// the parent root, opened once (hashing the witness's nodes) and copied per pass.
@@ -305,34 +271,6 @@ fn root_rules(replay: &Replay, b: usize) -> RootRules {
             .spec
             .is_enabled_in(SpecId::SPURIOUS_DRAGON),
     }
-}
-
-/// Every computed root in `roots` against its header's `stateRoot`, in block order: the
-/// first difference, or the first root that could not be computed, as a divergence.
-pub(crate) fn check_roots(
-    replay: &Replay,
-    roots: &[Option<Result<B256, RootError>>],
-) -> Result<(), Divergence> {
-    for (b, root) in roots.iter().enumerate() {
-        let header = &replay.blocks[b].header;
-        let mismatch = match root {
-            None => continue,
-            Some(Ok(got)) if *got == header.state_root => continue,
-            Some(Ok(got)) => Mismatch::StateRoot(Expected {
-                expected: header.state_root,
-                got: *got,
-            }),
-            Some(Err(e)) => Mismatch::RootNotComputable(e.clone()),
-        };
-        let last = replay.block_items(b).end - 1;
-        return Err(Divergence {
-            block: header.number,
-            item: replay.items[last].kind,
-            address: None,
-            mismatch: Box::new(mismatch),
-        });
-    }
-    Ok(())
 }
 
 /// What a pass's root work took, nanoseconds of wall time summed over its batches.
@@ -730,7 +668,7 @@ impl<'r> RootPass<'r> {
             .roots
             .lock()
             .expect("no worker panics holding the roots");
-        check_roots(self.replay, &roots)
+        self.replay.check_roots(&roots)
     }
 
     /// On a store run, inside the timed window before the first batch: every lane's trie
@@ -784,7 +722,7 @@ pub(crate) fn add_batch(
 impl Replay {
     /// The divergence of a store pass whose sources cannot give the tries' nodes, at the
     /// first block (inside the window: the set-up refuses a dump without a witness).
-    pub(crate) fn no_root(&self, e: crate::root::RootSetupError) -> crate::Divergence {
+    pub(crate) fn no_root(&self, e: RootSetupError) -> crate::Divergence {
         crate::Divergence {
             block: self.blocks.first().map_or(0, |b| b.header.number),
             item: crate::ItemKind::PreBlock,

@@ -4,7 +4,7 @@
 use crate::{
     batch::BatchSink,
     exec::{ExecError, ItemOutput, SequentialOutputs, SequentialTx},
-    pass::{IoTimings, Pass, SetupError},
+    pass::{IoTimings, Pass, PassCache, SetupError},
     replay::Replay,
     source::{NoSource, StateSource},
 };
@@ -110,6 +110,9 @@ impl PassError {
 pub struct Parallel<'c, 's, S = NoSource> {
     config: &'c RunConfig,
     readers: Option<&'s mut [S]>,
+    /// What passes over the replay share ([`Parallel::cached`]); `None`: the pass builds
+    /// what it needs and drops it after.
+    cache: Option<&'c PassCache>,
 }
 
 impl<S> std::fmt::Debug for Parallel<'_, '_, S> {
@@ -127,6 +130,7 @@ impl<'c> Parallel<'c, 'static, NoSource> {
         Self {
             config,
             readers: None,
+            cache: None,
         }
     }
 }
@@ -141,7 +145,17 @@ impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
         Self {
             config,
             readers: Some(readers),
+            cache: None,
         }
+    }
+
+    /// The runner's passes take what passes over the replay share (the tries, the tables a
+    /// store pass fills, the `full` lists) from `cache`, filling it on first use, instead
+    /// of building them for each pass: for a benchmark that repeats passes over one
+    /// replay. The cache must serve that replay ([`SetupError::ForeignCache`]).
+    pub fn cached(mut self, cache: &'c PassCache) -> Self {
+        self.cache = Some(cache);
+        self
     }
 
     /// One pass that keeps every item's output instead of verifying it (for tests and
@@ -152,7 +166,7 @@ impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
         let mut outputs: RunOutputs = Vec::with_capacity(replay.items.len());
         let config = self.config;
         let readers = self.readers.as_deref_mut();
-        let timings = replay.run_with_sink(config, readers, false, &mut |_, batch| {
+        let timings = replay.run_with_sink(config, self.cache, readers, false, &mut |_, batch| {
             outputs.append(batch);
             Ok(())
         })?;
@@ -164,7 +178,7 @@ impl<S: StateSource> Runner for Parallel<'_, '_, S> {
     fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, PassError> {
         let config = self.config;
         let readers = self.readers.as_deref_mut();
-        replay.run_with_sink(config, readers, verify, &mut |range, batch| {
+        replay.run_with_sink(config, self.cache, readers, verify, &mut |range, batch| {
             if verify {
                 replay.verify_items(range, &*batch, config.work.receipts)
             } else {
@@ -184,6 +198,8 @@ impl<S: StateSource> Runner for Parallel<'_, '_, S> {
 pub struct Sequential<'s, S: StateSource + ?Sized = NoSource> {
     work: TimedWork,
     source: Option<&'s mut S>,
+    /// Where the root phase's tries come from ([`Sequential::cached`]).
+    cache: Option<&'s PassCache>,
 }
 
 impl<S: StateSource + ?Sized> std::fmt::Debug for Sequential<'_, S> {
@@ -198,7 +214,11 @@ impl<S: StateSource + ?Sized> std::fmt::Debug for Sequential<'_, S> {
 impl Sequential<'static, NoSource> {
     /// The client loop with its state in memory.
     pub fn new(work: TimedWork) -> Self {
-        Self { work, source: None }
+        Self {
+            work,
+            source: None,
+            cache: None,
+        }
     }
 }
 
@@ -208,7 +228,15 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
         Self {
             work,
             source: Some(source),
+            cache: None,
         }
+    }
+
+    /// The loop's tries (with the root phase on) taken from `cache`, opened on first use,
+    /// instead of opened for each pass ([`Parallel::cached`]).
+    pub fn cached(mut self, cache: &'s PassCache) -> Self {
+        self.cache = Some(cache);
+        self
     }
 
     /// One pass that returns every transaction's result (and receipt, with
@@ -219,25 +247,47 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
         replay: &Replay,
     ) -> Result<(RunTimings, Result<SequentialOutputs, ExecError>), SetupError> {
         let work = self.work;
-        // The tries are opened before the window (once per replay); a dump that cannot
+        // The tries are opened before the window (once per cache); a dump that cannot
         // compute roots is refused here, as the replay's set-up refuses it.
+        let local;
+        let cache = match self.cache {
+            Some(cache) => cache,
+            None => {
+                local = PassCache::new();
+                &local
+            }
+        };
         let mut roots = match work.state_root {
             StateRootPhase::Off => None,
-            _ => Some(crate::root::SequentialRoots::new(
-                replay,
-                replay.root_inputs()?,
-            )),
+            _ => {
+                cache.bind(replay)?;
+                Some(crate::root::SequentialRoots::new(
+                    replay,
+                    cache.root_inputs(replay)?,
+                ))
+            }
+        };
+        // Each block's root after its transactions, on the loop's thread.
+        let root_of = |roots: &mut Option<crate::root::SequentialRoots<'_>>, s, b| {
+            if let Some(roots) = roots.as_mut() {
+                roots.block(replay, s, b);
+            }
         };
         let (mut timings, outputs) = match self.source.as_deref_mut() {
             None => replay.sequential_timed(work, |replay, on_tx| {
-                replay.execute_sequential_rooted(work, roots.as_mut(), on_tx)
+                replay.execute_sequential_then(work, &mut |s, b| root_of(&mut roots, s, b), on_tx)
             }),
             Some(source) => replay.sequential_timed(work, |replay, on_tx| {
                 // A store run reads the tries' nodes from the store, inside the window.
                 if let Some(roots) = roots.as_mut() {
                     roots.read_from(replay, &mut *source)?;
                 }
-                replay.execute_sequential_on_rooted(work, source, roots.as_mut(), on_tx)
+                replay.execute_sequential_on_then(
+                    work,
+                    source,
+                    &mut |s, b| root_of(&mut roots, s, b),
+                    on_tx,
+                )
             }),
         };
         let outputs = outputs.map(|mut o| {
@@ -278,11 +328,20 @@ impl Replay {
     fn run_with_sink<S: StateSource>(
         &self,
         config: &RunConfig,
+        cache: Option<&PassCache>,
         readers: Option<&mut [S]>,
         check_roots: bool,
         sink: &mut BatchSink<'_>,
     ) -> Result<RunTimings, PassError> {
-        let pass = Pass::setup(self, config, readers)?;
+        let local;
+        let cache = match cache {
+            Some(cache) => cache,
+            None => {
+                local = PassCache::new();
+                &local
+            }
+        };
+        let pass = Pass::setup(self, cache, config, readers)?;
         let (mut timings, mut result) = crate::batch::run(&pass, sink);
         (timings.io, timings.read_spans) = pass.io_timings();
         timings.batches = pass.batches.clone();

@@ -27,7 +27,7 @@
 //!
 //! Values that earlier blocks of the same segment wrote are not read from the source: a
 //! client holds its own recent writes in memory. They come from the blocks' access lists
-//! ([`Replay::carried`](crate::Replay::carried)), so the source only ever answers with the
+//! (each block's [`crate::Carried`]), so the source only ever answers with the
 //! segment's pre-state.
 //!
 //! Readers are generic (`S: StateSource`): a pass over a concrete reader calls it without a
@@ -194,6 +194,14 @@ pub(crate) struct IoLayout {
     blocks: Vec<BlockLayout>,
 }
 
+/// What a read before a batch fills its tables from: the layout, and with the `full`
+/// design each block's encoded list (empty otherwise).
+#[derive(Clone, Copy)]
+pub(crate) struct ReadInputs<'a> {
+    pub(crate) layout: &'a IoLayout,
+    pub(crate) full_lists: &'a [Vec<u8>],
+}
+
 /// One block of an [`IoLayout`].
 #[derive(Debug)]
 struct BlockLayout {
@@ -293,27 +301,27 @@ pub enum FullListError {
     },
 }
 
-impl Replay {
-    /// The tables a pass reading from a source fills, laid out the first time they are asked
-    /// for (never inside a timed window: a pass asks before it opens one).
-    pub(crate) fn io_layout(&self) -> &IoLayout {
-        self.io_layout.get_or_init(|| IoLayout {
-            blocks: (0..self.blocks.len())
-                .map(|b| self.block_layout(b))
+impl IoLayout {
+    /// Every block's table laid out from its access list, with `carried` (per block, what
+    /// earlier blocks of its segment wrote: [`Replay::carried_values`]) in place. Built
+    /// before a pass's window, never inside one.
+    pub(crate) fn new(replay: &Replay, carried: &[crate::Carried]) -> Self {
+        Self {
+            blocks: (0..replay.blocks.len())
+                .map(|b| Self::block(replay, b, &carried[b]))
                 .collect(),
-        })
+        }
     }
 
     /// Block `b`'s base before anything is read for it: its table laid out, the values
     /// earlier blocks of its segment wrote in place, the rest empty.
-    pub(crate) fn blank_base(&self, b: usize) -> PreStateDb {
-        self.io_layout().blocks[b].blank.clone()
+    pub(crate) fn blank(&self, b: usize) -> PreStateDb {
+        self.blocks[b].blank.clone()
     }
 
-    fn block_layout(&self, b: usize) -> BlockLayout {
-        let block = &self.blocks[b];
-        let pre = &self.segments[self.segment_of(b)].pre;
-        let carried = self.carried(b);
+    fn block(replay: &Replay, b: usize, carried: &crate::Carried) -> BlockLayout {
+        let block = &replay.blocks[b];
+        let pre = &replay.segments[replay.segment_of(b)].pre;
         let mut accounts: FxHashMap<Address, Option<AccountInfo>> = carried
             .accounts()
             .map(|(address, info)| (*address, info.clone()))
@@ -364,21 +372,22 @@ impl Replay {
         }
     }
 
-    /// Each block's `full` list, encoded, built the first time it is asked for (never inside
-    /// a timed window: a pass of that design asks before it opens one).
-    pub(crate) fn full_lists(&self) -> &[Vec<u8>] {
-        self.full_lists.get_or_init(|| {
-            let mut cursor = crate::BaseCursor::new(self);
-            (0..self.blocks.len())
-                .map(|b| {
-                    let base = match self.resident_bases() {
-                        Some(bases) => std::borrow::Cow::Borrowed(&bases[b]),
-                        None => std::borrow::Cow::Owned(cursor.base(b)),
-                    };
-                    self.full_list(b, &base).encode_to_vec()
-                })
-                .collect()
-        })
+}
+
+impl Replay {
+    /// Each block's `full` list, encoded (built before a pass of that design, never inside
+    /// a timed window).
+    pub(crate) fn encode_full_lists(&self) -> Vec<Vec<u8>> {
+        let mut cursor = crate::BaseCursor::new(self);
+        (0..self.blocks.len())
+            .map(|b| {
+                let base = match self.resident_bases() {
+                    Some(bases) => std::borrow::Cow::Borrowed(&bases[b]),
+                    None => std::borrow::Cow::Owned(cursor.base(b)),
+                };
+                self.full_list(b, &base).encode_to_vec()
+            })
+            .collect()
     }
 
     /// Block `b`'s `full` access list ([`gigagas_dump::designs`]): its EIP-7928 list with
@@ -440,9 +449,14 @@ impl Replay {
             return Err(StateError::NoReader);
         }
         let pool = crate::pool::reader_threads(readers.len()).map_err(StateError::from_source)?;
-        let tables = blocks.map(|b| (b, self.blank_base(b))).collect();
+        let layout = IoLayout::new(self, &self.carried_values());
+        let tables = blocks.map(|b| (b, layout.blank(b))).collect();
         let mut readers: Vec<&mut S> = readers.iter_mut().collect();
-        let read = self.read_tables(BalDesign::Keys, tables, &mut readers, pool.as_deref())?;
+        let inputs = ReadInputs {
+            layout: &layout,
+            full_lists: &[],
+        };
+        let read = self.read_tables(BalDesign::Keys, inputs, tables, &mut readers, pool.as_deref())?;
         Ok(Prefetched {
             bases: read.bases.into_iter().map(|(_, base)| base).collect(),
             read_ns: read.read_ns,
@@ -450,13 +464,13 @@ impl Replay {
         })
     }
 
-    /// Fill `tables`, blocks with their blank bases ([`Replay::blank_base`]), with what
+    /// Fill `tables`, blocks with their blank bases ([`IoLayout::blank`]), with what
     /// `design` reads before the batch runs, from `readers` (all but the first on `pool`'s
-    /// threads; decoding the `full` lists
-    /// first for that design, whose lists must have been built: [`Replay::full_lists`]).
+    /// threads; decoding the `full` lists of `inputs` first for that design).
     pub(crate) fn read_tables<S: StateSource + ?Sized>(
         &self,
         design: BalDesign,
+        inputs: ReadInputs<'_>,
         mut tables: Vec<(usize, PreStateDb)>,
         readers: &mut [&mut S],
         pool: Option<&rayon::ThreadPool>,
@@ -469,11 +483,11 @@ impl Replay {
             match design {
                 BalDesign::Full => {
                     let decoding = Instant::now();
-                    self.decode_full(b, table, &mut tasks)?;
+                    self.decode_full(b, &inputs.full_lists[b], table, &mut tasks)?;
                     build_ns += decoding.elapsed().as_nanos() as u64;
                 }
                 BalDesign::Keys | BalDesign::Writes => {
-                    self.tasks_of(b, design == BalDesign::Writes, table, &mut tasks)
+                    self.tasks_of(inputs.layout, b, design == BalDesign::Writes, table, &mut tasks)
                 }
             }
         }
@@ -496,12 +510,13 @@ impl Replay {
     /// `writes_only`, those of the keys the block writes), in the list's order.
     fn tasks_of<'t>(
         &self,
+        layout: &IoLayout,
         b: usize,
         writes_only: bool,
         table: &'t mut PreStateDb,
         tasks: &mut Vec<Task<'t>>,
     ) {
-        let layout = &self.io_layout().blocks[b];
+        let layout = &layout.blocks[b];
         let bal = &self.blocks[b].bal;
         let segment = self.segment_of(b) as u32;
         let (accounts, slots) = table
@@ -535,18 +550,19 @@ impl Replay {
         tasks.extend(placed.into_iter().flatten());
     }
 
-    /// Decode block `b`'s `full` list into its blank `table`; the code of every account the
-    /// list gives with code (and that no earlier block of the segment wrote) becomes a read.
+    /// Decode block `b`'s `full` list (`bytes`) into its blank `table`; the code of every
+    /// account the list gives with code (and that no earlier block of the segment wrote)
+    /// becomes a read.
     fn decode_full<'t>(
         &self,
         b: usize,
+        bytes: &[u8],
         table: &'t mut PreStateDb,
         tasks: &mut Vec<Task<'t>>,
     ) -> Result<(), StateError> {
         use alloy_rlp::Decodable;
         let block = self.blocks[b].header.number;
-        let bytes = &self.full_lists.get().expect("built before the pass")[b];
-        let list = FullAccessList::decode(&mut bytes.as_slice())
+        let list = FullAccessList::decode(&mut &*bytes)
             .map_err(|source| StateError::from_source(FullListError::Decode { block, source }))?;
         let (accounts, mut slots) = table
             .table_mut()
@@ -826,8 +842,8 @@ impl<'s, S: StateSource> OnDemandPass<'s, S> {
 }
 
 /// Block `b`'s state at its start, read on demand through an [`OnDemandPass`]: what earlier
-/// blocks of its segment wrote from memory ([`Replay::carried`]), the rest from
-/// the pass's sources.
+/// blocks of its segment wrote from memory (its [`crate::Carried`]), the rest from the
+/// pass's sources.
 pub struct OnDemand<'a, 's, S> {
     pass: &'a OnDemandPass<'s, S>,
     segment: usize,
@@ -845,13 +861,19 @@ impl<S> std::fmt::Debug for OnDemand<'_, '_, S> {
 }
 
 impl<'a, 's, S: StateSource> OnDemand<'a, 's, S> {
-    /// Block `b` of `replay` read through `pass`.
-    pub fn new(pass: &'a OnDemandPass<'s, S>, replay: &'a Replay, b: usize) -> Self {
+    /// Block `b` of `replay` read through `pass`, `carried` what earlier blocks of its
+    /// segment wrote ([`Replay::carried_values`]).
+    pub fn new(
+        pass: &'a OnDemandPass<'s, S>,
+        replay: &'a Replay,
+        b: usize,
+        carried: &'a crate::Carried,
+    ) -> Self {
         let segment = replay.segment_of(b);
         Self {
             pass,
             segment,
-            carried: replay.carried(b),
+            carried,
             pre: &replay.segments()[segment].pre,
         }
     }

@@ -159,7 +159,7 @@ pub enum Mismatch {
     /// one that does not decode): never a guessed root.
     RootNotComputable(gigagas_trie::RootError),
     /// The root phase cannot start: no witness in the dump, or one that does not open.
-    NoRoot(crate::root::RootSetupError),
+    NoRoot(crate::replay::RootSetupError),
 }
 
 impl Mismatch {
@@ -517,6 +517,35 @@ impl Replay {
         (checked, self.blocks.len() - checked)
     }
 
+    /// Every computed root in `roots` (per block, `None`: not computed) against its
+    /// header's `stateRoot`, in block order: the first difference, or the first root that
+    /// could not be computed, as a divergence.
+    pub(crate) fn check_roots(
+        &self,
+        roots: &[Option<Result<B256, gigagas_trie::RootError>>],
+    ) -> Result<(), Divergence> {
+        for (b, root) in roots.iter().enumerate() {
+            let header = &self.blocks[b].header;
+            let mismatch = match root {
+                None => continue,
+                Some(Ok(got)) if *got == header.state_root => continue,
+                Some(Ok(got)) => Mismatch::StateRoot(Expected {
+                    expected: header.state_root,
+                    got: *got,
+                }),
+                Some(Err(e)) => Mismatch::RootNotComputable(e.clone()),
+            };
+            let last = self.block_items(b).end - 1;
+            return Err(Divergence {
+                block: header.number,
+                item: self.items[last].kind,
+                address: None,
+                mismatch: Box::new(mismatch),
+            });
+        }
+        Ok(())
+    }
+
     /// Verify a sequential pass: every transaction's gas, status and log count against its
     /// receipt summary, each block's gas against its header and, when the pass built
     /// receipts, their root against the header's.
@@ -543,7 +572,7 @@ impl Replay {
             }
             offset += n;
         }
-        crate::root::check_roots(self, &outputs.roots)
+        self.check_roots(&outputs.roots)
     }
 }
 

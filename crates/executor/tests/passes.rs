@@ -2,11 +2,13 @@
 //! batches of 7 and as one mega-block, with the state in memory or read from a source (on
 //! demand, prefetched, pipelined, with each access-list design), the root phase off, after
 //! and overlapped, every pass gives the outputs of one thread per block in memory, and
-//! verifies (roots included).
+//! verifies (roots included): its first pass building what it needs, its second taking it
+//! from a [`PassCache`] that every set-up shares.
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_executor::{
-    Parallel, Replay, RunConfig, Runner, SchedulerKind, TimedWork,
+    Parallel, PassCache, PassError, Replay, RunConfig, Runner, SchedulerKind, SetupError,
+    TimedWork,
     test_utils::{DumpSource, output_summary, prepare},
 };
 use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead, StateRootPhase, StoreRead};
@@ -63,11 +65,18 @@ fn config(
     })
 }
 
-/// The outputs of one pass of `config` (summarised item by item), and whether it verifies.
-fn outputs(replay: &Replay, source: &DumpSource, config: &RunConfig) -> Vec<String> {
+/// The outputs of one pass of `config` (summarised item by item), its own cache built and
+/// dropped, and whether a pass from `cache` verifies.
+fn outputs(
+    replay: &Replay,
+    cache: &PassCache,
+    source: &DumpSource,
+    config: &RunConfig,
+) -> Vec<String> {
     if !config.work.state.is_store() {
         let (_, outputs) = Parallel::new(config).outputs(replay).unwrap();
         Parallel::new(config)
+            .cached(cache)
             .run(replay, true)
             .unwrap_or_else(|d| panic!("{config:?}: {d}"));
         return outputs.iter().map(output_summary).collect();
@@ -77,6 +86,7 @@ fn outputs(replay: &Replay, source: &DumpSource, config: &RunConfig) -> Vec<Stri
         .outputs(replay)
         .unwrap();
     Parallel::reading(config, &mut readers)
+        .cached(cache)
         .run(replay, true)
         .unwrap_or_else(|d| panic!("{config:?}: {d}"));
     outputs.iter().map(output_summary).collect()
@@ -85,7 +95,13 @@ fn outputs(replay: &Replay, source: &DumpSource, config: &RunConfig) -> Vec<Stri
 #[test]
 fn every_set_up_gives_the_outputs_of_one_thread_in_memory() {
     let (replay, source) = setup();
-    let reference = outputs(&replay, &source, &config(1, 1, None, StateRootPhase::Off));
+    let cache = PassCache::new();
+    let reference = outputs(
+        &replay,
+        &cache,
+        &source,
+        &config(1, 1, None, StateRootPhase::Off),
+    );
     assert_eq!(reference.len(), replay.items().len());
     let mut passes = 0;
     for root in [
@@ -97,7 +113,7 @@ fn every_set_up_gives_the_outputs_of_one_thread_in_memory() {
             for threads in [1, 2, 3] {
                 for batch in [1, 7, BLOCKS] {
                     let config = config(threads, batch, read, root);
-                    let got = outputs(&replay, &source, &config);
+                    let got = outputs(&replay, &cache, &source, &config);
                     assert!(got == reference, "{config:?}: outputs differ");
                     passes += 1;
                 }
@@ -105,4 +121,26 @@ fn every_set_up_gives_the_outputs_of_one_thread_in_memory() {
         }
     }
     assert_eq!(passes, 3 * 8 * 3 * 3);
+}
+
+#[test]
+fn a_cache_serves_only_the_replay_it_was_built_for() {
+    let (replay, _) = setup();
+    let (other, _) = setup();
+    let cache = PassCache::new();
+    let config = config(2, 1, None, StateRootPhase::After);
+    Parallel::new(&config)
+        .cached(&cache)
+        .run(&replay, true)
+        .unwrap();
+    // The same dump prepared again is another replay: its passes are refused the cache.
+    let refused = Parallel::new(&config)
+        .cached(&cache)
+        .run(&other, true)
+        .unwrap_err();
+    assert!(
+        matches!(refused, PassError::Setup(SetupError::ForeignCache)),
+        "{refused}"
+    );
+    Parallel::new(&config).run(&other, true).unwrap();
 }
