@@ -30,13 +30,14 @@
 //! Relative dump paths are resolved against the folder of the config file, so a config
 //! works from any working directory. A folder stands for the `*.gigagas` files directly
 //! inside it, sorted by name (a suite: one row per dump and grid point, and a suite total
-//! per grid point). Unknown keys, empty lists, zero thread counts,
+//! per grid point). A state store (`state = "DIR"`) serves one dump; `stores = ["A", "B"]`
+//! names one per dump, in the order of `dumps`. Unknown keys, empty lists, zero thread counts,
 //! batch sizes or repeats, and missing dumps are rejected with one error naming the file
 //! and the key.
 
 use crate::plan::{
     self, ItemSlowdown, MAX_THREADS, MAX_VIRTUAL_WORKERS, MinSample, NonEmpty, Plan, PlanError,
-    SimulatePlan, SuiteDump,
+    SimulatePlan, StoreDirs, SuiteDump,
 };
 use gigagas_grid::SweepConfig;
 use std::path::{Path, PathBuf};
@@ -179,19 +180,39 @@ pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
             return Err(invalid(DumpsProblem::Missing));
         }
     }
-    if let Some(state) = &config.state {
-        let p = if state.is_absolute() {
-            state.clone()
+    // Every store named is there; with one store per dump, every entry of `dumps` is one
+    // dump file, so the stores pair with the dumps in order.
+    let stores = config.state.iter().map(|s| ("state", s));
+    for (key, store) in stores.chain(config.stores.iter().map(|s| ("stores", s))) {
+        let p = if store.is_absolute() {
+            store.clone()
         } else {
-            dir.join(state)
+            dir.join(store)
         };
         if !p.is_dir() {
             return Err(ConfigError::Invalid {
                 file: file.to_path_buf(),
-                key: "state",
+                key,
                 problem: PlanError::NoStore { dir: p },
             });
         }
+    }
+    if !config.stores.is_empty()
+        && let Some(entry) = config.dumps.iter().find(|d| {
+            if d.is_absolute() {
+                d.is_dir()
+            } else {
+                dir.join(d).is_dir()
+            }
+        })
+    {
+        return Err(ConfigError::Invalid {
+            file: file.to_path_buf(),
+            key: "stores",
+            problem: PlanError::StoresWithFolder {
+                entry: entry.clone(),
+            },
+        });
     }
     let name = file
         .file_stem()
@@ -264,15 +285,24 @@ pub fn plan_of(
         }),
     };
     let state = {
-        let dir = config.state.as_ref().map(|d| {
+        let resolve = |d: &PathBuf| {
             if d.is_absolute() {
                 d.clone()
             } else {
                 file.parent().unwrap_or(Path::new("")).join(d)
             }
-        });
+        };
+        let dirs = match (&config.state, config.stores.is_empty()) {
+            (Some(_), false) => return Err(bad("stores")(PlanError::StateAndStores)),
+            (Some(dir), true) => Some(StoreDirs::One(resolve(dir))),
+            (None, false) => Some(StoreDirs::PerDump(
+                NonEmpty::new(config.stores.iter().map(resolve).collect())
+                    .expect("a non-empty list"),
+            )),
+            (None, true) => None,
+        };
         plan::store_plan(
-            dir,
+            dirs,
             dumps.len(),
             &config.io,
             &config.cache,
@@ -520,6 +550,71 @@ schedulers = ["ols", "gas-used"]
         std::fs::write(&big, vec![b'#'; MAX_CONFIG_BYTES as usize + 1]).unwrap();
         let e = load(&big).unwrap_err().to_string();
         assert!(e.contains("over the limit"), "{e}");
+    }
+
+    /// `stores` names one store per dump, in order: each dump's store points read its own;
+    /// a count that differs, `state` beside it, a folder of dumps and a missing store are
+    /// each refused in one line naming the file and the key.
+    #[test]
+    fn stores_pair_with_dumps_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.gigagas", "b.gigagas"] {
+            std::fs::write(dir.path().join(name), b"").unwrap();
+        }
+        for store in ["sa", "sb"] {
+            std::fs::create_dir(dir.path().join(store)).unwrap();
+        }
+        std::fs::create_dir(dir.path().join("suite")).unwrap();
+        std::fs::write(dir.path().join("suite/c.gigagas"), b"").unwrap();
+        let file = dir.path().join("c.toml");
+        let config = |extra: &str| {
+            format!("threads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\nmemory = false\n{extra}\n")
+        };
+        let load_text = |text: String| {
+            std::fs::write(&file, text).unwrap();
+            load(&file)
+        };
+        let sweep = load_text(config(
+            "dumps = [\"a.gigagas\", \"b.gigagas\"]\nstores = [\"sa\", \"sb\"]",
+        ))
+        .unwrap();
+        let state = sweep.plan.state.as_ref().unwrap();
+        assert_eq!(state.dir_of(0), dir.path().join("sa"));
+        assert_eq!(state.dir_of(1), dir.path().join("sb"));
+        assert_eq!(
+            sweep.plan.record().stores,
+            [dir.path().join("sa"), dir.path().join("sb")]
+        );
+        assert_eq!(sweep.plan.record().state, None);
+        let shown = file.display().to_string();
+        let refused = |extra: &str| load_text(config(extra)).unwrap_err().to_string();
+        assert_eq!(
+            refused("dumps = [\"a.gigagas\", \"b.gigagas\"]\nstores = [\"sa\"]"),
+            format!(
+                "{shown}: key `stores`: 1 store(s) for 2 dump(s): name one store per entry of `dumps`, in the same order"
+            )
+        );
+        assert_eq!(
+            refused("dumps = [\"a.gigagas\"]\nstate = \"sa\"\nstores = [\"sa\"]"),
+            format!(
+                "{shown}: key `stores`: `state` names one store for one dump and `stores` one per dump: give one of the two"
+            )
+        );
+        assert_eq!(
+            refused("dumps = [\"suite\"]\nstores = [\"sa\"]"),
+            format!(
+                "{shown}: key `stores`: suite is a folder of dumps: with `stores`, every entry of `dumps` names one dump file (its store beside it in `stores`)"
+            )
+        );
+        let missing = refused("dumps = [\"a.gigagas\", \"b.gigagas\"]\nstores = [\"sa\", \"sc\"]");
+        assert!(
+            missing.starts_with(&format!("{shown}: key `stores`: no state store at ")),
+            "{missing}"
+        );
+        assert!(missing.contains("sc"), "{missing}");
+        // One store still needs one dump, and says how to give several.
+        let e = refused("dumps = [\"a.gigagas\", \"b.gigagas\"]\nstate = \"sa\"");
+        assert!(e.contains("key `state`") && e.contains("`stores`"), "{e}");
     }
 
     #[test]

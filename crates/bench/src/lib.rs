@@ -59,7 +59,7 @@ pub use gigagas_grid::{
 pub use io::StoreContext;
 pub use plan::{
     CpuProfilePlan, MAX_MIN_SAMPLE_MS, MAX_REPEATS, MAX_THREADS, MAX_VIRTUAL_WORKERS, MAX_WARMUP,
-    NonEmpty, Plan, PlanError, SimulatePlan, StorePlanError, StoreSetting, SuiteDump,
+    NonEmpty, Plan, PlanError, SimulatePlan, StoreDirs, StorePlanError, StoreSetting, SuiteDump,
 };
 pub use profile::{CpuProfile, ProfileError, ProfileFiles, profile_point, profile_stem};
 pub use progress::{LOAD_UNITS, Progress};

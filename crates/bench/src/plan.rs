@@ -64,11 +64,33 @@ pub enum PlanError {
     },
     /// A state store holds one dump's pre-state: a run with a store names one dump.
     #[error(
-        "a state store holds one dump's pre-state, and {dumps} dumps are named (name the one the store was built from)"
+        "a state store holds one dump's pre-state, and {dumps} dumps are named (name the one the store was built from, or give one store per dump with `stores`)"
     )]
     StoreNeedsOneDump {
         /// The dumps named.
         dumps: usize,
+    },
+    /// One store per dump, and the counts differ.
+    #[error(
+        "{stores} store(s) for {dumps} dump(s): name one store per entry of `dumps`, in the same order"
+    )]
+    StoresPerDump {
+        /// The stores named.
+        stores: usize,
+        /// The dumps named.
+        dumps: usize,
+    },
+    /// Both one store for the sweep and one store per dump.
+    #[error("`state` names one store for one dump and `stores` one per dump: give one of the two")]
+    StateAndStores,
+    /// One store per dump, and an entry of `dumps` is a folder (several dumps).
+    #[error(
+        "{} is a folder of dumps: with `stores`, every entry of `dumps` names one dump file (its store beside it in `stores`)",
+        entry.display()
+    )]
+    StoresWithFolder {
+        /// The entry of `dumps`, as the config writes it.
+        entry: PathBuf,
     },
     /// A batch size of 0.
     #[error("0 is not a batch size")]
@@ -375,6 +397,8 @@ pub struct Plan {
 pub enum StoreSetting {
     /// The store's folder, `--state` / `state`.
     State,
+    /// One store per dump, `stores` (a sweep config's only).
+    Stores,
     /// The I/O modes, `--io` / `io`.
     Io,
     /// The cache states, `--cache` / `cache`.
@@ -389,7 +413,7 @@ impl StoreSetting {
     /// The flag of `gigagas run` that sets it.
     pub const fn flag(self) -> &'static str {
         match self {
-            Self::State => "--state",
+            Self::State | Self::Stores => "--state",
             Self::Io => "--io",
             Self::Cache => "--cache",
             Self::IoThreads => "--io-threads",
@@ -401,6 +425,7 @@ impl StoreSetting {
     pub const fn key(self) -> &'static str {
         match self {
             Self::State => "state",
+            Self::Stores => "stores",
             Self::Io => "io",
             Self::Cache => "cache",
             Self::IoThreads => "io_threads",
@@ -420,11 +445,11 @@ pub struct StorePlanError {
     pub problem: PlanError,
 }
 
-/// The store points of `dumps` from a store named `dir` (if any) with these settings,
-/// checked: one dump, non-empty lists, at least one I/O thread (at most [`MAX_THREADS`]).
-/// An error names the setting at fault.
+/// The store points of `dumps` dumps from the stores named by `dirs` (if any) with these
+/// settings, checked: one store for one dump, or one store per dump; non-empty lists, at
+/// least one I/O thread (at most [`MAX_THREADS`]). An error names the setting at fault.
 pub fn store_plan(
-    dir: Option<PathBuf>,
+    dirs: Option<StoreDirs>,
     dumps: usize,
     io: &[IoMode],
     cache: &[CacheState],
@@ -433,17 +458,29 @@ pub fn store_plan(
     memory: bool,
 ) -> Result<Option<StorePlan>, StorePlanError> {
     let at = |setting| move |problem| StorePlanError { setting, problem };
-    let Some(dir) = dir else { return Ok(None) };
-    if dumps != 1 {
-        return Err(StorePlanError {
-            setting: StoreSetting::State,
-            problem: PlanError::StoreNeedsOneDump { dumps },
-        });
+    let Some(dirs) = dirs else { return Ok(None) };
+    match &dirs {
+        StoreDirs::One(_) if dumps != 1 => {
+            return Err(StorePlanError {
+                setting: StoreSetting::State,
+                problem: PlanError::StoreNeedsOneDump { dumps },
+            });
+        }
+        StoreDirs::PerDump(stores) if stores.len() != dumps => {
+            return Err(StorePlanError {
+                setting: StoreSetting::Stores,
+                problem: PlanError::StoresPerDump {
+                    stores: stores.len(),
+                    dumps,
+                },
+            });
+        }
+        _ => {}
     }
     let io_threads =
         thread_counts(&[io_threads], MAX_THREADS).map_err(at(StoreSetting::IoThreads))?;
     Ok(Some(StorePlan {
-        dir,
+        dirs,
         io: NonEmpty::new(io.to_vec()).map_err(at(StoreSetting::Io))?,
         cache: NonEmpty::new(cache.to_vec()).map_err(at(StoreSetting::Cache))?,
         designs: NonEmpty::new(designs.to_vec()).map_err(at(StoreSetting::BalDesign))?,
@@ -452,11 +489,21 @@ pub fn store_plan(
     }))
 }
 
-/// The store points of a plan: a store, how to read it, and in which cache states.
+/// The stores of a plan's dumps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreDirs {
+    /// One store, for the plan's one dump (`--state`, a sweep config's `state`).
+    One(PathBuf),
+    /// One store per dump, in the order of the plan's dumps (a sweep config's `stores`):
+    /// each dump's pre-state and witness in a store of its own.
+    PerDump(NonEmpty<PathBuf>),
+}
+
+/// The store points of a plan: its stores, how to read them, and in which cache states.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StorePlan {
-    /// The store's folder (`gigagas state build`).
-    pub dir: PathBuf,
+    /// The stores' folders (`gigagas state build`).
+    pub dirs: StoreDirs,
     /// I/O modes of the replay's points; the sequential baseline reads `on-demand`
     /// whichever are named (it has no access list to prefetch from).
     pub io: NonEmpty<IoMode>,
@@ -472,6 +519,15 @@ pub struct StorePlan {
 }
 
 impl StorePlan {
+    /// The store of dump `dump` (its index in the plan's dumps; [`store_plan`] checked that
+    /// every dump has one).
+    pub fn dir_of(&self, dump: usize) -> &std::path::Path {
+        match &self.dirs {
+            StoreDirs::One(dir) => dir,
+            StoreDirs::PerDump(dirs) => &dirs[dump],
+        }
+    }
+
     /// The ways the replay reads from the store: each cache state × I/O mode × design
     /// (on demand once, without a list).
     pub fn replay_reads(&self) -> Vec<StateRead> {
@@ -707,7 +763,14 @@ impl Plan {
             all_cores: self.all_cores,
             min_sample_ms: self.min_sample.ms(),
             simulate: self.simulate.as_ref().map(SimulatePlan::record),
-            state: self.state.as_ref().map(|s| s.dir.clone()),
+            state: match self.state.as_ref().map(|s| &s.dirs) {
+                Some(StoreDirs::One(dir)) => Some(dir.clone()),
+                _ => None,
+            },
+            stores: match self.state.as_ref().map(|s| &s.dirs) {
+                Some(StoreDirs::PerDump(dirs)) => dirs.to_vec(),
+                _ => Vec::new(),
+            },
             io: self
                 .state
                 .as_ref()
@@ -795,7 +858,7 @@ mod tests {
         let keys = [BalDesign::Keys];
         let setting = |dumps, io: &[IoMode], cache: &[CacheState], designs, io_threads| {
             store_plan(
-                Some("s".into()),
+                Some(StoreDirs::One("s".into())),
                 dumps,
                 io,
                 cache,
@@ -817,6 +880,23 @@ mod tests {
             "--io-threads"
         );
         assert_eq!(StoreSetting::BalDesign.key(), "bal_design");
+        let per_dump = |n: usize| {
+            store_plan(
+                Some(StoreDirs::PerDump(
+                    NonEmpty::new((0..n).map(|i| format!("s{i}").into()).collect()).unwrap(),
+                )),
+                2,
+                &io,
+                &cache,
+                &keys,
+                1,
+                false,
+            )
+        };
+        assert_eq!(per_dump(3).unwrap_err().setting, StoreSetting::Stores);
+        assert_eq!(StoreSetting::Stores.key(), "stores");
+        let two = per_dump(2).unwrap().unwrap();
+        assert_eq!(two.dir_of(1), std::path::Path::new("s1"));
         assert_eq!(store_plan(None, 2, &[], &[], &[], 0, false), Ok(None));
     }
 
@@ -825,7 +905,7 @@ mod tests {
     #[test]
     fn designs_multiply_the_prefetching_points_only() {
         let plan = store_plan(
-            Some("s".into()),
+            Some(StoreDirs::One("s".into())),
             1,
             &IoMode::ALL,
             &[CacheState::Cold],

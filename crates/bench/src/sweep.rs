@@ -110,7 +110,7 @@ pub fn run_grid(
     let mut skipped = Vec::new();
     let mut trace = Vec::new();
     let mut timeline: Option<gigagas_report::timeline::Timeline> = None;
-    for (dump, loaded) in dumps.iter().zip(loaded) {
+    for (index, (dump, loaded)) in dumps.iter().zip(loaded).enumerate() {
         let mut spent = 0u64;
         let outcome = loaded.and_then(|(mut replay, mut record)| {
             record.path = dump.label.clone();
@@ -128,8 +128,12 @@ pub fn run_grid(
                 Some(state) => {
                     let checksum = u64::from_str_radix(&record.checksum, 16).unwrap_or_default();
                     Some(
-                        crate::io::StoreContext::open(&state.dir, checksum, state.io_threads.get())
-                            .map_err(|e| DumpFault::Io(Box::new(e)))?,
+                        crate::io::StoreContext::open(
+                            state.dir_of(index),
+                            checksum,
+                            state.io_threads.get(),
+                        )
+                        .map_err(|e| DumpFault::Io(Box::new(e)))?,
                     )
                 }
             };

@@ -239,7 +239,7 @@ impl RunArgs {
             MinSample::from_ms(self.min_sample_ms).map_err(flag_error("--min-sample-ms"))?;
         let dumps = dumps(&self.dumps)?;
         let state = plan::store_plan(
-            self.state.clone(),
+            self.state.clone().map(plan::StoreDirs::One),
             dumps.len(),
             &self.io,
             &self.cache,

@@ -91,6 +91,12 @@ pub struct SweepConfig {
     /// (`io` × `cache`) beside the in-memory ones. The sweep must name one dump.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<PathBuf>,
+    /// One state store per dump, in the order of `dumps` (each entry a dump file, not a
+    /// folder), relative to the config file's folder: each dump's store points read its own
+    /// store (dumps too different to share one, such as blocks of different sizes). Not with
+    /// `state`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stores: Vec<PathBuf>,
     /// How store points read (`on-demand`, `prefetch`, `pipelined`; default all three).
     /// The replay prefetches (before each batch, or pipelined); the sequential baseline has
     /// no access list and reads on demand whatever is named.
