@@ -417,13 +417,51 @@ fn read_content(path: &Path) -> Result<(FileHeader, Vec<u8>), DumpError> {
     Ok((header, content))
 }
 
-/// Summarise a dump file for `gigagas inspect` without holding it decoded: the same
-/// checks as [`read_dump`] (header, checksum, section table, [`Dump::validate`]'s
-/// invariants), but the blocks and access lists are decompressed and decoded one block
-/// at a time as they stream past, so memory is the file's bytes plus its pre-state and
-/// one block, not the decoded dump (about ten times the file for 2000 blocks of
-/// ERC-20 transfers).
+/// Summarise a dump file for `gigagas inspect` without holding it decoded
+/// ([`inspect_dump_with`], no one else looking at the blocks).
 pub fn inspect_dump(path: &Path) -> Result<(crate::DumpSummary, DumpFileInfo), DumpError> {
+    let inspection = inspect_dump_with(path, |_| {})?;
+    Ok((inspection.summary, inspection.info))
+}
+
+/// One block as [`inspect_dump_with`] streams it past, with what surrounds it.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamedBlock<'a> {
+    /// The dump's metadata (its chain config says each block's fork).
+    pub meta: &'a DumpMeta,
+    /// The index of the block's segment.
+    pub segment_index: usize,
+    /// The block's segment: its pre-state, hashes and witness, without its blocks.
+    pub segment: &'a Segment,
+    /// The block, its access list in place.
+    pub block: &'a DumpBlock,
+}
+
+/// What [`inspect_dump_with`] computes as the blocks stream past.
+#[derive(Debug)]
+pub struct Inspection {
+    /// The dump's summary.
+    pub summary: crate::DumpSummary,
+    /// The file's size and checksum.
+    pub info: DumpFileInfo,
+    /// Every block's access list in each design ([`crate::DesignSizes`]), or why the
+    /// `full` design cannot be built for one (an account the state does not hold).
+    pub designs: Result<crate::DesignSizes, crate::DesignError>,
+}
+
+/// Inspect a dump file without holding it decoded: the same checks as [`read_dump`]
+/// (header, checksum, section table, [`Dump::validate`]'s invariants), but the blocks and
+/// their access lists are decompressed and decoded one block at a time as they stream
+/// past: the summary and each design's size per block are computed on the way, and each
+/// block is shown to `on_block` (what else a caller measures per block: the witness
+/// sizes, `gigagas_trie::WitnessSizer`). Memory is the file's bytes, its segments without
+/// their blocks (pre-state, hashes, witnesses), the state that earlier blocks of the
+/// segment wrote, and one block; not the decoded dump (about ten times the file for 2000
+/// blocks of ERC-20 transfers).
+pub fn inspect_dump_with(
+    path: &Path,
+    mut on_block: impl FnMut(StreamedBlock<'_>),
+) -> Result<Inspection, DumpError> {
     let (header, content) = read_content(path)?;
     let corrupt = |section: &str, problem: SectionProblem| DumpError::CorruptSection {
         path: path.to_path_buf(),
@@ -463,16 +501,19 @@ pub fn inspect_dump(path: &Path) -> Result<(crate::DumpSummary, DumpFileInfo), D
         optional_section(&sections, b"WITN"),
     )
     .map_err(|(s, e)| corrupt(s, e))?;
+    drop(sections);
     let inconsistent = |source| DumpError::Inconsistent {
         path: path.to_path_buf(),
         source: Box::new(source),
     };
     let mut figures = Vec::with_capacity(blocks.count);
+    let mut designs = Ok(crate::DesignSizes::default());
     for ((i, segment), &size) in segments.iter().enumerate().zip(&sizes) {
         segment.validate_block_hashes(i).map_err(inconsistent)?;
         segment.pre_state.validate(i).map_err(inconsistent)?;
         segment.validate_witness(i).map_err(inconsistent)?;
         let mut previous = None;
+        let mut state = crate::BlockStartState::new(&segment.pre_state);
         for _ in 0..size {
             let n = figures.len();
             let mut block = decode_block(&mut blocks.next().map_err(|e| corrupt("BLKS", e))?, n)
@@ -484,17 +525,31 @@ pub fn inspect_dump(path: &Path) -> Result<(crate::DumpSummary, DumpFileInfo), D
                 .map_err(inconsistent)?;
             previous = Some(block.number());
             figures.push(crate::summary::BlockFigures::of(&block));
+            if let Ok(sizes) = &mut designs {
+                match crate::BlockDesignSizes::of(&state, block.number(), &block.access_list) {
+                    Ok(block_sizes) => sizes.blocks.push(block_sizes),
+                    Err(e) => designs = Err(e),
+                }
+            }
+            state.apply(&block.access_list);
+            on_block(StreamedBlock {
+                meta: &meta,
+                segment_index: i,
+                segment,
+                block: &block,
+            });
         }
     }
     blocks.finish().map_err(|e| corrupt("BLKS", e))?;
     lists.finish().map_err(|e| corrupt("BALS", e))?;
-    Ok((
-        crate::DumpSummary::from_figures(&meta, &segments, &sizes, &figures),
-        DumpFileInfo {
+    Ok(Inspection {
+        summary: crate::DumpSummary::from_figures(&meta, &segments, &sizes, &figures),
+        info: DumpFileInfo {
             checksum: header.checksum,
             size: HEADER_LEN as u64 + content.len() as u64,
         },
-    ))
+        designs,
+    })
 }
 
 /// The RLP items of a `BLKS` or `BALS` section (a count, then one item per block), read one

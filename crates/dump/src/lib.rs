@@ -39,8 +39,8 @@ pub use designs::{
 };
 pub use error::{DumpError, InvariantError, SectionProblem};
 pub use format::{
-    DumpFileInfo, FORMAT_VERSION, MAGIC, OLDEST_READABLE_VERSION, decode_dump, encode_dump,
-    inspect_dump, read_dump, version_for, write_dump,
+    DumpFileInfo, FORMAT_VERSION, Inspection, MAGIC, OLDEST_READABLE_VERSION, StreamedBlock,
+    decode_dump, encode_dump, inspect_dump, inspect_dump_with, read_dump, version_for, write_dump,
 };
 pub use model::{
     AccountState, Dump, DumpBlock, DumpMeta, PreAccount, PreSlot, PreState, ReceiptSummary,

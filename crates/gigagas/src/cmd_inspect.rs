@@ -19,22 +19,23 @@ impl Command for InspectArgs {
             bail!("{}: no such file", path.display());
         }
         crate::cli::refuse_non_regular(&path, false)?;
-        // Streams the blocks: memory is the file plus its pre-state, not the decoded dump.
-        let (summary, info) = gigagas_dump::inspect_dump(&path)?;
+        // Streams the blocks: memory is the file plus its pre-state and one block, not the
+        // decoded dump. Each design's list size (issue 37) and each block's witness as
+        // producers write it and root-only (issue 45) are computed on the way.
+        let mut witnesses = gigagas_trie::WitnessSizer::default();
+        let inspection = gigagas_dump::inspect_dump_with(&path, |b| {
+            witnesses.block(b.meta, b.segment_index, b.segment, b.block)
+        })?;
         println!(
             "file              {} ({:.2} MB, checksum {})",
             path.display(),
-            info.size as f64 / 1e6,
-            info.checksum_hex()
+            inspection.info.size as f64 / 1e6,
+            inspection.info.checksum_hex()
         );
-        println!("{summary}");
-        // Each access-list design's size per block (issue 37). The `full` design needs
-        // every block's state at its start, so this reads the whole dump.
-        let (dump, _) = gigagas_dump::read_dump(&path)?;
-        print!("{}", gigagas_dump::design_sizes(&dump)?);
-        // Beside them, each block's witness as producers write it and root-only (issue 45):
-        // what a stateless client must receive with the block.
-        print!("{}", gigagas_trie::witness_sizes(&dump)?);
+        println!("{}", inspection.summary);
+        print!("{}", inspection.designs?);
+        // Beside them, what a stateless client must receive with the block.
+        print!("{}", witnesses.finish()?);
         Ok(())
     }
 }

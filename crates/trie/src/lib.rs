@@ -95,7 +95,7 @@ pub use error::{RootError, TrieId, TriePath};
 pub use full::FullTries;
 pub use padding::{MAINNET_ACCOUNTS, Padding, PaddingError};
 pub use root_only::{
-    BlockWitnessSize, NodeCount, Pruned, RootOnlyError, UnrootedBlock, WitnessSizes,
+    BlockWitnessSize, NodeCount, Pruned, RootOnlyError, UnrootedBlock, WitnessSizer, WitnessSizes,
     root_only_dump, root_only_witness, witness_roots, witness_sizes,
 };
 pub use state::{BlockRootJob, PreValues, RootRules, StateTrie, StorageRoot, StorageTask};

@@ -217,75 +217,147 @@ pub struct WitnessSizes {
 }
 
 /// Each block's witnesses at its parent state, as producers write them and root-only
-/// ([`BlockWitnessSize`]). A segment's blocks are applied in turn to a trie over its
-/// witness: block k's nodes are those of the state block k − 1 left (the witness's, and
-/// the nodes the earlier blocks' updates made), so each block is counted as if it came
-/// alone with its own witness. Memory is one segment's trie at a time, and a few numbers
-/// per block.
+/// ([`BlockWitnessSize`]): [`WitnessSizer`] over every block of `dump`.
 pub fn witness_sizes(dump: &Dump) -> Result<WitnessSizes, RootOnlyError> {
-    let mut sizes = WitnessSizes::default();
-    for segment in &dump.segments {
-        let Some(witness) = &segment.witness else {
-            continue;
-        };
-        let rules = rules(dump, segment)?;
-        // The nodes of the state at each block's parent: the witness's, plus those each
-        // block made.
-        let mut store = Arc::new(NodeStore::new(&witness.nodes));
-        let mut trie = StateTrie::over(witness.parent_state_root, store.clone())
-            .map_err(|source| RootOnlyError::Root {
-                block: segment.blocks.first().map_or(0, |b| b.number()),
-                source,
-            })?
-            .with_pre_values(PreValues::of_pre_state(&segment.pre_state));
-        let mut failed = false;
-        for (block, rules) in segment.blocks.iter().zip(rules) {
-            let bal = &block.access_list;
-            let mut size = BlockWitnessSize {
-                block: block.number(),
-                accessed: None,
-                root_only: None,
-            };
-            if failed {
-                sizes.blocks.push(size);
-                continue;
-            }
-            let parent = trie.root();
-            // Root-only: a fresh trie at the parent, knowing what `trie` knows.
-            let seen: Seen = Arc::default();
-            let root_only = StateTrie::over(parent, store.clone()).and_then(|fresh| {
-                let mut fresh = fresh.with_pre_values(trie.pre_values().clone());
-                fresh.record(seen.clone());
-                fresh.apply_block(bal, rules)
-            });
-            size.root_only = root_only.is_ok().then(|| count(&store, &take(&seen)));
-            // As producers write it: every named account's and slot's path walked, then the
-            // block applied knowing nothing apart from the trie.
-            let seen: Seen = Arc::default();
-            let accessed = StateTrie::over(parent, store.clone()).and_then(|mut fresh| {
-                fresh.record(seen.clone());
-                for changes in bal {
-                    fresh.account(changes.address)?;
-                    let slots = changes.storage_changes.iter().map(|s| s.slot);
-                    for slot in slots.chain(changes.storage_reads.iter().copied()) {
-                        fresh.storage(changes.address, slot)?;
-                    }
-                }
-                fresh.apply_block(bal, rules)
-            });
-            size.accessed = accessed.is_ok().then(|| count(&store, &take(&seen)));
-            // The block itself, then the nodes it made.
-            match trie.apply_block(bal, rules) {
-                Ok(_) => {
-                    let made = trie.new_nodes(&store);
-                    Arc::make_mut(&mut store).extend_hashed(made);
-                }
-                Err(_) => failed = true,
-            }
-            sizes.blocks.push(size);
+    let mut sizer = WitnessSizer::default();
+    for (i, segment) in dump.segments.iter().enumerate() {
+        for block in &segment.blocks {
+            sizer.block(&dump.meta, i, segment, block);
         }
     }
-    Ok(sizes)
+    sizer.finish()
+}
+
+/// [`witness_sizes`] block by block, for a caller that streams a dump's blocks past
+/// (`gigagas_dump::inspect_dump_with`). A segment's blocks are applied in turn to a trie
+/// over its witness: block k's nodes are those of the state block k − 1 left (the
+/// witness's, and the nodes the earlier blocks' updates made), so each block is counted as
+/// if it came alone with its own witness. Memory is one segment's trie at a time, and a
+/// few numbers per block.
+#[derive(Debug, Default)]
+pub struct WitnessSizer {
+    /// The segment being walked and its trie (`None` for one without a witness).
+    current: Option<(usize, Option<SegmentTrie>)>,
+    sizes: WitnessSizes,
+    /// The first error; later blocks are then ignored.
+    error: Option<RootOnlyError>,
+}
+
+/// A segment's trie as [`WitnessSizer`] walks it.
+#[derive(Debug)]
+struct SegmentTrie {
+    /// The nodes of the state at the next block's parent: the witness's, plus those each
+    /// block made.
+    store: Arc<NodeStore>,
+    trie: StateTrie,
+    /// A block's root failed: the trie is part-updated, later blocks get no sizes.
+    failed: bool,
+}
+
+impl WitnessSizer {
+    /// Block `block` of segment `segment_index` (`segment`, of a dump whose metadata is
+    /// `meta`), after every earlier block of the dump in order.
+    pub fn block(
+        &mut self,
+        meta: &gigagas_dump::DumpMeta,
+        segment_index: usize,
+        segment: &Segment,
+        block: &gigagas_dump::DumpBlock,
+    ) {
+        if self.error.is_some() {
+            return;
+        }
+        if self.current.as_ref().map(|(i, _)| *i) != Some(segment_index) {
+            let opened = segment
+                .witness
+                .as_ref()
+                .map(|witness| {
+                    let store = Arc::new(NodeStore::new(&witness.nodes));
+                    StateTrie::over(witness.parent_state_root, store.clone())
+                        .map(|trie| SegmentTrie {
+                            store,
+                            trie: trie.with_pre_values(PreValues::of_pre_state(&segment.pre_state)),
+                            failed: false,
+                        })
+                        .map_err(|source| RootOnlyError::Root {
+                            block: block.number(),
+                            source,
+                        })
+                })
+                .transpose();
+            match opened {
+                Ok(trie) => self.current = Some((segment_index, trie)),
+                Err(e) => {
+                    self.error = Some(e);
+                    return;
+                }
+            }
+        }
+        let Some((_, Some(walk))) = self.current.as_mut() else {
+            return;
+        };
+        let rules = match meta.chain.deletes_empty_accounts_at(block.number()) {
+            Ok(delete_empty_accounts) => RootRules {
+                delete_empty_accounts,
+            },
+            Err(e) => {
+                self.error = Some(e.into());
+                return;
+            }
+        };
+        let bal = &block.access_list;
+        let mut size = BlockWitnessSize {
+            block: block.number(),
+            accessed: None,
+            root_only: None,
+        };
+        if walk.failed {
+            self.sizes.blocks.push(size);
+            return;
+        }
+        let (store, trie) = (&mut walk.store, &mut walk.trie);
+        let parent = trie.root();
+        // Root-only: a fresh trie at the parent, knowing what `trie` knows.
+        let seen: Seen = Arc::default();
+        let root_only = StateTrie::over(parent, store.clone()).and_then(|fresh| {
+            let mut fresh = fresh.with_pre_values(trie.pre_values().clone());
+            fresh.record(seen.clone());
+            fresh.apply_block(bal, rules)
+        });
+        size.root_only = root_only.is_ok().then(|| count(store, &take(&seen)));
+        // As producers write it: every named account's and slot's path walked, then the
+        // block applied knowing nothing apart from the trie.
+        let seen: Seen = Arc::default();
+        let accessed = StateTrie::over(parent, store.clone()).and_then(|mut fresh| {
+            fresh.record(seen.clone());
+            for changes in bal {
+                fresh.account(changes.address)?;
+                let slots = changes.storage_changes.iter().map(|s| s.slot);
+                for slot in slots.chain(changes.storage_reads.iter().copied()) {
+                    fresh.storage(changes.address, slot)?;
+                }
+            }
+            fresh.apply_block(bal, rules)
+        });
+        size.accessed = accessed.is_ok().then(|| count(store, &take(&seen)));
+        // The block itself, then the nodes it made.
+        match trie.apply_block(bal, rules) {
+            Ok(_) => {
+                let made = trie.new_nodes(store);
+                Arc::make_mut(store).extend_hashed(made);
+            }
+            Err(_) => walk.failed = true,
+        }
+        self.sizes.blocks.push(size);
+    }
+
+    /// Every block's sizes, or the first error.
+    pub fn finish(self) -> Result<WitnessSizes, RootOnlyError> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.sizes),
+        }
+    }
 }
 
 /// The hashes `seen` recorded.

@@ -49,3 +49,28 @@ fn committed_witness_dump_root_only_gives_the_same_roots() {
         assert_eq!(root_only.root_only, Some(needed), "block {}", full.block);
     }
 }
+
+/// `gigagas inspect` streams the file (issue 44): the per-design list sizes and the
+/// witness sizes it computes block by block, as the blocks go past, are those of the
+/// decoded dump.
+#[test]
+fn streaming_inspection_gives_the_decoded_dump_s_figures() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet-like-witness.gigagas");
+    let dump = committed();
+    let mut sizer = gigagas_trie::WitnessSizer::default();
+    let mut seen = Vec::new();
+    let inspection = gigagas_dump::inspect_dump_with(&path, |b| {
+        seen.push((b.segment_index, b.block.number()));
+        sizer.block(b.meta, b.segment_index, b.segment, b.block)
+    })
+    .unwrap();
+    let want: Vec<_> = dump.blocks().map(|b| (0, b.number())).collect();
+    assert_eq!(seen, want, "every block, once, in order");
+    assert_eq!(sizer.finish().unwrap(), witness_sizes(&dump).unwrap());
+    assert_eq!(
+        inspection.designs.unwrap(),
+        gigagas_dump::design_sizes(&dump).unwrap()
+    );
+    assert_eq!(inspection.summary.blocks, dump.block_count());
+}
