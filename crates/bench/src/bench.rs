@@ -15,7 +15,7 @@ use crate::{
 use gigagas_executor::{ItemKind, Parallel, Replay, RunTimings, Runner, Sequential};
 use gigagas_grid::{MAX_PASSES_PER_SAMPLE, Point, Repetition};
 use gigagas_report::{
-    results::IoFigures,
+    results::{BatchFigures, IoFigures},
     stats::{CpuFigures, Metrics, RootFigures, Summary, tx_histogram},
 };
 
@@ -28,6 +28,9 @@ pub struct Sampled {
     pub passes_per_sample: Vec<u32>,
     /// With a state store: what the median sample read.
     pub io: Option<IoFigures>,
+    /// For the points that keep them ([`crate::blocks::keeps_batches`]): each batch of the
+    /// median sample, phase by phase (the mean over its passes), keys not yet counted.
+    pub per_batch: Vec<BatchFigures>,
 }
 
 /// The timings of the passes of one sample, summed.
@@ -167,6 +170,9 @@ struct PointSamples {
     tx_ns: hdrhistogram::Histogram<u64>,
     /// With a state store: what each sample's last pass read.
     io: Vec<IoFigures>,
+    /// Each sample's batches ([`crate::blocks::batch_figures`]), for the points that keep
+    /// them.
+    per_batch: Vec<Vec<BatchFigures>>,
 }
 
 impl PointSamples {
@@ -177,15 +183,22 @@ impl PointSamples {
             passes: Vec::with_capacity(repeats),
             tx_ns: tx_histogram(),
             io: Vec::new(),
+            per_batch: Vec::new(),
         }
     }
 
     fn finish(self) -> Sampled {
-        // The reads of the median sample (by wall time, as the summary's median).
+        // The median sample (by wall time, as the summary's median).
+        let mut by_wall: Vec<usize> = (0..self.metrics.len()).collect();
+        by_wall.sort_by(|&a, &b| self.metrics[a].wall_s.total_cmp(&self.metrics[b].wall_s));
+        let median_sample = by_wall.get(by_wall.len() / 2).copied();
+        let per_batch = match median_sample {
+            Some(m) if self.per_batch.len() == self.metrics.len() => self.per_batch[m].clone(),
+            _ => Vec::new(),
+        };
+        // Its reads.
         let io = (self.io.len() == self.metrics.len() && !self.io.is_empty()).then(|| {
-            let mut by_wall: Vec<usize> = (0..self.metrics.len()).collect();
-            by_wall.sort_by(|&a, &b| self.metrics[a].wall_s.total_cmp(&self.metrics[b].wall_s));
-            let mut median = self.io[by_wall[by_wall.len() / 2]];
+            let mut median = self.io[median_sample.expect("a sample per read")];
             // The coldness check holds for every sample: report the warmest.
             median.resident_before = self
                 .io
@@ -198,6 +211,7 @@ impl PointSamples {
             summary: Summary::with_histogram(self.metrics, &self.tx_ns, &self.busy),
             passes_per_sample: self.passes,
             io,
+            per_batch,
         }
     }
 }
@@ -266,9 +280,14 @@ fn sample(
 ) -> Result<(), PassError> {
     let mut sum: Option<PassSum> = None;
     let mut io = None;
+    let keep_batches = crate::blocks::keeps_batches(point);
+    let mut batches = Vec::new();
     loop {
         let (timings, figures) = bench_pass(replay, point, rep.verify, store.as_deref_mut())?;
         io = figures.or(io);
+        if keep_batches {
+            batches.push(crate::blocks::batch_figures(replay, &timings));
+        }
         for (w, ns) in replay.items().iter().zip(&timings.item_ns) {
             if matches!(w.kind, ItemKind::Tx(_)) {
                 into.tx_ns.saturating_record((*ns).max(1));
@@ -287,6 +306,9 @@ fn sample(
     into.busy.push(mean.worker_busy_ns);
     into.passes.push(passes);
     into.io.extend(io);
+    if keep_batches {
+        into.per_batch.push(crate::blocks::mean_batches(&batches));
+    }
     Ok(())
 }
 

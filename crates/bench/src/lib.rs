@@ -27,17 +27,21 @@
 //!   its folded stacks ([`profile_point`]; `--cpu-profile`), needing neither `perf` nor root.
 //! - [`trace`] and [`timeline`]: one pass per parallel point as Chrome trace events, and
 //!   the longest batch of the widest point as a [`gigagas_report::timeline::Timeline`].
+//! - [`blocks`]: a pass batch by batch (read, execute, root, end to end) and the keys each
+//!   block updates, for the rows of store and root points (issue 45).
 //! - [`error`]: the crate's errors, the store passes' [`IoError`] among them (re-exported
 //!   from [`io`]).
 //!
 //! Imports point one way: `config` → `plan` → `progress`; `error` → `config`; `io` →
-//! `error`; `bench` → `error`, `io`; `simulate` → `error`, `plan`, `bench`; `sweep` →
-//! `config`, `error`, `plan`, `progress`, `bench`, `io`, `simulate`, `trace`, `timeline`;
+//! `error`; `blocks` imports no module; `bench` → `error`, `io`, `blocks`; `simulate` → `error`, `plan`, `bench`; `sweep` →
+//! `config`, `error`, `plan`, `progress`, `bench`, `blocks`, `io`, `simulate`, `trace`,
+//! `timeline`;
 //! no module imports `sweep`.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod bench;
+pub mod blocks;
 pub mod config;
 pub mod error;
 pub mod io;

@@ -409,7 +409,14 @@ fn run_dump(
     progress: &mut dyn Progress,
 ) -> Result<(Vec<ResultRow>, Option<gigagas_report::SimulationReport>), DumpFault> {
     let rep = plan.repetition();
-    let row = |point: Point, sampled: Sampled| ResultRow {
+    // The keys each block updates, for the rows that keep their batches' figures.
+    let points = plan.all_points(cores);
+    let keys = if points.iter().any(crate::blocks::keeps_batches) {
+        crate::blocks::updated_keys(replay)
+    } else {
+        Vec::new()
+    };
+    let row = |point: Point, mut sampled: Sampled| ResultRow {
         dump: record.name.clone(),
         dump_checksum: record.checksum.clone(),
         point,
@@ -427,10 +434,13 @@ fn run_dump(
         vs_one_thread: None,
         summary: sampled.summary,
         passes_per_sample: sampled.passes_per_sample,
+        per_batch: {
+            crate::blocks::add_keys(&mut sampled.per_batch, &keys);
+            sampled.per_batch
+        },
     };
 
     // The baselines first, then the grid: one list of points, run in interleaved rounds.
-    let points = plan.all_points(cores);
     progress.stage(&format!(
         "{}: {} points in {} interleaved rounds (seed {:#x})",
         gigagas_report::table::escape_name(&record.name),

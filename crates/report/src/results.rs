@@ -66,6 +66,54 @@ impl IoFigures {
     }
 }
 
+/// One batch of a pass, phase by phase (issue 45): a block at batch 1, a mega-block
+/// otherwise. Kept for the replay's points that read a store or compute roots (the median
+/// sample's, each figure the mean over its passes), so a row says per block what reading,
+/// executing and the root took, end to end, and what the root cost per updated key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BatchFigures {
+    /// The batch's first block (index into the dump's blocks).
+    pub first_block: u32,
+    /// Blocks in the batch.
+    pub blocks: u32,
+    /// Gas used by its transactions.
+    pub gas: u64,
+    /// Reading the batch's state from the store before it runs, all readers together, wall
+    /// time (0 in memory and on demand, where reads happen inside the transactions;
+    /// pipelined, the read that ran beside the batch before).
+    pub read_s: f64,
+    /// Execution: from its first transaction's start to its last one's end.
+    pub exec_s: f64,
+    /// The root: from its blocks' first root unit's start to their last one's end (0 with
+    /// the phase off).
+    pub root_s: f64,
+    /// The root units' own time, all workers together.
+    pub root_busy_s: f64,
+    /// The batch end to end: from its start (the read included) to the end of the later of
+    /// its last transaction and its last root unit.
+    pub wall_s: f64,
+    /// Accounts whose value after the batch's blocks differs from before, each block
+    /// counted apart (a changed field or a changed storage root: a leaf of the account
+    /// trie to update).
+    pub updated_accounts: u64,
+    /// Storage slots whose value after a block differs from before it, summed over the
+    /// batch's blocks.
+    pub updated_slots: u64,
+}
+
+impl BatchFigures {
+    /// Accounts and slots updated: the leaves the root writes.
+    pub fn updated_keys(&self) -> u64 {
+        self.updated_accounts + self.updated_slots
+    }
+
+    /// The root's wall time per updated key, nanoseconds (`None` without a root or keys).
+    pub fn root_ns_per_key(&self) -> Option<f64> {
+        (self.root_s > 0.0 && self.updated_keys() > 0)
+            .then(|| self.root_s * 1e9 / self.updated_keys() as f64)
+    }
+}
+
 /// The largest `results.json` read, bytes: a file over it (or one that is not a regular
 /// file: a FIFO, a device, a socket) is refused before it is read.
 pub const MAX_RESULTS_BYTES: u64 = 1 << 30;
@@ -409,6 +457,11 @@ pub struct ResultRow {
     /// least the config's `min_sample_ms`. Empty in version-1 results written before
     /// samples had a minimum time (one pass each).
     pub passes_per_sample: Vec<u32>,
+    /// The replay's points that read a store or compute roots: each batch's phases in the
+    /// median sample ([`BatchFigures`]). Empty for the others and in results written
+    /// before issue 45.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_batch: Vec<BatchFigures>,
 }
 
 impl ResultRow {
@@ -640,6 +693,7 @@ pub(crate) mod tests {
                 vs_one_thread: None,
                 summary: Summary::of(reps, [10_000, 20_000, 4_000_000]),
                 passes_per_sample: vec![1, 1, 1],
+                per_batch: Vec::new(),
             }
         };
         rows.push(row(Point::Sequential(TimedWork::default()), 4.0));

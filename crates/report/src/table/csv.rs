@@ -1,4 +1,5 @@
-//! The CSV files of a results folder: `results.csv`, `totals.csv` and `simulation.csv`.
+//! The CSV files of a results folder: `results.csv`, `totals.csv`, `simulation.csv` and
+//! `blocks.csv`.
 //!
 //! Every line is a tuple of column groups, each a flat struct whose field names are the
 //! heads: the machine first (so files of several machines concatenate), then what the
@@ -216,6 +217,43 @@ impl TotalFigures {
     }
 }
 
+/// The figures of a `blocks.csv` line: one batch of a row's median sample (a block at
+/// batch 1), phase by phase ([`crate::results::BatchFigures`]).
+#[derive(Debug, Default, Serialize)]
+struct BatchColumns {
+    batch_index: usize,
+    first_block: u32,
+    blocks: u32,
+    gas: u64,
+    read_s: Fixed<6>,
+    exec_s: Fixed<6>,
+    root_s: Fixed<6>,
+    root_busy_s: Fixed<6>,
+    wall_s: Fixed<6>,
+    updated_accounts: u64,
+    updated_slots: u64,
+    root_ns_per_key: Option<Fixed<1>>,
+}
+
+impl BatchColumns {
+    fn of(batch_index: usize, b: &crate::results::BatchFigures) -> Self {
+        Self {
+            batch_index,
+            first_block: b.first_block,
+            blocks: b.blocks,
+            gas: b.gas,
+            read_s: Fixed(b.read_s),
+            exec_s: Fixed(b.exec_s),
+            root_s: Fixed(b.root_s),
+            root_busy_s: Fixed(b.root_busy_s),
+            wall_s: Fixed(b.wall_s),
+            updated_accounts: b.updated_accounts,
+            updated_slots: b.updated_slots,
+            root_ns_per_key: b.root_ns_per_key().map(Fixed),
+        }
+    }
+}
+
 /// A projection of `simulation.csv`: a virtual point of one dump's simulation (not a
 /// measured [`Point`]: the simulator models the replay only, in memory).
 #[derive(Debug, Default, Serialize)]
@@ -299,6 +337,24 @@ pub fn render_totals_csv(sets: &[SweepResults]) -> String {
                 PointColumns::from(&t.point),
                 TotalFigures::of(t, verified),
             )
+        })
+    }))
+}
+
+/// `blocks.csv`: one line per batch of every row that kept its batches (the replay's store
+/// and root points, issue 45): the row's machine, dump and point, then the batch.
+pub fn render_blocks_csv(sets: &[SweepResults]) -> String {
+    csv_text(sets.iter().flat_map(|s| {
+        let machine = MachineColumns::of(s);
+        s.rows.iter().flat_map(move |r| {
+            r.per_batch.iter().enumerate().map(move |(k, b)| {
+                (
+                    machine,
+                    DumpColumns::new(&r.dump, &r.dump_checksum),
+                    PointColumns::from(&r.point),
+                    BatchColumns::of(k, b),
+                )
+            })
         })
     }))
 }
@@ -483,6 +539,45 @@ mod tests {
 
     /// A row with root figures writes its phase and the median sample's execution, root
     /// and overlap times.
+    /// `blocks.csv`: a line per batch of the rows that kept them, keyed by the row's machine,
+    /// dump and point and the batch's index (a header only without any).
+    #[test]
+    fn a_row_with_batches_writes_a_line_per_batch() {
+        let mut s = sample("CPU");
+        assert_eq!(
+            render_blocks_csv(std::slice::from_ref(&s)).lines().count(),
+            1
+        );
+        let batch = |first_block| crate::results::BatchFigures {
+            first_block,
+            blocks: 1,
+            gas: 30_000_000,
+            read_s: 0.001,
+            exec_s: 0.02,
+            root_s: 0.005,
+            root_busy_s: 0.006,
+            wall_s: 0.026,
+            updated_accounts: 100,
+            updated_slots: 400,
+        };
+        s.rows[2].per_batch = vec![batch(0), batch(1)];
+        let text = render_blocks_csv(std::slice::from_ref(&s));
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let head = reader.headers().unwrap().clone();
+        let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(records.len(), 2);
+        for (k, r) in records.iter().enumerate() {
+            assert_eq!(&r[col("dump")], "mainnet-like");
+            assert_eq!(&r[col("threads")], s.rows[2].point.threads().to_string());
+            assert_eq!(&r[col("batch_index")], k.to_string());
+            assert_eq!(&r[col("first_block")], k.to_string());
+            assert_eq!(&r[col("wall_s")], "0.026000");
+            assert_eq!(&r[col("updated_slots")], "400");
+            assert_eq!(&r[col("root_ns_per_key")], "10000.0");
+        }
+    }
+
     #[test]
     fn a_root_row_writes_its_root_figures() {
         let mut s = sample("CPU");

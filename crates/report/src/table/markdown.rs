@@ -114,6 +114,67 @@ pub(super) fn root_table(sets: &[SweepResults]) -> String {
     out
 }
 
+/// Each row that kept its batches (issue 45: the replay's store and root points), phase by
+/// phase, as the mean batch of its median sample (a block at batch 1, a mega-block
+/// otherwise): reading its state, executing, the root, end to end (and the slowest batch),
+/// the keys it updates and the root's time per key (its span, and its units' own time).
+/// Empty when no row kept them.
+pub fn batch_table(sets: &[SweepResults]) -> String {
+    let mut out = String::new();
+    if !sets
+        .iter()
+        .any(|s| s.rows.iter().any(|r| !r.per_batch.is_empty()))
+    {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "| dump | point | batches | Mgas a batch | read | execute | root | end to end [slowest] | updated keys | root ns/key | root work ns/key |"
+    );
+    let _ = writeln!(
+        out,
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    for set in sets {
+        for r in &set.rows {
+            let b = &r.per_batch;
+            if b.is_empty() {
+                continue;
+            }
+            let n = b.len() as f64;
+            let sum = |f: fn(&crate::results::BatchFigures) -> f64| b.iter().map(f).sum::<f64>();
+            let ms =
+                |f: fn(&crate::results::BatchFigures) -> f64| format!("{:.2} ms", sum(f) / n * 1e3);
+            let keys: u64 = b.iter().map(|x| x.updated_keys()).sum();
+            let per_key = |s: f64| {
+                if keys > 0 && s > 0.0 {
+                    format!("{:.0}", s * 1e9 / keys as f64)
+                } else {
+                    "–".into()
+                }
+            };
+            let slowest = b.iter().map(|x| x.wall_s).fold(0.0, f64::max);
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.1} | {} | {} | {} | {} [{:.2} ms] | {:.0} | {} | {} |",
+                md_cell(&r.dump),
+                md_cell(&r.point.to_string()),
+                b.len(),
+                sum(|x| x.gas as f64) / n / 1e6,
+                ms(|x| x.read_s),
+                ms(|x| x.exec_s),
+                ms(|x| x.root_s),
+                ms(|x| x.wall_s),
+                slowest * 1e3,
+                keys as f64 / n,
+                per_key(sum(|x| x.root_s)),
+                per_key(sum(|x| x.root_busy_s)),
+            );
+        }
+    }
+    out
+}
+
 /// One `- drift of …` line per dump: its baseline's first rounds against its last, and a
 /// warning where the machine's speed moved more than [`crate::results::DRIFT_THRESHOLD`].
 pub fn drift_lines(set: &SweepResults) -> String {
@@ -641,6 +702,19 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
              (`after` approaches (exec + root) / max).\n"
         );
     }
+    let batches = batch_table(sets);
+    if !batches.is_empty() {
+        let _ = write!(
+            out,
+            "\n## Per block\n\n{batches}\nThe mean batch of each row's median sample (a block at batch 1, a mega-block otherwise; every batch in `blocks.csv`). \
+             *read*: reading the batch's state from the store before it runs, all readers together (0 in memory; the trie nodes a store run reads once before \
+             the first batch are in the state-root table); *execute*: from its first transaction's start to its last one's end; *root*: from its blocks' first \
+             root unit's start to their last one's end; *end to end*: from the batch's start (its read included) to the later of its last transaction and its \
+             last root unit, and the slowest batch's; *updated keys*: accounts and slots whose value after a block differs from before it, a mean per batch; \
+             *root ns/key*: the root's span per updated key; *root work ns/key*: its units' own time, all workers together, per updated key. \
+             Persistence (writing the block's state and trie back) is not timed.\n"
+        );
+    }
     out.push_str(
         "\n*longest tx*: Σ over batches of the slowest transaction; *total*: wall time of the median repeat; \
          *bound*: Σ over batches of max(slowest item, batch work / threads), the critical-path lower bound; \
@@ -785,6 +859,41 @@ mod tests {
         let md = render_markdown(std::slice::from_ref(&s), &[]);
         assert!(md.contains("## State root"), "{md}");
         assert!(md.contains("| state root |"), "{md}");
+    }
+
+    /// Two blocks of a root row: the section shows its mean block, the slowest one's end
+    /// to end, the mean keys and the root's time per key; rows without batches are left
+    /// out, and without any the section is.
+    #[test]
+    fn the_per_block_section_shows_the_mean_block() {
+        let mut s = sample("CPU");
+        assert!(batch_table(std::slice::from_ref(&s)).is_empty());
+        let block = |first_block, wall_s, updated_slots| crate::results::BatchFigures {
+            first_block,
+            blocks: 1,
+            gas: 300_000_000,
+            read_s: 0.004,
+            exec_s: 0.1,
+            root_s: 0.02,
+            root_busy_s: 0.03,
+            wall_s,
+            updated_accounts: 1_000,
+            updated_slots,
+        };
+        s.rows[1].per_batch = vec![block(0, 0.11, 9_000), block(1, 0.13, 19_000)];
+        let table = batch_table(std::slice::from_ref(&s));
+        assert_eq!(table.lines().count(), 3, "{table}");
+        let line = table.lines().nth(2).unwrap();
+        assert_eq!(
+            line,
+            format!(
+                "| mainnet-like | {} | 2 | 300.0 | 4.00 ms | 100.00 ms | 20.00 ms | 120.00 ms [130.00 ms] | 15000 | 1333 | 2000 |",
+                s.rows[1].point
+            )
+        );
+        let md = render_markdown(std::slice::from_ref(&s), &[]);
+        assert!(md.contains("## Per block"), "{md}");
+        assert!(md.contains("Persistence"), "{md}");
     }
 
     #[test]

@@ -8,11 +8,13 @@ mod escape;
 mod markdown;
 mod terminal;
 
-pub use csv::{POINT_COLUMNS, render_csv, render_simulation_csv, render_totals_csv};
+pub use csv::{
+    POINT_COLUMNS, render_blocks_csv, render_csv, render_simulation_csv, render_totals_csv,
+};
 pub use escape::escape_name;
 pub use markdown::{
-    drift_lines, failures_list, io_table, per_dump_table, render_markdown, short_test_name,
-    simulation_markdown, skipped_list, totals_table,
+    batch_table, drift_lines, failures_list, io_table, per_dump_table, render_markdown,
+    short_test_name, simulation_markdown, skipped_list, totals_table,
 };
 pub use terminal::{
     Column, UNVERIFIED, any_unverified, machine_tag, narrow_columns, ratio_cell, rows_columns,
