@@ -114,8 +114,8 @@ pub(super) fn root_table(sets: &[SweepResults]) -> String {
     out
 }
 
-/// Each row that kept its batches (issue 45: the replay's store and root points), phase by
-/// phase, as the mean batch of its median sample (a block at batch 1, a mega-block
+/// Each row that kept its batches (issue 45: the replay's store and root points), by its
+/// dump's file (generated dumps of one profile share a name) and point, phase by phase, as the mean batch of its median sample (a block at batch 1, a mega-block
 /// otherwise): reading its state, executing, the root, end to end (and the slowest batch),
 /// the keys it updates and the root's time per key (its span, and its units' own time).
 /// Empty when no row kept them.
@@ -154,10 +154,17 @@ pub fn batch_table(sets: &[SweepResults]) -> String {
                 }
             };
             let slowest = b.iter().map(|x| x.wall_s).fold(0.0, f64::max);
+            // Generated dumps of one profile share a name: the file tells them apart.
+            let dump = set
+                .dumps
+                .iter()
+                .find(|d| d.checksum == r.dump_checksum)
+                .and_then(|d| std::path::Path::new(&d.path).file_name())
+                .map_or_else(|| r.dump.clone(), |f| f.to_string_lossy().into_owned());
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {:.1} | {} | {} | {} | {} [{:.2} ms] | {:.0} | {} | {} |",
-                md_cell(&r.dump),
+                md_cell(&dump),
                 md_cell(&r.point.to_string()),
                 b.len(),
                 sum(|x| x.gas as f64) / n / 1e6,
@@ -881,13 +888,15 @@ mod tests {
             updated_slots,
         };
         s.rows[1].per_batch = vec![block(0, 0.11, 9_000), block(1, 0.13, 19_000)];
+        // The dump by its file: generated dumps of one profile share a name.
+        s.dumps[0].path = "../target/big-blocks/mainnet-like-300m.gigagas".into();
         let table = batch_table(std::slice::from_ref(&s));
         assert_eq!(table.lines().count(), 3, "{table}");
         let line = table.lines().nth(2).unwrap();
         assert_eq!(
             line,
             format!(
-                "| mainnet-like | {} | 2 | 300.0 | 4.00 ms | 100.00 ms | 20.00 ms | 120.00 ms [130.00 ms] | 15000 | 1333 | 2000 |",
+                "| mainnet-like-300m.gigagas | {} | 2 | 300.0 | 4.00 ms | 100.00 ms | 20.00 ms | 120.00 ms [130.00 ms] | 15000 | 1333 | 2000 |",
                 s.rows[1].point
             )
         );
