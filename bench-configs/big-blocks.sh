@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The dumps and stores of bench-configs/big-blocks.toml (issue 45, item 4): mainnet-like blocks
+# of 30M, 100M and 300M gas, ten of each, their account trie padded to mainnet's depth
+# (`--state-size`: 300 million accounts, seven levels of full branches above every touched
+# path), each with its own MDBX store padded to 4 GiB. Too big to commit (1.8, 3.9 and 8.3 MB of
+# dump, 4.4 GB of store each); everything is made from the repository alone, deterministically
+# (the same seed gives byte-identical dumps). Run from the repository root:
+#
+#   cargo build --release -p gigagas
+#   bench-configs/big-blocks.sh                  # 1.5 min here: 13 s generating, 80 s of stores
+#   gigagas sweep bench-configs/big-blocks.toml  # results/big-blocks/
+#
+# Environment (all optional):
+#   GIGAGAS  the binary (target/release/gigagas)
+#   OUT      where the dumps and stores go (target/big-blocks; the config reads them there)
+#   PAD      each store's size (4GiB)
+#   BLOCKS   blocks per dump (10)
+# A dump or store already there is kept (delete it to make it again).
+set -eu
+BIN=${GIGAGAS:-target/release/gigagas}
+OUT=${OUT:-target/big-blocks}
+PAD=${PAD:-4GiB}
+BLOCKS=${BLOCKS:-10}
+mkdir -p "$OUT"
+for gas in 30 100 300; do
+  dump=$OUT/mainnet-like-${gas}m.gigagas
+  store=$OUT/store-${gas}m
+  if [ -s "$dump" ]; then
+    echo "== $dump exists: kept"
+  else
+    echo "== generating $dump"
+    "$BIN" generate --profile mainnet-like --gas-per-block "${gas}000000" --blocks "$BLOCKS" \
+      --seed 45 --state-size -o "$dump"
+  fi
+  if [ -d "$store" ]; then
+    echo "== $store exists: kept (a store built from another dump is refused by the sweep)"
+  else
+    echo "== building $store"
+    "$BIN" state build "$dump" -o "$store" --pad-to "$PAD"
+  fi
+done
