@@ -7,8 +7,7 @@
 use crate::{
     barrier::{Spin, SpinBarrier},
     exec::{ExecError, ItemExecutor, ItemOutput},
-    pass::{Bases, BatchBase, Pass},
-    prestate::PreStateDb,
+    pass::{Bases, BatchBase, BatchViews, Pass},
     replay::Replay,
     root::RootPass,
     run::RunTimings,
@@ -235,21 +234,20 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         let Some(blocks) = self.blocks_of(b) else {
             return Ok(0);
         };
-        let start = Instant::now();
-        // The blank bases of the batch's blocks (a block split over two batches is read
-        // once: the first read takes its blank).
-        let tables: Vec<(usize, PreStateDb)> = {
-            let mut blanks = io.blanks.lock().expect("no reader panics holding the lock");
-            blocks
-                .clone()
-                .filter_map(|b| blanks[b].take().map(|blank| (b, blank)))
-                .collect()
+        // The batch's blank tables, prepared between batches (taken by its one read).
+        let Some(mut prepared) = io.prepared.lock().expect("no reader panics holding the lock")
+            [b]
+            .take()
+        else {
+            return Ok(0);
         };
+        let tables = std::mem::take(&mut prepared.tables);
+        let start = Instant::now();
         let mut guards = io.pass.lock_all();
         let mut readers: Vec<&mut S> = guards.iter_mut().map(|g| &mut ***g).collect();
         let fetched = self
             .replay
-            .read_tables(io.design, io.inputs, tables, &mut readers, self.readers)
+            .read_tables(io.design, io.inputs(&prepared), tables, &mut readers, self.readers)
             .map_err(|e| {
                 crate::Divergence::from(ExecError {
                     block: self.replay.blocks[blocks.start].header.number,
@@ -260,10 +258,15 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         drop(readers);
         drop(guards);
         let fetched = fetched?;
-        for (b, base) in fetched.bases {
-            let _ = io.bases[b].set(base);
-        }
+        // Handed to the workers before the next *go* (a pipelined read runs while they
+        // hold this batch's).
+        io.pending
+            .lock()
+            .expect("no reader panics holding the lock")
+            .extend(fetched.bases);
         let ns = start.elapsed().as_nanos() as u64;
+        // The batch's own layout (when laid out for it) is dropped outside the read.
+        let _ = prepared;
         if let Some(epoch) = self.epoch.get() {
             let at = start.saturating_duration_since(*epoch).as_nanos() as u64;
             io.spans
@@ -278,13 +281,6 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         t.read_ns += fetched.read_ns;
         t.build_ns += fetched.build_ns;
         Ok(ns)
-    }
-
-    /// Build batch `b`'s bases (in memory without resident bases; nothing otherwise).
-    fn build_bases(&self, pass: &Pass<'_, 's, S>, b: usize) {
-        if let Some(blocks) = self.blocks_of(b) {
-            pass.build_bases(blocks);
-        }
     }
 
     /// The blocks batch `b`'s items belong to (`None` past the last batch or for an empty
@@ -378,12 +374,12 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         let b = item.block as usize;
         let output = match bases {
             BatchBase::OnDemand(views) => {
-                let view: &'r OnDemand<'r, 's, S> = &views[b];
+                let view: &'r OnDemand<'r, 's, S> = views.get(b);
                 replay.execute_item_over(on_demand, item, self.config.work, view)
             }
-            BatchBase::Read { io, views } => {
-                let base = io.bases[b]
-                    .get()
+            BatchBase::Read { bases, views } => {
+                let base = bases[b]
+                    .as_ref()
                     .expect("a batch's bases are read before its go");
                 match views {
                     // What was not read before the batch is read on demand.
@@ -391,7 +387,7 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
                         on_demand,
                         item,
                         self.config.work,
-                        &views[b],
+                        views.get(b),
                         base,
                     ),
                     None => replay.execute_item_on(executor, item, self.config.work, base),
@@ -467,6 +463,40 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         }
     }
 
+}
+
+impl<'r, 's, S: StateSource> Shared<'r, 's, S> {
+    /// Between batches, before batch `b` (outside the window): its bases in memory, the
+    /// bases of the blocks before it dropped, its read prepared (unless pipelined, where
+    /// the batch before prepared it), its views, and, pipelined, the next batch's read.
+    fn prepare(&self, pass: &'r Pass<'_, 's, S>, b: usize) {
+        let Some(blocks) = self.blocks_of(b) else {
+            return;
+        };
+        pass.build_bases(blocks.clone());
+        let io = match self.bases {
+            Bases::Read { io, .. } => Some(io),
+            _ => None,
+        };
+        if let Some(io) = io {
+            io.retire(blocks.start);
+            if !io.pipelined || b == 0 {
+                pass.prepare_read(b, blocks.clone());
+            }
+        }
+        if let Some(views) = self.bases.views() {
+            // The batch before's views (and what they carried) dropped first.
+            let mut slot = views.write().expect("no thread panics holding the views");
+            *slot = BatchViews::default();
+            *slot = pass.views(blocks);
+        }
+        if io.is_some_and(|io| io.pipelined)
+            && let Some(next) = self.blocks_of(b + 1)
+        {
+            pass.prepare_read(b + 1, next);
+        }
+    }
+
     /// The coordinator's side of the protocol: the timed window (ordering and every
     /// batch's wall time), and the sink between batches.
     ///
@@ -475,7 +505,7 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
     /// Returns its busy time as a worker (0 without `helper`).
     fn coordinate(
         &self,
-        pass: &Pass<'_, 's, S>,
+        pass: &'r Pass<'_, 's, S>,
         scheduler: &dyn crate::Scheduler,
         sink: &mut BatchSink<'_>,
         helper: Option<u32>,
@@ -528,7 +558,7 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         let mut pending = None;
         for (b, range) in self.batches.iter().enumerate() {
             window.close();
-            self.build_bases(pass, b);
+            self.prepare(pass, b);
             window.open();
             let start = Instant::now();
             timings
@@ -543,6 +573,10 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
                         self.stop.store(true, Ordering::Relaxed);
                     }
                 }
+            }
+            if let Bases::Read { io, .. } = self.bases {
+                // The bases read (now, or pipelined during the batch before) handed over.
+                io.install();
             }
             self.begin_root(b, self.threads);
             self.barrier.wait(Spin::NONE); // 2. go
@@ -602,7 +636,8 @@ pub(crate) fn run<S: StateSource>(
     pass: &Pass<'_, '_, S>,
     sink: &mut BatchSink<'_>,
 ) -> (RunTimings, Result<(), crate::Divergence>) {
-    let views = pass.views();
+    // Each batch's views of the sources, built between batches.
+    let views = std::sync::RwLock::new(crate::pass::BatchViews::default());
     let bases = pass.bases(&views);
     let threads = pass.config.threads.get();
     let pool_threads = pass.pool_workers();

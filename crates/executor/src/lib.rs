@@ -80,7 +80,7 @@ pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, StoreRe
 pub use pass::{IoTimings, PassCache, SetupError};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
-    BaseCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, RootSetupError,
+    BaseCursor, CarriedCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, RootSetupError,
     WorkItem,
 };
 pub use revm::{bytecode::Bytecode, state::AccountInfo};

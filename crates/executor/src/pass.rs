@@ -5,12 +5,13 @@
 
 use crate::{
     prestate::{Carried, PreStateDb},
-    replay::{BaseCursor, Replay, RootSetupError},
+    replay::{BaseCursor, CarriedCursor, Replay, RootSetupError},
     root::{RootInputs, RootPass},
     source::{IoLayout, OnDemand, OnDemandPass, ReadInputs, StateSource},
 };
 use gigagas_grid::{BalDesign, RunConfig, StateRead, StateRootPhase, StoreRead};
 use std::{
+    borrow::Cow,
     num::NonZeroUsize,
     ops::Range,
     sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard},
@@ -76,15 +77,21 @@ impl PassCache {
         }
     }
 
-    /// Per block, what earlier blocks of its segment wrote.
-    pub(crate) fn carried(&self, replay: &Replay) -> &[Carried] {
-        self.carried.get_or_init(|| replay.carried_values())
+    /// Per block, what earlier blocks of its segment wrote, kept when the replay keeps
+    /// every block's base (they take about as much memory); `None`: each pass builds each
+    /// batch's ([`crate::CarriedCursor`]), so memory follows the batch.
+    pub(crate) fn carried(&self, replay: &Replay) -> Option<&[Carried]> {
+        replay.resident_bases()?;
+        Some(self.carried.get_or_init(|| replay.carried_values()))
     }
 
-    /// The tables a pass reading from a source fills.
-    pub(crate) fn layout(&self, replay: &Replay) -> &IoLayout {
-        self.layout
-            .get_or_init(|| IoLayout::new(replay, self.carried(replay)))
+    /// The tables a pass reading from a source fills, kept as [`PassCache::carried`] is.
+    pub(crate) fn layout(&self, replay: &Replay) -> Option<&IoLayout> {
+        let carried = self.carried(replay)?;
+        Some(
+            self.layout
+                .get_or_init(|| IoLayout::new(replay, 0..replay.blocks.len(), carried)),
+        )
     }
 
     /// Each block's `full` list, encoded.
@@ -102,25 +109,124 @@ impl PassCache {
     }
 }
 
-/// A pass's state read from sources before each batch: each block's base once read, the
-/// blank bases a read fills, the readers, and what reading took.
+/// A pass's state read from sources before each batch: the readers, each batch's tables
+/// prepared before its read, the bases read and not yet handed to the workers, those the
+/// current batch reads, and what reading took.
 pub(crate) struct IoState<'r, 's, S> {
-    /// What the reads fill the tables from.
-    pub(crate) inputs: ReadInputs<'r>,
     /// The readers (and, with `writes`, what was read on demand).
     pub(crate) pass: OnDemandPass<'s, S>,
     /// What the access list carries.
     pub(crate) design: BalDesign,
     /// Batch `k + 1` read while batch `k` runs.
     pub(crate) pipelined: bool,
-    /// Each block's base once read.
-    pub(crate) bases: Vec<OnceLock<PreStateDb>>,
-    /// Each block's base before it is read ([`IoLayout::blank`], cloned before the window
-    /// opens), taken by the read that fills it.
-    pub(crate) blanks: Mutex<Vec<Option<PreStateDb>>>,
+    /// Every block's layout, when the cache keeps it; `None`: each batch's is laid out
+    /// with its tables.
+    pub(crate) layout: Option<&'r IoLayout>,
+    /// With `full`, each block's encoded list (empty otherwise).
+    pub(crate) full_lists: &'r [Vec<u8>],
+    /// Per batch, its blank tables (and its layout, when not kept), prepared between
+    /// batches before the read that takes them.
+    pub(crate) prepared: Mutex<Vec<Option<PreparedRead>>>,
+    /// Bases read and not yet handed over: installed into `bases` before the next *go*.
+    pub(crate) pending: Mutex<Vec<(usize, PreStateDb)>>,
+    /// Per block, its base once read and installed; a batch's are dropped between the
+    /// batches after it.
+    pub(crate) bases: RwLock<Vec<Option<PreStateDb>>>,
     pub(crate) timings: Mutex<IoTimings>,
     /// Each read of a batch's state as (start after the epoch, length), nanoseconds.
     pub(crate) spans: Mutex<Vec<(u64, u64)>>,
+}
+
+/// One batch's tables before its read: blank ([`IoLayout::blank`]), cloned between
+/// batches (outside the window), with the batch's layout when the cache keeps none.
+pub(crate) struct PreparedRead {
+    pub(crate) layout: Option<IoLayout>,
+    pub(crate) tables: Vec<(usize, PreStateDb)>,
+}
+
+impl<S> IoState<'_, '_, S> {
+    /// What the read of a batch prepared as `prepared` fills its tables from.
+    pub(crate) fn inputs<'a>(&'a self, prepared: &'a PreparedRead) -> ReadInputs<'a> {
+        ReadInputs {
+            layout: prepared
+                .layout
+                .as_ref()
+                .or(self.layout)
+                .expect("a batch's layout is kept or prepared with it"),
+            full_lists: self.full_lists,
+        }
+    }
+
+    /// Hand the bases read so far to the workers (before a *go*: no worker holds them).
+    pub(crate) fn install(&self) {
+        let pending = std::mem::take(
+            &mut *self
+                .pending
+                .lock()
+                .expect("no reader panics holding the lock"),
+        );
+        if pending.is_empty() {
+            return;
+        }
+        let mut bases = self
+            .bases
+            .write()
+            .expect("no worker panics holding the bases");
+        for (b, base) in pending {
+            bases[b] = Some(base);
+        }
+    }
+
+    /// Drop the bases of blocks before `first` (between batches: no worker holds them).
+    pub(crate) fn retire(&self, first: usize) {
+        let mut bases = self
+            .bases
+            .write()
+            .expect("no worker panics holding the bases");
+        for base in &mut bases[..first] {
+            *base = None;
+        }
+    }
+}
+
+/// What earlier blocks of each block's segment wrote, for a pass that reads its state from
+/// sources: kept by the cache for every block, or built for each batch in block order.
+pub(crate) enum CarriedValues<'r> {
+    /// In memory: no block needs them.
+    None,
+    /// Every block's, kept by the [`PassCache`].
+    Kept(&'r [Carried]),
+    /// Each batch's, built between batches.
+    PerBatch {
+        cursor: Mutex<CarriedCursor<'r>>,
+        /// A batch's values built with its prepared read (pipelined: the batch after the
+        /// current one), kept for its views: (first block, values).
+        stashed: Mutex<Option<(usize, Vec<Carried>)>>,
+    },
+}
+
+/// One batch's views of the sources (on demand, and with `writes` for what was not read
+/// before the batch), built between batches.
+pub(crate) struct BatchViews<'p, 's, S> {
+    /// The batch's first block.
+    pub(crate) first: usize,
+    /// Its blocks' views, in order.
+    pub(crate) views: Vec<OnDemand<'p, 's, S>>,
+}
+
+impl<S> Default for BatchViews<'_, '_, S> {
+    fn default() -> Self {
+        Self {
+            first: 0,
+            views: Vec::new(),
+        }
+    }
+}
+
+impl<'p, 's, S> BatchViews<'p, 's, S> {
+    pub(crate) fn get(&self, b: usize) -> &OnDemand<'p, 's, S> {
+        &self.views[b - self.first]
+    }
 }
 
 /// Where a pass's items find the state at the start of their block, owned by the pass.
@@ -162,9 +268,9 @@ impl BatchBases {
 /// it has to build, open or start while the clock runs.
 pub(crate) struct Pass<'r, 's, S> {
     pub(crate) replay: &'r Replay,
-    /// Per block, what earlier blocks of its segment wrote (a pass that reads from a
-    /// source; empty in memory).
-    pub(crate) carried: &'r [Carried],
+    /// What earlier blocks of each block's segment wrote (a pass that reads from a
+    /// source).
+    pub(crate) carried: CarriedValues<'r>,
     pub(crate) config: &'r RunConfig,
     /// Item ranges of the batches.
     pub(crate) batches: Vec<Range<usize>>,
@@ -225,9 +331,13 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
             StateRootPhase::Off => None,
             phase => Some(RootPass::new(replay, cache.root_inputs(replay)?, phase)),
         };
-        let carried = match readers {
-            Some(_) => cache.carried(replay),
-            None => &[],
+        let carried = match (readers.is_some(), cache.carried(replay)) {
+            (false, _) => CarriedValues::None,
+            (true, Some(kept)) => CarriedValues::Kept(kept),
+            (true, None) => CarriedValues::PerBatch {
+                cursor: Mutex::new(CarriedCursor::new(replay)),
+                stashed: Mutex::new(None),
+            },
         };
         let state = match (config.work.state, readers) {
             (StateRead::Memory, None) => match replay.resident_bases() {
@@ -254,23 +364,21 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                 Some(readers),
             ) => {
                 // Laid out (and, for `full`, encoded) on a source's first pass, here:
-                // never inside a timed window. Each pass fills its own copy.
-                let layout = cache.layout(replay);
-                let inputs = ReadInputs {
-                    layout,
+                // never inside a timed window. Each batch's blank tables are cloned from
+                // it between batches (laid out then, when the cache keeps no layout).
+                let blocks = replay.blocks.len();
+                PassState::Read(IoState {
+                    pass: OnDemandPass::new(readers),
+                    design,
+                    pipelined: matches!(read, StoreRead::Pipelined(_)),
+                    layout: cache.layout(replay),
                     full_lists: match design {
                         BalDesign::Full => cache.full_lists(replay),
                         BalDesign::Keys | BalDesign::Writes => &[],
                     },
-                };
-                let blocks = replay.blocks.len();
-                PassState::Read(IoState {
-                    inputs,
-                    pass: OnDemandPass::new(readers),
-                    design,
-                    pipelined: matches!(read, StoreRead::Pipelined(_)),
-                    bases: (0..blocks).map(|_| OnceLock::new()).collect(),
-                    blanks: Mutex::new((0..blocks).map(|b| Some(layout.blank(b))).collect()),
+                    prepared: Mutex::new(replay_batches_none(replay, config)),
+                    pending: Mutex::new(Vec::new()),
+                    bases: RwLock::new((0..blocks).map(|_| None).collect()),
                     timings: Mutex::new(IoTimings::default()),
                     spans: Mutex::new(Vec::new()),
                 })
@@ -308,21 +416,86 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         self.config.threads.get() - usize::from(self.helps)
     }
 
-    /// Per block, its state read on demand through the pass's readers: on demand, and
-    /// with the `writes` design for what was not read before the batch (empty otherwise).
-    pub(crate) fn views(&self) -> Vec<OnDemand<'_, 's, S>> {
-        let pass = match &self.state {
-            PassState::OnDemand(pass) => pass,
-            PassState::Read(io) if io.design == BalDesign::Writes => &io.pass,
-            _ => return Vec::new(),
-        };
-        (0..self.replay.blocks.len())
-            .map(|b| OnDemand::new(pass, self.replay, b, &self.carried[b]))
-            .collect()
+    /// Whether the items read through views of the sources: on demand, and with the
+    /// `writes` design for what was not read before the batch.
+    fn reads_on_demand(&self) -> Option<&OnDemandPass<'s, S>> {
+        match &self.state {
+            PassState::OnDemand(pass) => Some(pass),
+            PassState::Read(io) if io.design == BalDesign::Writes => Some(&io.pass),
+            _ => None,
+        }
     }
 
-    /// What the loop's items read their state from, over `views` ([`Pass::views`]).
-    pub(crate) fn bases<'p>(&'p self, views: &'p [OnDemand<'p, 's, S>]) -> Bases<'p, 's, S> {
+    /// The carried values of `blocks` (a batch's, in block order across calls), when
+    /// built per batch.
+    fn batch_carried(&self, blocks: Range<usize>) -> Vec<Carried> {
+        let CarriedValues::PerBatch { cursor, stashed } = &self.carried else {
+            return Vec::new();
+        };
+        let mut stashed = stashed.lock().expect("no thread panics holding it");
+        if let Some((first, _)) = &*stashed
+            && *first == blocks.start
+        {
+            return stashed.take().expect("checked").1;
+        }
+        let mut cursor = cursor.lock().expect("no thread panics holding the cursor");
+        blocks.map(|b| cursor.carried(b)).collect()
+    }
+
+    /// Views of the sources for `blocks` (a batch's), when its items read through them
+    /// (empty otherwise). Between batches, never inside a window.
+    pub(crate) fn views<'p>(&'p self, blocks: Range<usize>) -> BatchViews<'p, 's, S> {
+        let Some(pass) = self.reads_on_demand() else {
+            return BatchViews::default();
+        };
+        let first = blocks.start;
+        let views = match &self.carried {
+            CarriedValues::Kept(kept) => blocks
+                .map(|b| OnDemand::new(pass, self.replay, b, Cow::Borrowed(&kept[b])))
+                .collect(),
+            CarriedValues::PerBatch { .. } => blocks
+                .clone()
+                .zip(self.batch_carried(blocks))
+                .map(|(b, carried)| OnDemand::new(pass, self.replay, b, Cow::Owned(carried)))
+                .collect(),
+            CarriedValues::None => unreachable!("a pass reading from sources has carried values"),
+        };
+        BatchViews { first, views }
+    }
+
+    /// Prepare batch `k`'s read (`blocks`, its blocks): its blank tables, laid out first
+    /// when the cache keeps no layout. Between batches, never inside a window.
+    pub(crate) fn prepare_read(&self, k: usize, blocks: Range<usize>) {
+        let PassState::Read(io) = &self.state else {
+            return;
+        };
+        let layout = match io.layout {
+            Some(_) => None,
+            None => {
+                let carried = self.batch_carried(blocks.clone());
+                let layout = IoLayout::new(self.replay, blocks.clone(), &carried);
+                if let (true, CarriedValues::PerBatch { stashed, .. }) =
+                    (io.design == BalDesign::Writes, &self.carried)
+                {
+                    // The batch's views take them when it runs.
+                    *stashed.lock().expect("no thread panics holding it") =
+                        Some((blocks.start, carried));
+                }
+                Some(layout)
+            }
+        };
+        let kept = layout.as_ref().or(io.layout).expect("kept or laid out");
+        let tables = blocks.map(|b| (b, kept.blank(b))).collect();
+        io.prepared.lock().expect("no reader panics holding the lock")[k] =
+            Some(PreparedRead { layout, tables });
+    }
+
+    /// What the loop's items read their state from; `views` is the slot each batch's views
+    /// are built into.
+    pub(crate) fn bases<'p>(
+        &'p self,
+        views: &'p RwLock<BatchViews<'p, 's, S>>,
+    ) -> Bases<'p, 's, S> {
         match &self.state {
             PassState::Resident(bases) => Bases::Resident(bases),
             PassState::PerBatch { slot, .. } => Bases::PerBatch(slot),
@@ -394,12 +567,12 @@ pub(crate) enum Bases<'r, 's, S> {
     /// Read before each batch (`views`, with `writes`: what was not read, on demand).
     Read {
         io: &'r IoState<'r, 's, S>,
-        views: Option<&'r [OnDemand<'r, 's, S>]>,
+        views: Option<&'r RwLock<BatchViews<'r, 's, S>>>,
     },
-    /// Read on demand: the pass's cache, and each block's view of it.
+    /// Read on demand: the pass's cache, and the batch's views of it.
     OnDemand {
         pass: &'r OnDemandPass<'s, S>,
-        views: &'r [OnDemand<'r, 's, S>],
+        views: &'r RwLock<BatchViews<'r, 's, S>>,
     },
 }
 
@@ -421,22 +594,38 @@ impl<'r, 's, S> Bases<'r, 's, S> {
         }
     }
 
+    /// The slot each batch's views of the sources are built into, when its items read
+    /// through them.
+    pub(crate) fn views(self) -> Option<&'r RwLock<BatchViews<'r, 's, S>>> {
+        match self {
+            Self::Read { views, .. } => views,
+            Self::OnDemand { views, .. } => Some(views),
+            Self::Resident(_) | Self::PerBatch(_) => None,
+        }
+    }
+
     /// Whether each batch's state is read while the batch before it runs.
     pub(crate) fn pipelined(self) -> bool {
         matches!(self, Self::Read { io, .. } if io.pipelined)
     }
 
-    /// The bases one batch's items read, the per-batch slot locked for reading until
+    /// The bases one batch's items read, the per-batch slots locked for reading until
     /// the batch is handed over.
     pub(crate) fn for_batch(self) -> BatchBase<'r, 's, S> {
+        let views = |views: &'r RwLock<BatchViews<'r, 's, S>>| {
+            views.read().expect("no thread panics holding the views")
+        };
         match self {
             Self::Resident(bases) => BatchBase::Resident(bases),
             Self::PerBatch(slot) => BatchBase::Built(
                 slot.read()
                     .expect("no thread panics holding the batch's bases"),
             ),
-            Self::Read { io, views } => BatchBase::Read { io, views },
-            Self::OnDemand { views, .. } => BatchBase::OnDemand(views),
+            Self::Read { io, views: v } => BatchBase::Read {
+                bases: io.bases.read().expect("no thread panics holding the bases"),
+                views: v.map(views),
+            },
+            Self::OnDemand { views: v, .. } => BatchBase::OnDemand(views(v)),
         }
     }
 }
@@ -447,11 +636,18 @@ pub(crate) enum BatchBase<'r, 's, S> {
     Resident(&'r [PreStateDb]),
     /// The batch's bases, built for it.
     Built(RwLockReadGuard<'r, BatchBases>),
-    /// The bases read from the sources before the batch's *go*.
+    /// The bases read from the sources before the batch's *go* (per block, installed).
     Read {
-        io: &'r IoState<'r, 's, S>,
-        views: Option<&'r [OnDemand<'r, 's, S>]>,
+        bases: RwLockReadGuard<'r, Vec<Option<PreStateDb>>>,
+        views: Option<RwLockReadGuard<'r, BatchViews<'r, 's, S>>>,
     },
     /// Each block's view of the sources, read on demand.
-    OnDemand(&'r [OnDemand<'r, 's, S>]),
+    OnDemand(RwLockReadGuard<'r, BatchViews<'r, 's, S>>),
+}
+
+/// One empty slot per batch of `config` over `replay`.
+fn replay_batches_none(replay: &Replay, config: &RunConfig) -> Vec<Option<PreparedRead>> {
+    (0..replay.batches(config.batch).len())
+        .map(|_| None)
+        .collect()
 }

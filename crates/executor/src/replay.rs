@@ -301,6 +301,79 @@ impl<'r> BaseCursor<'r> {
     }
 }
 
+/// Builds blocks' [`Carried`] values in block order for one pass, as [`BaseCursor`] builds
+/// their bases: each segment's state advanced block by block, with the keys its blocks
+/// wrote so far. Asking for an earlier block starts its segment over.
+#[derive(Debug)]
+pub struct CarriedCursor<'r> {
+    replay: &'r Replay,
+    /// The segment `running` belongs to and the next block it has not applied.
+    at: Option<(usize, usize)>,
+    running: PreStateDb,
+    written_accounts: rustc_hash::FxHashSet<alloy_primitives::Address>,
+    written_slots: rustc_hash::FxHashSet<(alloy_primitives::Address, alloy_primitives::U256)>,
+}
+
+impl<'r> CarriedCursor<'r> {
+    /// A cursor at the start of the replay.
+    pub fn new(replay: &'r Replay) -> Self {
+        Self {
+            replay,
+            at: None,
+            running: PreStateDb::default(),
+            written_accounts: Default::default(),
+            written_slots: Default::default(),
+        }
+    }
+
+    /// What earlier blocks of block `b`'s segment wrote of what its access list names, at
+    /// its start.
+    pub fn carried(&mut self, b: usize) -> Carried {
+        let segment = self.replay.segment_of(b);
+        let next = match self.at {
+            Some((s, next)) if s == segment && next <= b => next,
+            _ => {
+                let seg = &self.replay.segments[segment];
+                self.running = seg.pre.clone();
+                self.written_accounts.clear();
+                self.written_slots.clear();
+                seg.blocks.start
+            }
+        };
+        for earlier in next..b {
+            self.advance(earlier);
+        }
+        let carried = self.running.carried(
+            &self.replay.blocks[b].bal,
+            &self.written_accounts,
+            &self.written_slots,
+        );
+        self.advance(b);
+        self.at = Some((segment, b + 1));
+        carried
+    }
+
+    /// Apply block `b`, recording the keys it writes.
+    fn advance(&mut self, b: usize) {
+        let bal = &self.replay.blocks[b].bal;
+        for (address, account) in bal.accounts.iter() {
+            let info = &account.account_info;
+            if !(info.balance.writes.is_empty()
+                && info.nonce.writes.is_empty()
+                && info.code.writes.is_empty())
+            {
+                self.written_accounts.insert(*address);
+            }
+            for (slot, writes) in &account.storage.storage {
+                if !writes.writes.is_empty() {
+                    self.written_slots.insert((*address, *slot));
+                }
+            }
+        }
+        self.running.apply_block(bal);
+    }
+}
+
 impl Replay {
     /// Prepare a dump: build the pre-state store, convert the access lists, build envs.
     /// The dump's blocks move into the replay instead of being copied, so a loaded dump is
@@ -450,34 +523,11 @@ impl Replay {
 
     /// Every block's [`Carried`] (what earlier blocks of its segment wrote of what its
     /// access list names, at its start), walking each segment once: what a pass reading
-    /// its state from a source takes from memory instead of reading.
+    /// its state from a source takes from memory instead of reading. A pass whose replay
+    /// keeps no bases builds each batch's instead ([`CarriedCursor`]).
     pub fn carried_values(&self) -> Vec<Carried> {
-        let mut out = Vec::with_capacity(self.blocks.len());
-        for segment in &self.segments {
-            let mut running = segment.pre.clone();
-            let mut written_accounts = rustc_hash::FxHashSet::default();
-            let mut written_slots = rustc_hash::FxHashSet::default();
-            for block in &self.blocks[segment.blocks.clone()] {
-                let bal = &block.bal;
-                out.push(running.carried(bal, &written_accounts, &written_slots));
-                for (address, account) in bal.accounts.iter() {
-                    let info = &account.account_info;
-                    if !(info.balance.writes.is_empty()
-                        && info.nonce.writes.is_empty()
-                        && info.code.writes.is_empty())
-                    {
-                        written_accounts.insert(*address);
-                    }
-                    for (slot, writes) in &account.storage.storage {
-                        if !writes.writes.is_empty() {
-                            written_slots.insert((*address, *slot));
-                        }
-                    }
-                }
-                running.apply_block(bal);
-            }
-        }
-        out
+        let mut cursor = CarriedCursor::new(self);
+        (0..self.blocks.len()).map(|b| cursor.carried(b)).collect()
     }
 
     /// Block `b`'s access list as the dump holds it, for a block of a segment with a

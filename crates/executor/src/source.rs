@@ -191,6 +191,9 @@ pub(crate) struct ReadTables {
 /// earlier blocks of the segment wrote, and the order in which a read walks the keys.
 #[derive(Debug)]
 pub(crate) struct IoLayout {
+    /// The first block laid out.
+    first: usize,
+    /// Blocks `first..`, in order.
     blocks: Vec<BlockLayout>,
 }
 
@@ -302,13 +305,19 @@ pub enum FullListError {
 }
 
 impl IoLayout {
-    /// Every block's table laid out from its access list, with `carried` (per block, what
-    /// earlier blocks of its segment wrote: [`Replay::carried_values`]) in place. Built
-    /// before a pass's window, never inside one.
-    pub(crate) fn new(replay: &Replay, carried: &[crate::Carried]) -> Self {
+    /// The tables of `blocks` laid out from their access lists, with `carried` (per block
+    /// of `blocks`, in order: what earlier blocks of its segment wrote,
+    /// [`crate::CarriedCursor`]) in place. Built before a pass's window, never inside one.
+    pub(crate) fn new(
+        replay: &Replay,
+        blocks: std::ops::Range<usize>,
+        carried: &[crate::Carried],
+    ) -> Self {
         Self {
-            blocks: (0..replay.blocks.len())
-                .map(|b| Self::block(replay, b, &carried[b]))
+            first: blocks.start,
+            blocks: blocks
+                .zip(carried)
+                .map(|(b, carried)| Self::block(replay, b, carried))
                 .collect(),
         }
     }
@@ -316,7 +325,12 @@ impl IoLayout {
     /// Block `b`'s base before anything is read for it: its table laid out, the values
     /// earlier blocks of its segment wrote in place, the rest empty.
     pub(crate) fn blank(&self, b: usize) -> PreStateDb {
-        self.blocks[b].blank.clone()
+        self.of(b).blank.clone()
+    }
+
+    /// Block `b`'s layout (a block this layout holds).
+    fn of(&self, b: usize) -> &BlockLayout {
+        &self.blocks[b - self.first]
     }
 
     fn block(replay: &Replay, b: usize, carried: &crate::Carried) -> BlockLayout {
@@ -449,7 +463,9 @@ impl Replay {
             return Err(StateError::NoReader);
         }
         let pool = crate::pool::reader_threads(readers.len()).map_err(StateError::from_source)?;
-        let layout = IoLayout::new(self, &self.carried_values());
+        let mut cursor = crate::CarriedCursor::new(self);
+        let carried: Vec<_> = blocks.clone().map(|b| cursor.carried(b)).collect();
+        let layout = IoLayout::new(self, blocks.clone(), &carried);
         let tables = blocks.map(|b| (b, layout.blank(b))).collect();
         let mut readers: Vec<&mut S> = readers.iter_mut().collect();
         let inputs = ReadInputs {
@@ -516,7 +532,7 @@ impl Replay {
         table: &'t mut PreStateDb,
         tasks: &mut Vec<Task<'t>>,
     ) {
-        let layout = &layout.blocks[b];
+        let layout = layout.of(b);
         let bal = &self.blocks[b].bal;
         let segment = self.segment_of(b) as u32;
         let (accounts, slots) = table
@@ -847,7 +863,7 @@ impl<'s, S: StateSource> OnDemandPass<'s, S> {
 pub struct OnDemand<'a, 's, S> {
     pass: &'a OnDemandPass<'s, S>,
     segment: usize,
-    carried: &'a crate::Carried,
+    carried: std::borrow::Cow<'a, crate::Carried>,
     /// The segment's pre-state: its code deployed by blocks and its block hashes.
     pre: &'a PreStateDb,
 }
@@ -862,12 +878,13 @@ impl<S> std::fmt::Debug for OnDemand<'_, '_, S> {
 
 impl<'a, 's, S: StateSource> OnDemand<'a, 's, S> {
     /// Block `b` of `replay` read through `pass`, `carried` what earlier blocks of its
-    /// segment wrote ([`Replay::carried_values`]).
+    /// segment wrote ([`Replay::carried_values`], [`crate::CarriedCursor`]), borrowed or
+    /// owned by the view.
     pub fn new(
         pass: &'a OnDemandPass<'s, S>,
         replay: &'a Replay,
         b: usize,
-        carried: &'a crate::Carried,
+        carried: std::borrow::Cow<'a, crate::Carried>,
     ) -> Self {
         let segment = replay.segment_of(b);
         Self {
