@@ -64,7 +64,7 @@ pub enum PlanError {
     },
     /// A state store holds one dump's pre-state: a run with a store names one dump.
     #[error(
-        "a state store holds one dump's pre-state, and {dumps} dumps are named (name the one the store was built from, or give one store per dump with `stores`)"
+        "a state store holds one dump's pre-state, and {dumps} dumps are named (name the one the store was built from; a sweep config can name one store per dump with `stores`)"
     )]
     StoreNeedsOneDump {
         /// The dumps named.
