@@ -235,8 +235,10 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             return Ok(0);
         };
         // The batch's blank tables, prepared between batches (taken by its one read).
-        let Some(mut prepared) = io.prepared.lock().expect("no reader panics holding the lock")
-            [b]
+        let Some(mut prepared) = io
+            .prepared
+            .lock()
+            .expect("no reader panics holding the lock")[b]
             .take()
         else {
             return Ok(0);
@@ -247,7 +249,13 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         let mut readers: Vec<&mut S> = guards.iter_mut().map(|g| &mut ***g).collect();
         let fetched = self
             .replay
-            .read_tables(io.design, io.inputs(&prepared), tables, &mut readers, self.readers)
+            .read_tables(
+                io.design,
+                io.inputs(&prepared),
+                tables,
+                &mut readers,
+                self.readers,
+            )
             .map_err(|e| {
                 crate::Divergence::from(ExecError {
                     block: self.replay.blocks[blocks.start].header.number,
@@ -462,7 +470,6 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             ..Default::default()
         }
     }
-
 }
 
 impl<'r, 's, S: StateSource> Shared<'r, 's, S> {

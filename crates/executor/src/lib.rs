@@ -80,8 +80,8 @@ pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, StoreRe
 pub use pass::{IoTimings, PassCache, SetupError};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
-    BaseCursor, CarriedCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock, RootSetupError,
-    WorkItem,
+    BaseCursor, CarriedCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock,
+    RootSetupError, WorkItem,
 };
 pub use revm::{bytecode::Bytecode, state::AccountInfo};
 pub use root::{RootInputs, RootSpan, RootStepKind, RootTimings};

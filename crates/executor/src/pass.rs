@@ -486,8 +486,9 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         };
         let kept = layout.as_ref().or(io.layout).expect("kept or laid out");
         let tables = blocks.map(|b| (b, kept.blank(b))).collect();
-        io.prepared.lock().expect("no reader panics holding the lock")[k] =
-            Some(PreparedRead { layout, tables });
+        io.prepared
+            .lock()
+            .expect("no reader panics holding the lock")[k] = Some(PreparedRead { layout, tables });
     }
 
     /// What the loop's items read their state from; `views` is the slot each batch's views

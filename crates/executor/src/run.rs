@@ -166,10 +166,11 @@ impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
         let mut outputs: RunOutputs = Vec::with_capacity(replay.items.len());
         let config = self.config;
         let readers = self.readers.as_deref_mut();
-        let timings = replay.run_with_sink(config, self.cache, readers, false, &mut |_, batch| {
-            outputs.append(batch);
-            Ok(())
-        })?;
+        let timings =
+            replay.run_with_sink(config, self.cache, readers, false, &mut |_, batch| {
+                outputs.append(batch);
+                Ok(())
+            })?;
         Ok((timings, outputs))
     }
 }

@@ -385,7 +385,6 @@ impl IoLayout {
             keys: rank as usize,
         }
     }
-
 }
 
 impl Replay {
@@ -472,7 +471,13 @@ impl Replay {
             layout: &layout,
             full_lists: &[],
         };
-        let read = self.read_tables(BalDesign::Keys, inputs, tables, &mut readers, pool.as_deref())?;
+        let read = self.read_tables(
+            BalDesign::Keys,
+            inputs,
+            tables,
+            &mut readers,
+            pool.as_deref(),
+        )?;
         Ok(Prefetched {
             bases: read.bases.into_iter().map(|(_, base)| base).collect(),
             read_ns: read.read_ns,
@@ -502,9 +507,13 @@ impl Replay {
                     self.decode_full(b, &inputs.full_lists[b], table, &mut tasks)?;
                     build_ns += decoding.elapsed().as_nanos() as u64;
                 }
-                BalDesign::Keys | BalDesign::Writes => {
-                    self.tasks_of(inputs.layout, b, design == BalDesign::Writes, table, &mut tasks)
-                }
+                BalDesign::Keys | BalDesign::Writes => self.tasks_of(
+                    inputs.layout,
+                    b,
+                    design == BalDesign::Writes,
+                    table,
+                    &mut tasks,
+                ),
             }
         }
         // Each block's reads are in key order already; merged over the batch's blocks, one
