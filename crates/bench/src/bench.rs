@@ -12,7 +12,7 @@ use crate::{
     error::{IoError, PassError},
     io::StoreContext,
 };
-use gigagas_executor::{ItemKind, Parallel, Replay, RunTimings, Runner, Sequential};
+use gigagas_executor::{ItemKind, Parallel, PassCache, Replay, RunTimings, Runner, Sequential};
 use gigagas_grid::{MAX_PASSES_PER_SAMPLE, Point, Repetition};
 use gigagas_report::{
     results::{BatchFigures, IoFigures},
@@ -216,10 +216,13 @@ impl PointSamples {
     }
 }
 
-/// One pass of `point`: its timed window, then (with `verify`) its verification. A point
-/// that reads its state from a store needs the `store`, and also returns what it read.
+/// One pass of `point`: its timed window, then (with `verify`) its verification. What
+/// passes over `replay` share (the tries, a store pass's tables) comes from `pass_cache`,
+/// built by the first pass that needs it. A point that reads its state from a store needs the
+/// `store`, and also returns what it read.
 pub fn bench_pass(
     replay: &Replay,
+    pass_cache: &PassCache,
     point: &Point,
     verify: bool,
     store: Option<&mut StoreContext>,
@@ -228,15 +231,21 @@ pub fn bench_pass(
         let store = store.ok_or(IoError::NoStore)?;
         let pass = match point {
             Point::Sequential(work) => {
-                crate::io::sequential_pass(replay, *work, cache, store, verify)?
+                crate::io::sequential_pass(replay, pass_cache, *work, cache, store, verify)?
             }
-            Point::Bal(config) => crate::io::replay_pass(replay, config, cache, store, verify)?,
+            Point::Bal(config) => {
+                crate::io::replay_pass(replay, pass_cache, config, cache, store, verify)?
+            }
         };
         return Ok((pass.timings, Some(pass.figures)));
     }
     let timings = match point {
-        Point::Sequential(work) => Sequential::new(*work).run(replay, verify)?,
-        Point::Bal(config) => Parallel::new(config).run(replay, verify)?,
+        Point::Sequential(work) => Sequential::new(*work)
+            .cached(pass_cache)
+            .run(replay, verify)?,
+        Point::Bal(config) => Parallel::new(config)
+            .cached(pass_cache)
+            .run(replay, verify)?,
     };
     Ok((timings, None))
 }
@@ -255,8 +264,9 @@ pub fn measure_item_times(replay: &mut Replay, verify: bool) -> Result<(), PassE
         gigagas_grid::SchedulerKind::Ols,
     ));
     let mut runs: Vec<Vec<u64>> = Vec::with_capacity(ORACLE_PROFILE_PASSES);
+    let cache = PassCache::new();
     for _ in 0..ORACLE_PROFILE_PASSES {
-        runs.push(bench_pass(replay, &point, verify, None)?.0.item_ns);
+        runs.push(bench_pass(replay, &cache, &point, verify, None)?.0.item_ns);
     }
     let medians: Vec<u64> = (0..replay.items().len())
         .map(|i| {
@@ -273,6 +283,7 @@ pub fn measure_item_times(replay: &mut Replay, verify: bool) -> Result<(), PassE
 /// `rep.min_sample_ns`, recorded into `into`.
 fn sample(
     replay: &Replay,
+    cache: &PassCache,
     point: &Point,
     rep: Repetition,
     into: &mut PointSamples,
@@ -283,7 +294,8 @@ fn sample(
     let keep_batches = crate::blocks::keeps_batches(point);
     let mut batches = Vec::new();
     loop {
-        let (timings, figures) = bench_pass(replay, point, rep.verify, store.as_deref_mut())?;
+        let (timings, figures) =
+            bench_pass(replay, cache, point, rep.verify, store.as_deref_mut())?;
         io = figures.or(io);
         if keep_batches {
             batches.push(crate::blocks::batch_figures(replay, &timings));
@@ -322,6 +334,7 @@ fn sample(
 /// every warm-up pass and every sample (for progress bars).
 pub fn bench_interleaved(
     replay: &Replay,
+    cache: &PassCache,
     points: &[Point],
     rep: Repetition,
     seed: u64,
@@ -331,7 +344,7 @@ pub fn bench_interleaved(
     let repeats = rep.repeats.max(1);
     for _ in 0..rep.warmup {
         for (i, point) in points.iter().enumerate() {
-            bench_pass(replay, point, rep.verify, store.as_deref_mut())?;
+            bench_pass(replay, cache, point, rep.verify, store.as_deref_mut())?;
             after(i);
         }
     }
@@ -341,6 +354,7 @@ pub fn bench_interleaved(
         for i in round_order(points.len(), round, seed) {
             sample(
                 replay,
+                cache,
                 &points[i],
                 rep,
                 &mut samples[i],

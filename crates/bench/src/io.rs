@@ -23,7 +23,9 @@ pub use crate::error::IoError;
 use crate::error::PassError;
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_executor::{AccountInfo, Bytecode};
-use gigagas_executor::{Parallel, Replay, RunTimings, Runner, Sequential, StateError, StateSource};
+use gigagas_executor::{
+    Parallel, PassCache, Replay, RunTimings, Runner, Sequential, StateError, StateSource,
+};
 use gigagas_grid::CacheState;
 use gigagas_report::results::IoFigures;
 use gigagas_state::{
@@ -255,6 +257,7 @@ fn figures_of(
 /// One pass of the sequential loop reading its state on demand from the store.
 pub(crate) fn sequential_pass(
     replay: &Replay,
+    pass_cache: &PassCache,
     work: gigagas_grid::TimedWork,
     cache: CacheState,
     ctx: &mut StoreContext,
@@ -262,12 +265,14 @@ pub(crate) fn sequential_pass(
 ) -> Result<IoPass, PassError> {
     if cache == CacheState::Warm && ctx.needs_rewarm(false, work) {
         // Re-warm what this pass reads: the same pass once, untimed and unverified.
-        sequential_pass(replay, work, cache, ctx, false)?;
+        sequential_pass(replay, pass_cache, work, cache, ctx, false)?;
     }
     let resident = prepare(ctx, cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
     let mut readers = ctx.readers(1, &collected)?;
-    let result = Sequential::on(work, &mut readers[0]).run(replay, verify);
+    let result = Sequential::on(work, &mut readers[0])
+        .cached(pass_cache)
+        .run(replay, verify);
     // On demand, reading is inside the loop: its time is the readers' own (their sample's,
     // scaled to all their reads).
     let read_ns = readers
@@ -290,6 +295,7 @@ pub(crate) fn sequential_pass(
 /// value the first time it is needed.
 pub(crate) fn replay_pass(
     replay: &Replay,
+    pass_cache: &PassCache,
     config: &gigagas_grid::RunConfig,
     cache: CacheState,
     ctx: &mut StoreContext,
@@ -297,13 +303,15 @@ pub(crate) fn replay_pass(
 ) -> Result<IoPass, PassError> {
     if cache == CacheState::Warm && ctx.needs_rewarm(true, config.work) {
         // Re-warm what this pass reads: the same pass once, untimed and unverified.
-        replay_pass(replay, config, cache, ctx, false)?;
+        replay_pass(replay, pass_cache, config, cache, ctx, false)?;
     }
     let resident = prepare(ctx, cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
     // The readers' own type: the pass calls them directly, no boxed call per read.
     let mut readers = ctx.readers(ctx.io_threads, &collected)?;
-    let result = Parallel::reading(config, &mut readers).run(replay, verify);
+    let result = Parallel::reading(config, &mut readers)
+        .cached(pass_cache)
+        .run(replay, verify);
     drop(readers);
     let timings = result?;
     let figures = figures_of(&collected, timings.io, resident, ctx.device_reads_per_s);
@@ -414,14 +422,29 @@ mod tests {
                     SchedulerKind::Ols,
                 )
                 .with_work(work(io, phase));
-                let pass = replay_pass(&replay, &point, CacheState::Warm, &mut ctx, true)
-                    .unwrap_or_else(|e| panic!("{point}: {e}"));
+                let pass = replay_pass(
+                    &replay,
+                    &PassCache::new(),
+                    &point,
+                    CacheState::Warm,
+                    &mut ctx,
+                    true,
+                )
+                .unwrap_or_else(|e| panic!("{point}: {e}"));
                 assert_eq!(pass.timings.root.blocks, 3, "{point}");
                 assert!(pass.timings.root.read_ns > 0, "{point}");
             }
         }
         let sequential = work(IoMode::OnDemand, StateRootPhase::After);
-        let pass = sequential_pass(&replay, sequential, CacheState::Warm, &mut ctx, true).unwrap();
+        let pass = sequential_pass(
+            &replay,
+            &PassCache::new(),
+            sequential,
+            CacheState::Warm,
+            &mut ctx,
+            true,
+        )
+        .unwrap();
         assert_eq!(pass.timings.root.blocks, 3);
         assert!(pass.timings.root.read_ns > 0);
 
@@ -432,16 +455,30 @@ mod tests {
             SchedulerKind::Ols,
         )
         .with_work(work(IoMode::Prefetch, StateRootPhase::Overlapped));
-        let err = replay_pass(&replay, &point, CacheState::Warm, &mut ctx, true)
-            .unwrap_err()
-            .to_string();
+        let err = replay_pass(
+            &replay,
+            &PassCache::new(),
+            &point,
+            CacheState::Warm,
+            &mut ctx,
+            true,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("has no witness node") && !err.contains('\n'),
             "{err}"
         );
-        let err = sequential_pass(&replay, sequential, CacheState::Warm, &mut ctx, true)
-            .unwrap_err()
-            .to_string();
+        let err = sequential_pass(
+            &replay,
+            &PassCache::new(),
+            sequential,
+            CacheState::Warm,
+            &mut ctx,
+            true,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("has no witness node"), "{err}");
     }
 
@@ -476,6 +513,7 @@ mod tests {
         let point = |cache| point_of(cache, gigagas_grid::BalDesign::Keys);
         let cold = match replay_pass(
             &replay,
+            &PassCache::new(),
             &point(CacheState::Cold),
             CacheState::Cold,
             &mut ctx,
@@ -491,9 +529,18 @@ mod tests {
         assert!(ctx.evicted, "a cold pass leaves the store evicted");
         // `full` first: it re-warms the code it reads, not the accounts and slots.
         let full = point_of(CacheState::Warm, gigagas_grid::BalDesign::Full);
-        replay_pass(&replay, &full, CacheState::Warm, &mut ctx, true).unwrap();
+        replay_pass(
+            &replay,
+            &PassCache::new(),
+            &full,
+            CacheState::Warm,
+            &mut ctx,
+            true,
+        )
+        .unwrap();
         let warm = replay_pass(
             &replay,
+            &PassCache::new(),
             &point(CacheState::Warm),
             CacheState::Warm,
             &mut ctx,
@@ -514,6 +561,7 @@ mod tests {
         // A cold pass again: every kind must re-warm again.
         replay_pass(
             &replay,
+            &PassCache::new(),
             &point(CacheState::Cold),
             CacheState::Cold,
             &mut ctx,

@@ -14,7 +14,7 @@ use crate::{
     timeline::timeline_of,
 };
 use gigagas_dump::{DumpError, InvariantError};
-use gigagas_executor::Replay;
+use gigagas_executor::{PassCache, Replay};
 use gigagas_grid::{Point, SchedulerKind};
 use gigagas_report::{
     folder::utc_timestamp,
@@ -137,8 +137,11 @@ pub fn run_grid(
                     )
                 }
             };
+            // What passes over the dump share, built by the first that needs it.
+            let cache = PassCache::new();
             let (dump_rows, sim) = run_dump(
                 &replay,
+                &cache,
                 &mut record,
                 &plan,
                 cores,
@@ -148,6 +151,7 @@ pub fn run_grid(
             if let Some(profile) = &plan.cpu_profile {
                 profiled_passes(
                     &replay,
+                    &cache,
                     &record,
                     &plan,
                     profile,
@@ -157,9 +161,15 @@ pub fn run_grid(
                     &mut counted,
                 )?;
             }
-            if let Some(t) =
-                drawn_passes(&replay, &record, &plan, cores, store.as_mut(), &mut trace)?
-                && timeline.as_ref().is_none_or(|best| t.better_than(best))
+            if let Some(t) = drawn_passes(
+                &replay,
+                &cache,
+                &record,
+                &plan,
+                cores,
+                store.as_mut(),
+                &mut trace,
+            )? && timeline.as_ref().is_none_or(|best| t.better_than(best))
             {
                 timeline = Some(t);
             }
@@ -318,6 +328,7 @@ fn load_all(
 /// more pass of that point alone. `None` when the plan has no parallel point.
 fn drawn_passes(
     replay: &Replay,
+    cache: &PassCache,
     record: &DumpRecord,
     plan: &Plan,
     cores: NonZeroUsize,
@@ -339,7 +350,13 @@ fn drawn_passes(
         }
         // The same pass as a sample's: a store point's reads from its store, so its
         // batches' times hold the reads.
-        let (timings, _) = bench_pass(replay, &Point::Bal(*p), plan.verify, store.as_deref_mut())?;
+        let (timings, _) = bench_pass(
+            replay,
+            cache,
+            &Point::Bal(*p),
+            plan.verify,
+            store.as_deref_mut(),
+        )?;
         if plan.trace {
             let pid = events
                 .iter()
@@ -360,6 +377,7 @@ fn drawn_passes(
 #[allow(clippy::too_many_arguments)]
 fn profiled_passes(
     replay: &Replay,
+    cache: &PassCache,
     record: &DumpRecord,
     plan: &Plan,
     profile: &crate::plan::CpuProfilePlan,
@@ -381,6 +399,7 @@ fn profiled_passes(
         let stem = crate::profile::profile_stem(&profile.path, dump, &point);
         let cpu = crate::profile::profile_point(
             replay,
+            cache,
             &point,
             plan.verify,
             store.as_deref_mut(),
@@ -402,6 +421,7 @@ fn profiled_passes(
 /// One dump through the plan: baselines, parallel points, simulation.
 fn run_dump(
     replay: &Replay,
+    cache: &PassCache,
     record: &mut DumpRecord,
     plan: &Plan,
     cores: NonZeroUsize,
@@ -455,7 +475,7 @@ fn run_dump(
             Point::Bal(c) => run_units(c.threads, cores),
         })
         .collect();
-    let sampled = bench_interleaved(replay, &points, rep, plan.seed, store, |i| {
+    let sampled = bench_interleaved(replay, cache, &points, rep, plan.seed, store, |i| {
         progress.advance(units[i])
     })?;
 

@@ -7,7 +7,7 @@ use alloy_hardforks::EthereumHardfork;
 use gigagas_bench::{
     Point, Repetition, RunConfig, SchedulerKind, bench_interleaved, profile_point,
 };
-use gigagas_executor::test_utils::prepare;
+use gigagas_executor::{PassCache, test_utils::prepare};
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::{sync::Mutex, time::Duration};
 
@@ -101,7 +101,8 @@ fn every_sample_records_the_cpu_time_of_its_windows() {
         verify: true,
         min_sample_ns: 0,
     };
-    let sampled = bench_interleaved(&replay, &points, rep, 1, None, |_| {}).expect("verified");
+    let sampled = bench_interleaved(&replay, &PassCache::new(), &points, rep, 1, None, |_| {})
+        .expect("verified");
     for (point, s) in points.iter().zip(&sampled) {
         for m in &s.summary.repeats {
             assert!(
@@ -146,7 +147,7 @@ fn the_oracle_orders_by_the_measured_times() {
         1,
         SchedulerKind::Oracle,
     ));
-    gigagas_bench::bench_pass(&replay, &point, true, None).expect("verified");
+    gigagas_bench::bench_pass(&replay, &PassCache::new(), &point, true, None).expect("verified");
 }
 
 /// Each window arms a timer on every worker alive when it opens: a pool built by the
@@ -193,6 +194,7 @@ fn profiled(
 ) -> gigagas_bench::CpuProfile {
     let p = profile_point(
         replay,
+        &PassCache::new(),
         point,
         true,
         None,

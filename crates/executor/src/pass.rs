@@ -198,7 +198,7 @@ pub(crate) enum CarriedValues<'r> {
     Kept(&'r [Carried]),
     /// Each batch's, built between batches.
     PerBatch {
-        cursor: Mutex<CarriedCursor<'r>>,
+        cursor: Box<Mutex<CarriedCursor<'r>>>,
         /// A batch's values built with its prepared read (pipelined: the batch after the
         /// current one), kept for its views: (first block, values).
         stashed: Mutex<Option<(usize, Vec<Carried>)>>,
@@ -335,7 +335,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
             (false, _) => CarriedValues::None,
             (true, Some(kept)) => CarriedValues::Kept(kept),
             (true, None) => CarriedValues::PerBatch {
-                cursor: Mutex::new(CarriedCursor::new(replay)),
+                cursor: Box::new(Mutex::new(CarriedCursor::new(replay))),
                 stashed: Mutex::new(None),
             },
         };
