@@ -554,6 +554,40 @@ impl StorePlan {
     }
 }
 
+/// What [`Plan::collapse_for_single_transactions`] needs of a dump: its block count and
+/// the most transactions one of its blocks holds (from [`gigagas_dump::inspect_dump`]'s
+/// summary, which streams the file, or a prepared replay).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DumpShape {
+    /// Blocks.
+    pub blocks: usize,
+    /// The most transactions in one block.
+    pub most_transactions: usize,
+}
+
+impl DumpShape {
+    /// The shape of a prepared replay.
+    pub fn of(replay: &Replay) -> Self {
+        Self {
+            blocks: replay.blocks().len(),
+            most_transactions: replay
+                .blocks()
+                .iter()
+                .map(|b| b.transactions().len())
+                .max()
+                .unwrap_or(0),
+        }
+    }
+
+    /// The shape a dump's summary gives.
+    pub fn of_summary(summary: &gigagas_dump::DumpSummary) -> Self {
+        Self {
+            blocks: summary.blocks,
+            most_transactions: summary.most_transactions,
+        }
+    }
+}
+
 impl Plan {
     /// Where the in-memory points and the store's read, in run order.
     fn reads(&self, baseline: bool) -> Vec<StateRead> {
@@ -697,18 +731,13 @@ impl Plan {
     /// so (also added to the description), or `None` if nothing was collapsed.
     pub fn collapse_for_single_transactions(
         &mut self,
-        replays: &[&Replay],
+        dumps: &[DumpShape],
         cores: NonZeroUsize,
     ) -> Option<String> {
-        if !self.parallel
-            || replays.is_empty()
-            || !replays
-                .iter()
-                .all(|r| r.blocks().iter().all(|b| b.transactions().len() <= 1))
-        {
+        if !self.parallel || dumps.is_empty() || dumps.iter().any(|d| d.most_transactions > 1) {
             return None;
         }
-        let blocks = replays.iter().map(|r| r.blocks().len()).max().unwrap_or(1);
+        let blocks = dumps.iter().map(|d| d.blocks).max().unwrap_or(1);
         let before = self.points(cores).len();
         let whole = self
             .batch

@@ -1,6 +1,7 @@
 //! Running a grid over dumps: the one library path behind `gigagas run` and
-//! `gigagas sweep`. Every dump is loaded first (in parallel, before anything is timed),
-//! then every grid point runs on every dump, every pass verified. A dump that fails to
+//! `gigagas sweep`. One dump at a time, in order: it is loaded (before anything is timed),
+//! every grid point runs on it, every pass verified, and it is dropped before the next
+//! loads. A dump that fails to
 //! load, prepare or verify loses its rows and becomes a [`DumpFailure`]; the others are
 //! still measured.
 
@@ -8,7 +9,7 @@ use crate::{
     bench::{Sampled, bench_interleaved, bench_pass},
     config::Sweep,
     error::{BenchError, DumpFault},
-    plan::{Plan, SuiteDump},
+    plan::{DumpShape, Plan},
     progress::{LOAD_UNITS, Progress, run_units},
     simulate,
     timeline::timeline_of,
@@ -47,9 +48,9 @@ pub fn run_sweep(
 }
 
 /// Run `plan` on every one of its dumps and collect the results (named `name`, recording
-/// the plan as it ran: [`Plan::record`]). Dumps are loaded first, in parallel; then, per
-/// dump, the sequential baselines and every parallel point in interleaved rounds, then the
-/// simulation (if asked). A dump that fails to load, prepare or verify is recorded in
+/// the plan as it ran: [`Plan::record`]). Per dump, in order: loaded, then the sequential
+/// baselines and every parallel point in interleaved rounds, then the simulation (if
+/// asked), then dropped: a suite holds one dump at a time. A dump that fails to load, prepare or verify is recorded in
 /// [`SweepResults::failures`] and the others still run: a wrong execution never yields a
 /// row. A dump with no transaction (an empty block: valid, but nothing to measure) is
 /// recorded in [`SweepResults::skipped`]: no row, out of the totals, not a failure.
@@ -78,26 +79,20 @@ pub fn run_grid(
 
     // A plan with only store points never runs on the in-memory bases: none are kept.
     let keep_bases = plan.state.as_ref().is_none_or(|s| s.memory);
-    let loaded = load_all(&dumps, cores, keep_bases, progress);
     // A plan that computes roots refuses a dump without a witness before any pass.
-    let roots = plan.state_root.iter().find(|p| !p.is_off());
-    let loaded: Vec<Loaded> = loaded
-        .into_iter()
-        .map(|l| match (l, roots) {
-            (Ok((replay, _)), Some(phase)) if replay.witness_coverage().0 == 0 => {
-                Err(Failed::from(DumpFault::NoWitness {
-                    phase: phase.name(),
-                }))
-            }
-            (l, _) => l,
-        })
-        .collect();
+    let roots = plan.state_root.iter().find(|p| !p.is_off()).copied();
     if plan.collapse_single_transaction_blocks {
-        let replays: Vec<&Replay> = loaded
+        // Decided from every dump's shape before the first one loads: each file's summary,
+        // streamed (a dump that cannot be read, or holds no transaction, fails or is
+        // skipped when its turn comes).
+        progress.stage(&format!("reading the shape of {} dump(s)", dumps.len()));
+        let shapes: Vec<DumpShape> = dumps
             .iter()
-            .filter_map(|l| l.as_ref().ok().map(|(r, _)| r))
+            .filter_map(|d| gigagas_dump::inspect_dump(&d.path).ok())
+            .filter(|(summary, _)| summary.transactions > 0)
+            .map(|(summary, _)| DumpShape::of_summary(&summary))
             .collect();
-        plan.collapse_for_single_transactions(&replays, cores);
+        plan.collapse_for_single_transactions(&shapes, cores);
     }
     let left = plan.units_per_dump(cores) - LOAD_UNITS;
     // The collapsed grid has fewer units: account for them now so the bar still ends.
@@ -110,7 +105,25 @@ pub fn run_grid(
     let mut skipped = Vec::new();
     let mut trace = Vec::new();
     let mut timeline: Option<gigagas_report::timeline::Timeline> = None;
-    for (index, (dump, loaded)) in dumps.iter().zip(loaded).enumerate() {
+    // One dump at a time, in the order they run: each is loaded (outside every timed
+    // window), measured and dropped before the next loads, so a suite's memory is its
+    // largest dump's, not the sum of them all.
+    for (index, dump) in dumps.iter().enumerate() {
+        progress.stage(&format!(
+            "loading {} ({}/{})",
+            dump.label,
+            index + 1,
+            dumps.len()
+        ));
+        let loaded = match (load(&dump.path, keep_bases), roots) {
+            (Ok((replay, _)), Some(phase)) if replay.witness_coverage().0 == 0 => {
+                Err(Failed::from(DumpFault::NoWitness {
+                    phase: phase.name(),
+                }))
+            }
+            (loaded, _) => loaded,
+        };
+        progress.advance(LOAD_UNITS);
         let mut spent = 0u64;
         let outcome = loaded.and_then(|(mut replay, mut record)| {
             record.path = dump.label.clone();
@@ -292,32 +305,6 @@ impl Progress for Counted<'_> {
     fn note(&mut self, line: &str) {
         self.inner.note(line);
     }
-}
-
-/// A loaded dump, or why it could not be loaded.
-type Loaded = Result<(Replay, DumpRecord), Failed>;
-
-/// Load every dump on up to `cores` threads (gigagas-fs-util's ordered map), before
-/// anything is timed, advancing `progress` as each finishes. The results are in the order
-/// of `dumps`.
-fn load_all(
-    dumps: &[SuiteDump],
-    cores: NonZeroUsize,
-    keep_bases: bool,
-    progress: &mut dyn Progress,
-) -> Vec<Loaded> {
-    progress.stage(&format!("loading {} dump(s)", dumps.len()));
-    let mut done = 0;
-    gigagas_fs_util::ordered_map(
-        dumps,
-        cores,
-        |dump| load(&dump.path, keep_bases),
-        |_| {
-            done += 1;
-            progress.stage(&format!("loaded {done}/{} dump(s)", dumps.len()));
-            progress.advance(LOAD_UNITS);
-        },
-    )
 }
 
 /// The passes drawn rather than timed, after the measured rounds: with `plan.trace`, one

@@ -549,3 +549,30 @@ fn validation_at(threads: usize, ratio: f64) -> gigagas_report::simulation::Vali
 fn n(threads: usize) -> std::num::NonZeroUsize {
     std::num::NonZeroUsize::new(threads).expect("a thread count is at least 1")
 }
+
+/// A suite decides whether to shorten its grid for single-transaction blocks from each
+/// dump's streamed summary, before any dump loads (issue 44): the shape it reads is the
+/// prepared replay's, for a dump of one transaction per block and one of many.
+#[test]
+fn a_dump_s_streamed_shape_is_its_replay_s() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps");
+    let compute = std::fs::read_dir(root.join("benchmark-compute"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "gigagas"))
+        .min()
+        .unwrap();
+    for path in [root.join("mainnet.gigagas"), compute] {
+        let (summary, _) = gigagas_dump::inspect_dump(&path).unwrap();
+        let streamed = gigagas_bench::plan::DumpShape::of_summary(&summary);
+        let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
+        let replay = gigagas_executor::test_utils::prepare(dump).unwrap();
+        assert_eq!(
+            streamed,
+            gigagas_bench::plan::DumpShape::of(&replay),
+            "{}",
+            path.display()
+        );
+        assert!(streamed.most_transactions >= 1);
+    }
+}

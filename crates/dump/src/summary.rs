@@ -14,6 +14,8 @@ pub struct DumpSummary {
     pub blocks: usize,
     /// Number of transactions.
     pub transactions: usize,
+    /// The most transactions one block holds (0 for a dump of empty blocks).
+    pub most_transactions: usize,
     /// Total gas used.
     pub total_gas: u64,
     /// Gas used per block: min, median, max.
@@ -181,6 +183,7 @@ impl DumpSummary {
             range: first.zip(figures.last()).map(|(a, b)| (a.number, b.number)),
             blocks: figures.len(),
             transactions: figures.iter().map(|b| b.transactions).sum(),
+            most_transactions: figures.iter().map(|b| b.transactions).max().unwrap_or(0),
             total_gas: figures.iter().map(|b| b.gas_used).sum(),
             gas_per_block: min_med_max(gas, 0),
             largest_tx_share: min_med_max(shares, 0.0),
