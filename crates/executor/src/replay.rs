@@ -256,21 +256,19 @@ pub const RESIDENT_BASES_BYTES: u64 = 1 << 30;
 const BASE_BYTES_PER_ACCOUNT: u64 = 300;
 const BASE_BYTES_PER_SLOT: u64 = 235;
 
-/// Builds block bases in block order for one pass: the state at the start of each block,
-/// advanced block by block from its segment's pre-state (only the pre-state's tables are
-/// copied, once per segment per pass). Asking for an earlier block starts its segment
-/// over.
+/// A segment's state moved block by block for one pass (what [`BaseCursor`] and
+/// [`CarriedCursor`] walk): its pre-state's tables copied once per segment, each block's
+/// access list applied in turn. Asking for an earlier block starts its segment over.
 #[derive(Debug)]
-pub struct BaseCursor<'r> {
+struct SegmentWalk<'r> {
     replay: &'r Replay,
     /// The segment `running` belongs to and the next block it has not applied.
     at: Option<(usize, usize)>,
     running: PreStateDb,
 }
 
-impl<'r> BaseCursor<'r> {
-    /// A cursor at the start of the replay.
-    pub fn new(replay: &'r Replay) -> Self {
+impl<'r> SegmentWalk<'r> {
+    fn new(replay: &'r Replay) -> Self {
         Self {
             replay,
             at: None,
@@ -278,25 +276,68 @@ impl<'r> BaseCursor<'r> {
         }
     }
 
-    /// Block `b`'s base: the state at its start for what its access list names, joined
-    /// with the list ([`PreStateDb::block_base`]).
-    pub fn base(&mut self, b: usize) -> PreStateDb {
+    /// Moves to the start of block `b`, telling `step` when its segment starts over and
+    /// each earlier block's list before it is applied.
+    fn seek(&mut self, b: usize, mut step: impl FnMut(Walked<'_>)) {
         let segment = self.replay.segment_of(b);
         let next = match self.at {
             Some((s, next)) if s == segment && next <= b => next,
             _ => {
                 let seg = &self.replay.segments[segment];
                 self.running = seg.pre.clone();
+                step(Walked::Restarted);
                 seg.blocks.start
             }
         };
         for earlier in next..b {
-            self.running.apply_block(&self.replay.blocks[earlier].bal);
+            let bal = &self.replay.blocks[earlier].bal;
+            step(Walked::Applying(bal));
+            self.running.apply_block(bal);
         }
-        let bal = &self.replay.blocks[b].bal;
-        let base = self.running.block_base(bal);
-        self.running.apply_block(bal);
-        self.at = Some((segment, b + 1));
+        self.at = Some((segment, b));
+    }
+
+    /// Applies block `b` (where [`SegmentWalk::seek`] left it).
+    fn pass(&mut self, b: usize) {
+        self.running.apply_block(&self.replay.blocks[b].bal);
+        self.at = self.at.map(|(s, _)| (s, b + 1));
+    }
+}
+
+/// What [`SegmentWalk::seek`] does on its way.
+enum Walked<'a> {
+    /// It started the segment over from its pre-state.
+    Restarted,
+    /// It applies this earlier block's list.
+    Applying(&'a Bal),
+}
+
+/// Builds block bases in block order for one pass: the state at the start of each block,
+/// advanced block by block from its segment's pre-state (only the pre-state's tables are
+/// copied, once per segment per pass). Asking for an earlier block starts its segment
+/// over.
+#[derive(Debug)]
+pub struct BaseCursor<'r> {
+    walk: SegmentWalk<'r>,
+}
+
+impl<'r> BaseCursor<'r> {
+    /// A cursor at the start of the replay.
+    pub fn new(replay: &'r Replay) -> Self {
+        Self {
+            walk: SegmentWalk::new(replay),
+        }
+    }
+
+    /// Block `b`'s base: the state at its start for what its access list names, joined
+    /// with the list ([`PreStateDb::block_base`]).
+    pub fn base(&mut self, b: usize) -> PreStateDb {
+        self.walk.seek(b, |_| {});
+        let base = self
+            .walk
+            .running
+            .block_base(&self.walk.replay.blocks[b].bal);
+        self.walk.pass(b);
         base
     }
 }
@@ -306,10 +347,7 @@ impl<'r> BaseCursor<'r> {
 /// wrote so far. Asking for an earlier block starts its segment over.
 #[derive(Debug)]
 pub struct CarriedCursor<'r> {
-    replay: &'r Replay,
-    /// The segment `running` belongs to and the next block it has not applied.
-    at: Option<(usize, usize)>,
-    running: PreStateDb,
+    walk: SegmentWalk<'r>,
     written_accounts: rustc_hash::FxHashSet<alloy_primitives::Address>,
     written_slots: rustc_hash::FxHashSet<(alloy_primitives::Address, alloy_primitives::U256)>,
 }
@@ -318,9 +356,7 @@ impl<'r> CarriedCursor<'r> {
     /// A cursor at the start of the replay.
     pub fn new(replay: &'r Replay) -> Self {
         Self {
-            replay,
-            at: None,
-            running: PreStateDb::default(),
+            walk: SegmentWalk::new(replay),
             written_accounts: Default::default(),
             written_slots: Default::default(),
         }
@@ -329,48 +365,44 @@ impl<'r> CarriedCursor<'r> {
     /// What earlier blocks of block `b`'s segment wrote of what its access list names, at
     /// its start.
     pub fn carried(&mut self, b: usize) -> Carried {
-        let segment = self.replay.segment_of(b);
-        let next = match self.at {
-            Some((s, next)) if s == segment && next <= b => next,
-            _ => {
-                let seg = &self.replay.segments[segment];
-                self.running = seg.pre.clone();
-                self.written_accounts.clear();
-                self.written_slots.clear();
-                seg.blocks.start
+        let (accounts, slots) = (&mut self.written_accounts, &mut self.written_slots);
+        self.walk.seek(b, |step| match step {
+            Walked::Restarted => {
+                accounts.clear();
+                slots.clear();
             }
-        };
-        for earlier in next..b {
-            self.advance(earlier);
-        }
-        let carried = self.running.carried(
-            &self.replay.blocks[b].bal,
-            &self.written_accounts,
-            &self.written_slots,
-        );
-        self.advance(b);
-        self.at = Some((segment, b + 1));
+            Walked::Applying(bal) => record_writes(bal, accounts, slots),
+        });
+        let bal = &self.walk.replay.blocks[b].bal;
+        let carried = self
+            .walk
+            .running
+            .carried(bal, &self.written_accounts, &self.written_slots);
+        record_writes(bal, &mut self.written_accounts, &mut self.written_slots);
+        self.walk.pass(b);
         carried
     }
+}
 
-    /// Apply block `b`, recording the keys it writes.
-    fn advance(&mut self, b: usize) {
-        let bal = &self.replay.blocks[b].bal;
-        for (address, account) in bal.accounts.iter() {
-            let info = &account.account_info;
-            if !(info.balance.writes.is_empty()
-                && info.nonce.writes.is_empty()
-                && info.code.writes.is_empty())
-            {
-                self.written_accounts.insert(*address);
-            }
-            for (slot, writes) in &account.storage.storage {
-                if !writes.writes.is_empty() {
-                    self.written_slots.insert((*address, *slot));
-                }
+/// Adds the accounts whose balance, nonce or code `bal` writes, and the slots it writes.
+fn record_writes(
+    bal: &Bal,
+    accounts: &mut rustc_hash::FxHashSet<alloy_primitives::Address>,
+    slots: &mut rustc_hash::FxHashSet<(alloy_primitives::Address, alloy_primitives::U256)>,
+) {
+    for (address, account) in bal.accounts.iter() {
+        let info = &account.account_info;
+        if !(info.balance.writes.is_empty()
+            && info.nonce.writes.is_empty()
+            && info.code.writes.is_empty())
+        {
+            accounts.insert(*address);
+        }
+        for (slot, writes) in &account.storage.storage {
+            if !writes.writes.is_empty() {
+                slots.insert((*address, *slot));
             }
         }
-        self.running.apply_block(bal);
     }
 }
 
