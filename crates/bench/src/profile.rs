@@ -121,6 +121,10 @@ pub struct CpuProfile {
     /// thread and the pools' workers that used CPU time in it (1 elsewhere than Linux,
     /// where the process is sampled as one).
     pub threads: usize,
+    /// Threads whose timers were armed in a window (the most of any window): the window's
+    /// own and every pool worker alive when it opened, whether or not the machine gave it
+    /// CPU time there (1 elsewhere than Linux).
+    pub armed_threads: usize,
     /// CPU time of the sampled threads inside the windows, nanoseconds (elsewhere than
     /// Linux, the process's).
     pub sampled_cpu_ns: u64,
@@ -194,6 +198,7 @@ impl CpuProfile {
             "samples_per_cpu_s": self.rate(),
             "samples_per_wall_s": self.samples_per_wall_second(),
             "sampled_threads": self.threads,
+            "armed_threads": self.armed_threads,
             "sampled_cpu_s": self.sampled_cpu_ns as f64 / 1e9,
             "process_cpu_s": self.process_cpu_ns as f64 / 1e9,
             "wall_s": self.wall_ns as f64 / 1e9,
@@ -387,6 +392,7 @@ impl WindowObserver for WindowProfiler {
         let mut profile = self.profile.lock().unwrap_or_else(|e| e.into_inner());
         profile.windows += 1;
         profile.threads = profile.threads.max(paused.threads);
+        profile.armed_threads = profile.armed_threads.max(paused.armed);
         profile.wall_ns += window.wall_ns;
         profile.process_cpu_ns += window.process_cpu_ns;
         profile.sampled_cpu_ns += paused.cpu_ns.unwrap_or(window.process_cpu_ns);
@@ -409,6 +415,8 @@ impl WindowObserver for WindowProfiler {
 struct Paused {
     /// Sampled threads that ran in it (a tenth of the busiest one's CPU time or more).
     threads: usize,
+    /// Threads whose timers were armed in it.
+    armed: usize,
     /// Their CPU time in it, nanoseconds (`None`: not known per thread; the process's).
     cpu_ns: Option<u64>,
     /// Timer signals delivered in it (`None`: not counted).
@@ -656,6 +664,7 @@ mod timers {
                     .iter()
                     .filter(|&&ns| ns > 0 && ns * 10 >= busiest)
                     .count(),
+                armed: used.len(),
                 cpu_ns: Some(used.iter().sum()),
                 signals: Some(DELIVERED.load(Ordering::Relaxed) - self.delivered_at),
             }
@@ -690,6 +699,7 @@ mod timers {
         pub(super) fn pause(&mut self) -> Paused {
             Paused {
                 threads: 1,
+                armed: 1,
                 cpu_ns: None,
                 signals: None,
             }

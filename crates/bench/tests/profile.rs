@@ -151,15 +151,17 @@ fn the_oracle_orders_by_the_measured_times() {
 }
 
 /// Each window arms a timer on every worker alive when it opens: a pool built by the
-/// profiled passes themselves (no other test here runs 3 threads) is sampled, all three
-/// threads of it and the caller.
+/// profiled passes themselves (no other test here runs 3 threads) is sampled, the caller
+/// and both of the pass's pool workers (armed, whether or not a loaded machine gave each
+/// of them CPU time in a window: how many *ran* is the machine's, not the profiler's).
 #[cfg(target_os = "linux")]
 #[test]
 fn a_pool_built_while_profiling_is_sampled() {
     let _serial = serial();
     let replay = replay();
     let profile = profiled(&replay, &bal(3, 3, SchedulerKind::GasUsed), 300);
-    assert_eq!(profile.threads, 3, "{}", profile.summary());
+    assert_eq!(profile.armed_threads, 3, "{}", profile.summary());
+    assert!((1..=3).contains(&profile.threads), "{}", profile.summary());
     assert!(
         profile.samples_of("gigagas-worker") > 0,
         "{}",
