@@ -339,6 +339,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                 stashed: Mutex::new(None),
             },
         };
+        let batches = replay.batches(config.batch);
         let state = match (config.work.state, readers) {
             (StateRead::Memory, None) => match replay.resident_bases() {
                 Some(bases) => PassState::Resident(bases),
@@ -376,7 +377,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                         BalDesign::Full => cache.full_lists(replay),
                         BalDesign::Keys | BalDesign::Writes => &[],
                     },
-                    prepared: Mutex::new(replay_batches_none(replay, config)),
+                    prepared: Mutex::new((0..batches.len()).map(|_| None).collect()),
                     pending: Mutex::new(Vec::new()),
                     bases: RwLock::new((0..blocks).map(|_| None).collect()),
                     timings: Mutex::new(IoTimings::default()),
@@ -401,7 +402,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
             replay,
             carried,
             config,
-            batches: replay.batches(config.batch),
+            batches,
             state,
             root,
             helps,
@@ -644,11 +645,4 @@ pub(crate) enum BatchBase<'r, 's, S> {
     },
     /// Each block's view of the sources, read on demand.
     OnDemand(RwLockReadGuard<'r, BatchViews<'r, 's, S>>),
-}
-
-/// One empty slot per batch of `config` over `replay`.
-fn replay_batches_none(replay: &Replay, config: &RunConfig) -> Vec<Option<PreparedRead>> {
-    (0..replay.batches(config.batch).len())
-        .map(|_| None)
-        .collect()
 }
