@@ -273,8 +273,12 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             .expect("no reader panics holding the lock")
             .extend(fetched.bases);
         let ns = start.elapsed().as_nanos() as u64;
-        // The batch's own layout (when laid out for it) is dropped outside the read.
-        let _ = prepared;
+        // The batch's own layout (when laid out for it) is dropped between batches, not in
+        // the window.
+        io.spent
+            .lock()
+            .expect("no reader panics holding the lock")
+            .push(prepared);
         if let Some(epoch) = self.epoch.get() {
             let at = start.saturating_duration_since(*epoch).as_nanos() as u64;
             io.spans

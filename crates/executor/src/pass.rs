@@ -132,6 +132,8 @@ pub(crate) struct IoState<'r, 's, S> {
     /// Per block, its base once read and installed; a batch's are dropped between the
     /// batches after it.
     pub(crate) bases: RwLock<Vec<Option<PreStateDb>>>,
+    /// What a read has done with (a batch's own layout), dropped between batches.
+    pub(crate) spent: Mutex<Vec<PreparedRead>>,
     pub(crate) timings: Mutex<IoTimings>,
     /// Each read of a batch's state as (start after the epoch, length), nanoseconds.
     pub(crate) spans: Mutex<Vec<(u64, u64)>>,
@@ -177,8 +179,13 @@ impl<S> IoState<'_, '_, S> {
         }
     }
 
-    /// Drop the bases of blocks before `first` (between batches: no worker holds them).
+    /// Drop the bases of blocks before `first` and what the reads have done with (between
+    /// batches: no worker holds them, and no window is open).
     pub(crate) fn retire(&self, first: usize) {
+        self.spent
+            .lock()
+            .expect("no reader panics holding the lock")
+            .clear();
         let mut bases = self
             .bases
             .write()
@@ -244,7 +251,7 @@ pub(crate) enum PassState<'r, 's, S> {
     OnDemand(OnDemandPass<'s, S>),
     /// Read from state sources before each batch runs, or pipelined behind the batch
     /// before it.
-    Read(IoState<'r, 's, S>),
+    Read(Box<IoState<'r, 's, S>>),
 }
 
 /// The bases of one batch's blocks, built by the coordinator before the batch's *go*
@@ -368,7 +375,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                 // never inside a timed window. Each batch's blank tables are cloned from
                 // it between batches (laid out then, when the cache keeps no layout).
                 let blocks = replay.blocks.len();
-                PassState::Read(IoState {
+                PassState::Read(Box::new(IoState {
                     pass: OnDemandPass::new(readers),
                     design,
                     pipelined: matches!(read, StoreRead::Pipelined(_)),
@@ -380,9 +387,10 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                     prepared: Mutex::new((0..batches.len()).map(|_| None).collect()),
                     pending: Mutex::new(Vec::new()),
                     bases: RwLock::new((0..blocks).map(|_| None).collect()),
+                    spent: Mutex::new(Vec::new()),
                     timings: Mutex::new(IoTimings::default()),
                     spans: Mutex::new(Vec::new()),
-                })
+                }))
             }
         };
         // The readers that read beside the calling thread: each batch's state before it
