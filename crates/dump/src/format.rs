@@ -420,7 +420,7 @@ fn read_content(path: &Path) -> Result<(FileHeader, Vec<u8>), DumpError> {
 /// Summarise a dump file for `gigagas inspect` without holding it decoded
 /// ([`inspect_dump_with`], no one else looking at the blocks).
 pub fn inspect_dump(path: &Path) -> Result<(crate::DumpSummary, DumpFileInfo), DumpError> {
-    let inspection = inspect_dump_with(path, |_| {})?;
+    let inspection = stream_dump(path, false, |_| {})?;
     Ok((inspection.summary, inspection.info))
 }
 
@@ -460,6 +460,17 @@ pub struct Inspection {
 /// blocks of ERC-20 transfers).
 pub fn inspect_dump_with(
     path: &Path,
+    on_block: impl FnMut(StreamedBlock<'_>),
+) -> Result<Inspection, DumpError> {
+    stream_dump(path, true, on_block)
+}
+
+/// [`inspect_dump_with`], the design sizes computed only with `designs` (building each
+/// block's `full` list is most of the walk's work; a summary alone does not need it: an
+/// empty [`crate::DesignSizes`] then).
+fn stream_dump(
+    path: &Path,
+    designs: bool,
     mut on_block: impl FnMut(StreamedBlock<'_>),
 ) -> Result<Inspection, DumpError> {
     let (header, content) = read_content(path)?;
@@ -507,6 +518,7 @@ pub fn inspect_dump_with(
         source: Box::new(source),
     };
     let mut figures = Vec::with_capacity(blocks.count);
+    let sizing = designs;
     let mut designs = Ok(crate::DesignSizes::default());
     for ((i, segment), &size) in segments.iter().enumerate().zip(&sizes) {
         segment.validate_block_hashes(i).map_err(inconsistent)?;
@@ -525,13 +537,13 @@ pub fn inspect_dump_with(
                 .map_err(inconsistent)?;
             previous = Some(block.number());
             figures.push(crate::summary::BlockFigures::of(&block));
-            if let Ok(sizes) = &mut designs {
+            if sizing && let Ok(sizes) = &mut designs {
                 match crate::BlockDesignSizes::of(&state, block.number(), &block.access_list) {
                     Ok(block_sizes) => sizes.blocks.push(block_sizes),
                     Err(e) => designs = Err(e),
                 }
+                state.apply(&block.access_list);
             }
-            state.apply(&block.access_list);
             on_block(StreamedBlock {
                 meta: &meta,
                 segment_index: i,
