@@ -844,83 +844,136 @@ fn required_tags(version: u32) -> impl Iterator<Item = &'static [u8; 4]> {
     known_tags(version).filter(|t| *t != b"WITN")
 }
 
-/// Walk the section table: each section's 20-byte header (tag, raw length, compressed
-/// length) and its compressed bytes, which must exactly fill the content. Before anything
-/// is decompressed: every tag is one this version has and appears once, every section it
-/// needs is there, and the decompressed lengths all sections announce, added up, stay
-/// within one budget for the whole file ([`MAX_EXPANSION`] times its content plus 1 MiB,
-/// at most [`MAX_DECOMPRESSED`]). Errors name the section (`?` when its tag cannot be
-/// read).
+/// One entry of the section table: tag, decompressed length, and where its compressed
+/// bytes lie (`offset` counted from the start of the content, after the file header).
+#[derive(Debug, Clone, Copy)]
+struct SectionEntry {
+    tag: [u8; 4],
+    raw_len: u64,
+    offset: u64,
+    comp_len: u64,
+}
+
+/// Bytes of a section's header in the table: tag, raw length, compressed length.
+const SECTION_HEADER_LEN: u64 = 20;
+
+/// Walk the section table of a content of `content_len` bytes: each section's 20-byte
+/// header (tag, raw length, compressed length), read by `header_at` (given the header's
+/// offset in the content, always with 20 bytes there), and its compressed bytes, which
+/// must exactly fill the content. Before anything is decompressed: every tag is one this
+/// version has and appears once, every section it needs is there, and the decompressed
+/// lengths all sections announce, added up, stay within one budget for the whole file
+/// ([`MAX_EXPANSION`] times its content plus 1 MiB, at most [`MAX_DECOMPRESSED`]). Errors
+/// name the section (`?` when its tag cannot be read); `header_at`'s own errors (a file
+/// that cannot be read) pass through.
+fn walk_sections<E: From<SectionError>>(
+    content_len: u64,
+    section_count: u32,
+    version: u32,
+    mut header_at: impl FnMut(u64) -> Result<[u8; SECTION_HEADER_LEN as usize], E>,
+) -> Result<Vec<SectionEntry>, E> {
+    let budget = content_len
+        .saturating_mul(MAX_EXPANSION)
+        .saturating_add(1 << 20)
+        .min(MAX_DECOMPRESSED);
+    let mut announced = 0u64;
+    let mut entries: Vec<SectionEntry> = Vec::new();
+    // Never past `content_len`: each step is checked against what is left.
+    let mut off = 0u64;
+    for i in 0..section_count {
+        if content_len - off < SECTION_HEADER_LEN {
+            return Err(E::from((
+                "?".into(),
+                format!("section {i} header runs past the end of the file").into(),
+            )));
+        }
+        let head = header_at(off)?;
+        let tag: [u8; 4] = head[..4].try_into().unwrap();
+        let raw_len = u64::from_le_bytes(head[4..12].try_into().unwrap());
+        let comp_len = u64::from_le_bytes(head[12..20].try_into().unwrap());
+        off += SECTION_HEADER_LEN;
+        if !known_tags(version).any(|t| *t == tag) {
+            return Err(E::from((
+                tag_name(&tag),
+                format!("unknown section (section {i}) in a format version {version} file").into(),
+            )));
+        }
+        if entries.iter().any(|e| e.tag == tag) {
+            return Err(E::from((
+                tag_name(&tag),
+                format!("repeated (section {i})").into(),
+            )));
+        }
+        if comp_len > content_len - off {
+            return Err(E::from((
+                tag_name(&tag),
+                format!(
+                    "{comp_len} compressed bytes announced, {} left",
+                    content_len - off
+                )
+                .into(),
+            )));
+        }
+        announced = announced.saturating_add(raw_len);
+        if announced > budget {
+            return Err(E::from((
+                tag_name(&tag),
+                format!(
+                    "announces {raw_len} decompressed bytes, {announced} with the sections before it: \
+                     more than this file's budget of {budget} ({MAX_EXPANSION}:1 of its {content_len} bytes \
+                     plus 1 MiB, at most {MAX_DECOMPRESSED})"
+                ).into(),
+            )));
+        }
+        entries.push(SectionEntry {
+            tag,
+            raw_len,
+            offset: off,
+            comp_len,
+        });
+        off += comp_len;
+    }
+    if off != content_len {
+        return Err(E::from((
+            "?".into(),
+            format!("{} bytes after the last section", content_len - off).into(),
+        )));
+    }
+    if let Some(missing) = required_tags(version).find(|t| !entries.iter().any(|e| e.tag == **t)) {
+        return Err(E::from((
+            tag_name(missing),
+            SectionProblem::Layout("section missing".into()),
+        )));
+    }
+    Ok(entries)
+}
+
+/// The section table of a content held in memory ([`walk_sections`]), each section with
+/// its compressed bytes.
 fn section_frames(
     content: &[u8],
     section_count: u32,
     version: u32,
 ) -> Result<Vec<Frame<'_>>, SectionError> {
-    let budget = (content.len() as u64)
-        .saturating_mul(MAX_EXPANSION)
-        .saturating_add(1 << 20)
-        .min(MAX_DECOMPRESSED);
-    let mut announced = 0u64;
-    let mut frames: Vec<Frame<'_>> = Vec::new();
-    let mut off = 0usize;
-    for i in 0..section_count {
-        if content.len() - off < 20 {
-            return Err((
-                "?".into(),
-                format!("section {i} header runs past the end of the file").into(),
-            ));
-        }
-        let tag: [u8; 4] = content[off..off + 4].try_into().unwrap();
-        let raw_len = u64::from_le_bytes(content[off + 4..off + 12].try_into().unwrap());
-        let comp_len = u64::from_le_bytes(content[off + 12..off + 20].try_into().unwrap());
-        off += 20;
-        if !known_tags(version).any(|t| *t == tag) {
-            return Err((
-                tag_name(&tag),
-                format!("unknown section (section {i}) in a format version {version} file").into(),
-            ));
-        }
-        if frames.iter().any(|f| f.0 == tag) {
-            return Err((tag_name(&tag), format!("repeated (section {i})").into()));
-        }
-        if comp_len > (content.len() - off) as u64 {
-            return Err((
-                tag_name(&tag),
-                format!(
-                    "{comp_len} compressed bytes announced, {} left",
-                    content.len() - off
-                )
-                .into(),
-            ));
-        }
-        announced = announced.saturating_add(raw_len);
-        if announced > budget {
-            return Err((
-                tag_name(&tag),
-                format!(
-                    "announces {raw_len} decompressed bytes, {announced} with the sections before it: \
-                     more than this file's budget of {budget} ({MAX_EXPANSION}:1 of its {} bytes \
-                     plus 1 MiB, at most {MAX_DECOMPRESSED})",
-                    content.len()
-                ).into(),
-            ));
-        }
-        frames.push((tag, raw_len, &content[off..off + comp_len as usize]));
-        off += comp_len as usize;
-    }
-    if off != content.len() {
-        return Err((
-            "?".into(),
-            format!("{} bytes after the last section", content.len() - off).into(),
-        ));
-    }
-    if let Some(missing) = required_tags(version).find(|t| !frames.iter().any(|f| f.0 == **t)) {
-        return Err((
-            tag_name(missing),
-            SectionProblem::Layout("section missing".into()),
-        ));
-    }
-    Ok(frames)
+    let entries = walk_sections(content.len() as u64, section_count, version, |off| {
+        let off = off as usize;
+        Ok::<_, SectionError>(
+            content[off..off + SECTION_HEADER_LEN as usize]
+                .try_into()
+                .unwrap(),
+        )
+    })?;
+    Ok(entries
+        .into_iter()
+        .map(|e| {
+            let start = e.offset as usize;
+            (
+                e.tag,
+                e.raw_len,
+                &content[start..start + e.comp_len as usize],
+            )
+        })
+        .collect())
 }
 
 /// The decompressed bytes of the optional section `tag`, if the file has it.
