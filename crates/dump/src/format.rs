@@ -57,6 +57,11 @@
 //! ([`MAX_EXPANSION`]:1 of its content plus 1 MiB, at most [`MAX_DECOMPRESSED`]), checked
 //! before anything is decompressed. A decoded dump is then validated whole
 //! ([`Dump::validate`]).
+//!
+//! [`inspect_dump_with`] makes the same checks without holding the file or the decoded
+//! dump: the checksum over the file read in chunks, then the small
+//! sections read and decoded whole, `BLKS` and `BALS` decompressed from the file and
+//! decoded one block at a time (each block's invariants checked as it passes).
 
 use crate::{
     AccountState, Dump, DumpBlock, DumpError, DumpMeta, PreAccount, PreSlot, PreState,
@@ -384,9 +389,10 @@ pub fn read_dump(path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
     decode_content(&header, &content, path)
 }
 
-/// Read a dump file's header and exactly the content it declares (the checks of
-/// [`read_dump`]; the checksum is checked by the decoder).
-fn read_content(path: &Path) -> Result<(FileHeader, Vec<u8>), DumpError> {
+/// Open a dump file and check its header against the file ([`read_dump`]'s checks before
+/// the body: a regular file, its header, a declared content length equal to the file's
+/// length after the header). The file is left positioned just after the header.
+fn open_checked(path: &Path) -> Result<(std::fs::File, FileHeader), DumpError> {
     use std::io::Read;
     let io = |source| DumpError::Io {
         path: path.to_path_buf(),
@@ -408,13 +414,191 @@ fn read_content(path: &Path) -> Result<(FileHeader, Vec<u8>), DumpError> {
             actual,
         });
     }
+    Ok((file, header))
+}
+
+/// Read a dump file's header and exactly the content it declares (the checks of
+/// [`read_dump`]; the checksum is checked by the decoder).
+fn read_content(path: &Path) -> Result<(FileHeader, Vec<u8>), DumpError> {
+    use std::io::Read;
+    let (file, header) = open_checked(path)?;
     let mut content = Vec::with_capacity(header.content_len as usize);
     // One byte more than declared: a file that grew since is caught.
-    (&mut file)
-        .take(header.content_len + 1)
+    file.take(header.content_len + 1)
         .read_to_end(&mut content)
-        .map_err(io)?;
+        .map_err(|source| DumpError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
     Ok((header, content))
+}
+
+/// The bytes [`check_file_checksum`] reads at a time.
+const CHECKSUM_CHUNK: usize = 1 << 20;
+
+/// [`check_length_and_checksum`] on the content of an open file positioned after its
+/// header, read in chunks of [`CHECKSUM_CHUNK`] bytes instead of held: the content must be
+/// exactly the declared length (one byte more is read, so a file that grew since its
+/// length was checked is caught) and hash to the header's checksum.
+fn check_file_checksum(
+    file: &std::fs::File,
+    header: &FileHeader,
+    path: &Path,
+) -> Result<(), DumpError> {
+    use std::io::Read;
+    let mut reader = file.take(header.content_len + 1);
+    let mut chunk = vec![0u8; CHECKSUM_CHUNK];
+    let mut hasher = Xxh3::new();
+    let mut read = 0u64;
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(source) => {
+                return Err(DumpError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        hasher.update(&chunk[..n]);
+        read += n as u64;
+    }
+    if read != header.content_len {
+        return Err(DumpError::Truncated {
+            path: path.to_path_buf(),
+            expected: header.content_len,
+            actual: read,
+        });
+    }
+    let actual = hasher.digest();
+    if actual != header.checksum {
+        return Err(DumpError::ChecksumMismatch {
+            path: path.to_path_buf(),
+            expected: header.checksum,
+            actual,
+        });
+    }
+    Ok(())
+}
+
+/// Fill `buf` from `file` at byte `offset`, without moving (or depending on) the file's
+/// cursor where the platform allows; a file shorter than that is an
+/// [`std::io::ErrorKind::UnexpectedEof`] error.
+fn read_exact_at(file: &std::fs::File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match read_at(file, buf, offset) {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the file ends before the bytes its section table announces",
+                ));
+            }
+            Ok(n) => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// One positional read: up to `buf.len()` bytes of `file` at `offset`.
+#[cfg(unix)]
+fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+/// One positional read: up to `buf.len()` bytes of `file` at `offset`.
+#[cfg(windows)]
+fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+}
+
+/// One positional read: up to `buf.len()` bytes of `file` at `offset` (a seek, then a read:
+/// the streaming reader is one thread, and nothing relies on the cursor between reads).
+#[cfg(not(any(unix, windows)))]
+fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    use std::io::{Read, Seek};
+    let mut file = file;
+    file.seek(SeekFrom::Start(offset))?;
+    file.read(buf)
+}
+
+/// What stops the walk of a file's section table ([`walk_sections`]): the file cannot be
+/// read, or the table is wrong.
+enum TableError {
+    Io(std::io::Error),
+    Section(SectionError),
+}
+
+impl From<SectionError> for TableError {
+    fn from(e: SectionError) -> Self {
+        TableError::Section(e)
+    }
+}
+
+/// A range of a file, read front to back by positional reads (so several ranges of one
+/// file can be read in turn, each where it left off). Errors of the file itself come out
+/// wrapped in [`FileReadFailed`], so that a zstd decoder reading the range passes them on
+/// distinguishable from its own.
+struct FileRange<'f> {
+    file: &'f std::fs::File,
+    /// The next byte to read.
+    pos: u64,
+    /// One past the range's last byte.
+    end: u64,
+}
+
+impl std::io::Read for FileRange<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let want = buf
+            .len()
+            .min((self.end - self.pos).try_into().unwrap_or(usize::MAX));
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = read_at(self.file, &mut buf[..want], self.pos)
+            .map_err(|e| std::io::Error::new(e.kind(), FileReadFailed(e)))?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// An error reading the dump file itself, as opposed to one of decompressing what was
+/// read: carried through the zstd decoder by [`FileRange`] and taken out again by
+/// [`stream_problem`] (a [`DumpError::Io`], not a corrupt section).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct FileReadFailed(std::io::Error);
+
+/// A failure streaming section `section` of the file at `path`: [`DumpError::Io`] when the
+/// file could not be read ([`FileReadFailed`]), else [`DumpError::CorruptSection`].
+fn stream_problem(path: &Path, section: &str, problem: SectionProblem) -> DumpError {
+    let problem = match problem {
+        SectionProblem::Zstd(e)
+            if e.get_ref()
+                .is_some_and(|inner| inner.is::<FileReadFailed>()) =>
+        {
+            let inner = e.into_inner().expect("checked: it wraps an error");
+            let FileReadFailed(source) = *inner
+                .downcast::<FileReadFailed>()
+                .expect("checked: it is a FileReadFailed");
+            return DumpError::Io {
+                path: path.to_path_buf(),
+                source,
+            };
+        }
+        other => other,
+    };
+    DumpError::CorruptSection {
+        path: path.to_path_buf(),
+        section: section.to_string(),
+        problem,
+    }
 }
 
 /// Summarise a dump file for `gigagas inspect` without holding it decoded
@@ -454,10 +638,17 @@ pub struct Inspection {
 /// their access lists are decompressed and decoded one block at a time as they stream
 /// past: the summary and each design's size per block are computed on the way, and each
 /// block is shown to `on_block` (what else a caller measures per block: the witness
-/// sizes, `gigagas_trie::WitnessSizer`). Memory is the file's bytes, its segments without
-/// their blocks (pre-state, hashes, witnesses), the state that earlier blocks of the
-/// segment wrote, and one block; not the decoded dump (about ten times the file for 2000
-/// blocks of ERC-20 transfers).
+/// sizes, `gigagas_trie::WitnessSizer`). Memory is its segments without their blocks
+/// (pre-state, hashes, witnesses) and its other small sections, the state that earlier
+/// blocks of the segment wrote, and one block; not the file's bytes nor the decoded dump
+/// (about ten times the file for 2000 blocks of ERC-20 transfers).
+///
+/// The file is read twice: once in 1 MiB chunks for its checksum, then each section by
+/// positional reads, `BLKS` and `BALS` decompressed as their items are read. Both reads go
+/// through the one open file, so a dump replaced meanwhile (dumps are written to a
+/// temporary file and renamed over the old one) is not seen; only a file rewritten in
+/// place between the two reads would be decoded unchecked by the checksum (and still by
+/// everything else).
 pub fn inspect_dump_with(
     path: &Path,
     on_block: impl FnMut(StreamedBlock<'_>),
@@ -473,29 +664,66 @@ fn stream_dump(
     designs: bool,
     mut on_block: impl FnMut(StreamedBlock<'_>),
 ) -> Result<Inspection, DumpError> {
-    let (header, content) = read_content(path)?;
     let corrupt = |section: &str, problem: SectionProblem| DumpError::CorruptSection {
         path: path.to_path_buf(),
         section: section.to_string(),
         problem,
     };
-    check_length_and_checksum(&header, &content, path)?;
-    let frames = section_frames(&content, header.section_count, header.version)
-        .map_err(|(s, e)| corrupt(&s, e))?;
-    let (streamed, small): (Vec<_>, Vec<_>) = frames
-        .into_iter()
-        .partition(|f| &f.0 == b"BLKS" || &f.0 == b"BALS");
-    let sections = decompress_sections(&small).map_err(|(s, e)| corrupt(&s, e))?;
-    let take = |tag: &[u8; 4]| section(&sections, tag);
-    let frame = |tag: &[u8; 4]| {
-        *streamed
-            .iter()
-            .find(|f| &f.0 == tag)
-            .expect("section_frames checked that every required section is present")
+    let io = |source| DumpError::Io {
+        path: path.to_path_buf(),
+        source,
     };
-    let mut blocks = ItemStream::new(frame(b"BLKS"), "blocks").map_err(|e| corrupt("BLKS", e))?;
-    let mut lists =
-        ItemStream::new(frame(b"BALS"), "access lists").map_err(|e| corrupt("BALS", e))?;
+    let (file, header) = open_checked(path)?;
+    check_file_checksum(&file, &header, path)?;
+    let entries = walk_sections(
+        header.content_len,
+        header.section_count,
+        header.version,
+        |off| {
+            let mut head = [0u8; SECTION_HEADER_LEN as usize];
+            read_exact_at(&file, &mut head, HEADER_LEN as u64 + off).map_err(TableError::Io)?;
+            Ok(head)
+        },
+    )
+    .map_err(|e| match e {
+        TableError::Io(source) => io(source),
+        TableError::Section((s, problem)) => corrupt(&s, problem),
+    })?;
+    let (streamed, small): (Vec<_>, Vec<_>) = entries
+        .into_iter()
+        .partition(|e| &e.tag == b"BLKS" || &e.tag == b"BALS");
+    // The small sections' compressed bytes, read whole (in file order), then decompressed
+    // as `decode_content` does.
+    let mut compressed = Vec::with_capacity(small.len());
+    for e in &small {
+        let mut comp = vec![0u8; e.comp_len as usize];
+        read_exact_at(&file, &mut comp, HEADER_LEN as u64 + e.offset).map_err(io)?;
+        compressed.push(comp);
+    }
+    let frames: Vec<Frame<'_>> = small
+        .iter()
+        .zip(&compressed)
+        .map(|(e, comp)| (e.tag, e.raw_len, comp.as_slice()))
+        .collect();
+    let sections = decompress_sections(&frames).map_err(|(s, e)| corrupt(&s, e))?;
+    drop(frames);
+    drop(compressed);
+    let take = |tag: &[u8; 4]| section(&sections, tag);
+    let stream = |tag: &[u8; 4], what| {
+        let e = *streamed
+            .iter()
+            .find(|e| &e.tag == tag)
+            .expect("walk_sections checked that every required section is present");
+        let start = HEADER_LEN as u64 + e.offset;
+        let range = FileRange {
+            file: &file,
+            pos: start,
+            end: start + e.comp_len,
+        };
+        ItemStream::new(range, e.raw_len, what).map_err(|p| stream_problem(path, &tag_name(tag), p))
+    };
+    let mut blocks = stream(b"BLKS", "blocks")?;
+    let mut lists = stream(b"BALS", "access lists")?;
     let meta = decode_meta(take(b"META")).map_err(|e| corrupt("META", e))?;
     let sizes = match header.version {
         1 => vec![blocks.count],
@@ -528,10 +756,10 @@ fn stream_dump(
         let mut state = crate::BlockStartState::new(&segment.pre_state);
         for _ in 0..size {
             let n = figures.len();
-            let mut block = decode_block(&mut blocks.next().map_err(|e| corrupt("BLKS", e))?, n)
-                .map_err(|e| corrupt("BLKS", e))?;
-            block.access_list = decode_bal(&mut lists.next().map_err(|e| corrupt("BALS", e))?, n)
-                .map_err(|e| corrupt("BALS", e))?;
+            let block_item = blocks.next().map_err(|e| stream_problem(path, "BLKS", e))?;
+            let mut block = decode_block(&mut &*block_item, n).map_err(|e| corrupt("BLKS", e))?;
+            let list_item = lists.next().map_err(|e| stream_problem(path, "BALS", e))?;
+            block.access_list = decode_bal(&mut &*list_item, n).map_err(|e| corrupt("BALS", e))?;
             segment
                 .validate_block(i, previous, &block)
                 .map_err(inconsistent)?;
@@ -552,22 +780,27 @@ fn stream_dump(
             });
         }
     }
-    blocks.finish().map_err(|e| corrupt("BLKS", e))?;
-    lists.finish().map_err(|e| corrupt("BALS", e))?;
+    blocks
+        .finish()
+        .map_err(|e| stream_problem(path, "BLKS", e))?;
+    lists
+        .finish()
+        .map_err(|e| stream_problem(path, "BALS", e))?;
     Ok(Inspection {
         summary: crate::DumpSummary::from_figures(&meta, &segments, &sizes, &figures),
         info: DumpFileInfo {
             checksum: header.checksum,
-            size: HEADER_LEN as u64 + content.len() as u64,
+            size: HEADER_LEN as u64 + header.content_len,
         },
         designs,
     })
 }
 
 /// The RLP items of a `BLKS` or `BALS` section (a count, then one item per block), read one
-/// at a time from its zstd stream: never more than one item's bytes decompressed.
-struct ItemStream<'a> {
-    decoder: std::io::Take<zstd::stream::read::Decoder<'a, std::io::BufReader<&'a [u8]>>>,
+/// at a time from its zstd stream, itself read from `R` (a [`FileRange`]): never more than
+/// one item's bytes decompressed, nor more than the decoder's buffers of compressed ones.
+struct ItemStream<R: std::io::Read> {
+    decoder: std::io::Take<zstd::stream::read::Decoder<'static, std::io::BufReader<R>>>,
     /// Items announced by the section.
     count: usize,
     /// Decompressed bytes left of what the section announced.
@@ -576,10 +809,11 @@ struct ItemStream<'a> {
     item: Vec<u8>,
 }
 
-impl<'a> ItemStream<'a> {
-    fn new(frame: Frame<'a>, what: &'static str) -> Result<Self, SectionProblem> {
+impl<R: std::io::Read> ItemStream<R> {
+    /// The stream of a section whose compressed bytes `comp` gives and which announces
+    /// `raw_len` decompressed bytes; its item count read and checked against them.
+    fn new(comp: R, raw_len: u64, what: &'static str) -> Result<Self, SectionProblem> {
         use std::io::Read;
-        let (_, raw_len, comp) = frame;
         let decoder = zstd::stream::read::Decoder::new(comp).map_err(SectionProblem::Zstd)?;
         let mut stream = Self {
             decoder: decoder.take(raw_len + 1),
