@@ -58,13 +58,13 @@
 //! before anything is decompressed. A decoded dump is then validated whole
 //! ([`Dump::validate`]).
 //!
-//! [`inspect_dump_with`] makes the same checks without holding the file or the decoded
-//! dump: the checksum over the file read in chunks, then the small
+//! [`stream_dump_blocks`] and [`inspect_dump_with`] make the same checks without holding
+//! the file or the decoded dump: the checksum over the file read in chunks, then the small
 //! sections read and decoded whole, `BLKS` and `BALS` decompressed from the file and
 //! decoded one block at a time (each block's invariants checked as it passes).
 
 use crate::{
-    AccountState, Dump, DumpBlock, DumpError, DumpMeta, PreAccount, PreSlot, PreState,
+    AccountState, Dump, DumpBlock, DumpError, DumpMeta, PackedBlock, PreAccount, PreSlot, PreState,
     ReceiptSummary, SectionProblem, Segment, Witness,
 };
 use alloy_consensus::{Header, TxEnvelope, transaction::Recovered};
@@ -195,7 +195,10 @@ fn encode_codes(codes: &[(B256, Bytes)], out: &mut Vec<u8>) {
     }
 }
 
-fn encode_block(b: &DumpBlock, out: &mut Vec<u8>) {
+/// A block's `BLKS` item (its RLP list: header, transactions, senders, withdrawals,
+/// receipt summaries, ommer headers, headerless ommer count; not its access list), appended
+/// to `out`.
+pub(crate) fn encode_block(b: &DumpBlock, out: &mut Vec<u8>) {
     let mut payload = Vec::with_capacity(256 + b.transactions.len() * 200);
     b.header.encode(&mut payload);
     let txs: Vec<&TxEnvelope> = b.transactions.iter().map(|t| t.inner()).collect();
@@ -230,9 +233,14 @@ fn encode_bals(dump: &Dump) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&(dump.block_count() as u64).to_le_bytes());
     for b in dump.blocks() {
-        b.access_list.encode(&mut out);
+        encode_bal(&b.access_list, &mut out);
     }
     out
+}
+
+/// An access list's `BALS` item (its RLP), appended to `out`.
+pub(crate) fn encode_bal(list: &BlockAccessList, out: &mut Vec<u8>) {
+    list.encode(out);
 }
 
 /// `WITN`: per segment a presence flag, then the parent root and the nodes of its witness.
@@ -604,11 +612,13 @@ fn stream_problem(path: &Path, section: &str, problem: SectionProblem) -> DumpEr
 /// Summarise a dump file for `gigagas inspect` without holding it decoded
 /// ([`inspect_dump_with`], no one else looking at the blocks).
 pub fn inspect_dump(path: &Path) -> Result<(crate::DumpSummary, DumpFileInfo), DumpError> {
-    let inspection = stream_dump(path, false, |_| {})?;
-    Ok((inspection.summary, inspection.info))
+    let (streamed, _) = stream_dump(path, false, |_| {})?;
+    Ok((streamed.summary, streamed.info))
 }
 
-/// One block as [`inspect_dump_with`] streams it past, with what surrounds it.
+/// One block as [`inspect_dump_with`] and [`stream_dump_blocks`] stream it past, with what
+/// surrounds it: decoded, and as the file holds it (its two RLP items, from which
+/// [`StreamedBlock::pack`] keeps it compressed on its own).
 #[derive(Debug, Clone, Copy)]
 pub struct StreamedBlock<'a> {
     /// The dump's metadata (its chain config says each block's fork).
@@ -619,6 +629,19 @@ pub struct StreamedBlock<'a> {
     pub segment: &'a Segment,
     /// The block, its access list in place.
     pub block: &'a DumpBlock,
+    /// The block's RLP item as `BLKS` holds it, its header bytes included (without its
+    /// access list; a version 1 file's blocks lack the ommer fields).
+    pub block_item: &'a [u8],
+    /// The block's access list's RLP item as `BALS` holds it, its header bytes included.
+    pub list_item: &'a [u8],
+}
+
+impl StreamedBlock<'_> {
+    /// The block and its access list compressed on their own, from the file's items
+    /// ([`PackedBlock::from_items`]): [`PackedBlock::unpack`] gives back [`Self::block`].
+    pub fn pack(&self) -> PackedBlock {
+        PackedBlock::from_items(self.block_item, self.list_item)
+    }
 }
 
 /// What [`inspect_dump_with`] computes as the blocks stream past.
@@ -640,30 +663,68 @@ pub struct Inspection {
 /// block is shown to `on_block` (what else a caller measures per block: the witness
 /// sizes, `gigagas_trie::WitnessSizer`). Memory is its segments without their blocks
 /// (pre-state, hashes, witnesses) and its other small sections, the state that earlier
-/// blocks of the segment wrote, and one block; not the file's bytes nor the decoded dump
-/// (about ten times the file for 2000 blocks of ERC-20 transfers).
-///
-/// The file is read twice: once in 1 MiB chunks for its checksum, then each section by
-/// positional reads, `BLKS` and `BALS` decompressed as their items are read. Both reads go
-/// through the one open file, so a dump replaced meanwhile (dumps are written to a
-/// temporary file and renamed over the old one) is not seen; only a file rewritten in
-/// place between the two reads would be decoded unchecked by the checksum (and still by
-/// everything else).
+/// blocks of the segment wrote, and one block; not the file's bytes ([`stream_dump_blocks`]
+/// says how it is read) nor the decoded dump (about ten times the file for 2000 blocks of
+/// ERC-20 transfers).
 pub fn inspect_dump_with(
     path: &Path,
     on_block: impl FnMut(StreamedBlock<'_>),
 ) -> Result<Inspection, DumpError> {
-    stream_dump(path, true, on_block)
+    let (streamed, designs) = stream_dump(path, true, on_block)?;
+    Ok(Inspection {
+        summary: streamed.summary,
+        info: streamed.info,
+        designs,
+    })
 }
 
-/// [`inspect_dump_with`], the design sizes computed only with `designs` (building each
-/// block's `full` list is most of the walk's work; a summary alone does not need it: an
-/// empty [`crate::DesignSizes`] then).
+/// A dump read by [`stream_dump_blocks`]: everything but its blocks, which were shown to
+/// the caller one at a time.
+#[derive(Debug, Clone)]
+pub struct StreamedDump {
+    /// The dump's metadata.
+    pub meta: DumpMeta,
+    /// The segments' block hashes, pre-states and witnesses, in order; their `blocks` are
+    /// left empty (they streamed past: `segment_blocks` says how many each had).
+    pub segments: Vec<Segment>,
+    /// How many blocks each segment has, in order (each at least one).
+    pub segment_blocks: Vec<usize>,
+    /// The dump's summary (that of [`inspect_dump`]).
+    pub summary: crate::DumpSummary,
+    /// The file's size and checksum.
+    pub info: DumpFileInfo,
+}
+
+/// Read a dump file block by block, for a replay that keeps its blocks compressed (each
+/// on its own: [`StreamedBlock::pack`]) rather than decoded: exactly the checks of
+/// [`read_dump`] (header, length, checksum before anything is decoded, the section table,
+/// every section's layout, [`Dump::validate`]'s invariants, block by block), each block
+/// decoded and shown to `on_block` in file order (segment after segment) once it has
+/// passed them, and the rest of the dump returned. An error may come after some blocks
+/// were shown: the caller drops what it kept of them.
+///
+/// Memory is that of [`inspect_dump_with`] without the design sizes: the small sections
+/// decoded, one block, and what `on_block` keeps, never the file's bytes. The file is read
+/// twice: once in 1 MiB chunks for its checksum, then each section by positional reads,
+/// `BLKS` and `BALS` decompressed as their items are read. Both reads go through the one
+/// open file, so a dump replaced meanwhile (dumps are written to a temporary file and
+/// renamed over the old one) is not seen; only a file rewritten in place between the two
+/// reads would be decoded unchecked by the checksum (and still by everything else).
+pub fn stream_dump_blocks(
+    path: &Path,
+    on_block: impl FnMut(StreamedBlock<'_>),
+) -> Result<StreamedDump, DumpError> {
+    stream_dump(path, false, on_block).map(|(streamed, _)| streamed)
+}
+
+/// [`stream_dump_blocks`], with the design sizes computed only with `designs` (building
+/// each block's `full` list is most of the walk's work; a summary alone does not need it:
+/// an empty [`crate::DesignSizes`] then).
 fn stream_dump(
     path: &Path,
     designs: bool,
     mut on_block: impl FnMut(StreamedBlock<'_>),
-) -> Result<Inspection, DumpError> {
+) -> Result<(StreamedDump, Result<crate::DesignSizes, crate::DesignError>), DumpError> {
     let corrupt = |section: &str, problem: SectionProblem| DumpError::CorruptSection {
         path: path.to_path_buf(),
         section: section.to_string(),
@@ -777,6 +838,8 @@ fn stream_dump(
                 segment_index: i,
                 segment,
                 block: &block,
+                block_item,
+                list_item,
             });
         }
     }
@@ -786,14 +849,20 @@ fn stream_dump(
     lists
         .finish()
         .map_err(|e| stream_problem(path, "BALS", e))?;
-    Ok(Inspection {
-        summary: crate::DumpSummary::from_figures(&meta, &segments, &sizes, &figures),
-        info: DumpFileInfo {
-            checksum: header.checksum,
-            size: HEADER_LEN as u64 + header.content_len,
+    let summary = crate::DumpSummary::from_figures(&meta, &segments, &sizes, &figures);
+    Ok((
+        StreamedDump {
+            meta,
+            segments,
+            segment_blocks: sizes,
+            summary,
+            info: DumpFileInfo {
+                checksum: header.checksum,
+                size: HEADER_LEN as u64 + header.content_len,
+            },
         },
         designs,
-    })
+    ))
 }
 
 /// The RLP items of a `BLKS` or `BALS` section (a count, then one item per block), read one
@@ -1503,17 +1572,25 @@ fn decode_codes(r: &mut Reader<'_>) -> Result<Vec<(B256, Bytes)>, SectionProblem
     Ok(out)
 }
 
+/// The `index`th block item of a `BLKS` section ([`decode_block_item`]).
 fn decode_block(buf: &mut &[u8], index: usize) -> Result<DumpBlock, SectionProblem> {
+    decode_block_item(buf, || format!("block #{index} in the section"))
+}
+
+/// One block's RLP item as [`encode_block`] writes it (a version 1 block, without the
+/// ommer fields, too), taken from the front of `buf`; its access list left empty. `name`
+/// names the item in errors.
+pub(crate) fn decode_block_item(
+    buf: &mut &[u8],
+    name: impl Fn() -> String,
+) -> Result<DumpBlock, SectionProblem> {
     let at = |source| SectionProblem::Rlp {
-        item: format!("block #{index} in the section"),
+        item: name(),
         source,
     };
     let list = alloy_rlp::Header::decode(buf).map_err(at)?;
     if !list.list || list.payload_length > buf.len() {
-        return Err(format!(
-            "block #{index} in the section: not an RLP list of the announced length"
-        )
-        .into());
+        return Err(format!("{}: not an RLP list of the announced length", name()).into());
     }
     let mut body = &buf[..list.payload_length];
     *buf = &buf[list.payload_length..];
@@ -1588,10 +1665,18 @@ fn decode_items<T>(
     Ok(out)
 }
 
-/// One access list of `BALS`, the `index`th in the section.
+/// One access list of `BALS`, the `index`th in the section ([`decode_bal_item`]).
 fn decode_bal(buf: &mut &[u8], index: usize) -> Result<BlockAccessList, SectionProblem> {
+    decode_bal_item(buf, || format!("access list #{index}"))
+}
+
+/// One access list's RLP item, taken from the front of `buf`; `name` names it in errors.
+pub(crate) fn decode_bal_item(
+    buf: &mut &[u8],
+    name: impl Fn() -> String,
+) -> Result<BlockAccessList, SectionProblem> {
     BlockAccessList::decode(buf).map_err(|source| SectionProblem::Rlp {
-        item: format!("access list #{index}"),
+        item: name(),
         source,
     })
 }

@@ -16,7 +16,10 @@
 //! content, followed by zstd-compressed sections (the blocks of all segments in one section,
 //! their access lists in another, the witnesses, if any, in a third). Files are written to a temporary name and renamed into
 //! place, so an interrupted write never leaves a file that looks whole (gigagas-fs-util's
-//! `write_atomic_with`, the rules every crate writes and reads files by).
+//! `write_atomic_with`, the rules every crate writes and reads files by). A file can also
+//! be read block by block ([`stream_dump_blocks`]), each block kept as the file holds it,
+//! compressed on its own ([`PackedBlock`]), for a replay whose memory follows the blocks it
+//! runs rather than the dump.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
@@ -25,6 +28,7 @@ pub mod designs;
 mod error;
 pub mod format;
 mod model;
+mod packed;
 #[cfg(feature = "reth")]
 pub mod reth;
 mod summary;
@@ -40,12 +44,14 @@ pub use designs::{
 pub use error::{DumpError, InvariantError, SectionProblem};
 pub use format::{
     DumpFileInfo, FORMAT_VERSION, Inspection, MAGIC, OLDEST_READABLE_VERSION, StreamedBlock,
-    decode_dump, encode_dump, inspect_dump, inspect_dump_with, read_dump, version_for, write_dump,
+    StreamedDump, decode_dump, encode_dump, inspect_dump, inspect_dump_with, read_dump,
+    stream_dump_blocks, version_for, write_dump,
 };
 pub use model::{
     AccountState, Dump, DumpBlock, DumpMeta, PreAccount, PreSlot, PreState, ReceiptSummary,
     Segment, Witness,
 };
+pub use packed::{PACK_LEVEL, PackedBlock, PackedBlockError};
 pub use summary::{DumpSummary, SegmentSummary, WitnessFigures};
 
 // Dev-dependencies used only by the integration tests in `tests/` (this crate itself with
