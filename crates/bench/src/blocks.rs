@@ -121,8 +121,7 @@ type Fields = (u64, U256, B256);
 /// read, or one touched and absent before and after, is not updated. A value the pre-state
 /// lacks counts as changed when written.
 pub fn updated_keys(replay: &Replay) -> Vec<UpdatedKeys> {
-    let blocks = replay.blocks();
-    let mut out = vec![UpdatedKeys::default(); blocks.len()];
+    let mut out = vec![UpdatedKeys::default(); replay.block_count()];
     for segment in replay.segments() {
         let pre = segment.pre();
         // What earlier blocks of the segment left (`None`: absent), over the pre-state.
@@ -130,8 +129,7 @@ pub fn updated_keys(replay: &Replay) -> Vec<UpdatedKeys> {
         let mut slots: HashMap<(Address, U256), U256> = HashMap::new();
         // Accounts deleted by an earlier block: their other slots are zero.
         let mut wiped: HashSet<Address> = HashSet::new();
-        for b in segment.blocks() {
-            let block = &blocks[b];
+        replay.each_block(segment.blocks(), |b, block| {
             let delete_empty = block
                 .env()
                 .cfg_env
@@ -200,7 +198,7 @@ pub fn updated_keys(replay: &Replay) -> Vec<UpdatedKeys> {
                     accounts.insert(address, Some(after));
                 }
             }
-        }
+        });
     }
     out
 }
@@ -278,7 +276,10 @@ mod tests {
             assert_eq!(counted, expected, "{profile:?}");
             assert!(counted.iter().all(|k| k.accounts > 0), "{profile:?}");
             // Some listed accounts are only read: the count is not the list's size.
-            let listed: usize = replay.blocks().iter().map(|b| b.bal().accounts.len()).sum();
+            let mut listed = 0;
+            replay.each_block(0..replay.block_count(), |_, b| {
+                listed += b.bal().accounts.len()
+            });
             let updated: u64 = counted.iter().map(|k| k.accounts).sum();
             assert!(
                 updated < listed as u64,

@@ -569,11 +569,9 @@ impl DumpShape {
     /// The shape of a prepared replay.
     pub fn of(replay: &Replay) -> Self {
         Self {
-            blocks: replay.blocks().len(),
-            most_transactions: replay
-                .blocks()
-                .iter()
-                .map(|b| b.transactions().len())
+            blocks: replay.block_count(),
+            most_transactions: (0..replay.block_count())
+                .map(|b| replay.tx_count(b))
                 .max()
                 .unwrap_or(0),
         }

@@ -20,7 +20,7 @@
 //! See [`ASSUMPTIONS`] for what the model leaves out.
 
 use crate::{error::NotMeasured, plan::SimulatePlan};
-use gigagas_executor::{ItemKind, Parallel, Replay, WorkItem, chunk_bounds};
+use gigagas_executor::{ItemKind, Parallel, Replay, Runner, WorkItem, chunk_bounds};
 use gigagas_grid::{Claims, Repetition, RunConfig, SchedulerKind};
 use gigagas_report::results::DumpRecord;
 use gigagas_report::simulation::{
@@ -105,10 +105,9 @@ pub fn profile_and_measure(
         vec![Vec::with_capacity(repeats); points.len()];
     let mut run =
         |config: &RunConfig| -> Result<gigagas_executor::RunTimings, gigagas_executor::PassError> {
-            let (timings, outputs) = Parallel::new(config).outputs(replay)?;
-            if rep.verify {
-                replay.verify_all(&outputs)?;
-            }
+            // Verified batch by batch, each batch's outputs dropped after it (memory
+            // follows the batch, as in every other pass).
+            let timings = Parallel::new(config).run(replay, rep.verify)?;
             after_run(config);
             Ok(timings)
         };

@@ -514,29 +514,37 @@ pub fn load_replay(path: &Path) -> Result<(Replay, DumpRecord), BenchError> {
 /// [`load_replay`] before the path is attached; with `keep_bases` off, the replay keeps no
 /// in-memory block bases (for passes that read their state from a store).
 fn load(path: &Path, keep_bases: bool) -> Result<(Replay, DumpRecord), Failed> {
-    let (dump, info) = gigagas_dump::read_dump(path).map_err(|e| Failed::Read(Box::new(e)))?;
-    // Nothing to time: refused here, before any timing, so no row ever reads "0 [0–0]"
-    // or "NaN×".
-    dump.check_has_work()
-        .map_err(|e| DumpFault::NoWork(Box::new(e)))?;
-    let transactions = dump.transaction_count();
-    let (name, blocks) = (dump.meta.name.clone(), dump.block_count());
     // No KZG setup to load: the caller installed the setup-free point-evaluation verifier
     // at start-up (gigagas_chain::install_kzg_verifier, in gigagas's main), and
-    // `Replay::new` refuses a dump that calls the precompile without it. The dump moves
-    // into the replay: its blocks are held once.
-    let limit = if keep_bases {
-        gigagas_executor::RESIDENT_BASES_BYTES
-    } else {
-        0
+    // `Replay::load` refuses a dump that calls the precompile without it. The dump streams
+    // into the replay: never held decoded whole, its blocks kept decoded only while they
+    // fit the budget (else each pass decodes a batch's between batches).
+    let limits = gigagas_executor::ResidentLimits {
+        bases: if keep_bases {
+            gigagas_executor::RESIDENT_BASES_BYTES
+        } else {
+            0
+        },
+        ..Default::default()
     };
-    let replay = Replay::with_resident_bases_limit(dump, limit)
-        .map_err(|e| DumpFault::Prepare(Box::new(e)))?;
+    let (replay, loaded) = Replay::load(path, limits).map_err(|e| match e {
+        gigagas_executor::LoadError::Read(e) => Failed::Read(Box::new(e)),
+        gigagas_executor::LoadError::Prepare(e) => DumpFault::Prepare(Box::new(e)).into(),
+    })?;
+    // Nothing to time: refused here, before any timing, so no row ever reads "0 [0–0]"
+    // or "NaN×".
+    let (blocks, transactions) = (replay.block_count(), replay.transaction_count());
+    if blocks == 0 {
+        return Err(DumpFault::NoWork(Box::new(InvariantError::NoBlocks)).into());
+    }
+    if transactions == 0 {
+        return Err(DumpFault::NoWork(Box::new(InvariantError::NoTransactions { blocks })).into());
+    }
     let record = DumpRecord {
-        name,
+        name: loaded.name,
         path: path.display().to_string(),
-        checksum: info.checksum_hex(),
-        size_bytes: info.size,
+        checksum: loaded.info.checksum_hex(),
+        size_bytes: loaded.info.size,
         blocks,
         transactions,
         total_gas: replay.total_gas(),

@@ -64,7 +64,7 @@ pub fn timeline_of(
         span_ns,
         busy_ns: range.clone().map(|i| timings.item_ns[i]).sum(),
         longest: LongestItem {
-            block: replay.blocks()[item.block as usize].header().number,
+            block: replay.header(item.block as usize).number,
             item: item.kind.to_string(),
             worker: timings.item_worker[l],
             start_ns: rel(l),

@@ -63,10 +63,8 @@ pub fn pass_events(
             RootStepKind::Storage => ("root: storage", "storage"),
             RootStepKind::Accounts => ("root: accounts", "accounts"),
         };
-        let block = replay
-            .blocks()
-            .get(span.block as usize)
-            .map(|b| b.header().number);
+        let block = ((span.block as usize) < replay.block_count())
+            .then(|| replay.header(span.block as usize).number);
         events.push(json!({
             "ph": "X", "pid": pid, "tid": span.worker,
             "ts": us(span.start_ns), "dur": us(span.ns),
@@ -92,7 +90,7 @@ pub fn pass_events(
         }
         for i in range.clone() {
             let item = &replay.items()[i];
-            let block = replay.blocks()[item.block as usize].header().number;
+            let block = replay.header(item.block as usize).number;
             let label = match item.kind {
                 ItemKind::PreBlock => format!("block {block} pre-block"),
                 ItemKind::Tx(t) => format!("block {block} tx {t}"),
@@ -213,7 +211,7 @@ mod tests {
                 assert_eq!(e["tid"], span.worker);
                 assert!(span.worker < 2, "{span:?}");
                 assert_eq!(e["args"]["block_index"], span.block);
-                let number = replay.blocks()[span.block as usize].header().number;
+                let number = replay.header(span.block as usize).number;
                 assert_eq!(e["args"]["block"], number);
                 let name = match span.kind {
                     RootStepKind::Storage => "root: storage",

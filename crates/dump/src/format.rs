@@ -634,6 +634,10 @@ pub struct StreamedBlock<'a> {
     pub block_item: &'a [u8],
     /// The block's access list's RLP item as `BALS` holds it, its header bytes included.
     pub list_item: &'a [u8],
+    /// The decompressed bytes of `BLKS` and `BALS` together, as the file announces them
+    /// (known before the first block: what every block's items add up to, about, so a
+    /// caller can decide at the first block whether to keep them all decoded).
+    pub items_len: u64,
 }
 
 impl StreamedBlock<'_> {
@@ -753,6 +757,7 @@ fn stream_dump(
     let (streamed, small): (Vec<_>, Vec<_>) = entries
         .into_iter()
         .partition(|e| &e.tag == b"BLKS" || &e.tag == b"BALS");
+    let items_len = streamed.iter().map(|e| e.raw_len).sum();
     // The small sections' compressed bytes, read whole (in file order), then decompressed
     // as `decode_content` does.
     let mut compressed = Vec::with_capacity(small.len());
@@ -840,6 +845,7 @@ fn stream_dump(
                 block: &block,
                 block_item,
                 list_item,
+                items_len,
             });
         }
     }

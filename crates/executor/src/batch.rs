@@ -7,8 +7,8 @@
 use crate::{
     barrier::{Spin, SpinBarrier},
     exec::{ExecError, ItemExecutor, ItemOutput},
-    pass::{Bases, BatchBase, BatchViews, Pass},
-    replay::Replay,
+    pass::{Bases, BatchBase, BatchViews, Pass, PassBlocks},
+    replay::{Blocks, Replay},
     root::RootPass,
     run::RunTimings,
     source::{OnDemand, StateSource},
@@ -81,6 +81,7 @@ struct Done {
 pub(crate) type BatchSink<'s> = dyn FnMut(
         std::ops::Range<usize>,
         &mut Vec<Result<ItemOutput, ExecError>>,
+        &Blocks<'_>,
     ) -> Result<(), crate::Divergence>
     + 's;
 
@@ -117,8 +118,11 @@ type Returned = Mutex<Vec<Result<ItemOutput, ExecError>>>;
 /// own, so a release reaches them without a kernel wake-up inside the timed window; a
 /// helping coordinator waits as they do from *go* to *dropped*, and otherwise sleeps (its
 /// wait spans the batch, where a core is a worker's).
-struct Shared<'r, 's, S> {
+struct Shared<'r, 'b, 's, S> {
     replay: &'r Replay,
+    /// The blocks of the batch that runs (and, pipelined, of the next), decoded between
+    /// batches.
+    blocks: &'r PassBlocks<'b>,
     config: &'r RunConfig,
     /// Item ranges of the batches.
     batches: &'r [std::ops::Range<usize>],
@@ -150,7 +154,7 @@ struct Shared<'r, 's, S> {
     readers: Option<&'r rayon::ThreadPool>,
 }
 
-impl<'s, S: StateSource> Shared<'_, 's, S> {
+impl<'s, S: StateSource> Shared<'_, '_, 's, S> {
     /// One worker: list scheduling over the shared cursors, following the barrier
     /// protocol above. Returns its busy time.
     fn worker(&self, id: u32) -> u64 {
@@ -183,9 +187,10 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             .orders
             .get()
             .expect("orders are published before the first go")[b];
-        // The batch's bases (when built per batch) stay borrowed until it is handed
-        // over; the EVMs over them live as long (one per block either way).
+        // The batch's bases (when built per batch) and blocks stay borrowed until it is
+        // handed over; the EVMs over them live as long (one per block either way).
         let bases = self.bases.for_batch();
+        let blocks = self.blocks.current();
         let mut executor = ItemExecutor::new();
         let mut on_demand = ItemExecutor::new();
         let overlapped = self.root.filter(|r| r.overlapped());
@@ -197,7 +202,15 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
                     busy += root.help_while_ready(id);
                 }
                 let index = range.start + pos as usize;
-                busy += self.execute_timed(&mut executor, &mut on_demand, &bases, index, id, done);
+                busy += self.execute_timed(
+                    &mut executor,
+                    &mut on_demand,
+                    &bases,
+                    &blocks,
+                    index,
+                    id,
+                    done,
+                );
             }
         }
         if let Some(root) = self.root {
@@ -208,6 +221,7 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         drop(executor);
         drop(on_demand);
         drop(bases);
+        drop(blocks);
         self.handed
             .lock()
             .expect("no worker panics holding the lock")
@@ -226,12 +240,12 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
     }
 
     /// Read batch `b`'s state into the pass's bases (with a state source; nothing
-    /// otherwise), recording the time it took; returns that time.
-    fn prefetch(&self, b: usize) -> Result<u64, crate::Divergence> {
+    /// otherwise), `blocks` its blocks, recording the time it took; returns that time.
+    fn prefetch(&self, b: usize, blocks: &Blocks<'_>) -> Result<u64, crate::Divergence> {
         let Bases::Read { io, .. } = self.bases else {
             return Ok(0);
         };
-        let Some(blocks) = self.blocks_of(b) else {
+        let Some(range) = self.blocks_of(b) else {
             return Ok(0);
         };
         // The batch's blank tables, prepared between batches (taken by its one read).
@@ -252,13 +266,14 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             .read_tables(
                 io.design,
                 io.inputs(&prepared),
+                blocks,
                 tables,
                 &mut readers,
                 self.readers,
             )
             .map_err(|e| {
                 crate::Divergence::from(ExecError {
-                    block: self.replay.blocks[blocks.start].header.number,
+                    block: self.replay.header(range.start).number,
                     item: self.replay.items[self.batches[b].start].kind,
                     failure: crate::ExecFailure::Read(e),
                 })
@@ -368,11 +383,13 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
 
     /// Execute item `index` on `executor`, record its output and time; returns the time.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn execute_timed<'r>(
         &self,
         executor: &mut ItemExecutor<'r>,
         on_demand: &mut ItemExecutor<'r, OnDemand<'r, 's, S>>,
         bases: &'r BatchBase<'_, 's, S>,
+        blocks: &'r Blocks<'_>,
         index: usize,
         worker: u32,
         done: &mut Vec<Done>,
@@ -384,10 +401,11 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
         let item = &replay.items[index];
         let start = Instant::now();
         let b = item.block as usize;
+        let block = blocks.get(b);
         let output = match bases {
             BatchBase::OnDemand(views) => {
                 let view: &'r OnDemand<'r, 's, S> = views.get(b);
-                replay.execute_item_over(on_demand, item, self.config.work, view)
+                replay.execute_item_over(on_demand, block, item, self.config.work, view)
             }
             BatchBase::Read { bases, views } => {
                 let base = bases[b]
@@ -397,19 +415,20 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
                     // What was not read before the batch is read on demand.
                     Some(views) => replay.execute_item_on_table(
                         on_demand,
+                        block,
                         item,
                         self.config.work,
                         views.get(b),
                         base,
                     ),
-                    None => replay.execute_item_on(executor, item, self.config.work, base),
+                    None => replay.execute_item_on(executor, block, item, self.config.work, base),
                 }
             }
             BatchBase::Resident(bases) => {
-                replay.execute_item_on(executor, item, self.config.work, &bases[b])
+                replay.execute_item_on(executor, block, item, self.config.work, &bases[b])
             }
             BatchBase::Built(batch) => {
-                replay.execute_item_on(executor, item, self.config.work, batch.get(b))
+                replay.execute_item_on(executor, block, item, self.config.work, batch.get(b))
             }
         };
         let ns = start.elapsed().as_nanos() as u64;
@@ -444,7 +463,7 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
             .into_iter()
             .map(|o| o.expect("every item of the batch ran exactly once"))
             .collect();
-        let result = sink(range.clone(), &mut outputs);
+        let result = sink(range.clone(), &mut outputs, &self.blocks.current());
         if self.returned.is_empty() || outputs.is_empty() {
             return result;
         }
@@ -476,35 +495,42 @@ impl<'s, S: StateSource> Shared<'_, 's, S> {
     }
 }
 
-impl<'r, 's, S: StateSource> Shared<'r, 's, S> {
-    /// Between batches, before batch `b` (outside the window): its bases in memory, the
+impl<'r, 'b, 's, S: StateSource> Shared<'r, 'b, 's, S> {
+    /// Between batches, before batch `b` (outside the window): its blocks (decoded, when
+    /// the replay packs them; pipelined, the next batch's too), its bases in memory, the
     /// bases of the blocks before it dropped, its read prepared (unless pipelined, where
-    /// the batch before prepared it), its views, and, pipelined, the next batch's read.
+    /// the batch before prepared it), its views, its roots' lists, and, pipelined, the
+    /// next batch's read.
     fn prepare(&self, pass: &'r Pass<'_, 's, S>, b: usize) {
-        let Some(blocks) = self.blocks_of(b) else {
+        let Some(range) = self.blocks_of(b) else {
             return;
         };
-        pass.build_bases(blocks.clone());
         let io = match self.bases {
             Bases::Read { io, .. } => Some(io),
             _ => None,
         };
+        let pipelined = io.is_some_and(|io| io.pipelined);
+        let next = self.blocks_of(b + 1).filter(|_| pipelined);
+        self.blocks.advance(range.clone(), next);
+        let blocks = self.blocks.current();
+        pass.build_bases(&blocks);
         if let Some(io) = io {
-            io.retire(blocks.start);
+            io.retire(range.start);
             if !io.pipelined || b == 0 {
-                pass.prepare_read(b, blocks.clone());
+                pass.prepare_read(b, &blocks);
             }
         }
         if let Some(views) = self.bases.views() {
             // The batch before's views (and what they carried) dropped first.
             let mut slot = views.write().expect("no thread panics holding the views");
             *slot = BatchViews::default();
-            *slot = pass.views(blocks);
+            *slot = pass.views(&blocks);
         }
-        if io.is_some_and(|io| io.pipelined)
-            && let Some(next) = self.blocks_of(b + 1)
-        {
-            pass.prepare_read(b + 1, next);
+        if let Some(root) = self.root {
+            root.stage(&blocks);
+        }
+        if pipelined && self.blocks_of(b + 1).is_some() {
+            pass.prepare_read(b + 1, &self.blocks.next());
         }
     }
 
@@ -577,7 +603,7 @@ impl<'r, 's, S: StateSource> Shared<'r, 's, S> {
                 .push(start.duration_since(epoch).as_nanos() as u64);
             // The batch's state, read now unless the previous batch's pipelined read did.
             if (!pipelined || b == 0) && !self.stop.load(Ordering::Relaxed) {
-                match self.prefetch(b) {
+                match self.prefetch(b, &self.blocks.current()) {
                     Ok(ns) => self.exposed(ns),
                     Err(e) => {
                         result = Err(e);
@@ -597,7 +623,7 @@ impl<'r, 's, S: StateSource> Shared<'r, 's, S> {
             // Pipelined: the coordinator reads the next batch's state while this one runs.
             let mut read_end = None;
             if pipelined && b + 1 < self.batches.len() {
-                match self.prefetch(b + 1) {
+                match self.prefetch(b + 1, &self.blocks.next()) {
                     Ok(_) => read_end = Some(Instant::now()),
                     Err(e) => pending = Some(e),
                 }
@@ -668,6 +694,7 @@ pub(crate) fn run<S: StateSource>(
     let (stop, next_id) = (AtomicBool::new(false), AtomicUsize::new(0));
     let shared = Shared {
         replay: pass.replay,
+        blocks: &pass.blocks,
         config: pass.config,
         batches: &pass.batches,
         cursors: &cursors,

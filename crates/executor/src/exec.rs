@@ -212,12 +212,12 @@ impl Replay {
     pub fn execute_item_on<'a>(
         &'a self,
         executor: &mut ItemExecutor<'a>,
+        block: &'a ReplayBlock,
         item: &WorkItem,
         work: TimedWork,
         base: &'a crate::PreStateDb,
     ) -> Result<ItemOutput, ExecError> {
-        let block = &self.blocks[item.block as usize];
-        self.execute_item_in(executor, item, work, |index| {
+        self.execute_item_in(executor, block, item, work, |index| {
             BalView::new(base, &block.bal, index)
         })
     }
@@ -227,28 +227,29 @@ impl Replay {
     pub fn execute_item_over<'a, P: Pre>(
         &'a self,
         executor: &mut ItemExecutor<'a, P>,
+        block: &'a ReplayBlock,
         item: &WorkItem,
         work: TimedWork,
         pre: &'a P,
     ) -> Result<ItemOutput, ExecError> {
-        let block = &self.blocks[item.block as usize];
-        self.execute_item_in(executor, item, work, |index| {
+        self.execute_item_in(executor, block, item, work, |index| {
             BalView::over(pre, &block.bal, index)
         })
     }
 
     /// [`Replay::execute_item_on`] reading the start of the block from `base`'s table, and
     /// what it holds no value for from `pre` (read on demand).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn execute_item_on_table<'a, P: Pre>(
         &'a self,
         executor: &mut ItemExecutor<'a, P>,
+        block: &'a ReplayBlock,
         item: &WorkItem,
         work: TimedWork,
         pre: &'a P,
         base: &'a crate::PreStateDb,
     ) -> Result<ItemOutput, ExecError> {
-        let block = &self.blocks[item.block as usize];
-        self.execute_item_in(executor, item, work, |index| {
+        self.execute_item_in(executor, block, item, work, |index| {
             BalView::with_table(pre, base, &block.bal, index)
         })
     }
@@ -257,11 +258,11 @@ impl Replay {
     fn execute_item_in<'a, P: Pre>(
         &'a self,
         executor: &mut ItemExecutor<'a, P>,
+        block: &'a ReplayBlock,
         item: &WorkItem,
         work: TimedWork,
         view: impl FnOnce(u64) -> BalView<'a, P>,
     ) -> Result<ItemOutput, ExecError> {
-        let block = &self.blocks[item.block as usize];
         let index = item.bal_index(block);
         let err = |failure| ExecError {
             block: block.header.number,
@@ -342,22 +343,23 @@ impl Replay {
         work: TimedWork,
         mut on_tx: impl FnMut(SequentialTx),
     ) -> Result<(), ExecError> {
-        self.execute_sequential_then(work, &mut |_, _| {}, &mut on_tx)
+        self.execute_sequential_then(work, &mut NoPause, &mut |_, _, _| {}, &mut on_tx)
     }
 
     /// [`Replay::execute_sequential`], calling `after_block(segment, block)` after each
     /// block's transactions, on the loop's thread inside its window (the client loop's
-    /// root is computed there).
+    /// root is computed there), and `clock` around each decoding of packed blocks.
     pub(crate) fn execute_sequential_then(
         &self,
         work: TimedWork,
-        after_block: &mut (impl FnMut(usize, usize) + ?Sized),
+        clock: &mut dyn Pause,
+        after_block: &mut (impl FnMut(usize, usize, &ReplayBlock) + ?Sized),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), ExecError> {
         for (s, segment) in self.segments.iter().enumerate() {
             // Each segment starts from its own pre-state.
             let mut state = State::builder().with_database_ref(&segment.pre).build();
-            self.execute_sequential_segment(&mut state, s, work, after_block, on_tx)?;
+            self.execute_sequential_segment(&mut state, s, work, clock, after_block, on_tx)?;
         }
         Ok(())
     }
@@ -371,7 +373,7 @@ impl Replay {
         source: &mut S,
         mut on_tx: impl FnMut(SequentialTx),
     ) -> Result<(), ExecError> {
-        self.execute_sequential_on_then(work, source, &mut |_, _| {}, &mut on_tx)
+        self.execute_sequential_on_then(work, source, &mut NoPause, &mut |_, _, _| {}, &mut on_tx)
     }
 
     /// [`Replay::execute_sequential_on`], calling `after_block(segment, block)` after each
@@ -380,30 +382,49 @@ impl Replay {
         &self,
         work: TimedWork,
         source: &mut S,
-        after_block: &mut (impl FnMut(usize, usize) + ?Sized),
+        clock: &mut dyn Pause,
+        after_block: &mut (impl FnMut(usize, usize, &ReplayBlock) + ?Sized),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), ExecError> {
         for (i, segment) in self.segments.iter().enumerate() {
             let db = crate::SourceDb::new(&mut *source, i, &segment.pre);
             let mut state = State::builder().with_database(db).build();
-            self.execute_sequential_segment(&mut state, i, work, after_block, on_tx)?;
+            self.execute_sequential_segment(&mut state, i, work, clock, after_block, on_tx)?;
         }
         Ok(())
     }
 
     /// Segment `s`'s blocks on `state` (its pre-state, in memory or read from a source),
-    /// one after another, `after_block(s, b)` after each.
+    /// one after another, `after_block(s, b, block)` after each; packed blocks decoded a
+    /// few at a time with `clock` paused.
     fn execute_sequential_segment<DB: revm::Database<Error = StateError> + std::fmt::Debug>(
         &self,
         state: &mut State<DB>,
         s: usize,
         work: TimedWork,
-        after_block: &mut (impl FnMut(usize, usize) + ?Sized),
+        clock: &mut dyn Pause,
+        after_block: &mut (impl FnMut(usize, usize, &ReplayBlock) + ?Sized),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), ExecError> {
-        for b in self.segments[s].blocks.clone() {
-            self.execute_sequential_block(state, b, work, on_tx)?;
-            after_block(s, b);
+        for chunk in self.chunks(self.segments[s].blocks.clone()) {
+            let blocks = if self.keeps_blocks() {
+                self.blocks(chunk)
+            } else {
+                clock.pause();
+                let blocks = self.blocks(chunk);
+                clock.resume();
+                blocks
+            };
+            for (b, block) in blocks.iter() {
+                self.execute_sequential_block(state, b, block, work, on_tx)?;
+                after_block(s, b, block);
+            }
+            if blocks.decoded() {
+                // Dropped outside the window too.
+                clock.pause();
+                drop(blocks);
+                clock.resume();
+            }
         }
         Ok(())
     }
@@ -412,10 +433,10 @@ impl Replay {
         &self,
         state: &mut State<DB>,
         b: usize,
+        block: &ReplayBlock,
         work: TimedWork,
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), ExecError> {
-        let block = &self.blocks[b];
         let err = |item, failure| ExecError {
             block: block.header.number,
             item,
@@ -486,6 +507,22 @@ impl Replay {
         .map_err(|e| err(ItemKind::PostBlock, ExecFailure::State(e)))?;
         Ok(())
     }
+}
+
+/// The sequential loop's clock, stopped while it decodes packed blocks (between blocks).
+pub(crate) trait Pause {
+    /// Stop the clock.
+    fn pause(&mut self);
+    /// Start it again.
+    fn resume(&mut self);
+}
+
+/// A loop timed by its callbacks alone ([`Replay::execute_sequential`]).
+struct NoPause;
+
+impl Pause for NoPause {
+    fn pause(&mut self) {}
+    fn resume(&mut self) {}
 }
 
 /// What the sequential loop reports after each transaction.

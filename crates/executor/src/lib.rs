@@ -13,9 +13,13 @@
 //!
 //! # Where things live
 //!
-//! [`Replay`] (module [`replay`]) is the dump prepared once: its blocks with their views'
-//! base state, access lists, envs and expected writes, and the flat list of [`WorkItem`]s.
-//! A parallel pass's data flows through the modules in this order:
+//! [`Replay`] (module [`replay`]) is the dump prepared once: every block's header and the
+//! flat list of [`WorkItem`]s, each segment's pre-state, and the blocks' bodies
+//! (transactions, receipts, access lists: [`ReplayBlock`]) kept decoded while they fit
+//! [`ResidentLimits::blocks`], else each block packed on its own and a batch's decoded
+//! between batches ([`Replay::blocks`], a [`Blocks`] view every reader takes; [`Replay::load`]
+//! streams a file in without holding it decoded). A parallel pass's data flows through the
+//! modules in this order:
 //!
 //! | module | what it does |
 //! |---|---|
@@ -80,7 +84,8 @@ pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, StoreRe
 pub use pass::{IoTimings, PassCache, SetupError};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
-    BaseCursor, CarriedCursor, ItemKind, PrepareError, RESIDENT_BASES_BYTES, Replay, ReplayBlock,
+    BaseCursor, Blocks, CarriedCursor, ItemKind, LoadError, LoadedDump, PrepareError,
+    RESIDENT_BASES_BYTES, RESIDENT_BLOCKS_BYTES, Replay, ReplayBlock, ResidentLimits,
     RootSetupError, WorkItem,
 };
 pub use revm::{bytecode::Bytecode, state::AccountInfo};

@@ -5,7 +5,7 @@
 
 use crate::{
     prestate::{Carried, PreStateDb},
-    replay::{BaseCursor, CarriedCursor, Replay, RootSetupError},
+    replay::{BaseCursor, Blocks, CarriedCursor, Replay, RootSetupError},
     root::{RootInputs, RootPass},
     source::{IoLayout, OnDemand, OnDemandPass, ReadInputs, StateSource},
 };
@@ -90,7 +90,7 @@ impl PassCache {
         let carried = self.carried(replay)?;
         Some(
             self.layout
-                .get_or_init(|| IoLayout::new(replay, 0..replay.blocks.len(), carried)),
+                .get_or_init(|| IoLayout::of_all(replay, carried)),
         )
     }
 
@@ -271,10 +271,71 @@ impl BatchBases {
     }
 }
 
+/// The blocks a pass works on now, decoded between batches ([`Replay::blocks`]: borrowed
+/// when the replay keeps every block decoded): the current batch's, which its items,
+/// bases, reads, roots and verification read, and, pipelined, the next batch's, whose
+/// state is read while the current one runs.
+#[derive(Debug)]
+pub(crate) struct PassBlocks<'r> {
+    replay: &'r Replay,
+    current: RwLock<Blocks<'r>>,
+    next: Mutex<Blocks<'r>>,
+}
+
+impl<'r> PassBlocks<'r> {
+    fn new(replay: &'r Replay) -> Self {
+        Self {
+            replay,
+            current: RwLock::new(Blocks::default()),
+            next: Mutex::new(Blocks::default()),
+        }
+    }
+
+    /// Between batches: `blocks` become the current batch's (taken from the next slot when
+    /// decoded there, the previous batch's dropped first), and `next`, when given, the
+    /// next batch's.
+    pub(crate) fn advance(&self, blocks: Range<usize>, next: Option<Range<usize>>) {
+        let mut current = self
+            .current
+            .write()
+            .expect("no thread panics holding the blocks");
+        *current = Blocks::default();
+        let mut slot = self
+            .next
+            .lock()
+            .expect("no thread panics holding the blocks");
+        let staged = std::mem::take(&mut *slot);
+        *current = if staged.range() == blocks {
+            staged
+        } else {
+            self.replay.blocks(blocks)
+        };
+        if let Some(next) = next {
+            *slot = self.replay.blocks(next);
+        }
+    }
+
+    /// The current batch's blocks.
+    pub(crate) fn current(&self) -> RwLockReadGuard<'_, Blocks<'r>> {
+        self.current
+            .read()
+            .expect("no thread panics holding the blocks")
+    }
+
+    /// The next batch's blocks (pipelined).
+    pub(crate) fn next(&self) -> std::sync::MutexGuard<'_, Blocks<'r>> {
+        self.next
+            .lock()
+            .expect("no thread panics holding the blocks")
+    }
+}
+
 /// One pass, set up before its timed window: everything the batch loop reads, and nothing
 /// it has to build, open or start while the clock runs.
 pub(crate) struct Pass<'r, 's, S> {
     pub(crate) replay: &'r Replay,
+    /// The blocks of the batch that runs (and, pipelined, of the next).
+    pub(crate) blocks: PassBlocks<'r>,
     /// What earlier blocks of each block's segment wrote (a pass that reads from a
     /// source).
     pub(crate) carried: CarriedValues<'r>,
@@ -374,7 +435,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                 // Laid out (and, for `full`, encoded) on a source's first pass, here:
                 // never inside a timed window. Each batch's blank tables are cloned from
                 // it between batches (laid out then, when the cache keeps no layout).
-                let blocks = replay.blocks.len();
+                let blocks = replay.block_count();
                 PassState::Read(Box::new(IoState {
                     pass: OnDemandPass::new(readers),
                     design,
@@ -408,6 +469,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         let readers = crate::pool::reader_threads(reader_count)?;
         Ok(Self {
             replay,
+            blocks: PassBlocks::new(replay),
             carried,
             config,
             batches,
@@ -437,33 +499,37 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
 
     /// The carried values of `blocks` (a batch's, in block order across calls), when
     /// built per batch.
-    fn batch_carried(&self, blocks: Range<usize>) -> Vec<Carried> {
+    fn batch_carried(&self, blocks: &Blocks<'_>) -> Vec<Carried> {
         let CarriedValues::PerBatch { cursor, stashed } = &self.carried else {
             return Vec::new();
         };
         let mut stashed = stashed.lock().expect("no thread panics holding it");
         if let Some((first, _)) = &*stashed
-            && *first == blocks.start
+            && *first == blocks.range().start
         {
             return stashed.take().expect("checked").1;
         }
         let mut cursor = cursor.lock().expect("no thread panics holding the cursor");
-        blocks.map(|b| cursor.carried(b)).collect()
+        blocks
+            .iter()
+            .map(|(b, block)| cursor.carried(b, block))
+            .collect()
     }
 
     /// Views of the sources for `blocks` (a batch's), when its items read through them
     /// (empty otherwise). Between batches, never inside a window.
-    pub(crate) fn views<'p>(&'p self, blocks: Range<usize>) -> BatchViews<'p, 's, S> {
+    pub(crate) fn views<'p>(&'p self, blocks: &Blocks<'_>) -> BatchViews<'p, 's, S> {
         let Some(pass) = self.reads_on_demand() else {
             return BatchViews::default();
         };
-        let first = blocks.start;
+        let first = blocks.range().start;
         let views = match &self.carried {
             CarriedValues::Kept(kept) => blocks
+                .range()
                 .map(|b| OnDemand::new(pass, self.replay, b, Cow::Borrowed(&kept[b])))
                 .collect(),
             CarriedValues::PerBatch { .. } => blocks
-                .clone()
+                .range()
                 .zip(self.batch_carried(blocks))
                 .map(|(b, carried)| OnDemand::new(pass, self.replay, b, Cow::Owned(carried)))
                 .collect(),
@@ -474,27 +540,27 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
 
     /// Prepare batch `k`'s read (`blocks`, its blocks): its blank tables, laid out first
     /// when the cache keeps no layout. Between batches, never inside a window.
-    pub(crate) fn prepare_read(&self, k: usize, blocks: Range<usize>) {
+    pub(crate) fn prepare_read(&self, k: usize, blocks: &Blocks<'_>) {
         let PassState::Read(io) = &self.state else {
             return;
         };
         let layout = match io.layout {
             Some(_) => None,
             None => {
-                let carried = self.batch_carried(blocks.clone());
-                let layout = IoLayout::new(self.replay, blocks.clone(), &carried);
+                let carried = self.batch_carried(blocks);
+                let layout = IoLayout::new(self.replay, blocks, &carried);
                 if let (true, CarriedValues::PerBatch { stashed, .. }) =
                     (io.design == BalDesign::Writes, &self.carried)
                 {
                     // The batch's views take them when it runs.
                     *stashed.lock().expect("no thread panics holding it") =
-                        Some((blocks.start, carried));
+                        Some((blocks.range().start, carried));
                 }
                 Some(layout)
             }
         };
         let kept = layout.as_ref().or(io.layout).expect("kept or laid out");
-        let tables = blocks.map(|b| (b, kept.blank(b))).collect();
+        let tables = blocks.range().map(|b| (b, kept.blank(b))).collect();
         io.prepared
             .lock()
             .expect("no reader panics holding the lock")[k] = Some(PreparedRead { layout, tables });
@@ -520,7 +586,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
     /// Build the bases of `blocks` (a batch's) into the batch slot, in memory without
     /// resident bases (nothing otherwise). Outside the timed window: the replay's prepared
     /// state, which a dump that fits keeps from the start.
-    pub(crate) fn build_bases(&self, blocks: Range<usize>) {
+    pub(crate) fn build_bases(&self, blocks: &Blocks<'_>) {
         let PassState::PerBatch { slot, cursor } = &self.state else {
             return;
         };
@@ -528,9 +594,10 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
             .write()
             .expect("no thread panics holding the batch's bases");
         slot.bases.clear();
-        slot.first = blocks.start;
+        slot.first = blocks.range().start;
         let mut cursor = cursor.lock().expect("no thread panics holding the cursor");
-        slot.bases.extend(blocks.map(|b| cursor.base(b)));
+        slot.bases
+            .extend(blocks.iter().map(|(b, block)| cursor.base(b, block)));
     }
 
     /// The readers' figures after the window: what reading took, and when each batch's

@@ -238,11 +238,43 @@ impl BlockTable {
     }
 }
 
+/// What a segment's blocks add to its pre-state's shared part: the code they deploy and
+/// their own hashes (for `BLOCKHASH` in later blocks), gathered block by block.
+#[derive(Debug, Default)]
+pub(crate) struct SegmentBlocks {
+    codes: Vec<Bytecode>,
+    hashes: Vec<(u64, B256)>,
+}
+
+impl SegmentBlocks {
+    /// Adds `block`'s deployed code and hash.
+    pub(crate) fn add(&mut self, block: &gigagas_dump::DumpBlock) {
+        for account in &block.access_list {
+            for change in &account.code_changes {
+                self.codes
+                    .push(Bytecode::new_raw(change.new_code().clone()));
+            }
+        }
+        self.hashes
+            .push((block.header.number, block.header.hash_slow()));
+    }
+}
+
 impl PreStateDb {
     /// Build the store of one segment of a dump: its accounts, slots and codes (with the
     /// code its blocks deploy), and the hashes of the blocks before it plus every block
     /// inside it.
     pub fn from_segment(segment: &Segment) -> Self {
+        let mut added = SegmentBlocks::default();
+        for block in &segment.blocks {
+            added.add(block);
+        }
+        Self::from_tables(segment, added)
+    }
+
+    /// [`PreStateDb::from_segment`] from the segment's tables (its `blocks` not read) and
+    /// what its blocks add ([`SegmentBlocks`], gathered as they stream past).
+    pub(crate) fn from_tables(segment: &Segment, added: SegmentBlocks) -> Self {
         let mut codes: FxHashMap<B256, Bytecode> = segment
             .pre_state
             .codes
@@ -250,13 +282,8 @@ impl PreStateDb {
             .map(|(h, c)| (*h, Bytecode::new_raw(c.clone())))
             .collect();
         // Code deployed inside the segment, so `code_by_hash` finds it too.
-        for block in &segment.blocks {
-            for account in &block.access_list {
-                for change in &account.code_changes {
-                    let code = Bytecode::new_raw(change.new_code().clone());
-                    codes.entry(code.hash_slow()).or_insert(code);
-                }
-            }
+        for code in added.codes {
+            codes.entry(code.hash_slow()).or_insert(code);
         }
         let accounts = segment
             .pre_state
@@ -284,9 +311,7 @@ impl PreStateDb {
             .map(|s| ((s.address, s.slot), s.value))
             .collect();
         let mut block_hashes: FxHashMap<u64, B256> = segment.block_hashes.iter().copied().collect();
-        for b in &segment.blocks {
-            block_hashes.insert(b.header.number, b.header.hash_slow());
-        }
+        block_hashes.extend(added.hashes);
         Self {
             accounts,
             storage,

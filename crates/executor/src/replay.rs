@@ -8,7 +8,7 @@ use alloy_consensus::{Header, Transaction, TxEnvelope, transaction::Recovered};
 use alloy_eips::eip4895::Withdrawal;
 use alloy_evm::EvmEnv;
 use gigagas_chain::{BlockInput, BlockStage, ChainSpec};
-use gigagas_dump::{Dump, ReceiptSummary};
+use gigagas_dump::{Dump, DumpBlock, ReceiptSummary};
 use revm::state::bal::Bal;
 use std::sync::Arc;
 
@@ -65,6 +65,10 @@ pub struct ReplayBlock {
     pub(crate) ommers: Vec<Header>,
     /// Ommers known only by hash (the miner's share is paid).
     pub(crate) headerless_ommers: u32,
+    /// For a block of a segment with a witness, its access list as the dump holds it (what
+    /// the root phase applies); `None` for the others, whose lists are dropped once
+    /// converted.
+    pub(crate) root_list: Option<Arc<alloy_eip7928::BlockAccessList>>,
 }
 
 /// What a work item executes.
@@ -119,6 +123,12 @@ impl ReplayBlock {
     /// Receipt summaries (what verification compares against).
     pub fn receipts(&self) -> &[ReceiptSummary] {
         &self.receipts
+    }
+
+    /// Its access list as the dump holds it, for a block of a segment with a witness (what
+    /// the root phase applies); `None` otherwise.
+    pub fn root_list(&self) -> Option<&alloy_eip7928::BlockAccessList> {
+        self.root_list.as_deref()
     }
 
     /// The block as the recording path takes it.
@@ -216,32 +226,142 @@ impl WorkItem {
 
 /// A dump prepared for replay: pre-state store, per-block envs and BALs, work items.
 ///
-/// Built by [`Replay::new`] from a [`Dump`] it takes by value (its blocks move in), and
-/// read-only afterwards: the work items index the blocks, and each block's items are
-/// contiguous ([`Replay::block_items`]).
+/// Built by [`Replay::new`] from a [`Dump`] it takes by value (its blocks move in), or
+/// streamed from a file by [`Replay::load`], and read-only afterwards: the work items index
+/// the blocks, and each block's items are contiguous ([`Replay::block_items`]).
+///
+/// What every pass reads of every block (its header, its items) is always held. What a
+/// batch reads (transactions, receipts, access lists: [`ReplayBlock`]) is held decoded
+/// while every block's fits [`ResidentLimits::blocks`]; beyond it each block is held
+/// compressed ([`gigagas_dump::PackedBlock`]) and a pass decodes each batch's blocks
+/// between batches, outside its timed window ([`Replay::blocks`]).
 #[derive(Debug)]
 pub struct Replay {
     pub(crate) spec: ChainSpec,
     pub(crate) segments: Vec<ReplaySegment>,
-    pub(crate) blocks: Vec<ReplayBlock>,
+    /// Every block's header and fork.
+    heads: Vec<BlockHead>,
+    /// Every block's transactions, receipts and access lists: decoded or packed.
+    bodies: Bodies,
     pub(crate) items: Vec<WorkItem>,
     /// `items[block_items[b]..block_items[b + 1]]` are block `b`'s items: read through
     /// [`Replay::block_items`].
     block_items: Vec<u32>,
     /// Every block's base, built once, when all of them fit in
-    /// [`RESIDENT_BASES_BYTES`]; `None`: each pass builds a batch's bases before it runs
+    /// [`ResidentLimits::bases`]; `None`: each pass builds a batch's bases before it runs
     /// and drops them after ([`BaseCursor`]).
     resident_bases: Option<Vec<PreStateDb>>,
     /// Per segment, its witness (the state-root phase starts from it), if the dump has one.
     pub(crate) witnesses: Vec<Option<gigagas_dump::Witness>>,
-    /// Per block of a segment with a witness, its access list as the dump holds it (what
-    /// the root phase applies); `None` for the others, whose lists are dropped once
-    /// converted.
-    root_lists: Vec<Option<alloy_eip7928::BlockAccessList>>,
     /// Tells this replay from any other in the process: what a [`crate::pass::PassCache`]
     /// is bound to, so that a cache built for one replay never serves another.
     id: u64,
 }
+
+/// What the replay keeps of every block for every pass.
+#[derive(Debug)]
+struct BlockHead {
+    header: Header,
+    /// The block's fork.
+    spec: revm::primitives::hardfork::SpecId,
+}
+
+/// Every block's body: decoded, or each block compressed on its own.
+#[derive(Debug)]
+enum Bodies {
+    /// Decoded, kept across passes (they fit [`ResidentLimits::blocks`]).
+    Kept(Vec<ReplayBlock>),
+    /// Compressed per block; a pass decodes each batch's ([`Replay::blocks`]).
+    Packed(Vec<gigagas_dump::PackedBlock>),
+}
+
+/// Consecutive blocks decoded for a pass (a batch's, or a run of blocks a set-up walks):
+/// borrowed from the replay when it keeps every block decoded, else decoded from their
+/// packed form when asked for ([`Replay::blocks`]) and dropped with this value.
+#[derive(Debug)]
+pub struct Blocks<'r> {
+    first: usize,
+    held: Held<'r>,
+}
+
+#[derive(Debug)]
+enum Held<'r> {
+    Kept(&'r [ReplayBlock]),
+    Decoded(Vec<ReplayBlock>),
+}
+
+impl Default for Blocks<'_> {
+    fn default() -> Self {
+        Self {
+            first: 0,
+            held: Held::Kept(&[]),
+        }
+    }
+}
+
+impl<'r> Blocks<'r> {
+    fn slice(&self) -> &[ReplayBlock] {
+        match &self.held {
+            Held::Kept(blocks) => blocks,
+            Held::Decoded(blocks) => blocks,
+        }
+    }
+
+    /// Block `b` (an index of [`Replay::blocks`]' range: panics outside it).
+    #[inline]
+    pub fn get(&self, b: usize) -> &ReplayBlock {
+        &self.slice()[b - self.first]
+    }
+
+    /// The block indices these are.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.first..self.first + self.slice().len()
+    }
+
+    /// Each block with its index, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &ReplayBlock)> {
+        (self.first..).zip(self.slice())
+    }
+
+    /// Whether these were decoded for this value (not borrowed from the replay).
+    pub fn decoded(&self) -> bool {
+        matches!(self.held, Held::Decoded(_))
+    }
+}
+
+/// How much a replay holds in memory for all its blocks at once (estimated bytes): over a
+/// limit, what it covers follows the batch instead — built or decoded for each batch
+/// between batches, outside the timed window, and dropped after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResidentLimits {
+    /// Every block's base ([`RESIDENT_BASES_BYTES`] by default; `0`: never kept).
+    pub bases: u64,
+    /// Every block decoded: transactions, receipts, access lists in revm's form
+    /// ([`RESIDENT_BLOCKS_BYTES`] by default; `0`: never kept, each block held compressed).
+    pub blocks: u64,
+}
+
+impl Default for ResidentLimits {
+    fn default() -> Self {
+        Self {
+            bases: RESIDENT_BASES_BYTES,
+            blocks: RESIDENT_BLOCKS_BYTES,
+        }
+    }
+}
+
+/// The most memory (estimated) every block decoded may take for the replay to keep them
+/// decoded across passes: 1 GiB, the bases' budget. Beyond it each block is held
+/// compressed and each pass decodes a batch's blocks between batches.
+pub const RESIDENT_BLOCKS_BYTES: u64 = 1 << 30;
+
+/// How many packed blocks a walk over every block (the sequential loop, a set-up's walk)
+/// decodes at once.
+const DECODED_CHUNK: usize = 16;
+
+/// Estimated heap bytes of a decoded block per byte of its RLP (block and access list):
+/// measured on the 2,000-block ERC-20 dump (about 2.5 GB decoded from 0.65 GB of RLP).
+const DECODED_BYTES_PER_RLP_BYTE: u64 = 4;
 
 /// The most memory (estimated) that every block's base may take for them to be built once
 /// and kept across passes: 1 GiB. Beyond it, memory follows the batch: a pass builds each
@@ -289,17 +409,19 @@ impl<'r> SegmentWalk<'r> {
                 seg.blocks.start
             }
         };
-        for earlier in next..b {
-            let bal = &self.replay.blocks[earlier].bal;
-            step(Walked::Applying(bal));
-            self.running.apply_block(bal);
+        if next < b {
+            // Only when a walk starts over (decoded here, when the replay packs them).
+            self.replay.each_block(next..b, |_, block| {
+                step(Walked::Applying(&block.bal));
+                self.running.apply_block(&block.bal);
+            });
         }
         self.at = Some((segment, b));
     }
 
-    /// Applies block `b` (where [`SegmentWalk::seek`] left it).
-    fn pass(&mut self, b: usize) {
-        self.running.apply_block(&self.replay.blocks[b].bal);
+    /// Applies block `b`, `block` (where [`SegmentWalk::seek`] left it).
+    fn pass(&mut self, b: usize, block: &ReplayBlock) {
+        self.running.apply_block(&block.bal);
         self.at = self.at.map(|(s, _)| (s, b + 1));
     }
 }
@@ -329,15 +451,12 @@ impl<'r> BaseCursor<'r> {
         }
     }
 
-    /// Block `b`'s base: the state at its start for what its access list names, joined
-    /// with the list ([`PreStateDb::block_base`]).
-    pub fn base(&mut self, b: usize) -> PreStateDb {
+    /// Block `b`'s base (`block` is block `b`): the state at its start for what its access
+    /// list names, joined with the list ([`PreStateDb::block_base`]).
+    pub fn base(&mut self, b: usize, block: &ReplayBlock) -> PreStateDb {
         self.walk.seek(b, |_| {});
-        let base = self
-            .walk
-            .running
-            .block_base(&self.walk.replay.blocks[b].bal);
-        self.walk.pass(b);
+        let base = self.walk.running.block_base(&block.bal);
+        self.walk.pass(b, block);
         base
     }
 }
@@ -363,8 +482,8 @@ impl<'r> CarriedCursor<'r> {
     }
 
     /// What earlier blocks of block `b`'s segment wrote of what its access list names, at
-    /// its start.
-    pub fn carried(&mut self, b: usize) -> Carried {
+    /// its start (`block` is block `b`).
+    pub fn carried(&mut self, b: usize, block: &ReplayBlock) -> Carried {
         let (accounts, slots) = (&mut self.written_accounts, &mut self.written_slots);
         self.walk.seek(b, |step| match step {
             Walked::Restarted => {
@@ -373,13 +492,13 @@ impl<'r> CarriedCursor<'r> {
             }
             Walked::Applying(bal) => record_writes(bal, accounts, slots),
         });
-        let bal = &self.walk.replay.blocks[b].bal;
+        let bal = &block.bal;
         let carried = self
             .walk
             .running
             .carried(bal, &self.written_accounts, &self.written_slots);
         record_writes(bal, &mut self.written_accounts, &mut self.written_slots);
-        self.walk.pass(b);
+        self.walk.pass(b, block);
         carried
     }
 }
@@ -406,6 +525,240 @@ fn record_writes(
     }
 }
 
+/// Why a dump file cannot be loaded for replay.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file cannot be read or is not a valid dump.
+    #[error(transparent)]
+    Read(#[from] gigagas_dump::DumpError),
+    /// The dump cannot be prepared for replay.
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+}
+
+/// What a loaded dump's file and content are, beside its replay.
+#[derive(Debug, Clone)]
+pub struct LoadedDump {
+    /// The file's size and checksum.
+    pub info: gigagas_dump::DumpFileInfo,
+    /// The dump's figures (blocks, transactions, gas, segments).
+    pub summary: gigagas_dump::DumpSummary,
+    /// The dump's name, from its metadata.
+    pub name: String,
+}
+
+/// Builds a [`Replay`] block by block, as a dump's blocks stream past (from a file) or move
+/// out of a decoded [`Dump`]: each block converted, checked and turned into work items,
+/// then kept decoded while every block's fits the limit and held packed otherwise.
+struct Builder {
+    spec: ChainSpec,
+    limits: ResidentLimits,
+    heads: Vec<BlockHead>,
+    items: Vec<WorkItem>,
+    block_items: Vec<u32>,
+    /// Every block decoded, when they are kept; `None` when they are packed.
+    kept: Option<Vec<ReplayBlock>>,
+    /// Every block packed, when they are not kept.
+    packed: Vec<gigagas_dump::PackedBlock>,
+    /// Estimated bytes of every block's base.
+    base_bytes: u64,
+    /// Per segment (in order), what its blocks add to its pre-state, and its blocks.
+    added: Vec<(crate::prestate::SegmentBlocks, std::ops::Range<usize>)>,
+    /// Whether a block from Cancun on names the point-evaluation precompile.
+    calls_point_evaluation: bool,
+}
+
+impl Builder {
+    /// A builder that keeps every block decoded when `keeps`, else packs each (decided
+    /// up front from the dump's size, so that both forms of every block are never held).
+    fn new(spec: ChainSpec, limits: ResidentLimits, keeps: bool) -> Self {
+        Self {
+            spec,
+            limits,
+            heads: Vec::new(),
+            items: Vec::new(),
+            block_items: Vec::new(),
+            kept: keeps.then(Vec::new),
+            packed: Vec::new(),
+            base_bytes: 0,
+            added: Vec::new(),
+            calls_point_evaluation: false,
+        }
+    }
+
+    /// Adds `block`, the next block, of segment `segment` (whose root the dump's witness
+    /// covers with `witnessed`), with `packed`, the block packed when the builder does not
+    /// keep the blocks decoded.
+    fn block(
+        &mut self,
+        segment: usize,
+        witnessed: bool,
+        mut block: DumpBlock,
+        packed: Option<gigagas_dump::PackedBlock>,
+    ) -> Result<(), PrepareError> {
+        let b = self.heads.len();
+        if self.added.len() <= segment {
+            self.added.push((Default::default(), b..b));
+        }
+        let added = &mut self.added[segment];
+        added.0.add(&block);
+        added.1.end = b + 1;
+        self.calls_point_evaluation |= block_calls_point_evaluation(&block, &self.spec);
+        if self.kept.is_none() {
+            self.packed.extend(packed);
+        }
+        let alloy_bal = std::mem::take(&mut block.access_list);
+        let replay_block = ReplayBlock::prepare(&self.spec, block, alloy_bal, witnessed)?;
+        let bal = &replay_block.bal;
+        self.base_bytes += bal.accounts.len() as u64 * BASE_BYTES_PER_ACCOUNT
+            + bal
+                .accounts
+                .values()
+                .map(|a| a.storage.storage.len() as u64)
+                .sum::<u64>()
+                * BASE_BYTES_PER_SLOT;
+        self.block_items.push(self.items.len() as u32);
+        let block_index = b as u32;
+        let system = |kind| WorkItem {
+            block: block_index,
+            kind,
+            gas_used: 0,
+            gas_limit: 0,
+            measured_ns: 0,
+        };
+        self.items.push(system(ItemKind::PreBlock));
+        for (i, (tx, r)) in replay_block
+            .transactions
+            .iter()
+            .zip(&replay_block.receipts)
+            .enumerate()
+        {
+            self.items.push(WorkItem {
+                block: block_index,
+                kind: ItemKind::Tx(i as u32),
+                gas_used: r.gas_used,
+                gas_limit: tx.inner().gas_limit(),
+                measured_ns: 0,
+            });
+        }
+        self.items.push(system(ItemKind::PostBlock));
+        self.heads.push(BlockHead {
+            header: replay_block.header.clone(),
+            spec: replay_block.env.cfg_env.spec,
+        });
+        if let Some(kept) = &mut self.kept {
+            kept.push(replay_block);
+        }
+        Ok(())
+    }
+
+    /// The replay of the blocks added, over `segments` (their tables and witnesses; their
+    /// `blocks` are not read).
+    fn finish(mut self, segments: Vec<gigagas_dump::Segment>) -> Result<Replay, PrepareError> {
+        if !gigagas_chain::kzg_verifier_installed() && self.calls_point_evaluation {
+            return Err(PrepareError::KzgVerifierNotInstalled);
+        }
+        self.block_items.push(self.items.len() as u32);
+        let mut replay_segments = Vec::with_capacity(segments.len());
+        let mut witnesses = Vec::with_capacity(segments.len());
+        let mut added = self.added.into_iter();
+        for mut segment in segments {
+            let (blocks_added, blocks) = added.next().unwrap_or_default();
+            replay_segments.push(ReplaySegment {
+                pre: PreStateDb::from_tables(&segment, blocks_added),
+                blocks,
+            });
+            witnesses.push(segment.witness.take());
+        }
+        let bodies = match self.kept {
+            Some(kept) => Bodies::Kept(kept),
+            None => {
+                assert_eq!(
+                    self.packed.len(),
+                    self.heads.len(),
+                    "every block is packed when the blocks are not all kept"
+                );
+                Bodies::Packed(self.packed)
+            }
+        };
+        let mut replay = Replay {
+            spec: self.spec,
+            segments: replay_segments,
+            heads: self.heads,
+            bodies,
+            items: self.items,
+            block_items: self.block_items,
+            resident_bases: None,
+            witnesses,
+            id: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
+        };
+        if self.base_bytes <= self.limits.bases && self.limits.bases > 0 {
+            let mut cursor = BaseCursor::new(&replay);
+            let mut bases = Vec::with_capacity(replay.block_count());
+            replay.each_block(0..replay.block_count(), |b, block| {
+                bases.push(cursor.base(b, block))
+            });
+            drop(cursor);
+            replay.resident_bases = Some(bases);
+        }
+        Ok(replay)
+    }
+}
+
+/// About the bytes `block` and its access list take encoded (RLP): what the estimate of
+/// its decoded size scales, without encoding it.
+fn rlp_len(block: &DumpBlock) -> usize {
+    use alloy_rlp::Encodable;
+    block.header.length()
+        + block
+            .transactions
+            .iter()
+            .map(|t| t.inner().length() + 21)
+            .sum::<usize>()
+        + block.receipts.len() * 16
+        + block.access_list.length()
+}
+
+impl ReplayBlock {
+    /// `block` (its access list taken out as `list`) ready to execute: the list converted
+    /// into revm's form and checked, the env built; `list` kept for the root phase when
+    /// `witnessed`.
+    fn prepare(
+        spec: &ChainSpec,
+        block: DumpBlock,
+        list: alloy_eip7928::BlockAccessList,
+        witnessed: bool,
+    ) -> Result<Self, PrepareError> {
+        let number = block.number();
+        let bal = Bal::clone_from_alloy(&list).map_err(|source| PrepareError::Bal {
+            block: number,
+            source,
+        })?;
+        // Grouped by index only when a batch is verified (and dropped after), so what
+        // verification needs does not grow with the dump; checked here.
+        ExpectedWrites::check_indices(&bal, block.transactions.len() as u64 + 2).map_err(
+            |source| PrepareError::WriteIndex {
+                block: number,
+                source,
+            },
+        )?;
+        Ok(Self {
+            env: spec.evm_env(&block.header),
+            withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
+            header: block.header,
+            bal: Arc::new(bal),
+            transactions: block.transactions,
+            receipts: block.receipts,
+            ommers: block.ommers,
+            headerless_ommers: block.headerless_ommers,
+            root_list: witnessed.then(|| Arc::new(list)),
+        })
+    }
+}
+
 impl Replay {
     /// Prepare a dump: build the pre-state store, convert the access lists, build envs.
     /// The dump's blocks move into the replay instead of being copied, so a loaded dump is
@@ -418,128 +771,199 @@ impl Replay {
     /// is refused without it ([`PrepareError::KzgVerifierNotInstalled`]), so no timed pass
     /// ever loads c-kzg's trusted setup.
     pub fn new(dump: Dump) -> Result<Self, PrepareError> {
-        Self::with_resident_bases_limit(dump, RESIDENT_BASES_BYTES)
+        Self::with_limits(dump, ResidentLimits::default())
     }
 
     /// [`Replay::new`] keeping every block's base only if they take (estimated) at most
     /// `limit` bytes; `0` never keeps them, so each pass builds every batch's.
     pub fn with_resident_bases_limit(dump: Dump, limit: u64) -> Result<Self, PrepareError> {
-        let spec = ChainSpec::from_config(&dump.meta.chain).map_err(PrepareError::Chain)?;
-        if !gigagas_chain::kzg_verifier_installed() && calls_point_evaluation(&dump, &spec) {
-            return Err(PrepareError::KzgVerifierNotInstalled);
-        }
-        let block_count = dump.block_count();
-        let mut segments = Vec::with_capacity(dump.segments.len());
-        let mut items = Vec::with_capacity(dump.transaction_count() + 2 * block_count);
-        let mut block_items = Vec::with_capacity(block_count + 1);
-        // The dump's blocks, moved out of their segments (each without its access list),
-        // and per block its converted access list.
-        let mut dump_blocks = Vec::with_capacity(block_count);
-        let mut prepared = Vec::with_capacity(block_count);
-        let mut base_bytes = 0u64;
-        let mut witnesses = Vec::with_capacity(dump.segments.len());
-        let mut root_lists = Vec::with_capacity(block_count);
-        for mut segment in dump.segments {
-            let witness = segment.witness.take();
-            // The segment's pre-state first: it reads the segment whole (code deployed by
-            // its blocks, their hashes). Then each access list is taken out of its block,
-            // converted and dropped in turn, so the dump's decoded lists and their
-            // converted form are never all held at once.
-            let pre = PreStateDb::from_segment(&segment);
-            let start = dump_blocks.len();
-            for mut block in segment.blocks {
-                let b = dump_blocks.len();
-                let alloy_bal = std::mem::take(&mut block.access_list);
-                let bal =
-                    Bal::clone_from_alloy(&alloy_bal).map_err(|source| PrepareError::Bal {
-                        block: block.number(),
-                        source,
-                    })?;
-                root_lists.push(witness.is_some().then_some(alloy_bal));
-                // Grouped by index only when a batch is verified (and dropped after), so
-                // what verification needs does not grow with the dump; checked here.
-                ExpectedWrites::check_indices(&bal, block.transactions.len() as u64 + 2).map_err(
-                    |source| PrepareError::WriteIndex {
-                        block: block.number(),
-                        source,
-                    },
-                )?;
-                base_bytes += bal.accounts.len() as u64 * BASE_BYTES_PER_ACCOUNT
-                    + bal
-                        .accounts
-                        .values()
-                        .map(|a| a.storage.storage.len() as u64)
-                        .sum::<u64>()
-                        * BASE_BYTES_PER_SLOT;
-                block_items.push(items.len() as u32);
-                let b = b as u32;
-                items.push(WorkItem {
-                    block: b,
-                    kind: ItemKind::PreBlock,
-                    gas_used: 0,
-                    gas_limit: 0,
-                    measured_ns: 0,
-                });
-                for (i, (tx, r)) in block.transactions.iter().zip(&block.receipts).enumerate() {
-                    items.push(WorkItem {
-                        block: b,
-                        kind: ItemKind::Tx(i as u32),
-                        gas_used: r.gas_used,
-                        gas_limit: tx.inner().gas_limit(),
-                        measured_ns: 0,
-                    });
-                }
-                items.push(WorkItem {
-                    block: b,
-                    kind: ItemKind::PostBlock,
-                    gas_used: 0,
-                    gas_limit: 0,
-                    measured_ns: 0,
-                });
-                prepared.push(bal);
-                dump_blocks.push(block);
-            }
-            segments.push(ReplaySegment {
-                pre,
-                blocks: start..dump_blocks.len(),
-            });
-            witnesses.push(witness);
-        }
-        block_items.push(items.len() as u32);
-        let blocks = dump_blocks
-            .into_iter()
-            .zip(prepared)
-            .map(|(block, bal)| ReplayBlock {
-                env: spec.evm_env(&block.header),
-                withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
-                header: block.header,
-                bal: Arc::new(bal),
-                transactions: block.transactions,
-                receipts: block.receipts,
-                ommers: block.ommers,
-                headerless_ommers: block.headerless_ommers,
-            })
-            .collect();
-        let mut replay = Self {
-            spec,
-            segments,
-            blocks,
-            items,
-            block_items,
-            resident_bases: None,
-            witnesses,
-            root_lists,
-            id: {
-                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        Self::with_limits(
+            dump,
+            ResidentLimits {
+                bases: limit,
+                ..ResidentLimits::default()
             },
-        };
-        if base_bytes <= limit && limit > 0 {
-            let mut cursor = BaseCursor::new(&replay);
-            let bases = (0..replay.blocks.len()).map(|b| cursor.base(b)).collect();
-            replay.resident_bases = Some(bases);
+        )
+    }
+
+    /// [`Replay::new`] holding at once only what fits `limits`: over [`ResidentLimits::blocks`]
+    /// each block is packed and decoded per batch, over [`ResidentLimits::bases`] each
+    /// batch's bases are built per batch.
+    pub fn with_limits(dump: Dump, limits: ResidentLimits) -> Result<Self, PrepareError> {
+        let spec = ChainSpec::from_config(&dump.meta.chain).map_err(PrepareError::Chain)?;
+        // Every block is packed, or none.
+        let packs = dump.blocks().map(rlp_len).sum::<usize>() as u64 * DECODED_BYTES_PER_RLP_BYTE
+            > limits.blocks;
+        let mut builder = Builder::new(spec, limits, !packs);
+        let mut segments = Vec::with_capacity(dump.segments.len());
+        for (s, mut segment) in dump.segments.into_iter().enumerate() {
+            let witnessed = segment.witness.is_some();
+            for block in std::mem::take(&mut segment.blocks) {
+                let packed = packs.then(|| gigagas_dump::PackedBlock::pack(&block));
+                builder.block(s, witnessed, block, packed)?;
+            }
+            segments.push(segment);
         }
-        Ok(replay)
+        builder.finish(segments)
+    }
+
+    /// Load a dump file for replay, streaming it: each block is decoded, checked and
+    /// turned into work items as it streams past, then kept decoded while every block's
+    /// fits [`ResidentLimits::blocks`], else held compressed (its bytes as the file holds
+    /// them). Never holds the whole dump decoded, nor the file's bytes.
+    pub fn load(
+        path: &std::path::Path,
+        limits: ResidentLimits,
+    ) -> Result<(Self, LoadedDump), LoadError> {
+        // Every block packed or none, decided from the file's announced size of its blocks'
+        // items (what the decoded estimate scales), so that both forms of every block are
+        // never held at once.
+        let packs = |items_len: u64| items_len * DECODED_BYTES_PER_RLP_BYTE > limits.blocks;
+        let mut builder: Option<Builder> = None;
+        let mut failed: Option<PrepareError> = None;
+        let streamed = gigagas_dump::stream_dump_blocks(path, |streamed| {
+            if failed.is_some() {
+                return;
+            }
+            let packs = packs(streamed.items_len);
+            let builder = match &mut builder {
+                Some(builder) => builder,
+                None => match ChainSpec::from_config(&streamed.meta.chain) {
+                    Ok(spec) => builder.insert(Builder::new(spec, limits, !packs)),
+                    Err(e) => {
+                        failed = Some(PrepareError::Chain(e));
+                        return;
+                    }
+                },
+            };
+            let witnessed = streamed.segment.witness.is_some();
+            if let Err(e) = builder.block(
+                streamed.segment_index,
+                witnessed,
+                streamed.block.clone(),
+                packs.then(|| streamed.pack()),
+            ) {
+                failed = Some(e);
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+        let builder = match builder {
+            Some(builder) => builder,
+            None => Builder::new(
+                ChainSpec::from_config(&streamed.meta.chain).map_err(PrepareError::Chain)?,
+                limits,
+                true,
+            ),
+        };
+        let replay = builder.finish(streamed.segments)?;
+        Ok((
+            replay,
+            LoadedDump {
+                info: streamed.info,
+                summary: streamed.summary,
+                name: streamed.meta.name,
+            },
+        ))
+    }
+
+    /// Blocks `range` decoded: borrowed when the replay keeps every block decoded, else
+    /// decoded from their packed form now (never call it inside a timed window: a pass
+    /// asks for each batch's between batches).
+    pub fn blocks(&self, range: std::ops::Range<usize>) -> Blocks<'_> {
+        let first = range.start;
+        let held = match &self.bodies {
+            Bodies::Kept(blocks) => Held::Kept(&blocks[range]),
+            Bodies::Packed(packed) => {
+                Held::Decoded(range.map(|b| self.unpack(b, &packed[b])).collect())
+            }
+        };
+        Blocks { first, held }
+    }
+
+    /// Block `b` decoded from `packed`: the bytes it was loaded from, which decoded and
+    /// converted then.
+    fn unpack(&self, b: usize, packed: &gigagas_dump::PackedBlock) -> ReplayBlock {
+        let mut block = packed
+            .unpack()
+            .expect("a packed block decodes: it was decoded from the same bytes at load");
+        let list = std::mem::take(&mut block.access_list);
+        let witnessed = self.witnesses[self.segment_of(b)].is_some();
+        ReplayBlock::prepare(&self.spec, block, list, witnessed)
+            .expect("a packed block converts: it was converted at load")
+    }
+
+    /// Calls `f` with each block of `range` in order, decoding a few at a time when the
+    /// replay packs them (outside any timed window).
+    pub fn each_block(
+        &self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, &ReplayBlock),
+    ) {
+        for chunk in self.chunks(range) {
+            let blocks = self.blocks(chunk);
+            for (b, block) in blocks.iter() {
+                f(b, block);
+            }
+        }
+    }
+
+    /// `range` cut into the runs of blocks a walk over it decodes at once: one run when the
+    /// replay keeps every block decoded, else [`DECODED_CHUNK`] blocks at a time.
+    pub(crate) fn chunks(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = std::ops::Range<usize>> {
+        let step = match self.bodies {
+            Bodies::Kept(_) => range.len().max(1),
+            Bodies::Packed(_) => DECODED_CHUNK,
+        };
+        let end = range.end;
+        range
+            .step_by(step)
+            .map(move |first| first..(first + step).min(end))
+    }
+
+    /// Whether every block is kept decoded across passes ([`ResidentLimits::blocks`]);
+    /// else each pass decodes a batch's blocks between batches.
+    pub fn keeps_blocks(&self) -> bool {
+        matches!(self.bodies, Bodies::Kept(_))
+    }
+
+    /// Number of blocks.
+    pub fn block_count(&self) -> usize {
+        self.heads.len()
+    }
+
+    /// Block `b`'s header.
+    pub fn header(&self, b: usize) -> &Header {
+        &self.heads[b].header
+    }
+
+    /// Every block's header, in order.
+    pub fn headers(&self) -> impl ExactSizeIterator<Item = &Header> + Clone {
+        self.heads.iter().map(|h| &h.header)
+    }
+
+    /// Block `b`'s fork.
+    pub fn spec_id(&self, b: usize) -> revm::primitives::hardfork::SpecId {
+        self.heads[b].spec
+    }
+
+    /// The block access index `item` runs at ([`WorkItem::bal_index`], from the block's
+    /// item count).
+    pub fn bal_index(&self, item: &WorkItem) -> u64 {
+        match item.kind {
+            ItemKind::PreBlock => 0,
+            ItemKind::Tx(i) => i as u64 + 1,
+            ItemKind::PostBlock => self.tx_count(item.block as usize) as u64 + 1,
+        }
+    }
+
+    /// Block `b`'s transaction count.
+    pub fn tx_count(&self, b: usize) -> usize {
+        self.block_items(b).len() - 2
     }
 
     /// Every block's base, when they are kept across passes ([`RESIDENT_BASES_BYTES`]);
@@ -559,13 +983,11 @@ impl Replay {
     /// keeps no bases builds each batch's instead ([`CarriedCursor`]).
     pub fn carried_values(&self) -> Vec<Carried> {
         let mut cursor = CarriedCursor::new(self);
-        (0..self.blocks.len()).map(|b| cursor.carried(b)).collect()
-    }
-
-    /// Block `b`'s access list as the dump holds it, for a block of a segment with a
-    /// witness.
-    pub(crate) fn root_list(&self, b: usize) -> Option<&alloy_eip7928::BlockAccessList> {
-        self.root_lists[b].as_ref()
+        let mut carried = Vec::with_capacity(self.block_count());
+        self.each_block(0..self.block_count(), |b, block| {
+            carried.push(cursor.carried(b, block))
+        });
+        carried
     }
 
     /// Blocks of segments with a witness (whose root a pass can compute), and all blocks.
@@ -577,7 +999,7 @@ impl Replay {
             .filter(|(_, w)| w.is_some())
             .map(|(s, _)| s.blocks.len())
             .sum();
-        (covered, self.blocks.len())
+        (covered, self.block_count())
     }
 
     /// The index of the segment block `b` belongs to.
@@ -593,11 +1015,6 @@ impl Replay {
     /// The dump's segments: independent runs of blocks, each from its own pre-state.
     pub fn segments(&self) -> &[ReplaySegment] {
         &self.segments
-    }
-
-    /// Blocks in order.
-    pub fn blocks(&self) -> &[ReplayBlock] {
-        &self.blocks
     }
 
     /// Record each item's execution time measured in a profiling pass (`ns[i]` is item
@@ -632,21 +1049,21 @@ impl Replay {
 
     /// Total gas used by all blocks (from the headers).
     pub fn total_gas(&self) -> u64 {
-        self.blocks.iter().map(|b| b.header.gas_used).sum()
+        self.headers().map(|h| h.gas_used).sum()
     }
 
     /// Number of transactions.
     pub fn transaction_count(&self) -> usize {
-        self.blocks.iter().map(|b| b.transactions.len()).sum()
+        self.items.len() - 2 * self.block_count()
     }
 
     /// Item ranges of mega-blocks of `batch` consecutive blocks.
     pub fn batches(&self, batch: usize) -> Vec<std::ops::Range<usize>> {
         let batch = batch.max(1);
-        (0..self.blocks.len())
+        (0..self.block_count())
             .step_by(batch)
             .map(|first| {
-                let last = (first + batch).min(self.blocks.len());
+                let last = (first + batch).min(self.block_count());
                 self.block_items(first).start..self.block_items(last - 1).end
             })
             .collect()
@@ -658,10 +1075,14 @@ impl Replay {
 /// records every account a transaction loads, precompiles included, so a dump whose lists
 /// do not name it never runs it.
 pub fn calls_point_evaluation(dump: &Dump, spec: &ChainSpec) -> bool {
+    dump.blocks()
+        .any(|block| block_calls_point_evaluation(block, spec))
+}
+
+/// [`calls_point_evaluation`] for one block.
+fn block_calls_point_evaluation(block: &DumpBlock, spec: &ChainSpec) -> bool {
     use alloy_hardforks::EthereumHardforks;
     let address = revm::precompile::u64_to_address(0x0a);
-    dump.blocks().any(|block| {
-        spec.is_cancun_active_at_timestamp(block.header.timestamp)
-            && block.access_list.iter().any(|a| a.address == address)
-    })
+    spec.is_cancun_active_at_timestamp(block.header.timestamp)
+        && block.access_list.iter().any(|a| a.address == address)
 }

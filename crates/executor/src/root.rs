@@ -27,9 +27,10 @@
 //! other divergence. Segments without a witness get no root (a run says so).
 
 use crate::{
-    replay::{Replay, RootSetupError},
+    replay::{Blocks, Replay, ReplayBlock, RootSetupError},
     verify::Divergence,
 };
+use alloy_eip7928::BlockAccessList;
 use alloy_primitives::B256;
 use gigagas_grid::StateRootPhase;
 use gigagas_trie::{
@@ -38,7 +39,7 @@ use gigagas_trie::{
 use revm::primitives::hardfork::SpecId;
 use std::{
     sync::{
-        Mutex, OnceLock,
+        Arc, Mutex, OnceLock, RwLock,
         atomic::{AtomicU64, AtomicUsize, Ordering},
     },
     time::Instant,
@@ -135,7 +136,7 @@ impl<'r> SequentialRoots<'r> {
                 .iter()
                 .map(|t| t.as_ref().map(StateTrie::snapshot))
                 .collect(),
-            roots: (0..replay.blocks.len()).map(|_| None).collect(),
+            roots: (0..replay.block_count()).map(|_| None).collect(),
             failed: vec![false; inputs.tries.len()],
             root_ns: 0,
         }
@@ -160,8 +161,8 @@ impl<'r> SequentialRoots<'r> {
         Ok(())
     }
 
-    /// Block `b` (of segment `s`) has run: its root.
-    pub(crate) fn block(&mut self, replay: &Replay, s: usize, b: usize) {
+    /// Block `b` (of segment `s`), `block`, has run: its root.
+    pub(crate) fn block(&mut self, replay: &Replay, s: usize, b: usize, block: &ReplayBlock) {
         let Some(trie) = self.tries[s].as_mut() else {
             return;
         };
@@ -169,8 +170,8 @@ impl<'r> SequentialRoots<'r> {
             return;
         }
         let start = Instant::now();
-        let list = replay
-            .root_list(b)
+        let list = block
+            .root_list()
             .expect("a segment with a witness keeps its access lists");
         let root = trie.apply_block(list, root_rules(replay, b));
         self.root_ns += start.elapsed().as_nanos() as u64;
@@ -256,7 +257,7 @@ fn read_segment_trie<S: crate::StateSource + ?Sized>(
 fn at_segment_start(replay: &Replay, s: usize, failure: crate::ExecFailure) -> crate::ExecError {
     let first = replay.segments[s].blocks.start;
     crate::ExecError {
-        block: replay.blocks[first].header.number,
+        block: replay.header(first).number,
         item: replay.items[replay.block_items(first).start].kind,
         failure,
     }
@@ -265,11 +266,7 @@ fn at_segment_start(replay: &Replay, s: usize, failure: crate::ExecFailure) -> c
 /// The root rules of block `b`'s fork: EIP-161 from Spurious Dragon on.
 fn root_rules(replay: &Replay, b: usize) -> RootRules {
     RootRules {
-        delete_empty_accounts: replay.blocks[b]
-            .env
-            .cfg_env
-            .spec
-            .is_enabled_in(SpecId::SPURIOUS_DRAGON),
+        delete_empty_accounts: replay.spec_id(b).is_enabled_in(SpecId::SPURIOUS_DRAGON),
     }
 }
 
@@ -399,9 +396,36 @@ pub(crate) struct RootPass<'r> {
     spans: Mutex<Vec<RootSpan>>,
     /// When the timed window opened ([`RootPass::open`]): spans are offsets from it.
     epoch: OnceLock<Instant>,
+    /// The current batch's first block and its blocks' access lists as the dump holds
+    /// them (segments with a witness), staged between batches ([`RootPass::stage`]).
+    lists: RwLock<(usize, Vec<Option<Arc<BlockAccessList>>>)>,
 }
 
 impl<'r> RootPass<'r> {
+    /// The access lists of `blocks` (the next batch's), for its roots: between batches.
+    pub(crate) fn stage(&self, blocks: &Blocks<'_>) {
+        let mut lists = self
+            .lists
+            .write()
+            .expect("no worker panics holding the lists");
+        lists.0 = blocks.range().start;
+        lists.1.clear();
+        lists
+            .1
+            .extend(blocks.iter().map(|(_, block)| block.root_list.clone()));
+    }
+
+    /// Block `b`'s access list (a block of the staged batch, of a segment with a witness).
+    fn list(&self, b: usize) -> Arc<BlockAccessList> {
+        let lists = self
+            .lists
+            .read()
+            .expect("no worker panics holding the lists");
+        lists.1[b - lists.0]
+            .clone()
+            .expect("a segment with a witness keeps its access lists")
+    }
+
     /// A pass's root work from `inputs` (each lane a copy of its segment's trie); spans are
     /// offsets from the epoch the pass gives when its timed window opens
     /// ([`RootPass::open`]).
@@ -432,12 +456,13 @@ impl<'r> RootPass<'r> {
             queue: Mutex::new(std::collections::BinaryHeap::new()),
             remaining: AtomicUsize::new(0),
             executing: AtomicUsize::new(0),
-            roots: Mutex::new((0..replay.blocks.len()).map(|_| None).collect()),
+            roots: Mutex::new((0..replay.block_count()).map(|_| None).collect()),
             first_ns: AtomicU64::new(u64::MAX),
             last_ns: AtomicU64::new(0),
             busy_ns: AtomicU64::new(0),
             spans: Mutex::new(Vec::new()),
             epoch: OnceLock::new(),
+            lists: RwLock::new((0, Vec::new())),
         }
     }
 
@@ -600,11 +625,8 @@ impl<'r> RootPass<'r> {
             let b = lane.next;
             lane.next += 1;
             worked = Some(b);
-            let list = self
-                .replay
-                .root_list(b)
-                .expect("a segment with a witness keeps its access lists");
-            match lane.trie.prepare_block(list, root_rules(self.replay, b)) {
+            let list = self.list(b);
+            match lane.trie.prepare_block(&list, root_rules(self.replay, b)) {
                 Err(e) => self.finish_block(lane, b, Err(e)),
                 Ok(mut job) => {
                     let tasks = job.storage_tasks();
@@ -724,7 +746,7 @@ impl Replay {
     /// first block (inside the window: the set-up refuses a dump without a witness).
     pub(crate) fn no_root(&self, e: RootSetupError) -> crate::Divergence {
         crate::Divergence {
-            block: self.blocks.first().map_or(0, |b| b.header.number),
+            block: self.headers().next().map_or(0, |h| h.number),
             item: crate::ItemKind::PreBlock,
             address: None,
             mismatch: Box::new(crate::Mismatch::NoRoot(e)),

@@ -5,7 +5,7 @@ use crate::{
     batch::BatchSink,
     exec::{ExecError, ItemOutput, SequentialOutputs, SequentialTx},
     pass::{IoTimings, Pass, PassCache, SetupError},
-    replay::Replay,
+    replay::{Replay, ReplayBlock},
     source::{NoSource, StateSource},
 };
 use gigagas_grid::{RunConfig, StateRootPhase, TimedWork};
@@ -167,7 +167,7 @@ impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
         let config = self.config;
         let readers = self.readers.as_deref_mut();
         let timings =
-            replay.run_with_sink(config, self.cache, readers, false, &mut |_, batch| {
+            replay.run_with_sink(config, self.cache, readers, false, &mut |_, batch, _| {
                 outputs.append(batch);
                 Ok(())
             })?;
@@ -179,13 +179,19 @@ impl<S: StateSource> Runner for Parallel<'_, '_, S> {
     fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, PassError> {
         let config = self.config;
         let readers = self.readers.as_deref_mut();
-        replay.run_with_sink(config, self.cache, readers, verify, &mut |range, batch| {
-            if verify {
-                replay.verify_items(range, &*batch, config.work.receipts)
-            } else {
-                Ok(())
-            }
-        })
+        replay.run_with_sink(
+            config,
+            self.cache,
+            readers,
+            verify,
+            &mut |range, batch, blocks| {
+                if verify {
+                    replay.verify_items(range, &*batch, config.work.receipts, blocks)
+                } else {
+                    Ok(())
+                }
+            },
+        )
     }
 }
 
@@ -269,16 +275,22 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
             }
         };
         // Each block's root after its transactions, on the loop's thread.
-        let root_of = |roots: &mut Option<crate::root::SequentialRoots<'_>>, s, b| {
-            if let Some(roots) = roots.as_mut() {
-                roots.block(replay, s, b);
-            }
-        };
+        let root_of =
+            |roots: &mut Option<crate::root::SequentialRoots<'_>>, s, b, block: &ReplayBlock| {
+                if let Some(roots) = roots.as_mut() {
+                    roots.block(replay, s, b, block);
+                }
+            };
         let (mut timings, outputs) = match self.source.as_deref_mut() {
-            None => replay.sequential_timed(work, |replay, on_tx| {
-                replay.execute_sequential_then(work, &mut |s, b| root_of(&mut roots, s, b), on_tx)
+            None => replay.sequential_timed(work, |replay, clock, on_tx| {
+                replay.execute_sequential_then(
+                    work,
+                    clock,
+                    &mut |s, b, block| root_of(&mut roots, s, b, block),
+                    on_tx,
+                )
             }),
-            Some(source) => replay.sequential_timed(work, |replay, on_tx| {
+            Some(source) => replay.sequential_timed(work, |replay, clock, on_tx| {
                 // A store run reads the tries' nodes from the store, inside the window.
                 if let Some(roots) = roots.as_mut() {
                     roots.read_from(replay, &mut *source)?;
@@ -286,7 +298,8 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
                 replay.execute_sequential_on_then(
                     work,
                     source,
-                    &mut |s, b| root_of(&mut roots, s, b),
+                    clock,
+                    &mut |s, b, block| root_of(&mut roots, s, b, block),
                     on_tx,
                 )
             }),
@@ -360,21 +373,29 @@ impl Replay {
     fn sequential_timed(
         &self,
         work: TimedWork,
-        run: impl FnOnce(&Self, &mut dyn FnMut(SequentialTx)) -> Result<(), ExecError>,
+        run: impl FnOnce(
+            &Self,
+            &mut dyn crate::exec::Pause,
+            &mut dyn FnMut(SequentialTx),
+        ) -> Result<(), ExecError>,
     ) -> (RunTimings, Result<SequentialOutputs, ExecError>) {
         let mut item_ns = vec![0u64; self.items.len()];
         let mut txs = Vec::with_capacity(self.transaction_count());
         let mut receipts = Vec::with_capacity(if work.receipts { txs.capacity() } else { 0 });
-        let mut window = crate::window::Window::new();
-        window.open();
+        let mut clock = SequentialClock {
+            window: crate::window::Window::new(),
+            paused_at: None,
+            paused_ns: 0,
+        };
+        clock.window.open();
         let start = Instant::now();
-        let r = run(self, &mut |done: SequentialTx| {
+        let r = run(self, &mut clock, &mut |done: SequentialTx| {
             item_ns[self.block_items(done.block).start + 1 + done.tx] = done.nanos;
             txs.push(done.result);
             receipts.extend(done.receipt);
         });
-        let wall_ns = start.elapsed().as_nanos() as u64;
-        let cpu = window.finish();
+        let wall_ns = (start.elapsed().as_nanos() as u64).saturating_sub(clock.paused_ns);
+        let cpu = clock.window.finish();
         let batches = self.batches(1);
         let timings = RunTimings {
             wall_ns,
@@ -393,5 +414,27 @@ impl Replay {
                 roots: Vec::new(),
             }),
         )
+    }
+}
+
+/// The sequential loop's window: stopped while the loop decodes packed blocks, the time
+/// stopped taken off its wall time.
+struct SequentialClock {
+    window: crate::window::Window,
+    paused_at: Option<Instant>,
+    paused_ns: u64,
+}
+
+impl crate::exec::Pause for SequentialClock {
+    fn pause(&mut self) {
+        self.window.close();
+        self.paused_at = Some(Instant::now());
+    }
+
+    fn resume(&mut self) {
+        if let Some(at) = self.paused_at.take() {
+            self.paused_ns += at.elapsed().as_nanos() as u64;
+        }
+        self.window.open();
     }
 }

@@ -35,7 +35,7 @@
 
 use crate::{
     prestate::{PreStateDb, StateError},
-    replay::Replay,
+    replay::{Blocks, Replay, ReplayBlock},
 };
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_dump::{FullAccessList, FullAccount};
@@ -308,18 +308,25 @@ impl IoLayout {
     /// The tables of `blocks` laid out from their access lists, with `carried` (per block
     /// of `blocks`, in order: what earlier blocks of its segment wrote,
     /// [`crate::CarriedCursor`]) in place. Built before a pass's window, never inside one.
-    pub(crate) fn new(
-        replay: &Replay,
-        blocks: std::ops::Range<usize>,
-        carried: &[crate::Carried],
-    ) -> Self {
+    pub(crate) fn new(replay: &Replay, blocks: &Blocks<'_>, carried: &[crate::Carried]) -> Self {
         Self {
-            first: blocks.start,
+            first: blocks.range().start,
             blocks: blocks
+                .iter()
                 .zip(carried)
-                .map(|(b, carried)| Self::block(replay, b, carried))
+                .map(|((b, block), carried)| Self::block(replay, b, block, carried))
                 .collect(),
         }
+    }
+
+    /// [`IoLayout::new`] over every block of `replay` (walked a few at a time when it
+    /// packs them).
+    pub(crate) fn of_all(replay: &Replay, carried: &[crate::Carried]) -> Self {
+        let mut blocks = Vec::with_capacity(replay.block_count());
+        replay.each_block(0..replay.block_count(), |b, block| {
+            blocks.push(Self::block(replay, b, block, &carried[b]))
+        });
+        Self { first: 0, blocks }
     }
 
     /// Block `b`'s base before anything is read for it: its table laid out, the values
@@ -333,8 +340,12 @@ impl IoLayout {
         &self.blocks[b - self.first]
     }
 
-    fn block(replay: &Replay, b: usize, carried: &crate::Carried) -> BlockLayout {
-        let block = &replay.blocks[b];
+    fn block(
+        replay: &Replay,
+        b: usize,
+        block: &ReplayBlock,
+        carried: &crate::Carried,
+    ) -> BlockLayout {
         let pre = &replay.segments[replay.segment_of(b)].pre;
         let mut accounts: FxHashMap<Address, Option<AccountInfo>> = carried
             .accounts()
@@ -392,23 +403,23 @@ impl Replay {
     /// a timed window).
     pub(crate) fn encode_full_lists(&self) -> Vec<Vec<u8>> {
         let mut cursor = crate::BaseCursor::new(self);
-        (0..self.blocks.len())
-            .map(|b| {
-                let base = match self.resident_bases() {
-                    Some(bases) => std::borrow::Cow::Borrowed(&bases[b]),
-                    None => std::borrow::Cow::Owned(cursor.base(b)),
-                };
-                self.full_list(b, &base).encode_to_vec()
-            })
-            .collect()
+        let mut lists = Vec::with_capacity(self.block_count());
+        self.each_block(0..self.block_count(), |b, block| {
+            let base = match self.resident_bases() {
+                Some(bases) => std::borrow::Cow::Borrowed(&bases[b]),
+                None => std::borrow::Cow::Owned(cursor.base(b, block)),
+            };
+            lists.push(self.full_list(block, &base).encode_to_vec());
+        });
+        lists
     }
 
-    /// Block `b`'s `full` access list ([`gigagas_dump::designs`]): its EIP-7928 list with
+    /// `block`'s `full` access list ([`gigagas_dump::designs`]): its EIP-7928 list with
     /// every key's value at the start of the block, taken from `base`, the block's base in
     /// memory. The same list (and encoding) as the dump crate builds from the dump.
-    pub fn full_list(&self, b: usize, base: &PreStateDb) -> FullAccessList {
+    pub fn full_list(&self, block: &ReplayBlock, base: &PreStateDb) -> FullAccessList {
         use revm::DatabaseRef;
-        let bal = Bal::clone(&self.blocks[b].bal).into_alloy_bal();
+        let bal = Bal::clone(&block.bal).into_alloy_bal();
         FullAccessList(
             bal.into_iter()
                 .map(|a| {
@@ -462,9 +473,13 @@ impl Replay {
             return Err(StateError::NoReader);
         }
         let pool = crate::pool::reader_threads(readers.len()).map_err(StateError::from_source)?;
+        let decoded = self.blocks(blocks.clone());
         let mut cursor = crate::CarriedCursor::new(self);
-        let carried: Vec<_> = blocks.clone().map(|b| cursor.carried(b)).collect();
-        let layout = IoLayout::new(self, blocks.clone(), &carried);
+        let carried: Vec<_> = decoded
+            .iter()
+            .map(|(b, block)| cursor.carried(b, block))
+            .collect();
+        let layout = IoLayout::new(self, &decoded, &carried);
         let tables = blocks.map(|b| (b, layout.blank(b))).collect();
         let mut readers: Vec<&mut S> = readers.iter_mut().collect();
         let inputs = ReadInputs {
@@ -474,6 +489,7 @@ impl Replay {
         let read = self.read_tables(
             BalDesign::Keys,
             inputs,
+            &decoded,
             tables,
             &mut readers,
             pool.as_deref(),
@@ -488,10 +504,12 @@ impl Replay {
     /// Fill `tables`, blocks with their blank bases ([`IoLayout::blank`]), with what
     /// `design` reads before the batch runs, from `readers` (all but the first on `pool`'s
     /// threads; decoding the `full` lists of `inputs` first for that design).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn read_tables<S: StateSource + ?Sized>(
         &self,
         design: BalDesign,
         inputs: ReadInputs<'_>,
+        blocks: &Blocks<'_>,
         mut tables: Vec<(usize, PreStateDb)>,
         readers: &mut [&mut S],
         pool: Option<&rayon::ThreadPool>,
@@ -510,6 +528,7 @@ impl Replay {
                 BalDesign::Keys | BalDesign::Writes => self.tasks_of(
                     inputs.layout,
                     b,
+                    blocks.get(b),
                     design == BalDesign::Writes,
                     table,
                     &mut tasks,
@@ -537,12 +556,13 @@ impl Replay {
         &self,
         layout: &IoLayout,
         b: usize,
+        block: &ReplayBlock,
         writes_only: bool,
         table: &'t mut PreStateDb,
         tasks: &mut Vec<Task<'t>>,
     ) {
         let layout = layout.of(b);
-        let bal = &self.blocks[b].bal;
+        let bal = &block.bal;
         let segment = self.segment_of(b) as u32;
         let (accounts, slots) = table
             .table_mut()
@@ -586,7 +606,7 @@ impl Replay {
         tasks: &mut Vec<Task<'t>>,
     ) -> Result<(), StateError> {
         use alloy_rlp::Decodable;
-        let block = self.blocks[b].header.number;
+        let block = self.header(b).number;
         let list = FullAccessList::decode(&mut &*bytes)
             .map_err(|source| StateError::from_source(FullListError::Decode { block, source }))?;
         let (accounts, mut slots) = table

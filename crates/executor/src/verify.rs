@@ -3,7 +3,7 @@
 use crate::{
     exec::{ExecError, ItemOutput, SequentialOutputs, TxResult},
     expected::{AccountWrites, ExpectedWrites, account_writes_at},
-    replay::ReplayBlock,
+    replay::{Blocks, ReplayBlock},
     replay::{ItemKind, Replay, WorkItem},
 };
 use alloy_consensus::{ReceiptEnvelope, proofs::calculate_receipt_root};
@@ -302,23 +302,23 @@ impl Replay {
     /// its writes against the block access list at its index.
     pub fn verify_item(
         &self,
+        block: &ReplayBlock,
         item: &WorkItem,
         output: &Result<ItemOutput, ExecError>,
     ) -> Result<(), Divergence> {
-        let block = &self.blocks[item.block as usize];
         let expected = writes_of(&block.bal, BlockAccessIndex::new(item.bal_index(block)));
-        self.verify_item_against(item, output, Some(&expected))
+        self.verify_item_against(block, item, output, Some(&expected))
     }
 
     /// [`Replay::verify_item`] against `expected`, the access list's writes at the item's
     /// index (grouped once per block by [`Replay::verify_items`]).
     fn verify_item_against(
         &self,
+        block: &ReplayBlock,
         item: &WorkItem,
         output: &Result<ItemOutput, ExecError>,
         expected: Option<&BTreeMap<Address, AccountWrites>>,
     ) -> Result<(), Divergence> {
-        let block = &self.blocks[item.block as usize];
         let index = item.bal_index(block);
         let output = output.as_ref().map_err(|e| Divergence::from(e.clone()))?;
         let bal_index = BlockAccessIndex::new(index);
@@ -354,7 +354,22 @@ impl Replay {
     /// Verify a whole run: every item, each block's gas against its header, and that the
     /// access list has no writes at indices past the block's end.
     pub fn verify_all(&self, outputs: &[Result<ItemOutput, ExecError>]) -> Result<(), Divergence> {
-        self.verify_items(0..self.items.len(), outputs, false)
+        for chunk in self.chunks(0..self.block_count()) {
+            let blocks = self.blocks(chunk.clone());
+            let range = self.block_items(chunk.start).start..self.block_items(chunk.end - 1).end;
+            let Some(outputs) = outputs.get(range.clone()) else {
+                // Fewer outputs than items: the first item without one.
+                let item = &self.items[outputs.len().min(self.items.len() - 1)];
+                return Err(Divergence {
+                    block: self.header(item.block as usize).number,
+                    item: item.kind,
+                    address: None,
+                    mismatch: Box::new(Mismatch::NoResult),
+                });
+            };
+            self.verify_items(range, outputs, false, &blocks)?;
+        }
+        Ok(())
     }
 
     /// Verify the items `range` of a run (whole blocks: a batch, or every item), with
@@ -367,13 +382,14 @@ impl Replay {
         range: std::ops::Range<usize>,
         outputs: &[Result<ItemOutput, ExecError>],
         require_receipts: bool,
+        blocks: &Blocks<'_>,
     ) -> Result<(), Divergence> {
         let items = &self.items[range.clone()];
         let (Some(first), Some(last)) = (items.first(), items.last()) else {
             return Ok(());
         };
         for b in first.block as usize..=last.block as usize {
-            let block = &self.blocks[b];
+            let block = blocks.get(b);
             let own = self.block_items(b);
             let n = block.transactions.len() + 2;
             // The access list's writes grouped by index, for this block only.
@@ -389,7 +405,7 @@ impl Replay {
                 })?;
             let outputs = &outputs[own.start - range.start..own.end - range.start];
             for (item, out) in self.items[own.clone()].iter().zip(outputs) {
-                self.verify_item_against(item, out, expected.at(item.bal_index(block)))?;
+                self.verify_item_against(block, item, out, expected.at(item.bal_index(block)))?;
             }
             let gas: u64 = outputs
                 .iter()
@@ -510,11 +526,10 @@ impl Replay {
     /// receipts root is checked and of those before Byzantium that are not.
     pub fn receipts_root_coverage(&self) -> (usize, usize) {
         let checked = self
-            .blocks
-            .iter()
-            .filter(|b| self.spec.is_byzantium_active_at_block(b.header.number))
+            .headers()
+            .filter(|h| self.spec.is_byzantium_active_at_block(h.number))
             .count();
-        (checked, self.blocks.len() - checked)
+        (checked, self.block_count() - checked)
     }
 
     /// Every computed root in `roots` (per block, `None`: not computed) against its
@@ -525,7 +540,7 @@ impl Replay {
         roots: &[Option<Result<B256, gigagas_trie::RootError>>],
     ) -> Result<(), Divergence> {
         for (b, root) in roots.iter().enumerate() {
-            let header = &self.blocks[b].header;
+            let header = self.header(b);
             let mismatch = match root {
                 None => continue,
                 Some(Ok(got)) if *got == header.state_root => continue,
@@ -552,7 +567,22 @@ impl Replay {
     pub fn verify_sequential(&self, outputs: &SequentialOutputs) -> Result<(), Divergence> {
         let mut txs = outputs.txs.iter();
         let mut offset = 0;
-        for block in &self.blocks {
+        for chunk in self.chunks(0..self.block_count()) {
+            self.verify_sequential_blocks(&self.blocks(chunk), outputs, &mut txs, &mut offset)?;
+        }
+        self.check_roots(&outputs.roots)
+    }
+
+    /// [`Replay::verify_sequential`] for `blocks`, the next blocks: `txs` and `offset` where
+    /// their results and receipts start.
+    fn verify_sequential_blocks<'o>(
+        &self,
+        blocks: &Blocks<'_>,
+        outputs: &'o SequentialOutputs,
+        txs: &mut std::slice::Iter<'o, TxResult>,
+        offset: &mut usize,
+    ) -> Result<(), Divergence> {
+        for (_, block) in blocks.iter() {
             let mut total = 0;
             let n = block.transactions.len();
             for i in 0..n {
@@ -567,12 +597,13 @@ impl Replay {
             }
             check_block_gas(block, total)?;
             if !outputs.receipts.is_empty() {
-                let end = (offset + n).min(outputs.receipts.len());
-                self.check_receipts_root(block, &outputs.receipts[offset..end])?;
+                let start = (*offset).min(outputs.receipts.len());
+                let end = (*offset + n).min(outputs.receipts.len());
+                self.check_receipts_root(block, &outputs.receipts[start..end])?;
             }
-            offset += n;
+            *offset += n;
         }
-        self.check_roots(&outputs.roots)
+        Ok(())
     }
 }
 
@@ -606,8 +637,7 @@ impl Replay {
             .iter()
             .zip(outputs)
             .map(|(item, out)| {
-                let index =
-                    BlockAccessIndex::new(item.bal_index(&self.blocks[item.block as usize]));
+                let index = BlockAccessIndex::new(self.bal_index(item));
                 match out {
                     Err(e) => Err(FailedItem {
                         message: e.to_string(),

@@ -248,7 +248,8 @@ mod tests {
         )
         .expect("generation succeeds");
         let replay = prepare(dump).unwrap();
-        let block = &replay.blocks()[0];
+        let blocks = replay.blocks(0..1);
+        let block = blocks.get(0);
         let base = &replay
             .resident_bases()
             .expect("a small dump keeps its bases")[0];

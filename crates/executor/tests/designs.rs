@@ -85,11 +85,11 @@ fn the_writes_design_leaves_the_reads_to_demand() {
     let dump = read("mainnet.gigagas");
     let source = DumpSource::of(&dump);
     let replay = prepare(dump).unwrap();
-    let n = replay.blocks().len();
+    let n = replay.block_count();
     let named: usize = replay
-        .blocks()
+        .blocks(0..n)
         .iter()
-        .map(|b| {
+        .map(|(_, b)| {
             b.bal().accounts.len()
                 + b.bal()
                     .accounts
@@ -140,12 +140,16 @@ fn the_full_list_is_the_dump_crates() {
             .collect();
         let replay: Replay = prepare(dump).unwrap();
         let mut cursor = gigagas_executor::BaseCursor::new(&replay);
+        let blocks = replay.blocks(0..replay.block_count());
         for (b, expected) in expected.iter().enumerate() {
-            let got = replay.full_list(b, &cursor.base(b)).encode_to_vec();
+            let block = blocks.get(b);
+            let got = replay
+                .full_list(block, &cursor.base(b, block))
+                .encode_to_vec();
             assert!(
                 &got == expected,
                 "{name} block {}: {} bytes, the dump crate's {}",
-                replay.blocks()[b].header().number,
+                replay.header(b).number,
                 got.len(),
                 expected.len()
             );

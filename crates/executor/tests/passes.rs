@@ -9,8 +9,8 @@
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_executor::{
-    Parallel, PassCache, PassError, Replay, RunConfig, Runner, SchedulerKind, SetupError,
-    TimedWork,
+    Parallel, PassCache, PassError, Replay, ResidentLimits, RunConfig, Runner, SchedulerKind,
+    Sequential, SetupError, TimedWork,
     test_utils::{DumpSource, output_summary, prepare},
 };
 use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead, StateRootPhase, StoreRead};
@@ -40,11 +40,16 @@ fn setup() -> (Replay, DumpSource) {
     (prepare(dump).unwrap(), source)
 }
 
-/// [`setup`]'s dump prepared to keep no bases: memory follows the batch (after [`setup`],
-/// which installs the point-evaluation verifier).
+/// [`setup`]'s dump prepared to keep nothing across batches, neither bases nor decoded
+/// blocks: memory follows the batch (after [`setup`], which installs the point-evaluation
+/// verifier).
 fn per_batch() -> Replay {
-    let replay = Replay::with_resident_bases_limit(dump(), 0).unwrap();
-    assert!(replay.resident_bases().is_none());
+    let limits = ResidentLimits {
+        bases: 0,
+        blocks: 0,
+    };
+    let replay = Replay::with_limits(dump(), limits).unwrap();
+    assert!(replay.resident_bases().is_none() && !replay.keeps_blocks());
     replay
 }
 
@@ -136,17 +141,68 @@ fn every_set_up_gives_the_outputs_of_one_thread_in_memory() {
     }
     assert_eq!(passes, 3 * 8 * 3 * 3);
 
-    // Store passes over a replay that keeps nothing across batches.
+    // Passes in memory and from a store over a replay that keeps nothing across batches:
+    // each batch's blocks decoded from their packed form, its bases, carried values,
+    // tables and views built between batches.
     let per_batch = per_batch();
     let cache = PassCache::new();
+    let mut passes = 0;
     for root in [StateRootPhase::Off, StateRootPhase::Overlapped] {
-        for read in reads().into_iter().flatten() {
+        for read in reads() {
             for threads in [1, 2] {
-                for batch in [1, 7] {
-                    let config = config(threads, batch, Some(read), root);
+                for batch in [1, 7, 50] {
+                    let config = config(threads, batch, read, root);
                     let got = outputs(&per_batch, &cache, &source, &config);
                     assert!(got == reference, "per batch, {config:?}: outputs differ");
+                    passes += 1;
                 }
+            }
+        }
+    }
+    assert_eq!(passes, 2 * 8 * 2 * 3);
+    // The client loop over packed blocks (decoded a few at a time, its window paused)
+    // verifies too, roots included, in memory and from a store.
+    for root in [StateRootPhase::Off, StateRootPhase::After] {
+        let work = TimedWork {
+            state_root: root,
+            receipts: true,
+            ..TimedWork::default()
+        };
+        Sequential::new(work)
+            .run(&per_batch, true)
+            .unwrap_or_else(|d| panic!("sequential, {root:?}: {d}"));
+        let mut reader = source.fresh();
+        Sequential::on(work, &mut reader)
+            .run(&per_batch, true)
+            .unwrap_or_else(|d| panic!("sequential from a store, {root:?}: {d}"));
+    }
+}
+
+/// A dump file streamed into a replay that keeps its blocks packed gives the outputs of
+/// the decoded dump prepared whole, and verifies.
+#[test]
+fn a_streamed_dump_gives_the_outputs_of_the_dump_decoded_whole() {
+    let (replay, source) = setup();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("passes.gigagas");
+    gigagas_dump::write_dump(&dump(), &path).unwrap();
+    let cache = PassCache::new();
+    for blocks in [0, u64::MAX] {
+        let limits = ResidentLimits { bases: 0, blocks };
+        let (streamed, loaded) = Replay::load(&path, limits).unwrap();
+        assert_eq!(streamed.keeps_blocks(), blocks > 0);
+        assert_eq!(loaded.summary.blocks, BLOCKS);
+        assert_eq!(streamed.items(), replay.items());
+        let cache_streamed = PassCache::new();
+        for threads in [1, 2] {
+            for batch in [1, 7] {
+                let config = config(threads, batch, None, StateRootPhase::Overlapped);
+                let want = outputs(&replay, &cache, &source, &config);
+                let got = outputs(&streamed, &cache_streamed, &source, &config);
+                assert!(
+                    got == want,
+                    "streamed ({blocks}), {config:?}: outputs differ"
+                );
             }
         }
     }

@@ -95,11 +95,12 @@ fn prefetched_and_pipelined_passes_verify_like_the_pass_in_memory() {
             // The same outputs as in memory, item by item.
             let bases = replay
                 .prefetch_bases(
-                    0..replay.blocks().len(),
+                    0..replay.block_count(),
                     &mut [Box::new(source.clone()) as Box<dyn StateSource>],
                 )
                 .unwrap();
-            assert_eq!(bases.bases.len(), replay.blocks().len());
+            assert_eq!(bases.bases.len(), replay.block_count());
+            let blocks = replay.blocks(0..replay.block_count());
             let mut ex = gigagas_executor::ItemExecutor::new();
             let read: Vec<_> = replay
                 .items()
@@ -107,6 +108,7 @@ fn prefetched_and_pipelined_passes_verify_like_the_pass_in_memory() {
                 .map(|item| {
                     replay.execute_item_on(
                         &mut ex,
+                        blocks.get(item.block as usize),
                         item,
                         Default::default(),
                         &bases.bases[item.block as usize],
@@ -131,16 +133,17 @@ fn bases_read_from_a_source_equal_the_bases_in_memory() {
     use revm::Database;
     for name in ["mainnet.gigagas", "mainnet-like.gigagas"] {
         let (replay, source) = load(name);
-        let n = replay.blocks().len();
+        let n = replay.block_count();
         let got = replay
             .prefetch_bases(0..n, &mut [Box::new(source) as Box<dyn StateSource>])
             .unwrap();
         assert_eq!(got.build_ns, 0, "the reads write into the tables: no join");
         let mut cursor = gigagas_executor::BaseCursor::new(&replay);
+        let blocks = replay.blocks(0..n);
         for b in 0..n {
-            let block = &replay.blocks()[b];
+            let block = blocks.get(b);
             let bal = Arc::new(block.bal().clone());
-            let in_memory = cursor.base(b);
+            let in_memory = cursor.base(b, block);
             let mut mem = gigagas_executor::BalView::new(&in_memory, &bal, 0);
             let mut read = gigagas_executor::BalView::new(&got.bases[b], &bal, 0);
             let fields = |i: Option<AccountInfo>| {
@@ -304,7 +307,7 @@ impl StateSource for Recording {
 #[test]
 fn a_prefetch_of_several_blocks_reads_in_key_order() {
     let (replay, source) = load("mainnet.gigagas");
-    let n = replay.blocks().len();
+    let n = replay.block_count();
     let mut recording = Recording {
         inner: source,
         reads: Vec::new(),
