@@ -8,7 +8,7 @@
 //! here, and the executor is not asked for anything more.
 
 use alloy_primitives::{Address, B256, U256};
-use gigagas_executor::{Replay, RunTimings};
+use gigagas_executor::{BlockReadError, Replay, RunTimings};
 use gigagas_grid::{Point, StateRead};
 use gigagas_report::results::BatchFigures;
 use revm::{DatabaseRef, primitives::hardfork::SpecId};
@@ -120,7 +120,7 @@ type Fields = (u64, U256, B256);
 /// walks it (`StateTrie::prepare_block`): a slot written back to its value, an account only
 /// read, or one touched and absent before and after, is not updated. A value the pre-state
 /// lacks counts as changed when written.
-pub fn updated_keys(replay: &Replay) -> Vec<UpdatedKeys> {
+pub fn updated_keys(replay: &Replay) -> Result<Vec<UpdatedKeys>, BlockReadError> {
     let mut out = vec![UpdatedKeys::default(); replay.block_count()];
     for segment in replay.segments() {
         let pre = segment.pre();
@@ -198,9 +198,9 @@ pub fn updated_keys(replay: &Replay) -> Vec<UpdatedKeys> {
                     accounts.insert(address, Some(after));
                 }
             }
-        });
+        })?;
     }
-    out
+    Ok(out)
 }
 
 /// Fill each batch's updated keys from its blocks' (`keys`: [`updated_keys`]).
@@ -272,14 +272,16 @@ mod tests {
                 }
             }
             let replay = gigagas_executor::test_utils::prepare(dump).unwrap();
-            let counted = updated_keys(&replay);
+            let counted = updated_keys(&replay).unwrap();
             assert_eq!(counted, expected, "{profile:?}");
             assert!(counted.iter().all(|k| k.accounts > 0), "{profile:?}");
             // Some listed accounts are only read: the count is not the list's size.
             let mut listed = 0;
-            replay.each_block(0..replay.block_count(), |_, b| {
-                listed += b.bal().accounts.len()
-            });
+            replay
+                .each_block(0..replay.block_count(), |_, b| {
+                    listed += b.bal().accounts.len()
+                })
+                .unwrap();
             let updated: u64 = counted.iter().map(|k| k.accounts).sum();
             assert!(
                 updated < listed as u64,

@@ -420,6 +420,7 @@ fn run_dump(
     let points = plan.all_points(cores);
     let keys = if points.iter().any(crate::blocks::keeps_batches) {
         crate::blocks::updated_keys(replay)
+            .map_err(|e| DumpFault::Setup(Box::new(gigagas_executor::SetupError::Blocks(e))))?
     } else {
         Vec::new()
     };

@@ -67,6 +67,15 @@ pub enum DumpError {
         /// The most a dump may have.
         limit: u64,
     },
+    /// The file changed on disk after it was checked (its length or modification time
+    /// differs), while a reader read its blocks again ([`crate::BlockReader`]).
+    #[error(
+        "{path}: the dump changed on disk since it was loaded (rewritten in place?): load it again"
+    )]
+    Changed {
+        /// The file.
+        path: PathBuf,
+    },
     /// The content checksum does not match: the file is corrupted.
     #[error(
         "{path}: checksum mismatch (header {expected:016x}, content {actual:016x}): the file is corrupted"

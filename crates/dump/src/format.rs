@@ -553,15 +553,15 @@ impl From<SectionError> for TableError {
 /// file can be read in turn, each where it left off). Errors of the file itself come out
 /// wrapped in [`FileReadFailed`], so that a zstd decoder reading the range passes them on
 /// distinguishable from its own.
-struct FileRange<'f> {
-    file: &'f std::fs::File,
+struct FileRange {
+    file: std::sync::Arc<std::fs::File>,
     /// The next byte to read.
     pos: u64,
     /// One past the range's last byte.
     end: u64,
 }
 
-impl std::io::Read for FileRange<'_> {
+impl std::io::Read for FileRange {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let want = buf
             .len()
@@ -569,7 +569,7 @@ impl std::io::Read for FileRange<'_> {
         if want == 0 {
             return Ok(0);
         }
-        let n = read_at(self.file, &mut buf[..want], self.pos)
+        let n = read_at(&self.file, &mut buf[..want], self.pos)
             .map_err(|e| std::io::Error::new(e.kind(), FileReadFailed(e)))?;
         self.pos += n as u64;
         Ok(n)
@@ -691,6 +691,8 @@ pub struct StreamedDump {
     /// The segments' block hashes, pre-states and witnesses, in order; their `blocks` are
     /// left empty (they streamed past: `segment_blocks` says how many each had).
     pub segments: Vec<Segment>,
+    /// The blocks, to read again from the file (checked): [`BlockReader`].
+    pub reader: BlockReader,
     /// How many blocks each segment has, in order (each at least one).
     pub segment_blocks: Vec<usize>,
     /// The dump's summary (that of [`inspect_dump`]).
@@ -740,6 +742,7 @@ fn stream_dump(
     };
     let (file, header) = open_checked(path)?;
     check_file_checksum(&file, &header, path)?;
+    let file = std::sync::Arc::new(file);
     let entries = walk_sections(
         header.content_len,
         header.section_count,
@@ -782,7 +785,7 @@ fn stream_dump(
             .expect("walk_sections checked that every required section is present");
         let start = HEADER_LEN as u64 + e.offset;
         let range = FileRange {
-            file: &file,
+            file: file.clone(),
             pos: start,
             end: start + e.comp_len,
         };
@@ -790,6 +793,21 @@ fn stream_dump(
     };
     let mut blocks = stream(b"BLKS", "blocks")?;
     let mut lists = stream(b"BALS", "access lists")?;
+    let entry = |tag: &[u8; 4]| {
+        *streamed
+            .iter()
+            .find(|e| &e.tag == tag)
+            .expect("walk_sections checked that every required section is present")
+    };
+    let reader = BlockReader {
+        path: path.to_path_buf(),
+        stamp: FileStamp::of(&file).map_err(io)?,
+        file: file.clone(),
+        sections: [entry(b"BLKS"), entry(b"BALS")],
+        count: blocks.count,
+        streams: None,
+        next: 0,
+    };
     let meta = decode_meta(take(b"META")).map_err(|e| corrupt("META", e))?;
     let sizes = match header.version {
         1 => vec![blocks.count],
@@ -860,6 +878,7 @@ fn stream_dump(
         StreamedDump {
             meta,
             segments,
+            reader,
             segment_blocks: sizes,
             summary,
             info: DumpFileInfo {
@@ -869,6 +888,141 @@ fn stream_dump(
         },
         designs,
     ))
+}
+
+/// What a file was when it was checked: its length and modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileStamp {
+    fn of(file: &std::fs::File) -> std::io::Result<Self> {
+        let metadata = file.metadata()?;
+        Ok(Self {
+            len: metadata.len(),
+            modified: metadata.modified().ok(),
+        })
+    }
+}
+
+/// A dump file's blocks read again, in order, from the file [`stream_dump_blocks`] checked
+/// (through the handle it opened, so a dump replaced since by a rename is not seen): what a
+/// replay that holds no block decodes each batch's blocks from. Reading block `b` goes on
+/// from where the last read stopped, or starts the two sections' streams over when `b` is
+/// behind it; nothing but the decoders' buffers and one block is held. A file changed in
+/// place since it was checked (another length or modification time) is refused
+/// ([`DumpError::Changed`]).
+pub struct BlockReader {
+    path: std::path::PathBuf,
+    file: std::sync::Arc<std::fs::File>,
+    stamp: FileStamp,
+    /// `BLKS` and `BALS`.
+    sections: [SectionEntry; 2],
+    count: usize,
+    /// The two sections' item streams, positioned at block `next`.
+    streams: Option<Box<[ItemStream<FileRange>; 2]>>,
+    next: usize,
+}
+
+impl std::fmt::Debug for BlockReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockReader")
+            .field("path", &self.path)
+            .field("blocks", &self.count)
+            .field("next", &self.next)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Clone for BlockReader {
+    /// Another reader of the same open file, starting over.
+    fn clone(&self) -> Self {
+        Self {
+            path: self.path.clone(),
+            file: self.file.clone(),
+            stamp: self.stamp,
+            sections: self.sections,
+            count: self.count,
+            streams: None,
+            next: 0,
+        }
+    }
+}
+
+impl BlockReader {
+    /// The number of blocks in the file.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether the file holds no block.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Block `b` (in file order, segment after segment), its access list in place, decoded
+    /// as [`read_dump`] decodes it.
+    pub fn block(&mut self, b: usize) -> Result<DumpBlock, DumpError> {
+        let path = self.path.as_path();
+        let io = |source| DumpError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if b >= self.count {
+            return Err(DumpError::CorruptSection {
+                path: path.to_path_buf(),
+                section: "BLKS".into(),
+                problem: format!("block #{b} asked of {} blocks", self.count).into(),
+            });
+        }
+        if FileStamp::of(&self.file).map_err(io)? != self.stamp {
+            return Err(DumpError::Changed {
+                path: path.to_path_buf(),
+            });
+        }
+        if self.next > b {
+            self.streams = None;
+        }
+        let streams = match &mut self.streams {
+            Some(streams) => streams,
+            None => {
+                let open = |e: &SectionEntry, what| {
+                    let start = HEADER_LEN as u64 + e.offset;
+                    let range = FileRange {
+                        file: self.file.clone(),
+                        pos: start,
+                        end: start + e.comp_len,
+                    };
+                    ItemStream::new(range, e.raw_len, what)
+                        .map_err(|p| stream_problem(path, &tag_name(&e.tag), p))
+                };
+                let blocks = open(&self.sections[0], "blocks")?;
+                let lists = open(&self.sections[1], "access lists")?;
+                self.next = 0;
+                self.streams.insert(Box::new([blocks, lists]))
+            }
+        };
+        let [blocks, lists] = &mut **streams;
+        while self.next < b {
+            blocks.next().map_err(|e| stream_problem(path, "BLKS", e))?;
+            lists.next().map_err(|e| stream_problem(path, "BALS", e))?;
+            self.next += 1;
+        }
+        let mut block = decode_block(
+            &mut blocks.next().map_err(|e| stream_problem(path, "BLKS", e))?,
+            b,
+        )
+        .map_err(|e| stream_problem(path, "BLKS", e))?;
+        block.access_list = decode_bal(
+            &mut lists.next().map_err(|e| stream_problem(path, "BALS", e))?,
+            b,
+        )
+        .map_err(|e| stream_problem(path, "BALS", e))?;
+        self.next += 1;
+        Ok(block)
+    }
 }
 
 /// The RLP items of a `BLKS` or `BALS` section (a count, then one item per block), read one

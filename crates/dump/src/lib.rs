@@ -43,9 +43,9 @@ pub use designs::{
 };
 pub use error::{DumpError, InvariantError, SectionProblem};
 pub use format::{
-    DumpFileInfo, FORMAT_VERSION, Inspection, MAGIC, OLDEST_READABLE_VERSION, StreamedBlock,
-    StreamedDump, decode_dump, encode_dump, inspect_dump, inspect_dump_with, read_dump,
-    stream_dump_blocks, version_for, write_dump,
+    BlockReader, DumpFileInfo, FORMAT_VERSION, Inspection, MAGIC, OLDEST_READABLE_VERSION,
+    StreamedBlock, StreamedDump, decode_dump, encode_dump, inspect_dump, inspect_dump_with,
+    read_dump, stream_dump_blocks, version_for, write_dump,
 };
 pub use model::{
     AccountState, Dump, DumpBlock, DumpMeta, PreAccount, PreSlot, PreState, ReceiptSummary,

@@ -501,37 +501,42 @@ impl<'r, 'b, 's, S: StateSource> Shared<'r, 'b, 's, S> {
     /// bases of the blocks before it dropped, its read prepared (unless pipelined, where
     /// the batch before prepared it), its views, its roots' lists, and, pipelined, the
     /// next batch's read.
-    fn prepare(&self, pass: &'r Pass<'_, 's, S>, b: usize) {
+    fn prepare(&self, pass: &'r Pass<'_, 's, S>, b: usize) -> Result<(), crate::Divergence> {
         let Some(range) = self.blocks_of(b) else {
-            return;
+            return Ok(());
         };
+        let unreadable = |e| self.replay.unreadable(range.start, e);
         let io = match self.bases {
             Bases::Read { io, .. } => Some(io),
             _ => None,
         };
         let pipelined = io.is_some_and(|io| io.pipelined);
         let next = self.blocks_of(b + 1).filter(|_| pipelined);
-        self.blocks.advance(range.clone(), next);
+        self.blocks
+            .advance(range.clone(), next)
+            .map_err(|(at, e)| self.replay.unreadable(at, e))?;
         let blocks = self.blocks.current();
-        pass.build_bases(&blocks);
+        pass.build_bases(&blocks).map_err(unreadable)?;
         if let Some(io) = io {
             io.retire(range.start);
             if !io.pipelined || b == 0 {
-                pass.prepare_read(b, &blocks);
+                pass.prepare_read(b, &blocks).map_err(unreadable)?;
             }
         }
         if let Some(views) = self.bases.views() {
             // The batch before's views (and what they carried) dropped first.
             let mut slot = views.write().expect("no thread panics holding the views");
             *slot = BatchViews::default();
-            *slot = pass.views(&blocks);
+            *slot = pass.views(&blocks).map_err(unreadable)?;
         }
         if let Some(root) = self.root {
             root.stage(&blocks);
         }
-        if pipelined && self.blocks_of(b + 1).is_some() {
-            pass.prepare_read(b + 1, &self.blocks.next());
+        if pipelined && let Some(next) = self.blocks_of(b + 1) {
+            pass.prepare_read(b + 1, &self.blocks.next())
+                .map_err(|e| self.replay.unreadable(next.start, e))?;
         }
+        Ok(())
     }
 
     /// The coordinator's side of the protocol: the timed window (ordering and every
@@ -595,7 +600,11 @@ impl<'r, 'b, 's, S: StateSource> Shared<'r, 'b, 's, S> {
         let mut pending = None;
         for (b, range) in self.batches.iter().enumerate() {
             window.close();
-            self.prepare(pass, b);
+            if let Err(e) = self.prepare(pass, b) {
+                // Everyone leaves after the next *go*.
+                result = Err(e);
+                self.stop.store(true, Ordering::Relaxed);
+            }
             window.open();
             let start = Instant::now();
             timings

@@ -104,6 +104,10 @@ pub enum ExecFailure {
     /// The root phase is on and cannot start (no witness, or one that does not open).
     #[error("the state root: {0}")]
     NoRoot(crate::replay::RootSetupError),
+    /// The block could not be read again from the dump's file (between batches, outside
+    /// the timed window: a replay that does not keep its blocks).
+    #[error(transparent)]
+    Blocks(crate::replay::BlockReadError),
 }
 
 impl ExecFailure {
@@ -407,6 +411,7 @@ impl Replay {
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), ExecError> {
         for chunk in self.chunks(self.segments[s].blocks.clone()) {
+            let first = chunk.start;
             let blocks = if self.keeps_blocks() {
                 self.blocks(chunk)
             } else {
@@ -414,12 +419,17 @@ impl Replay {
                 let blocks = self.blocks(chunk);
                 clock.resume();
                 blocks
-            };
+            }
+            .map_err(|e| ExecError {
+                block: self.header(first).number,
+                item: ItemKind::PreBlock,
+                failure: ExecFailure::Blocks(e),
+            })?;
             for (b, block) in blocks.iter() {
                 self.execute_sequential_block(state, b, block, work, on_tx)?;
                 after_block(s, b, block);
             }
-            if blocks.decoded() {
+            if blocks.is_decoded() {
                 // Dropped outside the window too.
                 clock.pause();
                 drop(blocks);

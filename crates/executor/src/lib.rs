@@ -84,8 +84,8 @@ pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, StoreRe
 pub use pass::{IoTimings, PassCache, SetupError};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
-    BaseCursor, Blocks, CarriedCursor, ItemKind, LoadError, LoadedDump, PrepareError,
-    RESIDENT_BASES_BYTES, RESIDENT_BLOCKS_BYTES, Replay, ReplayBlock, ResidentLimits,
+    BaseCursor, BlockReadError, Blocks, CarriedCursor, ItemKind, LoadError, LoadedDump,
+    PrepareError, RESIDENT_BASES_BYTES, RESIDENT_BLOCKS_BYTES, Replay, ReplayBlock, ResidentLimits,
     RootSetupError, WorkItem,
 };
 pub use revm::{bytecode::Bytecode, state::AccountInfo};

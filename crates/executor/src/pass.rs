@@ -5,7 +5,7 @@
 
 use crate::{
     prestate::{Carried, PreStateDb},
-    replay::{BaseCursor, Blocks, CarriedCursor, Replay, RootSetupError},
+    replay::{BaseCursor, BlockReadError, Blocks, CarriedCursor, Replay, RootSetupError},
     root::{RootInputs, RootPass},
     source::{IoLayout, OnDemand, OnDemandPass, ReadInputs, StateSource},
 };
@@ -46,9 +46,9 @@ pub struct IoTimings {
 pub struct PassCache {
     /// The replay it serves ([`Replay`]'s identity), set on first use.
     replay: OnceLock<u64>,
-    carried: OnceLock<Vec<Carried>>,
-    layout: OnceLock<IoLayout>,
-    full_lists: OnceLock<Vec<Vec<u8>>>,
+    carried: OnceLock<Result<Vec<Carried>, BlockReadError>>,
+    layout: OnceLock<Result<IoLayout, BlockReadError>>,
+    full_lists: OnceLock<Result<Vec<Vec<u8>>, BlockReadError>>,
     root_inputs: OnceLock<Result<RootInputs, RootSetupError>>,
 }
 
@@ -80,23 +80,37 @@ impl PassCache {
     /// Per block, what earlier blocks of its segment wrote, kept when the replay keeps
     /// every block's base (they take about as much memory); `None`: each pass builds each
     /// batch's ([`crate::CarriedCursor`]), so memory follows the batch.
-    pub(crate) fn carried(&self, replay: &Replay) -> Option<&[Carried]> {
-        replay.resident_bases()?;
-        Some(self.carried.get_or_init(|| replay.carried_values()))
+    pub(crate) fn carried(&self, replay: &Replay) -> Result<Option<&[Carried]>, SetupError> {
+        if replay.resident_bases().is_none() {
+            return Ok(None);
+        }
+        let carried = self.carried.get_or_init(|| replay.carried_values());
+        Ok(Some(
+            carried
+                .as_deref()
+                .map_err(|e| SetupError::Blocks(e.clone()))?,
+        ))
     }
 
     /// The tables a pass reading from a source fills, kept as [`PassCache::carried`] is.
-    pub(crate) fn layout(&self, replay: &Replay) -> Option<&IoLayout> {
-        let carried = self.carried(replay)?;
-        Some(
-            self.layout
-                .get_or_init(|| IoLayout::of_all(replay, carried)),
-        )
+    pub(crate) fn layout(&self, replay: &Replay) -> Result<Option<&IoLayout>, SetupError> {
+        let Some(carried) = self.carried(replay)? else {
+            return Ok(None);
+        };
+        let layout = self
+            .layout
+            .get_or_init(|| IoLayout::of_all(replay, carried));
+        Ok(Some(
+            layout.as_ref().map_err(|e| SetupError::Blocks(e.clone()))?,
+        ))
     }
 
     /// Each block's `full` list, encoded.
-    pub(crate) fn full_lists(&self, replay: &Replay) -> &[Vec<u8>] {
-        self.full_lists.get_or_init(|| replay.encode_full_lists())
+    pub(crate) fn full_lists(&self, replay: &Replay) -> Result<&[Vec<u8>], SetupError> {
+        self.full_lists
+            .get_or_init(|| replay.encode_full_lists())
+            .as_deref()
+            .map_err(|e| SetupError::Blocks(e.clone()))
     }
 
     /// The tries the root phase starts from: every segment's witness opened. Fails when no
@@ -293,8 +307,12 @@ impl<'r> PassBlocks<'r> {
 
     /// Between batches: `blocks` become the current batch's (taken from the next slot when
     /// decoded there, the previous batch's dropped first), and `next`, when given, the
-    /// next batch's.
-    pub(crate) fn advance(&self, blocks: Range<usize>, next: Option<Range<usize>>) {
+    /// next batch's. On a failed read, the block it failed at.
+    pub(crate) fn advance(
+        &self,
+        blocks: Range<usize>,
+        next: Option<Range<usize>>,
+    ) -> Result<(), (usize, BlockReadError)> {
         let mut current = self
             .current
             .write()
@@ -305,14 +323,17 @@ impl<'r> PassBlocks<'r> {
             .lock()
             .expect("no thread panics holding the blocks");
         let staged = std::mem::take(&mut *slot);
+        let first = blocks.start;
         *current = if staged.range() == blocks {
             staged
         } else {
-            self.replay.blocks(blocks)
+            self.replay.blocks(blocks).map_err(|e| (first, e))?
         };
         if let Some(next) = next {
-            *slot = self.replay.blocks(next);
+            let first = next.start;
+            *slot = self.replay.blocks(next).map_err(|e| (first, e))?;
         }
+        Ok(())
     }
 
     /// The current batch's blocks.
@@ -380,6 +401,9 @@ pub enum SetupError {
     /// The runner's [`PassCache`] was built for another replay.
     #[error("the pass was given a cache built for another replay")]
     ForeignCache,
+    /// What the pass builds from every block before its window could not read them again.
+    #[error(transparent)]
+    Blocks(BlockReadError),
 }
 
 impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
@@ -399,7 +423,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
             StateRootPhase::Off => None,
             phase => Some(RootPass::new(replay, cache.root_inputs(replay)?, phase)),
         };
-        let carried = match (readers.is_some(), cache.carried(replay)) {
+        let carried = match (readers.is_some(), cache.carried(replay)?) {
             (false, _) => CarriedValues::None,
             (true, Some(kept)) => CarriedValues::Kept(kept),
             (true, None) => CarriedValues::PerBatch {
@@ -440,9 +464,9 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                     pass: OnDemandPass::new(readers),
                     design,
                     pipelined: matches!(read, StoreRead::Pipelined(_)),
-                    layout: cache.layout(replay),
+                    layout: cache.layout(replay)?,
                     full_lists: match design {
-                        BalDesign::Full => cache.full_lists(replay),
+                        BalDesign::Full => cache.full_lists(replay)?,
                         BalDesign::Keys | BalDesign::Writes => &[],
                     },
                     prepared: Mutex::new((0..batches.len()).map(|_| None).collect()),
@@ -499,15 +523,15 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
 
     /// The carried values of `blocks` (a batch's, in block order across calls), when
     /// built per batch.
-    fn batch_carried(&self, blocks: &Blocks<'_>) -> Vec<Carried> {
+    fn batch_carried(&self, blocks: &Blocks<'_>) -> Result<Vec<Carried>, BlockReadError> {
         let CarriedValues::PerBatch { cursor, stashed } = &self.carried else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         let mut stashed = stashed.lock().expect("no thread panics holding it");
         if let Some((first, _)) = &*stashed
             && *first == blocks.range().start
         {
-            return stashed.take().expect("checked").1;
+            return Ok(stashed.take().expect("checked").1);
         }
         let mut cursor = cursor.lock().expect("no thread panics holding the cursor");
         blocks
@@ -518,9 +542,12 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
 
     /// Views of the sources for `blocks` (a batch's), when its items read through them
     /// (empty otherwise). Between batches, never inside a window.
-    pub(crate) fn views<'p>(&'p self, blocks: &Blocks<'_>) -> BatchViews<'p, 's, S> {
+    pub(crate) fn views<'p>(
+        &'p self,
+        blocks: &Blocks<'_>,
+    ) -> Result<BatchViews<'p, 's, S>, BlockReadError> {
         let Some(pass) = self.reads_on_demand() else {
-            return BatchViews::default();
+            return Ok(BatchViews::default());
         };
         let first = blocks.range().start;
         let views = match &self.carried {
@@ -530,24 +557,24 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                 .collect(),
             CarriedValues::PerBatch { .. } => blocks
                 .range()
-                .zip(self.batch_carried(blocks))
+                .zip(self.batch_carried(blocks)?)
                 .map(|(b, carried)| OnDemand::new(pass, self.replay, b, Cow::Owned(carried)))
                 .collect(),
             CarriedValues::None => unreachable!("a pass reading from sources has carried values"),
         };
-        BatchViews { first, views }
+        Ok(BatchViews { first, views })
     }
 
     /// Prepare batch `k`'s read (`blocks`, its blocks): its blank tables, laid out first
     /// when the cache keeps no layout. Between batches, never inside a window.
-    pub(crate) fn prepare_read(&self, k: usize, blocks: &Blocks<'_>) {
+    pub(crate) fn prepare_read(&self, k: usize, blocks: &Blocks<'_>) -> Result<(), BlockReadError> {
         let PassState::Read(io) = &self.state else {
-            return;
+            return Ok(());
         };
         let layout = match io.layout {
             Some(_) => None,
             None => {
-                let carried = self.batch_carried(blocks);
+                let carried = self.batch_carried(blocks)?;
                 let layout = IoLayout::new(self.replay, blocks, &carried);
                 if let (true, CarriedValues::PerBatch { stashed, .. }) =
                     (io.design == BalDesign::Writes, &self.carried)
@@ -564,6 +591,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         io.prepared
             .lock()
             .expect("no reader panics holding the lock")[k] = Some(PreparedRead { layout, tables });
+        Ok(())
     }
 
     /// What the loop's items read their state from; `views` is the slot each batch's views
@@ -586,9 +614,9 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
     /// Build the bases of `blocks` (a batch's) into the batch slot, in memory without
     /// resident bases (nothing otherwise). Outside the timed window: the replay's prepared
     /// state, which a dump that fits keeps from the start.
-    pub(crate) fn build_bases(&self, blocks: &Blocks<'_>) {
+    pub(crate) fn build_bases(&self, blocks: &Blocks<'_>) -> Result<(), BlockReadError> {
         let PassState::PerBatch { slot, cursor } = &self.state else {
-            return;
+            return Ok(());
         };
         let mut slot = slot
             .write()
@@ -596,8 +624,10 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         slot.bases.clear();
         slot.first = blocks.range().start;
         let mut cursor = cursor.lock().expect("no thread panics holding the cursor");
-        slot.bases
-            .extend(blocks.iter().map(|(b, block)| cursor.base(b, block)));
+        for (b, block) in blocks.iter() {
+            slot.bases.push(cursor.base(b, block)?);
+        }
+        Ok(())
     }
 
     /// The readers' figures after the window: what reading took, and when each batch's

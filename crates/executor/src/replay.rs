@@ -43,6 +43,9 @@ pub enum PrepareError {
          precompile runs"
     )]
     KzgVerifierNotInstalled,
+    /// Building every block's base walks the blocks again, and they could not be read.
+    #[error(transparent)]
+    Blocks(#[from] BlockReadError),
 }
 
 /// One block, ready to execute.
@@ -266,13 +269,30 @@ struct BlockHead {
     spec: revm::primitives::hardfork::SpecId,
 }
 
-/// Every block's body: decoded, or each block compressed on its own.
+/// Every block's body: decoded, each block compressed on its own, or left in the dump's
+/// file.
 #[derive(Debug)]
 enum Bodies {
     /// Decoded, kept across passes (they fit [`ResidentLimits::blocks`]).
     Kept(Vec<ReplayBlock>),
-    /// Compressed per block; a pass decodes each batch's ([`Replay::blocks`]).
+    /// Compressed per block (a decoded [`Dump`] over the limit); a pass decodes each
+    /// batch's ([`Replay::blocks`]).
     Packed(Vec<gigagas_dump::PackedBlock>),
+    /// Read again from the file it was loaded from ([`Replay::load`] over the limit),
+    /// decoded a batch at a time in order.
+    Streamed(std::sync::Mutex<gigagas_dump::BlockReader>),
+}
+
+/// Why a replay that does not keep its blocks could not decode some of them again: its
+/// dump file could not be read (or changed since it was loaded).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BlockReadError {
+    /// Reading the file.
+    #[error("reading the dump's blocks again: {0}")]
+    Read(Arc<gigagas_dump::DumpError>),
+    /// A block read again does not prepare as it did at load.
+    #[error("preparing a block read again: {0}")]
+    Prepare(Arc<PrepareError>),
 }
 
 /// Consecutive blocks decoded for a pass (a batch's, or a run of blocks a set-up walks):
@@ -300,6 +320,14 @@ impl Default for Blocks<'_> {
 }
 
 impl<'r> Blocks<'r> {
+    /// Blocks `first..` held here.
+    fn decoded(first: usize, blocks: Vec<ReplayBlock>) -> Self {
+        Self {
+            first,
+            held: Held::Decoded(blocks),
+        }
+    }
+
     fn slice(&self) -> &[ReplayBlock] {
         match &self.held {
             Held::Kept(blocks) => blocks,
@@ -324,7 +352,7 @@ impl<'r> Blocks<'r> {
     }
 
     /// Whether these were decoded for this value (not borrowed from the replay).
-    pub fn decoded(&self) -> bool {
+    pub fn is_decoded(&self) -> bool {
         matches!(self.held, Held::Decoded(_))
     }
 }
@@ -398,7 +426,7 @@ impl<'r> SegmentWalk<'r> {
 
     /// Moves to the start of block `b`, telling `step` when its segment starts over and
     /// each earlier block's list before it is applied.
-    fn seek(&mut self, b: usize, mut step: impl FnMut(Walked<'_>)) {
+    fn seek(&mut self, b: usize, mut step: impl FnMut(Walked<'_>)) -> Result<(), BlockReadError> {
         let segment = self.replay.segment_of(b);
         let next = match self.at {
             Some((s, next)) if s == segment && next <= b => next,
@@ -414,9 +442,10 @@ impl<'r> SegmentWalk<'r> {
             self.replay.each_block(next..b, |_, block| {
                 step(Walked::Applying(&block.bal));
                 self.running.apply_block(&block.bal);
-            });
+            })?;
         }
         self.at = Some((segment, b));
+        Ok(())
     }
 
     /// Applies block `b`, `block` (where [`SegmentWalk::seek`] left it).
@@ -452,12 +481,13 @@ impl<'r> BaseCursor<'r> {
     }
 
     /// Block `b`'s base (`block` is block `b`): the state at its start for what its access
-    /// list names, joined with the list ([`PreStateDb::block_base`]).
-    pub fn base(&mut self, b: usize, block: &ReplayBlock) -> PreStateDb {
-        self.walk.seek(b, |_| {});
+    /// list names, joined with the list ([`PreStateDb::block_base`]). Fails only when an
+    /// earlier block must be read again (a walk that starts over) and cannot be.
+    pub fn base(&mut self, b: usize, block: &ReplayBlock) -> Result<PreStateDb, BlockReadError> {
+        self.walk.seek(b, |_| {})?;
         let base = self.walk.running.block_base(&block.bal);
         self.walk.pass(b, block);
-        base
+        Ok(base)
     }
 }
 
@@ -483,7 +513,7 @@ impl<'r> CarriedCursor<'r> {
 
     /// What earlier blocks of block `b`'s segment wrote of what its access list names, at
     /// its start (`block` is block `b`).
-    pub fn carried(&mut self, b: usize, block: &ReplayBlock) -> Carried {
+    pub fn carried(&mut self, b: usize, block: &ReplayBlock) -> Result<Carried, BlockReadError> {
         let (accounts, slots) = (&mut self.written_accounts, &mut self.written_slots);
         self.walk.seek(b, |step| match step {
             Walked::Restarted => {
@@ -491,7 +521,7 @@ impl<'r> CarriedCursor<'r> {
                 slots.clear();
             }
             Walked::Applying(bal) => record_writes(bal, accounts, slots),
-        });
+        })?;
         let bal = &block.bal;
         let carried = self
             .walk
@@ -499,7 +529,7 @@ impl<'r> CarriedCursor<'r> {
             .carried(bal, &self.written_accounts, &self.written_slots);
         record_writes(bal, &mut self.written_accounts, &mut self.written_slots);
         self.walk.pass(b, block);
-        carried
+        Ok(carried)
     }
 }
 
@@ -653,8 +683,13 @@ impl Builder {
     }
 
     /// The replay of the blocks added, over `segments` (their tables and witnesses; their
-    /// `blocks` are not read).
-    fn finish(mut self, segments: Vec<gigagas_dump::Segment>) -> Result<Replay, PrepareError> {
+    /// `blocks` are not read); with `reader`, blocks not kept are read again from the file
+    /// rather than held packed.
+    fn finish(
+        mut self,
+        segments: Vec<gigagas_dump::Segment>,
+        reader: Option<gigagas_dump::BlockReader>,
+    ) -> Result<Replay, PrepareError> {
         if !gigagas_chain::kzg_verifier_installed() && self.calls_point_evaluation {
             return Err(PrepareError::KzgVerifierNotInstalled);
         }
@@ -670,9 +705,11 @@ impl Builder {
             });
             witnesses.push(segment.witness.take());
         }
-        let bodies = match self.kept {
-            Some(kept) => Bodies::Kept(kept),
-            None => {
+        self.items.shrink_to_fit();
+        let bodies = match (self.kept, reader) {
+            (Some(kept), _) => Bodies::Kept(kept),
+            (None, Some(reader)) => Bodies::Streamed(std::sync::Mutex::new(reader)),
+            (None, None) => {
                 assert_eq!(
                     self.packed.len(),
                     self.heads.len(),
@@ -698,10 +735,17 @@ impl Builder {
         if self.base_bytes <= self.limits.bases && self.limits.bases > 0 {
             let mut cursor = BaseCursor::new(&replay);
             let mut bases = Vec::with_capacity(replay.block_count());
+            let mut failed = None;
             replay.each_block(0..replay.block_count(), |b, block| {
-                bases.push(cursor.base(b, block))
-            });
+                match cursor.base(b, block) {
+                    Ok(base) => bases.push(base),
+                    Err(e) => failed = Some(e),
+                }
+            })?;
             drop(cursor);
+            if let Some(e) = failed {
+                return Err(e.into());
+            }
             replay.resident_bases = Some(bases);
         }
         Ok(replay)
@@ -804,32 +848,34 @@ impl Replay {
             }
             segments.push(segment);
         }
-        builder.finish(segments)
+        builder.finish(segments, None)
     }
 
     /// Load a dump file for replay, streaming it: each block is decoded, checked and
-    /// turned into work items as it streams past, then kept decoded while every block's
-    /// fits [`ResidentLimits::blocks`], else held compressed (its bytes as the file holds
-    /// them). Never holds the whole dump decoded, nor the file's bytes.
+    /// turned into work items as it streams past, then kept decoded when every block's
+    /// fits [`ResidentLimits::blocks`]; else no block is held, and each pass reads a
+    /// batch's blocks again from the file (through the handle opened here, outside its
+    /// timed window: [`gigagas_dump::BlockReader`]). Never holds the whole dump decoded,
+    /// nor the file's bytes.
     pub fn load(
         path: &std::path::Path,
         limits: ResidentLimits,
     ) -> Result<(Self, LoadedDump), LoadError> {
-        // Every block packed or none, decided from the file's announced size of its blocks'
-        // items (what the decoded estimate scales), so that both forms of every block are
-        // never held at once.
-        let packs = |items_len: u64| items_len * DECODED_BYTES_PER_RLP_BYTE > limits.blocks;
+        // Every block kept or none, decided from the file's announced size of its blocks'
+        // items (what the decoded estimate scales).
+        let keeps = |items_len: u64| items_len * DECODED_BYTES_PER_RLP_BYTE <= limits.blocks;
         let mut builder: Option<Builder> = None;
         let mut failed: Option<PrepareError> = None;
         let streamed = gigagas_dump::stream_dump_blocks(path, |streamed| {
             if failed.is_some() {
                 return;
             }
-            let packs = packs(streamed.items_len);
             let builder = match &mut builder {
                 Some(builder) => builder,
                 None => match ChainSpec::from_config(&streamed.meta.chain) {
-                    Ok(spec) => builder.insert(Builder::new(spec, limits, !packs)),
+                    Ok(spec) => {
+                        builder.insert(Builder::new(spec, limits, keeps(streamed.items_len)))
+                    }
                     Err(e) => {
                         failed = Some(PrepareError::Chain(e));
                         return;
@@ -841,7 +887,7 @@ impl Replay {
                 streamed.segment_index,
                 witnessed,
                 streamed.block.clone(),
-                packs.then(|| streamed.pack()),
+                None,
             ) {
                 failed = Some(e);
             }
@@ -857,7 +903,7 @@ impl Replay {
                 true,
             ),
         };
-        let replay = builder.finish(streamed.segments)?;
+        let replay = builder.finish(streamed.segments, Some(streamed.reader))?;
         Ok((
             replay,
             LoadedDump {
@@ -869,44 +915,66 @@ impl Replay {
     }
 
     /// Blocks `range` decoded: borrowed when the replay keeps every block decoded, else
-    /// decoded from their packed form now (never call it inside a timed window: a pass
-    /// asks for each batch's between batches).
-    pub fn blocks(&self, range: std::ops::Range<usize>) -> Blocks<'_> {
+    /// decoded now from their packed form or read again from the dump's file (never call
+    /// it inside a timed window: a pass asks for each batch's between batches). Fails only
+    /// when the file cannot be read again.
+    pub fn blocks(&self, range: std::ops::Range<usize>) -> Result<Blocks<'_>, BlockReadError> {
         let first = range.start;
-        let held = match &self.bodies {
-            Bodies::Kept(blocks) => Held::Kept(&blocks[range]),
+        Ok(match &self.bodies {
+            Bodies::Kept(blocks) => Blocks {
+                first,
+                held: Held::Kept(&blocks[range]),
+            },
             Bodies::Packed(packed) => {
-                Held::Decoded(range.map(|b| self.unpack(b, &packed[b])).collect())
+                let blocks = range
+                    .map(|b| {
+                        let block = packed[b]
+                            .unpack()
+                            .expect("a packed block decodes: it was packed from a decoded one");
+                        self.prepare_again(b, block)
+                    })
+                    .collect::<Result<_, _>>()?;
+                Blocks::decoded(first, blocks)
             }
-        };
-        Blocks { first, held }
+            Bodies::Streamed(reader) => {
+                let mut reader = reader
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let blocks = range
+                    .map(|b| {
+                        let block = reader
+                            .block(b)
+                            .map_err(|e| BlockReadError::Read(Arc::new(e)))?;
+                        self.prepare_again(b, block)
+                    })
+                    .collect::<Result<_, _>>()?;
+                Blocks::decoded(first, blocks)
+            }
+        })
     }
 
-    /// Block `b` decoded from `packed`: the bytes it was loaded from, which decoded and
-    /// converted then.
-    fn unpack(&self, b: usize, packed: &gigagas_dump::PackedBlock) -> ReplayBlock {
-        let mut block = packed
-            .unpack()
-            .expect("a packed block decodes: it was decoded from the same bytes at load");
+    /// Block `b`, decoded again, prepared as at load.
+    fn prepare_again(&self, b: usize, mut block: DumpBlock) -> Result<ReplayBlock, BlockReadError> {
         let list = std::mem::take(&mut block.access_list);
         let witnessed = self.witnesses[self.segment_of(b)].is_some();
         ReplayBlock::prepare(&self.spec, block, list, witnessed)
-            .expect("a packed block converts: it was converted at load")
+            .map_err(|e| BlockReadError::Prepare(Arc::new(e)))
     }
 
     /// Calls `f` with each block of `range` in order, decoding a few at a time when the
-    /// replay packs them (outside any timed window).
+    /// replay does not keep them (outside any timed window).
     pub fn each_block(
         &self,
         range: std::ops::Range<usize>,
         mut f: impl FnMut(usize, &ReplayBlock),
-    ) {
+    ) -> Result<(), BlockReadError> {
         for chunk in self.chunks(range) {
-            let blocks = self.blocks(chunk);
+            let blocks = self.blocks(chunk)?;
             for (b, block) in blocks.iter() {
                 f(b, block);
             }
         }
+        Ok(())
     }
 
     /// `range` cut into the runs of blocks a walk over it decodes at once: one run when the
@@ -917,7 +985,7 @@ impl Replay {
     ) -> impl Iterator<Item = std::ops::Range<usize>> {
         let step = match self.bodies {
             Bodies::Kept(_) => range.len().max(1),
-            Bodies::Packed(_) => DECODED_CHUNK,
+            Bodies::Packed(_) | Bodies::Streamed(_) => DECODED_CHUNK,
         };
         let end = range.end;
         range
@@ -981,13 +1049,20 @@ impl Replay {
     /// access list names, at its start), walking each segment once: what a pass reading
     /// its state from a source takes from memory instead of reading. A pass whose replay
     /// keeps no bases builds each batch's instead ([`CarriedCursor`]).
-    pub fn carried_values(&self) -> Vec<Carried> {
+    pub fn carried_values(&self) -> Result<Vec<Carried>, BlockReadError> {
         let mut cursor = CarriedCursor::new(self);
         let mut carried = Vec::with_capacity(self.block_count());
+        let mut failed = None;
         self.each_block(0..self.block_count(), |b, block| {
-            carried.push(cursor.carried(b, block))
-        });
-        carried
+            match cursor.carried(b, block) {
+                Ok(c) => carried.push(c),
+                Err(e) => failed = Some(e),
+            }
+        })?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(carried),
+        }
     }
 
     /// Blocks of segments with a witness (whose root a pass can compute), and all blocks.

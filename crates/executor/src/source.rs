@@ -321,12 +321,15 @@ impl IoLayout {
 
     /// [`IoLayout::new`] over every block of `replay` (walked a few at a time when it
     /// packs them).
-    pub(crate) fn of_all(replay: &Replay, carried: &[crate::Carried]) -> Self {
+    pub(crate) fn of_all(
+        replay: &Replay,
+        carried: &[crate::Carried],
+    ) -> Result<Self, crate::replay::BlockReadError> {
         let mut blocks = Vec::with_capacity(replay.block_count());
         replay.each_block(0..replay.block_count(), |b, block| {
             blocks.push(Self::block(replay, b, block, &carried[b]))
-        });
-        Self { first: 0, blocks }
+        })?;
+        Ok(Self { first: 0, blocks })
     }
 
     /// Block `b`'s base before anything is read for it: its table laid out, the values
@@ -401,17 +404,27 @@ impl IoLayout {
 impl Replay {
     /// Each block's `full` list, encoded (built before a pass of that design, never inside
     /// a timed window).
-    pub(crate) fn encode_full_lists(&self) -> Vec<Vec<u8>> {
+    pub(crate) fn encode_full_lists(&self) -> Result<Vec<Vec<u8>>, crate::replay::BlockReadError> {
         let mut cursor = crate::BaseCursor::new(self);
         let mut lists = Vec::with_capacity(self.block_count());
+        let mut failed = None;
         self.each_block(0..self.block_count(), |b, block| {
             let base = match self.resident_bases() {
                 Some(bases) => std::borrow::Cow::Borrowed(&bases[b]),
-                None => std::borrow::Cow::Owned(cursor.base(b, block)),
+                None => match cursor.base(b, block) {
+                    Ok(base) => std::borrow::Cow::Owned(base),
+                    Err(e) => {
+                        failed.get_or_insert(e);
+                        return;
+                    }
+                },
             };
             lists.push(self.full_list(block, &base).encode_to_vec());
-        });
-        lists
+        })?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(lists),
+        }
     }
 
     /// `block`'s `full` access list ([`gigagas_dump::designs`]): its EIP-7928 list with
@@ -473,12 +486,15 @@ impl Replay {
             return Err(StateError::NoReader);
         }
         let pool = crate::pool::reader_threads(readers.len()).map_err(StateError::from_source)?;
-        let decoded = self.blocks(blocks.clone());
+        let decoded = self
+            .blocks(blocks.clone())
+            .map_err(StateError::from_source)?;
         let mut cursor = crate::CarriedCursor::new(self);
         let carried: Vec<_> = decoded
             .iter()
             .map(|(b, block)| cursor.carried(b, block))
-            .collect();
+            .collect::<Result<_, _>>()
+            .map_err(StateError::from_source)?;
         let layout = IoLayout::new(self, &decoded, &carried);
         let tables = blocks.map(|b| (b, layout.blank(b))).collect();
         let mut readers: Vec<&mut S> = readers.iter_mut().collect();

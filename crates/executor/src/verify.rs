@@ -298,6 +298,16 @@ fn tx_writes(state: &EvmState, index: BlockAccessIndex) -> BTreeMap<Address, Acc
 }
 
 impl Replay {
+    /// The divergence of a pass whose blocks from block `b` on could not be read again
+    /// (`e`): at the block's first item.
+    pub(crate) fn unreadable(&self, b: usize, e: crate::replay::BlockReadError) -> Divergence {
+        Divergence::from(ExecError {
+            block: self.header(b).number,
+            item: ItemKind::PreBlock,
+            failure: crate::exec::ExecFailure::Blocks(e),
+        })
+    }
+
     /// Verify one item's output: gas and status against the receipt (transactions), and
     /// its writes against the block access list at its index.
     pub fn verify_item(
@@ -355,7 +365,9 @@ impl Replay {
     /// access list has no writes at indices past the block's end.
     pub fn verify_all(&self, outputs: &[Result<ItemOutput, ExecError>]) -> Result<(), Divergence> {
         for chunk in self.chunks(0..self.block_count()) {
-            let blocks = self.blocks(chunk.clone());
+            let blocks = self
+                .blocks(chunk.clone())
+                .map_err(|e| self.unreadable(chunk.start, e))?;
             let range = self.block_items(chunk.start).start..self.block_items(chunk.end - 1).end;
             let Some(outputs) = outputs.get(range.clone()) else {
                 // Fewer outputs than items: the first item without one.
@@ -568,7 +580,9 @@ impl Replay {
         let mut txs = outputs.txs.iter();
         let mut offset = 0;
         for chunk in self.chunks(0..self.block_count()) {
-            self.verify_sequential_blocks(&self.blocks(chunk), outputs, &mut txs, &mut offset)?;
+            let first = chunk.start;
+            let blocks = self.blocks(chunk).map_err(|e| self.unreadable(first, e))?;
+            self.verify_sequential_blocks(&blocks, outputs, &mut txs, &mut offset)?;
         }
         self.check_roots(&outputs.roots)
     }

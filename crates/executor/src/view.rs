@@ -248,7 +248,7 @@ mod tests {
         )
         .expect("generation succeeds");
         let replay = prepare(dump).unwrap();
-        let blocks = replay.blocks(0..1);
+        let blocks = replay.blocks(0..1).unwrap();
         let block = blocks.get(0);
         let base = &replay
             .resident_bases()

@@ -88,6 +88,7 @@ fn the_writes_design_leaves_the_reads_to_demand() {
     let n = replay.block_count();
     let named: usize = replay
         .blocks(0..n)
+        .unwrap()
         .iter()
         .map(|(_, b)| {
             b.bal().accounts.len()
@@ -140,11 +141,11 @@ fn the_full_list_is_the_dump_crates() {
             .collect();
         let replay: Replay = prepare(dump).unwrap();
         let mut cursor = gigagas_executor::BaseCursor::new(&replay);
-        let blocks = replay.blocks(0..replay.block_count());
+        let blocks = replay.blocks(0..replay.block_count()).unwrap();
         for (b, expected) in expected.iter().enumerate() {
             let block = blocks.get(b);
             let got = replay
-                .full_list(block, &cursor.base(b, block))
+                .full_list(block, &cursor.base(b, block).unwrap())
                 .encode_to_vec();
             assert!(
                 &got == expected,

@@ -178,8 +178,9 @@ fn every_set_up_gives_the_outputs_of_one_thread_in_memory() {
     }
 }
 
-/// A dump file streamed into a replay that keeps its blocks packed gives the outputs of
-/// the decoded dump prepared whole, and verifies.
+/// A dump file streamed into a replay that keeps no block (each batch's read again from
+/// the file between batches) gives, in every set-up in memory and from a store, the
+/// outputs of the decoded dump prepared whole, and verifies; so does one that keeps them.
 #[test]
 fn a_streamed_dump_gives_the_outputs_of_the_dump_decoded_whole() {
     let (replay, source) = setup();
@@ -187,25 +188,75 @@ fn a_streamed_dump_gives_the_outputs_of_the_dump_decoded_whole() {
     let path = dir.path().join("passes.gigagas");
     gigagas_dump::write_dump(&dump(), &path).unwrap();
     let cache = PassCache::new();
+    let reference = outputs(
+        &replay,
+        &cache,
+        &source,
+        &config(1, 1, None, StateRootPhase::Off),
+    );
     for blocks in [0, u64::MAX] {
         let limits = ResidentLimits { bases: 0, blocks };
         let (streamed, loaded) = Replay::load(&path, limits).unwrap();
         assert_eq!(streamed.keeps_blocks(), blocks > 0);
         assert_eq!(loaded.summary.blocks, BLOCKS);
         assert_eq!(streamed.items(), replay.items());
-        let cache_streamed = PassCache::new();
-        for threads in [1, 2] {
-            for batch in [1, 7] {
-                let config = config(threads, batch, None, StateRootPhase::Overlapped);
-                let want = outputs(&replay, &cache, &source, &config);
-                let got = outputs(&streamed, &cache_streamed, &source, &config);
-                assert!(
-                    got == want,
-                    "streamed ({blocks}), {config:?}: outputs differ"
-                );
+        let cache = PassCache::new();
+        for root in [StateRootPhase::Off, StateRootPhase::Overlapped] {
+            for read in reads() {
+                for threads in [1, 2] {
+                    for batch in [1, 7, 50] {
+                        let config = config(threads, batch, read, root);
+                        let got = outputs(&streamed, &cache, &source, &config);
+                        assert!(
+                            got == reference,
+                            "streamed ({blocks}), {config:?}: outputs differ"
+                        );
+                    }
+                }
             }
         }
+        let work = TimedWork {
+            state_root: StateRootPhase::After,
+            receipts: true,
+            ..TimedWork::default()
+        };
+        Sequential::new(work)
+            .run(&streamed, true)
+            .unwrap_or_else(|d| panic!("sequential, streamed ({blocks}): {d}"));
     }
+}
+
+/// A replay that reads its blocks again from the file refuses a file changed in place
+/// since it was loaded: the pass fails with an error that says so, no figure, no panic.
+#[test]
+fn a_dump_changed_since_it_was_loaded_is_refused() {
+    let _ = setup();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("changed.gigagas");
+    gigagas_dump::write_dump(&dump(), &path).unwrap();
+    let limits = ResidentLimits {
+        bases: 0,
+        blocks: 0,
+    };
+    let (replay, _) = Replay::load(&path, limits).unwrap();
+    let config = config(2, 4, None, StateRootPhase::Off);
+    Parallel::new(&config).run(&replay, true).unwrap();
+    // Rewritten in place (the same inode, one byte more).
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.push(0);
+    std::fs::write(&path, &bytes).unwrap();
+    let refused = Parallel::new(&config).run(&replay, true).unwrap_err();
+    assert!(
+        refused.to_string().contains("changed on disk since it was loaded"),
+        "{refused}"
+    );
+    let refused = Sequential::new(TimedWork::default())
+        .run(&replay, true)
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("changed on disk since it was loaded"),
+        "{refused}"
+    );
 }
 
 #[test]

@@ -137,7 +137,7 @@ fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_sa
     );
 
     // The pre-Byzantium block's wrong root is not checked, and says so.
-    let blocks = replay.blocks(0..replay.block_count());
+    let blocks = replay.blocks(0..replay.block_count()).unwrap();
     let (_, block) = blocks
         .iter()
         .find(|(_, b)| b.header().number == early_number)

@@ -100,7 +100,7 @@ fn prefetched_and_pipelined_passes_verify_like_the_pass_in_memory() {
                 )
                 .unwrap();
             assert_eq!(bases.bases.len(), replay.block_count());
-            let blocks = replay.blocks(0..replay.block_count());
+            let blocks = replay.blocks(0..replay.block_count()).unwrap();
             let mut ex = gigagas_executor::ItemExecutor::new();
             let read: Vec<_> = replay
                 .items()
@@ -139,11 +139,11 @@ fn bases_read_from_a_source_equal_the_bases_in_memory() {
             .unwrap();
         assert_eq!(got.build_ns, 0, "the reads write into the tables: no join");
         let mut cursor = gigagas_executor::BaseCursor::new(&replay);
-        let blocks = replay.blocks(0..n);
+        let blocks = replay.blocks(0..n).unwrap();
         for b in 0..n {
             let block = blocks.get(b);
             let bal = Arc::new(block.bal().clone());
-            let in_memory = cursor.base(b, block);
+            let in_memory = cursor.base(b, block).unwrap();
             let mut mem = gigagas_executor::BalView::new(&in_memory, &bal, 0);
             let mut read = gigagas_executor::BalView::new(&got.bases[b], &bal, 0);
             let fields = |i: Option<AccountInfo>| {
