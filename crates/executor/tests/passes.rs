@@ -247,14 +247,18 @@ fn a_dump_changed_since_it_was_loaded_is_refused() {
     std::fs::write(&path, &bytes).unwrap();
     let refused = Parallel::new(&config).run(&replay, true).unwrap_err();
     assert!(
-        refused.to_string().contains("changed on disk since it was loaded"),
+        refused
+            .to_string()
+            .contains("changed on disk since it was loaded"),
         "{refused}"
     );
     let refused = Sequential::new(TimedWork::default())
         .run(&replay, true)
         .unwrap_err();
     assert!(
-        refused.to_string().contains("changed on disk since it was loaded"),
+        refused
+            .to_string()
+            .contains("changed on disk since it was loaded"),
         "{refused}"
     );
 }
