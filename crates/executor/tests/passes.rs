@@ -284,3 +284,39 @@ fn a_cache_serves_only_the_replay_it_was_built_for() {
     );
     Parallel::new(&config).run(&other, true).unwrap();
 }
+
+/// The committed dumps (format version 2, and 3 with a witness) streamed into replays that
+/// keep no block verify, in parallel and in the client loop, roots included where the dump
+/// has a witness.
+#[test]
+fn committed_dumps_stream_and_verify() {
+    let _ = setup();
+    let dumps = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps");
+    for (name, root) in [
+        ("mainnet.gigagas", StateRootPhase::Off),
+        ("mainnet-like-witness.gigagas", StateRootPhase::Overlapped),
+    ] {
+        let limits = ResidentLimits {
+            bases: 0,
+            blocks: 0,
+        };
+        let (replay, _) = Replay::load(&dumps.join(name), limits).unwrap();
+        assert!(!replay.keeps_blocks(), "{name}");
+        for (threads, batch) in [(1, 1), (2, 7)] {
+            let config = config(threads, batch, None, root);
+            Parallel::new(&config)
+                .run(&replay, true)
+                .unwrap_or_else(|d| panic!("{name}, {config:?}: {d}"));
+        }
+        let work = TimedWork {
+            state_root: match root {
+                StateRootPhase::Off => StateRootPhase::Off,
+                _ => StateRootPhase::After,
+            },
+            ..TimedWork::default()
+        };
+        Sequential::new(work)
+            .run(&replay, true)
+            .unwrap_or_else(|d| panic!("{name}, sequential: {d}"));
+    }
+}
