@@ -497,7 +497,7 @@ impl<'s, S: StateSource> Shared<'_, '_, 's, S> {
 
 impl<'r, 'b, 's, S: StateSource> Shared<'r, 'b, 's, S> {
     /// Between batches, before batch `b` (outside the window): its blocks (decoded, when
-    /// the replay packs them; pipelined, the next batch's too), its bases in memory, the
+    /// the replay keeps none; pipelined, the next batch's too), its bases in memory, the
     /// bases of the blocks before it dropped, its read prepared (unless pipelined, where
     /// the batch before prepared it), its views, its roots' lists, and, pipelined, the
     /// next batch's read.

@@ -235,8 +235,10 @@ impl WorkItem {
 ///
 /// What every pass reads of every block (its header, its items) is always held. What a
 /// batch reads (transactions, receipts, access lists: [`ReplayBlock`]) is held decoded
-/// while every block's fits [`ResidentLimits::blocks`]; beyond it each block is held
-/// compressed ([`gigagas_dump::PackedBlock`]) and a pass decodes each batch's blocks
+/// while every block's fits [`ResidentLimits::blocks`]; beyond it a replay loaded from a
+/// file holds none and reads each batch's again from the file ([`Replay::load`]), one
+/// prepared from a decoded [`Dump`] holds each block compressed
+/// ([`gigagas_dump::PackedBlock`]), and either way a pass decodes each batch's blocks
 /// between batches, outside its timed window ([`Replay::blocks`]).
 #[derive(Debug)]
 pub struct Replay {
@@ -296,8 +298,9 @@ pub enum BlockReadError {
 }
 
 /// Consecutive blocks decoded for a pass (a batch's, or a run of blocks a set-up walks):
-/// borrowed from the replay when it keeps every block decoded, else decoded from their
-/// packed form when asked for ([`Replay::blocks`]) and dropped with this value.
+/// borrowed from the replay when it keeps every block decoded, else read again (from the
+/// file, or their packed form) when asked for ([`Replay::blocks`]) and dropped with this
+/// value.
 #[derive(Debug)]
 pub struct Blocks<'r> {
     first: usize,
@@ -365,7 +368,7 @@ pub struct ResidentLimits {
     /// Every block's base ([`RESIDENT_BASES_BYTES`] by default; `0`: never kept).
     pub bases: u64,
     /// Every block decoded: transactions, receipts, access lists in revm's form
-    /// ([`RESIDENT_BLOCKS_BYTES`] by default; `0`: never kept, each block held compressed).
+    /// ([`RESIDENT_BLOCKS_BYTES`] by default; `0`: never kept, each batch's read again).
     pub blocks: u64,
 }
 
@@ -438,7 +441,7 @@ impl<'r> SegmentWalk<'r> {
             }
         };
         if next < b {
-            // Only when a walk starts over (decoded here, when the replay packs them).
+            // Only when a walk starts over (read again here, when the replay keeps none).
             self.replay.each_block(next..b, |_, block| {
                 step(Walked::Applying(&block.bal));
                 self.running.apply_block(&block.bal);

@@ -320,7 +320,7 @@ impl IoLayout {
     }
 
     /// [`IoLayout::new`] over every block of `replay` (walked a few at a time when it
-    /// packs them).
+    /// keeps none).
     pub(crate) fn of_all(
         replay: &Replay,
         carried: &[crate::Carried],
