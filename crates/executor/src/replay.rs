@@ -737,18 +737,9 @@ impl Builder {
         };
         if self.base_bytes <= self.limits.bases && self.limits.bases > 0 {
             let mut cursor = BaseCursor::new(&replay);
-            let mut bases = Vec::with_capacity(replay.block_count());
-            let mut failed = None;
-            replay.each_block(0..replay.block_count(), |b, block| {
-                match cursor.base(b, block) {
-                    Ok(base) => bases.push(base),
-                    Err(e) => failed = Some(e),
-                }
-            })?;
+            let bases =
+                replay.collect_blocks(0..replay.block_count(), |b, block| cursor.base(b, block))?;
             drop(cursor);
-            if let Some(e) = failed {
-                return Err(e.into());
-            }
             replay.resident_bases = Some(bases);
         }
         Ok(replay)
@@ -980,6 +971,23 @@ impl Replay {
         Ok(())
     }
 
+    /// `f` of each block of `range`, in order, collected: the blocks read as
+    /// [`Replay::each_block`] reads them; the first error of a read or of `f` ends the walk.
+    pub(crate) fn collect_blocks<T>(
+        &self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, &ReplayBlock) -> Result<T, BlockReadError>,
+    ) -> Result<Vec<T>, BlockReadError> {
+        let mut out = Vec::with_capacity(range.len());
+        for chunk in self.chunks(range) {
+            let blocks = self.blocks(chunk)?;
+            for (b, block) in blocks.iter() {
+                out.push(f(b, block)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// `range` cut into the runs of blocks a walk over it decodes at once: one run when the
     /// replay keeps every block decoded, else [`DECODED_CHUNK`] blocks at a time.
     pub(crate) fn chunks(
@@ -1054,18 +1062,7 @@ impl Replay {
     /// keeps no bases builds each batch's instead ([`CarriedCursor`]).
     pub fn carried_values(&self) -> Result<Vec<Carried>, BlockReadError> {
         let mut cursor = CarriedCursor::new(self);
-        let mut carried = Vec::with_capacity(self.block_count());
-        let mut failed = None;
-        self.each_block(0..self.block_count(), |b, block| {
-            match cursor.carried(b, block) {
-                Ok(c) => carried.push(c),
-                Err(e) => failed = Some(e),
-            }
-        })?;
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(carried),
-        }
+        self.collect_blocks(0..self.block_count(), |b, block| cursor.carried(b, block))
     }
 
     /// Blocks of segments with a witness (whose root a pass can compute), and all blocks.

@@ -325,9 +325,8 @@ impl IoLayout {
         replay: &Replay,
         carried: &[crate::Carried],
     ) -> Result<Self, crate::replay::BlockReadError> {
-        let mut blocks = Vec::with_capacity(replay.block_count());
-        replay.each_block(0..replay.block_count(), |b, block| {
-            blocks.push(Self::block(replay, b, block, &carried[b]))
+        let blocks = replay.collect_blocks(0..replay.block_count(), |b, block| {
+            Ok(Self::block(replay, b, block, &carried[b]))
         })?;
         Ok(Self { first: 0, blocks })
     }
@@ -406,25 +405,13 @@ impl Replay {
     /// a timed window).
     pub(crate) fn encode_full_lists(&self) -> Result<Vec<Vec<u8>>, crate::replay::BlockReadError> {
         let mut cursor = crate::BaseCursor::new(self);
-        let mut lists = Vec::with_capacity(self.block_count());
-        let mut failed = None;
-        self.each_block(0..self.block_count(), |b, block| {
+        self.collect_blocks(0..self.block_count(), |b, block| {
             let base = match self.resident_bases() {
                 Some(bases) => std::borrow::Cow::Borrowed(&bases[b]),
-                None => match cursor.base(b, block) {
-                    Ok(base) => std::borrow::Cow::Owned(base),
-                    Err(e) => {
-                        failed.get_or_insert(e);
-                        return;
-                    }
-                },
+                None => std::borrow::Cow::Owned(cursor.base(b, block)?),
             };
-            lists.push(self.full_list(block, &base).encode_to_vec());
-        })?;
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(lists),
-        }
+            Ok(self.full_list(block, &base).encode_to_vec())
+        })
     }
 
     /// `block`'s `full` access list ([`gigagas_dump::designs`]): its EIP-7928 list with
