@@ -473,22 +473,7 @@ fn check_file_checksum(
         hasher.update(&chunk[..n]);
         read += n as u64;
     }
-    if read != header.content_len {
-        return Err(DumpError::Truncated {
-            path: path.to_path_buf(),
-            expected: header.content_len,
-            actual: read,
-        });
-    }
-    let actual = hasher.digest();
-    if actual != header.checksum {
-        return Err(DumpError::ChecksumMismatch {
-            path: path.to_path_buf(),
-            expected: header.checksum,
-            actual,
-        });
-    }
-    Ok(())
+    check_content(header, read, || hasher.digest(), path)
 }
 
 /// Fill `buf` from `file` at byte `offset`, without moving (or depending on) the file's
@@ -1220,14 +1205,31 @@ fn check_length_and_checksum(
     content: &[u8],
     path: &Path,
 ) -> Result<(), DumpError> {
-    if content.len() as u64 != header.content_len {
+    check_content(
+        header,
+        content.len() as u64,
+        || xxhash_rust::xxh3::xxh3_64(content),
+        path,
+    )
+}
+
+/// Content of `len` bytes against the header's length, then (only when the length is
+/// right) its checksum, `checksum()`: one check for the decoder over bytes in memory and
+/// the streaming reader over chunks.
+fn check_content(
+    header: &FileHeader,
+    len: u64,
+    checksum: impl FnOnce() -> u64,
+    path: &Path,
+) -> Result<(), DumpError> {
+    if len != header.content_len {
         return Err(DumpError::Truncated {
             path: path.to_path_buf(),
             expected: header.content_len,
-            actual: content.len() as u64,
+            actual: len,
         });
     }
-    let actual = xxhash_rust::xxh3::xxh3_64(content);
+    let actual = checksum();
     if actual != header.checksum {
         return Err(DumpError::ChecksumMismatch {
             path: path.to_path_buf(),
