@@ -69,6 +69,10 @@ pub enum DumpFault {
     /// The state store could not be read, or a cold pass was not cold.
     #[error(transparent)]
     Io(Box<IoError>),
+    /// A pass ended early: the dump's blocks could not be read again, or a thread of the
+    /// pass panicked.
+    #[error(transparent)]
+    Stopped(Box<gigagas_executor::PassError>),
     /// The simulator found no measurement of a validation point.
     #[error(transparent)]
     NotMeasured(#[from] NotMeasured),
@@ -110,6 +114,10 @@ pub enum PassError {
     /// The state store failed, or a cold pass was not cold.
     #[error(transparent)]
     Io(#[from] IoError),
+    /// The pass ended early: its dump's blocks could not be read again, or one of its
+    /// threads panicked.
+    #[error(transparent)]
+    Stopped(Box<gigagas_executor::PassError>),
 }
 
 impl From<gigagas_executor::PassError> for PassError {
@@ -117,6 +125,8 @@ impl From<gigagas_executor::PassError> for PassError {
         match e {
             gigagas_executor::PassError::Divergence(d) => Self::Divergence(d),
             gigagas_executor::PassError::Setup(e) => Self::Setup(Box::new(e)),
+            e @ (gigagas_executor::PassError::Blocks(_)
+            | gigagas_executor::PassError::Panicked(_)) => Self::Stopped(Box::new(e)),
         }
     }
 }
@@ -139,6 +149,7 @@ impl From<PassError> for DumpFault {
             PassError::Divergence(d) => Self::Divergence(d),
             PassError::Setup(e) => Self::Setup(e),
             PassError::Io(e) => Self::Io(Box::new(e)),
+            PassError::Stopped(e) => Self::Stopped(e),
         }
     }
 }

@@ -309,7 +309,8 @@ pub(crate) fn replay_pass(
     let collected = Arc::new(Mutex::new(Collected::default()));
     // The readers' own type: the pass calls them directly, no boxed call per read.
     let mut readers = ctx.readers(ctx.io_threads, &collected)?;
-    let result = Parallel::reading(config, &mut readers)
+    let read = config.work.state.read().ok_or(IoError::NoStore)?;
+    let result = Parallel::reading(config, read, &mut readers)
         .cached(pass_cache)
         .run(replay, verify);
     drop(readers);

@@ -262,7 +262,7 @@ pub fn project_with(
         chunk_bounds(
             items,
             &order,
-            threads.get(),
+            threads,
             estimate,
             Claims::Chunked,
             &mut bounds,
@@ -270,7 +270,7 @@ pub fn project_with(
         chunk_bounds(
             items,
             &order,
-            threads.get(),
+            threads,
             estimate,
             Claims::OneItem,
             &mut singles,

@@ -52,9 +52,10 @@ fn every_design_over_a_store_verifies_and_equals_the_pass_in_memory() {
                 let mut readers: Vec<StoreSource> = (0..2)
                     .map(|_| StoreSource::new(store.reader().unwrap()))
                     .collect();
-                let (timings, outputs) = Parallel::reading(&config, &mut readers)
-                    .outputs(&replay)
-                    .unwrap();
+                let (timings, outputs) =
+                    Parallel::reading(&config, config.work.state.read().unwrap(), &mut readers)
+                        .outputs(&replay)
+                        .unwrap();
                 replay
                     .verify_all(&outputs)
                     .unwrap_or_else(|d| panic!("{what}: {d}"));

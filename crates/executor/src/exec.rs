@@ -3,7 +3,7 @@
 use crate::{
     prestate::StateError,
     replay::{ItemKind, Replay, ReplayBlock, WorkItem},
-    view::BalView,
+    view::{BalView, Pre},
     work::tx_receipt,
 };
 use alloy_consensus::{ReceiptEnvelope, crypto::RecoveryError, transaction::Recovered};
@@ -104,10 +104,6 @@ pub enum ExecFailure {
     /// The root phase is on and cannot start (no witness, or one that does not open).
     #[error("the state root: {0}")]
     NoRoot(crate::replay::RootSetupError),
-    /// The block could not be read again from the dump's file (between batches, outside
-    /// the timed window: a replay that does not keep its blocks).
-    #[error(transparent)]
-    Blocks(crate::replay::BlockReadError),
 }
 
 impl ExecFailure {
@@ -115,12 +111,6 @@ impl ExecFailure {
         Self::Block(Arc::new(e))
     }
 }
-
-/// What a view can read the state at the start of a block from: a block base in memory, or a
-/// source read on demand.
-pub trait Pre: revm::DatabaseRef<Error = StateError> + std::fmt::Debug {}
-
-impl<T: revm::DatabaseRef<Error = StateError> + std::fmt::Debug> Pre for T {}
 
 /// The EVM a worker runs transactions on.
 type TxEvm<'a, P> = EthEvm<BalView<'a, P>, NoOpInspector, PrecompilesMap>;
@@ -211,24 +201,10 @@ impl Replay {
     }
 
     /// Execute one work item on its own view of state, with the optional steps of `work`,
-    /// on a worker's reusable EVM: `base` is the block's starting state (built from the
-    /// dump's pre-state by a [`crate::BaseCursor`], or read from a [`crate::StateSource`]).
-    pub fn execute_item_on<'a>(
-        &'a self,
-        executor: &mut ItemExecutor<'a>,
-        block: &'a ReplayBlock,
-        item: &WorkItem,
-        work: TimedWork,
-        base: &'a crate::PreStateDb,
-    ) -> Result<ItemOutput, ExecError> {
-        self.execute_item_in(executor, block, item, work, |index| {
-            BalView::new(base, &block.bal, index)
-        })
-    }
-
-    /// [`Replay::execute_item_on`] reading the state at the start of the block from
-    /// `pre` (a source read on demand: [`crate::source::OnDemand`]) instead of a block base.
-    pub fn execute_item_over<'a, P: Pre>(
+    /// on a worker's reusable EVM: `pre` is the block's state at its start — a base in
+    /// memory (built from the dump's pre-state by a [`crate::BaseCursor`], or read from a
+    /// [`crate::StateSource`]: its joined table read first) or a source read on demand.
+    pub fn execute_item<'a, P: Pre>(
         &'a self,
         executor: &mut ItemExecutor<'a, P>,
         block: &'a ReplayBlock,
@@ -237,24 +213,7 @@ impl Replay {
         pre: &'a P,
     ) -> Result<ItemOutput, ExecError> {
         self.execute_item_in(executor, block, item, work, |index| {
-            BalView::over(pre, &block.bal, index)
-        })
-    }
-
-    /// [`Replay::execute_item_on`] reading the start of the block from `base`'s table, and
-    /// what it holds no value for from `pre` (read on demand).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn execute_item_on_table<'a, P: Pre>(
-        &'a self,
-        executor: &mut ItemExecutor<'a, P>,
-        block: &'a ReplayBlock,
-        item: &WorkItem,
-        work: TimedWork,
-        pre: &'a P,
-        base: &'a crate::PreStateDb,
-    ) -> Result<ItemOutput, ExecError> {
-        self.execute_item_in(executor, block, item, work, |index| {
-            BalView::with_table(pre, base, &block.bal, index)
+            BalView::new(pre, &block.bal, index)
         })
     }
 
@@ -336,64 +295,37 @@ impl Replay {
         }
     }
 
-    /// The sequential baseline, as a client executes: one revm `State` over the pre-state
-    /// (no access list), blocks and transactions one after another, system calls, rewards
-    /// and withdrawals included — and per transaction exactly the replay's timed work
-    /// ([`crate::work`]): execute, commit the state changes, and only with `work`'s options
-    /// recover the sender and build the receipt ([`tx_receipt`]). Calls `on_tx` after each
-    /// transaction (timing happens inside; the callback should be cheap).
-    pub fn execute_sequential(
+    /// The sequential baseline, as a client executes: one revm `State` per segment over its
+    /// pre-state (in memory, or read from `source` on demand: the first time the `State`
+    /// needs each account, slot or code), no access list, blocks and transactions one after
+    /// another, system calls, rewards and withdrawals included — and per transaction
+    /// exactly the replay's timed work ([`crate::work`]): execute, commit the state changes,
+    /// and only with `work`'s options recover the sender and build the receipt
+    /// ([`tx_receipt`]). Calls `on_tx` after each transaction (timing happens inside; the
+    /// callback should be cheap) and `after_block(segment, block)` after each block's
+    /// transactions, on the loop's thread inside its window (the client loop's root is
+    /// computed there); `clock` is paused around each decoding of blocks the replay does
+    /// not keep.
+    pub(crate) fn execute_sequential<S: crate::StateSource + ?Sized>(
         &self,
         work: TimedWork,
-        mut on_tx: impl FnMut(SequentialTx),
-    ) -> Result<(), ExecError> {
-        self.execute_sequential_then(work, &mut NoPause, &mut |_, _, _| {}, &mut on_tx)
-    }
-
-    /// [`Replay::execute_sequential`], calling `after_block(segment, block)` after each
-    /// block's transactions, on the loop's thread inside its window (the client loop's
-    /// root is computed there), and `clock` around each decoding of packed blocks.
-    pub(crate) fn execute_sequential_then(
-        &self,
-        work: TimedWork,
+        mut source: Option<&mut S>,
         clock: &mut dyn Pause,
         after_block: &mut (impl FnMut(usize, usize, &ReplayBlock) + ?Sized),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
-    ) -> Result<(), ExecError> {
+    ) -> Result<(), SequentialStop> {
         for (s, segment) in self.segments.iter().enumerate() {
-            // Each segment starts from its own pre-state.
-            let mut state = State::builder().with_database_ref(&segment.pre).build();
-            self.execute_sequential_segment(&mut state, s, work, clock, after_block, on_tx)?;
-        }
-        Ok(())
-    }
-
-    /// [`Replay::execute_sequential`] over state read from `source` on demand (the first
-    /// time the loop's `State` needs each account, slot or code) instead of the dump's
-    /// pre-state in memory.
-    pub fn execute_sequential_on<S: crate::StateSource + ?Sized>(
-        &self,
-        work: TimedWork,
-        source: &mut S,
-        mut on_tx: impl FnMut(SequentialTx),
-    ) -> Result<(), ExecError> {
-        self.execute_sequential_on_then(work, source, &mut NoPause, &mut |_, _, _| {}, &mut on_tx)
-    }
-
-    /// [`Replay::execute_sequential_on`], calling `after_block(segment, block)` after each
-    /// block's transactions.
-    pub(crate) fn execute_sequential_on_then<S: crate::StateSource + ?Sized>(
-        &self,
-        work: TimedWork,
-        source: &mut S,
-        clock: &mut dyn Pause,
-        after_block: &mut (impl FnMut(usize, usize, &ReplayBlock) + ?Sized),
-        on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
-    ) -> Result<(), ExecError> {
-        for (i, segment) in self.segments.iter().enumerate() {
-            let db = crate::SourceDb::new(&mut *source, i, &segment.pre);
-            let mut state = State::builder().with_database(db).build();
-            self.execute_sequential_segment(&mut state, i, work, clock, after_block, on_tx)?;
+            match source.as_deref_mut() {
+                None => {
+                    let mut state = State::builder().with_database_ref(&segment.pre).build();
+                    self.execute_sequential_segment(&mut state, s, work, clock, after_block, on_tx)
+                }
+                Some(source) => {
+                    let db = crate::SourceDb::new(source, s, &segment.pre);
+                    let mut state = State::builder().with_database(db).build();
+                    self.execute_sequential_segment(&mut state, s, work, clock, after_block, on_tx)
+                }
+            }?;
         }
         Ok(())
     }
@@ -409,9 +341,8 @@ impl Replay {
         clock: &mut dyn Pause,
         after_block: &mut (impl FnMut(usize, usize, &ReplayBlock) + ?Sized),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
-    ) -> Result<(), ExecError> {
+    ) -> Result<(), SequentialStop> {
         for chunk in self.chunks(self.segments[s].blocks.clone()) {
-            let first = chunk.start;
             let blocks = if self.keeps_blocks() {
                 self.blocks(chunk)
             } else {
@@ -420,11 +351,7 @@ impl Replay {
                 clock.resume();
                 blocks
             }
-            .map_err(|e| ExecError {
-                block: self.header(first).number,
-                item: ItemKind::PreBlock,
-                failure: ExecFailure::Blocks(e),
-            })?;
+            .map_err(SequentialStop::Blocks)?;
             for (b, block) in blocks.iter() {
                 self.execute_sequential_block(state, b, block, work, on_tx)?;
                 after_block(s, b, block);
@@ -527,12 +454,19 @@ pub(crate) trait Pause {
     fn resume(&mut self);
 }
 
-/// A loop timed by its callbacks alone ([`Replay::execute_sequential`]).
-struct NoPause;
+/// Why the sequential loop stopped.
+#[derive(Debug)]
+pub(crate) enum SequentialStop {
+    /// A block or transaction failed to execute.
+    Exec(ExecError),
+    /// The dump's blocks could not be read again.
+    Blocks(crate::replay::BlockReadError),
+}
 
-impl Pause for NoPause {
-    fn pause(&mut self) {}
-    fn resume(&mut self) {}
+impl From<ExecError> for SequentialStop {
+    fn from(e: ExecError) -> Self {
+        Self::Exec(e)
+    }
 }
 
 /// What the sequential loop reports after each transaction.

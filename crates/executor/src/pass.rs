@@ -1,20 +1,22 @@
-//! A pass set up once, outside its timed window, as a value (the crate's `Pass`): its
-//! batches, where its items find their state (memory, or read from sources as the config's
-//! [`gigagas_grid::StoreRead`] says), its root phase and the threads it runs on, all built
-//! before the clock starts; [`SetupError`] when it cannot be. The batch loop only runs it.
+//! A pass set up once, outside its timed window (the crate's `Pass`): its batches, where
+//! its items find their state (chosen once from the runner's source), its
+//! root phase and the threads it runs on; [`SetupError`] when it cannot be. Between
+//! batches, the pass *stages* each batch as one owned value (`Batch`): its blocks, the
+//! state each block's items read, and what a read from the store fills. The batch loop
+//! (module `batch`) hands that value to the workers and never builds anything itself.
 
 use crate::{
-    prestate::{Carried, PreStateDb},
+    prestate::{Carried, PreStateDb, StateError},
     replay::{BaseCursor, BlockReadError, Blocks, CarriedCursor, Replay, RootSetupError},
     root::{RootInputs, RootPass},
-    source::{IoLayout, OnDemand, OnDemandPass, ReadInputs, StateSource},
+    source::{IoLayout, OnDemand, OnDemandPass, StateSource},
 };
-use gigagas_grid::{BalDesign, RunConfig, StateRead, StateRootPhase, StoreRead};
+use gigagas_grid::{BalDesign, RunConfig, StateRootPhase, StoreRead};
 use std::{
     borrow::Cow,
     num::NonZeroUsize,
     ops::Range,
-    sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard},
+    sync::{Arc, OnceLock},
 };
 
 /// What reading a pass's state from a [`StateSource`] took, nanoseconds of wall time.
@@ -31,6 +33,54 @@ pub struct IoTimings {
     /// each batch is read before it runs, only what was not hidden behind the previous
     /// batch's execution when pipelined; every read on demand.
     pub exposed_ns: u64,
+}
+
+/// Timings of one run (what the timed window saw).
+#[derive(Debug, Clone, Default)]
+pub struct RunTimings {
+    /// Wall time of the timed window, nanoseconds (scheduling + execution).
+    pub wall_ns: u64,
+    /// Wall time of each batch, nanoseconds: from its start to the end of its last item.
+    pub batch_wall_ns: Vec<u64>,
+    /// Execution time of each item (indexed like [`Replay::items`]), nanoseconds.
+    pub item_ns: Vec<u64>,
+    /// When each item started, nanoseconds after the timed window opened, on the wall clock
+    /// (the pauses between batches included; for a trace of the pass).
+    pub item_start_ns: Vec<u64>,
+    /// The worker that ran each item (parallel runs).
+    pub item_worker: Vec<u32>,
+    /// When each batch started, nanoseconds after the timed window opened, on the wall
+    /// clock.
+    pub batch_start_ns: Vec<u64>,
+    /// Busy time of each worker, nanoseconds.
+    pub worker_busy_ns: Vec<u64>,
+    /// Item ranges of the batches.
+    pub batches: Vec<std::ops::Range<usize>>,
+    /// With a state source: what reading the state took (zero otherwise).
+    pub io: IoTimings,
+    /// With a prefetching state source: each read of a batch's state as (start, length),
+    /// nanoseconds, the start after the timed window opened on the wall clock (for a trace
+    /// of the pass).
+    pub read_spans: Vec<(u64, u64)>,
+    /// CPU time and page faults of the whole process while the window was open (the
+    /// verification between batches excluded; [`crate::window`]).
+    pub cpu: crate::window::CpuUsage,
+    /// With the state-root phase on: what it took (zero otherwise).
+    pub root: crate::root::RootTimings,
+}
+
+impl RunTimings {
+    /// Timings with room for `items` items and `batches` batches.
+    pub(crate) fn sized(items: usize, batches: usize) -> Self {
+        Self {
+            item_ns: vec![0; items],
+            item_start_ns: vec![0; items],
+            item_worker: vec![0; items],
+            batch_wall_ns: Vec::with_capacity(batches),
+            batch_start_ns: Vec::with_capacity(batches),
+            ..Default::default()
+        }
+    }
 }
 
 /// What the passes over one [`Replay`] build once, before their first window, and share:
@@ -69,6 +119,14 @@ impl PassCache {
         Self::default()
     }
 
+    /// `cache`, or else `local` (a cache for one pass, dropped with it).
+    pub(crate) fn or_local<'c>(cache: Option<&'c Self>, local: &'c mut Option<Self>) -> &'c Self {
+        match cache {
+            Some(cache) => cache,
+            None => local.insert(Self::new()),
+        }
+    }
+
     /// Binds the cache to `replay` on first use; refuses any other.
     pub(crate) fn bind(&self, replay: &Replay) -> Result<(), SetupError> {
         match *self.replay.get_or_init(|| replay.id()) == replay.id() {
@@ -80,37 +138,32 @@ impl PassCache {
     /// Per block, what earlier blocks of its segment wrote, kept when the replay keeps
     /// every block's base (they take about as much memory); `None`: each pass builds each
     /// batch's ([`crate::CarriedCursor`]), so memory follows the batch.
-    pub(crate) fn carried(&self, replay: &Replay) -> Result<Option<&[Carried]>, SetupError> {
+    fn carried(&self, replay: &Replay) -> Result<Option<&[Carried]>, SetupError> {
         if replay.resident_bases().is_none() {
             return Ok(None);
         }
         let carried = self.carried.get_or_init(|| replay.carried_values());
-        Ok(Some(
-            carried
-                .as_deref()
-                .map_err(|e| SetupError::Blocks(e.clone()))?,
-        ))
+        Ok(Some(carried.as_deref().map_err(Clone::clone)?))
     }
 
     /// The tables a pass reading from a source fills, kept as [`PassCache::carried`] is.
-    pub(crate) fn layout(&self, replay: &Replay) -> Result<Option<&IoLayout>, SetupError> {
+    fn layout(&self, replay: &Replay) -> Result<Option<&IoLayout>, SetupError> {
         let Some(carried) = self.carried(replay)? else {
             return Ok(None);
         };
         let layout = self
             .layout
             .get_or_init(|| IoLayout::of_all(replay, carried));
-        Ok(Some(
-            layout.as_ref().map_err(|e| SetupError::Blocks(e.clone()))?,
-        ))
+        Ok(Some(layout.as_ref().map_err(Clone::clone)?))
     }
 
     /// Each block's `full` list, encoded.
-    pub(crate) fn full_lists(&self, replay: &Replay) -> Result<&[Vec<u8>], SetupError> {
-        self.full_lists
+    fn full_lists(&self, replay: &Replay) -> Result<&[Vec<u8>], SetupError> {
+        Ok(self
+            .full_lists
             .get_or_init(|| replay.encode_full_lists())
             .as_deref()
-            .map_err(|e| SetupError::Blocks(e.clone()))
+            .map_err(Clone::clone)?)
     }
 
     /// The tries the root phase starts from: every segment's witness opened. Fails when no
@@ -123,243 +176,189 @@ impl PassCache {
     }
 }
 
-/// A pass's state read from sources before each batch: the readers, each batch's tables
-/// prepared before its read, the bases read and not yet handed to the workers, those the
-/// current batch reads, and what reading took.
-pub(crate) struct IoState<'r, 's, S> {
-    /// The readers (and, with `writes`, what was read on demand).
-    pub(crate) pass: OnDemandPass<'s, S>,
-    /// What the access list carries.
-    pub(crate) design: BalDesign,
-    /// Batch `k + 1` read while batch `k` runs.
-    pub(crate) pipelined: bool,
-    /// Every block's layout, when the cache keeps it; `None`: each batch's is laid out
-    /// with its tables.
-    pub(crate) layout: Option<&'r IoLayout>,
-    /// With `full`, each block's encoded list (empty otherwise).
-    pub(crate) full_lists: &'r [Vec<u8>],
-    /// Per batch, its blank tables (and its layout, when not kept), prepared between
-    /// batches before the read that takes them.
-    pub(crate) prepared: Mutex<Vec<Option<PreparedRead>>>,
-    /// Bases read and not yet handed over: installed into `bases` before the next *go*.
-    pub(crate) pending: Mutex<Vec<(usize, PreStateDb)>>,
-    /// Per block, its base once read and installed; a batch's are dropped between the
-    /// batches after it.
-    pub(crate) bases: RwLock<Vec<Option<PreStateDb>>>,
-    /// What a read has done with (a batch's own layout), dropped between batches.
-    pub(crate) spent: Mutex<Vec<PreparedRead>>,
-    pub(crate) timings: Mutex<IoTimings>,
-    /// Each read of a batch's state as (start after the epoch, length), nanoseconds.
-    pub(crate) spans: Mutex<Vec<(u64, u64)>>,
+/// Why a pass could not be set up (before its window opened: nothing was timed).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The root phase is on and the dump cannot compute roots (no witness, or one that
+    /// does not decode): the one place this is decided, for every runner.
+    #[error(transparent)]
+    NoRoot(#[from] RootSetupError),
+    /// The pass's threads could not start.
+    #[error(transparent)]
+    Threads(#[from] crate::pool::PoolError),
+    /// The runner's [`PassCache`] was built for another replay.
+    #[error("the pass was given a cache built for another replay")]
+    ForeignCache,
+    /// What the pass builds from every block before its window could not read them again.
+    #[error(transparent)]
+    Blocks(#[from] BlockReadError),
 }
 
-/// One batch's tables before its read: blank ([`IoLayout::blank`]), cloned between
-/// batches (outside the window), with the batch's layout when the cache keeps none.
-pub(crate) struct PreparedRead {
-    pub(crate) layout: Option<IoLayout>,
-    pub(crate) tables: Vec<(usize, PreStateDb)>,
-}
-
-impl<S> IoState<'_, '_, S> {
-    /// What the read of a batch prepared as `prepared` fills its tables from.
-    pub(crate) fn inputs<'a>(&'a self, prepared: &'a PreparedRead) -> ReadInputs<'a> {
-        ReadInputs {
-            layout: prepared
-                .layout
-                .as_ref()
-                .or(self.layout)
-                .expect("a batch's layout is kept or prepared with it"),
-            full_lists: self.full_lists,
-        }
-    }
-
-    /// Hand the bases read so far to the workers (before a *go*: no worker holds them).
-    pub(crate) fn install(&self) {
-        let pending = std::mem::take(
-            &mut *self
-                .pending
-                .lock()
-                .expect("no reader panics holding the lock"),
-        );
-        if pending.is_empty() {
-            return;
-        }
-        let mut bases = self
-            .bases
-            .write()
-            .expect("no worker panics holding the bases");
-        for (b, base) in pending {
-            bases[b] = Some(base);
-        }
-    }
-
-    /// Drop the bases of blocks before `first` and what the reads have done with (between
-    /// batches: no worker holds them, and no window is open).
-    pub(crate) fn retire(&self, first: usize) {
-        self.spent
-            .lock()
-            .expect("no reader panics holding the lock")
-            .clear();
-        let mut bases = self
-            .bases
-            .write()
-            .expect("no worker panics holding the bases");
-        for base in &mut bases[..first] {
-            *base = None;
-        }
-    }
-}
-
-/// What earlier blocks of each block's segment wrote, for a pass that reads its state from
-/// sources: kept by the cache for every block, or built for each batch in block order.
-pub(crate) enum CarriedValues<'r> {
-    /// In memory: no block needs them.
-    None,
-    /// Every block's, kept by the [`PassCache`].
-    Kept(&'r [Carried]),
-    /// Each batch's, built between batches.
-    PerBatch {
-        cursor: Box<Mutex<CarriedCursor<'r>>>,
-        /// A batch's values built with its prepared read (pipelined: the batch after the
-        /// current one), kept for its views: (first block, values).
-        stashed: Mutex<Option<(usize, Vec<Carried>)>>,
-    },
-}
-
-/// One batch's views of the sources (on demand, and with `writes` for what was not read
-/// before the batch), built between batches.
-pub(crate) struct BatchViews<'p, 's, S> {
-    /// The batch's first block.
-    pub(crate) first: usize,
-    /// Its blocks' views, in order.
-    pub(crate) views: Vec<OnDemand<'p, 's, S>>,
-}
-
-impl<S> Default for BatchViews<'_, '_, S> {
-    fn default() -> Self {
-        Self {
-            first: 0,
-            views: Vec::new(),
-        }
-    }
-}
-
-impl<'p, 's, S> BatchViews<'p, 's, S> {
-    pub(crate) fn get(&self, b: usize) -> &OnDemand<'p, 's, S> {
-        &self.views[b - self.first]
-    }
-}
-
-/// Where a pass's items find the state at the start of their block, owned by the pass.
+/// Where a pass's items find the state at the start of their block: chosen once, at
+/// set-up, from the runner's source. A pass in memory has no readers and a pass over a
+/// store always has them: the runner's constructors are the only way in.
 pub(crate) enum PassState<'r, 's, S> {
-    /// In memory: every block's base, prepared with the replay
-    /// ([`Replay::resident_bases`]).
+    /// In memory: every block's base, kept by the replay ([`Replay::resident_bases`]).
     Resident(&'r [PreStateDb]),
-    /// In memory, when the replay keeps no bases: the current batch's, built into `slot`
-    /// by `cursor` before the batch's *go* (outside the timed window).
-    PerBatch {
-        slot: RwLock<BatchBases>,
-        cursor: Mutex<BaseCursor<'r>>,
-    },
-    /// Read from state sources on demand: the pass's readers and cache.
-    OnDemand(OnDemandPass<'s, S>),
-    /// Read from state sources before each batch runs, or pipelined behind the batch
-    /// before it.
-    Read(Box<IoState<'r, 's, S>>),
+    /// In memory, when the replay keeps no bases: each batch's built when it is staged
+    /// ([`BaseCursor`]).
+    Built,
+    /// Read from a store inside the timed window.
+    Store(StorePass<'r, 's, S>),
 }
 
-/// The bases of one batch's blocks, built by the coordinator before the batch's *go*
-/// when the replay does not keep every block's ([`Replay::resident_bases`]), and dropped
-/// when the next batch's are built.
-#[derive(Debug, Default)]
-pub(crate) struct BatchBases {
-    /// The batch's first block.
-    pub(crate) first: usize,
-    /// Its blocks' bases, in order.
-    pub(crate) bases: Vec<PreStateDb>,
+/// A pass whose state is read from a store: its readers, how it reads them, and what the
+/// [`PassCache`] keeps for it.
+pub(crate) struct StorePass<'r, 's, S> {
+    /// The readers (a read before a batch takes them all; the workers share them on
+    /// demand), and what was read on demand.
+    pub(crate) sources: OnDemandPass<'s, S>,
+    /// On demand, before each batch, or pipelined behind the batch before it.
+    pub(crate) read: StoreRead,
+    /// Every block's carried values, when the cache keeps them (else built per batch).
+    carried: Option<&'r [Carried]>,
+    /// Every block's tables, when the cache keeps them (else laid out per batch).
+    layout: Option<&'r IoLayout>,
+    /// With the `full` design, each block's encoded list (empty otherwise).
+    pub(crate) full_lists: &'r [Vec<u8>],
 }
 
-impl BatchBases {
-    pub(crate) fn get(&self, b: usize) -> &PreStateDb {
-        &self.bases[b - self.first]
-    }
-}
-
-/// The blocks a pass works on now, decoded between batches ([`Replay::blocks`]: borrowed
-/// when the replay keeps every block decoded): the current batch's, which its items,
-/// bases, reads, roots and verification read, and, pipelined, the next batch's, whose
-/// state is read while the current one runs.
-#[derive(Debug)]
-pub(crate) struct PassBlocks<'r> {
-    replay: &'r Replay,
-    current: RwLock<Blocks<'r>>,
-    next: Mutex<Blocks<'r>>,
-}
-
-impl<'r> PassBlocks<'r> {
-    fn new(replay: &'r Replay) -> Self {
-        Self {
-            replay,
-            current: RwLock::new(Blocks::default()),
-            next: Mutex::new(Blocks::default()),
+impl<S> StorePass<'_, '_, S> {
+    /// What the access list carries, when a batch's state is read before it runs.
+    pub(crate) fn design(&self) -> Option<BalDesign> {
+        match self.read {
+            StoreRead::OnDemand => None,
+            StoreRead::Prefetch(d) | StoreRead::Pipelined(d) => Some(d),
         }
     }
+}
 
-    /// Between batches: `blocks` become the current batch's (taken from the next slot when
-    /// decoded there, the previous batch's dropped first), and `next`, when given, the
-    /// next batch's. On a failed read, the block it failed at.
-    pub(crate) fn advance(
+/// One block's state at its start, as its items read it.
+pub(crate) enum BlockState<'r, 'p, 's, S> {
+    /// Its base in memory: kept by the replay, built for the batch, or read from the
+    /// store before the batch runs.
+    Base(Cow<'r, PreStateDb>),
+    /// Read from the store on demand.
+    OnDemand(OnDemand<'p, 's, S>),
+    /// Its writes read before the batch into its base, the rest on demand.
+    Both(PreStateDb, OnDemand<'p, 's, S>),
+}
+
+impl<S> BlockState<'_, '_, '_, S> {
+    /// The block's base, when it has one (what a read before the batch fills).
+    pub(crate) fn base_mut(&mut self) -> Option<&mut PreStateDb> {
+        match self {
+            Self::Base(base) => Some(base.to_mut()),
+            Self::Both(base, _) => Some(base),
+            Self::OnDemand(_) => None,
+        }
+    }
+}
+
+impl<S: StateSource> revm::DatabaseRef for BlockState<'_, '_, '_, S> {
+    type Error = StateError;
+
+    fn basic_ref(
         &self,
-        blocks: Range<usize>,
-        next: Option<Range<usize>>,
-    ) -> Result<(), (usize, BlockReadError)> {
-        let mut current = self
-            .current
-            .write()
-            .expect("no thread panics holding the blocks");
-        *current = Blocks::default();
-        let mut slot = self
-            .next
-            .lock()
-            .expect("no thread panics holding the blocks");
-        let staged = std::mem::take(&mut *slot);
-        let first = blocks.start;
-        *current = if staged.range() == blocks {
-            staged
-        } else {
-            self.replay.blocks(blocks).map_err(|e| (first, e))?
-        };
-        if let Some(next) = next {
-            let first = next.start;
-            *slot = self.replay.blocks(next).map_err(|e| (first, e))?;
+        address: alloy_primitives::Address,
+    ) -> Result<Option<revm::state::AccountInfo>, StateError> {
+        match self {
+            Self::Base(base) => base.basic_ref(address),
+            Self::OnDemand(view) | Self::Both(_, view) => view.basic_ref(address),
         }
-        Ok(())
     }
 
-    /// The current batch's blocks.
-    pub(crate) fn current(&self) -> RwLockReadGuard<'_, Blocks<'r>> {
-        self.current
-            .read()
-            .expect("no thread panics holding the blocks")
+    fn code_by_hash_ref(
+        &self,
+        code_hash: alloy_primitives::B256,
+    ) -> Result<revm::bytecode::Bytecode, StateError> {
+        match self {
+            Self::Base(base) => base.code_by_hash_ref(code_hash),
+            Self::OnDemand(view) | Self::Both(_, view) => view.code_by_hash_ref(code_hash),
+        }
     }
 
-    /// The next batch's blocks (pipelined).
-    pub(crate) fn next(&self) -> std::sync::MutexGuard<'_, Blocks<'r>> {
-        self.next
-            .lock()
-            .expect("no thread panics holding the blocks")
+    fn storage_ref(
+        &self,
+        address: alloy_primitives::Address,
+        slot: alloy_primitives::U256,
+    ) -> Result<alloy_primitives::U256, StateError> {
+        match self {
+            Self::Base(base) => base.storage_ref(address, slot),
+            Self::OnDemand(view) | Self::Both(_, view) => view.storage_ref(address, slot),
+        }
     }
+
+    fn block_hash_ref(&self, number: u64) -> Result<alloy_primitives::B256, StateError> {
+        match self {
+            Self::Base(base) => base.block_hash_ref(number),
+            Self::OnDemand(view) | Self::Both(_, view) => view.block_hash_ref(number),
+        }
+    }
+}
+
+impl<S: StateSource> crate::view::Pre for BlockState<'_, '_, '_, S> {
+    fn base(&self) -> Option<&PreStateDb> {
+        match self {
+            Self::Base(base) => Some(base),
+            Self::Both(base, _) => Some(base),
+            Self::OnDemand(_) => None,
+        }
+    }
+}
+
+impl<S> std::fmt::Debug for BlockState<'_, '_, '_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Base(_) => "Base",
+            Self::OnDemand(_) => "OnDemand",
+            Self::Both(..) => "Both",
+        })
+    }
+}
+
+/// One batch's inputs, staged between batches (outside the timed window) as one owned
+/// value: the batch loop fills its bases from the store when the pass reads before each
+/// batch, hands it to the workers at *go*, takes it back after *handed*, and drops it.
+pub(crate) struct Batch<'r, 'p, 's, S> {
+    /// The batch's index among the pass's batches.
+    pub(crate) index: usize,
+    /// Its items (indices into [`Replay::items`]).
+    pub(crate) items: Range<usize>,
+    /// Its blocks, decoded (borrowed when the replay keeps them).
+    pub(crate) blocks: Blocks<'r>,
+    /// Per block of the batch, in order, the state its items read.
+    pub(crate) states: Vec<BlockState<'r, 'p, 's, S>>,
+    /// The batch's own layout, when the cache keeps none: what a read fills its bases by.
+    pub(crate) layout: Option<IoLayout>,
+    /// The scheduler's order of its items, cut into the chunks workers claim (set inside
+    /// the window, before the first batch).
+    pub(crate) order: crate::schedule::BatchOrder,
+    /// Whether its bases still wait for their read from the store.
+    pub(crate) unread: bool,
+}
+
+impl<'r, 'p, 's, S: StateSource> Batch<'r, 'p, 's, S> {
+    /// The state block `b` (of this batch) starts from.
+    #[inline]
+    pub(crate) fn state(&self, b: usize) -> &BlockState<'r, 'p, 's, S> {
+        &self.states[b - self.blocks.range().start]
+    }
+}
+
+/// The cursors a pass walks its blocks with while it stages batches in block order: the
+/// coordinator's alone.
+pub(crate) struct Cursors<'r> {
+    /// Builds each batch's bases, in memory without resident bases.
+    bases: Option<BaseCursor<'r>>,
+    /// Builds each batch's carried values, over a store when the cache keeps none.
+    carried: Option<CarriedCursor<'r>>,
 }
 
 /// One pass, set up before its timed window: everything the batch loop reads, and nothing
-/// it has to build, open or start while the clock runs.
+/// it has to open or start while the clock runs.
 pub(crate) struct Pass<'r, 's, S> {
     pub(crate) replay: &'r Replay,
-    /// The blocks of the batch that runs (and, pipelined, of the next).
-    pub(crate) blocks: PassBlocks<'r>,
-    /// What earlier blocks of each block's segment wrote (a pass that reads from a
-    /// source).
-    pub(crate) carried: CarriedValues<'r>,
     pub(crate) config: &'r RunConfig,
     /// Item ranges of the batches.
     pub(crate) batches: Vec<Range<usize>>,
@@ -379,124 +378,67 @@ pub(crate) struct Pass<'r, 's, S> {
     pub(crate) readers: Option<Arc<rayon::ThreadPool>>,
 }
 
-/// Why a pass could not be set up (before its window opened: nothing was timed).
-#[derive(Debug, thiserror::Error)]
-pub enum SetupError {
-    /// The root phase is on and the dump cannot compute roots (no witness, or one that
-    /// does not decode): the one place this is decided, for every runner.
-    #[error(transparent)]
-    NoRoot(#[from] RootSetupError),
-    /// The pass's threads could not start.
-    #[error(transparent)]
-    Threads(#[from] crate::pool::PoolError),
-    /// The config reads a store and the runner was given no readers
-    /// ([`crate::Parallel::reading`]).
-    #[error("the pass reads its state from a store ({0:?}) and was given no readers")]
-    NoReaders(StoreRead),
-    /// The config reads from memory and the runner was given readers.
-    #[error(
-        "the pass reads its state from memory and was given readers: its config names no store"
-    )]
-    ReadersInMemory,
-    /// The runner's [`PassCache`] was built for another replay.
-    #[error("the pass was given a cache built for another replay")]
-    ForeignCache,
-    /// What the pass builds from every block before its window could not read them again.
-    #[error(transparent)]
-    Blocks(BlockReadError),
-}
-
 impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
-    /// Set up a pass of `config` over `replay`, its state from memory or read from
-    /// `readers` as `config`'s state says: from `cache` (filled first where it lacks what
-    /// the pass needs), the tries opened and the tables a store pass reads laid out; the
-    /// blank tables cloned, the worker and reader threads started. Never inside a timed
-    /// window.
+    /// Set up a pass of `config` over `replay`, its state in memory or, with `store`, read
+    /// from the readers as its [`StoreRead`] says: from `cache` (filled first where it
+    /// lacks what the pass needs), the tries opened and the tables a store pass reads laid
+    /// out; the worker and reader threads started. Never inside a timed window.
     pub(crate) fn setup(
         replay: &'r Replay,
         cache: &'r PassCache,
         config: &'r RunConfig,
-        readers: Option<&'s mut [S]>,
+        store: Option<(StoreRead, &'s mut [S])>,
     ) -> Result<Self, SetupError> {
         cache.bind(replay)?;
         let root = match config.work.state_root {
             StateRootPhase::Off => None,
             phase => Some(RootPass::new(replay, cache.root_inputs(replay)?, phase)),
         };
-        let carried = match (readers.is_some(), cache.carried(replay)?) {
-            (false, _) => CarriedValues::None,
-            (true, Some(kept)) => CarriedValues::Kept(kept),
-            (true, None) => CarriedValues::PerBatch {
-                cursor: Box::new(Mutex::new(CarriedCursor::new(replay))),
-                stashed: Mutex::new(None),
-            },
-        };
-        let batches = replay.batches(config.batch);
-        let state = match (config.work.state, readers) {
-            (StateRead::Memory, None) => match replay.resident_bases() {
+        let state = match store {
+            None => match replay.resident_bases() {
                 Some(bases) => PassState::Resident(bases),
-                None => PassState::PerBatch {
-                    slot: RwLock::new(BatchBases::default()),
-                    cursor: Mutex::new(BaseCursor::new(replay)),
-                },
+                None => PassState::Built,
             },
-            (StateRead::Memory, Some(_)) => return Err(SetupError::ReadersInMemory),
-            (StateRead::Store { read, .. }, None) => return Err(SetupError::NoReaders(read)),
-            (
-                StateRead::Store {
-                    read: StoreRead::OnDemand,
-                    ..
-                },
-                Some(readers),
-            ) => PassState::OnDemand(OnDemandPass::new(readers)),
-            (
-                StateRead::Store {
-                    read: read @ (StoreRead::Prefetch(design) | StoreRead::Pipelined(design)),
-                    ..
-                },
-                Some(readers),
-            ) => {
+            Some((read, readers)) => {
                 // Laid out (and, for `full`, encoded) on a source's first pass, here:
-                // never inside a timed window. Each batch's blank tables are cloned from
-                // it between batches (laid out then, when the cache keeps no layout).
-                let blocks = replay.block_count();
-                PassState::Read(Box::new(IoState {
-                    pass: OnDemandPass::new(readers),
-                    design,
-                    pipelined: matches!(read, StoreRead::Pipelined(_)),
-                    layout: cache.layout(replay)?,
-                    full_lists: match design {
-                        BalDesign::Full => cache.full_lists(replay)?,
-                        BalDesign::Keys | BalDesign::Writes => &[],
+                // never inside a timed window.
+                let design = match read {
+                    StoreRead::OnDemand => None,
+                    StoreRead::Prefetch(d) | StoreRead::Pipelined(d) => Some(d),
+                };
+                PassState::Store(StorePass {
+                    sources: OnDemandPass::new(readers),
+                    read,
+                    carried: cache.carried(replay)?,
+                    layout: match design {
+                        Some(_) => cache.layout(replay)?,
+                        None => None,
                     },
-                    prepared: Mutex::new((0..batches.len()).map(|_| None).collect()),
-                    pending: Mutex::new(Vec::new()),
-                    bases: RwLock::new((0..blocks).map(|_| None).collect()),
-                    spent: Mutex::new(Vec::new()),
-                    timings: Mutex::new(IoTimings::default()),
-                    spans: Mutex::new(Vec::new()),
-                }))
+                    full_lists: match design {
+                        Some(BalDesign::Full) => cache.full_lists(replay)?,
+                        _ => &[],
+                    },
+                })
             }
         };
         // The readers that read beside the calling thread: each batch's state before it
         // runs, and on a store pass that computes roots, the tries' nodes.
         let reader_count = match &state {
-            PassState::Read(io) => io.pass.reader_count(),
-            PassState::OnDemand(pass) if root.is_some() => pass.reader_count(),
-            PassState::OnDemand(_) | PassState::Resident(_) | PassState::PerBatch { .. } => 0,
+            PassState::Store(store) if store.design().is_some() || root.is_some() => {
+                store.sources.reader_count()
+            }
+            _ => 0,
         };
-        let helps = !matches!(&state, PassState::Read(io) if io.pipelined);
-        let threads = config.threads.get();
-        let workers = NonZeroUsize::new(threads - usize::from(helps))
+        let helps = !matches!(&state,
+            PassState::Store(store) if matches!(store.read, StoreRead::Pipelined(_)));
+        let workers = NonZeroUsize::new(config.threads.get() - usize::from(helps))
             .map(crate::pool::workers)
             .transpose()?;
         let readers = crate::pool::reader_threads(reader_count)?;
         Ok(Self {
             replay,
-            blocks: PassBlocks::new(replay),
-            carried,
             config,
-            batches,
+            batches: replay.batches(config.batch),
             state,
             root,
             helps,
@@ -505,249 +447,211 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         })
     }
 
+    /// The pass's store, when its state is read from one.
+    pub(crate) fn store(&self) -> Option<&StorePass<'r, 's, S>> {
+        match &self.state {
+            PassState::Store(store) => Some(store),
+            PassState::Resident(_) | PassState::Built => None,
+        }
+    }
+
+    /// Whether each batch's state is read while the batch before it runs.
+    pub(crate) fn pipelined(&self) -> bool {
+        self.store()
+            .is_some_and(|s| matches!(s.read, StoreRead::Pipelined(_)))
+    }
+
     /// The workers of the pass's pool that run it (the helping calling thread not
     /// counted).
     pub(crate) fn pool_workers(&self) -> usize {
         self.config.threads.get() - usize::from(self.helps)
     }
 
-    /// Whether the items read through views of the sources: on demand, and with the
-    /// `writes` design for what was not read before the batch.
-    fn reads_on_demand(&self) -> Option<&OnDemandPass<'s, S>> {
-        match &self.state {
-            PassState::OnDemand(pass) => Some(pass),
-            PassState::Read(io) if io.design == BalDesign::Writes => Some(&io.pass),
-            _ => None,
+    /// The cursors the pass's staging walks its blocks with.
+    pub(crate) fn cursors(&self) -> Cursors<'r> {
+        Cursors {
+            bases: matches!(self.state, PassState::Built).then(|| BaseCursor::new(self.replay)),
+            carried: self
+                .store()
+                .filter(|s| s.carried.is_none())
+                .map(|_| CarriedCursor::new(self.replay)),
         }
     }
 
-    /// The carried values of `blocks` (a batch's, in block order across calls), when
-    /// built per batch.
-    fn batch_carried(&self, blocks: &Blocks<'_>) -> Result<Vec<Carried>, BlockReadError> {
-        let CarriedValues::PerBatch { cursor, stashed } = &self.carried else {
-            return Ok(Vec::new());
-        };
-        let mut stashed = stashed.lock().expect("no thread panics holding it");
-        if let Some((first, _)) = &*stashed
-            && *first == blocks.range().start
-        {
-            return Ok(stashed.take().expect("checked").1);
+    /// The blocks batch `k`'s items belong to (empty for an empty batch).
+    pub(crate) fn blocks_of(&self, k: usize) -> Range<usize> {
+        let items = &self.batches[k];
+        if items.is_empty() {
+            return 0..0;
         }
-        let mut cursor = cursor.lock().expect("no thread panics holding the cursor");
-        blocks
-            .iter()
-            .map(|(b, block)| cursor.carried(b, block))
-            .collect()
+        let block = |i: usize| self.replay.items[i].block as usize;
+        block(items.start)..block(items.end - 1) + 1
     }
 
-    /// Views of the sources for `blocks` (a batch's), when its items read through them
-    /// (empty otherwise). Between batches, never inside a window.
-    pub(crate) fn views<'p>(
+    /// Stage batch `k` (after every batch before it, in order: the cursors walk forward):
+    /// its blocks decoded, and per block the state its items read — the base kept or
+    /// built, or over a store its blank tables (and its layout, when the cache keeps
+    /// none) and its views of the sources. Between batches, never inside a window.
+    pub(crate) fn stage<'p>(
         &'p self,
-        blocks: &Blocks<'_>,
-    ) -> Result<BatchViews<'p, 's, S>, BlockReadError> {
-        let Some(pass) = self.reads_on_demand() else {
-            return Ok(BatchViews::default());
-        };
-        let first = blocks.range().start;
-        let views = match &self.carried {
-            CarriedValues::Kept(kept) => blocks
-                .range()
-                .map(|b| OnDemand::new(pass, self.replay, b, Cow::Borrowed(&kept[b])))
+        k: usize,
+        cursors: &mut Cursors<'r>,
+    ) -> Result<Batch<'r, 'p, 's, S>, BlockReadError> {
+        let range = self.blocks_of(k);
+        let blocks = self.replay.blocks(range.clone())?;
+        let mut layout = None;
+        let states = match &self.state {
+            PassState::Resident(bases) => range
+                .map(|b| BlockState::Base(Cow::Borrowed(&bases[b])))
                 .collect(),
-            CarriedValues::PerBatch { .. } => blocks
-                .range()
-                .zip(self.batch_carried(blocks)?)
-                .map(|(b, carried)| OnDemand::new(pass, self.replay, b, Cow::Owned(carried)))
-                .collect(),
-            CarriedValues::None => unreachable!("a pass reading from sources has carried values"),
-        };
-        Ok(BatchViews { first, views })
-    }
-
-    /// Prepare batch `k`'s read (`blocks`, its blocks): its blank tables, laid out first
-    /// when the cache keeps no layout. Between batches, never inside a window.
-    pub(crate) fn prepare_read(&self, k: usize, blocks: &Blocks<'_>) -> Result<(), BlockReadError> {
-        let PassState::Read(io) = &self.state else {
-            return Ok(());
-        };
-        let layout = match io.layout {
-            Some(_) => None,
-            None => {
-                let carried = self.batch_carried(blocks)?;
-                let layout = IoLayout::new(self.replay, blocks, &carried);
-                if let (true, CarriedValues::PerBatch { stashed, .. }) =
-                    (io.design == BalDesign::Writes, &self.carried)
-                {
-                    // The batch's views take them when it runs.
-                    *stashed.lock().expect("no thread panics holding it") =
-                        Some((blocks.range().start, carried));
-                }
-                Some(layout)
+            PassState::Built => {
+                let cursor = cursors.bases.as_mut().expect("a built pass has its cursor");
+                blocks
+                    .iter()
+                    .map(|(b, block)| Ok(BlockState::Base(Cow::Owned(cursor.base(b, block)?))))
+                    .collect::<Result<_, BlockReadError>>()?
             }
-        };
-        let kept = layout.as_ref().or(io.layout).expect("kept or laid out");
-        let tables = blocks.range().map(|b| (b, kept.blank(b))).collect();
-        io.prepared
-            .lock()
-            .expect("no reader panics holding the lock")[k] = Some(PreparedRead { layout, tables });
-        Ok(())
-    }
-
-    /// What the loop's items read their state from; `views` is the slot each batch's views
-    /// are built into.
-    pub(crate) fn bases<'p>(
-        &'p self,
-        views: &'p RwLock<BatchViews<'p, 's, S>>,
-    ) -> Bases<'p, 's, S> {
-        match &self.state {
-            PassState::Resident(bases) => Bases::Resident(bases),
-            PassState::PerBatch { slot, .. } => Bases::PerBatch(slot),
-            PassState::OnDemand(pass) => Bases::OnDemand { pass, views },
-            PassState::Read(io) => Bases::Read {
-                io,
-                views: (io.design == BalDesign::Writes).then_some(views),
-            },
-        }
-    }
-
-    /// Build the bases of `blocks` (a batch's) into the batch slot, in memory without
-    /// resident bases (nothing otherwise). Outside the timed window: the replay's prepared
-    /// state, which a dump that fits keeps from the start.
-    pub(crate) fn build_bases(&self, blocks: &Blocks<'_>) -> Result<(), BlockReadError> {
-        let PassState::PerBatch { slot, cursor } = &self.state else {
-            return Ok(());
-        };
-        let mut slot = slot
-            .write()
-            .expect("no thread panics holding the batch's bases");
-        slot.bases.clear();
-        slot.first = blocks.range().start;
-        let mut cursor = cursor.lock().expect("no thread panics holding the cursor");
-        for (b, block) in blocks.iter() {
-            slot.bases.push(cursor.base(b, block)?);
-        }
-        Ok(())
-    }
-
-    /// The readers' figures after the window: what reading took, and when each batch's
-    /// read ran.
-    pub(crate) fn io_timings(&self) -> (IoTimings, Vec<(u64, u64)>) {
-        match &self.state {
-            PassState::Read(io) => {
-                let mut timings = *io
-                    .timings
-                    .lock()
-                    .expect("no reader panics holding the lock");
-                // With `writes`, what was read on demand, while a transaction waited.
-                let on_demand = io.pass.read_ns();
-                timings.read_ns += on_demand;
-                timings.exposed_ns += on_demand;
-                let spans = std::mem::take(
-                    &mut *io.spans.lock().expect("no reader panics holding the lock"),
-                );
-                (timings, spans)
-            }
-            // Every read is made while a transaction waits for it.
-            PassState::OnDemand(pass) => {
-                let read_ns = pass.read_ns();
-                let timings = IoTimings {
-                    read_ns,
-                    build_ns: 0,
-                    exposed_ns: read_ns,
+            PassState::Store(store) => {
+                let carried: Vec<Cow<'r, Carried>> = match (store.carried, &mut cursors.carried) {
+                    (Some(kept), _) => range.clone().map(|b| Cow::Borrowed(&kept[b])).collect(),
+                    (None, Some(cursor)) => blocks
+                        .iter()
+                        .map(|(b, block)| cursor.carried(b, block).map(Cow::Owned))
+                        .collect::<Result<_, _>>()?,
+                    (None, None) => unreachable!("a store pass without kept values has a cursor"),
                 };
-                (timings, Vec::new())
+                if store.design().is_some() && store.layout.is_none() {
+                    layout = Some(IoLayout::new(self.replay, &blocks, &carried));
+                }
+                let kept = layout.as_ref().or(store.layout);
+                let view = |b, carried| OnDemand::new(&store.sources, self.replay, b, carried);
+                range
+                    .zip(carried)
+                    .map(|(b, carried)| match store.design() {
+                        None => BlockState::OnDemand(view(b, carried)),
+                        Some(BalDesign::Writes) => {
+                            BlockState::Both(kept.expect("laid out").blank(b), view(b, carried))
+                        }
+                        Some(BalDesign::Keys | BalDesign::Full) => {
+                            BlockState::Base(Cow::Owned(kept.expect("laid out").blank(b)))
+                        }
+                    })
+                    .collect()
             }
-            PassState::Resident(_) | PassState::PerBatch { .. } => Default::default(),
-        }
-    }
-}
-
-/// Where a pass's items find the state at the start of their block, as the loop borrows it
-/// from its [`Pass`].
-pub(crate) enum Bases<'r, 's, S> {
-    /// Every block's base, kept by the replay.
-    Resident(&'r [PreStateDb]),
-    /// The current batch's bases, built into this slot before its *go*
-    /// ([`Pass::build_bases`]).
-    PerBatch(&'r RwLock<BatchBases>),
-    /// Read before each batch (`views`, with `writes`: what was not read, on demand).
-    Read {
-        io: &'r IoState<'r, 's, S>,
-        views: Option<&'r RwLock<BatchViews<'r, 's, S>>>,
-    },
-    /// Read on demand: the pass's cache, and the batch's views of it.
-    OnDemand {
-        pass: &'r OnDemandPass<'s, S>,
-        views: &'r RwLock<BatchViews<'r, 's, S>>,
-    },
-}
-
-impl<S> Clone for Bases<'_, '_, S> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<S> Copy for Bases<'_, '_, S> {}
-
-impl<'r, 's, S> Bases<'r, 's, S> {
-    /// The pass's readers, when its state is read from sources.
-    pub(crate) fn pass(self) -> Option<&'r OnDemandPass<'s, S>> {
-        match self {
-            Self::Read { io, .. } => Some(&io.pass),
-            Self::OnDemand { pass, .. } => Some(pass),
-            Self::Resident(_) | Self::PerBatch(_) => None,
-        }
-    }
-
-    /// The slot each batch's views of the sources are built into, when its items read
-    /// through them.
-    pub(crate) fn views(self) -> Option<&'r RwLock<BatchViews<'r, 's, S>>> {
-        match self {
-            Self::Read { views, .. } => views,
-            Self::OnDemand { views, .. } => Some(views),
-            Self::Resident(_) | Self::PerBatch(_) => None,
-        }
-    }
-
-    /// Whether each batch's state is read while the batch before it runs.
-    pub(crate) fn pipelined(self) -> bool {
-        matches!(self, Self::Read { io, .. } if io.pipelined)
-    }
-
-    /// The bases one batch's items read, the per-batch slots locked for reading until
-    /// the batch is handed over.
-    pub(crate) fn for_batch(self) -> BatchBase<'r, 's, S> {
-        let views = |views: &'r RwLock<BatchViews<'r, 's, S>>| {
-            views.read().expect("no thread panics holding the views")
         };
-        match self {
-            Self::Resident(bases) => BatchBase::Resident(bases),
-            Self::PerBatch(slot) => BatchBase::Built(
-                slot.read()
-                    .expect("no thread panics holding the batch's bases"),
-            ),
-            Self::Read { io, views: v } => BatchBase::Read {
-                bases: io.bases.read().expect("no thread panics holding the bases"),
-                views: v.map(views),
-            },
-            Self::OnDemand { views: v, .. } => BatchBase::OnDemand(views(v)),
-        }
+        Ok(Batch {
+            index: k,
+            items: self.batches[k].clone(),
+            unread: self.store().and_then(StorePass::design).is_some(),
+            blocks,
+            states,
+            layout,
+            order: Default::default(),
+        })
+    }
+
+    /// Read batch `batch`'s bases from the store (a pass that reads before each batch;
+    /// nothing otherwise), with every reader; returns (reading, decoding) in nanoseconds.
+    pub(crate) fn read(&self, batch: &mut Batch<'r, '_, 's, S>) -> Result<(u64, u64), StateError> {
+        let (Some(store), true) = (self.store(), batch.unread) else {
+            return Ok((0, 0));
+        };
+        let design = store
+            .design()
+            .expect("a batch waits for a read only before it runs");
+        let layout = batch
+            .layout
+            .as_ref()
+            .or(store.layout)
+            .expect("laid out when staged");
+        let mut guards = store.sources.lock_all();
+        let mut readers: Vec<&mut S> = guards.iter_mut().map(|g| &mut ***g).collect();
+        let first = batch.blocks.range().start;
+        let tables = batch
+            .states
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, state)| Some((first + i, state.base_mut()?)));
+        let inputs = crate::source::ReadInputs {
+            layout,
+            full_lists: store.full_lists,
+        };
+        let read = self.replay.read_tables(
+            design,
+            inputs,
+            &batch.blocks,
+            tables,
+            &mut readers,
+            self.readers.as_deref(),
+        )?;
+        batch.unread = false;
+        Ok(read)
+    }
+
+    /// What was read on demand (all workers' summed time inside the reads).
+    pub(crate) fn on_demand_ns(&self) -> u64 {
+        self.store().map_or(0, |s| s.sources.read_ns())
     }
 }
 
-/// [`Bases`] while one batch runs: what its items read their block's state from.
-pub(crate) enum BatchBase<'r, 's, S> {
-    /// Every block's base, kept by the replay.
-    Resident(&'r [PreStateDb]),
-    /// The batch's bases, built for it.
-    Built(RwLockReadGuard<'r, BatchBases>),
-    /// The bases read from the sources before the batch's *go* (per block, installed).
-    Read {
-        bases: RwLockReadGuard<'r, Vec<Option<PreStateDb>>>,
-        views: Option<RwLockReadGuard<'r, BatchViews<'r, 's, S>>>,
-    },
-    /// Each block's view of the sources, read on demand.
-    OnDemand(RwLockReadGuard<'r, BatchViews<'r, 's, S>>),
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        BalView,
+        test_utils::{DumpSource, prepare},
+    };
+    use gigagas_grid::SchedulerKind;
+    use revm::{Database, state::AccountInfo};
+
+    /// Every block's base read from a source before its batch (and, past a segment's first
+    /// block, carried from what earlier blocks wrote) holds the same accounts, codes and
+    /// slots as its base in memory, as the replay's view reads them at the start of the
+    /// block (through the table the reads filled); the reads write into the tables, with no
+    /// join after them.
+    #[test]
+    fn bases_read_from_a_source_equal_the_bases_in_memory() {
+        for name in ["mainnet.gigagas", "mainnet-like.gigagas"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../dumps")
+                .join(name);
+            let (dump, _) = gigagas_dump::read_dump(&path).unwrap();
+            let mut readers = [DumpSource::of(&dump)];
+            let replay = prepare(dump).unwrap();
+            let n = replay.block_count();
+            let config = RunConfig::new(NonZeroUsize::MIN, n, SchedulerKind::Ols);
+            let cache = PassCache::new();
+            let read = StoreRead::Prefetch(BalDesign::Keys);
+            let pass =
+                Pass::setup(&replay, &cache, &config, Some((read, &mut readers[..]))).unwrap();
+            let mut batch = pass.stage(0, &mut pass.cursors()).unwrap();
+            let (_, build_ns) = pass.read(&mut batch).unwrap();
+            assert_eq!(
+                build_ns, 0,
+                "{name}: the reads write into the tables: no join"
+            );
+            let mut cursor = BaseCursor::new(&replay);
+            for (b, block) in batch.blocks.iter() {
+                let bal = Arc::new(block.bal().clone());
+                let in_memory = cursor.base(b, block).unwrap();
+                let mut mem = BalView::new(&in_memory, &bal, 0);
+                let mut got = BalView::new(batch.state(b), &bal, 0);
+                let fields = |i: Option<AccountInfo>| {
+                    i.map(|i| (i.balance, i.nonce, i.code_hash, i.code.map(|c| c.len())))
+                };
+                let number = block.header().number;
+                for (address, account) in block.bal().accounts.iter() {
+                    let (m, g) = (mem.basic(*address), got.basic(*address));
+                    assert_eq!(fields(m.unwrap()), fields(g.unwrap()), "{number} {address}");
+                    for slot in account.storage.storage.keys() {
+                        assert_eq!(
+                            mem.storage(*address, *slot).unwrap(),
+                            got.storage(*address, *slot).unwrap(),
+                            "block {number} {address} slot {slot}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

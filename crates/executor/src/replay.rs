@@ -234,19 +234,19 @@ impl WorkItem {
 /// the blocks, and each block's items are contiguous ([`Replay::block_items`]).
 ///
 /// What every pass reads of every block (its header, its items) is always held. What a
-/// batch reads (transactions, receipts, access lists: [`ReplayBlock`]) is held decoded
-/// while every block's fits [`ResidentLimits::blocks`]; beyond it a replay loaded from a
-/// file holds none and reads each batch's again from the file ([`Replay::load`]), one
-/// prepared from a decoded [`Dump`] holds each block compressed
-/// ([`gigagas_dump::PackedBlock`]), and either way a pass decodes each batch's blocks
-/// between batches, outside its timed window ([`Replay::blocks`]).
+/// batch reads (transactions, receipts, access lists: [`ReplayBlock`]) is held decoded,
+/// unless the replay was loaded from a file ([`Replay::load`]) whose blocks' estimate
+/// exceeds [`ResidentLimits::blocks`]: it then holds none, and a pass reads each batch's
+/// again from the file between batches, outside its timed window ([`Replay::blocks`]). A
+/// replay prepared from a decoded [`Dump`] keeps its blocks decoded whatever their size:
+/// the caller held them decoded already.
 #[derive(Debug)]
 pub struct Replay {
     pub(crate) spec: ChainSpec,
     pub(crate) segments: Vec<ReplaySegment>,
     /// Every block's header and fork.
     heads: Vec<BlockHead>,
-    /// Every block's transactions, receipts and access lists: decoded or packed.
+    /// Every block's transactions, receipts and access lists: decoded, or left in the file.
     bodies: Bodies,
     pub(crate) items: Vec<WorkItem>,
     /// `items[block_items[b]..block_items[b + 1]]` are block `b`'s items: read through
@@ -271,15 +271,11 @@ struct BlockHead {
     spec: revm::primitives::hardfork::SpecId,
 }
 
-/// Every block's body: decoded, each block compressed on its own, or left in the dump's
-/// file.
+/// Every block's body: decoded, or left in the dump's file.
 #[derive(Debug)]
 enum Bodies {
-    /// Decoded, kept across passes (they fit [`ResidentLimits::blocks`]).
+    /// Decoded, kept across passes.
     Kept(Vec<ReplayBlock>),
-    /// Compressed per block (a decoded [`Dump`] over the limit); a pass decodes each
-    /// batch's ([`Replay::blocks`]).
-    Packed(Vec<gigagas_dump::PackedBlock>),
     /// Read again from the file it was loaded from ([`Replay::load`] over the limit),
     /// decoded a batch at a time in order.
     Streamed(std::sync::Mutex<gigagas_dump::BlockReader>),
@@ -298,9 +294,8 @@ pub enum BlockReadError {
 }
 
 /// Consecutive blocks decoded for a pass (a batch's, or a run of blocks a set-up walks):
-/// borrowed from the replay when it keeps every block decoded, else read again (from the
-/// file, or their packed form) when asked for ([`Replay::blocks`]) and dropped with this
-/// value.
+/// borrowed from the replay when it keeps every block decoded, else read again from the
+/// file when asked for ([`Replay::blocks`]) and dropped with this value.
 #[derive(Debug)]
 pub struct Blocks<'r> {
     first: usize,
@@ -381,29 +376,26 @@ impl Default for ResidentLimits {
     }
 }
 
-/// The most memory (estimated) every block decoded may take for the replay to keep them
-/// decoded across passes: 1 GiB, the bases' budget. Beyond it each block is held
-/// compressed and each pass decodes a batch's blocks between batches.
+/// The most memory (estimated) every block decoded may take for a replay loaded from a file
+/// to keep them decoded across passes: 1 GiB, the bases' budget. Beyond it no block is held
+/// and each pass reads a batch's blocks again from the file between batches.
 pub const RESIDENT_BLOCKS_BYTES: u64 = 1 << 30;
 
-/// How many packed blocks a walk over every block (the sequential loop, a set-up's walk)
-/// decodes at once.
+/// How many blocks a walk over every block (the sequential loop, a set-up's walk) reads
+/// again at once, when the replay does not keep them.
 const DECODED_CHUNK: usize = 16;
 
-/// Estimated heap bytes of a decoded block per byte of its RLP (block and access list):
-/// measured on the 2,000-block ERC-20 dump (about 2.5 GB decoded from 0.65 GB of RLP).
+/// Estimated heap bytes of a decoded block per byte of its RLP (block and access list), as
+/// measured on a large generated dump (docs/benchmarks.md).
 const DECODED_BYTES_PER_RLP_BYTE: u64 = 4;
 
 /// The most memory (estimated) that every block's base may take for them to be built once
 /// and kept across passes: 1 GiB. Beyond it, memory follows the batch: a pass builds each
 /// batch's bases before the batch runs (outside the timed window) and drops them after.
-/// The 42 mainnet blocks take about 20 MB; 2000 blocks of 30 Mgas ERC-20 transfers about
-/// 1.3 GB.
 pub const RESIDENT_BASES_BYTES: u64 = 1 << 30;
 
 /// Estimated heap bytes of a block base per access-list account and per slot (measured
-/// with heaptrack on a 2000-block ERC-20 dump: 1.35 GB for 1.76 M accounts and 3.5 M
-/// slots).
+/// with heaptrack on a large generated dump: docs/benchmarks.md).
 const BASE_BYTES_PER_ACCOUNT: u64 = 300;
 const BASE_BYTES_PER_SLOT: u64 = 235;
 
@@ -582,17 +574,15 @@ pub struct LoadedDump {
 
 /// Builds a [`Replay`] block by block, as a dump's blocks stream past (from a file) or move
 /// out of a decoded [`Dump`]: each block converted, checked and turned into work items,
-/// then kept decoded while every block's fits the limit and held packed otherwise.
+/// then kept decoded, or (a file over the limit) dropped to be read again.
 struct Builder {
     spec: ChainSpec,
     limits: ResidentLimits,
     heads: Vec<BlockHead>,
     items: Vec<WorkItem>,
     block_items: Vec<u32>,
-    /// Every block decoded, when they are kept; `None` when they are packed.
+    /// Every block decoded, when they are kept; `None` when they are read again.
     kept: Option<Vec<ReplayBlock>>,
-    /// Every block packed, when they are not kept.
-    packed: Vec<gigagas_dump::PackedBlock>,
     /// Estimated bytes of every block's base.
     base_bytes: u64,
     /// Per segment (in order), what its blocks add to its pre-state, and its blocks.
@@ -602,8 +592,8 @@ struct Builder {
 }
 
 impl Builder {
-    /// A builder that keeps every block decoded when `keeps`, else packs each (decided
-    /// up front from the dump's size, so that both forms of every block are never held).
+    /// A builder that keeps every block decoded when `keeps` (decided up front from the
+    /// dump's size, so that no block is held when they are to be read again).
     fn new(spec: ChainSpec, limits: ResidentLimits, keeps: bool) -> Self {
         Self {
             spec,
@@ -612,7 +602,6 @@ impl Builder {
             items: Vec::new(),
             block_items: Vec::new(),
             kept: keeps.then(Vec::new),
-            packed: Vec::new(),
             base_bytes: 0,
             added: Vec::new(),
             calls_point_evaluation: false,
@@ -620,14 +609,12 @@ impl Builder {
     }
 
     /// Adds `block`, the next block, of segment `segment` (whose root the dump's witness
-    /// covers with `witnessed`), with `packed`, the block packed when the builder does not
-    /// keep the blocks decoded.
+    /// covers with `witnessed`).
     fn block(
         &mut self,
         segment: usize,
         witnessed: bool,
         mut block: DumpBlock,
-        packed: Option<gigagas_dump::PackedBlock>,
     ) -> Result<(), PrepareError> {
         let b = self.heads.len();
         if self.added.len() <= segment {
@@ -637,9 +624,6 @@ impl Builder {
         added.0.add(&block);
         added.1.end = b + 1;
         self.calls_point_evaluation |= block_calls_point_evaluation(&block, &self.spec);
-        if self.kept.is_none() {
-            self.packed.extend(packed);
-        }
         let alloy_bal = std::mem::take(&mut block.access_list);
         let replay_block = ReplayBlock::prepare(&self.spec, block, alloy_bal, witnessed)?;
         let bal = &replay_block.bal;
@@ -686,8 +670,8 @@ impl Builder {
     }
 
     /// The replay of the blocks added, over `segments` (their tables and witnesses; their
-    /// `blocks` are not read); with `reader`, blocks not kept are read again from the file
-    /// rather than held packed.
+    /// `blocks` are not read); blocks not kept are read again from the file through
+    /// `reader`.
     fn finish(
         mut self,
         segments: Vec<gigagas_dump::Segment>,
@@ -712,14 +696,7 @@ impl Builder {
         let bodies = match (self.kept, reader) {
             (Some(kept), _) => Bodies::Kept(kept),
             (None, Some(reader)) => Bodies::Streamed(std::sync::Mutex::new(reader)),
-            (None, None) => {
-                assert_eq!(
-                    self.packed.len(),
-                    self.heads.len(),
-                    "every block is packed when the blocks are not all kept"
-                );
-                Bodies::Packed(self.packed)
-            }
+            (None, None) => unreachable!("a replay from a decoded dump keeps its blocks"),
         };
         let mut replay = Replay {
             spec: self.spec,
@@ -744,20 +721,6 @@ impl Builder {
         }
         Ok(replay)
     }
-}
-
-/// About the bytes `block` and its access list take encoded (RLP): what the estimate of
-/// its decoded size scales, without encoding it.
-fn rlp_len(block: &DumpBlock) -> usize {
-    use alloy_rlp::Encodable;
-    block.header.length()
-        + block
-            .transactions
-            .iter()
-            .map(|t| t.inner().length() + 21)
-            .sum::<usize>()
-        + block.receipts.len() * 16
-        + block.access_list.length()
 }
 
 impl ReplayBlock {
@@ -809,36 +772,25 @@ impl Replay {
     /// is refused without it ([`PrepareError::KzgVerifierNotInstalled`]), so no timed pass
     /// ever loads c-kzg's trusted setup.
     pub fn new(dump: Dump) -> Result<Self, PrepareError> {
-        Self::with_limits(dump, ResidentLimits::default())
+        Self::with_resident_bases_limit(dump, RESIDENT_BASES_BYTES)
     }
 
     /// [`Replay::new`] keeping every block's base only if they take (estimated) at most
-    /// `limit` bytes; `0` never keeps them, so each pass builds every batch's.
+    /// `limit` bytes; `0` never keeps them, so each pass builds every batch's. The blocks,
+    /// decoded already, are kept whatever their size (only [`Replay::load`] leaves them in
+    /// the file).
     pub fn with_resident_bases_limit(dump: Dump, limit: u64) -> Result<Self, PrepareError> {
-        Self::with_limits(
-            dump,
-            ResidentLimits {
-                bases: limit,
-                ..ResidentLimits::default()
-            },
-        )
-    }
-
-    /// [`Replay::new`] holding at once only what fits `limits`: over [`ResidentLimits::blocks`]
-    /// each block is packed and decoded per batch, over [`ResidentLimits::bases`] each
-    /// batch's bases are built per batch.
-    pub fn with_limits(dump: Dump, limits: ResidentLimits) -> Result<Self, PrepareError> {
         let spec = ChainSpec::from_config(&dump.meta.chain).map_err(PrepareError::Chain)?;
-        // Every block is packed, or none.
-        let packs = dump.blocks().map(rlp_len).sum::<usize>() as u64 * DECODED_BYTES_PER_RLP_BYTE
-            > limits.blocks;
-        let mut builder = Builder::new(spec, limits, !packs);
+        let limits = ResidentLimits {
+            bases: limit,
+            ..ResidentLimits::default()
+        };
+        let mut builder = Builder::new(spec, limits, true);
         let mut segments = Vec::with_capacity(dump.segments.len());
         for (s, mut segment) in dump.segments.into_iter().enumerate() {
             let witnessed = segment.witness.is_some();
             for block in std::mem::take(&mut segment.blocks) {
-                let packed = packs.then(|| gigagas_dump::PackedBlock::pack(&block));
-                builder.block(s, witnessed, block, packed)?;
+                builder.block(s, witnessed, block)?;
             }
             segments.push(segment);
         }
@@ -877,12 +829,8 @@ impl Replay {
                 },
             };
             let witnessed = streamed.segment.witness.is_some();
-            if let Err(e) = builder.block(
-                streamed.segment_index,
-                witnessed,
-                streamed.block.clone(),
-                None,
-            ) {
+            if let Err(e) = builder.block(streamed.segment_index, witnessed, streamed.block.clone())
+            {
                 failed = Some(e);
             }
         })?;
@@ -909,9 +857,8 @@ impl Replay {
     }
 
     /// Blocks `range` decoded: borrowed when the replay keeps every block decoded, else
-    /// decoded now from their packed form or read again from the dump's file (never call
-    /// it inside a timed window: a pass asks for each batch's between batches). Fails only
-    /// when the file cannot be read again.
+    /// read again from the dump's file (never call it inside a timed window: a pass asks for
+    /// each batch's between batches). Fails only when the file cannot be read again.
     pub fn blocks(&self, range: std::ops::Range<usize>) -> Result<Blocks<'_>, BlockReadError> {
         let first = range.start;
         Ok(match &self.bodies {
@@ -919,17 +866,6 @@ impl Replay {
                 first,
                 held: Held::Kept(&blocks[range]),
             },
-            Bodies::Packed(packed) => {
-                let blocks = range
-                    .map(|b| {
-                        let block = packed[b]
-                            .unpack()
-                            .expect("a packed block decodes: it was packed from a decoded one");
-                        self.prepare_again(b, block)
-                    })
-                    .collect::<Result<_, _>>()?;
-                Blocks::decoded(first, blocks)
-            }
             Bodies::Streamed(reader) => {
                 let mut reader = reader
                     .lock()
@@ -996,7 +932,7 @@ impl Replay {
     ) -> impl Iterator<Item = std::ops::Range<usize>> {
         let step = match self.bodies {
             Bodies::Kept(_) => range.len().max(1),
-            Bodies::Packed(_) | Bodies::Streamed(_) => DECODED_CHUNK,
+            Bodies::Streamed(_) => DECODED_CHUNK,
         };
         let end = range.end;
         range
@@ -1004,8 +940,8 @@ impl Replay {
             .map(move |first| first..(first + step).min(end))
     }
 
-    /// Whether every block is kept decoded across passes ([`ResidentLimits::blocks`]);
-    /// else each pass decodes a batch's blocks between batches.
+    /// Whether every block is kept decoded across passes; else each pass reads a batch's
+    /// blocks again from the file between batches ([`Replay::load`]).
     pub fn keeps_blocks(&self) -> bool {
         matches!(self.bodies, Bodies::Kept(_))
     }

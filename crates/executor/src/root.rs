@@ -1,4 +1,4 @@
-//! The state-root phase (issue 38): each block's post state root from its access list and
+//! The state-root phase: each block's post state root from its access list and
 //! its segment's witness, computed by the pass's workers after the block's transactions or
 //! beside them, and checked against the block's header.
 //!
@@ -30,7 +30,6 @@ use crate::{
     replay::{Blocks, Replay, ReplayBlock, RootSetupError},
     verify::Divergence,
 };
-use alloy_eip7928::BlockAccessList;
 use alloy_primitives::B256;
 use gigagas_grid::StateRootPhase;
 use gigagas_trie::{
@@ -39,8 +38,8 @@ use gigagas_trie::{
 use revm::primitives::hardfork::SpecId;
 use std::{
     sync::{
-        Arc, Mutex, OnceLock, RwLock,
-        atomic::{AtomicU64, AtomicUsize, Ordering},
+        Mutex,
+        atomic::{AtomicUsize, Ordering},
     },
     time::Instant,
 };
@@ -89,7 +88,7 @@ impl RootInputs {
 }
 
 /// What segment pre-state `pre` holds, for the trie to walk only where a block changes a
-/// value (issue 45).
+/// value.
 fn pre_values(pre: &crate::PreStateDb) -> PreValues {
     let mut values = PreValues::new();
     for (address, info) in pre.accounts() {
@@ -372,7 +371,9 @@ impl Unit {
     }
 }
 
-/// One pass's root work: the lanes, the queue of units, the roots and the timings.
+/// One pass's root work: the lanes and the queue of units, shared by the workers while a
+/// batch runs (each lane and the queue behind its own lock: a unit is taken by whichever
+/// worker is free). What the units produce goes to the worker's [`RootOut`].
 pub(crate) struct RootPass<'r> {
     replay: &'r Replay,
     /// What the lanes start from (a store run reads the tries' nodes by its hashes).
@@ -387,48 +388,81 @@ pub(crate) struct RootPass<'r> {
     /// Workers still running the current batch's transactions (`After`: no unit is
     /// handed out before it is 0).
     executing: AtomicUsize,
+}
+
+/// What one worker's root units produced in one batch: each finished block's root (or why
+/// there is none), and each unit's span on the worker's clock.
+#[derive(Debug, Default)]
+pub(crate) struct RootOut {
+    roots: Vec<(usize, Result<B256, RootError>)>,
+    /// (start, end, what, block).
+    spans: Vec<(Instant, Instant, RootStepKind, usize)>,
+}
+
+/// A pass's roots and root spans, gathered by the coordinator from the workers'
+/// [`RootOut`]s after each batch.
+#[derive(Debug)]
+pub(crate) struct RootRecord {
     /// Per block, its computed root or why there is none.
-    roots: Mutex<Vec<Option<Result<B256, RootError>>>>,
+    roots: Vec<Option<Result<B256, RootError>>>,
+    spans: Vec<RootSpan>,
+    busy_ns: u64,
     /// The current batch's first unit start and last unit end, nanoseconds after the epoch.
-    first_ns: AtomicU64,
-    last_ns: AtomicU64,
-    busy_ns: AtomicU64,
-    spans: Mutex<Vec<RootSpan>>,
-    /// When the timed window opened ([`RootPass::open`]): spans are offsets from it.
-    epoch: OnceLock<Instant>,
-    /// The current batch's first block and its blocks' access lists as the dump holds
-    /// them (segments with a witness), staged between batches ([`RootPass::stage`]).
-    lists: RwLock<(usize, Vec<Option<Arc<BlockAccessList>>>)>,
+    batch: Option<(u64, u64)>,
+}
+
+impl RootRecord {
+    /// A record for a replay of `blocks` blocks.
+    pub(crate) fn new(blocks: usize) -> Self {
+        Self {
+            roots: (0..blocks).map(|_| None).collect(),
+            spans: Vec::new(),
+            busy_ns: 0,
+            batch: None,
+        }
+    }
+
+    /// Takes worker `worker`'s `out` of the batch, its spans as offsets from `epoch`.
+    pub(crate) fn add(&mut self, worker: u32, out: &mut RootOut, epoch: Instant) {
+        for (b, root) in out.roots.drain(..) {
+            self.roots[b] = Some(root);
+        }
+        for (start, end, kind, block) in out.spans.drain(..) {
+            let start_ns = start.saturating_duration_since(epoch).as_nanos() as u64;
+            let ns = end.saturating_duration_since(start).as_nanos() as u64;
+            let (first, last) = self.batch.unwrap_or((u64::MAX, 0));
+            self.batch = Some((first.min(start_ns), last.max(start_ns + ns)));
+            self.busy_ns += ns;
+            self.spans.push(RootSpan {
+                worker,
+                start_ns,
+                ns,
+                kind,
+                block: block as u32,
+            });
+        }
+    }
+
+    /// The batch's root span (first unit start, last unit end), nanoseconds after the
+    /// epoch, taken; `None` when no unit ran.
+    pub(crate) fn batch_span(&mut self) -> Option<(u64, u64)> {
+        self.batch.take()
+    }
+
+    /// The pass's spans, busy time and roots computed, into `timings`.
+    pub(crate) fn finish(&mut self, timings: &mut RootTimings) {
+        timings.root_busy_ns = self.busy_ns;
+        timings.spans = std::mem::take(&mut self.spans);
+        timings.blocks = self
+            .roots
+            .iter()
+            .filter(|r| matches!(r, Some(Ok(_))))
+            .count();
+    }
 }
 
 impl<'r> RootPass<'r> {
-    /// The access lists of `blocks` (the next batch's), for its roots: between batches.
-    pub(crate) fn stage(&self, blocks: &Blocks<'_>) {
-        let mut lists = self
-            .lists
-            .write()
-            .expect("no worker panics holding the lists");
-        lists.0 = blocks.range().start;
-        lists.1.clear();
-        lists
-            .1
-            .extend(blocks.iter().map(|(_, block)| block.root_list.clone()));
-    }
-
-    /// Block `b`'s access list (a block of the staged batch, of a segment with a witness).
-    fn list(&self, b: usize) -> Arc<BlockAccessList> {
-        let lists = self
-            .lists
-            .read()
-            .expect("no worker panics holding the lists");
-        lists.1[b - lists.0]
-            .clone()
-            .expect("a segment with a witness keeps its access lists")
-    }
-
-    /// A pass's root work from `inputs` (each lane a copy of its segment's trie); spans are
-    /// offsets from the epoch the pass gives when its timed window opens
-    /// ([`RootPass::open`]).
+    /// A pass's root work from `inputs` (each lane a copy of its segment's trie).
     pub(crate) fn new(replay: &'r Replay, inputs: &'r RootInputs, phase: StateRootPhase) -> Self {
         let lanes = inputs
             .tries
@@ -456,19 +490,7 @@ impl<'r> RootPass<'r> {
             queue: Mutex::new(std::collections::BinaryHeap::new()),
             remaining: AtomicUsize::new(0),
             executing: AtomicUsize::new(0),
-            roots: Mutex::new((0..replay.block_count()).map(|_| None).collect()),
-            first_ns: AtomicU64::new(u64::MAX),
-            last_ns: AtomicU64::new(0),
-            busy_ns: AtomicU64::new(0),
-            spans: Mutex::new(Vec::new()),
-            epoch: OnceLock::new(),
-            lists: RwLock::new((0, Vec::new())),
         }
-    }
-
-    /// The pass's timed window opened at `epoch`: spans are offsets from it.
-    pub(crate) fn open(&self, epoch: Instant) {
-        let _ = self.epoch.set(epoch);
     }
 
     /// Queues the roots of `blocks` (the batch's) for `workers` workers: each segment with
@@ -496,8 +518,6 @@ impl<'r> RootPass<'r> {
         drop(queue);
         self.remaining.store(remaining, Ordering::Release);
         self.executing.store(workers, Ordering::Release);
-        self.first_ns.store(u64::MAX, Ordering::Relaxed);
-        self.last_ns.store(0, Ordering::Relaxed);
     }
 
     /// Whether a worker takes root units between the batch's transactions.
@@ -510,8 +530,9 @@ impl<'r> RootPass<'r> {
         self.executing.fetch_sub(1, Ordering::AcqRel);
     }
 
-    /// Runs one unit if one is ready; returns its time (0: none was).
-    pub(crate) fn help(&self, worker: u32) -> u64 {
+    /// Runs one unit if one is ready (`blocks`: the batch's), into `out`; returns its
+    /// time (0: none was).
+    fn help(&self, blocks: &Blocks<'_>, out: &mut RootOut) -> u64 {
         if self.phase == StateRootPhase::After && self.executing.load(Ordering::Acquire) > 0 {
             return 0;
         }
@@ -519,31 +540,19 @@ impl<'r> RootPass<'r> {
             return 0;
         };
         let start = Instant::now();
-        let (kind, block) = match unit {
-            Unit::Advance(s) => {
-                let block = self.advance(s, None);
-                (RootStepKind::Accounts, block)
-            }
+        let (from, block) = match unit {
+            Unit::Advance(s) => (start, self.advance(s, None, blocks, out)),
             Unit::Storage(s, b, task) => {
                 let result = task.run();
-                let end = Instant::now();
-                self.record(worker, start, end, RootStepKind::Storage, b);
+                out.spans
+                    .push((start, Instant::now(), RootStepKind::Storage, b));
                 let finish = Instant::now();
-                let block = self.advance(s, Some(result));
-                if let Some(block) = block {
-                    self.record(
-                        worker,
-                        finish,
-                        Instant::now(),
-                        RootStepKind::Accounts,
-                        block,
-                    );
-                }
-                return start.elapsed().as_nanos() as u64;
+                (finish, self.advance(s, Some(result), blocks, out))
             }
         };
         if let Some(block) = block {
-            self.record(worker, start, Instant::now(), kind, block);
+            out.spans
+                .push((from, Instant::now(), RootStepKind::Accounts, block));
         }
         start.elapsed().as_nanos() as u64
     }
@@ -551,10 +560,10 @@ impl<'r> RootPass<'r> {
     /// Runs units while any is ready (before a worker takes its next transaction, when
     /// overlapped: the root is a chain, and a worker holding its next step should not go off
     /// to run a long transaction first); returns their time.
-    pub(crate) fn help_while_ready(&self, worker: u32) -> u64 {
+    pub(crate) fn help_while_ready(&self, blocks: &Blocks<'_>, out: &mut RootOut) -> u64 {
         let mut busy = 0;
         loop {
-            let ns = self.help(worker);
+            let ns = self.help(blocks, out);
             if ns == 0 {
                 return busy;
             }
@@ -563,10 +572,10 @@ impl<'r> RootPass<'r> {
     }
 
     /// Runs units until the batch's roots are all finished; returns their time.
-    pub(crate) fn help_until_done(&self, worker: u32) -> u64 {
+    pub(crate) fn help_until_done(&self, blocks: &Blocks<'_>, out: &mut RootOut) -> u64 {
         let mut busy = 0;
         while self.remaining.load(Ordering::Acquire) > 0 {
-            let ns = self.help(worker);
+            let ns = self.help(blocks, out);
             if ns == 0 {
                 // Another worker is finishing a block: the next block's tasks follow.
                 std::hint::spin_loop();
@@ -577,31 +586,17 @@ impl<'r> RootPass<'r> {
         busy
     }
 
-    /// Records a unit's span.
-    fn record(&self, worker: u32, start: Instant, end: Instant, kind: RootStepKind, block: usize) {
-        let epoch = *self.epoch.get_or_init(|| start);
-        let start_ns = start.saturating_duration_since(epoch).as_nanos() as u64;
-        let ns = end.saturating_duration_since(start).as_nanos() as u64;
-        self.first_ns.fetch_min(start_ns, Ordering::Relaxed);
-        self.last_ns.fetch_max(start_ns + ns, Ordering::Relaxed);
-        self.busy_ns.fetch_add(ns, Ordering::Relaxed);
-        self.spans
-            .lock()
-            .expect("no worker panics holding the spans")
-            .push(RootSpan {
-                worker,
-                start_ns,
-                ns,
-                kind,
-                block: block as u32,
-            });
-    }
-
     /// Lane `s`: with a storage task's `result`, adds it and, if it was the block's last,
     /// finishes the block; without, the lane is at a block boundary. Then prepares blocks
     /// until one has storage tasks (queued) or the batch's are done. Returns the block it
     /// worked on at the account trie, if any.
-    fn advance(&self, s: usize, result: Option<StorageRoot>) -> Option<usize> {
+    fn advance(
+        &self,
+        s: usize,
+        result: Option<StorageRoot>,
+        blocks: &Blocks<'_>,
+        out: &mut RootOut,
+    ) -> Option<usize> {
         let mut lane = self.lanes[s]
             .as_ref()
             .expect("units are queued for lanes only")
@@ -618,21 +613,25 @@ impl<'r> RootPass<'r> {
         let mut worked = None;
         if let Some((b, job)) = lane.job.take() {
             let root = job.finish(&mut lane.trie, std::mem::take(&mut lane.results));
-            self.finish_block(lane, b, root);
+            self.finish_block(lane, b, root, out);
             worked = Some(b);
         }
         while !lane.failed && lane.next < lane.end {
             let b = lane.next;
             lane.next += 1;
             worked = Some(b);
-            let list = self.list(b);
-            match lane.trie.prepare_block(&list, root_rules(self.replay, b)) {
-                Err(e) => self.finish_block(lane, b, Err(e)),
+            let list = blocks
+                .get(b)
+                .root_list
+                .as_deref()
+                .expect("a segment with a witness keeps its access lists");
+            match lane.trie.prepare_block(list, root_rules(self.replay, b)) {
+                Err(e) => self.finish_block(lane, b, Err(e), out),
                 Ok(mut job) => {
                     let tasks = job.storage_tasks();
                     if tasks.is_empty() {
                         let root = job.finish(&mut lane.trie, Vec::new());
-                        self.finish_block(lane, b, root);
+                        self.finish_block(lane, b, root, out);
                     } else {
                         lane.pending = tasks.len();
                         lane.job = Some((b, job));
@@ -649,11 +648,15 @@ impl<'r> RootPass<'r> {
 
     /// Block `b`'s root is known (or failed): record it; a failure ends the lane, and the
     /// rest of its blocks in the batch count as done.
-    fn finish_block(&self, lane: &mut Lane, b: usize, root: Result<B256, RootError>) {
+    fn finish_block(
+        &self,
+        lane: &mut Lane,
+        b: usize,
+        root: Result<B256, RootError>,
+        out: &mut RootOut,
+    ) {
         let failed = root.is_err();
-        self.roots
-            .lock()
-            .expect("no worker panics holding the roots")[b] = Some(root);
+        out.roots.push((b, root));
         let mut done = 1;
         if failed {
             lane.failed = true;
@@ -663,39 +666,16 @@ impl<'r> RootPass<'r> {
         self.remaining.fetch_sub(done, Ordering::AcqRel);
     }
 
-    /// The current batch's root span (first unit start, last unit end), nanoseconds after
-    /// the epoch; `None` when no unit ran.
-    pub(crate) fn batch_span(&self) -> Option<(u64, u64)> {
-        let first = self.first_ns.load(Ordering::Relaxed);
-        (first != u64::MAX).then(|| (first, self.last_ns.load(Ordering::Relaxed)))
-    }
-
-    /// The pass's spans and busy time, taken.
-    pub(crate) fn take(&self, timings: &mut RootTimings) {
-        timings.root_busy_ns = self.busy_ns.load(Ordering::Relaxed);
-        timings.spans = std::mem::take(&mut *self.spans.lock().expect("no worker panics"));
-        timings.blocks = self
-            .roots
-            .lock()
-            .expect("no worker panics holding the roots")
-            .iter()
-            .filter(|r| matches!(r, Some(Ok(_))))
-            .count();
-    }
-
     /// Every computed root against its header's `stateRoot`, in block order: the first
     /// difference, or the first root that could not be computed, as a divergence.
-    pub(crate) fn check(&self) -> Result<(), Divergence> {
-        let roots = self
-            .roots
-            .lock()
-            .expect("no worker panics holding the roots");
-        self.replay.check_roots(&roots)
+    pub(crate) fn check(&self, record: &RootRecord) -> Result<(), Divergence> {
+        self.replay.check_roots(&record.roots)
     }
 
     /// On a store run, inside the timed window before the first batch: every lane's trie
     /// opened over its witness's nodes read from `readers` (split evenly between them, all
-    /// but the first on `pool`'s threads) instead of the dump's copy in memory. Returns the time it took.
+    /// but the first on `pool`'s threads) instead of the dump's copy in memory. Returns the
+    /// time it took.
     pub(crate) fn read_tries<S: crate::StateSource + ?Sized>(
         &self,
         readers: &mut [&mut S],

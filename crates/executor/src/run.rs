@@ -2,48 +2,14 @@
 //! a pass (module [`crate::pass`]) and run by the batch loop) and [`Sequential`] (the client loop).
 
 use crate::{
-    batch::BatchSink,
-    exec::{ExecError, ItemOutput, SequentialOutputs, SequentialTx},
-    pass::{IoTimings, Pass, PassCache, SetupError},
-    replay::{Replay, ReplayBlock},
+    batch::{BatchSink, Stop},
+    exec::{ExecError, ItemOutput, SequentialOutputs, SequentialStop, SequentialTx},
+    pass::{Pass, PassCache, RunTimings, SetupError},
+    replay::{BlockReadError, Replay, ReplayBlock},
     source::{NoSource, StateSource},
 };
-use gigagas_grid::{RunConfig, StateRootPhase, TimedWork};
+use gigagas_grid::{RunConfig, StateRootPhase, StoreRead, TimedWork};
 use std::time::Instant;
-
-/// Timings of one run (what the timed window saw).
-#[derive(Debug, Clone, Default)]
-pub struct RunTimings {
-    /// Wall time of the timed window, nanoseconds (scheduling + execution).
-    pub wall_ns: u64,
-    /// Wall time of each batch, nanoseconds: from its start to the end of its last item.
-    pub batch_wall_ns: Vec<u64>,
-    /// Execution time of each item (indexed like [`Replay::items`]), nanoseconds.
-    pub item_ns: Vec<u64>,
-    /// When each item started, nanoseconds after the timed window opened, on the wall clock
-    /// (the pauses between batches included; for a trace of the pass).
-    pub item_start_ns: Vec<u64>,
-    /// The worker that ran each item (parallel runs).
-    pub item_worker: Vec<u32>,
-    /// When each batch started, nanoseconds after the timed window opened, on the wall
-    /// clock.
-    pub batch_start_ns: Vec<u64>,
-    /// Busy time of each worker, nanoseconds.
-    pub worker_busy_ns: Vec<u64>,
-    /// Item ranges of the batches.
-    pub batches: Vec<std::ops::Range<usize>>,
-    /// With a state source: what reading the state took (zero otherwise).
-    pub io: IoTimings,
-    /// With a prefetching state source: each read of a batch's state as (start, length),
-    /// nanoseconds, the start after the timed window opened on the wall clock (for a trace
-    /// of the pass).
-    pub read_spans: Vec<(u64, u64)>,
-    /// CPU time and page faults of the whole process while the window was open (the
-    /// verification between batches excluded; [`crate::window`]).
-    pub cpu: crate::window::CpuUsage,
-    /// With the state-root phase on: what it took (zero otherwise).
-    pub root: crate::root::RootTimings,
-}
 
 /// Outputs of every item of a run, for verification.
 pub type RunOutputs = Vec<Result<ItemOutput, ExecError>>;
@@ -64,16 +30,45 @@ pub trait Runner {
     fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, PassError>;
 }
 
-/// Why a pass gave no timings: it could not be set up, or what it produced diverged.
+/// Why a pass gave no timings: it could not be set up, what it produced diverged, its
+/// dump's blocks could not be read again, or one of its threads panicked.
 #[derive(Debug, thiserror::Error)]
 pub enum PassError {
     /// The pass could not be set up (before any window): no witness for the root phase,
-    /// threads that did not start, readers that do not match the config's state.
+    /// threads that did not start, a cache of another replay.
     #[error(transparent)]
     Setup(#[from] SetupError),
     /// The pass ran and diverged from the receipts, the access lists or the headers.
     #[error(transparent)]
     Divergence(Box<crate::Divergence>),
+    /// The replay does not keep its blocks, and reading a batch's again from the dump's
+    /// file failed between batches (the file changed or cannot be read): nothing about the
+    /// execution is known.
+    #[error(transparent)]
+    Blocks(#[from] BlockReadError),
+    /// A thread of the pass panicked (a bug, or a state source that panics): the pass
+    /// ended without waiting for it.
+    #[error("a thread of the pass panicked: {0}")]
+    Panicked(String),
+}
+
+impl From<crate::VerifyError> for PassError {
+    fn from(e: crate::VerifyError) -> Self {
+        match e {
+            crate::VerifyError::Diverged(d) => Self::Divergence(d),
+            crate::VerifyError::Blocks(e) => Self::Blocks(e),
+        }
+    }
+}
+
+impl From<Stop> for PassError {
+    fn from(stop: Stop) -> Self {
+        match stop {
+            Stop::Diverged(d) => d.into(),
+            Stop::Blocks(e) => Self::Blocks(e),
+            Stop::Panicked(message) => Self::Panicked(message),
+        }
+    }
 }
 
 impl From<crate::Divergence> for PassError {
@@ -87,7 +82,7 @@ impl PassError {
     pub fn divergence(&self) -> Option<&crate::Divergence> {
         match self {
             Self::Divergence(d) => Some(d),
-            Self::Setup(_) => None,
+            Self::Setup(_) | Self::Blocks(_) | Self::Panicked(_) => None,
         }
     }
 }
@@ -109,7 +104,8 @@ impl PassError {
 /// called without a boxed trait call per read); [`NoSource`] in memory.
 pub struct Parallel<'c, 's, S = NoSource> {
     config: &'c RunConfig,
-    readers: Option<&'s mut [S]>,
+    /// How the store is read and the readers, for a pass over a store.
+    store: Option<(StoreRead, &'s mut [S])>,
     /// What passes over the replay share ([`Parallel::cached`]); `None`: the pass builds
     /// what it needs and drops it after.
     cache: Option<&'c PassCache>,
@@ -119,7 +115,10 @@ impl<S> std::fmt::Debug for Parallel<'_, '_, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Parallel")
             .field("config", &self.config)
-            .field("readers", &self.readers.as_ref().map(|r| r.len()))
+            .field(
+                "store",
+                &self.store.as_ref().map(|(read, r)| (read, r.len())),
+            )
             .finish()
     }
 }
@@ -129,22 +128,23 @@ impl<'c> Parallel<'c, 'static, NoSource> {
     pub fn new(config: &'c RunConfig) -> Self {
         Self {
             config,
-            readers: None,
+            store: None,
             cache: None,
         }
     }
 }
 
 impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
-    /// The replay reading its state from `readers` inside the timed window, as `config`'s
-    /// state says ([`gigagas_grid::StoreRead`]): before each batch runs, pipelined behind
-    /// the batch before it (one reader per I/O thread, the access list carrying the
-    /// config's design), or on demand (the workers share the readers);
-    /// [`RunTimings::io`] says what the reads took.
-    pub fn reading(config: &'c RunConfig, readers: &'s mut [S]) -> Self {
+    /// The replay reading its state from `readers` inside the timed window, as `read`
+    /// says: before each batch runs, pipelined behind the batch before it (one reader per
+    /// I/O thread, the access list carrying the design `read` names), or on demand (the
+    /// workers share the readers); [`RunTimings::io`] says what the reads took. A pass in
+    /// memory is [`Parallel::new`]: the state a pass reads comes from its constructor,
+    /// whatever `config`'s state names (which labels the figures).
+    pub fn reading(config: &'c RunConfig, read: StoreRead, readers: &'s mut [S]) -> Self {
         Self {
             config,
-            readers: Some(readers),
+            store: Some((read, readers)),
             cache: None,
         }
     }
@@ -164,10 +164,9 @@ impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
     /// cannot diverge.
     pub fn outputs(&mut self, replay: &Replay) -> Result<(RunTimings, RunOutputs), PassError> {
         let mut outputs: RunOutputs = Vec::with_capacity(replay.items.len());
-        let config = self.config;
-        let readers = self.readers.as_deref_mut();
+        let store = self.store.as_mut().map(|(read, r)| (*read, &mut **r));
         let timings =
-            replay.run_with_sink(config, self.cache, readers, false, &mut |_, batch, _| {
+            replay.run_with_sink(self.config, self.cache, store, false, &mut |_, batch, _| {
                 outputs.append(batch);
                 Ok(())
             })?;
@@ -178,11 +177,11 @@ impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
 impl<S: StateSource> Runner for Parallel<'_, '_, S> {
     fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, PassError> {
         let config = self.config;
-        let readers = self.readers.as_deref_mut();
+        let store = self.store.as_mut().map(|(read, r)| (*read, &mut **r));
         replay.run_with_sink(
             config,
             self.cache,
-            readers,
+            store,
             verify,
             &mut |range, batch, blocks| {
                 if verify {
@@ -248,61 +247,43 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
 
     /// One pass that returns every transaction's result (and receipt, with
     /// `work.receipts`) instead of verifying them; [`Replay::verify_sequential`] checks
-    /// them.
+    /// them. The outer error is a pass that could not run (set up, or read its blocks);
+    /// the inner one an execution that failed.
     pub fn outputs(
         &mut self,
         replay: &Replay,
-    ) -> Result<(RunTimings, Result<SequentialOutputs, ExecError>), SetupError> {
+    ) -> Result<(RunTimings, Result<SequentialOutputs, ExecError>), PassError> {
         let work = self.work;
         // The tries are opened before the window (once per cache); a dump that cannot
         // compute roots is refused here, as the replay's set-up refuses it.
-        let local;
-        let cache = match self.cache {
-            Some(cache) => cache,
-            None => {
-                local = PassCache::new();
-                &local
-            }
-        };
+        let mut local = None;
+        let cache = PassCache::or_local(self.cache, &mut local);
         let mut roots = match work.state_root {
             StateRootPhase::Off => None,
             _ => {
                 cache.bind(replay)?;
-                Some(crate::root::SequentialRoots::new(
-                    replay,
-                    cache.root_inputs(replay)?,
-                ))
+                let inputs = cache.root_inputs(replay).map_err(SetupError::from)?;
+                Some(crate::root::SequentialRoots::new(replay, inputs))
             }
         };
-        // Each block's root after its transactions, on the loop's thread.
-        let root_of =
-            |roots: &mut Option<crate::root::SequentialRoots<'_>>, s, b, block: &ReplayBlock| {
+        let mut source = self.source.as_deref_mut();
+        let (mut timings, outputs) = replay.sequential_timed(work, |replay, clock, on_tx| {
+            // A store run reads the tries' nodes from the store, inside the window.
+            if let (Some(roots), Some(source)) = (roots.as_mut(), source.as_deref_mut()) {
+                roots.read_from(replay, source)?;
+            }
+            // Each block's root after its transactions, on the loop's thread.
+            let mut root_of = |s, b, block: &ReplayBlock| {
                 if let Some(roots) = roots.as_mut() {
                     roots.block(replay, s, b, block);
                 }
             };
-        let (mut timings, outputs) = match self.source.as_deref_mut() {
-            None => replay.sequential_timed(work, |replay, clock, on_tx| {
-                replay.execute_sequential_then(
-                    work,
-                    clock,
-                    &mut |s, b, block| root_of(&mut roots, s, b, block),
-                    on_tx,
-                )
-            }),
-            Some(source) => replay.sequential_timed(work, |replay, clock, on_tx| {
-                // A store run reads the tries' nodes from the store, inside the window.
-                if let Some(roots) = roots.as_mut() {
-                    roots.read_from(replay, &mut *source)?;
-                }
-                replay.execute_sequential_on_then(
-                    work,
-                    source,
-                    clock,
-                    &mut |s, b, block| root_of(&mut roots, s, b, block),
-                    on_tx,
-                )
-            }),
+            replay.execute_sequential(work, source, clock, &mut root_of, on_tx)
+        });
+        let outputs = match outputs {
+            Err(SequentialStop::Blocks(e)) => return Err(PassError::Blocks(e)),
+            Err(SequentialStop::Exec(e)) => Err(e),
+            Ok(o) => Ok(o),
         };
         let outputs = outputs.map(|mut o| {
             if let Some(roots) = roots {
@@ -343,28 +324,19 @@ impl Replay {
         &self,
         config: &RunConfig,
         cache: Option<&PassCache>,
-        readers: Option<&mut [S]>,
+        store: Option<(StoreRead, &mut [S])>,
         check_roots: bool,
         sink: &mut BatchSink<'_>,
     ) -> Result<RunTimings, PassError> {
-        let local;
-        let cache = match cache {
-            Some(cache) => cache,
-            None => {
-                local = PassCache::new();
-                &local
-            }
-        };
-        let pass = Pass::setup(self, cache, config, readers)?;
-        let (mut timings, mut result) = crate::batch::run(&pass, sink);
-        (timings.io, timings.read_spans) = pass.io_timings();
+        let mut local = None;
+        let cache = PassCache::or_local(cache, &mut local);
+        let pass = Pass::setup(self, cache, config, store)?;
+        let (mut timings, result) = crate::batch::run(&pass, sink, check_roots);
+        // Every read on demand was made while a transaction waited for it.
+        let on_demand = pass.on_demand_ns();
+        timings.io.read_ns += on_demand;
+        timings.io.exposed_ns += on_demand;
         timings.batches = pass.batches.clone();
-        if let Some(root) = &pass.root {
-            root.take(&mut timings.root);
-            if check_roots && result.is_ok() {
-                result = root.check();
-            }
-        }
         result?;
         Ok(timings)
     }
@@ -377,8 +349,8 @@ impl Replay {
             &Self,
             &mut dyn crate::exec::Pause,
             &mut dyn FnMut(SequentialTx),
-        ) -> Result<(), ExecError>,
-    ) -> (RunTimings, Result<SequentialOutputs, ExecError>) {
+        ) -> Result<(), SequentialStop>,
+    ) -> (RunTimings, Result<SequentialOutputs, SequentialStop>) {
         let mut item_ns = vec![0u64; self.items.len()];
         let mut txs = Vec::with_capacity(self.transaction_count());
         let mut receipts = Vec::with_capacity(if work.receipts { txs.capacity() } else { 0 });
@@ -417,7 +389,7 @@ impl Replay {
     }
 }
 
-/// The sequential loop's window: stopped while the loop decodes packed blocks, the time
+/// The sequential loop's window: stopped while the loop reads blocks again, the time
 /// stopped taken off its wall time.
 struct SequentialClock {
     window: crate::window::Window,

@@ -8,7 +8,45 @@
 //! ([`Scheduler::estimate`]).
 
 use crate::replay::WorkItem;
-use gigagas_grid::{Claims, SchedulerKind};
+use gigagas_grid::{Claims, RunConfig, SchedulerKind};
+use std::num::NonZeroUsize;
+
+/// A batch's order as the workers claim it: the scheduler's order of its items, cut into
+/// chunks ([`chunk_bounds`]).
+#[derive(Debug, Default)]
+pub struct BatchOrder {
+    /// Item positions (relative to the batch start) in the scheduler's order.
+    order: Vec<u32>,
+    /// Chunk `c` is `order[bounds[c]..bounds[c + 1]]`.
+    bounds: Vec<u32>,
+}
+
+impl BatchOrder {
+    /// `items` (one batch's) in `scheduler`'s order, cut into chunks for `config`'s
+    /// threads and claims.
+    pub fn new(items: &[WorkItem], scheduler: &dyn Scheduler, config: &RunConfig) -> Self {
+        let mut order = Vec::with_capacity(items.len());
+        scheduler.order(items, &mut order);
+        let mut bounds = Vec::new();
+        let estimate = scheduler.estimate(items);
+        chunk_bounds(
+            items,
+            &order,
+            config.threads,
+            estimate,
+            config.claims,
+            &mut bounds,
+        );
+        Self { order, bounds }
+    }
+
+    /// Chunk `c`, or `None` past the last.
+    #[inline]
+    pub fn chunk(&self, c: usize) -> Option<&[u32]> {
+        let (&start, &end) = (self.bounds.get(c)?, self.bounds.get(c + 1)?);
+        Some(&self.order[start as usize..end as usize])
+    }
+}
 
 /// Orders the items of one batch.
 pub trait Scheduler: Send + Sync {
@@ -149,8 +187,7 @@ pub const MIN_ITEM_GAS: u64 = 21_000;
 ///   chunk takes one in with other items. Largest-first orders put the heaviest items
 ///   first, where a chunk cut by what is left is largest: without this rule one chunk could
 ///   hold several of them, and one worker would run them back to back while the others
-///   finish and wait. At 16 workers an item above 1/1024 of the batch is alone (on the 42
-///   mainnet blocks as one mega-block, about 440 kgas), at 64 workers 1/4096.
+///   finish and wait.
 /// - **The rest in shrinking chunks** (guided self-scheduling): a chunk starting at
 ///   position `k` takes items while what they count for ([`Estimate::counted`]) sums to at
 ///   most 1/([`CHUNK_SHARE`] × `workers`) of the weight left from `k` on, and at least one
@@ -158,25 +195,18 @@ pub const MIN_ITEM_GAS: u64 = 21_000;
 ///   items: the batch's tail stays balanced as in plain list scheduling, while a batch of
 ///   `n` equal items makes about `CHUNK_SHARE × workers × ln n` claims instead of `n`.
 /// - **Room for the estimate's error.** Time per gas differs by more than 10× between
-///   transactions (on the committed mainnet blocks, Frontier-era calls of 63 kgas took 13×
-///   the dump's average time per gas: IO was underpriced before EIP-150), and an order by
-///   gas puts transactions of equal gas (the same call, sent many times) side by side, so a
-///   chunk's error does not average out. A transaction that executes code counts
-///   [`TIME_SPREAD`] times its gas against the budget: a chunk of them is at most 1/32 of a
-///   worker's share of what is left, so it ends before the others run out of work even
-///   when every item in it is 30× slower per gas than the rest. Plain transfers (21,000 gas)
-///   keep the coarser cut: their time is what their gas says.
+///   transactions (before EIP-150 state access was underpriced), and an order by gas puts
+///   transactions of equal gas (the same call, sent many times) side by side, so a chunk's
+///   error does not average out. A transaction that executes code counts [`TIME_SPREAD`]
+///   times its gas against the budget: a chunk of them is at most 1/32 of a worker's share
+///   of what is left, so it ends before the others run out of work even when every item in
+///   it is much slower per gas than the rest. Plain transfers (21,000 gas) keep the coarser
+///   cut: their time is what their gas says.
 ///
-/// The shares come from the simulator (`gigagas simulate`, and `crates/bench/tests/claims.rs`
-/// on the committed dumps' recorded one-thread profiles): with them the chunked schedule is
-/// within 0.5 % of one item per claim for every scheduler at 16, 64 and 192 workers, per
-/// block and as mega-blocks of 10, 50 and all blocks, on the mainnet, mainnet-like and
-/// erc20 dumps, over fresh profiles; with a spread of 4 mainnet's gas-limit mega-block
-/// still ran up to 2 % long at 16 workers, with none the synthetic dump's gas-used one 20 %,
-/// and cut by gas limit without the heavy rule (before issue 42) the mainnet mega-block's
-/// ran 31 % long at 16 workers and the oracle's 75 %. The price is claims: 997 of 9,573
-/// items on mainnet at 16 workers (467 before), 2,528 of 14,640 erc20 transfers (461);
-/// plain transfers are cut as before (476 of 23,860).
+/// The shares are checked with the simulator (`gigagas simulate`, and
+/// `crates/bench/tests/claims.rs` on the committed dumps' recorded one-thread profiles):
+/// the chunked schedule must stay close to one item per claim for every scheduler at 16,
+/// 64 and 192 workers; docs/benchmarks.md has the figures.
 ///
 /// [`Claims::OneItem`] cuts every item into a chunk of its own (the reference the simulator
 /// and `--one-item-claims` compare against); one worker takes everything in one chunk.
@@ -188,14 +218,14 @@ pub const MIN_ITEM_GAS: u64 = 21_000;
 pub fn chunk_bounds(
     items: &[WorkItem],
     order: &[u32],
-    workers: usize,
+    workers: NonZeroUsize,
     estimate: Estimate,
     claims: Claims,
     bounds: &mut Vec<u32>,
 ) {
     bounds.clear();
     bounds.push(0);
-    if workers <= 1 {
+    if workers.get() == 1 {
         // One worker takes everything in order: one chunk.
         if !order.is_empty() {
             bounds.push(order.len() as u32);
@@ -208,7 +238,7 @@ pub fn chunk_bounds(
     }
     let item = |pos: u32| &items[pos as usize];
     let mut left: u64 = order.iter().map(|&p| estimate.of(item(p))).sum();
-    let workers = workers as u64;
+    let workers = workers.get() as u64;
     let heavy = left / (workers * HEAVY_SHARE);
     let parts = CHUNK_SHARE * workers;
     let mut k = 0;
@@ -291,7 +321,7 @@ mod tests {
         chunk_bounds(
             items,
             order,
-            workers,
+            NonZeroUsize::new(workers).unwrap(),
             Estimate::GasUsed,
             Claims::Chunked,
             &mut bounds,
@@ -376,7 +406,7 @@ mod tests {
         chunk_bounds(
             &items,
             &order,
-            2,
+            NonZeroUsize::new(2).unwrap(),
             Estimate::MeasuredTime,
             Claims::Chunked,
             &mut bounds,
@@ -385,7 +415,7 @@ mod tests {
         chunk_bounds(
             &items,
             &order,
-            2,
+            NonZeroUsize::new(2).unwrap(),
             Estimate::GasUsed,
             Claims::Chunked,
             &mut bounds,
@@ -399,7 +429,7 @@ mod tests {
         chunk_bounds(
             &calls,
             &all,
-            2,
+            NonZeroUsize::new(2).unwrap(),
             Estimate::GasUsed,
             Claims::Chunked,
             &mut bounds,
@@ -411,7 +441,8 @@ mod tests {
         // One item per claim: every item a chunk; on one worker still one chunk.
         for (workers, expected) in [(2, (0..=200).collect::<Vec<u32>>()), (1, vec![0, 200])] {
             let (gas, one) = (Estimate::GasUsed, Claims::OneItem);
-            chunk_bounds(&items, &order, workers, gas, one, &mut bounds);
+            let n = NonZeroUsize::new(workers).unwrap();
+            chunk_bounds(&items, &order, n, gas, one, &mut bounds);
             assert_eq!(bounds, expected, "{workers} workers");
         }
     }

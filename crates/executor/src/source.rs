@@ -5,8 +5,7 @@
 //! somewhere else inside the timed window — a state store on disk (`gigagas-state`, MDBX in
 //! reth's flat layout), or any other engine — the way a client reads its database:
 //!
-//! - **with an access list** ([`Replay::prefetch_bases`], and a pass's `prefetch` and
-//!   `pipelined` modes): before a batch runs, the values its access lists call for are read
+//! - **with an access list** (a pass's `prefetch` and `pipelined` modes): before a batch runs, the values its access lists call for are read
 //!   (by several readers at once) straight into the tables the replay reads. Each block's
 //!   table is laid out from its list before the first such pass, outside every timed window,
 //!   as the list itself is converted before it (`IoLayout`: the list's accounts, slots and
@@ -163,28 +162,6 @@ impl StateSource for NoSource {
     }
 }
 
-/// What a read of a batch's state gave: per block of the batch, its base; and how long
-/// reading and decoding took.
-#[derive(Debug, Default)]
-pub struct Prefetched {
-    /// The base of each block of the batch, in block order: its table filled with the
-    /// values read (what the replay's views read).
-    pub bases: Vec<PreStateDb>,
-    /// Wall time of the reads (all readers together), nanoseconds.
-    pub read_ns: u64,
-    /// Wall time of decoding the blocks' `full` lists into their tables, nanoseconds (0 for
-    /// the other designs: their reads write into the tables directly, with no join after
-    /// them).
-    pub build_ns: u64,
-}
-
-/// [`Prefetched`] inside the crate: each base with its block.
-pub(crate) struct ReadTables {
-    pub(crate) bases: Vec<(usize, PreStateDb)>,
-    pub(crate) read_ns: u64,
-    pub(crate) build_ns: u64,
-}
-
 /// The tables a pass reading from a source fills, laid out once per replay from the access
 /// lists, before the first such pass (outside every timed window), and cloned for each
 /// pass: per block, its base with every key of its list in place and no value but those
@@ -308,13 +285,17 @@ impl IoLayout {
     /// The tables of `blocks` laid out from their access lists, with `carried` (per block
     /// of `blocks`, in order: what earlier blocks of its segment wrote,
     /// [`crate::CarriedCursor`]) in place. Built before a pass's window, never inside one.
-    pub(crate) fn new(replay: &Replay, blocks: &Blocks<'_>, carried: &[crate::Carried]) -> Self {
+    pub(crate) fn new(
+        replay: &Replay,
+        blocks: &Blocks<'_>,
+        carried: &[impl std::borrow::Borrow<crate::Carried>],
+    ) -> Self {
         Self {
             first: blocks.range().start,
             blocks: blocks
                 .iter()
                 .zip(carried)
-                .map(|((b, block), carried)| Self::block(replay, b, block, carried))
+                .map(|((b, block), carried)| Self::block(replay, b, block, carried.borrow()))
                 .collect(),
         }
     }
@@ -460,68 +441,23 @@ impl Replay {
         )
     }
 
-    /// Read every account, slot and code that the access lists of `blocks` name from the
-    /// `readers` (one thread each, keys split evenly between them; one reader reads on the
-    /// calling thread) straight into each block's table (the values earlier blocks of the
-    /// segment wrote taken from memory, not read): the `keys` design.
-    pub fn prefetch_bases<S: StateSource>(
-        &self,
-        blocks: std::ops::Range<usize>,
-        readers: &mut [S],
-    ) -> Result<Prefetched, StateError> {
-        if readers.is_empty() {
-            return Err(StateError::NoReader);
-        }
-        let pool = crate::pool::reader_threads(readers.len()).map_err(StateError::from_source)?;
-        let decoded = self
-            .blocks(blocks.clone())
-            .map_err(StateError::from_source)?;
-        let mut cursor = crate::CarriedCursor::new(self);
-        let carried: Vec<_> = decoded
-            .iter()
-            .map(|(b, block)| cursor.carried(b, block))
-            .collect::<Result<_, _>>()
-            .map_err(StateError::from_source)?;
-        let layout = IoLayout::new(self, &decoded, &carried);
-        let tables = blocks.map(|b| (b, layout.blank(b))).collect();
-        let mut readers: Vec<&mut S> = readers.iter_mut().collect();
-        let inputs = ReadInputs {
-            layout: &layout,
-            full_lists: &[],
-        };
-        let read = self.read_tables(
-            BalDesign::Keys,
-            inputs,
-            &decoded,
-            tables,
-            &mut readers,
-            pool.as_deref(),
-        )?;
-        Ok(Prefetched {
-            bases: read.bases.into_iter().map(|(_, base)| base).collect(),
-            read_ns: read.read_ns,
-            build_ns: read.build_ns,
-        })
-    }
-
-    /// Fill `tables`, blocks with their blank bases ([`IoLayout::blank`]), with what
-    /// `design` reads before the batch runs, from `readers` (all but the first on `pool`'s
-    /// threads; decoding the `full` lists of `inputs` first for that design).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn read_tables<S: StateSource + ?Sized>(
+    /// Fill `tables` (each block of the batch `blocks` with its blank base,
+    /// [`IoLayout::blank`]) with what `design` reads before the batch runs, from `readers`
+    /// (all but the first on `pool`'s threads; decoding the `full` lists of `inputs` first
+    /// for that design). Returns the time reading and decoding took, nanoseconds.
+    pub(crate) fn read_tables<'t, S: StateSource + ?Sized>(
         &self,
         design: BalDesign,
         inputs: ReadInputs<'_>,
         blocks: &Blocks<'_>,
-        mut tables: Vec<(usize, PreStateDb)>,
+        tables: impl Iterator<Item = (usize, &'t mut PreStateDb)>,
         readers: &mut [&mut S],
         pool: Option<&rayon::ThreadPool>,
-    ) -> Result<ReadTables, StateError> {
+    ) -> Result<(u64, u64), StateError> {
         let start = Instant::now();
         let mut build_ns = 0;
         let mut tasks = Vec::new();
-        for (b, table) in tables.iter_mut() {
-            let b = *b;
+        for (b, table) in tables {
             match design {
                 BalDesign::Full => {
                     let decoding = Instant::now();
@@ -546,11 +482,7 @@ impl Replay {
         read_all(readers, &mut tasks, pool)?;
         drop(tasks);
         let total = start.elapsed().as_nanos() as u64;
-        Ok(ReadTables {
-            bases: tables,
-            read_ns: total.saturating_sub(build_ns),
-            build_ns,
-        })
+        Ok((total.saturating_sub(build_ns), build_ns))
     }
 
     /// The reads that fill block `b`'s blank `table` (every empty value, or, with
@@ -927,6 +859,8 @@ impl<'a, 's, S: StateSource> OnDemand<'a, 's, S> {
         }
     }
 }
+
+impl<S: StateSource> crate::view::Pre for OnDemand<'_, '_, S> {}
 
 impl<S: StateSource> revm::DatabaseRef for OnDemand<'_, '_, S> {
     type Error = StateError;

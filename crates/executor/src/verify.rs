@@ -16,6 +16,34 @@ use revm::state::{
 };
 use std::{collections::BTreeMap, fmt};
 
+/// Why verifying a whole run gave no verdict, or a negative one.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// The run diverged.
+    #[error(transparent)]
+    Diverged(Box<Divergence>),
+    /// The replay does not keep its blocks and reading them again from the file failed:
+    /// nothing was verified past that block.
+    #[error(transparent)]
+    Blocks(#[from] crate::replay::BlockReadError),
+}
+
+impl VerifyError {
+    /// The divergence, when the run diverged.
+    pub fn divergence(self) -> Option<Divergence> {
+        match self {
+            Self::Diverged(d) => Some(*d),
+            Self::Blocks(_) => None,
+        }
+    }
+}
+
+impl From<Divergence> for VerifyError {
+    fn from(d: Divergence) -> Self {
+        Self::Diverged(Box::new(d))
+    }
+}
+
 /// The first difference between an execution and what the dump says.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error(
@@ -298,16 +326,6 @@ fn tx_writes(state: &EvmState, index: BlockAccessIndex) -> BTreeMap<Address, Acc
 }
 
 impl Replay {
-    /// The divergence of a pass whose blocks from block `b` on could not be read again
-    /// (`e`): at the block's first item.
-    pub(crate) fn unreadable(&self, b: usize, e: crate::replay::BlockReadError) -> Divergence {
-        Divergence::from(ExecError {
-            block: self.header(b).number,
-            item: ItemKind::PreBlock,
-            failure: crate::exec::ExecFailure::Blocks(e),
-        })
-    }
-
     /// Verify one item's output: gas and status against the receipt (transactions), and
     /// its writes against the block access list at its index.
     pub fn verify_item(
@@ -363,11 +381,9 @@ impl Replay {
 
     /// Verify a whole run: every item, each block's gas against its header, and that the
     /// access list has no writes at indices past the block's end.
-    pub fn verify_all(&self, outputs: &[Result<ItemOutput, ExecError>]) -> Result<(), Divergence> {
+    pub fn verify_all(&self, outputs: &[Result<ItemOutput, ExecError>]) -> Result<(), VerifyError> {
         for chunk in self.chunks(0..self.block_count()) {
-            let blocks = self
-                .blocks(chunk.clone())
-                .map_err(|e| self.unreadable(chunk.start, e))?;
+            let blocks = self.blocks(chunk.clone())?;
             let range = self.block_items(chunk.start).start..self.block_items(chunk.end - 1).end;
             let Some(outputs) = outputs.get(range.clone()) else {
                 // Fewer outputs than items: the first item without one.
@@ -377,7 +393,8 @@ impl Replay {
                     item: item.kind,
                     address: None,
                     mismatch: Box::new(Mismatch::NoResult),
-                });
+                }
+                .into());
             };
             self.verify_items(range, outputs, false, &blocks)?;
         }
@@ -576,15 +593,14 @@ impl Replay {
     /// Verify a sequential pass: every transaction's gas, status and log count against its
     /// receipt summary, each block's gas against its header and, when the pass built
     /// receipts, their root against the header's.
-    pub fn verify_sequential(&self, outputs: &SequentialOutputs) -> Result<(), Divergence> {
+    pub fn verify_sequential(&self, outputs: &SequentialOutputs) -> Result<(), VerifyError> {
         let mut txs = outputs.txs.iter();
         let mut offset = 0;
         for chunk in self.chunks(0..self.block_count()) {
-            let first = chunk.start;
-            let blocks = self.blocks(chunk).map_err(|e| self.unreadable(first, e))?;
+            let blocks = self.blocks(chunk)?;
             self.verify_sequential_blocks(&blocks, outputs, &mut txs, &mut offset)?;
         }
-        self.check_roots(&outputs.roots)
+        Ok(self.check_roots(&outputs.roots)?)
     }
 
     /// [`Replay::verify_sequential`] for `blocks`, the next blocks: `txs` and `offset` where

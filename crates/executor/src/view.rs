@@ -14,6 +14,22 @@ use revm::{
 };
 use std::sync::Arc;
 
+/// What a view can read the state at the start of a block from: a block base in memory, or a
+/// source read on demand.
+pub trait Pre: revm::DatabaseRef<Error = StateError> + std::fmt::Debug {
+    /// The block base whose joined table ([`PreStateDb::block_base`]) a view reads
+    /// first, when there is one; what it holds no value for is read from `self`.
+    fn base(&self) -> Option<&PreStateDb> {
+        None
+    }
+}
+
+impl Pre for PreStateDb {
+    fn base(&self) -> Option<&PreStateDb> {
+        Some(self)
+    }
+}
+
 /// The state a transaction at block access index `index` sees: the pre-state overlaid
 /// with the block access list's writes at lower indices. A read of anything the access
 /// list does not name is an error, never a silent zero.
@@ -47,53 +63,22 @@ impl<P> Clone for BalView<'_, P> {
 
 impl<P> Copy for BalView<'_, P> {}
 
-impl<'a> BalView<'a> {
+impl<'a, P: Pre> BalView<'a, P> {
     /// The view at `index` (0 = pre-block system calls, i + 1 = transaction i, n + 1 =
-    /// post-block changes); `pre` is the state at the start of the block.
-    pub fn new(pre: &'a PreStateDb, bal: &'a Arc<Bal>, index: u64) -> Self {
+    /// post-block changes) over `pre`, the state at the start of the block: its base's
+    /// joined table first when it has one ([`Pre::base`]), then `pre`.
+    pub fn new(pre: &'a P, bal: &'a Arc<Bal>, index: u64) -> Self {
         Self {
             pre,
             bal,
             shared: bal,
-            table: pre.table(bal.accounts.len()),
+            table: pre.base().and_then(|base| base.table(bal.accounts.len())),
             index: BlockAccessIndex::new(index),
         }
     }
 }
 
 impl<'a, P: DatabaseRef<Error = StateError>> BalView<'a, P> {
-    /// The view at `index` reading the start of the block from `base`'s joined table, and
-    /// what the table holds no value for from `pre`: a block base filled by a read where
-    /// some values are left to be read on demand (an access list naming only the block's
-    /// writes). Over a block base in memory ([`BalView::new`]) `pre` is the base itself,
-    /// which has no value where its table has none.
-    pub(crate) fn with_table(
-        pre: &'a P,
-        base: &'a PreStateDb,
-        bal: &'a Arc<Bal>,
-        index: u64,
-    ) -> Self {
-        Self {
-            pre,
-            bal,
-            shared: bal,
-            table: base.table(bal.accounts.len()),
-            index: BlockAccessIndex::new(index),
-        }
-    }
-
-    /// The view at `index` over `pre`, any state at the start of the block (no joined
-    /// table: reads take revm's `BalState`, then `pre`).
-    pub fn over(pre: &'a P, bal: &'a Arc<Bal>, index: u64) -> Self {
-        Self {
-            pre,
-            bal,
-            shared: bal,
-            table: None,
-            index: BlockAccessIndex::new(index),
-        }
-    }
-
     /// Slot `slot` of the account at index `id` of the access list, `address`.
     #[inline]
     fn slot_at(&self, address: Address, id: usize, slot: U256) -> Result<U256, StateError> {

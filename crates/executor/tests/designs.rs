@@ -45,9 +45,10 @@ fn every_design_verifies_and_equals_the_pass_in_memory() {
                     let config = config.with_work(store(io, design));
                     let what = format!("{name} {config}");
                     let mut readers = vec![source.fresh(); 3];
-                    let (timings, outputs) = Parallel::reading(&config, &mut readers)
-                        .outputs(&replay)
-                        .unwrap();
+                    let (timings, outputs) =
+                        Parallel::reading(&config, config.work.state.read().unwrap(), &mut readers)
+                            .outputs(&replay)
+                            .unwrap();
                     // Verified like any pass.
                     replay
                         .verify_all(&outputs)
@@ -100,7 +101,12 @@ fn the_writes_design_leaves_the_reads_to_demand() {
         })
         .sum();
     let keys = source.fresh();
-    replay.prefetch_bases(0..n, &mut [keys.clone()]).unwrap();
+    let keys_config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols)
+        .with_work(store(IoMode::Prefetch, BalDesign::Keys));
+    let read = StoreRead::Prefetch(BalDesign::Keys);
+    Parallel::reading(&keys_config, read, &mut [keys.clone()])
+        .run(&replay, true)
+        .unwrap();
     let keys_read =
         keys.counts.accounts.load(Ordering::Relaxed) + keys.counts.slots.load(Ordering::Relaxed);
     assert_eq!(keys_read, named, "`keys` reads every key the lists name");
@@ -108,7 +114,7 @@ fn the_writes_design_leaves_the_reads_to_demand() {
     let config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols)
         .with_work(store(IoMode::Prefetch, BalDesign::Writes));
     let mut readers = vec![source.fresh()];
-    let timings = Parallel::reading(&config, &mut readers)
+    let timings = Parallel::reading(&config, config.work.state.read().unwrap(), &mut readers)
         .run(&replay, true)
         .unwrap();
     // Reads on demand are exposed, all of them: the window waited for more than the

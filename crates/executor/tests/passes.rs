@@ -40,17 +40,20 @@ fn setup() -> (Replay, DumpSource) {
     (prepare(dump).unwrap(), source)
 }
 
-/// [`setup`]'s dump prepared to keep nothing across batches, neither bases nor decoded
-/// blocks: memory follows the batch (after [`setup`], which installs the point-evaluation
-/// verifier).
-fn per_batch() -> Replay {
+/// [`setup`]'s dump written to a file and loaded to keep nothing across batches, neither
+/// bases nor decoded blocks: memory follows the batch (after [`setup`], which installs the
+/// point-evaluation verifier). The folder holds the file while the replay reads it.
+fn per_batch() -> (Replay, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("per-batch.gigagas");
+    gigagas_dump::write_dump(&dump(), &path).unwrap();
     let limits = ResidentLimits {
         bases: 0,
         blocks: 0,
     };
-    let replay = Replay::with_limits(dump(), limits).unwrap();
+    let (replay, _) = Replay::load(&path, limits).unwrap();
     assert!(replay.resident_bases().is_none() && !replay.keeps_blocks());
-    replay
+    (replay, dir)
 }
 
 /// Where a pass reads its state: memory, or a store read with `io` and `design`.
@@ -101,10 +104,10 @@ fn outputs(
         return outputs.iter().map(output_summary).collect();
     }
     let mut readers = vec![source.fresh(), source.fresh()];
-    let (_, outputs) = Parallel::reading(config, &mut readers)
+    let (_, outputs) = Parallel::reading(config, config.work.state.read().unwrap(), &mut readers)
         .outputs(replay)
         .unwrap();
-    Parallel::reading(config, &mut readers)
+    Parallel::reading(config, config.work.state.read().unwrap(), &mut readers)
         .cached(cache)
         .run(replay, true)
         .unwrap_or_else(|d| panic!("{config:?}: {d}"));
@@ -144,7 +147,7 @@ fn every_set_up_gives_the_outputs_of_one_thread_in_memory() {
     // Passes in memory and from a store over a replay that keeps nothing across batches:
     // each batch's blocks decoded from their packed form, its bases, carried values,
     // tables and views built between batches.
-    let per_batch = per_batch();
+    let (per_batch, _file) = per_batch();
     let cache = PassCache::new();
     let mut passes = 0;
     for root in [StateRootPhase::Off, StateRootPhase::Overlapped] {
@@ -252,6 +255,8 @@ fn a_dump_changed_since_it_was_loaded_is_refused() {
             .contains("changed on disk since it was loaded"),
         "{refused}"
     );
+    // Its own error, not a divergence: nothing about the execution is known.
+    assert!(matches!(refused, PassError::Blocks(_)), "{refused:?}");
     let refused = Sequential::new(TimedWork::default())
         .run(&replay, true)
         .unwrap_err();
@@ -260,6 +265,13 @@ fn a_dump_changed_since_it_was_loaded_is_refused() {
             .to_string()
             .contains("changed on disk since it was loaded"),
         "{refused}"
+    );
+    assert!(matches!(refused, PassError::Blocks(_)), "{refused:?}");
+    // Verifying outputs collected before the change cannot read the blocks either.
+    let unverified = replay.verify_all(&[]).unwrap_err();
+    assert!(
+        matches!(unverified, gigagas_executor::VerifyError::Blocks(_)),
+        "{unverified:?}"
     );
 }
 

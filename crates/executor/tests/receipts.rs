@@ -124,13 +124,21 @@ fn receipts_that_hash_differently_fail_with_the_block_named_and_pre_byzantium_sa
 
     // With them, both paths name the late block.
     let (_, outputs) = Parallel::new(&config(2, 1, true)).outputs(&replay).unwrap();
-    let d = replay.verify_all(&outputs).unwrap_err();
+    let d = replay
+        .verify_all(&outputs)
+        .unwrap_err()
+        .divergence()
+        .unwrap();
     assert_eq!(
         (d.block, d.field()),
         (late_number, DivergenceField::ReceiptsRoot)
     );
     let (_, seq) = Sequential::new(RECEIPTS).outputs(&replay).unwrap();
-    let d = replay.verify_sequential(&seq.unwrap()).unwrap_err();
+    let d = replay
+        .verify_sequential(&seq.unwrap())
+        .unwrap_err()
+        .divergence()
+        .unwrap();
     assert_eq!(
         (d.block, d.field()),
         (late_number, DivergenceField::ReceiptsRoot)
@@ -171,11 +179,19 @@ fn a_wrong_log_count_in_the_dump_is_caught_on_both_paths() {
     let (_, outputs) = Parallel::new(&config(1, 1, false))
         .outputs(&replay)
         .unwrap();
-    let d = replay.verify_all(&outputs).unwrap_err();
+    let d = replay
+        .verify_all(&outputs)
+        .unwrap_err()
+        .divergence()
+        .unwrap();
     assert_eq!((d.block, d.field()), (number, DivergenceField::LogCount));
     let (_, seq) = Sequential::new(TimedWork::default())
         .outputs(&replay)
         .unwrap();
-    let d = replay.verify_sequential(&seq.unwrap()).unwrap_err();
+    let d = replay
+        .verify_sequential(&seq.unwrap())
+        .unwrap_err()
+        .divergence()
+        .unwrap();
     assert_eq!((d.block, d.field()), (number, DivergenceField::LogCount));
 }

@@ -121,7 +121,9 @@ fn corrupted_bal_write_is_named() {
     .unwrap();
     let d = replay
         .verify_all(&outputs)
-        .expect_err("a corrupted BAL must not verify");
+        .expect_err("a corrupted BAL must not verify")
+        .divergence()
+        .unwrap();
     assert_eq!(d.block, dump.block(1).unwrap().header.number);
     assert_eq!(d.item, ItemKind::Tx(tx as u32));
     assert_eq!(d.address, Some(address));
@@ -143,7 +145,9 @@ fn corrupted_receipt_is_named() {
     .unwrap();
     let d = replay
         .verify_all(&outputs)
-        .expect_err("a corrupted receipt must not verify");
+        .expect_err("a corrupted receipt must not verify")
+        .divergence()
+        .unwrap();
     assert_eq!(
         (d.block, d.item, d.field()),
         (
@@ -196,7 +200,9 @@ fn read_outside_the_bal_is_an_error_naming_block_tx_and_address() {
     .unwrap();
     let d = replay
         .verify_all(&outputs)
-        .expect_err("a missing BAL account must fail");
+        .expect_err("a missing BAL account must fail")
+        .divergence()
+        .unwrap();
     let text = d.to_string();
     assert_eq!(d.block, dump.block(block).unwrap().header.number);
     assert!(matches!(d.item, ItemKind::Tx(_)), "{text}");
@@ -258,7 +264,11 @@ fn a_stored_sender_that_disagrees_with_the_signature_fails_when_recovering() {
     )
     .with_work(RECOVER_SENDERS);
     let (_, outputs) = Parallel::new(&config).outputs(&replay).unwrap();
-    let d = replay.verify_all(&outputs).unwrap_err();
+    let d = replay
+        .verify_all(&outputs)
+        .unwrap_err()
+        .divergence()
+        .unwrap();
     assert_eq!(
         (d.block, d.item),
         (dump.block(1).unwrap().number(), ItemKind::Tx(0))

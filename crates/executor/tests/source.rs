@@ -18,7 +18,7 @@ fn reading(config: &RunConfig, io: IoMode) -> RunConfig {
         ..config.work
     })
 }
-use std::{path::Path, sync::Arc};
+use std::path::Path;
 
 fn load(name: &str) -> (Replay, DumpSource) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -77,9 +77,10 @@ fn prefetched_and_pipelined_passes_verify_like_the_pass_in_memory() {
                     .map(|_| Box::new(source.clone()) as Box<dyn StateSource>)
                     .collect();
                 let store = reading(&config, mode);
-                let timings = Parallel::reading(&store, &mut readers)
-                    .run(&replay, true)
-                    .unwrap_or_else(|d| panic!("{name} {config} {mode}: {d}"));
+                let timings =
+                    Parallel::reading(&store, store.work.state.read().unwrap(), &mut readers)
+                        .run(&replay, true)
+                        .unwrap_or_else(|d| panic!("{name} {config} {mode}: {d}"));
                 assert!(timings.io.read_ns > 0, "{name}: the pass read its state");
                 if mode != IoMode::OnDemand {
                     // On demand, two workers' reads overlap: their sum may pass the wall.
@@ -92,86 +93,22 @@ fn prefetched_and_pipelined_passes_verify_like_the_pass_in_memory() {
                 // are inside the items.
                 assert_eq!(timings.read_spans.is_empty(), mode == IoMode::OnDemand);
             }
-            // The same outputs as in memory, item by item.
-            let bases = replay
-                .prefetch_bases(
-                    0..replay.block_count(),
-                    &mut [Box::new(source.clone()) as Box<dyn StateSource>],
-                )
-                .unwrap();
-            assert_eq!(bases.bases.len(), replay.block_count());
-            let blocks = replay.blocks(0..replay.block_count()).unwrap();
-            let mut ex = gigagas_executor::ItemExecutor::new();
-            let read: Vec<_> = replay
-                .items()
-                .iter()
-                .map(|item| {
-                    replay.execute_item_on(
-                        &mut ex,
-                        blocks.get(item.block as usize),
-                        item,
-                        Default::default(),
-                        &bases.bases[item.block as usize],
-                    )
-                })
-                .collect();
+            // The same outputs as in memory, item by item, from bases read before each
+            // batch with every key the lists name.
+            let keys = StoreRead::Prefetch(BalDesign::Keys);
+            let (_, read) = Parallel::reading(
+                &reading(&config, IoMode::Prefetch),
+                keys,
+                &mut [Box::new(source.clone()) as Box<dyn StateSource>],
+            )
+            .outputs(&replay)
+            .unwrap();
+            assert_eq!(read.len(), replay.items().len());
             assert_eq!(
                 gas_and_status(&read),
                 gas_and_status(&memory),
                 "{name} {config}"
             );
-        }
-    }
-}
-
-/// Every block's base built from reads (and, past a segment's first block, from what
-/// earlier blocks wrote) holds the same accounts, codes and slots as its base in memory,
-/// as the replay's view reads them at the start of the block (through the table the reads
-/// filled).
-#[test]
-fn bases_read_from_a_source_equal_the_bases_in_memory() {
-    use revm::Database;
-    for name in ["mainnet.gigagas", "mainnet-like.gigagas"] {
-        let (replay, source) = load(name);
-        let n = replay.block_count();
-        let got = replay
-            .prefetch_bases(0..n, &mut [Box::new(source) as Box<dyn StateSource>])
-            .unwrap();
-        assert_eq!(got.build_ns, 0, "the reads write into the tables: no join");
-        let mut cursor = gigagas_executor::BaseCursor::new(&replay);
-        let blocks = replay.blocks(0..n).unwrap();
-        for b in 0..n {
-            let block = blocks.get(b);
-            let bal = Arc::new(block.bal().clone());
-            let in_memory = cursor.base(b, block).unwrap();
-            let mut mem = gigagas_executor::BalView::new(&in_memory, &bal, 0);
-            let mut read = gigagas_executor::BalView::new(&got.bases[b], &bal, 0);
-            let fields = |i: Option<AccountInfo>| {
-                i.map(|i| {
-                    (
-                        i.balance,
-                        i.nonce,
-                        i.code_hash,
-                        i.code.as_ref().map(|c| c.len()),
-                    )
-                })
-            };
-            for (address, account) in block.bal().accounts.iter() {
-                assert_eq!(
-                    fields(mem.basic(*address).unwrap()),
-                    fields(read.basic(*address).unwrap()),
-                    "block {} {address}",
-                    block.header().number
-                );
-                for slot in account.storage.storage.keys() {
-                    assert_eq!(
-                        mem.storage(*address, *slot).unwrap(),
-                        read.storage(*address, *slot).unwrap(),
-                        "block {} {address} slot {slot}",
-                        block.header().number
-                    );
-                }
-            }
         }
     }
 }
@@ -213,9 +150,26 @@ impl StateSource for Failing {
 fn a_failed_read_keeps_the_sources_error_as_its_source() {
     use std::error::Error;
     let (replay, _) = load("mainnet.gigagas");
-    let err = replay
-        .prefetch_bases(0..1, &mut [Box::new(Failing) as Box<dyn StateSource>])
-        .unwrap_err();
+    let config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols);
+    let prefetch = reading(&config, IoMode::Prefetch);
+    let read = prefetch.work.state.read().unwrap();
+    let failed = Parallel::reading(
+        &prefetch,
+        read,
+        &mut [Box::new(Failing) as Box<dyn StateSource>],
+    )
+    .run(&replay, true)
+    .unwrap_err();
+    let divergence = failed
+        .divergence()
+        .expect("the read before the batch failed");
+    let gigagas_executor::Mismatch::Execution(gigagas_executor::ExecError {
+        failure: gigagas_executor::ExecFailure::Read(err),
+        ..
+    }) = &*divergence.mismatch
+    else {
+        panic!("{divergence}");
+    };
     assert!(matches!(err, StateError::Source(_)), "{err:?}");
     assert_eq!(
         err.source().and_then(|e| e.downcast_ref::<Unreadable>()),
@@ -228,7 +182,7 @@ fn a_failed_read_keeps_the_sources_error_as_its_source() {
     for mode in IoMode::ALL {
         let mut readers = vec![Box::new(Failing) as Box<dyn StateSource>];
         let store = reading(&config, mode);
-        let failed = Parallel::reading(&store, &mut readers)
+        let failed = Parallel::reading(&store, store.work.state.read().unwrap(), &mut readers)
             .run(&replay, true)
             .expect_err("no state can be read");
         let divergence = failed
@@ -257,7 +211,7 @@ fn an_on_demand_pass_without_readers_says_so() {
         IoMode::OnDemand,
     );
     let io = &mut [] as &mut [Box<dyn StateSource>];
-    let divergence = Parallel::reading(&config, io)
+    let divergence = Parallel::reading(&config, config.work.state.read().unwrap(), io)
         .run(&replay, true)
         .expect_err("nothing can be read");
     assert!(
@@ -312,7 +266,14 @@ fn a_prefetch_of_several_blocks_reads_in_key_order() {
         inner: source,
         reads: Vec::new(),
     };
-    replay.prefetch_bases(0..n, &mut [&mut recording]).unwrap();
+    let config = reading(
+        &RunConfig::new(std::num::NonZeroUsize::MIN, n, SchedulerKind::Ols),
+        IoMode::Prefetch,
+    );
+    let read = config.work.state.read().unwrap();
+    Parallel::reading(&config, read, &mut [&mut recording])
+        .run(&replay, true)
+        .unwrap();
     let reads = recording.reads;
     assert!(reads.len() > 30_000, "{} reads", reads.len());
     assert!(

@@ -148,7 +148,8 @@ fn no_thread_starts_inside_a_timed_window() {
                                 on: on.clone(),
                             })
                             .collect();
-                        Parallel::reading(&config, &mut readers).run(&replay, true)
+                        Parallel::reading(&config, config.work.state.read().unwrap(), &mut readers)
+                            .run(&replay, true)
                     }
                 };
                 observe_windows(None);

@@ -30,6 +30,14 @@ impl StateRead {
         matches!(self, Self::Store { .. })
     }
 
+    /// How a store is read (`None` from memory).
+    pub fn read(&self) -> Option<StoreRead> {
+        match self {
+            Self::Memory => None,
+            Self::Store { read, .. } => Some(*read),
+        }
+    }
+
     /// Reading a store with `read` in `cache`.
     pub fn store(read: StoreRead, cache: CacheState) -> Self {
         Self::Store { read, cache }
