@@ -19,8 +19,7 @@
 //!   I/O threads' queue depth gives the disk's read rate; a pass's reads ÷ that rate is the
 //!   least time the disk allows for them.
 
-pub use crate::error::IoError;
-use crate::error::PassError;
+use crate::error::{IoError, PassError};
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_executor::{AccountInfo, Bytecode};
 use gigagas_executor::{

@@ -29,14 +29,16 @@
 //!   the longest batch of the widest point as a [`gigagas_report::timeline::Timeline`].
 //! - [`blocks`]: a pass batch by batch (read, execute, root, end to end) and the keys each
 //!   block updates, for the rows of store and root points (issue 45).
-//! - [`error`]: the crate's errors, the store passes' [`IoError`] among them (re-exported
-//!   from [`io`]).
+//! - [`error`]: the errors of one pass, [`PassError`] and the store's [`IoError`] it may
+//!   hold; it imports no module.
+//! - [`fault`]: why a dump yields no figures ([`DumpFault`]) and why a sweep, a run or a
+//!   simulation failed ([`BenchError`]).
 //!
-//! Imports point one way: `config` → `plan` → `progress`; `error` → `config`; `io` →
-//! `error`; `blocks` imports no module; `bench` → `error`, `io`, `blocks`; `simulate` → `error`, `plan`, `bench`; `sweep` →
-//! `config`, `error`, `plan`, `progress`, `bench`, `blocks`, `io`, `simulate`, `trace`,
-//! `timeline`;
-//! no module imports `sweep`.
+//! Imports point one way: `config` → `plan` → `progress`; `io` → `error`; `blocks` imports
+//! no module; `bench` → `error`, `io`, `blocks`; `simulate` → `plan`, `bench`; `profile` →
+//! `error`, `io`, `bench`; `fault` → `config`, `error`, `simulate`, `profile`; `sweep` →
+//! `config`, `fault`, `plan`, `progress`, `bench`, `blocks`, `io`, `simulate`, `profile`,
+//! `trace`, `timeline`; no module imports `sweep`.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
@@ -44,6 +46,7 @@ pub mod bench;
 pub mod blocks;
 pub mod config;
 pub mod error;
+pub mod fault;
 pub mod io;
 pub mod plan;
 pub mod profile;
@@ -55,7 +58,8 @@ pub mod trace;
 
 pub use bench::{Sampled, bench_interleaved, bench_pass, metrics_of, round_order};
 pub use config::{ConfigError, Sweep, load};
-pub use error::{BenchError, DumpFault, IoError, NotMeasured, PassError};
+pub use error::{IoError, PassError};
+pub use fault::{BenchError, DumpFault};
 pub use gigagas_executor::pool::set_pinning;
 pub use gigagas_grid::{
     Point, Repetition, RunConfig, SchedulerKind, SimulateConfig, SweepConfig, TimedWork,
@@ -67,6 +71,6 @@ pub use plan::{
 };
 pub use profile::{CpuProfile, ProfileError, ProfileFiles, profile_point, profile_stem};
 pub use progress::{LOAD_UNITS, Progress};
-pub use simulate::ItemProfile;
+pub use simulate::{ItemProfile, NotMeasured};
 pub use sweep::{SweepOptions, run_grid, run_sweep};
 pub use timeline::timeline_of;

@@ -8,7 +8,7 @@
 use crate::{
     bench::{Sampled, bench_interleaved, bench_pass},
     config::Sweep,
-    error::{BenchError, DumpFault},
+    fault::{BenchError, DumpFault},
     plan::{DumpShape, Plan},
     progress::{LOAD_UNITS, Progress, run_units},
     simulate,
