@@ -253,20 +253,22 @@ fn figures_of(
     }
 }
 
-/// One pass of the sequential loop reading its state on demand from the store.
+/// One pass of the sequential loop reading its state on demand from the store, whose pages
+/// are in the page cache or evicted first as `page_cache` says. What passes over `replay`
+/// share comes from `pass_cache`.
 pub(crate) fn sequential_pass(
     replay: &Replay,
     pass_cache: &PassCache,
     work: gigagas_grid::TimedWork,
-    cache: CacheState,
+    page_cache: CacheState,
     ctx: &mut StoreContext,
     verify: bool,
 ) -> Result<IoPass, PassError> {
-    if cache == CacheState::Warm && ctx.needs_rewarm(false, work) {
+    if page_cache == CacheState::Warm && ctx.needs_rewarm(false, work) {
         // Re-warm what this pass reads: the same pass once, untimed and unverified.
-        sequential_pass(replay, pass_cache, work, cache, ctx, false)?;
+        sequential_pass(replay, pass_cache, work, page_cache, ctx, false)?;
     }
-    let resident = prepare(ctx, cache)?;
+    let resident = prepare(ctx, page_cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
     let mut readers = ctx.readers(1, &collected)?;
     let result = Sequential::on(work, &mut readers[0])
@@ -289,22 +291,23 @@ pub(crate) fn sequential_pass(
     Ok(IoPass { timings, figures })
 }
 
-/// One pass of the replay reading its state from the store in `cache` as `config`'s state
-/// says: each batch's keys before it runs, pipelined behind the previous batch, or each
-/// value the first time it is needed.
+/// One pass of the replay reading its state from the store, whose pages are in the page
+/// cache or evicted first as `page_cache` says, as `config`'s state says: each batch's keys
+/// before it runs, pipelined behind the previous batch, or each value the first time it is
+/// needed. What passes over `replay` share comes from `pass_cache`.
 pub(crate) fn replay_pass(
     replay: &Replay,
     pass_cache: &PassCache,
     config: &gigagas_grid::RunConfig,
-    cache: CacheState,
+    page_cache: CacheState,
     ctx: &mut StoreContext,
     verify: bool,
 ) -> Result<IoPass, PassError> {
-    if cache == CacheState::Warm && ctx.needs_rewarm(true, config.work) {
+    if page_cache == CacheState::Warm && ctx.needs_rewarm(true, config.work) {
         // Re-warm what this pass reads: the same pass once, untimed and unverified.
-        replay_pass(replay, pass_cache, config, cache, ctx, false)?;
+        replay_pass(replay, pass_cache, config, page_cache, ctx, false)?;
     }
-    let resident = prepare(ctx, cache)?;
+    let resident = prepare(ctx, page_cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
     // The readers' own type: the pass calls them directly, no boxed call per read.
     let mut readers = ctx.readers(ctx.io_threads, &collected)?;
@@ -317,10 +320,10 @@ pub(crate) fn replay_pass(
     Ok(IoPass { timings, figures })
 }
 
-/// Bring the store to `cache` before a pass; returns the resident share measured (cold),
-/// or the share now resident (warm).
-fn prepare(ctx: &mut StoreContext, cache: CacheState) -> Result<f64, IoError> {
-    match cache {
+/// Bring the store's pages to `page_cache` before a pass; returns the resident share
+/// measured (cold), or the share now resident (warm).
+fn prepare(ctx: &mut StoreContext, page_cache: CacheState) -> Result<f64, IoError> {
+    match page_cache {
         CacheState::Cold => ctx.make_cold(),
         CacheState::Warm => Ok(residency(&ctx.dir)?.fraction()),
     }
@@ -495,7 +498,7 @@ mod tests {
         gigagas_state::build_store(&dump, &info, &out, &Default::default(), &mut |_| {}).unwrap();
         let replay = gigagas_executor::Replay::new(dump).unwrap();
         let mut ctx = StoreContext::open(&out, info.checksum, 2).unwrap();
-        let point_of = |cache, design| {
+        let point_of = |page_cache, design| {
             gigagas_grid::RunConfig::new(
                 std::num::NonZeroUsize::MIN,
                 42,
@@ -504,12 +507,12 @@ mod tests {
             .with_work(gigagas_grid::TimedWork {
                 state: gigagas_grid::StateRead::store(
                     gigagas_grid::StoreRead::Prefetch(design),
-                    cache,
+                    page_cache,
                 ),
                 ..Default::default()
             })
         };
-        let point = |cache| point_of(cache, gigagas_grid::BalDesign::Keys);
+        let point = |page_cache| point_of(page_cache, gigagas_grid::BalDesign::Keys);
         let cold = match replay_pass(
             &replay,
             &PassCache::new(),

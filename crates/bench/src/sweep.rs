@@ -431,7 +431,7 @@ impl Progress for Counted<'_> {
 /// more pass of that point alone. `None` when the plan has no parallel point.
 fn drawn_passes(
     replay: &Replay,
-    cache: &PassCache,
+    pass_cache: &PassCache,
     record: &DumpRecord,
     plan: &Plan,
     cores: NonZeroUsize,
@@ -455,7 +455,7 @@ fn drawn_passes(
         // batches' times hold the reads.
         let (timings, _) = bench_pass(
             replay,
-            cache,
+            pass_cache,
             &Point::Bal(*p),
             plan.verify,
             store.as_deref_mut(),
@@ -480,7 +480,7 @@ fn drawn_passes(
 #[allow(clippy::too_many_arguments)]
 fn profiled_passes(
     replay: &Replay,
-    cache: &PassCache,
+    pass_cache: &PassCache,
     record: &DumpRecord,
     plan: &Plan,
     profile: &crate::plan::CpuProfilePlan,
@@ -502,7 +502,7 @@ fn profiled_passes(
         let stem = crate::profile::profile_stem(&profile.path, dump, &point);
         let cpu = crate::profile::profile_point(
             replay,
-            cache,
+            pass_cache,
             &point,
             plan.verify,
             store.as_deref_mut(),
@@ -524,7 +524,7 @@ fn profiled_passes(
 /// One dump through the plan: baselines, parallel points, simulation.
 fn run_dump(
     replay: &Replay,
-    cache: &PassCache,
+    pass_cache: &PassCache,
     record: &mut DumpRecord,
     plan: &Plan,
     cores: NonZeroUsize,
@@ -579,7 +579,7 @@ fn run_dump(
             Point::Bal(c) => run_units(c.threads, cores),
         })
         .collect();
-    let sampled = bench_interleaved(replay, cache, &points, rep, plan.seed, store, |i| {
+    let sampled = bench_interleaved(replay, pass_cache, &points, rep, plan.seed, store, |i| {
         progress.advance(units[i])
     })?;
 
