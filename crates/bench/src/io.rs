@@ -33,6 +33,7 @@ use gigagas_state::{
 };
 use std::{
     collections::HashSet,
+    num::NonZeroUsize,
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
     time::Duration,
@@ -44,7 +45,9 @@ pub struct StoreContext {
     dir: PathBuf,
     checksum: u64,
     store: Option<Store>,
-    io_threads: usize,
+    /// The readers of a replay pass (`--io-threads`), and the queue depth the device was
+    /// probed at.
+    io_threads: NonZeroUsize,
     drop_caches: bool,
     device_reads_per_s: f64,
     /// The store was evicted (for a cold pass) since it was opened: then a warm pass of a
@@ -61,18 +64,18 @@ pub struct StoreContext {
 impl StoreContext {
     /// Open the store in `dir`, refusing one built from another dump than the one with
     /// `checksum`; probe the device's random-read rate at `io_threads` readers.
-    pub fn open(dir: &Path, checksum: u64, io_threads: usize) -> Result<Self, IoError> {
+    pub fn open(dir: &Path, checksum: u64, io_threads: NonZeroUsize) -> Result<Self, IoError> {
         let store = open_store(dir, checksum)?;
         let probe = probe_random_reads(
             &store.data_file(),
             Duration::from_millis(200),
-            io_threads.max(1),
+            io_threads.get(),
         )?;
         Ok(Self {
             dir: dir.to_path_buf(),
             checksum,
             store: Some(store),
-            io_threads: io_threads.max(1),
+            io_threads,
             drop_caches: true,
             device_reads_per_s: probe.reads_per_s,
             evicted: false,
@@ -122,11 +125,11 @@ impl StoreContext {
     /// when dropped.
     fn readers(
         &mut self,
-        n: usize,
+        n: NonZeroUsize,
         into: &Arc<Mutex<Collected>>,
     ) -> Result<Vec<StoreSource>, IoError> {
         let store = self.store()?;
-        (0..n.max(1))
+        (0..n.get())
             .map(|_| {
                 let reader = store.reader()?;
                 reader.meter().set_timing(Timing::Sampled);
@@ -270,7 +273,7 @@ pub(crate) fn sequential_pass(
     }
     let resident = prepare(ctx, page_cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
-    let mut readers = ctx.readers(1, &collected)?;
+    let mut readers = ctx.readers(NonZeroUsize::MIN, &collected)?;
     let result = Sequential::on(work, &mut readers[0])
         .cached(pass_cache)
         .run(replay, verify);
@@ -407,7 +410,8 @@ mod tests {
         gigagas_state::build_store(&bare, &info, &bare_out, &Default::default(), &mut |_| {})
             .unwrap();
         let replay = gigagas_executor::Replay::new(dump).unwrap();
-        let mut ctx = StoreContext::open(&out, info.checksum, 2).unwrap();
+        let two = NonZeroUsize::new(2).unwrap();
+        let mut ctx = StoreContext::open(&out, info.checksum, two).unwrap();
         let work = |io, phase| TimedWork {
             state: gigagas_grid::StateRead::store(
                 gigagas_grid::StoreRead::each(io, &[Default::default()])[0],
@@ -418,12 +422,7 @@ mod tests {
         };
         for io in [IoMode::Prefetch, IoMode::OnDemand] {
             for phase in [StateRootPhase::After, StateRootPhase::Overlapped] {
-                let point = RunConfig::new(
-                    std::num::NonZeroUsize::new(2).unwrap(),
-                    3,
-                    SchedulerKind::Ols,
-                )
-                .with_work(work(io, phase));
+                let point = RunConfig::new(two, 3, SchedulerKind::Ols).with_work(work(io, phase));
                 let pass = replay_pass(
                     &replay,
                     &PassCache::new(),
@@ -450,13 +449,9 @@ mod tests {
         assert_eq!(pass.timings.root.blocks, 3);
         assert!(pass.timings.root.read_ns > 0);
 
-        let mut ctx = StoreContext::open(&bare_out, info.checksum, 2).unwrap();
-        let point = RunConfig::new(
-            std::num::NonZeroUsize::new(2).unwrap(),
-            3,
-            SchedulerKind::Ols,
-        )
-        .with_work(work(IoMode::Prefetch, StateRootPhase::Overlapped));
+        let mut ctx = StoreContext::open(&bare_out, info.checksum, two).unwrap();
+        let point = RunConfig::new(two, 3, SchedulerKind::Ols)
+            .with_work(work(IoMode::Prefetch, StateRootPhase::Overlapped));
         let err = replay_pass(
             &replay,
             &PassCache::new(),
@@ -497,7 +492,8 @@ mod tests {
         let out = dir.path().join("store");
         gigagas_state::build_store(&dump, &info, &out, &Default::default(), &mut |_| {}).unwrap();
         let replay = gigagas_executor::Replay::new(dump).unwrap();
-        let mut ctx = StoreContext::open(&out, info.checksum, 2).unwrap();
+        let mut ctx =
+            StoreContext::open(&out, info.checksum, NonZeroUsize::new(2).unwrap()).unwrap();
         let point_of = |page_cache, design| {
             gigagas_grid::RunConfig::new(
                 std::num::NonZeroUsize::MIN,

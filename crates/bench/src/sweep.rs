@@ -251,7 +251,7 @@ impl Grid {
             return Ok(None);
         };
         let checksum = u64::from_str_radix(&record.checksum, 16).unwrap_or_default();
-        StoreContext::open(state.dir_of(index), checksum, state.io_threads.get())
+        StoreContext::open(state.dir_of(index), checksum, state.io_threads)
             .map(Some)
             .map_err(|e| DumpFault::Io(Box::new(e)))
     }
