@@ -227,14 +227,17 @@ pub fn bench_pass(
     verify: bool,
     store: Option<&mut StoreContext>,
 ) -> Result<(RunTimings, Option<IoFigures>), PassError> {
-    if let gigagas_grid::StateRead::Store { cache, .. } = point.work().state {
+    if let gigagas_grid::StateRead::Store {
+        cache: page_cache, ..
+    } = point.work().state
+    {
         let store = store.ok_or(IoError::NoStore)?;
         let pass = match point {
             Point::Sequential(work) => {
-                crate::io::sequential_pass(replay, pass_cache, *work, cache, store, verify)?
+                crate::io::sequential_pass(replay, pass_cache, *work, page_cache, store, verify)?
             }
             Point::Bal(config) => {
-                crate::io::replay_pass(replay, pass_cache, config, cache, store, verify)?
+                crate::io::replay_pass(replay, pass_cache, config, page_cache, store, verify)?
             }
         };
         return Ok((pass.timings, Some(pass.figures)));
@@ -264,9 +267,10 @@ pub fn measure_item_times(replay: &mut Replay, verify: bool) -> Result<(), PassE
         gigagas_grid::SchedulerKind::Ols,
     ));
     let mut runs: Vec<Vec<u64>> = Vec::with_capacity(ORACLE_PROFILE_PASSES);
-    let cache = PassCache::new();
+    let pass_cache = PassCache::new();
     for _ in 0..ORACLE_PROFILE_PASSES {
-        runs.push(bench_pass(replay, &cache, &point, verify, None)?.0.item_ns);
+        let (timings, _) = bench_pass(replay, &pass_cache, &point, verify, None)?;
+        runs.push(timings.item_ns);
     }
     let medians: Vec<u64> = (0..replay.items().len())
         .map(|i| {
@@ -283,7 +287,7 @@ pub fn measure_item_times(replay: &mut Replay, verify: bool) -> Result<(), PassE
 /// `rep.min_sample_ns`, recorded into `into`.
 fn sample(
     replay: &Replay,
-    cache: &PassCache,
+    pass_cache: &PassCache,
     point: &Point,
     rep: Repetition,
     into: &mut PointSamples,
@@ -295,7 +299,7 @@ fn sample(
     let mut batches = Vec::new();
     loop {
         let (timings, figures) =
-            bench_pass(replay, cache, point, rep.verify, store.as_deref_mut())?;
+            bench_pass(replay, pass_cache, point, rep.verify, store.as_deref_mut())?;
         io = figures.or(io);
         if keep_batches {
             batches.push(crate::blocks::batch_figures(replay, &timings));
@@ -334,7 +338,7 @@ fn sample(
 /// every warm-up pass and every sample (for progress bars).
 pub fn bench_interleaved(
     replay: &Replay,
-    cache: &PassCache,
+    pass_cache: &PassCache,
     points: &[Point],
     rep: Repetition,
     seed: u64,
@@ -344,7 +348,7 @@ pub fn bench_interleaved(
     let repeats = rep.repeats.max(1);
     for _ in 0..rep.warmup {
         for (i, point) in points.iter().enumerate() {
-            bench_pass(replay, cache, point, rep.verify, store.as_deref_mut())?;
+            bench_pass(replay, pass_cache, point, rep.verify, store.as_deref_mut())?;
             after(i);
         }
     }
@@ -354,7 +358,7 @@ pub fn bench_interleaved(
         for i in round_order(points.len(), round, seed) {
             sample(
                 replay,
-                cache,
+                pass_cache,
                 &points[i],
                 rep,
                 &mut samples[i],

@@ -19,8 +19,7 @@
 //!   I/O threads' queue depth gives the disk's read rate; a pass's reads ÷ that rate is the
 //!   least time the disk allows for them.
 
-pub use crate::error::IoError;
-use crate::error::PassError;
+use crate::error::{IoError, PassError};
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_executor::{AccountInfo, Bytecode};
 use gigagas_executor::{
@@ -34,6 +33,7 @@ use gigagas_state::{
 };
 use std::{
     collections::HashSet,
+    num::NonZeroUsize,
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
     time::Duration,
@@ -45,7 +45,9 @@ pub struct StoreContext {
     dir: PathBuf,
     checksum: u64,
     store: Option<Store>,
-    io_threads: usize,
+    /// The readers of a replay pass (`--io-threads`), and the queue depth the device was
+    /// probed at.
+    io_threads: NonZeroUsize,
     drop_caches: bool,
     device_reads_per_s: f64,
     /// The store was evicted (for a cold pass) since it was opened: then a warm pass of a
@@ -62,18 +64,18 @@ pub struct StoreContext {
 impl StoreContext {
     /// Open the store in `dir`, refusing one built from another dump than the one with
     /// `checksum`; probe the device's random-read rate at `io_threads` readers.
-    pub fn open(dir: &Path, checksum: u64, io_threads: usize) -> Result<Self, IoError> {
+    pub fn open(dir: &Path, checksum: u64, io_threads: NonZeroUsize) -> Result<Self, IoError> {
         let store = open_store(dir, checksum)?;
         let probe = probe_random_reads(
             &store.data_file(),
             Duration::from_millis(200),
-            io_threads.max(1),
+            io_threads.get(),
         )?;
         Ok(Self {
             dir: dir.to_path_buf(),
             checksum,
             store: Some(store),
-            io_threads: io_threads.max(1),
+            io_threads,
             drop_caches: true,
             device_reads_per_s: probe.reads_per_s,
             evicted: false,
@@ -123,11 +125,11 @@ impl StoreContext {
     /// when dropped.
     fn readers(
         &mut self,
-        n: usize,
+        n: NonZeroUsize,
         into: &Arc<Mutex<Collected>>,
     ) -> Result<Vec<StoreSource>, IoError> {
         let store = self.store()?;
-        (0..n.max(1))
+        (0..n.get())
             .map(|_| {
                 let reader = store.reader()?;
                 reader.meter().set_timing(Timing::Sampled);
@@ -254,22 +256,24 @@ fn figures_of(
     }
 }
 
-/// One pass of the sequential loop reading its state on demand from the store.
+/// One pass of the sequential loop reading its state on demand from the store, whose pages
+/// are in the page cache or evicted first as `page_cache` says. What passes over `replay`
+/// share comes from `pass_cache`.
 pub(crate) fn sequential_pass(
     replay: &Replay,
     pass_cache: &PassCache,
     work: gigagas_grid::TimedWork,
-    cache: CacheState,
+    page_cache: CacheState,
     ctx: &mut StoreContext,
     verify: bool,
 ) -> Result<IoPass, PassError> {
-    if cache == CacheState::Warm && ctx.needs_rewarm(false, work) {
+    if page_cache == CacheState::Warm && ctx.needs_rewarm(false, work) {
         // Re-warm what this pass reads: the same pass once, untimed and unverified.
-        sequential_pass(replay, pass_cache, work, cache, ctx, false)?;
+        sequential_pass(replay, pass_cache, work, page_cache, ctx, false)?;
     }
-    let resident = prepare(ctx, cache)?;
+    let resident = prepare(ctx, page_cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
-    let mut readers = ctx.readers(1, &collected)?;
+    let mut readers = ctx.readers(NonZeroUsize::MIN, &collected)?;
     let result = Sequential::on(work, &mut readers[0])
         .cached(pass_cache)
         .run(replay, verify);
@@ -290,22 +294,23 @@ pub(crate) fn sequential_pass(
     Ok(IoPass { timings, figures })
 }
 
-/// One pass of the replay reading its state from the store in `cache` as `config`'s state
-/// says: each batch's keys before it runs, pipelined behind the previous batch, or each
-/// value the first time it is needed.
+/// One pass of the replay reading its state from the store, whose pages are in the page
+/// cache or evicted first as `page_cache` says, as `config`'s state says: each batch's keys
+/// before it runs, pipelined behind the previous batch, or each value the first time it is
+/// needed. What passes over `replay` share comes from `pass_cache`.
 pub(crate) fn replay_pass(
     replay: &Replay,
     pass_cache: &PassCache,
     config: &gigagas_grid::RunConfig,
-    cache: CacheState,
+    page_cache: CacheState,
     ctx: &mut StoreContext,
     verify: bool,
 ) -> Result<IoPass, PassError> {
-    if cache == CacheState::Warm && ctx.needs_rewarm(true, config.work) {
+    if page_cache == CacheState::Warm && ctx.needs_rewarm(true, config.work) {
         // Re-warm what this pass reads: the same pass once, untimed and unverified.
-        replay_pass(replay, pass_cache, config, cache, ctx, false)?;
+        replay_pass(replay, pass_cache, config, page_cache, ctx, false)?;
     }
-    let resident = prepare(ctx, cache)?;
+    let resident = prepare(ctx, page_cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
     // The readers' own type: the pass calls them directly, no boxed call per read.
     let mut readers = ctx.readers(ctx.io_threads, &collected)?;
@@ -319,10 +324,10 @@ pub(crate) fn replay_pass(
     Ok(IoPass { timings, figures })
 }
 
-/// Bring the store to `cache` before a pass; returns the resident share measured (cold),
-/// or the share now resident (warm).
-fn prepare(ctx: &mut StoreContext, cache: CacheState) -> Result<f64, IoError> {
-    match cache {
+/// Bring the store's pages to `page_cache` before a pass; returns the resident share
+/// measured (cold), or the share now resident (warm).
+fn prepare(ctx: &mut StoreContext, page_cache: CacheState) -> Result<f64, IoError> {
+    match page_cache {
         CacheState::Cold => ctx.make_cold(),
         CacheState::Warm => Ok(residency(&ctx.dir)?.fraction()),
     }
@@ -406,7 +411,8 @@ mod tests {
         gigagas_state::build_store(&bare, &info, &bare_out, &Default::default(), &mut |_| {})
             .unwrap();
         let replay = gigagas_executor::Replay::new(dump).unwrap();
-        let mut ctx = StoreContext::open(&out, info.checksum, 2).unwrap();
+        let two = NonZeroUsize::new(2).unwrap();
+        let mut ctx = StoreContext::open(&out, info.checksum, two).unwrap();
         let work = |io, phase| TimedWork {
             state: gigagas_grid::StateRead::store(
                 gigagas_grid::StoreRead::each(io, &[Default::default()])[0],
@@ -417,12 +423,7 @@ mod tests {
         };
         for io in [IoMode::Prefetch, IoMode::OnDemand] {
             for phase in [StateRootPhase::After, StateRootPhase::Overlapped] {
-                let point = RunConfig::new(
-                    std::num::NonZeroUsize::new(2).unwrap(),
-                    3,
-                    SchedulerKind::Ols,
-                )
-                .with_work(work(io, phase));
+                let point = RunConfig::new(two, 3, SchedulerKind::Ols).with_work(work(io, phase));
                 let pass = replay_pass(
                     &replay,
                     &PassCache::new(),
@@ -449,13 +450,9 @@ mod tests {
         assert_eq!(pass.timings.root.blocks, 3);
         assert!(pass.timings.root.read_ns > 0);
 
-        let mut ctx = StoreContext::open(&bare_out, info.checksum, 2).unwrap();
-        let point = RunConfig::new(
-            std::num::NonZeroUsize::new(2).unwrap(),
-            3,
-            SchedulerKind::Ols,
-        )
-        .with_work(work(IoMode::Prefetch, StateRootPhase::Overlapped));
+        let mut ctx = StoreContext::open(&bare_out, info.checksum, two).unwrap();
+        let point = RunConfig::new(two, 3, SchedulerKind::Ols)
+            .with_work(work(IoMode::Prefetch, StateRootPhase::Overlapped));
         let err = replay_pass(
             &replay,
             &PassCache::new(),
@@ -496,8 +493,9 @@ mod tests {
         let out = dir.path().join("store");
         gigagas_state::build_store(&dump, &info, &out, &Default::default(), &mut |_| {}).unwrap();
         let replay = gigagas_executor::Replay::new(dump).unwrap();
-        let mut ctx = StoreContext::open(&out, info.checksum, 2).unwrap();
-        let point_of = |cache, design| {
+        let mut ctx =
+            StoreContext::open(&out, info.checksum, NonZeroUsize::new(2).unwrap()).unwrap();
+        let point_of = |page_cache, design| {
             gigagas_grid::RunConfig::new(
                 std::num::NonZeroUsize::MIN,
                 42,
@@ -506,12 +504,12 @@ mod tests {
             .with_work(gigagas_grid::TimedWork {
                 state: gigagas_grid::StateRead::store(
                     gigagas_grid::StoreRead::Prefetch(design),
-                    cache,
+                    page_cache,
                 ),
                 ..Default::default()
             })
         };
-        let point = |cache| point_of(cache, gigagas_grid::BalDesign::Keys);
+        let point = |page_cache| point_of(page_cache, gigagas_grid::BalDesign::Keys);
         let cold = match replay_pass(
             &replay,
             &PassCache::new(),

@@ -714,7 +714,7 @@ mod timers {
 /// workers are.
 pub fn profile_point(
     replay: &Replay,
-    cache: &gigagas_executor::PassCache,
+    pass_cache: &gigagas_executor::PassCache,
     point: &Point,
     verify: bool,
     mut store: Option<&mut StoreContext>,
@@ -742,7 +742,7 @@ pub fn profile_point(
     let mut timed = 0u64;
     let mut passes = 0u32;
     let result = loop {
-        match bench_pass(replay, cache, point, verify, store.as_deref_mut()) {
+        match bench_pass(replay, pass_cache, point, verify, store.as_deref_mut()) {
             Ok((timings, _)) => {
                 timed += timings.wall_ns;
                 passes += 1;

@@ -19,7 +19,7 @@
 //!
 //! See [`ASSUMPTIONS`] for what the model leaves out.
 
-use crate::{error::NotMeasured, plan::SimulatePlan};
+use crate::plan::SimulatePlan;
 use gigagas_executor::{ItemKind, Parallel, Replay, Runner, WorkItem, chunk_bounds};
 use gigagas_grid::{Claims, Repetition, RunConfig, SchedulerKind};
 use gigagas_report::results::DumpRecord;
@@ -45,6 +45,14 @@ pub const ASSUMPTIONS: [&str; 5] = [
      oracle orders and cuts by the profile's item times",
     "scheduling (sorting) time inside the timed window is not modelled",
 ];
+
+/// The simulator's validation asked for a point that was not measured.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("simulate: no measurement for {config}")]
+pub struct NotMeasured {
+    /// The point.
+    pub config: RunConfig,
+}
 
 /// Per-item execution times of a dump, from one-thread runs.
 #[derive(Debug, Clone, PartialEq, Eq)]

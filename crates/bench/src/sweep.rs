@@ -8,21 +8,25 @@
 use crate::{
     bench::{Sampled, bench_interleaved, bench_pass},
     config::Sweep,
-    error::{BenchError, DumpFault},
-    plan::{DumpShape, Plan},
+    fault::{BenchError, DumpFault},
+    io::StoreContext,
+    plan::{DumpShape, Plan, SuiteDump},
     progress::{LOAD_UNITS, Progress, run_units},
     simulate,
     timeline::timeline_of,
 };
 use gigagas_dump::{DumpError, InvariantError};
 use gigagas_executor::{PassCache, Replay};
-use gigagas_grid::{Point, SchedulerKind};
+use gigagas_grid::{Point, SchedulerKind, StateRootPhase};
 use gigagas_report::{
+    SimulationReport,
     folder::utc_timestamp,
     machine::MachineInfo,
+    provenance::Provenance,
     results::{
         DumpFailure, DumpRecord, DumpSkip, RESULTS_FORMAT, ResultRow, SweepResults, suite_totals,
     },
+    timeline::Timeline,
 };
 use std::{num::NonZeroUsize, path::Path};
 
@@ -61,50 +65,15 @@ pub fn run_grid(
     progress: &mut dyn Progress,
 ) -> SweepResults {
     let started_utc = utc_timestamp(std::time::SystemTime::now());
-    let provenance = options
-        .build
-        .clone()
-        .map(gigagas_report::provenance::Provenance::start)
-        .map(|mut p| {
-            p.workers_pinned = gigagas_executor::pool::pinning();
-            p
-        });
+    let provenance = options.build.clone().map(Provenance::start).map(|mut p| {
+        p.workers_pinned = gigagas_executor::pool::pinning();
+        p
+    });
     let mut machine = MachineInfo::detect(options.commit.clone());
     machine.note = options.note.clone();
-    let cores = machine.cores;
-    let mut plan = plan.clone();
-    let dumps = plan.dumps.clone();
-    let units = plan.units_per_dump(cores);
-    progress.total(units * dumps.len() as u64);
-
-    // A plan with only store points never runs on the in-memory bases: none are kept.
-    let keep_bases = plan.state.as_ref().is_none_or(|s| s.memory);
-    // A plan that computes roots refuses a dump without a witness before any pass.
-    let roots = plan.state_root.iter().find(|p| !p.is_off()).copied();
-    if plan.collapse_single_transaction_blocks {
-        // Decided from every dump's shape before the first one loads: each file's summary,
-        // streamed (a dump that cannot be read, or holds no transaction, fails or is
-        // skipped when its turn comes).
-        progress.stage(&format!("reading the shape of {} dump(s)", dumps.len()));
-        let shapes: Vec<DumpShape> = dumps
-            .iter()
-            .filter_map(|d| gigagas_dump::inspect_dump(&d.path).ok())
-            .filter(|(summary, _)| summary.transactions > 0)
-            .map(|(summary, _)| DumpShape::of_summary(&summary))
-            .collect();
-        plan.collapse_for_single_transactions(&shapes, cores);
-    }
-    let left = plan.units_per_dump(cores) - LOAD_UNITS;
-    // The collapsed grid has fewer units: account for them now so the bar still ends.
-    progress.advance((units - LOAD_UNITS - left) * dumps.len() as u64);
-
-    let mut records = Vec::new();
-    let mut rows = Vec::new();
-    let mut simulations = Vec::new();
-    let mut failures = Vec::new();
-    let mut skipped = Vec::new();
-    let mut trace = Vec::new();
-    let mut timeline: Option<gigagas_report::timeline::Timeline> = None;
+    let grid = Grid::prepare(plan, machine.cores, progress);
+    let dumps = &grid.plan.dumps;
+    let mut accrued = Accrued::default();
     // One dump at a time, in the order they run: each is loaded (outside every timed
     // window), measured and dropped before the next loads, so a suite's memory is its
     // largest dump's, not the sum of them all.
@@ -115,119 +84,266 @@ pub fn run_grid(
             index + 1,
             dumps.len()
         ));
-        let loaded = match (load(&dump.path, keep_bases), roots) {
-            (Ok((replay, _)), Some(phase)) if replay.witness_coverage().0 == 0 => {
-                Err(Failed::from(DumpFault::NoWitness {
-                    phase: phase.name(),
-                }))
-            }
-            (loaded, _) => loaded,
-        };
+        let loaded = grid.load_dump(&dump.path);
         progress.advance(LOAD_UNITS);
         let mut spent = 0u64;
-        let outcome = loaded.and_then(|(mut replay, mut record)| {
-            record.path = dump.label.clone();
-            if plan.schedulers.contains(&SchedulerKind::Oracle) {
-                // The oracle's item times, before any measured pass.
-                crate::bench::measure_item_times(&mut replay, plan.verify)
-                    .map_err(DumpFault::from)?;
-            }
+        let outcome = loaded.and_then(|(replay, record)| {
             let mut counted = Counted {
                 inner: &mut *progress,
                 spent: &mut spent,
             };
-            let mut store = match &plan.state {
-                None => None,
-                Some(state) => {
-                    let checksum = u64::from_str_radix(&record.checksum, 16).unwrap_or_default();
-                    Some(
-                        crate::io::StoreContext::open(
-                            state.dir_of(index),
-                            checksum,
-                            state.io_threads.get(),
-                        )
-                        .map_err(|e| DumpFault::Io(Box::new(e)))?,
-                    )
-                }
-            };
-            // What passes over the dump share, built by the first that needs it.
-            let cache = PassCache::new();
-            let (dump_rows, sim) = run_dump(
-                &replay,
-                &cache,
-                &mut record,
-                &plan,
-                cores,
-                store.as_mut(),
-                &mut counted,
-            )?;
-            if let Some(profile) = &plan.cpu_profile {
-                profiled_passes(
-                    &replay,
-                    &cache,
-                    &record,
-                    &plan,
-                    profile,
-                    dumps.len() > 1,
-                    cores,
-                    store.as_mut(),
-                    &mut counted,
-                )?;
-            }
-            if let Some(t) = drawn_passes(
-                &replay,
-                &cache,
-                &record,
-                &plan,
-                cores,
-                store.as_mut(),
-                &mut trace,
-            )? && timeline.as_ref().is_none_or(|best| t.better_than(best))
-            {
-                timeline = Some(t);
-            }
-            Ok((record, dump_rows, sim))
+            grid.measure_dump(index, replay, record, &mut counted, &mut accrued.trace)
+                .map_err(Failed::from)
         });
-        progress.advance(left.saturating_sub(spent));
+        progress.advance(grid.left.saturating_sub(spent));
+        accrued.add(dump, outcome);
+    }
+    accrued.into_results(name, &grid.plan, started_utc, machine, provenance)
+}
+
+/// A plan made ready to run on this machine, and what each dump's turn takes from it.
+struct Grid {
+    /// The plan as it runs (shortened for dumps of single-transaction blocks where asked),
+    /// as the results record it.
+    plan: Plan,
+    /// The machine's cores: the plan's all-cores point and the work units of its points.
+    cores: NonZeroUsize,
+    /// Whether a dump keeps its in-memory block bases: not when only store points run.
+    keep_bases: bool,
+    /// The first phase of the plan that computes state roots, if any: a dump with no
+    /// witness is refused before any pass.
+    roots: Option<StateRootPhase>,
+    /// The work units of one dump after its loading, once the grid is shortened.
+    left: u64,
+}
+
+impl Grid {
+    /// `plan` made ready for `cores`: the progress bar's total set from the plan as given;
+    /// then, with `collapse_single_transaction_blocks`, the grid shortened from every
+    /// dump's streamed summary (read before the first dump loads) and the units it no
+    /// longer runs advanced at once, so that the bar still ends.
+    fn prepare(plan: &Plan, cores: NonZeroUsize, progress: &mut dyn Progress) -> Self {
+        let mut plan = plan.clone();
+        let dumps = plan.dumps.len() as u64;
+        let units = plan.units_per_dump(cores);
+        progress.total(units * dumps);
+
+        // A plan with only store points never runs on the in-memory bases: none are kept.
+        let keep_bases = plan.state.as_ref().is_none_or(|s| s.memory);
+        // A plan that computes roots refuses a dump without a witness before any pass.
+        let roots = plan.state_root.iter().find(|p| !p.is_off()).copied();
+        if plan.collapse_single_transaction_blocks {
+            // Decided from every dump's shape before the first one loads: each file's summary,
+            // streamed (a dump that cannot be read, or holds no transaction, fails or is
+            // skipped when its turn comes).
+            progress.stage(&format!(
+                "reading the shape of {} dump(s)",
+                plan.dumps.len()
+            ));
+            let shapes: Vec<DumpShape> = plan
+                .dumps
+                .iter()
+                .filter_map(|d| gigagas_dump::inspect_dump(&d.path).ok())
+                .filter(|(summary, _)| summary.transactions > 0)
+                .map(|(summary, _)| DumpShape::of_summary(&summary))
+                .collect();
+            plan.collapse_for_single_transactions(&shapes, cores);
+        }
+        let left = plan.units_per_dump(cores) - LOAD_UNITS;
+        // The collapsed grid has fewer units: account for them now so the bar still ends.
+        progress.advance((units - LOAD_UNITS - left) * dumps);
+        Self {
+            plan,
+            cores,
+            keep_bases,
+            roots,
+            left,
+        }
+    }
+
+    /// Load the dump at `path` as the plan runs it ([`load`]: without in-memory bases when
+    /// only store points run), refusing it when the plan computes roots and no segment of
+    /// the dump has a witness.
+    fn load_dump(&self, path: &Path) -> Result<(Replay, DumpRecord), Failed> {
+        let (replay, record) = load(path, self.keep_bases)?;
+        if let Some(phase) = self.roots
+            && replay.witness_coverage().0 == 0
+        {
+            return Err(DumpFault::NoWitness {
+                phase: phase.name(),
+            }
+            .into());
+        }
+        Ok((replay, record))
+    }
+
+    /// Measure the `index`th dump of the plan, loaded as `replay` and `record`: the
+    /// oracle's item times first (when a scheduler needs them), its state store opened
+    /// (when the plan reads one), the measured rounds and the simulation ([`run_dump`]),
+    /// then the profiled passes ([`profiled_passes`], with `--cpu-profile`) and the drawn
+    /// ones ([`drawn_passes`]), whose trace events are appended to `trace`. Returns the
+    /// dump's record (its path the dump's label), rows, simulation and timeline.
+    fn measure_dump(
+        &self,
+        index: usize,
+        mut replay: Replay,
+        mut record: DumpRecord,
+        progress: &mut dyn Progress,
+        trace: &mut Vec<serde_json::Value>,
+    ) -> Result<MeasuredDump, DumpFault> {
+        let (plan, cores) = (&self.plan, self.cores);
+        record.path = plan.dumps[index].label.clone();
+        if plan.schedulers.contains(&SchedulerKind::Oracle) {
+            // The oracle's item times, before any measured pass.
+            crate::bench::measure_item_times(&mut replay, plan.verify).map_err(DumpFault::from)?;
+        }
+        let mut store = self.open_store(index, &record)?;
+        // What passes over the dump share, built by the first that needs it.
+        let pass_cache = PassCache::new();
+        let (rows, simulation) = run_dump(
+            &replay,
+            &pass_cache,
+            &mut record,
+            plan,
+            cores,
+            store.as_mut(),
+            progress,
+        )?;
+        if let Some(profile) = &plan.cpu_profile {
+            profiled_passes(
+                &replay,
+                &pass_cache,
+                &record,
+                plan,
+                profile,
+                plan.dumps.len() > 1,
+                cores,
+                store.as_mut(),
+                progress,
+            )?;
+        }
+        let timeline = drawn_passes(
+            &replay,
+            &pass_cache,
+            &record,
+            plan,
+            cores,
+            store.as_mut(),
+            trace,
+        )?;
+        Ok(MeasuredDump {
+            record,
+            rows,
+            simulation,
+            timeline,
+        })
+    }
+
+    /// The state store of the `index`th dump, when the plan reads one: its folder, refused
+    /// if built from another dump than `record`'s, the device probed at the plan's I/O
+    /// threads.
+    fn open_store(
+        &self,
+        index: usize,
+        record: &DumpRecord,
+    ) -> Result<Option<StoreContext>, DumpFault> {
+        let Some(state) = &self.plan.state else {
+            return Ok(None);
+        };
+        let checksum = u64::from_str_radix(&record.checksum, 16).unwrap_or_default();
+        StoreContext::open(state.dir_of(index), checksum, state.io_threads)
+            .map(Some)
+            .map_err(|e| DumpFault::Io(Box::new(e)))
+    }
+}
+
+/// What one measured dump adds to the results.
+struct MeasuredDump {
+    record: DumpRecord,
+    rows: Vec<ResultRow>,
+    simulation: Option<SimulationReport>,
+    /// The timeline of its widest point ([`drawn_passes`]), if it has a parallel point.
+    timeline: Option<Timeline>,
+}
+
+/// The results of a grid as they accrue, dump by dump.
+#[derive(Default)]
+struct Accrued {
+    records: Vec<DumpRecord>,
+    rows: Vec<ResultRow>,
+    simulations: Vec<SimulationReport>,
+    failures: Vec<DumpFailure>,
+    skipped: Vec<DumpSkip>,
+    /// The trace events of every dump's drawn passes, a process per dump and point.
+    trace: Vec<serde_json::Value>,
+    /// The best timeline of the dumps so far ([`Timeline::better_than`]).
+    timeline: Option<Timeline>,
+}
+
+impl Accrued {
+    /// Add the outcome of `dump`: a measured dump's record, rows, simulation, and its
+    /// timeline where it is better than the best so far; a dump with nothing to measure
+    /// as skipped; any other as failed, with its one-line reason.
+    fn add(&mut self, dump: &SuiteDump, outcome: Result<MeasuredDump, Failed>) {
         match outcome {
-            Ok((record, dump_rows, sim)) => {
-                rows.extend(dump_rows);
-                simulations.extend(sim);
-                records.push(record);
+            Ok(measured) => {
+                if let Some(t) = measured.timeline
+                    && self
+                        .timeline
+                        .as_ref()
+                        .is_none_or(|best| t.better_than(best))
+                {
+                    self.timeline = Some(t);
+                }
+                self.rows.extend(measured.rows);
+                self.simulations.extend(measured.simulation);
+                self.records.push(measured.record);
             }
             Err(failed) => match failed.nothing_to_measure() {
-                Some(blocks) => skipped.push(DumpSkip {
+                Some(blocks) => self.skipped.push(DumpSkip {
                     path: dump.label.clone(),
                     blocks,
                 }),
-                None => failures.push(DumpFailure {
+                None => self.failures.push(DumpFailure {
                     path: dump.label.clone(),
                     reason: failed.reason(&dump.path),
                 }),
             },
         }
     }
-    let totals = if records.len() > 1 {
-        suite_totals(&rows)
-    } else {
-        Vec::new()
-    };
-    SweepResults {
-        format: RESULTS_FORMAT,
-        name: name.to_string(),
-        description: plan.description.clone(),
-        started_utc,
-        machine,
-        config: plan.record(),
-        dumps: records,
-        rows,
-        simulations,
-        failures,
-        skipped,
-        totals,
-        provenance: provenance.map(gigagas_report::provenance::Provenance::finish),
-        timeline,
-        trace,
+
+    /// The results of the grid: what every dump added, the suite's totals when more than
+    /// one dump was measured, `plan` recorded as it ran, the provenance finished now.
+    fn into_results(
+        self,
+        name: &str,
+        plan: &Plan,
+        started_utc: String,
+        machine: MachineInfo,
+        provenance: Option<Provenance>,
+    ) -> SweepResults {
+        let totals = if self.records.len() > 1 {
+            suite_totals(&self.rows)
+        } else {
+            Vec::new()
+        };
+        SweepResults {
+            format: RESULTS_FORMAT,
+            name: name.to_string(),
+            description: plan.description.clone(),
+            started_utc,
+            machine,
+            config: plan.record(),
+            dumps: self.records,
+            rows: self.rows,
+            simulations: self.simulations,
+            failures: self.failures,
+            skipped: self.skipped,
+            totals,
+            provenance: provenance.map(Provenance::finish),
+            timeline: self.timeline,
+            trace: self.trace,
+        }
     }
 }
 
@@ -315,13 +431,13 @@ impl Progress for Counted<'_> {
 /// more pass of that point alone. `None` when the plan has no parallel point.
 fn drawn_passes(
     replay: &Replay,
-    cache: &PassCache,
+    pass_cache: &PassCache,
     record: &DumpRecord,
     plan: &Plan,
     cores: NonZeroUsize,
-    mut store: Option<&mut crate::io::StoreContext>,
+    mut store: Option<&mut StoreContext>,
     events: &mut Vec<serde_json::Value>,
-) -> Result<Option<gigagas_report::timeline::Timeline>, DumpFault> {
+) -> Result<Option<Timeline>, DumpFault> {
     let points = plan.points(cores);
     let widest = points
         .iter()
@@ -339,7 +455,7 @@ fn drawn_passes(
         // batches' times hold the reads.
         let (timings, _) = bench_pass(
             replay,
-            cache,
+            pass_cache,
             &Point::Bal(*p),
             plan.verify,
             store.as_deref_mut(),
@@ -364,13 +480,13 @@ fn drawn_passes(
 #[allow(clippy::too_many_arguments)]
 fn profiled_passes(
     replay: &Replay,
-    cache: &PassCache,
+    pass_cache: &PassCache,
     record: &DumpRecord,
     plan: &Plan,
     profile: &crate::plan::CpuProfilePlan,
     name_dump: bool,
     cores: NonZeroUsize,
-    mut store: Option<&mut crate::io::StoreContext>,
+    mut store: Option<&mut StoreContext>,
     progress: &mut dyn Progress,
 ) -> Result<(), DumpFault> {
     let points = plan.all_points(cores);
@@ -386,7 +502,7 @@ fn profiled_passes(
         let stem = crate::profile::profile_stem(&profile.path, dump, &point);
         let cpu = crate::profile::profile_point(
             replay,
-            cache,
+            pass_cache,
             &point,
             plan.verify,
             store.as_deref_mut(),
@@ -408,13 +524,13 @@ fn profiled_passes(
 /// One dump through the plan: baselines, parallel points, simulation.
 fn run_dump(
     replay: &Replay,
-    cache: &PassCache,
+    pass_cache: &PassCache,
     record: &mut DumpRecord,
     plan: &Plan,
     cores: NonZeroUsize,
-    store: Option<&mut crate::io::StoreContext>,
+    store: Option<&mut StoreContext>,
     progress: &mut dyn Progress,
-) -> Result<(Vec<ResultRow>, Option<gigagas_report::SimulationReport>), DumpFault> {
+) -> Result<(Vec<ResultRow>, Option<SimulationReport>), DumpFault> {
     let rep = plan.repetition();
     // The keys each block updates, for the rows that keep their batches' figures.
     let points = plan.all_points(cores);
@@ -463,7 +579,7 @@ fn run_dump(
             Point::Bal(c) => run_units(c.threads, cores),
         })
         .collect();
-    let sampled = bench_interleaved(replay, cache, &points, rep, plan.seed, store, |i| {
+    let sampled = bench_interleaved(replay, pass_cache, &points, rep, plan.seed, store, |i| {
         progress.advance(units[i])
     })?;
 

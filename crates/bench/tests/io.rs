@@ -8,7 +8,7 @@ use gigagas_bench::{SweepOptions, run_sweep};
 use gigagas_grid::{CacheState, StateRead};
 use gigagas_state::{BuildOptions, build_store};
 use gigagas_workload::{GeneratorConfig, Profile};
-use std::path::Path;
+use std::{num::NonZeroUsize, path::Path};
 
 /// A scratch folder on the disk the tests build in (not a tmpfs, where nothing can be
 /// evicted).
@@ -167,9 +167,13 @@ fn a_store_of_another_dump_is_refused_naming_both_checksums() {
         &mut |_| {},
     )
     .unwrap();
-    let err = gigagas_bench::StoreContext::open(&dir.path().join("store"), b_info.checksum, 1)
-        .unwrap_err()
-        .to_string();
+    let err = gigagas_bench::StoreContext::open(
+        &dir.path().join("store"),
+        b_info.checksum,
+        NonZeroUsize::MIN,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         err.contains(&a_info.checksum_hex()) && err.contains(&b_info.checksum_hex()),
         "{err}"
