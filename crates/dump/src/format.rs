@@ -64,7 +64,7 @@
 //! decoded one block at a time (each block's invariants checked as it passes).
 
 use crate::{
-    AccountState, Dump, DumpBlock, DumpError, DumpMeta, PackedBlock, PreAccount, PreSlot, PreState,
+    AccountState, Dump, DumpBlock, DumpError, DumpMeta, PreAccount, PreSlot, PreState,
     ReceiptSummary, SectionProblem, Segment, Witness,
 };
 use alloy_consensus::{Header, TxEnvelope, transaction::Recovered};
@@ -602,8 +602,7 @@ pub fn inspect_dump(path: &Path) -> Result<(crate::DumpSummary, DumpFileInfo), D
 }
 
 /// One block as [`inspect_dump_with`] and [`stream_dump_blocks`] stream it past, with what
-/// surrounds it: decoded, and as the file holds it (its two RLP items, from which
-/// [`StreamedBlock::pack`] keeps it compressed on its own).
+/// surrounds it: decoded.
 #[derive(Debug, Clone, Copy)]
 pub struct StreamedBlock<'a> {
     /// The dump's metadata (its chain config says each block's fork).
@@ -614,23 +613,10 @@ pub struct StreamedBlock<'a> {
     pub segment: &'a Segment,
     /// The block, its access list in place.
     pub block: &'a DumpBlock,
-    /// The block's RLP item as `BLKS` holds it, its header bytes included (without its
-    /// access list; a version 1 file's blocks lack the ommer fields).
-    pub block_item: &'a [u8],
-    /// The block's access list's RLP item as `BALS` holds it, its header bytes included.
-    pub list_item: &'a [u8],
     /// The decompressed bytes of `BLKS` and `BALS` together, as the file announces them
     /// (known before the first block: what every block's items add up to, about, so a
     /// caller can decide at the first block whether to keep them all decoded).
     pub items_len: u64,
-}
-
-impl StreamedBlock<'_> {
-    /// The block and its access list compressed on their own, from the file's items
-    /// ([`PackedBlock::from_items`]): [`PackedBlock::unpack`] gives back [`Self::block`].
-    pub fn pack(&self) -> PackedBlock {
-        PackedBlock::from_items(self.block_item, self.list_item)
-    }
 }
 
 /// What [`inspect_dump_with`] computes as the blocks stream past.
@@ -846,8 +832,6 @@ fn stream_dump(
                 segment_index: i,
                 segment,
                 block: &block,
-                block_item,
-                list_item,
                 items_len,
             });
         }

@@ -17,9 +17,9 @@
 //! their access lists in another, the witnesses, if any, in a third). Files are written to a temporary name and renamed into
 //! place, so an interrupted write never leaves a file that looks whole (gigagas-fs-util's
 //! `write_atomic_with`, the rules every crate writes and reads files by). A file can also
-//! be read block by block ([`stream_dump_blocks`]), each block kept as the file holds it,
-//! compressed on its own ([`PackedBlock`]), for a replay whose memory follows the blocks it
-//! runs rather than the dump.
+//! be read block by block ([`stream_dump_blocks`]), and its blocks read again from the file
+//! ([`BlockReader`]), for a replay whose memory follows the blocks it runs rather than the
+//! dump.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
@@ -28,7 +28,6 @@ pub mod designs;
 mod error;
 pub mod format;
 mod model;
-mod packed;
 #[cfg(feature = "reth")]
 pub mod reth;
 mod summary;
@@ -51,7 +50,6 @@ pub use model::{
     AccountState, Dump, DumpBlock, DumpMeta, PreAccount, PreSlot, PreState, ReceiptSummary,
     Segment, Witness,
 };
-pub use packed::{PACK_LEVEL, PackedBlock, PackedBlockError};
 pub use summary::{DumpSummary, SegmentSummary, WitnessFigures};
 
 // Dev-dependencies used only by the integration tests in `tests/` (this crate itself with
