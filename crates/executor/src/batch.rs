@@ -147,6 +147,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
     /// One pool worker: the protocol's worker side, over every batch.
     fn worker(&self, id: usize) {
         let spin = self.worker_spin;
+        self.reserve(id);
         if !self.wait(spin) {
             return; // ready
         }
@@ -170,6 +171,17 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
                 return; // dropped
             }
         }
+    }
+
+    /// Before *ready*, on worker `id`'s own thread: room in its slot for the largest batch,
+    /// so recording an item never reallocates inside the window.
+    fn reserve(&self, id: usize) {
+        let largest = self.pass.batches.iter().map(|r| r.len()).max();
+        // SAFETY: before *ready* each worker owns its slot (the coordinator first touches
+        // one after *handed*).
+        unsafe { self.slots[id].get_mut() }
+            .done
+            .reserve(largest.unwrap_or(0));
     }
 
     /// Wait at the barrier; `false` when it is broken (a thread panicked: leave).
@@ -221,7 +233,8 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         }
         if let Some(root) = root {
             root.executed();
-            busy += root.help_until_done(&batch.blocks, &mut slot.roots);
+            let abandoned = || self.barrier.is_broken();
+            busy += root.help_until_done(&batch.blocks, &mut slot.roots, abandoned);
         }
         busy
     }
@@ -315,6 +328,9 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         };
         // Between *go* and *dropped* a helping coordinator waits like a worker.
         let spin = if helper { self.worker_spin } else { Spin::NONE };
+        if helper {
+            self.reserve(self.slots.len() - 1);
+        }
         if !self.wait(Spin::NONE) {
             return (own.timings, Err(Stop::Panicked(String::new()))); // ready
         }
@@ -331,38 +347,37 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         own.timings.wall_ns = own.epoch.elapsed().as_nanos() as u64;
         for k in 0..pass.batches.len() {
             window.close();
-            let mut batch = self.prepare(k, &mut own);
+            // After a failure nothing more is staged: the next *go* only lets everyone leave.
+            let staged = result.is_ok().then(|| self.prepare(k, &mut own));
             window.open();
             let start = Instant::now();
             own.timings
                 .batch_start_ns
                 .push(start.duration_since(own.epoch).as_nanos() as u64);
-            if let (Ok(batch), Ok(())) = (&mut batch, &result) {
-                // The batch's state, read now unless the previous batch's pipelined read did.
-                match self.read(batch, &mut own) {
-                    Ok(ns) => own.timings.io.exposed_ns += ns,
-                    Err(e) => result = Err(e),
-                }
-            }
-            match batch {
-                Ok(batch) if result.is_ok() => {
-                    if let Some(root) = &pass.root {
+            match staged {
+                Some(Ok(mut batch)) => {
+                    // The batch's state, read now unless the previous batch's pipelined read
+                    // did.
+                    match self.read(&mut batch, &mut own) {
+                        Ok(ns) => own.timings.io.exposed_ns += ns,
+                        Err(e) => result = Err(e),
+                    }
+                    if let (Some(root), Ok(())) = (&pass.root, &result) {
                         root.begin_batch(batch.blocks.range(), self.threads());
                     }
                     self.cursor.store(0, Ordering::Relaxed);
                     // SAFETY: the coordinator owns the batch's baton until *go*.
                     unsafe { *self.batch.get_mut() = Some(batch) };
                 }
-                Ok(_) => {}
-                Err(e) => result = Err(e),
+                Some(Err(e)) => result = Err(e),
+                None => {}
             }
             self.stop.store(result.is_err(), Ordering::Relaxed);
             if !self.wait(Spin::NONE) || result.is_err() {
                 break; // go
             }
-            let batch_result = self.run_batch(start, helper, spin, sink, &mut own, &mut window);
-            result = batch_result;
-            if result.is_err() || self.barrier.is_broken() {
+            result = self.run_batch(start, helper, spin, sink, &mut own, &mut window);
+            if self.barrier.is_broken() {
                 break;
             }
         }
@@ -394,7 +409,6 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
 
     /// The running batch from its *go* (at `start`) to its *dropped*: the pipelined read of the
     /// next batch, the helper's share, then the hand-over, the sink and the drop.
-    #[allow(clippy::too_many_arguments)]
     fn run_batch(
         &'c self,
         start: Instant,
@@ -428,16 +442,18 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         let batch = unsafe { self.batch.get_mut() }
             .take()
             .expect("put before its go");
-        let slots: Vec<&mut WorkerSlot> =
+        let mut slots: Vec<&mut WorkerSlot> =
             self.slots.iter().map(|s| unsafe { s.get_mut() }).collect();
-        let mut outputs = self.collect(&batch, slots, own, start, read_end);
+        self.batch_time(&mut slots, own, start, read_end);
         window.close();
+        let mut outputs = self.collect(&batch, &mut slots, own);
         let result = sink(batch.items.clone(), &mut outputs, &batch.blocks);
-        self.hand_back(&batch.items, outputs, &own.timings);
+        self.hand_back(&batch.items, outputs, &own.timings, &mut slots);
+        drop(slots);
         if !self.wait(spin) {
             return Err(Stop::Panicked(String::new())); // returned
         }
-        if helper && self.slots.len() > 1 {
+        if helper && self.pass.workers.is_some() {
             // SAFETY: the helper owns its slot from *returned* to *dropped*.
             drop(std::mem::take(unsafe {
                 &mut self.slots[helper_id].get_mut().returned
@@ -450,43 +466,28 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         result.map_err(Stop::Diverged).and(pending)
     }
 
-    /// The batch's outputs taken from the workers' slots, in item order, their times and
-    /// the batch's wall time recorded (with the root phase, its units' too).
-    fn collect(
+    /// Inside the window, right after *handed*: the batch's wall time (from `start` to the
+    /// end of its last item, or of its last root unit; pipelined, no sooner than the next
+    /// batch's read ended at `read_end`, the excess charged as exposed), recorded.
+    fn batch_time(
         &self,
-        batch: &Batch<'r, 'c, 's, S>,
-        slots: Vec<&mut WorkerSlot>,
+        slots: &mut [&mut WorkerSlot],
         own: &mut Coordinator<'c, 'r, 's, S>,
         start: Instant,
         read_end: Option<Instant>,
-    ) -> Vec<Result<ItemOutput, ExecError>> {
-        let range = &batch.items;
+    ) {
+        let end = slots
+            .iter()
+            .flat_map(|slot| &slot.done)
+            .map(|d| d.start + Duration::from_nanos(d.ns))
+            .fold(start, Instant::max);
         let t = &mut own.timings;
-        let mut outputs: Vec<Option<Result<ItemOutput, ExecError>>> =
-            (0..range.len()).map(|_| None).collect();
-        let mut end = start;
-        for (worker, slot) in slots.into_iter().enumerate() {
-            for d in slot.done.drain(..) {
-                let i = d.index as usize;
-                t.item_ns[i] = d.ns;
-                t.item_start_ns[i] = d.start.duration_since(own.epoch).as_nanos() as u64;
-                t.item_worker[i] = worker as u32;
-                end = end.max(d.start + Duration::from_nanos(d.ns));
-                outputs[i - range.start] = Some(d.output);
-            }
-            own.roots.add(worker as u32, &mut slot.roots, own.epoch);
-        }
         let start_ns = start.duration_since(own.epoch).as_nanos() as u64;
         let exec_ns = end.duration_since(start).as_nanos() as u64;
         let mut ns = match &self.pass.root {
             Some(_) => {
-                let end = crate::root::add_batch(
-                    &mut t.root,
-                    start_ns,
-                    start_ns + exec_ns,
-                    own.roots.batch_span(),
-                );
-                end - start_ns
+                let span = RootRecord::batch_span(slots.iter().map(|s| &s.roots), own.epoch);
+                crate::root::add_batch(&mut t.root, start_ns, start_ns + exec_ns, span) - start_ns
             }
             None => exec_ns,
         };
@@ -501,6 +502,30 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         }
         t.batch_wall_ns.push(ns);
         t.wall_ns += ns;
+    }
+
+    /// The batch's outputs taken from the workers' slots, in item order, their times
+    /// recorded (with the root phase, its units' results and spans too). Outside the window.
+    fn collect(
+        &self,
+        batch: &Batch<'r, 'c, 's, S>,
+        slots: &mut [&mut WorkerSlot],
+        own: &mut Coordinator<'c, 'r, 's, S>,
+    ) -> Vec<Result<ItemOutput, ExecError>> {
+        let range = &batch.items;
+        let t = &mut own.timings;
+        let mut outputs: Vec<Option<Result<ItemOutput, ExecError>>> =
+            (0..range.len()).map(|_| None).collect();
+        for (worker, slot) in slots.iter_mut().enumerate() {
+            for d in slot.done.drain(..) {
+                let i = d.index as usize;
+                t.item_ns[i] = d.ns;
+                t.item_start_ns[i] = d.start.duration_since(own.epoch).as_nanos() as u64;
+                t.item_worker[i] = worker as u32;
+                outputs[i - range.start] = Some(d.output);
+            }
+            own.roots.add(worker as u32, &mut slot.roots, own.epoch);
+        }
         outputs
             .into_iter()
             .map(|o| o.expect("every item of the batch ran exactly once"))
@@ -514,16 +539,14 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         range: &Range<usize>,
         outputs: Vec<Result<ItemOutput, ExecError>>,
         timings: &crate::RunTimings,
+        slots: &mut [&mut WorkerSlot],
     ) {
-        if self.slots.len() == 1 {
+        if self.pass.workers.is_none() {
             return;
         }
         for (k, output) in outputs.into_iter().enumerate() {
             let worker = timings.item_worker[range.start + k] as usize;
-            // SAFETY: the coordinator owns every slot until *returned*.
-            unsafe { self.slots[worker].get_mut() }
-                .returned
-                .push(output);
+            slots[worker].returned.push(output);
         }
     }
 }

@@ -407,8 +407,6 @@ pub(crate) struct RootRecord {
     roots: Vec<Option<Result<B256, RootError>>>,
     spans: Vec<RootSpan>,
     busy_ns: u64,
-    /// The current batch's first unit start and last unit end, nanoseconds after the epoch.
-    batch: Option<(u64, u64)>,
 }
 
 impl RootRecord {
@@ -418,7 +416,6 @@ impl RootRecord {
             roots: (0..blocks).map(|_| None).collect(),
             spans: Vec::new(),
             busy_ns: 0,
-            batch: None,
         }
     }
 
@@ -430,8 +427,6 @@ impl RootRecord {
         for (start, end, kind, block) in out.spans.drain(..) {
             let start_ns = start.saturating_duration_since(epoch).as_nanos() as u64;
             let ns = end.saturating_duration_since(start).as_nanos() as u64;
-            let (first, last) = self.batch.unwrap_or((u64::MAX, 0));
-            self.batch = Some((first.min(start_ns), last.max(start_ns + ns)));
             self.busy_ns += ns;
             self.spans.push(RootSpan {
                 worker,
@@ -443,10 +438,19 @@ impl RootRecord {
         }
     }
 
-    /// The batch's root span (first unit start, last unit end), nanoseconds after the
-    /// epoch, taken; `None` when no unit ran.
-    pub(crate) fn batch_span(&mut self) -> Option<(u64, u64)> {
-        self.batch.take()
+    /// A batch's root span over the workers' `outs` (first unit start, last unit end),
+    /// nanoseconds after `epoch`; `None` when no unit ran.
+    pub(crate) fn batch_span<'o>(
+        outs: impl Iterator<Item = &'o RootOut>,
+        epoch: Instant,
+    ) -> Option<(u64, u64)> {
+        let spans = outs.flat_map(|o| &o.spans);
+        let (first, last) = spans.fold(None, |span, (start, end, ..)| match span {
+            None => Some((*start, *end)),
+            Some((first, last)) => Some((Instant::min(first, *start), Instant::max(last, *end))),
+        })?;
+        let ns = |t: Instant| t.saturating_duration_since(epoch).as_nanos() as u64;
+        Some((ns(first), ns(last)))
     }
 
     /// The pass's spans, busy time and roots computed, into `timings`.
@@ -571,10 +575,16 @@ impl<'r> RootPass<'r> {
         }
     }
 
-    /// Runs units until the batch's roots are all finished; returns their time.
-    pub(crate) fn help_until_done(&self, blocks: &Blocks<'_>, out: &mut RootOut) -> u64 {
+    /// Runs units until the batch's roots are all finished, or the pass is `abandoned` (a
+    /// thread panicked: its units will never finish); returns their time.
+    pub(crate) fn help_until_done(
+        &self,
+        blocks: &Blocks<'_>,
+        out: &mut RootOut,
+        abandoned: impl Fn() -> bool,
+    ) -> u64 {
         let mut busy = 0;
-        while self.remaining.load(Ordering::Acquire) > 0 {
+        while self.remaining.load(Ordering::Acquire) > 0 && !abandoned() {
             let ns = self.help(blocks, out);
             if ns == 0 {
                 // Another worker is finishing a block: the next block's tasks follow.

@@ -137,6 +137,14 @@ impl Window {
     }
 }
 
+/// A window dropped open (its pass unwound) is closed, so an observer sees every opening
+/// closed.
+impl Drop for Window {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,13 @@ use std::{
 const BLOCKS: u64 = 16;
 
 fn setup() -> (Replay, DumpSource) {
-    let dump = generate_with_witness(
+    let dump = generated();
+    let source = DumpSource::of(&dump);
+    (prepare(dump).unwrap(), source)
+}
+
+fn generated() -> gigagas_dump::Dump {
+    generate_with_witness(
         &GeneratorConfig {
             profile: Profile::MainnetLike,
             blocks: BLOCKS,
@@ -36,19 +42,26 @@ fn setup() -> (Replay, DumpSource) {
         },
         |_, _| {},
     )
-    .unwrap();
-    let source = DumpSource::of(&dump);
-    (prepare(dump).unwrap(), source)
+    .unwrap()
 }
 
 fn config(threads: usize, batch: usize, read: Option<StoreRead>) -> RunConfig {
+    rooted(threads, batch, read, StateRootPhase::Overlapped)
+}
+
+fn rooted(
+    threads: usize,
+    batch: usize,
+    read: Option<StoreRead>,
+    state_root: StateRootPhase,
+) -> RunConfig {
     RunConfig::new(
         NonZeroUsize::new(threads).unwrap(),
         batch,
         SchedulerKind::GasUsed,
     )
     .with_work(TimedWork {
-        state_root: StateRootPhase::Overlapped,
+        state_root,
         state: read.map_or(StateRead::Memory, |r| StateRead::store(r, CacheState::Warm)),
         ..TimedWork::default()
     })
@@ -159,7 +172,11 @@ fn a_thread_that_panics_ends_the_pass_with_an_error() {
         StoreRead::Prefetch(BalDesign::Keys),
         StoreRead::Pipelined(BalDesign::Keys),
     ] {
-        for threads in [1, 3] {
+        for (threads, root) in [
+            (1, StateRootPhase::Overlapped),
+            (3, StateRootPhase::Overlapped),
+            (3, StateRootPhase::After),
+        ] {
             for after in [0, 40] {
                 let (replay, source) = (replay.clone(), source.clone());
                 let failed = within_a_minute(move || {
@@ -171,12 +188,12 @@ fn a_thread_that_panics_ends_the_pass_with_an_error() {
                             after,
                         })
                         .collect();
-                    let config = config(threads, 1, Some(read));
+                    let config = rooted(threads, 1, Some(read), root);
                     Parallel::reading(&config, read, &mut readers)
                         .run(&replay, true)
                         .map(|_| ())
                 });
-                let at = format!("{read:?}, {threads} threads, panic at read {after}");
+                let at = format!("{read:?}, {threads} threads, {root:?}, panic at read {after}");
                 match failed {
                     Err(PassError::Panicked(message)) => {
                         assert!(message.contains("on purpose"), "{at}: {message}")
@@ -190,4 +207,34 @@ fn a_thread_that_panics_ends_the_pass_with_an_error() {
     Parallel::new(&config(3, 1, None))
         .run(&replay, true)
         .unwrap();
+}
+
+/// A batch that diverges before the last ends the pass with its divergence: the workers
+/// waiting for the next batch are let go at its *go*, in memory and pipelined.
+#[test]
+fn a_divergence_before_the_last_batch_ends_the_pass() {
+    let _ = setup();
+    let mut dump = generated();
+    dump.block_mut(2).unwrap().receipts[0].gas_used += 1;
+    let number = dump.block(2).unwrap().header.number;
+    let source = DumpSource::of(&dump);
+    let replay = Arc::new(prepare(dump).unwrap());
+    for read in [None, Some(StoreRead::Pipelined(BalDesign::Keys))] {
+        for threads in [1, 3] {
+            let (replay, source) = (replay.clone(), source.clone());
+            let failed = within_a_minute(move || {
+                let config = config(threads, 1, read);
+                let mut readers = vec![source.fresh(), source.fresh()];
+                match read {
+                    None => Parallel::new(&config).run(&replay, true),
+                    Some(r) => Parallel::reading(&config, r, &mut readers).run(&replay, true),
+                }
+                .map(|_| ())
+            });
+            let at = format!("{read:?}, {threads} threads");
+            let divergence = failed.expect_err(&at);
+            let divergence = divergence.divergence().expect(&at);
+            assert_eq!(divergence.block, number, "{at}: {divergence}");
+        }
+    }
 }
