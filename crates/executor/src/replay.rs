@@ -891,20 +891,18 @@ impl Replay {
             .map_err(|e| BlockReadError::Prepare(Arc::new(e)))
     }
 
-    /// Calls `f` with each block of `range` in order, decoding a few at a time when the
-    /// replay does not keep them (outside any timed window).
+    /// Calls `f` with each block of `range` in order, reading a few at a time again when
+    /// the replay does not keep them (outside any timed window).
     pub fn each_block(
         &self,
         range: std::ops::Range<usize>,
         mut f: impl FnMut(usize, &ReplayBlock),
     ) -> Result<(), BlockReadError> {
-        for chunk in self.chunks(range) {
-            let blocks = self.blocks(chunk)?;
-            for (b, block) in blocks.iter() {
-                f(b, block);
-            }
-        }
-        Ok(())
+        self.collect_blocks(range, |b, block| {
+            f(b, block);
+            Ok(())
+        })
+        .map(drop)
     }
 
     /// `f` of each block of `range`, in order, collected: the blocks read as

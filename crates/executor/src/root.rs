@@ -208,30 +208,11 @@ fn read_segment_trie<S: crate::StateSource + ?Sized>(
             })
             .collect::<Result<Vec<_>, _>>()
     };
-    let per = hashes.len().div_ceil(readers.len().max(1)).max(1);
-    let mut shares = hashes.chunks(per).zip(readers.iter_mut());
-    let Some((first_chunk, first_reader)) = shares.next() else {
+    if readers.is_empty() {
         return Err(crate::ExecFailure::Read(crate::StateError::NoReader));
-    };
-    let mut parts: Vec<Result<Vec<(B256, alloy_primitives::Bytes)>, crate::ExecFailure>> =
-        Vec::new();
-    let first = match pool {
-        Some(pool) => {
-            let others: Vec<_> = shares.collect();
-            parts.resize_with(others.len(), || Ok(Vec::new()));
-            pool.in_place_scope(|scope| {
-                for ((chunk, reader), slot) in others.into_iter().zip(parts.iter_mut()) {
-                    scope.spawn(move |_| *slot = read(reader, chunk));
-                }
-                read(first_reader, first_chunk)
-            })
-        }
-        None => {
-            parts.extend(shares.map(|(chunk, reader)| read(reader, chunk)));
-            read(first_reader, first_chunk)
-        }
-    };
-    let parts = std::iter::once(first).chain(parts);
+    }
+    let per = hashes.len().div_ceil(readers.len()).max(1);
+    let parts = crate::source::on_readers(readers, hashes.chunks(per), pool, read);
     let mut nodes = Vec::with_capacity(hashes.len());
     for part in parts {
         nodes.extend(part?);

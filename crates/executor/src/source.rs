@@ -87,61 +87,31 @@ pub trait StateSource: Send {
     }
 }
 
-/// A boxed source reads through its box (one dynamic call per read).
-impl<S: StateSource + ?Sized> StateSource for Box<S> {
-    fn account(
-        &mut self,
-        segment: usize,
-        address: Address,
-    ) -> Result<Option<AccountInfo>, StateError> {
-        (**self).account(segment, address)
-    }
+/// A source behind a pointer reads through it: a boxed source (one dynamic call per read
+/// for `Box<dyn StateSource>`) and a borrowed one.
+macro_rules! through_pointer {
+    ($($pointer:ty),*) => {$(
+        impl<S: StateSource + ?Sized> StateSource for $pointer {
+            fn account(&mut self, s: usize, a: Address) -> Result<Option<AccountInfo>, StateError> {
+                (**self).account(s, a)
+            }
 
-    fn storage(
-        &mut self,
-        segment: usize,
-        address: Address,
-        slot: U256,
-    ) -> Result<U256, StateError> {
-        (**self).storage(segment, address, slot)
-    }
+            fn storage(&mut self, s: usize, a: Address, slot: U256) -> Result<U256, StateError> {
+                (**self).storage(s, a, slot)
+            }
 
-    fn code(&mut self, code_hash: B256) -> Result<Option<Bytecode>, StateError> {
-        (**self).code(code_hash)
-    }
+            fn code(&mut self, code_hash: B256) -> Result<Option<Bytecode>, StateError> {
+                (**self).code(code_hash)
+            }
 
-    fn trie_node(&mut self, segment: usize, hash: B256) -> Result<Option<Bytes>, StateError> {
-        (**self).trie_node(segment, hash)
-    }
+            fn trie_node(&mut self, s: usize, hash: B256) -> Result<Option<Bytes>, StateError> {
+                (**self).trie_node(s, hash)
+            }
+        }
+    )*};
 }
 
-/// A borrowed source reads through the borrow.
-impl<S: StateSource + ?Sized> StateSource for &mut S {
-    fn account(
-        &mut self,
-        segment: usize,
-        address: Address,
-    ) -> Result<Option<AccountInfo>, StateError> {
-        (**self).account(segment, address)
-    }
-
-    fn storage(
-        &mut self,
-        segment: usize,
-        address: Address,
-        slot: U256,
-    ) -> Result<U256, StateError> {
-        (**self).storage(segment, address, slot)
-    }
-
-    fn code(&mut self, code_hash: B256) -> Result<Option<Bytecode>, StateError> {
-        (**self).code(code_hash)
-    }
-
-    fn trie_node(&mut self, segment: usize, hash: B256) -> Result<Option<Bytes>, StateError> {
-        (**self).trie_node(segment, hash)
-    }
-}
+through_pointer!(Box<S>, &mut S);
 
 /// The source of a runner whose state is in memory ([`crate::Parallel::new`],
 /// [`crate::Sequential::new`]): it has no value, so nothing can read from it.
@@ -601,9 +571,8 @@ impl Replay {
     }
 }
 
-/// Run `tasks` on `readers`: split evenly between them, the first share on the calling
-/// thread, each other share on a thread of `pool` (started before any timed window:
-/// [`crate::pool::readers`]; `None` with one reader); the first failed read is the error.
+/// Run `tasks` on `readers`, split evenly between them ([`on_readers`]); the first failed
+/// read is the error.
 fn read_all<S: StateSource + ?Sized>(
     readers: &mut [&mut S],
     tasks: &mut [Task<'_>],
@@ -616,29 +585,52 @@ fn read_all<S: StateSource + ?Sized>(
         return Err(StateError::NoReader);
     }
     let per = tasks.len().div_ceil(readers.len());
-    let mut shares = tasks.chunks_mut(per).zip(readers.iter_mut());
-    let Some((first_chunk, first_reader)) = shares.next() else {
-        return Ok(());
+    on_readers(readers, tasks.chunks_mut(per), pool, |r, chunk| {
+        read_into(r, chunk)
+    })
+    .into_iter()
+    .collect()
+}
+
+/// `read` of each of `shares` with its reader, in order: the first share on the calling
+/// thread, each other on a thread of `pool` (started before any timed window:
+/// [`crate::pool::readers`]; `None` with one reader: every share on the calling thread, in
+/// turn). Shares past the readers' count are not read.
+pub(crate) fn on_readers<S: StateSource + ?Sized, C: Send, R: Send>(
+    readers: &mut [&mut S],
+    shares: impl Iterator<Item = C>,
+    pool: Option<&rayon::ThreadPool>,
+    read: impl Fn(&mut S, C) -> R + Sync,
+) -> Vec<R> {
+    let mut shares = shares.zip(readers.iter_mut());
+    let Some((first_share, first_reader)) = shares.next() else {
+        return Vec::new();
     };
-    let mut results: Vec<Result<(), StateError>> = Vec::new();
+    let read = &read;
+    let mut results: Vec<Option<R>> = Vec::new();
     let first = match pool {
         Some(pool) => {
             let others: Vec<_> = shares.collect();
-            results.resize_with(others.len(), || Ok(()));
+            results.resize_with(others.len(), || None);
             pool.in_place_scope(|scope| {
-                for ((chunk, reader), slot) in others.into_iter().zip(results.iter_mut()) {
-                    scope.spawn(move |_| *slot = read_into(&mut **reader, chunk));
+                for ((share, reader), slot) in others.into_iter().zip(results.iter_mut()) {
+                    scope.spawn(move |_| *slot = Some(read(&mut **reader, share)));
                 }
-                read_into(&mut **first_reader, first_chunk)
+                read(&mut **first_reader, first_share)
             })
         }
-        // No reader threads: every share on the calling thread, in turn.
         None => {
-            results.extend(shares.map(|(chunk, reader)| read_into(&mut **reader, chunk)));
-            read_into(&mut **first_reader, first_chunk)
+            results.extend(shares.map(|(share, reader)| Some(read(&mut **reader, share))));
+            read(&mut **first_reader, first_share)
         }
     };
-    first.and(results.into_iter().collect())
+    std::iter::once(first)
+        .chain(
+            results
+                .into_iter()
+                .map(|r| r.expect("every share was read")),
+        )
+        .collect()
 }
 
 /// One reader's share of a batch's reads, each value written where its task points.
