@@ -672,8 +672,8 @@ pub struct StreamedDump {
     pub info: DumpFileInfo,
 }
 
-/// Read a dump file block by block, for a replay that keeps its blocks compressed (each
-/// on its own: [`StreamedBlock::pack`]) rather than decoded: exactly the checks of
+/// Read a dump file block by block, for a replay that does not hold every block decoded
+/// (it reads them again later through [`BlockReader`]): exactly the checks of
 /// [`read_dump`] (header, length, checksum before anything is decoded, the section table,
 /// every section's layout, [`Dump::validate`]'s invariants, block by block), each block
 /// decoded and shown to `on_block` in file order (segment after segment) once it has
