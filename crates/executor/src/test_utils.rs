@@ -104,6 +104,17 @@ pub fn replay_and_verify(
                         .map(|i| timings.item_start_ns[i] + timings.item_ns[i])
                         .max()
                         .ok_or_else(|| format!("{point}: batch {b} is empty"))?;
+                    // With the root phase on, the batch ends with the later of its last item
+                    // and its last root unit (a unit may still run when the last item ends).
+                    let blocks =
+                        replay.items()[range.start].block..=replay.items()[range.end - 1].block;
+                    let end = timings
+                        .root
+                        .spans
+                        .iter()
+                        .filter(|s| blocks.contains(&s.block))
+                        .map(|s| s.start_ns + s.ns)
+                        .fold(end, u64::max);
                     if !range.clone().all(|i| timings.item_start_ns[i] >= start) {
                         return Err(format!("{point}: an item of batch {b} starts before it"));
                     }
