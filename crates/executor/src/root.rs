@@ -678,7 +678,13 @@ impl<'r> RootPass<'r> {
             match read_segment_trie(self.replay, self.inputs, s, readers, pool) {
                 Ok(Some(trie)) => lane.lock().expect("no worker panics holding a lane").trie = trie,
                 Ok(None) => {}
-                Err(crate::ExecFailure::NoRoot(e)) => return Err(self.replay.no_root(e)),
+                Err(crate::ExecFailure::NoRoot(e)) => {
+                    // The sources cannot give the tries' nodes: at the first block (the
+                    // set-up refuses a dump without a witness).
+                    let block = self.replay.headers().next().map_or(0, |h| h.number);
+                    let mismatch = crate::Mismatch::NoRoot(e);
+                    return Err(Divergence::new(block, crate::ItemKind::PreBlock, mismatch));
+                }
                 Err(failure) => {
                     return Err(Divergence::from(at_segment_start(self.replay, s, failure)));
                 }
@@ -710,19 +716,6 @@ pub(crate) fn add_batch(
     timings.root_ns += last.saturating_sub(first);
     timings.overlap_ns += exec_end_ns.min(last).saturating_sub(start_ns.max(first));
     exec_end_ns.max(last)
-}
-
-impl Replay {
-    /// The divergence of a store pass whose sources cannot give the tries' nodes, at the
-    /// first block (inside the window: the set-up refuses a dump without a witness).
-    pub(crate) fn no_root(&self, e: RootSetupError) -> crate::Divergence {
-        crate::Divergence {
-            block: self.headers().next().map_or(0, |h| h.number),
-            item: crate::ItemKind::PreBlock,
-            address: None,
-            mismatch: Box::new(crate::Mismatch::NoRoot(e)),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -63,6 +63,16 @@ pub struct Divergence {
 }
 
 impl Divergence {
+    /// At `item` of block number `block`, concerning no account in particular.
+    pub(crate) fn new(block: u64, item: ItemKind, mismatch: Mismatch) -> Self {
+        Self {
+            block,
+            item,
+            address: None,
+            mismatch: Box::new(mismatch),
+        }
+    }
+
     /// The field that differs.
     pub fn field(&self) -> DivergenceField {
         self.mismatch.field()
@@ -71,12 +81,7 @@ impl Divergence {
 
 impl From<ExecError> for Divergence {
     fn from(e: ExecError) -> Self {
-        Divergence {
-            block: e.block,
-            item: e.item,
-            address: None,
-            mismatch: Box::new(Mismatch::Execution(e)),
-        }
+        Divergence::new(e.block, e.item, Mismatch::Execution(e))
     }
 }
 
@@ -327,20 +332,9 @@ fn tx_writes(state: &EvmState, index: BlockAccessIndex) -> BTreeMap<Address, Acc
 
 impl Replay {
     /// Verify one item's output: gas and status against the receipt (transactions), and
-    /// its writes against the block access list at its index.
-    pub fn verify_item(
-        &self,
-        block: &ReplayBlock,
-        item: &WorkItem,
-        output: &Result<ItemOutput, ExecError>,
-    ) -> Result<(), Divergence> {
-        let expected = writes_of(&block.bal, BlockAccessIndex::new(item.bal_index(block)));
-        self.verify_item_against(block, item, output, Some(&expected))
-    }
-
-    /// [`Replay::verify_item`] against `expected`, the access list's writes at the item's
-    /// index (grouped once per block by [`Replay::verify_items`]).
-    fn verify_item_against(
+    /// its writes against `expected`, the access list's writes at the item's index
+    /// (grouped once per block by [`Replay::verify_items`]).
+    fn verify_item(
         &self,
         block: &ReplayBlock,
         item: &WorkItem,
@@ -388,13 +382,8 @@ impl Replay {
             let Some(outputs) = outputs.get(range.clone()) else {
                 // Fewer outputs than items: the first item without one.
                 let item = &self.items[outputs.len().min(self.items.len() - 1)];
-                return Err(Divergence {
-                    block: self.header(item.block as usize).number,
-                    item: item.kind,
-                    address: None,
-                    mismatch: Box::new(Mismatch::NoResult),
-                }
-                .into());
+                let block = self.header(item.block as usize).number;
+                return Err(Divergence::new(block, item.kind, Mismatch::NoResult).into());
             };
             self.verify_items(range, outputs, false, &blocks)?;
         }
@@ -434,7 +423,7 @@ impl Replay {
                 })?;
             let outputs = &outputs[own.start - range.start..own.end - range.start];
             for (item, out) in self.items[own.clone()].iter().zip(outputs) {
-                self.verify_item_against(block, item, out, expected.at(item.bal_index(block)))?;
+                self.verify_item(block, item, out, expected.at(item.bal_index(block)))?;
             }
             let gas: u64 = outputs
                 .iter()
@@ -474,47 +463,30 @@ fn check_block_gas(block: &ReplayBlock, gas: u64) -> Result<(), Divergence> {
     if gas == block.header.gas_used {
         return Ok(());
     }
-    Err(Divergence {
-        block: block.header.number,
-        item: ItemKind::PostBlock,
-        address: None,
-        mismatch: Box::new(Mismatch::BlockGasUsed(Expected::new(
-            block.header.gas_used,
-            gas,
-        ))),
-    })
+    let mismatch = Mismatch::BlockGasUsed(Expected::new(block.header.gas_used, gas));
+    Err(Divergence::new(
+        block.header.number,
+        ItemKind::PostBlock,
+        mismatch,
+    ))
 }
 
 /// A transaction's gas, status and log count against its receipt summary in the dump.
 fn check_tx_result(block: &ReplayBlock, i: usize, got: &TxResult) -> Result<(), Divergence> {
-    let at = |mismatch| Divergence {
-        block: block.header.number,
-        item: ItemKind::Tx(i as u32),
-        address: None,
-        mismatch: Box::new(mismatch),
-    };
+    let at = |mismatch| Divergence::new(block.header.number, ItemKind::Tx(i as u32), mismatch);
     let Some(receipt) = block.receipts.get(i) else {
         return Err(at(Mismatch::NoReceipt));
     };
-    if got.gas_used != receipt.gas_used {
-        return Err(at(Mismatch::GasUsed(Expected::new(
-            receipt.gas_used,
-            got.gas_used,
-        ))));
-    }
-    if got.success != receipt.success {
-        return Err(at(Mismatch::Status(Expected::new(
-            receipt.success,
-            got.success,
-        ))));
-    }
-    if got.logs != receipt.logs {
-        return Err(at(Mismatch::LogCount(Expected::new(
-            receipt.logs,
-            got.logs,
-        ))));
-    }
-    Ok(())
+    let mismatch = if got.gas_used != receipt.gas_used {
+        Mismatch::GasUsed(Expected::new(receipt.gas_used, got.gas_used))
+    } else if got.success != receipt.success {
+        Mismatch::Status(Expected::new(receipt.success, got.success))
+    } else if got.logs != receipt.logs {
+        Mismatch::LogCount(Expected::new(receipt.logs, got.logs))
+    } else {
+        return Ok(());
+    };
+    Err(at(mismatch))
 }
 
 impl Replay {
@@ -526,27 +498,17 @@ impl Replay {
         receipts: &[R],
     ) -> Result<ReceiptsRootCheck, Divergence> {
         let number = block.header.number;
-        let at = |mismatch| Divergence {
-            block: number,
-            item: ItemKind::PostBlock,
-            address: None,
-            mismatch: Box::new(mismatch),
-        };
-        if receipts.len() != block.transactions.len() {
-            return Err(at(Mismatch::ReceiptsBuilt(Expected::new(
-                block.transactions.len(),
-                receipts.len(),
-            ))));
+        let at = |mismatch| Divergence::new(number, ItemKind::PostBlock, mismatch);
+        let built = Expected::new(block.transactions.len(), receipts.len());
+        if built.expected != built.got {
+            return Err(at(Mismatch::ReceiptsBuilt(built)));
         }
         if !self.spec.is_byzantium_active_at_block(number) {
             return Ok(ReceiptsRootCheck::NotCheckedBeforeByzantium);
         }
-        let root = calculate_receipt_root(receipts);
-        if root != block.header.receipts_root {
-            return Err(at(Mismatch::ReceiptsRoot(Expected::new(
-                block.header.receipts_root,
-                root,
-            ))));
+        let root = Expected::new(block.header.receipts_root, calculate_receipt_root(receipts));
+        if root.expected != root.got {
+            return Err(at(Mismatch::ReceiptsRoot(root)));
         }
         Ok(ReceiptsRootCheck::Matches)
     }
@@ -580,12 +542,11 @@ impl Replay {
                 Some(Err(e)) => Mismatch::RootNotComputable(e.clone()),
             };
             let last = self.block_items(b).end - 1;
-            return Err(Divergence {
-                block: header.number,
-                item: self.items[last].kind,
-                address: None,
-                mismatch: Box::new(mismatch),
-            });
+            return Err(Divergence::new(
+                header.number,
+                self.items[last].kind,
+                mismatch,
+            ));
         }
         Ok(())
     }
@@ -597,43 +558,27 @@ impl Replay {
         let mut txs = outputs.txs.iter();
         let mut offset = 0;
         for chunk in self.chunks(0..self.block_count()) {
-            let blocks = self.blocks(chunk)?;
-            self.verify_sequential_blocks(&blocks, outputs, &mut txs, &mut offset)?;
+            for (_, block) in self.blocks(chunk)?.iter() {
+                let mut total = 0;
+                let n = block.transactions.len();
+                for i in 0..n {
+                    let item = ItemKind::Tx(i as u32);
+                    let got = txs.next().ok_or_else(|| {
+                        Divergence::new(block.header.number, item, Mismatch::NoResult)
+                    })?;
+                    check_tx_result(block, i, got)?;
+                    total += got.gas_used;
+                }
+                check_block_gas(block, total)?;
+                if !outputs.receipts.is_empty() {
+                    let start = offset.min(outputs.receipts.len());
+                    let end = (offset + n).min(outputs.receipts.len());
+                    self.check_receipts_root(block, &outputs.receipts[start..end])?;
+                }
+                offset += n;
+            }
         }
         Ok(self.check_roots(&outputs.roots)?)
-    }
-
-    /// [`Replay::verify_sequential`] for `blocks`, the next blocks: `txs` and `offset` where
-    /// their results and receipts start.
-    fn verify_sequential_blocks<'o>(
-        &self,
-        blocks: &Blocks<'_>,
-        outputs: &'o SequentialOutputs,
-        txs: &mut std::slice::Iter<'o, TxResult>,
-        offset: &mut usize,
-    ) -> Result<(), Divergence> {
-        for (_, block) in blocks.iter() {
-            let mut total = 0;
-            let n = block.transactions.len();
-            for i in 0..n {
-                let got = txs.next().ok_or_else(|| Divergence {
-                    block: block.header.number,
-                    item: ItemKind::Tx(i as u32),
-                    address: None,
-                    mismatch: Box::new(Mismatch::NoResult),
-                })?;
-                check_tx_result(block, i, got)?;
-                total += got.gas_used;
-            }
-            check_block_gas(block, total)?;
-            if !outputs.receipts.is_empty() {
-                let start = (*offset).min(outputs.receipts.len());
-                let end = (*offset + n).min(outputs.receipts.len());
-                self.check_receipts_root(block, &outputs.receipts[start..end])?;
-            }
-            *offset += n;
-        }
-        Ok(())
     }
 }
 
