@@ -356,7 +356,7 @@ impl Replay {
                 self.execute_sequential_block(state, b, block, work, on_tx)?;
                 after_block(s, b, block);
             }
-            if blocks.is_decoded() {
+            if !self.keeps_blocks() {
                 // Dropped outside the window too.
                 clock.pause();
                 drop(blocks);

@@ -49,7 +49,7 @@ pub enum PrepareError {
 }
 
 /// One block, ready to execute.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ReplayBlock {
     /// The header.
     pub(crate) header: Header,
@@ -121,17 +121,6 @@ impl ReplayBlock {
     /// Transactions with their senders.
     pub fn transactions(&self) -> &[Recovered<TxEnvelope>] {
         &self.transactions
-    }
-
-    /// Receipt summaries (what verification compares against).
-    pub fn receipts(&self) -> &[ReceiptSummary] {
-        &self.receipts
-    }
-
-    /// Its access list as the dump holds it, for a block of a segment with a witness (what
-    /// the root phase applies); `None` otherwise.
-    pub fn root_list(&self) -> Option<&alloy_eip7928::BlockAccessList> {
-        self.root_list.as_deref()
     }
 
     /// The block as the recording path takes it.
@@ -299,59 +288,24 @@ pub enum BlockReadError {
 #[derive(Debug)]
 pub struct Blocks<'r> {
     first: usize,
-    held: Held<'r>,
+    held: std::borrow::Cow<'r, [ReplayBlock]>,
 }
 
-#[derive(Debug)]
-enum Held<'r> {
-    Kept(&'r [ReplayBlock]),
-    Decoded(Vec<ReplayBlock>),
-}
-
-impl Default for Blocks<'_> {
-    fn default() -> Self {
-        Self {
-            first: 0,
-            held: Held::Kept(&[]),
-        }
-    }
-}
-
-impl<'r> Blocks<'r> {
-    /// Blocks `first..` held here.
-    fn decoded(first: usize, blocks: Vec<ReplayBlock>) -> Self {
-        Self {
-            first,
-            held: Held::Decoded(blocks),
-        }
-    }
-
-    fn slice(&self) -> &[ReplayBlock] {
-        match &self.held {
-            Held::Kept(blocks) => blocks,
-            Held::Decoded(blocks) => blocks,
-        }
-    }
-
+impl Blocks<'_> {
     /// Block `b` (an index of [`Replay::blocks`]' range: panics outside it).
     #[inline]
     pub fn get(&self, b: usize) -> &ReplayBlock {
-        &self.slice()[b - self.first]
+        &self.held[b - self.first]
     }
 
     /// The block indices these are.
     pub fn range(&self) -> std::ops::Range<usize> {
-        self.first..self.first + self.slice().len()
+        self.first..self.first + self.held.len()
     }
 
     /// Each block with its index, in order.
     pub fn iter(&self) -> impl Iterator<Item = (usize, &ReplayBlock)> {
-        (self.first..).zip(self.slice())
-    }
-
-    /// Whether these were decoded for this value (not borrowed from the replay).
-    pub fn is_decoded(&self) -> bool {
-        matches!(self.held, Held::Decoded(_))
+        (self.first..).zip(self.held.iter())
     }
 }
 
@@ -399,24 +353,36 @@ pub const RESIDENT_BASES_BYTES: u64 = 1 << 30;
 const BASE_BYTES_PER_ACCOUNT: u64 = 300;
 const BASE_BYTES_PER_SLOT: u64 = 235;
 
-/// A segment's state moved block by block for one pass (what [`BaseCursor`] and
-/// [`CarriedCursor`] walk): its pre-state's tables copied once per segment, each block's
-/// access list applied in turn. Asking for an earlier block starts its segment over.
+/// Builds block bases in block order for one pass: the state at the start of each block,
+/// advanced block by block from its segment's pre-state (only the pre-state's tables are
+/// copied, once per segment per pass; each block's access list applied in turn). Asking
+/// for an earlier block starts its segment over. [`CarriedCursor`] walks the same way.
 #[derive(Debug)]
-struct SegmentWalk<'r> {
+pub struct BaseCursor<'r> {
     replay: &'r Replay,
     /// The segment `running` belongs to and the next block it has not applied.
     at: Option<(usize, usize)>,
     running: PreStateDb,
 }
 
-impl<'r> SegmentWalk<'r> {
-    fn new(replay: &'r Replay) -> Self {
+impl<'r> BaseCursor<'r> {
+    /// A cursor at the start of the replay.
+    pub fn new(replay: &'r Replay) -> Self {
         Self {
             replay,
             at: None,
             running: PreStateDb::default(),
         }
+    }
+
+    /// Block `b`'s base (`block` is block `b`): the state at its start for what its access
+    /// list names, joined with the list ([`PreStateDb::block_base`]). Fails only when an
+    /// earlier block must be read again (a walk that starts over) and cannot be.
+    pub fn base(&mut self, b: usize, block: &ReplayBlock) -> Result<PreStateDb, BlockReadError> {
+        self.seek(b, |_| {})?;
+        let base = self.running.block_base(&block.bal);
+        self.pass(b, block);
+        Ok(base)
     }
 
     /// Moves to the start of block `b`, telling `step` when its segment starts over and
@@ -443,14 +409,14 @@ impl<'r> SegmentWalk<'r> {
         Ok(())
     }
 
-    /// Applies block `b`, `block` (where [`SegmentWalk::seek`] left it).
+    /// Applies block `b`, `block` (where [`BaseCursor::seek`] left it).
     fn pass(&mut self, b: usize, block: &ReplayBlock) {
         self.running.apply_block(&block.bal);
         self.at = self.at.map(|(s, _)| (s, b + 1));
     }
 }
 
-/// What [`SegmentWalk::seek`] does on its way.
+/// What [`BaseCursor::seek`] does on its way.
 enum Walked<'a> {
     /// It started the segment over from its pre-state.
     Restarted,
@@ -458,40 +424,12 @@ enum Walked<'a> {
     Applying(&'a Bal),
 }
 
-/// Builds block bases in block order for one pass: the state at the start of each block,
-/// advanced block by block from its segment's pre-state (only the pre-state's tables are
-/// copied, once per segment per pass). Asking for an earlier block starts its segment
-/// over.
-#[derive(Debug)]
-pub struct BaseCursor<'r> {
-    walk: SegmentWalk<'r>,
-}
-
-impl<'r> BaseCursor<'r> {
-    /// A cursor at the start of the replay.
-    pub fn new(replay: &'r Replay) -> Self {
-        Self {
-            walk: SegmentWalk::new(replay),
-        }
-    }
-
-    /// Block `b`'s base (`block` is block `b`): the state at its start for what its access
-    /// list names, joined with the list ([`PreStateDb::block_base`]). Fails only when an
-    /// earlier block must be read again (a walk that starts over) and cannot be.
-    pub fn base(&mut self, b: usize, block: &ReplayBlock) -> Result<PreStateDb, BlockReadError> {
-        self.walk.seek(b, |_| {})?;
-        let base = self.walk.running.block_base(&block.bal);
-        self.walk.pass(b, block);
-        Ok(base)
-    }
-}
-
 /// Builds blocks' [`Carried`] values in block order for one pass, as [`BaseCursor`] builds
 /// their bases: each segment's state advanced block by block, with the keys its blocks
 /// wrote so far. Asking for an earlier block starts its segment over.
 #[derive(Debug)]
 pub struct CarriedCursor<'r> {
-    walk: SegmentWalk<'r>,
+    walk: BaseCursor<'r>,
     written_accounts: rustc_hash::FxHashSet<alloy_primitives::Address>,
     written_slots: rustc_hash::FxHashSet<(alloy_primitives::Address, alloy_primitives::U256)>,
 }
@@ -500,7 +438,7 @@ impl<'r> CarriedCursor<'r> {
     /// A cursor at the start of the replay.
     pub fn new(replay: &'r Replay) -> Self {
         Self {
-            walk: SegmentWalk::new(replay),
+            walk: BaseCursor::new(replay),
             written_accounts: Default::default(),
             written_slots: Default::default(),
         }
@@ -608,6 +546,26 @@ impl Builder {
         }
     }
 
+    /// Adds `streamed`, the next block of a file, to `builder`, made at the first block:
+    /// every block kept or none, decided from the file's announced size of its blocks'
+    /// items (what the decoded estimate scales).
+    fn streamed(
+        builder: &mut Option<Self>,
+        limits: ResidentLimits,
+        streamed: gigagas_dump::StreamedBlock<'_>,
+    ) -> Result<(), PrepareError> {
+        let builder = match builder {
+            Some(builder) => builder,
+            None => {
+                let spec = ChainSpec::from_config(&streamed.meta.chain)?;
+                let keeps = streamed.items_len * DECODED_BYTES_PER_RLP_BYTE <= limits.blocks;
+                builder.insert(Self::new(spec, limits, keeps))
+            }
+        };
+        let witnessed = streamed.segment.witness.is_some();
+        builder.block(streamed.segment_index, witnessed, streamed.block.clone())
+    }
+
     /// Adds `block`, the next block, of segment `segment` (whose root the dump's witness
     /// covers with `witnessed`).
     fn block(
@@ -681,17 +639,15 @@ impl Builder {
             return Err(PrepareError::KzgVerifierNotInstalled);
         }
         self.block_items.push(self.items.len() as u32);
-        let mut replay_segments = Vec::with_capacity(segments.len());
-        let mut witnesses = Vec::with_capacity(segments.len());
         let mut added = self.added.into_iter();
-        for mut segment in segments {
-            let (blocks_added, blocks) = added.next().unwrap_or_default();
-            replay_segments.push(ReplaySegment {
-                pre: PreStateDb::from_tables(&segment, blocks_added),
-                blocks,
-            });
-            witnesses.push(segment.witness.take());
-        }
+        let (replay_segments, witnesses) = segments
+            .into_iter()
+            .map(|mut segment| {
+                let (blocks_added, blocks) = added.next().unwrap_or_default();
+                let pre = PreStateDb::from_tables(&segment, blocks_added);
+                (ReplaySegment { pre, blocks }, segment.witness.take())
+            })
+            .unzip();
         self.items.shrink_to_fit();
         let bodies = match (self.kept, reader) {
             (Some(kept), _) => Bodies::Kept(kept),
@@ -807,31 +763,11 @@ impl Replay {
         path: &std::path::Path,
         limits: ResidentLimits,
     ) -> Result<(Self, LoadedDump), LoadError> {
-        // Every block kept or none, decided from the file's announced size of its blocks'
-        // items (what the decoded estimate scales).
-        let keeps = |items_len: u64| items_len * DECODED_BYTES_PER_RLP_BYTE <= limits.blocks;
         let mut builder: Option<Builder> = None;
         let mut failed: Option<PrepareError> = None;
         let streamed = gigagas_dump::stream_dump_blocks(path, |streamed| {
-            if failed.is_some() {
-                return;
-            }
-            let builder = match &mut builder {
-                Some(builder) => builder,
-                None => match ChainSpec::from_config(&streamed.meta.chain) {
-                    Ok(spec) => {
-                        builder.insert(Builder::new(spec, limits, keeps(streamed.items_len)))
-                    }
-                    Err(e) => {
-                        failed = Some(PrepareError::Chain(e));
-                        return;
-                    }
-                },
-            };
-            let witnessed = streamed.segment.witness.is_some();
-            if let Err(e) = builder.block(streamed.segment_index, witnessed, streamed.block.clone())
-            {
-                failed = Some(e);
+            if failed.is_none() {
+                failed = Builder::streamed(&mut builder, limits, streamed).err();
             }
         })?;
         if let Some(e) = failed {
@@ -861,34 +797,26 @@ impl Replay {
     /// each batch's between batches). Fails only when the file cannot be read again.
     pub fn blocks(&self, range: std::ops::Range<usize>) -> Result<Blocks<'_>, BlockReadError> {
         let first = range.start;
-        Ok(match &self.bodies {
-            Bodies::Kept(blocks) => Blocks {
-                first,
-                held: Held::Kept(&blocks[range]),
-            },
+        let held = match &self.bodies {
+            Bodies::Kept(blocks) => std::borrow::Cow::Borrowed(&blocks[range]),
             Bodies::Streamed(reader) => {
                 let mut reader = reader
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
-                let blocks = range
-                    .map(|b| {
-                        let block = reader
-                            .block(b)
-                            .map_err(|e| BlockReadError::Read(Arc::new(e)))?;
-                        self.prepare_again(b, block)
-                    })
-                    .collect::<Result<_, _>>()?;
-                Blocks::decoded(first, blocks)
+                let blocks = range.map(|b| {
+                    let mut block = reader
+                        .block(b)
+                        .map_err(|e| BlockReadError::Read(Arc::new(e)))?;
+                    // Prepared as at load.
+                    let list = std::mem::take(&mut block.access_list);
+                    let witnessed = self.witnesses[self.segment_of(b)].is_some();
+                    ReplayBlock::prepare(&self.spec, block, list, witnessed)
+                        .map_err(|e| BlockReadError::Prepare(Arc::new(e)))
+                });
+                std::borrow::Cow::Owned(blocks.collect::<Result<_, _>>()?)
             }
-        })
-    }
-
-    /// Block `b`, decoded again, prepared as at load.
-    fn prepare_again(&self, b: usize, mut block: DumpBlock) -> Result<ReplayBlock, BlockReadError> {
-        let list = std::mem::take(&mut block.access_list);
-        let witnessed = self.witnesses[self.segment_of(b)].is_some();
-        ReplayBlock::prepare(&self.spec, block, list, witnessed)
-            .map_err(|e| BlockReadError::Prepare(Arc::new(e)))
+        };
+        Ok(Blocks { first, held })
     }
 
     /// Calls `f` with each block of `range` in order, reading a few at a time again when

@@ -170,7 +170,8 @@ impl<'r> SequentialRoots<'r> {
         }
         let start = Instant::now();
         let list = block
-            .root_list()
+            .root_list
+            .as_deref()
             .expect("a segment with a witness keeps its access lists");
         let root = trie.apply_block(list, root_rules(replay, b));
         self.root_ns += start.elapsed().as_nanos() as u64;
