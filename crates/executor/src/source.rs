@@ -717,12 +717,8 @@ impl<S: StateSource + ?Sized> Database for SourceDb<'_, S> {
     type Error = StateError;
 
     fn basic(&mut self, address: Address) -> Result<Option<AccountInfo>, StateError> {
-        let mut info = self.source.account(self.segment, address)?;
-        if let Some(info) = info.as_mut() {
-            // No code with the account: revm's `State` then reads it by hash, on demand.
-            info.code = (info.code_hash == KECCAK_EMPTY).then(Bytecode::default);
-        }
-        Ok(info)
+        // No code with the account: revm's `State` then reads it by hash, on demand.
+        Ok(without_code(self.source.account(self.segment, address)?))
     }
 
     fn code_by_hash(&mut self, code_hash: B256) -> Result<Bytecode, StateError> {
@@ -861,82 +857,65 @@ impl<S: StateSource> revm::DatabaseRef for OnDemand<'_, '_, S> {
         if let Some(info) = self.carried.account(&address) {
             return Ok(info.clone());
         }
-        let key = (self.segment, address);
-        if let Some(info) = self
-            .pass
-            .accounts
-            .lock()
-            .expect("no panic holding it")
-            .get(&key)
-        {
-            return Ok(info.clone());
-        }
-        let mut info = self.pass.read(|r| r.account(self.segment, address))?;
-        if let Some(info) = info.as_mut() {
+        cached(&self.pass.accounts, (self.segment, address), || {
             // No code with the account: the view reads it by hash, on demand.
-            info.code = (info.code_hash == KECCAK_EMPTY).then(Bytecode::default);
-        }
-        self.pass
-            .accounts
-            .lock()
-            .expect("no panic holding it")
-            .insert(key, info.clone());
-        Ok(info)
+            Ok(without_code(
+                self.pass.read(|r| r.account(self.segment, address))?,
+            ))
+        })
     }
 
     fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, StateError> {
         if code_hash == KECCAK_EMPTY {
             return Ok(Bytecode::default());
         }
-        if let Some(code) = self
-            .pass
-            .codes
-            .lock()
-            .expect("no panic holding it")
-            .get(&code_hash)
-        {
-            return Ok(code.clone());
-        }
-        let code = match self.pass.read(|r| r.code(code_hash))? {
-            Some(code) => code,
-            // Deployed by a block of the segment: the access lists carry it.
-            None => self
-                .pre
-                .code(code_hash)
-                .ok_or(StateError::MissingCode(code_hash))?,
-        };
-        self.pass
-            .codes
-            .lock()
-            .expect("no panic holding it")
-            .insert(code_hash, code.clone());
-        Ok(code)
+        cached(&self.pass.codes, code_hash, || {
+            match self.pass.read(|r| r.code(code_hash))? {
+                Some(code) => Ok(code),
+                // Deployed by a block of the segment: the access lists carry it.
+                None => self
+                    .pre
+                    .code(code_hash)
+                    .ok_or(StateError::MissingCode(code_hash)),
+            }
+        })
     }
 
     fn storage_ref(&self, address: Address, slot: U256) -> Result<U256, StateError> {
         if let Some(v) = self.carried.slot(&address, &slot) {
             return Ok(v);
         }
-        let key = (self.segment, address, slot);
-        if let Some(v) = self
-            .pass
-            .slots
-            .lock()
-            .expect("no panic holding it")
-            .get(&key)
-        {
-            return Ok(*v);
-        }
-        let v = self.pass.read(|r| r.storage(self.segment, address, slot))?;
-        self.pass
-            .slots
-            .lock()
-            .expect("no panic holding it")
-            .insert(key, v);
-        Ok(v)
+        cached(&self.pass.slots, (self.segment, address, slot), || {
+            self.pass.read(|r| r.storage(self.segment, address, slot))
+        })
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, StateError> {
         self.pre.block_hash_ref(number)
     }
+}
+
+/// `key`'s value in `cache` (what a pass read on demand so far), else `read` and kept there.
+fn cached<K: Eq + std::hash::Hash, V: Clone>(
+    cache: &Mutex<FxHashMap<K, V>>,
+    key: K,
+    read: impl FnOnce() -> Result<V, StateError>,
+) -> Result<V, StateError> {
+    if let Some(value) = cache.lock().expect("no panic holding it").get(&key) {
+        return Ok(value.clone());
+    }
+    let value = read()?;
+    cache
+        .lock()
+        .expect("no panic holding it")
+        .insert(key, value.clone());
+    Ok(value)
+}
+
+/// `info` without its code, unless empty: a reader on demand reads the code by hash.
+fn without_code(mut info: Option<AccountInfo>) -> Option<AccountInfo> {
+    if let Some(info) = info.as_mut() {
+        info.code = (info.code_hash == KECCAK_EMPTY).then(Bytecode::default);
+    }
+    info
 }
