@@ -139,14 +139,4 @@ impl ExpectedWrites {
     pub fn at(&self, index: u64) -> Option<&BTreeMap<Address, AccountWrites>> {
         self.by_index.get(index as usize)
     }
-
-    /// Number of indices with an entry (transactions + 2, or more if the BAL is wrong).
-    pub fn len(&self) -> usize {
-        self.by_index.len()
-    }
-
-    /// `true` if there are no indices.
-    pub fn is_empty(&self) -> bool {
-        self.by_index.is_empty()
-    }
 }

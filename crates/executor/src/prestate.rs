@@ -101,16 +101,6 @@ pub struct Carried {
 }
 
 impl Carried {
-    pub(crate) fn insert_account(&mut self, address: Address, info: Option<AccountInfo>) {
-        self.accounts.insert(address, info);
-    }
-
-    pub(crate) fn insert_slot(&mut self, address: Address, slot: U256, value: U256) {
-        self.slots.insert((address, slot), value);
-    }
-}
-
-impl Carried {
     /// The account's value at the start of the block if an earlier block of the segment
     /// wrote it (`Some(None)`: it does not exist).
     pub fn account(&self, address: &Address) -> Option<&Option<AccountInfo>> {
@@ -261,19 +251,10 @@ impl SegmentBlocks {
 }
 
 impl PreStateDb {
-    /// Build the store of one segment of a dump: its accounts, slots and codes (with the
-    /// code its blocks deploy), and the hashes of the blocks before it plus every block
-    /// inside it.
-    pub fn from_segment(segment: &Segment) -> Self {
-        let mut added = SegmentBlocks::default();
-        for block in &segment.blocks {
-            added.add(block);
-        }
-        Self::from_tables(segment, added)
-    }
-
-    /// [`PreStateDb::from_segment`] from the segment's tables (its `blocks` not read) and
-    /// what its blocks add ([`SegmentBlocks`], gathered as they stream past).
+    /// The store of one segment of a dump, from its tables (its `blocks` not read) and what
+    /// its blocks add ([`SegmentBlocks`], gathered as they stream past): its accounts, slots
+    /// and codes (with the code its blocks deploy), and the hashes of the blocks before it
+    /// plus every block inside it.
     pub(crate) fn from_tables(segment: &Segment, added: SegmentBlocks) -> Self {
         let mut codes: FxHashMap<B256, Bytecode> = segment
             .pre_state
@@ -460,13 +441,13 @@ impl PreStateDb {
             if written_accounts.contains(address)
                 && let Some(info) = self.accounts.get(address)
             {
-                carried.insert_account(*address, info.clone());
+                carried.accounts.insert(*address, info.clone());
             }
             for slot in account.storage.storage.keys() {
                 if written_slots.contains(&(*address, *slot))
                     && let Some(v) = self.storage.get(&(*address, *slot))
                 {
-                    carried.insert_slot(*address, *slot, *v);
+                    carried.slots.insert((*address, *slot), *v);
                 }
             }
         }
