@@ -11,7 +11,9 @@ use crate::{
     root::{RootInputs, RootPass},
     source::{IoLayout, OnDemand, OnDemandPass, StateSource},
 };
+use alloy_primitives::{Address, B256, U256};
 use gigagas_grid::{BalDesign, RunConfig, StateRootPhase, StoreRead};
+use revm::{bytecode::Bytecode, state::AccountInfo};
 use std::{
     borrow::Cow,
     num::NonZeroUsize,
@@ -226,10 +228,7 @@ pub(crate) struct StorePass<'r, 's, S> {
 impl<S> StorePass<'_, '_, S> {
     /// What the access list carries, when a batch's state is read before it runs.
     pub(crate) fn design(&self) -> Option<BalDesign> {
-        match self.read {
-            StoreRead::OnDemand => None,
-            StoreRead::Prefetch(d) | StoreRead::Pipelined(d) => Some(d),
-        }
+        self.read.design()
     }
 }
 
@@ -258,38 +257,28 @@ impl<S> BlockState<'_, '_, '_, S> {
 impl<S: StateSource> revm::DatabaseRef for BlockState<'_, '_, '_, S> {
     type Error = StateError;
 
-    fn basic_ref(
-        &self,
-        address: alloy_primitives::Address,
-    ) -> Result<Option<revm::state::AccountInfo>, StateError> {
+    fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, StateError> {
         match self {
             Self::Base(base) => base.basic_ref(address),
             Self::OnDemand(view) | Self::Both(_, view) => view.basic_ref(address),
         }
     }
 
-    fn code_by_hash_ref(
-        &self,
-        code_hash: alloy_primitives::B256,
-    ) -> Result<revm::bytecode::Bytecode, StateError> {
+    fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, StateError> {
         match self {
             Self::Base(base) => base.code_by_hash_ref(code_hash),
             Self::OnDemand(view) | Self::Both(_, view) => view.code_by_hash_ref(code_hash),
         }
     }
 
-    fn storage_ref(
-        &self,
-        address: alloy_primitives::Address,
-        slot: alloy_primitives::U256,
-    ) -> Result<alloy_primitives::U256, StateError> {
+    fn storage_ref(&self, address: Address, slot: U256) -> Result<U256, StateError> {
         match self {
             Self::Base(base) => base.storage_ref(address, slot),
             Self::OnDemand(view) | Self::Both(_, view) => view.storage_ref(address, slot),
         }
     }
 
-    fn block_hash_ref(&self, number: u64) -> Result<alloy_primitives::B256, StateError> {
+    fn block_hash_ref(&self, number: u64) -> Result<B256, StateError> {
         match self {
             Self::Base(base) => base.block_hash_ref(number),
             Self::OnDemand(view) | Self::Both(_, view) => view.block_hash_ref(number),
@@ -402,10 +391,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
             Some((read, readers)) => {
                 // Laid out (and, for `full`, encoded) on a source's first pass, here:
                 // never inside a timed window.
-                let design = match read {
-                    StoreRead::OnDemand => None,
-                    StoreRead::Prefetch(d) | StoreRead::Pipelined(d) => Some(d),
-                };
+                let design = read.design();
                 PassState::Store(StorePass {
                     sources: OnDemandPass::new(readers),
                     read,
@@ -434,7 +420,10 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         let workers = NonZeroUsize::new(config.threads.get() - usize::from(helps))
             .map(crate::pool::workers)
             .transpose()?;
-        let readers = crate::pool::reader_threads(reader_count)?;
+        // `reader_count - 1` threads beside the calling thread (none for one reader).
+        let readers = NonZeroUsize::new(reader_count.saturating_sub(1))
+            .map(crate::pool::readers)
+            .transpose()?;
         Ok(Self {
             replay,
             config,

@@ -113,14 +113,6 @@ pub(crate) fn readers(threads: NonZeroUsize) -> Result<Arc<rayon::ThreadPool>, P
     Ok(pool)
 }
 
-/// The threads `readers` readers need beside the calling thread: `None` for one reader,
-/// else a pool of at least `readers - 1` ([`readers`]).
-pub(crate) fn reader_threads(readers: usize) -> Result<Option<Arc<rayon::ThreadPool>>, PoolError> {
-    NonZeroUsize::new(readers.saturating_sub(1))
-        .map(self::readers)
-        .transpose()
-}
-
 /// Release a replaced pool and wait (up to [`EXIT_WAIT`]) until its threads have exited,
 /// so none exits inside the next timed window. A pool still borrowed elsewhere (an `Arc`
 /// held by a running pass) is left to its holder.
