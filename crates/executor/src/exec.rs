@@ -212,27 +212,13 @@ impl Replay {
         work: TimedWork,
         pre: &'a P,
     ) -> Result<ItemOutput, ExecError> {
-        self.execute_item_in(executor, block, item, work, |index| {
-            BalView::new(pre, &block.bal, index)
-        })
-    }
-
-    /// Execute `item` on the view `view` makes for its block access index.
-    fn execute_item_in<'a, P: Pre>(
-        &'a self,
-        executor: &mut ItemExecutor<'a, P>,
-        block: &'a ReplayBlock,
-        item: &WorkItem,
-        work: TimedWork,
-        view: impl FnOnce(u64) -> BalView<'a, P>,
-    ) -> Result<ItemOutput, ExecError> {
         let index = item.bal_index(block);
         let err = |failure| ExecError {
             block: block.header.number,
             item: item.kind,
             failure,
         };
-        let view = view(index);
+        let view = BalView::new(pre, &block.bal, index);
         match item.kind {
             ItemKind::Tx(i) => {
                 let tx = &block.transactions[i as usize];
@@ -310,7 +296,7 @@ impl Replay {
         &self,
         work: TimedWork,
         mut source: Option<&mut S>,
-        clock: &mut dyn Pause,
+        clock: &mut SequentialClock,
         after_block: &mut (impl FnMut(usize, usize, &ReplayBlock) + ?Sized),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), SequentialStop> {
@@ -331,14 +317,14 @@ impl Replay {
     }
 
     /// Segment `s`'s blocks on `state` (its pre-state, in memory or read from a source),
-    /// one after another, `after_block(s, b, block)` after each; packed blocks decoded a
-    /// few at a time with `clock` paused.
+    /// one after another, `after_block(s, b, block)` after each; blocks the replay does not
+    /// keep read again a few at a time with `clock` paused.
     fn execute_sequential_segment<DB: revm::Database<Error = StateError> + std::fmt::Debug>(
         &self,
         state: &mut State<DB>,
         s: usize,
         work: TimedWork,
-        clock: &mut dyn Pause,
+        clock: &mut SequentialClock,
         after_block: &mut (impl FnMut(usize, usize, &ReplayBlock) + ?Sized),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), SequentialStop> {
@@ -446,12 +432,28 @@ impl Replay {
     }
 }
 
-/// The sequential loop's clock, stopped while it decodes packed blocks (between blocks).
-pub(crate) trait Pause {
+/// The sequential loop's window: stopped while the loop reads blocks again (between
+/// blocks), the time stopped taken off its wall time.
+pub(crate) struct SequentialClock {
+    pub(crate) window: crate::window::Window,
+    pub(crate) paused_at: Option<std::time::Instant>,
+    pub(crate) paused_ns: u64,
+}
+
+impl SequentialClock {
     /// Stop the clock.
-    fn pause(&mut self);
+    fn pause(&mut self) {
+        self.window.close();
+        self.paused_at = Some(std::time::Instant::now());
+    }
+
     /// Start it again.
-    fn resume(&mut self);
+    fn resume(&mut self) {
+        if let Some(at) = self.paused_at.take() {
+            self.paused_ns += at.elapsed().as_nanos() as u64;
+        }
+        self.window.open();
+    }
 }
 
 /// Why the sequential loop stopped.

@@ -3,7 +3,9 @@
 
 use crate::{
     batch::{BatchSink, Stop},
-    exec::{ExecError, ItemOutput, SequentialOutputs, SequentialStop, SequentialTx},
+    exec::{
+        ExecError, ItemOutput, SequentialClock, SequentialOutputs, SequentialStop, SequentialTx,
+    },
     pass::{Pass, PassCache, RunTimings, SetupError},
     replay::{BlockReadError, Replay, ReplayBlock},
     source::{NoSource, StateSource},
@@ -280,28 +282,22 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
             };
             replay.execute_sequential(work, source, clock, &mut root_of, on_tx)
         });
-        let outputs = match outputs {
+        let mut outputs = match outputs {
             Err(SequentialStop::Blocks(e)) => return Err(PassError::Blocks(e)),
-            Err(SequentialStop::Exec(e)) => Err(e),
-            Ok(o) => Ok(o),
+            Err(SequentialStop::Exec(e)) => return Ok((timings, Err(e))),
+            Ok(o) => o,
         };
-        let outputs = outputs.map(|mut o| {
-            if let Some(roots) = roots {
-                // The loop's root time, for the rows (execution is the rest of the window).
-                timings.root.root_ns = roots.root_ns;
-                timings.root.read_ns = roots.read_ns;
-                timings.root.root_busy_ns = roots.root_ns;
-                timings.root.exec_ns = timings.wall_ns.saturating_sub(roots.root_ns);
-                timings.root.blocks = roots
-                    .roots
-                    .iter()
-                    .filter(|r| matches!(r, Some(Ok(_))))
-                    .count();
-                o.roots = roots.roots;
-            }
-            o
-        });
-        Ok((timings, outputs))
+        if let Some(roots) = roots {
+            // The loop's root time, for the rows (execution is the rest of the window).
+            timings.root.root_ns = roots.root_ns;
+            timings.root.read_ns = roots.read_ns;
+            timings.root.root_busy_ns = roots.root_ns;
+            timings.root.exec_ns = timings.wall_ns.saturating_sub(roots.root_ns);
+            let computed = roots.roots.iter().filter(|r| matches!(r, Some(Ok(_))));
+            timings.root.blocks = computed.count();
+            outputs.roots = roots.roots;
+        }
+        Ok((timings, Ok(outputs)))
     }
 }
 
@@ -347,7 +343,7 @@ impl Replay {
         work: TimedWork,
         run: impl FnOnce(
             &Self,
-            &mut dyn crate::exec::Pause,
+            &mut SequentialClock,
             &mut dyn FnMut(SequentialTx),
         ) -> Result<(), SequentialStop>,
     ) -> (RunTimings, Result<SequentialOutputs, SequentialStop>) {
@@ -386,27 +382,5 @@ impl Replay {
                 roots: Vec::new(),
             }),
         )
-    }
-}
-
-/// The sequential loop's window: stopped while the loop reads blocks again, the time
-/// stopped taken off its wall time.
-struct SequentialClock {
-    window: crate::window::Window,
-    paused_at: Option<Instant>,
-    paused_ns: u64,
-}
-
-impl crate::exec::Pause for SequentialClock {
-    fn pause(&mut self) {
-        self.window.close();
-        self.paused_at = Some(Instant::now());
-    }
-
-    fn resume(&mut self) {
-        if let Some(at) = self.paused_at.take() {
-            self.paused_ns += at.elapsed().as_nanos() as u64;
-        }
-        self.window.open();
     }
 }
