@@ -547,14 +547,7 @@ impl<'r> RootPass<'r> {
     /// overlapped: the root is a chain, and a worker holding its next step should not go off
     /// to run a long transaction first); returns their time.
     pub(crate) fn help_while_ready(&self, blocks: &Blocks<'_>, out: &mut RootOut) -> u64 {
-        let mut busy = 0;
-        loop {
-            let ns = self.help(blocks, out);
-            if ns == 0 {
-                return busy;
-            }
-            busy += ns;
-        }
+        std::iter::from_fn(|| Some(self.help(blocks, out)).filter(|&ns| ns > 0)).sum()
     }
 
     /// Runs units until the batch's roots are all finished, or the pass is `abandoned` (a

@@ -123,30 +123,24 @@ impl<P: DatabaseRef<Error = StateError>> Database for BalView<'_, P> {
         };
         // The account at the start of the block, its code the calling thread's own copy
         // (`crate::local_code`): the shared `Arc`s are not cloned on this path.
-        let pre = match self.table {
-            Some(table) => {
-                let (a, pre) = &table.accounts[id];
-                debug_assert_eq!(
-                    *a, address,
-                    "a block base is viewed with its own access list"
-                );
-                match pre {
-                    Some(pre) => pre.as_ref().map(|pre| AccountInfo {
-                        balance: pre.balance,
-                        nonce: pre.nonce,
-                        code_hash: pre.code_hash,
-                        account_id: None,
-                        code: crate::local_code::local(pre.code_hash, pre.code.as_ref()),
-                    }),
-                    // No value in the table: missing from a base in memory (`pre`, the
-                    // base, has none either: the error), or left to be read on demand.
-                    None => self.pre.basic_ref(address)?.map(|mut pre| {
-                        pre.code = crate::local_code::local(pre.code_hash, pre.code.as_ref());
-                        pre
-                    }),
-                }
-            }
-            None => self.pre.basic_ref(address)?.map(|mut pre| {
+        let row = self.table.map(|table| &table.accounts[id]);
+        if let Some((a, _)) = row {
+            debug_assert_eq!(
+                *a, address,
+                "a block base is viewed with its own access list"
+            );
+        }
+        let pre = match row {
+            Some((_, Some(pre))) => pre.as_ref().map(|pre| AccountInfo {
+                balance: pre.balance,
+                nonce: pre.nonce,
+                code_hash: pre.code_hash,
+                account_id: None,
+                code: crate::local_code::local(pre.code_hash, pre.code.as_ref()),
+            }),
+            // No table, or no value in it: missing from a base in memory (`pre`, the base,
+            // has none either: the error), or left to be read on demand.
+            Some((_, None)) | None => self.pre.basic_ref(address)?.map(|mut pre| {
                 pre.code = crate::local_code::local(pre.code_hash, pre.code.as_ref());
                 pre
             }),
