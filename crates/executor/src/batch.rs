@@ -8,8 +8,8 @@
 use crate::{
     barrier::{Baton, Spin, SpinBarrier},
     exec::{ExecError, ItemExecutor, ItemOutput},
-    pass::{Batch, BlockState, Cursors, Pass},
-    replay::{BlockReadError, Blocks},
+    pass::{Batch, BlockState, Cursors, Pass, PassError},
+    replay::Blocks,
     root::{RootOut, RootRecord},
     schedule::BatchOrder,
     source::StateSource,
@@ -50,17 +50,6 @@ pub(crate) type BatchSink<'s> = dyn FnMut(
         &Blocks<'_>,
     ) -> Result<(), Divergence>
     + 's;
-
-/// Why a pass ended without its figures.
-#[derive(Debug)]
-pub(crate) enum Stop {
-    /// An item or the root diverged (or a read from the store failed).
-    Diverged(Divergence),
-    /// The dump's blocks could not be read again between batches.
-    Blocks(BlockReadError),
-    /// A thread of the pass panicked: its message.
-    Panicked(String),
-}
 
 /// One item a worker ran: its index, when it started, how long it took, its output.
 struct Done {
@@ -263,16 +252,19 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         &'c self,
         k: usize,
         own: &mut Coordinator<'c, 'r, 's, S>,
-    ) -> Result<Batch<'r, 'c, 's, S>, Stop> {
+    ) -> Result<Batch<'r, 'c, 's, S>, PassError> {
         let mut batch = match own.next.take() {
             Some(batch) if batch.index == k => batch,
-            _ => self.pass.stage(k, &mut own.cursors).map_err(Stop::Blocks)?,
+            _ => self
+                .pass
+                .stage(k, &mut own.cursors)
+                .map_err(PassError::Blocks)?,
         };
         if self.pass.pipelined() && k + 1 < self.pass.batches.len() {
             own.next = Some(
                 self.pass
                     .stage(k + 1, &mut own.cursors)
-                    .map_err(Stop::Blocks)?,
+                    .map_err(PassError::Blocks)?,
             );
         }
         batch.order = std::mem::take(&mut own.orders[k]);
@@ -285,14 +277,14 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         &self,
         batch: &mut Batch<'r, 'c, 's, S>,
         own: &mut Coordinator<'c, 'r, 's, S>,
-    ) -> Result<u64, Stop> {
+    ) -> Result<u64, PassError> {
         if !batch.unread {
             return Ok(0);
         }
         let start = Instant::now();
         let (read_ns, build_ns) = self.pass.read(batch).map_err(|e| {
             let first = batch.items.start;
-            Stop::Diverged(Divergence::from(ExecError {
+            PassError::from(Divergence::from(ExecError {
                 block: self.pass.replay.header(batch.blocks.range().start).number,
                 item: self.pass.replay.items[first].kind,
                 failure: crate::ExecFailure::Read(e),
@@ -316,7 +308,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         &'c self,
         sink: &mut BatchSink<'_>,
         helper: bool,
-    ) -> (crate::RunTimings, Result<(), Stop>) {
+    ) -> (crate::RunTimings, Result<(), PassError>) {
         let pass = self.pass;
         let mut own = Coordinator {
             cursors: pass.cursors(),
@@ -332,7 +324,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
             self.reserve(self.slots.len() - 1);
         }
         if !self.wait(Spin::NONE) {
-            return (own.timings, Err(Stop::Panicked(String::new()))); // ready
+            return (own.timings, Err(PassError::Panicked(String::new()))); // ready
         }
         let mut window = Window::new();
         window.open();
@@ -387,7 +379,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         if let Some(root) = &pass.root {
             own.roots.finish(&mut timings.root);
             if result.is_ok() && !stopped && self.check_roots {
-                result = root.check(&own.roots).map_err(Stop::Diverged);
+                result = root.check(&own.roots).map_err(PassError::from);
             }
         }
         (timings, result)
@@ -395,7 +387,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
 
     /// Before the first batch, inside the window: on a store pass with the root phase on,
     /// the tries' nodes read from the store.
-    fn open(&self, own: &mut Coordinator<'c, 'r, 's, S>) -> Result<(), Stop> {
+    fn open(&self, own: &mut Coordinator<'c, 'r, 's, S>) -> Result<(), PassError> {
         let (Some(root), Some(store)) = (&self.pass.root, self.pass.store()) else {
             return Ok(());
         };
@@ -403,7 +395,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         let mut readers: Vec<&mut S> = guards.iter_mut().map(|g| &mut ***g).collect();
         own.timings.root.read_ns = root
             .read_tries(&mut readers, self.pass.readers.as_deref())
-            .map_err(Stop::Diverged)?;
+            .map_err(PassError::from)?;
         Ok(())
     }
 
@@ -417,7 +409,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         sink: &mut BatchSink<'_>,
         own: &mut Coordinator<'c, 'r, 's, S>,
         window: &mut Window,
-    ) -> Result<(), Stop> {
+    ) -> Result<(), PassError> {
         // Pipelined: the coordinator reads the next batch's state while this one runs.
         let mut read_end = None;
         let mut pending = Ok(());
@@ -436,7 +428,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
             slot.busy_ns += self.work(batch, slot);
         }
         if !self.wait(spin) {
-            return Err(Stop::Panicked(String::new())); // handed
+            return Err(PassError::Panicked(String::new())); // handed
         }
         // SAFETY: from *handed* to *returned* the coordinator owns the batch and the slots.
         let batch = unsafe { self.batch.get_mut() }
@@ -451,7 +443,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         self.hand_back(&batch.items, outputs, &own.timings, &mut slots);
         drop(slots);
         if !self.wait(spin) {
-            return Err(Stop::Panicked(String::new())); // returned
+            return Err(PassError::Panicked(String::new())); // returned
         }
         if helper && self.pass.workers.is_some() {
             // SAFETY: the helper owns its slot from *returned* to *dropped*.
@@ -460,10 +452,10 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
             }));
         }
         if !self.wait(spin) {
-            return Err(Stop::Panicked(String::new())); // dropped
+            return Err(PassError::Panicked(String::new())); // dropped
         }
         drop(batch);
-        result.map_err(Stop::Diverged).and(pending)
+        result.map_err(PassError::from).and(pending)
     }
 
     /// Inside the window, right after *handed*: the batch's wall time (from `start` to the
@@ -563,12 +555,12 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 /// Run a set-up pass: its timed window, each batch's outputs handed to `sink` between
 /// batches. The calling thread coordinates (and works, unless it reads pipelined); the
 /// pass's pool lends the other workers, one job each. A thread that panics ends the pass
-/// with [`Stop::Panicked`].
+/// with [`PassError::Panicked`].
 pub(crate) fn run<S: StateSource>(
     pass: &Pass<'_, '_, S>,
     sink: &mut BatchSink<'_>,
     check_roots: bool,
-) -> (crate::RunTimings, Result<(), Stop>) {
+) -> (crate::RunTimings, Result<(), PassError>) {
     let threads = pass.config.threads.get();
     let pool_threads = pass.pool_workers();
     let crew = Crew {
@@ -596,7 +588,7 @@ pub(crate) fn run<S: StateSource>(
         std::panic::catch_unwind(AssertUnwindSafe(|| crew.coordinate(sink, pass.helps)))
             .unwrap_or_else(|panic| {
                 crew.barrier.break_all();
-                let stop = Stop::Panicked(panic_message(&*panic));
+                let stop = PassError::Panicked(panic_message(&*panic));
                 (crate::RunTimings::default(), Err(stop))
             })
     };
@@ -626,7 +618,7 @@ pub(crate) fn run<S: StateSource>(
         .map(|slot| unsafe { slot.get_mut() })
         .map(|slot| {
             if let Some(message) = slot.panic.take() {
-                result = Err(Stop::Panicked(message));
+                result = Err(PassError::Panicked(message));
             }
             slot.busy_ns
         })

@@ -48,9 +48,9 @@
 //! | [`exec`] | executing one item ([`ItemExecutor`], one EVM per worker), and the sequential loop |
 //! | [`verify`] | every item against the receipts and the access list ([`Divergence`]) |
 //! | [`root`] | the state-root phase: each block's root from its witness and access lists |
-//! | [`pass`] | a pass set up ([`SetupError`]), each batch staged as one value, the [`PassCache`] |
+//! | [`pass`] | a pass set up ([`SetupError`]), each batch staged as one value, the [`PassCache`]; [`PassError`] |
 //! | `batch` | the batch loop: the timed window, the barrier protocol, the hand-over |
-//! | [`run`] | the [`Runner`]s: [`Parallel`] and [`Sequential`]; [`PassError`] |
+//! | [`run`] | the [`Runner`]s: [`Parallel`] and [`Sequential`] |
 //! | `test_utils` | with the feature `test-utils`: what the tests of every crate that replays dumps share |
 //!
 //! # The locks that remain
@@ -104,7 +104,7 @@ pub use exec::{
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::{ChainSpec, Expected};
 pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, StoreRead, TimedWork};
-pub use pass::{IoTimings, PassCache, RunTimings, SetupError};
+pub use pass::{IoTimings, PassCache, PassError, RunTimings, SetupError};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
     BaseCursor, BlockReadError, Blocks, CarriedCursor, ItemKind, LoadError, LoadedDump,
@@ -113,7 +113,7 @@ pub use replay::{
 };
 pub use revm::{bytecode::Bytecode, state::AccountInfo};
 pub use root::{RootInputs, RootSpan, RootStepKind, RootTimings};
-pub use run::{Parallel, PassError, RunOutputs, Runner, Sequential};
+pub use run::{Parallel, RunOutputs, Runner, Sequential};
 pub use schedule::{
     BatchOrder, CHUNK_SHARE, Estimate, GasLimit, GasUsed, HEAVY_SHARE, MIN_ITEM_GAS, Ols, Oracle,
     Scheduler, TIME_SPREAD, chunk_bounds, scheduler,

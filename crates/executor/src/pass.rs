@@ -1,9 +1,10 @@
 //! A pass set up once, outside its timed window (the crate's `Pass`): its batches, where
-//! its items find their state (chosen once from the runner's source), its
-//! root phase and the threads it runs on; [`SetupError`] when it cannot be. Between
-//! batches, the pass *stages* each batch as one owned value (`Batch`): its blocks, the
-//! state each block's items read, and what a read from the store fills. The batch loop
-//! (module `batch`) hands that value to the workers and never builds anything itself.
+//! its items find their state (chosen once from the runner's source), its root phase and
+//! the threads it runs on; [`SetupError`] when it cannot be, and [`PassError`] when a pass
+//! gives no timings. Between batches, the pass *stages* each batch as one owned value
+//! (`Batch`): its blocks, the state each block's items read, and what a read from the
+//! store fills. The batch loop (module `batch`) hands that value to the workers and never
+//! builds anything itself.
 
 use crate::{
     prestate::{Carried, PreStateDb, StateError},
@@ -194,6 +195,53 @@ pub enum SetupError {
     /// What the pass builds from every block before its window could not read them again.
     #[error(transparent)]
     Blocks(#[from] BlockReadError),
+}
+
+/// Why a pass gave no timings: it could not be set up, what it produced diverged, its
+/// dump's blocks could not be read again, or one of its threads panicked.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    /// The pass could not be set up (before any window): no witness for the root phase,
+    /// threads that did not start, a cache of another replay.
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    /// The pass ran and diverged from the receipts, the access lists or the headers.
+    #[error(transparent)]
+    Divergence(Box<crate::Divergence>),
+    /// The replay does not keep its blocks, and reading a batch's again from the dump's
+    /// file failed between batches (the file changed or cannot be read): nothing about the
+    /// execution is known.
+    #[error(transparent)]
+    Blocks(#[from] BlockReadError),
+    /// A thread of the pass panicked (a bug, or a state source that panics): the pass
+    /// ended without waiting for it.
+    #[error("a thread of the pass panicked: {0}")]
+    Panicked(String),
+}
+
+impl From<crate::VerifyError> for PassError {
+    fn from(e: crate::VerifyError) -> Self {
+        match e {
+            crate::VerifyError::Diverged(d) => Self::Divergence(d),
+            crate::VerifyError::Blocks(e) => Self::Blocks(e),
+        }
+    }
+}
+
+impl From<crate::Divergence> for PassError {
+    fn from(d: crate::Divergence) -> Self {
+        Self::Divergence(Box::new(d))
+    }
+}
+
+impl PassError {
+    /// The divergence, when the pass ran and diverged.
+    pub fn divergence(&self) -> Option<&crate::Divergence> {
+        match self {
+            Self::Divergence(d) => Some(d),
+            Self::Setup(_) | Self::Blocks(_) | Self::Panicked(_) => None,
+        }
+    }
 }
 
 /// Where a pass's items find the state at the start of their block: chosen once, at

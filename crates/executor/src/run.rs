@@ -2,12 +2,12 @@
 //! a pass (module [`crate::pass`]) and run by the batch loop) and [`Sequential`] (the client loop).
 
 use crate::{
-    batch::{BatchSink, Stop},
+    batch::BatchSink,
     exec::{
         ExecError, ItemOutput, SequentialClock, SequentialOutputs, SequentialStop, SequentialTx,
     },
-    pass::{Pass, PassCache, RunTimings, SetupError},
-    replay::{BlockReadError, Replay, ReplayBlock},
+    pass::{Pass, PassCache, PassError, RunTimings, SetupError},
+    replay::{Replay, ReplayBlock},
     source::{NoSource, StateSource},
 };
 use gigagas_grid::{RunConfig, StateRootPhase, StoreRead, TimedWork};
@@ -30,63 +30,6 @@ pub trait Runner {
     /// Run one pass: time it, then verify it unless `verify` is off (a run that produced
     /// something wrong is an error, never timings).
     fn run(&mut self, replay: &Replay, verify: bool) -> Result<RunTimings, PassError>;
-}
-
-/// Why a pass gave no timings: it could not be set up, what it produced diverged, its
-/// dump's blocks could not be read again, or one of its threads panicked.
-#[derive(Debug, thiserror::Error)]
-pub enum PassError {
-    /// The pass could not be set up (before any window): no witness for the root phase,
-    /// threads that did not start, a cache of another replay.
-    #[error(transparent)]
-    Setup(#[from] SetupError),
-    /// The pass ran and diverged from the receipts, the access lists or the headers.
-    #[error(transparent)]
-    Divergence(Box<crate::Divergence>),
-    /// The replay does not keep its blocks, and reading a batch's again from the dump's
-    /// file failed between batches (the file changed or cannot be read): nothing about the
-    /// execution is known.
-    #[error(transparent)]
-    Blocks(#[from] BlockReadError),
-    /// A thread of the pass panicked (a bug, or a state source that panics): the pass
-    /// ended without waiting for it.
-    #[error("a thread of the pass panicked: {0}")]
-    Panicked(String),
-}
-
-impl From<crate::VerifyError> for PassError {
-    fn from(e: crate::VerifyError) -> Self {
-        match e {
-            crate::VerifyError::Diverged(d) => Self::Divergence(d),
-            crate::VerifyError::Blocks(e) => Self::Blocks(e),
-        }
-    }
-}
-
-impl From<Stop> for PassError {
-    fn from(stop: Stop) -> Self {
-        match stop {
-            Stop::Diverged(d) => d.into(),
-            Stop::Blocks(e) => Self::Blocks(e),
-            Stop::Panicked(message) => Self::Panicked(message),
-        }
-    }
-}
-
-impl From<crate::Divergence> for PassError {
-    fn from(d: crate::Divergence) -> Self {
-        Self::Divergence(Box::new(d))
-    }
-}
-
-impl PassError {
-    /// The divergence, when the pass ran and diverged.
-    pub fn divergence(&self) -> Option<&crate::Divergence> {
-        match self {
-            Self::Divergence(d) => Some(d),
-            Self::Setup(_) | Self::Blocks(_) | Self::Panicked(_) => None,
-        }
-    }
 }
 
 /// The BAL replay as a [`Runner`]: `config`'s threads, batch and scheduler, the state from
