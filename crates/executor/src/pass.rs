@@ -263,7 +263,8 @@ pub(crate) struct StorePass<'r, 's, S> {
     /// The readers (a read before a batch takes them all; the workers share them on
     /// demand), and what was read on demand.
     pub(crate) sources: OnDemandPass<'s, S>,
-    /// On demand, before each batch, or pipelined behind the batch before it.
+    /// On demand, before each batch, or pipelined behind the batch before it; with the
+    /// design of what the access list carries when a batch's state is read before it runs.
     pub(crate) read: StoreRead,
     /// Every block's carried values, when the cache keeps them (else built per batch).
     carried: Option<&'r [Carried]>,
@@ -271,13 +272,6 @@ pub(crate) struct StorePass<'r, 's, S> {
     layout: Option<&'r IoLayout>,
     /// With the `full` design, each block's encoded list (empty otherwise).
     pub(crate) full_lists: &'r [Vec<u8>],
-}
-
-impl<S> StorePass<'_, '_, S> {
-    /// What the access list carries, when a batch's state is read before it runs.
-    pub(crate) fn design(&self) -> Option<BalDesign> {
-        self.read.design()
-    }
 }
 
 /// One block's state at its start, as its items read it.
@@ -458,7 +452,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         // The readers that read beside the calling thread: each batch's state before it
         // runs, and on a store pass that computes roots, the tries' nodes.
         let reader_count = match &state {
-            PassState::Store(store) if store.design().is_some() || root.is_some() => {
+            PassState::Store(store) if store.read.design().is_some() || root.is_some() => {
                 store.sources.reader_count()
             }
             _ => 0,
@@ -557,14 +551,14 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                         .collect::<Result<_, _>>()?,
                     (None, None) => unreachable!("a store pass without kept values has a cursor"),
                 };
-                if store.design().is_some() && store.layout.is_none() {
+                if store.read.design().is_some() && store.layout.is_none() {
                     layout = Some(IoLayout::new(self.replay, &blocks, &carried));
                 }
                 let kept = layout.as_ref().or(store.layout);
                 let view = |b, carried| OnDemand::new(&store.sources, self.replay, b, carried);
                 range
                     .zip(carried)
-                    .map(|(b, carried)| match store.design() {
+                    .map(|(b, carried)| match store.read.design() {
                         None => BlockState::OnDemand(view(b, carried)),
                         Some(BalDesign::Writes) => {
                             BlockState::Both(kept.expect("laid out").blank(b), view(b, carried))
@@ -579,7 +573,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         Ok(Batch {
             index: k,
             items: self.batches[k].clone(),
-            unread: self.store().and_then(StorePass::design).is_some(),
+            unread: self.store().and_then(|s| s.read.design()).is_some(),
             blocks,
             states,
             layout,
@@ -594,6 +588,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
             return Ok((0, 0));
         };
         let design = store
+            .read
             .design()
             .expect("a batch waits for a read only before it runs");
         let layout = batch
