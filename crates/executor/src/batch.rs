@@ -127,6 +127,21 @@ struct Crew<'c, 'r, 's, S> {
     check_roots: bool,
 }
 
+/// What the coordinator keeps across a pass: its own, never shared.
+struct Coordinator<'c, 'r, 's, S> {
+    /// The cursors batches are staged with.
+    cursors: Cursors<'r>,
+    /// Pipelined: the next batch, staged before this one ran and read while it runs.
+    next: Option<Batch<'r, 'c, 's, S>>,
+    timings: crate::RunTimings,
+    /// Each batch's scheduler order, taken by the batch when it is staged.
+    orders: Vec<BatchOrder>,
+    /// The roots computed so far and their spans.
+    roots: RootRecord,
+    /// When the timed window opened.
+    epoch: Instant,
+}
+
 impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
     /// The worker count, the helping coordinator's included.
     fn threads(&self) -> usize {
@@ -227,24 +242,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         }
         busy
     }
-}
 
-/// What the coordinator keeps across a pass: its own, never shared.
-struct Coordinator<'c, 'r, 's, S> {
-    /// The cursors batches are staged with.
-    cursors: Cursors<'r>,
-    /// Pipelined: the next batch, staged before this one ran and read while it runs.
-    next: Option<Batch<'r, 'c, 's, S>>,
-    timings: crate::RunTimings,
-    /// Each batch's scheduler order, taken by the batch when it is staged.
-    orders: Vec<BatchOrder>,
-    /// The roots computed so far and their spans.
-    roots: RootRecord,
-    /// When the timed window opened.
-    epoch: Instant,
-}
-
-impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
     /// Between batches, before batch `k` (outside the window): the batch staged (taken
     /// from the pipelined read when it staged it), and, pipelined, the next one staged
     /// for its read during this one.

@@ -133,6 +133,41 @@ impl ReplayBlock {
             headerless_ommers: self.headerless_ommers,
         }
     }
+
+    /// `block` (its access list taken out as `list`) ready to execute: the list converted
+    /// into revm's form and checked, the env built; `list` kept for the root phase when
+    /// `witnessed`.
+    fn prepare(
+        spec: &ChainSpec,
+        block: DumpBlock,
+        list: alloy_eip7928::BlockAccessList,
+        witnessed: bool,
+    ) -> Result<Self, PrepareError> {
+        let number = block.number();
+        let bal = Bal::clone_from_alloy(&list).map_err(|source| PrepareError::Bal {
+            block: number,
+            source,
+        })?;
+        // Grouped by index only when a batch is verified (and dropped after), so what
+        // verification needs does not grow with the dump; checked here.
+        ExpectedWrites::check_indices(&bal, block.transactions.len() as u64 + 2).map_err(
+            |source| PrepareError::WriteIndex {
+                block: number,
+                source,
+            },
+        )?;
+        Ok(Self {
+            env: spec.evm_env(&block.header),
+            withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
+            header: block.header,
+            bal: Arc::new(bal),
+            transactions: block.transactions,
+            receipts: block.receipts,
+            ommers: block.ommers,
+            headerless_ommers: block.headerless_ommers,
+            root_list: witnessed.then(|| Arc::new(list)),
+        })
+    }
 }
 
 /// One segment of a dump: consecutive blocks replayed from their own pre-state.
@@ -676,43 +711,6 @@ impl Builder {
             replay.resident_bases = Some(bases);
         }
         Ok(replay)
-    }
-}
-
-impl ReplayBlock {
-    /// `block` (its access list taken out as `list`) ready to execute: the list converted
-    /// into revm's form and checked, the env built; `list` kept for the root phase when
-    /// `witnessed`.
-    fn prepare(
-        spec: &ChainSpec,
-        block: DumpBlock,
-        list: alloy_eip7928::BlockAccessList,
-        witnessed: bool,
-    ) -> Result<Self, PrepareError> {
-        let number = block.number();
-        let bal = Bal::clone_from_alloy(&list).map_err(|source| PrepareError::Bal {
-            block: number,
-            source,
-        })?;
-        // Grouped by index only when a batch is verified (and dropped after), so what
-        // verification needs does not grow with the dump; checked here.
-        ExpectedWrites::check_indices(&bal, block.transactions.len() as u64 + 2).map_err(
-            |source| PrepareError::WriteIndex {
-                block: number,
-                source,
-            },
-        )?;
-        Ok(Self {
-            env: spec.evm_env(&block.header),
-            withdrawals: block.withdrawals_opt().map(|w| w.to_vec()),
-            header: block.header,
-            bal: Arc::new(bal),
-            transactions: block.transactions,
-            receipts: block.receipts,
-            ommers: block.ommers,
-            headerless_ommers: block.headerless_ommers,
-            root_list: witnessed.then(|| Arc::new(list)),
-        })
     }
 }
 

@@ -330,6 +330,64 @@ fn tx_writes(state: &EvmState, index: BlockAccessIndex) -> BTreeMap<Address, Acc
     writes_of(&built, index)
 }
 
+/// How the receipts of a pass were checked against the headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptsRootCheck {
+    /// The receipts hash to the header's `receiptsRoot`.
+    Matches,
+    /// Not checked: before Byzantium a receipt holds the post-transaction state root,
+    /// which a replay on access-list views does not compute.
+    NotCheckedBeforeByzantium,
+}
+
+/// A block's summed transaction gas against its header: one check for both paths.
+fn check_block_gas(block: &ReplayBlock, gas: u64) -> Result<(), Divergence> {
+    if gas == block.header.gas_used {
+        return Ok(());
+    }
+    let mismatch = Mismatch::BlockGasUsed(Expected::new(block.header.gas_used, gas));
+    let number = block.header.number;
+    Err(Divergence::new(number, ItemKind::PostBlock, mismatch))
+}
+
+/// A transaction's gas, status and log count against its receipt summary in the dump.
+fn check_tx_result(block: &ReplayBlock, i: usize, got: &TxResult) -> Result<(), Divergence> {
+    let at = |mismatch| Divergence::new(block.header.number, ItemKind::Tx(i as u32), mismatch);
+    let Some(receipt) = block.receipts.get(i) else {
+        return Err(at(Mismatch::NoReceipt));
+    };
+    let mismatch = if got.gas_used != receipt.gas_used {
+        Mismatch::GasUsed(Expected::new(receipt.gas_used, got.gas_used))
+    } else if got.success != receipt.success {
+        Mismatch::Status(Expected::new(receipt.success, got.success))
+    } else if got.logs != receipt.logs {
+        Mismatch::LogCount(Expected::new(receipt.logs, got.logs))
+    } else {
+        return Ok(());
+    };
+    Err(at(mismatch))
+}
+
+/// What an item did, in a form comparable across runs (thread counts, schedulers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemOutcome {
+    /// Gas used (transactions only).
+    pub gas_used: Option<u64>,
+    /// Status (transactions only).
+    pub success: Option<bool>,
+    /// The writes it made at its block access index.
+    pub writes: BTreeMap<Address, AccountWrites>,
+}
+
+/// An item that failed, as its error's message: runs on different thread counts fail
+/// with errors that hold the same values but not the same (shared, uncomparable) sources,
+/// so failures compare by what they say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedItem {
+    /// The error's one-line message.
+    pub message: String,
+}
+
 impl Replay {
     /// Verify one item's output: gas and status against the receipt (transactions), and
     /// its writes against `expected`, the access list's writes at the item's index
@@ -446,50 +504,6 @@ impl Replay {
         }
         Ok(())
     }
-}
-
-/// How the receipts of a pass were checked against the headers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReceiptsRootCheck {
-    /// The receipts hash to the header's `receiptsRoot`.
-    Matches,
-    /// Not checked: before Byzantium a receipt holds the post-transaction state root,
-    /// which a replay on access-list views does not compute.
-    NotCheckedBeforeByzantium,
-}
-
-/// A block's summed transaction gas against its header: one check for both paths.
-fn check_block_gas(block: &ReplayBlock, gas: u64) -> Result<(), Divergence> {
-    if gas == block.header.gas_used {
-        return Ok(());
-    }
-    let mismatch = Mismatch::BlockGasUsed(Expected::new(block.header.gas_used, gas));
-    Err(Divergence::new(
-        block.header.number,
-        ItemKind::PostBlock,
-        mismatch,
-    ))
-}
-
-/// A transaction's gas, status and log count against its receipt summary in the dump.
-fn check_tx_result(block: &ReplayBlock, i: usize, got: &TxResult) -> Result<(), Divergence> {
-    let at = |mismatch| Divergence::new(block.header.number, ItemKind::Tx(i as u32), mismatch);
-    let Some(receipt) = block.receipts.get(i) else {
-        return Err(at(Mismatch::NoReceipt));
-    };
-    let mismatch = if got.gas_used != receipt.gas_used {
-        Mismatch::GasUsed(Expected::new(receipt.gas_used, got.gas_used))
-    } else if got.success != receipt.success {
-        Mismatch::Status(Expected::new(receipt.success, got.success))
-    } else if got.logs != receipt.logs {
-        Mismatch::LogCount(Expected::new(receipt.logs, got.logs))
-    } else {
-        return Ok(());
-    };
-    Err(at(mismatch))
-}
-
-impl Replay {
     /// Check one block's receipts (built inside the timed window) against its header's
     /// `receiptsRoot`, from Byzantium on; one check for both paths.
     pub fn check_receipts_root<R: alloy_eips::Encodable2718>(
@@ -535,18 +549,11 @@ impl Replay {
             let mismatch = match root {
                 None => continue,
                 Some(Ok(got)) if *got == header.state_root => continue,
-                Some(Ok(got)) => Mismatch::StateRoot(Expected {
-                    expected: header.state_root,
-                    got: *got,
-                }),
+                Some(Ok(got)) => Mismatch::StateRoot(Expected::new(header.state_root, *got)),
                 Some(Err(e)) => Mismatch::RootNotComputable(e.clone()),
             };
-            let last = self.block_items(b).end - 1;
-            return Err(Divergence::new(
-                header.number,
-                self.items[last].kind,
-                mismatch,
-            ));
+            let last = &self.items[self.block_items(b).end - 1];
+            return Err(Divergence::new(header.number, last.kind, mismatch));
         }
         Ok(())
     }
@@ -580,29 +587,6 @@ impl Replay {
         }
         Ok(self.check_roots(&outputs.roots)?)
     }
-}
-
-/// What an item did, in a form comparable across runs (thread counts, schedulers).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ItemOutcome {
-    /// Gas used (transactions only).
-    pub gas_used: Option<u64>,
-    /// Status (transactions only).
-    pub success: Option<bool>,
-    /// The writes it made at its block access index.
-    pub writes: BTreeMap<Address, AccountWrites>,
-}
-
-/// An item that failed, as its error's message: runs on different thread counts fail
-/// with errors that hold the same values but not the same (shared, uncomparable) sources,
-/// so failures compare by what they say.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FailedItem {
-    /// The error's one-line message.
-    pub message: String,
-}
-
-impl Replay {
     /// The comparable outcome of every item of a run.
     pub fn outcomes(
         &self,
