@@ -265,7 +265,7 @@ pub fn project_with(
             );
             items = &timed;
         }
-        ordering.order(items, &mut order);
+        ordering.order(items, threads, &mut order);
         let estimate = ordering.estimate(items);
         chunk_bounds(
             items,

@@ -10,7 +10,7 @@
 //! - with each item's gas used as its time, and with the item times of a recorded
 //!   one-thread profile of each dump (`tests/profiles/`, where gas and time disagree as
 //!   they do in a real run), the chunked schedule's makespan is within 2 % of one item per
-//!   claim, for ols, gas-used and gas-limit, per block and as one mega-block;
+//!   claim, for every named scheduler, per block and as one mega-block;
 //! - on the recorded profiles, the oracle (longest measured first) is never behind
 //!   gas-used as one mega-block.
 //!
@@ -104,7 +104,7 @@ fn gas_as_time(replay: &Replay) -> ItemProfile {
 fn chunk_costs_over_two_percent(dump: &Loaded, profile: &ItemProfile, times: &str) -> Vec<String> {
     let mut over = Vec::new();
     for batch in [1, dump.blocks] {
-        for scheduler in SchedulerKind::ALL {
+        for scheduler in SchedulerKind::NAMED {
             for workers in [16, 64] {
                 let workers = std::num::NonZeroUsize::new(workers).expect("16 or 64");
                 let p = simulate::project(&dump.replay, profile, workers, batch, scheduler);

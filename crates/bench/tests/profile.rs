@@ -132,14 +132,39 @@ fn the_oracle_orders_by_the_measured_times() {
     assert!(replay.has_measured_times());
     let items = &replay.items()[replay.block_items(0)];
     let mut order = Vec::new();
-    gigagas_executor::scheduler(SchedulerKind::Oracle).order(items, &mut order);
-    let times: Vec<u64> = order
+    let workers = std::num::NonZeroUsize::new(2).unwrap();
+    gigagas_executor::scheduler(SchedulerKind::Oracle).order(items, workers, &mut order);
+    // Heavy-first by the measured times: the items above the heavy share, longest first,
+    // then the rest.
+    let total: u64 = items.iter().map(|w| w.measured_ns.max(1)).sum();
+    let heavy = total / (gigagas_executor::LEAD_SHARE * 2);
+    let lead = order
+        .iter()
+        .take_while(|&&i| items[i as usize].measured_ns.max(1) > heavy)
+        .count();
+    let times: Vec<u64> = order[..lead]
         .iter()
         .map(|&i| items[i as usize].measured_ns)
         .collect();
+    assert!(lead > 0, "a block has a heavy item");
     assert!(
         times.windows(2).all(|w| w[0] >= w[1]),
         "longest measured first: {times:?}"
+    );
+    // The rest by band of their measured time, largest first, block order within a band.
+    let rest = &order[lead..];
+    let key = |i: u32| {
+        let band = gigagas_executor::band(items[i as usize].measured_ns.max(1));
+        (std::cmp::Reverse(band), i)
+    };
+    assert!(
+        rest.windows(2).all(|w| key(w[0]) < key(w[1])),
+        "the rest by band, each in block order"
+    );
+    assert!(
+        rest.iter()
+            .all(|&i| items[i as usize].measured_ns.max(1) <= heavy),
+        "no heavy item in the rest"
     );
     // And an oracle point replays and verifies like any other.
     let point = Point::Bal(RunConfig::new(

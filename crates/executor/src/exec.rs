@@ -115,30 +115,39 @@ impl ExecFailure {
 /// The EVM a worker runs transactions on.
 type TxEvm<'a, P> = EthEvm<BalView<'a, P>, NoOpInspector, PrecompilesMap>;
 
-/// One worker's reusable EVM: built once and kept across transactions, the way a client
+/// How many EVMs (one per distinct EVM configuration: fork, chain) a worker keeps.
+const KEPT_EVMS: usize = 32;
+
+/// One worker's reusable EVMs: built once and kept across transactions, the way a client
 /// keeps one EVM for a block, so a transaction pays neither for allocating frame stacks,
 /// interpreter stacks, memory and journal, nor for cloning the block env. Between two
 /// transactions only the database (the next transaction's [`BalView`]) is swapped in, and
 /// the block env when the block changes; revm's `transact` leaves the journal empty.
-/// After a failed transaction the EVM is dropped and rebuilt, so nothing carries over.
+///
+/// One EVM is kept per configuration (a block's fork and chain): a batch whose order
+/// moves between blocks of different forks, as the cost orders do on a mega-block of
+/// blocks from many forks, switches to the EVM it already has instead of building one for
+/// every transaction. After a failed transaction the EVMs are dropped and rebuilt, so
+/// nothing carries over.
 ///
 /// `P` is where the views read the state at the start of a block: a block base in memory
 /// (the default) or a source read on demand.
 pub struct ItemExecutor<'a, P: Pre = crate::PreStateDb> {
-    /// The EVM and the block its env belongs to.
-    evm: Option<(&'a ReplayBlock, TxEvm<'a, P>)>,
+    /// The EVMs, each with the block its env belongs to.
+    evms: Vec<(&'a ReplayBlock, TxEvm<'a, P>)>,
 }
 
 impl<P: Pre> Default for ItemExecutor<'_, P> {
     fn default() -> Self {
-        Self { evm: None }
+        Self { evms: Vec::new() }
     }
 }
 
 impl<P: Pre> std::fmt::Debug for ItemExecutor<'_, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let blocks: Vec<u64> = self.evms.iter().map(|(b, _)| b.header.number).collect();
         f.debug_struct("ItemExecutor")
-            .field("block", &self.evm.as_ref().map(|(b, _)| b.header.number))
+            .field("blocks", &blocks)
             .finish()
     }
 }
@@ -149,26 +158,33 @@ impl<'a, P: Pre> ItemExecutor<'a, P> {
         Self::default()
     }
 
-    /// The EVM set up for `block` over `view`.
+    /// The EVM set up for `block` over `view`: the one last set up for `block`, else one
+    /// of the same configuration given `block`'s env, else a new one.
     fn evm(&mut self, block: &'a ReplayBlock, view: BalView<'a, P>) -> &mut TxEvm<'a, P> {
-        match &mut self.evm {
-            Some((current, evm)) if std::ptr::eq(*current, block) => {
-                evm.ctx_mut().journaled_state.database = view
+        let kept = match self.evms.iter().position(|(b, _)| std::ptr::eq(*b, block)) {
+            Some(i) => i,
+            None => {
+                match (self.evms.iter()).position(|(_, evm)| evm.ctx().cfg == block.env.cfg_env) {
+                    Some(i) => {
+                        let (current, evm) = &mut self.evms[i];
+                        evm.ctx_mut().block.clone_from(&block.env.block_env);
+                        *current = block;
+                        i
+                    }
+                    None => {
+                        if self.evms.len() == KEPT_EVMS {
+                            self.evms.clear();
+                        }
+                        let evm = EthEvmFactory::default().create_evm(view, block.env.clone());
+                        self.evms.push((block, evm));
+                        return &mut self.evms.last_mut().expect("pushed above").1;
+                    }
+                }
             }
-            Some((current, evm)) if evm.ctx().cfg == block.env.cfg_env => {
-                let ctx = evm.ctx_mut();
-                ctx.block.clone_from(&block.env.block_env);
-                ctx.journaled_state.database = view;
-                *current = block;
-            }
-            slot => {
-                *slot = Some((
-                    block,
-                    EthEvmFactory::default().create_evm(view, block.env.clone()),
-                ))
-            }
-        }
-        &mut self.evm.as_mut().expect("set above").1
+        };
+        let evm = &mut self.evms[kept].1;
+        evm.ctx_mut().journaled_state.database = view;
+        evm
     }
 }
 
@@ -227,7 +243,7 @@ impl Replay {
                 let out = match executor.evm(block, view).transact(tx_env) {
                     Ok(out) => out,
                     Err(e) => {
-                        executor.evm = None;
+                        executor.evms.clear();
                         return Err(err(ExecFailure::Transaction(e)));
                     }
                 };

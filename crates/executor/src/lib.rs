@@ -115,8 +115,8 @@ pub use revm::{bytecode::Bytecode, state::AccountInfo};
 pub use root::{RootInputs, RootSpan, RootStepKind, RootTimings};
 pub use run::{Parallel, RunOutputs, Runner, Sequential};
 pub use schedule::{
-    BatchOrder, CHUNK_SHARE, Estimate, GasLimit, GasUsed, HEAVY_SHARE, MIN_ITEM_GAS, Ols, Oracle,
-    Scheduler, TIME_SPREAD, chunk_bounds, scheduler,
+    BatchOrder, CHUNK_SHARE, Estimate, GasLimit, GasUsed, HEAVY_SHARE, HeavyFirst, LEAD_SHARE,
+    MIN_ITEM_GAS, Ols, Oracle, Scheduler, TIME_SPREAD, band, chunk_bounds, heavy_first, scheduler,
 };
 pub use source::{FullListError, NoSource, OnDemand, OnDemandPass, SourceDb, StateSource};
 pub use verify::{

@@ -26,7 +26,7 @@ impl BatchOrder {
     /// threads and claims.
     pub fn new(items: &[WorkItem], scheduler: &dyn Scheduler, config: &RunConfig) -> Self {
         let mut order = Vec::with_capacity(items.len());
-        scheduler.order(items, &mut order);
+        scheduler.order(items, config.threads, &mut order);
         let mut bounds = Vec::new();
         let estimate = scheduler.estimate(items);
         chunk_bounds(
@@ -51,8 +51,8 @@ impl BatchOrder {
 /// Orders the items of one batch.
 pub trait Scheduler: Send + Sync {
     /// Write into `order` the positions (0-based, relative to `items`) in the order
-    /// workers should take them.
-    fn order(&self, items: &[WorkItem], order: &mut Vec<u32>);
+    /// `workers` workers should take them.
+    fn order(&self, items: &[WorkItem], workers: NonZeroUsize, order: &mut Vec<u32>);
 
     /// What the chunk cut weighs these items by: the best estimate of each item's time
     /// this scheduler has. Gas used (from the receipts) unless the scheduler knows better.
@@ -74,16 +74,22 @@ pub struct GasUsed;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GasLimit;
 
-/// The oracle: longest measured execution time first ([`WorkItem::measured_ns`], from a
-/// profiling pass of the same replay, [`crate::Replay::set_measured_times`]). No
-/// scheduler can know these times before execution; the gap between it and gas used shows
-/// how much a better estimate of a transaction's time could still win. Items without a
-/// measured time fall back to gas used.
+/// The heavy items first, longest first, then the rest largest first by band, in block
+/// order within each band ([`heavy_first`], by gas used): the balance of largest-first,
+/// with far fewer moves from one block's data to another's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HeavyFirst;
+
+/// The oracle: [`HeavyFirst`] by measured execution time ([`WorkItem::measured_ns`], from
+/// a profiling pass of the same replay, [`crate::Replay::set_measured_times`]) instead of
+/// gas. No scheduler can know these times before execution; the gap between it and the
+/// others shows how much a better estimate of a transaction's time could still win.
+/// Items without a measured time fall back to gas used.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Oracle;
 
 impl Scheduler for Ols {
-    fn order(&self, items: &[WorkItem], order: &mut Vec<u32>) {
+    fn order(&self, items: &[WorkItem], _: NonZeroUsize, order: &mut Vec<u32>) {
         order.clear();
         order.extend(0..items.len() as u32);
     }
@@ -97,23 +103,65 @@ fn by_key_desc(items: &[WorkItem], order: &mut Vec<u32>, key: impl Fn(&WorkItem)
 }
 
 impl Scheduler for GasUsed {
-    fn order(&self, items: &[WorkItem], order: &mut Vec<u32>) {
+    fn order(&self, items: &[WorkItem], _: NonZeroUsize, order: &mut Vec<u32>) {
         by_key_desc(items, order, |w| w.gas_used)
     }
 }
 
 impl Scheduler for GasLimit {
-    fn order(&self, items: &[WorkItem], order: &mut Vec<u32>) {
+    fn order(&self, items: &[WorkItem], _: NonZeroUsize, order: &mut Vec<u32>) {
         by_key_desc(items, order, |w| w.gas_limit)
     }
 }
 
+/// Heavy items first, longest first, then the rest largest first by band, in block order
+/// within each band: the order of [`HeavyFirst`] and the [`Oracle`], each item weighed by
+/// `estimate`.
+///
+/// An item is heavy when it weighs more than 1/[`LEAD_SHARE`] of one worker's expected
+/// work in the batch (its weight ÷ `workers`). Run first, the heavy items start while
+/// every worker is free, as with largest-first (ties keep block order). The rest are
+/// ordered by their weight's band, largest band first (a band spans a factor of two:
+/// [`band`]), and keep block order within a band: the balance of largest-first, within
+/// a factor of two of each item's weight, while a worker runs a band's items of one block
+/// one after another. A strict largest-first order over a mega-block moves to another
+/// block at almost every item, and every item pays for reaching the data of its block
+/// (its state, its access list) that is no longer in the cache.
+pub fn heavy_first(
+    items: &[WorkItem],
+    workers: NonZeroUsize,
+    estimate: Estimate,
+    order: &mut Vec<u32>,
+) {
+    let total: u64 = items.iter().map(|w| estimate.of(w)).sum();
+    let heavy = total / (LEAD_SHARE * workers.get() as u64);
+    let weight = |i: u32| estimate.of(&items[i as usize]);
+    order.clear();
+    order.extend(0..items.len() as u32);
+    // Stable: equal keys keep block order.
+    order.sort_by_key(|&i| {
+        let w = weight(i);
+        let key = if w > heavy { w } else { 0 };
+        std::cmp::Reverse((key, band(w)))
+    });
+}
+
+/// The band of a weight: its binary order of magnitude (`floor(log2(weight))`), so that
+/// the weights in one band are within a factor of two of each other.
+#[inline]
+pub fn band(weight: u64) -> u32 {
+    weight.checked_ilog2().unwrap_or(0)
+}
+
+impl Scheduler for HeavyFirst {
+    fn order(&self, items: &[WorkItem], workers: NonZeroUsize, order: &mut Vec<u32>) {
+        heavy_first(items, workers, Estimate::GasUsed, order)
+    }
+}
+
 impl Scheduler for Oracle {
-    fn order(&self, items: &[WorkItem], order: &mut Vec<u32>) {
-        match self.estimate(items) {
-            Estimate::MeasuredTime => by_key_desc(items, order, |w| w.measured_ns),
-            Estimate::GasUsed => by_key_desc(items, order, |w| w.gas_used),
-        }
+    fn order(&self, items: &[WorkItem], workers: NonZeroUsize, order: &mut Vec<u32>) {
+        heavy_first(items, workers, self.estimate(items), order)
     }
 
     fn estimate(&self, items: &[WorkItem]) -> Estimate {
@@ -173,6 +221,10 @@ pub const TIME_SPREAD: u64 = 8;
 /// An item whose estimate exceeds 1/`HEAVY_SHARE` of one worker's expected work in the
 /// batch (the batch's estimated work ÷ workers) is claimed alone ([`chunk_bounds`]).
 pub const HEAVY_SHARE: u64 = 64;
+
+/// An item that weighs more than 1/`LEAD_SHARE` of one worker's expected work in the
+/// batch is run before the rest by [`heavy_first`].
+pub const LEAD_SHARE: u64 = 32;
 
 /// The least gas an item counts for when chunks are cut by gas: the intrinsic cost of any
 /// transaction. An item that used no more runs no code.
@@ -272,6 +324,7 @@ pub fn scheduler(kind: SchedulerKind) -> &'static dyn Scheduler {
         SchedulerKind::Ols => &Ols,
         SchedulerKind::GasUsed => &GasUsed,
         SchedulerKind::GasLimit => &GasLimit,
+        SchedulerKind::HeavyFirst => &HeavyFirst,
         SchedulerKind::Oracle => &Oracle,
     }
 }
@@ -300,20 +353,105 @@ mod tests {
             item(3, 30, 50),
         ];
         let mut o = Vec::new();
-        Ols.order(&items, &mut o);
+        let w = NonZeroUsize::new(2).unwrap();
+        Ols.order(&items, w, &mut o);
         assert_eq!(o, [0, 1, 2, 3]);
-        GasUsed.order(&items, &mut o);
+        GasUsed.order(&items, w, &mut o);
         assert_eq!(o, [1, 3, 2, 0]);
-        GasLimit.order(&items, &mut o);
+        GasLimit.order(&items, w, &mut o);
         assert_eq!(o, [0, 2, 1, 3]);
-        Oracle.order(&items, &mut o);
-        assert_eq!(o, [1, 3, 2, 0], "without measured times: gas used");
+        // Heavy-first weighs items by their estimate, at least the intrinsic 21,000 gas:
+        // here all weigh the same, over 1/64 of the batch, so all are heavy and tie.
+        HeavyFirst.order(&items, w, &mut o);
+        assert_eq!(o, [0, 1, 2, 3]);
+        Oracle.order(&items, w, &mut o);
+        assert_eq!(o, [0, 1, 2, 3], "without measured times: as heavy-first");
         let mut timed = items;
         for (w, ns) in timed.iter_mut().zip([5, 1, 9, 2]) {
             w.measured_ns = ns;
         }
-        Oracle.order(&timed, &mut o);
+        Oracle.order(&timed, w, &mut o);
         assert_eq!(o, [2, 0, 3, 1], "longest measured first");
+    }
+
+    /// A mega-block of four blocks: three heavy transactions among many small ones.
+    fn mega_block() -> Vec<WorkItem> {
+        let mut items = Vec::new();
+        for block in 0..4u32 {
+            for i in 0..50u32 {
+                let used = match (block, i) {
+                    (1, 7) => 3_000_000,
+                    (3, 2) => 5_000_000,
+                    (0, 40) => 3_000_000,
+                    _ => 21_000 + u64::from((i * 7 + block) % 5) * 10_000,
+                };
+                items.push(WorkItem {
+                    block,
+                    ..item(i, used, used)
+                });
+            }
+        }
+        items
+    }
+
+    #[test]
+    fn heavy_first_runs_the_heavy_items_first_and_each_band_of_the_rest_in_block_order() {
+        let items = mega_block();
+        let workers = NonZeroUsize::new(4).unwrap();
+        let mut order = Vec::new();
+        HeavyFirst.order(&items, workers, &mut order);
+        // The heavy ones (more than 1/(32 × 4) of the batch's gas), largest first; ties
+        // (blocks 0 and 1, equal gas) in block order.
+        assert_eq!(order[..3], [150 + 2, 40, 50 + 7]);
+        // The rest by band (41,000 to 61,000 gas, then 21,000 and 31,000), each band in
+        // block order.
+        let rest = &order[3..];
+        assert_eq!(rest.len(), items.len() - 3);
+        let bands: Vec<u32> = rest
+            .iter()
+            .map(|&i| band(items[i as usize].gas_used))
+            .collect();
+        let split = bands.iter().take_while(|&&b| b == 15).count();
+        assert!(
+            split > 0 && bands[split..].iter().all(|&b| b == 14),
+            "{bands:?}"
+        );
+        for part in [&rest[..split], &rest[split..]] {
+            assert!(
+                part.windows(2).all(|w| w[0] < w[1]),
+                "a band in block order"
+            );
+        }
+        // Deterministic: the same items give the same order.
+        let mut again = Vec::new();
+        HeavyFirst.order(&items, workers, &mut again);
+        assert_eq!(order, again);
+        // More workers make a smaller share heavy: at 192 every item here is over it, and
+        // the order is largest first.
+        let (mut wide, mut largest) = (Vec::new(), Vec::new());
+        HeavyFirst.order(&items, NonZeroUsize::new(192).unwrap(), &mut wide);
+        GasUsed.order(&items, workers, &mut largest);
+        assert_eq!(wide, largest);
+    }
+
+    #[test]
+    fn the_oracle_is_heavy_first_by_measured_time() {
+        let mut items = mega_block();
+        // Measured times that disagree with gas: item 10 of block 2 is the slowest.
+        for (k, w) in items.iter_mut().enumerate() {
+            w.measured_ns = if k == 110 {
+                900_000
+            } else {
+                1_000 + (k as u64 % 3)
+            };
+        }
+        let mut order = Vec::new();
+        Oracle.order(&items, NonZeroUsize::new(4).unwrap(), &mut order);
+        assert_eq!(order[0], 110);
+        assert!(
+            order[1..].windows(2).all(|w| w[0] < w[1]),
+            "the rest in block order"
+        );
     }
 
     fn chunks(items: &[WorkItem], order: &[u32], workers: usize) -> Vec<u32> {

@@ -194,9 +194,11 @@ pub(crate) fn parse_fork(s: &str) -> Result<EthereumHardfork, gigagas_chain::Unk
 /// A `--scheduler` value: one scheduler, or `all` of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SchedulerChoice {
-    /// One scheduler, by its name (any of [`SchedulerKind::NAMED`], the oracle included).
+    /// One scheduler, by its name (any of [`SchedulerKind::NAMED`], heavy-first and the
+    /// oracle included).
     One(SchedulerKind),
-    /// Every real scheduler ([`SchedulerKind::ALL`]: the oracle is named alone).
+    /// The schedulers `all` runs ([`SchedulerKind::ALL`]: heavy-first and the oracle are
+    /// named alone).
     All,
 }
 
@@ -331,7 +333,7 @@ mod tests {
         );
         assert_eq!(
             parse("fifo").unwrap_err().to_string(),
-            "unknown scheduler `fifo` (expected ols, gas-used, gas-limit, oracle or all)"
+            "unknown scheduler `fifo` (expected ols, gas-used, gas-limit, heavy-first, oracle or all)"
         );
     }
 }

@@ -27,9 +27,11 @@ pub(crate) struct RunArgs {
     #[arg(long, value_delimiter = ',')]
     pub batch: Vec<usize>,
     /// Schedulers to sweep: ols (block order), gas-used (largest first), gas-limit, or all
-    /// (default: all three). `oracle` (by name only, never in all) orders by each
-    /// transaction's time measured in three 1-thread profiling passes first, longest first:
-    /// a reference no real scheduler can reach, for how much a better gas proxy could win.
+    /// (default: all three). By name only, never in all: `heavy-first` (the transactions
+    /// above a small share of a worker's work first, largest first, the rest in block
+    /// order, which keeps each block's data warm on a mega-block), and `oracle` (the same
+    /// by each transaction's time measured in three 1-thread profiling passes first): a
+    /// reference no real scheduler can reach, for how much a better gas proxy could win.
     #[arg(long, value_delimiter = ',')]
     pub scheduler: Vec<SchedulerChoice>,
     /// Workers claim one item at a time instead of chunks (plain list scheduling): the

@@ -15,28 +15,33 @@ pub enum SchedulerKind {
     GasUsed,
     /// Largest gas limit first: what a builder knows before execution.
     GasLimit,
-    /// The oracle, a reference and never a default: longest execution time first, the
+    /// The heavy transactions first (by gas used, each more than a small share of one
+    /// worker's work), longest first, then the rest in block order: the balance of
+    /// largest-first, and the locality of block order for the many small ones.
+    HeavyFirst,
+    /// The oracle, a reference and never a default: heavy-first by execution time, the
     /// times measured in a 1-thread profiling pass of the same dump before the measured
     /// rounds. No real scheduler knows them; it shows what a better gas proxy could win.
     Oracle,
 }
 
 impl SchedulerKind {
-    /// The real schedulers (what `all` and the defaults run); the [`SchedulerKind::Oracle`]
-    /// is asked for by name only.
+    /// The schedulers `all` and the defaults run; [`SchedulerKind::HeavyFirst`] and the
+    /// [`SchedulerKind::Oracle`] are asked for by name.
     pub const ALL: [SchedulerKind; 3] = [
         SchedulerKind::Ols,
         SchedulerKind::GasUsed,
         SchedulerKind::GasLimit,
     ];
 
-    /// Every scheduler a name can ask for: [`SchedulerKind::ALL`] and the
-    /// [`SchedulerKind::Oracle`]. The one list of names: parsing and its error message
-    /// read it.
-    pub const NAMED: [SchedulerKind; 4] = [
+    /// Every scheduler a name can ask for: [`SchedulerKind::ALL`],
+    /// [`SchedulerKind::HeavyFirst`] and the [`SchedulerKind::Oracle`]. The one list of
+    /// names: parsing and its error message read it.
+    pub const NAMED: [SchedulerKind; 5] = [
         SchedulerKind::Ols,
         SchedulerKind::GasUsed,
         SchedulerKind::GasLimit,
+        SchedulerKind::HeavyFirst,
         SchedulerKind::Oracle,
     ];
 
@@ -46,6 +51,7 @@ impl SchedulerKind {
             SchedulerKind::Ols => "ols",
             SchedulerKind::GasUsed => "gas-used",
             SchedulerKind::GasLimit => "gas-limit",
+            SchedulerKind::HeavyFirst => "heavy-first",
             SchedulerKind::Oracle => "oracle",
         }
     }
