@@ -17,6 +17,11 @@
 //!    ran than in the profile (concurrency effects or machine drift) and the error of the
 //!    scheduling model once that is factored out.
 //!
+//! 4. **Order**: an order that moves between the blocks of a mega-block makes its items
+//!    slower than block order does (their blocks' data is no longer in the cache). Each
+//!    order's penalty is measured in the one-thread validation runs, against ols at the
+//!    same batch, and multiplies that order's item times ([`order_penalties`]).
+//!
 //! See [`ASSUMPTIONS`] for what the model leaves out.
 
 use crate::plan::SimulatePlan;
@@ -29,7 +34,7 @@ use gigagas_report::simulation::{
 use std::{cmp::Reverse, collections::BinaryHeap, num::NonZeroUsize};
 
 /// What the model assumes; printed and stored beside every projection.
-pub const ASSUMPTIONS: [&str; 5] = [
+pub const ASSUMPTIONS: [&str; 6] = [
     "per-item times are the medians of one-thread runs (batch 1, ols); above one thread the items take \
      longer in all by what the validation runs measured at that thread count (interpolated between \
      counts, held beyond the largest), split into a share that scales with each item's length and a \
@@ -44,6 +49,9 @@ pub const ASSUMPTIONS: [&str; 5] = [
      claim): each chunk goes to the worker that becomes free first and runs its items back to back; the \
      oracle orders and cuts by the profile's item times",
     "scheduling (sorting) time inside the timed window is not modelled",
+    "an order's penalty (its items' extra time on one thread against block order at the same batch, \
+     measured in the one-thread validation runs) multiplies its item times at every thread count: \
+     each worker is assumed to meet the order's moves between blocks as one thread does",
 ];
 
 /// The simulator's validation asked for a point that was not measured.
@@ -314,6 +322,7 @@ pub fn project_with(
         item_slowdown: factor,
         item_cost_ns: added_ns,
         one_item_makespan_s: Some(one_item as f64 * scale / 1e9),
+        order_penalty: 1.0,
     }
 }
 
@@ -355,6 +364,13 @@ pub fn simulate(
         });
     }
     let curve = SlowdownCurve::from_validations(&validations);
+    let penalties = order_penalties(&validations);
+    let penalty = |b: usize, s: SchedulerKind| {
+        penalties
+            .iter()
+            .find(|&&(pb, ps, _)| pb == b && ps == s)
+            .map_or(1.0, |&(_, _, p)| p)
+    };
     let items = replay.items().len();
     // The model of concurrency: a configured factor on every item, or the measured extra
     // item time per thread count, split by the share fitted to the validation runs.
@@ -366,7 +382,9 @@ pub fn simulate(
         for v in &mut validations {
             let (factor, added) = cost.at_run_scale(v.threads.get());
             let (t, b, s) = (v.threads, v.batch, v.scheduler);
-            v.modelled_s = Some(project_with(replay, profile, t, b, s, factor, added).makespan_s);
+            let p = penalty(b, s);
+            let modelled = project_with(replay, profile, t, b, s, factor * p, added * p);
+            v.modelled_s = Some(modelled.makespan_s);
         }
     }
     let largest_validated = curve.measured().last().map(|&(t, _)| t);
@@ -401,15 +419,19 @@ pub fn simulate(
     let mut projections = Vec::new();
     for b in plan.batch.iter() {
         for &s in plan.schedulers.iter() {
+            let penalty = penalty(b.get(), s);
             for &t in plan.threads.iter() {
-                projections.push(match (plan.item_slowdown, &cost) {
-                    (Some(f), _) => project_slowed(replay, profile, t, b.get(), s, f.get()),
-                    (None, Some(cost)) => {
-                        let (factor, added) = cost.at(t.get());
-                        project_with(replay, profile, t, b.get(), s, factor, added)
-                    }
-                    (None, None) => project(replay, profile, t, b.get(), s),
-                });
+                let (factor, added) = match (plan.item_slowdown, &cost) {
+                    (Some(f), _) if t.get() > 1 => (f.get(), 0.0),
+                    (None, Some(cost)) => cost.at(t.get()),
+                    _ => (1.0, 0.0),
+                };
+                let (f, a) = (factor * penalty, added * penalty);
+                let mut projection = project_with(replay, profile, t, b.get(), s, f, a);
+                projection.item_slowdown = factor;
+                projection.item_cost_ns = added;
+                projection.order_penalty = penalty;
+                projections.push(projection);
             }
         }
     }
@@ -432,6 +454,23 @@ pub fn simulate(
         validations,
         assumptions: ASSUMPTIONS.iter().map(|s| s.to_string()).collect(),
     })
+}
+
+/// Each order's penalty, `(batch, scheduler, penalty)`: how much longer the one-thread
+/// validation run of `scheduler` at `batch` took in summed item time than ols's at the
+/// same batch. An order that moves between the blocks of a mega-block makes its items
+/// reach data that is no longer in the cache; the profile (batch 1, ols) does not pay
+/// that. Only where both one-thread runs were measured.
+pub fn order_penalties(validations: &[Validation]) -> Vec<(usize, SchedulerKind, f64)> {
+    let one_thread = || validations.iter().filter(|v| v.threads.get() == 1);
+    one_thread()
+        .filter_map(|v| {
+            let ols = one_thread()
+                .find(|o| o.batch == v.batch && o.scheduler == SchedulerKind::Ols)?
+                .measured_work_s;
+            (ols > 0.0).then(|| (v.batch, v.scheduler, v.measured_work_s / ols))
+        })
+        .collect()
 }
 
 /// The share of concurrency's extra item time that scales with item length: of 0, 0.05,
@@ -537,5 +576,57 @@ mod tests {
         assert_eq!(list_schedule(&times, &order, &singles(6), w(2)), 5);
         // One chunk of everything: one worker does it all.
         assert_eq!(list_schedule(&times, &order, &[0, 6], w(2)), 9);
+    }
+
+    fn validation(
+        threads: usize,
+        batch: usize,
+        scheduler: SchedulerKind,
+        work_s: f64,
+    ) -> Validation {
+        Validation {
+            threads: NonZeroUsize::new(threads).unwrap(),
+            batch,
+            scheduler,
+            predicted_s: 1.0,
+            measured_s: 1.0,
+            error: 0.0,
+            measured_work_s: work_s,
+            item_time_ratio: 1.0,
+            scheduling_error: 0.0,
+            modelled_s: None,
+        }
+    }
+
+    #[test]
+    fn an_orders_penalty_is_its_one_thread_work_against_ols_at_the_same_batch() {
+        use SchedulerKind::{GasUsed, HeavyFirst, Ols};
+        let validations = [
+            validation(1, 42, Ols, 0.100),
+            validation(1, 42, GasUsed, 0.107),
+            validation(1, 42, HeavyFirst, 0.101),
+            validation(1, 1, Ols, 0.120),
+            validation(1, 1, GasUsed, 0.120),
+            // Above one thread: not a penalty (the items' slowdown is modelled apart).
+            validation(2, 42, GasUsed, 0.300),
+            // No ols run at batch 7: no penalty.
+            validation(1, 7, GasUsed, 0.200),
+        ];
+        let mut penalties = order_penalties(&validations);
+        penalties.sort_by_key(|a| (a.0, a.1));
+        let rounded: Vec<_> = penalties
+            .iter()
+            .map(|&(b, s, p)| (b, s, (p * 1000.0).round() as u64))
+            .collect();
+        assert_eq!(
+            rounded,
+            [
+                (1, Ols, 1000),
+                (1, GasUsed, 1000),
+                (42, Ols, 1000),
+                (42, GasUsed, 1070),
+                (42, HeavyFirst, 1010),
+            ]
+        );
     }
 }

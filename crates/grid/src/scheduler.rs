@@ -134,7 +134,7 @@ mod tests {
         let err = "fifo".parse::<SchedulerKind>().unwrap_err().to_string();
         assert_eq!(
             err,
-            "unknown scheduler `fifo` (expected ols, gas-used, gas-limit or oracle)"
+            "unknown scheduler `fifo` (expected ols, gas-used, gas-limit, heavy-first or oracle)"
         );
     }
 }

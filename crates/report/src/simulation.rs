@@ -36,6 +36,18 @@ pub struct Projection {
     /// chunks a pass claims. `None` in results written before the simulator projected it.
     #[serde(default)]
     pub one_item_makespan_s: Option<f64>,
+    /// How much longer the items ran on one thread in this projection's order than in
+    /// block order, at the same batch size (the one-thread validation runs' summed item
+    /// times, the scheduler's against ols's): what an order that moves between blocks
+    /// pays for reaching their data again. Every item time of the projection is
+    /// multiplied by it; 1 for ols, without one-thread validation runs of both orders, and
+    /// in results written before the simulator modelled it.
+    #[serde(default = "no_penalty")]
+    pub order_penalty: f64,
+}
+
+fn no_penalty() -> f64 {
+    1.0
 }
 
 impl Projection {

@@ -414,6 +414,21 @@ fn simulation_intro(out: &mut String, sim: &SimulationReport, tag: Option<&str>)
             costs.join(", "),
         );
     }
+    let mut penalties: Vec<String> = Vec::new();
+    for p in sim.projections.iter().filter(|p| p.order_penalty != 1.0) {
+        let line = format!("{} batch {} {:.3}×", p.scheduler, p.batch, p.order_penalty);
+        if !penalties.contains(&line) {
+            penalties.push(line);
+        }
+    }
+    if !penalties.is_empty() {
+        let _ = writeln!(
+            out,
+            "Order penalty (items on one thread in the scheduler's order against block order, same \
+             batch; every item time of the order's projections multiplied by it): {}.\n",
+            penalties.join(", "),
+        );
+    }
 }
 
 /// Projected GGas/s per (batch, scheduler) row and thread-count column, then the same
@@ -1009,6 +1024,7 @@ mod tests {
             item_slowdown: 1.0,
             item_cost_ns: 0.0,
             one_item_makespan_s,
+            order_penalty: 1.0,
         };
         let mut sim = SimulationReport {
             dump: "d".into(),
