@@ -191,15 +191,33 @@ fn sweep_writes_a_complete_results_folder() {
             assert_eq!((p.item_slowdown, p.item_cost_ns), (1.0, 0.0), "{p:?}");
         }
     }
+    // Every projection carries its order's penalty from the one-thread validation runs
+    // (ols's is 1 by definition).
+    let penalties = simulate::order_penalties(&sim.validations);
+    for p in &sim.projections {
+        let penalty = penalties
+            .iter()
+            .find(|&&(b, s, _)| b == p.batch && s == p.scheduler)
+            .map_or(1.0, |&(_, _, p)| p);
+        assert_eq!(p.order_penalty, penalty, "{p:?}");
+        if p.scheduler == SchedulerKind::Ols {
+            assert_eq!(p.order_penalty, 1.0);
+        }
+    }
     for v in &sim.validations {
-        // Modelled: the profile at the 1-thread ratio plus the cost, scheduled again; at one
-        // thread that is the projection times the ratio.
+        // Modelled: the profile at the 1-thread ratio plus the cost, times the order's
+        // penalty, scheduled again; at one thread that is the projection times the ratio
+        // and the penalty.
         let modelled = v
             .modelled_s
             .expect("the simulator records its model's time");
         assert!(modelled > 0.0, "{v:?}");
         if v.threads.get() == 1 {
-            let scaled = v.predicted_s * curve.ratio_at(1);
+            let penalty = penalties
+                .iter()
+                .find(|&&(b, s, _)| b == v.batch && s == v.scheduler)
+                .map_or(1.0, |&(_, _, p)| p);
+            let scaled = v.predicted_s * curve.ratio_at(1) * penalty;
             assert!(
                 (modelled - scaled).abs() <= 1e-6 * scaled.max(1.0) + 1e-9,
                 "{v:?}"
