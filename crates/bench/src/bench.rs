@@ -31,6 +31,9 @@ pub struct Sampled {
     /// For the points that keep them ([`crate::blocks::keeps_batches`]): each batch of the
     /// median sample, phase by phase (the mean over its passes), keys not yet counted.
     pub per_batch: Vec<BatchFigures>,
+    /// The same for every measured sample, in run order (the median one's are
+    /// `per_batch`): what the per-block latency distribution is taken over.
+    pub sample_batches: Vec<Vec<BatchFigures>>,
 }
 
 /// The timings of the passes of one sample, summed.
@@ -188,16 +191,16 @@ impl PointSamples {
     }
 
     fn finish(self) -> Sampled {
+        let summary = Summary::with_histogram(self.metrics, &self.tx_ns, &self.busy);
         // The median sample (by wall time, as the summary's median).
-        let mut by_wall: Vec<usize> = (0..self.metrics.len()).collect();
-        by_wall.sort_by(|&a, &b| self.metrics[a].wall_s.total_cmp(&self.metrics[b].wall_s));
-        let median_sample = by_wall.get(by_wall.len() / 2).copied();
+        let median_sample = summary.median_index();
+        let every = self.per_batch.len() == summary.repeats.len();
         let per_batch = match median_sample {
-            Some(m) if self.per_batch.len() == self.metrics.len() => self.per_batch[m].clone(),
+            Some(m) if every => self.per_batch[m].clone(),
             _ => Vec::new(),
         };
         // Its reads.
-        let io = (self.io.len() == self.metrics.len() && !self.io.is_empty()).then(|| {
+        let io = (self.io.len() == summary.repeats.len() && !self.io.is_empty()).then(|| {
             let mut median = self.io[median_sample.expect("a sample per read")];
             // The coldness check holds for every sample: report the warmest.
             median.resident_before = self
@@ -208,10 +211,11 @@ impl PointSamples {
             median
         });
         Sampled {
-            summary: Summary::with_histogram(self.metrics, &self.tx_ns, &self.busy),
+            summary,
             passes_per_sample: self.passes,
             io,
             per_batch,
+            sample_batches: if every { self.per_batch } else { Vec::new() },
         }
     }
 }

@@ -98,6 +98,9 @@ pub enum DumpsProblem {
     /// A folder without `*.gigagas` files.
     #[error("no *.gigagas files in this folder")]
     EmptyFolder,
+    /// A label given to a folder of dumps (a label names one dump).
+    #[error("a label names one dump file, and this is a folder of dumps")]
+    LabelOnFolder,
     /// A folder that could not be listed.
     #[error("{0}")]
     Unreadable(std::io::Error),
@@ -141,7 +144,8 @@ pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
     let config = parse(&text, file)?;
     let dir = file.parent().unwrap_or(Path::new(""));
     let mut dumps = Vec::with_capacity(config.dumps.len());
-    for d in &config.dumps {
+    for entry in &config.dumps {
+        let d = &entry.path;
         let p = if d.is_absolute() {
             d.clone()
         } else {
@@ -154,23 +158,28 @@ pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
             problem,
         };
         if p.is_dir() {
+            if entry.label.is_some() {
+                return Err(invalid(DumpsProblem::LabelOnFolder));
+            }
             let files = dumps_in_folder(&p).map_err(|e| invalid(DumpsProblem::Unreadable(e)))?;
             if files.is_empty() {
                 return Err(invalid(DumpsProblem::EmptyFolder));
             }
             dumps.extend(files.into_iter().map(|f| {
                 SuiteDump {
-                    label: d
+                    named: d
                         .join(f.file_name().unwrap_or_default())
                         .display()
                         .to_string(),
                     path: f,
+                    label: None,
                 }
             }));
         } else if p.is_file() {
             dumps.push(SuiteDump {
-                label: d.display().to_string(),
+                named: d.display().to_string(),
                 path: p,
+                label: entry.label.clone(),
             });
         } else if let Ok(meta) = std::fs::metadata(&p) {
             return Err(invalid(DumpsProblem::NotARegularFile(
@@ -198,7 +207,7 @@ pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
         }
     }
     if !config.stores.is_empty()
-        && let Some(entry) = config.dumps.iter().find(|d| {
+        && let Some(entry) = config.dumps.iter().map(|d| &d.path).find(|d| {
             if d.is_absolute() {
                 d.is_dir()
             } else {
@@ -234,8 +243,9 @@ pub fn parse(text: &str, file: &Path) -> Result<SweepConfig, ConfigError> {
         .dumps
         .iter()
         .map(|d| SuiteDump {
-            path: d.clone(),
-            label: d.display().to_string(),
+            path: d.path.clone(),
+            named: d.path.display().to_string(),
+            label: d.label.clone(),
         })
         .collect();
     plan_of(&config, file, named)?;
@@ -257,6 +267,10 @@ pub fn plan_of(
         }
     };
     let dumps = NonEmpty::new(dumps).map_err(bad("dumps"))?;
+    plan::dump_labels(&dumps).map_err(bad("dumps"))?;
+    if let Some(d) = config.layout.repeated() {
+        return Err(bad("layout")(PlanError::RepeatedDimension(d)));
+    }
     let threads = plan::thread_counts(&config.threads, MAX_THREADS).map_err(bad("threads"))?;
     let batch = plan::batch_sizes(&config.batch).map_err(bad("batch"))?;
     let schedulers = NonEmpty::new(config.schedulers.clone()).map_err(bad("schedulers"))?;
@@ -340,6 +354,7 @@ pub fn plan_of(
         collapse_single_transaction_blocks: false,
         simulate,
         state,
+        layout: config.layout.clone(),
     })
 }
 
@@ -433,7 +448,8 @@ schedulers = ["ols", "gas-used"]
         let plan = |c: &SweepConfig| {
             let dump = SuiteDump {
                 path: "d".into(),
-                label: "d".into(),
+                named: "d".into(),
+                label: None,
             };
             plan_of(c, Path::new("x.toml"), vec![dump]).unwrap()
         };
@@ -615,6 +631,81 @@ schedulers = ["ols", "gas-used"]
         // One store still needs one dump, and says how to give several.
         let e = refused("dumps = [\"a.gigagas\", \"b.gigagas\"]\nstate = \"sa\"");
         assert!(e.contains("key `state`") && e.contains("`stores`"), "{e}");
+    }
+
+    /// Dumps may carry labels (a dump file each, none given twice), which the plan keeps
+    /// and records as written; the layout names each dimension once.
+    #[test]
+    fn dumps_take_labels_and_the_layout_names_dimensions_once() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.gigagas", "b.gigagas"] {
+            std::fs::write(dir.path().join(name), b"").unwrap();
+        }
+        std::fs::create_dir(dir.path().join("suite")).unwrap();
+        std::fs::write(dir.path().join("suite/c.gigagas"), b"").unwrap();
+        let file = dir.path().join("c.toml");
+        let config =
+            |extra: &str| format!("threads = [1]\nbatch = [1]\nschedulers = [\"ols\"]\n{extra}\n");
+        let load_text = |text: String| {
+            std::fs::write(&file, text).unwrap();
+            load(&file)
+        };
+        let sweep = load_text(config(
+            "dumps = [{ path = \"a.gigagas\", label = \"30M\" }, \"b.gigagas\"]\n\
+             [layout]\nrows = [\"dump\"]\ncolumns = [\"threads\", \"batch\"]",
+        ))
+        .unwrap();
+        let labels: Vec<Option<&str>> = sweep
+            .plan
+            .dumps
+            .iter()
+            .map(|d| d.label.as_deref())
+            .collect();
+        assert_eq!(labels, [Some("30M"), None]);
+        assert_eq!(sweep.plan.dumps[0].named, "a.gigagas");
+        let recorded = sweep.plan.record();
+        assert_eq!(
+            recorded.dumps,
+            [
+                gigagas_grid::DumpEntry {
+                    path: "a.gigagas".into(),
+                    label: Some("30M".into())
+                },
+                gigagas_grid::DumpEntry::path("b.gigagas")
+            ]
+        );
+        assert_eq!(recorded.layout.columns.len(), 2);
+        let shown = file.display().to_string();
+        let refused = |extra: &str| load_text(config(extra)).unwrap_err().to_string();
+        assert_eq!(
+            refused(
+                "dumps = [{ path = \"a.gigagas\", label = \"x\" }, { path = \"b.gigagas\", label = \"x\" }]"
+            ),
+            format!(
+                "{shown}: key `dumps`: label \"x\" is given to two dumps: each dump's label names it alone"
+            )
+        );
+        assert_eq!(
+            refused("dumps = [{ path = \"a.gigagas\", label = \" \" }]"),
+            format!("{shown}: key `dumps`: label \" \": a label is a non-empty line of text")
+        );
+        assert_eq!(
+            refused("dumps = [{ path = \"suite\", label = \"s\" }]"),
+            format!(
+                "{shown}: key `dumps`: suite: a label names one dump file, and this is a folder of dumps (resolved to {})",
+                dir.path().join("suite").display()
+            )
+        );
+        assert_eq!(
+            refused("dumps = [\"a.gigagas\"]\n[layout]\nrows = [\"batch\"]\ncolumns = [\"batch\"]"),
+            format!(
+                "{shown}: key `layout`: dimension `batch` is named twice: a dimension makes rows or columns, once"
+            )
+        );
+        let e = refused("dumps = [{ path = \"a.gigagas\", name = \"x\" }]");
+        assert!(e.contains("unknown field `name`"), "{e}");
+        let e = refused("dumps = [\"a.gigagas\"]\n[layout]\nrows = [\"thread\"]");
+        assert!(e.contains("unknown variant `thread`"), "{e}");
     }
 
     #[test]

@@ -13,8 +13,9 @@
 use crate::progress::{LOAD_UNITS, run_units};
 use gigagas_executor::Replay;
 use gigagas_grid::{
-    BalDesign, CacheState, Claims, IoMode, Point, Repetition, RunConfig, SchedulerKind,
-    SimulateConfig, StateRead, StateRootPhase, StoreRead, SweepConfig, TimedWork,
+    BalDesign, CacheState, Claims, Dimension, DumpEntry, IoMode, Point, Repetition, RunConfig,
+    SchedulerKind, SimulateConfig, StateRead, StateRootPhase, StoreRead, SweepConfig, TableLayout,
+    TimedWork,
 };
 use std::{num::NonZeroUsize, ops::Deref, path::PathBuf};
 
@@ -37,13 +38,18 @@ pub const MAX_WARMUP: usize = 1_000;
 /// (`simulate.profile_repeats`, `--profile-repeats`).
 pub const MAX_REPEATS: usize = 10_000;
 
-/// A dump of a suite: the file and its name in the results.
+/// A dump of a suite: the file, how the config or command line names it, and the label
+/// the config gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SuiteDump {
     /// The file to read.
     pub path: PathBuf,
-    /// The path as the config or command line names it.
-    pub label: String,
+    /// The path as the config or command line names it (a folder entry joined with the
+    /// file's name): the dump's `path` in the results.
+    pub named: String,
+    /// The label the config gives the dump (`{ path = ..., label = ... }`), shown in place
+    /// of its name in tables, CSV files and plots.
+    pub label: Option<String>,
 }
 
 /// Why a setting cannot make a plan. The message says what is wrong with the value; the
@@ -95,6 +101,21 @@ pub enum PlanError {
     /// A batch size of 0.
     #[error("0 is not a batch size")]
     ZeroBatch,
+    /// A dump's label that is empty, or holds a control character.
+    #[error("label {label:?}: a label is a non-empty line of text")]
+    BadLabel {
+        /// The label given.
+        label: String,
+    },
+    /// Two dumps with the same label.
+    #[error("label {label:?} is given to two dumps: each dump's label names it alone")]
+    RepeatedLabel {
+        /// The label given twice.
+        label: String,
+    },
+    /// A dimension named twice in the layout.
+    #[error("dimension `{0}` is named twice: a dimension makes rows or columns, once")]
+    RepeatedDimension(Dimension),
     /// No measured samples.
     #[error("at least one measured run is needed")]
     ZeroRepeats,
@@ -178,6 +199,26 @@ pub fn thread_counts_or_none(values: &[usize], max: usize) -> Result<Vec<NonZero
     let counts = non_zero(values, PlanError::ZeroThreads)?;
     check_limit(&counts, max)?;
     Ok(counts)
+}
+
+/// The labels the config gives its dumps: each a non-empty line of text, none given to
+/// two dumps.
+pub fn dump_labels(dumps: &[SuiteDump]) -> Result<(), PlanError> {
+    let mut seen: Vec<&str> = Vec::new();
+    for label in dumps.iter().filter_map(|d| d.label.as_deref()) {
+        if label.trim().is_empty() || label.chars().any(char::is_control) {
+            return Err(PlanError::BadLabel {
+                label: label.into(),
+            });
+        }
+        if seen.contains(&label) {
+            return Err(PlanError::RepeatedLabel {
+                label: label.into(),
+            });
+        }
+        seen.push(label);
+    }
+    Ok(())
 }
 
 /// Mega-block sizes: at least one, none 0.
@@ -337,9 +378,9 @@ pub fn plain(counts: &[NonZeroUsize]) -> Vec<usize> {
 pub struct Plan {
     /// One line shown at the top of `table.md`.
     pub description: String,
-    /// The dumps as the config or command line names them (files or folders), recorded
-    /// in the results.
-    pub named_dumps: Vec<PathBuf>,
+    /// The dumps as the config or command line names them (files or folders, with the
+    /// labels the config gives), recorded in the results.
+    pub named_dumps: Vec<DumpEntry>,
     /// The dump files to run, folders expanded, each with its name in the results.
     pub dumps: NonEmpty<SuiteDump>,
     /// Worker thread counts of the parallel points.
@@ -389,6 +430,9 @@ pub struct Plan {
     /// A state store to read the pre-state from, if named: its points beside (or instead
     /// of) the in-memory ones.
     pub state: Option<StorePlan>,
+    /// How `table.md` lays the results out (the config's `layout`; default for `gigagas
+    /// run`), recorded in the results.
+    pub layout: TableLayout,
 }
 
 /// One of the settings of a store plan, as `gigagas run`'s flags ([`StoreSetting::flag`])
@@ -815,6 +859,7 @@ impl Plan {
                 .as_ref()
                 .map_or(gigagas_grid::DEFAULT_IO_THREADS, |s| s.io_threads.get()),
             memory: self.state.as_ref().is_none_or(|s| s.memory),
+            layout: self.layout.clone(),
         }
     }
 }

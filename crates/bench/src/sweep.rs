@@ -80,7 +80,7 @@ pub fn run_grid(
     for (index, dump) in dumps.iter().enumerate() {
         progress.stage(&format!(
             "loading {} ({}/{})",
-            dump.label,
+            dump.named,
             index + 1,
             dumps.len()
         ));
@@ -192,7 +192,8 @@ impl Grid {
         trace: &mut Vec<serde_json::Value>,
     ) -> Result<MeasuredDump, DumpFault> {
         let (plan, cores) = (&self.plan, self.cores);
-        record.path = plan.dumps[index].label.clone();
+        record.path = plan.dumps[index].named.clone();
+        record.label = plan.dumps[index].label.clone();
         if plan.schedulers.contains(&SchedulerKind::Oracle) {
             // The oracle's item times, before any measured pass.
             crate::bench::measure_item_times(&mut replay, plan.verify).map_err(DumpFault::from)?;
@@ -301,11 +302,11 @@ impl Accrued {
             }
             Err(failed) => match failed.nothing_to_measure() {
                 Some(blocks) => self.skipped.push(DumpSkip {
-                    path: dump.label.clone(),
+                    path: dump.named.clone(),
                     blocks,
                 }),
                 None => self.failures.push(DumpFailure {
-                    path: dump.label.clone(),
+                    path: dump.named.clone(),
                     reason: failed.reason(&dump.path),
                 }),
             },
@@ -333,6 +334,7 @@ impl Accrued {
             description: plan.description.clone(),
             started_utc,
             machine,
+            config_hash: Some(gigagas_report::results::config_hash(&plan.record())),
             config: plan.record(),
             dumps: self.records,
             rows: self.rows,
@@ -469,7 +471,9 @@ fn drawn_passes(
             events.extend(crate::trace::pass_events(replay, p, &timings, pid, &name));
         }
         if is_widest {
-            timeline = timeline_of(replay, p, &timings, &record.name);
+            // The label the config gives the dump, else its name.
+            let dump = record.label.as_deref().unwrap_or(&record.name);
+            timeline = timeline_of(replay, p, &timings, dump);
         }
     }
     Ok(timeline)
@@ -561,6 +565,12 @@ fn run_dump(
         per_batch: {
             crate::blocks::add_keys(&mut sampled.per_batch, &keys);
             sampled.per_batch
+        },
+        sample_batches: {
+            for batches in &mut sampled.sample_batches {
+                crate::blocks::add_keys(batches, &keys);
+            }
+            sampled.sample_batches
         },
     };
 
@@ -659,6 +669,7 @@ fn load(path: &Path, keep_bases: bool) -> Result<(Replay, DumpRecord), Failed> {
     }
     let record = DumpRecord {
         name: loaded.name,
+        label: None,
         path: path.display().to_string(),
         checksum: loaded.info.checksum_hex(),
         size_bytes: loaded.info.size,

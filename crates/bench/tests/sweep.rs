@@ -124,9 +124,21 @@ fn sweep_writes_a_complete_results_folder() {
         }
         assert_eq!(r.timed_work, gigagas_grid::TIMED_WORK);
     }
-    // Provenance: the real command line (this test binary's), the build, memory, load.
+    // Provenance: the real command line (this test binary's, portable), the build,
+    // memory, load; the config's hash and the tree's state.
     let p = results.provenance.as_ref().expect("provenance recorded");
-    assert_eq!(p.command_line, std::env::args().collect::<Vec<_>>());
+    let args: Vec<String> = std::env::args().collect();
+    let start = std::env::current_dir().unwrap();
+    assert_eq!(
+        p.command_line,
+        gigagas_report::provenance::portable_command(&args, Some(&start))
+    );
+    assert!(!p.command_line[0].contains('/'), "{:?}", p.command_line);
+    assert_eq!(
+        results.config_hash,
+        Some(gigagas_report::results::config_hash(&results.config))
+    );
+    assert_eq!(results.machine.tree_clean, Some(true));
     assert_eq!(p.build.profile, "test-profile");
     assert!(p.peak_rss_bytes.is_some() && p.load_average_after.is_some());
     assert!(
@@ -363,6 +375,91 @@ fn sweep_writes_a_complete_results_folder() {
     let texts = svg_texts(&merged.join("ggas-vs-threads-batch1.svg"));
     assert!(texts.iter().any(|t| t == "M2 ols"), "{texts:?}");
     assert!(merged.join("timeline-M1.svg").is_file() && merged.join("timeline-M2.svg").is_file());
+}
+
+/// Two labelled dumps of one name (the generator's profile), each block's root after its
+/// transactions: every measured sample keeps its batches (the median one's are the row's
+/// `per_batch`), the labels tell the dumps apart in every CSV key, and the per-block latency
+/// is taken over both samples, with an interval.
+#[test]
+fn labelled_dumps_keep_every_sample_s_blocks() {
+    gigagas_executor::test_utils::install_kzg_verifier();
+    let tmp = tempfile::tempdir().unwrap();
+    let dumps = tmp.path().join("dumps");
+    std::fs::create_dir_all(&dumps).unwrap();
+    for (name, seed) in [("a.gigagas", 3), ("b.gigagas", 4)] {
+        let config = GeneratorConfig {
+            profile: Profile::MainnetLike,
+            blocks: 3,
+            gas_per_block: 2_000_000,
+            seed,
+            fork: EthereumHardfork::Prague,
+            users: 20,
+        };
+        let dump = gigagas_workload::generate_with_witness(&config, |_, _| {})
+            .expect("generation succeeds");
+        gigagas_dump::write_dump(&dump, &dumps.join(name)).expect("dump writes");
+    }
+    let file = tmp.path().join("labelled.toml");
+    std::fs::write(
+        &file,
+        r#"
+dumps = [{ path = "dumps/a.gigagas", label = "small A" }, { path = "dumps/b.gigagas", label = "small B" }]
+threads = [1, 2]
+batch = [1]
+schedulers = ["gas-used"]
+state_root = ["after"]
+sequential = false
+warmup = 0
+repeats = 2
+min_sample_ms = 0
+"#,
+    )
+    .unwrap();
+    let sweep = gigagas_bench::load(&file).expect("config loads");
+    let results = run_sweep(
+        &sweep,
+        &SweepOptions {
+            commit: "abc123".into(),
+            note: None,
+            build: None,
+        },
+        &mut Counter::default(),
+    );
+    assert!(results.failures.is_empty(), "{:?}", results.failures);
+    let labels: Vec<Option<&str>> = results.dumps.iter().map(|d| d.label.as_deref()).collect();
+    assert_eq!(labels, [Some("small A"), Some("small B")]);
+    assert_eq!(
+        results.dumps[0].name, results.dumps[1].name,
+        "one profile, one name"
+    );
+    assert_eq!(results.rows.len(), 4);
+    for r in &results.rows {
+        assert_eq!(r.sample_batches.len(), 2, "every sample's batches");
+        assert!(r.sample_batches.iter().all(|b| b.len() == 3));
+        let median = r.summary.median_index().unwrap();
+        assert_eq!(r.per_batch, r.sample_batches[median]);
+        let l = gigagas_report::latency::block_latency(r).expect("a latency");
+        assert!(l.every_sample && l.samples == 2 && l.batches == 3);
+        assert!(
+            l.wall_s.mean_bounds.is_some(),
+            "an interval over two samples"
+        );
+    }
+    let sets = std::slice::from_ref(&results);
+    let csv = gigagas_report::table::render_csv(sets);
+    assert!(
+        csv.contains(",small A,") && csv.contains(",small B,"),
+        "{csv}"
+    );
+    let blocks = gigagas_report::table::render_blocks_csv(sets);
+    assert_eq!(blocks.lines().count(), 1 + 4 * 2 * 3, "{blocks}");
+    let md = gigagas_report::table::render_markdown(sets, &[]);
+    assert!(
+        md.contains("| small A | 1 |") && md.contains("| small B | 2 |"),
+        "{md}"
+    );
+    assert!(md.contains("| 3 × 2 |"), "{md}");
 }
 
 #[test]

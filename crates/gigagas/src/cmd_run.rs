@@ -180,8 +180,9 @@ fn suite_dumps(given: &[PathBuf]) -> Result<Vec<SuiteDump>> {
     if given.is_empty() {
         let path = dump_or_default(None)?;
         return Ok(vec![SuiteDump {
-            label: path.display().to_string(),
+            named: path.display().to_string(),
             path,
+            label: None,
         }]);
     }
     let mut dumps = Vec::new();
@@ -193,16 +194,18 @@ fn suite_dumps(given: &[PathBuf]) -> Result<Vec<SuiteDump>> {
                 bail!("{}: no *.gigagas files in this folder", p.display());
             }
             dumps.extend(files.into_iter().map(|path| SuiteDump {
-                label: path.display().to_string(),
+                named: path.display().to_string(),
                 path,
+                label: None,
             }));
         } else {
             // A FIFO, a device or a socket is refused here, before anything opens it; a
             // missing or unreadable file becomes that dump's FAIL row.
             crate::cli::refuse_non_regular(p, false)?;
             dumps.push(SuiteDump {
-                label: p.display().to_string(),
+                named: p.display().to_string(),
                 path: p.clone(),
+                label: None,
             });
         }
     }
@@ -252,7 +255,10 @@ impl RunArgs {
         .map_err(|e| flag_error(e.setting.flag())(e.problem))?;
         Ok(Plan {
             description: String::new(),
-            named_dumps: dumps.iter().map(|d| PathBuf::from(&d.label)).collect(),
+            named_dumps: dumps
+                .iter()
+                .map(|d| gigagas_grid::DumpEntry::path(&d.named))
+                .collect(),
             dumps: NonEmpty::new(dumps).map_err(flag_error("DUMPS"))?,
             threads,
             all_cores: false,
@@ -285,6 +291,7 @@ impl RunArgs {
                 && self.scheduler.is_empty(),
             simulate: None,
             state,
+            layout: gigagas_grid::TableLayout::default(),
         })
     }
 }
@@ -415,7 +422,8 @@ mod tests {
         cli.run.plan(TWO, |_| {
             Ok(vec![SuiteDump {
                 path: "d.gigagas".into(),
-                label: "d.gigagas".into(),
+                named: "d.gigagas".into(),
+                label: None,
             }])
         })
     }
@@ -451,7 +459,8 @@ mod tests {
             std::path::Path::new("c.toml"),
             vec![SuiteDump {
                 path: "d.gigagas".into(),
-                label: "d.gigagas".into(),
+                named: "d.gigagas".into(),
+                label: None,
             }],
         )
         .unwrap();

@@ -3,8 +3,8 @@
 //! (`gigagas_bench::config`), and a results file records it (`gigagas_report::SweepResults::config`).
 
 use crate::SchedulerKind;
-use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::{fmt, path::PathBuf};
 
 fn default_seed() -> u64 {
     crate::DEFAULT_ROUND_SEED
@@ -37,8 +37,9 @@ pub struct SweepConfig {
     #[serde(default)]
     pub description: String,
     /// Dump files or folders of dumps (their `*.gigagas` files, sorted), relative to the
-    /// config file's folder (or absolute).
-    pub dumps: Vec<PathBuf>,
+    /// config file's folder (or absolute); a file may carry the label its rows are shown
+    /// under ([`DumpEntry`]).
+    pub dumps: Vec<DumpEntry>,
     /// Worker thread counts.
     pub threads: Vec<usize>,
     /// Mega-block sizes (blocks per parallel unit).
@@ -117,6 +118,192 @@ pub struct SweepConfig {
     /// With a store, also run the in-memory points (default true).
     #[serde(default = "yes")]
     pub memory: bool,
+    /// How `table.md` lays the sweep out: which dimensions make the rows and the columns
+    /// of its throughput tables (default: rows of dump × threads, the columns chosen from
+    /// what varies; see [`TableLayout`]).
+    #[serde(default, skip_serializing_if = "TableLayout::is_default")]
+    pub layout: TableLayout,
+}
+
+/// One entry of a sweep's `dumps`: a dump file or a folder of dumps, written as its path
+/// (`"dumps/mainnet.gigagas"`) or, for one file, as a table that also gives the label its
+/// rows are shown under in tables, CSV files and plots
+/// (`{ path = "../target/big-blocks/mainnet-like-30m.gigagas", label = "30M" }`). Without a
+/// label a dump is shown by its name, or by its file stem where names collide. Stored the
+/// way it was written: a path alone as a string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DumpEntry {
+    /// The dump file or folder, relative to the config file's folder (or absolute).
+    pub path: PathBuf,
+    /// The label of the dump's rows, if the config gives one.
+    pub label: Option<String>,
+}
+
+impl DumpEntry {
+    /// An entry of a path alone, without a label.
+    pub fn path(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            label: None,
+        }
+    }
+}
+
+/// The table form of a [`DumpEntry`].
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LabelledDump {
+    path: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
+}
+
+impl Serialize for DumpEntry {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.label {
+            None => self.path.serialize(serializer),
+            Some(label) => LabelledDump {
+                path: self.path.clone(),
+                label: Some(label.clone()),
+            }
+            .serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for DumpEntry {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entry;
+        impl<'de> serde::de::Visitor<'de> for Entry {
+            type Value = DumpEntry;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a dump path, or a table { path = \"...\", label = \"...\" }")
+            }
+            fn visit_str<E: serde::de::Error>(self, path: &str) -> Result<DumpEntry, E> {
+                Ok(DumpEntry::path(path))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<DumpEntry, A::Error> {
+                let t =
+                    LabelledDump::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(DumpEntry {
+                    path: t.path,
+                    label: t.label,
+                })
+            }
+        }
+        deserializer.deserialize_any(Entry)
+    }
+}
+
+/// A dimension of a sweep's grid, as a table's rows, columns or sections are named by it
+/// (the config's `layout`; the names are the config keys and CSV columns of the same
+/// dimension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dimension {
+    /// The dump (shown by its label).
+    Dump,
+    /// Worker threads (the sequential baseline stands beside every thread count).
+    Threads,
+    /// Blocks per mega-block.
+    Batch,
+    /// The scheduler.
+    Scheduler,
+    /// How workers claim items (chunked, or one item per claim).
+    Claims,
+    /// Sender recovery inside the timed work.
+    RecoverSenders,
+    /// Receipts inside the timed work.
+    Receipts,
+    /// Where the pre-state is read from: memory, or a store (its cache state, I/O mode and
+    /// access-list design).
+    State,
+    /// The state-root phase.
+    StateRoot,
+}
+
+impl Dimension {
+    /// Every dimension, in the order a layout takes its columns from them.
+    pub const ALL: [Dimension; 9] = [
+        Dimension::Dump,
+        Dimension::Threads,
+        Dimension::Batch,
+        Dimension::Scheduler,
+        Dimension::Claims,
+        Dimension::StateRoot,
+        Dimension::RecoverSenders,
+        Dimension::Receipts,
+        Dimension::State,
+    ];
+
+    /// The dimension's name, as the config and the CSV columns write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dimension::Dump => "dump",
+            Dimension::Threads => "threads",
+            Dimension::Batch => "batch",
+            Dimension::Scheduler => "scheduler",
+            Dimension::Claims => "claims",
+            Dimension::RecoverSenders => "recover_senders",
+            Dimension::Receipts => "receipts",
+            Dimension::State => "state",
+            Dimension::StateRoot => "state_root",
+        }
+    }
+
+    /// Whether the dimension is part of the timed work, which the sequential baseline shares
+    /// with the replay (its baseline changes with it), rather than of the replay's settings.
+    pub fn is_work(self) -> bool {
+        matches!(
+            self,
+            Dimension::RecoverSenders
+                | Dimension::Receipts
+                | Dimension::State
+                | Dimension::StateRoot
+        )
+    }
+}
+
+impl fmt::Display for Dimension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How `table.md` lays a sweep out: its throughput tables have a row per combination of
+/// the `rows` dimensions that was measured, a column per combination of the `columns`
+/// dimensions (at most about eight), and one table per combination of the dimensions that
+/// vary and are in neither. Left empty, the rows are dump × threads (those of them that
+/// vary) and the columns are taken from the other varying dimensions in the order of
+/// [`Dimension::ALL`] while they fit.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableLayout {
+    /// The dimensions of a table's rows, outermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<Dimension>,
+    /// The dimensions of a table's columns, outermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub columns: Vec<Dimension>,
+}
+
+impl TableLayout {
+    /// Whether nothing is named (the default layout).
+    pub fn is_default(&self) -> bool {
+        self.rows.is_empty() && self.columns.is_empty()
+    }
+
+    /// The first dimension named twice (in rows or columns, or in both), if any.
+    pub fn repeated(&self) -> Option<Dimension> {
+        let all: Vec<Dimension> = self.rows.iter().chain(&self.columns).copied().collect();
+        all.iter()
+            .enumerate()
+            .find(|(i, d)| all[..*i].contains(d))
+            .map(|(_, d)| *d)
+    }
 }
 
 fn all_io() -> Vec<crate::IoMode> {
@@ -164,4 +351,58 @@ pub struct SimulateConfig {
     /// in the validation runs (the report crate's `SlowdownCurve`).
     #[serde(default)]
     pub item_slowdown: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dump entry reads from a path or a table, and is written back the way it was
+    /// given; a table with an unknown key is refused by name.
+    #[test]
+    fn dump_entries_read_as_paths_or_labelled_tables() {
+        let entries: Vec<DumpEntry> = serde_json::from_str(
+            r#"["dumps/a.gigagas", {"path": "b.gigagas", "label": "30M"}, {"path": "c"}]"#,
+        )
+        .unwrap();
+        assert_eq!(entries[0], DumpEntry::path("dumps/a.gigagas"));
+        assert_eq!(entries[1].label.as_deref(), Some("30M"));
+        assert_eq!(entries[2], DumpEntry::path("c"));
+        let back = serde_json::to_string(&entries).unwrap();
+        assert_eq!(
+            back,
+            r#"["dumps/a.gigagas",{"path":"b.gigagas","label":"30M"},"c"]"#
+        );
+        let err = serde_json::from_str::<DumpEntry>(r#"{"path": "a", "lable": "x"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `lable`"), "{err}");
+        let err = serde_json::from_str::<DumpEntry>("3")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a dump path, or a table"), "{err}");
+    }
+
+    /// Layout dimensions are read by their config names; a repeated one is found.
+    #[test]
+    fn layouts_name_dimensions() {
+        let layout: TableLayout =
+            serde_json::from_str(r#"{"rows": ["dump", "threads"], "columns": ["state_root"]}"#)
+                .unwrap();
+        assert_eq!(layout.rows, [Dimension::Dump, Dimension::Threads]);
+        assert_eq!(layout.repeated(), None);
+        let twice = TableLayout {
+            rows: vec![Dimension::Batch],
+            columns: vec![Dimension::Scheduler, Dimension::Batch],
+        };
+        assert_eq!(twice.repeated(), Some(Dimension::Batch));
+        let err = serde_json::from_str::<TableLayout>(r#"{"rows": ["thread"]}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown variant `thread`"), "{err}");
+        for d in Dimension::ALL {
+            let name = serde_json::to_value(d).unwrap();
+            assert_eq!(name, d.name());
+        }
+    }
 }

@@ -34,7 +34,7 @@ mod scheduler;
 mod state;
 mod work;
 
-pub use config::{SimulateConfig, SweepConfig};
+pub use config::{Dimension, DumpEntry, SimulateConfig, SweepConfig, TableLayout};
 pub use point::{Point, Repetition, RunConfig};
 pub use scheduler::{Claims, SchedulerKind};
 pub use state::{BadStateRead, BalDesign, CacheState, IoMode, StateRead, StoreRead, UnknownName};

@@ -1,7 +1,7 @@
 //! Results folders: `results/<name>/<YYYY-MM-DD>-<commit>/` with `results.json` (the
-//! source of truth), `results.csv`, `table.md`, `simulation.csv` (if simulated), `blocks.csv`
-//! (if some row kept its batches' figures) and SVG
-//! plots, all derived from `results.json` and re-renderable with [`render_dir`].
+//! source of truth), `results.csv`, `table.md`, `simulation.csv` (if simulated),
+//! `blocks.csv` and `latency.csv` (if some row kept its batches' figures) and SVG plots,
+//! all derived from `results.json` and re-renderable with [`render_dir`].
 
 use crate::{error::ReportError, plot, results::SweepResults, table};
 use std::{
@@ -58,13 +58,14 @@ pub fn folder_name(results: &SweepResults) -> String {
 
 /// The files of fixed names a results folder may hold (the plots are `*.svg`): outputs
 /// that are checked against the inputs before any work.
-pub const FILES: [&str; 7] = [
+pub const FILES: [&str; 8] = [
     "results.json",
     "results.csv",
     "totals.csv",
     "table.md",
     "simulation.csv",
     "blocks.csv",
+    "latency.csv",
     "merged.json",
 ];
 
@@ -74,9 +75,8 @@ fn write_file(path: &Path, contents: &[u8]) -> Result<(), ReportError> {
 }
 
 /// Write the files derived from `sets` into `dir`: `table.md`, `results.csv`,
-/// `simulation.csv` (if any set has simulations), `blocks.csv` (if any row kept its
-/// batches' figures) and the plots. Returns the written
-/// file names.
+/// `simulation.csv` (if any set has simulations), `blocks.csv` and `latency.csv` (if any
+/// row kept its batches' figures) and the plots. Returns the written file names.
 pub fn render_into(dir: &Path, sets: &[SweepResults]) -> Result<Vec<String>, ReportError> {
     let plots = plot::render_plots(sets).map_err(|source| ReportError::Plot {
         path: dir.to_path_buf(),
@@ -94,7 +94,10 @@ pub fn render_into(dir: &Path, sets: &[SweepResults]) -> Result<Vec<String>, Rep
     )?;
     written.push("table.md".to_string());
     type Render = fn(&[SweepResults]) -> String;
-    let csvs: [(&str, bool, Render); 4] = [
+    let batches = sets
+        .iter()
+        .any(|s| s.rows.iter().any(|r| !r.per_batch.is_empty()));
+    let csvs: [(&str, bool, Render); 5] = [
         ("results.csv", true, table::render_csv),
         (
             "totals.csv",
@@ -106,12 +109,8 @@ pub fn render_into(dir: &Path, sets: &[SweepResults]) -> Result<Vec<String>, Rep
             sets.iter().any(|s| !s.simulations.is_empty()),
             table::render_simulation_csv,
         ),
-        (
-            "blocks.csv",
-            sets.iter()
-                .any(|s| s.rows.iter().any(|r| !r.per_batch.is_empty())),
-            table::render_blocks_csv,
-        ),
+        ("blocks.csv", batches, table::render_blocks_csv),
+        ("latency.csv", batches, table::render_latency_csv),
     ];
     for (name, wanted, render) in csvs {
         if wanted {

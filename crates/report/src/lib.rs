@@ -18,6 +18,8 @@
 //!   output format.
 //! - [`folder`]: writes `results/<name>/<YYYY-MM-DD>-<commit>/` atomically and re-renders
 //!   existing folders.
+//! - [`latency`]: per-block latency: mean, P50 (with bootstrap intervals over samples),
+//!   P90, P99 and the slowest block of the rows that keep their batches.
 //! - [`stats`]: per-pass figures, their median over repeats, intervals and paired ratios.
 //! - [`simulation`]: the schedule simulator's projections and validations as recorded.
 //! - [`timeline`]: the longest batch of a parallel pass, workers × time, drawn as SVG.
@@ -31,6 +33,7 @@
 pub mod compare;
 pub mod error;
 pub mod folder;
+pub mod latency;
 pub mod machine;
 pub mod output;
 pub mod plot;

@@ -20,6 +20,10 @@ pub struct MachineInfo {
     pub rustc: String,
     /// Git commit of the measured code (`-dirty` if the tree had changes).
     pub commit: String,
+    /// Whether the tracked files of the build's tree matched the commit (`None`: not
+    /// recorded, or no commit known; [`MachineInfo::tree_clean`] then reads the commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree_clean: Option<bool>,
     /// Free-form note about the conditions (e.g. "shared VM, other compiles running").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -28,6 +32,7 @@ pub struct MachineInfo {
 impl MachineInfo {
     /// Read this machine's facts; `commit` is the build's commit (see [`git_commit`]).
     pub fn detect(commit: impl Into<String>) -> Self {
+        let commit = commit.into();
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu = cpuinfo
             .lines()
@@ -71,9 +76,17 @@ impl MachineInfo {
             memory_gib,
             os,
             rustc: env!("GIGAGAS_RUSTC_VERSION").to_string(),
-            commit: commit.into(),
+            tree_clean: tree_clean_of(&commit),
+            commit,
             note: None,
         }
+    }
+
+    /// Whether the tracked files of the measured build's tree matched its commit: as
+    /// recorded, or read from the commit (`-dirty` when not) in results written before it
+    /// was recorded; `None` when the commit is unknown.
+    pub fn tree_clean(&self) -> Option<bool> {
+        self.tree_clean.or_else(|| tree_clean_of(&self.commit))
     }
 
     /// Logical cores available to this process (1 if unknown): the one place a core
@@ -85,6 +98,16 @@ impl MachineInfo {
     /// Short label for merged tables and plot legends: `CPU ×cores`.
     pub fn label(&self) -> String {
         format!("{} x{}", self.cpu, self.cores)
+    }
+}
+
+/// Whether a commit as [`git_commit`] writes it names a clean tree: `Some(false)` with
+/// `-dirty`, `None` for `unknown` (no checkout), else `Some(true)`.
+pub fn tree_clean_of(commit: &str) -> Option<bool> {
+    if commit.is_empty() || commit == "unknown" {
+        None
+    } else {
+        Some(!commit.ends_with("-dirty"))
     }
 }
 
@@ -133,6 +156,21 @@ mod tests {
         assert!(m.label().contains(&format!("x{}", m.cores)));
         let back: MachineInfo = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
         assert_eq!(back, m);
+        assert_eq!(m.tree_clean, Some(true));
+    }
+
+    /// The tree's state is read from the commit where results did not record it.
+    #[test]
+    fn the_tree_is_clean_unless_the_commit_says_dirty() {
+        assert_eq!(tree_clean_of("1f500c55bbd9"), Some(true));
+        assert_eq!(tree_clean_of("cf0977f668cb-dirty"), Some(false));
+        assert_eq!(tree_clean_of("unknown"), None);
+        let mut m = MachineInfo::detect("abc-dirty");
+        assert_eq!(m.tree_clean, Some(false));
+        m.tree_clean = None;
+        assert_eq!(m.tree_clean(), Some(false));
+        m.commit = "abc".into();
+        assert_eq!(m.tree_clean(), Some(true));
     }
 
     /// A fresh repository: its commit's short hash, `-dirty` once a tracked file changes,

@@ -258,12 +258,27 @@ fn parallel_rows(set: &SweepResults) -> impl Iterator<Item = &ResultRow> {
     set.rows.iter().filter(|r| !r.point.is_sequential())
 }
 
-/// Groups of rows drawn together: same dump and sender recovery.
-fn groups(sets: &[SweepResults]) -> Vec<(String, bool)> {
-    let mut g: Vec<(String, bool)> = Vec::new();
-    for r in sets.iter().flat_map(parallel_rows) {
-        if !g.contains(&(r.dump.clone(), r.point.work().recover_senders)) {
-            g.push((r.dump.clone(), r.point.work().recover_senders));
+/// A group of rows drawn together: (the dump's label, sender recovery), and the dumps (name,
+/// checksum) under that label.
+type GroupKey = ((String, bool), Vec<(String, String)>);
+
+/// Groups of rows drawn together: same dump (by its label) and sender recovery, with the
+/// dumps (name, checksum) that label stands for over every set.
+fn groups(sets: &[SweepResults]) -> Vec<GroupKey> {
+    let mut g: Vec<GroupKey> = Vec::new();
+    for s in sets {
+        let labels = crate::results::DumpLabels::of(s);
+        for r in parallel_rows(s) {
+            let key = (labels.of_row(r).to_string(), r.point.work().recover_senders);
+            let dump = (r.dump.clone(), r.dump_checksum.clone());
+            match g.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, dumps)) => {
+                    if !dumps.contains(&dump) {
+                        dumps.push(dump);
+                    }
+                }
+                None => g.push((key, vec![dump])),
+            }
         }
     }
     g
@@ -296,7 +311,10 @@ fn prefix(merged: bool, i: usize) -> String {
 /// The parallel rows drawn together: one dump and sender-recovery setting, over every
 /// result set (machine).
 struct Group {
+    /// The dump's label.
     dump: String,
+    /// The dumps (name, checksum) shown under that label.
+    members: Vec<(String, String)>,
     recover: bool,
     /// Thread counts and batch sizes present, ascending.
     threads: Vec<usize>,
@@ -309,7 +327,10 @@ struct Group {
 
 impl Group {
     fn contains(&self, r: &&ResultRow) -> bool {
-        r.dump == self.dump && r.point.work().recover_senders == self.recover
+        self.members
+            .iter()
+            .any(|(name, checksum)| r.dump == *name && r.dump_checksum == *checksum)
+            && r.point.work().recover_senders == self.recover
     }
 }
 
@@ -331,20 +352,24 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, PlotError> {
     let dumps = distinct_dumps(&all_groups);
     let many_dumps = dumps > 1;
     if dumps <= MAX_DUMPS_PLOTTED {
-        for (dump, recover) in all_groups {
-            let rows = || {
-                sets.iter()
-                    .flat_map(parallel_rows)
-                    .filter(|r| r.dump == dump && r.point.work().recover_senders == recover)
-            };
-            let g = Group {
-                threads: distinct(rows().map(|r| r.point.threads())),
-                batches: distinct(rows().map(|r| r.point.batch())),
+        for ((dump, recover), members) in all_groups {
+            let mut g = Group {
+                threads: Vec::new(),
+                batches: Vec::new(),
                 suffix: suffix(&dump, recover, many_dumps),
                 merged: sets.len() > 1,
                 dump,
+                members,
                 recover,
             };
+            let rows = || {
+                sets.iter()
+                    .flat_map(parallel_rows)
+                    .filter(|r| g.contains(r))
+            };
+            let threads = distinct(rows().map(|r| r.point.threads()));
+            let batches = distinct(rows().map(|r| r.point.batch()));
+            (g.threads, g.batches) = (threads, batches);
             charts.extend(threads_charts(sets, &g));
             charts.extend(batch_charts(sets, &g));
             charts.extend(longest_share_chart(sets, &g));
@@ -378,8 +403,8 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, PlotError> {
     Ok(plots)
 }
 
-fn distinct_dumps(groups: &[(String, bool)]) -> usize {
-    let mut names: Vec<&str> = groups.iter().map(|g| g.0.as_str()).collect();
+fn distinct_dumps(groups: &[GroupKey]) -> usize {
+    let mut names: Vec<&str> = groups.iter().map(|g| g.0.0.as_str()).collect();
     names.sort_unstable();
     names.dedup();
     names.len()
@@ -642,7 +667,9 @@ fn simulation_charts(sets: &[SweepResults], many_dumps: bool) -> Vec<(String, Ch
     let merged = sets.len() > 1;
     let mut charts = Vec::new();
     for (i, set) in sets.iter().enumerate() {
+        let labels = crate::results::DumpLabels::of(set);
         for sim in &set.simulations {
+            let dump = labels.label(&sim.dump, &sim.dump_checksum);
             let mut series = Vec::new();
             let mut keys: Vec<(usize, SchedulerKind)> = Vec::new();
             for p in &sim.projections {
@@ -689,7 +716,7 @@ fn simulation_charts(sets: &[SweepResults], many_dumps: bool) -> Vec<(String, Ch
                 String::new()
             };
             let dump_sfx = if many_dumps || set.simulations.len() > 1 {
-                suffix(&sim.dump, false, true)
+                suffix(dump, false, true)
             } else {
                 String::new()
             };
@@ -698,7 +725,7 @@ fn simulation_charts(sets: &[SweepResults], many_dumps: bool) -> Vec<(String, Ch
                 Chart {
                     title: format!(
                         "Schedule simulator: projected throughput ({}{})",
-                        sim.dump,
+                        dump,
                         if merged {
                             format!(", {}", machine_tag(i))
                         } else {

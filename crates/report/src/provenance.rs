@@ -1,8 +1,10 @@
-//! What a reader of a published table needs to reproduce it: the exact command line, the
-//! build, the definition of the timed work (on every row), the process's peak memory, and
-//! the machine's load and CPU frequency governor before and after.
+//! What a reader of a published table needs to reproduce it: the command line (portable:
+//! the binary by its name, paths relative to the folder the run started in), the build,
+//! the definition of the timed work (on every row), the process's peak memory, and the
+//! machine's load and CPU frequency governor before and after.
 
 use serde::{Deserialize, Serialize};
+use std::path::{Component, Path, PathBuf};
 
 /// How the measuring binary was built (recorded at build time by the binary's build
 /// script; see `crates/gigagas/build.rs`).
@@ -27,7 +29,10 @@ pub struct BuildInfo {
 /// Facts about one run of the binary, for results.json and table.md.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
-    /// The command line exactly as given (program name first).
+    /// The command line as given, made portable ([`portable_command`]): the program by
+    /// its name alone, every path argument relative to the folder the run started in
+    /// (results written before recorded argv as typed; tables show those portable as far as
+    /// they can without the start folder).
     pub command_line: Vec<String>,
     /// How the binary was built.
     pub build: BuildInfo,
@@ -46,12 +51,15 @@ pub struct Provenance {
 }
 
 impl Provenance {
-    /// Start recording: the command line, the build, the load and governor now.
+    /// Start recording: the command line (portable, against the current folder), the
+    /// build, the load and governor now.
     pub fn start(build: BuildInfo) -> Self {
+        let args: Vec<String> = std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let start = std::env::current_dir().ok();
         Self {
-            command_line: std::env::args_os()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect(),
+            command_line: portable_command(&args, start.as_deref()),
             build,
             peak_rss_bytes: None,
             load_average_before: load_average(),
@@ -73,9 +81,10 @@ impl Provenance {
         self
     }
 
-    /// The command line as one shell-quoted string.
+    /// The command line as one shell-quoted string, portable ([`portable_command`] without
+    /// a start folder: what results written before it was recorded portable can show).
     pub fn command(&self) -> String {
-        self.command_line
+        portable_command(&self.command_line, None)
             .iter()
             .map(|a| shell_quote(a))
             .collect::<Vec<_>>()
@@ -114,6 +123,88 @@ impl Provenance {
     }
 }
 
+/// Options whose value is free text, never a path: left as given.
+const TEXT_OPTIONS: [&str; 2] = ["--note", "--cpu-profile-point"];
+
+/// A command line that reads the same on any machine: the program (`args[0]`) by its file
+/// name alone (`./target/release/gigagas` → `gigagas`), and every path argument (a word or
+/// an `--option=value` value that is absolute or starts with `./`) relative to `start`, the
+/// folder the run started in (`/home/me/gigagas/results` → `results`; outside it, with
+/// `..`). Without `start` an absolute path stays as it is and `./` is dropped. The values of
+/// free-text options (`--note`) are left alone.
+pub fn portable_command(args: &[String], start: Option<&Path>) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut text_value = false;
+    for (i, a) in args.iter().enumerate() {
+        let word = if i == 0 {
+            Path::new(a)
+                .file_name()
+                .map_or_else(|| a.clone(), |n| n.to_string_lossy().into_owned())
+        } else if text_value {
+            a.clone()
+        } else if let Some((option, value)) = a.split_once('=').filter(|(o, _)| o.starts_with("--"))
+        {
+            if TEXT_OPTIONS.contains(&option) {
+                a.clone()
+            } else {
+                format!("{option}={}", portable_path(value, start))
+            }
+        } else if a.starts_with('-') {
+            a.clone()
+        } else {
+            portable_path(a, start)
+        };
+        text_value = i > 0 && TEXT_OPTIONS.contains(&a.as_str());
+        out.push(word);
+    }
+    out
+}
+
+/// One argument made portable: an absolute path relative to `start` (when known), a
+/// `./`-relative one without its `./`; any other word as it is.
+fn portable_path(word: &str, start: Option<&Path>) -> String {
+    let path = Path::new(word);
+    if path.is_absolute() {
+        return match start {
+            Some(start) if start.is_absolute() => relative_to(path, start).display().to_string(),
+            _ => word.to_string(),
+        };
+    }
+    let mut rest = word;
+    while let Some(r) = rest.strip_prefix("./") {
+        rest = r.trim_start_matches('/');
+    }
+    if rest.is_empty() {
+        ".".into()
+    } else {
+        rest.into()
+    }
+}
+
+/// `path` relative to `base`, both absolute, by their components alone (no link is
+/// followed): the part of `path` past what the two share, after a `..` per component of
+/// `base` past it; `.` for the same folder.
+fn relative_to(path: &Path, base: &Path) -> PathBuf {
+    fn clean(p: &Path) -> Vec<Component<'_>> {
+        p.components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .collect()
+    }
+    let (p, b) = (clean(path), clean(base));
+    let shared = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in shared..b.len() {
+        out.push("..");
+    }
+    for c in &p[shared..] {
+        out.push(c.as_os_str());
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
 /// Peak resident set size of this process (`VmHWM` of /proc/self/status), bytes.
 pub fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -150,15 +241,79 @@ mod tests {
             ..Default::default()
         })
         .finish();
-        assert_eq!(
-            p.command_line,
-            std::env::args().collect::<Vec<_>>(),
-            "the real command line"
-        );
+        let args: Vec<String> = std::env::args().collect();
+        assert_eq!(p.command_line.len(), args.len(), "the real command line");
+        let program = Path::new(&args[0]).file_name().unwrap().to_str().unwrap();
+        assert_eq!(p.command_line[0], program, "the program by its name alone");
         assert!(p.peak_rss_bytes.unwrap() > 1 << 20);
         assert!(p.load_average_before.is_some() && p.load_average_after.is_some());
         let md = p.markdown();
         assert!(md.contains("profile test") && md.contains("peak RSS"));
+    }
+
+    fn words(s: &[&str]) -> Vec<String> {
+        s.iter().map(|w| w.to_string()).collect()
+    }
+
+    /// The binary by its name, absolute paths (`--results-dir` included) relative to the
+    /// start folder, `./` dropped, free text and flags left alone.
+    #[test]
+    fn recorded_commands_are_portable() {
+        let start = Path::new("/home/me/gigagas");
+        let given = words(&[
+            "/home/me/gigagas/target/release/gigagas",
+            "sweep",
+            "/home/me/gigagas/bench-configs/big-blocks.toml",
+            "--results-dir",
+            "/tmp/gigagas-16-core-results",
+            "--out=./results/x",
+            "--note",
+            "/ shared VM, ./ idle",
+            "./dumps/mainnet.gigagas",
+            "--threads=1,2",
+            "--repeats",
+            "5",
+        ]);
+        assert_eq!(
+            portable_command(&given, Some(start)),
+            words(&[
+                "gigagas",
+                "sweep",
+                "bench-configs/big-blocks.toml",
+                "--results-dir",
+                "../../../tmp/gigagas-16-core-results",
+                "--out=results/x",
+                "--note",
+                "/ shared VM, ./ idle",
+                "dumps/mainnet.gigagas",
+                "--threads=1,2",
+                "--repeats",
+                "5",
+            ])
+        );
+        assert_eq!(
+            portable_command(
+                &words(&["./target/release/gigagas", "report", "/home/me/gigagas"]),
+                Some(start)
+            ),
+            words(&["gigagas", "report", "."])
+        );
+        // Without the start folder (results recorded argv as typed): the program's path and
+        // `./` go, an absolute path stays.
+        let old = Provenance {
+            command_line: words(&[
+                "/work/main/target/release/gigagas",
+                "sweep",
+                "./bench-configs/io.toml",
+                "--results-dir",
+                "/tmp/r",
+            ]),
+            ..Default::default()
+        };
+        assert_eq!(
+            old.command(),
+            "gigagas sweep bench-configs/io.toml --results-dir /tmp/r"
+        );
     }
 
     #[test]

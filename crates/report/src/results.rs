@@ -173,6 +173,11 @@ pub struct SweepResults {
     /// The command line, build, peak RSS, load and governor of the run (set by the
     /// binary; absent from results that no binary wrote).
     pub provenance: Option<crate::provenance::Provenance>,
+    /// xxh3-64 of the `config` above as compact JSON, 16 hex digits ([`config_hash`]): one
+    /// word that tells whether two folders ran the same config. Absent from results written
+    /// before it was recorded (the tables then compute it from `config`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_hash: Option<String>,
     /// The longest batch of one more verified pass of the widest parallel point (most
     /// threads, then the smallest batch), over every dump: workers × time, drawn as
     /// `timeline.svg` ([`crate::timeline`]). Absent in sequential-only runs.
@@ -310,6 +315,10 @@ fn paired_geomean(rows: &[ResultRow], t: &SuiteTotal) -> Option<Interval> {
 pub struct DumpRecord {
     /// The dump's name (from its metadata).
     pub name: String,
+    /// The label the config gives the dump (`{ path = ..., label = ... }`), shown in place
+    /// of its name; absent when none was given ([`dump_labels`] then derives one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// The path as written in the config.
     pub path: String,
     /// xxh3-64 of the dump's content, 16 hex digits.
@@ -411,6 +420,17 @@ pub fn pair_ratios(rows: &mut [ResultRow]) {
     }
 }
 
+/// The sequential baseline a point's ratio over "sequential" is taken against: the same
+/// timed work, reading its state the way a client without an access list can
+/// ([`gigagas_grid::StateRead::of_baseline`]) and computing roots after the transactions
+/// where the point computes them at all. The baseline's own is itself.
+pub fn baseline_point(point: &Point) -> Point {
+    let mut work = point.work();
+    work.state = work.state.of_baseline();
+    work.state_root = work.state_root.of_baseline();
+    Point::Sequential(work)
+}
+
 /// One grid point (or a sequential baseline) with all its repeats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultRow {
@@ -459,9 +479,15 @@ pub struct ResultRow {
     pub passes_per_sample: Vec<u32>,
     /// The replay's points that read a store or compute roots: each batch's phases in the
     /// median sample ([`BatchFigures`]). Empty for the others and in results written
-    /// before issue 45.
+    /// before batches were kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_batch: Vec<BatchFigures>,
+    /// The same points' batches in every measured sample, in run order (sample `r` from
+    /// round `r`; the median sample's are `per_batch`): what the per-block latency
+    /// distribution is taken over ([`crate::latency`]). Empty for the other points and in
+    /// results written when only the median sample's were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_batches: Vec<Vec<BatchFigures>>,
 }
 
 impl ResultRow {
@@ -470,10 +496,7 @@ impl ResultRow {
     /// can (memory for memory; on demand from the store in the same cache state for a
     /// store row).
     pub fn is_baseline_of_mine(&self, b: &ResultRow) -> bool {
-        let mut work = self.point.work();
-        work.state = work.state.of_baseline();
-        work.state_root = work.state_root.of_baseline();
-        b.dump == self.dump && b.point == Point::Sequential(work)
+        b.dump == self.dump && b.point == baseline_point(&self.point)
     }
 
     /// Median throughput, Mgas/s.
@@ -499,7 +522,113 @@ impl ResultRow {
     }
 }
 
+/// The label each dump of `dumps` is shown under, in the same order, every one distinct:
+/// the label the config gave it; else its name; where that name is another dump's too, the
+/// file stem of its path (`../target/big-blocks/mainnet-like-30m.gigagas` →
+/// `mainnet-like-30m`); where even that collides, followed by its checksum.
+pub fn dump_labels(dumps: &[DumpRecord]) -> Vec<String> {
+    let taken = |labels: &[String], i: usize| {
+        labels
+            .iter()
+            .enumerate()
+            .any(|(j, l)| j != i && *l == labels[i])
+    };
+    let base: Vec<String> = dumps
+        .iter()
+        .map(|d| d.label.clone().unwrap_or_else(|| d.name.clone()))
+        .collect();
+    let stems: Vec<String> = (0..dumps.len())
+        .map(|i| {
+            let d = &dumps[i];
+            if d.label.is_none() && taken(&base, i) {
+                Path::new(&d.path)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| base[i].clone())
+            } else {
+                base[i].clone()
+            }
+        })
+        .collect();
+    (0..dumps.len())
+        .map(|i| {
+            if taken(&stems, i) {
+                format!("{} ({})", stems[i], dumps[i].checksum)
+            } else {
+                stems[i].clone()
+            }
+        })
+        .collect()
+}
+
+/// The labels of one result set's dumps ([`dump_labels`]), looked up by a row's dump name
+/// and checksum: what every table, CSV file and plot shows a row's dump as.
+#[derive(Debug, Clone, Default)]
+pub struct DumpLabels {
+    by_dump: std::collections::HashMap<(String, String), String>,
+}
+
+impl DumpLabels {
+    /// The labels of `set`'s dumps.
+    pub fn of(set: &SweepResults) -> Self {
+        let mut by_dump = std::collections::HashMap::new();
+        for (d, label) in set.dumps.iter().zip(dump_labels(&set.dumps)) {
+            by_dump
+                .entry((d.name.clone(), d.checksum.clone()))
+                .or_insert(label);
+        }
+        Self { by_dump }
+    }
+
+    /// The label of the dump `name` with `checksum` (its name where the set has no record
+    /// of it).
+    pub fn label<'a>(&'a self, name: &'a str, checksum: &str) -> &'a str {
+        self.by_dump
+            .get(&(name.to_string(), checksum.to_string()))
+            .map_or(name, String::as_str)
+    }
+
+    /// The label of a row's dump.
+    pub fn of_row<'a>(&'a self, row: &'a ResultRow) -> &'a str {
+        self.label(&row.dump, &row.dump_checksum)
+    }
+
+    /// The labels written shorter by `f` (a fixture test's name without its file, say),
+    /// where every one stays distinct; else as they are.
+    pub fn shortened(self, f: impl Fn(&str) -> String) -> Self {
+        let short: std::collections::HashMap<(String, String), String> = self
+            .by_dump
+            .iter()
+            .map(|(k, v)| (k.clone(), f(v)))
+            .collect();
+        let mut values: Vec<&String> = short.values().collect();
+        values.sort_unstable();
+        values.dedup();
+        if values.len() == short.len() {
+            Self { by_dump: short }
+        } else {
+            self
+        }
+    }
+}
+
+/// xxh3-64 of a sweep config as compact JSON, 16 hex digits: the hash results record of
+/// the config they ran ([`SweepResults::config_hash`]).
+pub fn config_hash(config: &SweepConfig) -> String {
+    let json = serde_json::to_vec(config).expect("a sweep config serializes");
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&json))
+}
+
 impl SweepResults {
+    /// The hash of the config as run: as recorded, or computed from `config` for results
+    /// written before it was recorded.
+    pub fn config_hash_or_computed(&self) -> String {
+        self.config_hash
+            .clone()
+            .unwrap_or_else(|| config_hash(&self.config))
+    }
+
     /// Read a `results.json`: a regular file of at most [`MAX_RESULTS_BYTES`] (a FIFO, a
     /// device or a socket is refused by name before it is opened, so it cannot block).
     pub fn load(path: &Path) -> Result<Self, ReportError> {
@@ -694,6 +823,7 @@ pub(crate) mod tests {
                 summary: Summary::of(reps, [10_000, 20_000, 4_000_000]),
                 passes_per_sample: vec![1, 1, 1],
                 per_batch: Vec::new(),
+                sample_batches: Vec::new(),
             }
         };
         rows.push(row(Point::Sequential(TimedWork::default()), 4.0));
@@ -727,6 +857,7 @@ pub(crate) mod tests {
             .unwrap(),
             dumps: vec![DumpRecord {
                 name: "mainnet-like".into(),
+                label: None,
                 path: "d".into(),
                 checksum: "0123456789abcdef".into(),
                 size_bytes: 1,
@@ -741,6 +872,7 @@ pub(crate) mod tests {
             skipped: Vec::new(),
             totals: Vec::new(),
             provenance: None,
+            config_hash: None,
             timeline: None,
             trace: Vec::new(),
         }
@@ -892,6 +1024,45 @@ pub(crate) mod tests {
             let want = row.speedup_vs_sequential.unwrap() * 2.0;
             assert!((geo - want).abs() < 1e-9 * want, "{geo} vs {want}");
         }
+    }
+
+    /// A label given is kept; a name two dumps share gives way to each file's stem, and a
+    /// stem two share to the checksum after it; every label is distinct.
+    #[test]
+    fn dump_labels_are_distinct() {
+        let d = |name: &str, path: &str, checksum: &str, label: Option<&str>| DumpRecord {
+            name: name.into(),
+            label: label.map(Into::into),
+            path: path.into(),
+            checksum: checksum.into(),
+            size_bytes: 1,
+            blocks: 1,
+            transactions: 1,
+            total_gas: 1,
+            drift: None,
+        };
+        let dumps = [
+            d("mainnet-like", "../t/mainnet-like-30m.gigagas", "01", None),
+            d("mainnet-like", "../t/mainnet-like-100m.gigagas", "02", None),
+            d("mainnet-like", "x/mainnet-like-100m.gigagas", "03", None),
+            d("mainnet-like", "../t/a.gigagas", "04", Some("300M")),
+            d("mainnet", "dumps/mainnet.gigagas", "05", None),
+        ];
+        assert_eq!(
+            dump_labels(&dumps),
+            [
+                "mainnet-like-30m",
+                "mainnet-like-100m (02)",
+                "mainnet-like-100m (03)",
+                "300M",
+                "mainnet"
+            ]
+        );
+        let mut set = sample("CPU");
+        set.dumps = dumps.to_vec();
+        let labels = DumpLabels::of(&set);
+        assert_eq!(labels.label("mainnet-like", "04"), "300M");
+        assert_eq!(labels.label("unknown", "06"), "unknown");
     }
 
     #[test]

@@ -142,6 +142,15 @@ impl Summary {
         Self::from_histogram(repeats, tx_ns, worker_busy_ns, median_index, sorted)
     }
 
+    /// The index of the median sample in [`Summary::repeats`] (run order): the one whose
+    /// figures are [`Summary::median`], by wall time as the summary chose it. `None` without
+    /// samples.
+    pub fn median_index(&self) -> Option<usize> {
+        let mut by_wall: Vec<usize> = (0..self.repeats.len()).collect();
+        by_wall.sort_by(|&a, &b| self.repeats[a].wall_s.total_cmp(&self.repeats[b].wall_s));
+        by_wall.get(by_wall.len() / 2).copied()
+    }
+
     fn from_histogram(
         repeats: Vec<Metrics>,
         hist: &Histogram<u64>,

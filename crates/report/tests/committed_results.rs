@@ -57,15 +57,16 @@ fn keys(text: &str, key: &[&str]) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// The key columns (the machine, the dump where there is one, every dimension of the
-/// point) name one line each in every committed folder's results.csv and totals.csv, as
-/// rendered from its results.json.
+/// The key columns (the machine, the dump by its label where there is one, every
+/// dimension of the point; in blocks.csv the sample and the batch too) name one line each
+/// in every committed folder's CSV files, as rendered from its results.json: the label
+/// alone tells dumps apart, without their checksums.
 #[test]
 fn csv_keys_are_unique_in_every_committed_folder() {
     let machine = ["machine_cpu", "machine_cores", "commit"];
     let results_key: Vec<&str> = machine
         .iter()
-        .chain(&["dump", "dump_checksum"])
+        .chain(&["dump"])
         .chain(&table::POINT_COLUMNS)
         .copied()
         .collect();
@@ -74,12 +75,22 @@ fn csv_keys_are_unique_in_every_committed_folder() {
         .chain(&table::POINT_COLUMNS)
         .copied()
         .collect();
+    let blocks_key: Vec<&str> = results_key
+        .iter()
+        .chain(&["sample", "batch_index"])
+        .copied()
+        .collect();
+    let mut with_batches = 0;
     for f in committed() {
         let r = SweepResults::load(&f).unwrap();
         let sets = std::slice::from_ref(&r);
+        let blocks = table::render_blocks_csv(sets);
+        with_batches += usize::from(blocks.lines().count() > 1);
         for (name, text, key) in [
             ("results.csv", table::render_csv(sets), &results_key),
             ("totals.csv", table::render_totals_csv(sets), &totals_key),
+            ("blocks.csv", blocks, &blocks_key),
+            ("latency.csv", table::render_latency_csv(sets), &results_key),
         ] {
             let mut lines = keys(&text, key);
             let n = lines.len();
@@ -88,6 +99,141 @@ fn csv_keys_are_unique_in_every_committed_folder() {
             assert_eq!(lines.len(), n, "{}: {name} repeats a key", f.display());
         }
     }
+    assert!(with_batches >= 1, "folders with batches: {with_batches}");
+}
+
+/// The cells of a Markdown table's lines (`| a | b |`), split on the unescaped pipes.
+fn cells(line: &str) -> Vec<String> {
+    let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
+    let mut out = vec![String::new()];
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                out.last_mut().unwrap().push('|');
+                chars.next();
+            }
+            '|' => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out.iter().map(|c| c.trim().to_string()).collect()
+}
+
+/// Every committed folder's throughput tables: at most eight point columns a table (the
+/// baseline's aside), a table per value of the rest, and every replay row and total in
+/// exactly one cell; no column empty on every row in any table of table.md; each note once.
+#[test]
+fn every_committed_folder_is_laid_out_by_its_dimensions() {
+    for f in committed() {
+        let r = SweepResults::load(&f).unwrap();
+        let layout = table::layout_of(&r);
+        let text = table::throughput_tables(&r, false);
+        let shown = f.display();
+        let tables: Vec<Vec<Vec<String>>> = text
+            .split("\n\n")
+            .filter(|b| b.starts_with('|'))
+            .map(|b| b.lines().map(cells).collect())
+            .collect();
+        assert!(!tables.is_empty(), "{shown}: no table");
+        if !layout.tables.is_empty() {
+            assert_eq!(
+                text.matches("\n### ").count(),
+                tables.len(),
+                "{shown}: a heading per table"
+            );
+        }
+        let heads = layout.rows.len().max(1);
+        let mut filled = 0;
+        for t in &tables {
+            let points: Vec<usize> = (heads..t[0].len())
+                .filter(|&c| !t[0][c].starts_with("sequential"))
+                .collect();
+            assert!(
+                points.len() <= table::MAX_POINT_COLUMNS,
+                "{shown}: {} point columns: {:?}",
+                points.len(),
+                t[0]
+            );
+            for row in &t[2..] {
+                filled += points.iter().filter(|&&c| row[c] != "–").count();
+            }
+        }
+        let replay = r.rows.iter().filter(|x| !x.point.is_sequential()).count()
+            + r.totals.iter().filter(|x| !x.point.is_sequential()).count();
+        assert_eq!(filled, replay, "{shown}: every replay row and total once");
+        // table.md: no column empty on every row; each note once.
+        let md = table::render_markdown(std::slice::from_ref(&r), &[]);
+        for block in md.split("\n\n").filter(|b| b.starts_with('|')) {
+            let lines: Vec<Vec<String>> = block
+                .lines()
+                .take_while(|l| l.starts_with('|'))
+                .map(cells)
+                .collect();
+            for c in 0..lines[0].len() {
+                assert!(
+                    lines[2..]
+                        .iter()
+                        .any(|l| !matches!(l[c].as_str(), "" | "–")),
+                    "{shown}: column `{}` is empty on every row",
+                    lines[0][c]
+                );
+            }
+        }
+        assert!(
+            md.matches("- timed work, the same on both paths").count() <= 1,
+            "{shown}: the timed work once"
+        );
+        assert!(
+            md.matches("- drift").count() <= 1,
+            "{shown}: the drift once"
+        );
+    }
+}
+
+/// The big-blocks folder reads as rows per block size (its three dumps share a name: each
+/// is shown by its file's stem), a table per access-list design, and its per-block
+/// latency says what it was taken from: the median sample alone, one line a batch.
+#[test]
+fn big_blocks_read_as_rows_per_block_size() {
+    let f = committed()
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains("results/big-blocks/"))
+        .expect("the big-blocks folder");
+    let r = SweepResults::load(&f).unwrap();
+    let text = table::throughput_tables(&r, false);
+    let firsts: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("| mainnet-like") || l.starts_with("| **suite"))
+        .map(|l| cells(l)[0].clone())
+        .collect();
+    let per_table = [
+        "mainnet-like-30m",
+        "mainnet-like-30m",
+        "mainnet-like-100m",
+        "mainnet-like-100m",
+        "mainnet-like-300m",
+        "mainnet-like-300m",
+        "**suite total**",
+        "**suite total**",
+    ];
+    assert_eq!(firsts, [per_table, per_table].concat(), "{text}");
+    assert_eq!(
+        text.matches("\n### cold store, prefetch, ").count(),
+        2,
+        "{text}"
+    );
+    let latency = table::latency_section(std::slice::from_ref(&r));
+    assert!(
+        latency.contains("| 10 × 1 (median sample only) |"),
+        "{latency}"
+    );
+    assert!(latency.contains("| mega-block of 10 blocks |"), "{latency}");
+    assert!(latency.contains("(slowest only)"), "{latency}");
+    assert!(
+        !latency.contains("| P90 |"),
+        "under 20 blocks: no P90 column: {latency}"
+    );
 }
 
 /// Every file a re-render writes is the one committed: the folders were re-rendered

@@ -1,16 +1,19 @@
-//! The CSV files of a results folder: `results.csv`, `totals.csv`, `simulation.csv` and
-//! `blocks.csv`.
+//! The CSV files of a results folder: `results.csv`, `totals.csv`, `simulation.csv`,
+//! `blocks.csv` and `latency.csv`.
 //!
 //! Every line is a tuple of column groups, each a flat struct whose field names are the
 //! heads: the machine first (so files of several machines concatenate), then what the
 //! line is about (a dump, a grid point), then its figures. A grid point is written from
 //! [`Point`] by one group, [`PointColumns`], so every dimension of the grid is a column
 //! of every file that names a point, and the machine, dump and point columns together
-//! are a key: no two lines of one results folder share them.
+//! are a key: no two lines of one results folder share them. A dump is named by its label
+//! (`dump`: the config's label, else its name, else its file stem where names collide;
+//! [`crate::results::dump_labels`]), then its name and checksum.
 
 use super::terminal::{any_unverified, scheduler_cell};
 use crate::{
-    results::{ResultRow, SuiteTotal, SweepResults},
+    latency::{BlockLatency, Bounds, Distribution},
+    results::{DumpLabels, ResultRow, SuiteTotal, SweepResults},
     simulation::Projection,
 };
 use gigagas_grid::{Point, StateRead};
@@ -67,19 +70,25 @@ impl<'a> MachineColumns<'a> {
     }
 }
 
-/// The dump a line is about.
+/// The dump a line is about: its label (unique in the folder), its name and checksum.
 #[derive(Debug, Default, Serialize)]
 struct DumpColumns<'a> {
     dump: &'a str,
+    dump_name: &'a str,
     dump_checksum: &'a str,
 }
 
 impl<'a> DumpColumns<'a> {
-    fn new(dump: &'a str, dump_checksum: &'a str) -> Self {
+    fn new(labels: &'a DumpLabels, dump_name: &'a str, dump_checksum: &'a str) -> Self {
         Self {
-            dump,
+            dump: labels.label(dump_name, dump_checksum),
+            dump_name,
             dump_checksum,
         }
+    }
+
+    fn of_row(labels: &'a DumpLabels, r: &'a ResultRow) -> Self {
+        Self::new(labels, &r.dump, &r.dump_checksum)
     }
 }
 
@@ -217,10 +226,15 @@ impl TotalFigures {
     }
 }
 
-/// The figures of a `blocks.csv` line: one batch of a row's median sample (a block at
-/// batch 1), phase by phase ([`crate::results::BatchFigures`]).
+/// The figures of a `blocks.csv` line: one batch of one sample of a row (a block at batch
+/// 1, a mega-block otherwise: `unit`), phase by phase ([`crate::results::BatchFigures`]).
+/// `sample` is the sample's index in run order (empty in results that kept the median
+/// sample's batches alone), `median_sample` whether it is the median one.
 #[derive(Debug, Default, Serialize)]
 struct BatchColumns {
+    sample: Option<usize>,
+    median_sample: bool,
+    unit: &'static str,
     batch_index: usize,
     first_block: u32,
     blocks: u32,
@@ -236,8 +250,15 @@ struct BatchColumns {
 }
 
 impl BatchColumns {
-    fn of(batch_index: usize, b: &crate::results::BatchFigures) -> Self {
+    fn of(
+        (sample, median_sample): SampleKey,
+        batch_index: usize,
+        b: &crate::results::BatchFigures,
+    ) -> Self {
         Self {
+            sample,
+            median_sample,
+            unit: if b.blocks > 1 { "mega-block" } else { "block" },
             batch_index,
             first_block: b.first_block,
             blocks: b.blocks,
@@ -312,10 +333,11 @@ fn csv_text<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> String
 /// `results.csv`: one line per measured row (a grid point of a dump: median figures and
 /// range), machine columns included so files of several machines concatenate.
 pub fn render_csv(sets: &[SweepResults]) -> String {
-    csv_text(sets.iter().flat_map(|s| {
+    let labels: Vec<DumpLabels> = sets.iter().map(DumpLabels::of).collect();
+    csv_text(sets.iter().zip(&labels).flat_map(|(s, labels)| {
         let machine = MachineColumns::of(s);
         s.rows.iter().map(move |r| {
-            let dump = DumpColumns::new(&r.dump, &r.dump_checksum);
+            let dump = DumpColumns::of_row(labels, r);
             (
                 machine,
                 dump,
@@ -341,30 +363,170 @@ pub fn render_totals_csv(sets: &[SweepResults]) -> String {
     }))
 }
 
-/// `blocks.csv`: one line per batch of every row that kept its batches (the replay's store
-/// and root points, issue 45): the row's machine, dump and point, then the batch.
+/// A sample of `blocks.csv`: its index in run order (`None` where only the median sample's
+/// batches were kept), and whether it is the median one.
+type SampleKey = (Option<usize>, bool);
+
+/// The batches of a row, sample by sample: every recorded sample's with its index and
+/// whether it is the median one, or (results that kept the median sample's alone) the
+/// median sample's without an index.
+fn samples_of(r: &ResultRow) -> Vec<(SampleKey, &[crate::results::BatchFigures])> {
+    if r.sample_batches.is_empty() {
+        if r.per_batch.is_empty() {
+            return Vec::new();
+        }
+        return vec![((None, true), r.per_batch.as_slice())];
+    }
+    let median = r.summary.median_index();
+    r.sample_batches
+        .iter()
+        .enumerate()
+        .map(|(k, b)| ((Some(k), Some(k) == median), b.as_slice()))
+        .collect()
+}
+
+/// `blocks.csv`: one line per batch of every recorded sample of every row that kept its
+/// batches (the replay's store and root points): the row's machine, dump and point, then
+/// the sample and the batch. A mega-block point's line is its batch's (`unit`).
 pub fn render_blocks_csv(sets: &[SweepResults]) -> String {
-    csv_text(sets.iter().flat_map(|s| {
+    let labels: Vec<DumpLabels> = sets.iter().map(DumpLabels::of).collect();
+    csv_text(sets.iter().zip(&labels).flat_map(|(s, labels)| {
         let machine = MachineColumns::of(s);
         s.rows.iter().flat_map(move |r| {
-            r.per_batch.iter().enumerate().map(move |(k, b)| {
-                (
-                    machine,
-                    DumpColumns::new(&r.dump, &r.dump_checksum),
-                    PointColumns::from(&r.point),
-                    BatchColumns::of(k, b),
-                )
-            })
+            samples_of(r)
+                .into_iter()
+                .flat_map(move |(sample, batches)| {
+                    batches.iter().enumerate().map(move |(k, b)| {
+                        (
+                            machine,
+                            DumpColumns::of_row(labels, r),
+                            PointColumns::from(&r.point),
+                            BatchColumns::of(sample, k, b),
+                        )
+                    })
+                })
+        })
+    }))
+}
+
+/// One figure's distribution in the form `latency.csv` writes it (the mean and its bounds,
+/// the P50 and its bounds, the P90, the P99 and the slowest value), `None` where there is
+/// none (no interval from one sample, no P90 below its batches).
+struct DistributionColumns {
+    mean: Fixed<6>,
+    mean_lo: Option<Fixed<6>>,
+    mean_hi: Option<Fixed<6>>,
+    p50: Fixed<6>,
+    p50_lo: Option<Fixed<6>>,
+    p50_hi: Option<Fixed<6>>,
+    p90: Option<Fixed<6>>,
+    p99: Option<Fixed<6>>,
+    slowest: Fixed<6>,
+}
+
+impl DistributionColumns {
+    fn of(d: &Distribution) -> Self {
+        let lo = |b: Option<Bounds>| b.map(|b| Fixed(b.lo));
+        let hi = |b: Option<Bounds>| b.map(|b| Fixed(b.hi));
+        Self {
+            mean: Fixed(d.mean),
+            mean_lo: lo(d.mean_bounds),
+            mean_hi: hi(d.mean_bounds),
+            p50: Fixed(d.p50),
+            p50_lo: lo(d.p50_bounds),
+            p50_hi: hi(d.p50_bounds),
+            p90: d.p90().map(Fixed),
+            p99: d.p99().map(Fixed),
+            slowest: Fixed(d.slowest),
+        }
+    }
+}
+
+/// The figures of a `latency.csv` line ([`crate::latency::BlockLatency`]): what a value
+/// stands for, how many there are, then wall time (seconds) and GGas/s, each a
+/// distribution. The figures' heads are prefixed (`wall_s_mean`, `ggas_per_s_p90`, ...).
+#[derive(Debug, Default, Serialize)]
+struct LatencyColumns {
+    unit: &'static str,
+    batches: usize,
+    samples: usize,
+    every_sample: bool,
+    wall_s_mean: Fixed<6>,
+    wall_s_mean_lo: Option<Fixed<6>>,
+    wall_s_mean_hi: Option<Fixed<6>>,
+    wall_s_p50: Fixed<6>,
+    wall_s_p50_lo: Option<Fixed<6>>,
+    wall_s_p50_hi: Option<Fixed<6>>,
+    wall_s_p90: Option<Fixed<6>>,
+    wall_s_p99: Option<Fixed<6>>,
+    wall_s_max: Fixed<6>,
+    ggas_per_s_mean: Fixed<6>,
+    ggas_per_s_mean_lo: Option<Fixed<6>>,
+    ggas_per_s_mean_hi: Option<Fixed<6>>,
+    ggas_per_s_p50: Fixed<6>,
+    ggas_per_s_p50_lo: Option<Fixed<6>>,
+    ggas_per_s_p50_hi: Option<Fixed<6>>,
+    ggas_per_s_p90: Option<Fixed<6>>,
+    ggas_per_s_p99: Option<Fixed<6>>,
+    ggas_per_s_min: Fixed<6>,
+}
+
+impl LatencyColumns {
+    fn of(l: &BlockLatency) -> Self {
+        let w = DistributionColumns::of(&l.wall_s);
+        let g = DistributionColumns::of(&l.ggas_per_s);
+        Self {
+            unit: l.unit.name(),
+            batches: l.batches,
+            samples: l.samples,
+            every_sample: l.every_sample,
+            wall_s_mean: w.mean,
+            wall_s_mean_lo: w.mean_lo,
+            wall_s_mean_hi: w.mean_hi,
+            wall_s_p50: w.p50,
+            wall_s_p50_lo: w.p50_lo,
+            wall_s_p50_hi: w.p50_hi,
+            wall_s_p90: w.p90,
+            wall_s_p99: w.p99,
+            wall_s_max: w.slowest,
+            ggas_per_s_mean: g.mean,
+            ggas_per_s_mean_lo: g.mean_lo,
+            ggas_per_s_mean_hi: g.mean_hi,
+            ggas_per_s_p50: g.p50,
+            ggas_per_s_p50_lo: g.p50_lo,
+            ggas_per_s_p50_hi: g.p50_hi,
+            ggas_per_s_p90: g.p90,
+            ggas_per_s_p99: g.p99,
+            ggas_per_s_min: g.slowest,
+        }
+    }
+}
+
+/// `latency.csv`: one line per row that kept its batches, its per-block latency
+/// ([`crate::latency`]): the row's machine, dump and point, then the figures.
+pub fn render_latency_csv(sets: &[SweepResults]) -> String {
+    let labels: Vec<DumpLabels> = sets.iter().map(DumpLabels::of).collect();
+    csv_text(sets.iter().zip(&labels).flat_map(|(s, labels)| {
+        let machine = MachineColumns::of(s);
+        s.rows.iter().filter_map(move |r| {
+            let l = crate::latency::block_latency(r)?;
+            Some((
+                machine,
+                DumpColumns::of_row(labels, r),
+                PointColumns::from(&r.point),
+                LatencyColumns::of(&l),
+            ))
         })
     }))
 }
 
 /// `simulation.csv`: one line per projection, with the machine the profile came from.
 pub fn render_simulation_csv(sets: &[SweepResults]) -> String {
-    csv_text(sets.iter().flat_map(|s| {
+    let labels: Vec<DumpLabels> = sets.iter().map(DumpLabels::of).collect();
+    csv_text(sets.iter().zip(&labels).flat_map(|(s, labels)| {
         let machine = MachineColumns::of(s);
         s.simulations.iter().flat_map(move |sim| {
-            let dump = move || DumpColumns::new(&sim.dump, &sim.dump_checksum);
+            let dump = move || DumpColumns::new(labels, &sim.dump, &sim.dump_checksum);
             sim.projections
                 .iter()
                 .map(move |p| (machine, dump(), ProjectionColumns::of(p)))
@@ -393,7 +555,7 @@ mod tests {
              state_root,claims"
         );
         let results = format!(
-            "machine_cpu,machine_cores,commit,dump,dump_checksum,{point},warmup,repeats,verified,\
+            "machine_cpu,machine_cores,commit,dump,dump_name,dump_checksum,{point},warmup,repeats,verified,\
              avg_batch_gas,mgas_per_s,mgas_per_s_min,mgas_per_s_max,longest_tx_s,wall_s,bound_s,\
              efficiency,longest_share,work_s,utilisation,speedup_vs_sequential,tx_p50_us,tx_p99_us,\
              tx_max_us,passes_min,passes_max,exec_s,root_s,overlap_s"
@@ -402,8 +564,22 @@ mod tests {
             "machine_cpu,machine_cores,commit,{point},dumps,total_gas,total_wall_s,mgas_per_s,\
              geomean_speedup_vs_sequential,verified"
         );
-        let simulation = "machine_cpu,machine_cores,commit,dump,dump_checksum,threads,batch,scheduler,\
-             makespan_s,ggas_per_s,longest_tx_s,longest_share,bound_s,one_item_makespan_s";
+        let simulation = "machine_cpu,machine_cores,commit,dump,dump_name,dump_checksum,threads,batch,\
+             scheduler,makespan_s,ggas_per_s,longest_tx_s,longest_share,bound_s,one_item_makespan_s";
+        let blocks = format!(
+            "machine_cpu,machine_cores,commit,dump,dump_name,dump_checksum,{point},sample,\
+             median_sample,unit,batch_index,first_block,blocks,gas,read_s,exec_s,root_s,root_busy_s,\
+             wall_s,updated_accounts,updated_slots,root_ns_per_key"
+        );
+        let latency = format!(
+            "machine_cpu,machine_cores,commit,dump,dump_name,dump_checksum,{point},unit,batches,\
+             samples,every_sample,wall_s_mean,wall_s_mean_lo,wall_s_mean_hi,wall_s_p50,wall_s_p50_lo,\
+             wall_s_p50_hi,wall_s_p90,wall_s_p99,wall_s_max,ggas_per_s_mean,ggas_per_s_mean_lo,\
+             ggas_per_s_mean_hi,ggas_per_s_p50,ggas_per_s_p50_lo,ggas_per_s_p50_hi,ggas_per_s_p90,\
+             ggas_per_s_p99,ggas_per_s_min"
+        );
+        assert_eq!(render_blocks_csv(&[]), format!("{blocks}\n"));
+        assert_eq!(render_latency_csv(&[]), format!("{latency}\n"));
         let s = sample("CPU");
         assert_eq!(header(render_csv(std::slice::from_ref(&s))), results);
         // No line (no totals, no simulation, no set at all): the header alone.
@@ -561,6 +737,7 @@ mod tests {
             updated_slots: 400,
         };
         s.rows[2].per_batch = vec![batch(0), batch(1)];
+        // Results that kept the median sample's batches alone: its lines, no sample index.
         let text = render_blocks_csv(std::slice::from_ref(&s));
         let mut reader = csv::Reader::from_reader(text.as_bytes());
         let head = reader.headers().unwrap().clone();
@@ -575,7 +752,30 @@ mod tests {
             assert_eq!(&r[col("wall_s")], "0.026000");
             assert_eq!(&r[col("updated_slots")], "400");
             assert_eq!(&r[col("root_ns_per_key")], "10000.0");
+            assert_eq!((&r[col("sample")], &r[col("median_sample")]), ("", "true"));
+            assert_eq!(&r[col("unit")], "block");
         }
+        // Every sample recorded: a line per batch of each, the median one marked, and the
+        // key (dump, point, sample, batch) unique.
+        let median = s.rows[2].summary.median_index().unwrap();
+        s.rows[2].sample_batches = vec![vec![batch(0), batch(1)]; 3];
+        let text = render_blocks_csv(std::slice::from_ref(&s));
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let records: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(records.len(), 6);
+        let mut keys: Vec<(String, String)> = Vec::new();
+        for r in &records {
+            let sample: usize = r[col("sample")].parse().unwrap();
+            assert_eq!(&r[col("median_sample")], (sample == median).to_string());
+            keys.push((r[col("sample")].into(), r[col("batch_index")].into()));
+        }
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), 6);
+        // latency.csv: one line for the row, its figures.
+        let text = render_latency_csv(std::slice::from_ref(&s));
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text.contains(",block,2,3,true,0.026000,"), "{text}");
     }
 
     #[test]

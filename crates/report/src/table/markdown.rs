@@ -3,13 +3,14 @@
 
 use super::{
     escape::{escape_name, md_cell},
+    md::{Align, MdTable},
     terminal::{UNVERIFIED, any_unverified, machine_tag, ratio_cell, rows_table},
 };
 use crate::{
-    results::SweepResults,
+    latency::{BlockLatency, Distribution, Tail},
+    results::{DumpLabels, SweepResults},
     simulation::{Projection, SimulationReport},
 };
-use gigagas_grid::Point;
 use std::fmt::Write;
 
 /// What the store rows of `sets` read, one row each: reads (accounts/slots/codes), MB,
@@ -18,47 +19,100 @@ use std::fmt::Write;
 /// device bound (reads ÷ the disk's probed random-read rate) with `eff` = bound / total.
 /// Empty when no row read from a store.
 pub fn io_table(sets: &[SweepResults]) -> String {
-    let mut out = String::new();
-    if !sets.iter().any(|s| s.rows.iter().any(|r| r.io.is_some())) {
-        return out;
-    }
-    let _ = writeln!(
-        out,
-        "| point | reads acc/slots/codes | MB | read | build | exposed | overlap | read p50/p99 µs | resident before | device bound | eff vs device |"
-    );
-    let _ = writeln!(
-        out,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
-    for set in sets {
+    let dumps = DumpColumn::of(sets);
+    let mut table = MdTable::new(dumps.heads().into_iter().chain([
+        ("point", Align::Left),
+        ("reads acc/slots/codes", Align::Right),
+        ("MB", Align::Right),
+        ("read", Align::Right),
+        ("build", Align::Right),
+        ("exposed", Align::Right),
+        ("overlap", Align::Right),
+        ("read p50/p99 µs", Align::Right),
+        ("resident before", Align::Right),
+        ("device bound", Align::Right),
+        ("eff vs device", Align::Right),
+    ]));
+    for (i, set) in sets.iter().enumerate() {
         for r in &set.rows {
             let Some(io) = &r.io else { continue };
             let total = r.summary.median.wall_s;
-            let _ = writeln!(
-                out,
-                "| {} | {}/{}/{} | {:.1} | {:.3} s | {:.3} s | {:.3} s | {:.0} % | {:.0}/{:.0} | {:.1} % | {:.3} s | {} |",
+            let mut cells = dumps.cells(i, r);
+            cells.extend([
                 md_cell(&r.point.to_string()),
-                io.accounts,
-                io.slots,
-                io.codes,
-                io.bytes as f64 / 1e6,
-                io.read_s,
-                io.build_s,
-                io.exposed_s,
-                io.overlap() * 100.0,
-                io.read_p50_us,
-                io.read_p99_us,
-                io.resident_before * 100.0,
-                io.device_bound_s,
+                format!("{}/{}/{}", io.accounts, io.slots, io.codes),
+                format!("{:.1}", io.bytes as f64 / 1e6),
+                format!("{:.3} s", io.read_s),
+                format!("{:.3} s", io.build_s),
+                format!("{:.3} s", io.exposed_s),
+                format!("{:.0} %", io.overlap() * 100.0),
+                format!("{:.0}/{:.0}", io.read_p50_us, io.read_p99_us),
+                format!("{:.1} %", io.resident_before * 100.0),
+                format!("{:.3} s", io.device_bound_s),
                 if io.device_bound_s > 0.0 && total > 0.0 {
                     format!("{:.2}", io.device_bound_s / total)
                 } else {
                     "–".into()
                 },
-            );
+            ]);
+            table.push(cells);
         }
     }
-    out
+    table.render()
+}
+
+/// The machine and dump cells that lead a row of the detail tables (the io, state-root,
+/// per-block and latency tables): the machine's tag when sets are merged, the dump's label
+/// when there are several dumps.
+struct DumpColumn {
+    machines: bool,
+    dumps: bool,
+    labels: Vec<DumpLabels>,
+}
+
+impl DumpColumn {
+    fn of(sets: &[SweepResults]) -> Self {
+        let labels: Vec<DumpLabels> = sets
+            .iter()
+            .map(|s| DumpLabels::of(s).shortened(short_test_name))
+            .collect();
+        let mut seen: Vec<&str> = Vec::new();
+        for (set, l) in sets.iter().zip(&labels) {
+            for r in &set.rows {
+                let label = l.of_row(r);
+                if !seen.contains(&label) {
+                    seen.push(label);
+                }
+            }
+        }
+        Self {
+            machines: sets.len() > 1,
+            dumps: seen.len() > 1,
+            labels,
+        }
+    }
+
+    fn heads(&self) -> Vec<(&'static str, Align)> {
+        let mut heads = Vec::new();
+        if self.machines {
+            heads.push(("machine", Align::Left));
+        }
+        if self.dumps {
+            heads.push(("dump", Align::Left));
+        }
+        heads
+    }
+
+    fn cells(&self, set: usize, r: &crate::results::ResultRow) -> Vec<String> {
+        let mut cells = Vec::new();
+        if self.machines {
+            cells.push(machine_tag(set));
+        }
+        if self.dumps {
+            cells.push(md_cell(self.labels[set].of_row(r)));
+        }
+        cells
+    }
 }
 
 /// What the state-root phase of the rows that ran it took, one row each (median sample,
@@ -66,76 +120,62 @@ pub fn io_table(sets: &[SweepResults]) -> String {
 /// spans, how long they ran at once, and `wall / max(exec, root)` (1.00: the pass took no
 /// longer than the longer of the two). Empty when no row has root figures.
 pub(super) fn root_table(sets: &[SweepResults]) -> String {
-    let mut out = String::new();
-    if !sets
-        .iter()
-        .any(|s| s.rows.iter().any(|r| r.summary.median.root.is_some()))
-    {
-        return out;
-    }
-    // Store runs read the witness's nodes inside the window: a column for it where any did.
-    let reads = sets.iter().any(|s| {
-        s.rows
-            .iter()
-            .any(|r| r.summary.median.root.is_some_and(|x| x.read_s > 0.0))
-    });
-    let (read_head, read_rule) = if reads {
-        (" trie nodes read |", "---:|")
-    } else {
-        ("", "")
-    };
-    let _ = writeln!(
-        out,
-        "| point | GGas/s | exec | root |{read_head} overlap | wall / max(exec, root) |"
-    );
-    let _ = writeln!(out, "|---|---:|---:|---:|{read_rule}---:|---:|");
-    for set in sets {
+    let dumps = DumpColumn::of(sets);
+    let mut table = MdTable::new(dumps.heads().into_iter().chain([
+        ("point", Align::Left),
+        ("GGas/s", Align::Right),
+        ("exec", Align::Right),
+        ("root", Align::Right),
+        // Store runs read the witness's nodes inside the window; memory runs show none.
+        ("trie nodes read", Align::Right),
+        ("overlap", Align::Right),
+        ("wall / max(exec, root)", Align::Right),
+    ]));
+    for (i, set) in sets.iter().enumerate() {
         for r in &set.rows {
             let m = &r.summary.median;
             let Some(root) = &m.root else { continue };
-            let read = if reads {
-                format!(" {:.3} s |", root.read_s)
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                out,
-                "| {} | {:.3} | {:.3} s | {:.3} s |{read} {:.3} s | {} |",
+            let mut cells = dumps.cells(i, r);
+            cells.extend([
                 md_cell(&r.point.to_string()),
-                m.ggas_per_s,
-                root.exec_s,
-                root.root_s,
-                root.overlap_s,
+                format!("{:.3}", m.ggas_per_s),
+                format!("{:.3} s", root.exec_s),
+                format!("{:.3} s", root.root_s),
+                if root.read_s > 0.0 {
+                    format!("{:.3} s", root.read_s)
+                } else {
+                    "–".into()
+                },
+                format!("{:.3} s", root.overlap_s),
                 root.wall_over_longer(m.wall_s)
                     .map_or_else(|| "–".into(), |x| format!("{x:.2}")),
-            );
+            ]);
+            table.push(cells);
         }
     }
-    out
+    table.render()
 }
 
-/// Each row that kept its batches (issue 45: the replay's store and root points), by its
-/// dump's file (generated dumps of one profile share a name) and point, phase by phase, as the mean batch of its median sample (a block at batch 1, a mega-block
-/// otherwise): reading its state, executing, the root, end to end (and the slowest batch),
-/// the keys it updates and the root's time per key (its span, and its units' own time).
-/// Empty when no row kept them.
+/// Each row that kept its batches (the replay's store and root points), by its dump's
+/// label (with several dumps) and point, phase by phase, as the mean batch of its median
+/// sample (a block at batch 1, a mega-block otherwise): reading its state, executing, the
+/// root, end to end (and the slowest batch), the keys it updates and the root's time per
+/// key (its span, and its units' own time). Empty when no row kept them.
 pub fn batch_table(sets: &[SweepResults]) -> String {
-    let mut out = String::new();
-    if !sets
-        .iter()
-        .any(|s| s.rows.iter().any(|r| !r.per_batch.is_empty()))
-    {
-        return out;
-    }
-    let _ = writeln!(
-        out,
-        "| dump | point | batches | Mgas a batch | read | execute | root | end to end [slowest] | updated keys | root ns/key | root work ns/key |"
-    );
-    let _ = writeln!(
-        out,
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
-    for set in sets {
+    let dumps = DumpColumn::of(sets);
+    let mut table = MdTable::new(dumps.heads().into_iter().chain([
+        ("point", Align::Left),
+        ("batches", Align::Right),
+        ("Mgas a batch", Align::Right),
+        ("read", Align::Right),
+        ("execute", Align::Right),
+        ("root", Align::Right),
+        ("end to end [slowest]", Align::Right),
+        ("updated keys", Align::Right),
+        ("root ns/key", Align::Right),
+        ("root work ns/key", Align::Right),
+    ]));
+    for (i, set) in sets.iter().enumerate() {
         for r in &set.rows {
             let b = &r.per_batch;
             if b.is_empty() {
@@ -154,92 +194,126 @@ pub fn batch_table(sets: &[SweepResults]) -> String {
                 }
             };
             let slowest = b.iter().map(|x| x.wall_s).fold(0.0, f64::max);
-            // Generated dumps of one profile share a name: the file tells them apart.
-            let dump = set
-                .dumps
-                .iter()
-                .find(|d| d.checksum == r.dump_checksum)
-                .and_then(|d| std::path::Path::new(&d.path).file_name())
-                .map_or_else(|| r.dump.clone(), |f| f.to_string_lossy().into_owned());
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {:.1} | {} | {} | {} | {} [{:.2} ms] | {:.0} | {} | {} |",
-                md_cell(&dump),
+            let mut cells = dumps.cells(i, r);
+            cells.extend([
                 md_cell(&r.point.to_string()),
-                b.len(),
-                sum(|x| x.gas as f64) / n / 1e6,
+                b.len().to_string(),
+                format!("{:.1}", sum(|x| x.gas as f64) / n / 1e6),
                 ms(|x| x.read_s),
                 ms(|x| x.exec_s),
                 ms(|x| x.root_s),
-                ms(|x| x.wall_s),
-                slowest * 1e3,
-                keys as f64 / n,
+                format!("{} [{:.2} ms]", ms(|x| x.wall_s), slowest * 1e3),
+                format!("{:.0}", keys as f64 / n),
                 per_key(sum(|x| x.root_s)),
                 per_key(sum(|x| x.root_busy_s)),
-            );
+            ]);
+            table.push(cells);
         }
     }
-    out
+    table.render()
 }
 
-/// One `- drift of …` line per dump: its baseline's first rounds against its last, and a
-/// warning where the machine's speed moved more than [`crate::results::DRIFT_THRESHOLD`].
+/// The drift of each dump's run, merged into one line: its baseline's first rounds
+/// against its last (`- drift from the first rounds to the last: `30M` -1.6 % (954 → 939
+/// MGas/s), ...`), with a warning naming the dumps whose speed moved more than
+/// [`crate::results::DRIFT_THRESHOLD`]. Over eight dumps, the range and the dumps over the
+/// threshold only. Empty when no dump has a drift.
 pub fn drift_lines(set: &SweepResults) -> String {
-    let mut out = String::new();
-    for d in &set.dumps {
-        if let Some(drift) = d.drift {
-            let _ = writeln!(
-                out,
-                "- drift of `{}`: {:+.1} % from the first rounds to the last ({:.0} → {:.0} MGas/s){}",
-                escape_name(&d.name),
-                drift.change * 100.0,
-                drift.first_ggas_per_s * 1e3,
-                drift.last_ggas_per_s * 1e3,
-                if drift.exceeded {
-                    format!(
-                        " — the machine's speed moved more than {:.0} % during the run",
-                        crate::results::DRIFT_THRESHOLD * 100.0
-                    )
-                } else {
-                    String::new()
-                }
-            );
-        }
+    let labels = crate::results::dump_labels(&set.dumps);
+    let drifts: Vec<(&str, crate::results::Drift)> = set
+        .dumps
+        .iter()
+        .zip(&labels)
+        .filter_map(|(d, l)| d.drift.map(|x| (l.as_str(), x)))
+        .collect();
+    if drifts.is_empty() {
+        return String::new();
     }
-    out
+    let one = |(label, d): &(&str, crate::results::Drift)| {
+        format!(
+            "`{}` {:+.1} % ({:.0} → {:.0} MGas/s)",
+            escape_name(label),
+            d.change * 100.0,
+            d.first_ggas_per_s * 1e3,
+            d.last_ggas_per_s * 1e3
+        )
+    };
+    let mut over: Vec<&(&str, crate::results::Drift)> =
+        drifts.iter().filter(|(_, d)| d.exceeded).collect();
+    let mut line = if drifts.len() == 1 {
+        format!(
+            "- drift from the first rounds to the last: {}",
+            one(&drifts[0])
+        )
+    } else if drifts.len() <= 8 {
+        format!(
+            "- drift from the first rounds to the last: {}",
+            drifts.iter().map(one).collect::<Vec<_>>().join(", ")
+        )
+    } else {
+        let change = |(_, d): &&(&str, crate::results::Drift)| d.change;
+        let lo = drifts.iter().map(|d| change(&d)).fold(f64::MAX, f64::min);
+        let hi = drifts.iter().map(|d| change(&d)).fold(f64::MIN, f64::max);
+        format!(
+            "- drift from the first rounds to the last, over {} dumps: from {:+.1} % to {:+.1} %",
+            drifts.len(),
+            lo * 100.0,
+            hi * 100.0
+        )
+    };
+    if drifts.len() > 8 && over.len() > 1 {
+        // A suite: how many, and the one that moved most.
+        over.sort_by(|a, b| b.1.change.abs().total_cmp(&a.1.change.abs()));
+        let _ = write!(
+            line,
+            " — the machine's speed moved more than {:.0} % during the run of {} dumps, most {}",
+            crate::results::DRIFT_THRESHOLD * 100.0,
+            over.len(),
+            one(over[0])
+        );
+    } else if !over.is_empty() {
+        let _ = write!(
+            line,
+            " — the machine's speed moved more than {:.0} % during the run of {}",
+            crate::results::DRIFT_THRESHOLD * 100.0,
+            over.iter().map(|d| one(d)).collect::<Vec<_>>().join(", ")
+        );
+    }
+    line.push('\n');
+    line
 }
 
 /// The suite totals of one result set as a markdown table: per grid point, the dumps,
 /// total gas over total time and the geometric mean of the per-dump speedups over their
-/// own sequential baselines. Empty for a single dump.
+/// own sequential baselines (a column left out where no point has one). Empty for a single
+/// dump.
 pub fn totals_table(set: &SweepResults) -> String {
-    let mut out = String::new();
-    if set.totals.is_empty() {
-        return out;
-    }
-    let _ = writeln!(
-        out,
-        "| suite total{} | dumps | Ggas | total | MGas/s (total gas / total time) | geomean speedup vs seq. [95 % CI] |",
-        if any_unverified(std::slice::from_ref(set)) {
-            " (UNVERIFIED)"
-        } else {
-            ""
-        }
-    );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+    let mut table = MdTable::new([
+        (
+            if any_unverified(std::slice::from_ref(set)) {
+                "suite total (UNVERIFIED)"
+            } else {
+                "suite total"
+            },
+            Align::Left,
+        ),
+        ("dumps", Align::Right),
+        ("Ggas", Align::Right),
+        ("total", Align::Right),
+        ("MGas/s (total gas / total time)", Align::Right),
+        ("geomean speedup vs seq. [95 % CI]", Align::Right),
+    ]);
     for t in &set.totals {
-        let _ = writeln!(
-            out,
-            "| {} | {} | {:.3} | {:.3} s | {:.0} | {} |",
-            t.point,
-            t.dumps,
-            t.total_gas as f64 / 1e9,
-            t.total_wall_s,
-            t.mgas_per_s(),
-            ratio_cell(t.geomean_interval, t.geomean_speedup)
-        );
+        table.push(vec![
+            md_cell(&t.point.to_string()),
+            t.dumps.to_string(),
+            format!("{:.3}", t.total_gas as f64 / 1e9),
+            format!("{:.3} s", t.total_wall_s),
+            format!("{:.0}", t.mgas_per_s()),
+            ratio_cell(t.geomean_interval, t.geomean_speedup),
+        ]);
     }
-    out
+    table.render()
 }
 
 /// One line per dump that failed: `FAIL path: reason`.
@@ -265,72 +339,6 @@ fn dump_lines<'a>(word: &str, dumps: impl Iterator<Item = (&'a String, String)>)
             "{word} {}: {}",
             escape_name(path),
             escape_name(&reason)
-        );
-    }
-    out
-}
-
-/// A suite's per-test table: a row per dump, a column per grid point, cells in MGas/s
-/// (parallel cells with their speedup over the dump's own sequential baseline), then the
-/// suite total. Empty for a single dump.
-pub fn per_dump_table(set: &SweepResults) -> String {
-    let mut out = String::new();
-    if set.dumps.len() < 2 {
-        return out;
-    }
-    let mut columns: Vec<Point> = Vec::new();
-    for r in &set.rows {
-        if !columns.contains(&r.point) {
-            columns.push(r.point);
-        }
-    }
-    let heads: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
-    let _ = writeln!(out, "| dump | Mgas | {} |", heads.join(" | "));
-    let _ = writeln!(out, "|---|---:|{}", "---:|".repeat(columns.len()));
-    for d in &set.dumps {
-        let cells: Vec<String> = columns
-            .iter()
-            .map(|c| {
-                set.rows
-                    .iter()
-                    .find(|r| r.dump_checksum == d.checksum && r.dump == d.name && r.point == *c)
-                    .map(|r| match (r.point, r.speedup_vs_sequential) {
-                        (Point::Bal(_), Some(s)) => format!("{:.0} ({s:.2}×)", r.mgas_per_s()),
-                        _ => format!("{:.0}", r.mgas_per_s()),
-                    })
-                    .unwrap_or_else(|| "–".into())
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "| {} | {:.1} | {} |",
-            md_cell(&short_test_name(&d.name)),
-            d.total_gas as f64 / 1e6,
-            cells.join(" | ")
-        );
-    }
-    if !set.totals.is_empty() {
-        let cells: Vec<String> = columns
-            .iter()
-            .map(|c| {
-                set.totals
-                    .iter()
-                    .find(|t| t.point == *c)
-                    .map(
-                        |t| match t.geomean_speedup.filter(|_| !t.point.is_sequential()) {
-                            Some(g) => format!("**{:.0}** (geomean {g:.2}×)", t.mgas_per_s()),
-                            None => format!("**{:.0}**", t.mgas_per_s()),
-                        },
-                    )
-                    .unwrap_or_else(|| "–".into())
-            })
-            .collect();
-        let gas: u64 = set.dumps.iter().map(|d| d.total_gas).sum();
-        let _ = writeln!(
-            out,
-            "| **suite total** | {:.1} | {} |",
-            gas as f64 / 1e6,
-            cells.join(" | ")
         );
     }
     out
@@ -572,7 +580,10 @@ fn validation_table(out: &mut String, sim: &SimulationReport) {
     }
 }
 
-/// The whole `table.md`: title, machines, dumps, the rows table, simulations and plots.
+/// The whole `table.md`: title, machines, dumps, what every point timed (repeated notes
+/// merged), the throughput tables laid out by the sweep's dimensions (one result set),
+/// suite totals, every row, the state read, the state root, per-block phases and latency,
+/// simulations and plots.
 pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
     let mut out = String::new();
     let Some(first) = sets.first() else {
@@ -601,9 +612,14 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
         } else {
             String::new()
         };
+        let tree = match m.tree_clean() {
+            Some(true) => " (tree clean)",
+            Some(false) => " (tree dirty: tracked files differed from the commit)",
+            None => "",
+        };
         let _ = writeln!(
             out,
-            "- {prefix}{} ({} cores, {:.1} GiB), {}; {}; commit `{}`; started {}",
+            "- {prefix}{} ({} cores, {:.1} GiB), {}; {}; commit `{}`{tree}; started {}",
             m.cpu, m.cores, m.memory_gib, m.os, m.rustc, m.commit, s.started_utc
         );
         if let Some(note) = &m.note {
@@ -611,21 +627,27 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
         }
     }
     let mut seen = Vec::new();
-    for d in sets.iter().flat_map(|s| &s.dumps) {
-        if seen.contains(&(&d.name, &d.checksum)) {
-            continue;
+    for s in sets {
+        for (d, label) in s.dumps.iter().zip(crate::results::dump_labels(&s.dumps)) {
+            if seen.contains(&(&d.name, &d.checksum)) {
+                continue;
+            }
+            seen.push((&d.name, &d.checksum));
+            let name = if label == d.name {
+                format!("`{}`", escape_name(&d.name))
+            } else {
+                format!("`{}`: `{}`", escape_name(&label), escape_name(&d.name))
+            };
+            let _ = writeln!(
+                out,
+                "- dump {name} ({}): {} blocks, {} transactions, {:.3} Ggas, checksum `{}`",
+                escape_name(&d.path),
+                d.blocks,
+                d.transactions,
+                d.total_gas as f64 / 1e9,
+                d.checksum
+            );
         }
-        seen.push((&d.name, &d.checksum));
-        let _ = writeln!(
-            out,
-            "- dump `{}` ({}): {} blocks, {} transactions, {:.3} Ggas, checksum `{}`",
-            escape_name(&d.name),
-            escape_name(&d.path),
-            d.blocks,
-            d.transactions,
-            d.total_gas as f64 / 1e9,
-            d.checksum
-        );
     }
     let c = &first.config;
     let _ = writeln!(
@@ -649,18 +671,18 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
          median [95 % distribution-free interval]; ≈ marks an interval that contains 1.0 (no difference shown)",
         c.repeats, c.seed
     );
-    let mut works: Vec<&str> = sets
-        .iter()
-        .flat_map(|s| &s.rows)
-        .map(|r| r.timed_work.as_str())
-        .filter(|w| !w.is_empty())
-        .collect();
-    works.sort_unstable();
-    works.dedup();
-    for w in works {
-        let _ = writeln!(out, "- timed work, the same on both paths: {w}");
-    }
-    for s in sets {
+    out.push_str(&timed_work_lines(sets));
+    for (i, s) in sets.iter().enumerate() {
+        let prefix = if merged {
+            format!("**{}** ", machine_tag(i))
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "- {prefix}config as run: hash `{}` (xxh3-64 of results.json's `config` as compact JSON)",
+            s.config_hash_or_computed()
+        );
         if let Some(p) = &s.provenance {
             // The command line holds user-given paths: escaped like every name.
             for line in p.markdown().lines() {
@@ -689,14 +711,13 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
         }
     }
     if !merged {
-        let per_dump = per_dump_table(first);
-        if !per_dump.is_empty() {
-            let _ = writeln!(
-                out,
-                "## Per dump (MGas/s{})\n\n{per_dump}",
-                if unverified { ", UNVERIFIED" } else { "" }
-            );
-            let _ = writeln!(out, "## Suite totals\n\n{}", totals_table(first));
+        let throughput = super::layout::throughput_tables(first, unverified);
+        if !throughput.is_empty() {
+            out.push_str(&throughput);
+            let totals = totals_table(first);
+            if !totals.is_empty() {
+                let _ = writeln!(out, "## Suite totals\n\n{totals}");
+            }
             let _ = writeln!(out, "## Every row\n");
         }
     }
@@ -719,6 +740,7 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
             "\n## State root\n\n{root}\n*GGas/s*: with the root inside the timed window; \
              *exec*: Σ over batches of the time from the batch's start to the end of its last transaction; \
              *root*: Σ over batches of the time from the first root unit's start to the last one's end; \
+             *trie nodes read*: a store run's reading of the witness's trie nodes before the first batch, inside the window; \
              *overlap*: Σ over batches of the time both ran at once; \
              *wall / max(exec, root)*: 1.00 when the pass took no longer than the longer of the two \
              (`after` approaches (exec + root) / max).\n"
@@ -737,6 +759,7 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
              Persistence (writing the block's state and trie back) is not timed.\n"
         );
     }
+    out.push_str(&latency_section(sets));
     out.push_str(
         "\n*longest tx*: Σ over batches of the slowest transaction; *total*: wall time of the median repeat; \
          *bound*: Σ over batches of max(slowest item, batch work / threads), the critical-path lower bound; \
@@ -758,6 +781,142 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
     out
 }
 
+/// What the rows timed, each description once: the steps every point shares on one line,
+/// then the steps only some points add (reading a store, the state root, ...) listed once
+/// each beneath it, where results hold several descriptions with the same start.
+pub fn timed_work_lines(sets: &[SweepResults]) -> String {
+    let mut works: Vec<&str> = Vec::new();
+    for w in sets
+        .iter()
+        .flat_map(|s| &s.rows)
+        .map(|r| r.timed_work.as_str())
+    {
+        if !w.is_empty() && !works.contains(&w) {
+            works.push(w);
+        }
+    }
+    // By shared start: the descriptions, and the `; + ...` steps after the start.
+    let mut groups: Vec<(&str, Vec<&str>, Vec<&str>)> = Vec::new();
+    for w in works {
+        let mut parts = w.split("; + ");
+        let base = parts.next().unwrap_or_default();
+        let at = match groups.iter().position(|(b, _, _)| *b == base) {
+            Some(at) => at,
+            None => {
+                groups.push((base, Vec::new(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        groups[at].1.push(w);
+        for part in parts {
+            if !groups[at].2.contains(&part) {
+                groups[at].2.push(part);
+            }
+        }
+    }
+    let mut out = String::new();
+    for (base, whole, extras) in groups {
+        if let [only] = whole[..] {
+            let _ = writeln!(out, "- timed work, the same on both paths: {only}");
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "- timed work, the same on both paths: {base}; and, on the points whose name says so \
+             (state, `+root`, `+senders`, `+receipts`):"
+        );
+        for e in extras {
+            let _ = writeln!(out, "  - + {e}");
+        }
+    }
+    out
+}
+
+/// The per-block latency of the rows that kept their batches (a section of `table.md`):
+/// for wall time and for GGas/s, the mean and P50 with their bootstrap intervals over the
+/// samples, the P90 and P99 where there are batches enough, and the slowest batch
+/// ([`crate::latency`]). Empty when no row kept batches.
+pub fn latency_section(sets: &[SweepResults]) -> String {
+    let dumps = DumpColumn::of(sets);
+    let figures: Vec<(usize, &crate::results::ResultRow, BlockLatency)> = sets
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            s.rows
+                .iter()
+                .filter_map(move |r| crate::latency::block_latency(r).map(|l| (i, r, l)))
+        })
+        .collect();
+    if figures.is_empty() {
+        return String::new();
+    }
+    let table = |unit: &str, pick: fn(&BlockLatency) -> &Distribution, show: fn(f64) -> String| {
+        let mut t = MdTable::new(dumps.heads().into_iter().chain([
+            ("point", Align::Left),
+            ("per", Align::Left),
+            ("batches × samples", Align::Right),
+            ("mean [95 % CI]", Align::Right),
+            ("P50 [95 % CI]", Align::Right),
+            ("P90", Align::Right),
+            ("P99", Align::Right),
+            ("slowest", Align::Right),
+        ]));
+        for (i, r, l) in &figures {
+            let d = pick(l);
+            let with = |x: f64, b: Option<crate::latency::Bounds>| match b {
+                Some(b) => format!("{} [{}–{}]", show(x), show(b.lo), show(b.hi)),
+                None => show(x),
+            };
+            let mut cells = dumps.cells(*i, r);
+            cells.extend([
+                md_cell(&r.point.to_string()),
+                l.unit.describe(),
+                format!(
+                    "{} × {}{}",
+                    l.batches,
+                    l.samples,
+                    if l.every_sample {
+                        ""
+                    } else {
+                        " (median sample only)"
+                    }
+                ),
+                with(d.mean, d.mean_bounds),
+                with(d.p50, d.p50_bounds),
+                d.p90().map_or_else(|| "–".into(), show),
+                d.p99().map_or_else(|| "–".into(), show),
+                match d.tail {
+                    Tail::SlowestOnly => format!("{} (slowest only)", show(d.slowest)),
+                    Tail::Percentiles { .. } => show(d.slowest),
+                },
+            ]);
+            t.push(cells);
+        }
+        format!("### {unit}\n\n{}", t.render())
+    };
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "\n## Per-block latency\n\n{}\n{}\nEvery batch of every recorded sample, pooled: a block at batch 1; at a larger batch \
+         a mega-block, whose blocks ran as one unit, so its line is the batch's. *mean* and *P50* (nearest rank) \
+         with a 95 % percentile-bootstrap interval over the samples ({} resamples, fixed seed; none from one sample: \
+         results that kept the median sample's batches alone say *median sample only*); *P90* from {} batches a sample, \
+         *P99* from {}; with fewer the slowest batch alone is given (*slowest only*). Percentiles lean to the slow end: \
+         the wall time 90 % of batches stayed under, the GGas/s 90 % of them reached. Every batch in `blocks.csv`, \
+         these figures in `latency.csv`.\n",
+        table(
+            "Wall time per batch",
+            |l| &l.wall_s,
+            |x| format!("{:.2} ms", x * 1e3)
+        ),
+        table("GGas/s per batch", |l| &l.ggas_per_s, |x| format!("{x:.3}")),
+        crate::latency::RESAMPLES,
+        crate::latency::P90_MIN_BLOCKS,
+        crate::latency::P99_MIN_BLOCKS,
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -765,6 +924,7 @@ mod tests {
         results::{ResultRow, tests::sample},
         table::{render_csv, render_totals_csv, rows_table},
     };
+    use gigagas_grid::Point;
 
     #[test]
     fn hostile_names_are_escaped_everywhere() {
@@ -911,13 +1071,104 @@ mod tests {
         assert_eq!(
             line,
             format!(
-                "| mainnet-like-300m.gigagas | {} | 2 | 300.0 | 4.00 ms | 100.00 ms | 20.00 ms | 120.00 ms [130.00 ms] | 15000 | 1333 | 2000 |",
+                "| {} | 2 | 300.0 | 4.00 ms | 100.00 ms | 20.00 ms | 120.00 ms [130.00 ms] | 15000 | 1333 | 2000 |",
                 s.rows[1].point
             )
         );
         let md = render_markdown(std::slice::from_ref(&s), &[]);
         assert!(md.contains("## Per block"), "{md}");
         assert!(md.contains("Persistence"), "{md}");
+        // A second dump of the same name: each is shown by its file's stem.
+        let mut other = s.dumps[0].clone();
+        other.path = "../target/big-blocks/mainnet-like-30m.gigagas".into();
+        other.checksum = "fedcba9876543210".into();
+        let mut row = s.rows[1].clone();
+        row.dump_checksum = other.checksum.clone();
+        s.dumps.push(other);
+        s.rows.push(row);
+        let table = batch_table(std::slice::from_ref(&s));
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].starts_with("| dump | point |"), "{table}");
+        assert!(lines[2].starts_with("| mainnet-like-300m | "), "{table}");
+        assert!(lines[3].starts_with("| mainnet-like-30m | "), "{table}");
+    }
+
+    /// Rows whose timed work differs only in the steps some points add print the shared
+    /// steps once and each added step once beneath; one description prints whole.
+    #[test]
+    fn repeated_notes_are_merged() {
+        use gigagas_grid::{StateRootPhase, TimedWork};
+        let mut s = sample("CPU");
+        assert_eq!(
+            timed_work_lines(std::slice::from_ref(&s)),
+            format!(
+                "- timed work, the same on both paths: {}\n",
+                gigagas_grid::TIMED_WORK
+            )
+        );
+        for (i, phase) in [StateRootPhase::After, StateRootPhase::Overlapped]
+            .into_iter()
+            .enumerate()
+        {
+            for r in s.rows.iter_mut().skip(1 + i).step_by(3) {
+                r.timed_work = TimedWork {
+                    state_root: phase,
+                    ..TimedWork::default()
+                }
+                .describe();
+            }
+        }
+        let lines = timed_work_lines(std::slice::from_ref(&s));
+        assert_eq!(lines.lines().count(), 3, "{lines}");
+        assert_eq!(lines.matches("- timed work").count(), 1, "{lines}");
+        assert!(
+            lines.contains(
+                "\n  - + each block's state root from its access list and witness, after"
+            )
+        );
+        assert!(
+            lines.contains(
+                "\n  - + each block's state root from its access list and witness, beside"
+            )
+        );
+        // Drift: one line for every dump, the warning naming the ones that moved.
+        let drift = |change: f64| crate::results::Drift {
+            first_ggas_per_s: 1.0,
+            last_ggas_per_s: 1.0 + change,
+            change,
+            exceeded: change.abs() > crate::results::DRIFT_THRESHOLD,
+        };
+        let mut other = s.dumps[0].clone();
+        other.name = "other".into();
+        other.checksum = "fedcba9876543210".into();
+        s.dumps.push(other);
+        s.dumps[0].drift = Some(drift(0.01));
+        s.dumps[1].drift = Some(drift(-0.08));
+        assert_eq!(
+            drift_lines(&s),
+            "- drift from the first rounds to the last: `mainnet-like` +1.0 % (1000 → 1010 MGas/s), \
+             `other` -8.0 % (1000 → 920 MGas/s) — the machine's speed moved more than 5 % during \
+             the run of `other` -8.0 % (1000 → 920 MGas/s)\n"
+        );
+    }
+
+    /// The folder says whether its tree was clean and the hash of its config; a label that
+    /// differs from the dump's name is shown with it.
+    #[test]
+    fn the_header_records_the_tree_and_the_config() {
+        let mut s = sample("CPU");
+        s.machine.commit = "abc-dirty".into();
+        s.machine.tree_clean = None;
+        s.dumps[0].label = Some("30M".into());
+        let md = render_markdown(std::slice::from_ref(&s), &[]);
+        assert!(md.contains("commit `abc-dirty` (tree dirty"), "{md}");
+        let hash = crate::results::config_hash(&s.config);
+        assert_eq!(hash.len(), 16);
+        assert!(
+            md.contains(&format!("- config as run: hash `{hash}`")),
+            "{md}"
+        );
+        assert!(md.contains("- dump `30M`: `mainnet-like` (d)"), "{md}");
     }
 
     #[test]
@@ -950,15 +1201,22 @@ mod tests {
         s.rows.extend(extra);
         s.dumps.push(second);
         s.totals = crate::results::suite_totals(&s.rows);
-        let per_dump = per_dump_table(&s);
-        // head, separator, two dumps, the total
-        assert_eq!(per_dump.lines().count(), 2 + 2 + 1, "{per_dump}");
-        let head = per_dump.lines().next().unwrap();
+        let per_dump = crate::table::throughput_tables(&s, false);
+        let lines: Vec<&str> = per_dump.lines().filter(|l| l.starts_with('|')).collect();
+        // head, rule, two dumps and the total on each of three thread counts
+        assert_eq!(lines.len(), 2 + 3 * 3, "{per_dump}");
         assert!(
-            head.contains("| sequential |") && head.contains("| BAL 1t b1 ols |"),
-            "{head}"
+            lines[0].starts_with("| dump | threads | sequential | b1 ols |"),
+            "{per_dump}"
         );
-        assert!(per_dump.contains("| **suite total** |"), "{per_dump}");
+        assert!(
+            lines[2].starts_with("| mainnet-like | 1 | 500 | "),
+            "{per_dump}"
+        );
+        assert!(
+            lines[8].starts_with("| **suite total** | 1 | **500** |"),
+            "{per_dump}"
+        );
         let totals = totals_table(&s);
         assert_eq!(totals.lines().count(), 2 + s.totals.len());
         s.failures.push(crate::results::DumpFailure {
@@ -979,7 +1237,7 @@ mod tests {
         );
         let md = render_markdown(std::slice::from_ref(&s), &[]);
         assert_eq!(md.matches("skipped dumps/empty.gigagas").count(), 1, "{md}");
-        assert!(md.contains("## Per dump (MGas/s)") && md.contains("## Suite totals"));
+        assert!(md.contains("## Throughput (MGas/s)") && md.contains("## Suite totals"));
         assert!(
             md.contains("FAIL dumps/bad.gigagas: checksum mismatch"),
             "{md}"

@@ -2,10 +2,12 @@
 //! ([`Column`]), as `gigagas report` prints it on a terminal (full, or [`narrow_columns`]
 //! for a narrow one) and as `table.md` embeds it.
 
-use super::escape::md_cell;
-use crate::results::{ResultRow, SweepResults};
+use super::{
+    escape::md_cell,
+    md::{Align, MdTable},
+};
+use crate::results::{DumpLabels, ResultRow, SweepResults};
 use gigagas_grid::{Point, SchedulerKind, StateRead};
-use std::fmt::Write;
 
 /// Whether any row of `sets` was measured without verification (`--no-verify`).
 pub fn any_unverified(sets: &[SweepResults]) -> bool {
@@ -25,14 +27,19 @@ pub(super) fn any(sets: &[SweepResults], f: impl Fn(&ResultRow) -> bool) -> bool
     sets.iter().flat_map(|s| &s.rows).any(f)
 }
 
+/// The dumps of `sets`' rows, told apart by their labels.
 fn distinct_dumps(sets: &[SweepResults]) -> usize {
-    let mut names: Vec<&str> = sets
-        .iter()
-        .flat_map(|s| s.rows.iter().map(|r| r.dump.as_str()))
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names.len()
+    let mut labels: Vec<String> = Vec::new();
+    for s in sets {
+        let l = DumpLabels::of(s);
+        for r in &s.rows {
+            let label = l.of_row(r);
+            if !labels.iter().any(|x| x == label) {
+                labels.push(label.to_string());
+            }
+        }
+    }
+    labels.len()
 }
 
 /// A column of the rows table ([`rows_table_with`]): its head, its alignment and how a
@@ -43,7 +50,7 @@ pub enum Column {
     Machine,
     /// `yes`, or `UNVERIFIED` for a row measured with `--no-verify`.
     Verified,
-    /// The dump's name.
+    /// The dump's label ([`crate::results::dump_labels`]).
     Dump,
     /// `sequential` or `BAL`.
     Mode,
@@ -179,13 +186,14 @@ impl Column {
         }
     }
 
-    /// The cell of row `r` of result set number `set` (a markdown cell: names escaped).
-    fn cell(self, set: usize, r: &ResultRow) -> String {
+    /// The cell of row `r` of result set number `set`, whose dumps have `labels` (a
+    /// markdown cell: names escaped).
+    fn cell(self, set: usize, labels: &DumpLabels, r: &ResultRow) -> String {
         let m = &r.summary.median;
         match self {
             Column::Machine => machine_tag(set),
             Column::Verified => if r.verified { "yes" } else { "UNVERIFIED" }.into(),
-            Column::Dump => md_cell(&r.dump),
+            Column::Dump => md_cell(labels.of_row(r)),
             Column::Mode => match r.point {
                 Point::Sequential(_) => "sequential".into(),
                 Point::Bal(_) => "BAL".into(),
@@ -235,7 +243,7 @@ pub(super) fn scheduler_cell(point: &Point) -> &'static str {
 }
 
 /// `memory`, or `cold store, prefetch`.
-fn state_cell(state: StateRead) -> String {
+pub(super) fn state_cell(state: StateRead) -> String {
     match state {
         StateRead::Memory => "memory".into(),
         StateRead::Store { read, cache } => match read.design() {
@@ -283,26 +291,35 @@ pub fn rows_table(sets: &[SweepResults]) -> String {
 }
 
 /// The measured rows of every set as one markdown table of the given `columns`, in the
-/// order given.
+/// order given, less those empty (`–`) on every row. Without rows, the head alone.
 pub fn rows_table_with(sets: &[SweepResults], columns: &[Column]) -> String {
-    let mut out = String::new();
-    let heads: Vec<&str> = columns.iter().map(|c| c.head()).collect();
-    let _ = writeln!(out, "| {} |", heads.join(" | "));
-    let _ = writeln!(
-        out,
-        "|{}",
-        columns
-            .iter()
-            .map(|c| if c.is_text() { "---|" } else { "---:|" })
-            .collect::<String>()
-    );
+    let heads = columns.iter().map(|c| {
+        (
+            c.head(),
+            if c.is_text() {
+                Align::Left
+            } else {
+                Align::Right
+            },
+        )
+    });
+    let mut table = MdTable::new(heads);
     for (i, set) in sets.iter().enumerate() {
+        let labels = DumpLabels::of(set);
         for r in &set.rows {
-            let cells: Vec<String> = columns.iter().map(|c| c.cell(i, r)).collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
+            table.push(columns.iter().map(|c| c.cell(i, &labels, r)).collect());
         }
     }
-    out
+    let text = table.render();
+    if !text.is_empty() {
+        return text;
+    }
+    let heads: Vec<&str> = columns.iter().map(|c| c.head()).collect();
+    let rule: String = columns
+        .iter()
+        .map(|c| if c.is_text() { "---|" } else { "---:|" })
+        .collect();
+    format!("| {} |\n|{rule}\n", heads.join(" | "))
 }
 
 /// A paired ratio as `1.84× [1.80–1.88]`; an interval that contains 1.0 (no difference
