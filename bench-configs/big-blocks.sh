@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The dumps and stores of bench-configs/big-blocks.toml (issue 45, item 4): mainnet-like blocks
+# The dumps and stores of bench-configs/big-blocks.toml: mainnet-like blocks
 # of 30M, 100M and 300M gas, ten of each, their account trie padded to mainnet's depth
 # (`--state-size`: 300 million accounts, seven levels of full branches above every touched
 # path), each with its own MDBX store padded to 4 GiB. Too big to commit (1.8, 3.9 and 8.3 MB of

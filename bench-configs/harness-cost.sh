@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 36's before/after on one machine: two gigagas binaries (OLD, NEW) in alternation on the
+# The harness's own cost before/after a change, on one machine: two gigagas binaries (OLD, NEW) in alternation on the
 # transfers, erc20 and mainnet dumps as one mega-block at 1 and 2 threads (THREADS to change),
 # then `gigagas compare` of the default run. Run from the repository root on an idle machine:
 #

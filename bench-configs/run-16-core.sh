@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The 16-core measurements (issues 30, 36, 37 and 42) in at most 8 minutes, on a machine with no
-# Rust toolchain: a prebuilt binary and the committed dumps only. Run from the repository root:
+# The 16-core measurements (the seed's table shapes, the harness's cost at 16 threads, the chunk
+# cut against one item per claim, the access-list designs) in at most 8 minutes, on a machine
+# with no Rust toolchain: a prebuilt binary and the committed dumps only. Run from the
+# repository root:
 #
 #   GIGAGAS=path/to/gigagas OUT=/some/folder bench-configs/run-16-core.sh
 #
@@ -48,8 +50,8 @@
 #   ONE_ITEM   0: leave out the one-item-per-claim runs (they are also left out, with a line in
 #              the log, when the binary refuses --one-item-claims)
 #   BASELINE   a second binary (e.g. a build of cf0977f, the last 16-core run) run in steps a
-#              and b beside GIGAGAS's chunked runs, alternating, as the pairing the issue-42
-#              targets ask for
+#              and b beside GIGAGAS's chunked runs, alternating, so old and new are paired
+#              in one call
 #   PEVM, BLOCKS  a pevm-peer binary and its blocks (the lower-priority pevm step)
 #   NOTE       recorded with the sweeps
 set -u
@@ -135,7 +137,7 @@ cat "$WORK/machine.txt"
 timeout 10 "$BIN" --version >/dev/null || { echo "the binary does not start here"; pack && rm -rf -- "$WORK"; exit 1; }
 symbols "$BIN" || echo "WARNING: $BIN has no symbol table: the profiles will show addresses only"
 
-# The one-item variant: the hidden option of the binary under test (issue 42).
+# The one-item variant: the hidden option of the binary under test.
 ONE_ITEM_FLAG=--one-item-claims
 if [ "$ONE_ITEM" != 1 ]; then
   ONE_ITEM_FLAG=
@@ -217,7 +219,7 @@ sweep() {
 }
 
 {
-  # a. Real blocks: the chunk cut against one item per claim (issue 42).
+  # a. Real blocks: the chunk cut against one item per claim.
   if want a; then
     ab mainnet-ab-16c 25 dumps/mainnet.gigagas --threads "1,$THREADS" --batch 42 \
       --scheduler ols,gas-used,oracle --repeats "$REPEATS" --no-baseline
@@ -234,7 +236,7 @@ sweep() {
   if want c; then
     processes target/transfers.gigagas "$THREADS" 45
   fi
-  # d. A profile of every worker (issue 42, item 4: samples per CPU second at 1 and 16 threads).
+  # d. A profile of every worker (samples per CPU second at 1 and 16 threads).
   if want d; then
     step "profile mainnet" 60 "$BIN" run dumps/mainnet.gigagas --threads "1,$THREADS" --batch 42 \
       --scheduler gas-used --repeats 3 --no-baseline --cpu-profile "$WORK/profiles/mainnet" \
@@ -260,7 +262,7 @@ sweep() {
     sweep mainnet-like-16c 300
     step "state build" 90 "$BIN" state build dumps/mainnet.gigagas -o target/state/mainnet-8g --pad-to 8GiB
     sweep io-16c 180
-    # Issue 37: the access-list designs on the same store, warm and cold, at 1, 2 and 16 threads.
+    # The access-list designs on the same store, warm and cold, at 1, 2 and 16 threads.
     sweep bal-designs 420
   fi
   echo "== done in $(($(date +%s) - START)) s; archive $ARCHIVE"

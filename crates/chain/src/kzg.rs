@@ -2,7 +2,7 @@
 //!
 //! revm's default crypto provider verifies point-evaluation proofs with c-kzg, whose
 //! settings (the whole trusted setup plus its FK20 tables for computing cell proofs) take
-//! about 4 s of one core to build the first time the precompile runs. Verifying a proof
+//! seconds of one core to build the first time the precompile runs. Verifying a proof
 //! needs only `[τ]₂`, one point of that setup: revm ships that verification too, on blst
 //! (`revm::precompile::kzg_point_evaluation::blst`), with the same pairing check. Every
 //! gigagas process installs it as revm's crypto provider ([`install_kzg_verifier`]), so a

@@ -1,4 +1,4 @@
-//! Three designs of a block access list and their encoded sizes (issue 37): `full`, `keys`
+//! Three designs of a block access list and their encoded sizes: `full`, `keys`
 //! and `writes`, as the follow-up to the original experiment compared them ("Reducing BAL
 //! size with 10 GigaGas/s EVM throughput in the presence of I/O").
 //!

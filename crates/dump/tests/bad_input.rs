@@ -914,7 +914,7 @@ fn a_dump_of_independent_segments_round_trips() {
     assert_eq!(back.summary().segments.len(), 2);
 }
 
-// ------------------------------------------------------------ bounded reading (issue 21, item 3)
+// ------------------------------------------------------------ bounded reading
 
 /// A 32-byte header as the format documents it.
 fn header(section_count: u32, content_len: u64, checksum: u64) -> Vec<u8> {
@@ -1103,7 +1103,7 @@ fn the_decompression_budget_has_an_absolute_cap() {
     );
 }
 
-// ------------------------------------------------------------ whole-dump validation (item 8)
+// ------------------------------------------------------------ whole-dump validation
 
 /// Encode `d`, read it back: it must be refused as inconsistent. Returns the broken
 /// invariant and the full message (which names the file).
@@ -1447,7 +1447,7 @@ fn receipts_that_do_not_add_up_to_the_headers_gas_are_refused() {
     );
 }
 
-// ------------------------------------------------------------ empty work (item 9)
+// ------------------------------------------------------------ empty work
 
 #[test]
 fn a_dump_with_nothing_to_measure_loads_but_check_has_work_refuses_it() {
@@ -1479,7 +1479,7 @@ fn a_dump_with_nothing_to_measure_loads_but_check_has_work_refuses_it() {
     assert_eq!(dump().check_has_work(), Ok(()));
 }
 
-// ------------------------------------------------------------ messages (item 13)
+// ------------------------------------------------------------ messages
 
 #[test]
 fn no_error_repeats_its_source_in_its_own_message() {

@@ -1,4 +1,4 @@
-//! Root-only witnesses (issue 45) of imported dumps: for every committed blockchain-test
+//! Root-only witnesses of imported dumps: for every committed blockchain-test
 //! fixture with a witness and the 2025 mainnet block with a zk prover's witness
 //! (`mainnet-2025`, `../shared/mainnet-2025` with `GIGAGAS_CORPORA` set), the root-only
 //! witness gives every block's header root, as the full one does; on a few small fixtures

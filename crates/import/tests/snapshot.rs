@@ -468,7 +468,7 @@ fn every_shipped_block_folder_reads_under_the_json_rpc_rules() {
     }
 }
 
-// ------------------------------------------------------------ witness.json (issue 38)
+// ------------------------------------------------------------ witness.json
 
 /// Mainnet block 21688509 (Cancun, January 2025) with `witness.json`, a zk prover's input
 /// shaped like `debug_executionWitness`'s answer (671 trie nodes, 23 codes).

@@ -21,9 +21,9 @@ use std::{
 /// Most bytes of a store's data pages that may be resident for a pass to count as cold:
 /// 1 MiB (256 pages).
 ///
-/// An absolute amount, not a share: a pass over the mainnet dump touches about 85 MB of a
-/// store padded to 8 GiB, under 1 % of it, and that store is then warm for the blocks that
-/// matter. [`evict`] leaves nothing resident; opening the store again touches a few pages
+/// An absolute amount, not a share: a pass touches a small part of a padded store (the
+/// dump's keys and the B-trees' paths to them), so a store with that part resident is warm
+/// for the blocks that matter however small a share of the file it is. [`evict`] leaves nothing resident; opening the store again touches a few pages
 /// (MDBX's meta pages, the meta table, the tables' roots).
 pub const COLD_MAX_RESIDENT_BYTES: u64 = 1 << 20;
 

@@ -1,4 +1,4 @@
-//! State roots from a witness and block access lists (issue 38).
+//! State roots from a witness and block access lists.
 //!
 //! An EIP-7928 block access list carries every post-value of its block, so the block's
 //! post state root follows from the list and the trie nodes that prove, at the parent
@@ -16,7 +16,7 @@
 //!   hash = keccak256 of the last new code); its storage root is recomputed when slots
 //!   change (a zero value deletes the slot). Under EIP-161 an account of the list that ends
 //!   empty is deleted.
-//! - Only net changes walk the trie (issue 45): given what the pre-state holds
+//! - Only net changes walk the trie: given what the pre-state holds
 //!   ([`StateTrie::with_pre_values`], [`PreValues`]), a block reads the trie only for the
 //!   accounts and slots whose value after it differs from before; an account only read, or
 //!   touched and absent before and after, and a slot read or written back to its value
@@ -45,7 +45,7 @@
 //!   and updated change by change gives each block's root hashing only the changed paths
 //!   (the generator's headers). [`full_state_root`] is the root of a [`FullState`] with
 //!   alloy-trie's `HashBuilder`, the reference.
-//! - Tries at mainnet depth (issue 45): a [`Padding`] of `N` accounts pads the account trie
+//! - Tries at mainnet depth: a [`Padding`] of `N` accounts pads the account trie
 //!   with one alike virtual account per prefix of ⌊log16 N⌋ nibbles, so every touched path
 //!   runs through that many full branches whose untouched children are hashes, and the
 //!   trie stays a real one under inserts and deletions ([`FullTries::new`]).
@@ -73,13 +73,11 @@
 //! - Before Spurious Dragon (`delete_empty_accounts: false`) a call that creates an empty
 //!   account leaves no change in the list, so such an account is not created here.
 //!
-//! ## Measured
+//! ## Timing it
 //!
-//! `cargo run --release -p gigagas-import --example root_timing` (mainnet block 21688509:
-//! 1.00 Mgas, 45 accounts, 17 storage tries, 48 slot writes, 671 witness nodes), on the
-//! 2-core VM under load from other builds: opening the witness 0.55 ms, the root 0.78 ms
-//! sequentially (1,280 Mgas/s of the block's gas), 0.82 ms with the storage tasks on rayon
-//! (too little work per task to gain from a second thread).
+//! `cargo run --release -p gigagas-import --example root_timing` times opening the witness
+//! of mainnet block 21688509 and that block's root, sequentially and with the storage tasks
+//! on rayon's pool (the example lives in the import crate, which reads the block's snapshot).
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 

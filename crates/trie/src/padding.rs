@@ -1,4 +1,4 @@
-//! An account trie padded to the depth of a larger state (issue 45, item 3).
+//! An account trie padded to the depth of a larger state.
 //!
 //! A synthetic state of a few thousand accounts gives an account trie four levels deep;
 //! mainnet's few hundred million accounts give one about eight deep, with full branches

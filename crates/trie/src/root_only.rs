@@ -1,4 +1,4 @@
-//! Root-only witnesses (issue 45): of a witness, just the nodes the state roots need.
+//! Root-only witnesses: of a witness, just the nodes the state roots need.
 //!
 //! Producers write a witness that proves every account and slot a block accesses
 //! (`debug_executionWitness`, `eth_getProof` per touched account, the generator's

@@ -1,5 +1,5 @@
 //! The committed synthetic dump with its witness (`dumps/mainnet-like-witness.gigagas`,
-//! 100 generated blocks): its root-only witness (issue 45) gives every block's header
+//! 100 generated blocks): its root-only witness gives every block's header
 //! root, as the full witness does, with fewer nodes; per block, the root-only witness is
 //! smaller than the producers' (every accessed path) and the same whichever of the two
 //! the dump carries.
@@ -50,7 +50,7 @@ fn committed_witness_dump_root_only_gives_the_same_roots() {
     }
 }
 
-/// `gigagas inspect` streams the file (issue 44): the per-design list sizes and the
+/// `gigagas inspect` streams the file: the per-design list sizes and the
 /// witness sizes it computes block by block, as the blocks go past, are those of the
 /// decoded dump.
 #[test]

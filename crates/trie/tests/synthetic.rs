@@ -2,7 +2,7 @@
 //! changes, new code, slot writes and deletions, accounts emptied and deleted): each
 //! block's root from the witness alone equals the full trie's root of the state the block
 //! leaves, sequentially and in parallel, and the split job gives the same. The root-only
-//! witness (issue 45) gives the same roots and needs each of its nodes; a block's accounts
+//! witness gives the same roots and needs each of its nodes; a block's accounts
 //! and slots that end as they began (a zero-value call to an absent address, reads, values
 //! written back) need no node.
 

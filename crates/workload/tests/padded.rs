@@ -1,4 +1,4 @@
-//! Padded dumps (issue 45, item 3): `generate_with_padded_witness` pads the account trie to
+//! Padded dumps: `generate_with_padded_witness` pads the account trie to
 //! the depth of a larger state. Every block's root from the witness (full and root-only)
 //! equals its header's; every touched account's path in the witness runs through
 //! ⌊log16 N⌋ full branches from the root; the transactions are the unpadded dump's.

@@ -1,4 +1,4 @@
-//! Root-only witnesses (issue 45) of generated dumps: every profile's root-only witness
+//! Root-only witnesses of generated dumps: every profile's root-only witness
 //! gives every block's header root; a generated block whose list also holds a zero-value
 //! call to an address that does not exist (an entry with no change, absent before and
 //! after) and whose accounts and slots are partly only read computes its root from the
