@@ -1,4 +1,4 @@
-//! A pass batch by batch (issue 45, item 4): what reading, executing and the root took for
+//! A pass batch by batch: what reading, executing and the root took for
 //! each batch (a block at batch 1, a mega-block otherwise), end to end, and the keys each
 //! block updates, so the root's cost can be given per updated key.
 //!
@@ -15,7 +15,7 @@ use revm::{DatabaseRef, primitives::hardfork::SpecId};
 use std::collections::{HashMap, HashSet};
 
 /// Whether a point's rows keep their batches' figures: the replay's points that read a
-/// store or compute roots (the end-to-end figures of issue 45). In-memory points without a
+/// store or compute roots (the big blocks' end-to-end figures). In-memory points without a
 /// root have no read and no root to split a batch into.
 pub fn keeps_batches(point: &Point) -> bool {
     match point {

@@ -400,7 +400,7 @@ pub struct Plan {
     /// both paths.
     pub receipts: bool,
     /// The state-root phases of the replay's points ([`StateRootPhase`]): each point runs
-    /// once per phase; `[Off]` for every figure published before issue 38.
+    /// once per phase; `[Off]` for every figure published before the root phase.
     pub state_root: NonEmpty<StateRootPhase>,
     /// Run the sequential baseline (one per sender-recovery setting).
     pub baseline: bool,

@@ -1,4 +1,4 @@
-//! The chunk cut checked where it matters: many workers on real blocks (issue 42).
+//! The chunk cut checked where it matters: many workers on real blocks.
 //!
 //! Workers claim a batch's order in chunks ([`gigagas_executor::chunk_bounds`]) rather than
 //! one item at a time. On 2 cores any cut looks fine; at 16 workers a cut that bundles the

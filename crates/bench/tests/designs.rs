@@ -1,4 +1,4 @@
-//! The access-list designs (issue 37) over a real state store: for both committed dumps, a
+//! The access-list designs over a real state store: for both committed dumps, a
 //! store built in a scratch folder with the state crate's builder, read through the seam by
 //! the replay on demand (no list) and with a list carrying every pre-value (`full`), every
 //! key (`keys`) or the writes only (`writes`), prefetched or pipelined: every pass verifies

@@ -1,4 +1,4 @@
-//! The in-process CPU profile (`--cpu-profile`) and the figures issue 36 added, on a small
+//! The in-process CPU profile (`--cpu-profile`) and the figures it adds, on a small
 //! generated dump: a profile of real passes names gigagas's own functions in its folded
 //! stacks and its flamegraph; every measured sample carries the window's CPU time; the
 //! oracle scheduler orders by times measured on the same replay.
@@ -233,7 +233,7 @@ fn profiled(
     p
 }
 
-/// Issue 42: one CPU-time timer per thread, so a profile's samples per CPU-second do not
+/// One CPU-time timer per thread, so a profile's samples per CPU-second do not
 /// fall as threads are added (a process-wide `ITIMER_PROF` gave one sample per tick for
 /// the whole process), and a 2-thread profile holds both workers' stacks. Asserted on
 /// samples per CPU-second, which a busy shared machine does not move; samples per wall

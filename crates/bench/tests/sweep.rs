@@ -666,7 +666,7 @@ fn n(threads: usize) -> std::num::NonZeroUsize {
 }
 
 /// A suite decides whether to shorten its grid for single-transaction blocks from each
-/// dump's streamed summary, before any dump loads (issue 44): the shape it reads is the
+/// dump's streamed summary, before any dump loads: the shape it reads is the
 /// prepared replay's, for a dump of one transaction per block and one of many.
 #[test]
 fn a_dump_s_streamed_shape_is_its_replay_s() {

@@ -1,4 +1,4 @@
-//! The access-list designs (issue 37): a pass reading its state from a source with the list
+//! The access-list designs: a pass reading its state from a source with the list
 //! carrying every pre-value (`full`), every key (`keys`) or the writes only (`writes`),
 //! prefetched before each batch or pipelined, verifies and yields the same outputs as the
 //! pass on the dump's state in memory, on both committed dumps; the `full` list the replay

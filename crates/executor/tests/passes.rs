@@ -1,11 +1,11 @@
-//! One pass, every way it can be set up (issue 43): at 1, 2 and 3 threads, per block, in
+//! One pass, every way it can be set up: at 1, 2 and 3 threads, per block, in
 //! batches of 7 and as one mega-block, with the state in memory or read from a source (on
 //! demand, prefetched, pipelined, with each access-list design), the root phase off, after
 //! and overlapped, every pass gives the outputs of one thread per block in memory, and
 //! verifies (roots included): its first pass building what it needs, its second taking it
 //! from a [`PassCache`] that every set-up shares. A replay that keeps no bases (a dump over
 //! the resident budget: a store pass then builds each batch's carried values, tables and
-//! views between batches, issue 44) gives the same outputs in every store set-up.
+//! views between batches) gives the same outputs in every store set-up.
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_executor::{

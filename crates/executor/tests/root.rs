@@ -1,8 +1,8 @@
-//! The state-root phase (issue 38): every block's root from the dump's witness and the
+//! The state-root phase: every block's root from the dump's witness and the
 //! access lists, on the pass's workers after the transactions or beside them, equals the
 //! header's; a wrong header root or a witness without a needed node fails the pass, never
 //! gives a number; a dump without a witness is refused with one line; a root-only witness
-//! (issue 45) gives every root.
+//! gives every root.
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_dump::Dump;
@@ -197,7 +197,7 @@ fn a_witness_without_a_node_never_gives_a_wrong_root() {
     assert!(refused > 0, "some node must be needed ({passed} passed)");
 }
 
-/// A root-only witness (issue 45: only the nodes the roots need, the trie walked only where
+/// A root-only witness (only the nodes the roots need, the trie walked only where
 /// a block changes a value): after and overlapped, the replay and the client loop give
 /// every header's root from it.
 #[test]

@@ -1,4 +1,4 @@
-//! No thread starts inside a timed window (issue 43): a pass in every read mode, with the
+//! No thread starts inside a timed window: a pass in every read mode, with the
 //! root phase on, at 1 to 3 threads, finds at each window's close only threads that were
 //! alive when it opened, and every read it made ran on such a thread. The pools are set up
 //! before the window, never inside it.

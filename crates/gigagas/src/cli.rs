@@ -152,7 +152,7 @@ enum Subcommand {
     Compare(crate::cmd_compare::CompareArgs),
     /// Print a summary of a dump: blocks, transactions, gas, pre-state and BAL sizes.
     Inspect(crate::cmd_inspect::InspectArgs),
-    /// Keep only the witness nodes the state roots need (a root-only witness, issue 45).
+    /// Keep only the witness nodes the state roots need (a root-only witness).
     ///
     /// Producers write a witness that proves every account and slot a block accesses; a
     /// root needs only the paths of the values a block changes (the net change over the

@@ -20,8 +20,8 @@ impl Command for InspectArgs {
         }
         crate::cli::refuse_non_regular(&path, false)?;
         // Streams the blocks: memory is the file plus its pre-state and one block, not the
-        // decoded dump. Each design's list size (issue 37) and each block's witness as
-        // producers write it and root-only (issue 45) are computed on the way.
+        // decoded dump. Each design's list size and each block's witness as
+        // producers write it and root-only are computed on the way.
         let mut witnesses = gigagas_trie::WitnessSizer::default();
         let inspection = gigagas_dump::inspect_dump_with(&path, |b| {
             witnesses.block(b.meta, b.segment_index, b.segment, b.block)

@@ -140,7 +140,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_delimiter = ',', default_values_t = gigagas_grid::CacheState::ALL, help_heading = "Execution with I/O")]
     pub cache: Vec<gigagas_grid::CacheState>,
     /// What the block's access list carries for the prefetch and pipelined points,
-    /// comma-separated; each such point runs once per design (issue 37): keys (EIP-7928 as
+    /// comma-separated; each such point runs once per design: keys (EIP-7928 as
     /// specified, the default: the list names every key the block reads or writes, and the
     /// values are read from the store before the batch runs), writes (the state diffs only:
     /// the keys the block writes are read before the batch, every other read goes to the
@@ -155,7 +155,7 @@ pub(crate) struct RunArgs {
     )]
     pub bal_design: Vec<gigagas_grid::BalDesign>,
     /// The state-root phase of the replay's points, comma-separated; each point runs once
-    /// per phase (issue 38): off (the default), after (each batch's state roots computed on
+    /// per phase: off (the default), after (each batch's state roots computed on
     /// the workers once its transactions have run: storage tries in parallel, then the
     /// account trie, each block on the trie the block before left), overlapped (the same
     /// work from the batch's start, beside the transactions on the same workers). Roots come

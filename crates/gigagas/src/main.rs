@@ -49,7 +49,7 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// (mimalloc's default purge delay): a pass frees its outputs after it ends, and the next
 /// pass would fault the same pages in again, zeroed by the kernel, inside its timed window
 /// (a 16-thread transfers run purged 3 GiB and spent a quarter of its CPU time in the
-/// kernel; `docs/benchmarks.md`, issue 36). The process's memory then stays at its peak
+/// kernel; `docs/benchmarks.md`). The process's memory then stays at its peak
 /// until it exits, which a benchmark run is.
 #[cfg(not(feature = "heap-profile"))]
 fn keep_freed_pages() {

@@ -1,4 +1,4 @@
-//! Careless and hostile input (issue 21), run against the built binary: outputs never
+//! Careless and hostile input, run against the built binary: outputs never
 //! alias inputs, bad output locations fail before any measurement, thread counts and
 //! sample times have stated limits, `--no-verify` says so everywhere, empty dumps and
 //! absurd results are refused or drawn in bounded time, hostile names are escaped, inputs

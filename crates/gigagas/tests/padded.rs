@@ -1,4 +1,4 @@
-//! `gigagas generate --state-size` (issue 45, item 3) from the command line: a dump whose
+//! `gigagas generate --state-size` from the command line: a dump whose
 //! account trie is padded to mainnet's depth verifies its roots against its own headers at
 //! 1 to 3 threads, per block and as one mega-block of all its blocks, both state-root
 //! phases; the flag is refused without a witness and below 16 accounts.

@@ -1,6 +1,6 @@
-//! Issue 45 from the command line: a run that computes state roots refuses a dump without a
-//! witness before any pass, in one line naming the dump and how to give it a witness;
-//! `gigagas prune-witness` writes a root-only witness whose roots a run verifies, and
+//! Root-only witnesses from the command line: a run that computes state roots refuses a
+//! dump without a witness before any pass, in one line naming the dump and how to give it
+//! a witness; `gigagas prune-witness` writes a root-only witness whose roots a run verifies, and
 //! `gigagas inspect` shows both witnesses' sizes per block.
 
 mod common;

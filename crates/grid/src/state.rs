@@ -185,8 +185,8 @@ impl TryFrom<StoredStateRead> for StateRead {
     }
 }
 
-/// What a block's access list carries for a replay that reads its state from a store
-/// (issue 37): the designs the field argues about, each a run option
+/// What a block's access list carries for a replay that reads its state from a store:
+/// the designs the field argues about, each a run option
 /// (`--bal-design`), so their cost and their size can be put side by side.
 #[derive(
     Debug,

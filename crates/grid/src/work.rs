@@ -45,7 +45,7 @@ pub struct TimedWork {
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum StateRootPhase {
-    /// No root (every figure published before issue 38).
+    /// No root (every figure published before the root phase).
     #[default]
     Off,
     /// The batch's roots once every worker has run out of its transactions: the batch's

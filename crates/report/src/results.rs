@@ -27,7 +27,7 @@ pub struct IoFigures {
     pub read_s: f64,
     /// Wall time of decoding the blocks' `full` access lists into the replay's tables,
     /// seconds (0 for the other designs, whose reads write straight into the tables; in
-    /// results before issue 37, the join of the values read with the access lists that the
+    /// results from before the designs, the join of the values read with the access lists that the
     /// prefetch then made).
     pub build_s: f64,
     /// The part of reading and building the timed window waited for, seconds: all of it
@@ -66,7 +66,7 @@ impl IoFigures {
     }
 }
 
-/// One batch of a pass, phase by phase (issue 45): a block at batch 1, a mega-block
+/// One batch of a pass, phase by phase: a block at batch 1, a mega-block
 /// otherwise. Kept for the replay's points that read a store or compute roots (the median
 /// sample's, each figure the mean over its passes), so a row says per block what reading,
 /// executing and the root took, end to end, and what the root cost per updated key.
@@ -138,8 +138,8 @@ pub const RESULTS_FORMAT: u32 = 3;
 ///   absence is a value: a point's `state` when it is memory, a row's `io` without a
 ///   store, an absent `timeline`, `provenance` or simulation `modelled_s`.
 /// - **3**: version 2, and a store point that reads with an access list (`prefetch`,
-///   `pipelined`) names what the list carries, `bal_design` (`full`, `keys`, `writes`;
-///   issue 37), which an on-demand one leaves out. Every store point of version 2 read
+///   `pipelined`) names what the list carries, `bal_design` (`full`, `keys`, `writes`),
+///   which an on-demand one leaves out. Every store point of version 2 read
 ///   with EIP-7928's list as specified: loading gives it `keys` ([`upgrade_v2`]).
 ///
 /// A row or total stores its grid point as the flat fields [`Point`] documents.

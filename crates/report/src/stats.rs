@@ -28,7 +28,7 @@ pub struct Metrics {
     /// (zero in results written before they were recorded).
     #[serde(default)]
     pub cpu: CpuFigures,
-    /// With the state-root phase on (issue 38): what the execution and the root took per
+    /// With the state-root phase on: what the execution and the root took per
     /// pass. `None` with the phase off and in results written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<RootFigures>,
