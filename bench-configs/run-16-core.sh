@@ -27,7 +27,7 @@
 # as the budget goes (raise BUDGET_S on a longer lease).
 #
 #   a. mainnet (dumps/mainnet.gigagas) as one mega-block (batch 42) at 1 and 16 threads, ols,
-#      gas-used and oracle: chunked claims, then one item per claim (`--one-item-claims`),
+#      gas-used, heavy-first and oracle: chunked claims, then one item per claim (`--one-item-claims`),
 #      alternating twice (4 × 25 s)
 #   b. transfers (generate --profile transfers --blocks 20 --seed 1; 30 s) at 1 and 16 threads,
 #      batch 20, ols: chunked and one item per claim, alternating twice (4 × 40 s)
@@ -222,7 +222,7 @@ sweep() {
   # a. Real blocks: the chunk cut against one item per claim.
   if want a; then
     ab mainnet-ab-16c 25 dumps/mainnet.gigagas --threads "1,$THREADS" --batch 42 \
-      --scheduler ols,gas-used,oracle --repeats "$REPEATS" --no-baseline
+      --scheduler ols,gas-used,heavy-first,oracle --repeats "$REPEATS" --no-baseline
   fi
   # b. Transfers: chunks must keep their gain.
   if want b || want c; then
