@@ -132,6 +132,8 @@ pub fn metrics_of(
         root_busy_s: r.root_busy_ns as f64 / 1e9,
         overlap_s: r.overlap_ns as f64 / 1e9,
         read_s: r.read_ns as f64 / 1e9,
+        nodes_read: r.reads.read,
+        nodes_held: r.reads.held,
         blocks: r.blocks,
     });
     Metrics {
@@ -416,10 +418,12 @@ mod tests {
             overlap_ns: overlap,
             blocks: 4,
             read_ns: 0,
+            reads: Default::default(),
             spans: vec![gigagas_executor::RootSpan {
                 worker: 0,
                 start_ns: exec,
                 ns: root,
+                read_ns: 0,
                 kind: gigagas_executor::RootStepKind::Accounts,
                 block: 3,
             }],

@@ -31,12 +31,15 @@ pub fn keeps_batches(point: &Point) -> bool {
 pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
     let items = replay.items();
     // The root units by block, once.
-    let mut root_by_block: HashMap<u32, (u64, u64, u64)> = HashMap::new();
+    let mut root_by_block: HashMap<u32, (u64, u64, u64, u64)> = HashMap::new();
     for span in &t.root.spans {
-        let e = root_by_block.entry(span.block).or_insert((u64::MAX, 0, 0));
+        let e = root_by_block
+            .entry(span.block)
+            .or_insert((u64::MAX, 0, 0, 0));
         e.0 = e.0.min(span.start_ns);
         e.1 = e.1.max(span.start_ns + span.ns);
         e.2 += span.ns;
+        e.3 += span.read_ns;
     }
     // One prefetch per batch, in batch order (before it runs, or pipelined beside the one
     // before); none in memory or on demand.
@@ -55,12 +58,13 @@ pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
                 end = end.max(t.item_start_ns[i] + t.item_ns[i]);
                 gas += items[i].gas_used;
             }
-            let (mut root_start, mut root_end, mut root_busy) = (u64::MAX, 0, 0);
+            let (mut root_start, mut root_end, mut root_busy, mut root_read) = (u64::MAX, 0, 0, 0);
             for b in first..=last {
-                if let Some(&(s0, e0, busy)) = root_by_block.get(&b) {
+                if let Some(&(s0, e0, busy, read)) = root_by_block.get(&b) {
                     root_start = root_start.min(s0);
                     root_end = root_end.max(e0);
                     root_busy += busy;
+                    root_read += read;
                 }
             }
             BatchFigures {
@@ -71,6 +75,7 @@ pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
                 exec_s: s(end.saturating_sub(start)),
                 root_s: s(root_end.saturating_sub(root_start)),
                 root_busy_s: s(root_busy),
+                root_read_s: s(root_read),
                 wall_s: s(t.batch_wall_ns.get(k).copied().unwrap_or(0)),
                 updated_accounts: 0,
                 updated_slots: 0,
@@ -95,6 +100,7 @@ pub fn mean_batches(passes: &[Vec<BatchFigures>]) -> Vec<BatchFigures> {
         m.exec_s = avg(|b| b.exec_s);
         m.root_s = avg(|b| b.root_s);
         m.root_busy_s = avg(|b| b.root_busy_s);
+        m.root_read_s = avg(|b| b.root_read_s);
         m.wall_s = avg(|b| b.wall_s);
     }
     mean
@@ -344,10 +350,12 @@ mod tests {
                 t.item_start_ns[i] = [50, 700][k] + j as u64 * 5;
             }
         }
+        // Each unit spent a tenth of its time reading trie nodes.
         let span = |block, start_ns, ns| RootSpan {
             worker: 0,
             start_ns,
             ns,
+            read_ns: ns / 10,
             kind: RootStepKind::Storage,
             block,
         };
@@ -368,6 +376,11 @@ mod tests {
         }
         assert_eq!((figures[0].root_s, figures[0].root_busy_s), (150e-9, 80e-9));
         assert_eq!((figures[1].root_s, figures[1].root_busy_s), (20e-9, 20e-9));
+        // The root's reads split from its hashing, block by block.
+        assert_eq!(
+            (figures[0].root_read_s, figures[1].root_read_s),
+            (8e-9, 2e-9)
+        );
         let keys = [
             UpdatedKeys {
                 accounts: 3,
@@ -390,6 +403,7 @@ mod tests {
         assert_eq!(mega.len(), 1);
         assert_eq!((mega[0].blocks, mega[0].updated_keys()), (2, 12));
         assert_eq!((mega[0].root_s, mega[0].root_busy_s), (720e-9, 100e-9));
+        assert_eq!(mega[0].root_read_s, 10e-9);
         assert_eq!(
             mega[0].read_s, 0.0,
             "no read per batch: in memory or on demand"

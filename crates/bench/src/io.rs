@@ -22,6 +22,7 @@
 use crate::error::{IoError, PassError};
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_executor::{AccountInfo, Bytecode};
+use gigagas_executor::{Nibbles, TrieId};
 use gigagas_executor::{
     Parallel, PassCache, Replay, RunTimings, Runner, Sequential, StateError, StateSource,
 };
@@ -211,10 +212,29 @@ impl StateSource for StoreSource {
         self.reader.code(code_hash).map_err(StateError::from_source)
     }
 
-    fn trie_node(&mut self, segment: usize, hash: B256) -> Result<Option<Bytes>, StateError> {
-        self.reader
-            .trie_node(segment, hash)
-            .map_err(StateError::from_source)
+    /// The paths are sorted, so one cursor walks the trie table forward through them.
+    fn trie_nodes(
+        &mut self,
+        segment: usize,
+        trie: TrieId,
+        paths: &[Nibbles],
+        out: &mut Vec<Option<Bytes>>,
+    ) -> Result<(), StateError> {
+        let owner = match trie {
+            TrieId::Account => None,
+            TrieId::Storage(address) => Some(alloy_primitives::keccak256(address)),
+        };
+        let mut nibbles = Vec::with_capacity(64);
+        for path in paths {
+            nibbles.clear();
+            nibbles.extend(path.iter());
+            let node = self
+                .reader
+                .trie_node(segment, owner.as_ref(), &nibbles)
+                .map_err(StateError::from_source)?;
+            out.push(node);
+        }
+        Ok(())
     }
 }
 
@@ -395,7 +415,9 @@ mod tests {
             users: 30,
         };
         let dump = gigagas_workload::generate_with_witness(&config, |_, _| {}).unwrap();
-        let nodes = dump.segments[0].witness.as_ref().unwrap().nodes.len() as u64;
+        // Stored by trie and path: a node on several paths (alike storage tries) at each.
+        let nodes =
+            gigagas_trie::nodes_by_path(dump.segments[0].witness.as_ref().unwrap()).len() as u64;
         let dir = tempfile::tempdir().unwrap();
         let info = gigagas_dump::write_dump(&dump, &dir.path().join("w.gigagas")).unwrap();
         let out = dir.path().join("store");
@@ -421,9 +443,16 @@ mod tests {
             state_root: phase,
             ..Default::default()
         };
-        for io in [IoMode::Prefetch, IoMode::OnDemand] {
-            for phase in [StateRootPhase::After, StateRootPhase::Overlapped] {
-                let point = RunConfig::new(two, 3, SchedulerKind::Ols).with_work(work(io, phase));
+        for (io, phase, threads) in [
+            (IoMode::Prefetch, StateRootPhase::After, 1),
+            (IoMode::Prefetch, StateRootPhase::Overlapped, 2),
+            (IoMode::OnDemand, StateRootPhase::After, 2),
+            (IoMode::OnDemand, StateRootPhase::Overlapped, 1),
+        ] {
+            {
+                let threads = NonZeroUsize::new(threads).unwrap();
+                let point =
+                    RunConfig::new(threads, 3, SchedulerKind::Ols).with_work(work(io, phase));
                 let pass = replay_pass(
                     &replay,
                     &PassCache::new(),
@@ -433,8 +462,19 @@ mod tests {
                     true,
                 )
                 .unwrap_or_else(|e| panic!("{point}: {e}"));
-                assert_eq!(pass.timings.root.blocks, 3, "{point}");
-                assert!(pass.timings.root.read_ns > 0, "{point}");
+                let root = &pass.timings.root;
+                assert_eq!(root.blocks, 3, "{point}");
+                // Each block read its nodes inside its root units; the later blocks found
+                // nodes the first read, and no node was read twice.
+                assert!(root.read_ns > 0, "{point}");
+                assert!(
+                    root.reads.read > 0 && root.reads.held > 0,
+                    "{point}: {:?}",
+                    root.reads
+                );
+                assert!(root.reads.read <= nodes, "{point}: {:?}", root.reads);
+                let in_units: u64 = root.spans.iter().map(|s| s.read_ns).sum();
+                assert_eq!(in_units, root.read_ns, "{point}");
             }
         }
         let sequential = work(IoMode::OnDemand, StateRootPhase::After);
@@ -449,6 +489,7 @@ mod tests {
         .unwrap();
         assert_eq!(pass.timings.root.blocks, 3);
         assert!(pass.timings.root.read_ns > 0);
+        assert!(pass.timings.root.reads.read > 0 && pass.timings.root.reads.read <= nodes);
 
         let mut ctx = StoreContext::open(&bare_out, info.checksum, two).unwrap();
         let point = RunConfig::new(two, 3, SchedulerKind::Ols)
@@ -464,7 +505,7 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(
-            err.contains("has no witness node") && !err.contains('\n'),
+            err.contains("missing node under 0x in the account trie") && !err.contains('\n'),
             "{err}"
         );
         let err = sequential_pass(
@@ -477,7 +518,10 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(err.contains("has no witness node"), "{err}");
+        assert!(
+            err.contains("missing node under 0x in the account trie"),
+            "{err}"
+        );
     }
 
     /// A warm pass after a cold one (interleaved rounds run them in any order) finds what

@@ -180,3 +180,93 @@ fn a_store_of_another_dump_is_refused_naming_both_checksums() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// The committed witness dump (`dumps/mainnet-like-witness.gigagas`, 100 blocks) read from a
+/// store with the root on: every block's root equals its header's with the trie nodes read
+/// by path as each block needs them, cold and warm, at 1 and 2 threads, after and
+/// overlapped. Every pass reads the same nodes, each once; later blocks find nodes earlier
+/// ones read; each block's root splits into its reads and its hashing.
+#[test]
+fn the_committed_witness_dump_reads_its_trie_nodes_per_block() {
+    gigagas_executor::test_utils::install_kzg_verifier();
+    let dir = scratch();
+    let dump_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet-like-witness.gigagas");
+    let (dump, info) = gigagas_dump::read_dump(&dump_path).unwrap();
+    build_store(
+        &dump,
+        &info,
+        &dir.path().join("store"),
+        &BuildOptions::default(),
+        &mut |_| {},
+    )
+    .expect("the store builds");
+    let stored = gigagas_state::open_store(&dir.path().join("store"), info.checksum)
+        .unwrap()
+        .meta()
+        .trie_nodes;
+    let config = dir.path().join("root.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+dumps = ["{}"]
+stores = ["store"]
+io = ["prefetch"]
+cache = ["cold", "warm"]
+bal_design = ["full"]
+memory = false
+threads = [1, 2]
+batch = [1]
+schedulers = ["ols"]
+state_root = ["after", "overlapped"]
+sequential = false
+warmup = 0
+repeats = 1
+min_sample_ms = 0
+"#,
+            dump_path.display()
+        ),
+    )
+    .unwrap();
+    let sweep = gigagas_bench::load(&config).expect("the config loads");
+    let results = run_sweep(
+        &sweep,
+        &SweepOptions {
+            commit: "test".into(),
+            note: None,
+            build: None,
+        },
+        &mut (),
+    );
+    if let Some(f) = results.failures.first() {
+        assert!(f.reason.contains("not cold"), "{}: {}", f.path, f.reason);
+        eprintln!("SKIPPED: cold passes on this filesystem: {}", f.reason);
+        return;
+    }
+    assert_eq!(results.rows.len(), 8);
+    let mut read = Vec::new();
+    for r in &results.rows {
+        assert!(r.verified, "{}", r.point);
+        let root = r.summary.median.root.expect("the root phase ran");
+        assert_eq!(root.blocks, 100, "{}", r.point);
+        assert!(root.read_s > 0.0, "{}: {root:?}", r.point);
+        assert!(
+            root.nodes_read > 0 && root.nodes_read <= stored,
+            "{}: {root:?}, {stored} stored",
+            r.point
+        );
+        assert!(root.nodes_held > 0, "{}: {root:?}", r.point);
+        read.push(root.nodes_read);
+        assert_eq!(r.per_batch.len(), 100, "{}", r.point);
+        for b in &r.per_batch {
+            assert!(
+                b.root_read_s > 0.0 && b.root_read_s < b.root_busy_s,
+                "{}: block {}: {b:?}",
+                r.point,
+                b.first_block
+            );
+        }
+    }
+    assert!(read.iter().all(|n| *n == read[0]), "{read:?}");
+}

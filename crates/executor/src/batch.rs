@@ -203,6 +203,11 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         let work = self.pass.config.work;
         let root = self.pass.root.as_ref();
         let overlapped = root.filter(|r| r.overlapped());
+        // On a store pass, the root units read their trie nodes from the pass's readers.
+        let nodes = self
+            .pass
+            .store()
+            .map(|store| &store.sources as &dyn crate::source::RootNodes);
         // One EVM per block the worker meets, over the batch's states.
         let mut executor: ItemExecutor<'_, BlockState<'r, 'c, 's, S>> = ItemExecutor::new();
         loop {
@@ -212,7 +217,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
             };
             for &pos in chunk {
                 if let Some(root) = overlapped {
-                    busy += root.help_while_ready(&batch.blocks, &mut slot.roots);
+                    busy += root.help_while_ready(&batch.blocks, &mut slot.roots, nodes);
                 }
                 let index = batch.items.start + pos as usize;
                 let item = &replay.items[index];
@@ -238,7 +243,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         if let Some(root) = root {
             root.executed();
             let abandoned = || self.barrier.is_broken();
-            busy += root.help_until_done(&batch.blocks, &mut slot.roots, abandoned);
+            busy += root.help_until_done(&batch.blocks, &mut slot.roots, nodes, abandoned);
         }
         busy
     }
@@ -327,7 +332,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         let mut window = Window::new();
         window.open();
         own.epoch = Instant::now();
-        let mut result = self.open(&mut own);
+        let mut result = Ok(());
         let scheduler = crate::schedule::scheduler(pass.config.scheduler);
         own.orders = pass
             .batches
@@ -381,20 +386,6 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
             }
         }
         (timings, result)
-    }
-
-    /// Before the first batch, inside the window: on a store pass with the root phase on,
-    /// the tries' nodes read from the store.
-    fn open(&self, own: &mut Coordinator<'c, 'r, 's, S>) -> Result<(), PassError> {
-        let (Some(root), Some(store)) = (&self.pass.root, self.pass.store()) else {
-            return Ok(());
-        };
-        let mut guards = store.sources.lock_all();
-        let mut readers: Vec<&mut S> = guards.iter_mut().map(|g| &mut ***g).collect();
-        own.timings.root.read_ns = root
-            .read_tries(&mut readers, self.pass.readers.as_deref())
-            .map_err(PassError::from)?;
-        Ok(())
     }
 
     /// The running batch from its *go* (at `start`) to its *dropped*: the pipelined read of the

@@ -313,7 +313,10 @@ impl Replay {
         work: TimedWork,
         mut source: Option<&mut S>,
         clock: &mut SequentialClock,
-        after_block: &mut (impl FnMut(usize, usize, &ReplayBlock) + ?Sized),
+        after_block: &mut (
+                 impl FnMut(usize, usize, &ReplayBlock, Option<&mut crate::source::TrieNodes<'_>>)
+                 + ?Sized
+             ),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), SequentialStop> {
         for (s, segment) in self.segments.iter().enumerate() {
@@ -335,13 +338,18 @@ impl Replay {
     /// Segment `s`'s blocks on `state` (its pre-state, in memory or read from a source),
     /// one after another, `after_block(s, b, block)` after each; blocks the replay does not
     /// keep read again a few at a time with `clock` paused.
-    fn execute_sequential_segment<DB: revm::Database<Error = StateError> + std::fmt::Debug>(
+    fn execute_sequential_segment<
+        DB: revm::Database<Error = StateError> + crate::source::ReadsTrieNodes + std::fmt::Debug,
+    >(
         &self,
         state: &mut State<DB>,
         s: usize,
         work: TimedWork,
         clock: &mut SequentialClock,
-        after_block: &mut (impl FnMut(usize, usize, &ReplayBlock) + ?Sized),
+        after_block: &mut (
+                 impl FnMut(usize, usize, &ReplayBlock, Option<&mut crate::source::TrieNodes<'_>>)
+                 + ?Sized
+             ),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), SequentialStop> {
         for chunk in self.chunks(self.segments[s].blocks.clone()) {
@@ -356,7 +364,7 @@ impl Replay {
             .map_err(SequentialStop::Blocks)?;
             for (b, block) in blocks.iter() {
                 self.execute_sequential_block(state, b, block, work, on_tx)?;
-                after_block(s, b, block);
+                after_block(s, b, block, state.database.trie_nodes());
             }
             if !self.keeps_blocks() {
                 // Dropped outside the window too.

@@ -44,10 +44,10 @@
 //! | [`view`] | one transaction's [`BalView`] over a block's start ([`view::Pre`]) |
 //! | [`replay`] | the prepared dump, block views, the cursors that walk the blocks |
 //! | [`schedule`] | the schedulers, and each batch's order cut into claims ([`BatchOrder`]) |
-//! | [`source`] | the state seam: [`StateSource`], reads before a batch, reads on demand |
+//! | [`source`] | the state seam: [`StateSource`] (state and trie nodes), reads before a batch, reads on demand |
 //! | [`exec`] | executing one item ([`ItemExecutor`], one EVM per worker), and the sequential loop |
 //! | [`verify`] | every item against the receipts and the access list ([`Divergence`]) |
-//! | [`root`] | the state-root phase: each block's root from its witness and access lists |
+//! | [`root`] | the state-root phase: each block's root from its witness and access lists, its trie nodes read as it needs them on a store run |
 //! | [`pass`] | a pass set up ([`SetupError`]), each batch staged as one value, the [`PassCache`]; [`PassError`] |
 //! | `batch` | the batch loop: the timed window, the barrier protocol, the hand-over |
 //! | [`run`] | the [`Runner`]s: [`Parallel`] and [`Sequential`] |
@@ -104,6 +104,7 @@ pub use exec::{
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::{ChainSpec, Expected};
 pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, StoreRead, TimedWork};
+pub use gigagas_trie::{Nibbles, NodeReads, TrieId};
 pub use pass::{IoTimings, PassCache, PassError, RunTimings, SetupError};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{

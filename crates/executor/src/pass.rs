@@ -421,9 +421,15 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         store: Option<(StoreRead, &'s mut [S])>,
     ) -> Result<Self, SetupError> {
         cache.bind(replay)?;
+        // A store pass reads the tries' nodes from its readers as each block needs them.
         let root = match config.work.state_root {
             StateRootPhase::Off => None,
-            phase => Some(RootPass::new(replay, cache.root_inputs(replay)?, phase)),
+            phase => Some(RootPass::new(
+                replay,
+                cache.root_inputs(replay)?,
+                phase,
+                store.is_some(),
+            )),
         };
         let state = match store {
             None => match replay.resident_bases() {

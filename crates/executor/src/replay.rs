@@ -210,18 +210,6 @@ pub enum RootSetupError {
         /// The trie's error.
         source: gigagas_trie::RootError,
     },
-    /// A store run: the state source lacks a node of a segment's witness (a store built
-    /// before witnesses, or from a dump without one).
-    #[error(
-        "segment {segment}: the state source has no witness node {hash} (rebuild the store \
-         from a dump with a witness: gigagas state build)"
-    )]
-    SourceLacksNode {
-        /// The segment's index.
-        segment: usize,
-        /// The node's hash.
-        hash: alloy_primitives::B256,
-    },
 }
 
 /// One independently executable unit: 40 bytes, so a batch's items stay in few cache lines.

@@ -28,12 +28,15 @@
 
 use crate::{
     replay::{Blocks, Replay, ReplayBlock, RootSetupError},
+    source::RootNodes,
     verify::Divergence,
 };
 use alloy_primitives::B256;
+use alloy_primitives::Bytes;
 use gigagas_grid::StateRootPhase;
 use gigagas_trie::{
-    BlockRootJob, PreValues, RootError, RootRules, StateTrie, StorageRoot, StorageTask,
+    BlockRootJob, Nibbles, NodeReader, NodeReads, PreValues, RootError, RootRules, StateTrie,
+    StorageRoot, StorageTask, TrieId,
 };
 use revm::primitives::hardfork::SpecId;
 use std::{
@@ -50,9 +53,6 @@ use std::{
 pub struct RootInputs {
     /// Per segment, the trie at its parent root (`None`: no witness).
     tries: Vec<Option<StateTrie>>,
-    /// Per segment with a witness, its nodes' hashes: the keys a store run reads the
-    /// nodes by (as an access list names the keys of state).
-    hashes: Vec<Option<Vec<B256>>>,
 }
 
 impl RootInputs {
@@ -75,15 +75,61 @@ impl RootInputs {
                     .transpose()
             })
             .collect::<Result<_, _>>()?;
-        let hashes = replay
-            .witnesses
-            .iter()
-            .map(|w| {
-                w.as_ref()
-                    .map(|w| w.nodes.iter().map(alloy_primitives::keccak256).collect())
-            })
-            .collect();
-        Ok(Self { tries, hashes })
+        Ok(Self { tries })
+    }
+
+    /// Segment `s`'s trie for a pass: a copy of the one opened over the witness in memory,
+    /// or, when the pass reads its nodes from a source (`read_nodes`), one at the same
+    /// root holding no node, that knows the same values (each block reads the nodes its
+    /// paths need, [`StateTrie::unread`]).
+    fn trie(&self, s: usize, read_nodes: bool) -> Option<StateTrie> {
+        let trie = self.tries[s].as_ref()?;
+        Some(if read_nodes {
+            StateTrie::unread(trie.root()).with_pre_values(trie.pre_values().clone())
+        } else {
+            trie.snapshot()
+        })
+    }
+}
+
+/// A [`NodeReader`] timed: the time spent inside its reads.
+struct Timed<R> {
+    reader: R,
+    ns: u64,
+}
+
+impl<R: NodeReader> NodeReader for Timed<R> {
+    type Error = R::Error;
+
+    fn read_nodes(
+        &mut self,
+        trie: TrieId,
+        paths: &[Nibbles],
+        out: &mut Vec<Option<Bytes>>,
+    ) -> Result<(), Self::Error> {
+        let start = Instant::now();
+        let result = self.reader.read_nodes(trie, paths, out);
+        self.ns += start.elapsed().as_nanos() as u64;
+        result
+    }
+}
+
+/// Segment `segment`'s nodes from a pass's [`RootNodes`].
+struct PassNodes<'a> {
+    nodes: &'a dyn RootNodes,
+    segment: usize,
+}
+
+impl NodeReader for PassNodes<'_> {
+    type Error = crate::StateError;
+
+    fn read_nodes(
+        &mut self,
+        trie: TrieId,
+        paths: &[Nibbles],
+        out: &mut Vec<Option<Bytes>>,
+    ) -> Result<(), Self::Error> {
+        self.nodes.read(self.segment, trie, paths, out)
     }
 }
 
@@ -107,61 +153,50 @@ fn pre_values(pre: &crate::PreStateDb) -> PreValues {
 
 /// The client loop's roots (the sequential baseline with the root phase on): after each
 /// block's transactions, its root on the thread that ran them, from the same witness and
-/// access lists as the replay's, so the two sides of a ratio do the same root work.
+/// access lists as the replay's, so the two sides of a ratio do the same root work; on a
+/// store run, each block's trie nodes read from the loop's source as the replay reads them.
 #[derive(Debug)]
-pub(crate) struct SequentialRoots<'r> {
-    /// What the tries start from.
-    inputs: &'r RootInputs,
+pub(crate) struct SequentialRoots {
     /// Per segment, its trie (`None`: no witness).
     tries: Vec<Option<StateTrie>>,
     /// Per block, its root or why there is none.
     pub(crate) roots: Vec<Option<Result<B256, RootError>>>,
     /// A segment whose root failed gets no more (its trie is part-updated).
     failed: Vec<bool>,
-    /// Time spent on roots, nanoseconds.
+    /// Time spent on roots, nanoseconds (reading their nodes included).
     pub(crate) root_ns: u64,
-    /// On a store run: reading the tries' nodes from the source, nanoseconds.
+    /// On a store run: reading the tries' nodes, nanoseconds.
     pub(crate) read_ns: u64,
+    /// On a store run: what was read.
+    pub(crate) reads: NodeReads,
 }
 
-impl<'r> SequentialRoots<'r> {
-    /// Copies of the tries `inputs` opened, one per segment.
-    pub(crate) fn new(replay: &Replay, inputs: &'r RootInputs) -> Self {
+impl SequentialRoots {
+    /// The tries `inputs` opened, one per segment; with `read_nodes`, tries that read each
+    /// block's nodes from the loop's source.
+    pub(crate) fn new(replay: &Replay, inputs: &RootInputs, read_nodes: bool) -> Self {
         Self {
-            inputs,
-            read_ns: 0,
-            tries: inputs
-                .tries
-                .iter()
-                .map(|t| t.as_ref().map(StateTrie::snapshot))
+            tries: (0..inputs.tries.len())
+                .map(|s| inputs.trie(s, read_nodes))
                 .collect(),
             roots: (0..replay.block_count()).map(|_| None).collect(),
             failed: vec![false; inputs.tries.len()],
             root_ns: 0,
+            read_ns: 0,
+            reads: NodeReads::default(),
         }
     }
 
-    /// On a store run, inside the loop's timed window: every segment's trie opened over its
-    /// witness's nodes read from `source` (the loop's one reader) instead of the dump's copy.
-    pub(crate) fn read_from<S: crate::StateSource + ?Sized>(
+    /// Block `b` (of segment `s`), `block`, has run: its root, its nodes read from `nodes`
+    /// when the loop reads from a source.
+    pub(crate) fn block(
         &mut self,
         replay: &Replay,
-        source: &mut S,
-    ) -> Result<(), crate::ExecError> {
-        let start = Instant::now();
-        for s in 0..self.tries.len() {
-            if let Some(trie) = read_segment_trie(replay, self.inputs, s, &mut [&mut *source], None)
-                .map_err(|failure| at_segment_start(replay, s, failure))?
-            {
-                self.tries[s] = Some(trie);
-            }
-        }
-        self.read_ns = start.elapsed().as_nanos() as u64;
-        Ok(())
-    }
-
-    /// Block `b` (of segment `s`), `block`, has run: its root.
-    pub(crate) fn block(&mut self, replay: &Replay, s: usize, b: usize, block: &ReplayBlock) {
+        s: usize,
+        b: usize,
+        block: &ReplayBlock,
+        nodes: Option<&mut crate::source::TrieNodes<'_>>,
+    ) {
         let Some(trie) = self.tries[s].as_mut() else {
             return;
         };
@@ -173,74 +208,24 @@ impl<'r> SequentialRoots<'r> {
             .root_list
             .as_deref()
             .expect("a segment with a witness keeps its access lists");
-        let root = trie.apply_block(list, root_rules(replay, b));
+        let rules = root_rules(replay, b);
+        let root = match nodes {
+            None => trie.apply_block(list, rules),
+            Some(reader) => {
+                let mut timed = Timed { reader, ns: 0 };
+                let result = trie.apply_block_reading(list, rules, &mut timed);
+                self.read_ns += timed.ns;
+                result
+                    .map(|(root, reads)| {
+                        self.reads += reads;
+                        root
+                    })
+                    .map_err(RootError::from)
+            }
+        };
         self.root_ns += start.elapsed().as_nanos() as u64;
         self.failed[s] = root.is_err();
         self.roots[b] = Some(root);
-    }
-}
-
-/// On a store run: segment `s`'s trie opened over its witness's nodes read from `readers`
-/// (split evenly between them, the first share on the calling thread, the others each on a
-/// thread of `pool`, started before the window); `None` for a segment without a witness. A node the sources lack is
-/// [`RootSetupError::SourceLacksNode`], a failed read the source's error.
-fn read_segment_trie<S: crate::StateSource + ?Sized>(
-    replay: &Replay,
-    inputs: &RootInputs,
-    s: usize,
-    readers: &mut [&mut S],
-    pool: Option<&rayon::ThreadPool>,
-) -> Result<Option<StateTrie>, crate::ExecFailure> {
-    let Some(hashes) = &inputs.hashes[s] else {
-        return Ok(None);
-    };
-    let read = |reader: &mut S, chunk: &[B256]| {
-        chunk
-            .iter()
-            .map(|hash| match reader.trie_node(s, *hash) {
-                Ok(Some(node)) => Ok((*hash, node)),
-                Ok(None) => Err(crate::ExecFailure::NoRoot(
-                    RootSetupError::SourceLacksNode {
-                        segment: s,
-                        hash: *hash,
-                    },
-                )),
-                Err(e) => Err(crate::ExecFailure::Read(e)),
-            })
-            .collect::<Result<Vec<_>, _>>()
-    };
-    if readers.is_empty() {
-        return Err(crate::ExecFailure::Read(crate::StateError::NoReader));
-    }
-    let per = hashes.len().div_ceil(readers.len()).max(1);
-    let parts = crate::source::on_readers(readers, hashes.chunks(per), pool, read);
-    let mut nodes = Vec::with_capacity(hashes.len());
-    for part in parts {
-        nodes.extend(part?);
-    }
-    let parent = replay.witnesses[s]
-        .as_ref()
-        .expect("a segment with hashes has a witness")
-        .parent_state_root;
-    // What the pre-state holds, as the trie opened from the dump's copy knows it.
-    let values = inputs.tries[s]
-        .as_ref()
-        .map(|t| t.pre_values().clone())
-        .unwrap_or_default();
-    StateTrie::from_hashed_nodes(parent, nodes)
-        .map(|t| Some(t.with_pre_values(values)))
-        .map_err(|source| {
-            crate::ExecFailure::NoRoot(RootSetupError::Witness { segment: s, source })
-        })
-}
-
-/// `failure` as an error of segment `s`'s first item (where its state is read).
-fn at_segment_start(replay: &Replay, s: usize, failure: crate::ExecFailure) -> crate::ExecError {
-    let first = replay.segments[s].blocks.start;
-    crate::ExecError {
-        block: replay.header(first).number,
-        item: replay.items[replay.block_items(first).start].kind,
-        failure,
     }
 }
 
@@ -265,9 +250,11 @@ pub struct RootTimings {
     pub overlap_ns: u64,
     /// Blocks whose root was computed.
     pub blocks: usize,
-    /// On a store run: reading every witness node from the state source before the first
-    /// batch, inside the timed window (0 in memory).
+    /// On a store run: reading the trie nodes each block needs from the state source,
+    /// inside the root units (part of `root_busy_ns`; 0 in memory).
     pub read_ns: u64,
+    /// On a store run: the nodes read, and those the blocks' paths found already read.
+    pub reads: NodeReads,
     /// Every unit as it ran, for the trace.
     pub spans: Vec<RootSpan>,
 }
@@ -281,6 +268,8 @@ pub struct RootSpan {
     pub start_ns: u64,
     /// Its length, nanoseconds.
     pub ns: u64,
+    /// Of its length, reading trie nodes from the state source (0 in memory).
+    pub read_ns: u64,
     /// What it was.
     pub kind: RootStepKind,
     /// The block it worked for (index into the replay's blocks).
@@ -358,8 +347,6 @@ impl Unit {
 /// worker is free). What the units produce goes to the worker's [`RootOut`].
 pub(crate) struct RootPass<'r> {
     replay: &'r Replay,
-    /// What the lanes start from (a store run reads the tries' nodes by its hashes).
-    inputs: &'r RootInputs,
     phase: StateRootPhase,
     /// Per segment, its lane (`None`: no witness).
     lanes: Vec<Option<Mutex<Lane>>>,
@@ -377,8 +364,10 @@ pub(crate) struct RootPass<'r> {
 #[derive(Debug, Default)]
 pub(crate) struct RootOut {
     roots: Vec<(usize, Result<B256, RootError>)>,
-    /// (start, end, what, block).
-    spans: Vec<(Instant, Instant, RootStepKind, usize)>,
+    /// (start, end, what, block, of it reading nodes in ns).
+    spans: Vec<(Instant, Instant, RootStepKind, usize, u64)>,
+    /// The nodes its units read.
+    reads: NodeReads,
 }
 
 /// A pass's roots and root spans, gathered by the coordinator from the workers'
@@ -389,6 +378,8 @@ pub(crate) struct RootRecord {
     roots: Vec<Option<Result<B256, RootError>>>,
     spans: Vec<RootSpan>,
     busy_ns: u64,
+    read_ns: u64,
+    reads: NodeReads,
 }
 
 impl RootRecord {
@@ -398,6 +389,8 @@ impl RootRecord {
             roots: (0..blocks).map(|_| None).collect(),
             spans: Vec::new(),
             busy_ns: 0,
+            read_ns: 0,
+            reads: NodeReads::default(),
         }
     }
 
@@ -406,18 +399,21 @@ impl RootRecord {
         for (b, root) in out.roots.drain(..) {
             self.roots[b] = Some(root);
         }
-        for (start, end, kind, block) in out.spans.drain(..) {
+        for (start, end, kind, block, read_ns) in out.spans.drain(..) {
             let start_ns = start.saturating_duration_since(epoch).as_nanos() as u64;
             let ns = end.saturating_duration_since(start).as_nanos() as u64;
             self.busy_ns += ns;
+            self.read_ns += read_ns;
             self.spans.push(RootSpan {
                 worker,
                 start_ns,
                 ns,
+                read_ns,
                 kind,
                 block: block as u32,
             });
         }
+        self.reads += std::mem::take(&mut out.reads);
     }
 
     /// A batch's root span over the workers' `outs` (first unit start, last unit end),
@@ -438,6 +434,8 @@ impl RootRecord {
     /// The pass's spans, busy time and roots computed, into `timings`.
     pub(crate) fn finish(&mut self, timings: &mut RootTimings) {
         timings.root_busy_ns = self.busy_ns;
+        timings.read_ns = self.read_ns;
+        timings.reads = self.reads;
         timings.spans = std::mem::take(&mut self.spans);
         timings.blocks = self
             .roots
@@ -448,16 +446,23 @@ impl RootRecord {
 }
 
 impl<'r> RootPass<'r> {
-    /// A pass's root work from `inputs` (each lane a copy of its segment's trie).
-    pub(crate) fn new(replay: &'r Replay, inputs: &'r RootInputs, phase: StateRootPhase) -> Self {
-        let lanes = inputs
-            .tries
+    /// A pass's root work from `inputs` (each lane a copy of its segment's trie; with
+    /// `read_nodes`, a trie that reads each block's nodes from the pass's sources as the
+    /// block needs them, inside its units).
+    pub(crate) fn new(
+        replay: &'r Replay,
+        inputs: &RootInputs,
+        phase: StateRootPhase,
+        read_nodes: bool,
+    ) -> Self {
+        let lanes = replay
+            .segments
             .iter()
-            .zip(&replay.segments)
-            .map(|(trie, segment)| {
-                trie.as_ref().map(|trie| {
+            .enumerate()
+            .map(|(s, segment)| {
+                inputs.trie(s, read_nodes).map(|trie| {
                     Mutex::new(Lane {
-                        trie: trie.snapshot(),
+                        trie,
                         next: segment.blocks.start,
                         end: segment.blocks.start,
                         job: None,
@@ -470,7 +475,6 @@ impl<'r> RootPass<'r> {
             .collect();
         Self {
             replay,
-            inputs,
             phase,
             lanes,
             queue: Mutex::new(std::collections::BinaryHeap::new()),
@@ -516,9 +520,9 @@ impl<'r> RootPass<'r> {
         self.executing.fetch_sub(1, Ordering::AcqRel);
     }
 
-    /// Runs one unit if one is ready (`blocks`: the batch's), into `out`; returns its
-    /// time (0: none was).
-    fn help(&self, blocks: &Blocks<'_>, out: &mut RootOut) -> u64 {
+    /// Runs one unit if one is ready (`blocks`: the batch's), into `out`, its trie nodes
+    /// read from `nodes` on a store run; returns its time (0: none was).
+    fn help(&self, blocks: &Blocks<'_>, out: &mut RootOut, nodes: Option<&dyn RootNodes>) -> u64 {
         if self.phase == StateRootPhase::After && self.executing.load(Ordering::Acquire) > 0 {
             return 0;
         }
@@ -526,19 +530,39 @@ impl<'r> RootPass<'r> {
             return 0;
         };
         let start = Instant::now();
+        let mut read_ns = 0;
         let (from, block) = match unit {
-            Unit::Advance(s) => (start, self.advance(s, None, blocks, out)),
+            Unit::Advance(s) => (
+                start,
+                self.advance(s, None, blocks, out, nodes, &mut read_ns),
+            ),
             Unit::Storage(s, b, task) => {
-                let result = task.run();
-                out.spans
-                    .push((start, Instant::now(), RootStepKind::Storage, b));
+                let result = match nodes {
+                    None => task.run(),
+                    Some(nodes) => {
+                        let mut reader = Timed {
+                            reader: PassNodes { nodes, segment: s },
+                            ns: 0,
+                        };
+                        let (result, reads) = task.run_reading(&mut reader);
+                        out.reads += reads;
+                        read_ns = reader.ns;
+                        result
+                    }
+                };
                 let finish = Instant::now();
-                (finish, self.advance(s, Some(result), blocks, out))
+                out.spans
+                    .push((start, finish, RootStepKind::Storage, b, read_ns));
+                read_ns = 0;
+                (
+                    finish,
+                    self.advance(s, Some(result), blocks, out, nodes, &mut read_ns),
+                )
             }
         };
         if let Some(block) = block {
             out.spans
-                .push((from, Instant::now(), RootStepKind::Accounts, block));
+                .push((from, Instant::now(), RootStepKind::Accounts, block, read_ns));
         }
         start.elapsed().as_nanos() as u64
     }
@@ -546,8 +570,13 @@ impl<'r> RootPass<'r> {
     /// Runs units while any is ready (before a worker takes its next transaction, when
     /// overlapped: the root is a chain, and a worker holding its next step should not go off
     /// to run a long transaction first); returns their time.
-    pub(crate) fn help_while_ready(&self, blocks: &Blocks<'_>, out: &mut RootOut) -> u64 {
-        std::iter::from_fn(|| Some(self.help(blocks, out)).filter(|&ns| ns > 0)).sum()
+    pub(crate) fn help_while_ready(
+        &self,
+        blocks: &Blocks<'_>,
+        out: &mut RootOut,
+        nodes: Option<&dyn RootNodes>,
+    ) -> u64 {
+        std::iter::from_fn(|| Some(self.help(blocks, out, nodes)).filter(|&ns| ns > 0)).sum()
     }
 
     /// Runs units until the batch's roots are all finished, or the pass is `abandoned` (a
@@ -556,11 +585,12 @@ impl<'r> RootPass<'r> {
         &self,
         blocks: &Blocks<'_>,
         out: &mut RootOut,
+        nodes: Option<&dyn RootNodes>,
         abandoned: impl Fn() -> bool,
     ) -> u64 {
         let mut busy = 0;
         while self.remaining.load(Ordering::Acquire) > 0 && !abandoned() {
-            let ns = self.help(blocks, out);
+            let ns = self.help(blocks, out, nodes);
             if ns == 0 {
                 // Another worker is finishing a block: the next block's tasks follow.
                 std::hint::spin_loop();
@@ -581,6 +611,8 @@ impl<'r> RootPass<'r> {
         result: Option<StorageRoot>,
         blocks: &Blocks<'_>,
         out: &mut RootOut,
+        nodes: Option<&dyn RootNodes>,
+        read_ns: &mut u64,
     ) -> Option<usize> {
         let mut lane = self.lanes[s]
             .as_ref()
@@ -610,7 +642,23 @@ impl<'r> RootPass<'r> {
                 .root_list
                 .as_deref()
                 .expect("a segment with a witness keeps its access lists");
-            match lane.trie.prepare_block(list, root_rules(self.replay, b)) {
+            let rules = root_rules(self.replay, b);
+            if let Some(nodes) = nodes {
+                let mut reader = Timed {
+                    reader: PassNodes { nodes, segment: s },
+                    ns: 0,
+                };
+                let read = lane.trie.read_account_nodes(list, rules, &mut reader);
+                *read_ns += reader.ns;
+                match read {
+                    Ok(reads) => out.reads += reads,
+                    Err(e) => {
+                        self.finish_block(lane, b, Err(e.into()), out);
+                        continue;
+                    }
+                }
+            }
+            match lane.trie.prepare_block(list, rules) {
                 Err(e) => self.finish_block(lane, b, Err(e), out),
                 Ok(mut job) => {
                     let tasks = job.storage_tasks();
@@ -655,36 +703,6 @@ impl<'r> RootPass<'r> {
     /// difference, or the first root that could not be computed, as a divergence.
     pub(crate) fn check(&self, record: &RootRecord) -> Result<(), Divergence> {
         self.replay.check_roots(&record.roots)
-    }
-
-    /// On a store run, inside the timed window before the first batch: every lane's trie
-    /// opened over its witness's nodes read from `readers` (split evenly between them, all
-    /// but the first on `pool`'s threads) instead of the dump's copy in memory. Returns the
-    /// time it took.
-    pub(crate) fn read_tries<S: crate::StateSource + ?Sized>(
-        &self,
-        readers: &mut [&mut S],
-        pool: Option<&rayon::ThreadPool>,
-    ) -> Result<u64, Divergence> {
-        let start = Instant::now();
-        for (s, lane) in self.lanes.iter().enumerate() {
-            let Some(lane) = lane else { continue };
-            match read_segment_trie(self.replay, self.inputs, s, readers, pool) {
-                Ok(Some(trie)) => lane.lock().expect("no worker panics holding a lane").trie = trie,
-                Ok(None) => {}
-                Err(crate::ExecFailure::NoRoot(e)) => {
-                    // The sources cannot give the tries' nodes: at the first block (the
-                    // set-up refuses a dump without a witness).
-                    let block = self.replay.headers().next().map_or(0, |h| h.number);
-                    let mismatch = crate::Mismatch::NoRoot(e);
-                    return Err(Divergence::new(block, crate::ItemKind::PreBlock, mismatch));
-                }
-                Err(failure) => {
-                    return Err(Divergence::from(at_segment_start(self.replay, s, failure)));
-                }
-            }
-        }
-        Ok(start.elapsed().as_nanos() as u64)
     }
 
     fn lock_queue(&self) -> std::sync::MutexGuard<'_, std::collections::BinaryHeap<Unit>> {

@@ -208,21 +208,22 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
             _ => {
                 cache.bind(replay)?;
                 let inputs = cache.root_inputs(replay).map_err(SetupError::from)?;
-                Some(crate::root::SequentialRoots::new(replay, inputs))
+                // A store run reads each block's trie nodes from the store, as it needs them.
+                let read_nodes = self.source.is_some();
+                Some(crate::root::SequentialRoots::new(
+                    replay, inputs, read_nodes,
+                ))
             }
         };
-        let mut source = self.source.as_deref_mut();
+        let source = self.source.as_deref_mut();
         let (mut timings, outputs) = replay.sequential_timed(work, |replay, clock, on_tx| {
-            // A store run reads the tries' nodes from the store, inside the window.
-            if let (Some(roots), Some(source)) = (roots.as_mut(), source.as_deref_mut()) {
-                roots.read_from(replay, source)?;
-            }
             // Each block's root after its transactions, on the loop's thread.
-            let mut root_of = |s, b, block: &ReplayBlock| {
-                if let Some(roots) = roots.as_mut() {
-                    roots.block(replay, s, b, block);
-                }
-            };
+            let mut root_of =
+                |s, b, block: &ReplayBlock, nodes: Option<&mut crate::source::TrieNodes<'_>>| {
+                    if let Some(roots) = roots.as_mut() {
+                        roots.block(replay, s, b, block, nodes);
+                    }
+                };
             replay.execute_sequential(work, source, clock, &mut root_of, on_tx)
         });
         let mut outputs = match outputs {
@@ -234,6 +235,7 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
             // The loop's root time, for the rows (execution is the rest of the window).
             timings.root.root_ns = roots.root_ns;
             timings.root.read_ns = roots.read_ns;
+            timings.root.reads = roots.reads;
             timings.root.root_busy_ns = roots.root_ns;
             timings.root.exec_ns = timings.wall_ns.saturating_sub(roots.root_ns);
             let computed = roots.roots.iter().filter(|r| matches!(r, Some(Ok(_))));

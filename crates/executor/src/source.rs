@@ -39,6 +39,7 @@ use crate::{
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_dump::{FullAccessList, FullAccount};
 use gigagas_grid::BalDesign;
+use gigagas_trie::{Nibbles, TrieId};
 use revm::{
     Database,
     bytecode::Bytecode,
@@ -78,12 +79,20 @@ pub trait StateSource: Send {
     /// source does not hold it.
     fn code(&mut self, code_hash: B256) -> Result<Option<Bytecode>, StateError>;
 
-    /// The witness trie node of `segment` whose RLP hashes to `hash` (what the state-root
-    /// phase reads on a store run), `None` if the source does not hold it; a source without
-    /// trie nodes holds none.
-    fn trie_node(&mut self, segment: usize, hash: B256) -> Result<Option<Bytes>, StateError> {
-        let _ = (segment, hash);
-        Ok(None)
+    /// The witness trie nodes of `segment` at `paths` (sorted) of `trie` (what the
+    /// state-root phase of a store run reads as each block needs them): appends one entry
+    /// per path to `out`, `None` where the source holds no node; a source without trie
+    /// nodes holds none.
+    fn trie_nodes(
+        &mut self,
+        segment: usize,
+        trie: TrieId,
+        paths: &[Nibbles],
+        out: &mut Vec<Option<Bytes>>,
+    ) -> Result<(), StateError> {
+        let _ = (segment, trie);
+        out.extend(paths.iter().map(|_| None));
+        Ok(())
     }
 }
 
@@ -104,8 +113,14 @@ macro_rules! through_pointer {
                 (**self).code(code_hash)
             }
 
-            fn trie_node(&mut self, s: usize, hash: B256) -> Result<Option<Bytes>, StateError> {
-                (**self).trie_node(s, hash)
+            fn trie_nodes(
+                &mut self,
+                s: usize,
+                trie: TrieId,
+                paths: &[Nibbles],
+                out: &mut Vec<Option<Bytes>>,
+            ) -> Result<(), StateError> {
+                (**self).trie_nodes(s, trie, paths, out)
             }
         }
     )*};
@@ -713,6 +728,41 @@ impl<'a, S: StateSource + ?Sized> SourceDb<'a, S> {
     }
 }
 
+/// The trie nodes a sequential loop's root reads as each block needs them.
+pub(crate) type TrieNodes<'a> = dyn gigagas_trie::NodeReader<Error = StateError> + 'a;
+
+/// A sequential loop's database, and whether its blocks' roots read their trie nodes from
+/// it: a state source's does, the pre-state in memory does not (its tries hold every node).
+pub(crate) trait ReadsTrieNodes {
+    /// The reader of the segment's trie nodes, if the database has one.
+    fn trie_nodes(&mut self) -> Option<&mut TrieNodes<'_>>;
+}
+
+impl ReadsTrieNodes for revm::database::WrapDatabaseRef<&PreStateDb> {
+    fn trie_nodes(&mut self) -> Option<&mut TrieNodes<'_>> {
+        None
+    }
+}
+
+impl<S: StateSource + ?Sized> ReadsTrieNodes for SourceDb<'_, S> {
+    fn trie_nodes(&mut self) -> Option<&mut TrieNodes<'_>> {
+        Some(self)
+    }
+}
+
+impl<S: StateSource + ?Sized> gigagas_trie::NodeReader for SourceDb<'_, S> {
+    type Error = StateError;
+
+    fn read_nodes(
+        &mut self,
+        trie: TrieId,
+        paths: &[Nibbles],
+        out: &mut Vec<Option<Bytes>>,
+    ) -> Result<(), StateError> {
+        self.source.trie_nodes(self.segment, trie, paths, out)
+    }
+}
+
 impl<S: StateSource + ?Sized> Database for SourceDb<'_, S> {
     type Error = StateError;
 
@@ -795,17 +845,51 @@ impl<'s, S: StateSource> OnDemandPass<'s, S> {
     /// Run `read` on a free reader (the first one free, else the first), timing it.
     fn read<T>(&self, read: impl FnOnce(&mut S) -> Result<T, StateError>) -> Result<T, StateError> {
         let start = Instant::now();
+        let value = self.with_reader(read);
+        self.read_ns
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        value
+    }
+
+    /// Run `read` on a free reader (the first one free, else the first), untimed.
+    fn with_reader<T>(
+        &self,
+        read: impl FnOnce(&mut S) -> Result<T, StateError>,
+    ) -> Result<T, StateError> {
         let mut guard = self
             .readers
             .iter()
             .find_map(|r| r.try_lock().ok())
             .or_else(|| self.readers.first().and_then(|r| r.lock().ok()))
             .ok_or(StateError::NoReader)?;
-        let value = read(&mut **guard);
-        drop(guard);
-        self.read_ns
-            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        value
+        read(&mut **guard)
+    }
+}
+
+/// Where a pass's root units read trie nodes on a store run: a free reader of the pass's
+/// sources ([`OnDemandPass`]), shared by the workers.
+pub(crate) trait RootNodes: Sync {
+    /// [`crate::StateSource::trie_nodes`] on a free reader.
+    fn read(
+        &self,
+        segment: usize,
+        trie: TrieId,
+        paths: &[Nibbles],
+        out: &mut Vec<Option<Bytes>>,
+    ) -> Result<(), crate::StateError>;
+}
+
+/// The root units' trie nodes come from a free reader (not counted as reads on demand:
+/// the root phase times its own reads).
+impl<S: StateSource> RootNodes for OnDemandPass<'_, S> {
+    fn read(
+        &self,
+        segment: usize,
+        trie: TrieId,
+        paths: &[Nibbles],
+        out: &mut Vec<Option<Bytes>>,
+    ) -> Result<(), StateError> {
+        self.with_reader(|reader| reader.trie_nodes(segment, trie, paths, out))
     }
 }
 

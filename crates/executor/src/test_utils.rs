@@ -183,6 +183,8 @@ pub struct ReadCounts {
     pub slots: std::sync::atomic::AtomicUsize,
     /// Code reads.
     pub codes: std::sync::atomic::AtomicUsize,
+    /// Trie nodes asked for (not in [`Self::total`], which counts state reads).
+    pub trie_nodes: std::sync::atomic::AtomicUsize,
 }
 
 impl ReadCounts {
@@ -208,13 +210,19 @@ pub struct DumpSource {
         >,
     >,
     codes: std::sync::Arc<std::collections::HashMap<alloy_primitives::B256, crate::Bytecode>>,
-    /// Each segment's witness nodes by hash (what a store keeps for the root phase).
-    nodes: std::sync::Arc<
-        std::collections::HashMap<(usize, alloy_primitives::B256), alloy_primitives::Bytes>,
-    >,
+    /// Each segment's witness nodes by trie and path (what a store keeps for the root
+    /// phase).
+    nodes: std::sync::Arc<TrieNodesByPath>,
     /// What this source (and the clones sharing them) read.
     pub counts: std::sync::Arc<ReadCounts>,
 }
+
+/// Witness nodes by segment, owner (`None`: the account trie; else the hashed address) and
+/// path.
+type TrieNodesByPath = std::collections::HashMap<
+    (usize, Option<alloy_primitives::B256>, gigagas_trie::Nibbles),
+    alloy_primitives::Bytes,
+>;
 
 impl DumpSource {
     /// Every segment's pre-state of `dump`.
@@ -226,8 +234,8 @@ impl DumpSource {
             std::collections::HashMap::new(),
         );
         for (s, segment) in dump.segments.iter().enumerate() {
-            for node in segment.witness.iter().flat_map(|w| &w.nodes) {
-                nodes.insert((s, alloy_primitives::keccak256(node)), node.clone());
+            for node in segment.witness.iter().flat_map(gigagas_trie::nodes_by_path) {
+                nodes.insert((s, node.owner, node.path), node.rlp);
             }
             for a in &segment.pre_state.accounts {
                 accounts.insert(
@@ -306,12 +314,26 @@ impl crate::StateSource for DumpSource {
         Ok(self.codes.get(&code_hash).cloned())
     }
 
-    fn trie_node(
+    fn trie_nodes(
         &mut self,
         segment: usize,
-        hash: alloy_primitives::B256,
-    ) -> Result<Option<alloy_primitives::Bytes>, crate::StateError> {
-        Ok(self.nodes.get(&(segment, hash)).cloned())
+        trie: gigagas_trie::TrieId,
+        paths: &[gigagas_trie::Nibbles],
+        out: &mut Vec<Option<alloy_primitives::Bytes>>,
+    ) -> Result<(), crate::StateError> {
+        let owner = match trie {
+            gigagas_trie::TrieId::Account => None,
+            gigagas_trie::TrieId::Storage(address) => Some(alloy_primitives::keccak256(address)),
+        };
+        self.counts
+            .trie_nodes
+            .fetch_add(paths.len(), std::sync::atomic::Ordering::Relaxed);
+        out.extend(
+            paths
+                .iter()
+                .map(|path| self.nodes.get(&(segment, owner, *path)).cloned()),
+        );
+        Ok(())
     }
 }
 

@@ -150,12 +150,14 @@ impl StateSource for Panicking {
         self.inner.code(code_hash)
     }
 
-    fn trie_node(
+    fn trie_nodes(
         &mut self,
         segment: usize,
-        hash: alloy_primitives::B256,
-    ) -> Result<Option<alloy_primitives::Bytes>, StateError> {
-        self.inner.trie_node(segment, hash)
+        trie: gigagas_trie::TrieId,
+        paths: &[gigagas_trie::Nibbles],
+        out: &mut Vec<Option<alloy_primitives::Bytes>>,
+    ) -> Result<(), StateError> {
+        self.inner.trie_nodes(segment, trie, paths, out)
     }
 }
 

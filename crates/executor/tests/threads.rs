@@ -87,13 +87,15 @@ impl StateSource for Noting {
         self.on.lock().unwrap().insert(me());
         self.inner.code(h)
     }
-    fn trie_node(
+    fn trie_nodes(
         &mut self,
-        s: usize,
-        h: alloy_primitives::B256,
-    ) -> Result<Option<alloy_primitives::Bytes>, StateError> {
+        segment: usize,
+        trie: gigagas_trie::TrieId,
+        paths: &[gigagas_trie::Nibbles],
+        out: &mut Vec<Option<alloy_primitives::Bytes>>,
+    ) -> Result<(), StateError> {
         self.on.lock().unwrap().insert(me());
-        self.inner.trie_node(s, h)
+        self.inner.trie_nodes(segment, trie, paths, out)
     }
 }
 

@@ -303,6 +303,7 @@ mod tests {
             exec_s: wall_s,
             root_s: 0.0,
             root_busy_s: 0.0,
+            root_read_s: 0.0,
             wall_s,
             updated_accounts: 0,
             updated_slots: 0,

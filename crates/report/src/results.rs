@@ -89,6 +89,10 @@ pub struct BatchFigures {
     pub root_s: f64,
     /// The root units' own time, all workers together.
     pub root_busy_s: f64,
+    /// Of `root_busy_s`, reading the trie nodes its blocks need from the store (0 in
+    /// memory, where the tries hold every node); the rest is walking and hashing.
+    #[serde(default)]
+    pub root_read_s: f64,
     /// The batch end to end: from its start (the read included) to the end of the later of
     /// its last transaction and its last root unit.
     pub wall_s: f64,

@@ -51,10 +51,23 @@ pub struct RootFigures {
     pub overlap_s: f64,
     /// Blocks whose root was computed, per pass.
     pub blocks: usize,
-    /// On a store run: reading the witness's trie nodes from the store before the first
-    /// batch, inside the window (0 in memory; absent in results written before it).
+    /// On a store run: reading the trie nodes each block needs from the store, inside the
+    /// root units (part of `root_busy_s`; 0 in memory, where the tries hold every node).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub read_s: f64,
+    /// On a store run: trie nodes read from the store per pass (the cache's misses: each
+    /// node is read once per pass, then stays open for the blocks after).
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub nodes_read: u64,
+    /// On a store run: nodes on the blocks' paths found already read by an earlier block
+    /// of the pass, or made by its updates (the cache's hits), per pass.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub nodes_held: u64,
+}
+
+/// Whether a count is zero (left out of results files).
+fn is_zero_count(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Whether a figure is zero (left out of results files).
@@ -338,6 +351,8 @@ mod tests {
             root_busy_s: 1.8,
             overlap_s: 0.5,
             blocks: 7,
+            nodes_read: 0,
+            nodes_held: 0,
             read_s: 0.0,
         });
         let json = serde_json::to_value(m).unwrap();

@@ -4,8 +4,8 @@ use crate::{
     StoreError, StoreMeta,
     layout::{
         ACCOUNTS, BLOCK_HASHES, BYTECODES, FORMAT_VERSION, META, PAD_SEGMENT, STATE_KEY_LEN,
-        STORAGE, TRIE_NODES, block_hash_key, encode_account, encode_code, encode_slot, state_key,
-        trie_node_key,
+        STORAGE, TRIE_NODES, TrieNodeKey, block_hash_key, encode_account, encode_code, encode_slot,
+        state_key,
     },
     store::{DATA_FILE, LOCK_FILE, TableStats, Tables},
 };
@@ -435,20 +435,23 @@ fn create_tables_with_codes_and_hashes(
                 meta.block_hashes += 1;
             }
         }
-        // Each segment's witness nodes, in key order (segment, then hash).
+        // Each segment's witness nodes by trie and path, in key order.
         let mut cursor = txn
             .cursor(tables.state.trie_nodes)
             .map_err(build_err(TRIE_NODES))?;
         for (segment, s) in dump.segments.iter().enumerate() {
             let Some(witness) = &s.witness else { continue };
-            let nodes: BTreeMap<B256, &Bytes> = witness
-                .nodes
-                .iter()
-                .map(|n| (alloy_primitives::keccak256(n), n))
+            let mut nodes: Vec<(TrieNodeKey, Bytes)> = gigagas_trie::nodes_by_path(witness)
+                .into_iter()
+                .filter_map(|n| {
+                    let path = n.path.to_vec();
+                    TrieNodeKey::new(segment as u32, n.owner.as_ref(), &path).map(|k| (k, n.rlp))
+                })
                 .collect();
-            for (hash, node) in nodes {
+            nodes.sort_unstable_by(|a, b| a.0.as_slice().cmp(b.0.as_slice()));
+            for (key, node) in nodes {
                 cursor
-                    .append(&trie_node_key(segment as u32, &hash), node)
+                    .append(key.as_slice(), &node)
                     .map_err(build_err(TRIE_NODES))?;
                 meta.trie_nodes += 1;
             }

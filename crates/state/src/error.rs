@@ -60,7 +60,7 @@ pub enum StoreError {
     },
     /// The store was written by a different version of this crate's layout.
     #[error(
-        "state store {} has layout version {found}, this build reads version {expected}; rebuild it",
+        "state store {} has layout version {found}, this build reads version {expected}; rebuild it with `gigagas state build`",
         path.display()
     )]
     Version {

@@ -6,7 +6,7 @@
 //! | [`STORAGE`] (DUPSORT) | address (20) ++ segment (u32 BE) | slot (32) ++ value (BE, leading zeros stripped) | `PlainStorageState` |
 //! | [`BYTECODES`] | code hash (32) | `encode_code`: the code with its jump table (analysed once, when the store is built) | `Bytecodes` (reth keeps analysed code too) |
 //! | [`BLOCK_HASHES`] | segment (u32 BE) ++ number (u64 BE) | hash (32) | `CanonicalHeaders` |
-//! | [`TRIE_NODES`] | segment (u32 BE) ++ node hash (32) | the node's RLP | `AccountsTrie` / `StoragesTrie` (by hash, not path) |
+//! | [`TRIE_NODES`] | segment (u32 BE) ++ `0` ++ path, or segment ++ `1` ++ keccak256(address) (32) ++ path; a path one nibble per byte | the node's RLP | `AccountsTrie` / `StoragesTrie` |
 //! | [`META`] | name (ASCII) | u64 LE | – |
 //!
 //! The segment comes *after* the address: segments still never see each other's entries
@@ -21,10 +21,9 @@ use gigagas_dump::AccountState;
 use revm_bytecode::{Bytecode, JumpTable};
 use std::path::Path;
 
-/// Version of the layout described in this module; a store of another version is refused.
-/// Version 3 keeps each legacy code's jump table beside it (version 2 kept raw code, which
-/// every read analysed again).
-pub const FORMAT_VERSION: u32 = 3;
+/// Version of the layout described in this module; a store of another version is refused
+/// (rebuild it). Version 4 keys trie nodes by trie and path (version 3 by hash).
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Accounts by address and segment (reth's `PlainAccountState`).
 pub const ACCOUNTS: &str = "PlainAccountState";
@@ -34,11 +33,13 @@ pub const STORAGE: &str = "PlainStorageState";
 pub const BYTECODES: &str = "Bytecodes";
 /// Block hashes by segment and number (reth's `CanonicalHeaders`).
 pub const BLOCK_HASHES: &str = "CanonicalHeaders";
-/// The trie nodes of each segment's witness, by segment and node hash (the state-root
-/// phase reads a segment's nodes from here on a store run, as reth reads its trie tables).
-/// Empty for segments without a witness. reth keys its `AccountsTrie` / `StoragesTrie` by
-/// path and stores branch nodes only; a witness is a set of nodes by hash, so they are kept
-/// by hash here.
+/// The trie nodes of each segment's witness by trie and path, as reth keys its
+/// `AccountsTrie` and `StoragesTrie` (storage tries by the hashed address): the state-root
+/// phase of a store run reads each block's nodes from here as the block needs them.
+/// Every node of the witness is stored, leaves included (reth keeps branch nodes only and
+/// rebuilds leaves from its hashed state; a witness carries its leaves, so they are read
+/// as nodes here); a node under 32 bytes lies inside its parent. Empty for segments
+/// without a witness.
 pub const TRIE_NODES: &str = "TrieNodes";
 /// What the store was built from, and counts.
 pub const META: &str = "GigagasMeta";
@@ -57,12 +58,44 @@ pub(crate) fn state_key(address: &Address, segment: u32) -> [u8; STATE_KEY_LEN] 
     key
 }
 
-/// The key of the node with `hash` of segment `segment` in [`TRIE_NODES`].
-pub(crate) fn trie_node_key(segment: u32, hash: &B256) -> [u8; 36] {
-    let mut key = [0u8; 36];
-    key[..4].copy_from_slice(&segment.to_be_bytes());
-    key[4..].copy_from_slice(hash.as_slice());
-    key
+/// Longest [`TRIE_NODES`] key: segment, trie kind, hashed address, 64 nibbles.
+const TRIE_NODE_KEY_MAX: usize = 4 + 1 + 32 + 64;
+
+/// A key of [`TRIE_NODES`]: segment (u32 BE), `0` for the account trie or `1` and the
+/// storage trie's hashed address, then the node's path, one nibble per byte (so a path
+/// sorts before the paths below it, as in reth's tables).
+#[derive(Clone, Copy)]
+pub(crate) struct TrieNodeKey {
+    bytes: [u8; TRIE_NODE_KEY_MAX],
+    len: usize,
+}
+
+impl TrieNodeKey {
+    /// The key of the node at `path` (nibbles, each under 16; at most 64) of the account
+    /// trie (`owner` `None`) or of the storage trie whose hashed address is `owner`.
+    pub(crate) fn new(segment: u32, owner: Option<&B256>, path: &[u8]) -> Option<Self> {
+        if path.len() > 64 || path.iter().any(|n| *n > 15) {
+            return None;
+        }
+        let mut bytes = [0u8; TRIE_NODE_KEY_MAX];
+        bytes[..4].copy_from_slice(&segment.to_be_bytes());
+        let mut len = 5;
+        if let Some(owner) = owner {
+            bytes[4] = 1;
+            bytes[5..37].copy_from_slice(owner.as_slice());
+            len = 37;
+        }
+        bytes[len..len + path.len()].copy_from_slice(path);
+        Some(Self {
+            bytes,
+            len: len + path.len(),
+        })
+    }
+
+    /// The key's bytes.
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
 }
 
 /// The key of block `number` of segment `segment` in [`BLOCK_HASHES`].

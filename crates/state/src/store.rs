@@ -4,8 +4,8 @@
 use crate::{
     StoreError, StoreMeta,
     layout::{
-        ACCOUNTS, BLOCK_HASHES, BYTECODES, META, STORAGE, TRIE_NODES, ValueError, block_hash_key,
-        decode_account, decode_code, decode_slot, state_key, trie_node_key,
+        ACCOUNTS, BLOCK_HASHES, BYTECODES, META, STORAGE, TRIE_NODES, TrieNodeKey, ValueError,
+        block_hash_key, decode_account, decode_code, decode_slot, state_key,
     },
 };
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256};
@@ -522,15 +522,29 @@ impl StoreReader {
         })
     }
 
-    /// The witness trie node of segment `segment` whose RLP hashes to `hash`, `None` if the
-    /// store does not hold it (the segment has no witness, or the node is not in it).
-    pub fn trie_node(&mut self, segment: usize, hash: B256) -> Result<Option<Bytes>, StoreError> {
-        let key = trie_node_key(self.segment(segment)?, &hash);
-        let (cursors, meter, path) = self.parts();
+    /// The witness trie node of segment `segment` at `path` (nibbles, one per byte) of the
+    /// account trie (`owner` `None`) or of the storage trie of the account whose hashed
+    /// address is `owner`; `None` if the store holds no node there (the segment has no
+    /// witness, or its witness has no node at that path).
+    pub fn trie_node(
+        &mut self,
+        segment: usize,
+        owner: Option<&B256>,
+        path: &[u8],
+    ) -> Result<Option<Bytes>, StoreError> {
+        let segment = self.segment(segment)?;
+        let (cursors, meter, store_path) = self.parts();
+        let Some(key) = TrieNodeKey::new(segment, owner, path) else {
+            return Ok(None);
+        };
         meter.measure(ReadKind::TrieNode, || {
-            read_value(&mut cursors.trie_nodes, &key, path, TRIE_NODES, |v| {
-                Ok(Bytes::copy_from_slice(v))
-            })
+            read_value(
+                &mut cursors.trie_nodes,
+                key.as_slice(),
+                store_path,
+                TRIE_NODES,
+                |v| Ok(Bytes::copy_from_slice(v)),
+            )
         })
     }
 

@@ -75,6 +75,13 @@ pub enum RootError {
         /// What decoding found.
         reason: String,
     },
+    /// Reading the trie's nodes from a state source failed (on a run that reads them as
+    /// each block needs them).
+    #[error("root not computable: reading trie nodes failed: {reason}")]
+    NodeRead {
+        /// The source's error.
+        reason: String,
+    },
 }
 
 impl RootError {

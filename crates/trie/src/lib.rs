@@ -29,6 +29,10 @@
 //!   [`StorageRoot`]; [`StorageTask::writes`] is its size, for a scheduler to place the
 //!   largest first); [`BlockRootJob::finish`] then updates the account trie with those
 //!   roots. [`StateTrie::apply_block_parallel`] runs the tasks on rayon's pool.
+//! - Nodes read by path as each block needs them: [`StateTrie::unread`] starts with none,
+//!   and [`StateTrie::read_account_nodes`] / [`StorageTask::read_nodes`] read a block's from
+//!   a [`NodeReader`] (a store keyed by trie and path, [`nodes_by_path`]), batched by depth
+//!   ([`reads`]).
 //! - For producers that hold the whole state (the generator, blockchain-test fixtures):
 //!
 //!   ```ignore
@@ -84,14 +88,19 @@
 mod error;
 mod full;
 mod padding;
+mod paths;
+pub mod reads;
 mod root_only;
 mod sparse;
 mod state;
 mod witness;
 
+pub use alloy_trie::Nibbles;
 pub use error::{RootError, TrieId, TriePath};
 pub use full::FullTries;
 pub use padding::{MAINNET_ACCOUNTS, Padding, PaddingError};
+pub use paths::{PathNode, nodes_by_path};
+pub use reads::{NodeReader, NodeReads, ReadNodesError};
 pub use root_only::{
     BlockWitnessSize, NodeCount, Pruned, RootOnlyError, UnrootedBlock, WitnessSizer, WitnessSizes,
     root_only_dump, root_only_witness, witness_roots, witness_sizes,

@@ -268,6 +268,140 @@ impl SparseTrie {
     }
 }
 
+impl SparseTrie {
+    /// Which trie this is.
+    pub(crate) fn id(&self) -> TrieId {
+        self.id
+    }
+
+    /// One round of reading the nodes on the paths of `targets` (full keys, sorted, each
+    /// once; `true` where the key may be removed): walks every target's path from the
+    /// root, opening each blinded node whose RLP `walk` holds (read in an earlier round),
+    /// and asks in `walk` for the first blinded node it cannot open on each path. Where a
+    /// removal may leave a branch with one child, that branch's other blinded children are
+    /// asked for too (the sibling a removal collapses into its parent).
+    pub(crate) fn reveal_round(
+        &mut self,
+        targets: &[(Nibbles, bool)],
+        walk: &mut RevealWalk<'_>,
+    ) -> Result<(), RootError> {
+        if targets.is_empty() {
+            return Ok(());
+        }
+        reveal(&mut self.root, Nibbles::new(), targets, walk)
+    }
+}
+
+/// One round of [`SparseTrie::reveal_round`]: the nodes read so far, and what the round
+/// asks for.
+pub(crate) struct RevealWalk<'a> {
+    /// Nodes read, by the hash their parent references them by.
+    pub(crate) fetched: &'a HashMap<B256, Bytes>,
+    /// Hashes the source does not hold (never asked for again).
+    pub(crate) unavailable: &'a HashSet<B256>,
+    /// The blinded nodes to read: path and the hash their parent references them by.
+    pub(crate) want: Vec<(Nibbles, B256)>,
+    /// Open nodes met on the targets' paths (counted when `count_held`).
+    pub(crate) held: u64,
+    /// Whether to count `held` (the first round: nodes held before any read).
+    pub(crate) count_held: bool,
+}
+
+impl RevealWalk<'_> {
+    /// Opens `node` if it is blinded and read; `false` (and asked for, once) if it is
+    /// blinded and not read.
+    fn open(&mut self, node: &mut Node, path: Nibbles) -> Result<bool, RootError> {
+        let Node::Blinded(hash) = *node else {
+            return Ok(true);
+        };
+        match self.fetched.get(&hash) {
+            Some(rlp) => {
+                *node = decode(rlp, RlpNode::word_rlp(&hash)).map_err(|e| RootError::BadNode {
+                    hash,
+                    reason: e.to_string(),
+                })?;
+                Ok(true)
+            }
+            None => {
+                if !self.unavailable.contains(&hash) {
+                    self.want.push((path, hash));
+                }
+                Ok(false)
+            }
+        }
+    }
+}
+
+/// [`SparseTrie::reveal_round`] below `node` at `path`, a prefix of every target.
+fn reveal(
+    node: &mut Node,
+    path: Nibbles,
+    targets: &[(Nibbles, bool)],
+    walk: &mut RevealWalk<'_>,
+) -> Result<(), RootError> {
+    if walk.count_held && !matches!(node, Node::Empty | Node::Blinded(_)) {
+        walk.held += 1;
+    }
+    if !walk.open(node, path)? {
+        return Ok(());
+    }
+    match node {
+        Node::Extension { key, child, .. } => {
+            let below = path.join(key);
+            // Sorted: the targets under the extension are one run.
+            let start = targets.partition_point(|(t, _)| t.slice(..below.len()) < below);
+            let end = targets.partition_point(|(t, _)| t.slice(..below.len()) <= below);
+            if start < end {
+                reveal(child, below, &targets[start..end], walk)?;
+            }
+        }
+        Node::Branch { children, .. } => {
+            let depth = path.len();
+            let mut runs: [(usize, usize, bool); 16] = [(0, 0, false); 16];
+            let mut rest = targets;
+            let mut offset = 0;
+            while let Some((first, _)) = rest.first() {
+                if first.len() <= depth {
+                    break;
+                }
+                let n = first.get_unchecked(depth);
+                let end = rest.partition_point(|(t, _)| t.get_unchecked(depth) <= n);
+                let removes = rest[..end].iter().any(|(_, r)| *r);
+                runs[n as usize] = (offset, offset + end, removes);
+                offset += end;
+                rest = &rest[end..];
+            }
+            let removing = runs.iter().filter(|r| r.2).count();
+            if removing > 0 {
+                let occupied = children
+                    .iter()
+                    .filter(|c| !matches!(c, Node::Empty))
+                    .count();
+                if occupied <= removing + 1 {
+                    // The branch may end with one child: open the others, which it may
+                    // collapse into.
+                    for (i, child) in children.iter_mut().enumerate() {
+                        if runs[i].0 == runs[i].1 {
+                            let mut p = path;
+                            p.push(i as u8);
+                            walk.open(child, p)?;
+                        }
+                    }
+                }
+            }
+            for (i, (start, end, _)) in runs.into_iter().enumerate() {
+                if start < end {
+                    let mut p = path;
+                    p.push(i as u8);
+                    reveal(&mut children[i], p, &targets[start..end], walk)?;
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// [`SparseTrie::proofs`] below `node` at `path`, a prefix of every target.
 fn proofs(
     node: &mut Node,

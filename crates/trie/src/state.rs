@@ -3,6 +3,7 @@
 
 use crate::{
     error::{RootError, TrieId, TriePath},
+    reads::{NodeReader, NodeReads, ReadNodesError, read_paths},
     sparse::{NodeStore, Seen, SparseTrie},
 };
 use alloy_eip7928::{AccountChanges, BlockAccessList};
@@ -395,6 +396,103 @@ impl StateTrie {
         job.finish(self, results)
     }
 
+    /// An account's change in a block's list, over the values known before the block: its
+    /// post fields and the slot writes that change a value (unknown values count as
+    /// changed); `None` when nothing changes (its fields end as they were known and no slot
+    /// changes).
+    fn net_change(
+        &self,
+        changes: &AccountChanges,
+        rules: RootRules,
+    ) -> Option<(PostFields, Vec<(U256, U256)>)> {
+        let address = changes.address;
+        let post = PostFields::of(changes);
+        let writes: Vec<(U256, U256)> = if changes.storage_changes.is_empty() {
+            Vec::new()
+        } else {
+            let known = self.known.storage_of(address);
+            changes
+                .storage_changes
+                .iter()
+                .filter_map(|s| {
+                    let value = s.changes.last()?.new_value;
+                    (known.get(s.slot) != Some(value)).then_some((s.slot, value))
+                })
+                .collect()
+        };
+        if writes.is_empty()
+            && let Some(before) = self.known.account(address)
+            && !post.changes(before, rules)
+        {
+            return None;
+        }
+        Some((post, writes))
+    }
+
+    /// The state at `parent_root` with no node read yet: each block's nodes are read as it
+    /// needs them ([`Self::read_account_nodes`], [`StorageTask::read_nodes`]) and stay open
+    /// for the blocks after. A node needed and not read is a [`RootError::MissingNode`].
+    pub fn unread(parent_root: B256) -> Self {
+        Self {
+            accounts: SparseTrie::blinded(TrieId::Account, parent_root, Arc::default()),
+            storages: HashMap::default(),
+            store: Arc::default(),
+            root: parent_root,
+            id: NEXT_TRIE.fetch_add(1, Ordering::Relaxed),
+            pending: false,
+            known: PreValues::default(),
+            seen: None,
+        }
+    }
+
+    /// Reads, from `reader`, the account-trie nodes on the paths of the accounts `bal`
+    /// changes (as [`Self::prepare_block`] will walk them, siblings a deletion may need
+    /// included), batched by depth ([`crate::reads`]). Call it before `prepare_block`; the
+    /// storage tries' nodes are read by each [`StorageTask::read_nodes`].
+    pub fn read_account_nodes<R: NodeReader + ?Sized>(
+        &mut self,
+        bal: &BlockAccessList,
+        rules: RootRules,
+        reader: &mut R,
+    ) -> Result<NodeReads, ReadNodesError<R::Error>> {
+        let mut targets = Vec::new();
+        for changes in bal {
+            let Some((post, _)) = self.net_change(changes, rules) else {
+                continue;
+            };
+            let removable = rules.delete_empty_accounts
+                && match self.known.account(changes.address) {
+                    // Absent before: never removed.
+                    Some(None) => false,
+                    Some(Some(before)) => post.ends_empty(Some(before)),
+                    // Unknown: it may end empty if no field it sets is non-empty.
+                    None => post.ends_empty(None),
+                };
+            targets.push((Nibbles::unpack(keccak256(changes.address)), removable));
+        }
+        read_paths(&mut self.accounts, &mut targets, reader)
+    }
+
+    /// [`Self::apply_block`] on a trie whose nodes are read from `reader` as the block
+    /// needs them ([`Self::unread`]): the account trie's, then each storage task's before
+    /// it runs. Returns the root and what was read.
+    pub fn apply_block_reading<R: NodeReader + ?Sized>(
+        &mut self,
+        bal: &BlockAccessList,
+        rules: RootRules,
+        reader: &mut R,
+    ) -> Result<(B256, NodeReads), ReadNodesError<R::Error>> {
+        let mut reads = self.read_account_nodes(bal, rules, reader)?;
+        let mut job = self.prepare_block(bal, rules)?;
+        let mut results = Vec::new();
+        for mut task in job.storage_tasks() {
+            reads += task.read_nodes(reader)?;
+            results.push(task.run());
+        }
+        let root = job.finish(self, results)?;
+        Ok((root, reads))
+    }
+
     /// Splits one block's root into independent tasks: hands out the storage tries that
     /// change, one [`StorageTask`] each, to run on any thread; then
     /// [`BlockRootJob::finish`] updates the account trie with their roots.
@@ -422,27 +520,9 @@ impl StateTrie {
         let mut tasks = Vec::new();
         for changes in bal {
             let address = changes.address;
-            let post = PostFields::of(changes);
-            // The slot writes that change a value (unknown values count as changed).
-            let writes: Vec<(U256, U256)> = if changes.storage_changes.is_empty() {
-                Vec::new()
-            } else {
-                let known = self.known.storage_of(address);
-                changes
-                    .storage_changes
-                    .iter()
-                    .filter_map(|s| {
-                        let value = s.changes.last()?.new_value;
-                        (known.get(s.slot) != Some(value)).then_some((s.slot, value))
-                    })
-                    .collect()
-            };
-            if writes.is_empty()
-                && let Some(before) = self.known.account(address)
-                && !post.changes(before, rules)
-            {
+            let Some((post, writes)) = self.net_change(changes, rules) else {
                 continue;
-            }
+            };
             let pre = self.account(address)?;
             if pre.is_none() {
                 self.known.set_account(address, None);
@@ -505,6 +585,21 @@ impl PostFields {
     /// `None`: absent), its storage left as it was: a field changed, or under EIP-161 an
     /// account that existed and ends empty (deleted). An absent account that ends empty
     /// stays absent; before EIP-161 one the list changes is created even when empty.
+    /// Whether the account may end empty: every field the list sets is empty, and every
+    /// field it does not set is empty in `before` (`None`: not known, so it may be).
+    fn ends_empty(&self, before: Option<AccountState>) -> bool {
+        let nonce = self.nonce.or(before.map(|a| a.nonce)).unwrap_or(0);
+        let balance = self
+            .balance
+            .or(before.map(|a| a.balance))
+            .unwrap_or_default();
+        let code_hash = self
+            .code_hash
+            .or(before.map(|a| a.code_hash))
+            .unwrap_or(KECCAK_EMPTY);
+        nonce == 0 && balance.is_zero() && code_hash == KECCAK_EMPTY
+    }
+
     fn changes(&self, before: Option<AccountState>, rules: RootRules) -> bool {
         let nonce = self.nonce.unwrap_or(before.map_or(0, |a| a.nonce));
         let balance = self
@@ -719,6 +814,40 @@ impl StorageTask {
     /// The number of slot writes: the task's size, for a scheduler to order tasks by.
     pub fn writes(&self) -> usize {
         self.writes.len()
+    }
+
+    /// Reads, from `reader`, the nodes of this task's storage trie on the paths of its
+    /// slots (and the siblings a deletion may need), batched by depth, for a trie whose
+    /// nodes are read as each block needs them ([`StateTrie::unread`]).
+    pub fn read_nodes<R: NodeReader + ?Sized>(
+        &mut self,
+        reader: &mut R,
+    ) -> Result<NodeReads, ReadNodesError<R::Error>> {
+        let mut targets = self
+            .writes
+            .iter()
+            .map(|(key, value)| (*key, value.is_zero()))
+            .collect();
+        read_paths(&mut self.trie, &mut targets, reader)
+    }
+
+    /// [`Self::read_nodes`], then [`Self::run`]: the new root (or why there is none, a
+    /// failed read included) and what was read.
+    pub fn run_reading<R: NodeReader + ?Sized>(
+        mut self,
+        reader: &mut R,
+    ) -> (StorageRoot, NodeReads) {
+        match self.read_nodes(reader) {
+            Ok(reads) => (self.run(), reads),
+            Err(e) => (
+                StorageRoot {
+                    address: self.address,
+                    trie: self.trie,
+                    root: Err(e.into()),
+                },
+                NodeReads::default(),
+            ),
+        }
     }
 
     /// Applies the writes (a zero value deletes the slot; non-zero writes first, then

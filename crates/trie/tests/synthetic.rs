@@ -502,3 +502,106 @@ fn unchanged_reads_and_absent_touches_need_no_node() {
         vec![expected]
     );
 }
+
+/// Nodes by trie and path, as a store keyed by path holds them.
+struct ByPath(std::collections::BTreeMap<(Option<B256>, alloy_trie::Nibbles), Bytes>);
+
+impl ByPath {
+    fn of(witness: &Witness) -> Self {
+        Self(
+            gigagas_trie::nodes_by_path(witness)
+                .into_iter()
+                .map(|n| ((n.owner, n.path), n.rlp))
+                .collect(),
+        )
+    }
+}
+
+impl gigagas_trie::NodeReader for ByPath {
+    type Error = std::convert::Infallible;
+
+    fn read_nodes(
+        &mut self,
+        trie: gigagas_trie::TrieId,
+        paths: &[alloy_trie::Nibbles],
+        out: &mut Vec<Option<Bytes>>,
+    ) -> Result<(), Self::Error> {
+        let owner = match trie {
+            gigagas_trie::TrieId::Account => None,
+            gigagas_trie::TrieId::Storage(address) => Some(keccak256(address)),
+        };
+        out.extend(paths.iter().map(|p| self.0.get(&(owner, *p)).cloned()));
+        Ok(())
+    }
+}
+
+/// Nodes read by path as each block needs them, on a trie that starts with none, give
+/// every root the witness in memory gives, from the full witness and from the root-only
+/// one (which holds only what the roots need, deletions' siblings included): sequentially
+/// and split into tasks. Every node read is one of the witness's, later blocks find nodes
+/// earlier ones read, and no node is read twice.
+#[test]
+fn nodes_read_by_path_per_block_give_the_same_roots() {
+    let (pre, bals, expected) = six_blocks(52);
+    let rules = RootRules::SPURIOUS_DRAGON;
+    let refs: Vec<&BlockAccessList> = bals.iter().collect();
+    let witness = witness_for_blocks(&pre, &refs, rules).unwrap();
+    let pre_state = pre_state(&pre, &bals);
+    let root_only =
+        root_only_witness(&witness, &pre_state, bals.iter().map(|b| (b, rules))).unwrap();
+    for (name, w) in [("full", &witness), ("root-only", &root_only)] {
+        let by_path = ByPath::of(w);
+        assert!(by_path.0.len() >= w.nodes.len() / 2, "{name}");
+        let values = PreValues::of_pre_state(&pre_state);
+        let mut seq = StateTrie::unread(w.parent_state_root).with_pre_values(values.clone());
+        let mut split = StateTrie::unread(w.parent_state_root).with_pre_values(values);
+        let mut reader = ByPath::of(w);
+        let mut total = gigagas_trie::NodeReads::default();
+        for (i, bal) in bals.iter().enumerate() {
+            let (root, reads) = seq.apply_block_reading(bal, rules, &mut reader).unwrap();
+            assert_eq!(root, expected[i], "{name}: block {i}");
+            if i > 0 {
+                assert!(reads.held > 0, "{name}: block {i} holds nodes: {reads:?}");
+            }
+            assert!(reads.read > 0 && reads.rounds > 0, "{name}: block {i}");
+            total += reads;
+
+            let mut reads = split.read_account_nodes(bal, rules, &mut reader).unwrap();
+            let mut job = split.prepare_block(bal, rules).unwrap();
+            let results = std::thread::scope(|s| {
+                let handles: Vec<_> = job
+                    .storage_tasks()
+                    .into_iter()
+                    .map(|mut t| {
+                        s.spawn(move || {
+                            let mut reader = ByPath::of(w);
+                            let reads = t.read_nodes(&mut reader).unwrap();
+                            (reads, t.run())
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap())
+                    .map(|(r, result)| {
+                        reads += r;
+                        result
+                    })
+                    .collect()
+            });
+            assert_eq!(job.finish(&mut split, results).unwrap(), expected[i]);
+        }
+        // Each node is read once over the blocks (nodes stay open), so no more than the
+        // witness holds by path.
+        assert!(
+            total.read <= by_path.0.len() as u64,
+            "{name}: {total:?} of {}",
+            by_path.0.len()
+        );
+        if name == "root-only" {
+            // The root-only witness holds only what the roots need: each of its nodes is
+            // read (the nodes under 32 bytes lie inside their parents).
+            assert_eq!(total.read, by_path.0.len() as u64, "{total:?}");
+        }
+    }
+}

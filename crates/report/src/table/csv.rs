@@ -243,6 +243,8 @@ struct BatchColumns {
     exec_s: Fixed<6>,
     root_s: Fixed<6>,
     root_busy_s: Fixed<6>,
+    root_read_s: Fixed<6>,
+    root_hash_s: Fixed<6>,
     wall_s: Fixed<6>,
     updated_accounts: u64,
     updated_slots: u64,
@@ -267,6 +269,8 @@ impl BatchColumns {
             exec_s: Fixed(b.exec_s),
             root_s: Fixed(b.root_s),
             root_busy_s: Fixed(b.root_busy_s),
+            root_read_s: Fixed(b.root_read_s),
+            root_hash_s: Fixed((b.root_busy_s - b.root_read_s).max(0.0)),
             wall_s: Fixed(b.wall_s),
             updated_accounts: b.updated_accounts,
             updated_slots: b.updated_slots,
@@ -569,7 +573,7 @@ mod tests {
         let blocks = format!(
             "machine_cpu,machine_cores,commit,dump,dump_name,dump_checksum,{point},sample,\
              median_sample,unit,batch_index,first_block,blocks,gas,read_s,exec_s,root_s,root_busy_s,\
-             wall_s,updated_accounts,updated_slots,root_ns_per_key"
+             root_read_s,root_hash_s,wall_s,updated_accounts,updated_slots,root_ns_per_key"
         );
         let latency = format!(
             "machine_cpu,machine_cores,commit,dump,dump_name,dump_checksum,{point},unit,batches,\
@@ -732,6 +736,7 @@ mod tests {
             exec_s: 0.02,
             root_s: 0.005,
             root_busy_s: 0.006,
+            root_read_s: 0.0,
             wall_s: 0.026,
             updated_accounts: 100,
             updated_slots: 400,
@@ -794,6 +799,8 @@ mod tests {
             root_busy_s: 0.2,
             overlap_s: 0.0,
             blocks: 3,
+            nodes_read: 0,
+            nodes_held: 0,
             read_s: 0.0,
         });
         let text = render_csv(std::slice::from_ref(&s));

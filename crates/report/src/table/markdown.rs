@@ -1027,6 +1027,8 @@ mod tests {
             root_busy_s: wall * 0.4,
             overlap_s: 0.0,
             blocks: 2,
+            nodes_read: 0,
+            nodes_held: 0,
             read_s: 0.0,
         });
         let table = root_table(std::slice::from_ref(&s));
@@ -1058,6 +1060,7 @@ mod tests {
             exec_s: 0.1,
             root_s: 0.02,
             root_busy_s: 0.03,
+            root_read_s: 0.0,
             wall_s,
             updated_accounts: 1_000,
             updated_slots,
