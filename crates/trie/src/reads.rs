@@ -1,7 +1,7 @@
 //! Trie nodes read by path as each block needs them, as a client reads its trie tables.
 //!
-//! A [`StateTrie::unread`] holds no node: before a block's root, [`StateTrie::read_account_nodes`]
-//! reads the account-trie nodes on the paths of the accounts the block changes, and
+//! A [`crate::StateTrie::unread`] holds no node: before a block's root,
+//! [`crate::StateTrie::read_account_nodes`] reads the account-trie nodes on the paths of the accounts the block changes, and
 //! [`crate::StorageTask::read_nodes`] the storage-trie nodes on the paths of its slots,
 //! from a [`NodeReader`] that looks nodes up by trie and path (reth's `AccountsTrie` and
 //! `StoragesTrie` are keyed so). Reads are batched by depth: each *round* walks every
