@@ -10,7 +10,7 @@ use alloy_trie::{Nibbles, nodes::TrieNode};
 use gigagas_dump::{Dump, encode_dump};
 use gigagas_trie::{MAINNET_ACCOUNTS, root_only_dump, witness_roots, witness_sizes};
 use gigagas_workload::{
-    ConfigError, GenerateError, GeneratorConfig, Profile, generate_with_padded_witness,
+    ConfigError, GenerateError, GeneratorConfig, Profile, TrieSizes, generate_with_padded_witness,
     generate_with_witness,
 };
 use std::collections::HashMap;
@@ -80,8 +80,12 @@ fn padded_dumps_verify_and_their_paths_run_through_full_branches() {
         (Profile::Erc20, 1 << 20, 5),
         (Profile::Transfers, 5_000, 3),
     ] {
-        let dump = generate_with_padded_witness(&config(profile, 4), state_size, |_, _| {})
-            .unwrap_or_else(|e| panic!("{profile:?}: {e}"));
+        let dump = generate_with_padded_witness(
+            &config(profile, 4),
+            &TrieSizes::accounts(state_size),
+            |_, _| {},
+        )
+        .unwrap_or_else(|e| panic!("{profile:?}: {e}"));
         dump.validate().unwrap();
         assert_eq!(
             dump.meta.provenance["state-size"],
@@ -144,16 +148,24 @@ fn padded_dumps_verify_and_their_paths_run_through_full_branches() {
         roots_equal_the_headers(&pruned);
 
         // Deterministic.
-        let again =
-            generate_with_padded_witness(&config(profile, 4), state_size, |_, _| {}).unwrap();
+        let again = generate_with_padded_witness(
+            &config(profile, 4),
+            &TrieSizes::accounts(state_size),
+            |_, _| {},
+        )
+        .unwrap();
         assert_eq!(encode_dump(&again), encode_dump(&dump), "{profile:?}");
     }
 }
 
 #[test]
 fn a_state_size_under_16_accounts_is_refused() {
-    let err =
-        generate_with_padded_witness(&config(Profile::Transfers, 1), 15, |_, _| {}).unwrap_err();
+    let err = generate_with_padded_witness(
+        &config(Profile::Transfers, 1),
+        &TrieSizes::accounts(15),
+        |_, _| {},
+    )
+    .unwrap_err();
     assert!(
         matches!(err, GenerateError::Config(ConfigError::StateSize(_))),
         "{err}"
