@@ -503,33 +503,31 @@ pub fn generate_with_padded_witness(
     sizes: &TrieSizes,
     on_block: impl FnMut(u64, u64),
 ) -> Result<Dump, GenerateError> {
-    paddings(sizes, config.seed)?;
+    // Refused before the genesis is built (the contracts' addresses do not matter yet).
+    state_padding(sizes, config.seed, |_| Address::ZERO)?;
     generate_dump(config, Roots::Real(sizes.clone()), on_block)
 }
 
-/// The paddings of `sizes`: the account trie's, and each contract's storage trie's.
-fn paddings(
+/// The padding of `sizes`: the account trie's, and each contract's storage trie's, the
+/// contract at `address(contract)`.
+fn state_padding(
     sizes: &TrieSizes,
     seed: u64,
-) -> Result<(Option<Padding>, Vec<(WorkloadContract, Padding)>), ConfigError> {
-    let accounts = sizes
-        .accounts
-        .map(|n| Padding::accounts(n, seed))
-        .transpose()
-        .map_err(ConfigError::StateSize)?;
-    let storage = sizes
-        .storage
-        .iter()
-        .map(|(contract, slots)| {
-            Padding::storage(*slots, seed)
-                .map(|p| (*contract, p))
-                .map_err(|source| ConfigError::StorageSize {
-                    contract: *contract,
-                    source,
-                })
-        })
-        .collect::<Result<_, _>>()?;
-    Ok((accounts, storage))
+    address: impl Fn(WorkloadContract) -> Address,
+) -> Result<StatePadding, ConfigError> {
+    let mut padding = StatePadding::default();
+    if let Some(accounts) = sizes.accounts {
+        padding = padding
+            .with_accounts(Padding::accounts(accounts, seed).map_err(ConfigError::StateSize)?);
+    }
+    for (contract, slots) in &sizes.storage {
+        let p = Padding::storage(*slots, seed).map_err(|source| ConfigError::StorageSize {
+            contract: *contract,
+            source,
+        })?;
+        padding = padding.with_storage(address(*contract), p);
+    }
+    Ok(padding)
 }
 
 /// Which state roots the headers carry.
@@ -679,14 +677,7 @@ fn generate_checked(
     let real: Option<(TrieSizes, StatePadding)> = match roots {
         Roots::Empty => None,
         Roots::Real(sizes) => {
-            let (accounts, storage) = paddings(&sizes, config.seed)?;
-            let mut padding = StatePadding::default();
-            if let Some(p) = accounts {
-                padding = padding.with_accounts(p);
-            }
-            for (contract, p) in storage {
-                padding = padding.with_storage(deployed.address(contract), p);
-            }
+            let padding = state_padding(&sizes, config.seed, |c| deployed.address(c))?;
             Some((sizes, padding))
         }
     };
