@@ -398,6 +398,76 @@ mod tests {
         assert_eq!(collected.lock().unwrap().stats.accounts, 1);
     }
 
+    /// A dump whose account trie and a token's storage trie are padded (deeper paths, full
+    /// branches): a store run reads each block's nodes by path and every root equals its
+    /// header, in the replay (1 and 2 threads, after and overlapped) and the client loop.
+    #[test]
+    fn a_padded_store_run_reads_its_trie_per_block() {
+        use gigagas_grid::{IoMode, RunConfig, SchedulerKind, StateRootPhase, TimedWork};
+        use gigagas_workload::{TrieSizes, WorkloadContract};
+        gigagas_executor::test_utils::install_kzg_verifier();
+        let config = gigagas_workload::GeneratorConfig {
+            profile: gigagas_workload::Profile::Erc20,
+            blocks: 3,
+            gas_per_block: 3_000_000,
+            seed: 6,
+            fork: alloy_hardforks::EthereumHardfork::Prague,
+            users: 30,
+        };
+        let sizes = TrieSizes::accounts(4_096).with_storage(&[WorkloadContract::TokenA], 4_096);
+        let dump =
+            gigagas_workload::generate_with_padded_witness(&config, &sizes, |_, _| {}).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let info = gigagas_dump::write_dump(&dump, &dir.path().join("p.gigagas")).unwrap();
+        let out = dir.path().join("store");
+        gigagas_state::build_store(&dump, &info, &out, &Default::default(), &mut |_| {}).unwrap();
+        let replay = gigagas_executor::Replay::new(dump).unwrap();
+        let two = NonZeroUsize::new(2).unwrap();
+        let mut ctx = StoreContext::open(&out, info.checksum, two).unwrap();
+        let work = |io, phase| TimedWork {
+            state: gigagas_grid::StateRead::store(
+                gigagas_grid::StoreRead::each(io, &[Default::default()])[0],
+                CacheState::Warm,
+            ),
+            state_root: phase,
+            ..Default::default()
+        };
+        for (io, phase, threads) in [
+            (IoMode::Prefetch, StateRootPhase::After, 1),
+            (IoMode::OnDemand, StateRootPhase::Overlapped, 2),
+        ] {
+            let threads = NonZeroUsize::new(threads).unwrap();
+            let point = RunConfig::new(threads, 1, SchedulerKind::Ols).with_work(work(io, phase));
+            let pass = replay_pass(
+                &replay,
+                &PassCache::new(),
+                &point,
+                CacheState::Warm,
+                &mut ctx,
+                true,
+            )
+            .unwrap_or_else(|e| panic!("{point}: {e}"));
+            let root = &pass.timings.root;
+            assert_eq!(root.blocks, 3, "{point}");
+            assert!(
+                root.reads.read > 0 && root.reads.held > 0,
+                "{point}: {:?}",
+                root.reads
+            );
+        }
+        let pass = sequential_pass(
+            &replay,
+            &PassCache::new(),
+            work(IoMode::OnDemand, StateRootPhase::After),
+            CacheState::Warm,
+            &mut ctx,
+            true,
+        )
+        .unwrap();
+        assert_eq!(pass.timings.root.blocks, 3);
+        assert!(pass.timings.root.reads.read > 0);
+    }
+
     /// A store run with the root phase on opens its tries over the witness's nodes read from
     /// the store (its trie table) inside the window, and every root still equals its header:
     /// the replay prefetching and on demand, after and overlapped, and the client loop. A

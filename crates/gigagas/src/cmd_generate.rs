@@ -6,7 +6,7 @@ use crate::{
 };
 use alloy_hardforks::EthereumHardfork;
 use anyhow::Result;
-use gigagas_workload::{GeneratorConfig, Profile};
+use gigagas_workload::{GeneratorConfig, Profile, TrieSizes, WorkloadContract};
 use std::{path::PathBuf, time::Instant};
 
 /// Arguments of `gigagas generate`.
@@ -18,7 +18,8 @@ use std::{path::PathBuf, time::Instant};
 /// the default mainnet-like dump that is about 15 % more file (6.6 MB instead of 5.8 MB:
 /// 14,188 nodes, 1.4 MB before compression); the tries are kept and each block's root
 /// hashes only the paths it changed (100 erc20 blocks of 30M gas from 50,000 users: about
-/// 1.25× the time of --no-witness). --state-size pads the account trie to mainnet's depth.
+/// 1.25× the time of --no-witness). --state-size pads the account trie to mainnet's depth,
+/// --storage-size the large contracts' storage tries.
 #[derive(clap::Args)]
 pub(crate) struct GenerateArgs {
     /// Workload profile: mainnet-like, transfers, erc20, amm, heavy-tail, adversarial.
@@ -44,7 +45,7 @@ pub(crate) struct GenerateArgs {
     output: PathBuf,
     /// No witness, and every header's state root left the empty trie's (the dumps of
     /// builds before witnesses, byte for byte; a run with --state-root refuses it).
-    #[arg(long, conflicts_with = "state_size")]
+    #[arg(long, conflicts_with_all = ["state_size", "storage_size"])]
     no_witness: bool,
     /// Pad the account trie to the depth of a state of this many accounts: ⌊log16 N⌋
     /// levels of full branches above every touched path, their untouched children hashes
@@ -58,6 +59,62 @@ pub(crate) struct GenerateArgs {
         default_missing_value = "300000000"
     )]
     state_size: Option<u64>,
+    /// Pad contracts' storage tries to the depth of one of this many slots: ⌊log16 N⌋
+    /// levels of full branches above every touched slot's path, their untouched children
+    /// hashes of virtual subtries, as --state-size does for the account trie. `SLOTS` pads
+    /// the contracts whose storage grows with their users (token-a, token-b, nft);
+    /// `CONTRACT=SLOTS` one contract (token-a, token-b, pair, nft, compute or
+    /// precompiles); repeat the flag for several, a later size of a contract replacing an
+    /// earlier one. Given alone: those three at 128,000,000 slots, 6 levels, the size of
+    /// mainnet's largest storage tries (XEN Crypto's held 127.6 million slots in 2026, its
+    /// trie full at the top six levels; 16.8 to 268 million slots all give 6). At least 16
+    /// slots. The headers' roots and the witness are the padded tries'. Off without the
+    /// flag: each storage trie holds the generated slots only.
+    #[arg(
+        long,
+        value_name = "[CONTRACT=]SLOTS",
+        num_args = 0..=1,
+        default_missing_value = "128000000",
+        value_parser = parse_storage_size
+    )]
+    storage_size: Vec<StorageSize>,
+}
+
+/// One `--storage-size`: the contracts it names (all of [`WorkloadContract::LARGE`] when
+/// none) and their slot count.
+#[derive(Debug, Clone)]
+struct StorageSize {
+    contract: Option<WorkloadContract>,
+    slots: u64,
+}
+
+/// Parses `[CONTRACT=]SLOTS` (the slot count a plain integer, `_` allowed between digits).
+fn parse_storage_size(s: &str) -> Result<StorageSize, String> {
+    let (contract, slots) = match s.split_once('=') {
+        Some((contract, slots)) => (Some(contract.parse::<WorkloadContract>()?), slots),
+        None => (None, s),
+    };
+    let slots = slots
+        .replace('_', "")
+        .parse::<u64>()
+        .map_err(|_| format!("`{slots}` is not a slot count (expected [CONTRACT=]SLOTS)"))?;
+    Ok(StorageSize { contract, slots })
+}
+
+/// The trie sizes of `--state-size` and every `--storage-size`, in order.
+fn trie_sizes(state_size: Option<u64>, storage: &[StorageSize]) -> TrieSizes {
+    let mut sizes = TrieSizes {
+        accounts: state_size,
+        ..TrieSizes::default()
+    };
+    for size in storage {
+        let contracts = match &size.contract {
+            Some(c) => std::slice::from_ref(c),
+            None => &WorkloadContract::LARGE[..],
+        };
+        sizes = sizes.with_storage(contracts, size.slots);
+    }
+    sizes
 }
 
 impl Command for GenerateArgs {
@@ -73,12 +130,13 @@ impl Command for GenerateArgs {
         let bar = progress_bar(self.blocks, "generating");
         let start = Instant::now();
         let progress = |done, _| bar.set_position(done);
-        let dump = match (self.no_witness, self.state_size) {
-            (true, _) => gigagas_workload::generate(&config, progress)?,
-            (false, None) => gigagas_workload::generate_with_witness(&config, progress)?,
-            (false, Some(accounts)) => {
-                gigagas_workload::generate_with_padded_witness(&config, accounts, progress)?
-            }
+        let sizes = trie_sizes(self.state_size, &self.storage_size);
+        let dump = if self.no_witness {
+            gigagas_workload::generate(&config, progress)?
+        } else if sizes.is_empty() {
+            gigagas_workload::generate_with_witness(&config, progress)?
+        } else {
+            gigagas_workload::generate_with_padded_witness(&config, &sizes, progress)?
         };
         bar.finish_and_clear();
         let info = gigagas_dump::write_dump(&dump, &self.output)?;

@@ -1,7 +1,8 @@
-//! `gigagas generate --state-size` from the command line: a dump whose
-//! account trie is padded to mainnet's depth verifies its roots against its own headers at
-//! 1 to 3 threads, per block and as one mega-block of all its blocks, both state-root
-//! phases; the flag is refused without a witness and below 16 accounts.
+//! `gigagas generate --state-size --storage-size` from the command line: a dump whose
+//! account trie and large contracts' storage tries are padded to mainnet's depth verifies
+//! its roots against its own headers at 1 to 3 threads, per block and as one mega-block of
+//! all its blocks, both state-root phases; the flags are refused without a witness and
+//! below 16 accounts or slots, and a contract the generator does not deploy is named.
 
 mod common;
 
@@ -12,9 +13,9 @@ fn a_padded_dump_verifies_at_one_to_three_threads_per_block_and_as_one_mega_bloc
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("padded.gigagas");
     let mut args = GENERATE_ARGS.to_vec();
-    // Four blocks; the flag alone pads to mainnet's account count.
+    // Four blocks; the flags alone pad to mainnet's account count and largest contracts.
     args[2] = "4";
-    args.extend(["--state-size", "-o", s(&path)]);
+    args.extend(["--state-size", "--storage-size", "-o", s(&path)]);
     let out = gigagas(&args);
     assert!(out.status.success(), "{}", text(&out.stderr));
 
@@ -22,6 +23,10 @@ fn a_padded_dump_verifies_at_one_to_three_threads_per_block_and_as_one_mega_bloc
     let all = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(all.contains("state-size      300000000"), "{all}");
+    assert!(
+        all.contains("storage-size    token-a=128000000,token-b=128000000,nft=128000000"),
+        "{all}"
+    );
 
     let out = gigagas(&[
         "run",
@@ -71,4 +76,38 @@ fn state_size_is_refused_without_a_witness_and_below_16_accounts() {
         "{err}"
     );
     assert!(!path.exists());
+}
+
+#[test]
+fn storage_size_is_refused_without_a_witness_below_16_slots_and_for_unknown_contracts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("refused.gigagas");
+    for (flags, expected) in [
+        (
+            &["--storage-size", "4096", "--no-witness"][..],
+            &["--no-witness"][..],
+        ),
+        (
+            &["--storage-size", "nft=15"],
+            &["storage size of nft", "16 slots"],
+        ),
+        (
+            &["--storage-size", "usdt=4096"],
+            &["unknown contract `usdt`", "token-a"],
+        ),
+        (&["--storage-size", "many"], &["`many` is not a slot count"]),
+    ] {
+        let mut args = GENERATE_ARGS.to_vec();
+        args.extend(flags);
+        args.extend(["-o", s(&path)]);
+        let out = gigagas(&args);
+        assert!(!out.status.success(), "{flags:?}");
+        let err = text(&out.stderr);
+        let first = err.lines().next().unwrap_or_default();
+        assert!(
+            expected.iter().all(|e| first.contains(e)),
+            "{flags:?}: {err}"
+        );
+        assert!(!path.exists());
+    }
 }

@@ -4,7 +4,7 @@
 
 use crate::{
     error::{RootError, TrieId},
-    padding::Padding,
+    padding::StatePadding,
     sparse::{NodeStore, SparseTrie},
     state::{RootRules, StateTrie, StorageTask},
     witness::FullState,
@@ -29,8 +29,9 @@ struct Entry {
     storage: SparseTrie,
 }
 
-/// A whole state as open Merkle-Patricia tries: the account trie (padded to a larger
-/// state's depth with a [`Padding`], if given) and every account's storage trie.
+/// A whole state as open Merkle-Patricia tries: the account trie and every account's
+/// storage trie, each padded to a larger trie's depth where a [`StatePadding`] says so
+/// ([`crate::Padding`]).
 ///
 /// Changes ([`Self::set_account`], [`Self::set_slot`], [`Self::clear_storage`]) update the
 /// tries at once; [`Self::root`] hashes only the nodes on the paths changed since the last
@@ -44,18 +45,16 @@ pub struct FullTries {
     dirty: HashSet<Address>,
     /// Accounts whose storage changed since the last root (a subset of `dirty`).
     dirty_storage: HashSet<Address>,
-    /// The padding's virtual nodes (empty without padding): untouched subtries open from it.
+    /// The paddings' virtual nodes (empty without padding): untouched subtries open from it.
     store: Arc<NodeStore>,
 }
 
 impl FullTries {
-    /// The tries of `state`, the account trie padded with `padding` if given, hashed.
-    pub fn new(state: &FullState, padding: Option<&Padding>) -> Result<Self, RootError> {
-        let (store, root) = match padding {
-            Some(p) => (NodeStore::new(&p.nodes()), p.root()),
-            None => (NodeStore::default(), EMPTY_ROOT_HASH),
-        };
-        let store = Arc::new(store);
+    /// The tries of `state`, padded as `padding` says, hashed. A padded trie starts as its
+    /// padding's virtual trie, the real leaves inserted into it (opening the virtual nodes
+    /// on their paths); a storage padding of an address `state` does not hold is unused.
+    pub fn new(state: &FullState, padding: &StatePadding) -> Result<Self, RootError> {
+        let store = Arc::new(NodeStore::new(&padding.nodes()));
         let entries: Vec<(Address, Entry, B256)> = state
             .par_iter()
             .map(|(address, account)| {
@@ -66,8 +65,11 @@ impl FullTries {
                     .map(|(slot, value)| (slot_key(*slot), alloy_rlp::encode(value)))
                     .collect();
                 slots.sort_unstable_by_key(|s| s.0);
-                let mut storage =
-                    SparseTrie::from_sorted(TrieId::Storage(*address), store.clone(), slots);
+                let id = TrieId::Storage(*address);
+                let mut storage = match padding.storage_of(address) {
+                    None => SparseTrie::from_sorted(id, store.clone(), slots),
+                    Some(p) => padded(id, p.root(), &store, slots)?,
+                };
                 let storage_root = storage.root();
                 let fields = AccountState {
                     balance: account.balance,
@@ -87,16 +89,9 @@ impl FullTries {
             })
             .collect();
         leaves.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut accounts = match padding {
+        let mut accounts = match padding.accounts() {
             None => SparseTrie::from_sorted(TrieId::Account, store.clone(), leaves),
-            Some(_) => {
-                // Into the padding's virtual trie, opening its nodes on the way.
-                let mut accounts = SparseTrie::blinded(TrieId::Account, root, store.clone());
-                for (key, value) in leaves {
-                    accounts.insert(key, value)?;
-                }
-                accounts
-            }
+            Some(p) => padded(TrieId::Account, p.root(), &store, leaves)?,
         };
         accounts.root();
         Ok(Self {
@@ -357,6 +352,21 @@ impl FullTries {
     }
 }
 
+/// The trie `id` holding `leaves` inserted into the virtual trie whose root is `root` (its
+/// nodes in `store`), opening the virtual nodes on their paths.
+fn padded(
+    id: TrieId,
+    root: B256,
+    store: &Arc<NodeStore>,
+    leaves: Vec<(Nibbles, Vec<u8>)>,
+) -> Result<SparseTrie, RootError> {
+    let mut trie = SparseTrie::blinded(id, root, store.clone());
+    for (key, value) in leaves {
+        trie.insert(key, value)?;
+    }
+    Ok(trie)
+}
+
 /// Whether a block may delete a trie node, whatever the state before it holds but for
 /// accounts empty at the start (the caller's part): a slot written to zero, or an account
 /// whose balance, nonce or code it sets to zero (which may leave it empty, deleted under
@@ -442,7 +452,7 @@ fn leaf_value(fields: &AccountState, storage_root: B256) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::witness::FullAccount;
+    use crate::{Padding, witness::FullAccount};
     use alloy_rlp::Decodable;
     use alloy_trie::{HashBuilder, nodes::TrieNode};
 
@@ -458,16 +468,15 @@ mod tests {
         }
     }
 
-    /// The root of the padded trie with the accounts `live` (index → fields), computed
-    /// with alloy-trie's hash builder over every virtual leaf and every real one.
-    fn reference(padding: &Padding, live: &BTreeMap<u64, AccountState>) -> B256 {
+    /// The leaves of `padding`'s virtual trie: one per prefix of its levels, alike.
+    fn virtual_leaves(padding: &Padding) -> BTreeMap<Nibbles, Vec<u8>> {
         let nodes = padding.nodes();
         let TrieNode::Leaf(virt) = TrieNode::decode(&mut &nodes[nodes.len() - 1][..]).unwrap()
         else {
             panic!("the last padding node is the leaf");
         };
         let levels = padding.levels();
-        let mut leaves: BTreeMap<Nibbles, Vec<u8>> = (0..16u64.pow(levels as u32))
+        (0..16u64.pow(levels as u32))
             .map(|p| {
                 let prefix: Vec<u8> = (0..levels)
                     .rev()
@@ -478,15 +487,26 @@ mod tests {
                     virt.value.clone(),
                 )
             })
-            .collect();
-        for (i, f) in live {
-            leaves.insert(account_key(address(*i)), leaf_value(f, EMPTY_ROOT_HASH));
-        }
+            .collect()
+    }
+
+    /// The root of `leaves` by alloy-trie's hash builder.
+    fn hash_builder_root(leaves: &BTreeMap<Nibbles, Vec<u8>>) -> B256 {
         let mut hb = HashBuilder::default();
-        for (k, v) in &leaves {
+        for (k, v) in leaves {
             hb.add_leaf(*k, v);
         }
         hb.root()
+    }
+
+    /// The root of the padded trie with the accounts `live` (index → fields), computed
+    /// with alloy-trie's hash builder over every virtual leaf and every real one.
+    fn reference(padding: &Padding, live: &BTreeMap<u64, AccountState>) -> B256 {
+        let mut leaves = virtual_leaves(padding);
+        for (i, f) in live {
+            leaves.insert(account_key(address(*i)), leaf_value(f, EMPTY_ROOT_HASH));
+        }
+        hash_builder_root(&leaves)
     }
 
     /// A padded trie's root is that of the real accounts beside one virtual account per
@@ -494,7 +514,7 @@ mod tests {
     /// padding's alone.
     #[test]
     fn padded_roots_are_the_hash_builders() {
-        let padding = Padding::new(256, 3).unwrap();
+        let padding = Padding::accounts(256, 3).unwrap();
         assert_eq!(padding.levels(), 2);
         let mut live: BTreeMap<u64, AccountState> = (0..40).map(|i| (i, fields(i))).collect();
         let state: FullState = live
@@ -509,7 +529,8 @@ mod tests {
                 (address(*i), account)
             })
             .collect();
-        let mut tries = FullTries::new(&state, Some(&padding)).unwrap();
+        let mut tries =
+            FullTries::new(&state, &StatePadding::default().with_accounts(padding)).unwrap();
         assert_eq!(tries.root().unwrap(), reference(&padding, &live));
         for i in 40..100 {
             tries.set_account(address(i), Some(fields(i)));
@@ -525,5 +546,97 @@ mod tests {
             tries.set_account(address(i), None);
         }
         assert_eq!(tries.root().unwrap(), padding.root());
+    }
+
+    /// A padded storage trie's root is that of the real slots beside one virtual slot per
+    /// prefix, through inserts and deletions (which collapse onto virtual leaves); with
+    /// every real slot deleted it is the padding's alone. The state root follows, and an
+    /// unpadded contract beside it keeps its own trie.
+    #[test]
+    fn padded_storage_roots_are_the_hash_builders() {
+        let padding = Padding::storage(4_096, 3).unwrap();
+        assert_eq!(padding.levels(), 3);
+        let (padded_contract, plain_contract) = (address(1_000), address(1_001));
+        let contract = |storage: BTreeMap<U256, U256>| FullAccount {
+            nonce: 1,
+            balance: U256::from(7),
+            code_hash: keccak256(b"code"),
+            storage,
+        };
+        let plain: BTreeMap<U256, U256> = (0..5u64)
+            .map(|i| (U256::from(i), U256::from(i + 1)))
+            .collect();
+        let mut live: BTreeMap<U256, U256> = (0..60u64)
+            .map(|i| (U256::from(i), U256::from(i + 1)))
+            .collect();
+        let state: FullState = [
+            (padded_contract, contract(live.clone())),
+            (plain_contract, contract(plain.clone())),
+        ]
+        .into();
+        let mut tries = FullTries::new(
+            &state,
+            &StatePadding::default().with_storage(padded_contract, padding),
+        )
+        .unwrap();
+        // The state root from the hash builder: the padded storage root over virtual and
+        // real slots, the plain one over real slots, both accounts' leaves.
+        let check = |tries: &mut FullTries, live: &BTreeMap<U256, U256>| {
+            let root = tries.root().unwrap();
+            let mut slots = virtual_leaves(&padding);
+            for (slot, value) in live {
+                slots.insert(slot_key(*slot), alloy_rlp::encode(value));
+            }
+            let storage_root = hash_builder_root(&slots);
+            let stored = tries.entries.get_mut(&padded_contract).unwrap();
+            assert_eq!(stored.storage.root(), storage_root);
+            let fields = stored.fields;
+            let plain_storage = tries
+                .entries
+                .get_mut(&plain_contract)
+                .unwrap()
+                .storage
+                .root();
+            let accounts: BTreeMap<Nibbles, Vec<u8>> = [
+                (
+                    account_key(padded_contract),
+                    leaf_value(&fields, storage_root),
+                ),
+                (
+                    account_key(plain_contract),
+                    leaf_value(&fields, plain_storage),
+                ),
+            ]
+            .into();
+            assert_eq!(root, hash_builder_root(&accounts));
+            // The plain contract's storage root is the unpadded reference's.
+            let plain_slots: BTreeMap<Nibbles, Vec<u8>> = plain
+                .iter()
+                .map(|(s, v)| (slot_key(*s), alloy_rlp::encode(v)))
+                .collect();
+            assert_eq!(plain_storage, hash_builder_root(&plain_slots));
+            storage_root
+        };
+        check(&mut tries, &live);
+        for i in 60..200u64 {
+            tries
+                .set_slot(padded_contract, U256::from(i), U256::from(i * 3))
+                .unwrap();
+            live.insert(U256::from(i), U256::from(i * 3));
+        }
+        check(&mut tries, &live);
+        for i in (0..200u64).step_by(3) {
+            tries
+                .set_slot(padded_contract, U256::from(i), U256::ZERO)
+                .unwrap();
+            live.remove(&U256::from(i));
+        }
+        check(&mut tries, &live);
+        for i in 0..200u64 {
+            tries
+                .set_slot(padded_contract, U256::from(i), U256::ZERO)
+                .unwrap();
+        }
+        assert_eq!(check(&mut tries, &BTreeMap::new()), padding.root());
     }
 }

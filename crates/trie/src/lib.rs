@@ -50,9 +50,11 @@
 //!   (the generator's headers). [`full_state_root`] is the root of a [`FullState`] with
 //!   alloy-trie's `HashBuilder`, the reference.
 //! - Tries at mainnet depth: a [`Padding`] of `N` accounts pads the account trie
-//!   with one alike virtual account per prefix of ⌊log16 N⌋ nibbles, so every touched path
+//!   with one alike virtual account per prefix of ⌊log16 N⌋ nibbles, one of `N` slots a
+//!   contract's storage trie with one alike virtual slot per prefix, so every touched path
 //!   runs through that many full branches whose untouched children are hashes, and the
-//!   trie stays a real one under inserts and deletions ([`FullTries::new`]).
+//!   trie stays a real one under inserts and deletions ([`StatePadding`] says which tries
+//!   of a state are padded; [`FullTries::new`]).
 //!
 //! ## Why its own sparse trie
 //!
@@ -98,7 +100,9 @@ mod witness;
 pub use alloy_trie::Nibbles;
 pub use error::{RootError, TrieId, TriePath};
 pub use full::FullTries;
-pub use padding::{MAINNET_ACCOUNTS, Padding, PaddingError};
+pub use padding::{
+    MAINNET_ACCOUNTS, MAINNET_LARGE_STORAGE, PaddedTrie, Padding, PaddingError, StatePadding,
+};
 pub use paths::{PathNode, nodes_by_path};
 pub use reads::{NodeReader, NodeReads, ReadNodesError};
 pub use root_only::{

@@ -2,7 +2,7 @@
 //! and slot in the state's full tries ([`FullTries`]), plus the sibling nodes the blocks'
 //! deletions need; and the root of a whole state with alloy-trie's hash builder.
 
-use crate::{error::RootError, full::FullTries, state::RootRules};
+use crate::{error::RootError, full::FullTries, padding::StatePadding, state::RootRules};
 use alloy_eip7928::BlockAccessList;
 use alloy_primitives::{Address, B256, U256, keccak256, map::HashMap};
 use alloy_trie::{EMPTY_ROOT_HASH, HashBuilder, KECCAK_EMPTY, Nibbles, TrieAccount};
@@ -62,7 +62,7 @@ pub fn witness_for_blocks(
     access_lists: &[&BlockAccessList],
     rules: RootRules,
 ) -> Result<Witness, RootError> {
-    FullTries::new(state, None)?.witness(access_lists, rules)
+    FullTries::new(state, &StatePadding::default())?.witness(access_lists, rules)
 }
 
 /// Every account's storage root.

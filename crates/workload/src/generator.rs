@@ -3,6 +3,7 @@
 use crate::{
     contracts::{self, ICompute, INft, IPair, IPrecompiles, IToken},
     profile::{Profile, TxKindChoice, mix},
+    trie_sizes::{TrieSizes, WorkloadContract},
 };
 use alloy_consensus::{
     EMPTY_OMMER_ROOT_HASH, Header, SignableTransaction, TxEip1559, TxEnvelope, proofs,
@@ -19,7 +20,9 @@ use gigagas_chain::{BlockInput, ChainSpec};
 use gigagas_dump::AccountState;
 use gigagas_dump::{ChainConfig, ChainConfigError, Dump, DumpBlock, DumpMeta, ReceiptSummary};
 use gigagas_record::{BlockRecorder, RecordError, RecordedBlock, touched_pre_state};
-use gigagas_trie::{FullAccount, FullState, FullTries, Padding, PaddingError, RootRules};
+use gigagas_trie::{
+    FullAccount, FullState, FullTries, Padding, PaddingError, RootRules, StatePadding,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use revm::{
@@ -118,7 +121,16 @@ pub enum ConfigError {
     Chain(#[from] ChainConfigError),
     /// The state size to pad the account trie to is too small.
     #[error("state size: {0}")]
-    StateSize(#[from] PaddingError),
+    StateSize(#[source] PaddingError),
+    /// The slot count to pad a contract's storage trie to is too small.
+    #[error("storage size of {contract}: {source}")]
+    StorageSize {
+        /// The contract.
+        contract: WorkloadContract,
+        /// Why.
+        #[source]
+        source: PaddingError,
+    },
 }
 
 /// Why a setup transaction failed.
@@ -183,6 +195,20 @@ struct Deployed {
     nft: Address,
     compute: Address,
     precompiles: Address,
+}
+
+impl Deployed {
+    /// The address of `contract`.
+    fn address(&self, contract: WorkloadContract) -> Address {
+        match contract {
+            WorkloadContract::TokenA => self.token_a,
+            WorkloadContract::TokenB => self.token_b,
+            WorkloadContract::Pair => self.pair,
+            WorkloadContract::Nft => self.nft,
+            WorkloadContract::Compute => self.compute,
+            WorkloadContract::Precompiles => self.precompiles,
+        }
+    }
 }
 
 fn setup_err(step: &str, source: impl Into<SetupError>) -> GenerateError {
@@ -459,32 +485,58 @@ pub fn generate_with_witness(
     config: &GeneratorConfig,
     on_block: impl FnMut(u64, u64),
 ) -> Result<Dump, GenerateError> {
-    generate_dump(config, Roots::Real(None), on_block)
+    generate_dump(config, Roots::Real(TrieSizes::default()), on_block)
 }
 
-/// [`generate_with_witness`] with the account trie padded to the depth of a state of
-/// `state_size` accounts ([`Padding`]: ⌊log16 `state_size`⌋ levels of full branches, 7 at
-/// mainnet's [`gigagas_trie::MAINNET_ACCOUNTS`]; the virtual accounts' key remainder drawn
-/// from the config's seed). The headers carry the padded trie's roots and the witness
-/// holds the padded paths: every touched account's path runs through full branches whose
-/// untouched children are hashes. The transactions and access lists are those of the
-/// unpadded dump; the provenance also records `state-size`.
+/// [`generate_with_witness`] with the state's tries padded to the depth of larger ones
+/// ([`Padding`]: ⌊log16 N⌋ levels of full branches): the account trie to that of a state
+/// of `sizes.accounts` accounts (7 levels at mainnet's
+/// [`gigagas_trie::MAINNET_ACCOUNTS`]), each contract of `sizes.storage` its storage trie
+/// to that of its slot count (6 levels at [`gigagas_trie::MAINNET_LARGE_STORAGE`]). The
+/// virtual leaves' key remainder is drawn from the config's seed. The headers carry the
+/// padded tries' roots and the witness holds the padded paths: every touched account's or
+/// padded contract's slot's path runs through full branches whose untouched children are
+/// hashes. The transactions and access lists are those of the unpadded dump; the
+/// provenance also records `state-size` and `storage-size` (`token-a=N,...`).
 pub fn generate_with_padded_witness(
     config: &GeneratorConfig,
-    state_size: u64,
+    sizes: &TrieSizes,
     on_block: impl FnMut(u64, u64),
 ) -> Result<Dump, GenerateError> {
-    let padding = Padding::new(state_size, config.seed).map_err(ConfigError::from)?;
-    generate_dump(config, Roots::Real(Some(padding)), on_block)
+    // Refused before the genesis is built (the contracts' addresses do not matter yet).
+    state_padding(sizes, config.seed, |_| Address::ZERO)?;
+    generate_dump(config, Roots::Real(sizes.clone()), on_block)
+}
+
+/// The padding of `sizes`: the account trie's, and each contract's storage trie's, the
+/// contract at `address(contract)`.
+fn state_padding(
+    sizes: &TrieSizes,
+    seed: u64,
+    address: impl Fn(WorkloadContract) -> Address,
+) -> Result<StatePadding, ConfigError> {
+    let mut padding = StatePadding::default();
+    if let Some(accounts) = sizes.accounts {
+        padding = padding
+            .with_accounts(Padding::accounts(accounts, seed).map_err(ConfigError::StateSize)?);
+    }
+    for (contract, slots) in &sizes.storage {
+        let p = Padding::storage(*slots, seed).map_err(|source| ConfigError::StorageSize {
+            contract: *contract,
+            source,
+        })?;
+        padding = padding.with_storage(address(*contract), p);
+    }
+    Ok(padding)
 }
 
 /// Which state roots the headers carry.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Roots {
     /// The empty trie's, and no witness.
     Empty,
-    /// The state's, the account trie padded if given, and the witness.
-    Real(Option<Padding>),
+    /// The state's, its tries padded to these sizes, and the witness.
+    Real(TrieSizes),
 }
 
 /// The genesis in `pre_db` as a whole state.
@@ -621,14 +673,18 @@ fn generate_checked(
         .collect();
     let deployer = key(DEPLOYER_KEY_TAG, config.seed, 0).address();
     let (pre_db, deployed) = genesis(config, &spec, &users, deployer)?;
-    // With real roots, the padding if any.
-    let real: Option<Option<Padding>> = match roots {
+    // With real roots, the tries' padding.
+    let real: Option<(TrieSizes, StatePadding)> = match roots {
         Roots::Empty => None,
-        Roots::Real(padding) => Some(padding),
+        Roots::Real(sizes) => {
+            let padding = state_padding(&sizes, config.seed, |c| deployed.address(c))?;
+            Some((sizes, padding))
+        }
     };
     // The genesis's tries, updated block by block for the headers' roots.
     let mut tries = real
-        .map(|padding| FullTries::new(&genesis_state(&pre_db), padding.as_ref()))
+        .as_ref()
+        .map(|(_, padding)| FullTries::new(&genesis_state(&pre_db), padding))
         .transpose()?;
 
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
@@ -700,14 +756,17 @@ fn generate_checked(
     drop(tries);
     let witness = match real {
         None => None,
-        Some(padding) => {
+        Some((sizes, padding)) => {
             provenance.insert("witness".to_string(), "on".to_string());
-            if let Some(p) = padding {
-                provenance.insert("state-size".to_string(), p.state_size().to_string());
+            if let Some(accounts) = sizes.accounts {
+                provenance.insert("state-size".to_string(), accounts.to_string());
+            }
+            if !sizes.storage.is_empty() {
+                provenance.insert("storage-size".to_string(), sizes.storage_provenance());
             }
             let lists: Vec<&alloy_eip7928::BlockAccessList> =
                 blocks.iter().map(|b| &b.access_list).collect();
-            let genesis = FullTries::new(&genesis_state(&pre_db), padding.as_ref())?;
+            let genesis = FullTries::new(&genesis_state(&pre_db), &padding)?;
             Some(genesis.witness(&lists, RootRules::SPURIOUS_DRAGON)?)
         }
     };
@@ -1242,7 +1301,7 @@ mod tests {
                 let mut checked = 0;
                 generate_checked(
                     &config,
-                    Roots::Real(None),
+                    Roots::Real(TrieSizes::default()),
                     |_, _| {},
                     |pre, state, root| {
                         assert_eq!(

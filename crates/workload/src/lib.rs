@@ -11,7 +11,9 @@
 //! run. [`generate`] leaves the state root at the empty trie's root (no trie is kept); [`generate_with_witness`] computes each
 //! block's real state root from the whole state and adds the segment's witness (what a
 //! state-root phase starts from), with gigagas-trie; [`generate_with_padded_witness`] pads the
-//! account trie to a larger state's depth (mainnet's: full branches at the top seven levels).
+//! account trie to a larger state's depth (mainnet's: full branches at the top seven levels)
+//! and chosen contracts' storage tries to that of larger contracts ([`TrieSizes`]; mainnet's
+//! largest: full branches at the top six levels).
 //!
 //! Generation is deterministic: the same [`GeneratorConfig`] gives a byte-identical dump.
 
@@ -20,9 +22,11 @@
 pub mod contracts;
 mod generator;
 mod profile;
+mod trie_sizes;
 
 pub use generator::{
     ConfigError, GenerateError, GeneratorConfig, SetupError, generate,
     generate_with_padded_witness, generate_with_witness,
 };
 pub use profile::Profile;
+pub use trie_sizes::{TrieSizes, WorkloadContract};
