@@ -65,11 +65,11 @@ pub const PHASE_ASSUMPTIONS: [&str; 8] = [
      executor orders storage tasks by writes); after: once every worker has run out of the \
      batch's items; overlapped: from the batch's start, before each item; a batch's first \
      block of each segment is prepared by an advance from the queue",
-    "on a store run with the root phase on, the witness's trie nodes are read before the \
-     first batch, alone and exposed, when the profile has that read",
+    "with the root phase on, the witness's trie nodes are read before the first batch, alone \
+     and exposed, when the profile has that read (a store run, whatever its read mode)",
     "workers are identical and never idle while work is ready; equal times go to the \
-     lowest-numbered worker; no claim, queue, barrier or wake-up overhead; nothing between \
-     batches (verification) is timed",
+     lowest-numbered worker; no claim, queue, barrier or wake-up overhead, and no time for the \
+     scheduler's ordering; nothing between batches (verification) is timed",
     "projections are unvalidated until a recorded profile is compared with measured passes",
 ];
 
@@ -80,7 +80,7 @@ pub struct ReadProfile {
     /// device together).
     pub ns: u64,
     /// Random reads the device served for it (in the device curve's unit: one
-    /// [`gigagas_state::PROBE_BLOCK`]-sized read each); 0 puts no device cap on the read.
+    /// [`gigagas_state::PROBE_BLOCK`]-byte read each); 0 puts no device cap on the read.
     pub reads: u64,
 }
 
@@ -138,8 +138,8 @@ impl BatchProfile {
 pub struct PhaseProfile {
     /// The batches, in the order a pass runs them.
     pub batches: Vec<BatchProfile>,
-    /// On a store run with the root phase on: reading every witness node before the first
-    /// batch (charged only when the root phase is on and the read mode is not `None`).
+    /// On a store run (whatever its read mode): reading every witness node before the first
+    /// batch, as a pass with the root phase on does (charged only when it is on).
     pub trie_read: Option<ReadProfile>,
 }
 
@@ -228,7 +228,7 @@ pub enum CurveError {
 }
 
 /// The device's random-read rate by reader count (measured with
-/// `gigagas_state::probe_read_curve`, or given): what caps a read phase.
+/// [`gigagas_state::probe_read_curve`], or given): what caps a read phase.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceCurve {
     points: Vec<(usize, f64)>,
@@ -360,17 +360,13 @@ pub fn project_phases(
     let workers_alone = config.speed(n);
     let readers_alone = config.speed(r.get());
     let shared = config.speed(n + r.get());
-    let reads = config.read != ReadMode::None;
     let mut p = PhaseProjection::default();
     let expose = |p: &mut PhaseProjection, ns: f64| {
         p.read_ns += ns;
         p.exposed_read_ns += ns;
         p.makespan_ns += ns;
     };
-    if let (Some(trie), true) = (
-        profile.trie_read,
-        reads && config.root != StateRootPhase::Off,
-    ) {
+    if let (Some(trie), true) = (profile.trie_read, config.root != StateRootPhase::Off) {
         expose(&mut p, read_ns(trie, r, readers_alone, device));
     }
     for (k, batch) in profile.batches.iter().enumerate() {
@@ -951,6 +947,12 @@ mod tests {
         assert_close(two.exec_ns, 22.0 + 8.0);
         assert_close(two.root_ns, 21.0 + 4.0);
         assert_close(two.overlap_ns, 21.0 + 4.0);
+        // Read on demand (no read phase), the trie read is still before the first batch. On
+        // 1 worker after the items, batch 0 is 16 + 15 = 31 (above) and batch 1 10 + 4 = 14:
+        // 5 + 31 + 14 = 50.
+        let on_demand = project(&p, PhaseConfig::new(ReadMode::None, After, n(1)));
+        assert_close(on_demand.exposed_read_ns, 5.0);
+        assert_close(on_demand.makespan_ns, 50.0);
         // With the root phase off the trie read is not charged.
         let off = project(&p, PhaseConfig::new(ReadMode::Prefetch, Off, n(1)));
         assert_close(off.exposed_read_ns, 10.0 + 12.0);
