@@ -689,6 +689,7 @@ fn run_batch(batch: &BatchProfile, workers: NonZeroUsize, phase: StateRootPhase)
                     // The worker that completes the block's last task advances the lane
                     // at once: it is still on that task (it ends last).
                     let (latest, c) = lane.last.take().expect("a task was taken");
+                    debug_assert_eq!(ws[c].free, latest, "the completer is on its task");
                     let done = advance(lane, l, true, latest, &mut queue);
                     ws[c].free = done;
                     run.root_units.push((latest, done));
@@ -1077,6 +1078,65 @@ mod tests {
             };
             let got = makespan(&p, ReadMode::None, Off, workers.get());
             assert_close(got, expected as f64);
+        }
+    }
+
+    #[test]
+    fn every_unit_runs_once_within_the_bounds() {
+        // Pseudo-random batches with roots over 1 to 3 segments: all the work runs (root
+        // busy time is the root work), and the makespan is no less than the work over the
+        // workers nor than any segment's chain, and no more than all of it on one worker.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for round in 0..60 {
+            let items: Vec<u64> = (0..next(30)).map(|_| next(500)).collect();
+            let mut roots = Vec::new();
+            for _ in 0..next(6) {
+                roots.push(BlockRoot {
+                    segment: next(3) as u32,
+                    prepare_ns: next(20),
+                    storage_ns: (0..next(5)).map(|_| next(200)).collect(),
+                    finish_ns: next(50),
+                });
+            }
+            let root_work: u64 = roots
+                .iter()
+                .map(|b| b.prepare_ns + b.finish_ns + b.storage_ns.iter().sum::<u64>())
+                .sum();
+            let chain = (0..3)
+                .map(|s| {
+                    roots
+                        .iter()
+                        .filter(|b| b.segment == s)
+                        .map(|b| {
+                            b.prepare_ns + b.finish_ns + b.storage_ns.iter().max().unwrap_or(&0)
+                        })
+                        .sum::<u64>()
+                })
+                .max()
+                .unwrap_or(0);
+            let work = items.iter().sum::<u64>() + root_work;
+            let p = PhaseProfile {
+                batches: vec![BatchProfile {
+                    roots,
+                    ..BatchProfile::one_item_claims(items)
+                }],
+                trie_read: None,
+            };
+            let w = 1 + round % 7;
+            for phase in [After, Overlapped] {
+                let got = project(&p, PhaseConfig::new(ReadMode::None, phase, n(w)));
+                assert_close(got.root_busy_ns, root_work as f64);
+                assert!(got.makespan_ns + 1e-9 >= work as f64 / w as f64);
+                assert!(got.makespan_ns + 1e-9 >= chain as f64);
+                assert!(got.makespan_ns <= work as f64 + 1e-9);
+                assert!(got.root_ns <= got.makespan_ns + 1e-9);
+            }
         }
     }
 
