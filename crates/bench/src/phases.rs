@@ -27,6 +27,9 @@
 //!    `Overlapped`: from the batch's start, a worker running every ready unit before its
 //!    next item.
 //!
+//! With the root phase on, a store run reads the witness's trie nodes before the first batch
+//! ([`PhaseProfile::trie_read`], exposed).
+//!
 //! Items and root units are scheduled in *work time* (the profile's one-thread times); a
 //! batch's work time then becomes wall time at the speed its threads get from the cores
 //! ([`PhaseConfig::cores`]): N workers and, while a pipelined read runs beside the batch,
