@@ -24,6 +24,7 @@
 //! | [`io`] | Passes that read their state from a store on disk ([`StoreContext`]), warm or cold (checked), with what each read, beside the device's own random-read rate. | `error` |
 //! | [`bench`](mod@bench) | One pass of a [`Point`] ([`bench_pass`]), warm-up and interleaved rounds of measured samples ([`bench_interleaved`]), the round order ([`round_order`]) and the figures of a pass ([`metrics_of`]). | `error`, `io`, `blocks` |
 //! | [`simulate`] | Per-item times from a one-thread run, list-scheduled onto N virtual workers in each scheduler's order, validated against measured runs ([`NotMeasured`] when one is missing). | `plan`, `bench` |
+//! | [`phases`] | The whole-block model: a pass's read, execution and state-root phases projected from one-thread times onto N workers, C cores and R readers, a device curve capping the reads ([`project_phases`]); its tests hold execution alone to the simulator's list schedule. | `simulate` |
 //! | [`profile`] | An in-process CPU profile of a point's timed windows, a flamegraph and its folded stacks ([`profile_point`]; `--cpu-profile`), needing neither `perf` nor root. | `error`, `io`, `bench` |
 //! | [`fault`] | Why a dump yields no figures ([`DumpFault`]) and why a sweep, a run or a simulation failed ([`BenchError`]). | `config`, `error`, `simulate`, `profile` |
 //! | [`sweep`] | [`run_grid`] (behind both `gigagas run` and [`run_sweep`]) loads every dump of a suite, runs every grid point on it, every pass verified, and collects a [`gigagas_report::SweepResults`]. | `progress`, `plan`, `config`, `trace`, `timeline`, `blocks`, `io`, `bench`, `simulate`, `profile`, `fault` |
@@ -36,6 +37,7 @@ pub mod config;
 pub mod error;
 pub mod fault;
 pub mod io;
+pub mod phases;
 pub mod plan;
 pub mod profile;
 pub mod progress;
@@ -53,6 +55,10 @@ pub use gigagas_grid::{
     Point, Repetition, RunConfig, SchedulerKind, SimulateConfig, SweepConfig, TimedWork,
 };
 pub use io::StoreContext;
+pub use phases::{
+    DeviceCurve, PHASE_ASSUMPTIONS, PhaseConfig, PhaseProfile, PhaseProfileError, PhaseProjection,
+    ReadMode, project_phases,
+};
 pub use plan::{
     CpuProfilePlan, MAX_MIN_SAMPLE_MS, MAX_REPEATS, MAX_THREADS, MAX_VIRTUAL_WORKERS, MAX_WARMUP,
     NonEmpty, Plan, PlanError, SimulatePlan, StoreDirs, StorePlanError, StoreSetting, SuiteDump,

@@ -67,7 +67,9 @@ pub use cache::{
 };
 pub use error::StoreError;
 pub use layout::{FORMAT_VERSION, PAD_SEGMENT, StoreMeta, ValueError};
-pub use probe::{PROBE_BLOCK, ProbeResult, probe_random_reads};
+pub use probe::{
+    PROBE_BLOCK, ProbeResult, curve_reader_counts, probe_random_reads, probe_read_curve,
+};
 pub use store::{
     DATA_FILE, LOCK_FILE, ReadKind, ReadMeter, ReadStats, SAMPLE_EVERY, Store, StoreReader,
     TableStats, Timing, open_store, quantile,

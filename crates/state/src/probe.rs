@@ -1,5 +1,6 @@
 //! [`probe_random_reads`]: the device's own random-read rate on a store's data file, for
-//! a device bound (reads ÷ rate) beside a cold pass.
+//! a device bound (reads ÷ rate) beside a cold pass; [`probe_read_curve`]: that rate at 1,
+//! 2, 4, … readers, the curve that caps a read phase in the whole-block model.
 
 use crate::{StoreError, builder::mix, cache::fadvise_dontneed, store::quantile};
 use std::{
@@ -116,6 +117,37 @@ pub fn probe_random_reads(
     })
 }
 
+/// The reader counts [`probe_read_curve`] measures up to `max_readers`: 1, 2, 4, … (powers
+/// of two), and `max_readers` itself when it is not one (at least 1).
+pub fn curve_reader_counts(max_readers: usize) -> Vec<usize> {
+    let max = max_readers.max(1);
+    let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |&r| r.checked_mul(2))
+        .take_while(|&r| r <= max)
+        .collect();
+    if counts.last() != Some(&max) {
+        counts.push(max);
+    }
+    counts
+}
+
+/// The device's random-read curve on `file`: [`probe_random_reads`] for `duration` at each
+/// of [`curve_reader_counts`]`(max_readers)` readers in turn (one thread per reader, each
+/// with one read in flight), as `(readers, reads per second)`, reader counts increasing.
+/// Each point is its own probe, so the rates are as noisy as one probe's; a file the
+/// device's cache can hold gives a cache's rate, not the device's.
+pub fn probe_read_curve(
+    file: &Path,
+    duration: Duration,
+    max_readers: usize,
+) -> Result<Vec<(usize, f64)>, StoreError> {
+    curve_reader_counts(max_readers)
+        .into_iter()
+        .map(|readers| {
+            probe_random_reads(file, duration, readers).map(|probe| (readers, probe.reads_per_s))
+        })
+        .collect()
+}
+
 fn open_direct(file: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
@@ -134,4 +166,36 @@ fn read_block(file: &File, at: u64) -> std::io::Result<()> {
     let mut buf = vec![0u8; 2 * PROBE_BLOCK];
     let offset = buf.as_ptr().align_offset(PROBE_BLOCK);
     file.read_exact_at(&mut buf[offset..offset + PROBE_BLOCK], at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_curve_counts_readers_in_powers_of_two_up_to_the_largest() {
+        assert_eq!(curve_reader_counts(0), [1]);
+        assert_eq!(curve_reader_counts(1), [1]);
+        assert_eq!(curve_reader_counts(4), [1, 2, 4]);
+        assert_eq!(curve_reader_counts(6), [1, 2, 4, 6]);
+        assert_eq!(curve_reader_counts(16), [1, 2, 4, 8, 16]);
+    }
+
+    #[test]
+    fn a_curve_of_a_small_file_has_a_point_per_reader_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("data");
+        std::fs::write(&file, vec![7u8; 16 * PROBE_BLOCK]).unwrap();
+        let curve = probe_read_curve(&file, Duration::from_millis(5), 4).unwrap();
+        let readers: Vec<usize> = curve.iter().map(|&(r, _)| r).collect();
+        assert_eq!(readers, [1, 2, 4]);
+        assert!(
+            curve
+                .iter()
+                .all(|&(_, rate)| rate.is_finite() && rate >= 0.0)
+        );
+        // Less than a block: refused, not a curve of nothing.
+        std::fs::write(&file, [1u8; 100]).unwrap();
+        assert!(probe_read_curve(&file, Duration::from_millis(5), 2).is_err());
+    }
 }
