@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The dumps and stores of bench-configs/big-blocks.toml: mainnet-like blocks
-# of 30M, 100M and 300M gas, ten of each, their account trie padded to mainnet's depth
+# of 30M, 100M and 300M gas, ten of each, their tries padded to mainnet's depth
 # (`--state-size`: 300 million accounts, seven levels of full branches above every touched
-# path), each with its own MDBX store padded to 4 GiB. Too big to commit (1.8, 3.9 and 8.3 MB of
-# dump, 4.4 GB of store each); everything is made from the repository alone, deterministically
+# path; `--storage-size`: the tokens' and the NFT's storage at 128 million slots, six levels),
+# each with its own MDBX store padded to 4 GiB. Too big to commit (a few MB of dump, 4.4 GB of
+# store each); everything is made from the repository alone, deterministically
 # (the same seed gives byte-identical dumps). Run from the repository root:
 #
 #   cargo build --release -p gigagas
@@ -30,7 +31,7 @@ for gas in 30 100 300; do
   else
     echo "== generating $dump"
     "$BIN" generate --profile mainnet-like --gas-per-block "${gas}000000" --blocks "$BLOCKS" \
-      --seed 45 --state-size -o "$dump"
+      --seed 45 --state-size --storage-size -o "$dump"
   fi
   if [ -d "$store" ]; then
     echo "== $store exists: kept (a store built from another dump is refused by the sweep)"
