@@ -486,8 +486,11 @@ mod tests {
         };
         let dump = gigagas_workload::generate_with_witness(&config, |_, _| {}).unwrap();
         // Stored by trie and path: a node on several paths (alike storage tries) at each.
-        let nodes =
-            gigagas_trie::nodes_by_path(dump.segments[0].witness.as_ref().unwrap()).len() as u64;
+        let nodes = gigagas_trie::nodes_by_path(
+            dump.segments[0].witness.as_ref().unwrap(),
+            dump.segments[0].blocks.iter().map(|b| &b.access_list),
+        )
+        .len() as u64;
         let dir = tempfile::tempdir().unwrap();
         let info = gigagas_dump::write_dump(&dump, &dir.path().join("w.gigagas")).unwrap();
         let out = dir.path().join("store");

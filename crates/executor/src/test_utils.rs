@@ -234,7 +234,9 @@ impl DumpSource {
             std::collections::HashMap::new(),
         );
         for (s, segment) in dump.segments.iter().enumerate() {
-            for node in segment.witness.iter().flat_map(gigagas_trie::nodes_by_path) {
+            let lists = segment.blocks.iter().map(|b| &b.access_list);
+            let nodes_of = |w| gigagas_trie::nodes_by_path(w, lists.clone());
+            for node in segment.witness.iter().flat_map(nodes_of) {
                 nodes.insert((s, node.owner, node.path), node.rlp);
             }
             for a in &segment.pre_state.accounts {

@@ -441,13 +441,15 @@ fn create_tables_with_codes_and_hashes(
             .map_err(build_err(TRIE_NODES))?;
         for (segment, s) in dump.segments.iter().enumerate() {
             let Some(witness) = &s.witness else { continue };
-            let mut nodes: Vec<(TrieNodeKey, Bytes)> = gigagas_trie::nodes_by_path(witness)
-                .into_iter()
-                .filter_map(|n| {
-                    let path = n.path.to_vec();
-                    TrieNodeKey::new(segment as u32, n.owner.as_ref(), &path).map(|k| (k, n.rlp))
-                })
-                .collect();
+            let mut nodes: Vec<(TrieNodeKey, Bytes)> =
+                gigagas_trie::nodes_by_path(witness, s.blocks.iter().map(|b| &b.access_list))
+                    .into_iter()
+                    .filter_map(|n| {
+                        let path = n.path.to_vec();
+                        TrieNodeKey::new(segment as u32, n.owner.as_ref(), &path)
+                            .map(|k| (k, n.rlp))
+                    })
+                    .collect();
             nodes.sort_unstable_by(|a, b| a.0.as_slice().cmp(b.0.as_slice()));
             for (key, node) in nodes {
                 cursor

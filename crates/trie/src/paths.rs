@@ -1,6 +1,7 @@
 //! A witness's nodes by trie and path: how a store that reads nodes by path
 //! ([`crate::NodeReader`]) keeps them.
 
+use alloy_eip7928::BlockAccessList;
 use alloy_primitives::{B256, Bytes, keccak256, map::HashMap};
 use alloy_rlp::Decodable;
 use alloy_trie::{
@@ -8,6 +9,7 @@ use alloy_trie::{
     nodes::{RlpNode, TrieNode},
 };
 use gigagas_dump::Witness;
+use std::collections::BTreeMap;
 
 /// One node of a witness, where it lies.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,109 +23,148 @@ pub struct PathNode {
     pub rlp: Bytes,
 }
 
-/// Every node of `witness` reachable from its parent root, by trie and path: the account
-/// trie's, then, under each account leaf the witness holds, its storage trie's. A node
-/// under 32 bytes lies inside its parent and is not listed; a node on several paths (alike
-/// subtries, or storage tries of equal content) is listed at each. Nodes no path reaches
-/// are left out. Sorted by owner, then path.
-pub fn nodes_by_path(witness: &Witness) -> Vec<PathNode> {
-    let by_hash: HashMap<B256, &Bytes> = witness.nodes.iter().map(|n| (keccak256(n), n)).collect();
-    let mut out = Vec::new();
-    let mut storages = Vec::new();
-    walk(
-        &by_hash,
-        witness.parent_state_root,
-        None,
-        Nibbles::new(),
-        &mut out,
-        &mut storages,
-    );
-    storages.sort_unstable();
-    storages.dedup();
-    for (owner, root) in storages {
-        walk(
-            &by_hash,
-            root,
-            Some(owner),
-            Nibbles::new(),
-            &mut out,
-            &mut Vec::new(),
-        );
+/// The nodes of `witness` that the roots of blocks with access lists `lists` can read, by trie
+/// and path: every node the witness holds on the path of an account the lists name, and on
+/// the path of a slot they write in its account's storage trie; and where a branch on those
+/// paths has one child besides them, that child (the sibling a removal collapses the branch
+/// into). Sorted by owner, then path.
+///
+/// Guided by the keys, not every path the witness's nodes could be reached by: a witness of a
+/// padded trie holds one node for all alike subtries of a depth, reachable by millions of
+/// paths, of which the blocks read a few. A node under 32 bytes lies inside its parent and is
+/// not listed; a node on several of the paths (alike storage tries) is listed at each.
+pub fn nodes_by_path<'a>(
+    witness: &Witness,
+    lists: impl IntoIterator<Item = &'a BlockAccessList>,
+) -> Vec<PathNode> {
+    let mut accounts: Vec<Nibbles> = Vec::new();
+    let mut slots: BTreeMap<B256, Vec<Nibbles>> = BTreeMap::new();
+    for changes in lists.into_iter().flatten() {
+        let owner = keccak256(changes.address);
+        accounts.push(Nibbles::unpack(owner));
+        let written = changes.storage_changes.iter().map(|s| s.slot);
+        let keys = slots.entry(owner).or_default();
+        keys.extend(written.map(|slot| Nibbles::unpack(keccak256(B256::from(slot)))));
     }
+    accounts.sort_unstable();
+    accounts.dedup();
+    let by_hash: HashMap<B256, &Bytes> = witness.nodes.iter().map(|n| (keccak256(n), n)).collect();
+    let mut walk = Walk {
+        by_hash: &by_hash,
+        out: Vec::new(),
+        storages: Vec::new(),
+    };
+    walk.hashed(witness.parent_state_root, None, Nibbles::new(), &accounts);
+    let storages = std::mem::take(&mut walk.storages);
+    for (owner, root) in storages {
+        if let Some(keys) = slots.get_mut(&owner) {
+            keys.sort_unstable();
+            keys.dedup();
+            walk.hashed(root, Some(owner), Nibbles::new(), keys);
+        }
+    }
+    let mut out = walk.out;
     out.sort_unstable_by_key(|a| (a.owner, a.path));
+    out.dedup_by(|a, b| (a.owner, a.path) == (b.owner, b.path));
     out
 }
 
-/// The node hashing to `hash` at `path` of `owner`'s trie and every node below it that
-/// the witness holds; account leaves' storage roots into `storages`.
-fn walk(
-    by_hash: &HashMap<B256, &Bytes>,
-    hash: B256,
-    owner: Option<B256>,
-    path: Nibbles,
-    out: &mut Vec<PathNode>,
-    storages: &mut Vec<(B256, B256)>,
-) {
-    if hash == EMPTY_ROOT_HASH {
-        return;
-    }
-    let Some(rlp) = by_hash.get(&hash) else {
-        return;
-    };
-    out.push(PathNode {
-        owner,
-        path,
-        rlp: (*rlp).clone(),
-    });
-    if let Ok(node) = TrieNode::decode(&mut rlp.as_ref()) {
-        below(by_hash, node, owner, path, out, storages);
-    }
+/// The walk of [`nodes_by_path`]: what it keeps, and the storage tries it meets.
+struct Walk<'w> {
+    by_hash: &'w HashMap<B256, &'w Bytes>,
+    out: Vec<PathNode>,
+    /// (hashed address, storage root) of the account leaves on the targets' paths.
+    storages: Vec<(B256, B256)>,
 }
 
-/// The children of the open `node` at `path`: those referenced by hash walked, those
-/// embedded opened in place.
-fn below(
-    by_hash: &HashMap<B256, &Bytes>,
-    node: TrieNode,
-    owner: Option<B256>,
-    path: Nibbles,
-    out: &mut Vec<PathNode>,
-    storages: &mut Vec<(B256, B256)>,
-) {
-    let mut child =
-        |reference: &RlpNode, at: Nibbles, out: &mut Vec<PathNode>| match reference.as_hash() {
-            Some(hash) => walk(by_hash, hash, owner, at, out, storages),
-            None => {
-                if let Ok(node) = TrieNode::decode(&mut reference.as_slice()) {
-                    below(by_hash, node, owner, at, out, storages);
-                }
-            }
+impl Walk<'_> {
+    /// The node hashing to `hash` at `path` of `owner`'s trie, and below it what `targets`
+    /// (sorted full keys under `path`) lead to.
+    fn hashed(&mut self, hash: B256, owner: Option<B256>, path: Nibbles, targets: &[Nibbles]) {
+        if hash == EMPTY_ROOT_HASH {
+            return;
+        }
+        let Some(rlp) = self.by_hash.get(&hash).copied() else {
+            return;
         };
-    match node {
-        TrieNode::Branch(branch) => {
-            let mut stack = branch.stack.iter();
-            for i in 0..16u8 {
-                if branch.state_mask.is_bit_set(i)
-                    && let Some(r) = stack.next()
-                {
-                    let mut at = path;
-                    at.push(i);
-                    child(r, at, out);
+        self.out.push(PathNode {
+            owner,
+            path,
+            rlp: rlp.clone(),
+        });
+        if let Ok(node) = TrieNode::decode(&mut rlp.as_ref()) {
+            self.open(node, owner, path, targets);
+        }
+    }
+
+    /// A child reference at `path`: walked on when hashed, opened in place when embedded.
+    fn child(&mut self, r: &RlpNode, owner: Option<B256>, path: Nibbles, targets: &[Nibbles]) {
+        match r.as_hash() {
+            Some(hash) => self.hashed(hash, owner, path, targets),
+            None => {
+                if let Ok(node) = TrieNode::decode(&mut r.as_slice()) {
+                    self.open(node, owner, path, targets);
                 }
             }
         }
-        TrieNode::Extension(extension) => {
-            child(&extension.child, path.join(&extension.key), out);
-        }
-        TrieNode::Leaf(leaf) if owner.is_none() => {
-            let key = path.join(&leaf.key);
-            if key.len() == 64
-                && let Ok(account) = TrieAccount::decode(&mut leaf.value.as_slice())
-                && account.storage_root != EMPTY_ROOT_HASH
-            {
-                storages.push((B256::from_slice(&key.pack()), account.storage_root));
+    }
+
+    /// Below the open `node` at `path`.
+    fn open(&mut self, node: TrieNode, owner: Option<B256>, path: Nibbles, targets: &[Nibbles]) {
+        match node {
+            TrieNode::Branch(branch) => {
+                let depth = path.len();
+                let mut children = Vec::with_capacity(16);
+                let mut stack = branch.stack.iter();
+                for i in 0..16u8 {
+                    if branch.state_mask.is_bit_set(i)
+                        && let Some(r) = stack.next()
+                    {
+                        children.push((i, r));
+                    }
+                }
+                let under = |i: u8| {
+                    let start = targets.partition_point(|t| t.get_unchecked(depth) < i);
+                    let end = targets.partition_point(|t| t.get_unchecked(depth) <= i);
+                    start..end
+                };
+                let others = children
+                    .iter()
+                    .filter(|(i, _)| under(*i).is_empty())
+                    .count();
+                for (i, r) in &children {
+                    let mut at = path;
+                    at.push(*i);
+                    let run = under(*i);
+                    if !run.is_empty() {
+                        self.child(r, owner, at, &targets[run]);
+                    } else if others == 1 {
+                        // The one child besides the targets': a removal may collapse the
+                        // branch into it. Kept alone, not walked.
+                        self.child(r, owner, at, &[]);
+                    }
+                }
             }
+            TrieNode::Extension(extension) => {
+                let below = path.join(&extension.key);
+                let start = targets.partition_point(|t| t.slice(..below.len()) < below);
+                let end = targets.partition_point(|t| t.slice(..below.len()) <= below);
+                if start < end {
+                    self.child(&extension.child, owner, below, &targets[start..end]);
+                }
+            }
+            TrieNode::Leaf(leaf) if owner.is_none() => {
+                let key = path.join(&leaf.key);
+                if key.len() == 64
+                    && targets.contains(&key)
+                    && let Ok(account) = TrieAccount::decode(&mut leaf.value.as_slice())
+                    && account.storage_root != EMPTY_ROOT_HASH
+                {
+                    self.storages
+                        .push((B256::from_slice(&key.pack()), account.storage_root));
+                }
+            }
+            TrieNode::Leaf(_) | TrieNode::EmptyRoot => {}
         }
-        TrieNode::Leaf(_) | TrieNode::EmptyRoot => {}
     }
 }

@@ -507,9 +507,9 @@ fn unchanged_reads_and_absent_touches_need_no_node() {
 struct ByPath(std::collections::BTreeMap<(Option<B256>, alloy_trie::Nibbles), Bytes>);
 
 impl ByPath {
-    fn of(witness: &Witness) -> Self {
+    fn of(witness: &Witness, bals: &[BlockAccessList]) -> Self {
         Self(
-            gigagas_trie::nodes_by_path(witness)
+            gigagas_trie::nodes_by_path(witness, bals)
                 .into_iter()
                 .map(|n| ((n.owner, n.path), n.rlp))
                 .collect(),
@@ -549,13 +549,14 @@ fn nodes_read_by_path_per_block_give_the_same_roots() {
     let pre_state = pre_state(&pre, &bals);
     let root_only =
         root_only_witness(&witness, &pre_state, bals.iter().map(|b| (b, rules))).unwrap();
+    let lists = &bals;
     for (name, w) in [("full", &witness), ("root-only", &root_only)] {
-        let by_path = ByPath::of(w);
+        let by_path = ByPath::of(w, lists);
         assert!(by_path.0.len() >= w.nodes.len() / 2, "{name}");
         let values = PreValues::of_pre_state(&pre_state);
         let mut seq = StateTrie::unread(w.parent_state_root).with_pre_values(values.clone());
         let mut split = StateTrie::unread(w.parent_state_root).with_pre_values(values);
-        let mut reader = ByPath::of(w);
+        let mut reader = ByPath::of(w, lists);
         let mut total = gigagas_trie::NodeReads::default();
         for (i, bal) in bals.iter().enumerate() {
             let (root, reads) = seq.apply_block_reading(bal, rules, &mut reader).unwrap();
@@ -574,7 +575,7 @@ fn nodes_read_by_path_per_block_give_the_same_roots() {
                     .into_iter()
                     .map(|mut t| {
                         s.spawn(move || {
-                            let mut reader = ByPath::of(w);
+                            let mut reader = ByPath::of(w, lists);
                             let reads = t.read_nodes(&mut reader).unwrap();
                             (reads, t.run())
                         })
