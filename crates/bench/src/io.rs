@@ -220,10 +220,7 @@ impl StateSource for StoreSource {
         paths: &[Nibbles],
         out: &mut Vec<Option<Bytes>>,
     ) -> Result<(), StateError> {
-        let owner = match trie {
-            TrieId::Account => None,
-            TrieId::Storage(address) => Some(alloy_primitives::keccak256(address)),
-        };
+        let owner = trie.owner();
         let mut nibbles = Vec::with_capacity(64);
         for path in paths {
             nibbles.clear();
@@ -398,12 +395,27 @@ mod tests {
         assert_eq!(collected.lock().unwrap().stats.accounts, 1);
     }
 
+    /// The timed work of a warm store pass reading as `io` says, the root phase `phase`.
+    fn warm_store_work(
+        io: gigagas_grid::IoMode,
+        phase: gigagas_grid::StateRootPhase,
+    ) -> gigagas_grid::TimedWork {
+        gigagas_grid::TimedWork {
+            state: gigagas_grid::StateRead::store(
+                gigagas_grid::StoreRead::each(io, &[Default::default()])[0],
+                CacheState::Warm,
+            ),
+            state_root: phase,
+            ..Default::default()
+        }
+    }
+
     /// A dump whose account trie and a token's storage trie are padded (deeper paths, full
     /// branches): a store run reads each block's nodes by path and every root equals its
     /// header, in the replay (1 and 2 threads, after and overlapped) and the client loop.
     #[test]
     fn a_padded_store_run_reads_its_trie_per_block() {
-        use gigagas_grid::{IoMode, RunConfig, SchedulerKind, StateRootPhase, TimedWork};
+        use gigagas_grid::{IoMode, RunConfig, SchedulerKind, StateRootPhase};
         use gigagas_workload::{TrieSizes, WorkloadContract};
         gigagas_executor::test_utils::install_kzg_verifier();
         let config = gigagas_workload::GeneratorConfig {
@@ -424,14 +436,7 @@ mod tests {
         let replay = gigagas_executor::Replay::new(dump).unwrap();
         let two = NonZeroUsize::new(2).unwrap();
         let mut ctx = StoreContext::open(&out, info.checksum, two).unwrap();
-        let work = |io, phase| TimedWork {
-            state: gigagas_grid::StateRead::store(
-                gigagas_grid::StoreRead::each(io, &[Default::default()])[0],
-                CacheState::Warm,
-            ),
-            state_root: phase,
-            ..Default::default()
-        };
+        let work = warm_store_work;
         for (io, phase, threads) in [
             (IoMode::Prefetch, StateRootPhase::After, 1),
             (IoMode::OnDemand, StateRootPhase::Overlapped, 2),
@@ -474,7 +479,7 @@ mod tests {
     /// store without the nodes is refused in one line.
     #[test]
     fn a_store_run_reads_its_trie_from_the_store() {
-        use gigagas_grid::{IoMode, RunConfig, SchedulerKind, StateRootPhase, TimedWork};
+        use gigagas_grid::{IoMode, RunConfig, SchedulerKind, StateRootPhase};
         gigagas_executor::test_utils::install_kzg_verifier();
         let config = gigagas_workload::GeneratorConfig {
             profile: gigagas_workload::Profile::Erc20,
@@ -508,14 +513,7 @@ mod tests {
         let replay = gigagas_executor::Replay::new(dump).unwrap();
         let two = NonZeroUsize::new(2).unwrap();
         let mut ctx = StoreContext::open(&out, info.checksum, two).unwrap();
-        let work = |io, phase| TimedWork {
-            state: gigagas_grid::StateRead::store(
-                gigagas_grid::StoreRead::each(io, &[Default::default()])[0],
-                CacheState::Warm,
-            ),
-            state_root: phase,
-            ..Default::default()
-        };
+        let work = warm_store_work;
         for (io, phase, threads) in [
             (IoMode::Prefetch, StateRootPhase::After, 1),
             (IoMode::Prefetch, StateRootPhase::Overlapped, 2),

@@ -323,10 +323,7 @@ impl crate::StateSource for DumpSource {
         paths: &[gigagas_trie::Nibbles],
         out: &mut Vec<Option<alloy_primitives::Bytes>>,
     ) -> Result<(), crate::StateError> {
-        let owner = match trie {
-            gigagas_trie::TrieId::Account => None,
-            gigagas_trie::TrieId::Storage(address) => Some(alloy_primitives::keccak256(address)),
-        };
+        let owner = trie.owner();
         self.counts
             .trie_nodes
             .fetch_add(paths.len(), std::sync::atomic::Ordering::Relaxed);

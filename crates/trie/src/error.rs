@@ -13,6 +13,18 @@ pub enum TrieId {
     Storage(Address),
 }
 
+impl TrieId {
+    /// How a store keyed by trie and path names this trie: `None` for the account trie,
+    /// keccak256 of the address for a storage trie (its account's key in the account trie,
+    /// as reth's `StoragesTrie` keys it).
+    pub fn owner(&self) -> Option<B256> {
+        match self {
+            Self::Account => None,
+            Self::Storage(address) => Some(alloy_primitives::keccak256(address)),
+        }
+    }
+}
+
 impl fmt::Display for TrieId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -526,10 +526,7 @@ impl gigagas_trie::NodeReader for ByPath {
         paths: &[alloy_trie::Nibbles],
         out: &mut Vec<Option<Bytes>>,
     ) -> Result<(), Self::Error> {
-        let owner = match trie {
-            gigagas_trie::TrieId::Account => None,
-            gigagas_trie::TrieId::Storage(address) => Some(keccak256(address)),
-        };
+        let owner = trie.owner();
         out.extend(paths.iter().map(|p| self.0.get(&(owner, *p)).cloned()));
         Ok(())
     }
