@@ -473,10 +473,10 @@ mod tests {
         assert!(pass.timings.root.reads.read > 0);
     }
 
-    /// A store run with the root phase on opens its tries over the witness's nodes read from
-    /// the store (its trie table) inside the window, and every root still equals its header:
-    /// the replay prefetching and on demand, after and overlapped, and the client loop. A
-    /// store without the nodes is refused in one line.
+    /// A store run with the root phase on reads each block's trie nodes from the store (its
+    /// trie table, by path) inside the block's root units, and every root still equals its
+    /// header: the replay prefetching and on demand, 1 and 2 threads, after and overlapped,
+    /// and the client loop. A store without the nodes fails in one line.
     #[test]
     fn a_store_run_reads_its_trie_from_the_store() {
         use gigagas_grid::{IoMode, RunConfig, SchedulerKind, StateRootPhase};

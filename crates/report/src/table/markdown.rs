@@ -740,7 +740,7 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
             "\n## State root\n\n{root}\n*GGas/s*: with the root inside the timed window; \
              *exec*: Σ over batches of the time from the batch's start to the end of its last transaction; \
              *root*: Σ over batches of the time from the first root unit's start to the last one's end; \
-             *trie nodes read*: a store run's reading of the witness's trie nodes before the first batch, inside the window; \
+             *trie nodes read*: on a store run, reading trie nodes from the store inside the window (each block's inside its root units; in results of store layout 3, every node before the first batch); \
              *overlap*: Σ over batches of the time both ran at once; \
              *wall / max(exec, root)*: 1.00 when the pass took no longer than the longer of the two \
              (`after` approaches (exec + root) / max).\n"
