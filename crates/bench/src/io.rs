@@ -520,33 +520,30 @@ mod tests {
             (IoMode::OnDemand, StateRootPhase::After, 2),
             (IoMode::OnDemand, StateRootPhase::Overlapped, 1),
         ] {
-            {
-                let threads = NonZeroUsize::new(threads).unwrap();
-                let point =
-                    RunConfig::new(threads, 3, SchedulerKind::Ols).with_work(work(io, phase));
-                let pass = replay_pass(
-                    &replay,
-                    &PassCache::new(),
-                    &point,
-                    CacheState::Warm,
-                    &mut ctx,
-                    true,
-                )
-                .unwrap_or_else(|e| panic!("{point}: {e}"));
-                let root = &pass.timings.root;
-                assert_eq!(root.blocks, 3, "{point}");
-                // Each block read its nodes inside its root units; the later blocks found
-                // nodes the first read, and no node was read twice.
-                assert!(root.read_ns > 0, "{point}");
-                assert!(
-                    root.reads.read > 0 && root.reads.held > 0,
-                    "{point}: {:?}",
-                    root.reads
-                );
-                assert!(root.reads.read <= nodes, "{point}: {:?}", root.reads);
-                let in_units: u64 = root.spans.iter().map(|s| s.read_ns).sum();
-                assert_eq!(in_units, root.read_ns, "{point}");
-            }
+            let threads = NonZeroUsize::new(threads).unwrap();
+            let point = RunConfig::new(threads, 3, SchedulerKind::Ols).with_work(work(io, phase));
+            let pass = replay_pass(
+                &replay,
+                &PassCache::new(),
+                &point,
+                CacheState::Warm,
+                &mut ctx,
+                true,
+            )
+            .unwrap_or_else(|e| panic!("{point}: {e}"));
+            let root = &pass.timings.root;
+            assert_eq!(root.blocks, 3, "{point}");
+            // Each block read its nodes inside its root units; the later blocks found
+            // nodes the first read, and no node was read twice.
+            assert!(root.read_ns > 0, "{point}");
+            assert!(
+                root.reads.read > 0 && root.reads.held > 0,
+                "{point}: {:?}",
+                root.reads
+            );
+            assert!(root.reads.read <= nodes, "{point}: {:?}", root.reads);
+            let in_units: u64 = root.spans.iter().map(|s| s.read_ns).sum();
+            assert_eq!(in_units, root.read_ns, "{point}");
         }
         let sequential = work(IoMode::OnDemand, StateRootPhase::After);
         let pass = sequential_pass(
