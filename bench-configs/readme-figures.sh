@@ -102,9 +102,13 @@ if [ -d "$PEERS/pevm-peer" ] && [ -d "$PEERS/pevm" ] && [ -d "$BLOCKS" ]; then
     (cd "$W/bench" && CARGO_TARGET_DIR=target cargo build --release)
   fi
   step "pevm: its PASS line"
-  PASS=$("$W/bench/target/release/pevm-peer" "$W/byz" 4370000 5 2 | grep '^PASS' | tr '\t' ' ')
-  echo "$PASS"
-  NOTE="${NOTE:+$NOTE; }pevm-peer on the same blocks, 2 threads: $PASS" sweep pevm
+  PASS=$("$W/bench/target/release/pevm-peer" "$W/byz" 4370000 5 2 | grep '^PASS' | tr '\t' ' ' || true)
+  if [ -n "$PASS" ]; then
+    echo "$PASS"
+    NOTE="${NOTE:+$NOTE; }pevm-peer on the same blocks, 2 threads: $PASS" sweep pevm
+  else
+    step "pevm skipped: pevm-peer printed no PASS line"
+  fi
 else
   step "pevm skipped: needs $PEERS/pevm-peer, $PEERS/pevm and $BLOCKS"
 fi
