@@ -75,7 +75,7 @@ pub use store::{
     DATA_FILE, LOCK_FILE, ReadKind, ReadMeter, ReadStats, SAMPLE_EVERY, Store, StoreReader,
     TableStats, Timing, open_store, open_store_writable, quantile,
 };
-pub use writer::{BlockWrite, PERSIST_SYNC, StoreWriter, WriteStats};
+pub use writer::{BlockWrite, NodeWrites, PERSIST_SYNC, StoreWriter, WriteStats};
 
 // Dev-dependencies used only by the integration tests in `tests/`.
 #[cfg(test)]

@@ -27,6 +27,9 @@ use std::{
     time::Instant,
 };
 
+/// A cursor's entry (key and value), borrowed from its transaction's pages.
+pub(crate) type Entry<'a> = Option<(Cow<'a, [u8]>, Cow<'a, [u8]>)>;
+
 /// The data file of a store (MDBX's).
 pub const DATA_FILE: &str = "mdbx.dat";
 /// MDBX's lock file beside it (the reader table; not data).
@@ -337,7 +340,7 @@ impl Store {
             let err = read_err(&self.path, name);
             let mut cursor = txn.cursor(db).map_err(|e| err(ReadError::Mdbx(e)))?;
             hasher.write(name.as_bytes());
-            let mut entry: Option<(Cow<'_, [u8]>, Cow<'_, [u8]>)> = cursor.first().map_err(&err)?;
+            let mut entry: Entry<'_> = cursor.first().map_err(&err)?;
             while let Some((key, value)) = entry {
                 hasher.write_usize(key.len());
                 hasher.write(&key);

@@ -23,7 +23,7 @@ use crate::{
         ACCOUNTS, BYTECODES, META, STORAGE, TRIE_NODES, TrieNodeKey, encode_account, encode_code,
         encode_slot, state_key,
     },
-    store::Tables,
+    store::{Entry, Tables},
 };
 use alloy_primitives::{B256, Bytes, U256};
 use gigagas_dump::AccountState;
@@ -81,6 +81,9 @@ enum Written {
     Node(Vec<u8>),
 }
 
+/// One trie's changed nodes by path (nibbles): the new RLP, or `None` to delete.
+pub type NodeWrites<'a> = &'a [(gigagas_trie::Nibbles, Option<Bytes>)];
+
 /// One block's changes, as [`StoreWriter::write_block`] writes them (the trie crate's
 /// `BlockChanges` in the store's terms, so that this crate stays free of the executor).
 #[derive(Debug, Clone, Copy)]
@@ -93,7 +96,7 @@ pub struct BlockWrite<'a> {
     pub codes: &'a [(B256, Bytes)],
     /// Trie nodes by trie (`None`: the account trie; else the storage trie's owner,
     /// keccak256 of its address) and path (nibbles): the new RLP, or `None` to delete.
-    pub nodes: &'a [(Option<B256>, &'a [(gigagas_trie::Nibbles, Option<Bytes>)])],
+    pub nodes: &'a [(Option<B256>, NodeWrites<'a>)],
     /// Storage tries (by owner) whose every node goes.
     pub wiped: &'a [B256],
 }
@@ -235,8 +238,7 @@ impl StoreWriter {
             for owner in block.wiped {
                 let prefix = TrieNodeKey::new(segment, Some(owner), &[]).expect("an empty path");
                 let prefix = prefix.as_slice().to_vec();
-                let mut at: Option<(Cow<'_, [u8]>, Cow<'_, [u8]>)> =
-                    cursor.set_range(&prefix).map_err(self.err(TRIE_NODES))?;
+                let mut at: Entry<'_> = cursor.set_range(&prefix).map_err(self.err(TRIE_NODES))?;
                 while let Some((key, _)) = at.take() {
                     if !key.starts_with(&prefix) {
                         break;

@@ -1072,7 +1072,7 @@ mod tests {
         let mut trie = SparseTrie::blinded(TrieId::Account, EMPTY_ROOT_HASH, store);
         let mut by_path = BTreeMap::new();
         let value = |i: u64| {
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 vec![(i % 200) as u8 + 1]
             } else {
                 vec![7; 40]
@@ -1080,7 +1080,7 @@ mod tests {
         };
         for block in 0..12u64 {
             for i in (block * 40)..(block * 40 + 60) {
-                if (i + block) % 4 == 0 {
+                if (i + block).is_multiple_of(4) {
                     trie.remove(key(i / 2)).unwrap();
                 } else {
                     trie.insert(key(i), value(i + block)).unwrap();
