@@ -679,6 +679,7 @@ impl Plan {
                                 receipts: self.receipts,
                                 state,
                                 state_root,
+                                persist: false,
                             };
                             points.push(
                                 RunConfig::new(threads, batch.get(), scheduler)
@@ -729,6 +730,7 @@ impl Plan {
                         receipts: self.receipts,
                         state,
                         state_root,
+                        persist: false,
                     });
                 }
             }
