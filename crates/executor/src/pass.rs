@@ -662,8 +662,14 @@ mod tests {
             let config = RunConfig::new(NonZeroUsize::MIN, n, SchedulerKind::Ols);
             let cache = PassCache::new();
             let read = StoreRead::Prefetch(BalDesign::Keys);
-            let pass =
-                Pass::setup(&replay, &cache, &config, Some((read, &mut readers[..]))).unwrap();
+            let pass = Pass::setup(
+                &replay,
+                &cache,
+                &config,
+                Some((read, &mut readers[..])),
+                None,
+            )
+            .unwrap();
             let mut batch = pass.stage(0, &mut pass.cursors()).unwrap();
             let (_, build_ns) = pass.read(&mut batch).unwrap();
             assert_eq!(

@@ -388,7 +388,7 @@ struct Lane {
 /// A unit on the queue.
 enum Unit {
     Advance(usize),
-    Storage(usize, usize, StorageTask),
+    Storage(usize, usize, Box<StorageTask>),
 }
 
 /// Queue order: a [`BinaryHeap`](std::collections::BinaryHeap) pops the heaviest unit:
@@ -453,6 +453,13 @@ pub(crate) struct RootOut {
     reads: NodeReads,
     /// The blocks its units committed (`--persist`).
     persisted: Vec<BlockPersist>,
+}
+
+/// Of a unit's time, reading nodes and committing its block (ns).
+#[derive(Debug, Default)]
+struct UnitNs {
+    read: u64,
+    persist: u64,
 }
 
 /// One unit as a worker ran it: start, end, what, for which block, and of its time, reading
@@ -637,13 +644,9 @@ impl<'r> RootPass<'r> {
             return 0;
         };
         let start = Instant::now();
-        let mut read_ns = 0;
-        let mut persist_ns = 0;
+        let mut ns = UnitNs::default();
         let (from, block) = match unit {
-            Unit::Advance(s) => (
-                start,
-                self.advance(s, None, blocks, out, nodes, &mut read_ns, &mut persist_ns),
-            ),
+            Unit::Advance(s) => (start, self.advance(s, None, blocks, out, nodes, &mut ns)),
             Unit::Storage(s, b, task) => {
                 let result = match nodes {
                     None => task.run(),
@@ -654,7 +657,7 @@ impl<'r> RootPass<'r> {
                         };
                         let (result, reads) = task.run_reading(&mut reader);
                         out.reads += reads;
-                        read_ns = reader.ns;
+                        ns.read = reader.ns;
                         result
                     }
                 };
@@ -664,21 +667,13 @@ impl<'r> RootPass<'r> {
                     end: finish,
                     kind: RootStepKind::Storage,
                     block: b,
-                    read_ns,
+                    read_ns: ns.read,
                     persist_ns: 0,
                 });
-                read_ns = 0;
+                ns = UnitNs::default();
                 (
                     finish,
-                    self.advance(
-                        s,
-                        Some(result),
-                        blocks,
-                        out,
-                        nodes,
-                        &mut read_ns,
-                        &mut persist_ns,
-                    ),
+                    self.advance(s, Some(result), blocks, out, nodes, &mut ns),
                 )
             }
         };
@@ -688,8 +683,8 @@ impl<'r> RootPass<'r> {
                 end: Instant::now(),
                 kind: RootStepKind::Accounts,
                 block,
-                read_ns,
-                persist_ns,
+                read_ns: ns.read,
+                persist_ns: ns.persist,
             });
         }
         start.elapsed().as_nanos() as u64
@@ -740,8 +735,7 @@ impl<'r> RootPass<'r> {
         blocks: &Blocks<'_>,
         out: &mut RootOut,
         nodes: Option<&dyn RootNodes>,
-        read_ns: &mut u64,
-        persist_ns: &mut u64,
+        ns: &mut UnitNs,
     ) -> Option<usize> {
         let mut lane = self.lanes[s]
             .as_ref()
@@ -759,7 +753,7 @@ impl<'r> RootPass<'r> {
         let mut worked = None;
         if let Some((b, job)) = lane.job.take() {
             let root = job.finish(&mut lane.trie, std::mem::take(&mut lane.results));
-            let root = self.commit(lane, s, b, root, out, persist_ns);
+            let root = self.commit(lane, s, b, root, out, &mut ns.persist);
             self.finish_block(lane, b, root, out);
             worked = Some(b);
         }
@@ -779,7 +773,7 @@ impl<'r> RootPass<'r> {
                     ns: 0,
                 };
                 let read = lane.trie.read_account_nodes(list, rules, &mut reader);
-                *read_ns += reader.ns;
+                ns.read += reader.ns;
                 match read {
                     Ok(reads) => out.reads += reads,
                     Err(e) => {
@@ -794,14 +788,14 @@ impl<'r> RootPass<'r> {
                     let tasks = job.storage_tasks();
                     if tasks.is_empty() {
                         let root = job.finish(&mut lane.trie, Vec::new());
-                        let root = self.commit(lane, s, b, root, out, persist_ns);
+                        let root = self.commit(lane, s, b, root, out, &mut ns.persist);
                         self.finish_block(lane, b, root, out);
                     } else {
                         lane.pending = tasks.len();
                         lane.job = Some((b, job));
                         // Lock order: a lane, then the queue (never the reverse).
                         self.lock_queue()
-                            .extend(tasks.into_iter().map(|t| Unit::Storage(s, b, t)));
+                            .extend(tasks.into_iter().map(|t| Unit::Storage(s, b, Box::new(t))));
                         break;
                     }
                 }
