@@ -84,6 +84,14 @@ impl Entry {
             ),
             Dimension::State => Some(state_cell(work.state)),
             Dimension::StateRoot => Some(format!("root {}", work.state_root.name())),
+            Dimension::Persist => Some(
+                if work.persist {
+                    "persisted"
+                } else {
+                    "not persisted"
+                }
+                .into(),
+            ),
         }
     }
 
@@ -104,6 +112,7 @@ fn noun(dim: Dimension) -> &'static str {
         Dimension::Receipts => "receipts setting",
         Dimension::State => "state read",
         Dimension::StateRoot => "state-root phase",
+        Dimension::Persist => "persistence setting",
     }
 }
 
@@ -119,6 +128,7 @@ pub(super) fn head(dim: Dimension) -> &'static str {
         Dimension::Receipts => "receipts",
         Dimension::State => "state",
         Dimension::StateRoot => "state root",
+        Dimension::Persist => "persist",
     }
 }
 
