@@ -7,7 +7,7 @@
 #
 #   bench-configs/readme-figures.sh
 #
-# Time on an idle 2-core machine: about an hour, estimated from the pass times recorded in the
+# Time on an idle 2-core machine: about 80 minutes, estimated from the pass times recorded in the
 # newest committed folders (every pass of every row: warm-ups and samples of at least
 # min_sample_ms, at the rounds below) plus the untimed work between passes measured on the same
 # machine (verification, loading; 0.1 s a pass on dumps/mainnet.gigagas, the schedule
@@ -15,12 +15,12 @@
 #
 #   release build (if not built)   ~10 min      state-root        3 rounds     ~2.5 min
 #   stores and big-block dumps     ~3.5 min     state-root-store  3 rounds     ~3 min
-#   mainnet        10 rounds       ~1 min       big-blocks        2 rounds     ~5 min
+#   mainnet        10 rounds       ~1 min       big-blocks        2 rounds     ~27 min
 #   schedulers      5 rounds       ~10.5 min    benchmark-compute 2 rounds     ~21 min
 #   io              5 rounds       ~2 min       pevm (if its peer is there)   ~10 min, most of
 #   bal-designs     5 rounds       ~2.5 min       it building pevm-peer (fat LTO)
 #
-# Disk: two stores of 8 GiB under target/state/ and 13 GB under target/big-blocks/ (kept for the
+# Disk: two stores of 8 GiB under target/state/ and 18 GB under target/big-blocks/ (kept for the
 # next run: a store or dump already there is reused).
 #
 # pevm (risechain/pevm, Block-STM) runs only where its peer is present: pevm-peer and pevm's
