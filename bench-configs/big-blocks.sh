@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The dumps and stores of bench-configs/big-blocks.toml: mainnet-like blocks
-# of 30M, 100M and 300M gas, ten of each, their tries padded to mainnet's depth
+# of 30M, 100M, 300M and 1G gas, ten of each, their tries padded to mainnet's depth
 # (`--state-size`: 300 million accounts, seven levels of full branches above every touched
 # path; `--storage-size`: the tokens' and the NFT's storage at 128 million slots, six levels),
-# each with its own MDBX store padded to 4 GiB. Too big to commit (a few MB of dump, 4.4 GB of
+# each with its own MDBX store padded to 4 GiB. Too big to commit (2 to 24 MB of dump, 4.4 GB of
 # store each); everything is made from the repository alone, deterministically
 # (the same seed gives byte-identical dumps). Run from the repository root:
 #
 #   cargo build --release -p gigagas
-#   bench-configs/big-blocks.sh                  # 1.5 min here: 13 s generating, 80 s of stores
+#   bench-configs/big-blocks.sh                  # 2.5 min here: 55 s generating, 2 min of stores
 #   gigagas sweep bench-configs/big-blocks.toml  # results/big-blocks/
 #
 # Environment (all optional):
@@ -23,14 +23,17 @@ OUT=${OUT:-target/big-blocks}
 PAD=${PAD:-4GiB}
 BLOCKS=${BLOCKS:-10}
 mkdir -p "$OUT"
-for gas in 30 100 300; do
-  dump=$OUT/mainnet-like-${gas}m.gigagas
-  store=$OUT/store-${gas}m
+# size label, gas per block
+for size in 30m:30000000 100m:100000000 300m:300000000 1g:1000000000; do
+  name=${size%%:*}
+  gas=${size#*:}
+  dump=$OUT/mainnet-like-${name}.gigagas
+  store=$OUT/store-${name}
   if [ -s "$dump" ]; then
     echo "== $dump exists: kept"
   else
     echo "== generating $dump"
-    "$BIN" generate --profile mainnet-like --gas-per-block "${gas}000000" --blocks "$BLOCKS" \
+    "$BIN" generate --profile mainnet-like --gas-per-block "$gas" --blocks "$BLOCKS" \
       --seed 45 --state-size --storage-size -o "$dump"
   fi
   if [ -d "$store" ]; then

@@ -69,6 +69,12 @@ impl PassSum {
         r.overlap_ns += p.overlap_ns;
         r.read_ns += p.read_ns;
         r.blocks += p.blocks;
+        // Each block's commit, summed block by block (the same blocks every pass).
+        for (a, b) in r.persisted.iter_mut().zip(&p.persisted) {
+            a.ns += b.ns;
+            a.bytes += b.bytes;
+            a.pages += b.pages;
+        }
         // The trace takes its spans from one pass: keep the last.
         r.spans = p.spans;
         sum.passes += 1;
@@ -96,6 +102,11 @@ impl PassSum {
             &mut t.root.read_ns,
         ] {
             div(v);
+        }
+        for p in &mut t.root.persisted {
+            div(&mut p.ns);
+            div(&mut p.bytes);
+            div(&mut p.pages);
         }
         let passes = self.passes.max(1) as usize;
         t.root.blocks = (t.root.blocks + passes / 2) / passes;
@@ -135,6 +146,9 @@ pub fn metrics_of(
         nodes_read: r.reads.read,
         nodes_held: r.reads.held,
         blocks: r.blocks,
+        persist_s: r.persisted.iter().map(|p| p.ns).sum::<u64>() as f64 / 1e9,
+        persist_bytes: r.persisted.iter().map(|p| p.bytes).sum(),
+        persist_pages: r.persisted.iter().map(|p| p.pages).sum(),
     });
     Metrics {
         wall_s,
@@ -419,11 +433,13 @@ mod tests {
             blocks: 4,
             read_ns: 0,
             reads: Default::default(),
+            persisted: Vec::new(),
             spans: vec![gigagas_executor::RootSpan {
                 worker: 0,
                 start_ns: exec,
                 ns: root,
                 read_ns: 0,
+                persist_ns: 0,
                 kind: gigagas_executor::RootStepKind::Accounts,
                 block: 3,
             }],

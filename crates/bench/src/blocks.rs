@@ -41,6 +41,13 @@ pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
         e.2 += span.ns;
         e.3 += span.read_ns;
     }
+    // Each block's commit (`--persist`), by block.
+    let persisted: HashMap<u32, &gigagas_executor::BlockPersist> = t
+        .root
+        .persisted
+        .iter()
+        .map(|p| (p.block as u32, p))
+        .collect();
     // One prefetch per batch, in batch order (before it runs, or pipelined beside the one
     // before); none in memory or on demand.
     let reads = (t.read_spans.len() == t.batches.len()).then_some(&t.read_spans);
@@ -59,6 +66,14 @@ pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
                 gas += items[i].gas_used;
             }
             let (mut root_start, mut root_end, mut root_busy, mut root_read) = (u64::MAX, 0, 0, 0);
+            let (mut persist_ns, mut persist_bytes, mut persist_pages) = (0, 0, 0);
+            for b in first..=last {
+                if let Some(p) = persisted.get(&b) {
+                    persist_ns += p.ns;
+                    persist_bytes += p.bytes;
+                    persist_pages += p.pages;
+                }
+            }
             for b in first..=last {
                 if let Some(&(s0, e0, busy, read)) = root_by_block.get(&b) {
                     root_start = root_start.min(s0);
@@ -76,6 +91,9 @@ pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
                 root_s: s(root_end.saturating_sub(root_start)),
                 root_busy_s: s(root_busy),
                 root_read_s: s(root_read),
+                persist_s: s(persist_ns),
+                persist_bytes,
+                persist_pages,
                 wall_s: s(t.batch_wall_ns.get(k).copied().unwrap_or(0)),
                 updated_accounts: 0,
                 updated_slots: 0,
@@ -101,6 +119,7 @@ pub fn mean_batches(passes: &[Vec<BatchFigures>]) -> Vec<BatchFigures> {
         m.root_s = avg(|b| b.root_s);
         m.root_busy_s = avg(|b| b.root_busy_s);
         m.root_read_s = avg(|b| b.root_read_s);
+        m.persist_s = avg(|b| b.persist_s);
         m.wall_s = avg(|b| b.wall_s);
     }
     mean
@@ -356,6 +375,7 @@ mod tests {
             start_ns,
             ns,
             read_ns: ns / 10,
+            persist_ns: 0,
             kind: RootStepKind::Storage,
             block,
         };

@@ -11,6 +11,8 @@
 //!                             # the timed window, on the sequential loop and the replay alike
 //! state_root = ["off"]        # default ["off"]: "after" / "overlapped" add each block's state
 //!                             # root (from the dump's witness) after or beside its transactions
+//! persist = [false]           # default [false]: `true` commits each block into the state
+//!                             # store after its root (store points with a root only)
 //! warmup = 1                  # default 1
 //! repeats = 3                 # default 3
 //! sequential = true           # default false: also run the sequential baseline
@@ -342,6 +344,12 @@ pub fn plan_of(
         recover_senders,
         receipts: config.receipts,
         state_root: NonEmpty::new(config.state_root.clone()).map_err(bad("state_root"))?,
+        persist: plan::persist_settings(
+            config.persist.clone(),
+            state.is_some(),
+            &config.state_root,
+        )
+        .map_err(bad("persist"))?,
         baseline: config.sequential,
         parallel: true,
         warmup,

@@ -15,6 +15,15 @@
 //!   ([`Timing::Sampled`]: one read in [`SAMPLE_EVERY`](gigagas_state::SAMPLE_EVERY) on
 //!   average, no clock read on the others), so a pass's read latency percentiles are the
 //!   sample's and the on-demand loop's time in reads is the sample's scaled to all reads.
+//! - **Persistence** (`--persist`): a pass whose timed work persists commits each block
+//!   into the store once its root is computed ([`StoreSink`], the executor's
+//!   [`BlockSink`]), one synced write transaction per block
+//!   ([`gigagas_state::PERSIST_SYNC`]). Its readers keep reading the store as built (each
+//!   holds a read transaction opened before the pass: MDBX's snapshot), as the executor
+//!   expects: later blocks take earlier blocks' writes from the pass's own carried state.
+//!   After the pass, outside its window, every key it wrote is taken back to its value
+//!   before the pass and checked ([`gigagas_state::StoreWriter::restore`]). Such a store
+//!   is opened read-write, so one without write permission is refused when opened.
 //! - The device bound: a short probe of random 4 KiB reads on the store's data file at the
 //!   I/O threads' queue depth gives the disk's read rate; a pass's reads ÷ that rate is the
 //!   least time the disk allows for them.
@@ -22,15 +31,16 @@
 use crate::error::{IoError, PassError};
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_executor::{AccountInfo, Bytecode};
-use gigagas_executor::{Nibbles, TrieId};
 use gigagas_executor::{
-    Parallel, PassCache, Replay, RunTimings, Runner, Sequential, StateError, StateSource,
+    BlockChanges, BlockSink, BlockWritten, Parallel, PassCache, Replay, RunTimings, Runner,
+    Sequential, StateError, StateSource,
 };
+use gigagas_executor::{Nibbles, TrieId};
 use gigagas_grid::CacheState;
 use gigagas_report::results::IoFigures;
 use gigagas_state::{
-    EvictOptions, ReadStats, Store, StoreReader, Timing, evict, open_store, probe_random_reads,
-    quantile, residency,
+    BlockWrite, EvictOptions, ReadStats, Store, StoreReader, StoreWriter, Timing, evict,
+    open_store, open_store_writable, probe_random_reads, quantile, residency,
 };
 use std::{
     collections::HashSet,
@@ -60,13 +70,38 @@ pub struct StoreContext {
     /// kind, not one for all: each kind warms only what it reads (`full` only code, `keys`
     /// every key), so a point after another kind's re-warm could still read cold.
     rewarmed: HashSet<(bool, gigagas_grid::TimedWork)>,
+    /// Opened read-write, for passes that persist their blocks ([`Self::open_writable`]).
+    writable: bool,
 }
 
 impl StoreContext {
     /// Open the store in `dir`, refusing one built from another dump than the one with
     /// `checksum`; probe the device's random-read rate at `io_threads` readers.
     pub fn open(dir: &Path, checksum: u64, io_threads: NonZeroUsize) -> Result<Self, IoError> {
-        let store = open_store(dir, checksum)?;
+        Self::open_as(dir, checksum, io_threads, false)
+    }
+
+    /// [`Self::open`], read-write, for passes that persist their blocks (`--persist`): a
+    /// store that may not be changed is refused here, before any pass.
+    pub fn open_writable(
+        dir: &Path,
+        checksum: u64,
+        io_threads: NonZeroUsize,
+    ) -> Result<Self, IoError> {
+        Self::open_as(dir, checksum, io_threads, true)
+    }
+
+    fn open_as(
+        dir: &Path,
+        checksum: u64,
+        io_threads: NonZeroUsize,
+        writable: bool,
+    ) -> Result<Self, IoError> {
+        let store = if writable {
+            open_store_writable(dir, checksum)?
+        } else {
+            open_store(dir, checksum)?
+        };
         let probe = probe_random_reads(
             &store.data_file(),
             Duration::from_millis(200),
@@ -81,12 +116,17 @@ impl StoreContext {
             device_reads_per_s: probe.reads_per_s,
             evicted: false,
             rewarmed: HashSet::new(),
+            writable,
         })
     }
 
     fn store(&mut self) -> Result<&Store, IoError> {
         if self.store.is_none() {
-            self.store = Some(open_store(&self.dir, self.checksum)?);
+            self.store = Some(if self.writable {
+                open_store_writable(&self.dir, self.checksum)?
+            } else {
+                open_store(&self.dir, self.checksum)?
+            });
         }
         Ok(self.store.as_ref().expect("opened above"))
     }
@@ -115,6 +155,15 @@ impl StoreContext {
         Ok(resident.fraction())
     }
 
+    /// The sink of a pass whose timed work persists its blocks (none for others): the
+    /// store marked dirty and its state as built kept readable, before the pass.
+    fn sink(&mut self, work: gigagas_grid::TimedWork) -> Result<Option<StoreSink>, IoError> {
+        if !work.persist {
+            return Ok(None);
+        }
+        StoreSink::begin(self.store()?).map(Some)
+    }
+
     /// Whether a warm pass of this kind (`replay` or the loop, with `work`) must first run
     /// once untimed: the store was evicted and no pass of this kind has read it since.
     /// Marks the kind re-warmed.
@@ -140,6 +189,69 @@ impl StoreContext {
                 })
             })
             .collect()
+    }
+}
+
+/// The store behind the executor's [`BlockSink`]: each block a pass commits, written by
+/// one [`StoreWriter`] (one block at a time, whichever worker finished its root), and
+/// taken back after the pass ([`StoreSink::restore`]).
+#[derive(Debug)]
+pub struct StoreSink {
+    writer: Mutex<StoreWriter>,
+}
+
+impl StoreSink {
+    /// A sink over `store` (opened read-write), marking it dirty until
+    /// [`Self::restore`]. Outside any timed window.
+    pub fn begin(store: &Store) -> Result<Self, IoError> {
+        Ok(Self {
+            writer: Mutex::new(StoreWriter::begin(store)?),
+        })
+    }
+
+    /// Takes every block written back out and checks the store reads as before; returns
+    /// the keys restored. Outside any timed window.
+    pub fn restore(self) -> Result<usize, IoError> {
+        let writer = self
+            .writer
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(writer.restore()?)
+    }
+}
+
+impl BlockSink for StoreSink {
+    fn write_block(
+        &self,
+        segment: usize,
+        _block: usize,
+        changes: &BlockChanges,
+    ) -> Result<BlockWritten, StateError> {
+        let nodes: Vec<_> = std::iter::once((None, changes.account_nodes.as_slice()))
+            .chain(
+                changes
+                    .storage_nodes
+                    .iter()
+                    .map(|(owner, nodes)| (Some(*owner), nodes.as_slice())),
+            )
+            .collect();
+        let write = BlockWrite {
+            accounts: &changes.accounts,
+            slots: &changes.slots,
+            codes: &changes.codes,
+            nodes: &nodes,
+            wiped: &changes.wiped,
+        };
+        let stats = self
+            .writer
+            .lock()
+            .map_err(|_| StateError::from_source(std::io::Error::other("a writer panicked")))?
+            .write_block(segment as u32, &write)
+            .map_err(StateError::from_source)?;
+        Ok(BlockWritten {
+            bytes: stats.bytes,
+            pages: stats.pages,
+        })
     }
 }
 
@@ -289,11 +401,14 @@ pub(crate) fn sequential_pass(
         sequential_pass(replay, pass_cache, work, page_cache, ctx, false)?;
     }
     let resident = prepare(ctx, page_cache)?;
+    let sink = ctx.sink(work)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
     let mut readers = ctx.readers(NonZeroUsize::MIN, &collected)?;
-    let result = Sequential::on(work, &mut readers[0])
-        .cached(pass_cache)
-        .run(replay, verify);
+    let mut runner = Sequential::on(work, &mut readers[0]).cached(pass_cache);
+    if let Some(sink) = &sink {
+        runner = runner.persisting(sink);
+    }
+    let result = runner.run(replay, verify);
     // On demand, reading is inside the loop: its time is the readers' own (their sample's,
     // scaled to all their reads).
     let read_ns = readers
@@ -301,6 +416,9 @@ pub(crate) fn sequential_pass(
         .map(|r| r.reader.meter().stats().read_ns())
         .sum();
     drop(readers);
+    if let Some(sink) = sink {
+        sink.restore()?;
+    }
     let timings = result?;
     let io = gigagas_executor::IoTimings {
         read_ns,
@@ -332,10 +450,16 @@ pub(crate) fn replay_pass(
     // The readers' own type: the pass calls them directly, no boxed call per read.
     let mut readers = ctx.readers(ctx.io_threads, &collected)?;
     let read = config.work.state.read().ok_or(IoError::NoStore)?;
-    let result = Parallel::reading(config, read, &mut readers)
-        .cached(pass_cache)
-        .run(replay, verify);
+    let sink = ctx.sink(config.work)?;
+    let mut runner = Parallel::reading(config, read, &mut readers).cached(pass_cache);
+    if let Some(sink) = &sink {
+        runner = runner.persisting(sink);
+    }
+    let result = runner.run(replay, verify);
     drop(readers);
+    if let Some(sink) = sink {
+        sink.restore()?;
+    }
     let timings = result?;
     let figures = figures_of(&collected, timings.io, resident, ctx.device_reads_per_s);
     Ok(IoPass { timings, figures })
@@ -680,5 +804,185 @@ mod tests {
         )
         .unwrap();
         assert!(ctx.rewarmed.is_empty());
+    }
+
+    /// The last block's access-list post-values and root, as the store holds them after a
+    /// persisting pass and before it is taken back: every account and slot it lists reads
+    /// its last value in the list (an account deleted as empty reads absent), and the
+    /// account trie's root node, at path [], hashes to the last header's state root.
+    fn assert_holds_last_block(store: &Store, dump: &gigagas_dump::Dump) {
+        let segment = dump.segments.len() - 1;
+        let block = dump.segments[segment].blocks.last().unwrap();
+        let mut reader = store.reader().unwrap();
+        let root = reader.trie_node(segment, None, &[]).unwrap().unwrap();
+        assert_eq!(
+            alloy_primitives::keccak256(&root),
+            block.header.state_root,
+            "the account trie's root node after the last block"
+        );
+        for changes in block.access_list.iter() {
+            let account = reader.account(segment, changes.address).unwrap();
+            let balance = changes.balance_changes.last().map(|c| c.post_balance);
+            let nonce = changes.nonce_changes.last().map(|c| c.new_nonce);
+            match account {
+                Some(a) => {
+                    if let Some(b) = balance {
+                        assert_eq!(a.balance, b, "{}", changes.address);
+                    }
+                    if let Some(n) = nonce {
+                        assert_eq!(a.nonce, n, "{}", changes.address);
+                    }
+                }
+                None => assert!(
+                    balance.is_none_or(|b| b.is_zero()) && nonce.is_none_or(|n| n == 0),
+                    "{} reads absent",
+                    changes.address
+                ),
+            }
+            for slot in &changes.storage_changes {
+                let Some(last) = slot.changes.last() else {
+                    continue;
+                };
+                assert_eq!(
+                    reader.storage(segment, changes.address, slot.slot).unwrap(),
+                    last.new_value,
+                    "{} slot {}",
+                    changes.address,
+                    slot.slot
+                );
+            }
+        }
+    }
+
+    /// A persisting pass commits every block after its root, one write per block, and the
+    /// store holds the last block's state before the writes are taken back; taken back, the
+    /// store holds exactly what it was built with (every entry of every table), and every
+    /// root still equals its header: the replay (1 and 2 threads, after and overlapped, 1
+    /// block per batch and all in one) and the client loop, on the committed witness dump
+    /// and on a generated one. A store opened read-only cannot take such a pass.
+    #[test]
+    fn a_persisting_pass_writes_each_block_and_leaves_the_store_as_built() {
+        use gigagas_grid::{IoMode, RunConfig, SchedulerKind, StateRootPhase};
+        gigagas_executor::test_utils::install_kzg_verifier();
+        let committed =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet-like-witness.gigagas");
+        let generated = gigagas_workload::generate_with_witness(
+            &gigagas_workload::GeneratorConfig {
+                profile: gigagas_workload::Profile::Erc20,
+                blocks: 3,
+                gas_per_block: 3_000_000,
+                seed: 7,
+                fork: alloy_hardforks::EthereumHardfork::Prague,
+                users: 30,
+            },
+            |_, _| {},
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for (name, dump) in [
+            ("committed", gigagas_dump::read_dump(&committed).unwrap().0),
+            ("generated", generated),
+        ] {
+            let info = gigagas_dump::write_dump(&dump, &dir.path().join(name)).unwrap();
+            let out = dir.path().join(format!("{name}-store"));
+            gigagas_state::build_store(&dump, &info, &out, &Default::default(), &mut |_| {})
+                .unwrap();
+            let blocks = dump.segments.iter().map(|s| s.blocks.len()).sum::<usize>();
+            let replay = gigagas_executor::Replay::new(dump.clone()).unwrap();
+            let two = NonZeroUsize::new(2).unwrap();
+            // Read-only, the store refuses to take the writes.
+            let mut ro = StoreContext::open(&out, info.checksum, two).unwrap();
+            let err = StoreSink::begin(ro.store().unwrap())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("--persist") && !err.contains('\n'), "{err}");
+            drop(ro);
+            let mut ctx = StoreContext::open_writable(&out, info.checksum, two).unwrap();
+            let built = ctx.store().unwrap().content_digest().unwrap();
+            let work = |io, phase| gigagas_grid::TimedWork {
+                persist: true,
+                ..warm_store_work(io, phase)
+            };
+            // One pass by hand, to look at the store before its writes are taken back.
+            let point = RunConfig::new(two, 1, SchedulerKind::Ols)
+                .with_work(work(IoMode::Prefetch, StateRootPhase::Overlapped));
+            let collected = Arc::new(Mutex::new(Collected::default()));
+            let mut readers = ctx.readers(two, &collected).unwrap();
+            let sink = ctx.sink(point.work).unwrap().unwrap();
+            let read = point.work.state.read().unwrap();
+            let timings = Parallel::reading(&point, read, &mut readers)
+                .persisting(&sink)
+                .run(&replay, true)
+                .unwrap_or_else(|e| panic!("{name} {point}: {e}"));
+            drop(readers);
+            assert_eq!(timings.root.persisted.len(), blocks, "{name}");
+            assert!(
+                timings
+                    .root
+                    .persisted
+                    .iter()
+                    .all(|p| p.bytes > 0 && p.pages > 0),
+                "{name}: {:?}",
+                timings.root.persisted
+            );
+            assert_holds_last_block(ctx.store().unwrap(), &dump);
+            assert_ne!(ctx.store().unwrap().content_digest().unwrap(), built);
+            assert!(sink.restore().unwrap() > 0);
+            assert_eq!(
+                ctx.store().unwrap().content_digest().unwrap(),
+                built,
+                "{name}"
+            );
+
+            for (io, phase, threads, batch) in [
+                (IoMode::Prefetch, StateRootPhase::After, 1, 1),
+                (IoMode::Prefetch, StateRootPhase::Overlapped, 2, 1),
+                (IoMode::OnDemand, StateRootPhase::After, 2, 3),
+                (IoMode::OnDemand, StateRootPhase::Overlapped, 1, 1),
+            ] {
+                let threads = NonZeroUsize::new(threads).unwrap();
+                let point =
+                    RunConfig::new(threads, batch, SchedulerKind::Ols).with_work(work(io, phase));
+                let pass = replay_pass(
+                    &replay,
+                    &PassCache::new(),
+                    &point,
+                    CacheState::Warm,
+                    &mut ctx,
+                    true,
+                )
+                .unwrap_or_else(|e| panic!("{name} {point}: {e}"));
+                let root = &pass.timings.root;
+                assert_eq!(root.blocks, blocks, "{name} {point}");
+                assert_eq!(root.persisted.len(), blocks, "{name} {point}");
+                let in_units: u64 = root.spans.iter().map(|s| s.persist_ns).sum();
+                let commits: u64 = root.persisted.iter().map(|p| p.ns).sum();
+                assert_eq!(in_units, commits, "{name} {point}");
+                assert_eq!(
+                    ctx.store().unwrap().content_digest().unwrap(),
+                    built,
+                    "{name} {point}"
+                );
+            }
+            let pass = sequential_pass(
+                &replay,
+                &PassCache::new(),
+                work(IoMode::OnDemand, StateRootPhase::After),
+                CacheState::Warm,
+                &mut ctx,
+                true,
+            )
+            .unwrap();
+            assert_eq!(pass.timings.root.persisted.len(), blocks, "{name}");
+            assert_eq!(
+                ctx.store().unwrap().content_digest().unwrap(),
+                built,
+                "{name}"
+            );
+            // Reopened read-only, the store reads as the dump.
+            drop(ctx);
+            let store = open_store(&out, info.checksum).unwrap();
+            assert_eq!(store.content_digest().unwrap(), built, "{name}");
+        }
     }
 }

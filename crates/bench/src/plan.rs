@@ -52,6 +52,20 @@ pub struct SuiteDump {
     pub label: Option<String>,
 }
 
+/// The persistence settings a plan runs (`--persist`, a config's `persist`): refused where
+/// `true` is asked for without a store (`has_store`) or without a root phase on.
+pub fn persist_settings(
+    persist: Vec<bool>,
+    has_store: bool,
+    state_root: &[StateRootPhase],
+) -> Result<NonEmpty<bool>, PlanError> {
+    let persist = NonEmpty::new(persist)?;
+    if persist.iter().any(|p| *p) && (!has_store || state_root.iter().all(|r| r.is_off())) {
+        return Err(PlanError::PersistNeedsStoreAndRoot);
+    }
+    Ok(persist)
+}
+
 /// Why a setting cannot make a plan. The message says what is wrong with the value; the
 /// caller names the setting (a flag, or a config file and key).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -62,6 +76,11 @@ pub enum PlanError {
     /// A thread count of 0.
     #[error("0 is not a thread count")]
     ZeroThreads,
+    /// Persistence asked for without a store or without a root phase on.
+    #[error(
+        "persistence commits each block into the state store after its root: it needs a store (--state, `state`) and a state-root phase on (after or overlapped)"
+    )]
+    PersistNeedsStoreAndRoot,
     /// The state store named is not there.
     #[error("no state store at {} (build it: gigagas state build DUMP -o DIR [--pad-to 8GiB])", dir.display())]
     NoStore {
@@ -402,6 +421,10 @@ pub struct Plan {
     /// The state-root phases of the replay's points ([`StateRootPhase`]): each point runs
     /// once per phase; `[Off]` for every figure published before the root phase.
     pub state_root: NonEmpty<StateRootPhase>,
+    /// Whether the store points with a root commit each block into the store after it
+    /// (`--persist`; [`persist_settings`]): `[false]`, `[true]` or both. Points without a
+    /// store or a root run once, without.
+    pub persist: NonEmpty<bool>,
     /// Run the sequential baseline (one per sender-recovery setting).
     pub baseline: bool,
     /// Run the parallel points (`false`: the baseline only, `gigagas run --sequential`).
@@ -671,26 +694,39 @@ impl Plan {
                 .iter()
                 .flat_map(|r| self.state_root.iter().map(move |p| (r, p)))
             {
-                for threads in self.thread_counts(cores) {
-                    for batch in self.batch.iter() {
-                        for &scheduler in self.schedulers.iter() {
-                            let work = TimedWork {
-                                recover_senders,
-                                receipts: self.receipts,
-                                state,
-                                state_root,
-                            };
-                            points.push(
-                                RunConfig::new(threads, batch.get(), scheduler)
-                                    .with_work(work)
-                                    .with_claims(self.claims),
-                            );
+                for persist in self.persists(state, state_root) {
+                    for threads in self.thread_counts(cores) {
+                        for batch in self.batch.iter() {
+                            for &scheduler in self.schedulers.iter() {
+                                let work = TimedWork {
+                                    recover_senders,
+                                    receipts: self.receipts,
+                                    state,
+                                    state_root,
+                                    persist,
+                                };
+                                points.push(
+                                    RunConfig::new(threads, batch.get(), scheduler)
+                                        .with_work(work)
+                                        .with_claims(self.claims),
+                                );
+                            }
                         }
                     }
                 }
             }
         }
         points
+    }
+
+    /// The persistence settings of the points reading `state` at root phase `state_root`:
+    /// the plan's where both are on, else only `false`.
+    fn persists(&self, state: StateRead, state_root: StateRootPhase) -> Vec<bool> {
+        if state.is_store() && !state_root.is_off() {
+            self.persist.to_vec()
+        } else {
+            vec![false]
+        }
     }
 
     /// Every point a dump runs, in the order of a round's list: the baselines first
@@ -723,13 +759,16 @@ impl Plan {
         let mut baselines = Vec::new();
         for state in self.reads(true) {
             for &state_root in &phases {
-                for &recover_senders in self.recover_senders.iter() {
-                    baselines.push(TimedWork {
-                        recover_senders,
-                        receipts: self.receipts,
-                        state,
-                        state_root,
-                    });
+                for persist in self.persists(state, state_root) {
+                    for &recover_senders in self.recover_senders.iter() {
+                        baselines.push(TimedWork {
+                            recover_senders,
+                            receipts: self.receipts,
+                            state,
+                            state_root,
+                            persist,
+                        });
+                    }
                 }
             }
         }
@@ -827,6 +866,7 @@ impl Plan {
             recover_senders: self.recover_senders.to_vec(),
             receipts: self.receipts,
             state_root: self.state_root.to_vec(),
+            persist: self.persist.to_vec(),
             seed: self.seed,
             warmup: self.warmup,
             repeats: self.repeats.get(),

@@ -252,7 +252,14 @@ impl Grid {
             return Ok(None);
         };
         let checksum = u64::from_str_radix(&record.checksum, 16).unwrap_or_default();
-        StoreContext::open(state.dir_of(index), checksum, state.io_threads)
+        // A plan that persists opens its store read-write (refused here, before any pass,
+        // when it may not be changed).
+        let open = if self.plan.persist.contains(&true) {
+            StoreContext::open_writable
+        } else {
+            StoreContext::open
+        };
+        open(state.dir_of(index), checksum, state.io_threads)
             .map(Some)
             .map_err(|e| DumpFault::Io(Box::new(e)))
     }

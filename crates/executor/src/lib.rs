@@ -104,6 +104,7 @@ pub use exec::{
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::{ChainSpec, Expected};
 pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, StoreRead, TimedWork};
+pub use gigagas_trie::BlockChanges;
 pub use gigagas_trie::{Nibbles, NodeReads, TrieId};
 pub use pass::{IoTimings, PassCache, PassError, RunTimings, SetupError};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
@@ -113,13 +114,15 @@ pub use replay::{
     RootSetupError, WorkItem,
 };
 pub use revm::{bytecode::Bytecode, state::AccountInfo};
-pub use root::{RootInputs, RootSpan, RootStepKind, RootTimings};
+pub use root::{BlockPersist, RootInputs, RootSpan, RootStepKind, RootTimings};
 pub use run::{Parallel, RunOutputs, Runner, Sequential};
 pub use schedule::{
     BatchOrder, CHUNK_SHARE, Estimate, GasLimit, GasUsed, HEAVY_SHARE, HeavyFirst, LEAD_SHARE,
     MIN_ITEM_GAS, Ols, Oracle, Scheduler, TIME_SPREAD, band, chunk_bounds, heavy_first, scheduler,
 };
-pub use source::{FullListError, NoSource, OnDemand, OnDemandPass, SourceDb, StateSource};
+pub use source::{
+    BlockSink, BlockWritten, FullListError, NoSource, OnDemand, OnDemandPass, SourceDb, StateSource,
+};
 pub use verify::{
     Divergence, DivergenceField, FailedItem, ItemOutcome, Mismatch, ReceiptsRootCheck, VerifyError,
 };

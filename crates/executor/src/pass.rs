@@ -419,6 +419,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         cache: &'r PassCache,
         config: &'r RunConfig,
         store: Option<(StoreRead, &'s mut [S])>,
+        sink: Option<&'r dyn crate::source::BlockSink>,
     ) -> Result<Self, SetupError> {
         cache.bind(replay)?;
         // A store pass reads the tries' nodes from its readers as each block needs them.
@@ -429,6 +430,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                 cache.root_inputs(replay)?,
                 phase,
                 store.is_some(),
+                sink,
             )),
         };
         let state = match store {
@@ -660,8 +662,14 @@ mod tests {
             let config = RunConfig::new(NonZeroUsize::MIN, n, SchedulerKind::Ols);
             let cache = PassCache::new();
             let read = StoreRead::Prefetch(BalDesign::Keys);
-            let pass =
-                Pass::setup(&replay, &cache, &config, Some((read, &mut readers[..]))).unwrap();
+            let pass = Pass::setup(
+                &replay,
+                &cache,
+                &config,
+                Some((read, &mut readers[..])),
+                None,
+            )
+            .unwrap();
             let mut batch = pass.stage(0, &mut pass.cursors()).unwrap();
             let (_, build_ns) = pass.read(&mut batch).unwrap();
             assert_eq!(

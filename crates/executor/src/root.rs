@@ -28,7 +28,7 @@
 
 use crate::{
     replay::{Blocks, Replay, ReplayBlock, RootSetupError},
-    source::RootNodes,
+    source::{BlockSink, RootNodes},
     verify::Divergence,
 };
 use alloy_primitives::B256;
@@ -82,12 +82,18 @@ impl RootInputs {
     /// or, when the pass reads its nodes from a source (`read_nodes`), one at the same
     /// root holding no node, that knows the same values (each block reads the nodes its
     /// paths need, [`StateTrie::unread`]).
-    fn trie(&self, s: usize, read_nodes: bool) -> Option<StateTrie> {
+    /// With `collect`, the trie collects each block's changes for the pass to commit.
+    fn trie(&self, s: usize, read_nodes: bool, collect: bool) -> Option<StateTrie> {
         let trie = self.tries[s].as_ref()?;
-        Some(if read_nodes {
+        let trie = if read_nodes {
             StateTrie::unread(trie.root()).with_pre_values(trie.pre_values().clone())
         } else {
             trie.snapshot()
+        };
+        Some(if collect {
+            trie.collecting_changes()
+        } else {
+            trie
         })
     }
 }
@@ -156,7 +162,7 @@ fn pre_values(pre: &crate::PreStateDb) -> PreValues {
 /// access lists as the replay's, so the two sides of a ratio do the same root work; on a
 /// store run, each block's trie nodes read from the loop's source as the replay reads them.
 #[derive(Debug)]
-pub(crate) struct SequentialRoots {
+pub(crate) struct SequentialRoots<'s> {
     /// Per segment, its trie (`None`: no witness).
     tries: Vec<Option<StateTrie>>,
     /// Per block, its root or why there is none.
@@ -169,16 +175,28 @@ pub(crate) struct SequentialRoots {
     pub(crate) read_ns: u64,
     /// On a store run: what was read.
     pub(crate) reads: NodeReads,
+    /// Where each block is committed after its root (`--persist`), if anywhere.
+    sink: Option<&'s dyn BlockSink>,
+    /// Each block committed.
+    pub(crate) persisted: Vec<BlockPersist>,
 }
 
-impl SequentialRoots {
+impl<'s> SequentialRoots<'s> {
     /// The tries `inputs` opened, one per segment; with `read_nodes`, tries that read each
-    /// block's nodes from the loop's source.
-    pub(crate) fn new(replay: &Replay, inputs: &RootInputs, read_nodes: bool) -> Self {
+    /// block's nodes from the loop's source; with `sink`, each block committed to it after
+    /// its root.
+    pub(crate) fn new(
+        replay: &Replay,
+        inputs: &RootInputs,
+        read_nodes: bool,
+        sink: Option<&'s dyn BlockSink>,
+    ) -> Self {
         Self {
             tries: (0..inputs.tries.len())
-                .map(|s| inputs.trie(s, read_nodes))
+                .map(|s| inputs.trie(s, read_nodes, sink.is_some()))
                 .collect(),
+            sink,
+            persisted: Vec::new(),
             roots: (0..replay.block_count()).map(|_| None).collect(),
             failed: vec![false; inputs.tries.len()],
             root_ns: 0,
@@ -224,8 +242,52 @@ impl SequentialRoots {
             }
         };
         self.root_ns += start.elapsed().as_nanos() as u64;
+        let root = match self.sink {
+            None => root,
+            Some(sink) => {
+                let (root, persisted) = commit(sink, trie, s, b, root);
+                self.persisted.extend(persisted);
+                root
+            }
+        };
         self.failed[s] = root.is_err();
         self.roots[b] = Some(root);
+    }
+}
+
+/// Commits block `b` of segment `s` to `sink` once its root is known (`--persist`): the
+/// changes `trie` collected for it, written in one write. Returns the root, or the write's
+/// failure as the block's root error, and the write's figures.
+fn commit(
+    sink: &dyn BlockSink,
+    trie: &mut StateTrie,
+    s: usize,
+    b: usize,
+    root: Result<B256, RootError>,
+) -> (Result<B256, RootError>, Option<BlockPersist>) {
+    let Ok(root) = root else {
+        return (root, None);
+    };
+    let changes = trie.take_changes();
+    let start = Instant::now();
+    let written = sink.write_block(s, b, &changes);
+    let ns = start.elapsed().as_nanos() as u64;
+    match written {
+        Ok(w) => (
+            Ok(root),
+            Some(BlockPersist {
+                block: b,
+                ns,
+                bytes: w.bytes,
+                pages: w.pages,
+            }),
+        ),
+        Err(e) => (
+            Err(RootError::Persist {
+                reason: e.to_string(),
+            }),
+            None,
+        ),
     }
 }
 
@@ -257,6 +319,22 @@ pub struct RootTimings {
     pub reads: NodeReads,
     /// Every unit as it ran, for the trace.
     pub spans: Vec<RootSpan>,
+    /// With `--persist`: each block's commit into the store after its root, in block order
+    /// (their time is inside the root units' and the pass's).
+    pub persisted: Vec<BlockPersist>,
+}
+
+/// One block's commit into the store after its root (`--persist`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlockPersist {
+    /// The block (index into the replay's blocks).
+    pub block: usize,
+    /// Its write, nanoseconds: the transaction from its start to its synced commit.
+    pub ns: u64,
+    /// Bytes of keys and values written.
+    pub bytes: u64,
+    /// Pages the write dirtied.
+    pub pages: u64,
 }
 
 /// One unit of root work as it ran.
@@ -270,6 +348,9 @@ pub struct RootSpan {
     pub ns: u64,
     /// Of its length, reading trie nodes from the state source (0 in memory).
     pub read_ns: u64,
+    /// Of its length, committing the block it finished into the store (`--persist`; 0
+    /// without).
+    pub persist_ns: u64,
     /// What it was.
     pub kind: RootStepKind,
     /// The block it worked for (index into the replay's blocks).
@@ -307,7 +388,7 @@ struct Lane {
 /// A unit on the queue.
 enum Unit {
     Advance(usize),
-    Storage(usize, usize, StorageTask),
+    Storage(usize, usize, Box<StorageTask>),
 }
 
 /// Queue order: a [`BinaryHeap`](std::collections::BinaryHeap) pops the heaviest unit:
@@ -357,6 +438,8 @@ pub(crate) struct RootPass<'r> {
     /// Workers still running the current batch's transactions (`After`: no unit is
     /// handed out before it is 0).
     executing: AtomicUsize,
+    /// Where each block is committed once its root is known (`--persist`), if anywhere.
+    sink: Option<&'r dyn BlockSink>,
 }
 
 /// What one worker's root units produced in one batch: each finished block's root (or why
@@ -364,10 +447,31 @@ pub(crate) struct RootPass<'r> {
 #[derive(Debug, Default)]
 pub(crate) struct RootOut {
     roots: Vec<(usize, Result<B256, RootError>)>,
-    /// (start, end, what, block, of it reading nodes in ns).
-    spans: Vec<(Instant, Instant, RootStepKind, usize, u64)>,
+    /// Each unit as it ran.
+    spans: Vec<UnitSpan>,
     /// The nodes its units read.
     reads: NodeReads,
+    /// The blocks its units committed (`--persist`).
+    persisted: Vec<BlockPersist>,
+}
+
+/// Of a unit's time, reading nodes and committing its block (ns).
+#[derive(Debug, Default)]
+struct UnitNs {
+    read: u64,
+    persist: u64,
+}
+
+/// One unit as a worker ran it: start, end, what, for which block, and of its time, reading
+/// nodes and committing the block (ns).
+#[derive(Debug)]
+struct UnitSpan {
+    start: Instant,
+    end: Instant,
+    kind: RootStepKind,
+    block: usize,
+    read_ns: u64,
+    persist_ns: u64,
 }
 
 /// A pass's roots and root spans, gathered by the coordinator from the workers'
@@ -380,6 +484,7 @@ pub(crate) struct RootRecord {
     busy_ns: u64,
     read_ns: u64,
     reads: NodeReads,
+    persisted: Vec<BlockPersist>,
 }
 
 impl RootRecord {
@@ -391,6 +496,7 @@ impl RootRecord {
             busy_ns: 0,
             read_ns: 0,
             reads: NodeReads::default(),
+            persisted: Vec::new(),
         }
     }
 
@@ -399,21 +505,23 @@ impl RootRecord {
         for (b, root) in out.roots.drain(..) {
             self.roots[b] = Some(root);
         }
-        for (start, end, kind, block, read_ns) in out.spans.drain(..) {
-            let start_ns = start.saturating_duration_since(epoch).as_nanos() as u64;
-            let ns = end.saturating_duration_since(start).as_nanos() as u64;
+        for span in out.spans.drain(..) {
+            let start_ns = span.start.saturating_duration_since(epoch).as_nanos() as u64;
+            let ns = span.end.saturating_duration_since(span.start).as_nanos() as u64;
             self.busy_ns += ns;
-            self.read_ns += read_ns;
+            self.read_ns += span.read_ns;
             self.spans.push(RootSpan {
                 worker,
                 start_ns,
                 ns,
-                read_ns,
-                kind,
-                block: block as u32,
+                read_ns: span.read_ns,
+                persist_ns: span.persist_ns,
+                kind: span.kind,
+                block: span.block as u32,
             });
         }
         self.reads += std::mem::take(&mut out.reads);
+        self.persisted.append(&mut out.persisted);
     }
 
     /// A batch's root span over the workers' `outs` (first unit start, last unit end),
@@ -423,9 +531,9 @@ impl RootRecord {
         epoch: Instant,
     ) -> Option<(u64, u64)> {
         let spans = outs.flat_map(|o| &o.spans);
-        let (first, last) = spans.fold(None, |span, (start, end, ..)| match span {
-            None => Some((*start, *end)),
-            Some((first, last)) => Some((Instant::min(first, *start), Instant::max(last, *end))),
+        let (first, last) = spans.fold(None, |span, s| match span {
+            None => Some((s.start, s.end)),
+            Some((first, last)) => Some((Instant::min(first, s.start), Instant::max(last, s.end))),
         })?;
         let ns = |t: Instant| t.saturating_duration_since(epoch).as_nanos() as u64;
         Some((ns(first), ns(last)))
@@ -437,6 +545,8 @@ impl RootRecord {
         timings.read_ns = self.read_ns;
         timings.reads = self.reads;
         timings.spans = std::mem::take(&mut self.spans);
+        self.persisted.sort_unstable_by_key(|p| p.block);
+        timings.persisted = std::mem::take(&mut self.persisted);
         timings.blocks = self
             .roots
             .iter()
@@ -449,18 +559,21 @@ impl<'r> RootPass<'r> {
     /// A pass's root work from `inputs` (each lane a copy of its segment's trie; with
     /// `read_nodes`, a trie that reads each block's nodes from the pass's sources as the
     /// block needs them, inside its units).
+    /// With `sink`, the worker that finishes a block's root commits the block to it at
+    /// once, before the segment's next block is prepared: on the root's chain.
     pub(crate) fn new(
         replay: &'r Replay,
         inputs: &RootInputs,
         phase: StateRootPhase,
         read_nodes: bool,
+        sink: Option<&'r dyn BlockSink>,
     ) -> Self {
         let lanes = replay
             .segments
             .iter()
             .enumerate()
             .map(|(s, segment)| {
-                inputs.trie(s, read_nodes).map(|trie| {
+                inputs.trie(s, read_nodes, sink.is_some()).map(|trie| {
                     Mutex::new(Lane {
                         trie,
                         next: segment.blocks.start,
@@ -480,6 +593,7 @@ impl<'r> RootPass<'r> {
             queue: Mutex::new(std::collections::BinaryHeap::new()),
             remaining: AtomicUsize::new(0),
             executing: AtomicUsize::new(0),
+            sink,
         }
     }
 
@@ -530,12 +644,9 @@ impl<'r> RootPass<'r> {
             return 0;
         };
         let start = Instant::now();
-        let mut read_ns = 0;
+        let mut ns = UnitNs::default();
         let (from, block) = match unit {
-            Unit::Advance(s) => (
-                start,
-                self.advance(s, None, blocks, out, nodes, &mut read_ns),
-            ),
+            Unit::Advance(s) => (start, self.advance(s, None, blocks, out, nodes, &mut ns)),
             Unit::Storage(s, b, task) => {
                 let result = match nodes {
                     None => task.run(),
@@ -546,23 +657,35 @@ impl<'r> RootPass<'r> {
                         };
                         let (result, reads) = task.run_reading(&mut reader);
                         out.reads += reads;
-                        read_ns = reader.ns;
+                        ns.read = reader.ns;
                         result
                     }
                 };
                 let finish = Instant::now();
-                out.spans
-                    .push((start, finish, RootStepKind::Storage, b, read_ns));
-                read_ns = 0;
+                out.spans.push(UnitSpan {
+                    start,
+                    end: finish,
+                    kind: RootStepKind::Storage,
+                    block: b,
+                    read_ns: ns.read,
+                    persist_ns: 0,
+                });
+                ns = UnitNs::default();
                 (
                     finish,
-                    self.advance(s, Some(result), blocks, out, nodes, &mut read_ns),
+                    self.advance(s, Some(result), blocks, out, nodes, &mut ns),
                 )
             }
         };
         if let Some(block) = block {
-            out.spans
-                .push((from, Instant::now(), RootStepKind::Accounts, block, read_ns));
+            out.spans.push(UnitSpan {
+                start: from,
+                end: Instant::now(),
+                kind: RootStepKind::Accounts,
+                block,
+                read_ns: ns.read,
+                persist_ns: ns.persist,
+            });
         }
         start.elapsed().as_nanos() as u64
     }
@@ -612,7 +735,7 @@ impl<'r> RootPass<'r> {
         blocks: &Blocks<'_>,
         out: &mut RootOut,
         nodes: Option<&dyn RootNodes>,
-        read_ns: &mut u64,
+        ns: &mut UnitNs,
     ) -> Option<usize> {
         let mut lane = self.lanes[s]
             .as_ref()
@@ -630,6 +753,7 @@ impl<'r> RootPass<'r> {
         let mut worked = None;
         if let Some((b, job)) = lane.job.take() {
             let root = job.finish(&mut lane.trie, std::mem::take(&mut lane.results));
+            let root = self.commit(lane, s, b, root, out, &mut ns.persist);
             self.finish_block(lane, b, root, out);
             worked = Some(b);
         }
@@ -649,7 +773,7 @@ impl<'r> RootPass<'r> {
                     ns: 0,
                 };
                 let read = lane.trie.read_account_nodes(list, rules, &mut reader);
-                *read_ns += reader.ns;
+                ns.read += reader.ns;
                 match read {
                     Ok(reads) => out.reads += reads,
                     Err(e) => {
@@ -664,19 +788,42 @@ impl<'r> RootPass<'r> {
                     let tasks = job.storage_tasks();
                     if tasks.is_empty() {
                         let root = job.finish(&mut lane.trie, Vec::new());
+                        let root = self.commit(lane, s, b, root, out, &mut ns.persist);
                         self.finish_block(lane, b, root, out);
                     } else {
                         lane.pending = tasks.len();
                         lane.job = Some((b, job));
                         // Lock order: a lane, then the queue (never the reverse).
                         self.lock_queue()
-                            .extend(tasks.into_iter().map(|t| Unit::Storage(s, b, t)));
+                            .extend(tasks.into_iter().map(|t| Unit::Storage(s, b, Box::new(t))));
                         break;
                     }
                 }
             }
         }
         worked
+    }
+
+    /// With a sink, commits block `b` of segment `s` (its root `root` just computed on
+    /// `lane`), adding the write's time to `persist_ns`.
+    fn commit(
+        &self,
+        lane: &mut Lane,
+        s: usize,
+        b: usize,
+        root: Result<B256, RootError>,
+        out: &mut RootOut,
+        persist_ns: &mut u64,
+    ) -> Result<B256, RootError> {
+        let Some(sink) = self.sink else {
+            return root;
+        };
+        let (root, persisted) = commit(sink, &mut lane.trie, s, b, root);
+        if let Some(p) = persisted {
+            *persist_ns += p.ns;
+            out.persisted.push(p);
+        }
+        root
     }
 
     /// Block `b`'s root is known (or failed): record it; a failure ends the lane, and the

@@ -8,7 +8,7 @@ use crate::{
     },
     pass::{Pass, PassCache, PassError, RunTimings, SetupError},
     replay::{Replay, ReplayBlock},
-    source::{NoSource, StateSource},
+    source::{BlockSink, NoSource, StateSource},
 };
 use gigagas_grid::{RunConfig, StateRootPhase, StoreRead, TimedWork};
 use std::time::Instant;
@@ -54,6 +54,8 @@ pub struct Parallel<'c, 's, S = NoSource> {
     /// What passes over the replay share ([`Parallel::cached`]); `None`: the pass builds
     /// what it needs and drops it after.
     cache: Option<&'c PassCache>,
+    /// Where each block is committed after its root ([`Parallel::persisting`]).
+    sink: Option<&'c dyn BlockSink>,
 }
 
 impl<S> std::fmt::Debug for Parallel<'_, '_, S> {
@@ -75,6 +77,7 @@ impl<'c> Parallel<'c, 'static, NoSource> {
             config,
             store: None,
             cache: None,
+            sink: None,
         }
     }
 }
@@ -91,6 +94,7 @@ impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
             config,
             store: Some((read, readers)),
             cache: None,
+            sink: None,
         }
     }
 
@@ -103,6 +107,14 @@ impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
         self
     }
 
+    /// Commits each block to `sink` once its root is computed (`--persist`), on the worker
+    /// that finished the root, before the segment's next block is prepared. Needs the
+    /// state-root phase on (without it nothing is committed).
+    pub fn persisting(mut self, sink: &'c dyn BlockSink) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
     /// One pass that keeps every item's output instead of verifying it (for tests and
     /// tools that compare runs; a benchmark pass is [`Runner::run`], which holds one
     /// batch's outputs at a time). Only a pass that cannot be set up fails: collecting
@@ -110,11 +122,17 @@ impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
     pub fn outputs(&mut self, replay: &Replay) -> Result<(RunTimings, RunOutputs), PassError> {
         let mut outputs: RunOutputs = Vec::with_capacity(replay.items.len());
         let store = self.store.as_mut().map(|(read, r)| (*read, &mut **r));
-        let timings =
-            replay.run_with_sink(self.config, self.cache, store, false, &mut |_, batch, _| {
+        let timings = replay.run_with_sink(
+            self.config,
+            self.cache,
+            store,
+            self.sink,
+            false,
+            &mut |_, batch, _| {
                 outputs.append(batch);
                 Ok(())
-            })?;
+            },
+        )?;
         Ok((timings, outputs))
     }
 }
@@ -127,6 +145,7 @@ impl<S: StateSource> Runner for Parallel<'_, '_, S> {
             config,
             self.cache,
             store,
+            self.sink,
             verify,
             &mut |range, batch, blocks| {
                 if verify {
@@ -151,6 +170,8 @@ pub struct Sequential<'s, S: StateSource + ?Sized = NoSource> {
     source: Option<&'s mut S>,
     /// Where the root phase's tries come from ([`Sequential::cached`]).
     cache: Option<&'s PassCache>,
+    /// Where each block is committed after its root ([`Sequential::persisting`]).
+    sink: Option<&'s dyn BlockSink>,
 }
 
 impl<S: StateSource + ?Sized> std::fmt::Debug for Sequential<'_, S> {
@@ -169,6 +190,7 @@ impl Sequential<'static, NoSource> {
             work,
             source: None,
             cache: None,
+            sink: None,
         }
     }
 }
@@ -180,6 +202,7 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
             work,
             source: Some(source),
             cache: None,
+            sink: None,
         }
     }
 
@@ -187,6 +210,13 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
     /// instead of opened for each pass ([`Parallel::cached`]).
     pub fn cached(mut self, cache: &'s PassCache) -> Self {
         self.cache = Some(cache);
+        self
+    }
+
+    /// Commits each block to `sink` after its root (`--persist`), on the loop's thread.
+    /// Needs the state-root phase on (without it nothing is committed).
+    pub fn persisting(mut self, sink: &'s dyn BlockSink) -> Self {
+        self.sink = Some(sink);
         self
     }
 
@@ -211,7 +241,7 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
                 // A store run reads each block's trie nodes from the store, as it needs them.
                 let read_nodes = self.source.is_some();
                 Some(crate::root::SequentialRoots::new(
-                    replay, inputs, read_nodes,
+                    replay, inputs, read_nodes, self.sink,
                 ))
             }
         };
@@ -237,7 +267,9 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
             timings.root.read_ns = roots.read_ns;
             timings.root.reads = roots.reads;
             timings.root.root_busy_ns = roots.root_ns;
-            timings.root.exec_ns = timings.wall_ns.saturating_sub(roots.root_ns);
+            let persist_ns: u64 = roots.persisted.iter().map(|p| p.ns).sum();
+            timings.root.exec_ns = timings.wall_ns.saturating_sub(roots.root_ns + persist_ns);
+            timings.root.persisted = roots.persisted;
             let computed = roots.roots.iter().filter(|r| matches!(r, Some(Ok(_))));
             timings.root.blocks = computed.count();
             outputs.roots = roots.roots;
@@ -266,12 +298,13 @@ impl Replay {
         config: &RunConfig,
         cache: Option<&PassCache>,
         store: Option<(StoreRead, &mut [S])>,
+        blocks: Option<&dyn BlockSink>,
         check_roots: bool,
         sink: &mut BatchSink<'_>,
     ) -> Result<RunTimings, PassError> {
         let mut local = None;
         let cache = PassCache::or_local(cache, &mut local);
-        let pass = Pass::setup(self, cache, config, store)?;
+        let pass = Pass::setup(self, cache, config, store, blocks)?;
         let (mut timings, result) = crate::batch::run(&pass, sink, check_roots);
         // Every read on demand was made while a transaction waited for it.
         let on_demand = pass.on_demand_ns();

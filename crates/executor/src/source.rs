@@ -55,6 +55,31 @@ use std::{
     time::Instant,
 };
 
+/// Where a pass commits each block once its root is computed (`--persist`): the block's
+/// changes ([`gigagas_trie::BlockChanges`]: its plain state and its tries' nodes by path),
+/// written as a client commits a block, in one write each. Called from whichever worker
+/// finished the block's root (the sequential loop: its one thread), one block at a time per
+/// segment; the sink orders the writes of several segments itself. A failed write fails
+/// the block's root.
+pub trait BlockSink: Sync + std::fmt::Debug {
+    /// Writes block `block` (index into the replay's blocks) of segment `segment`.
+    fn write_block(
+        &self,
+        segment: usize,
+        block: usize,
+        changes: &gigagas_trie::BlockChanges,
+    ) -> Result<BlockWritten, StateError>;
+}
+
+/// What one block's write put into the store, as the sink measures it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlockWritten {
+    /// Bytes of the keys and values written (and of the keys deleted), encoded.
+    pub bytes: u64,
+    /// Pages the write dirtied.
+    pub pages: u64,
+}
+
 /// One reader of pre-state values, used by one thread at a time: revm's `Database` for a
 /// dump's segments. `segment` is the index of a dump segment; each segment sees only its own
 /// pre-state.

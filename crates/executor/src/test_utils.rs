@@ -21,6 +21,7 @@ pub const RECOVER_SENDERS: TimedWork = TimedWork {
     receipts: false,
     state: gigagas_grid::StateRead::Memory,
     state_root: gigagas_grid::StateRootPhase::Off,
+    persist: false,
 };
 
 /// The timed work with a receipt per transaction, nothing else.
@@ -29,6 +30,7 @@ pub const RECEIPTS: TimedWork = TimedWork {
     receipts: true,
     state: gigagas_grid::StateRead::Memory,
     state_root: gigagas_grid::StateRootPhase::Off,
+    persist: false,
 };
 
 /// [`Replay::new`] with the setup-free point-evaluation verifier installed first

@@ -2,8 +2,8 @@
 //! `gigagas-report`).
 
 use crate::cli::Command;
-use anyhow::Result;
-use gigagas_report::{folder, output, table};
+use anyhow::{Context, Result, bail};
+use gigagas_report::{folder, output, readme, table};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `gigagas report`.
@@ -11,12 +11,24 @@ use std::path::{Path, PathBuf};
 /// With one results folder: re-render its table.md, results.csv and plots from its
 /// results.json. With several (e.g. the same sweep on several machines): print one table
 /// with a row per machine and grid point; `--out DIR` also writes the merged table, CSV
-/// and plots there.
+/// and plots there. With `--readme README.md`: render the README's generated figures
+/// (the tables between `<!-- gigagas:figures BEGIN NAME -->` and `<!-- gigagas:figures END
+/// NAME -->`) from the newest folder of each sweep they name, in place.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ReportArgs {
     /// Results folders (each holding a results.json).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "readme", conflicts_with = "readme")]
     pub dirs: Vec<PathBuf>,
+    /// A README whose generated figures to render from the newest results folders.
+    #[arg(long, value_name = "README")]
+    pub readme: Option<PathBuf>,
+    /// With --readme: write nothing; fail, naming them, if some figures differ from what
+    /// the folders render.
+    #[arg(long, requires = "readme")]
+    pub check: bool,
+    /// With --readme: the results folders' root (default: `results` beside the README).
+    #[arg(long, requires = "readme")]
+    pub results_dir: Option<PathBuf>,
     /// Where to write the merged report (several folders), or an output folder other than
     /// the results folder itself (one folder).
     #[arg(long)]
@@ -29,8 +41,56 @@ impl Command for ReportArgs {
     }
 }
 
+/// `gigagas report --readme README [--check]`.
+fn readme(path: &Path, results_dir: Option<&Path>, check: bool) -> Result<()> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let root = match results_dir {
+        Some(dir) => dir.to_path_buf(),
+        None => path.parent().unwrap_or(Path::new(".")).join("results"),
+    };
+    let stale = readme::stale(&text, path, &root)?;
+    if check {
+        if !stale.is_empty() {
+            bail!(
+                "{}: figures differ from the newest results folders: {} (run `gigagas report --readme {}`)",
+                path.display(),
+                stale.join(", "),
+                path.display()
+            );
+        }
+        eprintln!("{}: every figure is its folder's", path.display());
+        return Ok(());
+    }
+    output::write_atomic(path, readme::render(&text, path, &root)?.as_bytes())?;
+    if stale.is_empty() {
+        eprintln!("{}: unchanged", path.display());
+    } else {
+        eprintln!("{}: rendered {}", path.display(), stale.join(", "));
+    }
+    // Figures of one commit are the goal; say where they are not.
+    let mut by_commit: Vec<(String, Vec<String>)> = Vec::new();
+    for (name, commit) in readme::commits(&text, path, &root)? {
+        let commit = commit.unwrap_or_else(|| "no folder".into());
+        match by_commit.iter_mut().find(|(c, _)| *c == commit) {
+            Some((_, names)) => names.push(name),
+            None => by_commit.push((commit, vec![name])),
+        }
+    }
+    if by_commit.len() > 1 {
+        eprintln!("the figures come from several commits:");
+        for (commit, names) in &by_commit {
+            eprintln!("  {commit}: {}", names.join(", "));
+        }
+    }
+    Ok(())
+}
+
 /// `gigagas report DIR...`.
 fn report(args: ReportArgs) -> Result<()> {
+    if let Some(path) = &args.readme {
+        return readme(path, args.results_dir.as_deref(), args.check);
+    }
     // The results.json files read are inputs; the files written (into the one folder, or
     // into --out) must not be one of them.
     let inputs: Vec<PathBuf> = args

@@ -166,6 +166,21 @@ pub(crate) struct RunArgs {
     /// transactions (the client loop), the baseline of both phases.
     #[arg(long, value_delimiter = ',', default_value = "off")]
     pub state_root: Vec<gigagas_grid::StateRootPhase>,
+    /// With --state and a --state-root phase on, commit each block into the store after its
+    /// root, as a client commits a block: its state changes (accounts, slots, new code in
+    /// the plain tables) and its tries' new nodes by path, one write transaction per block,
+    /// each commit synced to disk (MDBX durable: an fdatasync per block). The worker that
+    /// finished the block's root writes it at once, before the segment's next block is
+    /// prepared: after the block's root on the root's chain (overlapped with the batch's
+    /// execution when --state-root is overlapped). The store points with a root (the
+    /// sequential baseline's too) then persist (`+persist` in their name; a sweep config's
+    /// `persist = [false, true]` runs both); blocks.csv gives each block's
+    /// persist_s, persist_bytes and persist_pages. Every pass's writes are taken back
+    /// after it, outside the timed window: the store is left as built. A store without
+    /// write permission is refused before the first pass; one left changed by an
+    /// interrupted pass is refused when opened (rebuild it).
+    #[arg(long, requires = "state", help_heading = "Execution with I/O")]
+    pub persist: bool,
     /// Readers of a prefetch (threads, each with its own read transaction).
     #[arg(long, default_value_t = gigagas_grid::DEFAULT_IO_THREADS, help_heading = "Execution with I/O")]
     pub io_threads: usize,
@@ -273,6 +288,12 @@ impl RunArgs {
             receipts: self.receipts,
             state_root: NonEmpty::new(self.state_root.clone())
                 .map_err(flag_error("--state-root"))?,
+            persist: plan::persist_settings(
+                vec![self.persist],
+                state.is_some(),
+                &self.state_root,
+            )
+            .map_err(flag_error("--persist"))?,
             baseline: !self.no_baseline,
             parallel: !self.sequential,
             warmup,

@@ -59,6 +59,12 @@ pub struct SweepConfig {
     /// also runs with each block's root after its transactions.
     #[serde(default = "root_off", skip_serializing_if = "is_root_off")]
     pub state_root: Vec<crate::StateRootPhase>,
+    /// Whether the store points with a root commit each block into the store after its
+    /// root (`[false]`, `[true]` or both; default `[false]`): `true` needs a store and a
+    /// root phase on, and applies to the store points with a root (the others run
+    /// once, without).
+    #[serde(default = "persist_off", skip_serializing_if = "is_persist_off")]
+    pub persist: Vec<bool>,
     /// Seed of the order in which each measured round runs the points (recorded, so a
     /// run's order can be reproduced).
     #[serde(default = "default_seed")]
@@ -223,17 +229,20 @@ pub enum Dimension {
     State,
     /// The state-root phase.
     StateRoot,
+    /// Whether blocks are committed into the store (`--persist`).
+    Persist,
 }
 
 impl Dimension {
     /// Every dimension, in the order a layout takes its columns from them.
-    pub const ALL: [Dimension; 9] = [
+    pub const ALL: [Dimension; 10] = [
         Dimension::Dump,
         Dimension::Threads,
         Dimension::Batch,
         Dimension::Scheduler,
         Dimension::Claims,
         Dimension::StateRoot,
+        Dimension::Persist,
         Dimension::RecoverSenders,
         Dimension::Receipts,
         Dimension::State,
@@ -251,6 +260,7 @@ impl Dimension {
             Dimension::Receipts => "receipts",
             Dimension::State => "state",
             Dimension::StateRoot => "state_root",
+            Dimension::Persist => "persist",
         }
     }
 
@@ -263,6 +273,7 @@ impl Dimension {
                 | Dimension::Receipts
                 | Dimension::State
                 | Dimension::StateRoot
+                | Dimension::Persist
         )
     }
 }
@@ -311,6 +322,12 @@ fn all_io() -> Vec<crate::IoMode> {
 }
 fn all_cache() -> Vec<crate::CacheState> {
     crate::CacheState::ALL.to_vec()
+}
+fn persist_off() -> Vec<bool> {
+    vec![false]
+}
+fn is_persist_off(persist: &Vec<bool>) -> bool {
+    persist.as_slice() == [false]
 }
 fn root_off() -> Vec<crate::StateRootPhase> {
     vec![crate::StateRootPhase::Off]

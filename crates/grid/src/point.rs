@@ -276,6 +276,9 @@ impl fmt::Display for Point {
         if !work.state_root.is_off() {
             write!(f, " +root {}", work.state_root)?;
         }
+        if work.persist {
+            f.write_str(" +persist")?;
+        }
         if let StateRead::Store { read, cache } = work.state {
             let (io, design) = (read.io(), read.design());
             write!(f, " [{cache} store, {io}")?;
@@ -314,6 +317,7 @@ mod tests {
         receipts: true,
         state: StateRead::Memory,
         state_root: crate::StateRootPhase::Off,
+        persist: false,
     };
 
     const COLD_PREFETCH: TimedWork = TimedWork {
@@ -324,6 +328,7 @@ mod tests {
             cache: CacheState::Cold,
         },
         state_root: crate::StateRootPhase::Off,
+        persist: false,
     };
 
     #[test]

@@ -25,6 +25,17 @@ pub struct TimedWork {
     /// sequential baseline, one thread, computes each block's root after it: `after`).
     #[serde(default, skip_serializing_if = "StateRootPhase::is_off")]
     pub state_root: StateRootPhase,
+    /// Whether each block is committed into the state store after its root
+    /// (`--persist`): its state changes and its tries' new nodes, one synced write
+    /// transaction per block, taken back out after the pass. Needs a store and the root;
+    /// stored only when on.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub persist: bool,
+}
+
+/// Whether a flag is off (left out of stored points).
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 /// The state-root phase of a replay (`--state-root`): off, or each batch's roots computed
@@ -131,6 +142,13 @@ impl TimedWork {
                  transactions on the same workers, checked against the header",
             ),
         }
+        if self.persist {
+            s.push_str(
+                "; + each block committed into the state store after its root (its state \
+                 changes and its tries' new nodes, one synced write transaction per block, on \
+                 the worker that finished the root)",
+            );
+        }
         s
     }
 }
@@ -176,6 +194,7 @@ mod tests {
             receipts: true,
             state: crate::StateRead::Memory,
             state_root: StateRootPhase::Overlapped,
+            persist: false,
         }
         .describe();
         assert!(both.contains("sender recovery") && both.contains("logs bloom"));

@@ -40,6 +40,17 @@ pub enum ReportError {
         #[source]
         problem: OutputProblem,
     },
+    /// A README's figures markers that do not pair up ([`crate::readme`]).
+    #[error("{}:{line}: {problem}", path.display())]
+    Readme {
+        /// The README.
+        path: PathBuf,
+        /// The marker's line, from 1.
+        line: usize,
+        /// What is wrong.
+        #[source]
+        problem: crate::readme::MarkerProblem,
+    },
     /// A `results.json` written by a newer gigagas.
     #[error("{}: results format {found} is newer than this build's {supported}", path.display())]
     NewerFormat {

@@ -186,20 +186,22 @@ pub fn load_dir(dir: &Path) -> Result<SweepResults, ReportError> {
     SweepResults::load(&file)
 }
 
-/// The newest results folder of a sweep: of the `<YYYY-MM-DD>-<commit>` folders under
-/// `sweep_dir` (e.g. `results/mainnet`) that hold a `results.json`, the last by name (the
-/// latest date; a `-2` rewrite of a folder sorts after it). `None` if there is none.
+/// The newest results folder of a sweep: of the folders under `sweep_dir` (e.g.
+/// `results/mainnet`) that hold a `results.json`, the one whose run started last (its
+/// `started_utc`; folders of one date are named by commit, not by time), the last by name
+/// among equals. `None` if there is none.
 pub fn latest_results_dir(sweep_dir: &Path) -> Result<Option<PathBuf>, ReportError> {
     let entries = std::fs::read_dir(sweep_dir).map_err(|e| ReportError::io(sweep_dir, e))?;
     let mut dirs = Vec::new();
     for entry in entries {
         let path = entry.map_err(|e| ReportError::io(sweep_dir, e))?.path();
         if path.join("results.json").is_file() {
-            dirs.push(path);
+            let started = load_dir(&path)?.started_utc;
+            dirs.push((started, path));
         }
     }
     dirs.sort();
-    Ok(dirs.pop())
+    Ok(dirs.pop().map(|(_, path)| path))
 }
 
 /// Re-render a results folder's table, CSV and plots from its `results.json`.
@@ -285,7 +287,7 @@ mod tests {
     }
 
     #[test]
-    fn the_latest_folder_is_the_last_by_date() {
+    fn the_latest_folder_is_the_last_run() {
         let root = tempfile::tempdir().unwrap();
         assert_eq!(latest_results_dir(root.path()).unwrap(), None);
         let mut r = sample("CPU");
@@ -295,7 +297,17 @@ mod tests {
         std::fs::create_dir(root.path().join("sample/9999-no-results")).unwrap();
         let sweep = root.path().join("sample");
         assert_ne!(first, later);
-        assert_eq!(latest_results_dir(&sweep).unwrap(), Some(later));
+        assert_eq!(latest_results_dir(&sweep).unwrap(), Some(later.clone()));
+        // On one date folders are named by commit: the run that started last is newest,
+        // whatever its commit's name.
+        r.started_utc = "2025-03-01T09:00:00Z".into();
+        r.machine.commit = "0000000".into();
+        let same_day = write_results_dir(root.path(), &r).unwrap();
+        assert!(
+            same_day < later,
+            "{same_day:?} sorts before {later:?} by name"
+        );
+        assert_eq!(latest_results_dir(&sweep).unwrap(), Some(same_day));
         assert!(latest_results_dir(&root.path().join("missing")).is_err());
     }
 

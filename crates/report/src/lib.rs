@@ -18,6 +18,8 @@
 //!   output format.
 //! - [`folder`]: writes `results/<name>/<YYYY-MM-DD>-<commit>/` atomically and re-renders
 //!   existing folders.
+//! - [`readme`]: the README's generated figures, between markers, rendered from the
+//!   newest folder of each sweep they name.
 //! - [`latency`]: per-block latency: mean, P50 (with bootstrap intervals over samples),
 //!   P90, P99 and the slowest block of the rows that keep their batches.
 //! - [`stats`]: per-pass figures, their median over repeats, intervals and paired ratios.
@@ -38,6 +40,7 @@ pub mod machine;
 pub mod output;
 pub mod plot;
 pub mod provenance;
+pub mod readme;
 pub mod results;
 pub mod simulation;
 pub mod stats;

@@ -93,6 +93,16 @@ pub struct BatchFigures {
     /// memory, where the tries hold every node); the rest is walking and hashing.
     #[serde(default)]
     pub root_read_s: f64,
+    /// Of `root_busy_s`, committing the batch's blocks into the store after their roots
+    /// (`--persist`; 0 without).
+    #[serde(default)]
+    pub persist_s: f64,
+    /// Bytes of keys and values the batch's commits wrote (`--persist`).
+    #[serde(default)]
+    pub persist_bytes: u64,
+    /// Pages the batch's commits dirtied (`--persist`).
+    #[serde(default)]
+    pub persist_pages: u64,
     /// The batch end to end: from its start (the read included) to the end of the later of
     /// its last transaction and its last root unit.
     pub wall_s: f64,

@@ -63,6 +63,16 @@ pub struct RootFigures {
     /// of the pass, or made by its updates (the cache's hits), per pass.
     #[serde(default, skip_serializing_if = "is_zero_count")]
     pub nodes_held: u64,
+    /// With `--persist`: committing each block into the store after its root, summed over
+    /// the pass's blocks (inside the root units: part of `root_busy_s`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub persist_s: f64,
+    /// With `--persist`: bytes of keys and values the pass's commits wrote.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub persist_bytes: u64,
+    /// With `--persist`: pages the pass's commits dirtied.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub persist_pages: u64,
 }
 
 /// Whether a count is zero (left out of results files).
@@ -354,6 +364,7 @@ mod tests {
             nodes_read: 0,
             nodes_held: 0,
             read_s: 0.0,
+            ..Default::default()
         });
         let json = serde_json::to_value(m).unwrap();
         assert_eq!(json["root"]["blocks"], 7);

@@ -138,6 +138,48 @@ pub enum StoreError {
         /// The most a store holds.
         max: u32,
     },
+    /// A pass that writes into the store was asked of a store it may not change.
+    #[error(
+        "state store {} cannot take a --persist pass: {reason}; a --persist pass writes each block into the store and takes it back after the pass",
+        path.display()
+    )]
+    ReadOnly {
+        /// The store folder.
+        path: PathBuf,
+        /// Why it cannot be written.
+        reason: String,
+    },
+    /// A `--persist` pass was interrupted before it took its blocks back out.
+    #[error(
+        "state store {} was left changed by an interrupted --persist pass; rebuild it with `gigagas state build`",
+        path.display()
+    )]
+    Dirty {
+        /// The store folder.
+        path: PathBuf,
+    },
+    /// An MDBX call failed while writing blocks into the store or taking them back.
+    #[error("writing state store {} ({what}): {source}", path.display())]
+    Write {
+        /// The store folder.
+        path: PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// MDBX's error.
+        #[source]
+        source: ReadError,
+    },
+    /// After a `--persist` pass was taken back, a key does not read as before the pass.
+    #[error(
+        "state store {} does not read back as before the --persist pass (table {table}); rebuild it with `gigagas state build`",
+        path.display()
+    )]
+    NotRestored {
+        /// The store folder.
+        path: PathBuf,
+        /// The table of the first key that differs.
+        table: &'static str,
+    },
     /// The device probe cannot run on this file.
     #[error("probing {}: {reason}", path.display())]
     Probe {

@@ -57,6 +57,7 @@ mod error;
 pub mod layout;
 mod probe;
 mod store;
+mod writer;
 
 pub use builder::{
     BuildOptions, BuildProgress, BuildStage, MAINNET_PLAIN_STATE_BYTES, PAGE_SIZE, StoreSummary,
@@ -72,8 +73,9 @@ pub use probe::{
 };
 pub use store::{
     DATA_FILE, LOCK_FILE, ReadKind, ReadMeter, ReadStats, SAMPLE_EVERY, Store, StoreReader,
-    TableStats, Timing, open_store, quantile,
+    TableStats, Timing, open_store, open_store_writable, quantile,
 };
+pub use writer::{BlockWrite, NodeWrites, PERSIST_SYNC, StoreWriter, WriteStats};
 
 // Dev-dependencies used only by the integration tests in `tests/`.
 #[cfg(test)]

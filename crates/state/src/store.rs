@@ -27,6 +27,9 @@ use std::{
     time::Instant,
 };
 
+/// A cursor's entry (key and value), borrowed from its transaction's pages.
+pub(crate) type Entry<'a> = Option<(Cow<'a, [u8]>, Cow<'a, [u8]>)>;
+
 /// The data file of a store (MDBX's).
 pub const DATA_FILE: &str = "mdbx.dat";
 /// MDBX's lock file beside it (the reader table; not data).
@@ -107,10 +110,12 @@ impl Tables {
 /// Drop the store and all its readers before [`crate::evict`]: pages mapped by an open
 /// environment stay in the page cache.
 pub struct Store {
-    env: Environment,
-    path: Arc<PathBuf>,
+    pub(crate) env: Environment,
+    pub(crate) path: Arc<PathBuf>,
     meta: StoreMeta,
-    tables: Tables,
+    pub(crate) tables: Tables,
+    /// Opened read-write ([`open_store_writable`]): a [`crate::StoreWriter`] may write.
+    pub(crate) writable: bool,
 }
 
 impl fmt::Debug for Store {
@@ -139,6 +144,23 @@ pub fn open_store(dir: &Path, expected_dump_checksum: u64) -> Result<Store, Stor
     Ok(store)
 }
 
+/// [`open_store`], read-write, for a pass that writes its blocks into the store
+/// ([`crate::StoreWriter`]) and takes them back after it. A store whose data file or folder
+/// has no write permission (a user's mark that it stays as built, honoured even for root),
+/// or that cannot be opened for writing (a read-only file system), is refused in one line
+/// ([`StoreError::ReadOnly`]).
+pub fn open_store_writable(dir: &Path, expected_dump_checksum: u64) -> Result<Store, StoreError> {
+    let store = Store::open_mode(dir, true)?;
+    if store.meta.dump_checksum != expected_dump_checksum {
+        return Err(StoreError::WrongDump {
+            path: dir.to_path_buf(),
+            store: store.meta.dump_checksum,
+            expected: expected_dump_checksum,
+        });
+    }
+    Ok(store)
+}
+
 impl Store {
     /// Open the store in `dir` read-only, whatever dump it was built from (for inspecting
     /// it; a run uses [`open_store`]).
@@ -146,6 +168,12 @@ impl Store {
     /// Opened like reth opens its database for reads: no readahead, so a cold lookup
     /// reads the pages it needs and no more.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        Self::open_mode(dir, false)
+    }
+
+    /// [`Self::open`], read-write with `writable` (commits synced as
+    /// [`crate::PERSIST_SYNC`] says).
+    fn open_mode(dir: &Path, writable: bool) -> Result<Self, StoreError> {
         let not_a_store = |reason: &str| StoreError::NotAStore {
             path: dir.to_path_buf(),
             reason: reason.into(),
@@ -166,6 +194,9 @@ impl Store {
             Err(e) => return Err(StoreError::io("stat", &data, e)),
             Ok(m) => m.len(),
         };
+        if writable {
+            crate::writer::check_writable(dir, &data)?;
+        }
         // MDBX's three meta pages at least (it reports a shorter file obscurely).
         if data_len < 3 * crate::PAGE_SIZE as u64 {
             return Err(StoreError::Corrupt {
@@ -173,18 +204,31 @@ impl Store {
                 what: format!("its {DATA_FILE} has only {data_len} bytes"),
             });
         }
+        let mode = if writable {
+            Mode::ReadWrite {
+                sync_mode: crate::PERSIST_SYNC,
+            }
+        } else {
+            Mode::ReadOnly
+        };
         let env = Environment::builder()
             .set_flags(EnvironmentFlags {
-                mode: Mode::ReadOnly,
+                mode,
                 no_rdahead: true,
                 ..Default::default()
             })
             .set_max_dbs(8)
             .set_max_readers(1024)
             .open(dir)
-            .map_err(|source| StoreError::Open {
-                path: dir.to_path_buf(),
-                source,
+            .map_err(|source| match writable {
+                true => StoreError::ReadOnly {
+                    path: dir.to_path_buf(),
+                    reason: format!("it cannot be opened for writing ({source})"),
+                },
+                false => StoreError::Open {
+                    path: dir.to_path_buf(),
+                    source,
+                },
             })?;
         let open_err = |source| StoreError::Open {
             path: dir.to_path_buf(),
@@ -215,14 +259,20 @@ impl Store {
             })
         };
         let meta_db = table(META)?;
-        let meta = StoreMeta::decode(dir, |key| {
+        let meta_get = |key: &str| {
             txn.get::<Vec<u8>>(meta_db.dbi(), key.as_bytes())
                 .map_err(|source| StoreError::Read {
                     path: dir.to_path_buf(),
                     table: META,
                     source,
                 })
-        })?;
+        };
+        let meta = StoreMeta::decode(dir, meta_get)?;
+        if meta_get(crate::writer::DIRTY)?.is_some() {
+            return Err(StoreError::Dirty {
+                path: dir.to_path_buf(),
+            });
+        }
         let tables = Tables::each(|name, flags| {
             let db = table(name)?;
             if flags.contains(DatabaseFlags::DUP_SORT)
@@ -241,6 +291,7 @@ impl Store {
             path,
             meta,
             tables,
+            writable,
         })
     }
 
@@ -271,6 +322,34 @@ impl Store {
     /// The data file, for [`crate::probe_random_reads`].
     pub fn data_file(&self) -> PathBuf {
         self.path.join(DATA_FILE)
+    }
+
+    /// A digest of every entry of every table, the meta table's included, in key order:
+    /// two stores (or one store at two times) with equal digests hold the same entries.
+    /// Reads the whole store: for tests and checks, not for a timed pass.
+    pub fn content_digest(&self) -> Result<u64, StoreError> {
+        use std::hash::{DefaultHasher, Hasher};
+        let reader = self.reader()?;
+        let txn = reader.txn();
+        let meta = txn.open_db(Some(META)).map_err(|source| StoreError::Open {
+            path: self.path.to_path_buf(),
+            source,
+        })?;
+        let mut hasher = DefaultHasher::new();
+        for (name, db) in self.tables.named().into_iter().chain([(META, meta)]) {
+            let err = read_err(&self.path, name);
+            let mut cursor = txn.cursor(db).map_err(|e| err(ReadError::Mdbx(e)))?;
+            hasher.write(name.as_bytes());
+            let mut entry: Entry<'_> = cursor.first().map_err(&err)?;
+            while let Some((key, value)) = entry {
+                hasher.write_usize(key.len());
+                hasher.write(&key);
+                hasher.write_usize(value.len());
+                hasher.write(&value);
+                entry = cursor.next().map_err(&err)?;
+            }
+        }
+        Ok(hasher.finish())
     }
 
     /// Entries, depth and pages of the accounts, storage, bytecode and block-hash tables.

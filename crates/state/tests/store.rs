@@ -547,3 +547,107 @@ fn the_probe_reads_random_blocks_at_depth_one_and_more() {
     let err = probe_random_reads(&empty, Duration::from_millis(10), 1).unwrap_err();
     assert!(!err.to_string().contains('\n'));
 }
+
+/// A written block reads back from the store; taken back, the store holds exactly what it
+/// held before (every table's entries, the meta table's included), and reads as the dump.
+#[test]
+fn a_written_block_reads_back_and_is_taken_back() {
+    use gigagas_state::{BlockWrite, StoreWriter, open_store_writable};
+    use gigagas_trie::Nibbles;
+    let dump = generated();
+    let dir = scratch();
+    let out = dir.path().join("store");
+    build(dump, &out, None);
+    let store = open_store_writable(&out, dump.1.checksum).unwrap();
+    let before = store.content_digest().unwrap();
+    let pre = &dump.0.segments[0].pre_state;
+    let account = pre.accounts.iter().find(|a| a.state.is_some()).unwrap();
+    let slot = &pre.storage.iter().find(|s| !s.value.is_zero()).unwrap();
+    let new = gigagas_dump::AccountState {
+        balance: U256::from(12345),
+        nonce: 77,
+        code_hash: KECCAK256_EMPTY,
+    };
+    let fresh = Address::repeat_byte(0x5b);
+    let code = Bytes::from_static(&[0x60, 0x01, 0x00]);
+    let code_hash = alloy_primitives::keccak256(&code);
+    let node = Bytes::from(vec![0xc0; 40]);
+    let path = Nibbles::from_nibbles([1, 2, 3]);
+    let nodes = [(Some(path), Some(node.clone())), (None, None)];
+    let account_nodes: Vec<_> = nodes
+        .iter()
+        .filter_map(|(p, n)| p.map(|p| (p, n.clone())))
+        .collect();
+    let mut writer = StoreWriter::begin(&store).unwrap();
+    let stats = writer
+        .write_block(
+            0,
+            &BlockWrite {
+                accounts: &[(account.address, Some(new)), (fresh, Some(new))],
+                slots: &[
+                    (slot.address, slot.slot, U256::ZERO),
+                    (slot.address, U256::from(0xfeed), U256::from(9)),
+                ],
+                codes: &[(code_hash, code.clone())],
+                nodes: &[(None, &account_nodes)],
+                wiped: &[],
+            },
+        )
+        .unwrap();
+    assert!(stats.bytes > 0 && stats.entries == 6, "{stats:?}");
+    assert!(stats.pages > 0, "{stats:?}");
+    let mut reader = store.reader().unwrap();
+    assert_eq!(reader.account(0, account.address).unwrap(), Some(new));
+    assert_eq!(reader.account(0, fresh).unwrap(), Some(new));
+    assert_eq!(
+        reader.storage(0, slot.address, slot.slot).unwrap(),
+        U256::ZERO
+    );
+    assert_eq!(
+        reader.storage(0, slot.address, U256::from(0xfeed)).unwrap(),
+        U256::from(9)
+    );
+    assert_same_code(reader.code(code_hash).unwrap(), &code);
+    assert_eq!(
+        reader.trie_node(0, None, &[1, 2, 3]).unwrap(),
+        Some(node.clone())
+    );
+    drop(reader);
+    assert_ne!(store.content_digest().unwrap(), before);
+    assert_eq!(writer.restore().unwrap(), 6);
+    assert_eq!(store.content_digest().unwrap(), before);
+    drop(store);
+    let store = open_store(&out, dump.1.checksum).unwrap();
+    assert_reads_back(&dump.0, &mut store.reader().unwrap());
+}
+
+/// A store left dirty (the pass never took its blocks back) is refused in one line; a store
+/// without write permission, or opened read-only, cannot take a writing pass.
+#[test]
+fn dirty_and_read_only_stores_are_refused() {
+    use gigagas_state::{StoreWriter, open_store_writable};
+    use std::os::unix::fs::PermissionsExt;
+    let dump = generated();
+    let dir = scratch();
+    let out = dir.path().join("store");
+    build(dump, &out, None);
+    let read_only = open_store(&out, dump.1.checksum).unwrap();
+    let err = StoreWriter::begin(&read_only).unwrap_err();
+    assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
+    drop(read_only);
+    let data = out.join(DATA_FILE);
+    let mode = fs::metadata(&data).unwrap().permissions().mode();
+    fs::set_permissions(&data, fs::Permissions::from_mode(0o444)).unwrap();
+    let err = open_store_writable(&out, dump.1.checksum).unwrap_err();
+    fs::set_permissions(&data, fs::Permissions::from_mode(mode)).unwrap();
+    assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
+    assert!(!err.to_string().contains('\n'), "{err}");
+
+    let store = open_store_writable(&out, dump.1.checksum).unwrap();
+    let writer = StoreWriter::begin(&store).unwrap();
+    drop(writer);
+    drop(store);
+    let err = open_store(&out, dump.1.checksum).unwrap_err();
+    assert!(matches!(err, StoreError::Dirty { .. }), "{err}");
+    assert!(err.to_string().contains("rebuild"), "{err}");
+}

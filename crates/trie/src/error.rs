@@ -94,6 +94,13 @@ pub enum RootError {
         /// The source's error.
         reason: String,
     },
+    /// The block's root was computed, but writing the block into the store after it
+    /// (`--persist`) failed, so the pass cannot go on as a client would.
+    #[error("root not computable: writing the block into the store failed: {reason}")]
+    Persist {
+        /// The store's error.
+        reason: String,
+    },
 }
 
 impl RootError {

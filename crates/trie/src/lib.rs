@@ -109,7 +109,10 @@ pub use root_only::{
     BlockWitnessSize, NodeCount, Pruned, RootOnlyError, UnrootedBlock, WitnessSizer, WitnessSizes,
     root_only_dump, root_only_witness, witness_roots, witness_sizes,
 };
-pub use state::{BlockRootJob, PreValues, RootRules, StateTrie, StorageRoot, StorageTask};
+pub use sparse::NodeChanges;
+pub use state::{
+    BlockChanges, BlockRootJob, PreValues, RootRules, StateTrie, StorageRoot, StorageTask,
+};
 pub use witness::{FullAccount, FullState, full_state_root, witness_for_blocks};
 
 #[cfg(test)]

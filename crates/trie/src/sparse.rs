@@ -138,7 +138,15 @@ pub(crate) struct SparseTrie {
     store: Arc<NodeStore>,
     /// Where the hashes of the nodes opened from `store` are recorded, if anywhere.
     seen: Option<Seen>,
+    /// Paths whose node a removal took away since the last root (a removed leaf, a node
+    /// merged into its parent): what [`Self::root_collecting`] reports as deleted.
+    removed: Vec<Nibbles>,
 }
+
+/// A trie's nodes changed by its updates since its last root, by path: the new node's RLP,
+/// or `None` where no node is kept any more (removed, or now under 32 bytes and so inside
+/// its parent).
+pub type NodeChanges = Vec<(Nibbles, Option<Bytes>)>;
 
 impl SparseTrie {
     /// The trie whose root hash is `root` (the empty trie for [`EMPTY_ROOT_HASH`]), blinded.
@@ -153,6 +161,7 @@ impl SparseTrie {
             id,
             store,
             seen: None,
+            removed: Vec::new(),
         }
     }
 
@@ -168,6 +177,7 @@ impl SparseTrie {
             id,
             store,
             seen: None,
+            removed: Vec::new(),
         }
     }
 
@@ -209,17 +219,45 @@ impl SparseTrie {
             store: &self.store,
             seen: self.seen.as_ref(),
         };
-        remove(&mut self.root, Nibbles::new(), key, &ctx).map(|_| ())
+        remove(&mut self.root, Nibbles::new(), key, &ctx, &mut self.removed).map(|_| ())
     }
 
     /// The root hash, hashing the nodes updated since the last call.
     pub(crate) fn root(&mut self) -> B256 {
+        self.removed.clear();
         if matches!(self.root, Node::Empty) {
             return EMPTY_ROOT_HASH;
         }
         let mut buf = Vec::with_capacity(600);
         let rlp = rlp_node(&mut self.root, &mut buf);
         rlp.as_hash().unwrap_or_else(|| keccak256(rlp.as_slice()))
+    }
+
+    /// [`Self::root`], adding to `out` the nodes its updates changed since the last root,
+    /// by path, as a store keyed by path keeps them: every node hashed anew (the root node
+    /// always, others when 32 bytes or more; a shorter one lies inside its parent and its
+    /// path is cleared), and every path a removal left without a node.
+    pub(crate) fn root_collecting(&mut self, out: &mut NodeChanges) -> B256 {
+        let start = out.len();
+        let root = if matches!(self.root, Node::Empty) {
+            out.push((Nibbles::new(), None));
+            EMPTY_ROOT_HASH
+        } else {
+            let mut buf = Vec::with_capacity(600);
+            let rlp = rlp_node_collecting(&mut self.root, Nibbles::new(), &mut buf, out);
+            rlp.as_hash().unwrap_or_else(|| keccak256(rlp.as_slice()))
+        };
+        let mut removed = mem::take(&mut self.removed);
+        removed.sort_unstable();
+        removed.dedup();
+        let mut updated: Vec<Nibbles> = out[start..].iter().map(|(p, _)| *p).collect();
+        updated.sort_unstable();
+        for path in removed {
+            if updated.binary_search(&path).is_err() {
+                out.push((path, None));
+            }
+        }
+        root
     }
 }
 
@@ -713,13 +751,20 @@ fn insert(
 }
 
 /// Removes `rest` below `node`; whether a leaf was removed.
-fn remove(node: &mut Node, path: Nibbles, rest: Nibbles, ctx: &Ctx<'_>) -> Result<bool, RootError> {
+fn remove(
+    node: &mut Node,
+    path: Nibbles,
+    rest: Nibbles,
+    ctx: &Ctx<'_>,
+    removed: &mut Vec<Nibbles>,
+) -> Result<bool, RootError> {
     open(node, path, ctx)?;
     match node {
         Node::Empty => Ok(false),
         Node::Leaf { key, .. } => {
             if *key == rest {
                 *node = Node::Empty;
+                removed.push(path);
                 Ok(true)
             } else {
                 Ok(false)
@@ -730,12 +775,19 @@ fn remove(node: &mut Node, path: Nibbles, rest: Nibbles, ctx: &Ctx<'_>) -> Resul
                 return Ok(false);
             }
             let key = *key;
-            if !remove(child, path.join(&key), rest.slice(key.len()..), ctx)? {
+            let below = path.join(&key);
+            if !remove(child, below, rest.slice(key.len()..), ctx, removed)? {
                 return Ok(false);
             }
             // The child was a branch; it is now a branch, or collapsed into a leaf or an
             // extension, which merge into this extension.
             let child = mem::replace(child.as_mut(), Node::Empty);
+            // A child merged into this node leaves its path empty.
+            if matches!(child, Node::Empty) {
+                removed.push(path);
+            } else if matches!(child, Node::Leaf { .. } | Node::Extension { .. }) {
+                removed.push(below);
+            }
             *node = match child {
                 Node::Empty => Node::Empty,
                 Node::Leaf { key: k, value, .. } => leaf(key.join(&k), value),
@@ -752,7 +804,7 @@ fn remove(node: &mut Node, path: Nibbles, rest: Nibbles, ctx: &Ctx<'_>) -> Resul
             let i = rest.get_unchecked(0);
             let mut p = path;
             p.push(i);
-            if !remove(&mut children[i as usize], p, rest.slice(1..), ctx)? {
+            if !remove(&mut children[i as usize], p, rest.slice(1..), ctx, removed)? {
                 return Ok(false);
             }
             *rlp = None;
@@ -765,6 +817,9 @@ fn remove(node: &mut Node, path: Nibbles, rest: Nibbles, ctx: &Ctx<'_>) -> Resul
             p.push(j);
             open(&mut children[j as usize], p, ctx)?;
             let only = mem::replace(&mut children[j as usize], Node::Empty);
+            if matches!(only, Node::Leaf { .. } | Node::Extension { .. }) {
+                removed.push(p);
+            }
             *node = match only {
                 Node::Leaf { key, value, .. } => leaf(nibble(j).join(&key), value),
                 Node::Extension { key, child, .. } => Node::Extension {
@@ -823,6 +878,56 @@ fn rlp_node(node: &mut Node, buf: &mut Vec<u8>) -> RlpNode {
             r
         }
     }
+}
+
+/// [`rlp_node`] of `node` at `path`, adding to `out` each node it hashes anew (see
+/// [`SparseTrie::root_collecting`]).
+fn rlp_node_collecting(
+    node: &mut Node,
+    path: Nibbles,
+    buf: &mut Vec<u8>,
+    out: &mut NodeChanges,
+) -> RlpNode {
+    let r = match node {
+        Node::Empty | Node::Blinded(_) => return rlp_node(node, buf),
+        Node::Leaf { rlp: Some(r), .. }
+        | Node::Extension { rlp: Some(r), .. }
+        | Node::Branch { rlp: Some(r), .. } => return r.clone(),
+        Node::Leaf { .. } => rlp_node(node, buf),
+        Node::Extension { key, child, rlp } => {
+            let c = rlp_node_collecting(child, path.join(key), buf, out);
+            buf.clear();
+            let r = ExtensionNodeRef::new(key, &c).rlp(buf);
+            *rlp = Some(r.clone());
+            r
+        }
+        Node::Branch { children, rlp } => {
+            let mut stack = Vec::with_capacity(16);
+            let mut mask = TrieMask::default();
+            for (i, c) in children.iter_mut().enumerate() {
+                if !matches!(c, Node::Empty) {
+                    let mut p = path;
+                    p.push(i as u8);
+                    stack.push(rlp_node_collecting(c, p, buf, out));
+                    mask.set_bit(i as u8);
+                }
+            }
+            buf.clear();
+            let r = BranchNodeRef::new(&stack, mask).rlp(buf);
+            *rlp = Some(r.clone());
+            r
+        }
+    };
+    // The node's own RLP: what a reference by hash points to. Under 32 bytes it lies
+    // inside its parent (the root is handled by the caller).
+    if r.as_hash().is_some() {
+        out.push((path, Some(Bytes::copy_from_slice(buf))));
+    } else if path.is_empty() {
+        out.push((path, Some(Bytes::copy_from_slice(r.as_slice()))));
+    } else {
+        out.push((path, None));
+    }
+    r
 }
 
 #[cfg(test)]
@@ -913,5 +1018,91 @@ mod tests {
             map.insert(key(1_000), vec![9; 33]);
             assert_eq!(trie.root(), reference_root(&map), "{n} leaves, updated");
         }
+    }
+
+    /// Every node of a fully open trie, by path, as a store keyed by path keeps it: the
+    /// root, and every other node of 32 bytes or more.
+    fn nodes_by_path(node: &Node, path: Nibbles, out: &mut BTreeMap<Nibbles, Bytes>) {
+        let mut buf = Vec::new();
+        let encoded = |node: &Node, buf: &mut Vec<u8>| {
+            match node {
+                Node::Leaf { key, value, .. } => LeafNodeRef::new(key, value).rlp(buf),
+                Node::Extension { key, child, .. } => {
+                    ExtensionNodeRef::new(key, &cached(child)).rlp(buf)
+                }
+                Node::Branch { children, .. } => {
+                    let mut mask = TrieMask::default();
+                    let mut stack = Vec::new();
+                    for (i, c) in children.iter().enumerate() {
+                        if !matches!(c, Node::Empty) {
+                            mask.set_bit(i as u8);
+                            stack.push(cached(c));
+                        }
+                    }
+                    BranchNodeRef::new(&stack, mask).rlp(buf)
+                }
+                Node::Empty | Node::Blinded(_) => unreachable!("returned above"),
+            };
+            Bytes::copy_from_slice(buf)
+        };
+        match node {
+            Node::Empty | Node::Blinded(_) => return,
+            Node::Extension { key, child, .. } => nodes_by_path(child, path.join(key), out),
+            Node::Branch { children, .. } => {
+                for (i, c) in children.iter().enumerate() {
+                    let mut p = path;
+                    p.push(i as u8);
+                    nodes_by_path(c, p, out);
+                }
+            }
+            Node::Leaf { .. } => {}
+        }
+        let rlp = encoded(node, &mut buf);
+        if rlp.len() >= 32 || path.is_empty() {
+            out.insert(path, rlp);
+        }
+    }
+
+    /// The changes `root_collecting` reports, applied to the trie's nodes by path before
+    /// them, give its nodes by path after them: inserts, splits, removals and collapses
+    /// alike, block after block.
+    #[test]
+    fn collected_changes_keep_nodes_by_path() {
+        let store = Arc::new(NodeStore::default());
+        let mut trie = SparseTrie::blinded(TrieId::Account, EMPTY_ROOT_HASH, store);
+        let mut by_path = BTreeMap::new();
+        let value = |i: u64| {
+            if i.is_multiple_of(3) {
+                vec![(i % 200) as u8 + 1]
+            } else {
+                vec![7; 40]
+            }
+        };
+        for block in 0..12u64 {
+            for i in (block * 40)..(block * 40 + 60) {
+                if (i + block).is_multiple_of(4) {
+                    trie.remove(key(i / 2)).unwrap();
+                } else {
+                    trie.insert(key(i), value(i + block)).unwrap();
+                }
+            }
+            if block == 11 {
+                for i in 0..600 {
+                    trie.remove(key(i)).unwrap();
+                }
+            }
+            let mut changes = NodeChanges::new();
+            trie.root_collecting(&mut changes);
+            for (path, node) in changes {
+                match node {
+                    Some(node) => by_path.insert(path, node),
+                    None => by_path.remove(&path),
+                };
+            }
+            let mut expected = BTreeMap::new();
+            nodes_by_path(&trie.root, Nibbles::new(), &mut expected);
+            assert_eq!(by_path, expected, "block {block}");
+        }
+        assert!(by_path.is_empty());
     }
 }

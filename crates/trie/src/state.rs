@@ -4,7 +4,7 @@
 use crate::{
     error::{RootError, TrieId, TriePath},
     reads::{NodeReader, NodeReads, ReadNodesError, read_paths},
-    sparse::{NodeStore, Seen, SparseTrie},
+    sparse::{NodeChanges, NodeStore, Seen, SparseTrie},
 };
 use alloy_eip7928::{AccountChanges, BlockAccessList};
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256, map::HashMap};
@@ -212,6 +212,27 @@ pub struct StateTrie {
     known: PreValues,
     /// Where the hashes of the nodes opened from the store are recorded, if anywhere.
     seen: Option<Seen>,
+    /// With [`Self::collecting_changes`]: the last finished block's changes.
+    changes: Option<Box<BlockChanges>>,
+}
+
+/// One block's changes as a client commits them ([`StateTrie::collecting_changes`]): its
+/// plain state (each account's and slot's value after the block, where it changed) and
+/// its tries' nodes by path ([`NodeChanges`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockChanges {
+    /// Accounts changed, with their fields after the block (`None`: deleted).
+    pub accounts: Vec<(Address, Option<AccountState>)>,
+    /// Slots changed: account, slot, value after the block (zero: deleted).
+    pub slots: Vec<(Address, U256, U256)>,
+    /// New code, by its hash.
+    pub codes: Vec<(B256, Bytes)>,
+    /// The account trie's nodes changed.
+    pub account_nodes: NodeChanges,
+    /// Each changed storage trie's nodes, by its owner (keccak256 of the address).
+    pub storage_nodes: Vec<(B256, NodeChanges)>,
+    /// Storage tries of deleted accounts (by owner): every node of them goes.
+    pub wiped: Vec<B256>,
 }
 
 impl StateTrie {
@@ -253,6 +274,7 @@ impl StateTrie {
             pending: false,
             known: PreValues::default(),
             seen: None,
+            changes: None,
         })
     }
 
@@ -263,6 +285,23 @@ impl StateTrie {
     pub fn with_pre_values(mut self, values: PreValues) -> Self {
         self.known = values;
         self
+    }
+
+    /// This trie, collecting each block's [`BlockChanges`] as it is finished (taken with
+    /// [`Self::take_changes`]): what a client commits after the block. The nodes' RLP is
+    /// copied as the root hashes them, inside the root's time.
+    pub fn collecting_changes(mut self) -> Self {
+        self.changes = Some(Box::default());
+        self
+    }
+
+    /// The changes of the blocks finished since the last call (with
+    /// [`Self::collecting_changes`]; empty without).
+    pub fn take_changes(&mut self) -> BlockChanges {
+        self.changes
+            .as_deref_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Records the hash of every node opened from the store from now on in `seen`.
@@ -330,6 +369,7 @@ impl StateTrie {
             pending: self.pending,
             known: self.known.clone(),
             seen: self.seen.clone(),
+            changes: self.changes.clone(),
         }
     }
 
@@ -442,6 +482,7 @@ impl StateTrie {
             pending: false,
             known: PreValues::default(),
             seen: None,
+            changes: None,
         }
     }
 
@@ -528,6 +569,14 @@ impl StateTrie {
                 self.known.set_account(address, None);
             }
             self.known.set_slots(address, &writes);
+            if let Some(out) = self.changes.as_deref_mut() {
+                out.slots
+                    .extend(writes.iter().map(|(slot, value)| (address, *slot, *value)));
+                if let Some(code) = changes.code_changes.last() {
+                    out.codes
+                        .push((keccak256(&code.new_code), code.new_code.clone()));
+                }
+            }
             let storage_task = (!writes.is_empty()).then(|| {
                 let trie = self.storages.remove(&address).unwrap_or_else(|| {
                     self.storage_trie(
@@ -535,7 +584,9 @@ impl StateTrie {
                         pre.as_ref().map_or(EMPTY_ROOT_HASH, |a| a.storage_root),
                     )
                 });
-                tasks.push(StorageTask::new(address, &writes, trie));
+                let mut task = StorageTask::new(address, &writes, trie);
+                task.collect = self.changes.is_some();
+                tasks.push(task);
                 tasks.len() - 1
             });
             let update = AccountUpdate::new(address, post, pre, storage_task);
@@ -727,12 +778,18 @@ impl BlockRootJob {
         );
         trie.pending = false;
         let mut roots: HashMap<Address, Result<B256, RootError>> = HashMap::default();
+        let mut storage_nodes = Vec::new();
         for r in results {
             if r.root.is_ok() {
                 trie.storages.insert(r.address, r.trie);
+                if let Some(nodes) = r.nodes {
+                    storage_nodes.push((keccak256(r.address), nodes));
+                }
             }
             roots.insert(r.address, r.root);
         }
+        let mut plain = Vec::new();
+        let mut wiped = Vec::new();
         let mut inserts = Vec::new();
         let mut removals = Vec::new();
         for a in &self.accounts {
@@ -746,13 +803,28 @@ impl BlockRootJob {
             let key = Nibbles::unpack(keccak256(a.address));
             if a.deleted(self.rules) {
                 trie.storages.remove(&a.address);
-                if a.pre.is_some() {
+                if let Some(pre) = &a.pre {
                     removals.push(key);
+                    plain.push((a.address, None));
+                    if pre.storage_root != EMPTY_ROOT_HASH {
+                        wiped.push(keccak256(a.address));
+                    }
                 }
                 continue;
             }
             if a.pre.is_none() && !a.changed {
                 continue;
+            }
+            let fields = (a.nonce, a.balance, a.code_hash);
+            if a.pre.as_ref().map(|p| (p.nonce, p.balance, p.code_hash)) != Some(fields) {
+                plain.push((
+                    a.address,
+                    Some(AccountState {
+                        balance: a.balance,
+                        nonce: a.nonce,
+                        code_hash: a.code_hash,
+                    }),
+                ));
             }
             let post = TrieAccount::new(a.nonce, a.balance, storage_root, a.code_hash);
             if a.pre.as_ref() != Some(&post) {
@@ -778,7 +850,15 @@ impl BlockRootJob {
         if !errors.is_empty() {
             return Err(errors);
         }
-        trie.root = trie.accounts.root();
+        match trie.changes.as_deref_mut() {
+            None => trie.root = trie.accounts.root(),
+            Some(out) => {
+                trie.root = trie.accounts.root_collecting(&mut out.account_nodes);
+                out.accounts.append(&mut plain);
+                out.storage_nodes.append(&mut storage_nodes);
+                out.wiped.append(&mut wiped);
+            }
+        }
         Ok(trie.root)
     }
 }
@@ -790,6 +870,8 @@ pub struct StorageTask {
     trie: SparseTrie,
     /// (hashed slot, post-value), in the access list's slot order.
     writes: Vec<(Nibbles, U256)>,
+    /// Whether the trie's changed nodes are collected as it hashes.
+    collect: bool,
 }
 
 impl StorageTask {
@@ -803,6 +885,7 @@ impl StorageTask {
             address,
             trie,
             writes,
+            collect: false,
         }
     }
 
@@ -844,6 +927,7 @@ impl StorageTask {
                     address: self.address,
                     trie: self.trie,
                     root: Err(e.into()),
+                    nodes: None,
                 },
                 NodeReads::default(),
             ),
@@ -853,15 +937,17 @@ impl StorageTask {
     /// Applies the writes (a zero value deletes the slot; non-zero writes first, then
     /// deletions) and hashes the storage trie.
     pub fn run(mut self) -> StorageRoot {
-        let root = self.apply();
+        let mut nodes = self.collect.then(NodeChanges::new);
+        let root = self.apply(nodes.as_mut());
         StorageRoot {
             address: self.address,
             trie: self.trie,
             root,
+            nodes,
         }
     }
 
-    fn apply(&mut self) -> Result<B256, RootError> {
+    fn apply(&mut self, nodes: Option<&mut NodeChanges>) -> Result<B256, RootError> {
         for (key, value) in &self.writes {
             if !value.is_zero() {
                 self.trie.insert(*key, alloy_rlp::encode(value))?;
@@ -872,7 +958,10 @@ impl StorageTask {
                 self.trie.remove(*key)?;
             }
         }
-        Ok(self.trie.root())
+        Ok(match nodes {
+            None => self.trie.root(),
+            Some(nodes) => self.trie.root_collecting(nodes),
+        })
     }
 }
 
@@ -884,6 +973,8 @@ pub struct StorageRoot {
     address: Address,
     trie: SparseTrie,
     root: Result<B256, RootError>,
+    /// The trie's changed nodes, when collected.
+    nodes: Option<NodeChanges>,
 }
 
 impl StorageRoot {

@@ -25,9 +25,10 @@ use serde::{Serialize, Serializer};
 /// a line. `state` is `memory` or `store`; `io` and `cache` are the store's I/O mode and
 /// page-cache state, `-` for memory; `bal_design` is what the access list carries when the
 /// replay reads the store with one (`full`, `keys`, `writes`), `-` for memory and on demand;
-/// `state_root` is the state-root phase (`off`, `after`, `overlapped`); `scheduler` is `-`
-/// for the sequential baseline.
-pub const POINT_COLUMNS: [&str; 12] = [
+/// `state_root` is the state-root phase (`off`, `after`, `overlapped`); `persist` whether
+/// each block was committed into the store after its root; `scheduler` is `-` for the
+/// sequential baseline.
+pub const POINT_COLUMNS: [&str; 13] = [
     "mode",
     "threads",
     "scheduler",
@@ -39,6 +40,7 @@ pub const POINT_COLUMNS: [&str; 12] = [
     "cache",
     "bal_design",
     "state_root",
+    "persist",
     "claims",
 ];
 
@@ -106,6 +108,7 @@ struct PointColumns {
     cache: &'static str,
     bal_design: &'static str,
     state_root: &'static str,
+    persist: bool,
     claims: &'static str,
 }
 
@@ -129,6 +132,7 @@ impl From<&Point> for PointColumns {
             cache,
             bal_design,
             state_root: work.state_root.name(),
+            persist: work.persist,
             claims: match point {
                 Point::Sequential(_) => "-",
                 Point::Bal(c) => c.claims.name(),
@@ -245,6 +249,9 @@ struct BatchColumns {
     root_busy_s: Fixed<6>,
     root_read_s: Fixed<6>,
     root_hash_s: Fixed<6>,
+    persist_s: Fixed<6>,
+    persist_bytes: u64,
+    persist_pages: u64,
     wall_s: Fixed<6>,
     updated_accounts: u64,
     updated_slots: u64,
@@ -270,7 +277,10 @@ impl BatchColumns {
             root_s: Fixed(b.root_s),
             root_busy_s: Fixed(b.root_busy_s),
             root_read_s: Fixed(b.root_read_s),
-            root_hash_s: Fixed((b.root_busy_s - b.root_read_s).max(0.0)),
+            root_hash_s: Fixed((b.root_busy_s - b.root_read_s - b.persist_s).max(0.0)),
+            persist_s: Fixed(b.persist_s),
+            persist_bytes: b.persist_bytes,
+            persist_pages: b.persist_pages,
             wall_s: Fixed(b.wall_s),
             updated_accounts: b.updated_accounts,
             updated_slots: b.updated_slots,
@@ -556,7 +566,7 @@ mod tests {
         assert_eq!(
             point,
             "mode,threads,scheduler,batch,recover_senders,receipts,state,io,cache,bal_design,\
-             state_root,claims"
+             state_root,persist,claims"
         );
         let results = format!(
             "machine_cpu,machine_cores,commit,dump,dump_name,dump_checksum,{point},warmup,repeats,verified,\
@@ -573,7 +583,8 @@ mod tests {
         let blocks = format!(
             "machine_cpu,machine_cores,commit,dump,dump_name,dump_checksum,{point},sample,\
              median_sample,unit,batch_index,first_block,blocks,gas,read_s,exec_s,root_s,root_busy_s,\
-             root_read_s,root_hash_s,wall_s,updated_accounts,updated_slots,root_ns_per_key"
+             root_read_s,root_hash_s,persist_s,persist_bytes,persist_pages,wall_s,updated_accounts,\
+             updated_slots,root_ns_per_key"
         );
         let latency = format!(
             "machine_cpu,machine_cores,commit,dump,dump_name,dump_checksum,{point},unit,batches,\
@@ -737,6 +748,9 @@ mod tests {
             root_s: 0.005,
             root_busy_s: 0.006,
             root_read_s: 0.0,
+            persist_s: 0.0,
+            persist_bytes: 0,
+            persist_pages: 0,
             wall_s: 0.026,
             updated_accounts: 100,
             updated_slots: 400,
@@ -802,6 +816,7 @@ mod tests {
             nodes_read: 0,
             nodes_held: 0,
             read_s: 0.0,
+            ..Default::default()
         });
         let text = render_csv(std::slice::from_ref(&s));
         let mut reader = csv::Reader::from_reader(text.as_bytes());

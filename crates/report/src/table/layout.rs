@@ -34,10 +34,15 @@ pub struct Layout {
 }
 
 /// One measured figure a table places: a row of one dump, or a suite total.
-struct Entry {
-    point: Point,
+pub(super) struct Entry {
+    pub(super) point: Point,
     /// The dump's label, escaped for a cell (`None`: a suite total).
-    dump: Option<String>,
+    pub(super) dump: Option<String>,
+    /// MGas/s of the median sample.
+    pub(super) mgas_per_s: f64,
+    /// The speedup over the sequential baseline (a suite total's: the geometric mean of
+    /// its dumps'); `None` for the baseline itself and where there is none.
+    pub(super) speedup: Option<f64>,
     /// The cell as shown.
     cell: String,
 }
@@ -45,7 +50,7 @@ struct Entry {
 impl Entry {
     /// The entry's value along `dim`, as a table shows it; `None` where the point has none
     /// (the baseline's threads, batch, scheduler and claims).
-    fn value(&self, dim: Dimension) -> Option<String> {
+    pub(super) fn value(&self, dim: Dimension) -> Option<String> {
         let work = self.point.work();
         let bal = match self.point {
             Point::Bal(c) => Some(c),
@@ -79,10 +84,18 @@ impl Entry {
             ),
             Dimension::State => Some(state_cell(work.state)),
             Dimension::StateRoot => Some(format!("root {}", work.state_root.name())),
+            Dimension::Persist => Some(
+                if work.persist {
+                    "persisted"
+                } else {
+                    "not persisted"
+                }
+                .into(),
+            ),
         }
     }
 
-    fn values(&self, dims: &[Dimension]) -> Vec<Option<String>> {
+    pub(super) fn values(&self, dims: &[Dimension]) -> Vec<Option<String>> {
         dims.iter().map(|d| self.value(*d)).collect()
     }
 }
@@ -99,11 +112,12 @@ fn noun(dim: Dimension) -> &'static str {
         Dimension::Receipts => "receipts setting",
         Dimension::State => "state read",
         Dimension::StateRoot => "state-root phase",
+        Dimension::Persist => "persistence setting",
     }
 }
 
 /// The head of a dimension's column.
-fn head(dim: Dimension) -> &'static str {
+pub(super) fn head(dim: Dimension) -> &'static str {
     match dim {
         Dimension::Dump => "dump",
         Dimension::Threads => "threads",
@@ -114,11 +128,12 @@ fn head(dim: Dimension) -> &'static str {
         Dimension::Receipts => "receipts",
         Dimension::State => "state",
         Dimension::StateRoot => "state root",
+        Dimension::Persist => "persist",
     }
 }
 
 /// The entries of a set: its rows (by their dump's label), then its suite totals.
-fn entries(set: &SweepResults) -> Vec<Entry> {
+pub(super) fn entries(set: &SweepResults) -> Vec<Entry> {
     let labels = DumpLabels::of(set).shortened(super::short_test_name);
     let mut out: Vec<Entry> = set
         .rows
@@ -126,6 +141,8 @@ fn entries(set: &SweepResults) -> Vec<Entry> {
         .map(|r| Entry {
             point: r.point,
             dump: Some(md_cell(labels.of_row(r))),
+            mgas_per_s: r.mgas_per_s(),
+            speedup: r.speedup_vs_sequential.filter(|_| !r.point.is_sequential()),
             cell: match (r.point, r.speedup_vs_sequential) {
                 (Point::Bal(_), Some(s)) => format!("{:.0} ({s:.2}×)", r.mgas_per_s()),
                 _ => format!("{:.0}", r.mgas_per_s()),
@@ -135,6 +152,8 @@ fn entries(set: &SweepResults) -> Vec<Entry> {
     out.extend(set.totals.iter().map(|t| Entry {
         point: t.point,
         dump: None,
+        mgas_per_s: t.mgas_per_s(),
+        speedup: t.geomean_speedup.filter(|_| !t.point.is_sequential()),
         cell: match t.geomean_speedup.filter(|_| !t.point.is_sequential()) {
             Some(g) => format!("**{:.0}** (geomean {g:.2}×)", t.mgas_per_s()),
             None => format!("**{:.0}**", t.mgas_per_s()),
@@ -145,7 +164,7 @@ fn entries(set: &SweepResults) -> Vec<Entry> {
 
 /// The values `dim` takes over `entries`, in table order: thread counts and batch sizes
 /// ascending, the others as first met (the dumps in run order, the totals last).
-fn order(entries: &[Entry], dim: Dimension) -> Vec<String> {
+pub(super) fn order(entries: &[Entry], dim: Dimension) -> Vec<String> {
     let mut values: Vec<String> = Vec::new();
     for v in entries.iter().filter_map(|e| e.value(dim)) {
         if !values.contains(&v) {
@@ -234,7 +253,11 @@ fn layout_of_entries(set: &SweepResults, entries: &[Entry]) -> Layout {
 }
 
 /// `values` sorted by each dimension's [`order`], outermost first.
-fn sort_keys(keys: &mut [Vec<Option<String>>], dims: &[Dimension], orders: &[Vec<String>]) {
+pub(super) fn sort_keys(
+    keys: &mut [Vec<Option<String>>],
+    dims: &[Dimension],
+    orders: &[Vec<String>],
+) {
     let rank = |k: &Vec<Option<String>>| -> Vec<usize> {
         k.iter()
             .zip(dims)
@@ -249,7 +272,7 @@ fn sort_keys(keys: &mut [Vec<Option<String>>], dims: &[Dimension], orders: &[Vec
     keys.sort_by_key(rank);
 }
 
-fn push_distinct<T: PartialEq>(into: &mut Vec<T>, value: T) {
+pub(super) fn push_distinct<T: PartialEq>(into: &mut Vec<T>, value: T) {
     if !into.contains(&value) {
         into.push(value);
     }

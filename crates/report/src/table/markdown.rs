@@ -1030,6 +1030,7 @@ mod tests {
             nodes_read: 0,
             nodes_held: 0,
             read_s: 0.0,
+            ..Default::default()
         });
         let table = root_table(std::slice::from_ref(&s));
         assert_eq!(table.lines().count(), 3, "{table}");
@@ -1061,6 +1062,9 @@ mod tests {
             root_s: 0.02,
             root_busy_s: 0.03,
             root_read_s: 0.0,
+            persist_s: 0.0,
+            persist_bytes: 0,
+            persist_pages: 0,
             wall_s,
             updated_accounts: 1_000,
             updated_slots,
