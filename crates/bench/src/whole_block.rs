@@ -389,20 +389,20 @@ pub struct PointMeasurement {
     pub measured: Vec<(NonZeroUsize, PhaseTimes)>,
 }
 
-/// Profile `point` on one thread and measure it at each of `validate`, **interleaved** as
-/// the execution simulator does ([`crate::simulate::profile_and_measure`]): `rep.warmup`
-/// rounds of everything, then rounds of one profiling pass and one pass of every validated
-/// count. `after_run` is called after every pass.
+/// Profile `point` on one thread (`plan.profile_runs` passes) and measure it at each of
+/// `plan.validate`, **interleaved** as the execution simulator does
+/// ([`crate::simulate::profile_and_measure`]): `plan.rep.warmup` rounds of everything, then
+/// rounds of one profiling pass and one pass of every validated count. `after_run` is
+/// called after every pass.
 pub fn profile_and_measure_point(
     replay: &Replay,
     pass_cache: &PassCache,
     store: &mut StoreContext,
     point: &WholeBlockPoint,
-    profile_runs: NonZeroUsize,
-    validate: &[NonZeroUsize],
-    rep: Repetition,
+    plan: &WholeBlockPlan,
     mut after_run: impl FnMut(&RunConfig),
 ) -> Result<PointMeasurement, WholeBlockError> {
+    let (profile_runs, validate, rep) = (plan.profile_runs, &plan.validate[..], plan.rep);
     let read = read_mode(&point.work)?;
     let profile_config = point.config(NonZeroUsize::MIN);
     let mut run = |config: &RunConfig| -> Result<RunTimings, WholeBlockError> {
@@ -559,16 +559,7 @@ pub fn simulate_whole_block(
     let mut validations = Vec::new();
     let mut projections = Vec::new();
     for point in &plan.points {
-        let m = profile_and_measure_point(
-            replay,
-            &pass_cache,
-            store,
-            point,
-            plan.profile_runs,
-            &plan.validate,
-            plan.rep,
-            &mut after_run,
-        )?;
+        let m = profile_and_measure_point(replay, &pass_cache, store, point, plan, &mut after_run)?;
         for &(t, measured) in &m.measured {
             let slowdown = Slowdown::of(cost, t.get());
             let projected = project_point(replay, point, &m.record, t, plan.cores, slowdown)?;

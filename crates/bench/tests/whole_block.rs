@@ -94,7 +94,10 @@ fn a_recorded_profile_holds_the_passs_phases() {
         assert_eq!(timings.root.blocks, replay.block_count(), "{label}");
         assert!(record.roots.iter().flatten().count() <= replay.block_count());
         // The median of one record is itself.
-        assert_eq!(PhaseRecord::median(&[record.clone()]), Some(record.clone()));
+        assert_eq!(
+            PhaseRecord::median(std::slice::from_ref(&record)),
+            Some(record.clone())
+        );
 
         // Projected at one worker on one core: the pass's items, reads and root units one
         // after another, each measured inside the window, so never beyond its wall time
