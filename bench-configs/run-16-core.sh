@@ -34,6 +34,12 @@
 #   c. 16 separate single-thread transfers processes at once, one pinned per core, beside b's
 #      16-thread runs (45 s)
 #   d. --cpu-profile of mainnet, one mega-block, gas-used, at 1 and 16 threads (60 s)
+#   e. the whole block on the big-blocks dumps (bench-configs/big-blocks.sh, made here if
+#      target/big-blocks lacks them: about 13 GB): for 30M, 100M and 300M, a warm store run
+#      with the root overlapped at 1 and 16 threads (prefetch and pipelined, full and keys),
+#      and `gigagas simulate --state` validated at 1 and 16 threads, so the whole-block
+#      projection made from one-thread profiles is checked at 16 (3 × 150 s, and the
+#      generation's 240 s)
 #   then, if time remains: erc20 at 1 and 16 threads; transfers pinned (--pin); mainnet at
 #   1–16 threads; pevm beside gigagas (PEVM, BLOCKS); the sweeps mainnet-16c, batch-size-16c,
 #   mainnet-like-16c; the I/O store, io-16c and bal-designs.
@@ -45,7 +51,7 @@
 #   THREADS    the wide thread count and the number of concurrent processes (16); THREADS=2
 #              smoke-tests the script on a 2-core machine
 #   REPEATS    measured rounds per run (5)
-#   STEPS      which of a, b, c, d and rest to run, e.g. "a" or "a b" (all); the machine's
+#   STEPS      which of a, b, c, d, e and rest to run, e.g. "a" or "a b" (all); the machine's
 #              description always runs
 #   ONE_ITEM   0: leave out the one-item-per-claim runs (they are also left out, with a line in
 #              the log, when the binary refuses --one-item-claims)
@@ -241,6 +247,24 @@ sweep() {
     step "profile mainnet" 60 "$BIN" run dumps/mainnet.gigagas --threads "1,$THREADS" --batch 42 \
       --scheduler gas-used --repeats 3 --no-baseline --cpu-profile "$WORK/profiles/mainnet" \
       --cpu-profile-ms 2000 --out "$RESULTS/profile-mainnet-16c"
+  fi
+  # e. The whole block (read, execution, root) on big blocks: measured at 1 and 16 threads, and
+  # projected from one-thread profiles (the simulator's validation at 16 is the held-out check).
+  if want e; then
+    if [ ! -d target/big-blocks/store-300m ]; then
+      step "big-blocks dumps" 240 env GIGAGAS="$BIN" OUT=target/big-blocks bench-configs/big-blocks.sh
+    fi
+    for gas in 30 100 300; do
+      [ -d "target/big-blocks/store-${gas}m" ] || continue
+      step "whole block ${gas}M run" 75 "$BIN" run "target/big-blocks/mainnet-like-${gas}m.gigagas" \
+        --state "target/big-blocks/store-${gas}m" --no-memory --cache warm --io prefetch,pipelined \
+        --bal-design full,keys --state-root overlapped --threads "1,$THREADS" --batch 1 \
+        --scheduler ols --repeats 3 --no-baseline --out "$RESULTS/whole-block-16c/${gas}m"
+      step "whole block ${gas}M simulate" 75 "$BIN" simulate "target/big-blocks/mainnet-like-${gas}m.gigagas" \
+        --state "target/big-blocks/store-${gas}m" --io prefetch,pipelined --bal-design full,keys \
+        --state-root overlapped --threads "1,2,$THREADS,32,64" --validate "1,$THREADS" \
+        --profile-repeats 3 --repeats 3
+    done
   fi
   # The rest, lower priority, as far as the budget goes.
   if want rest; then

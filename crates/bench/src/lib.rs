@@ -25,6 +25,7 @@
 //! | [`bench`](mod@bench) | One pass of a [`Point`] ([`bench_pass`]), warm-up and interleaved rounds of measured samples ([`bench_interleaved`]), the round order ([`round_order`]) and the figures of a pass ([`metrics_of`]). | `error`, `io`, `blocks` |
 //! | [`simulate`] | Per-item times from a one-thread run, list-scheduled onto N virtual workers in each scheduler's order, validated against measured runs ([`NotMeasured`] when one is missing). | `plan`, `bench` |
 //! | [`phases`] | The whole-block model: a pass's read, execution and state-root phases projected from one-thread times onto N workers, C cores and R readers, a device curve capping the reads ([`project_phases`]); its tests hold execution alone to the simulator's list schedule. | `simulate` |
+//! | [`whole_block`] | The whole-block simulator: a store point's phases recorded from one-thread passes ([`whole_block::record_phases`]), projected by the whole-block model onto N workers, validated against measured passes, with a band above the largest validated count. | `error`, `io`, `bench`, `simulate`, `phases` |
 //! | [`profile`] | An in-process CPU profile of a point's timed windows, a flamegraph and its folded stacks ([`profile_point`]; `--cpu-profile`), needing neither `perf` nor root. | `error`, `io`, `bench` |
 //! | [`fault`] | Why a dump yields no figures ([`DumpFault`]) and why a sweep, a run or a simulation failed ([`BenchError`]). | `config`, `error`, `simulate`, `profile` |
 //! | [`sweep`] | [`run_grid`] (behind both `gigagas run` and [`run_sweep`]) loads every dump of a suite, runs every grid point on it, every pass verified, and collects a [`gigagas_report::SweepResults`]. | `progress`, `plan`, `config`, `trace`, `timeline`, `blocks`, `io`, `bench`, `simulate`, `profile`, `fault` |
@@ -45,11 +46,13 @@ pub mod simulate;
 pub mod sweep;
 pub mod timeline;
 pub mod trace;
+pub mod whole_block;
 
 pub use bench::{Sampled, bench_interleaved, bench_pass, metrics_of, round_order};
 pub use config::{ConfigError, Sweep, load};
 pub use error::{IoError, PassError};
 pub use fault::{BenchError, DumpFault};
+pub use gigagas_executor::Replay;
 pub use gigagas_executor::pool::set_pinning;
 pub use gigagas_grid::{
     Point, Repetition, RunConfig, SchedulerKind, SimulateConfig, SweepConfig, TimedWork,

@@ -35,7 +35,8 @@
 //! batch's work time then becomes wall time at the speed its threads get from the cores
 //! ([`PhaseConfig::cores`]): N workers and, while a pipelined read runs beside the batch,
 //! R reading threads share C cores evenly. See [`PHASE_ASSUMPTIONS`] for what the model
-//! leaves out. Projections are unvalidated: no run records the profile yet.
+//! leaves out. [`crate::whole_block`] records the profile from one-thread passes and validates
+//! projections against measured ones.
 
 use gigagas_grid::StateRootPhase;
 use std::{
@@ -47,8 +48,8 @@ use std::{
 /// What the whole-block model assumes; to be printed and stored beside every projection.
 pub const PHASE_ASSUMPTIONS: [&str; 8] = [
     "item, root-unit and read times are one-thread profile times; beyond the core rule below, \
-     nothing slows a thread that runs beside others (the item-cost model of the execution \
-     simulator is not applied)",
+     nothing here slows a thread that runs beside others (the whole-block simulator slows items \
+     and root units first, by the execution simulator's item cost fitted on memory points)",
     "cores are shared evenly among runnable threads: N workers each run at min(1, C/N) of a \
      core; a read alone on R readers at min(1, C/R); while a pipelined read runs beside a batch, \
      each of the N + R threads (the reading coordinator and R - 1 reader threads, the workers) \
@@ -74,7 +75,8 @@ pub const PHASE_ASSUMPTIONS: [&str; 8] = [
     "workers are identical and never idle while work is ready; equal times go to the \
      lowest-numbered worker; no claim, queue, barrier or wake-up overhead, and no time for the \
      scheduler's ordering; nothing between batches (verification) is timed",
-    "projections are unvalidated until a recorded profile is compared with measured passes",
+    "the profile is recorded from one-thread passes of the same store point (warm); a read's \
+     recorded time is its wall time on the pass's readers, projected as one reader's",
 ];
 
 /// One read of state from a store: what one reader took, and the device reads it made.

@@ -198,6 +198,72 @@ pub fn list_schedule(times: &[u64], order: &[u32], bounds: &[u32], workers: NonZ
     makespan
 }
 
+/// How a pass of `threads` workers orders and cuts a batch: the scheduler's order and the
+/// chunks the workers claim ([`chunk_bounds`]), the oracle ordering and cutting by the
+/// profiled times (at least 1 ns each, so every item counts as measured).
+#[derive(Debug, Clone, Copy)]
+pub struct BatchCut {
+    /// The pass's workers.
+    pub threads: NonZeroUsize,
+    /// Its scheduler.
+    pub scheduler: SchedulerKind,
+}
+
+impl BatchCut {
+    /// The order of the items of `range` (`item_ns` indexed like the replay's items) into
+    /// `order`, as positions in the batch, and the chunks a pass claims into `bounds`.
+    pub fn cut(
+        &self,
+        replay: &Replay,
+        item_ns: &[u64],
+        range: std::ops::Range<usize>,
+        order: &mut Vec<u32>,
+        bounds: &mut Vec<u32>,
+    ) {
+        self.cut_as(replay, item_ns, range, Claims::Chunked, order, bounds);
+    }
+
+    /// [`BatchCut::cut`] with one item per claim.
+    pub fn cut_one_item(
+        &self,
+        replay: &Replay,
+        item_ns: &[u64],
+        range: std::ops::Range<usize>,
+        order: &mut Vec<u32>,
+        bounds: &mut Vec<u32>,
+    ) {
+        self.cut_as(replay, item_ns, range, Claims::OneItem, order, bounds);
+    }
+
+    fn cut_as(
+        &self,
+        replay: &Replay,
+        item_ns: &[u64],
+        range: std::ops::Range<usize>,
+        claims: Claims,
+        order: &mut Vec<u32>,
+        bounds: &mut Vec<u32>,
+    ) {
+        let timed: Vec<WorkItem>;
+        let mut items = &replay.items()[range.clone()];
+        if self.scheduler == SchedulerKind::Oracle {
+            timed = items
+                .iter()
+                .zip(&item_ns[range])
+                .map(|(w, &ns)| WorkItem {
+                    measured_ns: ns.max(1),
+                    ..*w
+                })
+                .collect();
+            items = &timed;
+        }
+        let ordering = gigagas_executor::scheduler(self.scheduler);
+        ordering.order(items, self.threads, order);
+        let estimate = ordering.estimate(items);
+        chunk_bounds(items, order, self.threads, estimate, claims, bounds);
+    }
+}
+
 /// Project one grid point from a profile.
 pub fn project(
     replay: &Replay,
@@ -252,43 +318,23 @@ pub fn project_with(
     } else {
         (1.0, Some((factor, added_ns)))
     };
-    let ordering = gigagas_executor::scheduler(scheduler);
     let (mut order, mut bounds, mut singles) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut modelled, mut timed) = (Vec::new(), Vec::new());
+    let mut modelled = Vec::new();
     let (mut makespan, mut one_item, mut longest, mut bound) = (0u64, 0u64, 0u64, 0f64);
     for range in replay.batches(batch) {
-        let mut items = &replay.items()[range.clone()];
-        if scheduler == SchedulerKind::Oracle {
-            // The oracle's times are the profile's (at least 1 ns, so every item counts
-            // as measured).
-            timed.clear();
-            timed.extend(
-                items
-                    .iter()
-                    .zip(&profile.item_ns[range.clone()])
-                    .map(|(w, &ns)| WorkItem {
-                        measured_ns: ns.max(1),
-                        ..*w
-                    }),
-            );
-            items = &timed;
-        }
-        ordering.order(items, threads, &mut order);
-        let estimate = ordering.estimate(items);
-        chunk_bounds(
-            items,
-            &order,
-            threads,
-            estimate,
-            Claims::Chunked,
+        let cut = BatchCut { threads, scheduler };
+        cut.cut(
+            replay,
+            &profile.item_ns,
+            range.clone(),
+            &mut order,
             &mut bounds,
         );
-        chunk_bounds(
-            items,
-            &order,
-            threads,
-            estimate,
-            Claims::OneItem,
+        cut.cut_one_item(
+            replay,
+            &profile.item_ns,
+            range.clone(),
+            &mut order,
             &mut singles,
         );
         let times = match cost {

@@ -288,12 +288,8 @@ impl RunArgs {
             receipts: self.receipts,
             state_root: NonEmpty::new(self.state_root.clone())
                 .map_err(flag_error("--state-root"))?,
-            persist: plan::persist_settings(
-                vec![self.persist],
-                state.is_some(),
-                &self.state_root,
-            )
-            .map_err(flag_error("--persist"))?,
+            persist: plan::persist_settings(vec![self.persist], state.is_some(), &self.state_root)
+                .map_err(flag_error("--persist"))?,
             baseline: !self.no_baseline,
             parallel: !self.sequential,
             warmup,

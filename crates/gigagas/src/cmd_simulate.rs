@@ -6,11 +6,11 @@ use crate::{
     cmd_run::flag_error,
     terminal::Bar,
 };
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use gigagas_bench::{
     BenchError, NonEmpty, Progress, SimulatePlan,
     plan::{self, ItemSlowdown, MAX_THREADS, MAX_VIRTUAL_WORKERS},
-    simulate,
+    simulate, whole_block,
 };
 use gigagas_grid::{Repetition, SchedulerKind};
 use gigagas_report::{MachineInfo, SimulationReport, output, table};
@@ -25,7 +25,15 @@ use std::path::PathBuf;
 /// `--validate` thread counts. The model ignores memory bandwidth, caches, SMT and
 /// scheduling overhead; its assumptions are printed with the results.
 ///
+/// With --state, the whole block: each store point (--io × --bal-design × --state-root) is
+/// profiled on one thread (each batch's read, each item, each state-root unit, warm) and
+/// projected end to end by the whole-block model, per phase; validation first fits the
+/// items' slowdown on memory points, then checks the store points against measured passes
+/// without refitting. On-demand reads are not modelled.
+///
 /// Example: gigagas simulate --threads 16,64,192 --batch 1,50 --scheduler all,oracle
+///
+/// Example: gigagas simulate DUMP --state STORE --io prefetch,pipelined --state-root after
 #[derive(Debug, clap::Args)]
 pub(crate) struct SimulateArgs {
     /// The dump (default: dumps/mainnet.gigagas, 42 real mainnet blocks, found from the
@@ -34,13 +42,14 @@ pub(crate) struct SimulateArgs {
     /// Virtual worker counts to project.
     #[arg(long, value_delimiter = ',', default_values_t = vec![1usize, 2, 4, 8, 16, 32, 64, 128, 192])]
     pub threads: Vec<usize>,
-    /// Mega-block sizes to project.
-    #[arg(long, value_delimiter = ',', default_values_t = vec![1usize, 50])]
+    /// Mega-block sizes to project [default: 1,50; with --state, one size, default 1].
+    #[arg(long, value_delimiter = ',')]
     pub batch: Vec<usize>,
     /// Schedulers: ols, gas-used, gas-limit, oracle (longest first by the profile's own item
     /// times), or all (the three real ones). Every projection shows the chunks a pass claims
-    /// beside one item per claim.
-    #[arg(long, value_delimiter = ',', default_values = ["all", "oracle"])]
+    /// beside one item per claim [default: all,oracle; with --state, one scheduler but the
+    /// oracle, default ols].
+    #[arg(long, value_delimiter = ',')]
     pub scheduler: Vec<SchedulerChoice>,
     /// One-thread profiling runs (per-item medians).
     #[arg(long, default_value_t = 3)]
@@ -56,7 +65,7 @@ pub(crate) struct SimulateArgs {
     /// thread count in the validation runs (the median item-time ratio at each validated count
     /// over the one at 1 thread, interpolated between counts, held beyond the largest); 1
     /// without validation.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "state")]
     pub item_slowdown: Option<f64>,
     /// Warm-up runs per validation point.
     #[arg(long, default_value_t = 1)]
@@ -65,8 +74,43 @@ pub(crate) struct SimulateArgs {
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
     /// Write the simulation (projections, validations, assumptions, machine) as JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "state")]
     pub json: Option<PathBuf>,
+    /// Simulate the whole block reading this state store (`gigagas state build`), warm:
+    /// read, execution and state root per phase.
+    #[arg(long, value_name = "DIR", help_heading = "Whole block")]
+    pub state: Option<PathBuf>,
+    /// How the store points read, comma-separated: prefetch, pipelined (on-demand reads
+    /// happen inside items: not modelled, refused).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "prefetch",
+        requires = "state",
+        help_heading = "Whole block"
+    )]
+    pub io: Vec<gigagas_grid::IoMode>,
+    /// The access list's design of the store points, comma-separated: keys, full, writes.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "keys",
+        requires = "state",
+        help_heading = "Whole block"
+    )]
+    pub bal_design: Vec<gigagas_grid::BalDesign>,
+    /// The state-root phase of the store points, comma-separated: off, after, overlapped.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "overlapped",
+        requires = "state",
+        help_heading = "Whole block"
+    )]
+    pub state_root: Vec<gigagas_grid::StateRootPhase>,
+    /// Readers of a store point's reads.
+    #[arg(long, default_value_t = gigagas_grid::DEFAULT_IO_THREADS, requires = "state", help_heading = "Whole block")]
+    pub io_threads: usize,
 }
 
 impl SimulateArgs {
@@ -79,11 +123,35 @@ impl SimulateArgs {
             plan::thread_counts_or_none(&self.validate, MAX_THREADS)
                 .map_err(flag_error("--validate"))?
         };
+        let whole = self.state.is_some();
+        let batch = match (&self.batch[..], whole) {
+            ([], false) => vec![1, 50],
+            ([], true) => vec![1],
+            ([_], _) | (_, false) => self.batch.clone(),
+            (_, true) => bail!("--batch: the whole-block simulator (--state) takes one size"),
+        };
+        let chosen = match (&self.scheduler[..], whole) {
+            ([], false) => vec![
+                SchedulerChoice::All,
+                SchedulerChoice::One(SchedulerKind::Oracle),
+            ],
+            ([], true) => vec![SchedulerChoice::One(SchedulerKind::Ols)],
+            (given, _) => given.to_vec(),
+        };
+        if whole && self.io.contains(&gigagas_grid::IoMode::OnDemand) {
+            bail!("{}", whole_block::WholeBlockError::OnDemand);
+        }
+        let chosen = schedulers(&chosen);
+        if whole && (chosen.len() != 1 || chosen[0] == SchedulerKind::Oracle) {
+            bail!(
+                "--scheduler: the whole-block simulator (--state) takes one scheduler, not the oracle"
+            );
+        }
         Ok(SimulatePlan {
             threads: plan::thread_counts(&self.threads, MAX_VIRTUAL_WORKERS)
                 .map_err(|e| anyhow!("--threads: {e} (virtual workers)"))?,
-            batch: plan::batch_sizes(&self.batch).map_err(flag_error("--batch"))?,
-            schedulers: NonEmpty::new(schedulers(&self.scheduler)).expect("all by default"),
+            batch: plan::batch_sizes(&batch).map_err(flag_error("--batch"))?,
+            schedulers: NonEmpty::new(chosen).expect("all by default"),
             profile_repeats: plan::profile_repeats(self.profile_repeats)
                 .map_err(flag_error("--profile-repeats"))?,
             validate_threads: validate,
@@ -141,6 +209,9 @@ impl Command for SimulateArgs {
                 }
             })?;
         }
+        if let Some(dir) = &self.state {
+            return self.whole_block(dir, &replay, &record, &sim, rep, &machine);
+        }
         let mut bar = Bar::new("simulating");
         bar.total(total);
         bar.stage("profiling items on 1 thread, interleaved with validation runs");
@@ -170,6 +241,84 @@ impl Command for SimulateArgs {
             output::write_atomic(out, text.as_bytes())?;
             eprintln!("wrote {}", out.display());
         }
+        Ok(())
+    }
+}
+
+impl SimulateArgs {
+    /// The whole block (`--state`): memory validation (the slowdown's fit) when validating,
+    /// then the store points profiled, projected and validated.
+    fn whole_block(
+        &self,
+        dir: &std::path::Path,
+        replay: &gigagas_bench::Replay,
+        record: &gigagas_report::results::DumpRecord,
+        sim: &SimulatePlan,
+        rep: Repetition,
+        machine: &MachineInfo,
+    ) -> Result<()> {
+        let reads: Vec<gigagas_grid::StoreRead> = self
+            .io
+            .iter()
+            .flat_map(|&io| gigagas_grid::StoreRead::each(io, &self.bal_design))
+            .collect();
+        let points = whole_block::points(
+            &reads,
+            &self.state_root,
+            gigagas_grid::CacheState::Warm,
+            sim.batch.first().get(),
+            *sim.schedulers.first(),
+        )?;
+        let io_threads = plan::thread_counts(&[self.io_threads], MAX_THREADS)
+            .map_err(flag_error("--io-threads"))?;
+        let checksum = u64::from_str_radix(&record.checksum, 16).unwrap_or_default();
+        let mut store = gigagas_bench::StoreContext::open(dir, checksum, *io_threads.first())
+            .map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+        let units = |t| gigagas_bench::progress::run_units(t, machine.cores);
+        let mut cost = None;
+        if !sim.validate_threads.is_empty() {
+            // The free term, fitted on memory points only.
+            let memory = sim.validation_points();
+            let mut bar = Bar::new("memory points");
+            bar.total(
+                (rep.warmup + sim.profile_repeats.get()) as u64 * 1000
+                    + memory
+                        .iter()
+                        .map(|p| units(p.threads) * (rep.warmup + rep.repeats) as u64)
+                        .sum::<u64>(),
+            );
+            let measured =
+                simulate::profile_and_measure(replay, sim.profile_repeats, &memory, rep, |c| {
+                    bar.advance(units(c.threads))
+                });
+            bar.finish();
+            let (profile, mut measure) = measured?;
+            let report = simulate::simulate(replay, &profile, record, sim, &mut measure)?;
+            print!("{}", table::simulation_markdown(&report, None));
+            cost = whole_block::memory_cost(&report, replay.items().len());
+        }
+        let plan = whole_block::WholeBlockPlan {
+            points,
+            threads: sim.threads.to_vec(),
+            validate: sim.validate_threads.clone(),
+            profile_runs: sim.profile_repeats,
+            rep,
+            cores: machine.cores,
+        };
+        let mut bar = Bar::new("whole block");
+        let per_point = (rep.warmup + sim.profile_repeats.get()) as u64 * 1000
+            + plan
+                .validate
+                .iter()
+                .map(|&t| units(t) * (rep.warmup + rep.repeats) as u64)
+                .sum::<u64>();
+        bar.total(per_point * plan.points.len() as u64);
+        let report =
+            whole_block::simulate_whole_block(replay, &mut store, &plan, cost.as_ref(), |c| {
+                bar.advance(units(c.threads))
+            });
+        bar.finish();
+        print!("{}", report?.markdown());
         Ok(())
     }
 }

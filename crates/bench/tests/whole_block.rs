@@ -1,0 +1,151 @@
+//! The whole-block simulator on real passes: a profile recorded from a one-thread store
+//! pass with the root phase on holds every item, read and root unit of the pass, and its
+//! projection at one worker fits inside the pass's timed window; on-demand points are
+//! refused.
+
+use alloy_hardforks::EthereumHardfork;
+use gigagas_bench::{
+    Replay, StoreContext, bench_pass,
+    phases::ReadMode,
+    whole_block::{self, PhaseRecord, PhaseTimes, Slowdown, WholeBlockError, WholeBlockPoint},
+};
+use gigagas_executor::{PassCache, RootStepKind};
+use gigagas_grid::{BalDesign, CacheState, Point, SchedulerKind, StateRootPhase, StoreRead};
+use gigagas_workload::{GeneratorConfig, Profile};
+use std::{num::NonZeroUsize, path::Path};
+
+/// A generated dump with a witness (4 blocks), its replay and a store built from it.
+fn store_and_replay() -> (tempfile::TempDir, Replay, StoreContext) {
+    gigagas_executor::test_utils::install_kzg_verifier();
+    let config = GeneratorConfig {
+        profile: Profile::Erc20,
+        blocks: 4,
+        gas_per_block: 3_000_000,
+        seed: 7,
+        fork: EthereumHardfork::Prague,
+        users: 30,
+    };
+    let dump = gigagas_workload::generate_with_witness(&config, |_, _| {}).unwrap();
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(root).unwrap();
+    let dir = tempfile::tempdir_in(root).unwrap();
+    let info = gigagas_dump::write_dump(&dump, &dir.path().join("w.gigagas")).unwrap();
+    let out = dir.path().join("store");
+    gigagas_state::build_store(&dump, &info, &out, &Default::default(), &mut |_| {}).unwrap();
+    let replay = Replay::new(dump).unwrap();
+    let ctx = StoreContext::open(&out, info.checksum, NonZeroUsize::MIN).unwrap();
+    (dir, replay, ctx)
+}
+
+#[test]
+fn a_recorded_profile_holds_the_passs_phases() {
+    let (_dir, replay, mut ctx) = store_and_replay();
+    let one = NonZeroUsize::MIN;
+    let cache = PassCache::new();
+    for (read, phase, batch) in [
+        (
+            StoreRead::Prefetch(BalDesign::Keys),
+            StateRootPhase::After,
+            1,
+        ),
+        (
+            StoreRead::Prefetch(BalDesign::Full),
+            StateRootPhase::Overlapped,
+            2,
+        ),
+        (
+            StoreRead::Pipelined(BalDesign::Keys),
+            StateRootPhase::After,
+            2,
+        ),
+    ] {
+        let point = whole_block::points(
+            &[read],
+            &[phase],
+            CacheState::Warm,
+            batch,
+            SchedulerKind::Ols,
+        )
+        .unwrap()[0];
+        let config = point.config(one);
+        let (timings, _) =
+            bench_pass(&replay, &cache, &Point::Bal(config), true, Some(&mut ctx)).unwrap();
+        let record = whole_block::record_phases(&replay, &timings, batch);
+        let label = point.label();
+        // Structure and counts: every item, one read per batch, every root unit.
+        let batches = replay.batches(batch).len();
+        assert_eq!(record.item_ns, timings.item_ns, "{label}");
+        assert_eq!(record.read_ns.len(), batches, "{label}");
+        assert_eq!(record.roots.len(), batches, "{label}");
+        let spans = &timings.root.spans;
+        let storage = spans
+            .iter()
+            .filter(|s| s.kind == RootStepKind::Storage)
+            .count();
+        let advances = spans
+            .iter()
+            .filter(|s| s.kind == RootStepKind::Accounts)
+            .count();
+        let (recorded_advances, recorded_storage) = record.root_units();
+        assert_eq!(recorded_storage, storage, "{label}");
+        assert!(recorded_advances <= advances, "{label}");
+        let span_ns: u64 = spans.iter().map(|s| s.ns).sum();
+        assert_eq!(record.root_work_ns(), span_ns, "{label}");
+        assert_eq!(timings.root.blocks, replay.block_count(), "{label}");
+        assert!(record.roots.iter().flatten().count() <= replay.block_count());
+        // The median of one record is itself.
+        assert_eq!(
+            PhaseRecord::median(std::slice::from_ref(&record)),
+            Some(record.clone())
+        );
+
+        // Projected at one worker on one core: the pass's items, reads and root units one
+        // after another, each measured inside the window, so never beyond its wall time
+        // (prefetch: the read, the items and the units are disjoint on one thread).
+        let projected =
+            whole_block::project_point(&replay, &point, &record, one, one, Slowdown::NONE).unwrap();
+        let work: u64 = record.item_ns.iter().sum::<u64>() + span_ns;
+        let measured =
+            PhaseTimes::measured(&timings, whole_block::read_mode(&config.work).unwrap());
+        if matches!(read, StoreRead::Prefetch(_)) {
+            let reads: u64 = record.read_ns.iter().sum();
+            assert!(
+                (projected.wall_ns - (work + reads) as f64).abs() < 1.0,
+                "{label}"
+            );
+            assert!(projected.wall_ns <= timings.wall_ns as f64, "{label}");
+            assert_eq!(measured.exposed_read_ns, measured.read_ns, "{label}");
+        } else {
+            assert_eq!(
+                whole_block::read_mode(&config.work).unwrap(),
+                ReadMode::Pipelined
+            );
+        }
+        assert!(projected.wall_ns + 1.0 >= work as f64, "{label}");
+        assert!(measured.exec_ns <= measured.wall_ns, "{label}");
+        assert!(measured.root_ns > 0.0, "{label}");
+    }
+}
+
+#[test]
+fn on_demand_and_memory_points_are_refused() {
+    let err = whole_block::points(
+        &[StoreRead::OnDemand],
+        &[StateRootPhase::After],
+        CacheState::Warm,
+        1,
+        SchedulerKind::Ols,
+    )
+    .unwrap_err();
+    assert!(matches!(err, WholeBlockError::OnDemand));
+    assert!(!err.to_string().contains('\n'));
+    let memory = WholeBlockPoint {
+        work: Default::default(),
+        batch: 1,
+        scheduler: SchedulerKind::Ols,
+    };
+    assert!(matches!(
+        whole_block::read_mode(&memory.work),
+        Err(WholeBlockError::NotAStore)
+    ));
+}

@@ -1,0 +1,101 @@
+//! `gigagas simulate --state`: the whole block (read, execution, root) projected from a
+//! one-thread profile of store passes on the committed witness dump, and the combinations
+//! it refuses, each in one line.
+
+mod common;
+
+use common::{gigagas, s};
+
+const DUMP: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../dumps/mainnet-like-witness.gigagas"
+);
+
+/// The first line of stderr, and the exit status.
+fn refused(args: &[&str]) -> String {
+    let out = gigagas(args);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    err.lines().next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn bad_combinations_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = s(dir.path());
+    let line = refused(&["simulate", DUMP, "--state", store, "--io", "on-demand"]);
+    assert!(
+        line.contains("on-demand") && line.contains("not recorded"),
+        "{line}"
+    );
+    let line = refused(&["simulate", DUMP, "--state", store, "--batch", "1,2"]);
+    assert!(
+        line.contains("--batch") && line.contains("one size"),
+        "{line}"
+    );
+    let line = refused(&["simulate", DUMP, "--state", store, "--scheduler", "oracle"]);
+    assert!(
+        line.contains("--scheduler") && line.contains("oracle"),
+        "{line}"
+    );
+    // clap's own message: the missing argument on the line after its first.
+    let out = gigagas(&["simulate", DUMP, "--state-root", "after", "--no-validate"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("required arguments were not provided") && err.contains("--state <DIR>"),
+        "{err}"
+    );
+    let line = refused(&["simulate", DUMP, "--state", store, "--json", "x.json"]);
+    assert!(line.contains("--json"), "{line}");
+}
+
+#[test]
+fn the_whole_block_is_projected_from_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let built = gigagas(&["state", "build", DUMP, "-o", s(&store)]);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = gigagas(&[
+        "simulate",
+        DUMP,
+        "--state",
+        s(&store),
+        "--no-validate",
+        "--profile-repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--state-root",
+        "off",
+        "--threads",
+        "1,2,16",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Whole block: projected"), "{stdout}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| prefetch keys, root off |"))
+        .collect();
+    assert_eq!(rows.len(), 3, "{stdout}");
+    // At one worker one figure; above the largest validated count (one: none ran) a band.
+    assert!(
+        !rows[0].split('|').nth(3).unwrap().contains('–'),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[2].split('|').nth(3).unwrap().contains('–'),
+        "{}",
+        rows[2]
+    );
+}
