@@ -133,15 +133,7 @@ impl fmt::Debug for Store {
 /// A store built from another dump, of another layout version, truncated or corrupt is
 /// refused with a one-line [`StoreError`].
 pub fn open_store(dir: &Path, expected_dump_checksum: u64) -> Result<Store, StoreError> {
-    let store = Store::open(dir)?;
-    if store.meta.dump_checksum != expected_dump_checksum {
-        return Err(StoreError::WrongDump {
-            path: dir.to_path_buf(),
-            store: store.meta.dump_checksum,
-            expected: expected_dump_checksum,
-        });
-    }
-    Ok(store)
+    of_dump(Store::open(dir)?, dir, expected_dump_checksum)
 }
 
 /// [`open_store`], read-write, for a pass that writes its blocks into the store
@@ -150,7 +142,11 @@ pub fn open_store(dir: &Path, expected_dump_checksum: u64) -> Result<Store, Stor
 /// or that cannot be opened for writing (a read-only file system), is refused in one line
 /// ([`StoreError::ReadOnly`]).
 pub fn open_store_writable(dir: &Path, expected_dump_checksum: u64) -> Result<Store, StoreError> {
-    let store = Store::open_mode(dir, true)?;
+    of_dump(Store::open_mode(dir, true)?, dir, expected_dump_checksum)
+}
+
+/// `store`, opened from `dir`, if it was built from the dump of `expected_dump_checksum`.
+fn of_dump(store: Store, dir: &Path, expected_dump_checksum: u64) -> Result<Store, StoreError> {
     if store.meta.dump_checksum != expected_dump_checksum {
         return Err(StoreError::WrongDump {
             path: dir.to_path_buf(),
