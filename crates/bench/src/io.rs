@@ -534,12 +534,29 @@ mod tests {
         }
     }
 
+    /// One verified warm replay pass of `replay` from `ctx`'s store at `threads` workers and
+    /// mega-blocks of `batch`, reading as `io` says with the root phase `phase`: the point,
+    /// and the pass (a failure panics naming the point).
+    fn warm_root_pass(
+        replay: &gigagas_executor::Replay,
+        ctx: &mut StoreContext,
+        (io, phase, threads): (gigagas_grid::IoMode, gigagas_grid::StateRootPhase, usize),
+        batch: usize,
+    ) -> (gigagas_grid::RunConfig, IoPass) {
+        let threads = NonZeroUsize::new(threads).unwrap();
+        let point = gigagas_grid::RunConfig::new(threads, batch, gigagas_grid::SchedulerKind::Ols)
+            .with_work(warm_store_work(io, phase));
+        let pass = replay_pass(replay, &PassCache::new(), &point, CacheState::Warm, ctx, true)
+            .unwrap_or_else(|e| panic!("{point}: {e}"));
+        (point, pass)
+    }
+
     /// A dump whose account trie and a token's storage trie are padded (deeper paths, full
     /// branches): a store run reads each block's nodes by path and every root equals its
     /// header, in the replay (1 and 2 threads, after and overlapped) and the client loop.
     #[test]
     fn a_padded_store_run_reads_its_trie_per_block() {
-        use gigagas_grid::{IoMode, RunConfig, SchedulerKind, StateRootPhase};
+        use gigagas_grid::{IoMode, StateRootPhase};
         use gigagas_workload::{TrieSizes, WorkloadContract};
         gigagas_executor::test_utils::install_kzg_verifier();
         let config = gigagas_workload::GeneratorConfig {
@@ -561,21 +578,11 @@ mod tests {
         let two = NonZeroUsize::new(2).unwrap();
         let mut ctx = StoreContext::open(&out, info.checksum, two).unwrap();
         let work = warm_store_work;
-        for (io, phase, threads) in [
+        for case in [
             (IoMode::Prefetch, StateRootPhase::After, 1),
             (IoMode::OnDemand, StateRootPhase::Overlapped, 2),
         ] {
-            let threads = NonZeroUsize::new(threads).unwrap();
-            let point = RunConfig::new(threads, 1, SchedulerKind::Ols).with_work(work(io, phase));
-            let pass = replay_pass(
-                &replay,
-                &PassCache::new(),
-                &point,
-                CacheState::Warm,
-                &mut ctx,
-                true,
-            )
-            .unwrap_or_else(|e| panic!("{point}: {e}"));
+            let (point, pass) = warm_root_pass(&replay, &mut ctx, case, 1);
             let root = &pass.timings.root;
             assert_eq!(root.blocks, 3, "{point}");
             assert!(
@@ -638,23 +645,13 @@ mod tests {
         let two = NonZeroUsize::new(2).unwrap();
         let mut ctx = StoreContext::open(&out, info.checksum, two).unwrap();
         let work = warm_store_work;
-        for (io, phase, threads) in [
+        for case in [
             (IoMode::Prefetch, StateRootPhase::After, 1),
             (IoMode::Prefetch, StateRootPhase::Overlapped, 2),
             (IoMode::OnDemand, StateRootPhase::After, 2),
             (IoMode::OnDemand, StateRootPhase::Overlapped, 1),
         ] {
-            let threads = NonZeroUsize::new(threads).unwrap();
-            let point = RunConfig::new(threads, 3, SchedulerKind::Ols).with_work(work(io, phase));
-            let pass = replay_pass(
-                &replay,
-                &PassCache::new(),
-                &point,
-                CacheState::Warm,
-                &mut ctx,
-                true,
-            )
-            .unwrap_or_else(|e| panic!("{point}: {e}"));
+            let (point, pass) = warm_root_pass(&replay, &mut ctx, case, 3);
             let root = &pass.timings.root;
             assert_eq!(root.blocks, 3, "{point}");
             // Each block read its nodes inside its root units; the later blocks found

@@ -211,31 +211,9 @@ pub struct BatchCut {
 
 impl BatchCut {
     /// The order of the items of `range` (`item_ns` indexed like the replay's items) into
-    /// `order`, as positions in the batch, and the chunks a pass claims into `bounds`.
+    /// `order`, as positions in the batch, and the chunks a pass claiming as `claims` says
+    /// takes into `bounds`.
     pub fn cut(
-        &self,
-        replay: &Replay,
-        item_ns: &[u64],
-        range: std::ops::Range<usize>,
-        order: &mut Vec<u32>,
-        bounds: &mut Vec<u32>,
-    ) {
-        self.cut_as(replay, item_ns, range, Claims::Chunked, order, bounds);
-    }
-
-    /// [`BatchCut::cut`] with one item per claim.
-    pub fn cut_one_item(
-        &self,
-        replay: &Replay,
-        item_ns: &[u64],
-        range: std::ops::Range<usize>,
-        order: &mut Vec<u32>,
-        bounds: &mut Vec<u32>,
-    ) {
-        self.cut_as(replay, item_ns, range, Claims::OneItem, order, bounds);
-    }
-
-    fn cut_as(
         &self,
         replay: &Replay,
         item_ns: &[u64],
@@ -323,20 +301,9 @@ pub fn project_with(
     let (mut makespan, mut one_item, mut longest, mut bound) = (0u64, 0u64, 0u64, 0f64);
     for range in replay.batches(batch) {
         let cut = BatchCut { threads, scheduler };
-        cut.cut(
-            replay,
-            &profile.item_ns,
-            range.clone(),
-            &mut order,
-            &mut bounds,
-        );
-        cut.cut_one_item(
-            replay,
-            &profile.item_ns,
-            range.clone(),
-            &mut order,
-            &mut singles,
-        );
+        let item_ns = &profile.item_ns;
+        cut.cut(replay, item_ns, range.clone(), Claims::Chunked, &mut order, &mut bounds);
+        cut.cut(replay, item_ns, range.clone(), Claims::OneItem, &mut order, &mut singles);
         let times = match cost {
             None => &profile.item_ns[range],
             Some((factor, added_ns)) => {

@@ -35,7 +35,7 @@ use crate::{
 };
 use gigagas_executor::{PassCache, Replay, RootStepKind, RunTimings};
 use gigagas_grid::{
-    Point, Repetition, RunConfig, SchedulerKind, StateRootPhase, StoreRead, TimedWork,
+    Claims, Point, Repetition, RunConfig, SchedulerKind, StateRootPhase, StoreRead, TimedWork,
 };
 use gigagas_report::simulation::ItemCost;
 use std::num::NonZeroUsize;
@@ -188,6 +188,7 @@ impl PhaseRecord {
                     replay,
                     &self.item_ns,
                     range.clone(),
+                    Claims::Chunked,
                     &mut order,
                     &mut bounds,
                 );

@@ -1,8 +1,8 @@
 //! A results folder as the README shows it: one compact table, a row per dump (or the
 //! suite total, for a suite of many dumps) and per value of the timed work that varies
-//! (state read, state-root phase, sender recovery, receipts), a column per thread count ×
-//! batch size beside the sequential baseline's, each cell the range over the rest (the
-//! schedulers, the ways of claiming items). The throughput tables of `table.md`
+//! (state read, state-root phase, persistence, sender recovery, receipts), a column per
+//! thread count × batch size beside the sequential baseline's (where the sweep ran one),
+//! each cell the range over the rest (the schedulers, the ways of claiming items). The throughput tables of `table.md`
 //! ([`super::throughput_tables`]) keep every point; this table is their summary.
 
 use super::{
@@ -13,13 +13,15 @@ use crate::results::{SweepResults, baseline_point};
 use gigagas_grid::{Dimension, Point};
 use std::fmt::Write;
 
-/// The most dumps a figure shows a row each; a suite of more shows its total alone.
-pub const MAX_FIGURE_DUMPS: usize = 3;
+/// The most dumps a figure shows a row each; a suite of more (a folder of fixtures) shows
+/// its total alone.
+pub const MAX_FIGURE_DUMPS: usize = 8;
 
 /// The dimensions of the timed work a figure's rows are split by, where they vary.
-const WORK: [Dimension; 4] = [
+const WORK: [Dimension; 5] = [
     Dimension::State,
     Dimension::StateRoot,
+    Dimension::Persist,
     Dimension::RecoverSenders,
     Dimension::Receipts,
 ];
@@ -114,11 +116,14 @@ pub fn figure(set: &SweepResults, link: &str) -> String {
     sort_keys(&mut row_keys, &rows, &orders);
     columns.sort_unstable();
 
+    let has_baseline = shown.iter().any(|e| e.point.is_sequential());
     let mut heads: Vec<(String, Align)> = rows
         .iter()
         .map(|d| (head(*d).to_string(), Align::Left))
         .collect();
-    heads.push(("sequential".into(), Align::Right));
+    if has_baseline {
+        heads.push(("sequential".into(), Align::Right));
+    }
     heads.extend(
         columns
             .iter()
@@ -153,7 +158,9 @@ pub fn figure(set: &SweepResults, link: &str) -> String {
                         .any(|e| e.dump == s.dump && baseline_point(&e.point) == s.point)
             })
             .collect();
-        cells.push(cell(&baselines));
+        if has_baseline {
+            cells.push(cell(&baselines));
+        }
         for &(t, b) in &columns {
             let here: Vec<&Entry> = in_row
                 .iter()
@@ -229,6 +236,51 @@ mod tests {
         assert!(
             text.starts_with(&format!(
                 "[`{link}`]({link}/table.md): commit `0000000`, 2025-01-01, CPU (2 cores); "
+            )),
+            "{text}"
+        );
+    }
+
+    /// Persistence splits rows where it varies (it costs far more than a range should hide),
+    /// and a sweep that ran no sequential baseline has no baseline column.
+    #[test]
+    fn persistence_is_a_row_and_no_baseline_no_column() {
+        let mut s = sample("CPU");
+        s.rows.retain(|r| !r.point.is_sequential());
+        let persisted: Vec<_> = s
+            .rows
+            .iter()
+            .filter(|r| r.point.batch() == 1)
+            .map(|r| {
+                let mut r = r.clone();
+                if let Point::Bal(c) = &mut r.point {
+                    c.work.persist = true;
+                }
+                r.summary.median.ggas_per_s *= 0.5;
+                r
+            })
+            .collect();
+        s.rows.extend(persisted);
+        let link = "results/sample/2025-01-01-0000000";
+        let text = figure(&s, link);
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('|')).collect();
+        assert_eq!(
+            lines[0],
+            "| dump | persist | 1 thread, per block | 1 thread, mega-block of 50 | \
+             2 threads, per block | 2 threads, mega-block of 50 | 4 threads, per block | \
+             4 threads, mega-block of 50 |",
+            "{text}"
+        );
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(
+            lines[2].starts_with(&format!(
+                "| [mainnet-like]({link}/table.md) | not persisted | 488 (0.98×) | 488 (0.98×) |"
+            )),
+            "{text}"
+        );
+        assert!(
+            lines[3].starts_with(&format!(
+                "| [mainnet-like]({link}/table.md) | persisted | 244 (0.98×) | – |"
             )),
             "{text}"
         );
