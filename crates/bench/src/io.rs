@@ -546,8 +546,15 @@ mod tests {
         let threads = NonZeroUsize::new(threads).unwrap();
         let point = gigagas_grid::RunConfig::new(threads, batch, gigagas_grid::SchedulerKind::Ols)
             .with_work(warm_store_work(io, phase));
-        let pass = replay_pass(replay, &PassCache::new(), &point, CacheState::Warm, ctx, true)
-            .unwrap_or_else(|e| panic!("{point}: {e}"));
+        let pass = replay_pass(
+            replay,
+            &PassCache::new(),
+            &point,
+            CacheState::Warm,
+            ctx,
+            true,
+        )
+        .unwrap_or_else(|e| panic!("{point}: {e}"));
         (point, pass)
     }
 

@@ -302,8 +302,22 @@ pub fn project_with(
     for range in replay.batches(batch) {
         let cut = BatchCut { threads, scheduler };
         let item_ns = &profile.item_ns;
-        cut.cut(replay, item_ns, range.clone(), Claims::Chunked, &mut order, &mut bounds);
-        cut.cut(replay, item_ns, range.clone(), Claims::OneItem, &mut order, &mut singles);
+        cut.cut(
+            replay,
+            item_ns,
+            range.clone(),
+            Claims::Chunked,
+            &mut order,
+            &mut bounds,
+        );
+        cut.cut(
+            replay,
+            item_ns,
+            range.clone(),
+            Claims::OneItem,
+            &mut order,
+            &mut singles,
+        );
         let times = match cost {
             None => &profile.item_ns[range],
             Some((factor, added_ns)) => {
