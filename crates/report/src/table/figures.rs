@@ -199,6 +199,19 @@ mod tests {
     use super::*;
     use crate::results::tests::sample;
 
+    /// The folder the sample figures link.
+    const LINK: &str = "results/sample/2025-01-01-0000000";
+
+    /// The sample's thread count × batch size columns, as a figure's head ends.
+    const THREAD_COLUMNS: &str = "1 thread, per block | 1 thread, mega-block of 50 | \
+        2 threads, per block | 2 threads, mega-block of 50 | 4 threads, per block | \
+        4 threads, mega-block of 50 |";
+
+    /// A figure's table lines (its head, separator and rows).
+    fn table_lines(text: &str) -> Vec<&str> {
+        text.lines().filter(|l| l.starts_with('|')).collect()
+    }
+
     /// The sample (one dump, threads 1, 2, 4 × batch 1, 50 × two schedulers, and a
     /// baseline): one row, the baseline beside a column per thread count × batch size,
     /// each the range over the schedulers; the row links its folder.
@@ -215,14 +228,12 @@ mod tests {
             .unwrap();
         faster.summary.median.ggas_per_s *= 1.1;
         faster.speedup_vs_sequential = Some(1.5);
-        let link = "results/sample/2025-01-01-0000000";
+        let link = LINK;
         let text = figure(&s, link);
-        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('|')).collect();
+        let lines = table_lines(&text);
         assert_eq!(
             lines[0],
-            "| dump | sequential | 1 thread, per block | 1 thread, mega-block of 50 | \
-             2 threads, per block | 2 threads, mega-block of 50 | 4 threads, per block | \
-             4 threads, mega-block of 50 |",
+            format!("| dump | sequential | {THREAD_COLUMNS}"),
             "{text}"
         );
         assert_eq!(lines.len(), 3, "{text}");
@@ -261,14 +272,12 @@ mod tests {
             })
             .collect();
         s.rows.extend(persisted);
-        let link = "results/sample/2025-01-01-0000000";
+        let link = LINK;
         let text = figure(&s, link);
-        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('|')).collect();
+        let lines = table_lines(&text);
         assert_eq!(
             lines[0],
-            "| dump | persist | 1 thread, per block | 1 thread, mega-block of 50 | \
-             2 threads, per block | 2 threads, mega-block of 50 | 4 threads, per block | \
-             4 threads, mega-block of 50 |",
+            format!("| dump | persist | {THREAD_COLUMNS}"),
             "{text}"
         );
         assert_eq!(lines.len(), 4, "{text}");
