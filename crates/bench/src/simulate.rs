@@ -211,16 +211,15 @@ pub struct BatchCut {
 
 impl BatchCut {
     /// The order of the items of `range` (`item_ns` indexed like the replay's items) into
-    /// `order`, as positions in the batch, and the chunks a pass claiming as `claims` says
-    /// takes into `bounds`.
-    pub fn cut(
+    /// `order`, as positions in the batch, ordered once; then for each `(claims, bounds)` of
+    /// `cuts` the chunks a pass claiming as `claims` says takes, into its `bounds`.
+    pub fn cut<const N: usize>(
         &self,
         replay: &Replay,
         item_ns: &[u64],
         range: std::ops::Range<usize>,
-        claims: Claims,
         order: &mut Vec<u32>,
-        bounds: &mut Vec<u32>,
+        cuts: [(Claims, &mut Vec<u32>); N],
     ) {
         let timed: Vec<WorkItem>;
         let mut items = &replay.items()[range.clone()];
@@ -238,7 +237,9 @@ impl BatchCut {
         let ordering = gigagas_executor::scheduler(self.scheduler);
         ordering.order(items, self.threads, order);
         let estimate = ordering.estimate(items);
-        chunk_bounds(items, order, self.threads, estimate, claims, bounds);
+        for (claims, bounds) in cuts {
+            chunk_bounds(items, order, self.threads, estimate, claims, bounds);
+        }
     }
 }
 
@@ -306,17 +307,11 @@ pub fn project_with(
             replay,
             item_ns,
             range.clone(),
-            Claims::Chunked,
             &mut order,
-            &mut bounds,
-        );
-        cut.cut(
-            replay,
-            item_ns,
-            range.clone(),
-            Claims::OneItem,
-            &mut order,
-            &mut singles,
+            [
+                (Claims::Chunked, &mut bounds),
+                (Claims::OneItem, &mut singles),
+            ],
         );
         let times = match cost {
             None => &profile.item_ns[range],

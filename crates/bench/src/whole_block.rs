@@ -188,9 +188,8 @@ impl PhaseRecord {
                     replay,
                     &self.item_ns,
                     range.clone(),
-                    Claims::Chunked,
                     &mut order,
-                    &mut bounds,
+                    [(Claims::Chunked, &mut bounds)],
                 );
                 let item_ns = self.item_ns[range]
                     .iter()
