@@ -651,3 +651,50 @@ fn dirty_and_read_only_stores_are_refused() {
     assert!(matches!(err, StoreError::Dirty { .. }), "{err}");
     assert!(err.to_string().contains("rebuild"), "{err}");
 }
+
+/// Reading ahead the path to a key meets exactly the nodes the store holds at that key's
+/// prefixes (each read one by one), for the accounts and slots of the committed witness
+/// dump and for keys off every path.
+#[test]
+fn reading_ahead_a_path_meets_every_node_at_its_prefixes() {
+    use alloy_primitives::keccak256;
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet-like-witness.gigagas");
+    let dump = read_dump(&path).expect("dumps/mainnet-like-witness.gigagas reads");
+    let dir = scratch();
+    let out = dir.path().join("store");
+    build(&dump, &out, None);
+    let store = open_store(&out, dump.1.checksum).unwrap();
+    let mut reader = store.reader().unwrap();
+    let pre = &dump.0.segments[0].pre_state;
+    let unpack = |key: B256| -> Vec<u8> { key.iter().flat_map(|b| [b >> 4, b & 15]).collect() };
+    let mut keys: Vec<(Option<B256>, Vec<u8>)> = pre
+        .accounts
+        .iter()
+        .map(|a| (None, unpack(keccak256(a.address))))
+        .chain(pre.storage.iter().map(|s| {
+            let owner = keccak256(s.address);
+            (Some(owner), unpack(keccak256(B256::from(s.slot))))
+        }))
+        .collect();
+    keys.extend((0u8..32).map(|i| (None, unpack(keccak256([i, 0xaa])))));
+    let (mut met_total, mut deepest) = (0, 0);
+    for (owner, key) in &keys {
+        let at_prefixes = (0..=key.len())
+            .filter(|&d| {
+                reader
+                    .trie_node(0, owner.as_ref(), &key[..d])
+                    .unwrap()
+                    .is_some()
+            })
+            .count() as u32;
+        let met = reader.read_ahead_trie_path(0, owner.as_ref(), key).unwrap();
+        assert_eq!(met, at_prefixes, "owner {owner:?}, key {key:?}");
+        met_total += met;
+        deepest = deepest.max(met);
+    }
+    assert!(
+        met_total > keys.len() as u32 && deepest >= 3,
+        "{met_total} nodes, deepest {deepest}"
+    );
+}
