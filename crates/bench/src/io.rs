@@ -345,6 +345,18 @@ impl StateSource for StoreSource {
         }
         Ok(())
     }
+
+    fn read_ahead_trie_path(
+        &mut self,
+        segment: usize,
+        trie: TrieId,
+        key: &B256,
+    ) -> Result<u32, StateError> {
+        let nibbles: [u8; 64] = std::array::from_fn(|i| (key[i / 2] >> (4 * (1 - i % 2))) & 15);
+        self.reader
+            .read_ahead_trie_path(segment, trie.owner().as_ref(), &nibbles)
+            .map_err(StateError::from_source)
+    }
 }
 
 /// What one store pass read: its timings and its reads.

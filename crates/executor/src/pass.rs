@@ -615,6 +615,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         let inputs = crate::source::ReadInputs {
             layout,
             full_lists: store.full_lists,
+            trie_paths: self.root.is_some(),
         };
         let read = self.replay.read_tables(
             design,

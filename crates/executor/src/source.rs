@@ -36,7 +36,7 @@ use crate::{
     prestate::{PreStateDb, StateError},
     replay::{Blocks, Replay, ReplayBlock},
 };
-use alloy_primitives::{Address, B256, Bytes, U256};
+use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 use gigagas_dump::{FullAccessList, FullAccount};
 use gigagas_grid::BalDesign;
 use gigagas_trie::{Nibbles, TrieId};
@@ -119,6 +119,21 @@ pub trait StateSource: Send {
         out.extend(paths.iter().map(|_| None));
         Ok(())
     }
+
+    /// Reads ahead, keeping none, the witness trie nodes of `segment` on the path to `key`
+    /// (a hashed account or slot) of `trie`: what a batch's read does for every key its
+    /// blocks change, so that the state root's reads of those nodes
+    /// ([`StateSource::trie_nodes`]) find them in memory. Returns how many nodes it met; a
+    /// source without trie nodes, or one held in memory, meets none.
+    fn read_ahead_trie_path(
+        &mut self,
+        segment: usize,
+        trie: TrieId,
+        key: &B256,
+    ) -> Result<u32, StateError> {
+        let _ = (segment, trie, key);
+        Ok(0)
+    }
 }
 
 /// A source behind a pointer reads through it: a boxed source (one dynamic call per read
@@ -146,6 +161,15 @@ macro_rules! through_pointer {
                 out: &mut Vec<Option<Bytes>>,
             ) -> Result<(), StateError> {
                 (**self).trie_nodes(s, trie, paths, out)
+            }
+
+            fn read_ahead_trie_path(
+                &mut self,
+                s: usize,
+                trie: TrieId,
+                key: &B256,
+            ) -> Result<u32, StateError> {
+                (**self).read_ahead_trie_path(s, trie, key)
             }
         }
     )*};
@@ -190,6 +214,9 @@ pub(crate) struct IoLayout {
 pub(crate) struct ReadInputs<'a> {
     pub(crate) layout: &'a IoLayout,
     pub(crate) full_lists: &'a [Vec<u8>],
+    /// Whether the read also reads ahead the trie nodes on the paths of what each block
+    /// changes (a pass whose state root reads its nodes from the store).
+    pub(crate) trie_paths: bool,
 }
 
 /// One block of an [`IoLayout`].
@@ -228,6 +255,14 @@ enum Task<'t> {
     },
     /// The code of an account whose fields are known (decoded from a `full` list).
     Code { info: &'t mut AccountInfo },
+    /// The trie nodes on the path of an account the batch changes (`slot` `None`) or of
+    /// a slot it writes, read ahead of the state root
+    /// ([`StateSource::read_ahead_trie_path`]).
+    TriePath {
+        segment: u32,
+        address: Address,
+        slot: Option<U256>,
+    },
 }
 
 impl Task<'_> {
@@ -246,6 +281,11 @@ impl Task<'_> {
                 ..
             } => (*address, *segment, Some(*slot)),
             Task::Code { .. } => (Address::ZERO, 0, None),
+            Task::TriePath {
+                segment,
+                address,
+                slot,
+            } => (*address, *segment, *slot),
         }
     }
 }
@@ -489,6 +529,17 @@ impl Replay {
         // cursor finds the next key on the leaf page it is on (MDBX then skips the walk from
         // the root). A stable sort merges the blocks' sorted runs (one run: one pass over it).
         tasks.sort_by_key(Task::store_order);
+        if inputs.trie_paths {
+            // After the state, shared out like it (the last readers' shares), each path
+            // once however many of the batch's blocks change its key.
+            let mut paths = Vec::new();
+            for b in blocks.range() {
+                trie_paths_of(self.segment_of(b) as u32, blocks.get(b), &mut paths);
+            }
+            paths.sort_by_key(Task::store_order);
+            paths.dedup_by_key(|t| t.store_order());
+            tasks.append(&mut paths);
+        }
         read_all(readers, &mut tasks, pool)?;
         drop(tasks);
         let total = start.elapsed().as_nanos() as u64;
@@ -611,6 +662,31 @@ impl Replay {
     }
 }
 
+/// The trie paths block `block` (of segment `segment`) changes, as [`Task::TriePath`]s:
+/// each account its access list changes, and each slot it writes; none for a block whose
+/// segment has no witness (it gets no root).
+fn trie_paths_of(segment: u32, block: &ReplayBlock, tasks: &mut Vec<Task<'_>>) {
+    let Some(list) = &block.root_list else { return };
+    for account in list.iter() {
+        let changed = !(account.balance_changes.is_empty()
+            && account.nonce_changes.is_empty()
+            && account.code_changes.is_empty()
+            && account.storage_changes.is_empty());
+        if changed {
+            tasks.push(Task::TriePath {
+                segment,
+                address: account.address,
+                slot: None,
+            });
+        }
+        tasks.extend(account.storage_changes.iter().map(|s| Task::TriePath {
+            segment,
+            address: account.address,
+            slot: Some(s.slot),
+        }));
+    }
+}
+
 /// Run `tasks` on `readers`, split evenly between them ([`on_readers`]); the first failed
 /// read is the error.
 fn read_all<S: StateSource + ?Sized>(
@@ -700,6 +776,17 @@ fn read_into<S: StateSource + ?Sized>(
                 into,
             } => **into = Some(reader.storage(*segment as usize, *address, *slot)?),
             Task::Code { info } => info.code = Some(code_of(reader, &mut codes, info.code_hash)?),
+            Task::TriePath {
+                segment,
+                address,
+                slot,
+            } => {
+                let (trie, key) = match slot {
+                    None => (TrieId::Account, keccak256(address)),
+                    Some(slot) => (TrieId::Storage(*address), keccak256(B256::from(*slot))),
+                };
+                reader.read_ahead_trie_path(*segment as usize, trie, &key)?;
+            }
         }
     }
     Ok(())

@@ -187,6 +187,22 @@ pub struct ReadCounts {
     pub codes: std::sync::atomic::AtomicUsize,
     /// Trie nodes asked for (not in [`Self::total`], which counts state reads).
     pub trie_nodes: std::sync::atomic::AtomicUsize,
+    /// Every trie-node read and every path read ahead, in the order they happened.
+    pub trie_log: std::sync::Mutex<Vec<TrieRead>>,
+}
+
+/// A trie read a [`DumpSource`] served: at segment, owner (`None`: the account trie; else
+/// the hashed address).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrieRead {
+    /// The node at this path ([`crate::StateSource::trie_nodes`]).
+    Node(usize, Option<alloy_primitives::B256>, gigagas_trie::Nibbles),
+    /// The nodes on the path to this key ([`crate::StateSource::read_ahead_trie_path`]).
+    Ahead(
+        usize,
+        Option<alloy_primitives::B256>,
+        alloy_primitives::B256,
+    ),
 }
 
 impl ReadCounts {
@@ -334,7 +350,33 @@ impl crate::StateSource for DumpSource {
                 .iter()
                 .map(|path| self.nodes.get(&(segment, owner, *path)).cloned()),
         );
+        let mut log = self.counts.trie_log.lock().expect("no reader panicked");
+        log.extend(
+            paths
+                .iter()
+                .map(|path| TrieRead::Node(segment, owner, *path)),
+        );
         Ok(())
+    }
+
+    /// Meets the nodes it holds at the key's prefixes, as a store's walk does.
+    fn read_ahead_trie_path(
+        &mut self,
+        segment: usize,
+        trie: gigagas_trie::TrieId,
+        key: &alloy_primitives::B256,
+    ) -> Result<u32, crate::StateError> {
+        let owner = trie.owner();
+        let key_path = gigagas_trie::Nibbles::unpack(key);
+        let met = (0..=key_path.len())
+            .filter(|&d| {
+                self.nodes
+                    .contains_key(&(segment, owner, key_path.slice(..d)))
+            })
+            .count();
+        let mut log = self.counts.trie_log.lock().expect("no reader panicked");
+        log.push(TrieRead::Ahead(segment, owner, *key));
+        Ok(met as u32)
     }
 }
 

@@ -291,3 +291,105 @@ fn a_prefetch_of_several_blocks_reads_in_key_order() {
         "{repeated} reads follow the same address's in another segment"
     );
 }
+
+/// A store pass that computes roots reads ahead, in each batch's read, the trie paths of
+/// what its blocks change: every node its roots then read lies on a path read before it
+/// (or beside one: a removal's sibling). A pass without a root, or reading on demand (no
+/// batch read), reads none ahead.
+#[test]
+fn a_batch_read_reads_ahead_the_trie_paths_its_roots_then_read() {
+    use gigagas_executor::test_utils::TrieRead;
+    use gigagas_grid::StateRootPhase;
+    use gigagas_trie::Nibbles;
+    use std::collections::HashMap;
+    let (replay, source) = load("mainnet-like-witness.gigagas");
+    for (threads, batch, root, io, design) in [
+        (
+            1,
+            1,
+            StateRootPhase::After,
+            IoMode::Prefetch,
+            BalDesign::Keys,
+        ),
+        (
+            2,
+            3,
+            StateRootPhase::Overlapped,
+            IoMode::Prefetch,
+            BalDesign::Full,
+        ),
+        (
+            2,
+            1,
+            StateRootPhase::Overlapped,
+            IoMode::Pipelined,
+            BalDesign::Keys,
+        ),
+        (
+            2,
+            1,
+            StateRootPhase::After,
+            IoMode::OnDemand,
+            BalDesign::Keys,
+        ),
+        (2, 1, StateRootPhase::Off, IoMode::Prefetch, BalDesign::Keys),
+    ] {
+        let config = RunConfig::new(
+            std::num::NonZeroUsize::new(threads).unwrap(),
+            batch,
+            SchedulerKind::GasUsed,
+        );
+        let read = StoreRead::each(io, &[design])[0];
+        let config = config.with_work(gigagas_executor::TimedWork {
+            state: StateRead::store(read, CacheState::Warm),
+            state_root: root,
+            ..config.work
+        });
+        let fresh = source.fresh();
+        let mut readers: Vec<Box<dyn StateSource>> = (0..2)
+            .map(|_| Box::new(fresh.clone()) as Box<dyn StateSource>)
+            .collect();
+        let point = format!("{threads} threads, batch {batch}, {root:?}, {io:?}, {design:?}");
+        Parallel::reading(&config, read, &mut readers)
+            .run(&replay, true)
+            .unwrap_or_else(|d| panic!("{point}: {d}"));
+        let log = fresh.counts.trie_log.lock().unwrap().clone();
+        // Each key read ahead, by trie, with when it was first read.
+        let mut ahead: HashMap<(usize, Option<B256>), Vec<(Nibbles, usize)>> = HashMap::new();
+        let (mut on_path, mut beside) = (0, 0);
+        for (at, read) in log.iter().enumerate() {
+            match read {
+                TrieRead::Ahead(segment, owner, key) => ahead
+                    .entry((*segment, *owner))
+                    .or_default()
+                    .push((Nibbles::unpack(key), at)),
+                TrieRead::Node(segment, owner, path) => {
+                    let keys = ahead.get(&(*segment, *owner)).map_or(&[][..], |k| &k[..]);
+                    let before = |p: &Nibbles| keys.iter().any(|(k, _)| k.starts_with(p));
+                    if before(path) {
+                        on_path += 1;
+                    } else if !path.is_empty() && before(&path.slice(..path.len() - 1)) {
+                        beside += 1;
+                    } else if root != StateRootPhase::Off && io != IoMode::OnDemand {
+                        panic!(
+                            "{point}: node {path:?} of {owner:?} read, its path never read ahead"
+                        );
+                    }
+                }
+            }
+        }
+        let read_ahead = log
+            .iter()
+            .filter(|r| matches!(r, TrieRead::Ahead(..)))
+            .count();
+        match (root, io) {
+            (StateRootPhase::Off, _) | (_, IoMode::OnDemand) => {
+                assert_eq!(read_ahead, 0, "{point}")
+            }
+            _ => assert!(
+                read_ahead > 0 && on_path > beside,
+                "{point}: {read_ahead} paths ahead, nodes {on_path} on them, {beside} beside"
+            ),
+        }
+    }
+}
