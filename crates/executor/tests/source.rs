@@ -354,18 +354,18 @@ fn a_batch_read_reads_ahead_the_trie_paths_its_roots_then_read() {
             .run(&replay, true)
             .unwrap_or_else(|d| panic!("{point}: {d}"));
         let log = fresh.counts.trie_log.lock().unwrap().clone();
-        // Each key read ahead, by trie, with when it was first read.
-        let mut ahead: HashMap<(usize, Option<B256>), Vec<(Nibbles, usize)>> = HashMap::new();
+        // The keys read ahead so far, by segment and trie (`None`: the account trie).
+        let mut ahead: HashMap<(usize, Option<B256>), Vec<Nibbles>> = HashMap::new();
         let (mut on_path, mut beside) = (0, 0);
-        for (at, read) in log.iter().enumerate() {
+        for read in &log {
             match read {
                 TrieRead::Ahead(segment, owner, key) => ahead
                     .entry((*segment, *owner))
                     .or_default()
-                    .push((Nibbles::unpack(key), at)),
+                    .push(Nibbles::unpack(key)),
                 TrieRead::Node(segment, owner, path) => {
                     let keys = ahead.get(&(*segment, *owner)).map_or(&[][..], |k| &k[..]);
-                    let before = |p: &Nibbles| keys.iter().any(|(k, _)| k.starts_with(p));
+                    let before = |p: &Nibbles| keys.iter().any(|k| k.starts_with(p));
                     if before(path) {
                         on_path += 1;
                     } else if !path.is_empty() && before(&path.slice(..path.len() - 1)) {
