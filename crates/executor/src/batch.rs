@@ -285,7 +285,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
             return Ok(0);
         }
         let start = Instant::now();
-        let (read_ns, build_ns) = self.pass.read(batch).map_err(|e| {
+        let read = self.pass.read(batch).map_err(|e| {
             let first = batch.items.start;
             PassError::from(Divergence::from(ExecError {
                 block: self.pass.replay.header(batch.blocks.range().start).number,
@@ -295,12 +295,13 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         })?;
         let ns = start.elapsed().as_nanos() as u64;
         let t = &mut own.timings;
-        t.io.read_ns += read_ns;
-        t.io.build_ns += build_ns;
+        t.io.read_ns += read.read_ns;
+        t.io.build_ns += read.build_ns;
         t.read_spans.push((
             start.saturating_duration_since(own.epoch).as_nanos() as u64,
             ns,
         ));
+        t.read_faults.push(read.major_faults);
         Ok(ns)
     }
 

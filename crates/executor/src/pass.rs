@@ -65,6 +65,13 @@ pub struct RunTimings {
     /// nanoseconds, the start after the timed window opened on the wall clock (for a trace
     /// of the pass).
     pub read_spans: Vec<(u64, u64)>,
+    /// Aligned with [`RunTimings::read_spans`]: the device reads of each batch's read, as
+    /// the major page faults its readers' threads took while reading their shares
+    /// (`getrusage(RUSAGE_THREAD)` before and after each share, summed over the readers).
+    /// A store read without readahead faults in one page per miss, so this counts the
+    /// pages the read waited for the device to read: near 0 warm, the read's misses cold.
+    /// 0 where the count is not available (not Linux).
+    pub read_faults: Vec<u64>,
     /// CPU time and page faults of the whole process while the window was open (the
     /// verification between batches excluded; [`crate::window`]).
     pub cpu: crate::window::CpuUsage,
@@ -590,10 +597,14 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
     }
 
     /// Read batch `batch`'s bases from the store (a pass that reads before each batch;
-    /// nothing otherwise), with every reader; returns (reading, decoding) in nanoseconds.
-    pub(crate) fn read(&self, batch: &mut Batch<'r, '_, 's, S>) -> Result<(u64, u64), StateError> {
+    /// nothing otherwise), with every reader; returns what reading and decoding took and
+    /// the device reads made.
+    pub(crate) fn read(
+        &self,
+        batch: &mut Batch<'r, '_, 's, S>,
+    ) -> Result<crate::source::TableRead, StateError> {
         let (Some(store), true) = (self.store(), batch.unread) else {
-            return Ok((0, 0));
+            return Ok(Default::default());
         };
         let design = store
             .read
@@ -672,7 +683,7 @@ mod tests {
             )
             .unwrap();
             let mut batch = pass.stage(0, &mut pass.cursors()).unwrap();
-            let (_, build_ns) = pass.read(&mut batch).unwrap();
+            let build_ns = pass.read(&mut batch).unwrap().build_ns;
             assert_eq!(
                 build_ns, 0,
                 "{name}: the reads write into the tables: no join"

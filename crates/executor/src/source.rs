@@ -219,6 +219,18 @@ pub(crate) struct ReadInputs<'a> {
     pub(crate) trie_paths: bool,
 }
 
+/// What one read of a batch's tables took ([`Replay::read_tables`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TableRead {
+    /// Reading, nanoseconds.
+    pub(crate) read_ns: u64,
+    /// Decoding `full` lists, nanoseconds.
+    pub(crate) build_ns: u64,
+    /// The readers' threads' major page faults while they read their shares, summed: the
+    /// pages the device read for the batch.
+    pub(crate) major_faults: u64,
+}
+
 /// One block of an [`IoLayout`].
 #[derive(Debug)]
 struct BlockLayout {
@@ -494,7 +506,8 @@ impl Replay {
     /// Fill `tables` (each block of the batch `blocks` with its blank base,
     /// [`IoLayout::blank`]) with what `design` reads before the batch runs, from `readers`
     /// (all but the first on `pool`'s threads; decoding the `full` lists of `inputs` first
-    /// for that design). Returns the time reading and decoding took, nanoseconds.
+    /// for that design). Returns the time reading and decoding took, nanoseconds, and the
+    /// device reads the readers made (their threads' major page faults while reading).
     pub(crate) fn read_tables<'t, S: StateSource + ?Sized>(
         &self,
         design: BalDesign,
@@ -503,7 +516,7 @@ impl Replay {
         tables: impl Iterator<Item = (usize, &'t mut PreStateDb)>,
         readers: &mut [&mut S],
         pool: Option<&rayon::ThreadPool>,
-    ) -> Result<(u64, u64), StateError> {
+    ) -> Result<TableRead, StateError> {
         let start = Instant::now();
         let mut build_ns = 0;
         let mut tasks = Vec::new();
@@ -540,10 +553,14 @@ impl Replay {
             paths.dedup_by_key(|t| t.store_order());
             tasks.append(&mut paths);
         }
-        read_all(readers, &mut tasks, pool)?;
+        let major_faults = read_all(readers, &mut tasks, pool)?;
         drop(tasks);
         let total = start.elapsed().as_nanos() as u64;
-        Ok((total.saturating_sub(build_ns), build_ns))
+        Ok(TableRead {
+            read_ns: total.saturating_sub(build_ns),
+            build_ns,
+            major_faults,
+        })
     }
 
     /// The reads that fill block `b`'s blank `table` (every empty value, or, with
@@ -688,24 +705,31 @@ fn trie_paths_of(segment: u32, block: &ReplayBlock, tasks: &mut Vec<Task<'_>>) {
 }
 
 /// Run `tasks` on `readers`, split evenly between them ([`on_readers`]); the first failed
-/// read is the error.
+/// read is the error. Returns the device reads they made: the major page faults of each
+/// reader's thread while it read its share (two `getrusage` calls per share), summed.
 fn read_all<S: StateSource + ?Sized>(
     readers: &mut [&mut S],
     tasks: &mut [Task<'_>],
     pool: Option<&rayon::ThreadPool>,
-) -> Result<(), StateError> {
+) -> Result<u64, StateError> {
     if tasks.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
     if readers.is_empty() {
         return Err(StateError::NoReader);
     }
     let per = tasks.len().div_ceil(readers.len());
-    on_readers(readers, tasks.chunks_mut(per), pool, |r, chunk| {
-        read_into(r, chunk)
-    })
-    .into_iter()
-    .collect()
+    let shares = on_readers(readers, tasks.chunks_mut(per), pool, |r, chunk| {
+        let before = crate::window::thread_major_faults();
+        let read = read_into(r, chunk);
+        (read, crate::window::thread_major_faults().saturating_sub(before))
+    });
+    let mut faults = 0;
+    for (read, share_faults) in shares {
+        read?;
+        faults += share_faults;
+    }
+    Ok(faults)
 }
 
 /// `read` of each of `shares` with its reader, in order: the first share on the calling

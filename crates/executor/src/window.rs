@@ -69,6 +69,26 @@ impl CpuUsage {
     }
 }
 
+/// Major page faults of the calling thread so far (`getrusage(RUSAGE_THREAD)`): the pages
+/// it waited for the device to read. 0 where the count is not available (not Linux). Two
+/// calls around a span of work on one thread count the device reads of that span alone.
+pub(crate) fn thread_major_faults() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `usage` is a plain struct that `getrusage` fills; RUSAGE_THREAD is valid
+        // on Linux.
+        unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            if libc::getrusage(libc::RUSAGE_THREAD, &mut usage) != 0 {
+                return 0;
+            }
+            usage.ru_majflt as u64
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
+}
+
 /// Told when a timed window opens and closes, on the thread that times it (the
 /// coordinator, or the only thread of a 1-thread pass). Calls alternate, opened first;
 /// what an observer does there is outside the window's clock but not outside its
