@@ -120,6 +120,16 @@ impl StoreContext {
         })
     }
 
+    /// The readers of each replay pass (`--io-threads`).
+    pub fn io_threads(&self) -> NonZeroUsize {
+        self.io_threads
+    }
+
+    /// The store's data file (what a device probe reads).
+    pub fn data_file(&mut self) -> Result<PathBuf, IoError> {
+        Ok(self.store()?.data_file())
+    }
+
     fn store(&mut self) -> Result<&Store, IoError> {
         if self.store.is_none() {
             self.store = Some(if self.writable {

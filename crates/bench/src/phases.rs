@@ -75,8 +75,9 @@ pub const PHASE_ASSUMPTIONS: [&str; 8] = [
     "workers are identical and never idle while work is ready; equal times go to the \
      lowest-numbered worker; no claim, queue, barrier or wake-up overhead, and no time for the \
      scheduler's ordering; nothing between batches (verification) is timed",
-    "the profile is recorded from one-thread passes of the same store point (warm); a read's \
-     recorded time is its wall time on the pass's readers, projected as one reader's",
+    "the profile is recorded from one-thread passes of the same store point (warm, or each \
+     pass cold); a read's recorded time is its wall time on the pass's readers, projected as \
+     one reader's, and its device reads are its readers' major page faults",
 ];
 
 /// One read of state from a store: what one reader took, and the device reads it made.
@@ -282,6 +283,173 @@ impl DeviceCurve {
             below = (at, rate);
         }
         below.1
+    }
+}
+
+/// The header line of a device curve file ([`DeviceCurve::read_csv`]).
+pub const CURVE_CSV_HEADER: &str = "readers,reads_per_s";
+
+/// A device curve file that cannot be read ([`DeviceCurve::read_csv`]): each error names
+/// the file, the line (from 1) and what was expected there, on one line.
+#[derive(Debug, thiserror::Error)]
+pub enum CurveFileError {
+    /// The file could not be read.
+    #[error("{}: cannot read the device curve: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// No line at all.
+    #[error("{}: empty: expected the header `{CURVE_CSV_HEADER}` on line 1, then one row per reader count", path.display())]
+    Empty {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// The first line is not the header.
+    #[error("{}: line 1: expected the header `{CURVE_CSV_HEADER}`, found `{found}`", path.display())]
+    Header {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The first line.
+        found: String,
+    },
+    /// A row that is not a reader count and a rate.
+    #[error(
+        "{}: line {line}: expected `readers,reads_per_s` (a whole number of readers, reads per second), found `{found}`",
+        path.display()
+    )]
+    Row {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The line.
+        line: usize,
+        /// The line's text.
+        found: String,
+    },
+    /// A reader count given twice.
+    #[error(
+        "{}: line {line}: expected each reader count once, found {readers} readers again (first on line {first})",
+        path.display()
+    )]
+    Duplicate {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The line.
+        line: usize,
+        /// The reader count.
+        readers: usize,
+        /// The line that gave it first.
+        first: usize,
+    },
+    /// A row the curve refuses (zero readers, counts out of order, a rate that is not
+    /// positive), or a file with a header and no row (`line` 1: [`CurveError::Empty`]).
+    #[error("{}: line {line}: {source}", path.display())]
+    Curve {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The line.
+        line: usize,
+        /// What the curve refuses.
+        source: CurveError,
+    },
+}
+
+impl DeviceCurve {
+    /// The curve in the CSV file at `path`: the header `readers,reads_per_s`, then one row
+    /// per reader count, counts increasing (blank rows and spaces around fields are
+    /// ignored). Refuses, naming the line: a missing header, a row that is not a whole
+    /// reader count and a number, a reader count given twice, and what [`DeviceCurve::new`]
+    /// refuses.
+    pub fn read_csv(path: &std::path::Path) -> Result<Self, CurveFileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CurveFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse_csv(&text, path)
+    }
+
+    /// [`DeviceCurve::read_csv`] of `text`, the contents of `path`.
+    pub fn parse_csv(text: &str, path: &std::path::Path) -> Result<Self, CurveFileError> {
+        let path = || path.to_path_buf();
+        if text.trim().is_empty() {
+            return Err(CurveFileError::Empty { path: path() });
+        }
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim()));
+        let header = lines.next().map_or("", |(_, l)| l);
+        let lines = lines.filter(|(_, l)| !l.is_empty());
+        let fields: Vec<&str> = header.split(',').map(str::trim).collect();
+        if fields != ["readers", "reads_per_s"] {
+            return Err(CurveFileError::Header {
+                path: path(),
+                found: header.to_string(),
+            });
+        }
+        let mut points = Vec::new();
+        let mut seen: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut last = 1;
+        for (line, row) in lines {
+            last = line;
+            let bad = || CurveFileError::Row {
+                path: path(),
+                line,
+                found: row.to_string(),
+            };
+            let (readers, rate) = row.split_once(',').ok_or_else(bad)?;
+            let readers: usize = readers.trim().parse().map_err(|_| bad())?;
+            let rate: f64 = rate.trim().parse().map_err(|_| bad())?;
+            if let Some(&first) = seen.get(&readers) {
+                return Err(CurveFileError::Duplicate {
+                    path: path(),
+                    line,
+                    readers,
+                    first,
+                });
+            }
+            seen.insert(readers, line);
+            // Checked point by point, so that the error names the row's line.
+            points.push((readers, rate));
+            Self::new(points.clone()).map_err(|source| CurveFileError::Curve {
+                path: path(),
+                line,
+                source,
+            })?;
+        }
+        Self::new(points).map_err(|source| CurveFileError::Curve {
+            path: path(),
+            line: last,
+            source,
+        })
+    }
+
+    /// The curve as CSV: the header, then one row per point (what
+    /// [`DeviceCurve::read_csv`] reads back).
+    pub fn to_csv(&self) -> String {
+        let mut out = format!("{CURVE_CSV_HEADER}\n");
+        for &(readers, rate) in &self.points {
+            out.push_str(&format!("{readers},{rate}\n"));
+        }
+        out
+    }
+
+    /// The curve held flat at its rate for `readers`: what caps a read a model projects as
+    /// one reader's while the pass really reads on `readers` (the whole-block simulator's
+    /// store passes read on the store's readers at every worker count).
+    pub fn held_at(&self, readers: NonZeroUsize) -> Self {
+        Self {
+            points: vec![(1, self.reads_per_s(readers))],
+        }
+    }
+
+    /// One line: `1: 12000, 2: 21000 reads/s` (reader count: rate).
+    pub fn summary(&self) -> String {
+        let points: Vec<String> = self
+            .points
+            .iter()
+            .map(|&(readers, rate)| format!("{readers}: {rate:.0}"))
+            .collect();
+        format!("{} reads/s", points.join(", "))
     }
 }
 
@@ -1165,5 +1333,125 @@ mod tests {
         assert_eq!(refused(with(vec![2, 1, 0], vec![0, 2, 1, 3])), cut);
         assert_eq!(refused(with(vec![2, 1, 0], vec![])), cut);
         assert!(project_phases(&with(vec![2, 1, 0], vec![0, 1, 3]), &config, None).is_ok());
+    }
+
+    /// A device curve file: the header then rows is read (spaces and blank rows ignored)
+    /// and written back the same; each bad file is refused with its own error, naming the
+    /// file and the line, on one line.
+    #[test]
+    fn a_device_curve_file_is_read_or_refused_by_line() {
+        let path = std::path::Path::new("curve.csv");
+        let good = "readers,reads_per_s\n1,12000\n 2 , 21000.25\n\n4,30000\n";
+        let curve = DeviceCurve::parse_csv(good, path).unwrap();
+        assert_eq!(curve.points(), [(1, 12000.0), (2, 21000.25), (4, 30000.0)]);
+        assert_eq!(DeviceCurve::parse_csv(&curve.to_csv(), path).unwrap(), curve);
+        assert_eq!(curve.summary(), "1: 12000, 2: 21000, 4: 30000 reads/s");
+
+        let err = |text: &str| DeviceCurve::parse_csv(text, path).unwrap_err();
+        let one_line = |e: &CurveFileError| {
+            let text = e.to_string();
+            assert!(!text.contains('\n'), "{text}");
+            assert!(text.starts_with("curve.csv: "), "{text}");
+            text
+        };
+        // Empty (or only blank lines).
+        for text in ["", "\n  \n"] {
+            let e = err(text);
+            assert!(matches!(e, CurveFileError::Empty { .. }), "{e:?}");
+            assert!(one_line(&e).contains("readers,reads_per_s"));
+        }
+        // No header: the first line is a row.
+        let e = err("1,12000\n2,21000\n");
+        assert!(
+            matches!(&e, CurveFileError::Header { found, .. } if found == "1,12000"),
+            "{e:?}"
+        );
+        assert!(one_line(&e).contains("line 1: expected the header"));
+        // A header and no row.
+        let e = err("readers,reads_per_s\n");
+        assert!(
+            matches!(
+                e,
+                CurveFileError::Curve {
+                    line: 1,
+                    source: CurveError::Empty,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // Not numbers, or not two fields.
+        for (text, line) in [
+            ("readers,reads_per_s\n1,12000\ntwo,21000\n", 3),
+            ("readers,reads_per_s\n1,fast\n", 2),
+            ("readers,reads_per_s\n1.5,12000\n", 2),
+            ("readers,reads_per_s\n1\n", 2),
+            ("readers,reads_per_s\n1,2,3\n", 2),
+        ] {
+            let e = err(text);
+            assert!(
+                matches!(e, CurveFileError::Row { line: l, .. } if l == line),
+                "{text:?}: {e:?}"
+            );
+            assert!(one_line(&e).contains(&format!("line {line}: expected `readers,reads_per_s`")));
+        }
+        // Zero readers.
+        let e = err("readers,reads_per_s\n0,5000\n1,12000\n");
+        assert!(
+            matches!(
+                e,
+                CurveFileError::Curve {
+                    line: 2,
+                    source: CurveError::ZeroReaders,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // A reader count twice.
+        let e = err("readers,reads_per_s\n1,12000\n2,21000\n1,13000\n");
+        assert!(
+            matches!(
+                e,
+                CurveFileError::Duplicate {
+                    line: 4,
+                    readers: 1,
+                    first: 2,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(one_line(&e).contains("line 4: expected each reader count once"));
+        // Out of order, and a rate that is not positive: the curve's own errors, by line.
+        let e = err("readers,reads_per_s\n2,21000\n1,12000\n");
+        assert!(
+            matches!(
+                e,
+                CurveFileError::Curve {
+                    line: 3,
+                    source: CurveError::NotIncreasing { readers: 1 },
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let e = err("readers,reads_per_s\n1,-3\n");
+        assert!(
+            matches!(
+                e,
+                CurveFileError::Curve {
+                    line: 2,
+                    source: CurveError::BadRate { .. },
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // A file that is not there.
+        let missing = std::path::Path::new("/nonexistent/curve.csv");
+        let e = DeviceCurve::read_csv(missing).unwrap_err();
+        assert!(matches!(e, CurveFileError::Io { .. }), "{e:?}");
+        assert!(e.to_string().starts_with("/nonexistent/curve.csv: "));
     }
 }

@@ -3,8 +3,9 @@
 //! checked against measured passes at the thread counts the machine has.
 //!
 //! 1. **Record** ([`record_phases`]): from a one-thread pass of the same store point
-//!    (I/O mode, design, root phase), each batch's read (its span: the prefetch before the
-//!    batch, or the pipelined read beside the batch before it), each item's time and each
+//!    (I/O mode, design, root phase, warm or cold page cache), each batch's read (its span:
+//!    the prefetch before the batch, or the pipelined read beside the batch before it, and
+//!    its device reads: its readers' major page faults), each item's time and each
 //!    root unit as the executor's spans cut them (an advance that finishes a block and
 //!    prepares the next is charged to the next block's preparation, a batch's last advance
 //!    to its block's finish; the nodes a unit reads are inside its time). Of several passes
@@ -19,6 +20,11 @@
 //!    its projection ([`PhaseTimes`]). The slowdown is fitted on the memory points only
 //!    (the execution simulator's `ItemCost`), never on a store point.
 //!
+//! A device curve ([`DeviceCurve`]: probed on the store's data file with
+//! [`probe_device_curve`], or given) caps each read at its device reads ÷ the curve's rate
+//! at the store's readers, the readers every store pass reads on. On a warm store a read
+//! makes next to no device reads and the curve caps nothing.
+//!
 //! Above the largest validated count a projection is a band ([`Band`]): the slowdown
 //! curve held flat, and the item-time ratio a 16-core machine measured
 //! ([`SIXTEEN_CORE_ITEM_TIME_RATIO`]).
@@ -28,8 +34,8 @@ use crate::{
     error::PassError,
     io::StoreContext,
     phases::{
-        BatchProfile, BlockRoot, PhaseConfig, PhaseProfile, PhaseProfileError, PhaseProjection,
-        ReadMode, ReadProfile, project_phases,
+        BatchProfile, BlockRoot, CurveError, DeviceCurve, PhaseConfig, PhaseProfile,
+        PhaseProfileError, PhaseProjection, ReadMode, ReadProfile, project_phases,
     },
     simulate::BatchCut,
 };
@@ -63,6 +69,12 @@ pub enum WholeBlockError {
     /// A recorded profile the model cannot run.
     #[error(transparent)]
     Profile(#[from] PhaseProfileError),
+    /// The device curve could not be probed.
+    #[error("probing the device curve: {0}")]
+    Probe(crate::error::IoError),
+    /// The probed curve is not a curve (a reader count measured no read).
+    #[error("probing the device curve: {0}")]
+    Curve(#[from] CurveError),
 }
 
 impl From<PassError> for WholeBlockError {
@@ -92,6 +104,9 @@ pub struct PhaseRecord {
     pub item_ns: Vec<u64>,
     /// Each batch's read, nanoseconds of wall time.
     pub read_ns: Vec<u64>,
+    /// Each batch's device reads: its readers' major page faults while reading
+    /// ([`RunTimings::read_faults`]); near 0 on a warm store.
+    pub read_faults: Vec<u64>,
     /// Each batch's root work, its blocks in order (empty with the root phase off).
     pub roots: Vec<Vec<BlockRoot>>,
 }
@@ -101,6 +116,8 @@ pub fn record_phases(replay: &Replay, timings: &RunTimings, batch: usize) -> Pha
     let batches = replay.batches(batch).len();
     let mut read_ns: Vec<u64> = timings.read_spans.iter().map(|&(_, ns)| ns).collect();
     read_ns.resize(batches, 0);
+    let mut read_faults = timings.read_faults.clone();
+    read_faults.resize(batches, 0);
     let mut roots: Vec<Vec<BlockRoot>> = vec![Vec::new(); batches];
     let mut spans = timings.root.spans.clone();
     spans.sort_by_key(|s| (s.start_ns, s.worker));
@@ -142,6 +159,7 @@ pub fn record_phases(replay: &Replay, timings: &RunTimings, batch: usize) -> Pha
         wall_ns: timings.wall_ns,
         item_ns: timings.item_ns.clone(),
         read_ns,
+        read_faults,
         roots,
     }
 }
@@ -176,7 +194,8 @@ impl PhaseRecord {
     }
 
     /// The profile of a pass of `cut.threads` workers: the items ordered and cut as that
-    /// pass does, items and root units slowed by `slowdown`; reads as recorded.
+    /// pass does, items and root units slowed by `slowdown`; reads as recorded, each with
+    /// its device reads (what a device curve caps).
     pub fn profile(&self, replay: &Replay, cut: BatchCut, slowdown: Slowdown) -> PhaseProfile {
         let batches = replay
             .batches(self.batch)
@@ -207,7 +226,7 @@ impl PhaseRecord {
                 BatchProfile {
                     read: ReadProfile {
                         ns: self.read_ns[k],
-                        reads: 0,
+                        reads: self.read_faults.get(k).copied().unwrap_or(0),
                     },
                     item_ns,
                     order,
@@ -448,7 +467,9 @@ pub fn profile_and_measure_point(
     })
 }
 
-/// Project `point` from `record` at `workers` workers on `cores` cores with `slowdown`.
+/// Project `point` from `record` at `workers` workers on `cores` cores with `slowdown`,
+/// each read capped by `device` (a curve for the model's one reader: [`DeviceCurve::held_at`]
+/// the pass's readers; `None`: no cap).
 pub fn project_point(
     replay: &Replay,
     point: &WholeBlockPoint,
@@ -456,6 +477,7 @@ pub fn project_point(
     workers: NonZeroUsize,
     cores: NonZeroUsize,
     slowdown: Slowdown,
+    device: Option<&DeviceCurve>,
 ) -> Result<PhaseTimes, WholeBlockError> {
     let cut = BatchCut {
         threads: workers,
@@ -463,7 +485,7 @@ pub fn project_point(
     };
     let profile = record.profile(replay, cut, slowdown);
     let config = point.phase_config(workers, cores)?;
-    Ok(PhaseTimes::from(&project_phases(&profile, &config, None)?))
+    Ok(PhaseTimes::from(&project_phases(&profile, &config, device)?))
 }
 
 /// A projection: one figure per phase where the slowdown is validated, a band above.
@@ -525,6 +547,9 @@ pub struct WholeBlockReport {
     pub validations: Vec<PhaseValidation>,
     /// The projections.
     pub projections: Vec<PointProjection>,
+    /// The device curve the reads were capped by (`None`: no cap), and the store's readers
+    /// it was read at.
+    pub device: Option<(DeviceCurve, NonZeroUsize)>,
 }
 
 /// What [`simulate_whole_block`] runs.
@@ -542,6 +567,9 @@ pub struct WholeBlockPlan {
     pub rep: Repetition,
     /// The machine's cores (what a measured pass runs on).
     pub cores: NonZeroUsize,
+    /// The device curve that caps each read (`None`: no cap), read at the store's readers
+    /// (every store pass reads on them: [`DeviceCurve::held_at`]).
+    pub device: Option<DeviceCurve>,
 }
 
 /// Profile, project and (with `plan.validate`) validate every store point of `plan`; the
@@ -555,6 +583,9 @@ pub fn simulate_whole_block(
     mut after_run: impl FnMut(&RunConfig),
 ) -> Result<WholeBlockReport, WholeBlockError> {
     let pass_cache = PassCache::new();
+    let readers = store.io_threads();
+    let device = plan.device.as_ref().map(|c| c.held_at(readers));
+    let device = device.as_ref();
     let largest_validated = plan.validate.iter().map(|t| t.get()).max().unwrap_or(1);
     let mut validations = Vec::new();
     let mut projections = Vec::new();
@@ -562,7 +593,8 @@ pub fn simulate_whole_block(
         let m = profile_and_measure_point(replay, &pass_cache, store, point, plan, &mut after_run)?;
         for &(t, measured) in &m.measured {
             let slowdown = Slowdown::of(cost, t.get());
-            let projected = project_point(replay, point, &m.record, t, plan.cores, slowdown)?;
+            let projected =
+                project_point(replay, point, &m.record, t, plan.cores, slowdown, device)?;
             validations.push(PhaseValidation {
                 point: point.label(),
                 threads: t.get(),
@@ -573,7 +605,7 @@ pub fn simulate_whole_block(
         let mut bands = Vec::new();
         for &t in &plan.threads {
             let flat = Slowdown::of(cost, t.get());
-            let at = |s| project_point(replay, point, &m.record, t, t, s);
+            let at = |s| project_point(replay, point, &m.record, t, t, s, device);
             let flat_times = at(flat)?;
             let sixteen_core = if t.get() > largest_validated {
                 Some(at(Slowdown {
@@ -615,7 +647,20 @@ pub fn simulate_whole_block(
         slowdown,
         validations,
         projections,
+        device: plan.device.clone().map(|c| (c, readers)),
     })
+}
+
+/// The device curve of `store`'s data file ([`gigagas_state::probe_read_curve`], cold, for
+/// `duration` at each of 1, 2, 4, … up to the store's readers), outside any timed window.
+pub fn probe_device_curve(
+    store: &mut StoreContext,
+    duration: std::time::Duration,
+) -> Result<DeviceCurve, WholeBlockError> {
+    let file = store.data_file().map_err(WholeBlockError::Probe)?;
+    let points = gigagas_state::probe_read_curve(&file, duration, store.io_threads().get())
+        .map_err(|e| WholeBlockError::Probe(e.into()))?;
+    Ok(DeviceCurve::new(points)?)
 }
 
 /// Milliseconds, one decimal.
@@ -630,6 +675,13 @@ impl WholeBlockReport {
     /// between its two edges, [`Band`]).
     pub fn markdown(&self) -> String {
         let mut out = String::new();
+        if let Some((curve, readers)) = &self.device {
+            out.push_str(&format!(
+                "\n**Device curve** (random 4 KiB reads per second by readers; each batch's read \
+                 capped at its device reads ÷ the rate at the store's {readers} readers): {}\n",
+                curve.summary()
+            ));
+        }
         if !self.validations.is_empty() {
             out.push_str(
                 "\n**Whole block: projected against measured** (ms, medians; error; `*` beyond \

@@ -103,7 +103,8 @@ fn a_recorded_profile_holds_the_passs_phases() {
         // after another, each measured inside the window, so never beyond its wall time
         // (prefetch: the read, the items and the units are disjoint on one thread).
         let projected =
-            whole_block::project_point(&replay, &point, &record, one, one, Slowdown::NONE).unwrap();
+            whole_block::project_point(&replay, &point, &record, one, one, Slowdown::NONE, None)
+                .unwrap();
         let work: u64 = record.item_ns.iter().sum::<u64>() + span_ns;
         let measured =
             PhaseTimes::measured(&timings, whole_block::read_mode(&config.work).unwrap());
