@@ -8,7 +8,7 @@ use crate::{
 };
 use anyhow::{Result, anyhow, bail};
 use gigagas_bench::{
-    BenchError, NonEmpty, Progress, SimulatePlan,
+    BenchError, DeviceCurve, NonEmpty, Progress, SimulatePlan,
     plan::{self, ItemSlowdown, MAX_THREADS, MAX_VIRTUAL_WORKERS},
     simulate, whole_block,
 };
@@ -29,11 +29,15 @@ use std::path::PathBuf;
 /// profiled on one thread (each batch's read, each item, each state-root unit, warm) and
 /// projected end to end by the whole-block model, per phase; validation first fits the
 /// items' slowdown on memory points, then checks the store points against measured passes
-/// without refitting. On-demand reads are not modelled.
+/// without refitting. On-demand reads are not modelled. Each batch's read is profiled with
+/// its device reads (its readers' major page faults); a device curve (--device-curve) caps
+/// each read at those reads ÷ the curve's rate at the store's readers.
 ///
 /// Example: gigagas simulate --threads 16,64,192 --batch 1,50 --scheduler all,oracle
 ///
 /// Example: gigagas simulate DUMP --state STORE --io prefetch,pipelined --state-root after
+///
+/// Example: gigagas simulate DUMP --state STORE --cache cold --device-curve slow-disk.csv
 #[derive(Debug, clap::Args)]
 pub(crate) struct SimulateArgs {
     /// The dump (default: dumps/mainnet.gigagas, 42 real mainnet blocks, found from the
@@ -76,8 +80,8 @@ pub(crate) struct SimulateArgs {
     /// Write the simulation (projections, validations, assumptions, machine) as JSON.
     #[arg(long, conflicts_with = "state")]
     pub json: Option<PathBuf>,
-    /// Simulate the whole block reading this state store (`gigagas state build`), warm:
-    /// read, execution and state root per phase.
+    /// Simulate the whole block reading this state store (`gigagas state build`): read,
+    /// execution and state root per phase.
     #[arg(long, value_name = "DIR", help_heading = "Whole block")]
     pub state: Option<PathBuf>,
     /// How the store points read, comma-separated: prefetch, pipelined (on-demand reads
@@ -111,7 +115,56 @@ pub(crate) struct SimulateArgs {
     /// Readers of a store point's reads.
     #[arg(long, default_value_t = gigagas_grid::DEFAULT_IO_THREADS, requires = "state", help_heading = "Whole block")]
     pub io_threads: usize,
+    /// The store's page cache at the start of every pass (profiling and validation):
+    /// warm (after a warm-up pass: reads make next to no device reads), or cold (the store
+    /// evicted before every pass, as `gigagas run --cache cold` does, and checked with
+    /// mincore: a pass that was not cold is refused). Cold profiles count each batch's
+    /// device reads, which a device curve caps.
+    #[arg(
+        long,
+        default_value = "warm",
+        requires = "state",
+        help_heading = "Whole block"
+    )]
+    pub cache: gigagas_grid::CacheState,
+    /// The device curve that caps each batch's read (its device reads ÷ the curve's rate
+    /// at --io-threads readers): probe (random 4 KiB reads per second of the store's data
+    /// file at 1, 2, 4, … --io-threads readers, cold, measured before any pass and
+    /// printed), none (no cap), or a CSV file (the header `readers,reads_per_s`, then one
+    /// row per reader count, counts increasing: another disk's curve) [default: probe with
+    /// --cache cold, none with warm].
+    #[arg(
+        long,
+        value_name = "probe|none|FILE",
+        value_parser = parse_device_curve,
+        requires = "state",
+        help_heading = "Whole block"
+    )]
+    pub device_curve: Option<DeviceCurveChoice>,
 }
+
+/// Where `--device-curve` takes the curve from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DeviceCurveChoice {
+    /// Probed on the store's data file.
+    Probe,
+    /// No curve: no cap.
+    None,
+    /// Read from a CSV file.
+    File(PathBuf),
+}
+
+fn parse_device_curve(value: &str) -> Result<DeviceCurveChoice, String> {
+    Ok(match value {
+        "probe" => DeviceCurveChoice::Probe,
+        "none" => DeviceCurveChoice::None,
+        "" => return Err("expected probe, none or a CSV file".into()),
+        file => DeviceCurveChoice::File(PathBuf::from(file)),
+    })
+}
+
+/// How long the device probe reads at each reader count.
+const CURVE_PROBE: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl SimulateArgs {
     /// The simulator's plan of these flags: every value checked as a sweep config's
@@ -265,15 +318,42 @@ impl SimulateArgs {
         let points = whole_block::points(
             &reads,
             &self.state_root,
-            gigagas_grid::CacheState::Warm,
+            self.cache,
             sim.batch.first().get(),
             *sim.schedulers.first(),
         )?;
         let io_threads = plan::thread_counts(&[self.io_threads], MAX_THREADS)
             .map_err(flag_error("--io-threads"))?;
         let checksum = u64::from_str_radix(&record.checksum, 16).unwrap_or_default();
+        // A bad curve file is refused before the store is opened or anything runs.
+        let choice = self.device_curve.clone().unwrap_or(match self.cache {
+            gigagas_grid::CacheState::Cold => DeviceCurveChoice::Probe,
+            gigagas_grid::CacheState::Warm => DeviceCurveChoice::None,
+        });
+        let given = match &choice {
+            DeviceCurveChoice::File(file) => Some(DeviceCurve::read_csv(file)?),
+            _ => None,
+        };
         let mut store = gigagas_bench::StoreContext::open(dir, checksum, *io_threads.first())
             .map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+        let device = match choice {
+            DeviceCurveChoice::Probe => {
+                let curve = whole_block::probe_device_curve(&mut store, CURVE_PROBE)
+                    .map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+                eprintln!(
+                    "device curve of {} (probed): {}",
+                    dir.display(),
+                    curve.summary()
+                );
+                Some(curve)
+            }
+            DeviceCurveChoice::None => None,
+            DeviceCurveChoice::File(file) => {
+                let curve = given.expect("read above");
+                eprintln!("device curve from {}: {}", file.display(), curve.summary());
+                Some(curve)
+            }
+        };
         let units = |t| gigagas_bench::progress::run_units(t, machine.cores);
         let mut cost = None;
         if !sim.validate_threads.is_empty() {
@@ -304,6 +384,7 @@ impl SimulateArgs {
             profile_runs: sim.profile_repeats,
             rep,
             cores: machine.cores,
+            device,
         };
         let mut bar = Bar::new("whole block");
         let per_point = (rep.warmup + sim.profile_repeats.get()) as u64 * 1000
