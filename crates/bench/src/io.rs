@@ -120,6 +120,15 @@ impl StoreContext {
         })
     }
 
+    /// The same, its cold passes evicting the store's files alone (`posix_fadvise`), never
+    /// the whole OS page cache (`drop_caches`, which it otherwise drops where this process
+    /// may): for a machine others measure on. A pass the files' eviction leaves not cold
+    /// is refused as ever.
+    pub fn without_drop_caches(mut self) -> Self {
+        self.drop_caches = false;
+        self
+    }
+
     /// The readers of each replay pass (`--io-threads`).
     pub fn io_threads(&self) -> NonZeroUsize {
         self.io_threads

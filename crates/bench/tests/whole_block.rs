@@ -1,12 +1,13 @@
 //! The whole-block simulator on real passes: a profile recorded from a one-thread store
 //! pass with the root phase on holds every item, read and root unit of the pass, and its
-//! projection at one worker fits inside the pass's timed window; on-demand points are
-//! refused.
+//! projection at one worker fits inside the pass's timed window; a cold pass counts each
+//! read's device reads, which a device curve caps; on-demand points are refused.
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_bench::{
-    Replay, StoreContext, bench_pass,
+    DeviceCurve, IoError, PassError, Replay, StoreContext, bench_pass,
     phases::ReadMode,
+    simulate::BatchCut,
     whole_block::{self, PhaseRecord, PhaseTimes, Slowdown, WholeBlockError, WholeBlockPoint},
 };
 use gigagas_executor::{PassCache, RootStepKind};
@@ -126,6 +127,109 @@ fn a_recorded_profile_holds_the_passs_phases() {
         assert!(measured.exec_ns <= measured.wall_ns, "{label}");
         assert!(measured.root_ns > 0.0, "{label}");
     }
+}
+
+/// The committed witness dump from a store, cold as `--cache cold` makes it (the store's
+/// files evicted before the pass and checked with mincore; the whole page cache is left
+/// alone, for the other users of the machine): each batch's read records its device reads
+/// (its readers' major page faults), one count per read span, at least one read faulted
+/// pages in, and no more than the whole process did in the window. A warm pass after it
+/// faults no more than the cold one. The record and its profile carry the counts, and a
+/// slow device curve caps each projected read by them, as the model says.
+#[test]
+fn a_cold_store_pass_counts_each_reads_device_reads() {
+    gigagas_executor::test_utils::install_kzg_verifier();
+    let dump_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet-like-witness.gigagas");
+    let (dump, info) = gigagas_dump::read_dump(&dump_path).unwrap();
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(root).unwrap();
+    let dir = tempfile::tempdir_in(root).unwrap();
+    let out = dir.path().join("store");
+    gigagas_state::build_store(&dump, &info, &out, &Default::default(), &mut |_| {}).unwrap();
+    let replay = Replay::new(dump).unwrap();
+    let mut ctx = StoreContext::open(&out, info.checksum, NonZeroUsize::new(2).unwrap())
+        .unwrap()
+        .without_drop_caches();
+    let cache = PassCache::new();
+    let one = NonZeroUsize::MIN;
+    let batch = 10;
+    let batches = replay.batches(batch).len();
+    let point = |page_cache| {
+        whole_block::points(
+            &[StoreRead::Prefetch(BalDesign::Keys)],
+            &[StateRootPhase::Off],
+            page_cache,
+            batch,
+            SchedulerKind::Ols,
+        )
+        .unwrap()[0]
+    };
+    let cold_point = point(CacheState::Cold);
+    let pass = |ctx: &mut StoreContext, p: &WholeBlockPoint| {
+        bench_pass(&replay, &cache, &Point::Bal(p.config(one)), true, Some(ctx)).map(|r| r.0)
+    };
+    let cold = match pass(&mut ctx, &cold_point) {
+        Ok(timings) => timings,
+        Err(PassError::Io(IoError::NotCold { .. })) => {
+            eprintln!("SKIPPED: this filesystem keeps the store's evicted pages");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(cold.read_spans.len(), batches);
+    assert_eq!(cold.read_faults.len(), cold.read_spans.len());
+    let cold_faults: u64 = cold.read_faults.iter().sum();
+    assert!(
+        cold.read_faults.iter().any(|&f| f > 0),
+        "no batch's read faulted a page in: {:?}",
+        cold.read_faults
+    );
+    assert!(
+        cold_faults <= cold.cpu.major_faults,
+        "{cold_faults} device reads, the process's window {:?}",
+        cold.cpu
+    );
+
+    // Warm (re-warmed untimed first): the same reads find their pages in memory.
+    let warm = pass(&mut ctx, &point(CacheState::Warm)).unwrap();
+    assert_eq!(warm.read_faults.len(), batches);
+    let warm_faults: u64 = warm.read_faults.iter().sum();
+    assert!(
+        warm_faults <= cold_faults,
+        "warm {:?}, cold {:?}",
+        warm.read_faults,
+        cold.read_faults
+    );
+
+    // The record and the profile carry the counts.
+    let record = whole_block::record_phases(&replay, &cold, batch);
+    assert_eq!(record.read_faults, cold.read_faults);
+    let cut = BatchCut {
+        threads: one,
+        scheduler: SchedulerKind::Ols,
+    };
+    let profile = record.profile(&replay, cut, Slowdown::NONE);
+    let reads: Vec<u64> = profile.batches.iter().map(|b| b.read.reads).collect();
+    assert_eq!(reads, cold.read_faults);
+
+    // A device of 1000 reads/s: each read takes the longer of its time and 1 ms a device
+    // read; without a curve, its time.
+    let project = |device: Option<&DeviceCurve>| {
+        whole_block::project_point(&replay, &cold_point, &record, one, one, Slowdown::NONE, device)
+            .unwrap()
+    };
+    let slow = DeviceCurve::new(vec![(1, 1000.0)]).unwrap();
+    let capped: f64 = record
+        .read_ns
+        .iter()
+        .zip(&record.read_faults)
+        .map(|(&ns, &faults)| (ns as f64).max(faults as f64 * 1e6))
+        .sum();
+    let uncapped: u64 = record.read_ns.iter().sum();
+    assert!((project(None).read_ns - uncapped as f64).abs() < 1.0);
+    assert!((project(Some(&slow)).read_ns - capped).abs() < 1e-9 * capped + 1.0);
+    assert!(capped > uncapped as f64, "1 ms a device read caps some read");
 }
 
 #[test]
