@@ -1344,7 +1344,10 @@ mod tests {
         let good = "readers,reads_per_s\n1,12000\n 2 , 21000.25\n\n4,30000\n";
         let curve = DeviceCurve::parse_csv(good, path).unwrap();
         assert_eq!(curve.points(), [(1, 12000.0), (2, 21000.25), (4, 30000.0)]);
-        assert_eq!(DeviceCurve::parse_csv(&curve.to_csv(), path).unwrap(), curve);
+        assert_eq!(
+            DeviceCurve::parse_csv(&curve.to_csv(), path).unwrap(),
+            curve
+        );
         assert_eq!(curve.summary(), "1: 12000, 2: 21000, 4: 30000 reads/s");
 
         let err = |text: &str| DeviceCurve::parse_csv(text, path).unwrap_err();

@@ -485,7 +485,9 @@ pub fn project_point(
     };
     let profile = record.profile(replay, cut, slowdown);
     let config = point.phase_config(workers, cores)?;
-    Ok(PhaseTimes::from(&project_phases(&profile, &config, device)?))
+    Ok(PhaseTimes::from(&project_phases(
+        &profile, &config, device,
+    )?))
 }
 
 /// A projection: one figure per phase where the slowdown is validated, a band above.

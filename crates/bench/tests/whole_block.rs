@@ -216,8 +216,16 @@ fn a_cold_store_pass_counts_each_reads_device_reads() {
     // A device of 1000 reads/s: each read takes the longer of its time and 1 ms a device
     // read; without a curve, its time.
     let project = |device: Option<&DeviceCurve>| {
-        whole_block::project_point(&replay, &cold_point, &record, one, one, Slowdown::NONE, device)
-            .unwrap()
+        whole_block::project_point(
+            &replay,
+            &cold_point,
+            &record,
+            one,
+            one,
+            Slowdown::NONE,
+            device,
+        )
+        .unwrap()
     };
     let slow = DeviceCurve::new(vec![(1, 1000.0)]).unwrap();
     let capped: f64 = record
@@ -229,7 +237,10 @@ fn a_cold_store_pass_counts_each_reads_device_reads() {
     let uncapped: u64 = record.read_ns.iter().sum();
     assert!((project(None).read_ns - uncapped as f64).abs() < 1.0);
     assert!((project(Some(&slow)).read_ns - capped).abs() < 1e-9 * capped + 1.0);
-    assert!(capped > uncapped as f64, "1 ms a device read caps some read");
+    assert!(
+        capped > uncapped as f64,
+        "1 ms a device read caps some read"
+    );
 }
 
 #[test]

@@ -722,7 +722,10 @@ fn read_all<S: StateSource + ?Sized>(
     let shares = on_readers(readers, tasks.chunks_mut(per), pool, |r, chunk| {
         let before = crate::window::thread_major_faults();
         let read = read_into(r, chunk);
-        (read, crate::window::thread_major_faults().saturating_sub(before))
+        (
+            read,
+            crate::window::thread_major_faults().saturating_sub(before),
+        )
     });
     let mut faults = 0;
     for (read, share_faults) in shares {
