@@ -48,6 +48,35 @@ fn bad_combinations_are_refused_in_one_line() {
     );
     let line = refused(&["simulate", DUMP, "--state", store, "--json", "x.json"]);
     assert!(line.contains("--json"), "{line}");
+    // A bad device curve file, before the store is opened: the file, the line and what was
+    // expected.
+    let curve = dir.path().join("curve.csv");
+    std::fs::write(&curve, "readers,reads_per_s\n1,12000\n1,13000\n").unwrap();
+    let out = gigagas(&[
+        "simulate",
+        DUMP,
+        "--state",
+        store,
+        "--device-curve",
+        s(&curve),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("curve.csv: line 3: expected each reader count once"),
+        "{err}"
+    );
+    // The whole-block flags need a store.
+    for flag in [["--cache", "cold"], ["--device-curve", "none"]] {
+        let out = gigagas(&["simulate", DUMP, flag[0], flag[1], "--no-validate"]);
+        assert!(!out.status.success(), "{flag:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--state <DIR>"), "{flag:?}: {err}");
+    }
 }
 
 #[test]
@@ -97,5 +126,42 @@ fn the_whole_block_is_projected_from_a_store() {
         rows[2].split('|').nth(3).unwrap().contains('–'),
         "{}",
         rows[2]
+    );
+    // Warm, by default no device curve; one given in a file is printed with the projections.
+    assert!(!stdout.contains("Device curve"), "{stdout}");
+    let curve = dir.path().join("curve.csv");
+    std::fs::write(&curve, "readers,reads_per_s\n1,2000\n4,5000\n").unwrap();
+    let out = gigagas(&[
+        "simulate",
+        DUMP,
+        "--state",
+        s(&store),
+        "--no-validate",
+        "--profile-repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--state-root",
+        "off",
+        "--threads",
+        "1",
+        "--io-threads",
+        "2",
+        "--device-curve",
+        s(&curve),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("**Device curve**"))
+        .unwrap_or_else(|| panic!("no device curve: {stdout}"));
+    assert!(
+        line.contains("store's 2 readers") && line.ends_with("1: 2000, 4: 5000 reads/s"),
+        "{line}"
     );
 }
