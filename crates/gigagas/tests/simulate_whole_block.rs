@@ -19,6 +19,32 @@ fn refused(args: &[&str]) -> String {
     err.lines().next().unwrap_or_default().to_string()
 }
 
+/// The stdout of a successful `simulate --state STORE`, one quick point (one profiling
+/// pass, no warm-up, no validation, the root off) with `extra` arguments.
+fn projected(store: &str, extra: &[&str]) -> String {
+    let mut args = vec![
+        "simulate",
+        DUMP,
+        "--state",
+        store,
+        "--no-validate",
+        "--profile-repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--state-root",
+        "off",
+    ];
+    args.extend_from_slice(extra);
+    let out = gigagas(&args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn bad_combinations_are_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -89,27 +115,7 @@ fn the_whole_block_is_projected_from_a_store() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let out = gigagas(&[
-        "simulate",
-        DUMP,
-        "--state",
-        s(&store),
-        "--no-validate",
-        "--profile-repeats",
-        "1",
-        "--warmup",
-        "0",
-        "--state-root",
-        "off",
-        "--threads",
-        "1,2,16",
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = projected(s(&store), &["--threads", "1,2,16"]);
     assert!(stdout.contains("Whole block: projected"), "{stdout}");
     let rows: Vec<&str> = stdout
         .lines()
@@ -131,30 +137,16 @@ fn the_whole_block_is_projected_from_a_store() {
     assert!(!stdout.contains("Device curve"), "{stdout}");
     let curve = dir.path().join("curve.csv");
     std::fs::write(&curve, "readers,reads_per_s\n1,2000\n4,5000\n").unwrap();
-    let out = gigagas(&[
-        "simulate",
-        DUMP,
-        "--state",
+    let stdout = projected(
         s(&store),
-        "--no-validate",
-        "--profile-repeats",
-        "1",
-        "--warmup",
-        "0",
-        "--state-root",
-        "off",
-        "--threads",
-        "1",
-        "--io-threads",
-        "2",
-        "--device-curve",
-        s(&curve),
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &[
+            "--threads",
+            "1",
+            "--io-threads",
+            "2",
+            "--device-curve",
+            s(&curve),
+        ],
     );
     let line = stdout
         .lines()
