@@ -388,9 +388,10 @@ impl DeviceCurve {
         }
         let mut points = Vec::new();
         let mut seen: BTreeMap<usize, usize> = BTreeMap::new();
-        let mut last = 1;
+        // The curve of the rows so far: each row is checked as it is added, so that an
+        // error names its line.
+        let mut curve = None;
         for (line, row) in lines {
-            last = line;
             let bad = || CurveFileError::Row {
                 path: path(),
                 line,
@@ -408,18 +409,20 @@ impl DeviceCurve {
                 });
             }
             seen.insert(readers, line);
-            // Checked point by point, so that the error names the row's line.
             points.push((readers, rate));
-            Self::new(points.clone()).map_err(|source| CurveFileError::Curve {
-                path: path(),
-                line,
-                source,
-            })?;
+            curve = Some(
+                Self::new(points.clone()).map_err(|source| CurveFileError::Curve {
+                    path: path(),
+                    line,
+                    source,
+                })?,
+            );
         }
-        Self::new(points).map_err(|source| CurveFileError::Curve {
+        // A header and no row.
+        curve.ok_or_else(|| CurveFileError::Curve {
             path: path(),
-            line: last,
-            source,
+            line: 1,
+            source: CurveError::Empty,
         })
     }
 

@@ -330,30 +330,26 @@ impl SimulateArgs {
             gigagas_grid::CacheState::Cold => DeviceCurveChoice::Probe,
             gigagas_grid::CacheState::Warm => DeviceCurveChoice::None,
         });
-        let given = match &choice {
-            DeviceCurveChoice::File(file) => Some(DeviceCurve::read_csv(file)?),
-            _ => None,
-        };
-        let mut store = gigagas_bench::StoreContext::open(dir, checksum, *io_threads.first())
-            .map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-        let device = match choice {
-            DeviceCurveChoice::Probe => {
-                let curve = whole_block::probe_device_curve(&mut store, CURVE_PROBE)
-                    .map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-                eprintln!(
-                    "device curve of {} (probed): {}",
-                    dir.display(),
-                    curve.summary()
-                );
-                Some(curve)
-            }
-            DeviceCurveChoice::None => None,
+        let mut device = match &choice {
             DeviceCurveChoice::File(file) => {
-                let curve = given.expect("read above");
+                let curve = DeviceCurve::read_csv(file)?;
                 eprintln!("device curve from {}: {}", file.display(), curve.summary());
                 Some(curve)
             }
+            DeviceCurveChoice::Probe | DeviceCurveChoice::None => None,
         };
+        let mut store = gigagas_bench::StoreContext::open(dir, checksum, *io_threads.first())
+            .map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+        if choice == DeviceCurveChoice::Probe {
+            let curve = whole_block::probe_device_curve(&mut store, CURVE_PROBE)
+                .map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+            eprintln!(
+                "device curve of {} (probed): {}",
+                dir.display(),
+                curve.summary()
+            );
+            device = Some(curve);
+        }
         let units = |t| gigagas_bench::progress::run_units(t, machine.cores);
         let mut cost = None;
         if !sim.validate_threads.is_empty() {
