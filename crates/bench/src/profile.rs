@@ -25,10 +25,11 @@
 //! interval are sampled in their share. A per-thread CPU timer also fires at
 //! most once per tick of its thread, so [`default_frequency`] is the kernel's tick rate,
 //! and a profile states what it got: its samples, the CPU seconds of the sampled threads
-//! and the samples per CPU-second ([`CpuProfile::summary`]). Threads a pass spawns inside
-//! its window (a pipelined pass's reader, the state-root phase's helpers) are not
-//! sampled; the process's CPU time in the windows is stated beside the sampled threads'
-//! so that such a gap shows. Elsewhere than Linux, pprof's own process-wide timer samples.
+//! and the samples per CPU-second ([`CpuProfile::summary`]). A pass starts no thread
+//! inside its window: its workers and its readers are threads of pools its set-up built
+//! ([`gigagas_executor::pool`]), so every thread that works in a window is sampled; the
+//! process's CPU time in the windows is stated beside the sampled threads' so that any
+//! other thread's share shows. Elsewhere than Linux, pprof's own process-wide timer samples.
 //!
 //! pprof records a sample only when no other thread's handler is recording one at that
 //! instant (`try_write` on its collector), and per-thread timers fire on ticks, which are

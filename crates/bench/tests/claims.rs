@@ -11,8 +11,8 @@
 //!   one-thread profile of each dump (`tests/profiles/`, where gas and time disagree as
 //!   they do in a real run), the chunked schedule's makespan is within 2 % of one item per
 //!   claim, for every named scheduler, per block and as one mega-block;
-//! - on the recorded profiles, the oracle (longest measured first) is never behind
-//!   gas-used as one mega-block.
+//! - on the recorded profiles, the oracle (heavy-first by each item's measured time) is
+//!   never behind gas-used as one mega-block.
 //!
 //! `cargo test --release -p gigagas-bench --test claims -- --ignored record_profiles`
 //! records the profiles again (after a dump changes; the tests refuse a profile whose dump

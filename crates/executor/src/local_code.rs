@@ -7,8 +7,8 @@
 //! process-wide `Arc`, `Bytecode::default()`, and every call of a popular contract shares
 //! that contract's. With several workers each clone and drop is an atomic write to the
 //! same cache line from every core: the line moves between cores at every transaction, and
-//! a transfer that takes 2 µs alone took 8–10 µs beside fifteen others
-//! (`docs/benchmarks.md`).
+//! a transfer that takes 2 µs alone took 8–10 µs beside fifteen others (CHANGELOG.md,
+//! *Sixteen threads without the harness's own cost*).
 //!
 //! [`local`] gives the views of the replay ([`crate::BalView`]) a copy of each bytecode
 //! owned by the calling thread: its own empty bytecode, and for other code a copy made the

@@ -5,8 +5,9 @@
 //! the memory a pass allocates (the EVMs, every transaction's state changes) came from
 //! fresh pages that the kernel zeroes on first touch, inside the timed window, and the
 //! exiting threads' pages were handed back. On 2 cores a 2-thread pass of plain transfers
-//! spent a fifth of its CPU time in `clear_page_erms` (perf, `docs/benchmarks.md`), and a
-//! 16-thread pass cloned about 16 threads per pass (`strace -c -f`).
+//! spent a fifth of its CPU time in `clear_page_erms` (perf: CHANGELOG.md, *Sixteen threads
+//! without the harness's own cost*), and a 16-thread pass cloned about 16 threads per pass
+//! (`strace -c -f`).
 //!
 //! `workers` keeps one pool (per pinning) for the life of the process, as large as the
 //! largest pass so far: a pass of `k` threads borrows `k` of its workers

@@ -363,7 +363,8 @@ pub const RESIDENT_BLOCKS_BYTES: u64 = 1 << 30;
 const DECODED_CHUNK: usize = 16;
 
 /// Estimated heap bytes of a decoded block per byte of its RLP (block and access list), as
-/// measured on a large generated dump (docs/benchmarks.md).
+/// measured with heaptrack on a 2,000-block generated dump (CHANGELOG.md, *Memory on a
+/// 2000-block dump*).
 const DECODED_BYTES_PER_RLP_BYTE: u64 = 4;
 
 /// The most memory (estimated) that every block's base may take for them to be built once
@@ -372,7 +373,8 @@ const DECODED_BYTES_PER_RLP_BYTE: u64 = 4;
 pub const RESIDENT_BASES_BYTES: u64 = 1 << 30;
 
 /// Estimated heap bytes of a block base per access-list account and per slot (measured
-/// with heaptrack on a large generated dump: docs/benchmarks.md).
+/// with heaptrack on a 2,000-block generated dump: CHANGELOG.md, *Memory on a 2000-block
+/// dump*).
 const BASE_BYTES_PER_ACCOUNT: u64 = 300;
 const BASE_BYTES_PER_SLOT: u64 = 235;
 

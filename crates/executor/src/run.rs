@@ -41,7 +41,7 @@ pub trait Runner {
 /// each batch ends when its last item ends, and is verified when it ends (outside the
 /// timed window: the workers wait while the coordinator checks) and then dropped, so
 /// memory grows with the batch, not the dump. One loop runs every thread count (the batch
-/// module's `Shared` describes its protocol): the calling thread coordinates and works,
+/// module's `Crew` describes its protocol): the calling thread coordinates and works,
 /// and a pass of `n` threads borrows `n - 1` workers of a pool kept across passes (`n`
 /// when it reads pipelined: the calling thread then reads the next batch).
 ///
