@@ -27,7 +27,7 @@ pub enum ReportError {
         /// The folder the plots were for.
         path: PathBuf,
         /// What went wrong.
-        source: crate::plot::PlotError,
+        source: PlotError,
     },
     /// An output location that cannot be used, found before any work.
     #[error("{}{}: {problem}", what.as_ref().map(|w| format!("{w} ")).unwrap_or_default(), path.display())]
@@ -49,7 +49,7 @@ pub enum ReportError {
         line: usize,
         /// What is wrong.
         #[source]
-        problem: crate::readme::MarkerProblem,
+        problem: crate::readme::markers::MarkerProblem,
     },
     /// A `results.json` written by a newer gigagas.
     #[error("{}: results format {found} is newer than this build's {supported}", path.display())]
@@ -100,6 +100,11 @@ pub enum OutputProblem {
     #[error("exists and is not a regular file")]
     NotARegularFile,
 }
+
+/// Why a plot could not be drawn (plotters' message; [`ReportError::Plot`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlotError(pub String);
 
 impl ReportError {
     /// An [`ReportError::Io`] for `path`.

@@ -5,9 +5,10 @@
 //! Every plot has a title, labelled axes and a legend. With several result sets
 //! (machines) merged, series labels start with the machine tag (`M1`, `M2`, ...).
 
+pub use crate::error::PlotError;
 use crate::{
     results::{ResultRow, SweepResults},
-    table::machine_tag,
+    table::{escape::xml_safe, machine_tag},
 };
 use gigagas_grid::SchedulerKind;
 use plotters::prelude::*;
@@ -77,13 +78,6 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
 ];
-
-/// Text with the characters SVG text must not hold raw escaped.
-pub(crate) fn xml_safe(s: &str) -> String {
-    crate::table::escape_name(s)
-        .replace('&', "and")
-        .replace(['<', '>', '"'], "")
-}
 
 /// The largest magnitude drawn on an axis. Values beyond it (or not finite: a hand-edited
 /// or corrupted results.json) are left out of the chart, as the axis range and its ticks
@@ -337,11 +331,6 @@ impl Group {
 /// More dumps than this (a suite) get no per-dump plots: `table.md`'s per-dump table and
 /// the suite totals show them instead.
 pub const MAX_DUMPS_PLOTTED: usize = 4;
-
-/// Why a plot could not be drawn (plotters' message).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PlotError(pub String);
 
 /// Every plot the results support (a plot needs at least two x values): per dump and
 /// sender recovery, throughput against threads and against batch size and the

@@ -12,44 +12,13 @@
 //! renders a line that says so. [`stale`] names the blocks whose text is not what the
 //! committed folders render.
 
+pub(crate) mod markers;
+
+pub use markers::{BEGIN, END, MarkerProblem};
+
 use crate::{error::ReportError, folder, table};
+use markers::marker_name;
 use std::path::Path;
-
-/// The start of a block's opening marker; the sweep's name and ` -->` follow.
-pub const BEGIN: &str = "<!-- gigagas:figures BEGIN ";
-/// The start of a block's closing marker; the sweep's name and ` -->` follow.
-pub const END: &str = "<!-- gigagas:figures END ";
-/// The end of both markers.
-const CLOSE: &str = " -->";
-
-/// Why a README's markers cannot be read ([`ReportError::Readme`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum MarkerProblem {
-    /// A marker line that does not end in ` -->` or names no sweep (a name is letters,
-    /// digits, `-` and `_`).
-    #[error("a figures marker must read `{BEGIN}NAME -->` or `{END}NAME -->`")]
-    Malformed,
-    /// A block opened inside another.
-    #[error("`{name}` opens before `{open}` is closed")]
-    Nested {
-        /// The block still open.
-        open: String,
-        /// The block that opens.
-        name: String,
-    },
-    /// A closing marker without its opening one.
-    #[error("`{name}` closes, but is not open")]
-    NotOpen {
-        /// The name it closes.
-        name: String,
-    },
-    /// An opening marker never closed.
-    #[error("`{name}` is never closed")]
-    NotClosed {
-        /// The block's name.
-        name: String,
-    },
-}
 
 /// One generated block of a README: the sweep it names and the byte range of its text
 /// (between the end of the opening marker's line and the start of the closing one's).
@@ -59,24 +28,6 @@ pub struct Block {
     pub name: String,
     /// The block's text in the README.
     pub text: std::ops::Range<usize>,
-}
-
-/// The name a marker line carries after `prefix`, or why it carries none.
-fn marker_name<'a>(line: &'a str, prefix: &str) -> Result<&'a str, MarkerProblem> {
-    let name = line
-        .trim_end()
-        .strip_prefix(prefix)
-        .and_then(|rest| rest.strip_suffix(CLOSE))
-        .ok_or(MarkerProblem::Malformed)?;
-    let ok = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if ok {
-        Ok(name)
-    } else {
-        Err(MarkerProblem::Malformed)
-    }
 }
 
 /// The generated blocks of a README's text, in order. `path` names the README in errors.

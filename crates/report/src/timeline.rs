@@ -9,7 +9,7 @@
 //! file (`gigagas run --trace FILE`). The bench crate captures a timeline from a pass
 //! (`gigagas_bench::timeline_of`); this module holds it and draws it.
 
-use crate::plot::xml_safe;
+use crate::{error::PlotError, table::escape::xml_safe};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -116,8 +116,8 @@ impl Timeline {
 
     /// The timeline as an SVG document: one row per worker, a bar per busy run
     /// (transactions blue, system calls grey, the longest item red), idle time white.
-    pub fn render_svg(&self) -> Result<String, crate::plot::PlotError> {
-        let err = |e: &dyn std::fmt::Display| crate::plot::PlotError(e.to_string());
+    pub fn render_svg(&self) -> Result<String, PlotError> {
+        let err = |e: &dyn std::fmt::Display| PlotError(e.to_string());
         let rows = self.threads.get().min(MAX_WORKERS_DRAWN);
         let ms = |ns: u64| ns as f64 / 1e6;
         let span = ms(self.span_ns).max(1e-6);

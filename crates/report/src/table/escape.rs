@@ -1,5 +1,5 @@
-//! Names from dumps, paths and reasons made safe to show: on a terminal and in a
-//! Markdown table cell.
+//! Names from dumps, paths and reasons made safe to show: on a terminal, in a Markdown
+//! table cell and in SVG text.
 
 use std::{borrow::Cow, fmt::Write};
 
@@ -34,6 +34,14 @@ pub fn escape_name(s: &str) -> Cow<'_, str> {
 /// [`escape_name`] for a markdown table cell: `|` escaped too.
 pub(super) fn md_cell(s: &str) -> String {
     escape_name(s).replace('|', "\\|")
+}
+
+/// [`escape_name`] for SVG text: the characters SVG text must not hold raw replaced (`&`
+/// by `and`) or left out (`<`, `>`, `"`).
+pub(crate) fn xml_safe(s: &str) -> String {
+    escape_name(s)
+        .replace('&', "and")
+        .replace(['<', '>', '"'], "")
 }
 
 #[cfg(test)]

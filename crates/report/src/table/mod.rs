@@ -6,7 +6,7 @@
 //! row (`md.rs`), and the escaping every name shown goes through (`escape.rs`). The items are re-exported here.
 
 mod csv;
-mod escape;
+pub(crate) mod escape;
 mod figures;
 mod layout;
 mod markdown;
