@@ -114,11 +114,10 @@ impl Timeline {
         (self.threads, self.span_ns) > (other.threads, other.span_ns)
     }
 
-    /// The timeline as an SVG document: one row per worker, a bar per busy run
-    /// (transactions blue, system calls grey, the longest item red), idle time white.
-    pub fn render_svg(&self) -> Result<String, PlotError> {
-        let err = |e: &dyn std::fmt::Display| PlotError(e.to_string());
-        let rows = self.threads.get().min(MAX_WORKERS_DRAWN);
+    /// The picture's title (dump, point, batch, items, gas, span) and subtitle
+    /// (utilisation, longest item, mean idle tail, state read, workers left out) for
+    /// `rows` worker rows drawn.
+    fn headings(&self, rows: usize) -> (String, String) {
         let ms = |ns: u64| ns as f64 / 1e6;
         let span = ms(self.span_ns).max(1e-6);
         let tails = self.idle_tails_ns();
@@ -152,6 +151,17 @@ impl Timeline {
                 String::new()
             },
         );
+        (title, subtitle)
+    }
+
+    /// The timeline as an SVG document: one row per worker, a bar per busy run
+    /// (transactions blue, system calls grey, the longest item red), idle time white.
+    pub fn render_svg(&self) -> Result<String, PlotError> {
+        let err = |e: &dyn std::fmt::Display| PlotError(e.to_string());
+        let rows = self.threads.get().min(MAX_WORKERS_DRAWN);
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let span = ms(self.span_ns).max(1e-6);
+        let (title, subtitle) = self.headings(rows);
         let height = 130 + 50 * rows as u32;
         let mut svg = String::new();
         {

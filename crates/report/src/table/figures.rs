@@ -148,18 +148,8 @@ pub fn figure(set: &SweepResults, link: &str) -> String {
                 .iter()
                 .map(|v| v.clone().unwrap_or_else(|| "–".into())),
         );
-        let baselines: Vec<&Entry> = shown
-            .iter()
-            .copied()
-            .filter(|s| {
-                s.point.is_sequential()
-                    && in_row
-                        .iter()
-                        .any(|e| e.dump == s.dump && baseline_point(&e.point) == s.point)
-            })
-            .collect();
         if has_baseline {
-            cells.push(cell(&baselines));
+            cells.push(cell(&baselines_of(&shown, &in_row)));
         }
         for &(t, b) in &columns {
             let here: Vec<&Entry> = in_row
@@ -173,6 +163,30 @@ pub fn figure(set: &SweepResults, link: &str) -> String {
         }
         table.push(cells);
     }
+    let mut out = source_line(set, link);
+    out.push_str(&table.render());
+    out
+}
+
+/// The baselines of a figure's row: the sequential entries of `shown` that the replay
+/// entries `in_row` are measured against.
+fn baselines_of<'a>(shown: &[&'a Entry], in_row: &[&Entry]) -> Vec<&'a Entry> {
+    shown
+        .iter()
+        .copied()
+        .filter(|s| {
+            s.point.is_sequential()
+                && in_row
+                    .iter()
+                    .any(|e| e.dump == s.dump && baseline_point(&e.point) == s.point)
+        })
+        .collect()
+}
+
+/// Where a figure comes from, the line above its table: the folder linked as `link`, its
+/// commit, date, machine, warm-up passes and rounds, and the machine's note; a blank line
+/// after it.
+fn source_line(set: &SweepResults, link: &str) -> String {
     let mut out = String::new();
     let m = &set.machine;
     let date = set.started_utc.get(..10).unwrap_or("?");
@@ -190,7 +204,6 @@ pub fn figure(set: &SweepResults, link: &str) -> String {
         let _ = write!(out, "; noted: {}", note.trim());
     }
     let _ = writeln!(out, ".\n");
-    out.push_str(&table.render());
     out
 }
 

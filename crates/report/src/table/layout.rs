@@ -294,17 +294,59 @@ pub fn throughput_tables(set: &SweepResults, unverified: bool) -> String {
     }
     let layout = layout_of_entries(set, &entries);
     let orders: Vec<Vec<String>> = Dimension::ALL.iter().map(|d| order(&entries, *d)).collect();
+    let _ = writeln!(
+        out,
+        "## Throughput (MGas/s{})\n",
+        if unverified { ", UNVERIFIED" } else { "" }
+    );
+    let baseline = entries.iter().any(|e| e.point.is_sequential());
+    let _ = writeln!(out, "{}", layout_sentence(set, &layout, baseline));
+    // The tables, each with its key over the table dimensions.
+    let replay: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| !e.point.is_sequential())
+        .collect();
+    let mut table_keys: Vec<Vec<Option<String>>> = Vec::new();
+    for e in &replay {
+        push_distinct(&mut table_keys, e.values(&layout.tables));
+    }
+    sort_keys(&mut table_keys, &layout.tables, &orders);
+    for key in &table_keys {
+        let in_table: Vec<&Entry> = replay
+            .iter()
+            .copied()
+            .filter(|e| e.values(&layout.tables) == *key)
+            .collect();
+        // The baselines of this table's replay entries.
+        let baselines: Vec<&Entry> = entries
+            .iter()
+            .filter(|s| {
+                s.point.is_sequential()
+                    && in_table
+                        .iter()
+                        .any(|e| e.dump == s.dump && baseline_point(&e.point) == s.point)
+            })
+            .collect();
+        if !layout.tables.is_empty() {
+            let title: Vec<&str> = key.iter().flatten().map(String::as_str).collect();
+            let _ = writeln!(out, "### {}\n", title.join(", "));
+        }
+        let table = throughput_table(&layout, &orders, &in_table, &baselines);
+        let _ = writeln!(out, "{}", table.render());
+    }
+    out
+}
+
+/// The sentence under the throughput heading, with its blank line: the layout's rows,
+/// columns and tables, and what a cell holds (the speedup where the results hold a
+/// `baseline`; how a suite total is taken where they hold totals).
+fn layout_sentence(set: &SweepResults, layout: &Layout, baseline: bool) -> String {
     let names = |dims: &[Dimension]| {
         dims.iter()
             .map(|d| head(*d))
             .collect::<Vec<_>>()
             .join(" × ")
     };
-    let _ = writeln!(
-        out,
-        "## Throughput (MGas/s{})\n",
-        if unverified { ", UNVERIFIED" } else { "" }
-    );
     let mut what = Vec::new();
     if !layout.rows.is_empty() {
         what.push(format!("rows: {}", names(&layout.rows)));
@@ -316,9 +358,7 @@ pub fn throughput_tables(set: &SweepResults, unverified: bool) -> String {
         let per: Vec<&str> = layout.tables.iter().map(|d| noun(*d)).collect();
         what.push(format!("a table per {}", per.join(" × ")));
     }
-    let baseline = entries.iter().any(|e| e.point.is_sequential());
-    let _ = writeln!(
-        out,
+    format!(
         "{}{}. Cells: MGas/s of the median sample{}{}.\n",
         if what.is_empty() {
             String::new()
@@ -346,105 +386,82 @@ pub fn throughput_tables(set: &SweepResults, unverified: bool) -> String {
                  geometric mean of their speedups"
             }
         },
-    );
-    // The tables, each with its key over the table dimensions.
-    let replay: Vec<&Entry> = entries
-        .iter()
-        .filter(|e| !e.point.is_sequential())
-        .collect();
-    let mut table_keys: Vec<Vec<Option<String>>> = Vec::new();
-    for e in &replay {
-        push_distinct(&mut table_keys, e.values(&layout.tables));
+    )
+}
+
+/// One throughput table: a row per value of the layout's rows, a column per baseline key
+/// then per key of the layout's columns, over the replay entries `in_table` and their
+/// `baselines`; `–` where no entry has a cell.
+fn throughput_table(
+    layout: &Layout,
+    orders: &[Vec<String>],
+    in_table: &[&Entry],
+    baselines: &[&Entry],
+) -> MdTable {
+    let mut row_keys: Vec<Vec<Option<String>>> = Vec::new();
+    let mut column_keys: Vec<Vec<Option<String>>> = Vec::new();
+    for e in in_table {
+        push_distinct(&mut row_keys, e.values(&layout.rows));
+        push_distinct(&mut column_keys, e.values(&layout.columns));
     }
-    sort_keys(&mut table_keys, &layout.tables, &orders);
-    for key in &table_keys {
-        let in_table: Vec<&Entry> = replay
-            .iter()
-            .copied()
-            .filter(|e| e.values(&layout.tables) == *key)
-            .collect();
-        // The baselines of this table's replay entries.
-        let baselines: Vec<&Entry> = entries
-            .iter()
-            .filter(|s| {
-                s.point.is_sequential()
-                    && in_table
-                        .iter()
-                        .any(|e| e.dump == s.dump && baseline_point(&e.point) == s.point)
-            })
-            .collect();
-        let mut row_keys: Vec<Vec<Option<String>>> = Vec::new();
-        let mut column_keys: Vec<Vec<Option<String>>> = Vec::new();
-        for e in &in_table {
-            push_distinct(&mut row_keys, e.values(&layout.rows));
-            push_distinct(&mut column_keys, e.values(&layout.columns));
-        }
-        sort_keys(&mut row_keys, &layout.rows, &orders);
-        sort_keys(&mut column_keys, &layout.columns, &orders);
-        let mut baseline_keys: Vec<Vec<Option<String>>> = Vec::new();
-        for s in &baselines {
-            push_distinct(&mut baseline_keys, s.values(&layout.columns));
-        }
-        let mut heads: Vec<(String, Align)> = layout
-            .rows
-            .iter()
-            .map(|d| (head(*d).to_string(), Align::Left))
-            .collect();
-        if heads.is_empty() {
-            heads.push((String::new(), Align::Left));
-        }
+    sort_keys(&mut row_keys, &layout.rows, orders);
+    sort_keys(&mut column_keys, &layout.columns, orders);
+    let mut baseline_keys: Vec<Vec<Option<String>>> = Vec::new();
+    for s in baselines {
+        push_distinct(&mut baseline_keys, s.values(&layout.columns));
+    }
+    let mut heads: Vec<(String, Align)> = layout
+        .rows
+        .iter()
+        .map(|d| (head(*d).to_string(), Align::Left))
+        .collect();
+    if heads.is_empty() {
+        heads.push((String::new(), Align::Left));
+    }
+    for k in &baseline_keys {
+        let tail: Vec<&str> = k.iter().flatten().map(String::as_str).collect();
+        let name = if tail.is_empty() {
+            "sequential".to_string()
+        } else {
+            format!("sequential {}", tail.join(" "))
+        };
+        heads.push((name, Align::Right));
+    }
+    for k in &column_keys {
+        let name: Vec<&str> = k.iter().flatten().map(String::as_str).collect();
+        let name = if name.is_empty() {
+            "BAL replay".to_string()
+        } else {
+            name.join(" ")
+        };
+        heads.push((name, Align::Right));
+    }
+    let mut table = MdTable::new(heads);
+    for row in &row_keys {
+        let mut cells: Vec<String> = if layout.rows.is_empty() {
+            vec!["MGas/s".into()]
+        } else {
+            row.iter()
+                .map(|v| v.clone().unwrap_or_else(|| "–".into()))
+                .collect()
+        };
         for k in &baseline_keys {
-            let tail: Vec<&str> = k.iter().flatten().map(String::as_str).collect();
-            let name = if tail.is_empty() {
-                "sequential".to_string()
-            } else {
-                format!("sequential {}", tail.join(" "))
-            };
-            heads.push((name, Align::Right));
+            let cell = baselines
+                .iter()
+                .find(|s| s.values(&layout.columns) == *k && matches(&s.values(&layout.rows), row))
+                .map_or_else(|| "–".into(), |s| s.cell.clone());
+            cells.push(cell);
         }
         for k in &column_keys {
-            let name: Vec<&str> = k.iter().flatten().map(String::as_str).collect();
-            let name = if name.is_empty() {
-                "BAL replay".to_string()
-            } else {
-                name.join(" ")
-            };
-            heads.push((name, Align::Right));
+            let cell = in_table
+                .iter()
+                .find(|e| e.values(&layout.rows) == *row && e.values(&layout.columns) == *k)
+                .map_or_else(|| "–".into(), |e| e.cell.clone());
+            cells.push(cell);
         }
-        let mut table = MdTable::new(heads);
-        for row in &row_keys {
-            let mut cells: Vec<String> = if layout.rows.is_empty() {
-                vec!["MGas/s".into()]
-            } else {
-                row.iter()
-                    .map(|v| v.clone().unwrap_or_else(|| "–".into()))
-                    .collect()
-            };
-            for k in &baseline_keys {
-                let cell = baselines
-                    .iter()
-                    .find(|s| {
-                        s.values(&layout.columns) == *k && matches(&s.values(&layout.rows), row)
-                    })
-                    .map_or_else(|| "–".into(), |s| s.cell.clone());
-                cells.push(cell);
-            }
-            for k in &column_keys {
-                let cell = in_table
-                    .iter()
-                    .find(|e| e.values(&layout.rows) == *row && e.values(&layout.columns) == *k)
-                    .map_or_else(|| "–".into(), |e| e.cell.clone());
-                cells.push(cell);
-            }
-            table.push(cells);
-        }
-        if !layout.tables.is_empty() {
-            let title: Vec<&str> = key.iter().flatten().map(String::as_str).collect();
-            let _ = writeln!(out, "### {}\n", title.join(", "));
-        }
-        let _ = writeln!(out, "{}", table.render());
+        table.push(cells);
     }
-    out
+    table
 }
 
 #[cfg(test)]

@@ -590,6 +590,53 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
         return out;
     };
     let merged = sets.len() > 1;
+    let unverified = any_unverified(sets);
+    out.push_str(&heading_and_sources(sets, unverified));
+    out.push_str(&how_measured(sets, unverified));
+    out.push_str(&failed_and_skipped(sets));
+    if !merged {
+        let throughput = super::layout::throughput_tables(first, unverified);
+        if !throughput.is_empty() {
+            out.push_str(&throughput);
+            let totals = totals_table(first);
+            if !totals.is_empty() {
+                let _ = writeln!(out, "## Suite totals\n\n{totals}");
+            }
+            let _ = writeln!(out, "## Every row\n");
+        }
+    }
+    out.push_str(&rows_table(sets));
+    out.push_str(&state_sections(sets));
+    out.push_str(&latency_section(sets));
+    out.push_str(
+        "\n*longest tx*: Σ over batches of the slowest transaction; *total*: wall time of the median repeat; \
+         *bound*: Σ over batches of max(slowest item, batch work / threads), the critical-path lower bound; \
+         *eff* = bound / total; *longest share* = longest tx / total.\n",
+    );
+    for (i, s) in sets.iter().enumerate() {
+        for sim in &s.simulations {
+            out.push('\n');
+            let tag = merged.then(|| machine_tag(i));
+            out.push_str(&simulation_markdown(sim, tag.as_deref()));
+        }
+    }
+    if !plots.is_empty() {
+        let _ = writeln!(out, "\n## Plots\n");
+        for p in plots {
+            let _ = writeln!(out, "![{p}]({p})");
+        }
+    }
+    out
+}
+
+/// The top of `table.md`: its title (the sweeps' names), the unverified warning, the
+/// description, a line per machine and a line per distinct dump.
+fn heading_and_sources(sets: &[SweepResults], unverified: bool) -> String {
+    let mut out = String::new();
+    let Some(first) = sets.first() else {
+        return out;
+    };
+    let merged = sets.len() > 1;
     let mut names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
     names.dedup();
     let _ = writeln!(
@@ -598,7 +645,6 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
         names.join(" + "),
         if merged { " (merged)" } else { "" }
     );
-    let unverified = any_unverified(sets);
     if unverified {
         let _ = writeln!(out, "**{UNVERIFIED}.**\n");
     }
@@ -649,6 +695,18 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
             );
         }
     }
+    out
+}
+
+/// How the points were measured, a line each, then a blank line: samples and
+/// verification, the interleaved rounds, the timed work, and per result set the config's
+/// hash, the provenance and the drift.
+fn how_measured(sets: &[SweepResults], unverified: bool) -> String {
+    let mut out = String::new();
+    let Some(first) = sets.first() else {
+        return out;
+    };
+    let merged = sets.len() > 1;
     let c = &first.config;
     let _ = writeln!(
         out,
@@ -692,6 +750,12 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
         out.push_str(&drift_lines(s));
     }
     let _ = writeln!(out);
+    out
+}
+
+/// The dumps that failed and those skipped, per result set, each list in a code block.
+fn failed_and_skipped(sets: &[SweepResults]) -> String {
+    let mut out = String::new();
     for s in sets {
         let failures = failures_list(s);
         if !failures.is_empty() {
@@ -710,18 +774,13 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
             );
         }
     }
-    if !merged {
-        let throughput = super::layout::throughput_tables(first, unverified);
-        if !throughput.is_empty() {
-            out.push_str(&throughput);
-            let totals = totals_table(first);
-            if !totals.is_empty() {
-                let _ = writeln!(out, "## Suite totals\n\n{totals}");
-            }
-            let _ = writeln!(out, "## Every row\n");
-        }
-    }
-    out.push_str(&rows_table(sets));
+    out
+}
+
+/// The sections on reading the state from a store, the state root and the per-block
+/// phases, each with its note; a section is left out where no row has its figures.
+fn state_sections(sets: &[SweepResults]) -> String {
+    let mut out = String::new();
     let io = io_table(sets);
     if !io.is_empty() {
         let _ = write!(
@@ -758,25 +817,6 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
              *root ns/key*: the root's span per updated key; *root work ns/key*: its units' own time, all workers together, per updated key. \
              Persistence (writing the block's state and trie back) is not timed.\n"
         );
-    }
-    out.push_str(&latency_section(sets));
-    out.push_str(
-        "\n*longest tx*: Σ over batches of the slowest transaction; *total*: wall time of the median repeat; \
-         *bound*: Σ over batches of max(slowest item, batch work / threads), the critical-path lower bound; \
-         *eff* = bound / total; *longest share* = longest tx / total.\n",
-    );
-    for (i, s) in sets.iter().enumerate() {
-        for sim in &s.simulations {
-            out.push('\n');
-            let tag = merged.then(|| machine_tag(i));
-            out.push_str(&simulation_markdown(sim, tag.as_deref()));
-        }
-    }
-    if !plots.is_empty() {
-        let _ = writeln!(out, "\n## Plots\n");
-        for p in plots {
-            let _ = writeln!(out, "![{p}]({p})");
-        }
     }
     out
 }
