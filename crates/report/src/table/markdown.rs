@@ -810,15 +810,41 @@ fn state_sections(sets: &[SweepResults]) -> String {
         let _ = write!(
             out,
             "\n## Per block\n\n{batches}\nThe mean batch of each row's median sample (a block at batch 1, a mega-block otherwise; every batch in `blocks.csv`). \
-             *read*: reading the batch's state from the store before it runs, all readers together (0 in memory; the trie nodes a store run reads once before \
-             the first batch are in the state-root table); *execute*: from its first transaction's start to its last one's end; *root*: from its blocks' first \
-             root unit's start to their last one's end; *end to end*: from the batch's start (its read included) to the later of its last transaction and its \
+             *read*: reading the batch's state from the store before it runs, all readers together (0 in memory; with the state root on, the readers also read \
+             ahead the trie paths of the keys the batch's blocks change, so that the root finds those nodes' pages in memory); *execute*: from its first \
+             transaction's start to its last one's end; *root*: from its blocks' first root unit's start to their last one's end (on a store run, the units read \
+             the trie nodes each block needs, and the pass's tries keep the nodes read for its later blocks: the state-root table's *trie nodes read*); \
+             *end to end*: from the batch's start (its read included) to the later of its last transaction and its \
              last root unit, and the slowest batch's; *updated keys*: accounts and slots whose value after a block differs from before it, a mean per batch; \
-             *root ns/key*: the root's span per updated key; *root work ns/key*: its units' own time, all workers together, per updated key. \
-             Persistence (writing the block's state and trie back) is not timed.\n"
+             *root ns/key*: the root's span per updated key; *root work ns/key*: its units' own time, all workers together, per updated key. {}\n",
+            persistence_note(sets)
         );
     }
     out
+}
+
+/// The per-block note's sentence on persistence, as the rows of the per-block table set
+/// it: on `+persist` rows each block's commit is timed inside the root units; rows
+/// without it write nothing back.
+fn persistence_note(sets: &[SweepResults]) -> String {
+    const COMMITTED: &str = "each block is committed into the store after its root (its state changes and its tries' new nodes, \
+        one synced write transaction per block) by the worker that finished the root, inside the root units, so the commit is part of \
+        *root*, *root work ns/key* and *end to end* (`persist_s` in `blocks.csv`)";
+    let persists: Vec<bool> = sets
+        .iter()
+        .flat_map(|s| &s.rows)
+        .filter(|r| !r.per_batch.is_empty())
+        .map(|r| r.point.work().persist)
+        .collect();
+    match (persists.contains(&true), persists.contains(&false)) {
+        (false, _) => {
+            "Persistence (writing the block's state and trie back) is off on every row.".into()
+        }
+        (true, false) => format!("Persistence (`+persist`, every row): {COMMITTED}."),
+        (true, true) => {
+            format!("Persistence (`+persist` rows; the others write nothing back): {COMMITTED}.")
+        }
+    }
 }
 
 /// What the rows timed, each description once: the steps every point shares on one line,
@@ -1089,6 +1115,67 @@ mod tests {
     /// Two blocks of a root row: the section shows its mean block, the slowest one's end
     /// to end, the mean keys and the root's time per key; rows without batches are left
     /// out, and without any the section is.
+    /// The per-block note says where a store run's trie nodes are read, and its
+    /// persistence sentence follows the rows: off, `+persist` beside rows that write
+    /// nothing back, and every row persisting.
+    #[test]
+    fn the_per_block_note_follows_the_rows_persistence() {
+        let mut s = sample("CPU");
+        let block = crate::results::BatchFigures {
+            blocks: 1,
+            exec_s: 0.1,
+            wall_s: 0.1,
+            ..Default::default()
+        };
+        s.rows[1].per_batch = vec![block];
+        let note = |s: &SweepResults| {
+            let md = render_markdown(std::slice::from_ref(s), &[]);
+            let at = md.find("## Per block").expect("the per-block section");
+            md[at..]
+                .lines()
+                .find(|l| l.starts_with("The mean batch"))
+                .unwrap()
+                .to_string()
+        };
+        let plain = note(&s);
+        assert!(
+            plain.contains("the units read the trie nodes each block needs"),
+            "{plain}"
+        );
+        assert!(plain.contains("read ahead the trie paths"), "{plain}");
+        assert!(!plain.contains("once before the first batch"), "{plain}");
+        assert!(
+            plain.ends_with(
+                "Persistence (writing the block's state and trie back) is off on every row."
+            ),
+            "{plain}"
+        );
+        let mut persisting = s.rows[1].clone();
+        if let Point::Bal(c) = &mut persisting.point {
+            c.work.persist = true;
+        }
+        assert!(persisting.point.to_string().contains("+persist"));
+        s.rows.push(persisting);
+        let mixed = note(&s);
+        assert!(mixed.contains("Persistence (`+persist` rows; the others write nothing back): each block is committed into the store after its root"), "{mixed}");
+        assert!(
+            mixed.contains("inside the root units, so the commit is part of *root*"),
+            "{mixed}"
+        );
+        assert!(
+            !mixed.contains("not timed") && !mixed.contains("is off"),
+            "{mixed}"
+        );
+        s.rows
+            .retain(|r| r.per_batch.is_empty() || r.point.work().persist);
+        let every = note(&s);
+        assert!(
+            every.contains("Persistence (`+persist`, every row): each block is committed"),
+            "{every}"
+        );
+        assert!(!every.contains("the others"), "{every}");
+    }
+
     #[test]
     fn the_per_block_section_shows_the_mean_block() {
         let mut s = sample("CPU");
