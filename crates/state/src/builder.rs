@@ -7,7 +7,8 @@ use crate::{
         STORAGE, TRIE_NODES, TrieNodeKey, block_hash_key, encode_account, encode_code, encode_slot,
         state_key,
     },
-    store::{DATA_FILE, LOCK_FILE, TableStats, Tables},
+    store::{DATA_FILE, LOCK_FILE, TableStats},
+    tables::Tables,
 };
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_dump::{AccountState, Dump, DumpFileInfo, PreSlot};

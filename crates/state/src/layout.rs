@@ -44,6 +44,9 @@ pub const TRIE_NODES: &str = "TrieNodes";
 /// What the store was built from, and counts.
 pub const META: &str = "GigagasMeta";
 
+/// The meta-table key that marks a store changed by a `--persist` pass not yet taken back.
+pub(crate) const DIRTY: &str = "persist_dirty";
+
 /// The segment number of padding entries; a dump segment never has it.
 pub const PAD_SEGMENT: u32 = u32::MAX;
 

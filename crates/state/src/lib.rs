@@ -57,6 +57,7 @@ mod error;
 pub mod layout;
 mod probe;
 mod store;
+mod tables;
 mod writer;
 
 pub use builder::{
@@ -72,10 +73,10 @@ pub use probe::{
     PROBE_BLOCK, ProbeResult, curve_reader_counts, probe_random_reads, probe_read_curve,
 };
 pub use store::{
-    DATA_FILE, LOCK_FILE, ReadKind, ReadMeter, ReadStats, SAMPLE_EVERY, Store, StoreReader,
-    TableStats, Timing, open_store, open_store_writable, quantile,
+    DATA_FILE, LOCK_FILE, PERSIST_SYNC, ReadKind, ReadMeter, ReadStats, SAMPLE_EVERY, Store,
+    StoreReader, TableStats, Timing, open_store, open_store_writable, quantile,
 };
-pub use writer::{BlockWrite, NodeWrites, PERSIST_SYNC, StoreWriter, WriteStats};
+pub use writer::{BlockWrite, NodeWrites, StoreWriter, WriteStats};
 
 // Dev-dependencies used only by the integration tests in `tests/`.
 #[cfg(test)]

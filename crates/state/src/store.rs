@@ -4,16 +4,17 @@
 use crate::{
     StoreError, StoreMeta,
     layout::{
-        ACCOUNTS, BLOCK_HASHES, BYTECODES, META, STORAGE, TRIE_NODES, TrieNodeKey, ValueError,
-        block_hash_key, decode_account, decode_code, decode_slot, state_key,
+        ACCOUNTS, BLOCK_HASHES, BYTECODES, DIRTY, META, STORAGE, TRIE_NODES, TrieNodeKey,
+        ValueError, block_hash_key, decode_account, decode_code, decode_slot, state_key,
     },
+    tables::{Entry, Tables},
 };
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256};
 use gigagas_dump::AccountState;
 use revm_bytecode::Bytecode;
 use signet_libmdbx::{
     Cursor, Database, DatabaseFlags, Environment, EnvironmentFlags, MdbxError, Mode, ReadError, Ro,
-    Stat, tx::aliases::RoTxUnsync,
+    Stat, SyncMode, tx::aliases::RoTxUnsync,
 };
 use std::{
     borrow::Cow,
@@ -27,8 +28,10 @@ use std::{
     time::Instant,
 };
 
-/// A cursor's entry (key and value), borrowed from its transaction's pages.
-pub(crate) type Entry<'a> = Option<(Cow<'a, [u8]>, Cow<'a, [u8]>)>;
+/// How each commit of a written block reaches the disk: MDBX's `Durable`, an `fdatasync` of
+/// the data file at every commit (reth's default for its database). A block's persistence
+/// time includes it.
+pub const PERSIST_SYNC: SyncMode = SyncMode::Durable;
 
 /// The data file of a store (MDBX's).
 pub const DATA_FILE: &str = "mdbx.dat";
@@ -63,44 +66,6 @@ impl TableStats {
             leaf_pages: stat.leaf_pages() as u64,
             overflow_pages: stat.overflow_pages() as u64,
         }
-    }
-}
-
-/// The handles of the state tables, every table but [`META`]: the one list of them, with
-/// their flags, for the build that creates them and the store that opens them.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Tables {
-    pub(crate) accounts: Database,
-    pub(crate) storage: Database,
-    pub(crate) codes: Database,
-    pub(crate) hashes: Database,
-    pub(crate) trie_nodes: Database,
-}
-
-impl Tables {
-    /// Each table through `open`, by its name and its flags ([`STORAGE`] is dup-sorted,
-    /// the others are plain): the build creates them with it, the store opens them.
-    pub(crate) fn each(
-        mut open: impl FnMut(&'static str, DatabaseFlags) -> Result<Database, StoreError>,
-    ) -> Result<Self, StoreError> {
-        Ok(Self {
-            accounts: open(ACCOUNTS, DatabaseFlags::empty())?,
-            storage: open(STORAGE, DatabaseFlags::DUP_SORT)?,
-            codes: open(BYTECODES, DatabaseFlags::empty())?,
-            hashes: open(BLOCK_HASHES, DatabaseFlags::empty())?,
-            trie_nodes: open(TRIE_NODES, DatabaseFlags::empty())?,
-        })
-    }
-
-    /// Each table by its name, in the order of [`Tables::each`] (what table stats list).
-    pub(crate) fn named(&self) -> [(&'static str, Database); 5] {
-        [
-            (ACCOUNTS, self.accounts),
-            (STORAGE, self.storage),
-            (BYTECODES, self.codes),
-            (BLOCK_HASHES, self.hashes),
-            (TRIE_NODES, self.trie_nodes),
-        ]
     }
 }
 
@@ -145,6 +110,21 @@ pub fn open_store_writable(dir: &Path, expected_dump_checksum: u64) -> Result<St
     of_dump(Store::open_mode(dir, true)?, dir, expected_dump_checksum)
 }
 
+/// Refuses a store the user marked read-only (no write permission on its data file or
+/// folder: honoured even by root, who could write anyway) before it is opened read-write.
+pub(crate) fn check_writable(dir: &Path, data: &Path) -> Result<(), StoreError> {
+    for path in [dir, data] {
+        let meta = fs::metadata(path).map_err(|e| StoreError::io("stat", path, e))?;
+        if meta.permissions().readonly() {
+            return Err(StoreError::ReadOnly {
+                path: dir.to_path_buf(),
+                reason: format!("{} has no write permission", path.display()),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// `store`, opened from `dir`, if it was built from the dump of `expected_dump_checksum`.
 fn of_dump(store: Store, dir: &Path, expected_dump_checksum: u64) -> Result<Store, StoreError> {
     if store.meta.dump_checksum != expected_dump_checksum {
@@ -170,62 +150,8 @@ impl Store {
     /// [`Self::open`], read-write with `writable` (commits synced as
     /// [`crate::PERSIST_SYNC`] says).
     fn open_mode(dir: &Path, writable: bool) -> Result<Self, StoreError> {
-        let not_a_store = |reason: &str| StoreError::NotAStore {
-            path: dir.to_path_buf(),
-            reason: reason.into(),
-        };
-        match fs::metadata(dir) {
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                return Err(not_a_store("it does not exist"));
-            }
-            Err(e) => return Err(StoreError::io("stat", dir, e)),
-            Ok(m) if !m.is_dir() => return Err(not_a_store("it is not a folder")),
-            Ok(_) => {}
-        }
-        let data = dir.join(DATA_FILE);
-        let data_len = match fs::metadata(&data) {
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                return Err(not_a_store(&format!("it has no {DATA_FILE}")));
-            }
-            Err(e) => return Err(StoreError::io("stat", &data, e)),
-            Ok(m) => m.len(),
-        };
-        if writable {
-            crate::writer::check_writable(dir, &data)?;
-        }
-        // MDBX's three meta pages at least (it reports a shorter file obscurely).
-        if data_len < 3 * crate::PAGE_SIZE as u64 {
-            return Err(StoreError::Corrupt {
-                path: dir.to_path_buf(),
-                what: format!("its {DATA_FILE} has only {data_len} bytes"),
-            });
-        }
-        let mode = if writable {
-            Mode::ReadWrite {
-                sync_mode: crate::PERSIST_SYNC,
-            }
-        } else {
-            Mode::ReadOnly
-        };
-        let env = Environment::builder()
-            .set_flags(EnvironmentFlags {
-                mode,
-                no_rdahead: true,
-                ..Default::default()
-            })
-            .set_max_dbs(8)
-            .set_max_readers(1024)
-            .open(dir)
-            .map_err(|source| match writable {
-                true => StoreError::ReadOnly {
-                    path: dir.to_path_buf(),
-                    reason: format!("it cannot be opened for writing ({source})"),
-                },
-                false => StoreError::Open {
-                    path: dir.to_path_buf(),
-                    source,
-                },
-            })?;
+        let data_len = data_file_len(dir, writable)?;
+        let env = open_env(dir, writable)?;
         let open_err = |source| StoreError::Open {
             path: dir.to_path_buf(),
             source,
@@ -240,51 +166,10 @@ impl Store {
                 expected: used,
             });
         }
-        let path = Arc::new(dir.to_path_buf());
-        let txn = env.begin_ro_unsync().map_err(open_err)?;
-        let table = |name: &'static str| -> Result<Database, StoreError> {
-            txn.open_db(Some(name)).map_err(|e| match e {
-                MdbxError::NotFound => StoreError::Corrupt {
-                    path: dir.to_path_buf(),
-                    what: format!("it has no table {name}"),
-                },
-                source => StoreError::Open {
-                    path: dir.to_path_buf(),
-                    source,
-                },
-            })
-        };
-        let meta_db = table(META)?;
-        let meta_get = |key: &str| {
-            txn.get::<Vec<u8>>(meta_db.dbi(), key.as_bytes())
-                .map_err(|source| StoreError::Read {
-                    path: dir.to_path_buf(),
-                    table: META,
-                    source,
-                })
-        };
-        let meta = StoreMeta::decode(dir, meta_get)?;
-        if meta_get(crate::writer::DIRTY)?.is_some() {
-            return Err(StoreError::Dirty {
-                path: dir.to_path_buf(),
-            });
-        }
-        let tables = Tables::each(|name, flags| {
-            let db = table(name)?;
-            if flags.contains(DatabaseFlags::DUP_SORT)
-                && !db.flags().contains(DatabaseFlags::DUP_SORT)
-            {
-                return Err(StoreError::Corrupt {
-                    path: dir.to_path_buf(),
-                    what: format!("table {name} is not dup-sorted"),
-                });
-            }
-            Ok(db)
-        })?;
-        drop(txn);
+        let (meta, tables) = open_tables(&env, dir)?;
         Ok(Self {
             env,
-            path,
+            path: Arc::new(dir.to_path_buf()),
             meta,
             tables,
             writable,
@@ -364,6 +249,121 @@ impl Store {
         };
         self.tables.named().into_iter().map(stat).collect()
     }
+}
+
+/// The length of the data file of the store in `dir`, once `dir` is a folder with one of
+/// at least MDBX's three meta pages (it reports a shorter file obscurely) and, with
+/// `writable`, one that may be written ([`check_writable`]).
+fn data_file_len(dir: &Path, writable: bool) -> Result<u64, StoreError> {
+    let not_a_store = |reason: &str| StoreError::NotAStore {
+        path: dir.to_path_buf(),
+        reason: reason.into(),
+    };
+    match fs::metadata(dir) {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(not_a_store("it does not exist"));
+        }
+        Err(e) => return Err(StoreError::io("stat", dir, e)),
+        Ok(m) if !m.is_dir() => return Err(not_a_store("it is not a folder")),
+        Ok(_) => {}
+    }
+    let data = dir.join(DATA_FILE);
+    let data_len = match fs::metadata(&data) {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(not_a_store(&format!("it has no {DATA_FILE}")));
+        }
+        Err(e) => return Err(StoreError::io("stat", &data, e)),
+        Ok(m) => m.len(),
+    };
+    if writable {
+        check_writable(dir, &data)?;
+    }
+    if data_len < 3 * crate::PAGE_SIZE as u64 {
+        return Err(StoreError::Corrupt {
+            path: dir.to_path_buf(),
+            what: format!("its {DATA_FILE} has only {data_len} bytes"),
+        });
+    }
+    Ok(data_len)
+}
+
+/// The MDBX environment in `dir`, read-only or, with `writable`, read-write (commits synced
+/// as [`PERSIST_SYNC`] says); opened like reth opens its database for reads: no readahead.
+fn open_env(dir: &Path, writable: bool) -> Result<Environment, StoreError> {
+    let mode = if writable {
+        Mode::ReadWrite {
+            sync_mode: PERSIST_SYNC,
+        }
+    } else {
+        Mode::ReadOnly
+    };
+    Environment::builder()
+        .set_flags(EnvironmentFlags {
+            mode,
+            no_rdahead: true,
+            ..Default::default()
+        })
+        .set_max_dbs(8)
+        .set_max_readers(1024)
+        .open(dir)
+        .map_err(|source| match writable {
+            true => StoreError::ReadOnly {
+                path: dir.to_path_buf(),
+                reason: format!("it cannot be opened for writing ({source})"),
+            },
+            false => StoreError::Open {
+                path: dir.to_path_buf(),
+                source,
+            },
+        })
+}
+
+/// The store's meta (refused while a `--persist` pass left it dirty) and its state tables,
+/// each present with its flags, from `env` opened on `dir`.
+fn open_tables(env: &Environment, dir: &Path) -> Result<(StoreMeta, Tables), StoreError> {
+    let txn = env.begin_ro_unsync().map_err(|source| StoreError::Open {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let table = |name: &'static str| -> Result<Database, StoreError> {
+        txn.open_db(Some(name)).map_err(|e| match e {
+            MdbxError::NotFound => StoreError::Corrupt {
+                path: dir.to_path_buf(),
+                what: format!("it has no table {name}"),
+            },
+            source => StoreError::Open {
+                path: dir.to_path_buf(),
+                source,
+            },
+        })
+    };
+    let meta_db = table(META)?;
+    let meta_get = |key: &str| {
+        txn.get::<Vec<u8>>(meta_db.dbi(), key.as_bytes())
+            .map_err(|source| StoreError::Read {
+                path: dir.to_path_buf(),
+                table: META,
+                source,
+            })
+    };
+    let meta = StoreMeta::decode(dir, meta_get)?;
+    if meta_get(DIRTY)?.is_some() {
+        return Err(StoreError::Dirty {
+            path: dir.to_path_buf(),
+        });
+    }
+    let tables = Tables::each(|name, flags| {
+        let db = table(name)?;
+        if flags.contains(DatabaseFlags::DUP_SORT) && !db.flags().contains(DatabaseFlags::DUP_SORT)
+        {
+            return Err(StoreError::Corrupt {
+                path: dir.to_path_buf(),
+                what: format!("table {name} is not dup-sorted"),
+            });
+        }
+        Ok(db)
+    })?;
+    Ok((meta, tables))
 }
 
 /// One thread's reads from a [`Store`]: an MDBX read transaction (a consistent snapshot)

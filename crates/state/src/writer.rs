@@ -4,7 +4,7 @@
 //! - [`StoreWriter::write_block`] writes one block's changes in one write transaction: its
 //!   accounts, slots and new code in the plain tables, and its tries' changed nodes under
 //!   their paths in [`TRIE_NODES`], under the block's segment (the keys its reads use).
-//!   Each commit is synced as [`PERSIST_SYNC`] says.
+//!   Each commit is synced as [`PERSIST_SYNC`](crate::PERSIST_SYNC) says.
 //! - Before the first block, [`StoreWriter::begin`] marks the store dirty in its meta
 //!   table (its own synced commit) and opens a read transaction on the store as built:
 //!   MDBX keeps the pages that transaction sees for as long as it lives, so the pre-state
@@ -20,45 +20,22 @@
 use crate::{
     Store, StoreError,
     layout::{
-        ACCOUNTS, BYTECODES, META, STORAGE, TRIE_NODES, TrieNodeKey, encode_account, encode_code,
-        encode_slot, state_key,
+        ACCOUNTS, BYTECODES, DIRTY, META, STORAGE, TRIE_NODES, TrieNodeKey, encode_account,
+        encode_code, encode_slot, state_key,
     },
-    store::{Entry, Tables},
+    tables::{Entry, Tables},
 };
 use alloy_primitives::{B256, Bytes, U256};
 use gigagas_dump::AccountState;
 use signet_libmdbx::{
-    Database, Environment, MdbxError, ReadError, SyncMode, WriteFlags, tx::aliases::RoTxUnsync,
+    Database, Environment, MdbxError, ReadError, WriteFlags,
+    tx::aliases::{RoTxUnsync, RwTxUnsync},
 };
 use std::{
     borrow::Cow,
-    fs,
     path::{Path, PathBuf},
     sync::Arc,
 };
-
-/// How each commit of a written block reaches the disk: MDBX's `Durable`, an `fdatasync` of
-/// the data file at every commit (reth's default for its database). A block's persistence
-/// time includes it.
-pub const PERSIST_SYNC: SyncMode = SyncMode::Durable;
-
-/// The meta-table key that marks a store changed by a `--persist` pass not yet taken back.
-pub(crate) const DIRTY: &str = "persist_dirty";
-
-/// Refuses a store the user marked read-only (no write permission on its data file or
-/// folder: honoured even by root, who could write anyway) before it is opened read-write.
-pub(crate) fn check_writable(dir: &Path, data: &Path) -> Result<(), StoreError> {
-    for path in [dir, data] {
-        let meta = fs::metadata(path).map_err(|e| StoreError::io("stat", path, e))?;
-        if meta.permissions().readonly() {
-            return Err(StoreError::ReadOnly {
-                path: dir.to_path_buf(),
-                reason: format!("{} has no write permission", path.display()),
-            });
-        }
-    }
-    Ok(())
-}
 
 /// What one block's write put into the store.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -158,15 +135,11 @@ impl StoreWriter {
     }
 
     fn err<E: Into<ReadError>>(&self, what: &'static str) -> impl Fn(E) -> StoreError + '_ {
-        move |source| StoreError::Write {
-            path: self.path.to_path_buf(),
-            what,
-            source: source.into(),
-        }
+        write_err(&self.path, what)
     }
 
     /// Writes one block of `segment` in one write transaction, committed (and synced as
-    /// [`PERSIST_SYNC`] says) before it returns.
+    /// [`PERSIST_SYNC`](crate::PERSIST_SYNC) says) before it returns.
     pub fn write_block(
         &mut self,
         segment: u32,
@@ -175,105 +148,21 @@ impl StoreWriter {
         let ops = |env: &Environment| env.info().map(|i| i.page_ops());
         let before = ops(&self.env).map_err(self.err("info"))?;
         let txn = self.env.begin_rw_unsync().map_err(self.err("begin"))?;
-        let t = self.tables;
-        let mut stats = WriteStats::default();
-        let mut value = Vec::with_capacity(128);
-        let mut written = Vec::new();
-        let put = |db: Database, key: &[u8], value: &[u8], stats: &mut WriteStats| {
-            stats.bytes += (key.len() + value.len()) as u64;
-            stats.entries += 1;
-            txn.put(db, key, value, WriteFlags::empty())
+        let mut w = BlockTxn {
+            txn: &txn,
+            tables: self.tables,
+            path: &self.path,
+            segment,
+            stats: WriteStats::default(),
+            value: Vec::with_capacity(128),
+            written: Vec::new(),
         };
-        for (address, account) in block.accounts {
-            let key = state_key(address, segment);
-            match account {
-                Some(a) => {
-                    encode_account(a, &mut value);
-                    put(t.accounts, &key, &value, &mut stats).map_err(self.err(ACCOUNTS))?;
-                }
-                None => {
-                    stats.bytes += key.len() as u64;
-                    stats.entries += 1;
-                    txn.del(t.accounts, key, None).map_err(self.err(ACCOUNTS))?;
-                }
-            }
-            written.push(Written::Account(key));
-        }
-        {
-            let mut cursor = txn.cursor(t.storage).map_err(self.err(STORAGE))?;
-            for (address, slot, v) in block.slots {
-                let key = state_key(address, segment);
-                let slot_key = slot.to_be_bytes::<32>();
-                let old: Option<Cow<'_, [u8]>> = cursor
-                    .get_both_range(&key, &slot_key)
-                    .map_err(self.err(STORAGE))?;
-                if old.is_some_and(|old| old.len() >= 32 && old[..32] == slot_key) {
-                    cursor.del().map_err(self.err(STORAGE))?;
-                }
-                if !v.is_zero() {
-                    encode_slot(slot, v, &mut value);
-                    stats.bytes += (key.len() + value.len()) as u64;
-                    cursor
-                        .put(&key, &value, WriteFlags::empty())
-                        .map_err(self.err(STORAGE))?;
-                } else {
-                    stats.bytes += (key.len() + 32) as u64;
-                }
-                stats.entries += 1;
-                written.push(Written::Slot(key, slot_key));
-            }
-        }
-        for (hash, code) in block.codes {
-            let present: Option<Cow<'_, [u8]>> = txn
-                .get(t.codes.dbi(), hash.as_slice())
-                .map_err(self.err(BYTECODES))?;
-            if present.is_none() {
-                encode_code(code, &mut value);
-                put(t.codes, hash.as_slice(), &value, &mut stats).map_err(self.err(BYTECODES))?;
-                written.push(Written::Code(*hash));
-            }
-        }
-        {
-            let mut cursor = txn.cursor(t.trie_nodes).map_err(self.err(TRIE_NODES))?;
-            for owner in block.wiped {
-                let prefix = TrieNodeKey::new(segment, Some(owner), &[]).expect("an empty path");
-                let prefix = prefix.as_slice().to_vec();
-                let mut at: Entry<'_> = cursor.set_range(&prefix).map_err(self.err(TRIE_NODES))?;
-                while let Some((key, _)) = at.take() {
-                    if !key.starts_with(&prefix) {
-                        break;
-                    }
-                    stats.bytes += key.len() as u64;
-                    stats.entries += 1;
-                    written.push(Written::Node(key.to_vec()));
-                    cursor.del().map_err(self.err(TRIE_NODES))?;
-                    at = cursor.set_range(&prefix).map_err(self.err(TRIE_NODES))?;
-                }
-            }
-        }
-        let mut nibbles = Vec::with_capacity(64);
-        for (owner, nodes) in block.nodes {
-            for (path, node) in nodes.iter() {
-                nibbles.clear();
-                nibbles.extend(path.iter());
-                let Some(key) = TrieNodeKey::new(segment, owner.as_ref(), &nibbles) else {
-                    continue;
-                };
-                match node {
-                    Some(node) => {
-                        put(t.trie_nodes, key.as_slice(), node, &mut stats)
-                            .map_err(self.err(TRIE_NODES))?;
-                    }
-                    None => {
-                        stats.bytes += key.as_slice().len() as u64;
-                        stats.entries += 1;
-                        txn.del(t.trie_nodes, key.as_slice(), None)
-                            .map_err(self.err(TRIE_NODES))?;
-                    }
-                }
-                written.push(Written::Node(key.as_slice().to_vec()));
-            }
-        }
+        w.accounts(block.accounts)?;
+        w.slots(block.slots)?;
+        w.codes(block.codes)?;
+        w.wipe(block.wiped)?;
+        w.nodes(block.nodes)?;
+        let (mut stats, mut written) = (w.stats, w.written);
         txn.commit().map_err(self.err("commit"))?;
         let after = ops(&self.env).map_err(self.err("info"))?;
         stats.pages = (after.newly + after.cow).saturating_sub(before.newly + before.cow);
@@ -366,5 +255,169 @@ impl StoreWriter {
             }
         }
         Ok(self.written.len())
+    }
+}
+
+/// One block's write transaction ([`StoreWriter::write_block`]): what it has written so far
+/// and the keys to take back.
+struct BlockTxn<'t> {
+    txn: &'t RwTxUnsync,
+    tables: Tables,
+    path: &'t Path,
+    segment: u32,
+    stats: WriteStats,
+    /// A value's encoding, reused.
+    value: Vec<u8>,
+    written: Vec<Written>,
+}
+
+impl<'t> BlockTxn<'t> {
+    fn err<E: Into<ReadError>>(&self, what: &'static str) -> impl Fn(E) -> StoreError + 't {
+        write_err(self.path, what)
+    }
+
+    /// Counts one entry of `bytes` put or deleted.
+    fn count(&mut self, bytes: usize) {
+        self.stats.bytes += bytes as u64;
+        self.stats.entries += 1;
+    }
+
+    /// Puts `value` (the encoding at hand, or `node`) under `key` in `db`, counted.
+    fn put(&mut self, db: Database, key: &[u8], node: Option<&[u8]>) -> Result<(), MdbxError> {
+        self.count(key.len() + node.map_or(self.value.len(), <[u8]>::len));
+        let value = node.unwrap_or(&self.value);
+        self.txn.put(db, key, value, WriteFlags::empty())
+    }
+
+    /// Deletes `key` from `db`, counted.
+    fn del(&mut self, db: Database, key: &[u8]) -> Result<(), MdbxError> {
+        self.count(key.len());
+        self.txn.del(db, key, None).map(|_| ())
+    }
+
+    /// The block's accounts: put, or deleted where `None`.
+    fn accounts(
+        &mut self,
+        accounts: &[(alloy_primitives::Address, Option<AccountState>)],
+    ) -> Result<(), StoreError> {
+        for (address, account) in accounts {
+            let key = state_key(address, self.segment);
+            let written = match account {
+                Some(a) => {
+                    encode_account(a, &mut self.value);
+                    self.put(self.tables.accounts, &key, None)
+                }
+                None => self.del(self.tables.accounts, &key),
+            };
+            written.map_err(self.err(ACCOUNTS))?;
+            self.written.push(Written::Account(key));
+        }
+        Ok(())
+    }
+
+    /// The block's slots: each old entry replaced, or deleted where the value is zero.
+    fn slots(
+        &mut self,
+        slots: &[(alloy_primitives::Address, U256, U256)],
+    ) -> Result<(), StoreError> {
+        let mut cursor = self
+            .txn
+            .cursor(self.tables.storage)
+            .map_err(self.err(STORAGE))?;
+        for (address, slot, v) in slots {
+            let key = state_key(address, self.segment);
+            let slot_key = slot.to_be_bytes::<32>();
+            let old: Option<Cow<'_, [u8]>> = cursor
+                .get_both_range(&key, &slot_key)
+                .map_err(self.err(STORAGE))?;
+            if old.is_some_and(|old| old.len() >= 32 && old[..32] == slot_key) {
+                cursor.del().map_err(self.err(STORAGE))?;
+            }
+            if !v.is_zero() {
+                encode_slot(slot, v, &mut self.value);
+                self.count(key.len() + self.value.len());
+                cursor
+                    .put(&key, &self.value, WriteFlags::empty())
+                    .map_err(self.err(STORAGE))?;
+            } else {
+                self.count(key.len() + 32);
+            }
+            self.written.push(Written::Slot(key, slot_key));
+        }
+        Ok(())
+    }
+
+    /// The block's new code, where the store does not hold it yet.
+    fn codes(&mut self, codes: &[(B256, Bytes)]) -> Result<(), StoreError> {
+        for (hash, code) in codes {
+            let present: Option<Cow<'_, [u8]>> = self
+                .txn
+                .get(self.tables.codes.dbi(), hash.as_slice())
+                .map_err(self.err(BYTECODES))?;
+            if present.is_none() {
+                encode_code(code, &mut self.value);
+                self.put(self.tables.codes, hash.as_slice(), None)
+                    .map_err(self.err(BYTECODES))?;
+                self.written.push(Written::Code(*hash));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every node of the storage tries of `wiped` (by owner) deleted.
+    fn wipe(&mut self, wiped: &[B256]) -> Result<(), StoreError> {
+        let mut cursor = self
+            .txn
+            .cursor(self.tables.trie_nodes)
+            .map_err(self.err(TRIE_NODES))?;
+        for owner in wiped {
+            let prefix = TrieNodeKey::new(self.segment, Some(owner), &[]).expect("an empty path");
+            let prefix = prefix.as_slice().to_vec();
+            let mut at: Entry<'_> = cursor.set_range(&prefix).map_err(self.err(TRIE_NODES))?;
+            while let Some((key, _)) = at.take() {
+                if !key.starts_with(&prefix) {
+                    break;
+                }
+                self.count(key.len());
+                self.written.push(Written::Node(key.to_vec()));
+                cursor.del().map_err(self.err(TRIE_NODES))?;
+                at = cursor.set_range(&prefix).map_err(self.err(TRIE_NODES))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The tries' changed nodes by path: put, or deleted where `None`.
+    fn nodes(&mut self, nodes: &[(Option<B256>, NodeWrites<'_>)]) -> Result<(), StoreError> {
+        let mut nibbles = Vec::with_capacity(64);
+        for (owner, nodes) in nodes {
+            for (path, node) in nodes.iter() {
+                nibbles.clear();
+                nibbles.extend(path.iter());
+                let Some(key) = TrieNodeKey::new(self.segment, owner.as_ref(), &nibbles) else {
+                    continue;
+                };
+                let db = self.tables.trie_nodes;
+                match node {
+                    Some(node) => self.put(db, key.as_slice(), Some(node)),
+                    None => self.del(db, key.as_slice()),
+                }
+                .map_err(self.err(TRIE_NODES))?;
+                self.written.push(Written::Node(key.as_slice().to_vec()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A failed write (or read while writing) of `what` into the store at `path`.
+fn write_err<'p, E: Into<ReadError>>(
+    path: &'p Path,
+    what: &'static str,
+) -> impl Fn(E) -> StoreError + 'p {
+    move |source| StoreError::Write {
+        path: path.to_path_buf(),
+        what,
+        source: source.into(),
     }
 }
