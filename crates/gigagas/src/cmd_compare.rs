@@ -1,7 +1,7 @@
 //! `gigagas compare OLD NEW`: parse, load, print; the logic is in
 //! [`gigagas_report::compare`].
 
-use crate::cli::Command;
+use crate::args::Command;
 use anyhow::{Context, Result, bail};
 use gigagas_report::compare::{Comparison, NOISE_FLOOR, load_run};
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! `gigagas dump`: make a dump from a JSON-RPC node (logic in `gigagas-rpc`).
 
-use crate::cli::{Command, parse_fork};
+use crate::args::{Command, parse_fork};
 use alloy_hardforks::EthereumHardfork;
 use anyhow::Result;
 use gigagas_rpc::{ClientConfig, DumpEvent, DumpOptions, witness::WitnessSource};

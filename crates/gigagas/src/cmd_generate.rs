@@ -1,7 +1,7 @@
 //! `gigagas generate`: a dump from a synthetic workload (logic in `gigagas-workload`).
 
 use crate::{
-    cli::{Command, parse_fork},
+    args::{Command, parse_fork},
     terminal::{progress_bar, written},
 };
 use alloy_hardforks::EthereumHardfork;

@@ -1,6 +1,6 @@
 //! `gigagas import`: turn external test fixtures into dumps. Logic lives in gigagas-import.
 
-use crate::cli::Command;
+use crate::args::Command;
 use anyhow::{Result, bail};
 use gigagas_dump::write_dump;
 use gigagas_import::{OutputLayout, import, import_snapshots};

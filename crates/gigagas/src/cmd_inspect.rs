@@ -1,7 +1,7 @@
 //! `gigagas inspect`: a dump's summary, its access lists' sizes per design and its
 //! witnesses' per block (logic in `gigagas-dump` and `gigagas-trie`).
 
-use crate::cli::{Command, dump_or_default};
+use crate::args::{Command, dump_or_default};
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 
@@ -18,7 +18,7 @@ impl Command for InspectArgs {
         if !path.exists() {
             bail!("{}: no such file", path.display());
         }
-        crate::cli::refuse_non_regular(&path, false)?;
+        crate::args::refuse_non_regular(&path, false)?;
         // Streams the blocks: memory is the file plus its pre-state and one block, not the
         // decoded dump. Each design's list size and each block's witness as
         // producers write it and root-only are computed on the way.

@@ -1,7 +1,7 @@
 //! `gigagas prune-witness`: a dump whose witnesses keep only the nodes the state roots
 //! need (logic in `gigagas-trie`).
 
-use crate::{cli::Command, terminal::written};
+use crate::{args::Command, terminal::written};
 use anyhow::{Context, Result, bail};
 use std::{path::PathBuf, time::Instant};
 
@@ -18,7 +18,7 @@ pub(crate) struct PruneWitnessArgs {
 
 impl Command for PruneWitnessArgs {
     fn execute(self) -> Result<()> {
-        crate::cli::refuse_non_regular(&self.dump, false)?;
+        crate::args::refuse_non_regular(&self.dump, false)?;
         gigagas_report::output::check_not_inputs(
             std::slice::from_ref(&self.dump),
             &[("-o", self.output.clone())],

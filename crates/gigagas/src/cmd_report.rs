@@ -1,7 +1,7 @@
 //! `gigagas report`: re-render results folders, or merge several into one table (logic in
 //! `gigagas-report`).
 
-use crate::cli::Command;
+use crate::args::Command;
 use anyhow::{Context, Result, bail};
 use gigagas_report::{folder, output, readme, table};
 use std::path::{Path, PathBuf};

@@ -2,12 +2,15 @@
 //! `gigagas-bench` (the same path `gigagas sweep` takes), print the rows.
 
 use crate::{
-    cli::{Command, SchedulerChoice, commit, dump_or_default, schedulers},
+    args::{
+        Command, SchedulerChoice, commit, dump_or_default, flag_error, refuse_non_regular,
+        schedulers,
+    },
     terminal::{Bar, fail_on_failures, print_results},
 };
 use anyhow::{Context, Result, anyhow, bail};
 use gigagas_bench::{
-    CpuProfilePlan, NonEmpty, Plan, PlanError, SuiteDump, SweepOptions,
+    CpuProfilePlan, NonEmpty, Plan, SuiteDump, SweepOptions,
     plan::{self, MAX_THREADS, MinSample},
     run_grid,
 };
@@ -216,7 +219,7 @@ fn suite_dumps(given: &[PathBuf]) -> Result<Vec<SuiteDump>> {
         } else {
             // A FIFO, a device or a socket is refused here, before anything opens it; a
             // missing or unreadable file becomes that dump's FAIL row.
-            crate::cli::refuse_non_regular(p, false)?;
+            refuse_non_regular(p, false)?;
             dumps.push(SuiteDump {
                 named: p.display().to_string(),
                 path: p.clone(),
@@ -225,12 +228,6 @@ fn suite_dumps(given: &[PathBuf]) -> Result<Vec<SuiteDump>> {
         }
     }
     Ok(dumps)
-}
-
-/// A refused flag value: the flag, then what is wrong (the message a sweep config gets
-/// for the same value under its key).
-pub(crate) fn flag_error(flag: &str) -> impl FnOnce(PlanError) -> anyhow::Error + '_ {
-    move |e| anyhow!("{flag}: {e}")
 }
 
 impl RunArgs {
@@ -353,7 +350,7 @@ impl Command for RunArgs {
         let options = SweepOptions {
             commit: commit(),
             note: None,
-            build: Some(crate::cli::build_info()),
+            build: Some(crate::args::build_info()),
         };
         let mut bar = Bar::new("running");
         let results = run_grid("run", &plan, &options, &mut bar);

@@ -2,8 +2,7 @@
 //! workers (logic in `gigagas-bench`'s simulator).
 
 use crate::{
-    cli::{Command, SchedulerChoice, commit, schedulers},
-    cmd_run::flag_error,
+    args::{Command, SchedulerChoice, commit, flag_error, schedulers},
     terminal::Bar,
 };
 use anyhow::{Result, anyhow, bail};
@@ -222,7 +221,7 @@ impl Command for SimulateArgs {
         let sim = self.plan()?;
         let repeats = plan::repeats(self.repeats).map_err(flag_error("--repeats"))?;
         let warmup = plan::warmup(self.warmup).map_err(flag_error("--warmup"))?;
-        let path = crate::cli::dump_or_default(self.dump.clone())?;
+        let path = crate::args::dump_or_default(self.dump.clone())?;
         if let Some(json) = &self.json {
             output::check_not_inputs(std::slice::from_ref(&path), &[("--json", json.clone())])?;
             output::prepare_output_file(json, false)?;

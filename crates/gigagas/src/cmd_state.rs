@@ -1,7 +1,7 @@
 //! `gigagas state build`: a dump's pre-state written to a state store on disk (logic in
 //! `gigagas-state`).
 
-use crate::{cli::Command, terminal::progress_bar};
+use crate::{args::Command, terminal::progress_bar};
 use anyhow::{Context, Result, bail};
 use gigagas_state::{BuildOptions, BuildStage, MAINNET_PLAIN_STATE_BYTES, build_store};
 use std::path::PathBuf;
@@ -90,11 +90,11 @@ fn parse_size(s: &str) -> Result<u64, String> {
 impl Command for StateArgs {
     fn execute(self) -> Result<()> {
         let StateCommand::Build(args) = self.command;
-        let path = crate::cli::dump_or_default(args.dump)?;
+        let path = crate::args::dump_or_default(args.dump)?;
         if !path.exists() {
             bail!("{}: no such file", path.display());
         }
-        crate::cli::refuse_non_regular(&path, false)?;
+        crate::args::refuse_non_regular(&path, false)?;
         let (dump, info) = gigagas_dump::read_dump(&path)?;
         if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)

@@ -2,8 +2,7 @@
 //! (logic in `gigagas-bench`).
 
 use crate::{
-    cli::{Command, commit},
-    cmd_run::flag_error,
+    args::{Command, commit, flag_error},
     terminal::{Bar, fail_on_failures, print_results},
 };
 use anyhow::Result;
@@ -103,7 +102,7 @@ impl Command for SweepArgs {
         let options = SweepOptions {
             commit: commit(),
             note: self.note.clone(),
-            build: Some(crate::cli::build_info()),
+            build: Some(crate::args::build_info()),
         };
         let mut bar = Bar::new("sweeping");
         let results = run_sweep(&sweep, &options, &mut bar);
