@@ -4,7 +4,7 @@
 
 use crate::SchedulerKind;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use std::{fmt, path::PathBuf};
+use std::{fmt, num::NonZeroUsize, path::PathBuf};
 
 fn default_seed() -> u64 {
     crate::DEFAULT_ROUND_SEED
@@ -368,6 +368,26 @@ pub struct SimulateConfig {
     /// in the validation runs (the report crate's `SlowdownCurve`).
     #[serde(default)]
     pub item_slowdown: Option<f64>,
+}
+
+impl SimulateConfig {
+    /// The validation points: every `validate_threads × batch × schedulers`, in that
+    /// order (counts of 0 skipped: a checked plan has none).
+    pub fn validation_points(&self) -> Vec<crate::RunConfig> {
+        let mut v = Vec::new();
+        for threads in self
+            .validate_threads
+            .iter()
+            .filter_map(|&t| NonZeroUsize::new(t))
+        {
+            for &batch in &self.batch {
+                for &scheduler in &self.schedulers {
+                    v.push(crate::RunConfig::new(threads, batch, scheduler));
+                }
+            }
+        }
+        v
+    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,8 @@
 //! - [`latency`]: per-block latency: mean, P50 (with bootstrap intervals over samples),
 //!   P90, P99 and the slowest block of the rows that keep their batches.
 //! - [`stats`]: per-pass figures, their median over repeats, intervals and paired ratios.
-//! - [`simulation`]: the schedule simulator's projections and validations as recorded.
+//! - [`simulation`]: the schedule simulator's projections and validations as recorded
+//!   (the model's own types, from `gigagas-sim`).
 //! - [`timeline`]: the longest batch of a parallel pass, workers × time, drawn as SVG.
 //! - [`provenance`]: command line, build, peak RSS and load of the measuring run.
 //! - [`output`]: the rules of every write: outputs never alias inputs, locations checked
@@ -42,7 +43,7 @@ pub mod plot;
 pub mod provenance;
 pub mod readme;
 pub mod results;
-pub mod simulation;
+pub use gigagas_sim::report as simulation;
 pub mod stats;
 pub mod table;
 pub mod timeline;

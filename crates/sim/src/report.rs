@@ -1,6 +1,6 @@
 //! The schedule simulator's results, as recorded in results.json: projections of a
 //! dump's one-thread item profile onto virtual workers, and their validation against
-//! measured runs. The bench crate's `simulate` module computes them.
+//! measured runs. [`crate::execution`] computes them.
 
 use gigagas_grid::SchedulerKind;
 use serde::{Deserialize, Serialize};

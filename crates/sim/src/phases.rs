@@ -1,0 +1,1464 @@
+//! The whole-block model: how long would reading a block's state, executing it and computing
+//! its state root take on N workers, C cores and R readers?
+//!
+//! [`crate::execution`] projects execution alone. This module projects a pass end to end from
+//! a [`PhaseProfile`] of one-thread times, as pure functions of the profile and a
+//! [`PhaseConfig`] ([`project_phases`]); it does not know where the profile came from.
+//!
+//! Per batch (mega-block), in the order a pass runs them:
+//!
+//! 1. **Read** ([`ReadMode`]): the batch's state is read on R readers before the batch
+//!    (`Prefetch`, exposed in full), or beside the batch before it (`Pipelined`: the
+//!    coordinator reads the next batch's state while this one runs; a read that outlasts the
+//!    batch holds up the next one, the excess exposed), or not at all (`None`: state in
+//!    memory, or read on demand inside the items, whose profiled times then include the
+//!    reads). A read takes the longer of its one-reader time spread over the readers and
+//!    its device reads at the [`DeviceCurve`]'s rate for R readers ([`read_ns`]): the curve
+//!    caps the read.
+//! 2. **Execute**: the items are list-scheduled in the scheduler's order, in the chunks a
+//!    pass claims: a free worker claims the next chunk and runs its items back to back (as
+//!    [`crate::execution::list_schedule`]).
+//! 3. **Root** (`StateRootPhase`): the batch's root units, as the executor's root pass hands
+//!    them out: per segment a chain of *advances* (finish the segment's current block, the
+//!    account trie; prepare the next, queueing its storage tasks) and per block its
+//!    *storage tasks*. The queue hands out advances first, then the longest storage task;
+//!    the worker that completes a block's last storage task runs the next advance at once.
+//!    `After`: the units are handed out once every worker has run out of the batch's items;
+//!    `Overlapped`: from the batch's start, a worker running every ready unit before its
+//!    next item.
+//!
+//! With the root phase on, a store run reads each block's trie nodes inside its root units
+//! (the account trie's in the advance that prepares the block, each storage trie's in its
+//! task): the profile's unit times include those reads.
+//!
+//! Items and root units are scheduled in *work time* (the profile's one-thread times); a
+//! batch's work time then becomes wall time at the speed its threads get from the cores
+//! ([`PhaseConfig::cores`]): N workers and, while a pipelined read runs beside the batch,
+//! R reading threads share C cores evenly. See [`PHASE_ASSUMPTIONS`] for what the model
+//! leaves out. [`crate::whole_block`] turns a one-thread record of a pass into a profile and
+//! validates projections against measured passes.
+
+use gigagas_grid::StateRootPhase;
+use serde::{Deserialize, Serialize};
+use std::{
+    cmp::Reverse,
+    collections::{BTreeMap, BinaryHeap},
+    num::NonZeroUsize,
+};
+
+/// What the whole-block model assumes; to be printed and stored beside every projection.
+pub const PHASE_ASSUMPTIONS: [&str; 8] = [
+    "item, root-unit and read times are one-thread profile times; beyond the core rule below, \
+     nothing here slows a thread that runs beside others (the whole-block simulator slows items \
+     and root units first, by the execution simulator's item cost fitted on memory points)",
+    "cores are shared evenly among runnable threads: N workers each run at min(1, C/N) of a \
+     core; a read alone on R readers at min(1, C/R); while a pipelined read runs beside a batch, \
+     each of the N + R threads (the reading coordinator and R - 1 reader threads, the workers) \
+     at min(1, C/(N + R)), and at their own speed again once either side has ended; an idle \
+     worker takes no core, a read waiting on the device still counts as runnable",
+    "a read on R readers takes max(its one-reader time / R at the readers' speed, its device \
+     reads / the device curve's rate at R readers): its CPU part scales with the readers, the \
+     device caps it; the curve is interpolated linearly between measured reader counts (from \
+     no reads at no readers below the first) and held beyond the last; without a curve there \
+     is no cap; nothing else uses the device",
+    "prefetch: each batch's read before it, all of it exposed; pipelined: the first batch's \
+     read before it, each next batch's read beside the batch, which ends no sooner than that \
+     read (the excess exposed); none: no read phase",
+    "root units as the executor hands them out: per segment a chain (a block's storage tasks \
+     become ready when its preparation ends; the worker that completes its last task finishes \
+     it and prepares the segment's next block at once; a block without storage tasks is \
+     finished as soon as prepared); advances first, then the longest storage task (the \
+     executor orders storage tasks by writes); after: once every worker has run out of the \
+     batch's items; overlapped: from the batch's start, before each item; a batch's first \
+     block of each segment is prepared by an advance from the queue",
+    "on a store run the trie nodes a block needs are read inside its root units and are part \
+     of their profiled times: the device curve does not cap them",
+    "workers are identical and never idle while work is ready; equal times go to the \
+     lowest-numbered worker; no claim, queue, barrier or wake-up overhead, and no time for the \
+     scheduler's ordering; nothing between batches (verification) is timed",
+    "the profile is recorded from one-thread passes of the same store point (warm, or each \
+     pass cold); a read's recorded time is its wall time on the pass's readers, projected as \
+     one reader's, and its device reads are its readers' major page faults",
+];
+
+/// One read of state from a store: what one reader took, and the device reads it made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadProfile {
+    /// Wall time of the read on one reader, nanoseconds (its CPU work and its waits on the
+    /// device together).
+    pub ns: u64,
+    /// Random reads the device served for it (in the device curve's unit: one
+    /// 4 KiB read each, the state store's probe block); 0 puts no device cap on the read.
+    pub reads: u64,
+}
+
+/// One block's state-root work, as the executor's root pass splits it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockRoot {
+    /// The segment the block belongs to: each segment's blocks form a chain (each block's
+    /// root is computed on the trie the block before it left); segments are independent.
+    pub segment: u32,
+    /// Preparing the block (splitting its access list into storage tasks), nanoseconds.
+    pub prepare_ns: u64,
+    /// One storage task per account whose storage the block changes, nanoseconds each.
+    pub storage_ns: Vec<u64>,
+    /// Finishing the block: the account trie and the root, nanoseconds. A profile that
+    /// only knows an advance's whole time may put it all here.
+    pub finish_ns: u64,
+}
+
+/// One batch (mega-block) of a [`PhaseProfile`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchProfile {
+    /// Reading the batch's state (ignored under [`ReadMode::None`]).
+    pub read: ReadProfile,
+    /// One-thread time of each of the batch's items, nanoseconds, indexed like the batch's
+    /// items.
+    pub item_ns: Vec<u64>,
+    /// The scheduler's order: every index of `item_ns` once.
+    pub order: Vec<u32>,
+    /// The chunks a pass claims, as positions in `order` (`chunk_bounds`): from 0,
+    /// non-decreasing, ending at `order.len()` (or none for a batch of no items). The executor cuts by the worker count, so a
+    /// chunked profile holds for the worker count it was cut for.
+    pub bounds: Vec<u32>,
+    /// The root work of the batch's blocks that get a root, in block order.
+    pub roots: Vec<BlockRoot>,
+}
+
+impl BatchProfile {
+    /// A batch of `item_ns` run in index order, one item per claim, with no read and no
+    /// root work.
+    pub fn one_item_claims(item_ns: Vec<u64>) -> Self {
+        let n = item_ns.len() as u32;
+        Self {
+            read: ReadProfile::default(),
+            item_ns,
+            order: (0..n).collect(),
+            bounds: (0..=n).collect(),
+            roots: Vec::new(),
+        }
+    }
+}
+
+/// One-thread times of a pass's phases: per batch its read, its items and its root units
+/// (on a store run, each unit's trie-node reads included).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PhaseProfile {
+    /// The batches, in the order a pass runs them.
+    pub batches: Vec<BatchProfile>,
+}
+
+/// How a pass reads its state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReadMode {
+    /// No read phase: state in memory, or read on demand inside the items (whose profiled
+    /// times include those reads).
+    #[default]
+    None,
+    /// Each batch's state read on the readers before the batch runs.
+    Prefetch,
+    /// Each batch's state read by the coordinator (and its reader threads) while the
+    /// batch before it runs; the first batch's before it.
+    Pipelined,
+}
+
+/// The machine and pass a projection is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PhaseConfig {
+    /// How state is read.
+    pub read: ReadMode,
+    /// When root units run.
+    pub root: StateRootPhase,
+    /// Workers running items and root units (a pass's threads).
+    pub workers: NonZeroUsize,
+    /// Cores the workers and readers share: N workers run at min(1, C/N) of a core each,
+    /// and while a pipelined read runs beside a batch, the N workers and R readers at
+    /// min(1, C/(N + R)) each (the reading coordinator competes with the workers).
+    pub cores: NonZeroUsize,
+    /// Threads reading a batch's state (the coordinator among them).
+    pub readers: NonZeroUsize,
+}
+
+impl PhaseConfig {
+    /// `workers` workers on as many cores, one reader.
+    pub fn new(read: ReadMode, root: StateRootPhase, workers: NonZeroUsize) -> Self {
+        Self {
+            read,
+            root,
+            workers,
+            cores: workers,
+            readers: NonZeroUsize::MIN,
+        }
+    }
+
+    /// The same on `cores` cores.
+    pub fn with_cores(self, cores: NonZeroUsize) -> Self {
+        Self { cores, ..self }
+    }
+
+    /// The same with `readers` readers.
+    pub fn with_readers(self, readers: NonZeroUsize) -> Self {
+        Self { readers, ..self }
+    }
+
+    /// The speed of each of `threads` runnable threads on the cores, 1 for a core each.
+    fn speed(&self, threads: usize) -> f64 {
+        (self.cores.get() as f64 / threads.max(1) as f64).min(1.0)
+    }
+}
+
+/// A device curve that cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CurveError {
+    /// No measured point.
+    #[error("device curve: no measured point")]
+    Empty,
+    /// A point at zero readers.
+    #[error("device curve: a point at 0 readers")]
+    ZeroReaders,
+    /// Reader counts must increase from point to point.
+    #[error("device curve: {readers} readers does not follow a smaller count")]
+    NotIncreasing {
+        /// The point's reader count.
+        readers: usize,
+    },
+    /// A rate that is not a positive finite number.
+    #[error("device curve: {rate} reads/s at {readers} readers is not a positive rate")]
+    BadRate {
+        /// The point's reader count.
+        readers: usize,
+        /// Its rate.
+        rate: f64,
+    },
+}
+
+/// The device's random-read rate by reader count (measured with
+/// the state store's read probe, or given): what caps a read phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeviceCurve {
+    points: Vec<(usize, f64)>,
+}
+
+impl DeviceCurve {
+    /// A curve through `points`, `(readers, reads per second)` with reader counts
+    /// increasing. Fails on none, a zero reader count, counts out of order or a rate that
+    /// is not positive and finite.
+    pub fn new(points: Vec<(usize, f64)>) -> Result<Self, CurveError> {
+        if points.is_empty() {
+            return Err(CurveError::Empty);
+        }
+        let mut last = 0;
+        for &(readers, rate) in &points {
+            if readers == 0 {
+                return Err(CurveError::ZeroReaders);
+            }
+            if readers <= last {
+                return Err(CurveError::NotIncreasing { readers });
+            }
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(CurveError::BadRate { readers, rate });
+            }
+            last = readers;
+        }
+        Ok(Self { points })
+    }
+
+    /// The measured points.
+    pub fn points(&self) -> &[(usize, f64)] {
+        &self.points
+    }
+
+    /// Reads per second at `readers`: linear between the measured points, from no reads
+    /// at no readers below the first, the last point's rate beyond the last.
+    pub fn reads_per_s(&self, readers: NonZeroUsize) -> f64 {
+        let r = readers.get();
+        let mut below = (0usize, 0.0f64);
+        for &(at, rate) in &self.points {
+            if r == at {
+                return rate;
+            }
+            if r < at {
+                let share = (r - below.0) as f64 / (at - below.0) as f64;
+                return below.1 + (rate - below.1) * share;
+            }
+            below = (at, rate);
+        }
+        below.1
+    }
+}
+
+/// The header line of a device curve file ([`DeviceCurve::read_csv`]).
+pub const CURVE_CSV_HEADER: &str = "readers,reads_per_s";
+
+/// A device curve file that cannot be read ([`DeviceCurve::read_csv`]): each error names
+/// the file, the line (from 1) and what was expected there, on one line.
+#[derive(Debug, thiserror::Error)]
+pub enum CurveFileError {
+    /// The file could not be read.
+    #[error("{}: cannot read the device curve: {source}", path.display())]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// No line at all.
+    #[error("{}: empty: expected the header `{CURVE_CSV_HEADER}` on line 1, then one row per reader count", path.display())]
+    Empty {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// The first line is not the header.
+    #[error("{}: line 1: expected the header `{CURVE_CSV_HEADER}`, found `{found}`", path.display())]
+    Header {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The first line.
+        found: String,
+    },
+    /// A row that is not a reader count and a rate.
+    #[error(
+        "{}: line {line}: expected `readers,reads_per_s` (a whole number of readers, reads per second), found `{found}`",
+        path.display()
+    )]
+    Row {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The line.
+        line: usize,
+        /// The line's text.
+        found: String,
+    },
+    /// A reader count given twice.
+    #[error(
+        "{}: line {line}: expected each reader count once, found {readers} readers again (first on line {first})",
+        path.display()
+    )]
+    Duplicate {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The line.
+        line: usize,
+        /// The reader count.
+        readers: usize,
+        /// The line that gave it first.
+        first: usize,
+    },
+    /// A row the curve refuses (zero readers, counts out of order, a rate that is not
+    /// positive), or a file with a header and no row (`line` 1: [`CurveError::Empty`]).
+    #[error("{}: line {line}: {source}", path.display())]
+    Curve {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The line.
+        line: usize,
+        /// What the curve refuses.
+        source: CurveError,
+    },
+}
+
+impl DeviceCurve {
+    /// The curve in the CSV file at `path`: the header `readers,reads_per_s`, then one row
+    /// per reader count, counts increasing (blank rows and spaces around fields are
+    /// ignored). Refuses, naming the line: a missing header, a row that is not a whole
+    /// reader count and a number, a reader count given twice, and what [`DeviceCurve::new`]
+    /// refuses.
+    pub fn read_csv(path: &std::path::Path) -> Result<Self, CurveFileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CurveFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse_csv(&text, path)
+    }
+
+    /// [`DeviceCurve::read_csv`] of `text`, the contents of `path`.
+    pub fn parse_csv(text: &str, path: &std::path::Path) -> Result<Self, CurveFileError> {
+        let path = || path.to_path_buf();
+        if text.trim().is_empty() {
+            return Err(CurveFileError::Empty { path: path() });
+        }
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim()));
+        let header = lines.next().map_or("", |(_, l)| l);
+        let lines = lines.filter(|(_, l)| !l.is_empty());
+        let fields: Vec<&str> = header.split(',').map(str::trim).collect();
+        if fields != ["readers", "reads_per_s"] {
+            return Err(CurveFileError::Header {
+                path: path(),
+                found: header.to_string(),
+            });
+        }
+        let mut points = Vec::new();
+        let mut seen: BTreeMap<usize, usize> = BTreeMap::new();
+        // The curve of the rows so far: each row is checked as it is added, so that an
+        // error names its line.
+        let mut curve = None;
+        for (line, row) in lines {
+            let bad = || CurveFileError::Row {
+                path: path(),
+                line,
+                found: row.to_string(),
+            };
+            let (readers, rate) = row.split_once(',').ok_or_else(bad)?;
+            let readers: usize = readers.trim().parse().map_err(|_| bad())?;
+            let rate: f64 = rate.trim().parse().map_err(|_| bad())?;
+            if let Some(&first) = seen.get(&readers) {
+                return Err(CurveFileError::Duplicate {
+                    path: path(),
+                    line,
+                    readers,
+                    first,
+                });
+            }
+            seen.insert(readers, line);
+            points.push((readers, rate));
+            curve = Some(
+                Self::new(points.clone()).map_err(|source| CurveFileError::Curve {
+                    path: path(),
+                    line,
+                    source,
+                })?,
+            );
+        }
+        // A header and no row.
+        curve.ok_or_else(|| CurveFileError::Curve {
+            path: path(),
+            line: 1,
+            source: CurveError::Empty,
+        })
+    }
+
+    /// The curve as CSV: the header, then one row per point (what
+    /// [`DeviceCurve::read_csv`] reads back).
+    pub fn to_csv(&self) -> String {
+        let mut out = format!("{CURVE_CSV_HEADER}\n");
+        for &(readers, rate) in &self.points {
+            out.push_str(&format!("{readers},{rate}\n"));
+        }
+        out
+    }
+
+    /// The curve held flat at its rate for `readers`: what caps a read a model projects as
+    /// one reader's while the pass really reads on `readers` (the whole-block simulator's
+    /// store passes read on the store's readers at every worker count).
+    pub fn held_at(&self, readers: NonZeroUsize) -> Self {
+        Self {
+            points: vec![(1, self.reads_per_s(readers))],
+        }
+    }
+
+    /// One line: `1: 12000, 2: 21000 reads/s` (reader count: rate).
+    pub fn summary(&self) -> String {
+        let points: Vec<String> = self
+            .points
+            .iter()
+            .map(|&(readers, rate)| format!("{readers}: {rate:.0}"))
+            .collect();
+        format!("{} reads/s", points.join(", "))
+    }
+}
+
+/// A profile the model cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PhaseProfileError {
+    /// The order does not name every item exactly once.
+    #[error("batch {batch}: the order does not name each of its {items} items once")]
+    NotAPermutation {
+        /// The batch (index into the profile's batches).
+        batch: usize,
+        /// Its items.
+        items: usize,
+    },
+    /// The chunk bounds do not cut the order.
+    #[error("batch {batch}: chunk bounds must run from 0 up to the order's length {len}")]
+    BadBounds {
+        /// The batch.
+        batch: usize,
+        /// The order's length.
+        len: usize,
+    },
+}
+
+/// A projection of a pass, nanoseconds of wall time summed over its batches (the phase
+/// figures as the executor's run timings count them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PhaseProjection {
+    /// End to end: every exposed read and every batch.
+    pub makespan_ns: f64,
+    /// Reading, each read from its start to its end (hidden or not).
+    pub read_ns: f64,
+    /// The part of reading the pass waited for.
+    pub exposed_read_ns: f64,
+    /// Per batch, from its start to the end of its last item.
+    pub exec_ns: f64,
+    /// Per batch, from the start of its first root unit to the end of its last.
+    pub root_ns: f64,
+    /// Root units' own time, all workers together.
+    pub root_busy_ns: f64,
+    /// Per batch, how long execution and the root phase ran at once.
+    pub overlap_ns: f64,
+    /// Each batch's wall time, from its start to its end (a pipelined read beside it
+    /// included; the exposed read before it not).
+    pub batch_ns: Vec<f64>,
+}
+
+/// How long `read` takes on `readers` readers at `speed` of a core each, with `device`'s
+/// cap: max(one-reader time / readers / speed, reads / rate at `readers`), nanoseconds.
+pub fn read_ns(
+    read: ReadProfile,
+    readers: NonZeroUsize,
+    speed: f64,
+    device: Option<&DeviceCurve>,
+) -> f64 {
+    let cpu = read.ns as f64 / readers.get() as f64 / speed;
+    cpu.max(device_floor_ns(read, readers, device))
+}
+
+/// The device's part of a read: its reads at the curve's rate for `readers`, nanoseconds.
+fn device_floor_ns(read: ReadProfile, readers: NonZeroUsize, device: Option<&DeviceCurve>) -> f64 {
+    match device {
+        Some(curve) if read.reads > 0 => read.reads as f64 / curve.reads_per_s(readers) * 1e9,
+        _ => 0.0,
+    }
+}
+
+/// Projects `profile` on `config` (with `device` capping the reads): the pass's makespan
+/// and its phase totals. Fails when a batch's order or chunk bounds do not fit its items.
+pub fn project_phases(
+    profile: &PhaseProfile,
+    config: &PhaseConfig,
+    device: Option<&DeviceCurve>,
+) -> Result<PhaseProjection, PhaseProfileError> {
+    for (b, batch) in profile.batches.iter().enumerate() {
+        check_batch(b, batch)?;
+    }
+    let (n, r) = (config.workers.get(), config.readers);
+    let workers_alone = config.speed(n);
+    let readers_alone = config.speed(r.get());
+    let shared = config.speed(n + r.get());
+    let mut p = PhaseProjection::default();
+    let expose = |p: &mut PhaseProjection, ns: f64| {
+        p.read_ns += ns;
+        p.exposed_read_ns += ns;
+        p.makespan_ns += ns;
+    };
+    for (k, batch) in profile.batches.iter().enumerate() {
+        let run = run_batch(batch, config.workers, config.root);
+        let beside = match config.read {
+            ReadMode::None => None,
+            ReadMode::Prefetch => {
+                expose(&mut p, read_ns(batch.read, r, readers_alone, device));
+                None
+            }
+            ReadMode::Pipelined => {
+                if k == 0 {
+                    expose(&mut p, read_ns(batch.read, r, readers_alone, device));
+                }
+                profile.batches.get(k + 1).map(|next| next.read)
+            }
+        };
+        let (clock, read_end) = match beside {
+            None => (Clock::uniform(workers_alone), None),
+            Some(read) => {
+                let cpu = read.ns as f64 / r.get() as f64;
+                let floor = device_floor_ns(read, r, device);
+                let speeds = Speeds {
+                    workers: workers_alone,
+                    readers: readers_alone,
+                    shared,
+                };
+                let (clock, end) = Clock::beside_read(run.end, cpu, floor, speeds);
+                (clock, Some(end))
+            }
+        };
+        let mut wall = clock.wall(run.end);
+        if let Some(end) = read_end {
+            p.read_ns += end;
+            if end > wall {
+                p.exposed_read_ns += end - wall;
+                wall = end;
+            }
+        }
+        let exec_end = clock.wall(run.exec_end);
+        p.exec_ns += exec_end;
+        if let Some((first, last)) = run.root_span {
+            let (first, last) = (clock.wall(first), clock.wall(last));
+            p.root_ns += last - first;
+            p.overlap_ns += (exec_end.min(last) - first).max(0.0);
+        }
+        p.root_busy_ns += run
+            .root_units
+            .iter()
+            .map(|&(s, e)| clock.wall(e) - clock.wall(s))
+            .sum::<f64>();
+        p.makespan_ns += wall;
+        p.batch_ns.push(wall);
+    }
+    Ok(p)
+}
+
+/// `batch`'s order names each item once and its bounds cut the order.
+fn check_batch(b: usize, batch: &BatchProfile) -> Result<(), PhaseProfileError> {
+    let items = batch.item_ns.len();
+    let mut seen = vec![false; items];
+    let once = batch.order.len() == items
+        && batch.order.iter().all(|&i| {
+            seen.get_mut(i as usize)
+                .is_some_and(|s| !std::mem::replace(s, true))
+        });
+    if !once {
+        return Err(PhaseProfileError::NotAPermutation { batch: b, items });
+    }
+    let len = batch.order.len();
+    let cut = (len == 0 && batch.bounds.is_empty())
+        || (batch.bounds.first() == Some(&0)
+            && batch.bounds.last() == Some(&(len as u32))
+            && batch.bounds.windows(2).all(|w| w[0] <= w[1]));
+    if !cut {
+        return Err(PhaseProfileError::BadBounds { batch: b, len });
+    }
+    Ok(())
+}
+
+/// The speeds threads run at, 1 for a core each.
+#[derive(Debug, Clone, Copy)]
+struct Speeds {
+    /// Each worker, with no read beside the batch.
+    workers: f64,
+    /// Each reader, with no batch beside the read.
+    readers: f64,
+    /// Each worker and reader while both run.
+    shared: f64,
+}
+
+/// A batch's wall clock from its work time: work time up to `knee` at `first` wall
+/// nanoseconds per nanosecond of work, then at `rest`.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    knee: f64,
+    first: f64,
+    rest: f64,
+}
+
+impl Clock {
+    /// One speed throughout.
+    fn uniform(speed: f64) -> Self {
+        Self {
+            knee: f64::INFINITY,
+            first: 1.0 / speed,
+            rest: 1.0 / speed,
+        }
+    }
+
+    /// A batch of `work` nanoseconds of work time beside a read of `cpu` nanoseconds of
+    /// reading at full speed and no shorter than `floor`: both at the shared speed while
+    /// both run, then each alone. Returns the clock and the read's end (wall, from the
+    /// batch's start).
+    fn beside_read(work: u64, cpu: f64, floor: f64, s: Speeds) -> (Self, f64) {
+        let work = work as f64;
+        let read_shared = floor.max(cpu / s.shared);
+        if s.shared * read_shared < work {
+            // The read ends first: the batch's work after it runs at the workers' speed.
+            let clock = Self {
+                knee: s.shared * read_shared,
+                first: 1.0 / s.shared,
+                rest: 1.0 / s.workers,
+            };
+            (clock, read_shared)
+        } else {
+            // The batch ends first: the rest of the read runs alone.
+            let end = work / s.shared;
+            let left = (cpu - s.shared * end).max(0.0);
+            let read_end = floor.max(end + left / s.readers);
+            (Self::uniform(s.shared), read_end)
+        }
+    }
+
+    /// The wall time at `work` nanoseconds of work time.
+    fn wall(&self, work: u64) -> f64 {
+        let work = work as f64;
+        if work <= self.knee {
+            work * self.first
+        } else {
+            self.knee * self.first + (work - self.knee) * self.rest
+        }
+    }
+}
+
+/// One batch scheduled in work time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct BatchRun {
+    /// The end of its last item.
+    exec_end: u64,
+    /// Its first root unit's start and last root unit's end.
+    root_span: Option<(u64, u64)>,
+    /// Each root unit (an advance or a storage task) as (start, end).
+    root_units: Vec<(u64, u64)>,
+    /// The end of its last item or root unit.
+    end: u64,
+}
+
+/// A unit on the root queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    /// The first advance of a lane in the batch: prepare its first block.
+    Advance(usize),
+    /// A storage task of lane `.0`'s current block, `.1` nanoseconds.
+    Storage(usize, u64),
+}
+
+/// A ready unit's queue rank: advances above storage tasks, longer tasks above shorter,
+/// then the earlier queued.
+fn rank(unit: Unit, seq: u64) -> (u64, Reverse<u64>) {
+    match unit {
+        Unit::Advance(_) => (u64::MAX, Reverse(seq)),
+        Unit::Storage(_, ns) => (ns.min(u64::MAX - 1), Reverse(seq)),
+    }
+}
+
+/// One segment's chain of blocks within a batch.
+#[derive(Debug)]
+struct Lane<'p> {
+    blocks: Vec<&'p BlockRoot>,
+    /// The block prepared and not yet finished (or the next to prepare).
+    current: usize,
+    /// The current block's storage tasks not yet taken.
+    untaken: usize,
+    /// The latest end of its taken tasks, and the worker that ran that task.
+    last: Option<(u64, usize)>,
+}
+
+/// What a worker is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Free at its `free` time.
+    Active,
+    /// Out of items, waiting for the root phase to open (`After`).
+    Waiting,
+    /// Nothing left for it in the batch.
+    Done,
+}
+
+#[derive(Debug, Clone)]
+struct Worker {
+    free: u64,
+    /// Positions in the order of its claimed chunk not yet run.
+    chunk: std::ops::Range<usize>,
+    executing: bool,
+    state: State,
+}
+
+/// The root queue: units not yet ready (by ready time) and ready ones (by rank).
+#[derive(Debug, Default)]
+struct Queue {
+    pending: BinaryHeap<Reverse<(u64, u64, UnitKey)>>,
+    ready: BinaryHeap<((u64, Reverse<u64>), UnitKey)>,
+    seq: u64,
+}
+
+/// A [`Unit`] as a heap key.
+type UnitKey = (bool, usize, u64);
+
+fn key(unit: Unit) -> UnitKey {
+    match unit {
+        Unit::Advance(lane) => (true, lane, 0),
+        Unit::Storage(lane, ns) => (false, lane, ns),
+    }
+}
+
+fn unit(key: UnitKey) -> Unit {
+    match key {
+        (true, lane, _) => Unit::Advance(lane),
+        (false, lane, ns) => Unit::Storage(lane, ns),
+    }
+}
+
+impl Queue {
+    fn push(&mut self, ready_at: u64, unit: Unit) {
+        self.seq += 1;
+        self.pending.push(Reverse((ready_at, self.seq, key(unit))));
+    }
+
+    /// The best unit ready at `t`.
+    fn pop(&mut self, t: u64) -> Option<Unit> {
+        while let Some(&Reverse((at, seq, k))) = self.pending.peek() {
+            if at > t {
+                break;
+            }
+            self.pending.pop();
+            self.ready.push((rank(unit(k), seq), k));
+        }
+        self.ready.pop().map(|(_, k)| unit(k))
+    }
+
+    /// When the next unit not yet ready becomes ready.
+    fn next_ready(&self) -> Option<u64> {
+        self.pending.peek().map(|Reverse((at, ..))| *at)
+    }
+}
+
+/// One batch's items and root units on `workers` workers, in work time from the batch's
+/// start: a free worker (the lowest-numbered of those free at once) runs, when the root
+/// phase lets it, the best ready root unit, else its chunk's next item, else the next chunk.
+fn run_batch(batch: &BatchProfile, workers: NonZeroUsize, phase: StateRootPhase) -> BatchRun {
+    let mut lanes: Vec<Lane<'_>> = Vec::new();
+    if phase != StateRootPhase::Off {
+        let mut by_segment: BTreeMap<u32, usize> = BTreeMap::new();
+        for block in &batch.roots {
+            let lane = *by_segment.entry(block.segment).or_insert_with(|| {
+                lanes.push(Lane {
+                    blocks: Vec::new(),
+                    current: 0,
+                    untaken: 0,
+                    last: None,
+                });
+                lanes.len() - 1
+            });
+            lanes[lane].blocks.push(block);
+        }
+    }
+    let mut run = BatchRun::default();
+    let mut queue = Queue::default();
+    let mut ws: Vec<Worker> = (0..workers.get())
+        .map(|_| Worker {
+            free: 0,
+            chunk: 0..0,
+            executing: true,
+            state: State::Active,
+        })
+        .collect();
+    let mut executing = ws.len();
+    let mut next_chunk = 0;
+    let chunks = batch.bounds.len().saturating_sub(1);
+    let lane_count = lanes.len();
+    let open = |queue: &mut Queue, t: u64| {
+        for l in 0..lane_count {
+            queue.push(t, Unit::Advance(l));
+        }
+    };
+    if phase == StateRootPhase::Overlapped {
+        open(&mut queue, 0);
+    }
+    let mut root_open = phase == StateRootPhase::Overlapped;
+    while let Some(w) = (0..ws.len())
+        .filter(|&w| ws[w].state == State::Active)
+        .min_by_key(|&w| (ws[w].free, w))
+    {
+        let t = ws[w].free;
+        if root_open && let Some(u) = queue.pop(t) {
+            let end = match u {
+                Unit::Advance(l) => advance(&mut lanes[l], l, false, t, &mut queue),
+                Unit::Storage(_, ns) => t.saturating_add(ns),
+            };
+            ws[w].free = end;
+            run.root_units.push((t, end));
+            if let Unit::Storage(l, _) = u {
+                let lane = &mut lanes[l];
+                lane.untaken -= 1;
+                if lane.last.is_none_or(|(latest, _)| end >= latest) {
+                    lane.last = Some((end, w));
+                }
+                if lane.untaken == 0 {
+                    // The worker that completes the block's last task advances the lane
+                    // at once: it is still on that task (it ends last).
+                    let (latest, c) = lane.last.take().expect("a task was taken");
+                    debug_assert_eq!(ws[c].free, latest, "the completer is on its task");
+                    let done = advance(lane, l, true, latest, &mut queue);
+                    ws[c].free = done;
+                    run.root_units.push((latest, done));
+                }
+            }
+            continue;
+        }
+        if ws[w].chunk.is_empty() && next_chunk < chunks {
+            let (from, to) = (batch.bounds[next_chunk], batch.bounds[next_chunk + 1]);
+            ws[w].chunk = from as usize..to as usize;
+            next_chunk += 1;
+        }
+        if let Some(pos) = ws[w].chunk.next() {
+            let end = t.saturating_add(batch.item_ns[batch.order[pos] as usize]);
+            ws[w].free = end;
+            run.exec_end = run.exec_end.max(end);
+            continue;
+        }
+        if ws[w].executing {
+            ws[w].executing = false;
+            executing -= 1;
+            if phase == StateRootPhase::After && executing == 0 {
+                root_open = true;
+                open(&mut queue, t);
+                for other in ws.iter_mut().filter(|o| o.state == State::Waiting) {
+                    other.state = State::Active;
+                    other.free = t;
+                }
+                continue;
+            }
+        }
+        ws[w].state = if !root_open && phase == StateRootPhase::After {
+            State::Waiting
+        } else if let (true, Some(at)) = (root_open, queue.next_ready()) {
+            ws[w].free = at;
+            State::Active
+        } else {
+            State::Done
+        };
+    }
+    run.root_span =
+        run.root_units
+            .iter()
+            .fold(None, |span: Option<(u64, u64)>, &(s, e)| match span {
+                None => Some((s, e)),
+                Some((a, b)) => Some((a.min(s), b.max(e))),
+            });
+    run.end = run.exec_end.max(run.root_span.map_or(0, |(_, last)| last));
+    run
+}
+
+/// Lane `l` from work time `t` on one worker: finishes its current block when `finish`,
+/// then prepares blocks until one has storage tasks (queued, ready when its preparation
+/// ends) or the lane's blocks are done, a block without tasks finished as soon as
+/// prepared. Returns when it ends.
+fn advance(lane: &mut Lane<'_>, l: usize, finish: bool, mut t: u64, queue: &mut Queue) -> u64 {
+    if finish {
+        t = t.saturating_add(lane.blocks[lane.current].finish_ns);
+        lane.current += 1;
+    }
+    while let Some(block) = lane.blocks.get(lane.current) {
+        t = t.saturating_add(block.prepare_ns);
+        if block.storage_ns.is_empty() {
+            t = t.saturating_add(block.finish_ns);
+            lane.current += 1;
+            continue;
+        }
+        lane.untaken = block.storage_ns.len();
+        for &ns in &block.storage_ns {
+            queue.push(t, Unit::Storage(l, ns));
+        }
+        break;
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use StateRootPhase::{After, Off, Overlapped};
+
+    fn n(x: usize) -> NonZeroUsize {
+        NonZeroUsize::new(x).unwrap()
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-6 * b.abs().max(1.0)
+    }
+
+    #[track_caller]
+    fn assert_close(a: f64, b: f64) {
+        assert!(close(a, b), "{a} != {b}");
+    }
+
+    fn batch(item_ns: Vec<u64>, read_ns: u64) -> BatchProfile {
+        BatchProfile {
+            read: ReadProfile {
+                ns: read_ns,
+                reads: 0,
+            },
+            ..BatchProfile::one_item_claims(item_ns)
+        }
+    }
+
+    /// Two batches: items 6, 4, 3, 3 (read 10) and 8, 2 (read 12), no root work.
+    ///
+    /// Execution alone in work time: at 1 worker 16 and 10; at 2, batch 0 runs w0 6 (0–6),
+    /// w1 4 (0–4), w1 3 (4–7), w0 3 (6–9): 9, and batch 1 w0 8, w1 2: 8; at 16, the longest
+    /// item: 6 and 8.
+    fn reads_profile() -> PhaseProfile {
+        PhaseProfile {
+            batches: vec![batch(vec![6, 4, 3, 3], 10), batch(vec![8, 2], 12)],
+        }
+    }
+
+    fn project(profile: &PhaseProfile, config: PhaseConfig) -> PhaseProjection {
+        project_phases(profile, &config, None).unwrap()
+    }
+
+    fn makespan(profile: &PhaseProfile, read: ReadMode, root: StateRootPhase, w: usize) -> f64 {
+        project(profile, PhaseConfig::new(read, root, n(w))).makespan_ns
+    }
+
+    #[test]
+    fn reads_before_beside_or_none_at_1_2_and_16_workers() {
+        let p = reads_profile();
+        let none = |w| makespan(&p, ReadMode::None, Off, w);
+        // Execution alone: 16 + 10, 9 + 8, 6 + 8.
+        assert_close(none(1), 26.0);
+        assert_close(none(2), 17.0);
+        assert_close(none(16), 14.0);
+        let prefetch = |w| makespan(&p, ReadMode::Prefetch, Off, w);
+        // Each read before its batch, alone on one reader (a core of its own): 10 + 12 = 22
+        // more.
+        assert_close(prefetch(1), 48.0);
+        assert_close(prefetch(2), 39.0);
+        assert_close(prefetch(16), 36.0);
+        let pipelined = |w| project(&p, PhaseConfig::new(ReadMode::Pipelined, Off, n(w)));
+        // 1 worker, 1 core: read 0 alone (10). Batch 0 (16) beside read 1 (12), each at 1/2
+        // of the core: the read ends at 24, when batch 0 has done 12; its last 4 alone:
+        // 28. Batch 1 alone: 10. 10 + 28 + 10 = 48, as prefetch: one core hides nothing.
+        let one = pipelined(1);
+        assert_close(one.makespan_ns, 48.0);
+        assert_close(one.read_ns, 10.0 + 24.0);
+        assert_close(one.exposed_read_ns, 10.0);
+        assert_close(one.exec_ns, 28.0 + 10.0);
+        // 2 workers, 2 cores: beside read 1, the three threads run at 2/3. Batch 0 (9) ends
+        // at 9 / (2/3) = 13.5, when the read has done 9 of its 12; its last 3 alone: 16.5,
+        // 3 exposed. 10 + 16.5 + 8 = 34.5.
+        let two = pipelined(2);
+        assert_close(two.makespan_ns, 34.5);
+        assert_close(two.read_ns, 10.0 + 16.5);
+        assert_close(two.exposed_read_ns, 10.0 + 3.0);
+        assert_close(two.exec_ns, 13.5 + 8.0);
+        assert_eq!(two.batch_ns.len(), 2);
+        assert_close(two.batch_ns[0], 16.5);
+        // 16 workers, 16 cores: 17 threads at 16/17. Batch 0 (6) ends at 6.375, the read has
+        // done 6; its last 6 alone: 12.375. 10 + 12.375 + 8 = 30.375.
+        let sixteen = pipelined(16);
+        assert_close(sixteen.makespan_ns, 30.375);
+        assert_close(sixteen.exposed_read_ns, 10.0 + 6.0);
+    }
+
+    /// One batch, items 6, 4, 3, 3 and one segment of two blocks: A (prepare 1, storage
+    /// tasks 5 and 2, finish 2) and B (prepare 1, a storage task of 3, finish 1). The chain:
+    /// advance (prepare A) 1; tasks 5, 2; the worker completing A's last finishes A and
+    /// prepares B, 3; task 3; finish B, 1. Root work 15 in all, 9 of it a chain behind the
+    /// longest task.
+    fn roots_profile() -> PhaseProfile {
+        let block = |prepare_ns, storage_ns: Vec<u64>, finish_ns| BlockRoot {
+            segment: 0,
+            prepare_ns,
+            storage_ns,
+            finish_ns,
+        };
+        PhaseProfile {
+            batches: vec![BatchProfile {
+                roots: vec![block(1, vec![5, 2], 2), block(1, vec![3], 1)],
+                ..batch(vec![6, 4, 3, 3], 10)
+            }],
+        }
+    }
+
+    #[test]
+    fn roots_after_or_overlapped_at_1_2_and_16_workers() {
+        let p = roots_profile();
+        let after = |w| project(&p, PhaseConfig::new(ReadMode::None, After, n(w)));
+        // 1 worker: items 16, then the root's 15 one unit after another: 31.
+        let one = after(1);
+        assert_close(one.makespan_ns, 31.0);
+        assert_close(one.exec_ns, 16.0);
+        assert_close(one.root_ns, 15.0);
+        assert_close(one.root_busy_ns, 15.0);
+        assert_close(one.overlap_ns, 0.0);
+        // 2 workers: items end at 9 (w0) and 7 (w1). From 9: w0 prepares A, 9–10; w0 task 5,
+        // 10–15; w1 task 2, 10–12; w0 completes A's last (15): finish A, prepare B, 15–18;
+        // w0 task 3, 18–21; finish B, 21–22.
+        let two = after(2);
+        assert_close(two.makespan_ns, 22.0);
+        assert_close(two.exec_ns, 9.0);
+        assert_close(two.root_ns, 13.0);
+        assert_close(two.root_busy_ns, 15.0);
+        // 16 workers: items end at 6. Prepare A 6–7; tasks 7–12 and 7–9; finish A and
+        // prepare B 12–15; task 3 15–18; finish B 18–19.
+        assert_close(after(16).makespan_ns, 19.0);
+
+        let overlapped = |w| project(&p, PhaseConfig::new(ReadMode::None, Overlapped, n(w)));
+        // 1 worker: every ready unit before the first item: the root 0–15, the items 15–31.
+        let one = overlapped(1);
+        assert_close(one.makespan_ns, 31.0);
+        assert_close(one.exec_ns, 31.0);
+        assert_close(one.root_ns, 15.0);
+        assert_close(one.overlap_ns, 15.0);
+        // 2 workers: w0 prepares A 0–1; w1 item 6, 0–6; w0 task 5, 1–6; at 6 w0 task 2, 6–8,
+        // completes A: finish A, prepare B 8–11; w1 (nothing ready: B's task at 11) item 4,
+        // 6–10, item 3, 10–13; w0 task 3, 11–14, finish B 14–15; w1 item 3, 13–16.
+        let two = overlapped(2);
+        assert_close(two.makespan_ns, 16.0);
+        assert_close(two.exec_ns, 16.0);
+        assert_close(two.root_ns, 15.0);
+        assert_close(two.overlap_ns, 15.0);
+        // 16 workers: w0 prepares A 0–1; w1..w4 the items (the longest 0–6); w0 task 5, 1–6;
+        // w5 task 2, 1–3; w0 completes A at 6: finish A, prepare B 6–9; task 3 9–12; finish
+        // B 12–13.
+        let sixteen = overlapped(16);
+        assert_close(sixteen.makespan_ns, 13.0);
+        assert_close(sixteen.exec_ns, 6.0);
+        assert_close(sixteen.root_ns, 13.0);
+        assert_close(sixteen.overlap_ns, 6.0);
+    }
+
+    #[test]
+    fn a_pipelined_pass_with_overlapped_roots() {
+        let mut p = roots_profile();
+        p.batches.push(BatchProfile {
+            roots: vec![BlockRoot {
+                segment: 0,
+                prepare_ns: 1,
+                storage_ns: vec![],
+                finish_ns: 3,
+            }],
+            ..batch(vec![8, 2], 12)
+        });
+        let two = project(&p, PhaseConfig::new(ReadMode::Pipelined, Overlapped, n(2)));
+        // Batch 0's read 10, alone, exposed. Batch 0 is 16 of work (above: root 0–15, items
+        // to 16) beside read 1 (12) at 2/3: the read ends at 18, when 12 of the batch is
+        // done; its last 4 alone: 22. Batch 1: w0 prepares and finishes C 0–4, then item 2,
+        // 4–6; w1 item 8, 0–8: 8. 10 + 22 + 8 = 40.
+        assert_close(two.makespan_ns, 40.0);
+        assert_close(two.read_ns, 10.0 + 18.0);
+        assert_close(two.exposed_read_ns, 10.0);
+        // Exec 16 of work is 22 of wall, and 8; root 15 of work is 18 + 3 = 21, and 4.
+        assert_close(two.exec_ns, 22.0 + 8.0);
+        assert_close(two.root_ns, 21.0 + 4.0);
+        assert_close(two.overlap_ns, 21.0 + 4.0);
+        // Read on demand (no read phase), on 1 worker after the items: batch 0 is 16 + 15 =
+        // 31 (above) and batch 1 10 + 4 = 14: 45.
+        let on_demand = project(&p, PhaseConfig::new(ReadMode::None, After, n(1)));
+        assert_close(on_demand.exposed_read_ns, 0.0);
+        assert_close(on_demand.makespan_ns, 45.0);
+        // With the root phase off, the reads alone are exposed.
+        let off = project(&p, PhaseConfig::new(ReadMode::Prefetch, Off, n(1)));
+        assert_close(off.exposed_read_ns, 10.0 + 12.0);
+    }
+
+    #[test]
+    fn segments_are_independent_chains() {
+        // Two segments of one block each (prepare 1, a task of 4, finish 1) on 2 workers,
+        // after no items: each worker prepares one (0–1), runs its task (1–5), finishes
+        // (5–6): 6, not the 12 of one chain.
+        let block = |segment| BlockRoot {
+            segment,
+            prepare_ns: 1,
+            storage_ns: vec![4],
+            finish_ns: 1,
+        };
+        let p = PhaseProfile {
+            batches: vec![BatchProfile {
+                roots: vec![block(0), block(1)],
+                ..BatchProfile::default()
+            }],
+        };
+        assert_close(makespan(&p, ReadMode::None, After, 2), 6.0);
+        assert_close(makespan(&p, ReadMode::None, Overlapped, 1), 12.0);
+        // Root off: nothing runs.
+        assert_close(makespan(&p, ReadMode::None, Off, 2), 0.0);
+    }
+
+    #[test]
+    fn fewer_cores_than_workers_and_readers_slow_a_pipelined_pass() {
+        let p = reads_profile();
+        let at = |read, cores| {
+            let config = PhaseConfig::new(read, Off, n(2)).with_cores(n(cores));
+            project(&p, config).makespan_ns
+        };
+        // 2 workers on 2 cores: 34.5 (above).
+        assert_close(at(ReadMode::Pipelined, 2), 34.5);
+        // 3 cores: no sharing. Batch 0 (9) beside read 1 (12): 12. 10 + 12 + 8 = 30.
+        assert_close(at(ReadMode::Pipelined, 3), 30.0);
+        // 1 core: the workers alone at 1/2, beside the read at 1/3. Batch 0 ends at 27, the
+        // read has done 9; its last 3 alone: 30. Batch 1: 8 / (1/2) = 16. 10 + 30 + 16 = 56.
+        assert_close(at(ReadMode::Pipelined, 1), 56.0);
+        // Prefetch on 1 core: reads 22, items (9 + 8) / (1/2) = 34: 56, the same work on
+        // one core.
+        assert_close(at(ReadMode::Prefetch, 1), 56.0);
+    }
+
+    #[test]
+    fn a_device_curve_caps_the_read() {
+        let curve = DeviceCurve::new(vec![(1, 1000.0), (2, 1500.0), (4, 2000.0)]).unwrap();
+        assert_close(curve.reads_per_s(n(3)), 1750.0);
+        assert_close(curve.reads_per_s(n(8)), 2000.0);
+        let below = DeviceCurve::new(vec![(2, 1000.0)]).unwrap();
+        assert_close(below.reads_per_s(n(1)), 500.0);
+        // A batch of no items whose read is 1 ms on one reader and 10 device reads.
+        let read = |ns| PhaseProfile {
+            batches: vec![BatchProfile {
+                read: ReadProfile { ns, reads: 10 },
+                ..BatchProfile::default()
+            }],
+        };
+        let at = |ns, readers, device| {
+            let config = PhaseConfig::new(ReadMode::Prefetch, Off, n(1))
+                .with_cores(n(8))
+                .with_readers(n(readers));
+            project_phases(&read(ns), &config, device).unwrap()
+        };
+        // 1 reader: 10 reads at 1000/s is 10 ms, above the 1 ms of CPU.
+        assert_close(at(1_000_000, 1, Some(&curve)).makespan_ns, 1e7);
+        // 2 readers: 10 / 1500 s; 3: 10 / 1750 s; 4 and 8: 10 / 2000 s.
+        assert_close(at(1_000_000, 2, Some(&curve)).read_ns, 1e10 / 1500.0);
+        assert_close(at(1_000_000, 3, Some(&curve)).read_ns, 1e10 / 1750.0);
+        assert_close(at(1_000_000, 4, Some(&curve)).read_ns, 5e6);
+        assert_close(at(1_000_000, 8, Some(&curve)).read_ns, 5e6);
+        // Without the curve the readers divide the read: 1 ms / 4.
+        assert_close(at(1_000_000, 4, None).read_ns, 250_000.0);
+        // A read that is mostly CPU is not capped: 100 ms on one reader.
+        assert_close(at(100_000_000, 1, Some(&curve)).read_ns, 1e8);
+
+        // Pipelined, 2 workers on 3 cores (no sharing): read 1 is 12 of CPU but 30 reads
+        // at 10⁹/s, 30. Batch 0 (9) ends first; the read ends at 30, 21 exposed.
+        // 10 + 30 + 8 = 48.
+        let mut p = reads_profile();
+        p.batches[1].read.reads = 30;
+        let fast = DeviceCurve::new(vec![(1, 1e9)]).unwrap();
+        let config = PhaseConfig::new(ReadMode::Pipelined, Off, n(2)).with_cores(n(3));
+        let capped = project_phases(&p, &config, Some(&fast)).unwrap();
+        assert_close(capped.makespan_ns, 48.0);
+        assert_close(capped.exposed_read_ns, 10.0 + 21.0);
+    }
+
+    #[test]
+    fn execution_alone_is_the_simulators_list_schedule() {
+        // Pseudo-random items in chunks of 1 to 4, at 1 to 9 workers.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for round in 0..40 {
+            let items = 1 + next(60) as usize;
+            let item_ns: Vec<u64> = (0..items).map(|_| 1 + next(1000)).collect();
+            let order: Vec<u32> = (0..items as u32).rev().collect();
+            let mut bounds = vec![0u32];
+            while (*bounds.last().unwrap() as usize) < items {
+                let to = (*bounds.last().unwrap() as usize + 1 + next(4) as usize).min(items);
+                bounds.push(to as u32);
+            }
+            let workers = n(1 + round % 9);
+            let expected = crate::execution::list_schedule(&item_ns, &order, &bounds, workers);
+            let p = PhaseProfile {
+                batches: vec![BatchProfile {
+                    order: order.clone(),
+                    bounds: bounds.clone(),
+                    ..BatchProfile::one_item_claims(item_ns)
+                }],
+            };
+            let got = makespan(&p, ReadMode::None, Off, workers.get());
+            assert_close(got, expected as f64);
+        }
+    }
+
+    #[test]
+    fn every_unit_runs_once_within_the_bounds() {
+        // Pseudo-random batches with roots over 1 to 3 segments: all the work runs (root
+        // busy time is the root work), and the makespan is no less than the work over the
+        // workers nor than any segment's chain, and no more than all of it on one worker.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for round in 0..60 {
+            let items: Vec<u64> = (0..next(30)).map(|_| next(500)).collect();
+            let mut roots = Vec::new();
+            for _ in 0..next(6) {
+                roots.push(BlockRoot {
+                    segment: next(3) as u32,
+                    prepare_ns: next(20),
+                    storage_ns: (0..next(5)).map(|_| next(200)).collect(),
+                    finish_ns: next(50),
+                });
+            }
+            let root_work: u64 = roots
+                .iter()
+                .map(|b| b.prepare_ns + b.finish_ns + b.storage_ns.iter().sum::<u64>())
+                .sum();
+            let chain = (0..3)
+                .map(|s| {
+                    roots
+                        .iter()
+                        .filter(|b| b.segment == s)
+                        .map(|b| {
+                            b.prepare_ns + b.finish_ns + b.storage_ns.iter().max().unwrap_or(&0)
+                        })
+                        .sum::<u64>()
+                })
+                .max()
+                .unwrap_or(0);
+            let work = items.iter().sum::<u64>() + root_work;
+            let p = PhaseProfile {
+                batches: vec![BatchProfile {
+                    roots,
+                    ..BatchProfile::one_item_claims(items)
+                }],
+            };
+            let w = 1 + round % 7;
+            for phase in [After, Overlapped] {
+                let got = project(&p, PhaseConfig::new(ReadMode::None, phase, n(w)));
+                assert_close(got.root_busy_ns, root_work as f64);
+                assert!(got.makespan_ns + 1e-9 >= work as f64 / w as f64);
+                assert!(got.makespan_ns + 1e-9 >= chain as f64);
+                assert!(got.makespan_ns <= work as f64 + 1e-9);
+                assert!(got.root_ns <= got.makespan_ns + 1e-9);
+            }
+        }
+    }
+
+    #[test]
+    fn bad_curves_and_profiles_are_refused() {
+        assert_eq!(DeviceCurve::new(vec![]), Err(CurveError::Empty));
+        assert_eq!(
+            DeviceCurve::new(vec![(0, 1.0)]),
+            Err(CurveError::ZeroReaders)
+        );
+        assert_eq!(
+            DeviceCurve::new(vec![(2, 1.0), (2, 2.0)]),
+            Err(CurveError::NotIncreasing { readers: 2 })
+        );
+        assert!(matches!(
+            DeviceCurve::new(vec![(1, f64::NAN)]),
+            Err(CurveError::BadRate { readers: 1, .. })
+        ));
+        let config = PhaseConfig::new(ReadMode::None, Off, n(2));
+        let with = |order: Vec<u32>, bounds: Vec<u32>| PhaseProfile {
+            batches: vec![BatchProfile {
+                order,
+                bounds,
+                ..BatchProfile::one_item_claims(vec![1, 2, 3])
+            }],
+        };
+        let refused = |p: PhaseProfile| project_phases(&p, &config, None).unwrap_err();
+        let twice = PhaseProfileError::NotAPermutation { batch: 0, items: 3 };
+        assert_eq!(refused(with(vec![0, 0, 1], vec![0, 3])), twice);
+        assert_eq!(refused(with(vec![0, 1, 7], vec![0, 3])), twice);
+        assert_eq!(refused(with(vec![0, 1], vec![0, 2])), twice);
+        let cut = PhaseProfileError::BadBounds { batch: 0, len: 3 };
+        assert_eq!(refused(with(vec![2, 1, 0], vec![0, 2])), cut);
+        assert_eq!(refused(with(vec![2, 1, 0], vec![0, 2, 1, 3])), cut);
+        assert_eq!(refused(with(vec![2, 1, 0], vec![])), cut);
+        assert!(project_phases(&with(vec![2, 1, 0], vec![0, 1, 3]), &config, None).is_ok());
+    }
+
+    /// A device curve file: the header then rows is read (spaces and blank rows ignored)
+    /// and written back the same; each bad file is refused with its own error, naming the
+    /// file and the line, on one line.
+    #[test]
+    fn a_device_curve_file_is_read_or_refused_by_line() {
+        let path = std::path::Path::new("curve.csv");
+        let good = "readers,reads_per_s\n1,12000\n 2 , 21000.25\n\n4,30000\n";
+        let curve = DeviceCurve::parse_csv(good, path).unwrap();
+        assert_eq!(curve.points(), [(1, 12000.0), (2, 21000.25), (4, 30000.0)]);
+        assert_eq!(
+            DeviceCurve::parse_csv(&curve.to_csv(), path).unwrap(),
+            curve
+        );
+        assert_eq!(curve.summary(), "1: 12000, 2: 21000, 4: 30000 reads/s");
+
+        let err = |text: &str| DeviceCurve::parse_csv(text, path).unwrap_err();
+        let one_line = |e: &CurveFileError| {
+            let text = e.to_string();
+            assert!(!text.contains('\n'), "{text}");
+            assert!(text.starts_with("curve.csv: "), "{text}");
+            text
+        };
+        // Empty (or only blank lines).
+        for text in ["", "\n  \n"] {
+            let e = err(text);
+            assert!(matches!(e, CurveFileError::Empty { .. }), "{e:?}");
+            assert!(one_line(&e).contains("readers,reads_per_s"));
+        }
+        // No header: the first line is a row.
+        let e = err("1,12000\n2,21000\n");
+        assert!(
+            matches!(&e, CurveFileError::Header { found, .. } if found == "1,12000"),
+            "{e:?}"
+        );
+        assert!(one_line(&e).contains("line 1: expected the header"));
+        // A header and no row.
+        let e = err("readers,reads_per_s\n");
+        assert!(
+            matches!(
+                e,
+                CurveFileError::Curve {
+                    line: 1,
+                    source: CurveError::Empty,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // Not numbers, or not two fields.
+        for (text, line) in [
+            ("readers,reads_per_s\n1,12000\ntwo,21000\n", 3),
+            ("readers,reads_per_s\n1,fast\n", 2),
+            ("readers,reads_per_s\n1.5,12000\n", 2),
+            ("readers,reads_per_s\n1\n", 2),
+            ("readers,reads_per_s\n1,2,3\n", 2),
+        ] {
+            let e = err(text);
+            assert!(
+                matches!(e, CurveFileError::Row { line: l, .. } if l == line),
+                "{text:?}: {e:?}"
+            );
+            assert!(one_line(&e).contains(&format!("line {line}: expected `readers,reads_per_s`")));
+        }
+        // Zero readers.
+        let e = err("readers,reads_per_s\n0,5000\n1,12000\n");
+        assert!(
+            matches!(
+                e,
+                CurveFileError::Curve {
+                    line: 2,
+                    source: CurveError::ZeroReaders,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // A reader count twice.
+        let e = err("readers,reads_per_s\n1,12000\n2,21000\n1,13000\n");
+        assert!(
+            matches!(
+                e,
+                CurveFileError::Duplicate {
+                    line: 4,
+                    readers: 1,
+                    first: 2,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(one_line(&e).contains("line 4: expected each reader count once"));
+        // Out of order, and a rate that is not positive: the curve's own errors, by line.
+        let e = err("readers,reads_per_s\n2,21000\n1,12000\n");
+        assert!(
+            matches!(
+                e,
+                CurveFileError::Curve {
+                    line: 3,
+                    source: CurveError::NotIncreasing { readers: 1 },
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let e = err("readers,reads_per_s\n1,-3\n");
+        assert!(
+            matches!(
+                e,
+                CurveFileError::Curve {
+                    line: 2,
+                    source: CurveError::BadRate { .. },
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // A file that is not there.
+        let missing = std::path::Path::new("/nonexistent/curve.csv");
+        let e = DeviceCurve::read_csv(missing).unwrap_err();
+        assert!(matches!(e, CurveFileError::Io { .. }), "{e:?}");
+        assert!(e.to_string().starts_with("/nonexistent/curve.csv: "));
+    }
+}
