@@ -4,10 +4,10 @@
 
 use crate::{
     error::{RootError, TrieId},
+    full_state::FullState,
     padding::StatePadding,
     sparse::{NodeStore, SparseTrie},
     state::{RootRules, StateTrie, StorageTask},
-    witness::FullState,
 };
 use alloy_eip7928::BlockAccessList;
 use alloy_primitives::{
@@ -27,6 +27,58 @@ use std::{
 struct Entry {
     fields: AccountState,
     storage: SparseTrie,
+}
+
+/// The paths a witness proves: every touched account's, and every touched slot's by account.
+#[derive(Debug, Default)]
+struct Targets {
+    accounts: BTreeSet<Nibbles>,
+    storage: BTreeMap<Address, BTreeSet<Nibbles>>,
+}
+
+impl Targets {
+    /// The keys of every account and slot `access_lists` write or read.
+    fn of(access_lists: &[&BlockAccessList]) -> Self {
+        let mut targets = Self::default();
+        for bal in access_lists {
+            for changes in bal.iter() {
+                targets.accounts.insert(account_key(changes.address));
+                let slots = changes
+                    .storage_changes
+                    .iter()
+                    .map(|s| s.slot)
+                    .chain(changes.storage_reads.iter().copied());
+                let storage = targets.storage.entry(changes.address).or_default();
+                storage.extend(slots.map(slot_key));
+            }
+        }
+        targets
+    }
+
+    /// Adds the paths of `missing` (missing-node errors), returning those not there before:
+    /// the account trie's and the storage tries' by account.
+    fn add(
+        &mut self,
+        missing: &[RootError],
+    ) -> (Vec<Nibbles>, BTreeMap<Address, BTreeSet<Nibbles>>) {
+        let mut account_paths = Vec::new();
+        let mut storage_paths: BTreeMap<Address, BTreeSet<Nibbles>> = BTreeMap::new();
+        for error in missing {
+            match error.missing_node().expect("only missing nodes") {
+                (TrieId::Account, path) => {
+                    if self.accounts.insert(path) {
+                        account_paths.push(path);
+                    }
+                }
+                (TrieId::Storage(address), path) => {
+                    if self.storage.entry(address).or_default().insert(path) {
+                        storage_paths.entry(address).or_default().insert(path);
+                    }
+                }
+            }
+        }
+        (account_paths, storage_paths)
+    }
 }
 
 /// A whole state as open Merkle-Patricia tries: the account trie and every account's
@@ -228,25 +280,12 @@ impl FullTries {
         rules: RootRules,
     ) -> Result<Witness, RootError> {
         let root = self.root()?;
-        let mut account_targets: BTreeSet<Nibbles> = BTreeSet::new();
-        let mut storage_targets: BTreeMap<Address, BTreeSet<Nibbles>> = BTreeMap::new();
-        for bal in access_lists {
-            for changes in bal.iter() {
-                account_targets.insert(account_key(changes.address));
-                let slots = changes
-                    .storage_changes
-                    .iter()
-                    .map(|s| s.slot)
-                    .chain(changes.storage_reads.iter().copied());
-                let targets = storage_targets.entry(changes.address).or_default();
-                targets.extend(slots.map(slot_key));
-            }
-        }
+        let mut targets = Targets::of(access_lists);
         let mut nodes: BTreeSet<Bytes> =
-            self.storage_proofs(&storage_targets)?.into_iter().collect();
-        let targets: Vec<Nibbles> = account_targets.iter().copied().collect();
+            self.storage_proofs(&targets.storage)?.into_iter().collect();
+        let accounts: Vec<Nibbles> = targets.accounts.iter().copied().collect();
         let mut account_nodes = Vec::new();
-        self.accounts.proofs(&targets, &mut account_nodes)?;
+        self.accounts.proofs(&accounts, &mut account_nodes)?;
         nodes.extend(account_nodes);
 
         // Apply the blocks; a block that needs nodes beyond those is retried, from the state
@@ -290,44 +329,43 @@ impl FullTries {
                     }
                 }
             }
-            loop {
-                let mut attempt = trie.snapshot();
-                let missing = missing_nodes(&mut attempt, bal, rules)?;
-                if missing.is_empty() {
-                    trie = attempt;
-                    break;
-                }
-                let mut account_paths = Vec::new();
-                let mut storage_paths: BTreeMap<Address, BTreeSet<Nibbles>> = BTreeMap::new();
-                for error in &missing {
-                    match error.missing_node().expect("only missing nodes") {
-                        (TrieId::Account, path) => {
-                            if account_targets.insert(path) {
-                                account_paths.push(path);
-                            }
-                        }
-                        (TrieId::Storage(address), path) => {
-                            if storage_targets.entry(address).or_default().insert(path) {
-                                storage_paths.entry(address).or_default().insert(path);
-                            }
-                        }
-                    }
-                }
-                let mut fresh = self.storage_proofs(&storage_paths)?;
-                account_paths.sort_unstable();
-                self.accounts.proofs(&account_paths, &mut fresh)?;
-                fresh.retain(|n| !nodes.contains(n));
-                fresh.sort_unstable();
-                fresh.dedup();
-                if fresh.is_empty() {
-                    // Missing, yet no proof holds more: retrying would not help.
-                    return Err(missing.into_iter().next().expect("not empty"));
-                }
-                trie.add_nodes(&fresh);
-                nodes.extend(fresh);
-            }
+            self.complete(&mut trie, bal, rules, &mut targets, &mut nodes)?;
         }
         Ok(Witness::new(root, nodes.into_iter().collect()))
+    }
+
+    /// Applies `bal` to `trie`, which holds `nodes` (the proofs of `targets`): while the block
+    /// reports paths missing, their proofs are added to `trie`, `nodes` and `targets` and the
+    /// block is retried from the state before it.
+    fn complete(
+        &mut self,
+        trie: &mut StateTrie,
+        bal: &BlockAccessList,
+        rules: RootRules,
+        targets: &mut Targets,
+        nodes: &mut BTreeSet<Bytes>,
+    ) -> Result<(), RootError> {
+        loop {
+            let mut attempt = trie.snapshot();
+            let missing = missing_nodes(&mut attempt, bal, rules)?;
+            if missing.is_empty() {
+                *trie = attempt;
+                return Ok(());
+            }
+            let (mut account_paths, storage_paths) = targets.add(&missing);
+            let mut fresh = self.storage_proofs(&storage_paths)?;
+            account_paths.sort_unstable();
+            self.accounts.proofs(&account_paths, &mut fresh)?;
+            fresh.retain(|n| !nodes.contains(n));
+            fresh.sort_unstable();
+            fresh.dedup();
+            if fresh.is_empty() {
+                // Missing, yet no proof holds more: retrying would not help.
+                return Err(missing.into_iter().next().expect("not empty"));
+            }
+            trie.add_nodes(&fresh);
+            nodes.extend(fresh);
+        }
     }
 
     /// The proof nodes of `targets` (by account) in the storage tries, on rayon's pool.
@@ -391,6 +429,23 @@ fn is_empty(fields: &AccountState) -> bool {
     fields.nonce == 0 && fields.balance.is_zero() && fields.code_hash == alloy_trie::KECCAK_EMPTY
 }
 
+/// The witness of `access_lists` (consecutive blocks, the first one's parent state being
+/// `state`): the proof nodes of every account and slot they touch (written or read), plus
+/// every node the updates of the blocks need beyond those (the siblings that deletions
+/// collapse into their parents), so that [`StateTrie::from_witness`] and
+/// [`StateTrie::apply_block`] compute each block's root from the witness alone.
+///
+/// [`FullTries::witness`] of `state`'s tries, unpadded: see there how the nodes deletions
+/// need are found. An error means the access lists cannot be applied at all (e.g. a node
+/// missing that no proof holds, which would be a bug).
+pub fn witness_for_blocks(
+    state: &FullState,
+    access_lists: &[&BlockAccessList],
+    rules: RootRules,
+) -> Result<Witness, RootError> {
+    FullTries::new(state, &StatePadding::default())?.witness(access_lists, rules)
+}
+
 /// Applies one block's access list to `trie` and returns the nodes it lacks (every
 /// storage trie's misses, else every account trie's); none when the root is computable.
 /// Errors other than missing nodes are returned. After misses `trie` is part-updated.
@@ -452,7 +507,7 @@ fn leaf_value(fields: &AccountState, storage_root: B256) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Padding, witness::FullAccount};
+    use crate::{Padding, full_state::FullAccount};
     use alloy_rlp::Decodable;
     use alloy_trie::{HashBuilder, nodes::TrieNode};
 

@@ -1,12 +1,9 @@
-//! Witnesses for producers that hold the whole state: the proof of every touched account
-//! and slot in the state's full tries ([`FullTries`]), plus the sibling nodes the blocks'
-//! deletions need; and the root of a whole state with alloy-trie's hash builder.
+//! A whole state as producers hold it ([`FullState`]), and its root with alloy-trie's hash
+//! builder: the reference for [`FullTries`](crate::FullTries), which keeps the tries open and
+//! gives the witness of blocks to come.
 
-use crate::{error::RootError, full::FullTries, padding::StatePadding, state::RootRules};
-use alloy_eip7928::BlockAccessList;
 use alloy_primitives::{Address, B256, U256, keccak256, map::HashMap};
 use alloy_trie::{EMPTY_ROOT_HASH, HashBuilder, KECCAK_EMPTY, Nibbles, TrieAccount};
-use gigagas_dump::Witness;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
@@ -39,30 +36,10 @@ impl Default for FullAccount {
 
 /// The state root of `state` (the full account trie, every storage trie built) with
 /// alloy-trie's hash builder: the whole state hashed at once, a reference for
-/// [`FullTries`], which keeps the tries and hashes only what changes.
+/// [`FullTries`](crate::FullTries), which keeps the tries and hashes only what changes.
 pub fn full_state_root(state: &FullState) -> B256 {
     let storage_roots = storage_roots(state);
     account_root(state, &storage_roots)
-}
-
-/// The witness of `access_lists` (consecutive blocks, the first one's parent state being
-/// `state`): the proof nodes of every account and slot they touch (written or read), plus
-/// every node the updates of the blocks need beyond those (the siblings that deletions
-/// collapse into their parents), so that [`StateTrie::from_witness`] and
-/// [`StateTrie::apply_block`] compute each block's root from the witness alone.
-///
-/// [`FullTries::witness`] of `state`'s tries, unpadded: see there how the nodes deletions
-/// need are found. An error means the access lists cannot be applied at all (e.g. a node
-/// missing that no proof holds, which would be a bug).
-///
-/// [`StateTrie::from_witness`]: crate::StateTrie::from_witness
-/// [`StateTrie::apply_block`]: crate::StateTrie::apply_block
-pub fn witness_for_blocks(
-    state: &FullState,
-    access_lists: &[&BlockAccessList],
-    rules: RootRules,
-) -> Result<Witness, RootError> {
-    FullTries::new(state, &StatePadding::default())?.witness(access_lists, rules)
 }
 
 /// Every account's storage root.

@@ -89,17 +89,18 @@
 
 mod error;
 mod full;
+mod full_state;
 mod padding;
 mod paths;
 pub mod reads;
 mod root_only;
 mod sparse;
 mod state;
-mod witness;
 
 pub use alloy_trie::Nibbles;
 pub use error::{RootError, TrieId, TriePath};
-pub use full::FullTries;
+pub use full::{FullTries, witness_for_blocks};
+pub use full_state::{FullAccount, FullState, full_state_root};
 pub use padding::{
     MAINNET_ACCOUNTS, MAINNET_LARGE_STORAGE, PaddedTrie, Padding, PaddingError, StatePadding,
 };
@@ -113,7 +114,6 @@ pub use sparse::NodeChanges;
 pub use state::{
     BlockChanges, BlockRootJob, PreValues, RootRules, StateTrie, StorageRoot, StorageTask,
 };
-pub use witness::{FullAccount, FullState, full_state_root, witness_for_blocks};
 
 #[cfg(test)]
 mod tests {
