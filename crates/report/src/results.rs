@@ -258,6 +258,15 @@ impl SuiteTotal {
     pub fn mgas_per_s(&self) -> f64 {
         self.total_gas as f64 / 1e6 / self.total_wall_s.max(f64::MIN_POSITIVE)
     }
+
+    /// The suite's speedup over sequential, the one figure every table and CSV shows: the
+    /// median of [`Self::geomean_interval`] where the rounds pair (as a row's bare ratio is
+    /// its interval's median), else [`Self::geomean_speedup`].
+    pub fn speedup(&self) -> Option<f64> {
+        self.geomean_interval
+            .map(|i| i.median)
+            .or(self.geomean_speedup)
+    }
 }
 
 /// The suite totals of `rows`: one per grid point (every dimension of [`Point`]), in

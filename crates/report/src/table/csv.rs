@@ -224,7 +224,7 @@ impl TotalFigures {
             total_gas: t.total_gas,
             total_wall_s: Fixed(t.total_wall_s),
             mgas_per_s: Fixed(t.mgas_per_s()),
-            geomean_speedup_vs_sequential: t.geomean_speedup.map(Fixed),
+            geomean_speedup_vs_sequential: t.speedup().map(Fixed),
             verified,
         }
     }

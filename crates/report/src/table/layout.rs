@@ -153,8 +153,8 @@ pub(super) fn entries(set: &SweepResults) -> Vec<Entry> {
         point: t.point,
         dump: None,
         mgas_per_s: t.mgas_per_s(),
-        speedup: t.geomean_speedup.filter(|_| !t.point.is_sequential()),
-        cell: match t.geomean_speedup.filter(|_| !t.point.is_sequential()) {
+        speedup: t.speedup().filter(|_| !t.point.is_sequential()),
+        cell: match t.speedup().filter(|_| !t.point.is_sequential()) {
             Some(g) => format!("**{:.0}** (geomean {g:.2}×)", t.mgas_per_s()),
             None => format!("**{:.0}**", t.mgas_per_s()),
         },
