@@ -1,5 +1,6 @@
 //! What a reader of a published table needs to reproduce it: the command line (portable:
-//! the binary by its name, paths relative to the folder the run started in), the build,
+//! the binary by its name, paths relative to the repository, a file outside it by its
+//! name), the build,
 //! the definition of the timed work (on every row), the process's peak memory, and the
 //! machine's load and CPU frequency governor before and after.
 
@@ -30,9 +31,8 @@ pub struct BuildInfo {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {
     /// The command line as given, made portable ([`portable_command`]): the program by
-    /// its name alone, every path argument relative to the folder the run started in
-    /// (results written before recorded argv as typed; tables show those portable as far as
-    /// they can without the start folder).
+    /// its name alone, every path argument relative to the repository the run started in,
+    /// a path outside it by its name alone.
     pub command_line: Vec<String>,
     /// How the binary was built.
     pub build: BuildInfo,
@@ -82,7 +82,7 @@ impl Provenance {
     }
 
     /// The command line as one shell-quoted string, portable ([`portable_command`] without
-    /// a start folder: what results written before it was recorded portable can show).
+    /// a start folder: an absolute path by its name alone).
     pub fn command(&self) -> String {
         portable_command(&self.command_line, None)
             .iter()
@@ -128,18 +128,22 @@ const TEXT_OPTIONS: [&str; 2] = ["--note", "--cpu-profile-point"];
 
 /// A command line that reads the same on any machine: the program (`args[0]`) by its file
 /// name alone (`./target/release/gigagas` → `gigagas`), and every path argument (a word or
-/// an `--option=value` value that is absolute or starts with `./`) relative to `start`, the
-/// folder the run started in (`/home/me/gigagas/results` → `results`; outside it, with
-/// `..`). Without `start` an absolute path stays as it is and `./` is dropped. The values of
-/// free-text options (`--note`) are left alone.
+/// an `--option=value` value with a `/` in it) relative to the repository: resolved
+/// against `start`, the folder the run started in, a path inside the git checkout holding
+/// `start`
+/// ([`repository_root`]) is written relative to its root (`/home/me/gigagas/results` →
+/// `results`), and one outside it by its file name alone (`/tmp/gigagas-results` →
+/// `gigagas-results`). Without `start`, or outside any checkout, an absolute path is
+/// written by its name alone and a relative one as typed without its leading `./`. The
+/// values of free-text options (`--note`) are left alone.
 pub fn portable_command(args: &[String], start: Option<&Path>) -> Vec<String> {
+    let start = start.filter(|s| s.is_absolute());
+    let repo = start.and_then(repository_root);
     let mut out = Vec::with_capacity(args.len());
     let mut text_value = false;
     for (i, a) in args.iter().enumerate() {
         let word = if i == 0 {
-            Path::new(a)
-                .file_name()
-                .map_or_else(|| a.clone(), |n| n.to_string_lossy().into_owned())
+            name_alone(a)
         } else if text_value {
             a.clone()
         } else if let Some((option, value)) = a.split_once('=').filter(|(o, _)| o.starts_with("--"))
@@ -147,12 +151,12 @@ pub fn portable_command(args: &[String], start: Option<&Path>) -> Vec<String> {
             if TEXT_OPTIONS.contains(&option) {
                 a.clone()
             } else {
-                format!("{option}={}", portable_path(value, start))
+                format!("{option}={}", portable_path(value, start, repo.as_deref()))
             }
         } else if a.starts_with('-') {
             a.clone()
         } else {
-            portable_path(a, start)
+            portable_path(a, start, repo.as_deref())
         };
         text_value = i > 0 && TEXT_OPTIONS.contains(&a.as_str());
         out.push(word);
@@ -160,15 +164,41 @@ pub fn portable_command(args: &[String], start: Option<&Path>) -> Vec<String> {
     out
 }
 
-/// One argument made portable: an absolute path relative to `start` (when known), a
-/// `./`-relative one without its `./`; any other word as it is.
-fn portable_path(word: &str, start: Option<&Path>) -> String {
+/// The root of the git checkout holding `dir`: the nearest folder at or above it with a
+/// `.git` entry (a folder, or a worktree's file).
+pub fn repository_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
+/// A path's last component (`/tmp/r/` → `r`); the word as it is where there is none (`/`).
+fn name_alone(word: &str) -> String {
+    Path::new(word)
+        .file_name()
+        .map_or_else(|| word.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// One argument made portable: a word without a `/` as it is (a subcommand, a number, a
+/// file in the start folder); a path resolved against `start` and relative to `repo` when
+/// it lies inside it, by its name alone when it does not (or when it is absolute and there
+/// is no `start` or no `repo`), else (relative, with nowhere to resolve it) as typed
+/// without its leading `./`.
+fn portable_path(word: &str, start: Option<&Path>, repo: Option<&Path>) -> String {
+    if !word.contains('/') {
+        return word.to_string();
+    }
     let path = Path::new(word);
-    if path.is_absolute() {
-        return match start {
-            Some(start) if start.is_absolute() => relative_to(path, start).display().to_string(),
-            _ => word.to_string(),
+    if let (Some(start), Some(repo)) = (start, repo) {
+        let full = lexical(&start.join(path));
+        return match full.strip_prefix(repo) {
+            Ok(inside) if inside.as_os_str().is_empty() => ".".into(),
+            Ok(inside) => inside.display().to_string(),
+            Err(_) => name_alone(word),
         };
+    }
+    if path.is_absolute() {
+        return name_alone(word);
     }
     let mut rest = word;
     while let Some(r) = rest.strip_prefix("./") {
@@ -181,26 +211,20 @@ fn portable_path(word: &str, start: Option<&Path>) -> String {
     }
 }
 
-/// `path` relative to `base`, both absolute, by their components alone (no link is
-/// followed): the part of `path` past what the two share, after a `..` per component of
-/// `base` past it; `.` for the same folder.
-fn relative_to(path: &Path, base: &Path) -> PathBuf {
-    fn clean(p: &Path) -> Vec<Component<'_>> {
-        p.components()
-            .filter(|c| !matches!(c, Component::CurDir))
-            .collect()
-    }
-    let (p, b) = (clean(path), clean(base));
-    let shared = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+/// `path` with its `.` components dropped and each `..` taken back against the component
+/// before it, by the components alone (no link is followed).
+fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
-    for _ in shared..b.len() {
-        out.push("..");
-    }
-    for c in &p[shared..] {
-        out.push(c.as_os_str());
-    }
-    if out.as_os_str().is_empty() {
-        out.push(".");
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(c.as_os_str());
+                }
+            }
+            c => out.push(c.as_os_str()),
+        }
     }
     out
 }
@@ -255,51 +279,84 @@ mod tests {
         s.iter().map(|w| w.to_string()).collect()
     }
 
-    /// The binary by its name, absolute paths (`--results-dir` included) relative to the
-    /// start folder, `./` dropped, free text and flags left alone.
+    /// The binary by its name, paths relative to the repository the run started in (from
+    /// its root or a folder inside it), a path outside it by its name, `./` dropped, free
+    /// text, flags and words without a `/` left alone.
     #[test]
     fn recorded_commands_are_portable() {
-        let start = Path::new("/home/me/gigagas");
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().canonicalize().unwrap().join("gigagas");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("crates/bench")).unwrap();
+        let at = |p: &str| repo.join(p).display().to_string();
         let given = words(&[
-            "/home/me/gigagas/target/release/gigagas",
+            &at("target/release/gigagas"),
             "sweep",
-            "/home/me/gigagas/bench-configs/big-blocks.toml",
+            &at("bench-configs/big-blocks.toml"),
             "--results-dir",
             "/tmp/gigagas-16-core-results",
             "--out=./results/x",
             "--note",
             "/ shared VM, ./ idle",
             "./dumps/mainnet.gigagas",
+            "../shared/corpus/one.gigagas",
             "--threads=1,2",
             "--repeats",
             "5",
         ]);
-        assert_eq!(
-            portable_command(&given, Some(start)),
-            words(&[
-                "gigagas",
-                "sweep",
-                "bench-configs/big-blocks.toml",
-                "--results-dir",
-                "../../../tmp/gigagas-16-core-results",
-                "--out=results/x",
-                "--note",
-                "/ shared VM, ./ idle",
-                "dumps/mainnet.gigagas",
-                "--threads=1,2",
-                "--repeats",
-                "5",
-            ])
-        );
+        let portable = words(&[
+            "gigagas",
+            "sweep",
+            "bench-configs/big-blocks.toml",
+            "--results-dir",
+            "gigagas-16-core-results",
+            "--out=results/x",
+            "--note",
+            "/ shared VM, ./ idle",
+            "dumps/mainnet.gigagas",
+            "one.gigagas",
+            "--threads=1,2",
+            "--repeats",
+            "5",
+        ]);
+        assert_eq!(portable_command(&given, Some(&repo)), portable);
         assert_eq!(
             portable_command(
-                &words(&["./target/release/gigagas", "report", "/home/me/gigagas"]),
-                Some(start)
+                &words(&["./target/release/gigagas", "report", &at("")]),
+                Some(&repo)
             ),
             words(&["gigagas", "report", "."])
         );
+        // From a folder inside the checkout: paths still from its root, bare words as typed.
+        assert_eq!(
+            repository_root(&repo.join("crates/bench")),
+            Some(repo.clone())
+        );
+        assert_eq!(
+            portable_command(
+                &words(&[
+                    "gigagas",
+                    "run",
+                    "../../dumps/mainnet.gigagas",
+                    "--threads",
+                    "2"
+                ]),
+                Some(&repo.join("crates/bench"))
+            ),
+            words(&["gigagas", "run", "dumps/mainnet.gigagas", "--threads", "2"])
+        );
+        // Outside any checkout: an absolute path by its name, a relative one as typed.
+        let outside = tmp.path().canonicalize().unwrap();
+        assert_eq!(repository_root(&outside), None);
+        assert_eq!(
+            portable_command(
+                &words(&["gigagas", "run", &at("dumps/x.gigagas"), "./d/y.gigagas"]),
+                Some(&outside)
+            ),
+            words(&["gigagas", "run", "x.gigagas", "d/y.gigagas"])
+        );
         // Without the start folder (results recorded argv as typed): the program's path and
-        // `./` go, an absolute path stays.
+        // `./` go, an absolute path is written by its name.
         let old = Provenance {
             command_line: words(&[
                 "/work/main/target/release/gigagas",
@@ -312,7 +369,7 @@ mod tests {
         };
         assert_eq!(
             old.command(),
-            "gigagas sweep bench-configs/io.toml --results-dir /tmp/r"
+            "gigagas sweep bench-configs/io.toml --results-dir r"
         );
     }
 

@@ -191,29 +191,32 @@ fn every_committed_folder_is_laid_out_by_its_dimensions() {
     }
 }
 
-/// The big-blocks folder reads as rows per block size (its three dumps share a name: each
-/// is shown by its file's stem), a table per access-list design, and its per-block
-/// latency says what it was taken from: the median sample alone, one line a batch.
+/// The newest big-blocks folder (the one the README shows) reads as rows per block size
+/// and thread count (each dump shown by its label), columns per root phase and persistence,
+/// a table per access-list design, and its per-block latency says what it was taken from:
+/// every sample's blocks, the slowest alone.
 #[test]
 fn big_blocks_read_as_rows_per_block_size() {
-    let f = committed()
-        .into_iter()
-        .find(|f| f.to_string_lossy().contains("results/big-blocks/"))
-        .expect("the big-blocks folder");
-    let r = SweepResults::load(&f).unwrap();
+    let sweep = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/big-blocks");
+    let dir = gigagas_report::folder::latest_results_dir(&sweep)
+        .unwrap()
+        .expect("a big-blocks folder");
+    let r = gigagas_report::folder::load_dir(&dir).unwrap();
     let text = table::throughput_tables(&r, false);
     let firsts: Vec<String> = text
         .lines()
-        .filter(|l| l.starts_with("| mainnet-like") || l.starts_with("| **suite"))
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| dump |"))
         .map(|l| cells(l)[0].clone())
         .collect();
     let per_table = [
-        "mainnet-like-30m",
-        "mainnet-like-30m",
-        "mainnet-like-100m",
-        "mainnet-like-100m",
-        "mainnet-like-300m",
-        "mainnet-like-300m",
+        "30M",
+        "30M",
+        "100M",
+        "100M",
+        "300M",
+        "300M",
+        "1G",
+        "1G",
         "**suite total**",
         "**suite total**",
     ];
@@ -223,17 +226,98 @@ fn big_blocks_read_as_rows_per_block_size() {
         2,
         "{text}"
     );
-    let latency = table::latency_section(std::slice::from_ref(&r));
     assert!(
-        latency.contains("| 10 × 1 (median sample only) |"),
-        "{latency}"
+        text.contains(
+            "| dump | threads | root off not persisted | root after not persisted | \
+             root after persisted | root overlapped not persisted | root overlapped persisted |"
+        ),
+        "{text}"
     );
-    assert!(latency.contains("| mega-block of 10 blocks |"), "{latency}");
+    let latency = table::latency_section(std::slice::from_ref(&r));
+    assert!(latency.contains("| block | 10 × 2 |"), "{latency}");
     assert!(latency.contains("(slowest only)"), "{latency}");
     assert!(
         !latency.contains("| P90 |"),
-        "under 20 blocks: no P90 column: {latency}"
+        "under 20 blocks a sample: no P90 column: {latency}"
     );
+}
+
+/// A suite total shows one speedup wherever it appears: every geomean in a folder's
+/// throughput tables is one that its totals table shows ([`gigagas_report::SuiteTotal::speedup`]:
+/// the median of the round-by-round geomean where the rounds pair).
+#[test]
+fn a_suite_total_shows_one_geomean() {
+    let mut checked = 0;
+    for f in committed() {
+        let r = SweepResults::load(&f).unwrap();
+        let totals: Vec<String> = r
+            .totals
+            .iter()
+            .filter_map(|t| t.speedup())
+            .map(|s| format!("{s:.2}"))
+            .collect();
+        let text = table::throughput_tables(&r, false);
+        for (i, _) in text.match_indices("(geomean ") {
+            let figure = text[i + "(geomean ".len()..].split('×').next().unwrap();
+            assert!(
+                totals.iter().any(|t| t == figure),
+                "{}: a geomean of {figure}× where the totals show {totals:?}",
+                f.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "a committed folder has suite totals");
+}
+
+/// No committed file records a path of the machine it was measured on: results name paths
+/// relative to the repository, and a file outside it by its name alone.
+#[test]
+fn committed_results_hold_no_machine_path() {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    const ROOTS: [&str; 9] = [
+        "/home/",
+        "/tmp/",
+        "/work/",
+        "/root/",
+        "/Users/",
+        "/var/",
+        "/mnt/",
+        "/private/",
+        "/opt/",
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            // A machine path starts a word: at the line's start, or after a space, a quote, a
+            // backtick, a bracket, `=` or `:`.
+            let at_word =
+                |i: usize| i == 0 || line[..i].ends_with([' ', '"', '\'', '`', '(', '[', '=', ':']);
+            if let Some(r) = ROOTS
+                .iter()
+                .find(|r| line.match_indices(**r).any(|(i, _)| at_word(i)))
+            {
+                found.push(format!("{}:{}: {r}…", f.display(), n + 1));
+            }
+        }
+    }
+    assert!(files.len() > 100, "found {} files", files.len());
+    assert!(found.is_empty(), "machine paths:\n{}", found.join("\n"));
 }
 
 /// Every file a re-render writes is the one committed: the folders were re-rendered
