@@ -6,10 +6,10 @@
 //! ([`super::throughput_tables`]) keep every point; this table is their summary.
 
 use super::{
-    layout::{Entry, entries, head, order, push_distinct, sort_keys},
+    layout::{Entry, baselines_of, entries, head, order, push_distinct, sort_keys},
     md::{Align, MdTable},
 };
-use crate::results::{SweepResults, baseline_point};
+use crate::results::SweepResults;
 use gigagas_grid::{Dimension, Point};
 use std::fmt::Write;
 
@@ -149,7 +149,7 @@ pub fn figure(set: &SweepResults, link: &str) -> String {
                 .map(|v| v.clone().unwrap_or_else(|| "–".into())),
         );
         if has_baseline {
-            cells.push(cell(&baselines_of(&shown, &in_row)));
+            cells.push(cell(&baselines_of(shown.iter().copied(), &in_row)));
         }
         for &(t, b) in &columns {
             let here: Vec<&Entry> = in_row
@@ -166,21 +166,6 @@ pub fn figure(set: &SweepResults, link: &str) -> String {
     let mut out = source_line(set, link);
     out.push_str(&table.render());
     out
-}
-
-/// The baselines of a figure's row: the sequential entries of `shown` that the replay
-/// entries `in_row` are measured against.
-fn baselines_of<'a>(shown: &[&'a Entry], in_row: &[&Entry]) -> Vec<&'a Entry> {
-    shown
-        .iter()
-        .copied()
-        .filter(|s| {
-            s.point.is_sequential()
-                && in_row
-                    .iter()
-                    .any(|e| e.dump == s.dump && baseline_point(&e.point) == s.point)
-        })
-        .collect()
 }
 
 /// Where a figure comes from, the line above its table: the folder linked as `link`, its

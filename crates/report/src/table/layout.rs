@@ -278,6 +278,23 @@ pub(super) fn push_distinct<T: PartialEq>(into: &mut Vec<T>, value: T) {
     }
 }
 
+/// The baselines among `entries` of the replay entries `replay`: the sequential entries
+/// of their dumps at their points' [`baseline_point`].
+pub(super) fn baselines_of<'a>(
+    entries: impl IntoIterator<Item = &'a Entry>,
+    replay: &[&Entry],
+) -> Vec<&'a Entry> {
+    entries
+        .into_iter()
+        .filter(|s| {
+            s.point.is_sequential()
+                && replay
+                    .iter()
+                    .any(|e| e.dump == s.dump && baseline_point(&e.point) == s.point)
+        })
+        .collect()
+}
+
 /// Whether a baseline's key matches a row's: each of its values is the row's, or has none
 /// (a baseline stands beside every thread count).
 fn matches(baseline: &[Option<String>], key: &[Option<String>]) -> bool {
@@ -317,16 +334,7 @@ pub fn throughput_tables(set: &SweepResults, unverified: bool) -> String {
             .copied()
             .filter(|e| e.values(&layout.tables) == *key)
             .collect();
-        // The baselines of this table's replay entries.
-        let baselines: Vec<&Entry> = entries
-            .iter()
-            .filter(|s| {
-                s.point.is_sequential()
-                    && in_table
-                        .iter()
-                        .any(|e| e.dump == s.dump && baseline_point(&e.point) == s.point)
-            })
-            .collect();
+        let baselines = baselines_of(&entries, &in_table);
         if !layout.tables.is_empty() {
             let title: Vec<&str> = key.iter().flatten().map(String::as_str).collect();
             let _ = writeln!(out, "### {}\n", title.join(", "));

@@ -629,6 +629,15 @@ pub fn render_markdown(sets: &[SweepResults], plots: &[String]) -> String {
     out
 }
 
+/// The start of result set `i`'s lines: its machine tag in bold where several are merged.
+fn machine_prefix(merged: bool, i: usize) -> String {
+    if merged {
+        format!("**{}** ", machine_tag(i))
+    } else {
+        String::new()
+    }
+}
+
 /// The top of `table.md`: its title (the sweeps' names), the unverified warning, the
 /// description, a line per machine and a line per distinct dump.
 fn heading_and_sources(sets: &[SweepResults], unverified: bool) -> String {
@@ -653,11 +662,7 @@ fn heading_and_sources(sets: &[SweepResults], unverified: bool) -> String {
     }
     for (i, s) in sets.iter().enumerate() {
         let m = &s.machine;
-        let prefix = if merged {
-            format!("**{}** ", machine_tag(i))
-        } else {
-            String::new()
-        };
+        let prefix = machine_prefix(merged, i);
         let tree = match m.tree_clean() {
             Some(true) => " (tree clean)",
             Some(false) => " (tree dirty: tracked files differed from the commit)",
@@ -731,11 +736,7 @@ fn how_measured(sets: &[SweepResults], unverified: bool) -> String {
     );
     out.push_str(&timed_work_lines(sets));
     for (i, s) in sets.iter().enumerate() {
-        let prefix = if merged {
-            format!("**{}** ", machine_tag(i))
-        } else {
-            String::new()
-        };
+        let prefix = machine_prefix(merged, i);
         let _ = writeln!(
             out,
             "- {prefix}config as run: hash `{}` (xxh3-64 of results.json's `config` as compact JSON)",
