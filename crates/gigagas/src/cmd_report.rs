@@ -23,7 +23,7 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_name = "README")]
     pub readme: Option<PathBuf>,
     /// With --readme: write nothing; fail, naming them, if some figures differ from what
-    /// the folders render.
+    /// the folders render or the figures come from more than one commit.
     #[arg(long, requires = "readme")]
     pub check: bool,
     /// With --readme: the results folders' root (default: `results` beside the README).
@@ -59,6 +59,7 @@ fn readme(path: &Path, results_dir: Option<&Path>, check: bool) -> Result<()> {
                 path.display()
             );
         }
+        readme::check_one_commit(&text, path, &root)?;
         eprintln!("{}: every figure is its folder's", path.display());
         return Ok(());
     }
@@ -69,17 +70,11 @@ fn readme(path: &Path, results_dir: Option<&Path>, check: bool) -> Result<()> {
         eprintln!("{}: rendered {}", path.display(), stale.join(", "));
     }
     // Figures of one commit are the goal; say where they are not.
-    let mut by_commit: Vec<(String, Vec<String>)> = Vec::new();
-    for (name, commit) in readme::commits(&text, path, &root)? {
-        let commit = commit.unwrap_or_else(|| "no folder".into());
-        match by_commit.iter_mut().find(|(c, _)| *c == commit) {
-            Some((_, names)) => names.push(name),
-            None => by_commit.push((commit, vec![name])),
-        }
-    }
+    let by_commit = readme::by_commit(&text, path, &root)?;
     if by_commit.len() > 1 {
         eprintln!("the figures come from several commits:");
         for (commit, names) in &by_commit {
+            let commit = commit.as_deref().unwrap_or("no folder");
             eprintln!("  {commit}: {}", names.join(", "));
         }
     }

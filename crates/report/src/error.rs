@@ -51,6 +51,15 @@ pub enum ReportError {
         #[source]
         problem: crate::readme::markers::MarkerProblem,
     },
+    /// A README whose generated figures come from more than one commit
+    /// ([`crate::readme::check_one_commit`]).
+    #[error("{}: the generated figures name several commits, not one: {}", path.display(), commit_list(commits))]
+    SeveralCommits {
+        /// The README.
+        path: PathBuf,
+        /// Each commit, with the blocks whose figures come from it.
+        commits: Vec<(String, Vec<String>)>,
+    },
     /// A `results.json` written by a newer gigagas.
     #[error("{}: results format {found} is newer than this build's {supported}", path.display())]
     NewerFormat {
@@ -105,6 +114,15 @@ pub enum OutputProblem {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct PlotError(pub String);
+
+/// `commit (block, block); commit (block)`: the commits of [`ReportError::SeveralCommits`].
+fn commit_list(commits: &[(String, Vec<String>)]) -> String {
+    let each: Vec<String> = commits
+        .iter()
+        .map(|(commit, blocks)| format!("{commit} ({})", blocks.join(", ")))
+        .collect();
+    each.join("; ")
+}
 
 impl ReportError {
     /// An [`ReportError::Io`] for `path`.

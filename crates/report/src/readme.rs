@@ -99,6 +99,42 @@ pub fn commits(
     Ok(out)
 }
 
+/// A commit the figures come from (`None`: no folder yet) and the blocks that show it.
+pub type CommitBlocks = (Option<String>, Vec<String>);
+
+/// The blocks grouped by the commit their figures come from, each commit once, in the
+/// order first met.
+pub fn by_commit(
+    text: &str,
+    path: &Path,
+    results_root: &Path,
+) -> Result<Vec<CommitBlocks>, ReportError> {
+    let mut out: Vec<CommitBlocks> = Vec::new();
+    for (name, commit) in commits(text, path, results_root)? {
+        match out.iter_mut().find(|(c, _)| *c == commit) {
+            Some((_, names)) => names.push(name),
+            None => out.push((commit, vec![name])),
+        }
+    }
+    Ok(out)
+}
+
+/// Fails with [`ReportError::SeveralCommits`] when the blocks' figures come from more than
+/// one commit (a block with no folder yet names none).
+pub fn check_one_commit(text: &str, path: &Path, results_root: &Path) -> Result<(), ReportError> {
+    let commits: Vec<(String, Vec<String>)> = by_commit(text, path, results_root)?
+        .into_iter()
+        .filter_map(|(commit, names)| Some((commit?, names)))
+        .collect();
+    if commits.len() > 1 {
+        return Err(ReportError::SeveralCommits {
+            path: path.to_path_buf(),
+            commits,
+        });
+    }
+    Ok(())
+}
+
 /// The text of the block for sweep `name`: a blank line, the figure of the newest folder
 /// under `results_root/name/` linked as `results/name/<folder>`, a blank line; or, with
 /// no folder, a line that says so.
@@ -184,6 +220,48 @@ mod tests {
             stale(&out, Path::new("README.md"), root.path())
                 .unwrap()
                 .is_empty()
+        );
+    }
+
+    /// Writes a results folder of sweep `name` under `root` whose machine names `commit`.
+    fn folder_at(root: &Path, name: &str, commit: &str) {
+        let mut set = crate::results::tests::sample("CPU");
+        set.machine.commit = commit.into();
+        let dir = root.join(name).join(format!("2026-01-01-{commit}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("results.json"), set.to_json()).unwrap();
+    }
+
+    /// Figures of one commit pass; figures of two fail, naming each commit with its
+    /// blocks; a block with no folder names no commit.
+    #[test]
+    fn figures_of_several_commits_are_refused() {
+        let b = |n: &str| {
+            format!("<!-- gigagas:figures BEGIN {n} -->\n\n<!-- gigagas:figures END {n} -->\n")
+        };
+        let text = format!("{}{}{}", b("a"), b("b"), b("none"));
+        let readme = Path::new("README.md");
+        let root = tempfile::tempdir().unwrap();
+        folder_at(root.path(), "a", "1111111");
+        folder_at(root.path(), "b", "1111111");
+        check_one_commit(&text, readme, root.path()).unwrap();
+        assert_eq!(
+            by_commit(&text, readme, root.path()).unwrap(),
+            [
+                (
+                    Some("1111111".to_string()),
+                    vec!["a".to_string(), "b".to_string()]
+                ),
+                (None, vec!["none".to_string()]),
+            ]
+        );
+        std::fs::remove_dir_all(root.path().join("b")).unwrap();
+        folder_at(root.path(), "b", "2222222");
+        let err = check_one_commit(&text, readme, root.path()).unwrap_err();
+        assert!(matches!(err, ReportError::SeveralCommits { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "README.md: the generated figures name several commits, not one: 1111111 (a); 2222222 (b)"
         );
     }
 

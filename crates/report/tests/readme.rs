@@ -23,7 +23,8 @@ const SWEEPS: [&str; 9] = [
 ];
 
 /// Every generated table of README.md is its folder's, as `gigagas report --readme`
-/// renders it; after a sweep is run again, that command renders the README anew.
+/// renders it, and all of them come from one commit; after a sweep is run again, that
+/// command renders the README anew.
 #[test]
 fn readme_figures_are_the_committed_folders() {
     let path = repo().join("README.md");
@@ -34,6 +35,8 @@ fn readme_figures_are_the_committed_folders() {
         .map(|b| b.name)
         .collect();
     assert_eq!(names, SWEEPS, "the README's generated figures");
+    readme::check_one_commit(&text, &path, &repo().join("results"))
+        .expect("the README's figures come from one commit");
     let stale = readme::stale(&text, &path, &repo().join("results")).unwrap();
     assert!(
         stale.is_empty(),
