@@ -700,13 +700,8 @@ pub fn stream_dump_blocks(
 fn stream_dump(
     path: &Path,
     designs: bool,
-    mut on_block: impl FnMut(StreamedBlock<'_>),
+    on_block: impl FnMut(StreamedBlock<'_>),
 ) -> Result<(StreamedDump, Result<crate::DesignSizes, crate::DesignError>), DumpError> {
-    let corrupt = |section: &str, problem: SectionProblem| DumpError::CorruptSection {
-        path: path.to_path_buf(),
-        section: section.to_string(),
-        problem,
-    };
     let io = |source| DumpError::Io {
         path: path.to_path_buf(),
         source,
@@ -714,134 +709,47 @@ fn stream_dump(
     let (file, header) = open_checked(path)?;
     check_file_checksum(&file, &header, path)?;
     let file = std::sync::Arc::new(file);
-    let entries = walk_sections(
-        header.content_len,
-        header.section_count,
-        header.version,
-        |off| {
-            let mut head = [0u8; SECTION_HEADER_LEN as usize];
-            read_exact_at(&file, &mut head, HEADER_LEN as u64 + off).map_err(TableError::Io)?;
-            Ok(head)
-        },
-    )
-    .map_err(|e| match e {
-        TableError::Io(source) => io(source),
-        TableError::Section((s, problem)) => corrupt(&s, problem),
-    })?;
+    let entries = section_table(&file, &header, path)?;
     let (streamed, small): (Vec<_>, Vec<_>) = entries
         .into_iter()
         .partition(|e| &e.tag == b"BLKS" || &e.tag == b"BALS");
     let items_len = streamed.iter().map(|e| e.raw_len).sum();
-    // The small sections' compressed bytes, read whole (in file order), then decompressed
-    // as `decode_content` does.
-    let mut compressed = Vec::with_capacity(small.len());
-    for e in &small {
-        let mut comp = vec![0u8; e.comp_len as usize];
-        read_exact_at(&file, &mut comp, HEADER_LEN as u64 + e.offset).map_err(io)?;
-        compressed.push(comp);
-    }
-    let frames: Vec<Frame<'_>> = small
-        .iter()
-        .zip(&compressed)
-        .map(|(e, comp)| (e.tag, e.raw_len, comp.as_slice()))
-        .collect();
-    let sections = decompress_sections(&frames).map_err(|(s, e)| corrupt(&s, e))?;
-    drop(frames);
-    drop(compressed);
-    let take = |tag: &[u8; 4]| section(&sections, tag);
-    let stream = |tag: &[u8; 4], what| {
-        let e = *streamed
-            .iter()
-            .find(|e| &e.tag == tag)
-            .expect("walk_sections checked that every required section is present");
-        let start = HEADER_LEN as u64 + e.offset;
-        let range = FileRange {
-            file: file.clone(),
-            pos: start,
-            end: start + e.comp_len,
-        };
-        ItemStream::new(range, e.raw_len, what).map_err(|p| stream_problem(path, &tag_name(tag), p))
-    };
-    let mut blocks = stream(b"BLKS", "blocks")?;
-    let mut lists = stream(b"BALS", "access lists")?;
+    let sections = read_sections(&file, &small, path)?;
     let entry = |tag: &[u8; 4]| {
         *streamed
             .iter()
             .find(|e| &e.tag == tag)
             .expect("walk_sections checked that every required section is present")
     };
+    let items = [entry(b"BLKS"), entry(b"BALS")];
+    let mut streams = [
+        ItemStream::open(&file, &items[0], path, "blocks")?,
+        ItemStream::open(&file, &items[1], path, "access lists")?,
+    ];
     let reader = BlockReader {
         path: path.to_path_buf(),
         stamp: FileStamp::of(&file).map_err(io)?,
         file: file.clone(),
-        sections: [entry(b"BLKS"), entry(b"BALS")],
-        count: blocks.count,
+        sections: items,
+        count: streams[0].count,
         streams: None,
         next: 0,
     };
-    let meta = decode_meta(take(b"META")).map_err(|e| corrupt("META", e))?;
-    let sizes = match header.version {
-        1 => vec![blocks.count],
-        _ => decode_segment_sizes(take(b"SEGS")).map_err(|e| corrupt("SEGS", e))?,
-    };
-    check_layout(&sizes, blocks.count, lists.count).map_err(|(s, e)| corrupt(s, e))?;
-    // The segments' tables, without their blocks: those stream past one at a time.
-    let segments = decode_segments(
-        &sizes,
-        take(b"HASH"),
-        take(b"ACCT"),
-        take(b"STOR"),
-        take(b"CODE"),
-        optional_section(&sections, b"WITN"),
-    )
-    .map_err(|(s, e)| corrupt(s, e))?;
+    let tables = SegmentTables::decode(&sections, header.version, &streams, path)?;
     drop(sections);
-    let inconsistent = |source| DumpError::Inconsistent {
-        path: path.to_path_buf(),
-        source: Box::new(source),
-    };
-    let mut figures = Vec::with_capacity(blocks.count);
-    let sizing = designs;
-    let mut designs = Ok(crate::DesignSizes::default());
-    for ((i, segment), &size) in segments.iter().enumerate().zip(&sizes) {
-        segment.validate_block_hashes(i).map_err(inconsistent)?;
-        segment.pre_state.validate(i).map_err(inconsistent)?;
-        segment.validate_witness(i).map_err(inconsistent)?;
-        let mut previous = None;
-        let mut state = crate::BlockStartState::new(&segment.pre_state);
-        for _ in 0..size {
-            let n = figures.len();
-            let block_item = blocks.next().map_err(|e| stream_problem(path, "BLKS", e))?;
-            let mut block = decode_block(&mut &*block_item, n).map_err(|e| corrupt("BLKS", e))?;
-            let list_item = lists.next().map_err(|e| stream_problem(path, "BALS", e))?;
-            block.access_list = decode_bal(&mut &*list_item, n).map_err(|e| corrupt("BALS", e))?;
-            segment
-                .validate_block(i, previous, &block)
-                .map_err(inconsistent)?;
-            previous = Some(block.number());
-            figures.push(crate::summary::BlockFigures::of(&block));
-            if sizing && let Ok(sizes) = &mut designs {
-                match crate::BlockDesignSizes::of(&state, block.number(), &block.access_list) {
-                    Ok(block_sizes) => sizes.blocks.push(block_sizes),
-                    Err(e) => designs = Err(e),
-                }
-                state.apply(&block.access_list);
-            }
-            on_block(StreamedBlock {
-                meta: &meta,
-                segment_index: i,
-                segment,
-                block: &block,
-                items_len,
-            });
-        }
-    }
+    let (figures, designs) = tables.stream(&mut streams, items_len, designs, path, on_block)?;
+    let [blocks, lists] = streams;
     blocks
         .finish()
         .map_err(|e| stream_problem(path, "BLKS", e))?;
     lists
         .finish()
         .map_err(|e| stream_problem(path, "BALS", e))?;
+    let SegmentTables {
+        meta,
+        sizes,
+        segments,
+    } = tables;
     let summary = crate::DumpSummary::from_figures(&meta, &segments, &sizes, &figures);
     Ok((
         StreamedDump {
@@ -857,6 +765,174 @@ fn stream_dump(
         },
         designs,
     ))
+}
+
+/// A [`DumpError::CorruptSection`] of `section` in the file at `path`.
+fn corrupt(path: &Path, section: &str, problem: SectionProblem) -> DumpError {
+    DumpError::CorruptSection {
+        path: path.to_path_buf(),
+        section: section.to_string(),
+        problem,
+    }
+}
+
+/// The section table of the open dump file at `path` ([`walk_sections`]), each section's
+/// header read from the file.
+fn section_table(
+    file: &std::fs::File,
+    header: &FileHeader,
+    path: &Path,
+) -> Result<Vec<SectionEntry>, DumpError> {
+    walk_sections(
+        header.content_len,
+        header.section_count,
+        header.version,
+        |off| {
+            let mut head = [0u8; SECTION_HEADER_LEN as usize];
+            read_exact_at(file, &mut head, HEADER_LEN as u64 + off).map_err(TableError::Io)?;
+            Ok(head)
+        },
+    )
+    .map_err(|e| match e {
+        TableError::Io(source) => DumpError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        TableError::Section((s, problem)) => corrupt(path, &s, problem),
+    })
+}
+
+/// The sections of `entries`, their compressed bytes read whole (in file order), then
+/// decompressed as `decode_content` does.
+fn read_sections(
+    file: &std::fs::File,
+    entries: &[SectionEntry],
+    path: &Path,
+) -> Result<Vec<Section>, DumpError> {
+    let mut compressed = Vec::with_capacity(entries.len());
+    for e in entries {
+        let mut comp = vec![0u8; e.comp_len as usize];
+        read_exact_at(file, &mut comp, HEADER_LEN as u64 + e.offset).map_err(|source| {
+            DumpError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+        compressed.push(comp);
+    }
+    let frames: Vec<Frame<'_>> = entries
+        .iter()
+        .zip(&compressed)
+        .map(|(e, comp)| (e.tag, e.raw_len, comp.as_slice()))
+        .collect();
+    decompress_sections(&frames).map_err(|(s, e)| corrupt(path, &s, e))
+}
+
+/// A streamed dump's metadata and its segments' tables, without their blocks: those stream
+/// past one at a time ([`SegmentTables::stream`]).
+struct SegmentTables {
+    meta: DumpMeta,
+    /// Blocks per segment.
+    sizes: Vec<usize>,
+    segments: Vec<Segment>,
+}
+
+impl SegmentTables {
+    /// The tables of the decompressed `sections` of a file of format `version`, whose item
+    /// streams are `streams` (`BLKS`, `BALS`): their counts checked against the segments.
+    fn decode(
+        sections: &[Section],
+        version: u32,
+        streams: &[ItemStream<FileRange>; 2],
+        path: &Path,
+    ) -> Result<Self, DumpError> {
+        let take = |tag: &[u8; 4]| section(sections, tag);
+        let meta = decode_meta(take(b"META")).map_err(|e| corrupt(path, "META", e))?;
+        let sizes = match version {
+            1 => vec![streams[0].count],
+            _ => decode_segment_sizes(take(b"SEGS")).map_err(|e| corrupt(path, "SEGS", e))?,
+        };
+        check_layout(&sizes, streams[0].count, streams[1].count)
+            .map_err(|(s, e)| corrupt(path, s, e))?;
+        let segments = decode_segments(
+            &sizes,
+            take(b"HASH"),
+            take(b"ACCT"),
+            take(b"STOR"),
+            take(b"CODE"),
+            optional_section(sections, b"WITN"),
+        )
+        .map_err(|(s, e)| corrupt(path, s, e))?;
+        Ok(Self {
+            meta,
+            sizes,
+            segments,
+        })
+    }
+
+    /// Every block of `streams` (`BLKS`, `BALS`, `items_len` decompressed bytes together)
+    /// decoded, checked against its segment and shown to `on_block`, in file order; each
+    /// segment's tables checked before its first block. Returns every block's figures and,
+    /// with `designs`, each design's size per block.
+    fn stream(
+        &self,
+        streams: &mut [ItemStream<FileRange>; 2],
+        items_len: u64,
+        designs: bool,
+        path: &Path,
+        mut on_block: impl FnMut(StreamedBlock<'_>),
+    ) -> Result<
+        (
+            Vec<crate::summary::BlockFigures>,
+            Result<crate::DesignSizes, crate::DesignError>,
+        ),
+        DumpError,
+    > {
+        let inconsistent = |source| DumpError::Inconsistent {
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        };
+        let [blocks, lists] = streams;
+        let mut figures = Vec::with_capacity(blocks.count);
+        let sizing = designs;
+        let mut designs = Ok(crate::DesignSizes::default());
+        for ((i, segment), &size) in self.segments.iter().enumerate().zip(&self.sizes) {
+            segment.validate_block_hashes(i).map_err(inconsistent)?;
+            segment.pre_state.validate(i).map_err(inconsistent)?;
+            segment.validate_witness(i).map_err(inconsistent)?;
+            let mut previous = None;
+            let mut state = crate::BlockStartState::new(&segment.pre_state);
+            for _ in 0..size {
+                let n = figures.len();
+                let block_item = blocks.next().map_err(|e| stream_problem(path, "BLKS", e))?;
+                let mut block =
+                    decode_block(&mut &*block_item, n).map_err(|e| corrupt(path, "BLKS", e))?;
+                let list_item = lists.next().map_err(|e| stream_problem(path, "BALS", e))?;
+                block.access_list =
+                    decode_bal(&mut &*list_item, n).map_err(|e| corrupt(path, "BALS", e))?;
+                segment
+                    .validate_block(i, previous, &block)
+                    .map_err(inconsistent)?;
+                previous = Some(block.number());
+                figures.push(crate::summary::BlockFigures::of(&block));
+                if sizing && let Ok(sizes) = &mut designs {
+                    match crate::BlockDesignSizes::of(&state, block.number(), &block.access_list) {
+                        Ok(block_sizes) => sizes.blocks.push(block_sizes),
+                        Err(e) => designs = Err(e),
+                    }
+                    state.apply(&block.access_list);
+                }
+                on_block(StreamedBlock {
+                    meta: &self.meta,
+                    segment_index: i,
+                    segment,
+                    block: &block,
+                    items_len,
+                });
+            }
+        }
+        Ok((figures, designs))
+    }
 }
 
 /// What a file was when it was checked: its length and modification time.
@@ -957,18 +1033,8 @@ impl BlockReader {
         let streams = match &mut self.streams {
             Some(streams) => streams,
             None => {
-                let open = |e: &SectionEntry, what| {
-                    let start = HEADER_LEN as u64 + e.offset;
-                    let range = FileRange {
-                        file: self.file.clone(),
-                        pos: start,
-                        end: start + e.comp_len,
-                    };
-                    ItemStream::new(range, e.raw_len, what)
-                        .map_err(|p| stream_problem(path, &tag_name(&e.tag), p))
-                };
-                let blocks = open(&self.sections[0], "blocks")?;
-                let lists = open(&self.sections[1], "access lists")?;
+                let blocks = ItemStream::open(&self.file, &self.sections[0], path, "blocks")?;
+                let lists = ItemStream::open(&self.file, &self.sections[1], path, "access lists")?;
                 self.next = 0;
                 self.streams.insert(Box::new([blocks, lists]))
             }
@@ -1005,6 +1071,25 @@ struct ItemStream<R: std::io::Read> {
     left: u64,
     what: &'static str,
     item: Vec<u8>,
+}
+
+impl ItemStream<FileRange> {
+    /// The stream of section `entry` of the open dump file at `path`.
+    fn open(
+        file: &std::sync::Arc<std::fs::File>,
+        entry: &SectionEntry,
+        path: &Path,
+        what: &'static str,
+    ) -> Result<Self, DumpError> {
+        let start = HEADER_LEN as u64 + entry.offset;
+        let range = FileRange {
+            file: file.clone(),
+            pos: start,
+            end: start + entry.comp_len,
+        };
+        Self::new(range, entry.raw_len, what)
+            .map_err(|p| stream_problem(path, &tag_name(&entry.tag), p))
+    }
 }
 
 impl<R: std::io::Read> ItemStream<R> {

@@ -277,6 +277,21 @@ impl fmt::Display for DumpSummary {
             self.bal_entries.0, self.bal_entries.1, self.bal_entries.2
         )?;
         writeln!(f, "block hashes      {}", self.block_hashes)?;
+        self.write_witnesses(f)?;
+        for (number, n) in &self.headerless_ommers {
+            write!(
+                f,
+                "\nommers            block {number}: {n} known only by hash (miner's 1/32 share per ommer paid; \
+                 the ommer beneficiaries' rewards are not, receipts and gas do not depend on them)"
+            )?;
+        }
+        self.write_segments(f)
+    }
+}
+
+impl DumpSummary {
+    /// The witnesses line: how many segments have one, and what they hold.
+    fn write_witnesses(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let w = self.witnesses;
         let all = self.segments.len();
         match w.segments {
@@ -299,13 +314,11 @@ impl fmt::Display for DumpSummary {
                 }
             }
         }
-        for (number, n) in &self.headerless_ommers {
-            write!(
-                f,
-                "\nommers            block {number}: {n} known only by hash (miner's 1/32 share per ommer paid; \
-                 the ommer beneficiaries' rewards are not, receipts and gas do not depend on them)"
-            )?;
-        }
+        Ok(())
+    }
+
+    /// One line per segment, where there are several.
+    fn write_segments(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.segments.len() > 1 {
             write!(
                 f,
