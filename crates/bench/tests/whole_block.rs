@@ -5,7 +5,7 @@
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_bench::{
-    DeviceCurve, IoError, PassError, Replay, StoreContext, bench_pass,
+    DeviceCurve, Replay, StoreContext, bench_pass,
     phases::ReadMode,
     simulate::BatchCut,
     whole_block::{self, PhaseRecord, PhaseTimes, Slowdown, WholeBlockError, WholeBlockPoint},
@@ -169,14 +169,8 @@ fn a_cold_store_pass_counts_each_reads_device_reads() {
     let pass = |ctx: &mut StoreContext, p: &WholeBlockPoint| {
         bench_pass(&replay, &cache, &Point::Bal(p.config(one)), true, Some(ctx)).map(|r| r.0)
     };
-    let cold = match pass(&mut ctx, &cold_point) {
-        Ok(timings) => timings,
-        Err(PassError::Io(IoError::NotCold { .. })) => {
-            eprintln!("SKIPPED: this filesystem keeps the store's evicted pages");
-            return;
-        }
-        Err(e) => panic!("{e}"),
-    };
+    // A store that cannot be evicted fails the test: it never passes unchecked.
+    let cold = pass(&mut ctx, &cold_point).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(cold.read_spans.len(), batches);
     assert_eq!(cold.read_faults.len(), cold.read_spans.len());
     let cold_faults: u64 = cold.read_faults.iter().sum();
