@@ -315,51 +315,10 @@ pub fn import(
     output: &Path,
     mut on_report: impl FnMut(&TestReport),
 ) -> Result<(OutputLayout, ImportSummary), ImportError> {
-    let mut summary = ImportSummary::default();
     if !input.is_dir() {
-        let inputs = [input.to_path_buf()];
-        check_output(output, &inputs)?;
-        let file = FixtureFile::read(input)?;
-        let selected: Vec<String> = match test {
-            Some(t) => {
-                if !file.tests.contains_key(t) {
-                    return Err(ImportError::TestNotFound {
-                        path: input.to_path_buf(),
-                        test: t.into(),
-                        available: available(file.names()),
-                    });
-                }
-                vec![t.to_string()]
-            }
-            None => file.names().map(String::from).collect(),
-        };
-        if selected.len() == 1 {
-            let name = &selected[0];
-            let target = if output.is_dir() {
-                output.join(format!("{}.gigagas", sanitize_name(name)))
-            } else {
-                output.to_path_buf()
-            };
-            check_output(&target, &inputs)?;
-            let (output, stats) = import_one(&file, name, &target)?;
-            summary.passed = 1;
-            on_report(&TestReport {
-                file: input.to_path_buf(),
-                test: name.clone(),
-                outcome: Outcome::Passed { output, stats },
-            });
-            return Ok((OutputLayout::Single, summary));
-        }
-        make_dir(output)?;
-        let inputs = InputSet::new(&inputs);
-        let mut used = Names::default();
-        for name in &selected {
-            let target = output.join(used.file_name(name, ""));
-            run_one(&file, name, target, &inputs, &mut summary, &mut on_report);
-        }
-        return Ok((OutputLayout::Directory, summary));
+        return import_file(input, test, output, on_report);
     }
-
+    let mut summary = ImportSummary::default();
     let files = fixture_files(input)?;
     let inputs = InputSet::new(&files);
     inputs.check(output)?;
@@ -409,6 +368,58 @@ pub fn import(
             test: t.into(),
             available: "see the fixture files".into(),
         });
+    }
+    Ok((OutputLayout::Directory, summary))
+}
+
+/// [`import`] of a fixture file: one selected test is written to `output` itself (or into
+/// it, if it is a directory), several into the directory `output`.
+fn import_file(
+    input: &Path,
+    test: Option<&str>,
+    output: &Path,
+    mut on_report: impl FnMut(&TestReport),
+) -> Result<(OutputLayout, ImportSummary), ImportError> {
+    let mut summary = ImportSummary::default();
+    let inputs = [input.to_path_buf()];
+    check_output(output, &inputs)?;
+    let file = FixtureFile::read(input)?;
+    let selected: Vec<String> = match test {
+        Some(t) => {
+            if !file.tests.contains_key(t) {
+                return Err(ImportError::TestNotFound {
+                    path: input.to_path_buf(),
+                    test: t.into(),
+                    available: available(file.names()),
+                });
+            }
+            vec![t.to_string()]
+        }
+        None => file.names().map(String::from).collect(),
+    };
+    if selected.len() == 1 {
+        let name = &selected[0];
+        let target = if output.is_dir() {
+            output.join(format!("{}.gigagas", sanitize_name(name)))
+        } else {
+            output.to_path_buf()
+        };
+        check_output(&target, &inputs)?;
+        let (output, stats) = import_one(&file, name, &target)?;
+        summary.passed = 1;
+        on_report(&TestReport {
+            file: input.to_path_buf(),
+            test: name.clone(),
+            outcome: Outcome::Passed { output, stats },
+        });
+        return Ok((OutputLayout::Single, summary));
+    }
+    make_dir(output)?;
+    let inputs = InputSet::new(&inputs);
+    let mut used = Names::default();
+    for name in &selected {
+        let target = output.join(used.file_name(name, ""));
+        run_one(&file, name, target, &inputs, &mut summary, &mut on_report);
     }
     Ok((OutputLayout::Directory, summary))
 }

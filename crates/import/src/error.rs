@@ -1,10 +1,6 @@
 //! Why an import failed or was skipped.
 
-use crate::{
-    fixture::BlobScheduleError,
-    network::NetworkError,
-    world::{FixtureAccountError, PreStateError, WorldError},
-};
+use crate::network::NetworkError;
 use alloy_consensus::crypto::RecoveryError;
 use alloy_evm::block::BlockExecutionError;
 use alloy_primitives::{Address, B256, Bytes, U256};
@@ -187,6 +183,47 @@ pub enum FixtureDefect {
         #[source]
         defect: BlockDefect,
     },
+}
+
+/// A `config.blobSchedule` value that does not fit in 64 bits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("config.blobSchedule.{fork}.{field} does not fit in 64 bits")]
+pub struct BlobScheduleError {
+    /// The fork entry, as the fixture spells it.
+    pub fork: String,
+    /// The field: `target`, `max` or `baseFeeUpdateFraction`.
+    pub field: &'static str,
+}
+
+/// A read the world cannot answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorldError {
+    /// `BLOCKHASH` of a block the fixture has no hash for.
+    #[error("hash of block {0} is unknown")]
+    MissingBlockHash(u64),
+    /// Bytecode with this hash is unknown.
+    #[error("bytecode {0} is unknown")]
+    MissingCode(B256),
+}
+
+impl revm::database_interface::DBErrorMarker for WorldError {}
+
+/// Why a fixture account cannot be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FixtureAccountError {
+    /// The nonce does not fit in 64 bits.
+    #[error("nonce {0} does not fit in 64 bits")]
+    NonceTooLarge(U256),
+}
+
+/// A fixture `pre` account that cannot be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("pre-state account {address}: {source}")]
+pub struct PreStateError {
+    /// The account.
+    pub address: Address,
+    /// What is wrong with it.
+    pub source: FixtureAccountError,
 }
 
 /// Why a fixture block's `rlp` does not decode into a block with senders.

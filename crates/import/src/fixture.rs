@@ -4,6 +4,7 @@
 //! are typed; everything else is ignored. The blocks' `rlp` is authoritative: the
 //! decoded `blockHeader`/`transactions` next to it are convenience copies and unused.
 
+pub use crate::error::BlobScheduleError;
 use crate::error::ImportError;
 use alloy_primitives::{Address, B256, Bytes, U256};
 use serde::Deserialize;
@@ -191,16 +192,6 @@ impl BlockchainTest {
 #[derive(Debug, thiserror::Error)]
 #[error("rlp_decoded.blockAccessList does not parse: {0}")]
 pub struct AccessListJsonError(#[source] pub serde_json::Error);
-
-/// A `config.blobSchedule` value that does not fit in 64 bits.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("config.blobSchedule.{fork}.{field} does not fit in 64 bits")]
-pub struct BlobScheduleError {
-    /// The fork entry, as the fixture spells it.
-    pub fork: String,
-    /// The field: `target`, `max` or `baseFeeUpdateFraction`.
-    pub field: &'static str,
-}
 
 /// The largest fixture file read, bytes (the largest execution-spec-tests benchmark
 /// fixtures are a few hundred MB).

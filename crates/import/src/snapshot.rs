@@ -465,12 +465,12 @@ fn read_witness(
 /// extension's child, or as the storage root of an account leaf. That is the account
 /// trie's root, when `nodes` are the nodes of one state's proofs. Errors say why not (a node
 /// that does not decode, no such node, several).
-pub fn unreferenced_root(nodes: &[Bytes]) -> Result<B256, String> {
+pub fn unreferenced_root(nodes: &[Bytes]) -> Result<B256, UnreferencedRootError> {
     use alloy_trie::nodes::TrieNode;
     let mut referenced = std::collections::HashSet::new();
     for (i, rlp) in nodes.iter().enumerate() {
         let node = TrieNode::decode(&mut rlp.as_ref())
-            .map_err(|e| format!("node {i} is not a trie node: {e}"))?;
+            .map_err(|source| UnreferencedRootError::NotANode { index: i, source })?;
         match node {
             TrieNode::Branch(b) => referenced.extend(b.stack.iter().filter_map(|c| c.as_hash())),
             TrieNode::Extension(e) => referenced.extend(e.child.as_hash()),
@@ -493,17 +493,47 @@ pub fn unreferenced_root(nodes: &[Bytes]) -> Result<B256, String> {
         .collect();
     match roots.as_slice() {
         [root] => Ok(*root),
-        [] => Err(format!(
-            "none of the {} nodes is unreferenced, so none is the parent's state root (and `headers` has no parent header)",
-            nodes.len()
-        )),
-        many => Err(format!(
-            "{} of the {} nodes are referenced by no other node ({}, ..), so the parent's state root is ambiguous (and `headers` has no parent header)",
-            many.len(),
-            nodes.len(),
-            many[0]
-        )),
+        [] => Err(UnreferencedRootError::NoRoot { nodes: nodes.len() }),
+        many => Err(UnreferencedRootError::Ambiguous {
+            roots: many.len(),
+            nodes: nodes.len(),
+            first: many[0],
+        }),
     }
+}
+
+/// Why [`unreferenced_root`] finds no root.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnreferencedRootError {
+    /// A node does not decode.
+    #[error("node {index} is not a trie node: {source}")]
+    NotANode {
+        /// Its index in the nodes given.
+        index: usize,
+        /// The decoder's error.
+        #[source]
+        source: alloy_rlp::Error,
+    },
+    /// Every node is referenced by another.
+    #[error(
+        "none of the {nodes} nodes is unreferenced, so none is the parent's state root (and `headers` has no parent header)"
+    )]
+    NoRoot {
+        /// The nodes given.
+        nodes: usize,
+    },
+    /// Several nodes are referenced by no other.
+    #[error(
+        "{roots} of the {nodes} nodes are referenced by no other node ({first}, ..), so the parent's state root is ambiguous (and `headers` has no parent header)"
+    )]
+    Ambiguous {
+        /// The nodes referenced by no other.
+        roots: usize,
+        /// The nodes given.
+        nodes: usize,
+        /// The first of those, by hash.
+        first: B256,
+    },
 }
 
 /// Ethereum JSON-RPC encodes every quantity and every byte string of a block as a

@@ -1,6 +1,7 @@
 //! A complete in-memory world state: the fixture's `pre`, the database the blocks run on,
 //! and the state after each block (the pre-state overlaid with revm's bundle).
 
+pub use crate::error::{FixtureAccountError, PreStateError, WorldError};
 use crate::fixture::FixtureAccount;
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 use alloy_trie::{
@@ -37,19 +38,6 @@ impl Default for WorldAccount {
     }
 }
 
-/// A read the world cannot answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WorldError {
-    /// `BLOCKHASH` of a block the fixture has no hash for.
-    #[error("hash of block {0} is unknown")]
-    MissingBlockHash(u64),
-    /// Bytecode with this hash is unknown.
-    #[error("bytecode {0} is unknown")]
-    MissingCode(B256),
-}
-
-impl revm::database_interface::DBErrorMarker for WorldError {}
-
 /// Accounts (with storage), bytecode by hash, and the hashes of blocks before the chain.
 #[derive(Debug, Clone, Default)]
 pub struct World {
@@ -59,24 +47,6 @@ pub struct World {
     pub codes: HashMap<B256, Bytecode>,
     /// Block hashes known before execution (the genesis).
     pub block_hashes: HashMap<u64, B256>,
-}
-
-/// Why a fixture account cannot be loaded.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FixtureAccountError {
-    /// The nonce does not fit in 64 bits.
-    #[error("nonce {0} does not fit in 64 bits")]
-    NonceTooLarge(U256),
-}
-
-/// A fixture `pre` account that cannot be loaded.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("pre-state account {address}: {source}")]
-pub struct PreStateError {
-    /// The account.
-    pub address: Address,
-    /// What is wrong with it.
-    pub source: FixtureAccountError,
 }
 
 /// A fixture account as the world holds it, with its code (none when empty).
