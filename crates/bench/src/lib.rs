@@ -29,9 +29,11 @@
 //! | [`profile`] | An in-process CPU profile of a point's timed windows, a flamegraph and its folded stacks ([`profile_point`]; `--cpu-profile`), needing neither `perf` nor root. | `error`, `io`, `bench` |
 //! | [`fault`] | Why a dump yields no figures ([`DumpFault`]) and why a sweep, a run or a simulation failed ([`BenchError`]). | `config`, `error`, `simulate`, `profile` |
 //! | [`sweep`] | [`run_grid`] (behind both `gigagas run` and [`run_sweep`]) loads every dump of a suite, runs every grid point on it, every pass verified, and collects a [`gigagas_report::SweepResults`]. | `progress`, `plan`, `config`, `trace`, `timeline`, `blocks`, `io`, `bench`, `simulate`, `profile`, `fault` |
+//! | [`ab`] | An A/B of two builds ([`AbPlan`]): each runs the same points as a child process, one sample a round in ABBA order, and the rounds are paired point by point into a [`gigagas_report::ab::AbResults`]. | `progress` |
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+pub mod ab;
 pub mod bench;
 pub mod blocks;
 pub mod config;
@@ -48,6 +50,7 @@ pub mod timeline;
 pub mod trace;
 pub mod whole_block;
 
+pub use ab::{AbError, AbPlan};
 pub use bench::{Sampled, bench_interleaved, bench_pass, metrics_of, round_order};
 pub use config::{ConfigError, Sweep, load};
 pub use error::{IoError, PassError};

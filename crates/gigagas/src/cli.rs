@@ -85,7 +85,7 @@ enum Subcommand {
     /// Project throughput on machines with more cores: list-schedule per-transaction times
     /// measured on one thread onto N virtual workers.
     Simulate(crate::cmd_simulate::SimulateArgs),
-    /// Compare two runs point by point: is NEW faster than OLD, beyond the noise?
+    /// Compare two runs, or two builds, point by point: is NEW faster than OLD, beyond the noise?
     ///
     /// OLD and NEW are results.json files or results folders (from `gigagas sweep`, or
     /// `gigagas run --json FILE` / `--out DIR`). For every dump and grid point measured in
@@ -102,6 +102,17 @@ enum Subcommand {
     ///
     /// In CI: gigagas compare base.json head.json --fail-on-regression 5   (exit 1 if a
     /// point lost more than 5 %)
+    ///
+    /// A/B of two builds: gigagas compare --against OLD_BINARY (options) -- RUN_ARGS...
+    /// runs the same points in OLD_BINARY and in this binary (NEW), each as `gigagas run
+    /// RUN_ARGS --repeats 1`, alternately: in --rounds rounds, ABBA (OLD then NEW in odd
+    /// rounds, NEW then OLD in even ones). Each point's NEW/OLD is taken round by round;
+    /// its median gets a 95 % distribution-free interval and the verdict above. It writes
+    /// results.json and table.md, which name both builds' commits, to --out (default
+    /// results/ab/<date>-<NEW's commit>). --old-args/--new-args give one build arguments of
+    /// its own (e.g. --new-args=--receipts, to measure what receipts cost).
+    ///
+    /// Example: gigagas compare --against /tmp/gigagas-old -- --threads 1,2
     Compare(crate::cmd_compare::CompareArgs),
     /// Print a summary of a dump: blocks, transactions, gas, pre-state and BAL sizes.
     Inspect(crate::cmd_inspect::InspectArgs),

@@ -22,6 +22,7 @@
 //!   newest folder of each sweep they name.
 //! - [`latency`]: per-block latency: mean, P50 (with bootstrap intervals over samples),
 //!   P90, P99 and the slowest block of the rows that keep their batches.
+//! - [`ab`]: an A/B of two builds, their rounds paired point by point (`gigagas compare --against`).
 //! - [`stats`]: per-pass figures, their median over repeats, intervals and paired ratios.
 //! - [`simulation`]: the schedule simulator's projections and validations as recorded
 //!   (the model's own types, from `gigagas-sim`).
@@ -33,6 +34,7 @@
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+pub mod ab;
 pub mod compare;
 pub mod error;
 pub mod folder;
