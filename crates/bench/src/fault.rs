@@ -6,11 +6,12 @@ use crate::{
     config::ConfigError,
     error::{IoError, PassError},
     profile::ProfileError,
-    simulate::NotMeasured,
+    whole_block::WholeBlockError,
 };
 use gigagas_dump::{DumpError, InvariantError};
 use gigagas_executor::{Divergence, PrepareError, SetupError};
 use gigagas_report::ReportError;
+use gigagas_sim::NotMeasured;
 use std::path::PathBuf;
 
 /// Why a sweep, a run or a simulation failed. Every variant names the file involved.
@@ -35,6 +36,10 @@ pub enum BenchError {
         #[source]
         source: DumpFault,
     },
+    /// The whole-block simulator could not run (its store, its device curve, a pass or a
+    /// point the model cannot project).
+    #[error(transparent)]
+    WholeBlock(#[from] WholeBlockError),
 }
 
 impl From<DumpError> for BenchError {

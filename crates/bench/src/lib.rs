@@ -23,12 +23,11 @@
 //! | [`error`] | The errors of one pass: [`PassError`] and the state store's [`IoError`] it may hold. | — |
 //! | [`io`] | Passes that read their state from a store on disk ([`StoreContext`]), warm or cold (checked), with what each read, beside the device's own random-read rate. | `error` |
 //! | [`bench`](mod@bench) | One pass of a [`Point`] ([`bench_pass`]), warm-up and interleaved rounds of measured samples ([`bench_interleaved`]), the round order ([`round_order`]) and the figures of a pass ([`metrics_of`]). | `error`, `io`, `blocks` |
-//! | [`simulate`] | Per-item times from a one-thread run, list-scheduled onto N virtual workers in each scheduler's order, validated against measured runs ([`NotMeasured`] when one is missing). | `plan`, `bench` |
-//! | [`phases`] | The whole-block model: a pass's read, execution and state-root phases projected from one-thread times onto N workers, C cores and R readers, a device curve capping the reads ([`project_phases`]); its tests hold execution alone to the simulator's list schedule. | `simulate` |
-//! | [`whole_block`] | The whole-block simulator: a store point's phases recorded from one-thread passes ([`whole_block::record_phases`]), projected by the whole-block model onto N workers, validated against measured passes, with a band above the largest validated count. | `error`, `io`, `bench`, `simulate`, `phases` |
+//! | [`whole_block`] | The whole-block simulator's measuring side: a store point's phases recorded from one-thread passes ([`whole_block::record_phases`]) and measured passes, handed to the model (`gigagas_sim::whole_block`). | `progress`, `plan`, `error`, `io`, `bench` |
 //! | [`profile`] | An in-process CPU profile of a point's timed windows, a flamegraph and its folded stacks ([`profile_point`]; `--cpu-profile`), needing neither `perf` nor root. | `error`, `io`, `bench` |
-//! | [`fault`] | Why a dump yields no figures ([`DumpFault`]) and why a sweep, a run or a simulation failed ([`BenchError`]). | `config`, `error`, `simulate`, `profile` |
-//! | [`sweep`] | [`run_grid`] (behind both `gigagas run` and [`run_sweep`]) loads every dump of a suite, runs every grid point on it, every pass verified, and collects a [`gigagas_report::SweepResults`]. | `progress`, `plan`, `config`, `trace`, `timeline`, `blocks`, `io`, `bench`, `simulate`, `profile`, `fault` |
+//! | [`fault`] | Why a dump yields no figures ([`DumpFault`]) and why a sweep, a run or a simulation failed ([`BenchError`]). | `config`, `error`, `profile`, `whole_block` |
+//! | [`simulate`] | The simulator's measuring side: one-thread profiles and validation runs handed to the model (`gigagas-sim`), and `gigagas simulate`'s one entry point ([`simulate::simulate_dump`]). | `progress`, `plan`, `io`, `bench`, `whole_block`, `fault` |
+//! | [`sweep`] | [`run_grid`] (behind both `gigagas run` and [`run_sweep`]) loads every dump of a suite, runs every grid point on it, every pass verified, and collects a [`gigagas_report::SweepResults`]. | `progress`, `plan`, `config`, `trace`, `timeline`, `blocks`, `io`, `bench`, `profile`, `fault`, `simulate` |
 //! | [`ab`] | An A/B of two builds ([`AbPlan`]): each runs the same points as a child process, one sample a round in ABBA order, and the rounds are paired point by point into a [`gigagas_report::ab::AbResults`]. | `progress` |
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
@@ -40,7 +39,6 @@ pub mod config;
 pub mod error;
 pub mod fault;
 pub mod io;
-pub mod phases;
 pub mod plan;
 pub mod profile;
 pub mod progress;
@@ -61,17 +59,15 @@ pub use gigagas_grid::{
     Point, Repetition, RunConfig, SchedulerKind, SimulateConfig, SweepConfig, TimedWork,
 };
 pub use io::StoreContext;
-pub use phases::{
-    DeviceCurve, PHASE_ASSUMPTIONS, PhaseConfig, PhaseProfile, PhaseProfileError, PhaseProjection,
-    ReadMode, project_phases,
-};
 pub use plan::{
     CpuProfilePlan, MAX_MIN_SAMPLE_MS, MAX_REPEATS, MAX_THREADS, MAX_VIRTUAL_WORKERS, MAX_WARMUP,
     NonEmpty, Plan, PlanError, SimulatePlan, StoreDirs, StorePlanError, StoreSetting, SuiteDump,
 };
 pub use profile::{CpuProfile, ProfileError, ProfileFiles, profile_point, profile_stem};
 pub use progress::{LOAD_UNITS, Progress};
-pub use simulate::{ItemProfile, NotMeasured};
+pub use simulate::{
+    DeviceSource, SimulateRequest, Simulation, StoreFlags, WholeBlockRequest, simulate_dump,
+};
 pub use sweep::{SweepOptions, run_grid, run_sweep};
 pub use timeline::timeline_of;
 

@@ -356,19 +356,115 @@ pub struct SimulatePlan {
     pub item_slowdown: Option<ItemSlowdown>,
 }
 
+/// `gigagas simulate`'s flags, as given (empty lists: the defaults).
+#[derive(Debug, Clone, Copy)]
+pub struct SimulateFlags<'a> {
+    /// `--threads`: virtual worker counts.
+    pub threads: &'a [usize],
+    /// `--batch` [default: 1, 50; the whole block: one size, 1].
+    pub batch: &'a [usize],
+    /// `--scheduler`, expanded [default: the three real ones and the oracle; the whole
+    /// block: ols].
+    pub schedulers: &'a [SchedulerKind],
+    /// `--profile-repeats`.
+    pub profile_repeats: usize,
+    /// `--validate`; `None` under `--no-validate`.
+    pub validate: Option<&'a [usize]>,
+    /// `--item-slowdown`.
+    pub item_slowdown: Option<f64>,
+    /// Whether the whole block is simulated (`--state`).
+    pub whole_block: bool,
+}
+
+/// A `gigagas simulate` flag that cannot make a plan: `--flag: why`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{flag}: {problem}")]
+pub struct FlagError {
+    /// The flag.
+    pub flag: &'static str,
+    /// What is wrong with its value.
+    pub problem: String,
+}
+
 impl SimulatePlan {
-    /// The validation points: every `validate_threads × batch × schedulers`, in that
-    /// order.
-    pub fn validation_points(&self) -> Vec<RunConfig> {
-        let mut v = Vec::new();
-        for &threads in &self.validate_threads {
-            for &batch in self.batch.iter() {
-                for &scheduler in self.schedulers.iter() {
-                    v.push(RunConfig::new(threads, batch.get(), scheduler));
-                }
+    /// The validation runs' repetition of `gigagas simulate`'s `--warmup` and `--repeats`:
+    /// every pass verified, one pass a sample.
+    pub fn repetition(warmup: usize, runs: usize) -> Result<Repetition, FlagError> {
+        let flag = |flag| {
+            move |e: PlanError| FlagError {
+                flag,
+                problem: e.to_string(),
             }
+        };
+        Ok(Repetition {
+            warmup: self::warmup(warmup).map_err(flag("--warmup"))?,
+            repeats: repeats(runs).map_err(flag("--repeats"))?.get(),
+            verify: true,
+            min_sample_ns: 0,
+        })
+    }
+
+    /// The plan of `gigagas simulate`'s flags, every value checked as a sweep config's
+    /// `[simulate]` keys are; the whole block takes one batch size and one scheduler, not
+    /// the oracle.
+    pub fn from_flags(f: SimulateFlags<'_>) -> Result<Self, FlagError> {
+        fn at<T>(flag: &'static str, r: Result<T, PlanError>) -> Result<T, FlagError> {
+            r.map_err(|e| FlagError {
+                flag,
+                problem: e.to_string(),
+            })
         }
-        v
+        let refuse = |flag, problem: &str| FlagError {
+            flag,
+            problem: problem.to_string(),
+        };
+        let batch = match (f.batch, f.whole_block) {
+            ([], false) => vec![1, 50],
+            ([], true) => vec![1],
+            ([_], _) | (_, false) => f.batch.to_vec(),
+            (_, true) => {
+                return Err(refuse(
+                    "--batch",
+                    "the whole-block simulator (--state) takes one size",
+                ));
+            }
+        };
+        let schedulers = match (f.schedulers, f.whole_block) {
+            ([], false) => [&SchedulerKind::ALL[..], &[SchedulerKind::Oracle]].concat(),
+            ([], true) => vec![SchedulerKind::Ols],
+            (given, _) => given.to_vec(),
+        };
+        if f.whole_block && (schedulers.len() != 1 || schedulers[0] == SchedulerKind::Oracle) {
+            return Err(refuse(
+                "--scheduler",
+                "the whole-block simulator (--state) takes one scheduler, not the oracle",
+            ));
+        }
+        let validate = match f.validate {
+            None => Vec::new(),
+            Some(v) => at("--validate", thread_counts_or_none(v, MAX_THREADS))?,
+        };
+        let threads = thread_counts(f.threads, MAX_VIRTUAL_WORKERS).map_err(|e| FlagError {
+            flag: "--threads",
+            problem: format!("{e} (virtual workers)"),
+        })?;
+        Ok(SimulatePlan {
+            threads,
+            batch: at("--batch", batch_sizes(&batch))?,
+            schedulers: at("--scheduler", NonEmpty::new(schedulers))?,
+            profile_repeats: at("--profile-repeats", profile_repeats(f.profile_repeats))?,
+            validate_threads: validate,
+            item_slowdown: at(
+                "--item-slowdown",
+                f.item_slowdown.map(ItemSlowdown::new).transpose(),
+            )?,
+        })
+    }
+
+    /// The validation points: every `validate_threads × batch × schedulers`, in that
+    /// order ([`SimulateConfig::validation_points`]).
+    pub fn validation_points(&self) -> Vec<RunConfig> {
+        self.record().validation_points()
     }
 
     /// The `[simulate]` section that records this part of a plan.

@@ -615,12 +615,7 @@ fn run_dump(
         "{}: profiling items on 1 thread, interleaved with validation runs",
         gigagas_report::table::escape_name(&record.name)
     ));
-    let points = sim.validation_points();
-    let (profile, mut measure) =
-        simulate::profile_and_measure(replay, sim.profile_repeats, &points, rep, |c| {
-            progress.advance(run_units(c.threads, cores))
-        })?;
-    let report = simulate::simulate(replay, &profile, record, sim, &mut measure)?;
+    let report = simulate::simulate_execution(replay, record, sim, rep, cores, progress)?;
     Ok((rows, Some(report)))
 }
 

@@ -18,9 +18,10 @@
 //! records the profiles again (after a dump changes; the tests refuse a profile whose dump
 //! checksum is not the dump's).
 
-use gigagas_bench::simulate::{self, ItemProfile};
+use gigagas_bench::simulate::{self, workload};
 use gigagas_executor::{Estimate, Replay, SchedulerKind};
 use gigagas_grid::Repetition;
+use gigagas_sim::{ItemProfile, execution::project};
 use std::{num::NonZeroUsize, path::PathBuf};
 
 /// The committed real and synthetic dumps the cut is checked on.
@@ -107,7 +108,7 @@ fn chunk_costs_over_two_percent(dump: &Loaded, profile: &ItemProfile, times: &st
         for scheduler in SchedulerKind::NAMED {
             for workers in [16, 64] {
                 let workers = std::num::NonZeroUsize::new(workers).expect("16 or 64");
-                let p = simulate::project(&dump.replay, profile, workers, batch, scheduler);
+                let p = project(workload(&dump.replay), profile, workers, batch, scheduler);
                 let cost = p.chunk_cost().expect("projected");
                 if cost > 0.02 {
                     over.push(format!(
@@ -151,7 +152,7 @@ fn the_oracle_is_never_behind_gas_used_as_one_mega_block() {
         let profile = recorded(&dump);
         for workers in [16, 64] {
             let workers = std::num::NonZeroUsize::new(workers).expect("16 or 64");
-            let project = |s| simulate::project(&dump.replay, &profile, workers, dump.blocks, s);
+            let project = |s| project(workload(&dump.replay), &profile, workers, dump.blocks, s);
             let (oracle, gas_used) = (
                 project(SchedulerKind::Oracle),
                 project(SchedulerKind::GasUsed),

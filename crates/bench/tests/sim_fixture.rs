@@ -10,13 +10,17 @@
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_bench::{
-    DeviceCurve, NonEmpty, Replay, SimulatePlan, StoreContext,
-    simulate::{self, Measured},
-    whole_block::{self, Slowdown, WholeBlockPlan},
+    NonEmpty, Replay, SimulatePlan, StoreContext,
+    simulate::{self, workload},
+    whole_block::{WholeBlockPlan, profile_and_measure_point},
 };
 use gigagas_executor::{ItemKind, PassCache};
 use gigagas_grid::{BalDesign, CacheState, Repetition, SchedulerKind, StateRootPhase, StoreRead};
 use gigagas_report::results::DumpRecord;
+use gigagas_sim::{
+    DeviceCurve, DumpId, Measured, Slowdown,
+    whole_block::{self, memory_cost, project_point},
+};
 use gigagas_workload::{GeneratorConfig, Profile};
 use serde_json::{Value, json};
 use std::{num::NonZeroUsize, path::Path};
@@ -54,11 +58,9 @@ fn record_the_models_fixture() {
     let dir = tempfile::tempdir_in(root).unwrap();
     let info = gigagas_dump::write_dump(&dump, &dir.path().join("w.gigagas")).unwrap();
     let store_dir = dir.path().join("store");
-    gigagas_state::build_store(&dump, &info, &store_dir, &Default::default(), &mut |_| {})
-        .unwrap();
+    gigagas_state::build_store(&dump, &info, &store_dir, &Default::default(), &mut |_| {}).unwrap();
     let replay = Replay::new(dump).unwrap();
-    let mut store =
-        StoreContext::open(&store_dir, info.checksum, NonZeroUsize::MIN).unwrap();
+    let mut store = StoreContext::open(&store_dir, info.checksum, NonZeroUsize::MIN).unwrap();
 
     // The workload: every item and where each block's items end.
     let items: Vec<Value> = replay
@@ -123,16 +125,22 @@ fn record_the_models_fixture() {
         total_gas: replay.total_gas(),
         drift: None,
     };
-    let fitted = simulate::simulate(&replay, &profile, &dump_record, &plan, &mut measured).unwrap();
+    let dump_id = DumpId {
+        name: &dump_record.name,
+        checksum: &dump_record.checksum,
+    };
+    let work = workload(&replay);
+    let fitted =
+        gigagas_sim::simulate(dump_id, work, &profile, &plan.record(), &mut measured).unwrap();
     let configured_plan = SimulatePlan {
         item_slowdown: Some(plan::ItemSlowdown::new(1.15).unwrap()),
         ..plan.clone()
     };
-    let configured = simulate::simulate(
-        &replay,
+    let configured = gigagas_sim::simulate(
+        dump_id,
+        work,
         &profile,
-        &dump_record,
-        &configured_plan,
+        &configured_plan.record(),
         &mut measured,
     )
     .unwrap();
@@ -188,29 +196,43 @@ fn record_the_models_fixture() {
         cores: n(2),
         device: None,
     };
-    let cost = whole_block::memory_cost(&fitted, replay.items().len());
+    let cost = memory_cost(&fitted, replay.items().len());
     let curve = DeviceCurve::new(vec![(1, 2_000.0), (4, 6_000.0), (8, 9_000.0)]).unwrap();
     let mut records = Vec::new();
     let mut projections = Vec::new();
     let cases = [
-        (StoreRead::Prefetch(BalDesign::Keys), StateRootPhase::After, 1),
-        (StoreRead::Prefetch(BalDesign::Full), StateRootPhase::Overlapped, 2),
-        (StoreRead::Pipelined(BalDesign::Keys), StateRootPhase::After, 2),
-        (StoreRead::Pipelined(BalDesign::Writes), StateRootPhase::Overlapped, 3),
+        (
+            StoreRead::Prefetch(BalDesign::Keys),
+            StateRootPhase::After,
+            1,
+        ),
+        (
+            StoreRead::Prefetch(BalDesign::Full),
+            StateRootPhase::Overlapped,
+            2,
+        ),
+        (
+            StoreRead::Pipelined(BalDesign::Keys),
+            StateRootPhase::After,
+            2,
+        ),
+        (
+            StoreRead::Pipelined(BalDesign::Writes),
+            StateRootPhase::Overlapped,
+            3,
+        ),
     ];
     for (read, phase, batch) in cases {
-        let point =
-            whole_block::points(&[read], &[phase], CacheState::Warm, batch, SchedulerKind::GasUsed)
-                .unwrap()[0];
-        let m = whole_block::profile_and_measure_point(
-            &replay,
-            &cache,
-            &mut store,
-            &point,
-            &wb_plan,
-            |_| {},
+        let point = whole_block::points(
+            &[read],
+            &[phase],
+            CacheState::Warm,
+            batch,
+            SchedulerKind::GasUsed,
         )
-        .unwrap();
+        .unwrap()[0];
+        let m = profile_and_measure_point(&replay, &cache, &mut store, &point, &wb_plan, |_| {})
+            .unwrap();
         let mut record = m.record;
         // Device reads as a cold store would count them, so the curve caps some reads.
         for (k, faults) in record.read_faults.iter_mut().enumerate() {
@@ -230,8 +252,14 @@ fn record_the_models_fixture() {
                     ),
                 ] {
                     for (device_name, device) in [("none", None), ("curve", Some(&curve))] {
-                        let times = whole_block::project_point(
-                            &replay, &point, &record, workers, cores, slowdown, device,
+                        let times = project_point(
+                            replay.work_items(),
+                            &point,
+                            &record,
+                            workers,
+                            cores,
+                            slowdown,
+                            device,
                         )
                         .unwrap();
                         projections.push(json!({

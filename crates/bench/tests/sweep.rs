@@ -5,7 +5,7 @@
 use alloy_hardforks::EthereumHardfork;
 use gigagas_bench::{
     SweepOptions, run_sweep,
-    simulate::{self, ItemProfile},
+    simulate::{self, workload},
 };
 use gigagas_executor::SchedulerKind;
 use gigagas_report::folder;
@@ -205,7 +205,7 @@ fn sweep_writes_a_complete_results_folder() {
     }
     // Every projection carries its order's penalty from the one-thread validation runs
     // (ols's is 1 by definition).
-    let penalties = simulate::order_penalties(&sim.validations);
+    let penalties = gigagas_sim::execution::order_penalties(&sim.validations);
     for p in &sim.projections {
         let penalty = penalties
             .iter()
@@ -237,7 +237,7 @@ fn sweep_writes_a_complete_results_folder() {
         }
     }
     assert!(sim.item_slowdown_source.starts_with("measured"));
-    assert_eq!(sim.assumptions.len(), simulate::ASSUMPTIONS.len());
+    assert_eq!(sim.assumptions.len(), gigagas_sim::ASSUMPTIONS.len());
 
     // Results folder.
     let root = tmp.path().join("results");
@@ -475,19 +475,19 @@ fn simulator_matches_list_scheduling_by_hand() {
         .iter()
         .map(|w| 1_000 + w.gas_used / 10)
         .collect();
-    let profile = ItemProfile {
+    let profile = gigagas_sim::ItemProfile {
         item_ns: item_ns.clone(),
         runs: 1,
         run_work_ns: vec![item_ns.iter().sum()],
     };
     let work: u64 = item_ns.iter().sum();
     for s in SchedulerKind::ALL {
-        let one = simulate::project(&replay, &profile, n(1), 1, s);
+        let one = gigagas_sim::execution::project(workload(&replay), &profile, n(1), 1, s);
         assert!(
             (one.makespan_s - work as f64 / 1e9).abs() < 1e-12,
             "one worker: makespan = total work"
         );
-        let many = simulate::project(&replay, &profile, n(10_000), 1, s);
+        let many = gigagas_sim::execution::project(workload(&replay), &profile, n(10_000), 1, s);
         assert!(
             (many.makespan_s - many.longest_tx_s).abs() < 1e-12,
             "unbounded workers: makespan = longest"
@@ -496,34 +496,53 @@ fn simulator_matches_list_scheduling_by_hand() {
     }
     // A stated item slowdown scales every projection above one thread, and only those.
     for s in SchedulerKind::ALL {
-        let plain = simulate::project(&replay, &profile, n(2), 1, s);
-        let slowed = simulate::project_slowed(&replay, &profile, n(2), 1, s, 1.25);
+        let plain = gigagas_sim::execution::project(workload(&replay), &profile, n(2), 1, s);
+        let slowed =
+            gigagas_sim::execution::project_slowed(workload(&replay), &profile, n(2), 1, s, 1.25);
         assert!((slowed.makespan_s - 1.25 * plain.makespan_s).abs() < 1e-12);
         assert!((slowed.bound_s - 1.25 * plain.bound_s).abs() < 1e-12);
         assert!((slowed.ggas_per_s * 1.25 - plain.ggas_per_s).abs() < 1e-6);
         assert_eq!(slowed.item_slowdown, 1.25);
-        let one = simulate::project_slowed(&replay, &profile, n(1), 1, s, 1.25);
+        let one =
+            gigagas_sim::execution::project_slowed(workload(&replay), &profile, n(1), 1, s, 1.25);
         assert!((one.makespan_s - work as f64 / 1e9).abs() < 1e-12);
         assert_eq!(one.item_slowdown, 1.0);
         // A cost added to every item: one worker pays it for every item; unbounded
         // workers once per batch (each batch's longest item).
         let items = replay.items().len() as f64;
-        let costly = simulate::project_with(&replay, &profile, n(1), 1, s, 1.0, 1000.0);
+        let costly = gigagas_sim::execution::project_with(
+            workload(&replay),
+            &profile,
+            n(1),
+            1,
+            s,
+            1.0,
+            1000.0,
+        );
         assert!((costly.makespan_s - (work as f64 + items * 1000.0) / 1e9).abs() < 1e-9);
         assert_eq!(costly.item_cost_ns, 1000.0);
-        let wide = simulate::project_with(&replay, &profile, n(10_000), 1, s, 1.0, 1000.0);
-        let plain_wide = simulate::project(&replay, &profile, n(10_000), 1, s);
+        let wide = gigagas_sim::execution::project_with(
+            workload(&replay),
+            &profile,
+            n(10_000),
+            1,
+            s,
+            1.0,
+            1000.0,
+        );
+        let plain_wide =
+            gigagas_sim::execution::project(workload(&replay), &profile, n(10_000), 1, s);
         let batches = replay.batches(1).len() as f64;
         assert!((wide.makespan_s - (plain_wide.makespan_s + batches * 1000.0 / 1e9)).abs() < 1e-9);
     }
     // The share of concurrency's cost that scales with item length is recovered from
     // validation runs made by a known model (a quarter scaled, the rest a fixed cost).
-    let curve = gigagas_report::simulation::SlowdownCurve::from_validations(&[
+    let curve = gigagas_sim::report::SlowdownCurve::from_validations(&[
         validation_at(1, 1.1),
         validation_at(2, 1.4),
         validation_at(4, 2.2),
     ]);
-    let truth = gigagas_report::simulation::ItemCost::new(
+    let truth = gigagas_sim::report::ItemCost::new(
         curve.clone(),
         0.25,
         work as f64 / 1e9,
@@ -536,20 +555,35 @@ fn simulator_matches_list_scheduling_by_hand() {
         (4, SchedulerKind::GasUsed),
     ] {
         let (factor, added) = truth.at_run_scale(t);
-        let v = simulate::project_with(&replay, &profile, n(t), 1, s, factor, added);
-        made.push(gigagas_report::simulation::Validation {
+        let v = gigagas_sim::execution::project_with(
+            workload(&replay),
+            &profile,
+            n(t),
+            1,
+            s,
+            factor,
+            added,
+        );
+        made.push(gigagas_sim::report::Validation {
             threads: n(t),
             scheduler: s,
             measured_s: v.makespan_s,
             ..validation_at(t, if t == 2 { 1.4 } else { 2.2 })
         });
     }
-    let fitted = simulate::fit_item_cost(&replay, &profile, &curve, &made);
+    let fitted = gigagas_sim::execution::fit_item_cost(workload(&replay), &profile, &curve, &made);
     assert_eq!(fitted.scaled(), 0.25);
     // Adversarial blocks: a big item last. Largest-first on 2 workers is never worse than
     // block order, and here strictly better.
-    let ols = simulate::project(&replay, &profile, n(2), 1, SchedulerKind::Ols);
-    let lpt = simulate::project(&replay, &profile, n(2), 1, SchedulerKind::GasUsed);
+    let ols =
+        gigagas_sim::execution::project(workload(&replay), &profile, n(2), 1, SchedulerKind::Ols);
+    let lpt = gigagas_sim::execution::project(
+        workload(&replay),
+        &profile,
+        n(2),
+        1,
+        SchedulerKind::GasUsed,
+    );
     assert!(
         lpt.makespan_s < ols.makespan_s,
         "gas-used {} vs ols {}",
@@ -569,7 +603,7 @@ fn simulator_matches_list_scheduling_by_hand() {
     assert_eq!((real.runs, real.run_work_ns.len()), (2, 2));
     assert!(measured.0.is_empty());
     assert_eq!(real.item_ns.len(), replay.items().len());
-    assert!(simulate::tx_share(&replay, &real) > 0.5);
+    assert!(gigagas_sim::execution::tx_share(workload(&replay), &real) > 0.5);
 }
 
 #[test]
@@ -645,8 +679,8 @@ fn shipped_configs_are_valid() {
 
 /// A validation at `threads` whose items ran `ratio` times the profile (batch 1, ols), for
 /// building a slowdown curve.
-fn validation_at(threads: usize, ratio: f64) -> gigagas_report::simulation::Validation {
-    gigagas_report::simulation::Validation {
+fn validation_at(threads: usize, ratio: f64) -> gigagas_sim::report::Validation {
+    gigagas_sim::report::Validation {
         threads: n(threads),
         batch: 1,
         scheduler: SchedulerKind::Ols,

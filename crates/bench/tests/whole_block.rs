@@ -4,14 +4,13 @@
 //! read's device reads, which a device curve caps; on-demand points are refused.
 
 use alloy_hardforks::EthereumHardfork;
-use gigagas_bench::{
-    DeviceCurve, Replay, StoreContext, bench_pass,
-    phases::ReadMode,
-    simulate::BatchCut,
-    whole_block::{self, PhaseRecord, PhaseTimes, Slowdown, WholeBlockError, WholeBlockPoint},
-};
+use gigagas_bench::{Replay, StoreContext, bench_pass, whole_block::record_phases};
 use gigagas_executor::{PassCache, RootStepKind};
 use gigagas_grid::{BalDesign, CacheState, Point, SchedulerKind, StateRootPhase, StoreRead};
+use gigagas_sim::{
+    BatchCut, DeviceCurve, PhaseRecord, PointError, ReadMode, Slowdown, WholeBlockPoint,
+    whole_block::{self, project_point, read_mode},
+};
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::{num::NonZeroUsize, path::Path};
 
@@ -71,7 +70,7 @@ fn a_recorded_profile_holds_the_passs_phases() {
         let config = point.config(one);
         let (timings, _) =
             bench_pass(&replay, &cache, &Point::Bal(config), true, Some(&mut ctx)).unwrap();
-        let record = whole_block::record_phases(&replay, &timings, batch);
+        let record = record_phases(&replay, &timings, batch);
         let label = point.label();
         // Structure and counts: every item, one read per batch, every root unit.
         let batches = replay.batches(batch).len();
@@ -103,12 +102,19 @@ fn a_recorded_profile_holds_the_passs_phases() {
         // Projected at one worker on one core: the pass's items, reads and root units one
         // after another, each measured inside the window, so never beyond its wall time
         // (prefetch: the read, the items and the units are disjoint on one thread).
-        let projected =
-            whole_block::project_point(&replay, &point, &record, one, one, Slowdown::NONE, None)
-                .unwrap();
+        let projected = project_point(
+            replay.work_items(),
+            &point,
+            &record,
+            one,
+            one,
+            Slowdown::NONE,
+            None,
+        )
+        .unwrap();
         let work: u64 = record.item_ns.iter().sum::<u64>() + span_ns;
         let measured =
-            PhaseTimes::measured(&timings, whole_block::read_mode(&config.work).unwrap());
+            gigagas_bench::whole_block::measured_times(&timings, read_mode(&config.work).unwrap());
         if matches!(read, StoreRead::Prefetch(_)) {
             let reads: u64 = record.read_ns.iter().sum();
             assert!(
@@ -118,10 +124,7 @@ fn a_recorded_profile_holds_the_passs_phases() {
             assert!(projected.wall_ns <= timings.wall_ns as f64, "{label}");
             assert_eq!(measured.exposed_read_ns, measured.read_ns, "{label}");
         } else {
-            assert_eq!(
-                whole_block::read_mode(&config.work).unwrap(),
-                ReadMode::Pipelined
-            );
+            assert_eq!(read_mode(&config.work).unwrap(), ReadMode::Pipelined);
         }
         assert!(projected.wall_ns + 1.0 >= work as f64, "{label}");
         assert!(measured.exec_ns <= measured.wall_ns, "{label}");
@@ -197,21 +200,21 @@ fn a_cold_store_pass_counts_each_reads_device_reads() {
     );
 
     // The record and the profile carry the counts.
-    let record = whole_block::record_phases(&replay, &cold, batch);
+    let record = record_phases(&replay, &cold, batch);
     assert_eq!(record.read_faults, cold.read_faults);
     let cut = BatchCut {
         threads: one,
         scheduler: SchedulerKind::Ols,
     };
-    let profile = record.profile(&replay, cut, Slowdown::NONE);
+    let profile = record.profile(replay.work_items(), cut, Slowdown::NONE);
     let reads: Vec<u64> = profile.batches.iter().map(|b| b.read.reads).collect();
     assert_eq!(reads, cold.read_faults);
 
     // A device of 1000 reads/s: each read takes the longer of its time and 1 ms a device
     // read; without a curve, its time.
     let project = |device: Option<&DeviceCurve>| {
-        whole_block::project_point(
-            &replay,
+        project_point(
+            replay.work_items(),
             &cold_point,
             &record,
             one,
@@ -247,7 +250,7 @@ fn on_demand_and_memory_points_are_refused() {
         SchedulerKind::Ols,
     )
     .unwrap_err();
-    assert!(matches!(err, WholeBlockError::OnDemand));
+    assert!(matches!(err, PointError::OnDemand));
     assert!(!err.to_string().contains('\n'));
     let memory = WholeBlockPoint {
         work: Default::default(),
@@ -255,7 +258,7 @@ fn on_demand_and_memory_points_are_refused() {
         scheduler: SchedulerKind::Ols,
     };
     assert!(matches!(
-        whole_block::read_mode(&memory.work),
-        Err(WholeBlockError::NotAStore)
+        read_mode(&memory.work),
+        Err(PointError::NotAStore)
     ));
 }

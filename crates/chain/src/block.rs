@@ -82,12 +82,14 @@ pub enum BlockStage {
     PostBlock,
 }
 
+/// Worded as a replay's work items ([`gigagas_grid::ItemKind`]: one wording for both).
 impl std::fmt::Display for BlockStage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BlockStage::PreBlock => f.write_str("pre-block system calls"),
-            BlockStage::Tx(i) => write!(f, "tx {i}"),
-            BlockStage::PostBlock => f.write_str("post-block changes"),
-        }
+        let kind = match *self {
+            BlockStage::PreBlock => gigagas_grid::ItemKind::PreBlock,
+            BlockStage::Tx(i) => gigagas_grid::ItemKind::Tx(i as u32),
+            BlockStage::PostBlock => gigagas_grid::ItemKind::PostBlock,
+        };
+        kind.fmt(f)
     }
 }

@@ -6,12 +6,12 @@
 //! the only synchronisation a batch needs (the protocol is on [`Crew`]).
 
 use crate::{
+    BatchOrder,
     barrier::{Baton, Spin, SpinBarrier},
     exec::{ExecError, ItemExecutor, ItemOutput},
     pass::{Batch, BlockState, Cursors, Pass, PassError},
     replay::Blocks,
     root::{RootOut, RootRecord},
-    schedule::BatchOrder,
     source::StateSource,
     verify::Divergence,
     window::Window,
@@ -220,7 +220,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
                     busy += root.help_while_ready(&batch.blocks, &mut slot.roots, nodes);
                 }
                 let index = batch.items.start + pos as usize;
-                let item = &replay.items[index];
+                let item = &replay.items()[index];
                 let b = item.block as usize;
                 let start = Instant::now();
                 let output = replay.execute_item(
@@ -289,7 +289,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
             let first = batch.items.start;
             PassError::from(Divergence::from(ExecError {
                 block: self.pass.replay.header(batch.blocks.range().start).number,
-                item: self.pass.replay.items[first].kind,
+                item: self.pass.replay.items()[first].kind,
                 failure: crate::ExecFailure::Read(e),
             }))
         })?;
@@ -317,7 +317,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         let mut own = Coordinator {
             cursors: pass.cursors(),
             next: None,
-            timings: crate::RunTimings::sized(pass.replay.items.len(), pass.batches.len()),
+            timings: crate::RunTimings::sized(pass.replay.items().len(), pass.batches.len()),
             orders: Vec::new(),
             roots: RootRecord::new(pass.replay.block_count()),
             epoch: Instant::now(),
@@ -334,11 +334,13 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         window.open();
         own.epoch = Instant::now();
         let mut result = Ok(());
-        let scheduler = crate::schedule::scheduler(pass.config.scheduler);
+        let scheduler = crate::scheduler(pass.config.scheduler);
         own.orders = pass
             .batches
             .iter()
-            .map(|items| BatchOrder::new(&pass.replay.items[items.clone()], scheduler, pass.config))
+            .map(|items| {
+                BatchOrder::new(&pass.replay.items()[items.clone()], scheduler, pass.config)
+            })
             .collect();
         own.timings.wall_ns = own.epoch.elapsed().as_nanos() as u64;
         for k in 0..pass.batches.len() {

@@ -228,7 +228,7 @@ impl Replay {
         work: TimedWork,
         pre: &'a P,
     ) -> Result<ItemOutput, ExecError> {
-        let index = item.bal_index(block);
+        let index = item.bal_index(block.transactions.len());
         let err = |failure| ExecError {
             block: block.header.number,
             item: item.kind,

@@ -43,7 +43,6 @@
 //! | [`pool`] | the worker and reader threads kept across passes |
 //! | [`view`] | one transaction's [`BalView`] over a block's start ([`view::Pre`]) |
 //! | [`replay`] | the prepared dump, block views, the cursors that walk the blocks |
-//! | [`schedule`] | the schedulers, and each batch's order cut into claims ([`BatchOrder`]) |
 //! | [`source`] | the state seam: [`StateSource`] (state and trie nodes), reads before a batch, reads on demand |
 //! | [`exec`] | executing one item ([`ItemExecutor`], one EVM per worker), and the sequential loop |
 //! | [`verify`] | every item against the receipts and the access list ([`Divergence`]) |
@@ -89,7 +88,6 @@ pub mod prestate;
 pub mod replay;
 pub mod root;
 pub mod run;
-pub mod schedule;
 pub mod source;
 #[cfg(any(test, feature = "test-utils"))]
 pub mod test_utils;
@@ -103,6 +101,10 @@ pub use exec::{
 };
 pub use expected::{AccountWrites, ExpectedWrites, WriteIndexError};
 pub use gigagas_chain::{ChainSpec, Expected};
+pub use gigagas_grid::schedule::{
+    BatchOrder, CHUNK_SHARE, Estimate, GasLimit, GasUsed, HEAVY_SHARE, HeavyFirst, LEAD_SHARE,
+    MIN_ITEM_GAS, Ols, Oracle, Scheduler, TIME_SPREAD, band, chunk_bounds, heavy_first, scheduler,
+};
 pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, StoreRead, TimedWork};
 pub use gigagas_trie::BlockChanges;
 pub use gigagas_trie::{Nibbles, NodeReads, TrieId};
@@ -111,15 +113,11 @@ pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
     BaseCursor, BlockReadError, Blocks, CarriedCursor, ItemKind, LoadError, LoadedDump,
     PrepareError, RESIDENT_BASES_BYTES, RESIDENT_BLOCKS_BYTES, Replay, ReplayBlock, ResidentLimits,
-    RootSetupError, WorkItem,
+    RootSetupError, WorkItem, WorkItems,
 };
 pub use revm::{bytecode::Bytecode, state::AccountInfo};
 pub use root::{BlockPersist, RootInputs, RootSpan, RootStepKind, RootTimings};
 pub use run::{Parallel, RunOutputs, Runner, Sequential};
-pub use schedule::{
-    BatchOrder, CHUNK_SHARE, Estimate, GasLimit, GasUsed, HEAVY_SHARE, HeavyFirst, LEAD_SHARE,
-    MIN_ITEM_GAS, Ols, Oracle, Scheduler, TIME_SPREAD, band, chunk_bounds, heavy_first, scheduler,
-};
 pub use source::{
     BlockSink, BlockWritten, FullListError, NoSource, OnDemand, OnDemandPass, SourceDb, StateSource,
 };

@@ -371,7 +371,7 @@ pub(crate) struct Batch<'r, 'p, 's, S> {
     pub(crate) layout: Option<IoLayout>,
     /// The scheduler's order of its items, cut into the chunks workers claim (set inside
     /// the window, before the first batch).
-    pub(crate) order: crate::schedule::BatchOrder,
+    pub(crate) order: crate::BatchOrder,
     /// Whether its bases still wait for their read from the store.
     pub(crate) unread: bool,
 }
@@ -530,7 +530,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         if items.is_empty() {
             return 0..0;
         }
-        let block = |i: usize| self.replay.items[i].block as usize;
+        let block = |i: usize| self.replay.items()[i].block as usize;
         block(items.start)..block(items.end - 1) + 1
     }
 

@@ -7,8 +7,9 @@ use crate::{
 use alloy_consensus::{Header, Transaction, TxEnvelope, transaction::Recovered};
 use alloy_eips::eip4895::Withdrawal;
 use alloy_evm::EvmEnv;
-use gigagas_chain::{BlockInput, BlockStage, ChainSpec};
+use gigagas_chain::{BlockInput, ChainSpec};
 use gigagas_dump::{Dump, DumpBlock, ReceiptSummary};
+pub use gigagas_grid::{ItemKind, WorkItem, WorkItems};
 use revm::state::bal::Bal;
 use std::sync::Arc;
 
@@ -72,34 +73,6 @@ pub struct ReplayBlock {
     /// the root phase applies); `None` for the others, whose lists are dropped once
     /// converted.
     pub(crate) root_list: Option<Arc<alloy_eip7928::BlockAccessList>>,
-}
-
-/// What a work item executes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ItemKind {
-    /// Pre-block system calls (EIP-2935, EIP-4788) at block access index 0.
-    PreBlock,
-    /// Transaction `i` of the block, at block access index `i + 1`.
-    Tx(u32),
-    /// Post-block changes (EIP-7002/7251 requests, withdrawals) at index `n + 1`.
-    PostBlock,
-}
-
-impl From<ItemKind> for BlockStage {
-    fn from(kind: ItemKind) -> Self {
-        match kind {
-            ItemKind::PreBlock => BlockStage::PreBlock,
-            ItemKind::Tx(i) => BlockStage::Tx(i as usize),
-            ItemKind::PostBlock => BlockStage::PostBlock,
-        }
-    }
-}
-
-/// Worded like the recording path's stages (one wording for both).
-impl std::fmt::Display for ItemKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        BlockStage::from(*self).fmt(f)
-    }
 }
 
 impl ReplayBlock {
@@ -212,33 +185,6 @@ pub enum RootSetupError {
     },
 }
 
-/// One independently executable unit: 40 bytes, so a batch's items stay in few cache lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WorkItem {
-    /// Index into [`Replay::blocks`].
-    pub block: u32,
-    /// What to run.
-    pub kind: ItemKind,
-    /// Gas used according to the receipt (0 for system work).
-    pub gas_used: u64,
-    /// Gas limit of the transaction (0 for system work).
-    pub gas_limit: u64,
-    /// Its execution time measured in a profiling pass, nanoseconds (0 until
-    /// [`Replay::set_measured_times`]): what the oracle scheduler orders by.
-    pub measured_ns: u64,
-}
-
-impl WorkItem {
-    /// The block access index this item runs at.
-    pub fn bal_index(&self, block: &ReplayBlock) -> u64 {
-        match self.kind {
-            ItemKind::PreBlock => 0,
-            ItemKind::Tx(i) => i as u64 + 1,
-            ItemKind::PostBlock => block.transactions.len() as u64 + 1,
-        }
-    }
-}
-
 /// A dump prepared for replay: pre-state store, per-block envs and BALs, work items.
 ///
 /// Built by [`Replay::new`] from a [`Dump`] it takes by value (its blocks move in), or
@@ -260,10 +206,9 @@ pub struct Replay {
     heads: Vec<BlockHead>,
     /// Every block's transactions, receipts and access lists: decoded, or left in the file.
     bodies: Bodies,
-    pub(crate) items: Vec<WorkItem>,
-    /// `items[block_items[b]..block_items[b + 1]]` are block `b`'s items: read through
+    /// The work items, block after block: read through [`Replay::items`] and
     /// [`Replay::block_items`].
-    block_items: Vec<u32>,
+    work: WorkItems,
     /// Every block's base, built once, when all of them fit in
     /// [`ResidentLimits::bases`]; `None`: each pass builds a batch's bases before it runs
     /// and drops them after ([`BaseCursor`]).
@@ -684,8 +629,8 @@ impl Builder {
             segments: replay_segments,
             heads: self.heads,
             bodies,
-            items: self.items,
-            block_items: self.block_items,
+            work: WorkItems::new(self.items, self.block_items)
+                .expect("the builder cuts the items into their blocks"),
             resident_bases: None,
             witnesses,
             id: {
@@ -883,11 +828,7 @@ impl Replay {
     /// The block access index `item` runs at ([`WorkItem::bal_index`], from the block's
     /// item count).
     pub fn bal_index(&self, item: &WorkItem) -> u64 {
-        match item.kind {
-            ItemKind::PreBlock => 0,
-            ItemKind::Tx(i) => i as u64 + 1,
-            ItemKind::PostBlock => self.tx_count(item.block as usize) as u64 + 1,
-        }
+        item.bal_index(self.tx_count(item.block as usize))
     }
 
     /// Block `b`'s transaction count.
@@ -944,13 +885,13 @@ impl Replay {
 
     /// Record each item's execution time measured in a profiling pass (`ns[i]` is item
     /// `i`'s, indexed like [`Replay::items`]), for the oracle scheduler
-    /// ([`crate::schedule::Oracle`]). Returns `false`, changing nothing, when `ns` does not
+    /// ([`crate::Oracle`]). Returns `false`, changing nothing, when `ns` does not
     /// have one time per item.
     pub fn set_measured_times(&mut self, ns: &[u64]) -> bool {
-        if ns.len() != self.items.len() {
+        if ns.len() != self.work.items().len() {
             return false;
         }
-        for (item, ns) in self.items.iter_mut().zip(ns) {
+        for (item, ns) in self.work.items_mut().iter_mut().zip(ns) {
             item.measured_ns = *ns;
         }
         true
@@ -958,18 +899,24 @@ impl Replay {
 
     /// Whether [`Replay::set_measured_times`] has recorded times.
     pub fn has_measured_times(&self) -> bool {
-        self.items.iter().any(|w| w.measured_ns > 0)
+        self.work.items().iter().any(|w| w.measured_ns > 0)
     }
 
     /// All work items, block after block; [`WorkItem::block`] indexes [`Replay::blocks`].
     pub fn items(&self) -> &[WorkItem] {
-        &self.items
+        self.work.items()
+    }
+
+    /// The work items with their blocks: what the schedulers order and the model
+    /// projects.
+    pub fn work_items(&self) -> &WorkItems {
+        &self.work
     }
 
     /// The range of [`Replay::items`] that are block `b`'s items (pre-block, each
     /// transaction, post-block). Panics if `b` is not a block index.
     pub fn block_items(&self, b: usize) -> std::ops::Range<usize> {
-        self.block_items[b] as usize..self.block_items[b + 1] as usize
+        self.work.block_items(b)
     }
 
     /// Total gas used by all blocks (from the headers).
@@ -979,19 +926,12 @@ impl Replay {
 
     /// Number of transactions.
     pub fn transaction_count(&self) -> usize {
-        self.items.len() - 2 * self.block_count()
+        self.work.items().len() - 2 * self.block_count()
     }
 
     /// Item ranges of mega-blocks of `batch` consecutive blocks.
     pub fn batches(&self, batch: usize) -> Vec<std::ops::Range<usize>> {
-        let batch = batch.max(1);
-        (0..self.block_count())
-            .step_by(batch)
-            .map(|first| {
-                let last = (first + batch).min(self.block_count());
-                self.block_items(first).start..self.block_items(last - 1).end
-            })
-            .collect()
+        self.work.batches(batch)
     }
 }
 

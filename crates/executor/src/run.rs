@@ -120,7 +120,7 @@ impl<'c, 's, S: StateSource> Parallel<'c, 's, S> {
     /// batch's outputs at a time). Only a pass that cannot be set up fails: collecting
     /// cannot diverge.
     pub fn outputs(&mut self, replay: &Replay) -> Result<(RunTimings, RunOutputs), PassError> {
-        let mut outputs: RunOutputs = Vec::with_capacity(replay.items.len());
+        let mut outputs: RunOutputs = Vec::with_capacity(replay.items().len());
         let store = self.store.as_mut().map(|(read, r)| (*read, &mut **r));
         let timings = replay.run_with_sink(
             self.config,
@@ -325,7 +325,7 @@ impl Replay {
             &mut dyn FnMut(SequentialTx),
         ) -> Result<(), SequentialStop>,
     ) -> (RunTimings, Result<SequentialOutputs, SequentialStop>) {
-        let mut item_ns = vec![0u64; self.items.len()];
+        let mut item_ns = vec![0u64; self.items().len()];
         let mut txs = Vec::with_capacity(self.transaction_count());
         let mut receipts = Vec::with_capacity(if work.receipts { txs.capacity() } else { 0 });
         let mut clock = SequentialClock {

@@ -399,7 +399,7 @@ impl Replay {
         output: &Result<ItemOutput, ExecError>,
         expected: Option<&BTreeMap<Address, AccountWrites>>,
     ) -> Result<(), Divergence> {
-        let index = item.bal_index(block);
+        let index = item.bal_index(block.transactions.len());
         let output = output.as_ref().map_err(|e| Divergence::from(e.clone()))?;
         let bal_index = BlockAccessIndex::new(index);
         let got = match output {
@@ -439,7 +439,7 @@ impl Replay {
             let range = self.block_items(chunk.start).start..self.block_items(chunk.end - 1).end;
             let Some(outputs) = outputs.get(range.clone()) else {
                 // Fewer outputs than items: the first item without one.
-                let item = &self.items[outputs.len().min(self.items.len() - 1)];
+                let item = &self.items()[outputs.len().min(self.items().len() - 1)];
                 let block = self.header(item.block as usize).number;
                 return Err(Divergence::new(block, item.kind, Mismatch::NoResult).into());
             };
@@ -460,7 +460,7 @@ impl Replay {
         require_receipts: bool,
         blocks: &Blocks<'_>,
     ) -> Result<(), Divergence> {
-        let items = &self.items[range.clone()];
+        let items = &self.items()[range.clone()];
         let (Some(first), Some(last)) = (items.first(), items.last()) else {
             return Ok(());
         };
@@ -480,8 +480,13 @@ impl Replay {
                     }),
                 })?;
             let outputs = &outputs[own.start - range.start..own.end - range.start];
-            for (item, out) in self.items[own.clone()].iter().zip(outputs) {
-                self.verify_item(block, item, out, expected.at(item.bal_index(block)))?;
+            for (item, out) in self.items()[own.clone()].iter().zip(outputs) {
+                self.verify_item(
+                    block,
+                    item,
+                    out,
+                    expected.at(item.bal_index(block.transactions.len())),
+                )?;
             }
             let gas: u64 = outputs
                 .iter()
@@ -552,7 +557,7 @@ impl Replay {
                 Some(Ok(got)) => Mismatch::StateRoot(Expected::new(header.state_root, *got)),
                 Some(Err(e)) => Mismatch::RootNotComputable(e.clone()),
             };
-            let last = &self.items[self.block_items(b).end - 1];
+            let last = &self.items()[self.block_items(b).end - 1];
             return Err(Divergence::new(header.number, last.kind, mismatch));
         }
         Ok(())
@@ -592,7 +597,7 @@ impl Replay {
         &self,
         outputs: &[Result<ItemOutput, ExecError>],
     ) -> Vec<Result<ItemOutcome, FailedItem>> {
-        self.items
+        self.items()
             .iter()
             .zip(outputs)
             .map(|(item, out)| {

@@ -72,8 +72,6 @@ fn bad_combinations_are_refused_in_one_line() {
         err.contains("required arguments were not provided") && err.contains("--state <DIR>"),
         "{err}"
     );
-    let line = refused(&["simulate", DUMP, "--state", store, "--json", "x.json"]);
-    assert!(line.contains("--json"), "{line}");
     // A bad device curve file, before the store is opened: the file, the line and what was
     // expected.
     let curve = dir.path().join("curve.csv");
@@ -115,8 +113,21 @@ fn the_whole_block_is_projected_from_a_store() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let stdout = projected(s(&store), &["--threads", "1,2,16"]);
+    let json = dir.path().join("sim.json");
+    let stdout = projected(s(&store), &["--threads", "1,2,16", "--json", s(&json)]);
     assert!(stdout.contains("Whole block: projected"), "{stdout}");
+    // The JSON holds the same projections: one point, a band per worker count; no
+    // execution report without validation.
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(written["simulation"].is_null(), "{written}");
+    let points = written["whole_block"]["projections"].as_array().unwrap();
+    assert_eq!(points.len(), 1, "{written}");
+    assert_eq!(points[0]["point"], "prefetch keys, root off");
+    let bands = points[0]["bands"].as_array().unwrap();
+    assert_eq!(bands.len(), 3, "{written}");
+    assert_eq!(bands[2][0], 16);
+    assert!(bands[2][1]["flat"]["wall_ns"].as_f64().unwrap() > 0.0, "{written}");
     let rows: Vec<&str> = stdout
         .lines()
         .filter(|l| l.starts_with("| prefetch keys, root off |"))

@@ -97,10 +97,12 @@ impl WorkItems {
             return Err(BadWorkItems { items: n, item: n });
         }
         for (b, range) in block_items.windows(2).enumerate() {
-            for i in range[0] as usize..range[1] as usize {
-                if items[i].block as usize != b {
-                    return Err(BadWorkItems { items: n, item: i });
-                }
+            let (start, end) = (range[0] as usize, range[1] as usize);
+            if let Some(k) = items[start..end].iter().position(|w| w.block as usize != b) {
+                return Err(BadWorkItems {
+                    items: n,
+                    item: start + k,
+                });
             }
         }
         Ok(Self { items, block_items })

@@ -33,17 +33,22 @@ use gigagas_grid::{
 use serde::{Deserialize, Serialize};
 use std::{cmp::Reverse, collections::BinaryHeap, num::NonZeroUsize};
 
-/// What the model projects: a dump's work items, the gas they use and the dump's name.
+/// What the model projects: a dump's work items and the gas they use.
 #[derive(Debug, Clone, Copy)]
 pub struct Workload<'a> {
-    /// The dump's name.
-    pub name: &'a str,
-    /// The dump's checksum.
-    pub checksum: &'a str,
     /// Its items, block after block.
     pub items: &'a WorkItems,
     /// Gas used by all its blocks (from the headers).
     pub total_gas: u64,
+}
+
+/// The dump a simulation names in its report.
+#[derive(Debug, Clone, Copy)]
+pub struct DumpId<'a> {
+    /// The dump's name.
+    pub name: &'a str,
+    /// The dump's checksum.
+    pub checksum: &'a str,
 }
 
 /// What the model assumes; printed and stored beside every projection.
@@ -288,11 +293,12 @@ pub trait Measure {
     fn measured(&mut self, config: &RunConfig) -> Result<MeasuredPoint, NotMeasured>;
 }
 
-/// Simulate `work` (its items and their profile) as `plan` says: project every `threads ×
+/// Simulate `dump`'s `work` (its items and their profile) as `plan` says: project every `threads ×
 /// batch × schedulers` and validate at every `validate_threads` (each with every batch
 /// and scheduler: [`SimulateConfig::validation_points`]) against `measure`. Counts of 0
 /// in `plan` are skipped (a checked plan has none).
 pub fn simulate(
+    dump: DumpId<'_>,
     work: Workload<'_>,
     profile: &ItemProfile,
     plan: &SimulateConfig,
@@ -398,8 +404,8 @@ pub fn simulate(
         }
     }
     Ok(SimulationReport {
-        dump: work.name.to_string(),
-        dump_checksum: work.checksum.to_string(),
+        dump: dump.name.to_string(),
+        dump_checksum: dump.checksum.to_string(),
         total_gas: work.total_gas,
         profile_runs: profile.runs,
         profile_work_s,

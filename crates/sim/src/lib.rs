@@ -20,8 +20,8 @@ pub mod report;
 pub mod whole_block;
 
 pub use execution::{
-    ASSUMPTIONS, BatchCut, ItemProfile, Measure, Measured, MeasuredPoint, NotMeasured, Workload,
-    simulate,
+    ASSUMPTIONS, BatchCut, DumpId, ItemProfile, Measure, Measured, MeasuredPoint, NotMeasured,
+    Workload, simulate,
 };
 pub use phases::{
     CurveError, CurveFileError, DeviceCurve, PHASE_ASSUMPTIONS, PhaseConfig, PhaseProfile,

@@ -11,8 +11,8 @@ use gigagas_grid::{
     StoreRead, WorkItem, WorkItems,
 };
 use gigagas_sim::{
-    DeviceCurve, ItemProfile, Measured, MeasuredPoint, PhaseRecord, SimulationReport, Slowdown,
-    Workload, simulate,
+    DeviceCurve, DumpId, ItemProfile, Measured, MeasuredPoint, PhaseRecord, SimulationReport,
+    Slowdown, Workload, simulate,
     whole_block::{self, memory_cost, project_point},
 };
 use serde::Deserialize;
@@ -81,8 +81,6 @@ impl Execution {
 
     fn work(&self) -> Workload<'_> {
         Workload {
-            name: &self.fixture.dump.name,
-            checksum: &self.fixture.dump.checksum,
             items: &self.items,
             total_gas: self.fixture.total_gas,
         }
@@ -100,7 +98,18 @@ impl Execution {
                 })
                 .collect(),
         );
-        simulate(self.work(), &self.fixture.profile, plan, &mut measured).unwrap()
+        let dump = DumpId {
+            name: &self.fixture.dump.name,
+            checksum: &self.fixture.dump.checksum,
+        };
+        simulate(
+            dump,
+            self.work(),
+            &self.fixture.profile,
+            plan,
+            &mut measured,
+        )
+        .unwrap()
     }
 }
 
