@@ -1,7 +1,7 @@
 //! [`StoreError`]: everything that can go wrong building, opening or reading a store, each
 //! variant displayed as one line that names the store or file.
 
-use crate::layout::ValueError;
+use crate::layout::{StoreKey, ValueError};
 use signet_libmdbx::{MdbxError, ReadError};
 use std::{io, path::PathBuf};
 
@@ -93,7 +93,8 @@ pub enum StoreError {
         #[source]
         source: MdbxError,
     },
-    /// An MDBX read failed.
+    /// An MDBX read of a table failed (its metadata, a cursor, a whole-table walk); a read
+    /// of one key is [`StoreError::ReadKey`].
     #[error("reading table {table} of state store {}: {source}", path.display())]
     Read {
         /// The store folder.
@@ -104,13 +105,28 @@ pub enum StoreError {
         #[source]
         source: ReadError,
     },
+    /// Reading one key failed (MDBX's error).
+    #[error("reading {key} from table {} of state store {}: {source}", key.table(), path.display())]
+    ReadKey {
+        /// The store folder.
+        path: PathBuf,
+        /// The key (its table: [`StoreKey::table`]).
+        key: StoreKey,
+        /// MDBX's error.
+        #[source]
+        source: ReadError,
+    },
     /// A value read from a table does not decode.
-    #[error("state store {} is corrupt: table {table}: {what}; rebuild it", path.display())]
+    #[error(
+        "state store {} is corrupt: table {}: {key}: {what}; rebuild it",
+        path.display(),
+        key.table()
+    )]
     BadValue {
         /// The store folder.
         path: PathBuf,
-        /// The table.
-        table: &'static str,
+        /// The key read (its table: [`StoreKey::table`]).
+        key: StoreKey,
         /// What is wrong with the value (shown inline, before the advice to rebuild).
         what: ValueError,
     },

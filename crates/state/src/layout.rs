@@ -109,6 +109,90 @@ pub(crate) fn block_hash_key(segment: u32, number: u64) -> [u8; 12] {
     key
 }
 
+/// A key of a table as a reader asks for it: what a failed read names
+/// ([`StoreError::ReadKey`], [`StoreError::BadValue`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreKey {
+    /// An account of a segment ([`ACCOUNTS`]).
+    Account {
+        /// The segment.
+        segment: usize,
+        /// The account.
+        address: Address,
+    },
+    /// A storage slot of an account of a segment ([`STORAGE`]).
+    Slot {
+        /// The segment.
+        segment: usize,
+        /// The account.
+        address: Address,
+        /// The slot.
+        slot: U256,
+    },
+    /// Code by hash ([`BYTECODES`]).
+    Code(B256),
+    /// The hash of a block before a segment's first ([`BLOCK_HASHES`]).
+    BlockHash {
+        /// The segment.
+        segment: usize,
+        /// The block's number.
+        number: u64,
+    },
+    /// A trie node of a segment ([`TRIE_NODES`]).
+    TrieNode {
+        /// The segment.
+        segment: usize,
+        /// `None` for the account trie, else the storage trie's hashed address.
+        owner: Option<B256>,
+        /// The node's path, one nibble per byte.
+        path: Vec<u8>,
+    },
+}
+
+impl StoreKey {
+    /// The table the key is read from.
+    pub fn table(&self) -> &'static str {
+        match self {
+            Self::Account { .. } => ACCOUNTS,
+            Self::Slot { .. } => STORAGE,
+            Self::Code(_) => BYTECODES,
+            Self::BlockHash { .. } => BLOCK_HASHES,
+            Self::TrieNode { .. } => TRIE_NODES,
+        }
+    }
+}
+
+impl std::fmt::Display for StoreKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Account { segment, address } => {
+                write!(f, "account {address} of segment {segment}")
+            }
+            Self::Slot {
+                segment,
+                address,
+                slot,
+            } => write!(f, "slot {slot:#x} of {address} in segment {segment}"),
+            Self::Code(hash) => write!(f, "code {hash}"),
+            Self::BlockHash { segment, number } => {
+                write!(f, "the hash of block {number} in segment {segment}")
+            }
+            Self::TrieNode {
+                segment,
+                owner,
+                path,
+            } => {
+                let nibbles: String = path.iter().map(|n| format!("{n:x}")).collect();
+                match owner {
+                    None => write!(f, "trie node [{nibbles}] of the account trie")?,
+                    Some(owner) => write!(f, "trie node [{nibbles}] of storage trie {owner}")?,
+                }
+                write!(f, " in segment {segment}")
+            }
+        }
+    }
+}
+
 /// The big-endian bytes of `bytes` without leading zeros.
 fn strip(bytes: &[u8]) -> &[u8] {
     let zeros = bytes.iter().take_while(|b| **b == 0).count();

@@ -68,7 +68,7 @@ pub use cache::{
     COLD_MAX_RESIDENT_BYTES, DropCaches, EvictOptions, EvictReport, Residency, evict, residency,
 };
 pub use error::StoreError;
-pub use layout::{FORMAT_VERSION, PAD_SEGMENT, StoreMeta, ValueError};
+pub use layout::{FORMAT_VERSION, PAD_SEGMENT, StoreKey, StoreMeta, ValueError};
 pub use probe::{
     PROBE_BLOCK, ProbeResult, curve_reader_counts, probe_random_reads, probe_read_curve,
 };

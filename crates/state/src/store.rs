@@ -4,7 +4,7 @@
 use crate::{
     StoreError, StoreMeta,
     layout::{
-        ACCOUNTS, BLOCK_HASHES, BYTECODES, DIRTY, META, STORAGE, TRIE_NODES, TrieNodeKey,
+        ACCOUNTS, BLOCK_HASHES, BYTECODES, DIRTY, META, STORAGE, StoreKey, TRIE_NODES, TrieNodeKey,
         ValueError, block_hash_key, decode_account, decode_code, decode_slot, state_key,
     },
     tables::{Entry, Tables},
@@ -499,22 +499,22 @@ impl StoreReader {
     }
 }
 
-/// The value stored under `key` in `table`, decoded by `decode` (`None` where nothing is),
-/// with its size for the meter; a value that does not decode is the store's
-/// [`StoreError::BadValue`].
+/// The value stored under `key` (the bytes of `store_key`), decoded by `decode` (`None`
+/// where nothing is), with its size for the meter; a failed read is the store's
+/// [`StoreError::ReadKey`], a value that does not decode its [`StoreError::BadValue`].
 fn read_value<T>(
     cursor: &mut Cursor<'_, Ro>,
     key: &[u8],
     path: &Path,
-    table: &'static str,
+    store_key: impl Fn() -> StoreKey,
     decode: impl FnOnce(&[u8]) -> Result<T, ValueError>,
 ) -> Result<(Option<T>, usize), StoreError> {
-    let value: Option<Cow<'_, [u8]>> = cursor.set(key).map_err(read_err(path, table))?;
+    let value: Option<Cow<'_, [u8]>> = cursor.set(key).map_err(key_err(path, &store_key))?;
     match value {
         None => Ok((None, 0)),
         Some(v) => decode(&v)
             .map(|decoded| (Some(decoded), v.len()))
-            .map_err(|what| bad_value(path, table, what)),
+            .map_err(|what| bad_value(path, store_key(), what)),
     }
 }
 
@@ -527,11 +527,23 @@ fn read_err<'a>(path: &'a Path, table: &'static str) -> impl Fn(ReadError) -> St
     }
 }
 
-/// A value of `table` in the store at `path` that does not decode.
-fn bad_value(path: &Path, table: &'static str, what: ValueError) -> StoreError {
+/// A failed read of the key `store_key` gives, in the store at `path`.
+fn key_err<'a>(
+    path: &'a Path,
+    store_key: &'a impl Fn() -> StoreKey,
+) -> impl Fn(ReadError) -> StoreError + 'a {
+    move |source| StoreError::ReadKey {
+        path: path.to_path_buf(),
+        key: store_key(),
+        source,
+    }
+}
+
+/// A value of `key` in the store at `path` that does not decode.
+fn bad_value(path: &Path, key: StoreKey, what: ValueError) -> StoreError {
     StoreError::BadValue {
         path: path.to_path_buf(),
-        table,
+        key,
         what,
     }
 }
@@ -546,8 +558,9 @@ impl StoreReader {
     ) -> Result<Option<AccountState>, StoreError> {
         let key = state_key(&address, self.segment(segment)?);
         let (cursors, meter, path) = self.parts();
+        let store_key = || StoreKey::Account { segment, address };
         meter.measure(ReadKind::Account, || {
-            read_value(&mut cursors.accounts, &key, path, ACCOUNTS, decode_account)
+            read_value(&mut cursors.accounts, &key, path, store_key, decode_account)
         })
     }
 
@@ -561,18 +574,23 @@ impl StoreReader {
         slot: U256,
     ) -> Result<U256, StoreError> {
         let key = state_key(&address, self.segment(segment)?);
+        let store_key = || StoreKey::Slot {
+            segment,
+            address,
+            slot,
+        };
         let slot = slot.to_be_bytes::<32>();
         let (cursors, meter, path) = self.parts();
         meter.measure(ReadKind::Slot, || {
             let entry: Option<Cow<'_, [u8]>> = cursors
                 .storage
                 .get_both_range(&key, &slot)
-                .map_err(read_err(path, STORAGE))?;
+                .map_err(key_err(path, &store_key))?;
             match entry {
                 None => Ok((U256::ZERO, 0)),
                 Some(entry) => decode_slot(&slot, &entry)
                     .map(|v| (v.unwrap_or(U256::ZERO), entry.len()))
-                    .map_err(|what| bad_value(path, STORAGE, what)),
+                    .map_err(|what| bad_value(path, store_key(), what)),
             }
         })
     }
@@ -591,7 +609,7 @@ impl StoreReader {
                 &mut cursors.codes,
                 code_hash.as_slice(),
                 path,
-                BYTECODES,
+                || StoreKey::Code(code_hash),
                 decode_code,
             )
         })
@@ -607,17 +625,22 @@ impl StoreReader {
         owner: Option<&B256>,
         path: &[u8],
     ) -> Result<Option<Bytes>, StoreError> {
-        let segment = self.segment(segment)?;
+        let index = self.segment(segment)?;
         let (cursors, meter, store_path) = self.parts();
-        let Some(key) = TrieNodeKey::new(segment, owner, path) else {
+        let Some(key) = TrieNodeKey::new(index, owner, path) else {
             return Ok(None);
+        };
+        let store_key = || StoreKey::TrieNode {
+            segment,
+            owner: owner.copied(),
+            path: path.to_vec(),
         };
         meter.measure(ReadKind::TrieNode, || {
             read_value(
                 &mut cursors.trie_nodes,
                 key.as_slice(),
                 store_path,
-                TRIE_NODES,
+                store_key,
                 |v| Ok(Bytes::copy_from_slice(v)),
             )
         })
@@ -642,9 +665,9 @@ impl StoreReader {
         owner: Option<&B256>,
         key: &[u8],
     ) -> Result<u32, StoreError> {
-        let segment = self.segment(segment)?;
+        let index = self.segment(segment)?;
         let (cursors, _, store_path) = self.parts();
-        let Some(full) = TrieNodeKey::new(segment, owner, key) else {
+        let Some(full) = TrieNodeKey::new(index, owner, key) else {
             return Ok(0);
         };
         let full = full.as_slice();
@@ -652,10 +675,15 @@ impl StoreReader {
         let (mut depth, mut met) = (0, 0);
         while depth <= key.len() {
             let prefix = &full[..trie + depth];
+            let store_key = || StoreKey::TrieNode {
+                segment,
+                owner: owner.copied(),
+                path: key[..depth].to_vec(),
+            };
             let at: Entry<'_> = cursors
                 .trie_nodes
                 .set_range(prefix)
-                .map_err(read_err(store_path, TRIE_NODES))?;
+                .map_err(key_err(store_path, &store_key))?;
             let Some((found, node)) = at else { break };
             if !found.starts_with(prefix) {
                 break;
@@ -677,8 +705,9 @@ impl StoreReader {
     pub fn block_hash(&mut self, segment: usize, number: u64) -> Result<Option<B256>, StoreError> {
         let key = block_hash_key(self.segment(segment)?, number);
         let (cursors, meter, path) = self.parts();
+        let store_key = || StoreKey::BlockHash { segment, number };
         meter.measure(ReadKind::BlockHash, || {
-            read_value(&mut cursors.hashes, &key, path, BLOCK_HASHES, |v| {
+            read_value(&mut cursors.hashes, &key, path, store_key, |v| {
                 B256::try_from(v).map_err(|_| ValueError::BlockHash { len: v.len() })
             })
         })

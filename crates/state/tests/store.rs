@@ -6,8 +6,8 @@ use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256};
 use gigagas_dump::{Dump, DumpFileInfo, read_dump};
 use gigagas_state::{
     BuildOptions, BuildProgress, BuildStage, COLD_MAX_RESIDENT_BYTES, DATA_FILE, EvictOptions,
-    PAD_SEGMENT, SAMPLE_EVERY, Store, StoreError, StoreReader, Timing, build_store, evict,
-    open_store, probe_random_reads, residency,
+    PAD_SEGMENT, SAMPLE_EVERY, Store, StoreError, StoreKey, StoreReader, Timing, build_store,
+    evict, open_store, probe_random_reads, residency,
 };
 use gigagas_workload::{GeneratorConfig, Profile};
 use revm_bytecode::Bytecode;
@@ -461,6 +461,57 @@ fn truncated_and_corrupt_stores_give_one_line_errors() {
             assert!(errors > 0, "scribbled pages are noticed");
         }
     }
+}
+
+/// A read that fails names the store and the key it read (here a value that does not
+/// decode: an account whose stored bytes were overwritten).
+#[test]
+fn a_failed_read_names_the_store_and_the_key() {
+    let dump = generated();
+    let dir = scratch();
+    let out = dir.path().join("store");
+    build(dump, &out, None);
+    let address = dump.0.segments[0]
+        .pre_state
+        .accounts
+        .iter()
+        .find(|a| a.state.is_some())
+        .expect("a present account")
+        .address;
+    {
+        let env = signet_libmdbx::Environment::builder()
+            .set_max_dbs(8)
+            .open(&out)
+            .unwrap();
+        let txn = env.begin_rw_unsync().unwrap();
+        let db = txn.open_db(Some(gigagas_state::layout::ACCOUNTS)).unwrap();
+        let key = [address.as_slice(), &0u32.to_be_bytes()].concat();
+        txn.put(db, &key, [0xff], signet_libmdbx::WriteFlags::empty())
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    let store = open_store(&out, dump.1.checksum).unwrap();
+    let mut reader = store.reader().unwrap();
+    let err = reader.account(0, address).unwrap_err();
+    let StoreError::BadValue { path, key, .. } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(path, &out);
+    assert_eq!(
+        key,
+        &StoreKey::Account {
+            segment: 0,
+            address
+        }
+    );
+    let msg = err.to_string();
+    assert!(msg.contains(&out.display().to_string()), "{msg}");
+    assert!(
+        msg.contains(&format!(
+            "table PlainAccountState: account {address} of segment 0"
+        )),
+        "{msg}"
+    );
 }
 
 /// The file system type of `path` from /proc/mounts (longest matching mount point).
