@@ -71,7 +71,9 @@ pub fn grid(threads: &[usize], batches: &[usize], schedulers: &[SchedulerKind]) 
 /// - [`Point::Bal`]: the replay, checked by [`Replay::verify_all`]; its timings cover
 ///   every item, each batch's time runs from its start to the end of its last item, the
 ///   wall time holds every batch; and its outcomes ([`Replay::outcomes`]) equal the first
-///   replay point's.
+///   replay point's. An oracle point orders by measured times: the first replay point's
+///   item times are recorded for it ([`Replay::set_measured_times`]) before it runs, so it
+///   is not heavy-first by gas under another name.
 ///
 /// Returns the prepared replay for further checks, or the first failure as one line
 /// naming the point.
@@ -79,9 +81,22 @@ pub fn replay_and_verify(
     dump: Dump,
     points: impl IntoIterator<Item = Point>,
 ) -> Result<Replay, String> {
-    let replay = prepare(dump).map_err(|e| format!("prepare: {e}"))?;
+    let mut replay = prepare(dump).map_err(|e| format!("prepare: {e}"))?;
     let mut reference: Option<(Point, _)> = None;
+    // The first replay point's item times, for an oracle point.
+    let mut measured: Option<Vec<u64>> = None;
     for point in points {
+        if let Point::Bal(config) = &point
+            && config.scheduler == SchedulerKind::Oracle
+            && !replay.has_measured_times()
+        {
+            let times = measured
+                .as_deref()
+                .ok_or_else(|| format!("{point}: no replay point ran before the oracle"))?;
+            if !replay.set_measured_times(times) {
+                return Err(format!("{point}: not one measured time per item"));
+            }
+        }
         match point {
             Point::Sequential(work) => {
                 let (_, outputs) = Sequential::new(work).outputs(&replay).unwrap();
@@ -136,6 +151,9 @@ pub fn replay_and_verify(
                 replay
                     .verify_all(&outputs)
                     .map_err(|d| format!("{point}: {d}"))?;
+                if measured.is_none() {
+                    measured = Some(timings.item_ns.iter().map(|&ns| ns.max(1)).collect());
+                }
                 let outcomes = replay.outcomes(&outputs);
                 match &reference {
                     None => reference = Some((point, outcomes)),

@@ -67,8 +67,13 @@ fn the_mainnet_dump_holds_every_block_and_replays_verified() {
         .collect();
     assert_eq!(headerless, [(1796867, 1), (5283152, 2), (8889776, 1)]);
 
-    let points = test_utils::grid(&[1, 2], &[1, dump.block_count()], &SchedulerKind::ALL)
+    // At 2 threads every named scheduler, heavy-first and the oracle (on the first point's
+    // item times) included; at 1 thread, where the order moves nothing between workers,
+    // those `all` runs.
+    let batches = [1, dump.block_count()];
+    let points = test_utils::grid(&[1], &batches, &SchedulerKind::ALL)
         .into_iter()
+        .chain(test_utils::grid(&[2], &batches, &SchedulerKind::NAMED))
         .map(|c| {
             Point::Bal(if c.batch == 1 && c.threads.get() == 2 {
                 c.with_work(test_utils::RECOVER_SENDERS)
@@ -76,11 +81,15 @@ fn the_mainnet_dump_holds_every_block_and_replays_verified() {
                 c
             })
         });
-    test_utils::replay_and_verify(
+    let replay = test_utils::replay_and_verify(
         dump,
         std::iter::once(Point::Sequential(TimedWork::default())).chain(points),
     )
     .unwrap_or_else(|e| panic!("the mainnet dump does not replay: {e}"));
+    assert!(
+        replay.has_measured_times(),
+        "the oracle ordered by measured times"
+    );
 }
 
 /// A copy of one shared block folder to edit.
