@@ -442,6 +442,7 @@ mod tests {
                 persist_ns: 0,
                 kind: gigagas_executor::RootStepKind::Accounts,
                 block: 3,
+                writes: 0,
             }],
         };
         t

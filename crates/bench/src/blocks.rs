@@ -378,6 +378,7 @@ mod tests {
             persist_ns: 0,
             kind: RootStepKind::Storage,
             block,
+            writes: 1,
         };
         t.root.spans = vec![span(0, 100, 30), span(0, 200, 50), span(1, 800, 20)];
         let mut figures = batch_figures(&replay, &t);

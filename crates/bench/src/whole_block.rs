@@ -91,7 +91,10 @@ pub fn record_phases(replay: &Replay, timings: &RunTimings, batch: usize) -> Pha
         });
         let root = &mut roots[k][index];
         match span.kind {
-            RootStepKind::Storage => root.storage_ns.push(span.ns),
+            RootStepKind::Storage => {
+                root.storage_ns.push(span.ns);
+                root.storage_writes.push(span.writes);
+            }
             RootStepKind::Accounts if !prepared => {
                 root.prepare_ns += span.ns;
                 at[b] = Some((index, true));

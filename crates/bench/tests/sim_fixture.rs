@@ -295,6 +295,7 @@ fn record_the_models_fixture() {
                     "segment": b.segment,
                     "prepare_ns": b.prepare_ns,
                     "storage_ns": b.storage_ns,
+                    "storage_writes": b.storage_writes,
                     "finish_ns": b.finish_ns,
                 })).collect::<Vec<_>>()).collect::<Vec<_>>(),
             },

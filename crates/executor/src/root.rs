@@ -14,8 +14,9 @@
 //! - a *storage task*: one account's storage trie; the worker that completes a block's last
 //!   task advances the segment.
 //!
-//! The queue hands out advances first, then the largest storage task (by writes), so the
-//! chain, which is the critical path of the root, never waits behind a small task.
+//! The queue hands out advances first, then the largest storage task (by writes), then the
+//! earliest queued ([`root_rank`], the rule the model ranks by too), so the chain, which is
+//! the critical path of the root, never waits behind a small task.
 //! Under [`StateRootPhase::After`] the units of a batch are handed out once every worker
 //! has run out of the batch's transactions; under [`StateRootPhase::Overlapped`] from the
 //! batch's start, a worker running every ready unit before it takes its next transaction:
@@ -33,7 +34,10 @@ use crate::{
 };
 use alloy_primitives::B256;
 use alloy_primitives::Bytes;
-use gigagas_grid::StateRootPhase;
+use gigagas_grid::{
+    StateRootPhase,
+    schedule::{RootUnit, root_rank},
+};
 use gigagas_trie::{
     BlockRootJob, Nibbles, NodeReader, NodeReads, PreValues, RootError, RootRules, StateTrie,
     StorageRoot, StorageTask, TrieId,
@@ -355,6 +359,8 @@ pub struct RootSpan {
     pub kind: RootStepKind,
     /// The block it worked for (index into the replay's blocks).
     pub block: u32,
+    /// A storage task's slot writes, what the queue ranked it by (0 for the account trie).
+    pub writes: u64,
 }
 
 /// What a root unit did.
@@ -391,35 +397,69 @@ enum Unit {
     Storage(usize, usize, Box<StorageTask>),
 }
 
-/// Queue order: a [`BinaryHeap`](std::collections::BinaryHeap) pops the heaviest unit:
-/// advances first, then storage tasks by writes.
-impl Ord for Unit {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.weight().cmp(&other.weight())
+impl Unit {
+    /// What the queue ranks this unit as ([`root_rank`]).
+    fn ranked(&self) -> RootUnit {
+        match self {
+            Unit::Advance(_) => RootUnit::Advance,
+            Unit::Storage(_, _, t) => RootUnit::Storage {
+                writes: t.writes() as u64,
+            },
+        }
     }
 }
 
-impl PartialOrd for Unit {
+/// The units ready to run, taken by [`root_rank`]: advances first, then storage tasks by
+/// writes, then the earliest queued.
+#[derive(Default)]
+struct Queue {
+    heap: std::collections::BinaryHeap<Queued>,
+    /// Units queued so far (the rank's tie-break).
+    seq: u64,
+}
+
+/// A unit with its rank on the queue.
+struct Queued {
+    rank: (u64, std::cmp::Reverse<u64>),
+    unit: Unit,
+}
+
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.rank.cmp(&other.rank)
+    }
+}
+
+impl PartialOrd for Queued {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl PartialEq for Unit {
+impl PartialEq for Queued {
     fn eq(&self, other: &Self) -> bool {
-        self.weight() == other.weight()
+        self.rank == other.rank
     }
 }
 
-impl Eq for Unit {}
+impl Eq for Queued {}
 
-impl Unit {
-    /// Queue weight: advances above everything, then storage tasks by writes.
-    fn weight(&self) -> usize {
-        match self {
-            Unit::Advance(_) => usize::MAX,
-            Unit::Storage(_, _, t) => t.writes(),
+impl Queue {
+    fn extend(&mut self, units: impl IntoIterator<Item = Unit>) {
+        for unit in units {
+            self.seq += 1;
+            let rank = root_rank(unit.ranked(), self.seq);
+            self.heap.push(Queued { rank, unit });
         }
+    }
+
+    fn pop(&mut self) -> Option<Unit> {
+        self.heap.pop().map(|q| q.unit)
+    }
+
+    fn clear(&mut self) {
+        self.heap.clear();
+        self.seq = 0;
     }
 }
 
@@ -432,7 +472,7 @@ pub(crate) struct RootPass<'r> {
     /// Per segment, its lane (`None`: no witness).
     lanes: Vec<Option<Mutex<Lane>>>,
     /// Units ready to run, popped from the end.
-    queue: Mutex<std::collections::BinaryHeap<Unit>>,
+    queue: Mutex<Queue>,
     /// Blocks of the current batch whose root is not yet finished.
     remaining: AtomicUsize,
     /// Workers still running the current batch's transactions (`After`: no unit is
@@ -472,6 +512,8 @@ struct UnitSpan {
     block: usize,
     read_ns: u64,
     persist_ns: u64,
+    /// A storage task's slot writes (0 for the account trie).
+    writes: u64,
 }
 
 /// A pass's roots and root spans, gathered by the coordinator from the workers'
@@ -518,6 +560,7 @@ impl RootRecord {
                 persist_ns: span.persist_ns,
                 kind: span.kind,
                 block: span.block as u32,
+                writes: span.writes,
             });
         }
         self.reads += std::mem::take(&mut out.reads);
@@ -590,7 +633,7 @@ impl<'r> RootPass<'r> {
             replay,
             phase,
             lanes,
-            queue: Mutex::new(std::collections::BinaryHeap::new()),
+            queue: Mutex::new(Queue::default()),
             remaining: AtomicUsize::new(0),
             executing: AtomicUsize::new(0),
             sink,
@@ -648,6 +691,7 @@ impl<'r> RootPass<'r> {
         let (from, block) = match unit {
             Unit::Advance(s) => (start, self.advance(s, None, blocks, out, nodes, &mut ns)),
             Unit::Storage(s, b, task) => {
+                let writes = task.writes() as u64;
                 let result = match nodes {
                     None => task.run(),
                     Some(nodes) => {
@@ -669,6 +713,7 @@ impl<'r> RootPass<'r> {
                     block: b,
                     read_ns: ns.read,
                     persist_ns: 0,
+                    writes,
                 });
                 ns = UnitNs::default();
                 (
@@ -685,6 +730,7 @@ impl<'r> RootPass<'r> {
                 block,
                 read_ns: ns.read,
                 persist_ns: ns.persist,
+                writes: 0,
             });
         }
         start.elapsed().as_nanos() as u64
@@ -852,7 +898,7 @@ impl<'r> RootPass<'r> {
         self.replay.check_roots(&record.roots)
     }
 
-    fn lock_queue(&self) -> std::sync::MutexGuard<'_, std::collections::BinaryHeap<Unit>> {
+    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Queue> {
         self.queue
             .lock()
             .expect("no worker panics holding the queue")

@@ -450,6 +450,31 @@ pub fn chunk_bounds(
     }
 }
 
+/// A unit on a pass's state-root queue, as the queue ranks it ([`root_rank`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootUnit {
+    /// Advancing a segment: finishing its current block (the account trie) and preparing
+    /// the next.
+    Advance,
+    /// One account's storage trie, applying `writes` slot writes.
+    Storage {
+        /// Its slot writes: what the queue knows of its size before it runs.
+        writes: u64,
+    },
+}
+
+/// The state-root queue's one rule, the executor's and the model's: advances first (each
+/// segment's chain of blocks is the root's critical path), then the storage task with the
+/// most slot writes, then the one queued first (`seq` counts up as units are queued). A
+/// larger rank is taken first.
+pub fn root_rank(unit: RootUnit, seq: u64) -> (u64, std::cmp::Reverse<u64>) {
+    let key = match unit {
+        RootUnit::Advance => u64::MAX,
+        RootUnit::Storage { writes } => writes.min(u64::MAX - 1),
+    };
+    (key, std::cmp::Reverse(seq))
+}
+
 /// The ordering of a scheduler named in a grid point.
 pub fn scheduler(kind: SchedulerKind) -> &'static dyn Scheduler {
     match kind {

@@ -21,7 +21,9 @@
 //! 3. **Root** (`StateRootPhase`): the batch's root units, as the executor's root pass hands
 //!    them out: per segment a chain of *advances* (finish the segment's current block, the
 //!    account trie; prepare the next, queueing its storage tasks) and per block its
-//!    *storage tasks*. The queue hands out advances first, then the longest storage task;
+//!    *storage tasks*. The queue hands out advances first, then the storage task with the
+//!    most slot writes, then the earliest queued (the executor's own rule,
+//!    [`gigagas_grid::schedule::root_rank`]);
 //!    the worker that completes a block's last storage task runs the next advance at once.
 //!    `After`: the units are handed out once every worker has run out of the batch's items;
 //!    `Overlapped`: from the batch's start, a worker running every ready unit before its
@@ -38,7 +40,10 @@
 //! leaves out. [`crate::whole_block`] turns a one-thread record of a pass into a profile and
 //! validates projections against measured passes.
 
-use gigagas_grid::StateRootPhase;
+use gigagas_grid::{
+    StateRootPhase,
+    schedule::{RootUnit, root_rank},
+};
 use serde::{Deserialize, Serialize};
 use std::{
     cmp::Reverse,
@@ -67,8 +72,8 @@ pub const PHASE_ASSUMPTIONS: [&str; 8] = [
     "root units as the executor hands them out: per segment a chain (a block's storage tasks \
      become ready when its preparation ends; the worker that completes its last task finishes \
      it and prepares the segment's next block at once; a block without storage tasks is \
-     finished as soon as prepared); advances first, then the longest storage task (the \
-     executor orders storage tasks by writes); after: once every worker has run out of the \
+     finished as soon as prepared); the executor's queue rule: advances first, then the \
+     storage task with the most slot writes, then the earliest queued; after: once every worker has run out of the \
      batch's items; overlapped: from the batch's start, before each item; a batch's first \
      block of each segment is prepared by an advance from the queue",
     "on a store run the trie nodes a block needs are read inside its root units and are part \
@@ -102,6 +107,11 @@ pub struct BlockRoot {
     pub prepare_ns: u64,
     /// One storage task per account whose storage the block changes, nanoseconds each.
     pub storage_ns: Vec<u64>,
+    /// Each storage task's slot writes, what the root queue ranks it by
+    /// ([`gigagas_grid::schedule::root_rank`]); empty (every task ranked alike, in queue
+    /// order) in a profile that does not know them.
+    #[serde(default)]
+    pub storage_writes: Vec<u64>,
     /// Finishing the block: the account trie and the root, nanoseconds. A profile that
     /// only knows an advance's whole time may put it all here.
     pub finish_ns: u64,
@@ -702,16 +712,15 @@ struct BatchRun {
 enum Unit {
     /// The first advance of a lane in the batch: prepare its first block.
     Advance(usize),
-    /// A storage task of lane `.0`'s current block, `.1` nanoseconds.
-    Storage(usize, u64),
+    /// A storage task of lane `.0`'s current block, `.1` nanoseconds, `.2` slot writes.
+    Storage(usize, u64, u64),
 }
 
-/// A ready unit's queue rank: advances above storage tasks, longer tasks above shorter,
-/// then the earlier queued.
+/// A ready unit's queue rank: the executor's rule ([`root_rank`]).
 fn rank(unit: Unit, seq: u64) -> (u64, Reverse<u64>) {
     match unit {
-        Unit::Advance(_) => (u64::MAX, Reverse(seq)),
-        Unit::Storage(_, ns) => (ns.min(u64::MAX - 1), Reverse(seq)),
+        Unit::Advance(_) => root_rank(RootUnit::Advance, seq),
+        Unit::Storage(_, _, writes) => root_rank(RootUnit::Storage { writes }, seq),
     }
 }
 
@@ -756,19 +765,19 @@ struct Queue {
 }
 
 /// A [`Unit`] as a heap key.
-type UnitKey = (bool, usize, u64);
+type UnitKey = (bool, usize, u64, u64);
 
 fn key(unit: Unit) -> UnitKey {
     match unit {
-        Unit::Advance(lane) => (true, lane, 0),
-        Unit::Storage(lane, ns) => (false, lane, ns),
+        Unit::Advance(lane) => (true, lane, 0, 0),
+        Unit::Storage(lane, ns, writes) => (false, lane, ns, writes),
     }
 }
 
 fn unit(key: UnitKey) -> Unit {
     match key {
-        (true, lane, _) => Unit::Advance(lane),
-        (false, lane, ns) => Unit::Storage(lane, ns),
+        (true, lane, ..) => Unit::Advance(lane),
+        (false, lane, ns, writes) => Unit::Storage(lane, ns, writes),
     }
 }
 
@@ -847,11 +856,11 @@ fn run_batch(batch: &BatchProfile, workers: NonZeroUsize, phase: StateRootPhase)
         if root_open && let Some(u) = queue.pop(t) {
             let end = match u {
                 Unit::Advance(l) => advance(&mut lanes[l], l, false, t, &mut queue),
-                Unit::Storage(_, ns) => t.saturating_add(ns),
+                Unit::Storage(_, ns, _) => t.saturating_add(ns),
             };
             ws[w].free = end;
             run.root_units.push((t, end));
-            if let Unit::Storage(l, _) = u {
+            if let Unit::Storage(l, ..) = u {
                 let lane = &mut lanes[l];
                 lane.untaken -= 1;
                 if lane.last.is_none_or(|(latest, _)| end >= latest) {
@@ -930,8 +939,9 @@ fn advance(lane: &mut Lane<'_>, l: usize, finish: bool, mut t: u64, queue: &mut 
             continue;
         }
         lane.untaken = block.storage_ns.len();
-        for &ns in &block.storage_ns {
-            queue.push(t, Unit::Storage(l, ns));
+        for (k, &ns) in block.storage_ns.iter().enumerate() {
+            let writes = block.storage_writes.get(k).copied().unwrap_or(0);
+            queue.push(t, Unit::Storage(l, ns, writes));
         }
         break;
     }
@@ -1031,9 +1041,11 @@ mod tests {
     /// prepares B, 3; task 3; finish B, 1. Root work 15 in all, 9 of it a chain behind the
     /// longest task.
     fn roots_profile() -> PhaseProfile {
+        // Each task's writes as its time: the queue takes the longest first.
         let block = |prepare_ns, storage_ns: Vec<u64>, finish_ns| BlockRoot {
             segment: 0,
             prepare_ns,
+            storage_writes: storage_ns.clone(),
             storage_ns,
             finish_ns,
         };
@@ -1101,6 +1113,7 @@ mod tests {
                 segment: 0,
                 prepare_ns: 1,
                 storage_ns: vec![],
+                storage_writes: vec![],
                 finish_ns: 3,
             }],
             ..batch(vec![8, 2], 12)
@@ -1136,6 +1149,7 @@ mod tests {
             segment,
             prepare_ns: 1,
             storage_ns: vec![4],
+            storage_writes: vec![4],
             finish_ns: 1,
         };
         let p = PhaseProfile {
@@ -1262,10 +1276,12 @@ mod tests {
             let items: Vec<u64> = (0..next(30)).map(|_| next(500)).collect();
             let mut roots = Vec::new();
             for _ in 0..next(6) {
+                let storage_ns: Vec<u64> = (0..next(5)).map(|_| next(200)).collect();
                 roots.push(BlockRoot {
                     segment: next(3) as u32,
                     prepare_ns: next(20),
-                    storage_ns: (0..next(5)).map(|_| next(200)).collect(),
+                    storage_writes: storage_ns.iter().map(|&ns| ns / 10).collect(),
+                    storage_ns,
                     finish_ns: next(50),
                 });
             }

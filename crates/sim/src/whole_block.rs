@@ -150,6 +150,7 @@ impl PhaseRecord {
                         segment: b.segment,
                         prepare_ns: slowdown.unit(b.prepare_ns),
                         storage_ns: b.storage_ns.iter().map(|&ns| slowdown.unit(ns)).collect(),
+                        storage_writes: b.storage_writes.clone(),
                         finish_ns: slowdown.unit(b.finish_ns),
                     })
                     .collect();
