@@ -80,7 +80,7 @@ pub enum PairError {
     /// What `gigagas compare` refuses too: different dumps, no point in common, a point
     /// without samples, a noise floor out of range.
     #[error(transparent)]
-    Compare(#[from] CompareError),
+    Compare(Box<CompareError>),
     /// No round was run.
     #[error("no round to pair")]
     NoRounds,
@@ -108,6 +108,12 @@ pub enum PairError {
         /// The round, from 1.
         round: usize,
     },
+}
+
+impl From<CompareError> for PairError {
+    fn from(e: CompareError) -> Self {
+        Self::Compare(Box::new(e))
+    }
 }
 
 /// One build as an A/B records it.
@@ -717,7 +723,7 @@ mod tests {
         }
         let e = AbResults::pair(&r, setup()).unwrap_err();
         assert!(
-            matches!(e, PairError::Compare(CompareError::DifferentDump { .. })),
+            matches!(&e, PairError::Compare(c) if matches!(**c, CompareError::DifferentDump { .. })),
             "{e}"
         );
     }
