@@ -18,8 +18,9 @@ pub enum PassError {
     /// The state store failed, or a cold pass was not cold.
     #[error(transparent)]
     Io(#[from] IoError),
-    /// The pass ended early: its dump's blocks could not be read again, or one of its
-    /// threads panicked.
+    /// The pass ended early: its state could not be read from its source (the store's
+    /// error names the store and the key), its dump's blocks could not be read again, or one
+    /// of its threads panicked.
     #[error(transparent)]
     Stopped(Box<gigagas_executor::PassError>),
 }
@@ -29,7 +30,8 @@ impl From<gigagas_executor::PassError> for PassError {
         match e {
             gigagas_executor::PassError::Divergence(d) => Self::Divergence(d),
             gigagas_executor::PassError::Setup(e) => Self::Setup(Box::new(e)),
-            e @ (gigagas_executor::PassError::Blocks(_)
+            e @ (gigagas_executor::PassError::Read(_)
+            | gigagas_executor::PassError::Blocks(_)
             | gigagas_executor::PassError::Panicked(_)) => Self::Stopped(Box::new(e)),
         }
     }

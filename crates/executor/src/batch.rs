@@ -9,7 +9,7 @@ use crate::{
     BatchOrder,
     barrier::{Baton, Spin, SpinBarrier},
     exec::{ExecError, ItemExecutor, ItemOutput},
-    pass::{Batch, BlockState, Cursors, Pass, PassError},
+    pass::{Batch, BlockState, Cursors, Pass, PassError, ReadFailure},
     replay::Blocks,
     root::{RootOut, RootRecord},
     source::StateSource,
@@ -285,13 +285,12 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
             return Ok(0);
         }
         let start = Instant::now();
-        let read = self.pass.read(batch).map_err(|e| {
-            let first = batch.items.start;
-            PassError::from(Divergence::from(ExecError {
+        let read = self.pass.read(batch).map_err(|source| {
+            PassError::Read(ReadFailure {
                 block: self.pass.replay.header(batch.blocks.range().start).number,
-                item: self.pass.replay.items()[first].kind,
-                failure: crate::ExecFailure::Read(e),
-            }))
+                item: self.pass.replay.items()[batch.items.start].kind,
+                source,
+            })
         })?;
         let ns = start.elapsed().as_nanos() as u64;
         let t = &mut own.timings;

@@ -76,9 +76,6 @@ pub struct ExecError {
 /// error can be reported by verification while the run's outputs keep theirs.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ExecFailure {
-    /// Reading the block's state from a [`crate::StateSource`] before it ran failed.
-    #[error("reading its state: {0}")]
-    Read(#[source] StateError),
     /// The transaction's signature does not recover to a sender.
     #[error("sender recovery: {0}")]
     SenderRecovery(#[source] Arc<RecoveryError>),

@@ -108,7 +108,7 @@ pub use gigagas_grid::schedule::{
 pub use gigagas_grid::{Claims, RunConfig, SchedulerKind, StateRootPhase, StoreRead, TimedWork};
 pub use gigagas_trie::BlockChanges;
 pub use gigagas_trie::{Nibbles, NodeReads, TrieId};
-pub use pass::{IoTimings, PassCache, PassError, RunTimings, SetupError};
+pub use pass::{IoTimings, PassCache, PassError, ReadFailure, RunTimings, SetupError};
 pub use prestate::{Carried, PreStateDb, SourceError, StateError};
 pub use replay::{
     BaseCursor, BlockReadError, Blocks, CarriedCursor, ItemKind, LoadError, LoadedDump,

@@ -204,8 +204,8 @@ pub enum SetupError {
     Blocks(#[from] BlockReadError),
 }
 
-/// Why a pass gave no timings: it could not be set up, what it produced diverged, its
-/// dump's blocks could not be read again, or one of its threads panicked.
+/// Why a pass gave no timings: it could not be set up, what it produced diverged, its state
+/// or its dump's blocks could not be read, or one of its threads panicked.
 #[derive(Debug, thiserror::Error)]
 pub enum PassError {
     /// The pass could not be set up (before any window): no witness for the root phase,
@@ -215,6 +215,10 @@ pub enum PassError {
     /// The pass ran and diverged from the receipts, the access lists or the headers.
     #[error(transparent)]
     Divergence(Box<crate::Divergence>),
+    /// A read of the pass's state from its source failed (a store's I/O error): nothing
+    /// about the execution is known.
+    #[error(transparent)]
+    Read(#[from] ReadFailure),
     /// The replay does not keep its blocks, and reading a batch's again from the dump's
     /// file failed between batches (the file changed or cannot be read): nothing about the
     /// execution is known.
@@ -229,15 +233,72 @@ pub enum PassError {
 impl From<crate::VerifyError> for PassError {
     fn from(e: crate::VerifyError) -> Self {
         match e {
-            crate::VerifyError::Diverged(d) => Self::Divergence(d),
+            crate::VerifyError::Diverged(d) => Self::from(*d),
             crate::VerifyError::Blocks(e) => Self::Blocks(e),
         }
     }
 }
 
 impl From<crate::Divergence> for PassError {
+    /// A divergence, or [`PassError::Read`] where an item failed because its source could
+    /// not be read.
     fn from(d: crate::Divergence) -> Self {
-        Self::Divergence(Box::new(d))
+        match &*d.mismatch {
+            crate::Mismatch::Execution(e) => match ReadFailure::of(e) {
+                Some(read) => Self::Read(read),
+                None => Self::Divergence(Box::new(d)),
+            },
+            _ => Self::Divergence(Box::new(d)),
+        }
+    }
+}
+
+/// A read from a pass's [`StateSource`] that failed, and where: its source is the source's
+/// own error (a store's names the store and the key).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("block {block}, {item}: reading its state: {source}")]
+pub struct ReadFailure {
+    /// Block number.
+    pub block: u64,
+    /// The item that needed the value (for a read before a batch, the batch's first).
+    pub item: crate::ItemKind,
+    /// The read's error.
+    #[source]
+    pub source: StateError,
+}
+
+impl ReadFailure {
+    /// The failed read of a source ([`StateError::Source`]) anywhere in the causes of `e`.
+    fn of(e: &crate::ExecError) -> Option<Self> {
+        use alloy_evm::block::BlockExecutionError;
+        use revm::database::bal::EvmDatabaseError;
+        // alloy-evm's block executor (the client loop's) keeps the EVM's error beside its
+        // message, and revm's access-list database its database's error, not as their
+        // sources: the walk steps into both.
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = match &e.failure {
+            crate::ExecFailure::Block(block) => match block.as_ref() {
+                BlockExecutionError::Internal(internal) => {
+                    internal.as_evm().map(|(_, evm)| evm as _)
+                }
+                BlockExecutionError::Validation(_) => None,
+            },
+            crate::ExecFailure::State(db) => Some(db),
+            failure => Some(failure),
+        };
+        while let Some(error) = cause {
+            if let Some(read @ StateError::Source(_)) = error.downcast_ref::<StateError>() {
+                return Some(Self {
+                    block: e.block,
+                    item: e.item,
+                    source: read.clone(),
+                });
+            }
+            cause = match error.downcast_ref::<EvmDatabaseError<StateError>>() {
+                Some(EvmDatabaseError::Database(state)) => Some(state),
+                _ => error.source(),
+            };
+        }
+        None
     }
 }
 
@@ -246,7 +307,7 @@ impl PassError {
     pub fn divergence(&self) -> Option<&crate::Divergence> {
         match self {
             Self::Divergence(d) => Some(d),
-            Self::Setup(_) | Self::Blocks(_) | Self::Panicked(_) => None,
+            Self::Setup(_) | Self::Read(_) | Self::Blocks(_) | Self::Panicked(_) => None,
         }
     }
 }

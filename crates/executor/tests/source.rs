@@ -5,8 +5,8 @@
 
 use alloy_primitives::{Address, B256, U256};
 use gigagas_executor::{
-    AccountInfo, Bytecode, ItemOutput, Parallel, Replay, RunConfig, Runner, SchedulerKind,
-    Sequential, StateError, StateSource,
+    AccountInfo, Bytecode, ItemOutput, Parallel, PassError, Replay, RunConfig, Runner,
+    SchedulerKind, Sequential, StateError, StateSource,
     test_utils::{DumpSource, prepare},
 };
 use gigagas_grid::{BalDesign, CacheState, IoMode, StateRead, StoreRead};
@@ -144,10 +144,11 @@ impl StateSource for Failing {
     }
 }
 
-/// The source's own error travels whole: a prefetch and a pass fail with
-/// `StateError::Source`, whose source is the source's error (downcast, not a string).
+/// A failed read is a pass error of its own ([`PassError::Read`]), not a divergence, in
+/// every mode and in the sequential loop: the source's own error travels whole as its
+/// source (downcast, not a string).
 #[test]
-fn a_failed_read_keeps_the_sources_error_as_its_source() {
+fn a_failed_read_is_its_own_error_and_keeps_the_sources_error() {
     use std::error::Error;
     let (replay, _) = load("mainnet.gigagas");
     let config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols);
@@ -160,45 +161,44 @@ fn a_failed_read_keeps_the_sources_error_as_its_source() {
     )
     .run(&replay, true)
     .unwrap_err();
-    let divergence = failed
-        .divergence()
-        .expect("the read before the batch failed");
-    let gigagas_executor::Mismatch::Execution(gigagas_executor::ExecError {
-        failure: gigagas_executor::ExecFailure::Read(err),
-        ..
-    }) = &*divergence.mismatch
-    else {
-        panic!("{divergence}");
+    let PassError::Read(read) = &failed else {
+        panic!("the read before the batch failed: {failed}");
     };
+    assert!(failed.divergence().is_none());
+    let err = &read.source;
     assert!(matches!(err, StateError::Source(_)), "{err:?}");
     assert_eq!(
         err.source().and_then(|e| e.downcast_ref::<Unreadable>()),
         Some(&Unreadable { segment: 0 })
     );
     assert_eq!(err.to_string(), "state source: segment 0 is unreadable");
+    assert_eq!(read.block, replay.header(0).number);
 
-    // Through a pass: the divergence's chain reaches the source's error.
-    let config = RunConfig::new(std::num::NonZeroUsize::MIN, 1, SchedulerKind::Ols);
-    for mode in IoMode::ALL {
-        let mut readers = vec![Box::new(Failing) as Box<dyn StateSource>];
-        let store = reading(&config, mode);
-        let failed = Parallel::reading(&store, store.work.state.read().unwrap(), &mut readers)
-            .run(&replay, true)
-            .expect_err("no state can be read");
-        let divergence = failed
-            .divergence()
-            .expect("a read failed inside the window");
-        let gigagas_executor::Mismatch::Execution(failed) = &*divergence.mismatch else {
-            panic!("{mode}: {divergence}");
-        };
+    // Through a pass in each mode, and the client loop: the error's chain reaches the
+    // source's error.
+    let reaches_the_source = |failed: &PassError| {
         let mut cause: Option<&dyn Error> = Some(failed);
         let mut found = false;
         while let Some(e) = cause {
             found |= e.downcast_ref::<Unreadable>().is_some();
             cause = e.source();
         }
-        assert!(found, "{mode}: {divergence}");
+        found
+    };
+    for mode in IoMode::ALL {
+        let mut readers = vec![Box::new(Failing) as Box<dyn StateSource>];
+        let store = reading(&config, mode);
+        let failed = Parallel::reading(&store, store.work.state.read().unwrap(), &mut readers)
+            .run(&replay, true)
+            .expect_err("no state can be read");
+        assert!(matches!(failed, PassError::Read(_)), "{mode}: {failed}");
+        assert!(reaches_the_source(&failed), "{mode}: {failed}");
     }
+    let failed = Sequential::on(gigagas_executor::TimedWork::default(), &mut Failing)
+        .run(&replay, true)
+        .expect_err("no state can be read");
+    assert!(matches!(failed, PassError::Read(_)), "sequential: {failed}");
+    assert!(reaches_the_source(&failed), "sequential: {failed}");
 }
 
 /// A pass reading on demand with no reader fails with its own error, not a panic or a
