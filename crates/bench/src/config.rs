@@ -275,7 +275,7 @@ pub fn plan_of(
     }
     let threads = plan::thread_counts(&config.threads, MAX_THREADS).map_err(bad("threads"))?;
     let batch = plan::batch_sizes(&config.batch).map_err(bad("batch"))?;
-    let schedulers = NonEmpty::new(config.schedulers.clone()).map_err(bad("schedulers"))?;
+    let schedulers = plan::schedulers(&config.schedulers).map_err(bad("schedulers"))?;
     let recover_senders =
         NonEmpty::new(config.recover_senders.clone()).map_err(bad("recover_senders"))?;
     let warmup = plan::warmup(config.warmup).map_err(bad("warmup"))?;
@@ -287,8 +287,7 @@ pub fn plan_of(
             threads: plan::thread_counts(&sim.threads, MAX_VIRTUAL_WORKERS)
                 .map_err(bad("simulate.threads"))?,
             batch: plan::batch_sizes(&sim.batch).map_err(bad("simulate.batch"))?,
-            schedulers: NonEmpty::new(sim.schedulers.clone())
-                .map_err(bad("simulate.schedulers"))?,
+            schedulers: plan::schedulers(&sim.schedulers).map_err(bad("simulate.schedulers"))?,
             validate_threads: plan::thread_counts_or_none(&sim.validate_threads, MAX_THREADS)
                 .map_err(bad("simulate.validate_threads"))?,
             profile_repeats: plan::profile_repeats(sim.profile_repeats)
@@ -499,6 +498,17 @@ schedulers = ["ols", "gas-used"]
         assert!(
             e.contains(":9: key `simulate.schedulers`: unknown variant `lifo`"),
             "{e}"
+        );
+    }
+
+    /// A scheduler of one's own is read as a name alone: a config cannot run it.
+    #[test]
+    fn ones_own_scheduler_is_refused() {
+        let e =
+            err("dumps = [\"a\"]\nthreads = [1]\nbatch = [1]\nschedulers = [{ own = \"mine\" }]\n");
+        assert_eq!(
+            e,
+            "bench-configs/x.toml: key `schedulers`: `mine` is a scheduler of one's own: it runs from the program that defines it"
         );
     }
 

@@ -120,6 +120,10 @@ pub enum PlanError {
     /// A batch size of 0.
     #[error("0 is not a batch size")]
     ZeroBatch,
+    /// A scheduler of one's own named in a file: its order is in the program that defines
+    /// it, which runs it (`gigagas_grid::SchedulerKind::own`).
+    #[error("`{0}` is a scheduler of one's own: it runs from the program that defines it")]
+    NameOnly(SchedulerKind),
     /// A dump's label that is empty, or holds a control character.
     #[error("label {label:?}: a label is a non-empty line of text")]
     BadLabel {
@@ -243,6 +247,15 @@ pub fn dump_labels(dumps: &[SuiteDump]) -> Result<(), PlanError> {
 /// Mega-block sizes: at least one, none 0.
 pub fn batch_sizes(values: &[usize]) -> Result<NonEmpty<NonZeroUsize>, PlanError> {
     NonEmpty::new(non_zero(values, PlanError::ZeroBatch)?)
+}
+
+/// Schedulers a config names: at least one, each with its order in this program (a
+/// scheduler of one's own named in a file has its name alone).
+pub fn schedulers(values: &[SchedulerKind]) -> Result<NonEmpty<SchedulerKind>, PlanError> {
+    if let Some(&own) = values.iter().find(|k| k.ordering().is_none()) {
+        return Err(PlanError::NameOnly(own));
+    }
+    NonEmpty::new(values.to_vec())
 }
 
 /// Measured samples per point: at least one, at most [`MAX_REPEATS`].

@@ -14,9 +14,9 @@
 //!   [`RunConfig`] holds its [`TimedWork`] whole, so the replay and the baseline carry the
 //!   same optional steps.
 //! - [`SchedulerKind`]: the schedulers by name (`ols`, `gas-used`, `gas-limit`,
-//!   `heavy-first`, `oracle`); [`schedule`]: what each does: the order workers take a
-//!   batch's [`WorkItem`]s in and the chunks they claim it in, the one rule the executor
-//!   runs and the model projects.
+//!   `heavy-first`, `oracle`, and one's own: [`SchedulerKind::own`]); [`schedule`]: what
+//!   each does: the order workers take a batch's [`WorkItem`]s in and the chunks they claim
+//!   it in, the one rule the executor runs and the model projects.
 //! - [`TimedWork`]: the optional steps of the timed work, the same on both sides of a ratio,
 //!   including where the pre-state is read from ([`StateRead`]: memory, or a store on disk
 //!   warm or cold, read on demand, prefetched or pipelined, with the access list carrying
@@ -41,7 +41,7 @@ mod work;
 pub use config::{Dimension, DumpEntry, SimulateConfig, SweepConfig, TableLayout};
 pub use point::{Point, Repetition, RunConfig};
 pub use schedule::{ItemKind, WorkItem, WorkItems};
-pub use scheduler::{Claims, SchedulerKind};
+pub use scheduler::{BadSchedulerName, Claims, OwnScheduler, SchedulerKind};
 pub use state::{BadStateRead, BalDesign, CacheState, IoMode, StateRead, StoreRead, UnknownName};
 pub use work::{StateRootPhase, TIMED_WORK, TimedWork};
 

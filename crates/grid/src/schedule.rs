@@ -180,8 +180,13 @@ impl BatchOrder {
     }
 }
 
-/// Orders the items of one batch.
+/// Orders the items of one batch: a built-in scheduler, or one's own, run through
+/// [`SchedulerKind::own`].
 pub trait Scheduler: Send + Sync {
+    /// Its name in point names, tables, CSV and results: a built-in one's is its
+    /// [`SchedulerKind::name`]; one's own is lowercase letters, digits and `-`.
+    fn name(&self) -> &str;
+
     /// Write into `order` the positions (0-based, relative to `items`) in the order
     /// `workers` workers should take them.
     fn order(&self, items: &[WorkItem], workers: NonZeroUsize, order: &mut Vec<u32>);
@@ -221,6 +226,10 @@ pub struct HeavyFirst;
 pub struct Oracle;
 
 impl Scheduler for Ols {
+    fn name(&self) -> &str {
+        SchedulerKind::Ols.name()
+    }
+
     fn order(&self, items: &[WorkItem], _: NonZeroUsize, order: &mut Vec<u32>) {
         order.clear();
         order.extend(0..items.len() as u32);
@@ -235,12 +244,20 @@ fn by_key_desc(items: &[WorkItem], order: &mut Vec<u32>, key: impl Fn(&WorkItem)
 }
 
 impl Scheduler for GasUsed {
+    fn name(&self) -> &str {
+        SchedulerKind::GasUsed.name()
+    }
+
     fn order(&self, items: &[WorkItem], _: NonZeroUsize, order: &mut Vec<u32>) {
         by_key_desc(items, order, |w| w.gas_used)
     }
 }
 
 impl Scheduler for GasLimit {
+    fn name(&self) -> &str {
+        SchedulerKind::GasLimit.name()
+    }
+
     fn order(&self, items: &[WorkItem], _: NonZeroUsize, order: &mut Vec<u32>) {
         by_key_desc(items, order, |w| w.gas_limit)
     }
@@ -286,12 +303,20 @@ pub fn band(weight: u64) -> u32 {
 }
 
 impl Scheduler for HeavyFirst {
+    fn name(&self) -> &str {
+        SchedulerKind::HeavyFirst.name()
+    }
+
     fn order(&self, items: &[WorkItem], workers: NonZeroUsize, order: &mut Vec<u32>) {
         heavy_first(items, workers, Estimate::GasUsed, order)
     }
 }
 
 impl Scheduler for Oracle {
+    fn name(&self) -> &str {
+        SchedulerKind::Oracle.name()
+    }
+
     fn order(&self, items: &[WorkItem], workers: NonZeroUsize, order: &mut Vec<u32>) {
         heavy_first(items, workers, self.estimate(items), order)
     }
@@ -475,15 +500,13 @@ pub fn root_rank(unit: RootUnit, seq: u64) -> (u64, std::cmp::Reverse<u64>) {
     (key, std::cmp::Reverse(seq))
 }
 
-/// The ordering of a scheduler named in a grid point.
+/// The ordering of a scheduler named in a grid point ([`SchedulerKind::ordering`]): a
+/// built-in one's, or one's own. Panics for a scheduler of one's own read back from a
+/// file, which carries its name and not its order.
 pub fn scheduler(kind: SchedulerKind) -> &'static dyn Scheduler {
-    match kind {
-        SchedulerKind::Ols => &Ols,
-        SchedulerKind::GasUsed => &GasUsed,
-        SchedulerKind::GasLimit => &GasLimit,
-        SchedulerKind::HeavyFirst => &HeavyFirst,
-        SchedulerKind::Oracle => &Oracle,
-    }
+    kind.ordering().unwrap_or_else(|| {
+        panic!("scheduler `{kind}` was read from a file: its name is known, not its order")
+    })
 }
 
 #[cfg(test)]

@@ -923,6 +923,23 @@ pub(crate) mod tests {
         assert_eq!(back.skipped[0].reason(), "no transactions (2 blocks)");
     }
 
+    /// A scheduler of one's own is read back by its name, and the CSV and `table.md` show
+    /// it where a built-in one's name stands.
+    #[test]
+    fn ones_own_scheduler_reads_back_and_renders_by_name() {
+        let r = sample("Test CPU");
+        let own = r.to_json().replace("\"gas-used\"", "{\"own\": \"mine\"}");
+        let own = load_json(&serde_json::from_str(&own).unwrap()).unwrap();
+        assert_eq!(own.rows[2].point.to_string(), "BAL 1t b1 mine");
+        let csv = |r: &SweepResults| crate::table::render_csv(std::slice::from_ref(r));
+        assert_eq!(csv(&own), csv(&r).replace(",gas-used,", ",mine,"));
+        let md = crate::table::render_markdown(std::slice::from_ref(&own), &[]);
+        assert!(
+            md.contains("| b1 mine |") && !md.contains("gas-used"),
+            "{md}"
+        );
+    }
+
     /// `results` written to a file and read with [`SweepResults::load`].
     fn load_json(results: &Value) -> Result<SweepResults, ReportError> {
         let dir = tempfile::tempdir().unwrap();
