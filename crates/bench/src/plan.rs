@@ -1,6 +1,6 @@
 //! One validated plan for a grid: what `gigagas run`'s flags and a sweep config's TOML
 //! both convert into, checked once, and what everything downstream ([`crate::run_grid`],
-//! [`crate::simulate::simulate`]) takes.
+//! [`crate::simulate::simulate_dump`]) takes.
 //!
 //! Flags and TOML are the raw inputs (ripgrep's low-level arguments); a [`Plan`] is the
 //! resolved one (its high-level arguments). Every count that must not be zero is a
