@@ -204,10 +204,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         let root = self.pass.root.as_ref();
         let overlapped = root.filter(|r| r.overlapped());
         // On a store pass, the root units read their trie nodes from the pass's readers.
-        let nodes = self
-            .pass
-            .store()
-            .map(|store| &store.sources as &dyn crate::source::RootNodes);
+        let nodes = self.pass.store().map(|store| &store.sources);
         // One EVM per block the worker meets, over the batch's states.
         let mut executor: ItemExecutor<'_, BlockState<'r, 'c, 's, S>> = ItemExecutor::new();
         loop {

@@ -3,6 +3,7 @@
 use crate::{
     prestate::StateError,
     replay::{ItemKind, Replay, ReplayBlock, WorkItem},
+    source::SegmentNodes,
     view::{BalView, Pre},
     work::tx_receipt,
 };
@@ -311,8 +312,7 @@ impl Replay {
         mut source: Option<&mut S>,
         clock: &mut SequentialClock,
         after_block: &mut (
-                 impl FnMut(usize, usize, &ReplayBlock, Option<&mut crate::source::TrieNodes<'_>>)
-                 + ?Sized
+                 impl FnMut(usize, usize, &ReplayBlock, Option<&mut SegmentNodes<'_>>) + ?Sized
              ),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), SequentialStop> {
@@ -320,12 +320,23 @@ impl Replay {
             match source.as_deref_mut() {
                 None => {
                     let mut state = State::builder().with_database_ref(&segment.pre).build();
-                    self.execute_sequential_segment(&mut state, s, work, clock, after_block, on_tx)
+                    let mut after = |b, block: &_, _: &mut _| after_block(s, b, block, None);
+                    self.execute_sequential_segment(&mut state, s, work, clock, &mut after, on_tx)
                 }
                 Some(source) => {
                     let db = crate::SourceDb::new(source, s, &segment.pre);
                     let mut state = State::builder().with_database(db).build();
-                    self.execute_sequential_segment(&mut state, s, work, clock, after_block, on_tx)
+                    // The root reads the segment's trie nodes from the loop's source.
+                    let mut after = |b, block: &_, db: &mut crate::SourceDb<'_, S>| {
+                        let mut nodes = SegmentNodes {
+                            source: &mut |trie, paths, out| {
+                                db.source.trie_nodes(s, trie, paths, out)
+                            },
+                            ns: 0,
+                        };
+                        after_block(s, b, block, Some(&mut nodes));
+                    };
+                    self.execute_sequential_segment(&mut state, s, work, clock, &mut after, on_tx)
                 }
             }?;
         }
@@ -333,20 +344,15 @@ impl Replay {
     }
 
     /// Segment `s`'s blocks on `state` (its pre-state, in memory or read from a source),
-    /// one after another, `after_block(s, b, block)` after each; blocks the replay does not
-    /// keep read again a few at a time with `clock` paused.
-    fn execute_sequential_segment<
-        DB: revm::Database<Error = StateError> + crate::source::ReadsTrieNodes + std::fmt::Debug,
-    >(
+    /// one after another, `after_block(b, block, database)` after each; blocks the replay
+    /// does not keep read again a few at a time with `clock` paused.
+    fn execute_sequential_segment<DB: revm::Database<Error = StateError> + std::fmt::Debug>(
         &self,
         state: &mut State<DB>,
         s: usize,
         work: TimedWork,
         clock: &mut SequentialClock,
-        after_block: &mut (
-                 impl FnMut(usize, usize, &ReplayBlock, Option<&mut crate::source::TrieNodes<'_>>)
-                 + ?Sized
-             ),
+        after_block: &mut impl FnMut(usize, &ReplayBlock, &mut DB),
         on_tx: &mut (impl FnMut(SequentialTx) + ?Sized),
     ) -> Result<(), SequentialStop> {
         for chunk in self.chunks(self.segments[s].blocks.clone()) {
@@ -361,7 +367,7 @@ impl Replay {
             .map_err(SequentialStop::Blocks)?;
             for (b, block) in blocks.iter() {
                 self.execute_sequential_block(state, b, block, work, on_tx)?;
-                after_block(s, b, block, state.database.trie_nodes());
+                after_block(b, block, &mut state.database);
             }
             if !self.keeps_blocks() {
                 // Dropped outside the window too.

@@ -29,18 +29,16 @@
 
 use crate::{
     replay::{Blocks, Replay, ReplayBlock, RootSetupError},
-    source::{BlockSink, RootNodes},
+    source::{BlockSink, OnDemandPass, SegmentNodes, StateSource},
     verify::Divergence,
 };
 use alloy_primitives::B256;
-use alloy_primitives::Bytes;
 use gigagas_grid::{
     StateRootPhase,
     schedule::{RootUnit, root_rank},
 };
 use gigagas_trie::{
-    BlockRootJob, Nibbles, NodeReader, NodeReads, PreValues, RootError, RootRules, StateTrie,
-    StorageRoot, StorageTask, TrieId,
+    BlockRootJob, NodeReads, PreValues, RootError, RootRules, StateTrie, StorageRoot, StorageTask,
 };
 use revm::primitives::hardfork::SpecId;
 use std::{
@@ -99,47 +97,6 @@ impl RootInputs {
         } else {
             trie
         })
-    }
-}
-
-/// A [`NodeReader`] timed: the time spent inside its reads.
-struct Timed<R> {
-    reader: R,
-    ns: u64,
-}
-
-impl<R: NodeReader> NodeReader for Timed<R> {
-    type Error = R::Error;
-
-    fn read_nodes(
-        &mut self,
-        trie: TrieId,
-        paths: &[Nibbles],
-        out: &mut Vec<Option<Bytes>>,
-    ) -> Result<(), Self::Error> {
-        let start = Instant::now();
-        let result = self.reader.read_nodes(trie, paths, out);
-        self.ns += start.elapsed().as_nanos() as u64;
-        result
-    }
-}
-
-/// Segment `segment`'s nodes from a pass's [`RootNodes`].
-struct PassNodes<'a> {
-    nodes: &'a dyn RootNodes,
-    segment: usize,
-}
-
-impl NodeReader for PassNodes<'_> {
-    type Error = crate::StateError;
-
-    fn read_nodes(
-        &mut self,
-        trie: TrieId,
-        paths: &[Nibbles],
-        out: &mut Vec<Option<Bytes>>,
-    ) -> Result<(), Self::Error> {
-        self.nodes.read(self.segment, trie, paths, out)
     }
 }
 
@@ -217,7 +174,7 @@ impl<'s> SequentialRoots<'s> {
         s: usize,
         b: usize,
         block: &ReplayBlock,
-        nodes: Option<&mut crate::source::TrieNodes<'_>>,
+        nodes: Option<&mut SegmentNodes<'_>>,
     ) {
         let Some(trie) = self.tries[s].as_mut() else {
             return;
@@ -233,10 +190,9 @@ impl<'s> SequentialRoots<'s> {
         let rules = root_rules(replay, b);
         let root = match nodes {
             None => trie.apply_block(list, rules),
-            Some(reader) => {
-                let mut timed = Timed { reader, ns: 0 };
-                let result = trie.apply_block_reading(list, rules, &mut timed);
-                self.read_ns += timed.ns;
+            Some(nodes) => {
+                let result = trie.apply_block_reading(list, rules, &mut *nodes);
+                self.read_ns += nodes.ns;
                 result
                     .map(|(root, reads)| {
                         self.reads += reads;
@@ -679,7 +635,12 @@ impl<'r> RootPass<'r> {
 
     /// Runs one unit if one is ready (`blocks`: the batch's), into `out`, its trie nodes
     /// read from `nodes` on a store run; returns its time (0: none was).
-    fn help(&self, blocks: &Blocks<'_>, out: &mut RootOut, nodes: Option<&dyn RootNodes>) -> u64 {
+    fn help<S: StateSource>(
+        &self,
+        blocks: &Blocks<'_>,
+        out: &mut RootOut,
+        nodes: Option<&OnDemandPass<'_, S>>,
+    ) -> u64 {
         if self.phase == StateRootPhase::After && self.executing.load(Ordering::Acquire) > 0 {
             return 0;
         }
@@ -694,9 +655,11 @@ impl<'r> RootPass<'r> {
                 let writes = task.writes() as u64;
                 let result = match nodes {
                     None => task.run(),
-                    Some(nodes) => {
-                        let mut reader = Timed {
-                            reader: PassNodes { nodes, segment: s },
+                    Some(sources) => {
+                        let mut reader = SegmentNodes {
+                            source: &mut |trie, paths, out| {
+                                sources.with_reader(|r| r.trie_nodes(s, trie, paths, out))
+                            },
                             ns: 0,
                         };
                         let (result, reads) = task.run_reading(&mut reader);
@@ -739,22 +702,22 @@ impl<'r> RootPass<'r> {
     /// Runs units while any is ready (before a worker takes its next transaction, when
     /// overlapped: the root is a chain, and a worker holding its next step should not go off
     /// to run a long transaction first); returns their time.
-    pub(crate) fn help_while_ready(
+    pub(crate) fn help_while_ready<S: StateSource>(
         &self,
         blocks: &Blocks<'_>,
         out: &mut RootOut,
-        nodes: Option<&dyn RootNodes>,
+        nodes: Option<&OnDemandPass<'_, S>>,
     ) -> u64 {
         std::iter::from_fn(|| Some(self.help(blocks, out, nodes)).filter(|&ns| ns > 0)).sum()
     }
 
     /// Runs units until the batch's roots are all finished, or the pass is `abandoned` (a
     /// thread panicked: its units will never finish); returns their time.
-    pub(crate) fn help_until_done(
+    pub(crate) fn help_until_done<S: StateSource>(
         &self,
         blocks: &Blocks<'_>,
         out: &mut RootOut,
-        nodes: Option<&dyn RootNodes>,
+        nodes: Option<&OnDemandPass<'_, S>>,
         abandoned: impl Fn() -> bool,
     ) -> u64 {
         let mut busy = 0;
@@ -774,13 +737,13 @@ impl<'r> RootPass<'r> {
     /// finishes the block; without, the lane is at a block boundary. Then prepares blocks
     /// until one has storage tasks (queued) or the batch's are done. Returns the block it
     /// worked on at the account trie, if any.
-    fn advance(
+    fn advance<S: StateSource>(
         &self,
         s: usize,
         result: Option<StorageRoot>,
         blocks: &Blocks<'_>,
         out: &mut RootOut,
-        nodes: Option<&dyn RootNodes>,
+        nodes: Option<&OnDemandPass<'_, S>>,
         ns: &mut UnitNs,
     ) -> Option<usize> {
         let mut lane = self.lanes[s]
@@ -813,9 +776,11 @@ impl<'r> RootPass<'r> {
                 .as_deref()
                 .expect("a segment with a witness keeps its access lists");
             let rules = root_rules(self.replay, b);
-            if let Some(nodes) = nodes {
-                let mut reader = Timed {
-                    reader: PassNodes { nodes, segment: s },
+            if let Some(sources) = nodes {
+                let mut reader = SegmentNodes {
+                    source: &mut |trie, paths, out| {
+                        sources.with_reader(|r| r.trie_nodes(s, trie, paths, out))
+                    },
                     ns: 0,
                 };
                 let read = lane.trie.read_account_nodes(list, rules, &mut reader);

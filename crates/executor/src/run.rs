@@ -249,7 +249,7 @@ impl<'s, S: StateSource + ?Sized> Sequential<'s, S> {
         let (mut timings, outputs) = replay.sequential_timed(work, |replay, clock, on_tx| {
             // Each block's root after its transactions, on the loop's thread.
             let mut root_of =
-                |s, b, block: &ReplayBlock, nodes: Option<&mut crate::source::TrieNodes<'_>>| {
+                |s, b, block: &ReplayBlock, nodes: Option<&mut crate::source::SegmentNodes<'_>>| {
                     if let Some(roots) = roots.as_mut() {
                         roots.block(replay, s, b, block, nodes);
                     }

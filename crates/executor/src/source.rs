@@ -39,7 +39,7 @@ use crate::{
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 use gigagas_dump::{FullAccessList, FullAccount};
 use gigagas_grid::BalDesign;
-use gigagas_trie::{Nibbles, TrieId};
+use gigagas_trie::{Nibbles, NodeReader, TrieId};
 use revm::{
     Database,
     bytecode::Bytecode,
@@ -842,7 +842,7 @@ fn code_of<S: StateSource + ?Sized>(
 /// revm's `State` asks (the `State` caches what it loaded for the rest of the segment).
 /// Block hashes come from the dump in memory (not state).
 pub struct SourceDb<'a, S: StateSource + ?Sized> {
-    source: &'a mut S,
+    pub(crate) source: &'a mut S,
     segment: usize,
     hashes: &'a PreStateDb,
 }
@@ -864,41 +864,6 @@ impl<'a, S: StateSource + ?Sized> SourceDb<'a, S> {
             segment,
             hashes,
         }
-    }
-}
-
-/// The trie nodes a sequential loop's root reads as each block needs them.
-pub(crate) type TrieNodes<'a> = dyn gigagas_trie::NodeReader<Error = StateError> + 'a;
-
-/// A sequential loop's database, and whether its blocks' roots read their trie nodes from
-/// it: a state source's does, the pre-state in memory does not (its tries hold every node).
-pub(crate) trait ReadsTrieNodes {
-    /// The reader of the segment's trie nodes, if the database has one.
-    fn trie_nodes(&mut self) -> Option<&mut TrieNodes<'_>>;
-}
-
-impl ReadsTrieNodes for revm::database::WrapDatabaseRef<&PreStateDb> {
-    fn trie_nodes(&mut self) -> Option<&mut TrieNodes<'_>> {
-        None
-    }
-}
-
-impl<S: StateSource + ?Sized> ReadsTrieNodes for SourceDb<'_, S> {
-    fn trie_nodes(&mut self) -> Option<&mut TrieNodes<'_>> {
-        Some(self)
-    }
-}
-
-impl<S: StateSource + ?Sized> gigagas_trie::NodeReader for SourceDb<'_, S> {
-    type Error = StateError;
-
-    fn read_nodes(
-        &mut self,
-        trie: TrieId,
-        paths: &[Nibbles],
-        out: &mut Vec<Option<Bytes>>,
-    ) -> Result<(), StateError> {
-        self.source.trie_nodes(self.segment, trie, paths, out)
     }
 }
 
@@ -926,6 +891,35 @@ impl<S: StateSource + ?Sized> Database for SourceDb<'_, S> {
     fn block_hash(&mut self, number: u64) -> Result<B256, StateError> {
         use revm::DatabaseRef;
         self.hashes.block_hash_ref(number)
+    }
+}
+
+/// One segment's trie nodes, read from a state source as its roots need them (a store
+/// run), and the time spent inside the reads: the [`NodeReader`] of every root that reads
+/// its nodes, the client loop's (on its own source) and a pass's units' (on a free reader
+/// of the pass's, [`OnDemandPass`]).
+pub(crate) struct SegmentNodes<'a> {
+    /// [`StateSource::trie_nodes`] of the segment.
+    #[allow(clippy::type_complexity)] // NodeReader::read_nodes's signature, once.
+    pub(crate) source:
+        &'a mut dyn FnMut(TrieId, &[Nibbles], &mut Vec<Option<Bytes>>) -> Result<(), StateError>,
+    /// Time spent inside reads so far, nanoseconds.
+    pub(crate) ns: u64,
+}
+
+impl NodeReader for SegmentNodes<'_> {
+    type Error = StateError;
+
+    fn read_nodes(
+        &mut self,
+        trie: TrieId,
+        paths: &[Nibbles],
+        out: &mut Vec<Option<Bytes>>,
+    ) -> Result<(), StateError> {
+        let start = Instant::now();
+        let result = (self.source)(trie, paths, out);
+        self.ns += start.elapsed().as_nanos() as u64;
+        result
     }
 }
 
@@ -990,8 +984,9 @@ impl<'s, S: StateSource> OnDemandPass<'s, S> {
         value
     }
 
-    /// Run `read` on a free reader (the first one free, else the first), untimed.
-    fn with_reader<T>(
+    /// Run `read` on a free reader (the first one free, else the first), untimed (the
+    /// root units' trie nodes: the root phase times its own reads).
+    pub(crate) fn with_reader<T>(
         &self,
         read: impl FnOnce(&mut S) -> Result<T, StateError>,
     ) -> Result<T, StateError> {
@@ -1002,33 +997,6 @@ impl<'s, S: StateSource> OnDemandPass<'s, S> {
             .or_else(|| self.readers.first().and_then(|r| r.lock().ok()))
             .ok_or(StateError::NoReader)?;
         read(&mut **guard)
-    }
-}
-
-/// Where a pass's root units read trie nodes on a store run: a free reader of the pass's
-/// sources ([`OnDemandPass`]), shared by the workers.
-pub(crate) trait RootNodes: Sync {
-    /// [`crate::StateSource::trie_nodes`] on a free reader.
-    fn read(
-        &self,
-        segment: usize,
-        trie: TrieId,
-        paths: &[Nibbles],
-        out: &mut Vec<Option<Bytes>>,
-    ) -> Result<(), crate::StateError>;
-}
-
-/// The root units' trie nodes come from a free reader (not counted as reads on demand:
-/// the root phase times its own reads).
-impl<S: StateSource> RootNodes for OnDemandPass<'_, S> {
-    fn read(
-        &self,
-        segment: usize,
-        trie: TrieId,
-        paths: &[Nibbles],
-        out: &mut Vec<Option<Bytes>>,
-    ) -> Result<(), StateError> {
-        self.with_reader(|reader| reader.trie_nodes(segment, trie, paths, out))
     }
 }
 

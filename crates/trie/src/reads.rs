@@ -38,19 +38,6 @@ pub trait NodeReader {
     ) -> Result<(), Self::Error>;
 }
 
-impl<R: NodeReader + ?Sized> NodeReader for &mut R {
-    type Error = R::Error;
-
-    fn read_nodes(
-        &mut self,
-        trie: TrieId,
-        paths: &[Nibbles],
-        out: &mut Vec<Option<Bytes>>,
-    ) -> Result<(), Self::Error> {
-        (**self).read_nodes(trie, paths, out)
-    }
-}
-
 /// What reading a block's (or a storage task's) nodes did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NodeReads {
