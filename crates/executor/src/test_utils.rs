@@ -75,82 +75,43 @@ pub fn grid(threads: &[usize], batches: &[usize], schedulers: &[SchedulerKind]) 
 ///   item times are recorded for it ([`Replay::set_measured_times`]) before it runs, so it
 ///   is not heavy-first by gas under another name.
 ///
-/// Returns the prepared replay for further checks, or the first failure as one line
-/// naming the point.
+/// Returns the prepared replay for further checks, or the first failure, naming the point.
 pub fn replay_and_verify(
     dump: Dump,
     points: impl IntoIterator<Item = Point>,
-) -> Result<Replay, String> {
-    let mut replay = prepare(dump).map_err(|e| format!("prepare: {e}"))?;
+) -> Result<Replay, ReplayCheckError> {
+    let mut replay = prepare(dump)?;
     let mut reference: Option<(Point, _)> = None;
     // The first replay point's item times, for an oracle point.
     let mut measured: Option<Vec<u64>> = None;
     for point in points {
+        let failed = |problem: PointProblem| ReplayCheckError::Point {
+            point,
+            problem: Box::new(problem),
+        };
         if let Point::Bal(config) = &point
             && config.scheduler == SchedulerKind::Oracle
             && !replay.has_measured_times()
         {
             let times = measured
                 .as_deref()
-                .ok_or_else(|| format!("{point}: no replay point ran before the oracle"))?;
+                .ok_or_else(|| failed(PointProblem::NoMeasuredTimes))?;
             if !replay.set_measured_times(times) {
-                return Err(format!("{point}: not one measured time per item"));
+                return Err(failed(PointProblem::MeasuredTimes));
             }
         }
         match point {
             Point::Sequential(work) => {
                 let (_, outputs) = Sequential::new(work).outputs(&replay).unwrap();
-                let outputs = outputs.map_err(|e| format!("{point}: {e}"))?;
+                let outputs = outputs.map_err(|e| failed(e.into()))?;
                 replay
                     .verify_sequential(&outputs)
-                    .map_err(|d| format!("{point}: {d}"))?;
+                    .map_err(|e| failed(e.into()))?;
             }
             Point::Bal(config) => {
                 let (timings, outputs) = Parallel::new(&config).outputs(&replay).unwrap();
-                if timings.item_ns.len() != replay.items().len() {
-                    return Err(format!(
-                        "{point}: {} item times for {} items",
-                        timings.item_ns.len(),
-                        replay.items().len()
-                    ));
-                }
-                for (b, range) in timings.batches.iter().enumerate() {
-                    let start = timings.batch_start_ns[b];
-                    let end = range
-                        .clone()
-                        .map(|i| timings.item_start_ns[i] + timings.item_ns[i])
-                        .max()
-                        .ok_or_else(|| format!("{point}: batch {b} is empty"))?;
-                    // With the root phase on, the batch ends with the later of its last item
-                    // and its last root unit (a unit may still run when the last item ends).
-                    let blocks =
-                        replay.items()[range.start].block..=replay.items()[range.end - 1].block;
-                    let end = timings
-                        .root
-                        .spans
-                        .iter()
-                        .filter(|s| blocks.contains(&s.block))
-                        .map(|s| s.start_ns + s.ns)
-                        .fold(end, u64::max);
-                    if !range.clone().all(|i| timings.item_start_ns[i] >= start) {
-                        return Err(format!("{point}: an item of batch {b} starts before it"));
-                    }
-                    if timings.batch_wall_ns[b] != end - start {
-                        return Err(format!(
-                            "{point}: batch {b} took {} ns, its items span {} ns",
-                            timings.batch_wall_ns[b],
-                            end - start
-                        ));
-                    }
-                }
-                if timings.wall_ns < timings.batch_wall_ns.iter().sum::<u64>() {
-                    return Err(format!(
-                        "{point}: the wall time is shorter than its batches"
-                    ));
-                }
-                replay
-                    .verify_all(&outputs)
-                    .map_err(|d| format!("{point}: {d}"))?;
+                check_timings(&replay, &timings).map_err(failed)?;
+                replay.verify_all(&outputs).map_err(|e| failed(e.into()))?;
                 if measured.is_none() {
                     measured = Some(timings.item_ns.iter().map(|&ns| ns.max(1)).collect());
                 }
@@ -159,7 +120,7 @@ pub fn replay_and_verify(
                     None => reference = Some((point, outcomes)),
                     Some((first, r)) => {
                         if r != &outcomes {
-                            return Err(format!("{point}: outcomes differ from {first}'s"));
+                            return Err(failed(PointProblem::Outcomes(*first)));
                         }
                     }
                 }
@@ -167,6 +128,113 @@ pub fn replay_and_verify(
         }
     }
     Ok(replay)
+}
+
+/// A replay pass's timings cover every item, each batch's time runs from its start to the
+/// end of its last item (or root unit), and the wall time holds every batch.
+fn check_timings(replay: &Replay, timings: &crate::RunTimings) -> Result<(), PointProblem> {
+    if timings.item_ns.len() != replay.items().len() {
+        return Err(PointProblem::ItemTimes {
+            times: timings.item_ns.len(),
+            items: replay.items().len(),
+        });
+    }
+    for (b, range) in timings.batches.iter().enumerate() {
+        let start = timings.batch_start_ns[b];
+        let end = range
+            .clone()
+            .map(|i| timings.item_start_ns[i] + timings.item_ns[i])
+            .max()
+            .ok_or(PointProblem::EmptyBatch(b))?;
+        // With the root phase on, the batch ends with the later of its last item and its
+        // last root unit (a unit may still run when the last item ends).
+        let blocks = replay.items()[range.start].block..=replay.items()[range.end - 1].block;
+        let end = timings
+            .root
+            .spans
+            .iter()
+            .filter(|s| blocks.contains(&s.block))
+            .map(|s| s.start_ns + s.ns)
+            .fold(end, u64::max);
+        if !range.clone().all(|i| timings.item_start_ns[i] >= start) {
+            return Err(PointProblem::ItemBeforeBatch(b));
+        }
+        if timings.batch_wall_ns[b] != end - start {
+            return Err(PointProblem::BatchTime {
+                batch: b,
+                took: timings.batch_wall_ns[b],
+                span: end - start,
+            });
+        }
+    }
+    if timings.wall_ns < timings.batch_wall_ns.iter().sum::<u64>() {
+        return Err(PointProblem::WallShorterThanBatches);
+    }
+    Ok(())
+}
+
+/// Why [`replay_and_verify`] failed: the dump did not prepare, or a point failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayCheckError {
+    /// The dump could not be prepared.
+    #[error("prepare: {0}")]
+    Prepare(#[from] PrepareError),
+    /// A point failed.
+    #[error("{point}: {problem}")]
+    Point {
+        /// The point.
+        point: Point,
+        /// What failed.
+        #[source]
+        problem: Box<PointProblem>,
+    },
+}
+
+/// What failed at one point of [`replay_and_verify`].
+#[derive(Debug, thiserror::Error)]
+pub enum PointProblem {
+    /// An oracle point came before any replay point, whose item times it orders by.
+    #[error("no replay point ran before the oracle")]
+    NoMeasuredTimes,
+    /// The measured times are not one per item.
+    #[error("not one measured time per item")]
+    MeasuredTimes,
+    /// An item of the sequential baseline did not execute.
+    #[error(transparent)]
+    Exec(#[from] crate::ExecError),
+    /// The outputs do not verify.
+    #[error(transparent)]
+    Verify(#[from] crate::VerifyError),
+    /// The timings do not hold one time per item.
+    #[error("{times} item times for {items} items")]
+    ItemTimes {
+        /// Item times.
+        times: usize,
+        /// Items.
+        items: usize,
+    },
+    /// A batch holds no item.
+    #[error("batch {0} is empty")]
+    EmptyBatch(usize),
+    /// An item of the batch starts before the batch.
+    #[error("an item of batch {0} starts before it")]
+    ItemBeforeBatch(usize),
+    /// A batch's time is not the span of its items (and root units).
+    #[error("batch {batch} took {took} ns, its items span {span} ns")]
+    BatchTime {
+        /// The batch.
+        batch: usize,
+        /// Its time.
+        took: u64,
+        /// The span of its items.
+        span: u64,
+    },
+    /// The wall time is shorter than the batches' times together.
+    #[error("the wall time is shorter than its batches")]
+    WallShorterThanBatches,
+    /// The outcomes differ from those of this earlier point.
+    #[error("outcomes differ from {0}'s")]
+    Outcomes(Point),
 }
 
 #[cfg(test)]

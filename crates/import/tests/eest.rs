@@ -120,7 +120,9 @@ fn replay(path: &Path) -> Result<(), String> {
             }
         });
     let sequential = Point::Sequential(TimedWork::default());
-    test_utils::replay_and_verify(dump, std::iter::once(sequential).chain(points)).map(|_| ())
+    test_utils::replay_and_verify(dump, std::iter::once(sequential).chain(points))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 #[test]

@@ -98,7 +98,7 @@ fn all_fixtures_import_check_out_and_replay() {
             });
         let result = test_utils::replay_and_verify(dump, sequential.into_iter().chain(points));
         if let Err(e) = result {
-            replay_failures.insert(test.clone(), e);
+            replay_failures.insert(test.clone(), e.to_string());
         }
     }
     let unexpected: Vec<String> = replay_failures
