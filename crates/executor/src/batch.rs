@@ -6,7 +6,6 @@
 //! the only synchronisation a batch needs (the protocol is on [`Crew`]).
 
 use crate::{
-    BatchOrder,
     barrier::{Baton, Spin, SpinBarrier},
     exec::{ExecError, ItemExecutor, ItemOutput},
     pass::{Batch, BlockState, Cursors, Pass, PassError, ReadFailure},
@@ -17,6 +16,7 @@ use crate::{
     window::Window,
 };
 use crossbeam_utils::CachePadded;
+use gigagas_grid::schedule::{BatchOrder, scheduler};
 use std::{
     ops::Range,
     panic::AssertUnwindSafe,
@@ -330,7 +330,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
         window.open();
         own.epoch = Instant::now();
         let mut result = Ok(());
-        let scheduler = crate::scheduler(pass.config.scheduler);
+        let scheduler = scheduler(pass.config.scheduler);
         own.orders = pass
             .batches
             .iter()

@@ -432,7 +432,7 @@ pub(crate) struct Batch<'r, 'p, 's, S> {
     pub(crate) layout: Option<IoLayout>,
     /// The scheduler's order of its items, cut into the chunks workers claim (set inside
     /// the window, before the first batch).
-    pub(crate) order: crate::BatchOrder,
+    pub(crate) order: gigagas_grid::schedule::BatchOrder,
     /// Whether its bases still wait for their read from the store.
     pub(crate) unread: bool,
 }
