@@ -127,7 +127,10 @@ fn the_whole_block_is_projected_from_a_store() {
     let bands = points[0]["bands"].as_array().unwrap();
     assert_eq!(bands.len(), 3, "{written}");
     assert_eq!(bands[2][0], 16);
-    assert!(bands[2][1]["flat"]["wall_ns"].as_f64().unwrap() > 0.0, "{written}");
+    assert!(
+        bands[2][1]["flat"]["wall_ns"].as_f64().unwrap() > 0.0,
+        "{written}"
+    );
     let rows: Vec<&str> = stdout
         .lines()
         .filter(|l| l.starts_with("| prefetch keys, root off |"))
