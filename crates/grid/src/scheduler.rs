@@ -299,7 +299,11 @@ mod tests {
             assert_eq!(k.ordering().map(|s| s.name()), Some(k.name()));
         }
         let own = SchedulerKind::own(&Named("reversed")).unwrap();
-        assert_eq!(std::mem::size_of::<SchedulerKind>(), 16, "a tag and a pointer");
+        assert_eq!(
+            std::mem::size_of::<SchedulerKind>(),
+            16,
+            "a tag and a pointer"
+        );
         assert_eq!(
             (own.name(), own.to_string()),
             ("reversed", "reversed".into())
