@@ -930,19 +930,6 @@ fn fixture_witness(
     blocks: &[DumpBlock],
     spec: &ChainSpec,
 ) -> Result<gigagas_dump::Witness, gigagas_trie::RootError> {
-    let state: gigagas_trie::FullState = pre
-        .accounts
-        .iter()
-        .map(|(address, a)| {
-            let account = gigagas_trie::FullAccount {
-                nonce: a.nonce,
-                balance: a.balance,
-                code_hash: a.code_hash,
-                storage: a.storage.clone(),
-            };
-            (*address, account)
-        })
-        .collect();
     let rules = gigagas_trie::RootRules {
         delete_empty_accounts: blocks.first().is_some_and(|b| {
             spec.evm_env(&b.header)
@@ -952,7 +939,7 @@ fn fixture_witness(
         }),
     };
     let lists: Vec<&BlockAccessList> = blocks.iter().map(|b| &b.access_list).collect();
-    gigagas_trie::witness_for_blocks(&state, &lists, rules)
+    gigagas_trie::witness_for_blocks(&pre.accounts, &lists, rules)
 }
 
 /// The dump: provenance, the blocks and their access lists, the pre-state they touch.

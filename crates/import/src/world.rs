@@ -14,29 +14,10 @@ use revm::{
 };
 use std::collections::{BTreeMap, HashMap};
 
-/// One account of a world state.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorldAccount {
-    /// Balance.
-    pub balance: U256,
-    /// Nonce.
-    pub nonce: u64,
-    /// Keccak of the code (`KECCAK_EMPTY` for none).
-    pub code_hash: B256,
-    /// Non-zero storage.
-    pub storage: BTreeMap<U256, U256>,
-}
-
-impl Default for WorldAccount {
-    fn default() -> Self {
-        Self {
-            balance: U256::ZERO,
-            nonce: 0,
-            code_hash: KECCAK_EMPTY,
-            storage: BTreeMap::new(),
-        }
-    }
-}
+/// One account of a world state: the trie crate's account of a whole state (balance,
+/// nonce, code hash, non-zero storage), so a world's accounts are a
+/// [`gigagas_trie::FullState`] as they are.
+pub type WorldAccount = gigagas_trie::FullAccount;
 
 /// Accounts (with storage), bytecode by hash, and the hashes of blocks before the chain.
 #[derive(Debug, Clone, Default)]
