@@ -305,26 +305,7 @@ pub fn simulate(
     measure: &mut dyn Measure,
 ) -> Result<SimulationReport, NotMeasured> {
     let profile_work_s = profile.item_ns.iter().sum::<u64>() as f64 / 1e9;
-    let mut validations = Vec::new();
-    for config in plan.validation_points() {
-        let (t, b, s) = (config.threads, config.batch, config.scheduler);
-        let predicted_s = project(work, profile, t, b, s).makespan_s;
-        let m = measure.measured(&config)?;
-        let measured = m.wall_s.max(f64::MIN_POSITIVE);
-        let item_time_ratio = m.work_s / profile_work_s.max(f64::MIN_POSITIVE);
-        validations.push(Validation {
-            threads: t,
-            batch: b,
-            scheduler: s,
-            predicted_s,
-            measured_s: m.wall_s,
-            error: predicted_s / measured - 1.0,
-            measured_work_s: m.work_s,
-            item_time_ratio,
-            scheduling_error: predicted_s * item_time_ratio / measured - 1.0,
-            modelled_s: None,
-        });
-    }
+    let mut validations = validate(work, profile, plan, measure)?;
     let curve = SlowdownCurve::from_validations(&validations);
     let penalties = order_penalties(&validations);
     let penalty = |b: usize, s: SchedulerKind| {
@@ -360,24 +341,13 @@ pub fn simulate(
                 .map(|&(t, _)| (t, cost.at(t).1))
         })
         .collect();
-    let (item_slowdown, item_slowdown_source) = match (plan.item_slowdown, &cost, largest_validated)
-    {
-        (Some(f), _, _) => (f, "configured (simulate.item_slowdown)".to_string()),
-        (None, Some(cost), Some(t)) if t > 1 => (
-            cost.at(t).0,
-            format!(
-                "measured: a run's items took longer than the profile's by the median \
-                 item-time ratio ({}); above one thread's, {:.0} % of that extra time scales \
-                 with each item's length (the factor shown, at {t} threads) and the rest is a \
-                 fixed cost per item over the {items} items, the share fitted to the \
-                 validation runs; projections take both at their thread count, interpolated \
-                 between validated counts and held beyond {t} threads",
-                curve.describe(),
-                cost.scaled() * 100.0
-            ),
-        ),
-        (None, _, _) => (1.0, "none: no validation above one thread".to_string()),
-    };
+    let (item_slowdown, item_slowdown_source) = slowdown_source(
+        plan.item_slowdown,
+        cost.as_ref(),
+        &curve,
+        largest_validated,
+        items,
+    );
     let mut projections = Vec::new();
     let nonzero = |counts: &[usize]| -> Vec<NonZeroUsize> {
         counts
@@ -422,6 +392,67 @@ pub fn simulate(
         validations,
         assumptions: ASSUMPTIONS.iter().map(|s| s.to_string()).collect(),
     })
+}
+
+/// The factor a report states every projection above one thread takes, and where it comes
+/// from: `configured`, or `cost` at the largest validated count (`curve`'s, over `items`
+/// items), or none.
+fn slowdown_source(
+    configured: Option<f64>,
+    cost: Option<&ItemCost>,
+    curve: &SlowdownCurve,
+    largest_validated: Option<usize>,
+    items: usize,
+) -> (f64, String) {
+    match (configured, cost, largest_validated) {
+        (Some(f), _, _) => (f, "configured (simulate.item_slowdown)".to_string()),
+        (None, Some(cost), Some(t)) if t > 1 => (
+            cost.at(t).0,
+            format!(
+                "measured: a run's items took longer than the profile's by the median \
+                 item-time ratio ({}); above one thread's, {:.0} % of that extra time scales \
+                 with each item's length (the factor shown, at {t} threads) and the rest is a \
+                 fixed cost per item over the {items} items, the share fitted to the \
+                 validation runs; projections take both at their thread count, interpolated \
+                 between validated counts and held beyond {t} threads",
+                curve.describe(),
+                cost.scaled() * 100.0
+            ),
+        ),
+        (None, _, _) => (1.0, "none: no validation above one thread".to_string()),
+    }
+}
+
+/// Each of `plan`'s validation points projected (no slowdown) beside its measurement:
+/// the error, the items' time ratio to the profile and the scheduling model's own error.
+fn validate(
+    work: Workload<'_>,
+    profile: &ItemProfile,
+    plan: &SimulateConfig,
+    measure: &mut dyn Measure,
+) -> Result<Vec<Validation>, NotMeasured> {
+    let profile_work_s = profile.item_ns.iter().sum::<u64>() as f64 / 1e9;
+    let mut validations = Vec::new();
+    for config in plan.validation_points() {
+        let (t, b, s) = (config.threads, config.batch, config.scheduler);
+        let predicted_s = project(work, profile, t, b, s).makespan_s;
+        let m = measure.measured(&config)?;
+        let measured = m.wall_s.max(f64::MIN_POSITIVE);
+        let item_time_ratio = m.work_s / profile_work_s.max(f64::MIN_POSITIVE);
+        validations.push(Validation {
+            threads: t,
+            batch: b,
+            scheduler: s,
+            predicted_s,
+            measured_s: m.wall_s,
+            error: predicted_s / measured - 1.0,
+            measured_work_s: m.work_s,
+            item_time_ratio,
+            scheduling_error: predicted_s * item_time_ratio / measured - 1.0,
+            modelled_s: None,
+        });
+    }
+    Ok(validations)
 }
 
 /// Each order's penalty, `(batch, scheduler, penalty)`: how much longer the one-thread

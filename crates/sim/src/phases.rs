@@ -805,26 +805,34 @@ impl Queue {
     }
 }
 
+/// `batch`'s root work as one lane per segment, each with its blocks in order.
+fn lanes_of(batch: &BatchProfile) -> Vec<Lane<'_>> {
+    let mut lanes: Vec<Lane<'_>> = Vec::new();
+    let mut by_segment: BTreeMap<u32, usize> = BTreeMap::new();
+    for block in &batch.roots {
+        let lane = *by_segment.entry(block.segment).or_insert_with(|| {
+            lanes.push(Lane {
+                blocks: Vec::new(),
+                current: 0,
+                untaken: 0,
+                last: None,
+            });
+            lanes.len() - 1
+        });
+        lanes[lane].blocks.push(block);
+    }
+    lanes
+}
+
 /// One batch's items and root units on `workers` workers, in work time from the batch's
 /// start: a free worker (the lowest-numbered of those free at once) runs, when the root
 /// phase lets it, the best ready root unit, else its chunk's next item, else the next chunk.
 fn run_batch(batch: &BatchProfile, workers: NonZeroUsize, phase: StateRootPhase) -> BatchRun {
-    let mut lanes: Vec<Lane<'_>> = Vec::new();
-    if phase != StateRootPhase::Off {
-        let mut by_segment: BTreeMap<u32, usize> = BTreeMap::new();
-        for block in &batch.roots {
-            let lane = *by_segment.entry(block.segment).or_insert_with(|| {
-                lanes.push(Lane {
-                    blocks: Vec::new(),
-                    current: 0,
-                    untaken: 0,
-                    last: None,
-                });
-                lanes.len() - 1
-            });
-            lanes[lane].blocks.push(block);
-        }
-    }
+    let mut lanes = if phase == StateRootPhase::Off {
+        Vec::new()
+    } else {
+        lanes_of(batch)
+    };
     let mut run = BatchRun::default();
     let mut queue = Queue::default();
     let mut ws: Vec<Worker> = (0..workers.get())
@@ -911,15 +919,19 @@ fn run_batch(batch: &BatchProfile, workers: NonZeroUsize, phase: StateRootPhase)
             State::Done
         };
     }
-    run.root_span =
-        run.root_units
-            .iter()
-            .fold(None, |span: Option<(u64, u64)>, &(s, e)| match span {
-                None => Some((s, e)),
-                Some((a, b)) => Some((a.min(s), b.max(e))),
-            });
+    run.root_span = span_of(&run.root_units);
     run.end = run.exec_end.max(run.root_span.map_or(0, |(_, last)| last));
     run
+}
+
+/// The first start and the last end of `units`, `None` for none.
+fn span_of(units: &[(u64, u64)]) -> Option<(u64, u64)> {
+    units
+        .iter()
+        .fold(None, |span: Option<(u64, u64)>, &(s, e)| match span {
+            None => Some((s, e)),
+            Some((a, b)) => Some((a.min(s), b.max(e))),
+        })
 }
 
 /// Lane `l` from work time `t` on one worker: finishes its current block when `finish`,
