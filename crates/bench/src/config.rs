@@ -41,7 +41,7 @@ use crate::plan::{
     self, ItemSlowdown, MAX_THREADS, MAX_VIRTUAL_WORKERS, MinSample, NonEmpty, Plan, PlanError,
     SimulatePlan, StoreDirs, SuiteDump,
 };
-use gigagas_grid::SweepConfig;
+use gigagas_grid::{SimulateConfig, SweepConfig};
 use std::path::{Path, PathBuf};
 
 /// Why a sweep config is rejected. The message names the file and the key.
@@ -129,21 +129,9 @@ pub struct Sweep {
     pub plan: Plan,
 }
 
-/// Read, parse and validate a config file into its [`Plan`]; relative dump paths are
-/// resolved against the file's folder and must exist.
-pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
-    let read = |source| ConfigError::Read {
-        file: file.to_path_buf(),
-        source,
-    };
-    let bytes = gigagas_report::output::read_bounded(file, MAX_CONFIG_BYTES).map_err(read)?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        read(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("not UTF-8 text: {e}"),
-        ))
-    })?;
-    let config = parse(&text, file)?;
+/// The dump files `config` names, each entry resolved against `file`'s folder: a file, or
+/// a folder's `*.gigagas` files by name; a missing, empty or irregular entry is refused.
+fn resolve_dumps(config: &SweepConfig, file: &Path) -> Result<Vec<SuiteDump>, ConfigError> {
     let dir = file.parent().unwrap_or(Path::new(""));
     let mut dumps = Vec::with_capacity(config.dumps.len());
     for entry in &config.dumps {
@@ -191,6 +179,26 @@ pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
             return Err(invalid(DumpsProblem::Missing));
         }
     }
+    Ok(dumps)
+}
+
+/// Read, parse and validate a config file into its [`Plan`]; relative dump paths are
+/// resolved against the file's folder and must exist.
+pub fn load(file: &Path) -> Result<Sweep, ConfigError> {
+    let read = |source| ConfigError::Read {
+        file: file.to_path_buf(),
+        source,
+    };
+    let bytes = gigagas_report::output::read_bounded(file, MAX_CONFIG_BYTES).map_err(read)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        read(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8 text: {e}"),
+        ))
+    })?;
+    let config = parse(&text, file)?;
+    let dir = file.parent().unwrap_or(Path::new(""));
+    let dumps = resolve_dumps(&config, file)?;
     // Every store named is there; with one store per dump, every entry of `dumps` is one
     // dump file, so the stores pair with the dumps in order.
     let stores = config.state.iter().map(|s| ("state", s));
@@ -254,6 +262,32 @@ pub fn parse(text: &str, file: &Path) -> Result<SweepConfig, ConfigError> {
     Ok(config)
 }
 
+/// The `[simulate]` section's plan, every key checked, an error naming the file and key.
+fn simulate_plan_of(sim: &SimulateConfig, file: &Path) -> Result<SimulatePlan, ConfigError> {
+    let bad = |key: &'static str| {
+        move |problem| ConfigError::Invalid {
+            file: file.to_path_buf(),
+            key,
+            problem,
+        }
+    };
+    Ok(SimulatePlan {
+        threads: plan::thread_counts(&sim.threads, MAX_VIRTUAL_WORKERS)
+            .map_err(bad("simulate.threads"))?,
+        batch: plan::batch_sizes(&sim.batch).map_err(bad("simulate.batch"))?,
+        schedulers: plan::schedulers(&sim.schedulers).map_err(bad("simulate.schedulers"))?,
+        validate_threads: plan::thread_counts_or_none(&sim.validate_threads, MAX_THREADS)
+            .map_err(bad("simulate.validate_threads"))?,
+        profile_repeats: plan::profile_repeats(sim.profile_repeats)
+            .map_err(bad("simulate.profile_repeats"))?,
+        item_slowdown: sim
+            .item_slowdown
+            .map(ItemSlowdown::new)
+            .transpose()
+            .map_err(bad("simulate.item_slowdown"))?,
+    })
+}
+
 /// The plan of `config` over `dumps` (the config's dumps, resolved): every key
 /// checked, an error naming the file and the first bad key.
 pub fn plan_of(
@@ -281,24 +315,11 @@ pub fn plan_of(
     let warmup = plan::warmup(config.warmup).map_err(bad("warmup"))?;
     let repeats = plan::repeats(config.repeats).map_err(bad("repeats"))?;
     let min_sample = MinSample::from_ms(config.min_sample_ms).map_err(bad("min_sample_ms"))?;
-    let simulate = match &config.simulate {
-        None => None,
-        Some(sim) => Some(SimulatePlan {
-            threads: plan::thread_counts(&sim.threads, MAX_VIRTUAL_WORKERS)
-                .map_err(bad("simulate.threads"))?,
-            batch: plan::batch_sizes(&sim.batch).map_err(bad("simulate.batch"))?,
-            schedulers: plan::schedulers(&sim.schedulers).map_err(bad("simulate.schedulers"))?,
-            validate_threads: plan::thread_counts_or_none(&sim.validate_threads, MAX_THREADS)
-                .map_err(bad("simulate.validate_threads"))?,
-            profile_repeats: plan::profile_repeats(sim.profile_repeats)
-                .map_err(bad("simulate.profile_repeats"))?,
-            item_slowdown: sim
-                .item_slowdown
-                .map(ItemSlowdown::new)
-                .transpose()
-                .map_err(bad("simulate.item_slowdown"))?,
-        }),
-    };
+    let simulate = config
+        .simulate
+        .as_ref()
+        .map(|sim| simulate_plan_of(sim, file))
+        .transpose()?;
     let state = {
         let resolve = |d: &PathBuf| {
             if d.is_absolute() {
