@@ -399,19 +399,28 @@ pub struct FlagError {
     pub problem: String,
 }
 
+impl FlagError {
+    /// `flag`'s value refused as `problem` says.
+    pub fn new(flag: &'static str, problem: impl std::fmt::Display) -> Self {
+        Self {
+            flag,
+            problem: problem.to_string(),
+        }
+    }
+
+    /// Turns a [`PlanError`] of `flag`'s value into this error.
+    pub fn of(flag: &'static str) -> impl Fn(PlanError) -> Self {
+        move |e| Self::new(flag, e)
+    }
+}
+
 impl SimulatePlan {
     /// The validation runs' repetition of `gigagas simulate`'s `--warmup` and `--repeats`:
     /// every pass verified, one pass a sample.
     pub fn repetition(warmup: usize, runs: usize) -> Result<Repetition, FlagError> {
-        let flag = |flag| {
-            move |e: PlanError| FlagError {
-                flag,
-                problem: e.to_string(),
-            }
-        };
         Ok(Repetition {
-            warmup: self::warmup(warmup).map_err(flag("--warmup"))?,
-            repeats: repeats(runs).map_err(flag("--repeats"))?.get(),
+            warmup: self::warmup(warmup).map_err(FlagError::of("--warmup"))?,
+            repeats: repeats(runs).map_err(FlagError::of("--repeats"))?.get(),
             verify: true,
             min_sample_ns: 0,
         })
@@ -422,15 +431,9 @@ impl SimulatePlan {
     /// the oracle.
     pub fn from_flags(f: SimulateFlags<'_>) -> Result<Self, FlagError> {
         fn at<T>(flag: &'static str, r: Result<T, PlanError>) -> Result<T, FlagError> {
-            r.map_err(|e| FlagError {
-                flag,
-                problem: e.to_string(),
-            })
+            r.map_err(FlagError::of(flag))
         }
-        let refuse = |flag, problem: &str| FlagError {
-            flag,
-            problem: problem.to_string(),
-        };
+        let refuse = FlagError::new;
         let batch = match (f.batch, f.whole_block) {
             ([], false) => vec![1, 50],
             ([], true) => vec![1],
@@ -457,10 +460,8 @@ impl SimulatePlan {
             None => Vec::new(),
             Some(v) => at("--validate", thread_counts_or_none(v, MAX_THREADS))?,
         };
-        let threads = thread_counts(f.threads, MAX_VIRTUAL_WORKERS).map_err(|e| FlagError {
-            flag: "--threads",
-            problem: format!("{e} (virtual workers)"),
-        })?;
+        let threads = thread_counts(f.threads, MAX_VIRTUAL_WORKERS)
+            .map_err(|e| FlagError::new("--threads", format!("{e} (virtual workers)")))?;
         Ok(SimulatePlan {
             threads,
             batch: at("--batch", batch_sizes(&batch))?,

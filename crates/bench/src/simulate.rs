@@ -231,10 +231,7 @@ impl WholeBlockRequest {
         )
         .map_err(WholeBlockError::from)?;
         let io_threads = crate::plan::thread_counts(&[flags.io_threads], crate::plan::MAX_THREADS)
-            .map_err(|e| FlagError {
-                flag: "--io-threads",
-                problem: e.to_string(),
-            })
+            .map_err(FlagError::of("--io-threads"))
             .map_err(WholeBlockError::from)?;
         let device = match (flags.device_curve, flags.cache) {
             (Some("probe"), _) | (None, CacheState::Cold) => DeviceSource::Probe,
