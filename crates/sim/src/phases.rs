@@ -244,7 +244,7 @@ pub enum CurveError {
 
 /// The device's random-read rate by reader count (measured with
 /// the state store's read probe, or given): what caps a read phase.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceCurve {
     points: Vec<(usize, f64)>,
 }

@@ -333,7 +333,7 @@ pub fn project_point(
 }
 
 /// A projection: one figure per phase where the slowdown is validated, a band above.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Band {
     /// The slowdown curve held flat (the memory points' fit, or none without validation).
     pub flat: PhaseTimes,
@@ -343,7 +343,7 @@ pub struct Band {
 }
 
 /// One row of the validation: a point at a thread count, projected and measured.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseValidation {
     /// The point's label ([`WholeBlockPoint::label`]).
     pub point: String,
@@ -372,7 +372,7 @@ impl PhaseValidation {
 }
 
 /// One point's projections.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PointProjection {
     /// The point's label.
     pub point: String,
@@ -381,7 +381,7 @@ pub struct PointProjection {
 }
 
 /// The whole-block simulation of a dump's store points.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WholeBlockReport {
     /// The largest validated thread count (1 without validation).
     pub largest_validated: usize,
