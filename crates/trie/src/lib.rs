@@ -95,6 +95,7 @@ mod paths;
 pub mod reads;
 mod root_only;
 mod sparse;
+mod split;
 mod state;
 
 pub use alloy_trie::Nibbles;
@@ -111,8 +112,10 @@ pub use root_only::{
     root_only_dump, root_only_witness, witness_roots, witness_sizes,
 };
 pub use sparse::NodeChanges;
+pub use split::SplitRule;
 pub use state::{
-    BlockChanges, BlockRootJob, PreValues, RootRules, StateTrie, StorageRoot, StorageTask,
+    AccountPart, AccountTask, BlockChanges, BlockRootJob, PreValues, RootRules, StateTrie,
+    StorageRoot, StorageTask,
 };
 
 #[cfg(test)]
@@ -125,6 +128,8 @@ mod tests {
         send::<super::BlockRootJob>();
         send::<super::StorageTask>();
         send::<super::StorageRoot>();
+        send::<super::AccountTask>();
+        send::<super::AccountPart>();
         send::<super::RootError>();
     }
 }

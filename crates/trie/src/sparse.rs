@@ -141,6 +141,9 @@ pub(crate) struct SparseTrie {
     /// Paths whose node a removal took away since the last root (a removed leaf, a node
     /// merged into its parent): what [`Self::root_collecting`] reports as deleted.
     removed: Vec<Nibbles>,
+    /// Where `root` lies in its whole trie: empty for a whole trie, a path for a lower
+    /// subtrie taken out of one ([`Self::detach`]). Keys stay full keys.
+    prefix: Nibbles,
 }
 
 /// A trie's nodes changed by its updates since its last root, by path: the new node's RLP,
@@ -162,6 +165,7 @@ impl SparseTrie {
             store,
             seen: None,
             removed: Vec::new(),
+            prefix: Nibbles::new(),
         }
     }
 
@@ -178,6 +182,7 @@ impl SparseTrie {
             store,
             seen: None,
             removed: Vec::new(),
+            prefix: Nibbles::new(),
         }
     }
 
@@ -198,7 +203,7 @@ impl SparseTrie {
             store: &self.store,
             seen: self.seen.as_ref(),
         };
-        get(&mut self.root, Nibbles::new(), key, &ctx)
+        get(&mut self.root, self.prefix, key.slice(self.prefix.len()..), &ctx)
     }
 
     /// Sets the value at `key` (inserting or replacing the leaf).
@@ -208,7 +213,13 @@ impl SparseTrie {
             store: &self.store,
             seen: self.seen.as_ref(),
         };
-        insert(&mut self.root, Nibbles::new(), key, value, &ctx)
+        insert(
+            &mut self.root,
+            self.prefix,
+            key.slice(self.prefix.len()..),
+            value,
+            &ctx,
+        )
     }
 
     /// Removes the leaf at `key`, if any, collapsing a branch left with one child into its
@@ -219,7 +230,8 @@ impl SparseTrie {
             store: &self.store,
             seen: self.seen.as_ref(),
         };
-        remove(&mut self.root, Nibbles::new(), key, &ctx, &mut self.removed).map(|_| ())
+        let rest = key.slice(self.prefix.len()..);
+        remove(&mut self.root, self.prefix, rest, &ctx, &mut self.removed).map(|_| ())
     }
 
     /// The root hash, hashing the nodes updated since the last call.
@@ -240,11 +252,11 @@ impl SparseTrie {
     pub(crate) fn root_collecting(&mut self, out: &mut NodeChanges) -> B256 {
         let start = out.len();
         let root = if matches!(self.root, Node::Empty) {
-            out.push((Nibbles::new(), None));
+            out.push((self.prefix, None));
             EMPTY_ROOT_HASH
         } else {
             let mut buf = Vec::with_capacity(600);
-            let rlp = rlp_node_collecting(&mut self.root, Nibbles::new(), &mut buf, out);
+            let rlp = rlp_node_collecting(&mut self.root, self.prefix, &mut buf, out);
             rlp.as_hash().unwrap_or_else(|| keccak256(rlp.as_slice()))
         };
         let mut removed = mem::take(&mut self.removed);
@@ -259,6 +271,111 @@ impl SparseTrie {
         }
         root
     }
+}
+
+impl SparseTrie {
+    /// Takes out the lower subtrie at `path` (below the root of this whole trie, every
+    /// node above it a branch), to be updated on its own and put back ([`Self::attach`]):
+    /// a trie of its own whose keys are still full keys. `None` where a node above `path`
+    /// is no branch, or is blinded and not in the store (not read yet). The branches above
+    /// lose their cached references; the slot stays empty until the subtrie is back.
+    pub(crate) fn detach(&mut self, path: Nibbles) -> Result<Option<SparseTrie>, RootError> {
+        let ctx = Ctx {
+            id: self.id,
+            store: &self.store,
+            seen: self.seen.as_ref(),
+        };
+        let mut node = &mut self.root;
+        let mut at = self.prefix;
+        for i in 0..path.len() {
+            if matches!(node, Node::Blinded(hash) if !self.store.contains(hash)) {
+                return Ok(None);
+            }
+            open(node, at, &ctx)?;
+            if !matches!(node, Node::Branch { .. }) {
+                return Ok(None);
+            }
+            let Node::Branch { children, rlp } = node else {
+                unreachable!("checked above");
+            };
+            *rlp = None;
+            let n = path.get_unchecked(i);
+            at.push(n);
+            node = &mut children[n as usize];
+        }
+        Ok(Some(SparseTrie {
+            root: mem::replace(node, Node::Empty),
+            id: self.id,
+            store: self.store.clone(),
+            seen: self.seen.clone(),
+            removed: Vec::new(),
+            prefix: path,
+        }))
+    }
+
+    /// Puts back a subtrie [`Self::detach`] took out (updated and hashed since, or not):
+    /// the branches above it may be left with fewer than two children, which
+    /// [`Self::settle`] mends.
+    pub(crate) fn attach(&mut self, part: SparseTrie) {
+        let mut node = &mut self.root;
+        for i in 0..part.prefix.len() {
+            let Node::Branch { children, .. } = node else {
+                unreachable!("a subtrie is put back where it was taken out");
+            };
+            node = &mut children[part.prefix.get_unchecked(i) as usize];
+        }
+        *node = part.root;
+        self.removed.extend(part.removed);
+    }
+
+    /// Mends the branches above `depth` that the subtries put back ([`Self::attach`])
+    /// left with one child (collapsed into it) or none (removed), bottom-up, as a removal
+    /// does: the trie is then the one the same updates give applied to it whole.
+    pub(crate) fn settle(&mut self, depth: usize) -> Result<(), RootError> {
+        let ctx = Ctx {
+            id: self.id,
+            store: &self.store,
+            seen: self.seen.as_ref(),
+        };
+        settle(&mut self.root, self.prefix, depth, &ctx, &mut self.removed)
+    }
+
+    /// Where this trie lies in its whole trie (empty for a whole trie).
+    pub(crate) fn prefix(&self) -> Nibbles {
+        self.prefix
+    }
+}
+
+/// [`SparseTrie::settle`] below `node` at `path`: only branches whose reference an update
+/// cleared are visited.
+fn settle(
+    node: &mut Node,
+    path: Nibbles,
+    depth: usize,
+    ctx: &Ctx<'_>,
+    removed: &mut Vec<Nibbles>,
+) -> Result<(), RootError> {
+    let Node::Branch {
+        children,
+        rlp: None,
+    } = node
+    else {
+        return Ok(());
+    };
+    if path.len() + 1 < depth {
+        for (i, child) in children.iter_mut().enumerate() {
+            let mut p = path;
+            p.push(i as u8);
+            settle(child, p, depth, ctx, removed)?;
+        }
+    }
+    if children.iter().all(|c| matches!(c, Node::Empty)) {
+        *node = Node::Empty;
+        removed.push(path);
+    } else if let Some(j) = lone_child(children) {
+        collapse(node, path, j, ctx, removed)?;
+    }
+    Ok(())
 }
 
 impl SparseTrie {
@@ -302,7 +419,7 @@ impl SparseTrie {
             store: &self.store,
             seen: self.seen.as_ref(),
         };
-        proofs(&mut self.root, Nibbles::new(), targets, &ctx, out)
+        proofs(&mut self.root, self.prefix, targets, &ctx, out)
     }
 }
 
@@ -326,7 +443,7 @@ impl SparseTrie {
         if targets.is_empty() {
             return Ok(());
         }
-        reveal(&mut self.root, Nibbles::new(), targets, walk)
+        reveal(&mut self.root, self.prefix, targets, walk)
     }
 }
 
@@ -808,31 +925,54 @@ fn remove(
                 return Ok(false);
             }
             *rlp = None;
-            let mut left = (0..16u8).filter(|&j| !matches!(children[j as usize], Node::Empty));
-            let (Some(j), None) = (left.next(), left.next()) else {
-                return Ok(true);
-            };
-            // One child left: the branch collapses into it, so it must be opened.
-            let mut p = path;
-            p.push(j);
-            open(&mut children[j as usize], p, ctx)?;
-            let only = mem::replace(&mut children[j as usize], Node::Empty);
-            if matches!(only, Node::Leaf { .. } | Node::Extension { .. }) {
-                removed.push(p);
+            if let Some(j) = lone_child(children) {
+                collapse(node, path, j, ctx, removed)?;
             }
-            *node = match only {
-                Node::Leaf { key, value, .. } => leaf(nibble(j).join(&key), value),
-                Node::Extension { key, child, .. } => Node::Extension {
-                    key: nibble(j).join(&key),
-                    child,
-                    rlp: None,
-                },
-                branch => extension(nibble(j), branch),
-            };
             Ok(true)
         }
         Node::Blinded(_) => unreachable!("opened above"),
     }
+}
+
+/// The one non-empty child of a branch's `children`, if exactly one is.
+fn lone_child(children: &[Node; 16]) -> Option<u8> {
+    let mut left = (0..16u8).filter(|&j| !matches!(children[j as usize], Node::Empty));
+    match (left.next(), left.next()) {
+        (Some(j), None) => Some(j),
+        _ => None,
+    }
+}
+
+/// Collapses the branch `node` at `path`, left with child `j` alone, into that child
+/// (opened: the sibling a proof of the removed key alone does not hold), recording in
+/// `removed` the child's path when its node merges into the branch's.
+fn collapse(
+    node: &mut Node,
+    path: Nibbles,
+    j: u8,
+    ctx: &Ctx<'_>,
+    removed: &mut Vec<Nibbles>,
+) -> Result<(), RootError> {
+    let Node::Branch { children, .. } = node else {
+        unreachable!("only a branch collapses");
+    };
+    let mut p = path;
+    p.push(j);
+    open(&mut children[j as usize], p, ctx)?;
+    let only = mem::replace(&mut children[j as usize], Node::Empty);
+    if matches!(only, Node::Leaf { .. } | Node::Extension { .. }) {
+        removed.push(p);
+    }
+    *node = match only {
+        Node::Leaf { key, value, .. } => leaf(nibble(j).join(&key), value),
+        Node::Extension { key, child, .. } => Node::Extension {
+            key: nibble(j).join(&key),
+            child,
+            rlp: None,
+        },
+        branch => extension(nibble(j), branch),
+    };
+    Ok(())
 }
 
 /// The node's reference in its parent (its RLP when shorter than 32 bytes, else the RLP of

@@ -5,6 +5,7 @@ use crate::{
     error::{RootError, TrieId, TriePath},
     reads::{NodeReader, NodeReads, ReadNodesError, read_paths},
     sparse::{NodeChanges, NodeStore, Seen, SparseTrie},
+    split::{Lower, SplitRule, Updates, join, split},
 };
 use alloy_eip7928::{AccountChanges, BlockAccessList};
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256, map::HashMap};
@@ -214,6 +215,8 @@ pub struct StateTrie {
     seen: Option<Seen>,
     /// With [`Self::collecting_changes`]: the last finished block's changes.
     changes: Option<Box<BlockChanges>>,
+    /// How each block's tries are split into units ([`Self::with_split`]).
+    split: SplitRule,
 }
 
 /// One block's changes as a client commits them ([`StateTrie::collecting_changes`]): its
@@ -275,6 +278,7 @@ impl StateTrie {
             known: PreValues::default(),
             seen: None,
             changes: None,
+            split: SplitRule::WHOLE,
         })
     }
 
@@ -285,6 +289,20 @@ impl StateTrie {
     pub fn with_pre_values(mut self, values: PreValues) -> Self {
         self.known = values;
         self
+    }
+
+    /// This trie, its blocks' updates split under `rule` ([`SplitRule::WHOLE`] until
+    /// set): a storage trie whose block changes enough slots is cut into units of lower
+    /// subtries at [`BlockRootJob::storage_tasks`], and so is the account trie at
+    /// [`BlockRootJob::account_tasks`]. Every root is the one the whole tries give.
+    pub fn with_split(mut self, rule: SplitRule) -> Self {
+        self.split = rule;
+        self
+    }
+
+    /// How this trie's updates are split ([`Self::with_split`]).
+    pub fn split_rule(&self) -> SplitRule {
+        self.split
     }
 
     /// This trie, collecting each block's [`BlockChanges`] as it is finished (taken with
@@ -370,6 +388,7 @@ impl StateTrie {
             known: self.known.clone(),
             seen: self.seen.clone(),
             changes: self.changes.clone(),
+            split: self.split,
         }
     }
 
@@ -483,6 +502,7 @@ impl StateTrie {
             known: PreValues::default(),
             seen: None,
             changes: None,
+            split: SplitRule::WHOLE,
         }
     }
 
@@ -559,6 +579,7 @@ impl StateTrie {
         );
         let mut accounts = Vec::with_capacity(bal.len());
         let mut tasks = Vec::new();
+        let mut split_storages = HashMap::default();
         for changes in bal {
             let address = changes.address;
             let Some((post, writes)) = self.net_change(changes, rules) else {
@@ -577,18 +598,19 @@ impl StateTrie {
                         .push((keccak256(&code.new_code), code.new_code.clone()));
                 }
             }
-            let storage_task = (!writes.is_empty()).then(|| {
+            let storage_task = if writes.is_empty() {
+                None
+            } else {
                 let trie = self.storages.remove(&address).unwrap_or_else(|| {
                     self.storage_trie(
                         address,
                         pre.as_ref().map_or(EMPTY_ROOT_HASH, |a| a.storage_root),
                     )
                 });
-                let mut task = StorageTask::new(address, &writes, trie);
-                task.collect = self.changes.is_some();
-                tasks.push(task);
-                tasks.len() - 1
-            });
+                let first = tasks.len();
+                self.storage_tasks_of(address, &writes, trie, &mut tasks, &mut split_storages)?;
+                Some(first)
+            };
             let update = AccountUpdate::new(address, post, pre, storage_task);
             if update.deleted(rules) {
                 self.known.set_account(address, None);
@@ -610,8 +632,55 @@ impl StateTrie {
             rules,
             accounts,
             tasks,
+            split_storages,
+            stage: None,
         })
     }
+
+    /// Adds to `tasks` the update of `address`'s storage `trie` by its slot `writes`: one
+    /// task, or, when the split rule cuts the trie, one per unit of its lower subtries
+    /// (its upper trie kept in `split_storages` for the account stage to join them).
+    fn storage_tasks_of(
+        &self,
+        address: Address,
+        writes: &[(U256, U256)],
+        mut trie: SparseTrie,
+        tasks: &mut Vec<StorageTask>,
+        split_storages: &mut HashMap<Address, SparseTrie>,
+    ) -> Result<(), RootError> {
+        let collect = self.changes.is_some();
+        if self.split.splits(writes.len()) {
+            let updates = slot_updates(writes);
+            if let Ok(units) = split(&mut trie, self.split, updates)? {
+                split_storages.insert(address, trie);
+                tasks.extend(units.into_iter().map(|unit| StorageTask {
+                    address,
+                    work: StorageWork::Lower(unit),
+                    collect,
+                }));
+                return Ok(());
+            }
+        }
+        let mut task = StorageTask::new(address, writes, trie);
+        task.collect = collect;
+        tasks.push(task);
+        Ok(())
+    }
+}
+
+/// Slot `writes` (slot, post-value) as a storage trie's updates: non-zero values set,
+/// zero values removed.
+fn slot_updates(writes: &[(U256, U256)]) -> Updates {
+    let mut updates = Updates::default();
+    for (slot, value) in writes {
+        let key = Nibbles::unpack(keccak256(B256::from(*slot)));
+        if value.is_zero() {
+            updates.removals.push(key);
+        } else {
+            updates.inserts.push((key, alloy_rlp::encode(value)));
+        }
+    }
+    updates
 }
 
 /// An account's post-values in a block's list: the last change of each field, if any.
@@ -719,12 +788,16 @@ impl AccountUpdate {
     }
 }
 
-/// One block's root, split: the storage tasks ([`Self::storage_tasks`]), independent of
-/// each other, then the account trie ([`Self::finish`]).
+/// One block's root, split into units: the storage tasks ([`Self::storage_tasks`]),
+/// independent of each other; then the account tasks ([`Self::account_tasks`]), the
+/// account trie's lower subtries, independent of each other; then the upper account trie
+/// ([`Self::finish_accounts`]).
 ///
 /// A scheduler runs the tasks anywhere (each is `Send + 'static`), in any order (largest
-/// first, by [`StorageTask::writes`], shortens the critical path), and hands all the
-/// results to `finish`, which needs the [`StateTrie`] the job came from.
+/// first, by [`StorageTask::writes`] and [`AccountTask::leaves`], shortens the critical
+/// path), and hands all the results of one stage to the next, which needs the
+/// [`StateTrie`] the job came from. [`Self::finish`] runs the account stage on the calling
+/// thread.
 #[derive(Debug)]
 #[must_use = "a prepared block must be finished"]
 pub struct BlockRootJob {
@@ -732,11 +805,26 @@ pub struct BlockRootJob {
     rules: RootRules,
     accounts: Vec<AccountUpdate>,
     tasks: Vec<StorageTask>,
+    /// The storage tries split into units: by address, the upper trie.
+    split_storages: HashMap<Address, SparseTrie>,
+    /// After [`Self::account_tasks`]: what the block's finish commits.
+    stage: Option<Box<AccountStage>>,
+}
+
+/// A block's changes in plain state and storage nodes, gathered by the account stage for
+/// its finish to record.
+#[derive(Debug, Default)]
+struct AccountStage {
+    plain: Vec<(Address, Option<AccountState>)>,
+    wiped: Vec<B256>,
+    storage_nodes: Vec<(B256, NodeChanges)>,
+    /// The account trie's changed nodes from its units.
+    account_nodes: NodeChanges,
 }
 
 impl BlockRootJob {
     /// The storage tasks, handed out once (later calls return none): one per account whose
-    /// storage the block changes.
+    /// storage the block changes, or one per unit of a storage trie the split rule cuts.
     pub fn storage_tasks(&mut self) -> Vec<StorageTask> {
         std::mem::take(&mut self.tasks)
     }
@@ -749,65 +837,135 @@ impl BlockRootJob {
 
     /// Updates `trie` (the trie this job was prepared on) with every touched account's
     /// post-values and the storage roots of `results` (one per storage task, in any
-    /// order), and returns the block's post state root. The first error in account order
+    /// order), and returns the block's post state root: [`Self::account_tasks`], each
+    /// task run here, then [`Self::finish_accounts`]. The first error in account order
     /// wins, a storage task's included.
     ///
     /// Panics when `trie` is not the one the job was prepared on, or when `results` lacks
     /// a task's result.
     pub fn finish(
-        self,
+        mut self,
         trie: &mut StateTrie,
         results: Vec<StorageRoot>,
     ) -> Result<B256, RootError> {
-        self.finish_collecting(trie, results, false)
-            .map_err(|mut errors| errors.swap_remove(0))
+        let parts = self
+            .account_tasks(trie, results)?
+            .into_iter()
+            .map(AccountTask::run)
+            .collect();
+        self.finish_accounts(trie, parts)
     }
 
-    /// [`Self::finish`]; with `collect`, the account trie's missing nodes are collected
-    /// (every insert and removal tried) rather than the first returned, for the witness
-    /// builder to retain them all in one round. Never empty on error.
+    /// The account stage, once every storage task has run: joins the split storage tries,
+    /// and updates the account trie with every touched account's post-values and storage
+    /// root. When the split rule cuts the account trie, its lower subtries are the
+    /// returned tasks, to run anywhere and hand to [`Self::finish_accounts`]; otherwise
+    /// the account trie is updated here and none is returned.
+    ///
+    /// Panics as [`Self::finish`] does.
+    pub fn account_tasks(
+        &mut self,
+        trie: &mut StateTrie,
+        results: Vec<StorageRoot>,
+    ) -> Result<Vec<AccountTask>, RootError> {
+        let updates = self.account_updates(trie, results)?;
+        match split(&mut trie.accounts, trie.split, updates)? {
+            Err(updates) => {
+                updates
+                    .apply(&mut trie.accounts, false)
+                    .map_err(|mut e| e.swap_remove(0))?;
+                Ok(Vec::new())
+            }
+            Ok(units) => {
+                let collect = trie.changes.is_some();
+                Ok(units
+                    .into_iter()
+                    .map(|unit| AccountTask { unit, collect })
+                    .collect())
+            }
+        }
+    }
+
+    /// The block's post state root, once the account tasks have run: their lower subtries
+    /// joined into the account trie (`parts`, one per task, in any order; none when
+    /// [`Self::account_tasks`] gave none), and the upper trie hashed. The first task's
+    /// error, in path order, wins.
+    ///
+    /// Panics when `trie` is not the one the job was prepared on, or the account stage has
+    /// not run.
+    pub fn finish_accounts(
+        mut self,
+        trie: &mut StateTrie,
+        mut parts: Vec<AccountPart>,
+    ) -> Result<B256, RootError> {
+        assert!(
+            trie.id == self.trie,
+            "BlockRootJob::finish_accounts: not the trie the job was prepared on"
+        );
+        let mut stage = self
+            .stage
+            .take()
+            .expect("BlockRootJob::finish_accounts: the account stage has not run");
+        if !parts.is_empty() {
+            parts.sort_by_key(|p| p.unit.first_path());
+            let mut units = Vec::with_capacity(parts.len());
+            for part in parts {
+                part.result?;
+                stage.account_nodes.extend(part.nodes.into_iter().flatten());
+                units.push(part.unit);
+            }
+            join(&mut trie.accounts, units, trie.split.depth)?;
+        }
+        Ok(commit_root(trie, *stage))
+    }
+
+    /// [`Self::finish`], the account trie whole; with `collect`, the account trie's
+    /// missing nodes are collected (every insert and removal tried) rather than the first
+    /// returned, for the witness builder to retain them all in one round. Never empty on
+    /// error.
     pub(crate) fn finish_collecting(
-        self,
+        mut self,
         trie: &mut StateTrie,
         results: Vec<StorageRoot>,
         collect: bool,
     ) -> Result<B256, Vec<RootError>> {
+        let updates = self
+            .account_updates(trie, results)
+            .map_err(|e| vec![e])?;
+        updates.apply(&mut trie.accounts, collect)?;
+        let stage = self.stage.take().expect("set by account_updates");
+        Ok(commit_root(trie, *stage))
+    }
+
+    /// The storage results into storage roots (split tries joined and hashed), and every
+    /// changed account's leaf update; the plain changes kept for the finish.
+    fn account_updates(
+        &mut self,
+        trie: &mut StateTrie,
+        results: Vec<StorageRoot>,
+    ) -> Result<Updates, RootError> {
         assert!(
             trie.id == self.trie && trie.pending,
             "BlockRootJob::finish: not the trie the job was prepared on"
         );
-        trie.pending = false;
-        let mut roots: HashMap<Address, Result<B256, RootError>> = HashMap::default();
-        let mut storage_nodes = Vec::new();
-        for r in results {
-            if r.root.is_ok() {
-                trie.storages.insert(r.address, r.trie);
-                if let Some(nodes) = r.nodes {
-                    storage_nodes.push((keccak256(r.address), nodes));
-                }
-            }
-            roots.insert(r.address, r.root);
-        }
-        let mut plain = Vec::new();
-        let mut wiped = Vec::new();
-        let mut inserts = Vec::new();
-        let mut removals = Vec::new();
+        let mut stage = AccountStage::default();
+        let mut roots = self.storage_roots(trie, results, &mut stage.storage_nodes);
+        let mut updates = Updates::default();
         for a in &self.accounts {
             let storage_root = match a.storage_task {
                 Some(_) => roots
                     .remove(&a.address)
-                    .unwrap_or_else(|| panic!("no storage result for {}", a.address))
-                    .map_err(|e| vec![e])?,
+                    .unwrap_or_else(|| panic!("no storage result for {}", a.address))?,
                 None => a.pre.as_ref().map_or(EMPTY_ROOT_HASH, |p| p.storage_root),
             };
             let key = Nibbles::unpack(keccak256(a.address));
             if a.deleted(self.rules) {
                 trie.storages.remove(&a.address);
                 if let Some(pre) = &a.pre {
-                    removals.push(key);
-                    plain.push((a.address, None));
+                    updates.removals.push(key);
+                    stage.plain.push((a.address, None));
                     if pre.storage_root != EMPTY_ROOT_HASH {
-                        wiped.push(keccak256(a.address));
+                        stage.wiped.push(keccak256(a.address));
                     }
                 }
                 continue;
@@ -817,7 +975,7 @@ impl BlockRootJob {
             }
             let fields = (a.nonce, a.balance, a.code_hash);
             if a.pre.as_ref().map(|p| (p.nonce, p.balance, p.code_hash)) != Some(fields) {
-                plain.push((
+                stage.plain.push((
                     a.address,
                     Some(AccountState {
                         balance: a.balance,
@@ -828,50 +986,163 @@ impl BlockRootJob {
             }
             let post = TrieAccount::new(a.nonce, a.balance, storage_root, a.code_hash);
             if a.pre.as_ref() != Some(&post) {
-                inserts.push((key, alloy_rlp::encode(post)));
+                updates.inserts.push((key, alloy_rlp::encode(post)));
             }
         }
-        // Updates before deletions, as clients do: an insert can keep a branch that a
-        // deletion would otherwise collapse (and so need no sibling node).
-        let mut errors = Vec::new();
-        let mut keep = |result: Result<(), RootError>| match result {
-            Err(e @ RootError::MissingNode { .. }) if collect => {
-                errors.push(e);
-                Ok(())
+        self.stage = Some(Box::new(stage));
+        Ok(updates)
+    }
+
+    /// Each storage task's root by account (a split trie's units joined into its upper
+    /// trie, then hashed), the updated tries kept in `trie` for the next block and, when
+    /// collected, their changed nodes added to `storage_nodes`.
+    fn storage_roots(
+        &mut self,
+        trie: &mut StateTrie,
+        results: Vec<StorageRoot>,
+        storage_nodes: &mut Vec<(B256, NodeChanges)>,
+    ) -> HashMap<Address, Result<B256, RootError>> {
+        let mut roots: HashMap<Address, Result<B256, RootError>> = HashMap::default();
+        let mut split_parts: HashMap<Address, Vec<StorageRoot>> = HashMap::default();
+        for r in results {
+            match r.done {
+                StorageDone::Lower { .. } => split_parts.entry(r.address).or_default().push(r),
+                StorageDone::Whole { trie: t, root } => {
+                    if root.is_ok() {
+                        trie.storages.insert(r.address, t);
+                        if let Some(nodes) = r.nodes {
+                            storage_nodes.push((keccak256(r.address), nodes));
+                        }
+                    }
+                    roots.insert(r.address, root);
+                }
             }
-            other => other.map_err(|e| vec![e]),
-        };
-        for (key, value) in inserts {
-            keep(trie.accounts.insert(key, value))?;
         }
-        for key in removals {
-            keep(trie.accounts.remove(key))?;
-        }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        match trie.changes.as_deref_mut() {
-            None => trie.root = trie.accounts.root(),
-            Some(out) => {
-                trie.root = trie.accounts.root_collecting(&mut out.account_nodes);
-                out.accounts.append(&mut plain);
-                out.storage_nodes.append(&mut storage_nodes);
-                out.wiped.append(&mut wiped);
+        for (address, mut parts) in split_parts {
+            let mut upper = self
+                .split_storages
+                .remove(&address)
+                .expect("a storage unit's trie was split by its job");
+            parts.sort_by_key(|p| match &p.done {
+                StorageDone::Lower { unit, .. } => unit.first_path(),
+                StorageDone::Whole { .. } => unreachable!("only units are gathered"),
+            });
+            let mut nodes = trie.changes.is_some().then(NodeChanges::new);
+            let root = join_storage(&mut upper, parts, nodes.as_mut(), trie.split.depth);
+            if root.is_ok() {
+                trie.storages.insert(address, upper);
+                if let Some(nodes) = nodes {
+                    storage_nodes.push((keccak256(address), nodes));
+                }
             }
+            roots.insert(address, root);
         }
-        Ok(trie.root)
+        roots
     }
 }
 
-/// One account's storage-trie update for one block: runs on any thread ([`Self::run`]).
+/// A split storage trie's root: its units (`parts`, run, in path order) joined into its
+/// `upper` trie, which is then hashed (its changed nodes, the units' first, added to
+/// `nodes` when given). The first unit's error wins.
+fn join_storage(
+    upper: &mut SparseTrie,
+    parts: Vec<StorageRoot>,
+    mut nodes: Option<&mut NodeChanges>,
+    depth: usize,
+) -> Result<B256, RootError> {
+    let mut units = Vec::with_capacity(parts.len());
+    for part in parts {
+        let StorageDone::Lower { unit, result } = part.done else {
+            unreachable!("only units are gathered");
+        };
+        result?;
+        if let (Some(nodes), Some(mut own)) = (nodes.as_deref_mut(), part.nodes) {
+            nodes.append(&mut own);
+        }
+        units.push(unit);
+    }
+    join(upper, units, depth)?;
+    Ok(match nodes {
+        None => upper.root(),
+        Some(nodes) => upper.root_collecting(nodes),
+    })
+}
+
+/// Hashes the account trie (its changed nodes recorded after the units' when `trie`
+/// collects changes), records the block's changes, and ends the job: the block's root.
+fn commit_root(trie: &mut StateTrie, mut stage: AccountStage) -> B256 {
+    trie.pending = false;
+    match trie.changes.as_deref_mut() {
+        None => trie.root = trie.accounts.root(),
+        Some(out) => {
+            out.account_nodes.append(&mut stage.account_nodes);
+            trie.root = trie.accounts.root_collecting(&mut out.account_nodes);
+            out.accounts.append(&mut stage.plain);
+            out.storage_nodes.append(&mut stage.storage_nodes);
+            out.wiped.append(&mut stage.wiped);
+        }
+    }
+    trie.root
+}
+
+/// A unit of the account trie's update: lower subtries of the account trie with their
+/// accounts' new leaves, run on any thread ([`Self::run`]) once the block's storage roots
+/// are known ([`BlockRootJob::account_tasks`]).
+#[derive(Debug)]
+pub struct AccountTask {
+    unit: Lower,
+    /// Whether the subtries' changed nodes are collected as they hash.
+    collect: bool,
+}
+
+impl AccountTask {
+    /// The account leaves it updates: its size, for a scheduler to order tasks by.
+    pub fn leaves(&self) -> usize {
+        self.unit.leaves()
+    }
+
+    /// Applies the leaves' updates to its subtries and hashes them.
+    pub fn run(mut self) -> AccountPart {
+        let mut nodes = self.collect.then(NodeChanges::new);
+        let result = self.unit.run(nodes.as_mut());
+        AccountPart {
+            unit: self.unit,
+            result,
+            nodes,
+        }
+    }
+}
+
+/// What an [`AccountTask`] returns, for [`BlockRootJob::finish_accounts`]: its updated
+/// subtries, or why they could not be updated.
+#[derive(Debug)]
+pub struct AccountPart {
+    unit: Lower,
+    result: Result<(), RootError>,
+    nodes: Option<NodeChanges>,
+}
+
+/// One account's storage-trie update for one block, or one unit of it when the trie is
+/// split: runs on any thread ([`Self::run`]).
 #[derive(Debug)]
 pub struct StorageTask {
     address: Address,
-    trie: SparseTrie,
-    /// (hashed slot, post-value), in the access list's slot order.
-    writes: Vec<(Nibbles, U256)>,
+    work: StorageWork,
     /// Whether the trie's changed nodes are collected as it hashes.
     collect: bool,
+}
+
+/// A storage task's trie and updates.
+#[derive(Debug)]
+enum StorageWork {
+    /// The whole trie, and its (hashed slot, post-value) writes in the access list's
+    /// slot order.
+    Whole {
+        trie: Box<SparseTrie>,
+        writes: Vec<(Nibbles, U256)>,
+    },
+    /// Lower subtries of a split trie, whose upper trie the job keeps.
+    Lower(Lower),
 }
 
 impl StorageTask {
@@ -883,8 +1154,10 @@ impl StorageTask {
             .collect();
         Self {
             address,
-            trie,
-            writes,
+            work: StorageWork::Whole {
+                trie: Box::new(trie),
+                writes,
+            },
             collect: false,
         }
     }
@@ -896,7 +1169,16 @@ impl StorageTask {
 
     /// The number of slot writes: the task's size, for a scheduler to order tasks by.
     pub fn writes(&self) -> usize {
-        self.writes.len()
+        match &self.work {
+            StorageWork::Whole { writes, .. } => writes.len(),
+            StorageWork::Lower(unit) => unit.leaves(),
+        }
+    }
+
+    /// Whether this is one unit of a storage trie the split rule cut (its root is then
+    /// known once every unit of the trie has run, at [`BlockRootJob::account_tasks`]).
+    pub fn is_unit(&self) -> bool {
+        matches!(self.work, StorageWork::Lower(_))
     }
 
     /// Reads, from `reader`, the nodes of this task's storage trie on the paths of its
@@ -906,12 +1188,16 @@ impl StorageTask {
         &mut self,
         reader: &mut R,
     ) -> Result<NodeReads, ReadNodesError<R::Error>> {
-        let mut targets = self
-            .writes
-            .iter()
-            .map(|(key, value)| (*key, value.is_zero()))
-            .collect();
-        read_paths(&mut self.trie, &mut targets, reader)
+        match &mut self.work {
+            StorageWork::Whole { trie, writes } => {
+                let mut targets = writes
+                    .iter()
+                    .map(|(key, value)| (*key, value.is_zero()))
+                    .collect();
+                read_paths(trie, &mut targets, reader)
+            }
+            StorageWork::Lower(unit) => unit.read_nodes(reader),
+        }
     }
 
     /// [`Self::read_nodes`], then [`Self::run`]: the new root (or why there is none, a
@@ -922,59 +1208,92 @@ impl StorageTask {
     ) -> (StorageRoot, NodeReads) {
         match self.read_nodes(reader) {
             Ok(reads) => (self.run(), reads),
-            Err(e) => (
-                StorageRoot {
+            Err(e) => {
+                let e = RootError::from(e);
+                let done = match self.work {
+                    StorageWork::Whole { trie, .. } => StorageDone::Whole {
+                        trie: *trie,
+                        root: Err(e),
+                    },
+                    StorageWork::Lower(unit) => StorageDone::Lower { unit, result: Err(e) },
+                };
+                let root = StorageRoot {
                     address: self.address,
-                    trie: self.trie,
-                    root: Err(e.into()),
+                    done,
                     nodes: None,
-                },
-                NodeReads::default(),
-            ),
+                };
+                (root, NodeReads::default())
+            }
         }
     }
 
     /// Applies the writes (a zero value deletes the slot; non-zero writes first, then
-    /// deletions) and hashes the storage trie.
-    pub fn run(mut self) -> StorageRoot {
+    /// deletions) and hashes the storage trie, or the unit's subtries.
+    pub fn run(self) -> StorageRoot {
         let mut nodes = self.collect.then(NodeChanges::new);
-        let root = self.apply(nodes.as_mut());
+        let done = match self.work {
+            StorageWork::Whole { mut trie, writes } => {
+                let root = apply_writes(&mut trie, &writes, nodes.as_mut());
+                StorageDone::Whole { trie: *trie, root }
+            }
+            StorageWork::Lower(mut unit) => {
+                let result = unit.run(nodes.as_mut());
+                StorageDone::Lower { unit, result }
+            }
+        };
         StorageRoot {
             address: self.address,
-            trie: self.trie,
-            root,
+            done,
             nodes,
         }
     }
+}
 
-    fn apply(&mut self, nodes: Option<&mut NodeChanges>) -> Result<B256, RootError> {
-        for (key, value) in &self.writes {
-            if !value.is_zero() {
-                self.trie.insert(*key, alloy_rlp::encode(value))?;
-            }
+/// Applies slot `writes` to a whole storage `trie` (non-zero values first, then the
+/// deletions) and hashes it.
+fn apply_writes(
+    trie: &mut SparseTrie,
+    writes: &[(Nibbles, U256)],
+    nodes: Option<&mut NodeChanges>,
+) -> Result<B256, RootError> {
+    for (key, value) in writes {
+        if !value.is_zero() {
+            trie.insert(*key, alloy_rlp::encode(value))?;
         }
-        for (key, value) in &self.writes {
-            if value.is_zero() {
-                self.trie.remove(*key)?;
-            }
-        }
-        Ok(match nodes {
-            None => self.trie.root(),
-            Some(nodes) => self.trie.root_collecting(nodes),
-        })
     }
+    for (key, value) in writes {
+        if value.is_zero() {
+            trie.remove(*key)?;
+        }
+    }
+    Ok(match nodes {
+        None => trie.root(),
+        Some(nodes) => trie.root_collecting(nodes),
+    })
 }
 
 /// What a [`StorageTask`] returns: the account's new storage root (or why it is not
-/// computable), and the updated trie, which [`BlockRootJob::finish`] keeps for the next
-/// block.
+/// computable), and the updated trie, which [`BlockRootJob::account_tasks`] keeps for the
+/// next block; for a unit of a split trie, its updated subtries.
 #[derive(Debug)]
 pub struct StorageRoot {
     address: Address,
-    trie: SparseTrie,
-    root: Result<B256, RootError>,
+    done: StorageDone,
     /// The trie's changed nodes, when collected.
     nodes: Option<NodeChanges>,
+}
+
+/// A storage task's outcome.
+#[derive(Debug)]
+enum StorageDone {
+    Whole {
+        trie: SparseTrie,
+        root: Result<B256, RootError>,
+    },
+    Lower {
+        unit: Lower,
+        result: Result<(), RootError>,
+    },
 }
 
 impl StorageRoot {
@@ -983,8 +1302,12 @@ impl StorageRoot {
         self.address
     }
 
-    /// The new storage root, or why it is not computable.
-    pub fn root(&self) -> Result<B256, &RootError> {
-        self.root.as_ref().copied()
+    /// The new storage root (`None` for a unit of a split trie, whose root is known once
+    /// its units are joined), or why it is not computable.
+    pub fn root(&self) -> Result<Option<B256>, &RootError> {
+        match &self.done {
+            StorageDone::Whole { root, .. } => root.as_ref().map(|r| Some(*r)),
+            StorageDone::Lower { result, .. } => result.as_ref().map(|()| None),
+        }
     }
 }

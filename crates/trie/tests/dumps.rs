@@ -74,3 +74,42 @@ fn streaming_inspection_gives_the_decoded_dump_s_figures() {
     );
     assert_eq!(inspection.summary.blocks, dump.block_count());
 }
+
+/// Every block's root from the dump's witness, its tries split into units (small units, so
+/// that its blocks are cut; each unit run in turn), equals its header's.
+#[test]
+fn committed_witness_dump_split_into_units_gives_the_header_roots() {
+    use gigagas_trie::{AccountTask, PreValues, RootRules, SplitRule, StateTrie, StorageTask};
+    let dump = committed();
+    for rule in [
+        SplitRule {
+            depth: 2,
+            min_leaves: 4,
+        },
+        SplitRule {
+            depth: 1,
+            min_leaves: 1,
+        },
+    ] {
+        let mut split_blocks = 0;
+        for segment in &dump.segments {
+            let witness = segment.witness.as_ref().expect("the dump has a witness");
+            let mut trie = StateTrie::from_witness(witness)
+                .unwrap()
+                .with_pre_values(PreValues::of_pre_state(&segment.pre_state))
+                .with_split(rule);
+            for block in &segment.blocks {
+                let mut job = trie
+                    .prepare_block(&block.access_list, RootRules::SPURIOUS_DRAGON)
+                    .unwrap();
+                let results = job.storage_tasks().into_iter().map(StorageTask::run);
+                let tasks = job.account_tasks(&mut trie, results.collect()).unwrap();
+                split_blocks += usize::from(tasks.len() > 1);
+                let parts = tasks.into_iter().map(AccountTask::run).collect();
+                let root = job.finish_accounts(&mut trie, parts).unwrap();
+                assert_eq!(root, block.header.state_root, "block {}", block.number());
+            }
+        }
+        assert!(split_blocks > dump.block_count() / 2, "{rule:?}: {split_blocks}");
+    }
+}

@@ -14,8 +14,9 @@ use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
 use alloy_trie::KECCAK_EMPTY;
 use gigagas_dump::{AccountState, PreAccount, PreSlot, PreState, Witness};
 use gigagas_trie::{
-    FullAccount, FullState, PreValues, RootError, RootRules, StateTrie, full_state_root,
-    root_only_witness, witness_for_blocks,
+    AccountTask, FullAccount, FullState, FullTries, Padding, PreValues, RootError, RootRules,
+    SplitRule, StatePadding, StateTrie, StorageTask, full_state_root, root_only_witness,
+    witness_for_blocks,
 };
 
 /// splitmix64: a deterministic generator without a dependency.
@@ -601,5 +602,106 @@ fn nodes_read_by_path_per_block_give_the_same_roots() {
             // read (the nodes under 32 bytes lie inside their parents).
             assert_eq!(total.read, by_path.0.len() as u64, "{total:?}");
         }
+    }
+}
+
+/// Each block's root with the tries split into units under `rule` (every unit run on a
+/// thread of its own, the account stage's too), on a trie over `witness`.
+fn split_roots(witness: &Witness, bals: &[BlockAccessList], rule: SplitRule) -> Vec<B256> {
+    let rules = RootRules::SPURIOUS_DRAGON;
+    let mut trie = StateTrie::from_witness(witness).unwrap().with_split(rule);
+    let mut roots = Vec::new();
+    for bal in bals {
+        let mut job = trie.prepare_block(bal, rules).unwrap();
+        let results = std::thread::scope(|s| {
+            let handles: Vec<_> = (job.storage_tasks().into_iter())
+                .map(|t| s.spawn(move || t.run()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let tasks = job.account_tasks(&mut trie, results).unwrap();
+        let parts = std::thread::scope(|s| {
+            let handles: Vec<_> = tasks.into_iter().map(|t| s.spawn(move || t.run())).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        roots.push(job.finish_accounts(&mut trie, parts).unwrap());
+    }
+    roots
+}
+
+/// How many storage units and account units each block's tries are split into under
+/// `rule`, and whether a storage trie was cut.
+fn units(witness: &Witness, bals: &[BlockAccessList], rule: SplitRule) -> Vec<(usize, usize, bool)> {
+    let rules = RootRules::SPURIOUS_DRAGON;
+    let mut trie = StateTrie::from_witness(witness).unwrap().with_split(rule);
+    let mut out = Vec::new();
+    for bal in bals {
+        let mut job = trie.prepare_block(bal, rules).unwrap();
+        let tasks = job.storage_tasks();
+        let cut = tasks.iter().any(|t| t.is_unit());
+        let storage = tasks.len();
+        let results = tasks.into_iter().map(StorageTask::run).collect();
+        let account_tasks = job.account_tasks(&mut trie, results).unwrap();
+        let accounts = account_tasks.len();
+        let parts = account_tasks.into_iter().map(AccountTask::run).collect();
+        job.finish_accounts(&mut trie, parts).unwrap();
+        out.push((storage, accounts, cut));
+    }
+    out
+}
+
+/// Generated blocks on tries padded to depth (accounts at 1,000,000, so three levels of
+/// full branches, and two contracts' storage at 100,000 slots), split into units at one,
+/// two and three nibbles: every block's root equals the one the whole tries give, and the
+/// cuts happen (the account trie in every block, a storage trie in some).
+#[test]
+fn padded_blocks_split_into_units_give_the_whole_roots() {
+    let mut rng = Rng(62);
+    let pre = state(&mut rng, 2_000);
+    let mut post = pre.clone();
+    let bals: Vec<BlockAccessList> = (0..4)
+        .map(|_| block(&mut rng, &mut post, 2_000, 400))
+        .collect();
+    let refs: Vec<&BlockAccessList> = bals.iter().collect();
+    let padding = StatePadding::default()
+        .with_accounts(Padding::accounts(1_000_000, 5).unwrap())
+        .with_storage(address(0), Padding::storage(100_000, 6).unwrap())
+        .with_storage(address(4), Padding::storage(100_000, 6).unwrap());
+    let witness = FullTries::new(&pre, &padding)
+        .unwrap()
+        .witness(&refs, RootRules::SPURIOUS_DRAGON)
+        .unwrap();
+    let whole = split_roots(&witness, &bals, SplitRule::WHOLE);
+    for rule in [
+        SplitRule::DEFAULT,
+        SplitRule { depth: 1, min_leaves: 1 },
+        SplitRule { depth: 2, min_leaves: 3 },
+        SplitRule { depth: 3, min_leaves: 1 },
+    ] {
+        assert_eq!(split_roots(&witness, &bals, rule), whole, "{rule:?}");
+    }
+    let fine = units(&witness, &bals, SplitRule { depth: 1, min_leaves: 1 });
+    assert!(fine.iter().all(|(_, accounts, _)| *accounts > 1), "{fine:?}");
+    assert!(fine.iter().any(|(_, _, cut)| *cut), "{fine:?}");
+}
+
+/// A rule that splits nothing gives today's units: one storage task per account whose
+/// storage changes, none of them a unit, and the account trie whole (no account task), on
+/// the generated blocks; the default rule, on blocks this small, splits nothing either.
+#[test]
+fn a_rule_that_splits_nothing_gives_one_task_per_storage_trie() {
+    let (pre, bals, expected) = six_blocks(62);
+    let refs: Vec<&BlockAccessList> = bals.iter().collect();
+    let witness = witness_for_blocks(&pre, &refs, RootRules::SPURIOUS_DRAGON).unwrap();
+    for rule in [SplitRule::WHOLE, SplitRule::DEFAULT] {
+        let counts = units(&witness, &bals, rule);
+        for (bal, (storage, accounts, cut)) in bals.iter().zip(counts) {
+            assert_eq!((accounts, cut), (0, false), "{rule:?}");
+            // At most one task per account listing slot changes (none where every slot
+            // ends as it began).
+            let listed = bal.iter().filter(|c| !c.storage_changes.is_empty()).count();
+            assert!(storage <= listed && storage > 0, "{storage} of {listed}");
+        }
+        assert_eq!(split_roots(&witness, &bals, rule), expected);
     }
 }
