@@ -2,7 +2,7 @@
 //! validation points measured, interleaved ([`profile_and_measure`]), then handed to the
 //! model (`gigagas-sim`, which computes and knows nothing of passes). [`simulate_dump`] is
 //! `gigagas simulate`'s one entry point: execution alone, or with a state store the whole
-//! block too, in one [`Simulation`].
+//! block too, in one [`SimulationResults`].
 
 use crate::plan::{FlagError, SimulateFlags};
 use crate::{
@@ -16,12 +16,13 @@ use gigagas_executor::{Parallel, Replay, Runner};
 use gigagas_grid::{
     BalDesign, CacheState, IoMode, Repetition, RunConfig, SchedulerKind, StateRootPhase, StoreRead,
 };
-use gigagas_report::{MachineInfo, results::DumpRecord};
+use gigagas_report::{
+    MachineInfo, SimulationResults, provenance::recorded_path, results::DumpRecord,
+};
 use gigagas_sim::{
     DeviceCurve, DumpId, ItemProfile, Measured, MeasuredPoint, SimulationReport, WholeBlockPoint,
-    WholeBlockReport, Workload,
+    Workload,
 };
-use serde::Serialize;
 use std::{
     num::NonZeroUsize,
     path::{Path, PathBuf},
@@ -249,17 +250,6 @@ impl WholeBlockRequest {
     }
 }
 
-/// What `gigagas simulate` found: the execution model's report (with the whole block, the
-/// memory points' validation that fits the slowdown; none without validation) and the
-/// whole block's report. Written as JSON by `--json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Simulation {
-    /// The execution model's projections and validations.
-    pub execution: Option<SimulationReport>,
-    /// The whole block's projections and validations (with a store).
-    pub whole_block: Option<WholeBlockReport>,
-}
-
 /// What `gigagas simulate` runs: the execution model's plan, the validation runs'
 /// repetition, and (with a store) the whole block's points.
 #[derive(Debug, Clone)]
@@ -290,32 +280,28 @@ impl SimulateRequest {
     }
 }
 
-impl Simulation {
-    /// The simulation as `--json` writes it: the machine, the dump's path, the execution
-    /// model's report (`simulation`) and the whole block's (`whole_block`).
-    pub fn json(&self, machine: &MachineInfo, dump: &Path) -> serde_json::Value {
-        serde_json::json!({
-            "machine": machine,
-            "dump_path": dump.display().to_string(),
-            "simulation": self.execution,
-            "whole_block": self.whole_block,
-        })
-    }
-}
-
 /// `gigagas simulate`: for the oracle's validation runs the item times measured first;
 /// then execution alone, or with `request.whole` the whole block: the memory points
 /// validated first (the slowdown's fit, when the plan validates), then every store point
-/// profiled, projected and validated. `path` names the dump in errors.
+/// profiled, projected and validated, on `machine`'s cores. `path` names the dump in
+/// errors and in the results (relative to the repository).
 pub fn simulate_dump(
     path: &Path,
     replay: &mut Replay,
     record: &DumpRecord,
     request: &SimulateRequest,
-    cores: NonZeroUsize,
+    machine: &MachineInfo,
     progress: &mut dyn Progress,
-) -> Result<Simulation, BenchError> {
+) -> Result<SimulationResults, BenchError> {
     let (plan, rep, whole) = (&request.plan, request.rep, request.whole.as_ref());
+    let cores = machine.cores;
+    let results = |execution, whole_block| SimulationResults {
+        dump_path: recorded_path(path),
+        machine: machine.clone(),
+        provenance: None,
+        execution,
+        whole_block,
+    };
     let dump_error = |source: DumpFault| BenchError::Dump {
         path: path.to_path_buf(),
         source,
@@ -333,10 +319,7 @@ pub fn simulate_dump(
         progress.stage("profiling items on 1 thread, interleaved with validation runs");
         let execution =
             simulate_execution(replay, record, plan, rep, cores, progress).map_err(dump_error)?;
-        return Ok(Simulation {
-            execution: Some(execution),
-            whole_block: None,
-        });
+        return Ok(results(Some(execution), None));
     };
     let store_error = |e: &dyn std::fmt::Display| WholeBlockError::Store {
         store: whole.store.clone(),
@@ -397,8 +380,5 @@ pub fn simulate_dump(
         cost.as_ref(),
         |c: &RunConfig| progress.advance(run_units(c.threads, cores)),
     )?;
-    Ok(Simulation {
-        execution,
-        whole_block: Some(report),
-    })
+    Ok(results(execution, Some(report)))
 }

@@ -3,7 +3,9 @@
 
 use crate::args::Command;
 use anyhow::{Context, Result, bail};
-use gigagas_report::{folder, output, readme, table};
+use gigagas_report::{
+    SimulationResults, folder, output, readme, sim_results::SIMULATION_FILE, table,
+};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `gigagas report`.
@@ -13,10 +15,11 @@ use std::path::{Path, PathBuf};
 /// with a row per machine and grid point; `--out DIR` also writes the merged table, CSV
 /// and plots there. With `--readme README.md`: render the README's generated figures
 /// (the tables between `<!-- gigagas:figures BEGIN NAME -->` and `<!-- gigagas:figures END
-/// NAME -->`) from the newest folder of each sweep they name, in place.
+/// NAME -->`) from the newest folder of each sweep they name, in place. A simulation's
+/// folder (`gigagas simulate --out`): its table.md from its simulation.json.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ReportArgs {
-    /// Results folders (each holding a results.json).
+    /// Results folders (each holding a results.json), or one simulation folder.
     #[arg(required_unless_present = "readme", conflicts_with = "readme")]
     pub dirs: Vec<PathBuf>,
     /// A README whose generated figures to render from the newest results folders.
@@ -81,10 +84,33 @@ fn readme(path: &Path, results_dir: Option<&Path>, check: bool) -> Result<()> {
     Ok(())
 }
 
+/// `gigagas report SIMULATION_DIR [--out DIR]`: its table.md rendered again, in the folder
+/// or with its simulation.json into `out`.
+fn simulation(dir: &Path, out: Option<&Path>) -> Result<()> {
+    let Some(out) = out else {
+        print!("{}", SimulationResults::render_dir(dir)?.markdown());
+        eprintln!("re-rendered {}", dir.display());
+        return Ok(());
+    };
+    let outputs = [SIMULATION_FILE, "table.md"].map(|f| ("--out", out.join(f)));
+    output::check_not_inputs(&[dir.join(SIMULATION_FILE)], &outputs)?;
+    output::prepare_output_dir(out, false)?;
+    let results = SimulationResults::load(&dir.join(SIMULATION_FILE))?;
+    results.write_into(out)?;
+    print!("{}", results.markdown());
+    eprintln!("wrote {}", out.display());
+    Ok(())
+}
+
 /// `gigagas report DIR...`.
 fn report(args: ReportArgs) -> Result<()> {
     if let Some(path) = &args.readme {
         return readme(path, args.results_dir.as_deref(), args.check);
+    }
+    if let [dir] = &args.dirs[..]
+        && dir.join(SIMULATION_FILE).is_file()
+    {
+        return simulation(dir, args.out.as_deref());
     }
     // The results.json files read are inputs; the files written (into the one folder, or
     // into --out) must not be one of them.

@@ -1,13 +1,13 @@
 //! `gigagas simulate`: parse, run `gigagas_bench::simulate_dump`, print.
 
 use crate::{
-    args::{Command, SchedulerChoice, commit, dump_or_default, schedulers},
+    args::{Command, SchedulerChoice, build_info, commit, dump_or_default, schedulers},
     terminal::Bar,
 };
 use anyhow::Result;
 use gigagas_bench::{SimulateRequest, StoreFlags, plan::SimulateFlags, simulate, simulate_dump};
 use gigagas_grid::{BalDesign, CacheState, IoMode, StateRootPhase};
-use gigagas_report::{MachineInfo, output, table};
+use gigagas_report::{MachineInfo, output, provenance::Provenance};
 use std::path::PathBuf;
 
 /// Arguments of `gigagas simulate`.
@@ -26,11 +26,8 @@ pub(crate) struct SimulateArgs {
     /// The dump [default: dumps/mainnet.gigagas, found from the current folder up].
     dump: Option<PathBuf>,
     /// Virtual worker counts to project.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "1,2,4,8,16,32,64,128,192"
-    )]
+    #[arg(long, value_delimiter = ',')]
+    #[arg(default_value = "1,2,4,8,16,32,64,128,192")]
     threads: Vec<usize>,
     /// Mega-block sizes [default: 1,50; with --state, one size, default 1].
     #[arg(long, value_delimiter = ',')]
@@ -61,6 +58,9 @@ pub(crate) struct SimulateArgs {
     /// Write the simulation (projections, validations, assumptions, machine) as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Write a results folder: simulation.json and table.md (`gigagas report DIR` renders it).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// Simulate the whole block reading this state store (`gigagas state build`).
     #[arg(long, value_name = "DIR", help_heading = "Whole block")]
     state: Option<PathBuf>,
@@ -109,40 +109,41 @@ impl Command for SimulateArgs {
             item_slowdown: self.item_slowdown,
             whole_block: self.state.is_some(),
         };
-        let s = &self.store;
-        let store = StoreFlags {
-            io: &s.io,
-            designs: &s.bal_design,
-            state_root: &s.state_root,
-            io_threads: s.io_threads,
-            cache: s.cache,
-            device_curve: s.device_curve.as_deref(),
-        };
-        let store = self.state.clone().map(|dir| (dir, store));
+        let store = self.state.clone().zip(Some(StoreFlags {
+            io: &self.store.io,
+            designs: &self.store.bal_design,
+            state_root: &self.store.state_root,
+            io_threads: self.store.io_threads,
+            cache: self.store.cache,
+            device_curve: self.store.device_curve.as_deref(),
+        }));
         let request = SimulateRequest::from_flags(flags, self.warmup, self.repeats, store)?;
         let path = dump_or_default(self.dump)?;
-        if let Some(json) = &self.json {
-            output::check_not_inputs(std::slice::from_ref(&path), &[("--json", json.clone())])?;
-            output::prepare_output_file(json, false)?;
+        for (flag, out) in [("--json", &self.json), ("--out", &self.out)] {
+            let Some(out) = out else { continue };
+            output::check_not_inputs(std::slice::from_ref(&path), &[(flag, out.clone())])?;
+            match flag {
+                "--out" => output::prepare_output_dir(out, false)?,
+                _ => output::prepare_output_file(out, false)?,
+            }
         }
+        let provenance = Provenance::start(build_info());
         let (mut replay, record) = gigagas_bench::sweep::load_replay(&path)?;
         let machine = MachineInfo::detect(commit());
         eprintln!("{}", simulate::describe(&path, &record, &machine));
         let mut bar = Bar::new("simulating");
-        let cores = machine.cores;
-        let simulation = simulate_dump(&path, &mut replay, &record, &request, cores, &mut bar);
+        let results = simulate_dump(&path, &mut replay, &record, &request, &machine, &mut bar);
         bar.finish();
-        let simulation = simulation?;
-        if let Some(report) = &simulation.execution {
-            print!("{}", table::simulation_markdown(report, None));
-        }
-        if let Some(report) = &simulation.whole_block {
-            print!("{}", report.markdown());
-        }
+        let mut results = results?;
+        results.provenance = Some(provenance.finish());
+        print!("{}", results.markdown());
         if let Some(out) = &self.json {
-            let text = serde_json::to_string_pretty(&simulation.json(&machine, &path))?;
-            output::write_atomic(out, text.as_bytes())?;
+            output::write_atomic(out, results.to_json().as_bytes())?;
             eprintln!("wrote {}", out.display());
+        }
+        if let Some(dir) = &self.out {
+            results.write_into(dir)?;
+            eprintln!("wrote {}", dir.display());
         }
         Ok(())
     }

@@ -59,6 +59,7 @@ fn outputs_over_inputs_are_refused_before_any_work() {
         vec!["run", d, "--json", d],
         vec!["run", d, "--out", d],
         vec!["simulate", d, "--json", d, "--no-validate"],
+        vec!["simulate", d, "--out", d, "--no-validate"],
     ];
     let nested = dump.join("results");
     let mut cases = cases;

@@ -1,6 +1,7 @@
 //! `gigagas simulate --state`: the whole block (read, execution, root) projected from a
 //! one-thread profile of store passes on the committed witness dump, and the combinations
-//! it refuses, each in one line.
+//! it refuses, each in one line; a simulation's results folder, rendered again by `gigagas
+//! report`.
 
 mod common;
 
@@ -113,9 +114,18 @@ fn the_whole_block_is_projected_from_a_store() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let json = dir.path().join("sim.json");
-    let stdout = projected(s(&store), &["--threads", "1,2,16", "--json", s(&json)]);
+    let (json, folder) = (dir.path().join("sim.json"), dir.path().join("sim"));
+    let args = [
+        "--threads",
+        "1,2,16",
+        "--json",
+        s(&json),
+        "--out",
+        s(&folder),
+    ];
+    let stdout = projected(s(&store), &args);
     assert!(stdout.contains("Whole block: projected"), "{stdout}");
+    assert_folder_renders(&folder, &json, &stdout);
     // The JSON holds the same projections: one point, a band per worker count; no
     // execution report without validation.
     let written: serde_json::Value =
@@ -170,4 +180,73 @@ fn the_whole_block_is_projected_from_a_store() {
         line.contains("store's 2 readers") && line.ends_with("1: 2000, 4: 5000 reads/s"),
         "{line}"
     );
+}
+
+/// A simulation's results folder: `json`'s contents as simulation.json, and a table.md that
+/// begins with the printed tables (`stdout`); `gigagas report` writes the same table.md
+/// again and prints the same tables.
+fn assert_folder_renders(folder: &std::path::Path, json: &std::path::Path, stdout: &str) {
+    let written = std::fs::read(folder.join("simulation.json")).unwrap();
+    assert!(
+        written == std::fs::read(json).unwrap(),
+        "simulation.json is --json's"
+    );
+    let table = std::fs::read_to_string(folder.join("table.md")).unwrap();
+    assert!(table.starts_with(stdout), "{table}");
+    assert!(table.contains("- command: `gigagas simulate "), "{table}");
+    std::fs::remove_file(folder.join("table.md")).unwrap();
+    let out = gigagas(&["report", s(folder)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), stdout);
+    assert_eq!(
+        std::fs::read_to_string(folder.join("table.md")).unwrap(),
+        table
+    );
+}
+
+/// The execution model alone on the default dump (one profiling run, no validation): its
+/// results folder holds its tables and renders again.
+#[test]
+fn an_execution_simulation_is_a_results_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, folder) = (dir.path().join("sim.json"), dir.path().join("sim"));
+    let dump = concat!(env!("CARGO_MANIFEST_DIR"), "/../../dumps/mainnet.gigagas");
+    let out = gigagas(&[
+        "simulate",
+        dump,
+        "--no-validate",
+        "--profile-repeats",
+        "1",
+        "--warmup",
+        "0",
+        "--threads",
+        "1,4",
+        "--batch",
+        "1",
+        "--scheduler",
+        "ols",
+        "--json",
+        s(&json),
+        "--out",
+        s(&folder),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        stdout.contains("### Schedule simulation: `mainnet`"),
+        "{stdout}"
+    );
+    assert_folder_renders(&folder, &json, &stdout);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(written["whole_block"].is_null(), "{written}");
+    assert_eq!(written["dump_path"], "dumps/mainnet.gigagas", "{written}");
 }

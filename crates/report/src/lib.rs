@@ -26,6 +26,8 @@
 //! - [`stats`]: per-pass figures, their median over repeats, intervals and paired ratios.
 //! - [`simulation`]: the schedule simulator's projections and validations as recorded
 //!   (the model's own types, from `gigagas-sim`).
+//! - [`sim_results`]: what `gigagas simulate` found, as its JSON and its results folder
+//!   (`simulation.json`, `table.md`).
 //! - [`timeline`]: the longest batch of a parallel pass, workers × time, drawn as SVG.
 //! - [`provenance`]: command line, build, peak RSS and load of the measuring run.
 //! - [`output`]: the rules of every write: outputs never alias inputs, locations checked
@@ -46,6 +48,7 @@ pub mod provenance;
 pub mod readme;
 pub mod results;
 pub use gigagas_sim::report as simulation;
+pub mod sim_results;
 pub mod stats;
 pub mod table;
 pub mod timeline;
@@ -56,5 +59,6 @@ pub use machine::MachineInfo;
 pub use results::{
     DumpFailure, DumpRecord, DumpSkip, ResultRow, SuiteTotal, SweepResults, suite_totals,
 };
+pub use sim_results::SimulationResults;
 pub use simulation::{Projection, SimulationReport, Validation};
 pub use stats::{CONFIDENCE, Interval, Metrics, Summary, TxTimes, median_interval, paired_ratios};

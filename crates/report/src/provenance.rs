@@ -164,6 +164,14 @@ pub fn portable_command(args: &[String], start: Option<&Path>) -> Vec<String> {
     out
 }
 
+/// A path as results record it, against the current folder: [`portable_command`]'s rule
+/// for one path argument (relative to the repository, by its name alone outside it).
+pub fn recorded_path(path: &Path) -> String {
+    let start = std::env::current_dir().ok();
+    let args = ["gigagas".to_string(), path.display().to_string()];
+    portable_command(&args, start.as_deref()).swap_remove(1)
+}
+
 /// The root of the git checkout holding `dir`: the nearest folder at or above it with a
 /// `.git` entry (a folder, or a worktree's file).
 pub fn repository_root(dir: &Path) -> Option<PathBuf> {
