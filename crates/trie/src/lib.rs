@@ -103,7 +103,8 @@ pub use error::{RootError, TrieId, TriePath};
 pub use full::{FullTries, witness_for_blocks};
 pub use full_state::{FullAccount, FullState, full_state_root};
 pub use padding::{
-    MAINNET_ACCOUNTS, MAINNET_LARGE_STORAGE, PaddedTrie, Padding, PaddingError, StatePadding,
+    KnownNodes, MAINNET_ACCOUNTS, MAINNET_LARGE_STORAGE, PaddedTrie, Padding, PaddingError,
+    RandomTrie, StatePadding, storage_roots,
 };
 pub use paths::{PathNode, nodes_by_path};
 pub use reads::{NodeReader, NodeReads, ReadNodesError};

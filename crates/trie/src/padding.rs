@@ -39,11 +39,14 @@
 //! measures (a branch of 16 hashes is hashed and counted the same, whatever the hashes); a
 //! compressed dump file is smaller than one with distinct hashes would be.
 
-use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
+use crate::PathNode;
+use alloy_primitives::{Address, B256, Bytes, U256, keccak256, map::HashMap};
+use alloy_rlp::Decodable;
 use alloy_trie::{
     EMPTY_ROOT_HASH, KECCAK_EMPTY, Nibbles, TrieAccount,
-    nodes::{BranchNodeRef, LeafNodeRef, RlpNode},
+    nodes::{BranchNodeRef, LeafNodeRef, RlpNode, TrieNode},
 };
+use gigagas_dump::Witness;
 use std::collections::BTreeMap;
 
 /// Mainnet's account count, round: the default state size to pad to (300 million accounts,
@@ -236,6 +239,181 @@ impl StatePadding {
     }
 }
 
+/// The expected shape of a Merkle-Patricia trie of [`Self::leaves`] leaves under uniformly
+/// random keys (hashed addresses or hashed slots): how many nodes a client's trie table holds
+/// for that many accounts or slots, leaves included (as a path-keyed table keeps them).
+///
+/// Poissonised: the keys under a prefix of `d` nibbles are Poisson with mean λ = N/16^d, its
+/// 16 children independent with mean λ/16. The prefix holds a branch when at least two
+/// children hold keys, `1 + 15e^{−λ} − 16e^{−15λ/16}`; an extension starts at a branch's child
+/// slot that holds two keys or more which do not part at its first nibble,
+/// `(1 − e^{−λ} − λe^{−λ} − branch(λ)) · (1 − e^{−15λ})` (a sibling holds a key, so the parent
+/// branches). Summed over the 16^d prefixes of each depth, the branches come to
+/// N·15·ln(16/15)/ln 16 ≈ 0.349·N on average (between 0.32 and 0.38 as log16 N moves between
+/// integers), the extensions to about 0.013·N, so a trie holds about 1.36 nodes per leaf
+/// (a full 16-ary tree would hold 16/15: a random trie's lowest branches hold two to four
+/// children, not sixteen).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RandomTrie {
+    leaves: u64,
+    inner: Vec<f64>,
+}
+
+impl RandomTrie {
+    /// The expected shape of a trie of `leaves` leaves.
+    pub fn of(leaves: u64) -> Self {
+        let n = leaves as f64;
+        let mut inner = Vec::new();
+        for depth in 0..=64 {
+            let lambda = n / 16f64.powi(depth);
+            if lambda < 1e-7 {
+                break;
+            }
+            let prefixes = 16f64.powi(depth);
+            let branch = 1.0 + 15.0 * (-lambda).exp() - 16.0 * (-15.0 * lambda / 16.0).exp();
+            let branch = branch.max(0.0);
+            let two_or_more = -(-lambda).exp_m1() - lambda * (-lambda).exp();
+            let extension = if depth == 0 {
+                0.0
+            } else {
+                (two_or_more - branch).max(0.0) * -(-15.0 * lambda).exp_m1()
+            };
+            inner.push(prefixes * (branch + extension));
+        }
+        Self { leaves, inner }
+    }
+
+    /// The leaves it was made for.
+    pub fn leaves(&self) -> u64 {
+        self.leaves
+    }
+
+    /// The expected inner nodes (branches and extensions) whose path is `depth` nibbles
+    /// long, depth 0 (the root) first.
+    pub fn inner_by_depth(&self) -> &[f64] {
+        &self.inner
+    }
+
+    /// The expected nodes in all: the leaves and every inner node.
+    pub fn nodes(&self) -> f64 {
+        self.leaves as f64 + self.inner.iter().sum::<f64>()
+    }
+}
+
+/// A witness's nodes by hash, each decoded once: the node at any path of a trie wherever the
+/// witness holds every node on the way there, including paths no block reads (the untouched
+/// subtries of a [`Padding`], one node for all alike subtries of a depth, lie under millions
+/// of paths).
+#[derive(Debug, Clone, Default)]
+pub struct KnownNodes {
+    by_hash: HashMap<B256, (Bytes, TrieNode)>,
+}
+
+impl KnownNodes {
+    /// The nodes of `witness` (one that does not decode is left out: no path leads through
+    /// it).
+    pub fn new(witness: &Witness) -> Self {
+        let by_hash = witness
+            .nodes
+            .iter()
+            .filter_map(|rlp| {
+                let node = TrieNode::decode(&mut rlp.as_ref()).ok()?;
+                Some((keccak256(rlp), (rlp.clone(), node)))
+            })
+            .collect();
+        Self { by_hash }
+    }
+
+    /// The node at `path` (nibbles, one per byte) of the trie whose root hashes to `root`:
+    /// `None` where no node starts there (inside an extension's or a leaf's key, under an
+    /// empty slot) or where a node on the way is not in the witness or lies inside its
+    /// parent (under 32 bytes).
+    pub fn node_at(&self, root: B256, path: &[u8]) -> Option<&Bytes> {
+        let mut hash = root;
+        let mut depth = 0;
+        loop {
+            let (rlp, node) = self.by_hash.get(&hash)?;
+            if depth == path.len() {
+                return Some(rlp);
+            }
+            let child = match node {
+                TrieNode::Branch(branch) => {
+                    let nibble = path[depth];
+                    if nibble > 15 || !branch.state_mask.is_bit_set(nibble) {
+                        return None;
+                    }
+                    let below = branch.state_mask.get() & ((1u16 << nibble) - 1);
+                    depth += 1;
+                    branch.stack.get(below.count_ones() as usize)?
+                }
+                TrieNode::Extension(extension) => {
+                    let key = &extension.key;
+                    let rest = &path[depth..];
+                    if rest.len() < key.len()
+                        || (0..key.len()).any(|i| key.get_unchecked(i) != rest[i])
+                    {
+                        return None;
+                    }
+                    depth += key.len();
+                    &extension.child
+                }
+                TrieNode::Leaf(_) | TrieNode::EmptyRoot => return None,
+            };
+            hash = child.as_hash()?;
+        }
+    }
+
+    /// The levels of full branches under `root` whose children the witness all holds,
+    /// counted down one path (nibble `depth % 16` at each depth) to a leaf the witness holds
+    /// too: a trie padded by a [`Padding`] gives its [`Padding::levels`] (its virtual leaf
+    /// lies under them), any other trie 0 (its untouched subtries are hashes the witness does
+    /// not open, however full its top).
+    pub fn padded_levels(&self, root: B256) -> usize {
+        let mut hash = root;
+        let mut depth = 0;
+        loop {
+            match self.by_hash.get(&hash) {
+                Some((_, TrieNode::Leaf(_))) => return depth,
+                Some((_, TrieNode::Branch(branch)))
+                    if branch.state_mask.get() == 0xffff
+                        && branch.stack.iter().all(|c| {
+                            c.as_hash().is_some_and(|h| self.by_hash.contains_key(&h))
+                        }) =>
+                {
+                    let Some(next) = branch.stack[depth % 16].as_hash() else {
+                        return 0;
+                    };
+                    hash = next;
+                    depth += 1;
+                }
+                _ => return 0,
+            }
+        }
+    }
+}
+
+/// The storage tries that the account leaves among `nodes` name (a witness's nodes by path,
+/// [`crate::nodes_by_path`]): (hashed address, storage root) of every account with storage,
+/// sorted by hashed address.
+pub fn storage_roots(nodes: &[PathNode]) -> Vec<(B256, B256)> {
+    let mut roots: Vec<(B256, B256)> = nodes
+        .iter()
+        .filter(|n| n.owner.is_none())
+        .filter_map(|n| {
+            let TrieNode::Leaf(leaf) = TrieNode::decode(&mut n.rlp.as_ref()).ok()? else {
+                return None;
+            };
+            let key = n.path.join(&leaf.key);
+            let account = TrieAccount::decode(&mut leaf.value.as_slice()).ok()?;
+            (key.len() == 64 && account.storage_root != EMPTY_ROOT_HASH)
+                .then(|| (B256::from_slice(&key.pack()), account.storage_root))
+        })
+        .collect();
+    roots.sort_unstable();
+    roots.dedup();
+    roots
+}
+
 /// ⌊log16 `n`⌋ (0 for `n` < 16).
 fn levels(n: u64) -> usize {
     (u64::BITS - 1).saturating_sub(n.leading_zeros()) as usize / 4
@@ -244,7 +422,6 @@ fn levels(n: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloy_rlp::Decodable;
     use alloy_trie::HashBuilder;
 
     #[test]
@@ -294,6 +471,68 @@ mod tests {
         assert_eq!(padding.nodes().len(), 2 + 3);
         assert_eq!(padding.storage_of(&b), Some(&slots));
         assert!(!padding.is_empty() && StatePadding::default().is_empty());
+    }
+
+    /// The shape's node count is that of real tries of random keys (branches, extensions and
+    /// leaves counted from the sorted keys' common prefixes), within 2 %, and about 1.36 per
+    /// leaf.
+    #[test]
+    fn a_random_tries_node_count_is_the_formulas() {
+        for (n, seed) in [(3_000u64, 1u64), (40_000, 2)] {
+            let mut keys: Vec<B256> = (0..n)
+                .map(|i| keccak256([seed.to_be_bytes(), i.to_be_bytes()].concat()))
+                .collect();
+            keys.sort_unstable();
+            let common =
+                |a: &B256, b: &B256| Nibbles::unpack(a).common_prefix_length(&Nibbles::unpack(b));
+            // A branch at every distinct common prefix of neighbours; an extension above each
+            // branch whose nearest branch above is more than one nibble up.
+            let mut branches: Vec<Nibbles> = keys
+                .windows(2)
+                .map(|w| Nibbles::unpack(w[0]).slice(..common(&w[0], &w[1])))
+                .collect();
+            branches.sort_unstable();
+            branches.dedup();
+            let set: std::collections::HashSet<Nibbles> = branches.iter().copied().collect();
+            let extensions = branches
+                .iter()
+                .filter(|b| {
+                    let above = (0..b.len()).rev().find(|&d| set.contains(&b.slice(..d)));
+                    !b.is_empty() && above.is_none_or(|d| d + 1 < b.len())
+                })
+                .count();
+            let counted = (n as usize + branches.len() + extensions) as f64;
+            let shape = RandomTrie::of(n);
+            let ratio = counted / shape.nodes();
+            assert!(
+                (0.98..1.02).contains(&ratio),
+                "{n}: {counted} counted, {} by formula",
+                shape.nodes()
+            );
+            assert!((1.3..1.42).contains(&(shape.nodes() / n as f64)), "{n}");
+        }
+        assert_eq!(RandomTrie::of(0).nodes(), 0.0);
+    }
+
+    /// A padded trie's witness gives its virtual node at every path of a depth the padding
+    /// covers, none below its leaves, and its levels.
+    #[test]
+    fn known_nodes_open_a_padded_trie_at_any_path() {
+        let padding = Padding::accounts(4_096, 9).unwrap();
+        let nodes = padding.nodes();
+        let known = KnownNodes::new(&Witness::new(padding.root(), nodes.clone()));
+        assert_eq!(known.padded_levels(padding.root()), 3);
+        for path in [&[][..], &[7], &[15, 0], &[3, 9, 12]] {
+            assert_eq!(
+                known.node_at(padding.root(), path),
+                Some(&nodes[path.len()])
+            );
+        }
+        assert_eq!(known.node_at(padding.root(), &[1, 2, 3, 4]), None);
+        assert_eq!(known.node_at(B256::ZERO, &[]), None);
+        let unpadded = KnownNodes::new(&Witness::new(padding.root(), vec![nodes[0].clone()]));
+        assert_eq!(unpadded.padded_levels(padding.root()), 0);
+        assert_eq!(unpadded.node_at(padding.root(), &[1]), None);
     }
 
     fn virtual_root_is_the_hash_builders(padding: &Padding) {
