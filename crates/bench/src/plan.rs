@@ -1138,7 +1138,7 @@ mod tests {
         .unwrap()
         .unwrap();
         let reads = plan.replay_reads();
-        assert_eq!(reads.len(), 1 + 2 * 3, "{reads:?}");
+        assert_eq!(reads.len(), 1 + 3 * 3, "{reads:?}");
         assert_eq!(
             reads.iter().filter(|r| r.design().is_none()).count(),
             1,

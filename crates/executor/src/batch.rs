@@ -70,6 +70,9 @@ struct WorkerSlot {
     returned: Vec<Result<ItemOutput, ExecError>>,
     /// Its busy time over the pass.
     busy_ns: u64,
+    /// Read beside execution: how long it waited in the batch for its items' blocks to be
+    /// read.
+    wait_ns: u64,
     /// Why it stopped, when it panicked.
     panic: Option<String>,
 }
@@ -219,6 +222,10 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
                 let index = batch.items.start + pos as usize;
                 let item = &replay.items()[index];
                 let b = item.block as usize;
+                if let Some(progress) = &batch.beside {
+                    // The item's accounts, slots and code are in once its block is read.
+                    slot.wait_ns += progress.wait(b - batch.blocks.range().start);
+                }
                 let start = Instant::now();
                 let output = replay.execute_item(
                     &mut executor,
@@ -353,8 +360,14 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
                     // The batch's state, read now unless the previous batch's pipelined read
                     // did.
                     match self.read(&mut batch, &mut own) {
-                        Ok(ns) => own.timings.io.exposed_ns += ns,
+                        Ok(ns) => {
+                            own.timings.io.exposed_ns += ns;
+                            own.timings.batch_read_exposed_ns.push(ns);
+                        }
                         Err(e) => result = Err(e),
+                    }
+                    if result.is_ok() && pass.beside() {
+                        result = self.start_beside(&mut batch, &own);
                     }
                     if let (Some(root), Ok(())) = (&pass.root, &result) {
                         root.begin_batch(batch.blocks.range(), self.threads());
@@ -408,12 +421,27 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
             own.next = Some(next);
         }
         let helper_id = self.slots.len() - 1;
-        if helper {
-            // SAFETY: the batch is read by everyone and the helper's slot is its own from
-            // *go* to *handed*.
-            let (batch, slot) = unsafe { (self.batch.get(), self.slots[helper_id].get_mut()) };
-            let batch = batch.as_ref().expect("put before its go");
-            slot.busy_ns += self.work(batch, slot);
+        let help = || {
+            if helper {
+                // SAFETY: the batch is read by everyone and the helper's slot is its own
+                // from *go* to *handed*.
+                let (batch, slot) = unsafe { (self.batch.get(), self.slots[helper_id].get_mut()) };
+                let batch = batch.as_ref().expect("put before its go");
+                slot.busy_ns += self.work(batch, slot);
+            }
+        };
+        // SAFETY: from *go* to *handed* every thread reads the batch.
+        let running = unsafe { self.batch.get() }.as_ref();
+        match (
+            running.and_then(|b| Some((b, b.beside.as_ref()?))),
+            &self.pass.readers,
+        ) {
+            (Some((batch, progress)), Some(readers)) => {
+                let faults = self.read_beside(batch, progress, readers, help);
+                read_end = Some(own.epoch + Duration::from_nanos(progress.done_ns()));
+                own.timings.read_faults.push(faults);
+            }
+            _ => help(),
         }
         if !self.wait(spin) {
             return Err(PassError::Panicked(String::new())); // handed
@@ -426,6 +454,7 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
             self.slots.iter().map(|s| unsafe { s.get_mut() }).collect();
         self.batch_time(&mut slots, own, start, read_end);
         window.close();
+        let failed = self.finish_beside(&batch, own, start);
         let mut outputs = self.collect(&batch, &mut slots, own);
         let result = sink(batch.items.clone(), &mut outputs, &batch.blocks);
         self.hand_back(&batch.items, outputs, &own.timings, &mut slots);
@@ -443,7 +472,138 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
             return Err(PassError::Panicked(String::new())); // dropped
         }
         drop(batch);
+        // A failed read beside execution left its block's items without values: the read's
+        // failure is what the pass reports.
+        failed.map_or(Ok(()), Err)?;
         result.map_err(PassError::from).and(pending)
+    }
+
+    /// At *go* (inside the window), a batch read beside execution: the order its blocks
+    /// are read in, from its schedule, nothing read yet. A pass without readers cannot
+    /// read it.
+    fn start_beside(
+        &self,
+        batch: &mut Batch<'r, 'c, 's, S>,
+        own: &Coordinator<'c, 'r, 's, S>,
+    ) -> Result<(), PassError> {
+        let replay = self.pass.replay;
+        let range = batch.blocks.range();
+        if self.pass.readers.is_none() {
+            return Err(PassError::Read(ReadFailure {
+                block: replay.header(range.start).number,
+                item: replay.items()[batch.items.start].kind,
+                source: crate::prestate::StateError::NoReader,
+            }));
+        }
+        let first_item = batch.items.start;
+        let order = crate::beside::read_order(&batch.order, range.len(), range.start, |pos| {
+            replay.items()[first_item + pos as usize].block as usize
+        });
+        batch.beside = Some(crate::beside::Progress::new(order, own.epoch));
+        Ok(())
+    }
+
+    /// Read `batch` beside its execution: one job per reader on the pass's reader threads,
+    /// `help` (the helping coordinator's share of the items) on the calling thread
+    /// meanwhile. Returns the device reads the readers made (their threads' major faults).
+    fn read_beside(
+        &self,
+        batch: &Batch<'r, 'c, 's, S>,
+        progress: &crate::beside::Progress,
+        readers: &rayon::ThreadPool,
+        help: impl FnOnce(),
+    ) -> u64 {
+        let count = self.pass.store().map_or(0, |s| s.sources.reader_count());
+        let mut faults = vec![0u64; count];
+        let mut panicked = vec![None; count];
+        readers.in_place_scope(|scope| {
+            for (reader, (faults, panicked)) in faults.iter_mut().zip(&mut panicked).enumerate() {
+                scope.spawn(move |_| {
+                    let before = crate::window::thread_major_faults();
+                    let read = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        self.reader_job(batch, progress, reader)
+                    }));
+                    if let Err(panic) = read {
+                        // No block is waited for any more; the pass ends with the panic.
+                        progress.abandon();
+                        *panicked = Some(panic_message(&*panic));
+                    }
+                    progress.reader_done();
+                    *faults = crate::window::thread_major_faults().saturating_sub(before);
+                });
+            }
+            help();
+        });
+        if let Some(message) = panicked.into_iter().flatten().next() {
+            panic!("a reader panicked: {message}");
+        }
+        faults.iter().sum()
+    }
+
+    /// Reader `reader`'s share of a read beside execution: the next block of the read order
+    /// until none is left, each read into the batch's tables and published; then, on a pass
+    /// that computes roots, the trie paths of what each block changes, claimed the same way.
+    fn reader_job(
+        &self,
+        batch: &Batch<'r, 'c, 's, S>,
+        progress: &crate::beside::Progress,
+        reader: usize,
+    ) {
+        let Some(store) = self.pass.store() else {
+            return;
+        };
+        // The codes this reader read for the batch (one read per code, however many blocks).
+        let mut codes = rustc_hash::FxHashMap::default();
+        while let Some(i) = progress.claim() {
+            let mut source = store.sources.lock(reader);
+            // SAFETY: block `i` was claimed just now, by this reader alone, and is
+            // published only below.
+            let read = unsafe { self.pass.read_claimed(batch, i, &mut source, &mut codes) };
+            drop(source);
+            progress.publish(i, read.err());
+        }
+        if self.pass.root.is_none() {
+            return;
+        }
+        while let Some(i) = progress.claim_paths() {
+            let b = batch.blocks.range().start + i;
+            let mut source = store.sources.lock(reader);
+            let read = self
+                .pass
+                .replay
+                .read_block_paths((b, batch.blocks.get(b)), &mut **source);
+            if let Err(e) = read {
+                progress.fail(i, e);
+            }
+        }
+    }
+
+    /// After a batch read beside execution (outside the window): its read's span, when each
+    /// block was read, and its first failed read.
+    fn finish_beside(
+        &self,
+        batch: &Batch<'r, 'c, 's, S>,
+        own: &mut Coordinator<'c, 'r, 's, S>,
+        start: Instant,
+    ) -> Option<PassError> {
+        let progress = batch.beside.as_ref()?;
+        let t = &mut own.timings;
+        let start_ns = start.duration_since(own.epoch).as_nanos() as u64;
+        let first = batch.blocks.range().start;
+        let end = progress.done_ns().max(start_ns);
+        t.block_ready_ns.resize(self.pass.replay.block_count(), 0);
+        for (i, ready) in progress.ready_ns().enumerate() {
+            t.block_ready_ns[first + i] = ready;
+        }
+        t.io.read_ns += end - start_ns;
+        t.read_spans.push((start_ns, end - start_ns));
+        let (i, source) = progress.take_failure()?;
+        let replay = self.pass.replay;
+        Some(PassError::Read(ReadFailure {
+            block: replay.header(first + i).number,
+            item: replay.items()[batch.items.start].kind,
+            source,
+        }))
     }
 
     /// Inside the window, right after *handed*: the batch's wall time (from `start` to the
@@ -471,14 +631,27 @@ impl<'c, 'r, 's, S: StateSource> Crew<'c, 'r, 's, S> {
             }
             None => exec_ns,
         };
+        // Read beside execution: what the read exposed is the longest any worker waited
+        // for its items' blocks (its first item's wait and every later stall).
+        let waited = slots
+            .iter_mut()
+            .map(|s| std::mem::take(&mut s.wait_ns))
+            .max()
+            .unwrap_or(0);
+        let mut exposed = waited.min(ns);
         if let Some(read_end) = read_end {
-            // Pipelined: a read that outlasts the batch holds up the next one, so the
-            // batch runs until it ends and the excess is charged as exposed.
-            let read = read_end.duration_since(start).as_nanos() as u64;
+            // Pipelined or beside: a read that outlasts the batch holds up the next one, so
+            // the batch runs until it ends and the excess is charged as exposed.
+            let read = read_end.saturating_duration_since(start).as_nanos() as u64;
             if read > ns {
-                t.io.exposed_ns += read - ns;
+                exposed += read - ns;
                 ns = read;
             }
+        }
+        t.io.exposed_ns += exposed;
+        match t.batch_read_exposed_ns.len() == t.batch_wall_ns.len() + 1 {
+            true => *t.batch_read_exposed_ns.last_mut().expect("one per batch") += exposed,
+            false => t.batch_read_exposed_ns.push(exposed),
         }
         t.batch_wall_ns.push(ns);
         t.wall_ns += ns;

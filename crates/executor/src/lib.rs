@@ -47,6 +47,7 @@
 //! | [`exec`] | executing one item ([`ItemExecutor`], one EVM per worker), and the sequential loop |
 //! | [`verify`] | every item against the receipts and the access list ([`Divergence`]) |
 //! | [`root`] | the state-root phase: each block's root from its witness and access lists, its trie nodes read as it needs them on a store run |
+//! | `beside` | reads beside execution: the order a batch's blocks are read in, and whether each is read yet |
 //! | [`pass`] | a pass set up ([`SetupError`]), each batch staged as one value, the [`PassCache`]; [`PassError`] |
 //! | `batch` | the batch loop: the timed window, the barrier protocol, the hand-over |
 //! | [`run`] | the [`Runner`]s: [`Parallel`] and [`Sequential`] |
@@ -79,6 +80,7 @@
 
 pub mod barrier;
 mod batch;
+mod beside;
 pub mod exec;
 pub mod expected;
 pub mod local_code;

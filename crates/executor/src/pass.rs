@@ -34,7 +34,8 @@ pub struct IoTimings {
     pub build_ns: u64,
     /// The part of reading and decoding that the timed window waited for: all of it when
     /// each batch is read before it runs, only what was not hidden behind the previous
-    /// batch's execution when pipelined; every read on demand.
+    /// batch's execution when pipelined, what the workers waited for read beside
+    /// execution; every read on demand.
     pub exposed_ns: u64,
 }
 
@@ -45,6 +46,16 @@ pub struct RunTimings {
     pub wall_ns: u64,
     /// Wall time of each batch, nanoseconds: from its start to the end of its last item.
     pub batch_wall_ns: Vec<u64>,
+    /// With a state source, aligned with [`RunTimings::batch_wall_ns`]: the part of each
+    /// batch's wall time spent waiting for its read (the rest of the read was hidden under
+    /// execution): the whole read before it runs; pipelined, the first batch's read and
+    /// what a read outlasted its batch by; beside execution, the longest any worker waited
+    /// for its items' blocks, plus what the read outlasted the batch by. Zero in memory.
+    pub batch_read_exposed_ns: Vec<u64>,
+    /// Read beside execution: when each block's read was published, nanoseconds after the
+    /// timed window opened (indexed like the replay's blocks; empty for other passes).
+    /// No item of a block starts before it.
+    pub block_ready_ns: Vec<u64>,
     /// Execution time of each item (indexed like [`Replay::items`]), nanoseconds.
     pub item_ns: Vec<u64>,
     /// When each item started, nanoseconds after the timed window opened, on the wall clock
@@ -427,21 +438,61 @@ pub(crate) struct Batch<'r, 'p, 's, S> {
     /// Its blocks, decoded (borrowed when the replay keeps them).
     pub(crate) blocks: Blocks<'r>,
     /// Per block of the batch, in order, the state its items read.
-    pub(crate) states: Vec<BlockState<'r, 'p, 's, S>>,
+    pub(crate) states: Vec<StateCell<BlockState<'r, 'p, 's, S>>>,
     /// The batch's own layout, when the cache keeps none: what a read fills its bases by.
     pub(crate) layout: Option<IoLayout>,
     /// The scheduler's order of its items, cut into the chunks workers claim (set inside
     /// the window, before the first batch).
     pub(crate) order: gigagas_grid::schedule::BatchOrder,
-    /// Whether its bases still wait for their read from the store.
+    /// Whether its bases still wait for their read from the store before it runs.
     pub(crate) unread: bool,
+    /// Read beside execution: which of its blocks are read (set at *go*, inside the
+    /// window); `None` for every other pass.
+    pub(crate) beside: Option<crate::beside::Progress>,
+}
+
+/// One block's state in a [`Batch`]. Read beside execution, the one reader that claimed the
+/// block writes it while the workers run other blocks' items, and the workers read it only
+/// once its read is published ([`crate::beside::Progress`]'s `Release`/`Acquire` flag);
+/// otherwise it is written only by the coordinator, which owns the batch then.
+pub(crate) struct StateCell<T>(std::cell::UnsafeCell<T>);
+
+// SAFETY: a cell is written by one thread at a time, never while another reads it: by the
+// coordinator while it owns the batch, or read beside execution by the reader that claimed
+// its block before that block is published (`Batch::state`, `Batch::claimed_base`).
+unsafe impl<T: Send + Sync> Sync for StateCell<T> {}
+
+impl<T> StateCell<T> {
+    fn new(value: T) -> Self {
+        Self(std::cell::UnsafeCell::new(value))
+    }
+
+    /// The value, owned by the caller's `&mut`.
+    pub(crate) fn get_mut(&mut self) -> &mut T {
+        self.0.get_mut()
+    }
 }
 
 impl<'r, 'p, 's, S: StateSource> Batch<'r, 'p, 's, S> {
-    /// The state block `b` (of this batch) starts from.
+    /// The state block `b` (of this batch) starts from. Read beside execution, only once
+    /// its block's read is published (a worker waits for it first), or after the batch.
     #[inline]
     pub(crate) fn state(&self, b: usize) -> &BlockState<'r, 'p, 's, S> {
-        &self.states[b - self.blocks.range().start]
+        // SAFETY: no thread writes the cell now (see `StateCell`): the caller waited for
+        // the block's read, or no read is under way.
+        unsafe { &*self.states[b - self.blocks.range().start].0.get() }
+    }
+
+    /// The base of block `i` (relative to the batch's first block), for the reader that
+    /// claimed it beside execution.
+    ///
+    /// # Safety
+    /// The caller claimed block `i` from the batch's [`crate::beside::Progress`] (no other
+    /// thread claims it) and has not yet published it (no worker reads it).
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn claimed_base(&self, i: usize) -> Option<&mut PreStateDb> {
+        // SAFETY: exclusive by the caller's contract.
+        unsafe { &mut *self.states[i].0.get() }.base_mut()
     }
 }
 
@@ -538,8 +589,11 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         let workers = NonZeroUsize::new(config.threads.get() - usize::from(helps))
             .map(crate::pool::workers)
             .transpose()?;
-        // `reader_count - 1` threads beside the calling thread (none for one reader).
-        let readers = NonZeroUsize::new(reader_count.saturating_sub(1))
+        // `reader_count - 1` threads beside the calling thread (none for one reader); read
+        // beside execution, every reader on a thread of its own beside the workers.
+        let beside = matches!(&state,
+            PassState::Store(store) if matches!(store.read, StoreRead::Beside(_)));
+        let readers = NonZeroUsize::new(reader_count.saturating_sub(usize::from(!beside)))
             .map(crate::pool::readers)
             .transpose()?;
         Ok(Self {
@@ -560,6 +614,51 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
             PassState::Store(store) => Some(store),
             PassState::Resident(_) | PassState::Built => None,
         }
+    }
+
+    /// Whether each batch's state is read while the batch runs, by readers of their own
+    /// ([`StoreRead::Beside`]).
+    pub(crate) fn beside(&self) -> bool {
+        self.store()
+            .is_some_and(|s| matches!(s.read, StoreRead::Beside(_)))
+    }
+
+    /// Read block `i` (relative to the batch's first) of `batch` beside execution, from
+    /// `reader`, into its base; `codes` the codes this reader read so far in the batch.
+    ///
+    /// # Safety
+    /// As [`Batch::claimed_base`]: the caller claimed block `i` and has not published it.
+    pub(crate) unsafe fn read_claimed(
+        &self,
+        batch: &Batch<'r, '_, 's, S>,
+        i: usize,
+        reader: &mut S,
+        codes: &mut rustc_hash::FxHashMap<B256, Bytecode>,
+    ) -> Result<(), StateError> {
+        let Some(store) = self.store() else {
+            return Ok(());
+        };
+        let Some(design) = store.read.design() else {
+            return Ok(());
+        };
+        let layout = batch
+            .layout
+            .as_ref()
+            .or(store.layout)
+            .expect("laid out when staged");
+        let inputs = crate::source::ReadInputs {
+            layout,
+            full_lists: store.full_lists,
+            trie_paths: self.root.is_some(),
+        };
+        let b = batch.blocks.range().start + i;
+        // SAFETY: the caller's contract.
+        let Some(table) = (unsafe { batch.claimed_base(i) }) else {
+            return Ok(());
+        };
+        let block = (b, batch.blocks.get(b));
+        self.replay
+            .read_block(design, inputs, block, table, reader, codes)
     }
 
     /// Whether each batch's state is read while the batch before it runs.
@@ -609,13 +708,16 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         let mut layout = None;
         let states = match &self.state {
             PassState::Resident(bases) => range
-                .map(|b| BlockState::Base(Cow::Borrowed(&bases[b])))
+                .map(|b| StateCell::new(BlockState::Base(Cow::Borrowed(&bases[b]))))
                 .collect(),
             PassState::Built => {
                 let cursor = cursors.bases.as_mut().expect("a built pass has its cursor");
                 blocks
                     .iter()
-                    .map(|(b, block)| Ok(BlockState::Base(Cow::Owned(cursor.base(b, block)?))))
+                    .map(|(b, block)| {
+                        let base = Cow::Owned(cursor.base(b, block)?);
+                        Ok(StateCell::new(BlockState::Base(base)))
+                    })
                     .collect::<Result<_, BlockReadError>>()?
             }
             PassState::Store(store) => {
@@ -635,13 +737,14 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
                 range
                     .zip(carried)
                     .map(|(b, carried)| match store.read.design() {
-                        None => BlockState::OnDemand(view(b, carried)),
-                        Some(BalDesign::Writes) => {
-                            BlockState::Both(kept.expect("laid out").blank(b), view(b, carried))
-                        }
-                        Some(BalDesign::Keys | BalDesign::Full) => {
-                            BlockState::Base(Cow::Owned(kept.expect("laid out").blank(b)))
-                        }
+                        None => StateCell::new(BlockState::OnDemand(view(b, carried))),
+                        Some(BalDesign::Writes) => StateCell::new(BlockState::Both(
+                            kept.expect("laid out").blank(b),
+                            view(b, carried),
+                        )),
+                        Some(BalDesign::Keys | BalDesign::Full) => StateCell::new(
+                            BlockState::Base(Cow::Owned(kept.expect("laid out").blank(b))),
+                        ),
                     })
                     .collect()
             }
@@ -649,11 +752,12 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
         Ok(Batch {
             index: k,
             items: self.batches[k].clone(),
-            unread: self.store().and_then(|s| s.read.design()).is_some(),
+            unread: self.store().and_then(|s| s.read.design()).is_some() && !self.beside(),
             blocks,
             states,
             layout,
             order: Default::default(),
+            beside: None,
         })
     }
 
@@ -683,7 +787,7 @@ impl<'r, 's, S: StateSource> Pass<'r, 's, S> {
             .states
             .iter_mut()
             .enumerate()
-            .filter_map(|(i, state)| Some((first + i, state.base_mut()?)));
+            .filter_map(|(i, state)| Some((first + i, state.get_mut().base_mut()?)));
         let inputs = crate::source::ReadInputs {
             layout,
             full_lists: store.full_lists,

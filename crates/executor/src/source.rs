@@ -521,20 +521,10 @@ impl Replay {
         let mut build_ns = 0;
         let mut tasks = Vec::new();
         for (b, table) in tables {
-            match design {
-                BalDesign::Full => {
-                    let decoding = Instant::now();
-                    self.decode_full(b, &inputs.full_lists[b], table, &mut tasks)?;
-                    build_ns += decoding.elapsed().as_nanos() as u64;
-                }
-                BalDesign::Keys | BalDesign::Writes => self.tasks_of(
-                    inputs.layout,
-                    b,
-                    blocks.get(b),
-                    design == BalDesign::Writes,
-                    table,
-                    &mut tasks,
-                ),
+            let decoding = Instant::now();
+            self.block_tasks(design, inputs, b, blocks.get(b), table, &mut tasks)?;
+            if design == BalDesign::Full {
+                build_ns += decoding.elapsed().as_nanos() as u64;
             }
         }
         // Each block's reads are in key order already; merged over the batch's blocks, one
@@ -561,6 +551,58 @@ impl Replay {
             build_ns,
             major_faults,
         })
+    }
+
+    /// The reads that fill block `b`'s blank `table` as `design` reads it (a `full` list
+    /// decoded into the table first), appended to `tasks` in the list's order.
+    fn block_tasks<'t>(
+        &self,
+        design: BalDesign,
+        inputs: ReadInputs<'_>,
+        b: usize,
+        block: &ReplayBlock,
+        table: &'t mut PreStateDb,
+        tasks: &mut Vec<Task<'t>>,
+    ) -> Result<(), StateError> {
+        match design {
+            BalDesign::Full => self.decode_full(b, &inputs.full_lists[b], table, tasks),
+            BalDesign::Keys | BalDesign::Writes => {
+                let writes_only = design == BalDesign::Writes;
+                self.tasks_of(inputs.layout, b, block, writes_only, table, tasks);
+                Ok(())
+            }
+        }
+    }
+
+    /// Fill block `b`'s blank `table` with what `design` reads for it, from `reader` alone,
+    /// in the store's key order (a read beside execution: one reader per block, its
+    /// `full` list decoded inside the read); `codes` holds the codes this reader read so far.
+    pub(crate) fn read_block<S: StateSource + ?Sized>(
+        &self,
+        design: BalDesign,
+        inputs: ReadInputs<'_>,
+        (b, block): (usize, &ReplayBlock),
+        table: &mut PreStateDb,
+        reader: &mut S,
+        codes: &mut FxHashMap<B256, Bytecode>,
+    ) -> Result<(), StateError> {
+        let mut tasks = Vec::new();
+        self.block_tasks(design, inputs, b, block, table, &mut tasks)?;
+        tasks.sort_by_key(Task::store_order);
+        read_tasks(reader, &mut tasks, codes)
+    }
+
+    /// Read ahead, from `reader`, the trie paths of what block `b` changes (as a read
+    /// before a batch does after its state).
+    pub(crate) fn read_block_paths<S: StateSource + ?Sized>(
+        &self,
+        (b, block): (usize, &ReplayBlock),
+        reader: &mut S,
+    ) -> Result<(), StateError> {
+        let mut paths = Vec::new();
+        trie_paths_of(self.segment_of(b) as u32, block, &mut paths);
+        paths.sort_by_key(Task::store_order);
+        read_tasks(reader, &mut paths, &mut FxHashMap::default())
     }
 
     /// The reads that fill block `b`'s blank `table` (every empty value, or, with
@@ -782,7 +824,16 @@ fn read_into<S: StateSource + ?Sized>(
     tasks: &mut [Task<'_>],
 ) -> Result<(), StateError> {
     // The codes this reader read for the batch (one read per code, however many accounts).
-    let mut codes: FxHashMap<B256, Bytecode> = FxHashMap::default();
+    read_tasks(reader, tasks, &mut FxHashMap::default())
+}
+
+/// `tasks` read from `reader`, each value written where its task points; `codes` the codes
+/// this reader read before (and those it reads now, added).
+fn read_tasks<S: StateSource + ?Sized>(
+    reader: &mut S,
+    tasks: &mut [Task<'_>],
+    codes: &mut FxHashMap<B256, Bytecode>,
+) -> Result<(), StateError> {
     for task in tasks {
         match task {
             Task::Account {
@@ -792,7 +843,7 @@ fn read_into<S: StateSource + ?Sized>(
             } => {
                 let mut info = reader.account(*segment as usize, *address)?;
                 if let Some(info) = &mut info {
-                    info.code = Some(code_of(reader, &mut codes, info.code_hash)?);
+                    info.code = Some(code_of(reader, codes, info.code_hash)?);
                 }
                 **into = Some(info);
             }
@@ -802,7 +853,7 @@ fn read_into<S: StateSource + ?Sized>(
                 slot,
                 into,
             } => **into = Some(reader.storage(*segment as usize, *address, *slot)?),
-            Task::Code { info } => info.code = Some(code_of(reader, &mut codes, info.code_hash)?),
+            Task::Code { info } => info.code = Some(code_of(reader, codes, info.code_hash)?),
             Task::TriePath {
                 segment,
                 address,
@@ -965,6 +1016,14 @@ impl<'s, S: StateSource> OnDemandPass<'s, S> {
     /// The summed time spent inside reads on demand, nanoseconds (all workers).
     pub fn read_ns(&self) -> u64 {
         self.read_ns.load(Ordering::Relaxed)
+    }
+
+    /// Reader `i`, for one block of a read beside execution (a read on demand meanwhile
+    /// takes another, or waits for it).
+    pub(crate) fn lock(&self, i: usize) -> MutexGuard<'_, &'s mut S> {
+        self.readers[i]
+            .lock()
+            .expect("no reader panics holding its lock")
     }
 
     /// Every reader, for a read before a batch (a read on demand meanwhile waits for one).

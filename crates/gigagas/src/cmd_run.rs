@@ -132,7 +132,9 @@ pub(crate) struct RunArgs {
     pub state: Option<PathBuf>,
     /// How store points read, comma-separated: prefetch (before each batch runs, every
     /// account, slot and code its access lists name, by --io-threads readers), pipelined
-    /// (batch k+1 read while batch k executes), on-demand (each read the first time it is
+    /// (batch k+1 read while batch k executes), beside (a batch read while it executes, by
+    /// --io-threads readers of their own, block by block in the order its schedule first
+    /// reaches them: an item waits only for its own block), on-demand (each read the first time it is
     /// needed: what a client without hints does; the sequential baseline, which has no
     /// access list, always reads on demand).
     #[arg(long, value_delimiter = ',', default_values_t = gigagas_grid::IoMode::ALL, help_heading = "Execution with I/O")]

@@ -79,6 +79,9 @@ pub enum StoreRead {
     Prefetch(BalDesign),
     /// Batch `k + 1`'s list read while batch `k` executes.
     Pipelined(BalDesign),
+    /// A batch's list read while the batch executes, block by block in the order its
+    /// schedule first reaches them; an item waits only for its own block's read.
+    Beside(BalDesign),
 }
 
 impl StoreRead {
@@ -88,6 +91,7 @@ impl StoreRead {
             Self::OnDemand => IoMode::OnDemand,
             Self::Prefetch(_) => IoMode::Prefetch,
             Self::Pipelined(_) => IoMode::Pipelined,
+            Self::Beside(_) => IoMode::Beside,
         }
     }
 
@@ -95,7 +99,9 @@ impl StoreRead {
     pub fn design(self) -> Option<BalDesign> {
         match self {
             Self::OnDemand => None,
-            Self::Prefetch(design) | Self::Pipelined(design) => Some(design),
+            Self::Prefetch(design) | Self::Pipelined(design) | Self::Beside(design) => {
+                Some(design)
+            }
         }
     }
 
@@ -106,6 +112,7 @@ impl StoreRead {
             (IoMode::OnDemand, None) => Ok(Self::OnDemand),
             (IoMode::Prefetch, Some(design)) => Ok(Self::Prefetch(design)),
             (IoMode::Pipelined, Some(design)) => Ok(Self::Pipelined(design)),
+            (IoMode::Beside, Some(design)) => Ok(Self::Beside(design)),
             (IoMode::OnDemand, Some(design)) => Err(BadStateRead::DesignOnDemand { design }),
             (io, None) => Err(BadStateRead::NoDesign { io }),
         }
@@ -118,6 +125,7 @@ impl StoreRead {
             IoMode::OnDemand => vec![Self::OnDemand],
             IoMode::Prefetch => designs.iter().map(|&d| Self::Prefetch(d)).collect(),
             IoMode::Pipelined => designs.iter().map(|&d| Self::Pipelined(d)).collect(),
+            IoMode::Beside => designs.iter().map(|&d| Self::Beside(d)).collect(),
         }
     }
 }
@@ -245,11 +253,20 @@ pub enum IoMode {
     Prefetch,
     /// Batch `k + 1` is read while batch `k` executes.
     Pipelined,
+    /// Reads beside execution: readers of their own read a batch's blocks while it runs,
+    /// in the order its schedule first reaches them, and an item waits only until its own
+    /// block is read.
+    Beside,
 }
 
 impl IoMode {
     /// All modes.
-    pub const ALL: [IoMode; 3] = [IoMode::OnDemand, IoMode::Prefetch, IoMode::Pipelined];
+    pub const ALL: [IoMode; 4] = [
+        IoMode::OnDemand,
+        IoMode::Prefetch,
+        IoMode::Pipelined,
+        IoMode::Beside,
+    ];
 
     /// Whether the replay reads with an access list in this mode (prefetch, pipelined), so
     /// that a [`BalDesign`] applies; on demand it has none.
@@ -263,6 +280,7 @@ impl IoMode {
             IoMode::OnDemand => "on-demand",
             IoMode::Prefetch => "prefetch",
             IoMode::Pipelined => "pipelined",
+            IoMode::Beside => "beside",
         }
     }
 }
@@ -388,7 +406,7 @@ mod tests {
         );
         assert_eq!(
             "batched".parse::<IoMode>().unwrap_err().to_string(),
-            "unknown I/O mode `batched` (expected on-demand, prefetch or pipelined)"
+            "unknown I/O mode `batched` (expected on-demand, prefetch, pipelined or beside)"
         );
         assert_eq!(
             "Keys".parse::<BalDesign>().unwrap_err().to_string(),

@@ -71,7 +71,9 @@ pub fn read_mode(work: &TimedWork) -> Result<ReadMode, PointError> {
     match work.state.read() {
         None => Err(PointError::NotAStore),
         Some(StoreRead::OnDemand) => Err(PointError::OnDemand),
-        Some(StoreRead::Prefetch(_)) => Ok(ReadMode::Prefetch),
+        // Reads beside execution are modelled as a read before the batch (an upper bound
+        // on what is exposed).
+        Some(StoreRead::Prefetch(_) | StoreRead::Beside(_)) => Ok(ReadMode::Prefetch),
         Some(StoreRead::Pipelined(_)) => Ok(ReadMode::Pipelined),
     }
 }
@@ -152,6 +154,8 @@ impl PhaseRecord {
                         storage_ns: b.storage_ns.iter().map(|&ns| slowdown.unit(ns)).collect(),
                         storage_writes: b.storage_writes.clone(),
                         finish_ns: slowdown.unit(b.finish_ns),
+                        account_ns: b.account_ns.iter().map(|&ns| slowdown.unit(ns)).collect(),
+                        account_leaves: b.account_leaves.clone(),
                     })
                     .collect();
                 BatchProfile {
@@ -166,7 +170,10 @@ impl PhaseRecord {
                 }
             })
             .collect();
-        PhaseProfile { batches }
+        PhaseProfile {
+            batches,
+            unit_ns: crate::phases::ROOT_UNIT_NS,
+        }
     }
 }
 
