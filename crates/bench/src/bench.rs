@@ -74,7 +74,10 @@ impl PassSum {
             a.ns += b.ns;
             a.bytes += b.bytes;
             a.pages += b.pages;
+            a.commit_blocks += b.commit_blocks;
+            a.commit_ns += b.commit_ns;
         }
+        r.drain_ns += p.drain_ns;
         // The trace takes its spans from one pass: keep the last.
         r.spans = p.spans;
         sum.passes += 1;
@@ -100,6 +103,7 @@ impl PassSum {
             &mut t.root.root_busy_ns,
             &mut t.root.overlap_ns,
             &mut t.root.read_ns,
+            &mut t.root.drain_ns,
         ] {
             div(v);
         }
@@ -107,6 +111,9 @@ impl PassSum {
             div(&mut p.ns);
             div(&mut p.bytes);
             div(&mut p.pages);
+            div(&mut p.commit_ns);
+            let blocks = u64::from(p.commit_blocks);
+            p.commit_blocks = ((blocks + n / 2) / n) as u32;
         }
         let passes = self.passes.max(1) as usize;
         t.root.blocks = (t.root.blocks + passes / 2) / passes;
@@ -149,6 +156,8 @@ pub fn metrics_of(
         persist_s: r.persisted.iter().map(|p| p.ns).sum::<u64>() as f64 / 1e9,
         persist_bytes: r.persisted.iter().map(|p| p.bytes).sum(),
         persist_pages: r.persisted.iter().map(|p| p.pages).sum(),
+        persist_commits: r.persisted.iter().filter(|p| p.commit_blocks > 0).count() as u64,
+        persist_drain_s: r.drain_ns as f64 / 1e9,
     });
     Metrics {
         wall_s,
@@ -434,6 +443,7 @@ mod tests {
             read_ns: 0,
             reads: Default::default(),
             persisted: Vec::new(),
+            drain_ns: 0,
             spans: vec![gigagas_executor::RootSpan {
                 worker: 0,
                 start_ns: exec,

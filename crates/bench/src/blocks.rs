@@ -51,6 +51,13 @@ pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
     // One prefetch per batch, in batch order (before it runs, or pipelined beside the one
     // before); none in memory or on demand.
     let reads = (t.read_spans.len() == t.batches.len()).then_some(&t.read_spans);
+    // The part of each batch's read it waited for (all of it before the batch).
+    let exposed = |k: usize| {
+        t.batch_read_exposed_ns
+            .get(k)
+            .copied()
+            .unwrap_or_else(|| reads.map_or(0, |r| r[k].1))
+    };
     let s = |ns: u64| ns as f64 / 1e9;
     t.batches
         .iter()
@@ -66,12 +73,14 @@ pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
                 gas += items[i].gas_used;
             }
             let (mut root_start, mut root_end, mut root_busy, mut root_read) = (u64::MAX, 0, 0, 0);
-            let (mut persist_ns, mut persist_bytes, mut persist_pages) = (0, 0, 0);
+            let mut persist = gigagas_executor::BlockPersist::default();
             for b in first..=last {
                 if let Some(p) = persisted.get(&b) {
-                    persist_ns += p.ns;
-                    persist_bytes += p.bytes;
-                    persist_pages += p.pages;
+                    persist.ns += p.ns;
+                    persist.bytes += p.bytes;
+                    persist.pages += p.pages;
+                    persist.commit_blocks += p.commit_blocks;
+                    persist.commit_ns += p.commit_ns;
                 }
             }
             for b in first..=last {
@@ -87,13 +96,16 @@ pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
                 blocks: last - first + 1,
                 gas,
                 read_s: reads.map_or(0.0, |r| s(r[k].1)),
+                read_exposed_s: s(exposed(k)),
                 exec_s: s(end.saturating_sub(start)),
                 root_s: s(root_end.saturating_sub(root_start)),
                 root_busy_s: s(root_busy),
                 root_read_s: s(root_read),
-                persist_s: s(persist_ns),
-                persist_bytes,
-                persist_pages,
+                persist_s: s(persist.ns),
+                persist_bytes: persist.bytes,
+                persist_pages: persist.pages,
+                commit_blocks: persist.commit_blocks,
+                commit_s: s(persist.commit_ns),
                 wall_s: s(t.batch_wall_ns.get(k).copied().unwrap_or(0)),
                 updated_accounts: 0,
                 updated_slots: 0,
@@ -115,11 +127,13 @@ pub fn mean_batches(passes: &[Vec<BatchFigures>]) -> Vec<BatchFigures> {
             passes.iter().filter_map(|p| p.get(k)).map(f).sum::<f64>() / n
         };
         m.read_s = avg(|b| b.read_s);
+        m.read_exposed_s = avg(|b| b.read_exposed_s);
         m.exec_s = avg(|b| b.exec_s);
         m.root_s = avg(|b| b.root_s);
         m.root_busy_s = avg(|b| b.root_busy_s);
         m.root_read_s = avg(|b| b.root_read_s);
         m.persist_s = avg(|b| b.persist_s);
+        m.commit_s = avg(|b| b.commit_s);
         m.wall_s = avg(|b| b.wall_s);
     }
     mean

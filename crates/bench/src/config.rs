@@ -11,8 +11,12 @@
 //!                             # the timed window, on the sequential loop and the replay alike
 //! state_root = ["off"]        # default ["off"]: "after" / "overlapped" add each block's state
 //!                             # root (from the dump's witness) after or beside its transactions
-//! persist = [false]           # default [false]: `true` commits each block into the state
-//!                             # store after its root (store points with a root only)
+//! persist = ["none"]          # default ["none"]: "block" commits each block into the state
+//!                             # store after its root, synced; "background" hands it to a
+//!                             # writer thread that commits in groups (store points with a
+//!                             # root only; `false` / `true` read as "none" / "block")
+//! backlog = { threshold = 7, buffer = 5, backpressure = 16 }
+//!                             # default reth's: the background writer's limits in blocks
 //! warmup = 1                  # default 1
 //! repeats = 3                 # default 3
 //! sequential = true           # default false: also run the sequential baseline
@@ -370,6 +374,7 @@ pub fn plan_of(
             &config.state_root,
         )
         .map_err(bad("persist"))?,
+        backlog: config.backlog,
         baseline: config.sequential,
         parallel: true,
         warmup,

@@ -37,16 +37,18 @@ use gigagas_executor::{
 };
 use gigagas_executor::{Nibbles, TrieId};
 use gigagas_grid::CacheState;
+use gigagas_grid::{Backlog, Persist};
 use gigagas_report::results::IoFigures;
 use gigagas_state::{
-    BlockWrite, EvictOptions, ReadStats, Store, StoreReader, StoreWriter, Timing, evict,
-    open_store, open_store_writable, probe_random_reads, quantile, residency,
+    BackgroundWriter, BlockWrite, EvictOptions, GroupCommit, ReadStats, Store, StoreReader,
+    StoreWriter, Timing, evict, open_store, open_store_writable, probe_random_reads, quantile,
+    residency,
 };
 use std::{
     collections::HashSet,
     num::NonZeroUsize,
     path::{Path, PathBuf},
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, PoisonError},
     time::Duration,
 };
 
@@ -177,10 +179,10 @@ impl StoreContext {
     /// The sink of a pass whose timed work persists its blocks (none for others): the
     /// store marked dirty and its state as built kept readable, before the pass.
     fn sink(&mut self, work: gigagas_grid::TimedWork) -> Result<Option<StoreSink>, IoError> {
-        if !work.persist {
+        if work.persist.is_none() {
             return Ok(None);
         }
-        StoreSink::begin(self.store()?).map(Some)
+        StoreSink::begin(self.store()?, work.persist, work.backlog).map(Some)
     }
 
     /// Whether a warm pass of this kind (`replay` or the loop, with `work`) must first run
@@ -211,31 +213,84 @@ impl StoreContext {
     }
 }
 
-/// The store behind the executor's [`BlockSink`]: each block a pass commits, written by
-/// one [`StoreWriter`] (one block at a time, whichever worker finished its root), and
-/// taken back after the pass ([`StoreSink::restore`]).
+/// The store behind the executor's [`BlockSink`], as the pass's [`Persist`] mode says:
+/// each block written at once by one [`StoreWriter`] (`block`: one block at a time,
+/// whichever worker finished its root), or handed to a [`BackgroundWriter`] that commits
+/// them in groups on a thread of its own (`background`). Taken back after the pass
+/// ([`StoreSink::restore`]); one dropped without that is taken back when dropped, so that
+/// no exit of a pass leaves its store marked dirty.
 #[derive(Debug)]
 pub struct StoreSink {
-    writer: Mutex<StoreWriter>,
+    writer: Option<SinkWriter>,
+}
+
+/// The writer behind a [`StoreSink`].
+#[derive(Debug)]
+enum SinkWriter {
+    Block(Box<Mutex<StoreWriter>>),
+    Background(BackgroundWriter),
 }
 
 impl StoreSink {
-    /// A sink over `store` (opened read-write), marking it dirty until
-    /// [`Self::restore`]. Outside any timed window.
-    pub fn begin(store: &Store) -> Result<Self, IoError> {
+    /// A sink over `store` (opened read-write) committing as `persist` says (with
+    /// `background`, as `backlog` says), marking the store dirty until [`Self::restore`].
+    /// Outside any timed window.
+    pub fn begin(store: &Store, persist: Persist, backlog: Backlog) -> Result<Self, IoError> {
+        let writer = StoreWriter::begin(store)?;
+        let writer = match persist {
+            Persist::Background => {
+                SinkWriter::Background(BackgroundWriter::start(writer, backlog)?)
+            }
+            Persist::Block | Persist::None => SinkWriter::Block(Box::new(Mutex::new(writer))),
+        };
         Ok(Self {
-            writer: Mutex::new(StoreWriter::begin(store)?),
+            writer: Some(writer),
         })
     }
 
+    /// Writes every block the background writer still holds and waits for it (nothing to
+    /// do with `block`); returns the time it took, nanoseconds. Inside the pass's window:
+    /// the pass's tail.
+    pub fn drain(&self) -> Result<u64, IoError> {
+        let start = std::time::Instant::now();
+        if let Some(SinkWriter::Background(w)) = &self.writer {
+            w.drain()?;
+        }
+        Ok(start.elapsed().as_nanos() as u64)
+    }
+
+    /// The background writer's group commits so far, in order (none with `block`).
+    pub fn commits(&self) -> Vec<GroupCommit> {
+        match &self.writer {
+            Some(SinkWriter::Background(w)) => w.commits(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Takes every block written back out and checks the store reads as before; returns
-    /// the keys restored. Outside any timed window.
-    pub fn restore(self) -> Result<usize, IoError> {
-        let writer = self
-            .writer
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+    /// the keys restored. Outside any timed window. The background writer is stopped
+    /// first (blocks it still holds are never written).
+    pub fn restore(mut self) -> Result<usize, IoError> {
+        self.take_back()
+    }
+
+    fn take_back(&mut self) -> Result<usize, IoError> {
+        let writer = match self.writer.take() {
+            None => return Ok(0),
+            Some(SinkWriter::Block(w)) => w.into_inner().unwrap_or_else(PoisonError::into_inner),
+            // A failed write leaves the blocks committed before it: those are taken back.
+            Some(SinkWriter::Background(w)) => w.finish()?.0,
+        };
         Ok(writer.restore()?)
+    }
+}
+
+impl Drop for StoreSink {
+    /// A sink dropped before [`StoreSink::restore`] (a pass that returned early or
+    /// panicked) takes its blocks back all the same; a failure leaves the store marked
+    /// dirty, refused when opened.
+    fn drop(&mut self) {
+        let _ = self.take_back();
     }
 }
 
@@ -243,35 +298,71 @@ impl BlockSink for StoreSink {
     fn write_block(
         &self,
         segment: usize,
-        _block: usize,
-        changes: &BlockChanges,
+        block: usize,
+        changes: BlockChanges,
     ) -> Result<BlockWritten, StateError> {
-        let nodes: Vec<_> = std::iter::once((None, changes.account_nodes.as_slice()))
-            .chain(
-                changes
-                    .storage_nodes
-                    .iter()
-                    .map(|(owner, nodes)| (Some(*owner), nodes.as_slice())),
-            )
-            .collect();
-        let write = BlockWrite {
-            accounts: &changes.accounts,
-            slots: &changes.slots,
-            codes: &changes.codes,
-            nodes: &nodes,
-            wiped: &changes.wiped,
-        };
-        let stats = self
-            .writer
-            .lock()
-            .map_err(|_| StateError::from_source(std::io::Error::other("a writer panicked")))?
-            .write_block(segment as u32, &write)
-            .map_err(StateError::from_source)?;
-        Ok(BlockWritten {
-            bytes: stats.bytes,
-            pages: stats.pages,
-        })
+        match self.writer.as_ref() {
+            Some(SinkWriter::Background(w)) => {
+                w.hand(segment as u32, block, changes)
+                    .map_err(StateError::from_source)?;
+                Ok(BlockWritten::default())
+            }
+            Some(SinkWriter::Block(w)) => {
+                let nodes = BlockWrite::nodes_of(&changes);
+                let stats = w
+                    .lock()
+                    .map_err(|_| {
+                        StateError::from_source(std::io::Error::other("a writer panicked"))
+                    })?
+                    .write_block(segment as u32, &BlockWrite::of(&changes, &nodes))
+                    .map_err(StateError::from_source)?;
+                Ok(BlockWritten {
+                    blocks: 1,
+                    bytes: stats.bytes,
+                    pages: stats.pages,
+                })
+            }
+            None => Err(StateError::from_source(std::io::Error::other(
+                "the store's writes were already taken back",
+            ))),
+        }
     }
+}
+
+/// Ends a persisting pass, whatever its `result`: a pass that ran drains the writer
+/// (inside its window: the drain is added to its wall time and kept as its tail,
+/// `drain_ns`) and gets each group commit on its last block's record; then every block
+/// written is taken back. Without a sink, the result as it is.
+fn end_persisting(
+    sink: Option<StoreSink>,
+    result: Result<RunTimings, gigagas_executor::PassError>,
+) -> Result<RunTimings, PassError> {
+    let Some(sink) = sink else {
+        return Ok(result?);
+    };
+    let drained = match result {
+        Ok(mut timings) => sink.drain().map(|ns| {
+            timings.wall_ns += ns;
+            timings.root.drain_ns = ns;
+            for c in sink.commits() {
+                if let Some(p) = timings
+                    .root
+                    .persisted
+                    .iter_mut()
+                    .find(|p| p.block == c.last_block)
+                {
+                    p.bytes = c.stats.bytes;
+                    p.pages = c.stats.pages;
+                    p.commit_blocks = c.blocks;
+                    p.commit_ns = c.ns;
+                }
+            }
+            Ok(timings)
+        }),
+        Err(e) => Ok(Err(e)),
+    };
+    sink.restore()?;
+    Ok(drained??)
 }
 
 /// The counts and sampled latencies of a pass's readers, handed over as they are dropped.
@@ -432,9 +523,10 @@ pub(crate) fn sequential_pass(
         sequential_pass(replay, pass_cache, work, page_cache, ctx, false)?;
     }
     let resident = prepare(ctx, page_cache)?;
-    let sink = ctx.sink(work)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
     let mut readers = ctx.readers(NonZeroUsize::MIN, &collected)?;
+    // The sink last: nothing between marking the store dirty and the pass can fail.
+    let sink = ctx.sink(work)?;
     let mut runner = Sequential::on(work, &mut readers[0]).cached(pass_cache);
     if let Some(sink) = &sink {
         runner = runner.persisting(sink);
@@ -447,10 +539,7 @@ pub(crate) fn sequential_pass(
         .map(|r| r.reader.meter().stats().read_ns())
         .sum();
     drop(readers);
-    if let Some(sink) = sink {
-        sink.restore()?;
-    }
-    let timings = result?;
+    let timings = end_persisting(sink, result)?;
     let io = gigagas_executor::IoTimings {
         read_ns,
         build_ns: 0,
@@ -488,10 +577,7 @@ pub(crate) fn replay_pass(
     }
     let result = runner.run(replay, verify);
     drop(readers);
-    if let Some(sink) = sink {
-        sink.restore()?;
-    }
-    let timings = result?;
+    let timings = end_persisting(sink, result)?;
     let figures = figures_of(&collected, timings.io, resident, ctx.device_reads_per_s);
     Ok(IoPass { timings, figures })
 }
@@ -892,6 +978,135 @@ mod tests {
         }
     }
 
+    /// The timed work of a warm store pass reading as `io` says, the root phase `phase`,
+    /// persisting as `persist` (in the background with a backlog small enough that a few
+    /// blocks make groups and stalls).
+    fn persisting_work(
+        io: gigagas_grid::IoMode,
+        phase: gigagas_grid::StateRootPhase,
+        persist: Persist,
+    ) -> gigagas_grid::TimedWork {
+        gigagas_grid::TimedWork {
+            persist,
+            backlog: Backlog {
+                threshold: 1,
+                buffer: 0,
+                backpressure: 1,
+            },
+            ..warm_store_work(io, phase)
+        }
+    }
+
+    /// A pass persisting in the background at 2 threads, by hand: once drained, the store
+    /// holds every block (the last block's state and root), the group commits wrote every
+    /// block once and the drain is in the pass's wall time; taken back, the store is as
+    /// `built`.
+    fn assert_background_pass_leaves_every_block(
+        ctx: &mut StoreContext,
+        replay: &Replay,
+        dump: &gigagas_dump::Dump,
+        built: u64,
+        name: &str,
+    ) {
+        use gigagas_grid::{IoMode, RunConfig, SchedulerKind, StateRootPhase};
+        let two = NonZeroUsize::new(2).unwrap();
+        let blocks = dump.segments.iter().map(|s| s.blocks.len()).sum::<usize>();
+        let point = RunConfig::new(two, 1, SchedulerKind::Ols).with_work(persisting_work(
+            IoMode::Prefetch,
+            StateRootPhase::Overlapped,
+            Persist::Background,
+        ));
+        let collected = Arc::new(Mutex::new(Collected::default()));
+        let mut readers = ctx.readers(two, &collected).unwrap();
+        let sink = ctx.sink(point.work).unwrap().unwrap();
+        let read = point.work.state.read().unwrap();
+        let timings = Parallel::reading(&point, read, &mut readers)
+            .persisting(&sink)
+            .run(replay, true)
+            .unwrap_or_else(|e| panic!("{name} {point}: {e}"));
+        drop(readers);
+        let drain_ns = sink.drain().unwrap();
+        let commits = sink.commits();
+        assert_eq!(
+            commits.iter().map(|c| c.blocks as usize).sum::<usize>(),
+            blocks,
+            "{name}: {commits:?}"
+        );
+        assert_eq!(timings.root.persisted.len(), blocks, "{name}");
+        assert!(timings.root.persisted.iter().all(|p| p.commit_blocks == 0));
+        assert_holds_last_block(ctx.store().unwrap(), dump);
+        assert!(sink.restore().unwrap() > 0);
+        assert_eq!(
+            ctx.store().unwrap().content_digest().unwrap(),
+            built,
+            "{name}"
+        );
+        // Through the pass's own ending, the drain is the wall time's tail.
+        let pass = replay_pass(
+            replay,
+            &PassCache::new(),
+            &point,
+            CacheState::Warm,
+            ctx,
+            true,
+        )
+        .unwrap_or_else(|e| panic!("{name} {point}: {e}"));
+        let root = &pass.timings.root;
+        assert!(
+            root.drain_ns > 0 && root.drain_ns <= pass.timings.wall_ns,
+            "{name}"
+        );
+        let _ = drain_ns;
+    }
+
+    /// Every exit of a pass's setup leaves its store unmarked or restored: a sink dropped
+    /// before its pass (an early return) takes its mark back, and a loop pass whose readers
+    /// cannot be made (its store reopened against another dump's checksum) never marks it.
+    #[test]
+    fn a_failed_setup_leaves_the_store_unmarked() {
+        use gigagas_grid::{IoMode, StateRootPhase};
+        gigagas_executor::test_utils::install_kzg_verifier();
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dumps/mainnet-like-witness.gigagas");
+        let (dump, info) = gigagas_dump::read_dump(&path).unwrap();
+        let dir = scratch();
+        let out = dir.path().join("store");
+        gigagas_state::build_store(&dump, &info, &out, &Default::default(), &mut |_| {}).unwrap();
+        let replay = Replay::new(dump).unwrap();
+        let one = NonZeroUsize::MIN;
+        let mut ctx = StoreContext::open_writable(&out, info.checksum, one).unwrap();
+        let built = ctx.store().unwrap().content_digest().unwrap();
+        for persist in [Persist::Block, Persist::Background] {
+            let work = gigagas_grid::TimedWork {
+                persist,
+                ..warm_store_work(IoMode::OnDemand, StateRootPhase::After)
+            };
+            drop(ctx.sink(work).unwrap().unwrap());
+            assert_eq!(
+                ctx.store().unwrap().content_digest().unwrap(),
+                built,
+                "{persist}"
+            );
+            // The readers fail: the store, closed, reopens against another checksum.
+            ctx.store = None;
+            ctx.checksum ^= 1;
+            let err = sequential_pass(
+                &replay,
+                &PassCache::new(),
+                work,
+                CacheState::Warm,
+                &mut ctx,
+                true,
+            )
+            .unwrap_err();
+            assert!(err.to_string().contains("not from this dump"), "{err}");
+            ctx.checksum ^= 1;
+            let store =
+                open_store(&out, info.checksum).unwrap_or_else(|e| panic!("{persist}: {e}"));
+            assert_eq!(store.content_digest().unwrap(), built, "{persist}");
+        }
+    }
+
     /// A persisting pass commits every block after its root, one write per block, and the
     /// store holds the last block's state before the writes are taken back; taken back, the
     /// store holds exactly what it was built with (every entry of every table), and every
@@ -930,17 +1145,14 @@ mod tests {
             let two = NonZeroUsize::new(2).unwrap();
             // Read-only, the store refuses to take the writes.
             let mut ro = StoreContext::open(&out, info.checksum, two).unwrap();
-            let err = StoreSink::begin(ro.store().unwrap())
+            let err = StoreSink::begin(ro.store().unwrap(), Persist::Block, Backlog::RETH)
                 .unwrap_err()
                 .to_string();
             assert!(err.contains("--persist") && !err.contains('\n'), "{err}");
             drop(ro);
             let mut ctx = StoreContext::open_writable(&out, info.checksum, two).unwrap();
             let built = ctx.store().unwrap().content_digest().unwrap();
-            let work = |io, phase| gigagas_grid::TimedWork {
-                persist: true,
-                ..warm_store_work(io, phase)
-            };
+            let work = |io, phase| persisting_work(io, phase, Persist::Block);
             // One pass by hand, to look at the store before its writes are taken back.
             let point = RunConfig::new(two, 1, SchedulerKind::Ols)
                 .with_work(work(IoMode::Prefetch, StateRootPhase::Overlapped));
@@ -971,16 +1183,48 @@ mod tests {
                 built,
                 "{name}"
             );
+            assert_background_pass_leaves_every_block(&mut ctx, &replay, &dump, built, name);
 
-            for (io, phase, threads, batch) in [
-                (IoMode::Prefetch, StateRootPhase::After, 1, 1),
-                (IoMode::Prefetch, StateRootPhase::Overlapped, 2, 1),
-                (IoMode::OnDemand, StateRootPhase::After, 2, 3),
-                (IoMode::OnDemand, StateRootPhase::Overlapped, 1, 1),
+            for (io, phase, threads, batch, persist) in [
+                (
+                    IoMode::Prefetch,
+                    StateRootPhase::After,
+                    1,
+                    1,
+                    Persist::Block,
+                ),
+                (
+                    IoMode::Prefetch,
+                    StateRootPhase::Overlapped,
+                    2,
+                    1,
+                    Persist::Block,
+                ),
+                (
+                    IoMode::OnDemand,
+                    StateRootPhase::After,
+                    2,
+                    3,
+                    Persist::Block,
+                ),
+                (
+                    IoMode::OnDemand,
+                    StateRootPhase::Overlapped,
+                    1,
+                    1,
+                    Persist::Block,
+                ),
+                (
+                    IoMode::OnDemand,
+                    StateRootPhase::After,
+                    1,
+                    3,
+                    Persist::Background,
+                ),
             ] {
                 let threads = NonZeroUsize::new(threads).unwrap();
-                let point =
-                    RunConfig::new(threads, batch, SchedulerKind::Ols).with_work(work(io, phase));
+                let point = RunConfig::new(threads, batch, SchedulerKind::Ols)
+                    .with_work(persisting_work(io, phase, persist));
                 let pass = replay_pass(
                     &replay,
                     &PassCache::new(),
@@ -994,8 +1238,10 @@ mod tests {
                 assert_eq!(root.blocks, blocks, "{name} {point}");
                 assert_eq!(root.persisted.len(), blocks, "{name} {point}");
                 let in_units: u64 = root.spans.iter().map(|s| s.persist_ns).sum();
-                let commits: u64 = root.persisted.iter().map(|p| p.ns).sum();
-                assert_eq!(in_units, commits, "{name} {point}");
+                let waits: u64 = root.persisted.iter().map(|p| p.ns).sum();
+                assert_eq!(in_units, waits, "{name} {point}");
+                let committed: u32 = root.persisted.iter().map(|p| p.commit_blocks).sum();
+                assert_eq!(committed as usize, blocks, "{name} {point}");
                 assert_eq!(
                     ctx.store().unwrap().content_digest().unwrap(),
                     built,

@@ -13,9 +13,9 @@
 use crate::progress::{LOAD_UNITS, run_units};
 use gigagas_executor::Replay;
 use gigagas_grid::{
-    BalDesign, CacheState, Claims, Dimension, DumpEntry, IoMode, Point, Repetition, RunConfig,
-    SchedulerKind, SimulateConfig, StateRead, StateRootPhase, StoreRead, SweepConfig, TableLayout,
-    TimedWork,
+    Backlog, BalDesign, CacheState, Claims, Dimension, DumpEntry, IoMode, Persist, Point,
+    Repetition, RunConfig, SchedulerKind, SimulateConfig, StateRead, StateRootPhase, StoreRead,
+    SweepConfig, TableLayout, TimedWork,
 };
 use std::{num::NonZeroUsize, ops::Deref, path::PathBuf};
 
@@ -52,15 +52,15 @@ pub struct SuiteDump {
     pub label: Option<String>,
 }
 
-/// The persistence settings a plan runs (`--persist`, a config's `persist`): refused where
-/// `true` is asked for without a store (`has_store`) or without a root phase on.
+/// The persistence modes a plan runs (`--persist`, a config's `persist`): refused where a
+/// mode that writes is asked for without a store (`has_store`) or without a root phase on.
 pub fn persist_settings(
-    persist: Vec<bool>,
+    persist: Vec<Persist>,
     has_store: bool,
     state_root: &[StateRootPhase],
-) -> Result<NonEmpty<bool>, PlanError> {
+) -> Result<NonEmpty<Persist>, PlanError> {
     let persist = NonEmpty::new(persist)?;
-    if persist.iter().any(|p| *p) && (!has_store || state_root.iter().all(|r| r.is_off())) {
+    if persist.iter().any(Persist::is_on) && (!has_store || state_root.iter().all(|r| r.is_off())) {
         return Err(PlanError::PersistNeedsStoreAndRoot);
     }
     Ok(persist)
@@ -531,10 +531,12 @@ pub struct Plan {
     /// The state-root phases of the replay's points ([`StateRootPhase`]): each point runs
     /// once per phase; `[Off]` for every figure published before the root phase.
     pub state_root: NonEmpty<StateRootPhase>,
-    /// Whether the store points with a root commit each block into the store after it
-    /// (`--persist`; [`persist_settings`]): `[false]`, `[true]` or both. Points without a
-    /// store or a root run once, without.
-    pub persist: NonEmpty<bool>,
+    /// How the store points with a root commit each block into the store after it
+    /// (`--persist`; [`persist_settings`]): any of `none`, `block`, `background`. Points
+    /// without a store or a root run once, without.
+    pub persist: NonEmpty<Persist>,
+    /// The background writer's limits (`--persist background`).
+    pub backlog: Backlog,
     /// Run the sequential baseline (one per sender-recovery setting).
     pub baseline: bool,
     /// Run the parallel points (`false`: the baseline only, `gigagas run --sequential`).
@@ -814,6 +816,7 @@ impl Plan {
                                     state,
                                     state_root,
                                     persist,
+                                    backlog: self.backlog_of(persist),
                                 };
                                 points.push(
                                     RunConfig::new(threads, batch.get(), scheduler)
@@ -829,13 +832,23 @@ impl Plan {
         points
     }
 
-    /// The persistence settings of the points reading `state` at root phase `state_root`:
-    /// the plan's where both are on, else only `false`.
-    fn persists(&self, state: StateRead, state_root: StateRootPhase) -> Vec<bool> {
+    /// The persistence modes of the points reading `state` at root phase `state_root`:
+    /// the plan's where both are on, else only `none`.
+    fn persists(&self, state: StateRead, state_root: StateRootPhase) -> Vec<Persist> {
         if state.is_store() && !state_root.is_off() {
             self.persist.to_vec()
         } else {
-            vec![false]
+            vec![Persist::None]
+        }
+    }
+
+    /// The backlog of a point persisting as `persist`: the plan's for `background`, the
+    /// default (which no point's name shows) for the others.
+    fn backlog_of(&self, persist: Persist) -> Backlog {
+        if persist == Persist::Background {
+            self.backlog
+        } else {
+            Backlog::default()
         }
     }
 
@@ -877,6 +890,7 @@ impl Plan {
                             state,
                             state_root,
                             persist,
+                            backlog: self.backlog_of(persist),
                         });
                     }
                 }
@@ -977,6 +991,7 @@ impl Plan {
             receipts: self.receipts,
             state_root: self.state_root.to_vec(),
             persist: self.persist.to_vec(),
+            backlog: self.backlog,
             seed: self.seed,
             warmup: self.warmup,
             repeats: self.repeats.get(),

@@ -254,7 +254,7 @@ impl Grid {
         let checksum = u64::from_str_radix(&record.checksum, 16).unwrap_or_default();
         // A plan that persists opens its store read-write (refused here, before any pass,
         // when it may not be changed).
-        let open = if self.plan.persist.contains(&true) {
+        let open = if self.plan.persist.iter().any(gigagas_grid::Persist::is_on) {
             StoreContext::open_writable
         } else {
             StoreContext::open

@@ -230,7 +230,7 @@ fn commit(
     };
     let changes = trie.take_changes();
     let start = Instant::now();
-    let written = sink.write_block(s, b, &changes);
+    let written = sink.write_block(s, b, changes);
     let ns = start.elapsed().as_nanos() as u64;
     match written {
         Ok(w) => (
@@ -240,6 +240,8 @@ fn commit(
                 ns,
                 bytes: w.bytes,
                 pages: w.pages,
+                commit_blocks: w.blocks,
+                commit_ns: if w.blocks > 0 { ns } else { 0 },
             }),
         ),
         Err(e) => (
@@ -282,19 +284,30 @@ pub struct RootTimings {
     /// With `--persist`: each block's commit into the store after its root, in block order
     /// (their time is inside the root units' and the pass's).
     pub persisted: Vec<BlockPersist>,
+    /// With `--persist background`: draining the writer at the pass's end, nanoseconds
+    /// (part of the pass's wall time: the tail after its last block).
+    pub drain_ns: u64,
 }
 
-/// One block's commit into the store after its root (`--persist`).
+/// One block's commit into the store after its root (`--persist`), and the commit that
+/// ended with it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BlockPersist {
     /// The block (index into the replay's blocks).
     pub block: usize,
-    /// Its write, nanoseconds: the transaction from its start to its synced commit.
+    /// Its chain's wait on persistence, nanoseconds: its synced write (`block`), or its
+    /// hand-over to the background writer and any stall on it (`background`).
     pub ns: u64,
-    /// Bytes of keys and values written.
+    /// Bytes of keys and values written by the commit that ended with this block (0 where
+    /// none did).
     pub bytes: u64,
-    /// Pages the write dirtied.
+    /// Pages that commit dirtied.
     pub pages: u64,
+    /// Blocks that commit wrote (1 a block with `block`; a group's size, on its last block,
+    /// with `background`; 0 where no commit ended with this block).
+    pub commit_blocks: u32,
+    /// That commit's write transaction, from its start to its synced commit, nanoseconds.
+    pub commit_ns: u64,
 }
 
 /// One unit of root work as it ran.

@@ -57,23 +57,28 @@ use std::{
 
 /// Where a pass commits each block once its root is computed (`--persist`): the block's
 /// changes ([`gigagas_trie::BlockChanges`]: its plain state and its tries' nodes by path),
-/// written as a client commits a block, in one write each. Called from whichever worker
-/// finished the block's root (the sequential loop: its one thread), one block at a time per
-/// segment; the sink orders the writes of several segments itself. A failed write fails
-/// the block's root.
+/// written as a client commits a block: at once, in one write each, or handed to a writer
+/// of its own that commits them later in groups. Called from whichever worker finished the
+/// block's root (the sequential loop: its one thread), one block at a time per segment;
+/// the sink orders the writes of several segments itself. A failed write fails the block's
+/// root.
 pub trait BlockSink: Sync + std::fmt::Debug {
-    /// Writes block `block` (index into the replay's blocks) of segment `segment`.
+    /// Writes block `block` (index into the replay's blocks) of segment `segment`, or
+    /// hands it to a writer (then what the call took is the block's wait on it).
     fn write_block(
         &self,
         segment: usize,
         block: usize,
-        changes: &gigagas_trie::BlockChanges,
+        changes: gigagas_trie::BlockChanges,
     ) -> Result<BlockWritten, StateError>;
 }
 
 /// What one block's write put into the store, as the sink measures it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BlockWritten {
+    /// Blocks the call committed: 1 where it wrote the block, 0 where it handed it to a
+    /// writer that commits it later.
+    pub blocks: u32,
     /// Bytes of the keys and values written (and of the keys deleted), encoded.
     pub bytes: u64,
     /// Pages the write dirtied.

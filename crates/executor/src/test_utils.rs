@@ -21,7 +21,8 @@ pub const RECOVER_SENDERS: TimedWork = TimedWork {
     receipts: false,
     state: gigagas_grid::StateRead::Memory,
     state_root: gigagas_grid::StateRootPhase::Off,
-    persist: false,
+    persist: gigagas_grid::Persist::None,
+    backlog: gigagas_grid::Backlog::RETH,
 };
 
 /// The timed work with a receipt per transaction, nothing else.
@@ -30,7 +31,8 @@ pub const RECEIPTS: TimedWork = TimedWork {
     receipts: true,
     state: gigagas_grid::StateRead::Memory,
     state_root: gigagas_grid::StateRootPhase::Off,
-    persist: false,
+    persist: gigagas_grid::Persist::None,
+    backlog: gigagas_grid::Backlog::RETH,
 };
 
 /// [`Replay::new`] with the setup-free point-evaluation verifier installed first

@@ -171,21 +171,42 @@ pub(crate) struct RunArgs {
     /// transactions (the client loop), the baseline of both phases.
     #[arg(long, value_delimiter = ',', default_value = "off")]
     pub state_root: Vec<gigagas_grid::StateRootPhase>,
-    /// With --state and a --state-root phase on, commit each block into the store after its
-    /// root, as a client commits a block: its state changes (accounts, slots, new code in
-    /// the plain tables) and its tries' new nodes by path, one write transaction per block,
-    /// each commit synced to disk (MDBX durable: an fdatasync per block). The worker that
-    /// finished the block's root writes it at once, before the segment's next block is
-    /// prepared: after the block's root on the root's chain (overlapped with the batch's
-    /// execution when --state-root is overlapped). The store points with a root (the
-    /// sequential baseline's too) then persist (`+persist` in their name; a sweep config's
-    /// `persist = [false, true]` runs both); blocks.csv gives each block's
-    /// persist_s, persist_bytes and persist_pages. Every pass's writes are taken back
-    /// after it, outside the timed window: the store is left as built. A store without
-    /// write permission is refused before the first pass; one left changed by an
+    /// With --state and a --state-root phase on, how each block is committed into the
+    /// store after its root, as a client commits a block (its state changes in the plain
+    /// tables and its tries' new nodes by path), comma-separated: none; block (one write
+    /// transaction per block, synced: an fdatasync per block, written at once by the worker
+    /// that finished the block's root, on the root's chain); background (as reth's
+    /// persistence task: each block handed to a writer on a thread of its own, which
+    /// commits the oldest blocks in one synced transaction a group once the head is more
+    /// than --persist-threshold blocks ahead of the disk, up to --persist-buffer behind the
+    /// head; a block's chain stalls while the head is more than --persist-buffer plus
+    /// --persist-backpressure blocks ahead; the writer is drained at the pass's end,
+    /// inside its time). The store points with a root (the sequential baseline's too) then
+    /// persist (`+persist` or `+persist background` in their name); blocks.csv gives each
+    /// block's persist_s (its chain's wait) and, on the last block of each commit, its
+    /// commit_blocks, persist_bytes, persist_pages and commit_s. Every pass's writes are
+    /// taken back after it, outside the timed window: the store is left as built. A store
+    /// without write permission is refused before the first pass; one left changed by an
     /// interrupted pass is refused when opened (rebuild it).
-    #[arg(long, requires = "state", help_heading = "Execution with I/O")]
-    pub persist: bool,
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "none",
+        help_heading = "Execution with I/O"
+    )]
+    pub persist: Vec<gigagas_grid::Persist>,
+    /// With --persist background: blocks the head runs ahead of the disk before the
+    /// writer commits (reth's persistence threshold).
+    #[arg(long, default_value_t = gigagas_grid::Backlog::RETH.threshold, help_heading = "Execution with I/O")]
+    pub persist_threshold: u16,
+    /// With --persist background: blocks each commit leaves behind the head (reth's memory
+    /// block buffer target).
+    #[arg(long, default_value_t = gigagas_grid::Backlog::RETH.buffer, help_heading = "Execution with I/O")]
+    pub persist_buffer: u16,
+    /// With --persist background: blocks beyond --persist-buffer awaiting the disk before
+    /// a block's chain stalls (reth's persistence backpressure threshold).
+    #[arg(long, default_value_t = gigagas_grid::Backlog::RETH.backpressure, help_heading = "Execution with I/O")]
+    pub persist_backpressure: u16,
     /// Readers of a prefetch (threads, each with its own read transaction).
     #[arg(long, default_value_t = gigagas_grid::DEFAULT_IO_THREADS, help_heading = "Execution with I/O")]
     pub io_threads: usize,
@@ -287,8 +308,17 @@ impl RunArgs {
             receipts: self.receipts,
             state_root: NonEmpty::new(self.state_root.clone())
                 .map_err(flag_error("--state-root"))?,
-            persist: plan::persist_settings(vec![self.persist], state.is_some(), &self.state_root)
-                .map_err(flag_error("--persist"))?,
+            persist: plan::persist_settings(
+                self.persist.clone(),
+                state.is_some(),
+                &self.state_root,
+            )
+            .map_err(flag_error("--persist"))?,
+            backlog: gigagas_grid::Backlog {
+                threshold: self.persist_threshold,
+                buffer: self.persist_buffer,
+                backpressure: self.persist_backpressure,
+            },
             baseline: !self.no_baseline,
             parallel: !self.sequential,
             warmup,

@@ -59,12 +59,16 @@ pub struct SweepConfig {
     /// also runs with each block's root after its transactions.
     #[serde(default = "root_off", skip_serializing_if = "is_root_off")]
     pub state_root: Vec<crate::StateRootPhase>,
-    /// Whether the store points with a root commit each block into the store after its
-    /// root (`[false]`, `[true]` or both; default `[false]`): `true` needs a store and a
-    /// root phase on, and applies to the store points with a root (the others run
+    /// How the store points with a root commit each block into the store after its root
+    /// (any of `none`, `block`, `background`; default `["none"]`; `false` and `true`, as
+    /// stored before the modes, read as `none` and `block`): a mode on needs a store and
+    /// a root phase on, and applies to the store points with a root (the others run
     /// once, without).
     #[serde(default = "persist_off", skip_serializing_if = "is_persist_off")]
-    pub persist: Vec<bool>,
+    pub persist: Vec<crate::Persist>,
+    /// The background writer's limits (`background`; reth's by default).
+    #[serde(default, skip_serializing_if = "crate::Backlog::is_default")]
+    pub backlog: crate::Backlog,
     /// Seed of the order in which each measured round runs the points (recorded, so a
     /// run's order can be reproduced).
     #[serde(default = "default_seed")]
@@ -229,7 +233,7 @@ pub enum Dimension {
     State,
     /// The state-root phase.
     StateRoot,
-    /// Whether blocks are committed into the store (`--persist`).
+    /// How blocks are committed into the store (`--persist`).
     Persist,
 }
 
@@ -323,11 +327,11 @@ fn all_io() -> Vec<crate::IoMode> {
 fn all_cache() -> Vec<crate::CacheState> {
     crate::CacheState::ALL.to_vec()
 }
-fn persist_off() -> Vec<bool> {
-    vec![false]
+fn persist_off() -> Vec<crate::Persist> {
+    vec![crate::Persist::None]
 }
-fn is_persist_off(persist: &Vec<bool>) -> bool {
-    persist.as_slice() == [false]
+fn is_persist_off(persist: &Vec<crate::Persist>) -> bool {
+    persist.as_slice() == [crate::Persist::None]
 }
 fn root_off() -> Vec<crate::StateRootPhase> {
     vec![crate::StateRootPhase::Off]

@@ -43,7 +43,7 @@ pub use point::{Point, Repetition, RunConfig};
 pub use schedule::{ItemKind, WorkItem, WorkItems};
 pub use scheduler::{BadSchedulerName, Claims, OwnScheduler, SchedulerKind};
 pub use state::{BadStateRead, BalDesign, CacheState, IoMode, StateRead, StoreRead, UnknownName};
-pub use work::{StateRootPhase, TIMED_WORK, TimedWork};
+pub use work::{Backlog, Persist, StateRootPhase, TIMED_WORK, TimedWork};
 
 /// The minimum timed length of a measured sample that the command line and sweep configs
 /// default to, milliseconds.

@@ -276,8 +276,17 @@ impl fmt::Display for Point {
         if !work.state_root.is_off() {
             write!(f, " +root {}", work.state_root)?;
         }
-        if work.persist {
-            f.write_str(" +persist")?;
+        match work.persist {
+            crate::Persist::None => {}
+            // The name points had before the modes, kept so that their results still match.
+            crate::Persist::Block => f.write_str(" +persist")?,
+            crate::Persist::Background => {
+                f.write_str(" +persist background")?;
+                if !work.backlog.is_default() {
+                    let b = work.backlog;
+                    write!(f, " {}/{}/{}", b.threshold, b.buffer, b.backpressure)?;
+                }
+            }
         }
         if let StateRead::Store { read, cache } = work.state {
             let (io, design) = (read.io(), read.design());
@@ -317,7 +326,8 @@ mod tests {
         receipts: true,
         state: StateRead::Memory,
         state_root: crate::StateRootPhase::Off,
-        persist: false,
+        persist: crate::Persist::None,
+        backlog: crate::Backlog::RETH,
     };
 
     const COLD_PREFETCH: TimedWork = TimedWork {
@@ -328,7 +338,8 @@ mod tests {
             cache: CacheState::Cold,
         },
         state_root: crate::StateRootPhase::Off,
-        persist: false,
+        persist: crate::Persist::None,
+        backlog: crate::Backlog::RETH,
     };
 
     #[test]

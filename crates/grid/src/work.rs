@@ -25,17 +25,126 @@ pub struct TimedWork {
     /// sequential baseline, one thread, computes each block's root after it: `after`).
     #[serde(default, skip_serializing_if = "StateRootPhase::is_off")]
     pub state_root: StateRootPhase,
-    /// Whether each block is committed into the state store after its root
-    /// (`--persist`): its state changes and its tries' new nodes, one synced write
-    /// transaction per block, taken back out after the pass. Needs a store and the root;
-    /// stored only when on.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub persist: bool,
+    /// How each block is committed into the state store after its root (`--persist`):
+    /// not at all, one synced write per block on the root's chain, or by a background
+    /// writer in groups ([`Persist`]). Whatever a pass writes is taken back out after it.
+    /// Needs a store and the root; stored only when on (a stored `true`, from before the
+    /// modes, reads as [`Persist::Block`]).
+    #[serde(default, skip_serializing_if = "Persist::is_none")]
+    pub persist: Persist,
+    /// The background writer's limits ([`Persist::Background`]; reth's by default).
+    /// Stored only when not the default.
+    #[serde(default, skip_serializing_if = "Backlog::is_default")]
+    pub backlog: Backlog,
 }
 
-/// Whether a flag is off (left out of stored points).
-fn is_false(v: &bool) -> bool {
-    !*v
+/// How a pass commits its blocks into the state store (`--persist`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Persist {
+    /// Nothing is written.
+    #[default]
+    None,
+    /// Each block in one write transaction, synced (an fdatasync) before the block's
+    /// root is done: the write is on the root's chain.
+    Block,
+    /// As a client's persistence task: blocks are handed to a writer on a thread of its
+    /// own, which commits them in groups (one synced transaction a group) as its
+    /// [`Backlog`] says; a block's chain waits only when the writer falls too far behind.
+    Background,
+}
+
+impl Persist {
+    /// Every mode, in order.
+    pub const ALL: [Self; 3] = [Self::None, Self::Block, Self::Background];
+
+    /// The name on the command line, in configs and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Block => "block",
+            Self::Background => "background",
+        }
+    }
+
+    /// Whether nothing is written.
+    pub fn is_none(&self) -> bool {
+        *self == Self::None
+    }
+
+    /// Whether blocks are written.
+    pub fn is_on(&self) -> bool {
+        !self.is_none()
+    }
+}
+
+crate::state::named_choice!(Persist, "persistence mode");
+
+impl serde::Serialize for Persist {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Persist {
+    /// A mode's name, or a bool as points and configs stored it before the modes
+    /// (`true`: [`Persist::Block`], the one mode there was).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Stored {
+            Flag(bool),
+            Name(String),
+        }
+        match Stored::deserialize(d)? {
+            Stored::Flag(on) => Ok(if on { Self::Block } else { Self::None }),
+            Stored::Name(name) => name.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// The background writer's limits, in blocks, as reth's engine tree sets them: the writer
+/// starts a commit once the head (the last block handed to it) is more than `threshold`
+/// blocks ahead of what is on disk, and commits up to `buffer` blocks behind the head; a
+/// block's chain stalls while the head is more than `buffer + backpressure` blocks ahead
+/// of the disk (reth stalls its engine past `backpressure` blocks beyond its in-memory
+/// buffer target).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(deny_unknown_fields)]
+pub struct Backlog {
+    /// Blocks ahead of the disk before a commit starts (reth's persistence threshold, 7).
+    pub threshold: u16,
+    /// Blocks a commit leaves behind the head (reth's memory block buffer target, 5).
+    pub buffer: u16,
+    /// Blocks beyond `buffer` awaiting the disk before a chain stalls (reth's
+    /// persistence backpressure threshold, 16).
+    pub backpressure: u16,
+}
+
+impl Default for Backlog {
+    fn default() -> Self {
+        Self::RETH
+    }
+}
+
+impl Backlog {
+    /// reth's engine-tree defaults.
+    pub const RETH: Self = Self {
+        threshold: 7,
+        buffer: 5,
+        backpressure: 16,
+    };
+
+    /// Whether these are the defaults (left out of stored points).
+    pub fn is_default(&self) -> bool {
+        *self == Self::RETH
+    }
+
+    /// The gap (head minus blocks on disk) past which a block's chain stalls.
+    pub fn stall_gap(&self) -> u32 {
+        u32::from(self.buffer) + u32::from(self.backpressure)
+    }
 }
 
 /// The state-root phase of a replay (`--state-root`): off, or each batch's roots computed
@@ -142,12 +251,23 @@ impl TimedWork {
                  transactions on the same workers, checked against the header",
             ),
         }
-        if self.persist {
-            s.push_str(
+        match self.persist {
+            Persist::None => {}
+            Persist::Block => s.push_str(
                 "; + each block committed into the state store after its root (its state \
                  changes and its tries' new nodes, one synced write transaction per block, on \
                  the worker that finished the root)",
-            );
+            ),
+            Persist::Background => s.push_str(&format!(
+                "; + each block handed after its root to a background writer, which commits \
+                 blocks into the state store in groups on a thread of its own (one synced \
+                 write transaction a group) once the head is more than {} blocks ahead of the \
+                 disk, up to {} behind the head; a block's chain stalls while the head is \
+                 more than {} ahead; the writer drained at the pass's end",
+                self.backlog.threshold,
+                self.backlog.buffer,
+                self.backlog.stall_gap()
+            )),
         }
         s
     }
@@ -185,6 +305,46 @@ mod tests {
         );
     }
 
+    /// The persistence mode is stored by its name, only when on; a stored bool (points and
+    /// configs from before the modes) reads as `none` or `block`; the backlog is stored only
+    /// where it is not reth's; an unknown mode says the choices.
+    #[test]
+    fn the_persistence_mode_reads_old_bools_and_stores_its_name() {
+        let off = serde_json::to_value(TimedWork::default()).unwrap();
+        assert!(off.get("persist").is_none() && off.get("backlog").is_none());
+        let old: TimedWork = serde_json::from_value(serde_json::json!({
+            "recover_senders": false, "receipts": false, "persist": true
+        }))
+        .unwrap();
+        assert_eq!(old.persist, Persist::Block);
+        let none: TimedWork = serde_json::from_value(serde_json::json!({
+            "recover_senders": false, "receipts": false, "persist": false
+        }))
+        .unwrap();
+        assert_eq!(none.persist, Persist::None);
+        let background = TimedWork {
+            persist: Persist::Background,
+            backlog: Backlog {
+                threshold: 2,
+                ..Backlog::RETH
+            },
+            ..TimedWork::default()
+        };
+        let value = serde_json::to_value(background).unwrap();
+        assert_eq!(value["persist"], "background");
+        assert_eq!(value["backlog"]["threshold"], 2);
+        assert_eq!(
+            serde_json::from_value::<TimedWork>(value).unwrap(),
+            background
+        );
+        assert_eq!(Backlog::RETH.stall_gap(), 21);
+        let err = "lazy".parse::<Persist>().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "unknown persistence mode `lazy` (expected none, block or background)"
+        );
+    }
+
     #[test]
     fn the_description_names_every_option_on() {
         let plain = TimedWork::default().describe();
@@ -194,7 +354,7 @@ mod tests {
             receipts: true,
             state: crate::StateRead::Memory,
             state_root: StateRootPhase::Overlapped,
-            persist: false,
+            ..TimedWork::default()
         }
         .describe();
         assert!(both.contains("sender recovery") && both.contains("logs bloom"));

@@ -82,6 +82,12 @@ pub struct BatchFigures {
     /// time (0 in memory and on demand, where reads happen inside the transactions;
     /// pipelined, the read that ran beside the batch before).
     pub read_s: f64,
+    /// Of `read_s`, the part the batch waited for (the rest was hidden under execution):
+    /// all of a read before the batch; pipelined, the first batch's read and what a read
+    /// outlasted its batch by; beside execution, the longest any worker waited for its
+    /// items' blocks, plus what the read outlasted the batch by.
+    #[serde(default)]
+    pub read_exposed_s: f64,
     /// Execution: from its first transaction's start to its last one's end.
     pub exec_s: f64,
     /// The root: from its blocks' first root unit's start to their last one's end (0 with
@@ -93,16 +99,27 @@ pub struct BatchFigures {
     /// memory, where the tries hold every node); the rest is walking and hashing.
     #[serde(default)]
     pub root_read_s: f64,
-    /// Of `root_busy_s`, committing the batch's blocks into the store after their roots
-    /// (`--persist`; 0 without).
+    /// Of `root_busy_s`, the batch's blocks' chains waiting on persistence after their
+    /// roots (`--persist`; 0 without): their synced commits (`block`), or their hand-over
+    /// to the background writer and any stall on it (`background`).
     #[serde(default)]
     pub persist_s: f64,
-    /// Bytes of keys and values the batch's commits wrote (`--persist`).
+    /// Bytes of keys and values written by the commits that ended with the batch's blocks
+    /// (`--persist`).
     #[serde(default)]
     pub persist_bytes: u64,
-    /// Pages the batch's commits dirtied (`--persist`).
+    /// Pages those commits dirtied (`--persist`).
     #[serde(default)]
     pub persist_pages: u64,
+    /// Blocks those commits wrote (`--persist`: the batch's blocks with `block`; with
+    /// `background`, the groups that ended with one of them, which may hold earlier
+    /// blocks).
+    #[serde(default)]
+    pub commit_blocks: u32,
+    /// Those commits' write transactions, each from its start to its synced commit
+    /// (`--persist`; with `background` on the writer's thread, off the blocks' chains).
+    #[serde(default)]
+    pub commit_s: f64,
     /// The batch end to end: from its start (the read included) to the end of the later of
     /// its last transaction and its last root unit.
     pub wall_s: f64,

@@ -73,6 +73,14 @@ pub struct RootFigures {
     /// With `--persist`: pages the pass's commits dirtied.
     #[serde(default, skip_serializing_if = "is_zero_count")]
     pub persist_pages: u64,
+    /// With `--persist`: the commits the pass made (its blocks with `block`; the groups
+    /// with `background`).
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub persist_commits: u64,
+    /// With `--persist background`: draining the writer at the pass's end, the tail of
+    /// its wall time.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub persist_drain_s: f64,
 }
 
 /// Whether a count is zero (left out of results files).

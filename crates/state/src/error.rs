@@ -185,6 +185,15 @@ pub enum StoreError {
         #[source]
         source: ReadError,
     },
+    /// The background writer stopped before it wrote every block handed to it: a write
+    /// failed (`reason`, the failure), or its thread panicked.
+    #[error("the background writer of state store {} stopped: {reason}", path.display())]
+    WriterStopped {
+        /// The store folder.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// After a `--persist` pass was taken back, a key does not read as before the pass.
     #[error(
         "state store {} does not read back as before the --persist pass (table {table}); rebuild it with `gigagas state build`",

@@ -51,6 +51,7 @@
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+mod background;
 mod builder;
 mod cache;
 mod error;
@@ -60,6 +61,7 @@ mod store;
 mod tables;
 mod writer;
 
+pub use background::{BackgroundWriter, GroupCommit};
 pub use builder::{
     BuildOptions, BuildProgress, BuildStage, MAINNET_PLAIN_STATE_BYTES, PAGE_SIZE, StoreSummary,
     build_store,

@@ -5,6 +5,8 @@
 //!   accounts, slots and new code in the plain tables, and its tries' changed nodes under
 //!   their paths in [`TRIE_NODES`], under the block's segment (the keys its reads use).
 //!   Each commit is synced as [`PERSIST_SYNC`](crate::PERSIST_SYNC) says.
+//!   [`StoreWriter::write_blocks`] writes several blocks in one such transaction (a group
+//!   commit, one sync), as the background writer ([`crate::BackgroundWriter`]) does.
 //! - Before the first block, [`StoreWriter::begin`] marks the store dirty in its meta
 //!   table (its own synced commit) and opens a read transaction on the store as built:
 //!   MDBX keeps the pages that transaction sees for as long as it lives, so the pre-state
@@ -78,6 +80,37 @@ pub struct BlockWrite<'a> {
     pub wiped: &'a [B256],
 }
 
+impl<'a> BlockWrite<'a> {
+    /// The tries' changed nodes of `changes` as [`BlockWrite::nodes`] takes them: the
+    /// account trie's, then each storage trie's by owner.
+    pub fn nodes_of(
+        changes: &'a gigagas_trie::BlockChanges,
+    ) -> Vec<(Option<B256>, NodeWrites<'a>)> {
+        std::iter::once((None, changes.account_nodes.as_slice()))
+            .chain(
+                changes
+                    .storage_nodes
+                    .iter()
+                    .map(|(owner, nodes)| (Some(*owner), nodes.as_slice())),
+            )
+            .collect()
+    }
+
+    /// The write of `changes`, its nodes as [`Self::nodes_of`] gives them.
+    pub fn of(
+        changes: &'a gigagas_trie::BlockChanges,
+        nodes: &'a [(Option<B256>, NodeWrites<'a>)],
+    ) -> Self {
+        Self {
+            accounts: &changes.accounts,
+            slots: &changes.slots,
+            codes: &changes.codes,
+            nodes,
+            wiped: &changes.wiped,
+        }
+    }
+}
+
 /// Writes a pass's blocks into a store opened with [`crate::open_store_writable`], and
 /// takes them back after the pass (see the module's notes). `Send`; one block at a time.
 pub struct StoreWriter {
@@ -138,12 +171,27 @@ impl StoreWriter {
         write_err(&self.path, what)
     }
 
+    /// The store's folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Writes one block of `segment` in one write transaction, committed (and synced as
     /// [`PERSIST_SYNC`](crate::PERSIST_SYNC) says) before it returns.
     pub fn write_block(
         &mut self,
         segment: u32,
         block: &BlockWrite<'_>,
+    ) -> Result<WriteStats, StoreError> {
+        self.write_blocks(&[(segment, *block)])
+    }
+
+    /// Writes several blocks (each with its segment, in order) in one write transaction,
+    /// committed (and synced as [`PERSIST_SYNC`](crate::PERSIST_SYNC) says: one sync for
+    /// them all) before it returns: a group commit. The figures are the group's.
+    pub fn write_blocks(
+        &mut self,
+        blocks: &[(u32, BlockWrite<'_>)],
     ) -> Result<WriteStats, StoreError> {
         let ops = |env: &Environment| env.info().map(|i| i.page_ops());
         let before = ops(&self.env).map_err(self.err("info"))?;
@@ -152,16 +200,19 @@ impl StoreWriter {
             txn: &txn,
             tables: self.tables,
             path: &self.path,
-            segment,
+            segment: 0,
             stats: WriteStats::default(),
             value: Vec::with_capacity(128),
             written: Vec::new(),
         };
-        w.accounts(block.accounts)?;
-        w.slots(block.slots)?;
-        w.codes(block.codes)?;
-        w.wipe(block.wiped)?;
-        w.nodes(block.nodes)?;
+        for (segment, block) in blocks {
+            w.segment = *segment;
+            w.accounts(block.accounts)?;
+            w.slots(block.slots)?;
+            w.codes(block.codes)?;
+            w.wipe(block.wiped)?;
+            w.nodes(block.nodes)?;
+        }
         let (mut stats, mut written) = (w.stats, w.written);
         txn.commit().map_err(self.err("commit"))?;
         let after = ops(&self.env).map_err(self.err("info"))?;

@@ -703,6 +703,99 @@ fn dirty_and_read_only_stores_are_refused() {
     assert!(err.to_string().contains("rebuild"), "{err}");
 }
 
+/// Block `i` of a synthetic chain: `account`'s balance set to `i + 1`, and a node of its
+/// own under the account trie's path [i mod 16].
+fn balance_block(account: Address, i: usize) -> gigagas_trie::BlockChanges {
+    use gigagas_trie::Nibbles;
+    gigagas_trie::BlockChanges {
+        accounts: vec![(
+            account,
+            Some(gigagas_dump::AccountState {
+                balance: U256::from(i + 1),
+                nonce: i as u64,
+                code_hash: KECCAK256_EMPTY,
+            }),
+        )],
+        account_nodes: vec![(
+            Nibbles::from_nibbles([(i % 16) as u8]),
+            Some(Bytes::from(vec![i as u8; 40])),
+        )],
+        ..Default::default()
+    }
+}
+
+/// The background writer commits in groups as its backlog says (a group once the head is
+/// more than `threshold` ahead, up to `buffer` behind the head; the hand-over stalls past
+/// `buffer + backpressure`), and after its drain every block is in the store; taken back,
+/// the store holds exactly what it was built with. Stopped part-way (dropped, as a process
+/// that ends), it leaves the store marked dirty and refused.
+#[test]
+fn the_background_writer_commits_in_groups_and_a_stopped_one_leaves_the_store_dirty() {
+    use gigagas_grid::Backlog;
+    use gigagas_state::{BackgroundWriter, StoreWriter, open_store_writable};
+    let dump = generated();
+    let dir = scratch();
+    let out = dir.path().join("store");
+    build(dump, &out, None);
+    let account = Address::repeat_byte(0x7c);
+    let limits = Backlog {
+        threshold: 2,
+        buffer: 1,
+        backpressure: 1,
+    };
+    let store = open_store_writable(&out, dump.1.checksum).unwrap();
+    let before = store.content_digest().unwrap();
+    let writer = BackgroundWriter::start(StoreWriter::begin(&store).unwrap(), limits).unwrap();
+    let blocks = 9;
+    for i in 0..blocks {
+        writer.hand(0, i, balance_block(account, i)).unwrap();
+    }
+    writer.drain().unwrap();
+    let commits = writer.commits();
+    assert_eq!(
+        commits.iter().map(|c| c.blocks as usize).sum::<usize>(),
+        blocks,
+        "{commits:?}"
+    );
+    // Before the drain a group is what is held less `buffer`, and one thread handing
+    // blocks never holds more than `buffer + backpressure + 1`: at most `backpressure + 1`
+    // blocks a group.
+    let (drained, steady) = commits.split_last().unwrap();
+    assert!(
+        steady.iter().all(|c| c.blocks >= 1 && c.blocks <= 2),
+        "{commits:?}"
+    );
+    assert!(
+        commits
+            .iter()
+            .all(|c| c.stats.pages > 0 && c.stats.bytes > 0)
+    );
+    assert_eq!(drained.last_block, blocks - 1, "{commits:?}");
+    let mut reader = store.reader().unwrap();
+    let last = reader.account(0, account).unwrap().unwrap();
+    assert_eq!(last.balance, U256::from(blocks), "every block is on disk");
+    for i in blocks - 16.min(blocks)..blocks {
+        let node = reader.trie_node(0, None, &[(i % 16) as u8]).unwrap();
+        assert_eq!(node, Some(Bytes::from(vec![i as u8; 40])), "block {i}");
+    }
+    drop(reader);
+    let (writer, failed) = writer.finish().unwrap();
+    assert!(failed.is_none());
+    assert!(writer.restore().unwrap() > 0);
+    assert_eq!(store.content_digest().unwrap(), before);
+
+    // Stopped part-way: some blocks committed, the rest never written, the store refused.
+    let writer = BackgroundWriter::start(StoreWriter::begin(&store).unwrap(), limits).unwrap();
+    for i in 0..5 {
+        writer.hand(0, i, balance_block(account, i)).unwrap();
+    }
+    assert!(!writer.commits().is_empty());
+    drop(writer);
+    drop(store);
+    let err = open_store(&out, dump.1.checksum).unwrap_err();
+    assert!(matches!(err, StoreError::Dirty { .. }), "{err}");
+}
+
 /// Reading ahead the path to a key meets exactly the nodes the store holds at that key's
 /// prefixes (each read one by one), for the accounts and slots of the committed witness
 /// dump and for keys off every path.

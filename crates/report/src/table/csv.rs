@@ -108,7 +108,7 @@ struct PointColumns {
     cache: &'static str,
     bal_design: &'static str,
     state_root: &'static str,
-    persist: bool,
+    persist: &'static str,
     claims: &'static str,
 }
 
@@ -132,7 +132,7 @@ impl From<&Point> for PointColumns {
             cache,
             bal_design,
             state_root: work.state_root.name(),
-            persist: work.persist,
+            persist: work.persist.name(),
             claims: match point {
                 Point::Sequential(_) => "-",
                 Point::Bal(c) => c.claims.name(),
@@ -244,6 +244,8 @@ struct BatchColumns {
     blocks: u32,
     gas: u64,
     read_s: Fixed<6>,
+    read_hidden_s: Fixed<6>,
+    read_exposed_s: Fixed<6>,
     exec_s: Fixed<6>,
     root_s: Fixed<6>,
     root_busy_s: Fixed<6>,
@@ -252,6 +254,8 @@ struct BatchColumns {
     persist_s: Fixed<6>,
     persist_bytes: u64,
     persist_pages: u64,
+    commit_blocks: u32,
+    commit_s: Fixed<6>,
     wall_s: Fixed<6>,
     updated_accounts: u64,
     updated_slots: u64,
@@ -273,6 +277,8 @@ impl BatchColumns {
             blocks: b.blocks,
             gas: b.gas,
             read_s: Fixed(b.read_s),
+            read_hidden_s: Fixed((b.read_s - b.read_exposed_s).max(0.0)),
+            read_exposed_s: Fixed(b.read_exposed_s),
             exec_s: Fixed(b.exec_s),
             root_s: Fixed(b.root_s),
             root_busy_s: Fixed(b.root_busy_s),
@@ -281,6 +287,8 @@ impl BatchColumns {
             persist_s: Fixed(b.persist_s),
             persist_bytes: b.persist_bytes,
             persist_pages: b.persist_pages,
+            commit_blocks: b.commit_blocks,
+            commit_s: Fixed(b.commit_s),
             wall_s: Fixed(b.wall_s),
             updated_accounts: b.updated_accounts,
             updated_slots: b.updated_slots,
@@ -582,8 +590,8 @@ mod tests {
              scheduler,makespan_s,ggas_per_s,longest_tx_s,longest_share,bound_s,one_item_makespan_s";
         let blocks = format!(
             "machine_cpu,machine_cores,commit,dump,dump_name,dump_checksum,{point},sample,\
-             median_sample,unit,batch_index,first_block,blocks,gas,read_s,exec_s,root_s,root_busy_s,\
-             root_read_s,root_hash_s,persist_s,persist_bytes,persist_pages,wall_s,updated_accounts,\
+             median_sample,unit,batch_index,first_block,blocks,gas,read_s,read_hidden_s,read_exposed_s,exec_s,root_s,root_busy_s,\
+             root_read_s,root_hash_s,persist_s,persist_bytes,persist_pages,commit_blocks,commit_s,wall_s,updated_accounts,\
              updated_slots,root_ns_per_key"
         );
         let latency = format!(
@@ -744,6 +752,7 @@ mod tests {
             blocks: 1,
             gas: 30_000_000,
             read_s: 0.001,
+            read_exposed_s: 0.0,
             exec_s: 0.02,
             root_s: 0.005,
             root_busy_s: 0.006,
@@ -751,6 +760,8 @@ mod tests {
             persist_s: 0.0,
             persist_bytes: 0,
             persist_pages: 0,
+            commit_blocks: 0,
+            commit_s: 0.0,
             wall_s: 0.026,
             updated_accounts: 100,
             updated_slots: 400,

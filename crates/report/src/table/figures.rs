@@ -263,7 +263,7 @@ mod tests {
             .map(|r| {
                 let mut r = r.clone();
                 if let Point::Bal(c) = &mut r.point {
-                    c.work.persist = true;
+                    c.work.persist = gigagas_grid::Persist::Block;
                 }
                 r.summary.median.ggas_per_s *= 0.5;
                 r

@@ -85,10 +85,10 @@ impl Entry {
             Dimension::State => Some(state_cell(work.state)),
             Dimension::StateRoot => Some(format!("root {}", work.state_root.name())),
             Dimension::Persist => Some(
-                if work.persist {
-                    "persisted"
-                } else {
-                    "not persisted"
+                match work.persist {
+                    gigagas_grid::Persist::None => "not persisted",
+                    gigagas_grid::Persist::Block => "persisted",
+                    gigagas_grid::Persist::Background => "persisted in the background",
                 }
                 .into(),
             ),

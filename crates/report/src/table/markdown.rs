@@ -831,21 +831,33 @@ fn persistence_note(sets: &[SweepResults]) -> String {
     const COMMITTED: &str = "each block is committed into the store after its root (its state changes and its tries' new nodes, \
         one synced write transaction per block) by the worker that finished the root, inside the root units, so the commit is part of \
         *root*, *root work ns/key* and *end to end* (`persist_s` in `blocks.csv`)";
-    let persists: Vec<bool> = sets
+    const BACKGROUND: &str = " On `+persist background` rows a writer on a thread of its own commits the blocks in groups, \
+        one synced write transaction a group: `persist_s` is the block's wait on it (its hand-over, and a stall where the writer \
+        fell too far behind), and each group's blocks, bytes, pages and time are on the row of its last block \
+        (`commit_blocks`, `persist_bytes`, `persist_pages`, `commit_s`); the pass's time includes draining the writer at its end";
+    let persists: Vec<gigagas_grid::Persist> = sets
         .iter()
         .flat_map(|s| &s.rows)
         .filter(|r| !r.per_batch.is_empty())
         .map(|r| r.point.work().persist)
         .collect();
-    match (persists.contains(&true), persists.contains(&false)) {
-        (false, _) => {
-            "Persistence (writing the block's state and trie back) is off on every row.".into()
-        }
-        (true, false) => format!("Persistence (`+persist`, every row): {COMMITTED}."),
-        (true, true) => {
-            format!("Persistence (`+persist` rows; the others write nothing back): {COMMITTED}.")
-        }
+    let has = |mode| persists.contains(&mode);
+    if !persists.iter().any(|p| p.is_on()) {
+        return "Persistence (writing the block's state and trie back) is off on every row.".into();
     }
+    let rows = if has(gigagas_grid::Persist::None) {
+        "`+persist` rows; the others write nothing back"
+    } else {
+        "`+persist`, every row"
+    };
+    let mut note = format!("Persistence ({rows}):");
+    if has(gigagas_grid::Persist::Block) {
+        note.push_str(&format!(" {COMMITTED}."));
+    }
+    if has(gigagas_grid::Persist::Background) {
+        note.push_str(&format!("{BACKGROUND}."));
+    }
+    note
 }
 
 /// What the rows timed, each description once: the steps every point shares on one line,
@@ -1153,7 +1165,7 @@ mod tests {
         );
         let mut persisting = s.rows[1].clone();
         if let Point::Bal(c) = &mut persisting.point {
-            c.work.persist = true;
+            c.work.persist = gigagas_grid::Persist::Block;
         }
         assert!(persisting.point.to_string().contains("+persist"));
         s.rows.push(persisting);
@@ -1168,7 +1180,7 @@ mod tests {
             "{mixed}"
         );
         s.rows
-            .retain(|r| r.per_batch.is_empty() || r.point.work().persist);
+            .retain(|r| r.per_batch.is_empty() || r.point.work().persist.is_on());
         let every = note(&s);
         assert!(
             every.contains("Persistence (`+persist`, every row): each block is committed"),
@@ -1186,6 +1198,7 @@ mod tests {
             blocks: 1,
             gas: 300_000_000,
             read_s: 0.004,
+            read_exposed_s: 0.004,
             exec_s: 0.1,
             root_s: 0.02,
             root_busy_s: 0.03,
@@ -1193,6 +1206,8 @@ mod tests {
             persist_s: 0.0,
             persist_bytes: 0,
             persist_pages: 0,
+            commit_blocks: 0,
+            commit_s: 0.0,
             wall_s,
             updated_accounts: 1_000,
             updated_slots,
