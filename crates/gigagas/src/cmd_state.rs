@@ -129,6 +129,11 @@ impl Command for StateArgs {
             info.checksum_hex(),
             summary.elapsed.as_secs_f64()
         );
+        let meta = &summary.meta;
+        println!(
+            "  trie nodes: {} of the witness, {} of the padded tries' virtual subtries (for {} padded accounts, {} slots)",
+            meta.trie_nodes, meta.pad_trie_nodes, meta.pad_accounts, meta.pad_slots
+        );
         for t in &summary.tables {
             println!(
                 "  {:<16} {:>12} entries, B-tree depth {}, {} branch + {} leaf + {} overflow pages",

@@ -5,13 +5,15 @@ use crate::{
     layout::{
         ACCOUNTS, BLOCK_HASHES, BYTECODES, FORMAT_VERSION, META, PAD_SEGMENT, STATE_KEY_LEN,
         STORAGE, TRIE_NODES, TrieNodeKey, block_hash_key, encode_account, encode_code, encode_slot,
-        state_key,
+        mix, state_key,
     },
     store::{DATA_FILE, LOCK_FILE, TableStats},
     tables::Tables,
+    virtual_nodes::{Plan, VirtualTries},
 };
 use alloy_primitives::{Address, B256, Bytes, U256};
 use gigagas_dump::{AccountState, Dump, DumpFileInfo, PreSlot};
+use gigagas_trie::{PathNode, nodes_by_path};
 use signet_libmdbx::{
     Database, DatabaseFlags, Environment, EnvironmentFlags, Geometry, Mode, SyncMode, WriteFlags,
     sys::{EnvironmentKind, PageSize},
@@ -293,6 +295,10 @@ const COMMIT_BYTES: u64 = 64 << 20;
 /// build measures it again at every commit and re-plans the rest of the address space.
 const PAD_BYTES_PER_ACCOUNT: u64 = 390;
 
+/// Storage slots a padded account has on average (one in four a contract with 1–64 slots,
+/// a power of two: 18.1 each).
+const PAD_SLOTS_PER_ACCOUNT: f64 = 4.5;
+
 /// What [`write_env`] wrote: the meta table, the size and the tables' stats, and how long
 /// the final sync took.
 struct Written {
@@ -341,9 +347,19 @@ fn write_env(
         codes: 0,
         block_hashes: 0,
         trie_nodes: 0,
+        pad_trie_nodes: 0,
         pad_accounts: 0,
         pad_slots: 0,
     };
+    let witness_nodes: Vec<Vec<PathNode>> = dump
+        .segments
+        .iter()
+        .map(|s| match &s.witness {
+            Some(w) => nodes_by_path(w, s.blocks.iter().map(|b| &b.access_list)),
+            None => Vec::new(),
+        })
+        .collect();
+    let tries = VirtualTries::of(dump, &witness_nodes);
     let tables = create_tables_with_codes_and_hashes(&env, dump, &mut meta)?;
     let mut writer = StateWriter {
         accounts: tables.state.accounts,
@@ -351,7 +367,16 @@ fn write_env(
         meta: &mut meta,
         value: Vec::with_capacity(80),
     };
-    let used = write_state(&env, dump, &mut writer, pad_to, progress)?;
+    let state_target = pad_to.map(|target| state_target(&tries, target));
+    write_state(&env, dump, &mut writer, state_target, progress)?;
+    let plan = tries.plan(writer.meta.pad_accounts, writer.meta.pad_slots);
+    let nodes = TrieNodes {
+        db: tables.state.trie_nodes,
+        witness: &witness_nodes,
+        tries: &tries,
+        plan: &plan,
+    };
+    let used = write_trie_nodes(&env, &nodes, writer.meta, target, progress)?;
     top_up_padding(&env, &mut writer, used, target, progress)?;
     let stats = write_meta(&env, &tables, &meta)?;
     let used_bytes = used_bytes(&env)?;
@@ -394,7 +419,8 @@ fn open_env(dir: &Path, target: u64) -> Result<Environment, StoreError> {
 }
 
 /// Create the tables and write the small ones, bytecodes (once per hash over every
-/// segment) and block hashes, in one transaction; counts them in `meta`.
+/// segment) and block hashes, in one transaction; counts them in `meta`. The trie nodes
+/// come after the padding ([`write_trie_nodes`]), which sets how many there are.
 fn create_tables_with_codes_and_hashes(
     env: &Environment,
     dump: &Dump,
@@ -434,29 +460,6 @@ fn create_tables_with_codes_and_hashes(
                     .append(&key, hash.as_slice())
                     .map_err(build_err(BLOCK_HASHES))?;
                 meta.block_hashes += 1;
-            }
-        }
-        // Each segment's witness nodes by trie and path, in key order.
-        let mut cursor = txn
-            .cursor(tables.state.trie_nodes)
-            .map_err(build_err(TRIE_NODES))?;
-        for (segment, s) in dump.segments.iter().enumerate() {
-            let Some(witness) = &s.witness else { continue };
-            let mut nodes: Vec<(TrieNodeKey, Bytes)> =
-                gigagas_trie::nodes_by_path(witness, s.blocks.iter().map(|b| &b.access_list))
-                    .into_iter()
-                    .filter_map(|n| {
-                        let path = n.path.to_vec();
-                        TrieNodeKey::new(segment as u32, n.owner.as_ref(), &path)
-                            .map(|k| (k, n.rlp))
-                    })
-                    .collect();
-            nodes.sort_unstable_by(|a, b| a.0.as_slice().cmp(b.0.as_slice()));
-            for (key, node) in nodes {
-                cursor
-                    .append(key.as_slice(), &node)
-                    .map_err(build_err(TRIE_NODES))?;
-                meta.trie_nodes += 1;
             }
         }
     }
@@ -546,6 +549,124 @@ fn write_state(
             return Ok(used);
         }
     }
+}
+
+/// The bytes of used pages the state tables are padded to for a store of `target` bytes
+/// whose padded tries `tries` get their virtual nodes: `target` less the nodes' bytes for
+/// the padding that fills the rest, found in a few steps from an estimate of
+/// [`PAD_BYTES_PER_ACCOUNT`] and [`PAD_SLOTS_PER_ACCOUNT`] (the nodes' bytes grow with the
+/// accounts about linearly). `target` itself where no trie is padded.
+fn state_target(tries: &VirtualTries, target: u64) -> u64 {
+    let nodes = |accounts: u64| {
+        let slots = (accounts as f64 * PAD_SLOTS_PER_ACCOUNT) as u64;
+        tries.bytes(&tries.plan(accounts, slots))
+    };
+    let mut accounts = target / PAD_BYTES_PER_ACCOUNT;
+    for _ in 0..4 {
+        let per_account = PAD_BYTES_PER_ACCOUNT + nodes(accounts) / accounts.max(1);
+        accounts = target / per_account;
+    }
+    target.saturating_sub(nodes(accounts))
+}
+
+/// Where [`write_trie_nodes`] writes and what: the table, each segment's witness nodes by
+/// path, its padded tries and the virtual nodes planned for them.
+struct TrieNodes<'a> {
+    db: Database,
+    witness: &'a [Vec<PathNode>],
+    tries: &'a VirtualTries,
+    plan: &'a Plan,
+}
+
+/// Trie nodes a transaction of [`write_trie_nodes`] appends before it commits.
+const NODES_PER_COMMIT: usize = 1 << 18;
+
+/// Write every segment's witness nodes, and its padded tries' virtual nodes as `nodes.plan`
+/// says, into [`TRIE_NODES`] by sorted appends (a path the witness holds a node at keeps
+/// it), counting them in `meta`; returns the bytes of used pages.
+fn write_trie_nodes(
+    env: &Environment,
+    nodes: &TrieNodes<'_>,
+    meta: &mut StoreMeta,
+    target: u64,
+    progress: &mut dyn FnMut(BuildProgress),
+) -> Result<u64, StoreError> {
+    let mut entries = (0..nodes.witness.len()).flat_map(|segment| {
+        let s = segment as u32;
+        let mut witness: Vec<(TrieNodeKey, Bytes, bool)> = nodes.witness[segment]
+            .iter()
+            .filter_map(|n| {
+                let key = TrieNodeKey::new(s, n.owner.as_ref(), &n.path.to_vec())?;
+                Some((key, n.rlp.clone(), false))
+            })
+            .collect();
+        witness.sort_unstable_by(|a, b| a.0.as_slice().cmp(b.0.as_slice()));
+        let virtual_nodes =
+            nodes
+                .tries
+                .nodes(nodes.plan, s)
+                .filter_map(move |(owner, path, node)| {
+                    Some((
+                        TrieNodeKey::new(s, owner.as_ref(), &path)?,
+                        node.clone(),
+                        true,
+                    ))
+                });
+        merge_by_key(witness.into_iter(), virtual_nodes)
+    });
+    let mut used = used_bytes(env)?;
+    loop {
+        let batch: Vec<_> = entries.by_ref().take(NODES_PER_COMMIT).collect();
+        if batch.is_empty() {
+            return Ok(used);
+        }
+        let txn = env.begin_rw_unsync().map_err(build_err("begin"))?;
+        let mut cursor = txn.cursor(nodes.db).map_err(build_err(TRIE_NODES))?;
+        for (key, node, is_virtual) in &batch {
+            cursor
+                .append(key.as_slice(), node)
+                .map_err(build_err(TRIE_NODES))?;
+            *if *is_virtual {
+                &mut meta.pad_trie_nodes
+            } else {
+                &mut meta.trie_nodes
+            } += 1;
+        }
+        drop(cursor);
+        txn.commit().map_err(build_err("commit"))?;
+        used = used_bytes(env)?;
+        if target > 0 {
+            progress(BuildProgress {
+                stage: BuildStage::Padding,
+                done: used.min(target),
+                total: target,
+            });
+        }
+    }
+}
+
+/// The entries of `a` and `b` (each sorted by key) in key order; where both hold a key, `a`'s
+/// alone.
+fn merge_by_key<V>(
+    a: impl Iterator<Item = (TrieNodeKey, Bytes, V)>,
+    b: impl Iterator<Item = (TrieNodeKey, Bytes, V)>,
+) -> impl Iterator<Item = (TrieNodeKey, Bytes, V)> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    std::iter::from_fn(move || {
+        let order = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => x.0.as_slice().cmp(y.0.as_slice()),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, _) => return b.next(),
+        };
+        if order == std::cmp::Ordering::Equal {
+            b.next();
+        }
+        if order == std::cmp::Ordering::Greater {
+            b.next()
+        } else {
+            a.next()
+        }
+    })
 }
 
 /// Rarely, [`write_state`]'s pass falls short of `target`: top up with further passes of
@@ -772,14 +893,6 @@ impl StateWriter<'_> {
         }
         Ok(())
     }
-}
-
-/// splitmix64: a fast, well-mixed 64-bit hash of a counter.
-pub(crate) fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 /// A synthetic account with its slots, sorted.

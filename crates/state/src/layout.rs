@@ -22,8 +22,9 @@ use revm_bytecode::{Bytecode, JumpTable};
 use std::path::Path;
 
 /// Version of the layout described in this module; a store of another version is refused
-/// (rebuild it). Version 4 keys trie nodes by trie and path (version 3 by hash).
-pub const FORMAT_VERSION: u32 = 4;
+/// (rebuild it). Version 5 counts the padded tries' virtual nodes in the meta table
+/// (`pad_trie_nodes`); version 4 keys trie nodes by trie and path (version 3 by hash).
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Accounts by address and segment (reth's `PlainAccountState`).
 pub const ACCOUNTS: &str = "PlainAccountState";
@@ -33,13 +34,16 @@ pub const STORAGE: &str = "PlainStorageState";
 pub const BYTECODES: &str = "Bytecodes";
 /// Block hashes by segment and number (reth's `CanonicalHeaders`).
 pub const BLOCK_HASHES: &str = "CanonicalHeaders";
-/// The trie nodes of each segment's witness by trie and path, as reth keys its
-/// `AccountsTrie` and `StoragesTrie` (storage tries by the hashed address): the state-root
-/// phase of a store run reads each block's nodes from here as the block needs them.
-/// Every node of the witness is stored, leaves included (reth keeps branch nodes only and
-/// rebuilds leaves from its hashed state; a witness carries its leaves, so they are read
-/// as nodes here); a node under 32 bytes lies inside its parent. Empty for segments
-/// without a witness.
+/// The trie nodes of each segment by trie and path, as reth keys its `AccountsTrie` and
+/// `StoragesTrie` (storage tries by the hashed address): the state-root phase of a store run
+/// reads each block's nodes from here as the block needs them. Every node of the witness
+/// that the segment's blocks can read is stored, leaves included (reth keeps branch nodes
+/// only and rebuilds leaves from its hashed state; a witness carries its leaves, so they are
+/// read as nodes here, as go-ethereum's path-keyed tables keep them); a node under 32 bytes
+/// lies inside its parent. A padded store adds, at their true paths, nodes of the padded
+/// tries' virtual subtries, as many as a client's tries hold for the padding's accounts and
+/// slots, so the table has a client's size and the witness's nodes lie among nodes a block
+/// does not need. Empty for segments without a witness.
 pub const TRIE_NODES: &str = "TrieNodes";
 /// What the store was built from, and counts.
 pub const META: &str = "GigagasMeta";
@@ -99,6 +103,15 @@ impl TrieNodeKey {
     pub(crate) fn as_slice(&self) -> &[u8] {
         &self.bytes[..self.len]
     }
+}
+
+/// splitmix64: a fast, well-mixed 64-bit hash of a counter, what the padding's entries and
+/// the device probe's reads are drawn from (the same counter gives the same store).
+pub(crate) fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }
 
 /// The key of block `number` of segment `segment` in [`BLOCK_HASHES`].
@@ -439,6 +452,9 @@ pub struct StoreMeta {
     pub block_hashes: u64,
     /// Witness trie nodes stored (summed over segments; 0 when the dump has no witness).
     pub trie_nodes: u64,
+    /// Nodes of the padded tries' virtual subtries stored beside the witness's, for the
+    /// padding's accounts and slots (0 unpadded, or when no segment's tries are padded).
+    pub pad_trie_nodes: u64,
     /// Synthetic accounts added by padding.
     pub pad_accounts: u64,
     /// Synthetic storage slots added by padding.
@@ -459,6 +475,7 @@ impl StoreMeta {
             ("pad_accounts", self.pad_accounts),
             ("pad_slots", self.pad_slots),
             ("pad_to", self.pad_to.unwrap_or(0)),
+            ("pad_trie_nodes", self.pad_trie_nodes),
             ("segments", u64::from(self.segments)),
             ("slots", self.slots),
             ("trie_nodes", self.trie_nodes),
@@ -518,6 +535,7 @@ impl StoreMeta {
             codes: field("codes")?,
             block_hashes: field("block_hashes")?,
             trie_nodes: field("trie_nodes")?,
+            pad_trie_nodes: field("pad_trie_nodes")?,
             pad_accounts: field("pad_accounts")?,
             pad_slots: field("pad_slots")?,
         })

@@ -59,6 +59,7 @@ pub mod layout;
 mod probe;
 mod store;
 mod tables;
+mod virtual_nodes;
 mod writer;
 
 pub use background::{BackgroundWriter, GroupCommit};

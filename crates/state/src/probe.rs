@@ -2,7 +2,7 @@
 //! a device bound (reads ÷ rate) beside a cold pass; [`probe_read_curve`]: that rate at 1,
 //! 2, 4, … readers, the curve that caps a read phase in the whole-block model.
 
-use crate::{StoreError, builder::mix, cache::fadvise_dontneed, store::quantile};
+use crate::{StoreError, cache::fadvise_dontneed, layout::mix, store::quantile};
 use std::{
     fs::{File, OpenOptions},
     io::ErrorKind,
