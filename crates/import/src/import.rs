@@ -356,12 +356,8 @@ fn checked_genesis(
             .map_err(|e| malformed(name, FixtureDefect::GenesisRlp(e)))?;
         let hash = genesis.header.hash_slow();
         if hash != genesis_hash {
-            return Err(mismatch(
-                name,
-                Location::Chain,
-                None,
-                Difference::GenesisHash(Expected::new(genesis_hash, hash)),
-            ));
+            let difference = Difference::GenesisHash(Expected::new(genesis_hash, hash));
+            return Err(mismatch(name, Location::Chain, None, difference));
         }
         header = Some(genesis.header);
     }
@@ -496,12 +492,8 @@ fn execute_chain(
             ));
         }
         if root != d.header.state_root && out.root_mismatch.is_none() {
-            out.root_mismatch = Some(mismatch(
-                name,
-                at,
-                None,
-                Difference::StateRoot(Expected::new(d.header.state_root, root)),
-            ));
+            let difference = Difference::StateRoot(Expected::new(d.header.state_root, root));
+            out.root_mismatch = Some(mismatch(name, at, None, difference));
         }
         let access_list = access_list_to_store(name, test, i, d, amsterdam, &recorded.access_list)?;
         out.blocks.push(DumpBlock {
@@ -802,21 +794,13 @@ fn access_list_to_store(
         && !(amsterdam
             && first_difference(fixture_bal, &without_extra_reads(fixture_bal, &ours)).is_none())
     {
-        return Err(mismatch(
-            name,
-            at,
-            Some(diff.address),
-            Difference::AccessListEntry(diff.entry.clone()),
-        ));
+        let entry = Difference::AccessListEntry(diff.entry.clone());
+        return Err(mismatch(name, at, Some(diff.address), entry));
     }
     let hash = alloy_eip7928::compute_block_access_list_hash(fixture_bal);
     if hash != header_hash {
-        return Err(mismatch(
-            name,
-            at,
-            None,
-            Difference::AccessListHash(Expected::new(header_hash, hash)),
-        ));
+        let values = Expected::new(header_hash, hash);
+        return Err(mismatch(name, at, None, Difference::AccessListHash(values)));
     }
     if let Some(diff) = difference {
         return Err(rules_differ(
@@ -877,12 +861,8 @@ fn check_end_state(
     if let Some(expected) = test.post_state_hash {
         let got = world.state_root();
         if got != expected {
-            return Err(mismatch(
-                name,
-                Location::PostState,
-                None,
-                Difference::PostStateHash(Expected::new(expected, got)),
-            ));
+            let difference = Difference::PostStateHash(Expected::new(expected, got));
+            return Err(mismatch(name, Location::PostState, None, difference));
         }
     }
     if test.post_state.is_none() && test.post_state_hash.is_none() {
@@ -893,12 +873,8 @@ fn check_end_state(
     }
     let last = decoded.last().map_or(genesis_hash, |d| d.hash);
     if last != test.lastblockhash {
-        return Err(mismatch(
-            name,
-            Location::Chain,
-            None,
-            Difference::LastBlockHash(Expected::new(test.lastblockhash, last)),
-        ));
+        let difference = Difference::LastBlockHash(Expected::new(test.lastblockhash, last));
+        return Err(mismatch(name, Location::Chain, None, difference));
     }
     Ok(checked_accounts)
 }
@@ -999,54 +975,34 @@ fn compare_post_state(
     post: &BTreeMap<Address, FixtureAccount>,
     world: &World,
 ) -> Result<(), ImportError> {
-    let at = Location::PostState;
     let addresses: BTreeSet<Address> = post.keys().chain(world.accounts.keys()).copied().collect();
     for address in addresses {
-        let a = Some(address);
+        let differs = |d| Err(mismatch(test, Location::PostState, Some(address), d));
         let (expected, got) = match (post.get(&address), world.accounts.get(&address)) {
             (Some(e), Some(g)) => (e, g),
-            (Some(_), None) => return Err(mismatch(test, at, a, Difference::MissingAccount)),
+            (Some(_), None) => return differs(Difference::MissingAccount),
             (None, Some(g)) => {
-                return Err(mismatch(
-                    test,
-                    at,
-                    a,
-                    Difference::ExtraAccount {
-                        balance: g.balance,
-                        nonce: g.nonce,
-                        slots: g.storage.len(),
-                    },
-                ));
+                return differs(Difference::ExtraAccount {
+                    balance: g.balance,
+                    nonce: g.nonce,
+                    slots: g.storage.len(),
+                });
             }
             (None, None) => unreachable!("the address comes from one of the maps"),
         };
         let (expected, _) = account_from_fixture(expected)
             .map_err(|source| malformed(test, FixtureDefect::PostState { address, source }))?;
         if expected.balance != got.balance {
-            return Err(mismatch(
-                test,
-                at,
-                a,
-                Difference::Balance(Expected::new(expected.balance, got.balance)),
-            ));
+            let values = Expected::new(expected.balance, got.balance);
+            return differs(Difference::Balance(values));
         }
         if expected.nonce != got.nonce {
-            return Err(mismatch(
-                test,
-                at,
-                a,
-                Difference::Nonce(Expected::new(expected.nonce, got.nonce)),
-            ));
+            return differs(Difference::Nonce(Expected::new(expected.nonce, got.nonce)));
         }
         if expected.code_hash != got.code_hash {
             let want = post[&address].code.clone();
             let have = world.code_bytes(&got.code_hash).unwrap_or_default();
-            return Err(mismatch(
-                test,
-                at,
-                a,
-                Difference::Code(Expected::new(want, have)),
-            ));
+            return differs(Difference::Code(Expected::new(want, have)));
         }
         let slots: BTreeSet<U256> = expected
             .storage
@@ -1058,15 +1014,8 @@ fn compare_post_state(
             let e = expected.storage.get(&slot).copied().unwrap_or_default();
             let g = got.storage.get(&slot).copied().unwrap_or_default();
             if e != g {
-                return Err(mismatch(
-                    test,
-                    at,
-                    a,
-                    Difference::Storage {
-                        slot,
-                        values: Expected::new(e, g),
-                    },
-                ));
+                let values = Expected::new(e, g);
+                return differs(Difference::Storage { slot, values });
             }
         }
     }
