@@ -46,8 +46,10 @@ pub const PAGE_SIZE: usize = 4096;
 /// What [`build_store`] writes besides the dump's pre-state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BuildOptions {
-    /// Pad the store with synthetic accounts and storage slots until its used pages take
-    /// at least this many bytes (`None`: no padding).
+    /// Pad the store with synthetic accounts and storage slots, and the padded tries'
+    /// virtual nodes a client's tries hold for them (a dump whose witness pads its tries,
+    /// `gigagas generate --state-size`), until its used pages take at least this many bytes,
+    /// the nodes included (`None`: no padding).
     ///
     /// Without padding a store holds only what the dump's blocks read (a few tens of MB),
     /// which readahead pulls into the page cache whole: cold reads would mean nothing.
