@@ -1,8 +1,7 @@
-//! What the subcommands share: the [`Command`] trait, the default dump, the scheduler and
-//! fork parsers, the input-file check, a refused flag's message, and the build and commit a
+//! What the subcommands share: the [`Command`] trait, the default dump, the scheduler
+//! parser, the input-file check, a refused flag's message, and the build and commit a
 //! run records. Every `cmd_*` module takes these from here and never from another command.
 
-use alloy_hardforks::EthereumHardfork;
 use anyhow::{Result, anyhow, bail};
 use gigagas_bench::plan::PlanError;
 use gigagas_grid::SchedulerKind;
@@ -49,13 +48,6 @@ pub(crate) fn dump_or_default(given: Option<PathBuf>) -> Result<PathBuf> {
         "no dump given and the default {DEFAULT_DUMP} was not found in the current folder, beside the executable \
          or in their parents; pass a dump file (e.g. `gigagas run path/to/mainnet.gigagas`) or run from a gigagas checkout"
     )
-}
-
-/// A fork name, as `--fork` takes it: any fork a dump can schedule, by its
-/// alloy-hardforks name, case-insensitively (`cancun`, `Prague`, ...). The one fork parser
-/// of the command line (`generate`, `dump`).
-pub(crate) fn parse_fork(s: &str) -> Result<EthereumHardfork, gigagas_chain::UnknownFork> {
-    gigagas_chain::parse_fork(s)
 }
 
 /// A `--scheduler` value: one scheduler, or `all` of them.

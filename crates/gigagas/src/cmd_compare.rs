@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use gigagas_bench::AbPlan;
 use gigagas_report::{
     ab::AbSetup,
-    compare::{Comparison, NOISE_FLOOR, load_run},
+    compare::{Comparison, NOISE_FLOOR},
     folder, output,
     provenance::{Provenance, portable_command},
     table::escape_name,
@@ -56,22 +56,12 @@ pub(crate) struct CompareArgs {
     pub out: Option<PathBuf>,
     /// Arguments OLD alone gets after RUN_ARGS, in one word separated by spaces (e.g.
     /// --old-args=--receipts): to measure what a step costs.
-    #[arg(
-        long,
-        value_name = "ARGS",
-        requires = "against",
-        allow_hyphen_values = true,
-        help_heading = "A/B of two builds"
-    )]
+    #[arg(long, value_name = "ARGS", requires = "against")]
+    #[arg(allow_hyphen_values = true, help_heading = "A/B of two builds")]
     pub old_args: Option<String>,
     /// Arguments NEW alone gets after RUN_ARGS, the same way.
-    #[arg(
-        long,
-        value_name = "ARGS",
-        requires = "against",
-        allow_hyphen_values = true,
-        help_heading = "A/B of two builds"
-    )]
+    #[arg(long, value_name = "ARGS", requires = "against")]
+    #[arg(allow_hyphen_values = true, help_heading = "A/B of two builds")]
     pub new_args: Option<String>,
     /// The `gigagas run` arguments of both builds (dumps, --threads, --batch, ...; not
     /// --repeats, --json or --out, which the A/B sets).
@@ -92,8 +82,8 @@ impl Command for CompareArgs {
 
 /// `gigagas compare OLD NEW`: the comparison, printed.
 fn two_runs(old_path: &Path, new_path: &Path, threshold: f64) -> Result<Comparison> {
-    let old = load_run(old_path).context("OLD")?;
-    let new = load_run(new_path).context("NEW")?;
+    let old = folder::load_dir(old_path).context("OLD")?;
+    let new = folder::load_dir(new_path).context("NEW")?;
     let comparison = Comparison::new(&old, &new, threshold / 100.0)
         .with_context(|| format!("{} vs {}", old_path.display(), new_path.display()))?;
     print!("{comparison}");

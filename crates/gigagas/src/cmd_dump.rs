@@ -1,6 +1,6 @@
 //! `gigagas dump`: make a dump from a JSON-RPC node (logic in `gigagas-rpc`).
 
-use crate::args::{Command, parse_fork};
+use crate::args::Command;
 use alloy_hardforks::EthereumHardfork;
 use anyhow::Result;
 use gigagas_rpc::{ClientConfig, DumpEvent, DumpOptions, witness::WitnessSource};
@@ -41,7 +41,7 @@ pub(crate) struct DumpArgs {
     pub output: PathBuf,
     /// Fork rules (this fork and all before it active from genesis) instead of detecting
     /// them from the chain id, eth_config or the header fields.
-    #[arg(long, value_parser = parse_fork)]
+    #[arg(long, value_parser = gigagas_chain::parse_fork)]
     pub fork: Option<EthereumHardfork>,
     /// JSON-RPC requests in flight at once.
     #[arg(long, default_value = "4")]

@@ -1,7 +1,7 @@
 //! `gigagas generate`: a dump from a synthetic workload (logic in `gigagas-workload`).
 
 use crate::{
-    args::{Command, parse_fork},
+    args::Command,
     terminal::{progress_bar, written},
 };
 use alloy_hardforks::EthereumHardfork;
@@ -35,7 +35,7 @@ pub(crate) struct GenerateArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Fork rules: cancun, prague or osaka.
-    #[arg(long, default_value = "prague", value_parser = parse_fork)]
+    #[arg(long, default_value = "prague", value_parser = gigagas_chain::parse_fork)]
     fork: EthereumHardfork,
     /// Number of funded accounts that send transactions.
     #[arg(long, default_value_t = 4_000)]

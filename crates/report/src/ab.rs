@@ -511,20 +511,7 @@ impl AbResults {
 
     /// The folder name: `<YYYY-MM-DD>-<NEW's commit>`.
     pub fn folder_name(&self) -> String {
-        let date = self.started_utc.get(..10).unwrap_or("0000-00-00");
-        let commit: String = self
-            .new
-            .commit
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        format!("{date}-{commit}")
+        crate::folder::dated_name(&self.started_utc, &self.new.commit)
     }
 
     /// Write `results.json` and `table.md` into `dir` (created if needed), each atomically.

@@ -9,14 +9,13 @@
 //! measured in one run only are listed, not compared.
 
 use crate::{
-    error::ReportError,
     results::{ResultRow, SweepResults},
     table::escape_name,
 };
 use gigagas_grid::Point;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::{fmt, fmt::Write, path::Path};
+use std::{fmt, fmt::Write};
 
 /// The default noise floor: a ratio interval must clear 1 ± 2 % to count as a change.
 /// Back-to-back runs of one build on a quiet machine move by about this much; on a
@@ -206,12 +205,6 @@ pub fn bootstrap_ratio_interval(old: &[f64], new: &[f64]) -> (f64, f64) {
     let last = ratios.len() - 1;
     let at = |q: f64| ratios[((q * ratios.len() as f64).floor() as usize).min(last)];
     (at(tail), at(1.0 - tail))
-}
-
-/// A run as `gigagas compare` takes it: a `results.json`, or a results folder holding one
-/// (the loader of every results folder, [`crate::folder::load_dir`]).
-pub fn load_run(path: &Path) -> Result<SweepResults, ReportError> {
-    crate::folder::load_dir(path)
 }
 
 /// `dump (n points)` for each dump of `rows`, for [`CompareError::NothingInCommon`].

@@ -3,7 +3,7 @@
 //! `blocks.csv` and `latency.csv` (if some row kept its batches' figures) and SVG plots,
 //! all derived from `results.json` and re-renderable with [`render_dir`].
 
-use crate::{error::ReportError, plot, results::SweepResults, table};
+use crate::{error::ReportError, output::write_atomic, plot, results::SweepResults, table};
 use std::{
     path::{Path, PathBuf},
     time::SystemTime,
@@ -40,18 +40,17 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// The folder name of a result set: `<YYYY-MM-DD>-<commit>`.
 pub fn folder_name(results: &SweepResults) -> String {
-    let date = results.started_utc.get(..10).unwrap_or("0000-00-00");
-    let commit: String = results
-        .machine
-        .commit
+    dated_name(&results.started_utc, &results.machine.commit)
+}
+
+/// `<YYYY-MM-DD>-<commit>`: the date of `started_utc` and `commit` with every character
+/// but ASCII letters, digits, `-`, `_` and `.` made `_`.
+pub(crate) fn dated_name(started_utc: &str, commit: &str) -> String {
+    let date = started_utc.get(..10).unwrap_or("0000-00-00");
+    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let commit: String = commit
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if safe(c) { c } else { '_' })
         .collect();
     format!("{date}-{commit}")
 }
@@ -69,11 +68,6 @@ pub const FILES: [&str; 8] = [
     "merged.json",
 ];
 
-/// Every file of a results folder goes through [`crate::output::write_atomic`].
-fn write_file(path: &Path, contents: &[u8]) -> Result<(), ReportError> {
-    crate::output::write_atomic(path, contents)
-}
-
 /// Write the files derived from `sets` into `dir`: `table.md`, `results.csv`,
 /// `simulation.csv` (if any set has simulations), `blocks.csv` and `latency.csv` (if any
 /// row kept its batches' figures) and the plots. Returns the written file names.
@@ -84,11 +78,11 @@ pub fn render_into(dir: &Path, sets: &[SweepResults]) -> Result<Vec<String>, Rep
     })?;
     let mut written = Vec::new();
     for p in &plots {
-        write_file(&dir.join(&p.name), p.svg.as_bytes())?;
+        write_atomic(&dir.join(&p.name), p.svg.as_bytes())?;
         written.push(p.name.clone());
     }
     let names: Vec<String> = plots.iter().map(|p| p.name.clone()).collect();
-    write_file(
+    write_atomic(
         &dir.join("table.md"),
         table::render_markdown(sets, &names).as_bytes(),
     )?;
@@ -114,7 +108,7 @@ pub fn render_into(dir: &Path, sets: &[SweepResults]) -> Result<Vec<String>, Rep
     ];
     for (name, wanted, render) in csvs {
         if wanted {
-            write_file(&dir.join(name), render(sets).as_bytes())?;
+            write_atomic(&dir.join(name), render(sets).as_bytes())?;
             written.push(name.to_string());
         }
     }
@@ -125,7 +119,7 @@ pub fn render_into(dir: &Path, sets: &[SweepResults]) -> Result<Vec<String>, Rep
 /// files of the same names are replaced). For `gigagas run --out DIR`.
 pub fn write_into(dir: &Path, results: &SweepResults) -> Result<Vec<String>, ReportError> {
     std::fs::create_dir_all(dir).map_err(|e| ReportError::io(dir, e))?;
-    write_file(&dir.join("results.json"), results.to_json().as_bytes())?;
+    write_atomic(&dir.join("results.json"), results.to_json().as_bytes())?;
     let mut written = vec!["results.json".to_string()];
     written.extend(render_into(dir, std::slice::from_ref(results))?);
     Ok(written)
@@ -147,7 +141,7 @@ pub fn write_results_dir(
     }
     std::fs::create_dir(&tmp).map_err(|e| ReportError::io(&tmp, e))?;
     let fill = || -> Result<(), ReportError> {
-        write_file(&tmp.join("results.json"), results.to_json().as_bytes())?;
+        write_atomic(&tmp.join("results.json"), results.to_json().as_bytes())?;
         render_into(&tmp, std::slice::from_ref(results))?;
         Ok(())
     };
@@ -226,7 +220,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> Result<Vec<SweepResults>, Rep
         .collect::<Result<Vec<_>, _>>()?;
     std::fs::create_dir_all(out).map_err(|e| ReportError::io(out, e))?;
     let json = serde_json::to_string_pretty(&sets).expect("results serialize");
-    write_file(&out.join("merged.json"), json.as_bytes())?;
+    write_atomic(&out.join("merged.json"), json.as_bytes())?;
     render_into(out, &sets)?;
     Ok(sets)
 }

@@ -26,26 +26,25 @@ fn parent_of(path: &Path) -> &Path {
     }
 }
 
+/// Refuse a path that names no file (`/`, `..`).
+fn require_file_name(path: &Path) -> Result<(), ReportError> {
+    match path.file_name() {
+        Some(_) => Ok(()),
+        None => Err(ReportError::Output {
+            what: None,
+            path: path.to_path_buf(),
+            problem: OutputProblem::NotAFileName,
+        }),
+    }
+}
+
 /// Write `contents` to `path` atomically ([`gigagas_fs_util::write_atomic`]): a
 /// temporary file in the same folder, written, flushed to disk (fsync) and renamed over
 /// `path`. On any failure the temporary file is removed and `path` keeps its previous
 /// contents (or stays absent).
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), ReportError> {
-    if path.file_name().is_none() {
-        return Err(ReportError::Output {
-            what: None,
-            path: path.to_path_buf(),
-            problem: OutputProblem::NotAFileName,
-        });
-    }
+    require_file_name(path)?;
     files::write_atomic(path, contents).map_err(|e| ReportError::io(path, e))
-}
-
-/// `path` with `.` and `..` resolved against its nearest existing ancestor, which is
-/// canonicalized (symbolic links resolved): the path the output will have. Errors only if
-/// not even the current folder can be resolved ([`gigagas_fs_util::resolve`]).
-pub fn resolve(path: &Path) -> std::io::Result<PathBuf> {
-    files::resolve(path)
 }
 
 /// Refuse, before any work, an output that is one of the inputs or part of one: an output
@@ -76,7 +75,7 @@ pub fn check_not_inputs(
 
 /// The nearest ancestor of `path` (itself included) that exists.
 fn nearest_existing(path: &Path) -> Result<PathBuf, ReportError> {
-    let resolved = resolve(path).map_err(|e| ReportError::io(path, e))?;
+    let resolved = files::resolve(path).map_err(|e| ReportError::io(path, e))?;
     let mut p = resolved.as_path();
     loop {
         if std::fs::symlink_metadata(p).is_ok() {
@@ -138,13 +137,7 @@ pub fn prepare_output_dir(dir: &Path, dry_run: bool) -> Result<(), ReportError> 
 /// Make sure the file `path` can be written, before any work: not a folder or another
 /// non-regular file, its folder created and writable (with `dry_run`, creatable).
 pub fn prepare_output_file(path: &Path, dry_run: bool) -> Result<(), ReportError> {
-    if path.file_name().is_none() {
-        return Err(ReportError::Output {
-            what: None,
-            path: path.to_path_buf(),
-            problem: OutputProblem::NotAFileName,
-        });
-    }
+    require_file_name(path)?;
     if let Ok(m) = std::fs::metadata(path)
         && !m.is_file()
     {

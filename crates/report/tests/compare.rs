@@ -5,8 +5,8 @@
 
 use gigagas_report::{
     ResultRow, SweepResults,
-    compare::{CompareError, Comparison, NOISE_FLOOR, Verdict, bootstrap_ratio_interval, load_run},
-    folder::latest_results_dir,
+    compare::{CompareError, Comparison, NOISE_FLOOR, Verdict, bootstrap_ratio_interval},
+    folder::{latest_results_dir, load_dir},
 };
 use std::path::PathBuf;
 
@@ -44,7 +44,7 @@ fn with_samples(base: &SweepResults, scale: f64, rotate: usize) -> SweepResults 
 }
 
 fn shipped() -> SweepResults {
-    let r = load_run(&shipped_folder()).unwrap();
+    let r = load_dir(&shipped_folder()).unwrap();
     assert!(r.rows.len() > 2, "the shipped run has a grid");
     r
 }
@@ -234,8 +234,8 @@ fn a_regression_beyond_the_limit_names_the_worst_point() {
 fn a_run_loads_from_its_folder_or_its_file() {
     let dir = shipped_folder();
     assert_eq!(
-        load_run(&dir).unwrap(),
-        load_run(&dir.join("results.json")).unwrap()
+        load_dir(&dir).unwrap(),
+        load_dir(&dir.join("results.json")).unwrap()
     );
-    assert!(load_run(&dir.join("no-such.json")).is_err());
+    assert!(load_dir(&dir.join("no-such.json")).is_err());
 }
