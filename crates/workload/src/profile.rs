@@ -70,17 +70,20 @@ impl fmt::Display for Profile {
 impl FromStr for Profile {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Profile::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = Profile::ALL.iter().map(|p| p.name()).collect();
-                format!(
-                    "unknown profile `{s}` (expected one of: {})",
-                    names.join(", ")
-                )
-            })
+        parse_name(s, "profile", &Self::ALL, Self::name)
     }
+}
+
+/// The one of `all` named `s` (by `name`), or `unknown WHAT `s` (expected one of: …)`.
+pub(crate) fn parse_name<T: Copy>(
+    s: &str,
+    what: &str,
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> Result<T, String> {
+    let names = || all.iter().map(|t| name(*t)).collect::<Vec<_>>().join(", ");
+    let found = all.iter().copied().find(|t| name(*t) == s);
+    found.ok_or_else(|| format!("unknown {what} `{s}` (expected one of: {})", names()))
 }
 
 /// The kinds of transaction the generator can emit (ordered, so that the generator can key

@@ -1,6 +1,7 @@
 //! The sizes the generator pads its state's tries to: the account trie to a state of `N`
 //! accounts, chosen contracts' storage tries to `N` slots each ([`gigagas_trie::Padding`]).
 
+use crate::profile::parse_name;
 use gigagas_trie::MAINNET_LARGE_STORAGE;
 use std::{collections::BTreeMap, fmt, str::FromStr};
 
@@ -64,16 +65,7 @@ impl fmt::Display for WorkloadContract {
 impl FromStr for WorkloadContract {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        WorkloadContract::ALL
-            .into_iter()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = WorkloadContract::ALL.iter().map(|c| c.name()).collect();
-                format!(
-                    "unknown contract `{s}` (expected one of: {})",
-                    names.join(", ")
-                )
-            })
+        parse_name(s, "contract", &Self::ALL, Self::name)
     }
 }
 
