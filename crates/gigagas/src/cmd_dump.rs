@@ -48,11 +48,8 @@ pub(crate) struct DumpArgs {
     pub concurrency: std::num::NonZeroUsize,
     /// Calls per JSON-RPC request (a JSON-RPC batch; not the mega-block `--batch` of
     /// `gigagas run`).
-    #[arg(
-        long = "rpc-batch",
-        visible_alias = "batch-size",
-        default_value_t = 100
-    )]
+    #[arg(long = "rpc-batch", visible_alias = "batch-size")]
+    #[arg(default_value_t = 100)]
     pub rpc_batch: usize,
     /// Continue an interrupted dump from `<OUTPUT>.partial/` (the result is the same file
     /// an uninterrupted dump writes).

@@ -52,12 +52,8 @@ pub(crate) struct GenerateArgs {
     /// of virtual subtries (7 levels at mainnet's 300,000,000, the value when the flag is
     /// given alone; at least 16). The headers' roots and the witness are the padded
     /// trie's. Off without the flag: the trie holds the generated accounts only.
-    #[arg(
-        long,
-        value_name = "ACCOUNTS",
-        num_args = 0..=1,
-        default_missing_value = "300000000"
-    )]
+    #[arg(long, value_name = "ACCOUNTS", num_args = 0..=1)]
+    #[arg(default_missing_value = "300000000")]
     state_size: Option<u64>,
     /// Pad contracts' storage tries to the depth of one of this many slots: ⌊log16 N⌋
     /// levels of full branches above every touched slot's path, their untouched children
@@ -70,13 +66,8 @@ pub(crate) struct GenerateArgs {
     /// trie full at the top six levels; 16.8 to 268 million slots all give 6). At least 16
     /// slots. The headers' roots and the witness are the padded tries'. Off without the
     /// flag: each storage trie holds the generated slots only.
-    #[arg(
-        long,
-        value_name = "[CONTRACT=]SLOTS",
-        num_args = 0..=1,
-        default_missing_value = "128000000",
-        value_parser = parse_storage_size
-    )]
+    #[arg(long, value_name = "[CONTRACT=]SLOTS", num_args = 0..=1)]
+    #[arg(default_missing_value = "128000000", value_parser = parse_storage_size)]
     storage_size: Vec<StorageSize>,
 }
 
