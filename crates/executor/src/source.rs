@@ -11,7 +11,10 @@
 //!   as the list itself is converted before it (`IoLayout`: the list's accounts, slots and
 //!   writes in place, and the values earlier blocks of the segment wrote, which a client
 //!   holds in memory); a read writes its value where a transaction will look for it, and no
-//!   join follows the reads. What the list carries is the pass's [`BalDesign`]:
+//!   join follows the reads. Read beside execution (`beside`), the same reads fill each
+//!   block's table while the batch runs, one block per reader at a time (`Replay::read_block`,
+//!   ordered and published by the batch loop). What the list carries is the pass's
+//!   [`BalDesign`]:
 //!   - `keys` (EIP-7928 as specified): every key the block reads or writes is read;
 //!   - `writes`: only the keys the block writes are read before the batch (their values at
 //!     the start of the block set the gas of a store and are what verification compares);
