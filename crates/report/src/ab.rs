@@ -501,12 +501,7 @@ impl AbResults {
 
     /// Read an A/B's `results.json`.
     pub fn load(path: &Path) -> Result<Self, ReportError> {
-        let bytes = gigagas_fs_util::read_bounded(path, MAX_AB_BYTES)
-            .map_err(|e| ReportError::io(path, e))?;
-        serde_json::from_slice(&bytes).map_err(|source| ReportError::Json {
-            path: path.to_path_buf(),
-            source,
-        })
+        crate::output::read_json(path, MAX_AB_BYTES)
     }
 
     /// The folder name: `<YYYY-MM-DD>-<NEW's commit>`.

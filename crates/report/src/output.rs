@@ -157,6 +157,19 @@ pub fn read_bounded(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
     files::read_bounded(path, max_bytes)
 }
 
+/// Read a JSON file of at most `max_bytes` ([`read_bounded`]'s rule) as a `T`; either
+/// failure names the file.
+pub fn read_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    max_bytes: u64,
+) -> Result<T, ReportError> {
+    let bytes = read_bounded(path, max_bytes).map_err(|e| ReportError::io(path, e))?;
+    serde_json::from_slice(&bytes).map_err(|source| ReportError::Json {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,10 @@
 //! JSON has its own name so that no reader of sweeps takes it for a `results.json`.
 
 use crate::{
-    error::ReportError, machine::MachineInfo, output::write_atomic, provenance::Provenance,
+    error::ReportError,
+    machine::MachineInfo,
+    output::{read_json, write_atomic},
+    provenance::Provenance,
     table::simulation_markdown,
 };
 use gigagas_sim::{SimulationReport, WholeBlockReport};
@@ -75,12 +78,7 @@ impl SimulationResults {
 
     /// Read a simulation's JSON (`--json`'s file, or a folder's [`SIMULATION_FILE`]).
     pub fn load(path: &Path) -> Result<Self, ReportError> {
-        let bytes = gigagas_fs_util::read_bounded(path, MAX_SIMULATION_BYTES)
-            .map_err(|e| ReportError::io(path, e))?;
-        serde_json::from_slice(&bytes).map_err(|source| ReportError::Json {
-            path: path.to_path_buf(),
-            source,
-        })
+        read_json(path, MAX_SIMULATION_BYTES)
     }
 
     /// Write [`SIMULATION_FILE`] and `table.md` into `dir` (created if needed), each
