@@ -187,8 +187,9 @@ fn a_store_of_another_dump_is_refused_naming_both_checksums() {
 /// The committed witness dump (`dumps/mainnet-like-witness.gigagas`, 100 blocks) read from a
 /// store with the root on: every block's root equals its header's with the trie nodes read
 /// by path as each block needs them, cold and warm, at 1 and 2 threads, after and
-/// overlapped, the state read beside execution. Every pass reads the same nodes, each once; later blocks find nodes earlier
-/// ones read; each block's root splits into its reads and its hashing.
+/// overlapped, the state read beside execution. Every pass reads the same nodes, each
+/// once; later blocks find nodes earlier ones read; each block's root splits into its reads
+/// and its hashing.
 #[test]
 fn the_committed_witness_dump_reads_its_trie_nodes_per_block() {
     gigagas_executor::test_utils::install_kzg_verifier();
