@@ -175,5 +175,5 @@ fn no_thread_starts_inside_a_timed_window() {
             }
         }
     }
-    assert_eq!(passes, 4 * 3 * 2);
+    assert_eq!(passes, (1 + IoMode::ALL.len()) * 3 * 2);
 }
