@@ -1,7 +1,8 @@
 //! The access-list designs over a real state store: for both committed dumps, a
 //! store built in a scratch folder with the state crate's builder, read through the seam by
 //! the replay on demand (no list) and with a list carrying every pre-value (`full`), every
-//! key (`keys`) or the writes only (`writes`), prefetched or pipelined: every pass verifies
+//! key (`keys`) or the writes only (`writes`), prefetched, pipelined or read beside
+//! execution: every pass verifies
 //! and its outputs equal the pass in memory, item by item. No timing is asserted.
 
 use gigagas_bench::io::StoreSource;
