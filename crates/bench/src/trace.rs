@@ -61,6 +61,7 @@ pub fn pass_events(
     for span in &timings.root.spans {
         let (name, step) = match span.kind {
             RootStepKind::Storage => ("root: storage", "storage"),
+            RootStepKind::AccountSubtries => ("root: account subtries", "account subtries"),
             RootStepKind::Accounts => ("root: accounts", "accounts"),
         };
         let block = ((span.block as usize) < replay.block_count())
@@ -215,6 +216,7 @@ mod tests {
                 assert_eq!(e["args"]["block"], number);
                 let name = match span.kind {
                     RootStepKind::Storage => "root: storage",
+                    RootStepKind::AccountSubtries => "root: account subtries",
                     RootStepKind::Accounts => "root: accounts",
                 };
                 assert_eq!(e["name"], name);

@@ -95,6 +95,10 @@ pub fn record_phases(replay: &Replay, timings: &RunTimings, batch: usize) -> Pha
                 root.storage_ns.push(span.ns);
                 root.storage_writes.push(span.writes);
             }
+            RootStepKind::AccountSubtries => {
+                root.account_ns.push(span.ns);
+                root.account_leaves.push(span.writes);
+            }
             RootStepKind::Accounts if !prepared => {
                 root.prepare_ns += span.ns;
                 at[b] = Some((index, true));

@@ -4,19 +4,31 @@
 //!
 //! An EIP-7928 access list carries every post-value of its block, so the root needs no
 //! execution output: [`gigagas_trie::StateTrie::prepare_block`] splits a block's root into
-//! storage tasks (one per account whose storage changes) and a finish (the account trie).
+//! storage tasks, account units and a finish, under the pass's split rule
+//! ([`SplitRule::DEFAULT`]: lower subtries at 2 nibbles, units of at least 64 leaves).
 //! Blocks of one segment form a chain (each block's root is computed on the trie the block
 //! before left); segments are independent. A pass's root work is a queue of *units*:
 //!
-//! - *advance* a segment: finish its current block (the account trie, the root) and prepare
-//!   the next block of the batch, putting its storage tasks on the queue (a block without
-//!   any is finished at once, and the next one prepared);
-//! - a *storage task*: one account's storage trie; the worker that completes a block's last
-//!   task advances the segment.
+//! - *advance* a segment: finish its current block (the upper account trie, the root) and
+//!   prepare the next block of the batch, putting its storage tasks on the queue (a block
+//!   without any goes on to its account stage at once);
+//! - a *storage task*: one account's storage trie, or one unit of lower subtries of a
+//!   storage trie whose block changes enough slots; the worker that completes a block's
+//!   last storage task runs its *account stage* (the split storage tries joined, every
+//!   account's new leaf, the account trie cut), putting its account units on the queue (a
+//!   block whose account trie is not cut is finished at once);
+//! - an *account unit*: lower subtries of the account trie; the worker that completes a
+//!   block's last one advances the segment.
 //!
-//! The queue hands out advances first, then the largest storage task (by writes), then the
-//! earliest queued ([`root_rank`], the rule the model ranks by too), so the chain, which is
-//! the critical path of the root, never waits behind a small task.
+//! Block N+1 is prepared once block N is finished: its units wait for N's whole finish, not
+//! only for the subtries they share. The finish after the account units is the upper trie
+//! alone (at most 256 references joined and 17 branches hashed), so little is to be gained
+//! by starting N+1 earlier, and N+1's preparation reads N's leaves through that upper trie.
+//!
+//! The queue hands out advances first, then the largest task (slot writes of a storage
+//! task, account leaves of an account unit), then the earliest queued ([`root_rank`], the
+//! rule the model ranks by too), so the chain, which is the critical path of the root,
+//! never waits behind a small task.
 //! Under [`StateRootPhase::After`] the units of a batch are handed out once every worker
 //! has run out of the batch's transactions; under [`StateRootPhase::Overlapped`] from the
 //! batch's start, a worker running every ready unit before it takes its next transaction:
@@ -38,7 +50,8 @@ use gigagas_grid::{
     schedule::{RootUnit, root_rank},
 };
 use gigagas_trie::{
-    BlockRootJob, NodeReads, PreValues, RootError, RootRules, StateTrie, StorageRoot, StorageTask,
+    AccountPart, AccountTask, BlockRootJob, NodeReads, PreValues, RootError, RootRules,
+    SplitRule, StateTrie, StorageRoot, StorageTask,
 };
 use revm::primitives::hardfork::SpecId;
 use std::{
@@ -335,9 +348,13 @@ pub struct RootSpan {
 /// What a root unit did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RootStepKind {
-    /// One account's storage trie.
+    /// One account's storage trie, or one unit of lower subtries of a split storage trie.
     Storage,
-    /// The account trie: finishing a block and preparing the next.
+    /// One unit of lower subtries of a block's account trie.
+    AccountSubtries,
+    /// The account trie: the account stage of a block (its storage roots joined, its
+    /// account trie cut into units), finishing a block (the upper account trie, the root)
+    /// and preparing the next.
     Accounts,
 }
 
@@ -354,16 +371,25 @@ struct Lane {
     job: Option<(usize, BlockRootJob)>,
     /// Its storage tasks' results so far.
     results: Vec<StorageRoot>,
-    /// Its storage tasks not yet completed.
+    /// Its account units' results so far.
+    parts: Vec<AccountPart>,
+    /// Its storage tasks, or account units, not yet completed.
     pending: usize,
     /// A root failed: the lane's trie is part-updated, so its later blocks get no root.
     failed: bool,
 }
 
-/// A unit on the queue.
+/// A unit on the queue: an advance of a segment, or a task of a segment's block.
 enum Unit {
     Advance(usize),
     Storage(usize, usize, Box<StorageTask>),
+    Accounts(usize, usize, Box<AccountTask>),
+}
+
+/// What a task hands to its segment's lane.
+enum Done {
+    Storage(StorageRoot),
+    Accounts(AccountPart),
 }
 
 impl Unit {
@@ -373,6 +399,9 @@ impl Unit {
             Unit::Advance(_) => RootUnit::Advance,
             Unit::Storage(_, _, t) => RootUnit::Storage {
                 writes: t.writes() as u64,
+            },
+            Unit::Accounts(_, _, t) => RootUnit::Accounts {
+                leaves: t.leaves() as u64,
             },
         }
     }
@@ -471,6 +500,14 @@ struct UnitNs {
     persist: u64,
 }
 
+/// A task as the queue handed it out: what, for which block, its size (leaves) and start.
+struct TaskSpan {
+    kind: RootStepKind,
+    block: usize,
+    size: u64,
+    start: Instant,
+}
+
 /// One unit as a worker ran it: start, end, what, for which block, and of its time, reading
 /// nodes and committing the block (ns).
 #[derive(Debug)]
@@ -481,7 +518,8 @@ struct UnitSpan {
     block: usize,
     read_ns: u64,
     persist_ns: u64,
-    /// A storage task's slot writes (0 for the account trie).
+    /// A task's leaves: a storage task's slot writes, an account unit's account leaves
+    /// (0 for the account trie's stage).
     writes: u64,
 }
 
@@ -587,11 +625,12 @@ impl<'r> RootPass<'r> {
             .map(|(s, segment)| {
                 inputs.trie(s, read_nodes, sink.is_some()).map(|trie| {
                     Mutex::new(Lane {
-                        trie,
+                        trie: trie.with_split(SplitRule::DEFAULT),
                         next: segment.blocks.start,
                         end: segment.blocks.start,
                         job: None,
                         results: Vec::new(),
+                        parts: Vec::new(),
                         pending: 0,
                         failed: false,
                     })
@@ -681,21 +720,24 @@ impl<'r> RootPass<'r> {
                         result
                     }
                 };
-                let finish = Instant::now();
-                out.spans.push(UnitSpan {
-                    start,
-                    end: finish,
+                let span = TaskSpan {
                     kind: RootStepKind::Storage,
                     block: b,
-                    read_ns: ns.read,
-                    persist_ns: 0,
-                    writes,
-                });
-                ns = UnitNs::default();
-                (
-                    finish,
-                    self.advance(s, Some(result), blocks, out, nodes, &mut ns),
-                )
+                    size: writes,
+                    start,
+                };
+                self.handed(s, Done::Storage(result), span, blocks, out, nodes, &mut ns)
+            }
+            Unit::Accounts(s, b, task) => {
+                let leaves = task.leaves() as u64;
+                let part = task.run();
+                let span = TaskSpan {
+                    kind: RootStepKind::AccountSubtries,
+                    block: b,
+                    size: leaves,
+                    start,
+                };
+                self.handed(s, Done::Accounts(part), span, blocks, out, nodes, &mut ns)
             }
         };
         if let Some(block) = block {
@@ -710,6 +752,34 @@ impl<'r> RootPass<'r> {
             });
         }
         start.elapsed().as_nanos() as u64
+    }
+
+    /// A task's `span`, to now, into `out` (its reads' time `ns.read`), its result handed
+    /// to lane `s` ([`Self::advance`], its time into `ns` afresh); returns when the lane's
+    /// work began and the block it worked on at the account trie, if any.
+    #[allow(clippy::too_many_arguments)]
+    fn handed<S: StateSource>(
+        &self,
+        s: usize,
+        done: Done,
+        span: TaskSpan,
+        blocks: &Blocks<'_>,
+        out: &mut RootOut,
+        nodes: Option<&OnDemandPass<'_, S>>,
+        ns: &mut UnitNs,
+    ) -> (Instant, Option<usize>) {
+        let finish = Instant::now();
+        out.spans.push(UnitSpan {
+            start: span.start,
+            end: finish,
+            kind: span.kind,
+            block: span.block,
+            read_ns: std::mem::take(ns).read,
+            persist_ns: 0,
+            writes: span.size,
+        });
+        let worked = self.advance(s, Some(done), blocks, out, nodes, ns);
+        (finish, worked)
     }
 
     /// Runs units while any is ready (before a worker takes its next transaction, when
@@ -746,14 +816,14 @@ impl<'r> RootPass<'r> {
         busy
     }
 
-    /// Lane `s`: with a storage task's `result`, adds it and, if it was the block's last,
-    /// finishes the block; without, the lane is at a block boundary. Then prepares blocks
-    /// until one has storage tasks (queued) or the batch's are done. Returns the block it
-    /// worked on at the account trie, if any.
+    /// Lane `s`: with a task's result (`done`), adds it and, if it was the stage's last,
+    /// runs the block's next stage ([`Self::next_stage`]); without, the lane is at a block
+    /// boundary. Then prepares blocks until one has tasks (queued) or the batch's are
+    /// done. Returns the block it worked on at the account trie, if any.
     fn advance<S: StateSource>(
         &self,
         s: usize,
-        result: Option<StorageRoot>,
+        done: Option<Done>,
         blocks: &Blocks<'_>,
         out: &mut RootOut,
         nodes: Option<&OnDemandPass<'_, S>>,
@@ -765,19 +835,20 @@ impl<'r> RootPass<'r> {
             .lock()
             .expect("no worker panics holding a lane");
         let lane = &mut *lane;
-        if let Some(result) = result {
-            lane.results.push(result);
+        let mut worked = None;
+        if let Some(done) = done {
+            match done {
+                Done::Storage(result) => lane.results.push(result),
+                Done::Accounts(part) => lane.parts.push(part),
+            }
             lane.pending -= 1;
             if lane.pending > 0 {
                 return None;
             }
-        }
-        let mut worked = None;
-        if let Some((b, job)) = lane.job.take() {
-            let root = job.finish(&mut lane.trie, std::mem::take(&mut lane.results));
-            let root = self.commit(lane, s, b, root, out, &mut ns.persist);
-            self.finish_block(lane, b, root, out);
-            worked = Some(b);
+            worked = lane.job.as_ref().map(|(b, _)| *b);
+            if !self.next_stage(lane, s, out, ns) {
+                return worked;
+            }
         }
         while !lane.failed && lane.next < lane.end {
             let b = lane.next;
@@ -810,22 +881,51 @@ impl<'r> RootPass<'r> {
                 Err(e) => self.finish_block(lane, b, Err(e), out),
                 Ok(mut job) => {
                     let tasks = job.storage_tasks();
-                    if tasks.is_empty() {
-                        let root = job.finish(&mut lane.trie, Vec::new());
-                        let root = self.commit(lane, s, b, root, out, &mut ns.persist);
-                        self.finish_block(lane, b, root, out);
-                    } else {
+                    lane.job = Some((b, job));
+                    if !tasks.is_empty() {
                         lane.pending = tasks.len();
-                        lane.job = Some((b, job));
                         // Lock order: a lane, then the queue (never the reverse).
                         self.lock_queue()
                             .extend(tasks.into_iter().map(|t| Unit::Storage(s, b, Box::new(t))));
+                        break;
+                    }
+                    if !self.next_stage(lane, s, out, ns) {
                         break;
                     }
                 }
             }
         }
         worked
+    }
+
+    /// Lane `s`'s prepared block, its last task of a stage done: after its storage tasks,
+    /// the account stage, whose account units are queued (`false`) or, when the account
+    /// trie is not cut, the block finished; after its account units, the block finished
+    /// (its upper account trie, the root, committed with a sink). `true` once the block's
+    /// root is known or failed.
+    fn next_stage(&self, lane: &mut Lane, s: usize, out: &mut RootOut, ns: &mut UnitNs) -> bool {
+        let (b, mut job) = lane.job.take().expect("a block is prepared");
+        if lane.parts.is_empty() {
+            match job.account_tasks(&mut lane.trie, std::mem::take(&mut lane.results)) {
+                Err(e) => {
+                    self.finish_block(lane, b, Err(e), out);
+                    return true;
+                }
+                Ok(tasks) if !tasks.is_empty() => {
+                    lane.pending = tasks.len();
+                    lane.job = Some((b, job));
+                    self.lock_queue().extend(
+                        (tasks.into_iter()).map(|t| Unit::Accounts(s, b, Box::new(t))),
+                    );
+                    return false;
+                }
+                Ok(_) => {}
+            }
+        }
+        let root = job.finish_accounts(&mut lane.trie, std::mem::take(&mut lane.parts));
+        let root = self.commit(lane, s, b, root, out, &mut ns.persist);
+        self.finish_block(lane, b, root, out);
+        true
     }
 
     /// With a sink, commits block `b` of segment `s` (its root `root` just computed on
@@ -904,6 +1004,58 @@ pub(crate) fn add_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A root task's fixed cost on `threads` workers beside its work, as a pass pays it:
+    /// queueing it (the queue's lock and heap, about 256 units queued), claiming it, the
+    /// span's two clock reads, and handing its result to its lane (the lane's lock); each
+    /// worker's time a unit, nanoseconds (`cargo test --release -p gigagas-executor --lib
+    /// root_unit_cost -- --ignored --nocapture`; the model's `ROOT_UNIT_NS`).
+    fn unit_cost(threads: usize) -> f64 {
+        const UNITS: usize = 400_000;
+        let queue = Mutex::new(Queue::default());
+        queue
+            .lock()
+            .unwrap()
+            .extend((0..256).map(|_| Unit::Advance(0)));
+        let lane = Mutex::new((Vec::<u64>::with_capacity(UNITS + 256), 0usize));
+        let queued = AtomicUsize::new(256);
+        let start = Instant::now();
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    loop {
+                        let Some(unit) = queue.lock().unwrap().pop() else {
+                            break;
+                        };
+                        let begun = Instant::now();
+                        std::hint::black_box(&unit);
+                        let ended = Instant::now();
+                        let mut lane = lane.lock().unwrap();
+                        lane.0.push((ended - begun).as_nanos() as u64);
+                        lane.1 += 1;
+                        drop(lane);
+                        if queued.fetch_add(1, Ordering::Relaxed) < UNITS {
+                            queue.lock().unwrap().extend([Unit::Advance(0)]);
+                        }
+                    }
+                });
+            }
+        });
+        let wall = start.elapsed().as_nanos() as f64;
+        assert!(lane.lock().unwrap().1 >= UNITS);
+        wall * threads as f64 / UNITS as f64
+    }
+
+    #[test]
+    #[ignore = "a timing, for the model's unit cost"]
+    fn root_unit_cost() {
+        for round in 0..3 {
+            for threads in [1, 2] {
+                let ns = unit_cost(threads);
+                eprintln!("round {round}: {threads} thread(s): {ns:.0} ns of a worker a unit");
+            }
+        }
+    }
 
     #[test]
     fn a_batch_counts_the_overlap_of_its_two_spans() {

@@ -481,21 +481,30 @@ pub enum RootUnit {
     /// Advancing a segment: finishing its current block (the account trie) and preparing
     /// the next.
     Advance,
-    /// One account's storage trie, applying `writes` slot writes.
+    /// One account's storage trie, or one unit of lower subtries of a split storage trie,
+    /// applying `writes` slot writes.
     Storage {
         /// Its slot writes: what the queue knows of its size before it runs.
         writes: u64,
     },
+    /// One unit of lower subtries of a block's account trie, updating `leaves` account
+    /// leaves (queued once the block's storage roots are known).
+    Accounts {
+        /// Its account leaves: its size.
+        leaves: u64,
+    },
 }
 
 /// The state-root queue's one rule, the executor's and the model's: advances first (each
-/// segment's chain of blocks is the root's critical path), then the storage task with the
-/// most slot writes, then the one queued first (`seq` counts up as units are queued). A
-/// larger rank is taken first.
+/// segment's chain of blocks is the root's critical path), then the unit that updates the
+/// most leaves (slot writes of a storage task, account leaves of an account unit), then the
+/// one queued first (`seq` counts up as units are queued). A larger rank is taken first.
 pub fn root_rank(unit: RootUnit, seq: u64) -> (u64, std::cmp::Reverse<u64>) {
     let key = match unit {
         RootUnit::Advance => u64::MAX,
-        RootUnit::Storage { writes } => writes.min(u64::MAX - 1),
+        RootUnit::Storage { writes: leaves } | RootUnit::Accounts { leaves } => {
+            leaves.min(u64::MAX - 1)
+        }
     };
     (key, std::cmp::Reverse(seq))
 }

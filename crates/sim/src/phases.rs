@@ -20,11 +20,13 @@
 //!    [`crate::execution::list_schedule`]).
 //! 3. **Root** (`StateRootPhase`): the batch's root units, as the executor's root pass hands
 //!    them out: per segment a chain of *advances* (finish the segment's current block, the
-//!    account trie; prepare the next, queueing its storage tasks) and per block its
-//!    *storage tasks*. The queue hands out advances first, then the storage task with the
-//!    most slot writes, then the earliest queued (the executor's own rule,
-//!    [`gigagas_grid::schedule::root_rank`]);
-//!    the worker that completes a block's last storage task runs the next advance at once.
+//!    account trie; prepare the next, queueing its storage tasks), per block its *storage
+//!    tasks*, then its *account units* (the account trie's lower subtries, queued when its
+//!    last storage task ends). The queue hands out advances first, then the task with the
+//!    most leaves, then the earliest queued (the executor's own rule,
+//!    [`gigagas_grid::schedule::root_rank`]); the worker that completes a block's last task
+//!    runs the next advance at once. Every task pays [`PhaseProfile::unit_ns`] on top of
+//!    its profiled time (its claim and hand-over, [`ROOT_UNIT_NS`]).
 //!    `After`: the units are handed out once every worker has run out of the batch's items;
 //!    `Overlapped`: from the batch's start, a worker running every ready unit before its
 //!    next item.
@@ -70,16 +72,18 @@ pub const PHASE_ASSUMPTIONS: [&str; 8] = [
      read before it, each next batch's read beside the batch, which ends no sooner than that \
      read (the excess exposed); none: no read phase",
     "root units as the executor hands them out: per segment a chain (a block's storage tasks \
-     become ready when its preparation ends; the worker that completes its last task finishes \
-     it and prepares the segment's next block at once; a block without storage tasks is \
-     finished as soon as prepared); the executor's queue rule: advances first, then the \
-     storage task with the most slot writes, then the earliest queued; after: once every worker has run out of the \
+     become ready when its preparation ends; its account units when its last storage task \
+     ends; the worker that completes its last task finishes it and prepares the segment's \
+     next block at once; a block without tasks is finished as soon as prepared); the \
+     executor's queue rule: advances first, then the task with the most leaves (slot writes, \
+     account leaves), then the earliest queued; after: once every worker has run out of the \
      batch's items; overlapped: from the batch's start, before each item; a batch's first \
      block of each segment is prepared by an advance from the queue",
     "on a store run the trie nodes a block needs are read inside its root units and are part \
      of their profiled times: the device curve does not cap them",
     "workers are identical and never idle while work is ready; equal times go to the \
-     lowest-numbered worker; no claim, queue, barrier or wake-up overhead, and no time for the \
+     lowest-numbered worker; each root task pays the profile's fixed unit cost (claim and \
+     hand-over), nothing else pays a claim, queue, barrier or wake-up overhead, nor time for the \
      scheduler's ordering; nothing between batches (verification) is timed",
     "the profile is recorded from one-thread passes of the same store point (warm, or each \
      pass cold); a read's recorded time is its wall time on the pass's readers, projected as \
@@ -112,10 +116,29 @@ pub struct BlockRoot {
     /// order) in a profile that does not know them.
     #[serde(default)]
     pub storage_writes: Vec<u64>,
-    /// Finishing the block: the account trie and the root, nanoseconds. A profile that
-    /// only knows an advance's whole time may put it all here.
+    /// Finishing the block: the account trie and the root, nanoseconds (with account
+    /// units, the account stage before them and the upper account trie after them,
+    /// together). A profile that only knows an advance's whole time may put it all here.
     pub finish_ns: u64,
+    /// Its account trie's units (lower subtries), nanoseconds each; empty where the account
+    /// trie is updated whole. Queued once its storage tasks are done; `finish_ns` runs once
+    /// they are.
+    #[serde(default)]
+    pub account_ns: Vec<u64>,
+    /// Each account unit's account leaves, what the root queue ranks it by.
+    #[serde(default)]
+    pub account_leaves: Vec<u64>,
 }
+
+/// The fixed cost of one root task beyond its profiled time, nanoseconds: claiming it from
+/// the queue (its lock and heap), and handing its result to its lane (the lane's lock),
+/// measured by the executor's `root_unit_cost` test at 1 and 2 workers, the larger of the
+/// two rounded up to cover a split trie's set-up per unit too (its subtries taken out and
+/// joined back, outside the units' spans). Every storage task and account unit of a profile
+/// made from a record
+/// pays it ([`PhaseProfile::unit_ns`]), so that a projection of hundreds of units a block
+/// does not assume them free.
+pub const ROOT_UNIT_NS: u64 = 1_000;
 
 /// One batch (mega-block) of a [`PhaseProfile`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,6 +179,11 @@ impl BatchProfile {
 pub struct PhaseProfile {
     /// The batches, in the order a pass runs them.
     pub batches: Vec<BatchProfile>,
+    /// The fixed cost of one root task (a storage task, an account unit) beyond its
+    /// profiled time, nanoseconds: claiming it and handing its result over
+    /// ([`ROOT_UNIT_NS`] in a profile made from a record; 0 in one that predates it).
+    #[serde(default)]
+    pub unit_ns: u64,
 }
 
 /// How a pass reads its state.
@@ -552,7 +580,7 @@ pub fn project_phases(
         p.makespan_ns += ns;
     };
     for (k, batch) in profile.batches.iter().enumerate() {
-        let run = run_batch(batch, config.workers, config.root);
+        let run = run_batch(batch, profile.unit_ns, config.workers, config.root);
         let beside = match config.read {
             ReadMode::None => None,
             ReadMode::Prefetch => {
@@ -714,6 +742,8 @@ enum Unit {
     Advance(usize),
     /// A storage task of lane `.0`'s current block, `.1` nanoseconds, `.2` slot writes.
     Storage(usize, u64, u64),
+    /// An account unit of lane `.0`'s current block, `.1` nanoseconds, `.2` account leaves.
+    Accounts(usize, u64, u64),
 }
 
 /// A ready unit's queue rank: the executor's rule ([`root_rank`]).
@@ -721,6 +751,7 @@ fn rank(unit: Unit, seq: u64) -> (u64, Reverse<u64>) {
     match unit {
         Unit::Advance(_) => root_rank(RootUnit::Advance, seq),
         Unit::Storage(_, _, writes) => root_rank(RootUnit::Storage { writes }, seq),
+        Unit::Accounts(_, _, leaves) => root_rank(RootUnit::Accounts { leaves }, seq),
     }
 }
 
@@ -730,8 +761,11 @@ struct Lane<'p> {
     blocks: Vec<&'p BlockRoot>,
     /// The block prepared and not yet finished (or the next to prepare).
     current: usize,
-    /// The current block's storage tasks not yet taken.
+    /// The current block's tasks of its current stage (storage, then account) not yet
+    /// taken.
     untaken: usize,
+    /// Whether the current block's account units are queued (its storage tasks done).
+    accounts_queued: bool,
     /// The latest end of its taken tasks, and the worker that ran that task.
     last: Option<(u64, usize)>,
 }
@@ -764,20 +798,23 @@ struct Queue {
     seq: u64,
 }
 
-/// A [`Unit`] as a heap key.
-type UnitKey = (bool, usize, u64, u64);
+/// A [`Unit`] as a heap key: its kind (2 an advance, 1 a storage task, 0 an account
+/// unit), lane, nanoseconds and size.
+type UnitKey = (u8, usize, u64, u64);
 
 fn key(unit: Unit) -> UnitKey {
     match unit {
-        Unit::Advance(lane) => (true, lane, 0, 0),
-        Unit::Storage(lane, ns, writes) => (false, lane, ns, writes),
+        Unit::Advance(lane) => (2, lane, 0, 0),
+        Unit::Storage(lane, ns, writes) => (1, lane, ns, writes),
+        Unit::Accounts(lane, ns, leaves) => (0, lane, ns, leaves),
     }
 }
 
 fn unit(key: UnitKey) -> Unit {
     match key {
-        (true, lane, ..) => Unit::Advance(lane),
-        (false, lane, ns, writes) => Unit::Storage(lane, ns, writes),
+        (2, lane, ..) => Unit::Advance(lane),
+        (1, lane, ns, writes) => Unit::Storage(lane, ns, writes),
+        (_, lane, ns, leaves) => Unit::Accounts(lane, ns, leaves),
     }
 }
 
@@ -815,6 +852,7 @@ fn lanes_of(batch: &BatchProfile) -> Vec<Lane<'_>> {
                 blocks: Vec::new(),
                 current: 0,
                 untaken: 0,
+                accounts_queued: false,
                 last: None,
             });
             lanes.len() - 1
@@ -827,7 +865,12 @@ fn lanes_of(batch: &BatchProfile) -> Vec<Lane<'_>> {
 /// One batch's items and root units on `workers` workers, in work time from the batch's
 /// start: a free worker (the lowest-numbered of those free at once) runs, when the root
 /// phase lets it, the best ready root unit, else its chunk's next item, else the next chunk.
-fn run_batch(batch: &BatchProfile, workers: NonZeroUsize, phase: StateRootPhase) -> BatchRun {
+fn run_batch(
+    batch: &BatchProfile,
+    unit_ns: u64,
+    workers: NonZeroUsize,
+    phase: StateRootPhase,
+) -> BatchRun {
     let mut lanes = if phase == StateRootPhase::Off {
         Vec::new()
     } else {
@@ -864,25 +907,14 @@ fn run_batch(batch: &BatchProfile, workers: NonZeroUsize, phase: StateRootPhase)
         if root_open && let Some(u) = queue.pop(t) {
             let end = match u {
                 Unit::Advance(l) => advance(&mut lanes[l], l, false, t, &mut queue),
-                Unit::Storage(_, ns, _) => t.saturating_add(ns),
+                Unit::Storage(_, ns, _) | Unit::Accounts(_, ns, _) => {
+                    t.saturating_add(ns).saturating_add(unit_ns)
+                }
             };
             ws[w].free = end;
             run.root_units.push((t, end));
-            if let Unit::Storage(l, ..) = u {
-                let lane = &mut lanes[l];
-                lane.untaken -= 1;
-                if lane.last.is_none_or(|(latest, _)| end >= latest) {
-                    lane.last = Some((end, w));
-                }
-                if lane.untaken == 0 {
-                    // The worker that completes the block's last task advances the lane
-                    // at once: it is still on that task (it ends last).
-                    let (latest, c) = lane.last.take().expect("a task was taken");
-                    debug_assert_eq!(ws[c].free, latest, "the completer is on its task");
-                    let done = advance(lane, l, true, latest, &mut queue);
-                    ws[c].free = done;
-                    run.root_units.push((latest, done));
-                }
+            if let Unit::Storage(l, ..) | Unit::Accounts(l, ..) = u {
+                task_done(&mut lanes[l], l, end, w, &mut ws, &mut queue, &mut run);
             }
             continue;
         }
@@ -924,6 +956,57 @@ fn run_batch(batch: &BatchProfile, workers: NonZeroUsize, phase: StateRootPhase)
     run
 }
 
+/// Lane `l`'s task taken by worker `w` ends at `end`: the worker that completes the
+/// block's last storage task queues its account units, if any (ready then), and the one
+/// that completes its last task of all advances the lane at once (it is still on that
+/// task: it ends last).
+fn task_done(
+    lane: &mut Lane<'_>,
+    l: usize,
+    end: u64,
+    w: usize,
+    ws: &mut [Worker],
+    queue: &mut Queue,
+    run: &mut BatchRun,
+) {
+    lane.untaken -= 1;
+    if lane.last.is_none_or(|(latest, _)| end >= latest) {
+        lane.last = Some((end, w));
+    }
+    if lane.untaken > 0 {
+        return;
+    }
+    let (latest, c) = lane.last.take().expect("a task was taken");
+    debug_assert_eq!(ws[c].free, latest, "the completer is on its task");
+    let block = lane.blocks[lane.current];
+    if !lane.accounts_queued && queue_accounts(lane, l, block, latest, queue) {
+        return;
+    }
+    let done = advance(lane, l, true, latest, queue);
+    ws[c].free = done;
+    run.root_units.push((latest, done));
+}
+
+/// Queues `block`'s account units on lane `l`, ready at `t`; `false` where it has none.
+fn queue_accounts(
+    lane: &mut Lane<'_>,
+    l: usize,
+    block: &BlockRoot,
+    t: u64,
+    queue: &mut Queue,
+) -> bool {
+    if block.account_ns.is_empty() {
+        return false;
+    }
+    lane.accounts_queued = true;
+    lane.untaken = block.account_ns.len();
+    for (k, &ns) in block.account_ns.iter().enumerate() {
+        let leaves = block.account_leaves.get(k).copied().unwrap_or(0);
+        queue.push(t, Unit::Accounts(l, ns, leaves));
+    }
+    true
+}
+
 /// The first start and the last end of `units`, `None` for none.
 fn span_of(units: &[(u64, u64)]) -> Option<(u64, u64)> {
     units
@@ -943,9 +1026,13 @@ fn advance(lane: &mut Lane<'_>, l: usize, finish: bool, mut t: u64, queue: &mut 
         t = t.saturating_add(lane.blocks[lane.current].finish_ns);
         lane.current += 1;
     }
-    while let Some(block) = lane.blocks.get(lane.current) {
+    lane.accounts_queued = false;
+    while let Some(&block) = lane.blocks.get(lane.current) {
         t = t.saturating_add(block.prepare_ns);
         if block.storage_ns.is_empty() {
+            if queue_accounts(lane, l, block, t, queue) {
+                break;
+            }
             t = t.saturating_add(block.finish_ns);
             lane.current += 1;
             continue;
@@ -995,6 +1082,7 @@ mod tests {
     /// item: 6 and 8.
     fn reads_profile() -> PhaseProfile {
         PhaseProfile {
+            unit_ns: 0,
             batches: vec![batch(vec![6, 4, 3, 3], 10), batch(vec![8, 2], 12)],
         }
     }
@@ -1055,6 +1143,8 @@ mod tests {
     fn roots_profile() -> PhaseProfile {
         // Each task's writes as its time: the queue takes the longest first.
         let block = |prepare_ns, storage_ns: Vec<u64>, finish_ns| BlockRoot {
+            account_ns: Vec::new(),
+            account_leaves: Vec::new(),
             segment: 0,
             prepare_ns,
             storage_writes: storage_ns.clone(),
@@ -1062,6 +1152,7 @@ mod tests {
             finish_ns,
         };
         PhaseProfile {
+            unit_ns: 0,
             batches: vec![BatchProfile {
                 roots: vec![block(1, vec![5, 2], 2), block(1, vec![3], 1)],
                 ..batch(vec![6, 4, 3, 3], 10)
@@ -1122,6 +1213,8 @@ mod tests {
         let mut p = roots_profile();
         p.batches.push(BatchProfile {
             roots: vec![BlockRoot {
+                account_ns: Vec::new(),
+                account_leaves: Vec::new(),
                 segment: 0,
                 prepare_ns: 1,
                 storage_ns: vec![],
@@ -1158,6 +1251,8 @@ mod tests {
         // after no items: each worker prepares one (0–1), runs its task (1–5), finishes
         // (5–6): 6, not the 12 of one chain.
         let block = |segment| BlockRoot {
+            account_ns: Vec::new(),
+            account_leaves: Vec::new(),
             segment,
             prepare_ns: 1,
             storage_ns: vec![4],
@@ -1165,6 +1260,7 @@ mod tests {
             finish_ns: 1,
         };
         let p = PhaseProfile {
+            unit_ns: 0,
             batches: vec![BatchProfile {
                 roots: vec![block(0), block(1)],
                 ..BatchProfile::default()
@@ -1204,6 +1300,7 @@ mod tests {
         assert_close(below.reads_per_s(n(1)), 500.0);
         // A batch of no items whose read is 1 ms on one reader and 10 device reads.
         let read = |ns| PhaseProfile {
+            unit_ns: 0,
             batches: vec![BatchProfile {
                 read: ReadProfile { ns, reads: 10 },
                 ..BatchProfile::default()
@@ -1261,6 +1358,7 @@ mod tests {
             let workers = n(1 + round % 9);
             let expected = crate::execution::list_schedule(&item_ns, &order, &bounds, workers);
             let p = PhaseProfile {
+                unit_ns: 0,
                 batches: vec![BatchProfile {
                     order: order.clone(),
                     bounds: bounds.clone(),
@@ -1290,6 +1388,8 @@ mod tests {
             for _ in 0..next(6) {
                 let storage_ns: Vec<u64> = (0..next(5)).map(|_| next(200)).collect();
                 roots.push(BlockRoot {
+                    account_ns: Vec::new(),
+                    account_leaves: Vec::new(),
                     segment: next(3) as u32,
                     prepare_ns: next(20),
                     storage_writes: storage_ns.iter().map(|&ns| ns / 10).collect(),
@@ -1315,6 +1415,7 @@ mod tests {
                 .unwrap_or(0);
             let work = items.iter().sum::<u64>() + root_work;
             let p = PhaseProfile {
+                unit_ns: 0,
                 batches: vec![BatchProfile {
                     roots,
                     ..BatchProfile::one_item_claims(items)
@@ -1349,6 +1450,7 @@ mod tests {
         ));
         let config = PhaseConfig::new(ReadMode::None, Off, n(2));
         let with = |order: Vec<u32>, bounds: Vec<u32>| PhaseProfile {
+            unit_ns: 0,
             batches: vec![BatchProfile {
                 order,
                 bounds,

@@ -125,7 +125,9 @@ fn main() {
         }
     }
     println!("{blocks} blocks, {rounds} rounds alternating; ms a block, median round");
-    println!("config        total  prepare  storage  acct-stage  acct-units  finish  s-units  a-units");
+    println!(
+        "config        total  prepare  storage  acct-stage  acct-units  finish  s-units  a-units"
+    );
     let ms = |ns: u64| ns as f64 / 1e6 / blocks as f64;
     for (i, (name, _, _)) in configs.iter().enumerate() {
         let mut s = samples[i].clone();

@@ -203,7 +203,12 @@ impl SparseTrie {
             store: &self.store,
             seen: self.seen.as_ref(),
         };
-        get(&mut self.root, self.prefix, key.slice(self.prefix.len()..), &ctx)
+        get(
+            &mut self.root,
+            self.prefix,
+            key.slice(self.prefix.len()..),
+            &ctx,
+        )
     }
 
     /// Sets the value at `key` (inserting or replacing the leaf).

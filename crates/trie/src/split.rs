@@ -126,7 +126,10 @@ impl Lower {
     /// The path of its first subtrie: units in path order hold their subtries in path
     /// order.
     pub(crate) fn first_path(&self) -> Nibbles {
-        self.parts.first().map(|(t, _)| t.prefix()).unwrap_or_default()
+        self.parts
+            .first()
+            .map(|(t, _)| t.prefix())
+            .unwrap_or_default()
     }
 
     /// Reads, from `reader`, the nodes on its updated keys' paths below each subtrie's root
@@ -194,7 +197,9 @@ pub(crate) fn split(
     let depth = rule.depth;
     let mut by_subtrie: Vec<Updates> = (0..1 << (4 * depth)).map(|_| Updates::default()).collect();
     for (key, value) in updates.inserts {
-        by_subtrie[subtrie_of(&key, depth)].inserts.push((key, value));
+        by_subtrie[subtrie_of(&key, depth)]
+            .inserts
+            .push((key, value));
     }
     for key in updates.removals {
         by_subtrie[subtrie_of(&key, depth)].removals.push(key);
@@ -237,7 +242,11 @@ pub(crate) fn split(
 
 /// Puts the subtries of `units` (run) back into `trie` and mends the branches above the
 /// cut at `depth` ([`SparseTrie::settle`]); hashing `trie` then gives its root.
-pub(crate) fn join(trie: &mut SparseTrie, units: Vec<Lower>, depth: usize) -> Result<(), RootError> {
+pub(crate) fn join(
+    trie: &mut SparseTrie,
+    units: Vec<Lower>,
+    depth: usize,
+) -> Result<(), RootError> {
     for unit in units {
         for (part, _) in unit.parts {
             trie.attach(part);

@@ -929,9 +929,7 @@ impl BlockRootJob {
         results: Vec<StorageRoot>,
         collect: bool,
     ) -> Result<B256, Vec<RootError>> {
-        let updates = self
-            .account_updates(trie, results)
-            .map_err(|e| vec![e])?;
+        let updates = self.account_updates(trie, results).map_err(|e| vec![e])?;
         updates.apply(&mut trie.accounts, collect)?;
         let stage = self.stage.take().expect("set by account_updates");
         Ok(commit_root(trie, *stage))
@@ -1215,7 +1213,10 @@ impl StorageTask {
                         trie: *trie,
                         root: Err(e),
                     },
-                    StorageWork::Lower(unit) => StorageDone::Lower { unit, result: Err(e) },
+                    StorageWork::Lower(unit) => StorageDone::Lower {
+                        unit,
+                        result: Err(e),
+                    },
                 };
                 let root = StorageRoot {
                     address: self.address,

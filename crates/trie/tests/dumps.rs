@@ -110,6 +110,9 @@ fn committed_witness_dump_split_into_units_gives_the_header_roots() {
                 assert_eq!(root, block.header.state_root, "block {}", block.number());
             }
         }
-        assert!(split_blocks > dump.block_count() / 2, "{rule:?}: {split_blocks}");
+        assert!(
+            split_blocks > dump.block_count() / 2,
+            "{rule:?}: {split_blocks}"
+        );
     }
 }

@@ -621,7 +621,10 @@ fn split_roots(witness: &Witness, bals: &[BlockAccessList], rule: SplitRule) -> 
         });
         let tasks = job.account_tasks(&mut trie, results).unwrap();
         let parts = std::thread::scope(|s| {
-            let handles: Vec<_> = tasks.into_iter().map(|t| s.spawn(move || t.run())).collect();
+            let handles: Vec<_> = tasks
+                .into_iter()
+                .map(|t| s.spawn(move || t.run()))
+                .collect();
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
         roots.push(job.finish_accounts(&mut trie, parts).unwrap());
@@ -631,7 +634,11 @@ fn split_roots(witness: &Witness, bals: &[BlockAccessList], rule: SplitRule) -> 
 
 /// How many storage units and account units each block's tries are split into under
 /// `rule`, and whether a storage trie was cut.
-fn units(witness: &Witness, bals: &[BlockAccessList], rule: SplitRule) -> Vec<(usize, usize, bool)> {
+fn units(
+    witness: &Witness,
+    bals: &[BlockAccessList],
+    rule: SplitRule,
+) -> Vec<(usize, usize, bool)> {
     let rules = RootRules::SPURIOUS_DRAGON;
     let mut trie = StateTrie::from_witness(witness).unwrap().with_split(rule);
     let mut out = Vec::new();
@@ -674,14 +681,33 @@ fn padded_blocks_split_into_units_give_the_whole_roots() {
     let whole = split_roots(&witness, &bals, SplitRule::WHOLE);
     for rule in [
         SplitRule::DEFAULT,
-        SplitRule { depth: 1, min_leaves: 1 },
-        SplitRule { depth: 2, min_leaves: 3 },
-        SplitRule { depth: 3, min_leaves: 1 },
+        SplitRule {
+            depth: 1,
+            min_leaves: 1,
+        },
+        SplitRule {
+            depth: 2,
+            min_leaves: 3,
+        },
+        SplitRule {
+            depth: 3,
+            min_leaves: 1,
+        },
     ] {
         assert_eq!(split_roots(&witness, &bals, rule), whole, "{rule:?}");
     }
-    let fine = units(&witness, &bals, SplitRule { depth: 1, min_leaves: 1 });
-    assert!(fine.iter().all(|(_, accounts, _)| *accounts > 1), "{fine:?}");
+    let fine = units(
+        &witness,
+        &bals,
+        SplitRule {
+            depth: 1,
+            min_leaves: 1,
+        },
+    );
+    assert!(
+        fine.iter().all(|(_, accounts, _)| *accounts > 1),
+        "{fine:?}"
+    );
     assert!(fine.iter().any(|(_, _, cut)| *cut), "{fine:?}");
 }
 
