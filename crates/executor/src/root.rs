@@ -50,8 +50,8 @@ use gigagas_grid::{
     schedule::{RootUnit, root_rank},
 };
 use gigagas_trie::{
-    AccountPart, AccountTask, BlockRootJob, NodeReads, PreValues, RootError, RootRules,
-    SplitRule, StateTrie, StorageRoot, StorageTask,
+    AccountPart, AccountTask, BlockRootJob, NodeReads, PreValues, RootError, RootRules, SplitRule,
+    StateTrie, StorageRoot, StorageTask,
 };
 use revm::primitives::hardfork::SpecId;
 use std::{
@@ -388,7 +388,7 @@ enum Unit {
 
 /// What a task hands to its segment's lane.
 enum Done {
-    Storage(StorageRoot),
+    Storage(Box<StorageRoot>),
     Accounts(AccountPart),
 }
 
@@ -726,7 +726,15 @@ impl<'r> RootPass<'r> {
                     size: writes,
                     start,
                 };
-                self.handed(s, Done::Storage(result), span, blocks, out, nodes, &mut ns)
+                self.handed(
+                    s,
+                    Done::Storage(Box::new(result)),
+                    span,
+                    blocks,
+                    out,
+                    nodes,
+                    &mut ns,
+                )
             }
             Unit::Accounts(s, b, task) => {
                 let leaves = task.leaves() as u64;
@@ -838,7 +846,7 @@ impl<'r> RootPass<'r> {
         let mut worked = None;
         if let Some(done) = done {
             match done {
-                Done::Storage(result) => lane.results.push(result),
+                Done::Storage(result) => lane.results.push(*result),
                 Done::Accounts(part) => lane.parts.push(part),
             }
             lane.pending -= 1;
@@ -914,9 +922,8 @@ impl<'r> RootPass<'r> {
                 Ok(tasks) if !tasks.is_empty() => {
                     lane.pending = tasks.len();
                     lane.job = Some((b, job));
-                    self.lock_queue().extend(
-                        (tasks.into_iter()).map(|t| Unit::Accounts(s, b, Box::new(t))),
-                    );
+                    self.lock_queue()
+                        .extend((tasks.into_iter()).map(|t| Unit::Accounts(s, b, Box::new(t))));
                     return false;
                 }
                 Ok(_) => {}
