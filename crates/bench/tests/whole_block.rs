@@ -112,7 +112,13 @@ fn a_recorded_profile_holds_the_passs_phases() {
             None,
         )
         .unwrap();
-        let work: u64 = record.item_ns.iter().sum::<u64>() + span_ns;
+        // Every root task (a storage task, an account unit) pays the model's unit cost.
+        let tasks = spans
+            .iter()
+            .filter(|s| s.kind != RootStepKind::Accounts)
+            .count() as u64;
+        let unit_ns = tasks * gigagas_sim::phases::ROOT_UNIT_NS;
+        let work: u64 = record.item_ns.iter().sum::<u64>() + span_ns + unit_ns;
         let measured =
             gigagas_bench::whole_block::measured_times(&timings, read_mode(&config.work).unwrap());
         if matches!(read, StoreRead::Prefetch(_)) {
