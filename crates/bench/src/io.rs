@@ -252,10 +252,11 @@ impl StoreSink {
     /// do with `block`); returns the time it took, nanoseconds. Inside the pass's window:
     /// the pass's tail.
     pub fn drain(&self) -> Result<u64, IoError> {
+        let Some(SinkWriter::Background(w)) = &self.writer else {
+            return Ok(0);
+        };
         let start = std::time::Instant::now();
-        if let Some(SinkWriter::Background(w)) = &self.writer {
-            w.drain()?;
-        }
+        w.drain()?;
         Ok(start.elapsed().as_nanos() as u64)
     }
 
@@ -1242,6 +1243,8 @@ mod tests {
                 assert_eq!(in_units, waits, "{name} {point}");
                 let committed: u32 = root.persisted.iter().map(|p| p.commit_blocks).sum();
                 assert_eq!(committed as usize, blocks, "{name} {point}");
+                // Only the background writer has a drain.
+                assert_eq!(root.drain_ns > 0, persist == Persist::Background, "{point}");
                 assert_eq!(
                     ctx.store().unwrap().content_digest().unwrap(),
                     built,
