@@ -80,8 +80,14 @@ impl Persist {
 crate::state::named_choice!(Persist, "persistence mode");
 
 impl serde::Serialize for Persist {
+    /// `none` and `block` as the bools stored before the modes (`false`, `true`), so that
+    /// a config or point from then stores, and hashes, as it did; `background` by its name.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
+        match self {
+            Self::None => s.serialize_bool(false),
+            Self::Block => s.serialize_bool(true),
+            Self::Background => s.serialize_str(self.name()),
+        }
     }
 }
 
@@ -305,8 +311,8 @@ mod tests {
         );
     }
 
-    /// The persistence mode is stored by its name, only when on; a stored bool (points and
-    /// configs from before the modes) reads as `none` or `block`; the backlog is stored only
+    /// The persistence mode is stored only when on, `block` as the bool stored before the
+    /// modes and `background` by its name; a stored bool reads as `none` or `block`; the backlog is stored only
     /// where it is not reth's; an unknown mode says the choices.
     #[test]
     fn the_persistence_mode_reads_old_bools_and_stores_its_name() {
@@ -322,6 +328,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(none.persist, Persist::None);
+        assert_eq!(serde_json::to_value(old).unwrap()["persist"], true);
         let background = TimedWork {
             persist: Persist::Background,
             backlog: Backlog {
