@@ -1010,7 +1010,7 @@ impl Plan {
             io: self
                 .state
                 .as_ref()
-                .map_or_else(|| IoMode::ALL.to_vec(), |s| s.io.to_vec()),
+                .map_or_else(|| IoMode::DEFAULT.to_vec(), |s| s.io.to_vec()),
             cache: self
                 .state
                 .as_ref()

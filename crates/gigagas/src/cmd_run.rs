@@ -137,7 +137,7 @@ pub(crate) struct RunArgs {
     /// reaches them: an item waits only for its own block), on-demand (each read the first time it is
     /// needed: what a client without hints does; the sequential baseline, which has no
     /// access list, always reads on demand).
-    #[arg(long, value_delimiter = ',', default_values_t = gigagas_grid::IoMode::ALL, help_heading = "Execution with I/O")]
+    #[arg(long, value_delimiter = ',', default_values_t = gigagas_grid::IoMode::DEFAULT, help_heading = "Execution with I/O")]
     pub io: Vec<gigagas_grid::IoMode>,
     /// The page cache at the start of each store pass, comma-separated: warm (after a
     /// warm-up pass), cold (the store evicted before every timed pass, and checked with

@@ -108,7 +108,8 @@ pub struct SweepConfig {
     /// `state`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stores: Vec<PathBuf>,
-    /// How store points read (`on-demand`, `prefetch`, `pipelined`; default all three).
+    /// How store points read (`on-demand`, `prefetch`, `pipelined`, `beside`; default the
+    /// first three, [`IoMode::DEFAULT`](crate::IoMode::DEFAULT)).
     /// The replay prefetches (before each batch, or pipelined); the sequential baseline has
     /// no access list and reads on demand whatever is named.
     #[serde(default = "all_io", skip_serializing_if = "Vec::is_empty")]
@@ -322,7 +323,7 @@ impl TableLayout {
 }
 
 fn all_io() -> Vec<crate::IoMode> {
-    crate::IoMode::ALL.to_vec()
+    crate::IoMode::DEFAULT.to_vec()
 }
 fn all_cache() -> Vec<crate::CacheState> {
     crate::CacheState::ALL.to_vec()

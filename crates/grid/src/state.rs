@@ -268,6 +268,11 @@ impl IoMode {
         IoMode::Beside,
     ];
 
+    /// The modes a run or a sweep config that names none runs: every mode but
+    /// [`IoMode::Beside`], which is named to run (so a config written before it existed
+    /// keeps its meaning and its hash).
+    pub const DEFAULT: [IoMode; 3] = [IoMode::OnDemand, IoMode::Prefetch, IoMode::Pipelined];
+
     /// Whether the replay reads with an access list in this mode (prefetch, pipelined), so
     /// that a [`BalDesign`] applies; on demand it has none.
     pub fn uses_list(self) -> bool {
