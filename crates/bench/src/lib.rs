@@ -65,9 +65,7 @@ pub use plan::{
 };
 pub use profile::{CpuProfile, ProfileError, ProfileFiles, profile_point, profile_stem};
 pub use progress::{LOAD_UNITS, Progress};
-pub use simulate::{
-    DeviceSource, SimulateRequest, StoreFlags, WholeBlockRequest, simulate_dump,
-};
+pub use simulate::{DeviceSource, SimulateRequest, StoreFlags, WholeBlockRequest, simulate_dump};
 pub use sweep::{SweepOptions, run_grid, run_sweep};
 pub use timeline::timeline_of;
 

@@ -99,9 +99,7 @@ impl StoreRead {
     pub fn design(self) -> Option<BalDesign> {
         match self {
             Self::OnDemand => None,
-            Self::Prefetch(design) | Self::Pipelined(design) | Self::Beside(design) => {
-                Some(design)
-            }
+            Self::Prefetch(design) | Self::Pipelined(design) | Self::Beside(design) => Some(design),
         }
     }
 
