@@ -54,6 +54,7 @@ fn store_points_verify_and_record_their_reads() {
         r#"
 dumps = ["small.gigagas"]
 state = "store"
+io = ["on-demand", "prefetch", "pipelined", "beside"]
 threads = [1, 2]
 batch = [1, 3]
 schedulers = ["ols"]
