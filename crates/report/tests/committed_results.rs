@@ -1,7 +1,7 @@
 //! The results folders committed under `results/`: each loads, whatever schema version
 //! wrote it, and re-renders to the files committed beside it, whose CSV keys are unique.
 
-use gigagas_report::{SweepResults, table};
+use gigagas_report::{SweepResults, ab::AbResults, table};
 use std::path::{Path, PathBuf};
 
 /// Every committed `results/**/results.json`, sorted.
@@ -9,7 +9,8 @@ fn committed() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.is_dir() {
+            // An A/B of two builds is no sweep: `committed_ab_folders_render_from_their_results`.
+            if path.is_dir() && path.file_name().is_some_and(|n| n != "ab") {
                 walk(&path, out);
             } else if path.file_name().is_some_and(|n| n == "results.json") {
                 out.push(path);
@@ -348,5 +349,26 @@ fn committed_folders_are_rendered_from_their_results() {
                 dir.display()
             );
         }
+    }
+}
+
+/// Every committed A/B of two builds (`results/ab/*`, `gigagas compare --against`) loads
+/// and its table.md is what its results.json renders to.
+#[test]
+fn committed_ab_folders_render_from_their_results() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/ab");
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    folders.sort();
+    assert!(!folders.is_empty(), "no A/B folder under {}", root.display());
+    for folder in &folders {
+        let ab = AbResults::load(&folder.join("results.json"))
+            .unwrap_or_else(|e| panic!("{}: {e}", folder.display()));
+        assert_ne!(ab.old.commit, ab.new.commit, "{}", folder.display());
+        let table = std::fs::read_to_string(folder.join("table.md")).unwrap();
+        assert_eq!(table, ab.markdown(), "{}: table.md", folder.display());
     }
 }
