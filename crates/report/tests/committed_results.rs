@@ -363,7 +363,11 @@ fn committed_ab_folders_render_from_their_results() {
         .filter(|p| p.is_dir())
         .collect();
     folders.sort();
-    assert!(!folders.is_empty(), "no A/B folder under {}", root.display());
+    assert!(
+        !folders.is_empty(),
+        "no A/B folder under {}",
+        root.display()
+    );
     for folder in &folders {
         let ab = AbResults::load(&folder.join("results.json"))
             .unwrap_or_else(|e| panic!("{}: {e}", folder.display()));
