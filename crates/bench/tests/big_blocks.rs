@@ -11,10 +11,11 @@
 //! ```
 
 use alloy_hardforks::EthereumHardfork;
-use gigagas_bench::{SweepOptions, run_sweep};
 use gigagas_state::{BuildOptions, build_store};
 use gigagas_workload::{GeneratorConfig, Profile, TrieSizes};
 use std::path::Path;
+
+mod common;
 
 /// Two blocks: the second reads the nodes and state the first left open and changed.
 const BLOCKS: u64 = 2;
@@ -84,17 +85,7 @@ min_sample_ms = 0
 "#,
     )
     .unwrap();
-    let sweep = gigagas_bench::load(&config).expect("the config loads");
-    let results = run_sweep(
-        &sweep,
-        &SweepOptions {
-            commit: "test".into(),
-            note: None,
-            build: None,
-        },
-        &mut (),
-    );
-    assert!(results.failures.is_empty(), "{:?}", results.failures);
+    let results = common::run_test_sweep(&config, "big blocks");
     assert_eq!(results.rows.len(), 4);
     for r in &results.rows {
         assert!(r.verified, "{}", r.point);

@@ -5,11 +5,12 @@
 //! store on demand.
 
 use alloy_hardforks::EthereumHardfork;
-use gigagas_bench::{SweepOptions, run_sweep};
 use gigagas_grid::{CacheState, IoMode, StateRead};
 use gigagas_state::{BuildOptions, build_store};
 use gigagas_workload::{GeneratorConfig, Profile};
 use std::{num::NonZeroUsize, path::Path};
+
+mod common;
 
 /// A scratch folder on the disk the tests build in (not a tmpfs, where nothing can be
 /// evicted).
@@ -65,21 +66,9 @@ min_sample_ms = 0
 "#,
     )
     .unwrap();
-    let sweep = gigagas_bench::load(&config).expect("the config loads");
-    let results = run_sweep(
-        &sweep,
-        &SweepOptions {
-            commit: "test".into(),
-            note: None,
-            build: None,
-        },
-        &mut (),
-    );
     // A store that cannot be evicted (its pages kept, as on a tmpfs) fails the sweep and
     // this test: a cold point never passes unchecked.
-    if let Some(f) = results.failures.first() {
-        panic!("{}: {}", f.path, f.reason);
-    }
+    let results = common::run_test_sweep(&config, "store points");
     // Memory, then per cache state: the sequential loop on demand, the replay on demand,
     // prefetched, pipelined and read beside execution; every row verified.
     let stores: Vec<_> = results
@@ -234,19 +223,7 @@ min_sample_ms = 0
         ),
     )
     .unwrap();
-    let sweep = gigagas_bench::load(&config).expect("the config loads");
-    let results = run_sweep(
-        &sweep,
-        &SweepOptions {
-            commit: "test".into(),
-            note: None,
-            build: None,
-        },
-        &mut (),
-    );
-    if let Some(f) = results.failures.first() {
-        panic!("{}: {}", f.path, f.reason);
-    }
+    let results = common::run_test_sweep(&config, "witness store");
     assert_eq!(results.rows.len(), 8);
     let mut read = Vec::new();
     for r in &results.rows {

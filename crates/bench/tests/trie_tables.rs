@@ -3,10 +3,11 @@
 //! nodes alone.
 
 use alloy_hardforks::EthereumHardfork;
-use gigagas_bench::{SweepOptions, run_sweep};
 use gigagas_state::{BuildOptions, build_store};
 use gigagas_workload::{GeneratorConfig, Profile, TrieSizes, WorkloadContract};
 use std::path::Path;
+
+mod common;
 
 /// A scratch folder on the disk the tests build in.
 fn scratch() -> tempfile::TempDir {
@@ -66,19 +67,7 @@ min_sample_ms = 0
             ),
         )
         .unwrap();
-        let sweep = gigagas_bench::load(&config).expect("the config loads");
-        let results = run_sweep(
-            &sweep,
-            &SweepOptions {
-                commit: "test".into(),
-                note: None,
-                build: None,
-            },
-            &mut (),
-        );
-        if let Some(f) = results.failures.first() {
-            panic!("{name}: {}: {}", f.path, f.reason);
-        }
+        let results = common::run_test_sweep(&config, name);
         assert_eq!(results.rows.len(), 2);
         for r in &results.rows {
             assert!(r.verified, "{name}: {}", r.point);
