@@ -3,12 +3,12 @@
 
 use super::{
     escape::{escape_name, md_cell},
-    md::{Align, MdTable},
+    md::{Align, MdTable, heads},
     terminal::{UNVERIFIED, any_unverified, machine_tag, ratio_cell, rows_table},
 };
 use crate::{
     latency::{BlockLatency, Distribution, Tail},
-    results::{DumpLabels, SweepResults},
+    results::{DumpLabels, ResultRow, SweepResults},
     simulation::{Projection, SimulationReport},
 };
 use std::fmt::Write;
@@ -19,42 +19,48 @@ use std::fmt::Write;
 /// device bound (reads ÷ the disk's probed random-read rate) with `eff` = bound / total.
 /// Empty when no row read from a store.
 pub fn io_table(sets: &[SweepResults]) -> String {
+    let figures = "reads acc/slots/codes | MB | read | build | exposed | overlap | \
+        read p50/p99 µs | resident before | device bound | eff vs device";
+    detail_table(sets, figures, |r| {
+        let io = r.io.as_ref()?;
+        let total = r.summary.median.wall_s;
+        Some(vec![
+            format!("{}/{}/{}", io.accounts, io.slots, io.codes),
+            format!("{:.1}", io.bytes as f64 / 1e6),
+            format!("{:.3} s", io.read_s),
+            format!("{:.3} s", io.build_s),
+            format!("{:.3} s", io.exposed_s),
+            format!("{:.0} %", io.overlap() * 100.0),
+            format!("{:.0}/{:.0}", io.read_p50_us, io.read_p99_us),
+            format!("{:.1} %", io.resident_before * 100.0),
+            format!("{:.3} s", io.device_bound_s),
+            if io.device_bound_s > 0.0 && total > 0.0 {
+                format!("{:.2}", io.device_bound_s / total)
+            } else {
+                "–".into()
+            },
+        ])
+    })
+}
+
+/// A detail table of `sets`' rows: the machine and dump heads ([`DumpColumn`]), `point`,
+/// then the ` | `-separated `figures` ([`heads`]); a row per result row that `figures_of`
+/// has cells for, led by its machine, dump and point cells.
+fn detail_table(
+    sets: &[SweepResults],
+    figures: &str,
+    figures_of: impl Fn(&ResultRow) -> Option<Vec<String>>,
+) -> String {
     let dumps = DumpColumn::of(sets);
-    let mut table = MdTable::new(dumps.heads().into_iter().chain([
-        ("point", Align::Left),
-        ("reads acc/slots/codes", Align::Right),
-        ("MB", Align::Right),
-        ("read", Align::Right),
-        ("build", Align::Right),
-        ("exposed", Align::Right),
-        ("overlap", Align::Right),
-        ("read p50/p99 µs", Align::Right),
-        ("resident before", Align::Right),
-        ("device bound", Align::Right),
-        ("eff vs device", Align::Right),
-    ]));
+    let mut table = MdTable::new(dumps.heads().into_iter().chain(heads("point", figures)));
     for (i, set) in sets.iter().enumerate() {
         for r in &set.rows {
-            let Some(io) = &r.io else { continue };
-            let total = r.summary.median.wall_s;
+            let Some(figures) = figures_of(r) else {
+                continue;
+            };
             let mut cells = dumps.cells(i, r);
-            cells.extend([
-                md_cell(&r.point.to_string()),
-                format!("{}/{}/{}", io.accounts, io.slots, io.codes),
-                format!("{:.1}", io.bytes as f64 / 1e6),
-                format!("{:.3} s", io.read_s),
-                format!("{:.3} s", io.build_s),
-                format!("{:.3} s", io.exposed_s),
-                format!("{:.0} %", io.overlap() * 100.0),
-                format!("{:.0}/{:.0}", io.read_p50_us, io.read_p99_us),
-                format!("{:.1} %", io.resident_before * 100.0),
-                format!("{:.3} s", io.device_bound_s),
-                if io.device_bound_s > 0.0 && total > 0.0 {
-                    format!("{:.2}", io.device_bound_s / total)
-                } else {
-                    "–".into()
-                },
-            ]);
+            cells.push(md_cell(&r.point.to_string()));
+            cells.extend(figures);
             table.push(cells);
         }
     }
@@ -103,7 +109,7 @@ impl DumpColumn {
         heads
     }
 
-    fn cells(&self, set: usize, r: &crate::results::ResultRow) -> Vec<String> {
+    fn cells(&self, set: usize, r: &ResultRow) -> Vec<String> {
         let mut cells = Vec::new();
         if self.machines {
             cells.push(machine_tag(set));
@@ -120,40 +126,26 @@ impl DumpColumn {
 /// spans, how long they ran at once, and `wall / max(exec, root)` (1.00: the pass took no
 /// longer than the longer of the two). Empty when no row has root figures.
 pub(super) fn root_table(sets: &[SweepResults]) -> String {
-    let dumps = DumpColumn::of(sets);
-    let mut table = MdTable::new(dumps.heads().into_iter().chain([
-        ("point", Align::Left),
-        ("GGas/s", Align::Right),
-        ("exec", Align::Right),
-        ("root", Align::Right),
-        // Store runs read the witness's nodes inside the window; memory runs show none.
-        ("trie nodes read", Align::Right),
-        ("overlap", Align::Right),
-        ("wall / max(exec, root)", Align::Right),
-    ]));
-    for (i, set) in sets.iter().enumerate() {
-        for r in &set.rows {
-            let m = &r.summary.median;
-            let Some(root) = &m.root else { continue };
-            let mut cells = dumps.cells(i, r);
-            cells.extend([
-                md_cell(&r.point.to_string()),
-                format!("{:.3}", m.ggas_per_s),
-                format!("{:.3} s", root.exec_s),
-                format!("{:.3} s", root.root_s),
-                if root.read_s > 0.0 {
-                    format!("{:.3} s", root.read_s)
-                } else {
-                    "–".into()
-                },
-                format!("{:.3} s", root.overlap_s),
-                root.wall_over_longer(m.wall_s)
-                    .map_or_else(|| "–".into(), |x| format!("{x:.2}")),
-            ]);
-            table.push(cells);
-        }
-    }
-    table.render()
+    // Store runs read the witness's nodes inside the window (`trie nodes read`); memory
+    // runs show none.
+    let figures = "GGas/s | exec | root | trie nodes read | overlap | wall / max(exec, root)";
+    detail_table(sets, figures, |r| {
+        let m = &r.summary.median;
+        let root = m.root.as_ref()?;
+        Some(vec![
+            format!("{:.3}", m.ggas_per_s),
+            format!("{:.3} s", root.exec_s),
+            format!("{:.3} s", root.root_s),
+            if root.read_s > 0.0 {
+                format!("{:.3} s", root.read_s)
+            } else {
+                "–".into()
+            },
+            format!("{:.3} s", root.overlap_s),
+            root.wall_over_longer(m.wall_s)
+                .map_or_else(|| "–".into(), |x| format!("{x:.2}")),
+        ])
+    })
 }
 
 /// Each row that kept its batches (the replay's store and root points), by its dump's
@@ -162,55 +154,38 @@ pub(super) fn root_table(sets: &[SweepResults]) -> String {
 /// root, end to end (and the slowest batch), the keys it updates and the root's time per
 /// key (its span, and its units' own time). Empty when no row kept them.
 pub fn batch_table(sets: &[SweepResults]) -> String {
-    let dumps = DumpColumn::of(sets);
-    let mut table = MdTable::new(dumps.heads().into_iter().chain([
-        ("point", Align::Left),
-        ("batches", Align::Right),
-        ("Mgas a batch", Align::Right),
-        ("read", Align::Right),
-        ("execute", Align::Right),
-        ("root", Align::Right),
-        ("end to end [slowest]", Align::Right),
-        ("updated keys", Align::Right),
-        ("root ns/key", Align::Right),
-        ("root work ns/key", Align::Right),
-    ]));
-    for (i, set) in sets.iter().enumerate() {
-        for r in &set.rows {
-            let b = &r.per_batch;
-            if b.is_empty() {
-                continue;
-            }
-            let n = b.len() as f64;
-            let sum = |f: fn(&crate::results::BatchFigures) -> f64| b.iter().map(f).sum::<f64>();
-            let ms =
-                |f: fn(&crate::results::BatchFigures) -> f64| format!("{:.2} ms", sum(f) / n * 1e3);
-            let keys: u64 = b.iter().map(|x| x.updated_keys()).sum();
-            let per_key = |s: f64| {
-                if keys > 0 && s > 0.0 {
-                    format!("{:.0}", s * 1e9 / keys as f64)
-                } else {
-                    "–".into()
-                }
-            };
-            let slowest = b.iter().map(|x| x.wall_s).fold(0.0, f64::max);
-            let mut cells = dumps.cells(i, r);
-            cells.extend([
-                md_cell(&r.point.to_string()),
-                b.len().to_string(),
-                format!("{:.1}", sum(|x| x.gas as f64) / n / 1e6),
-                ms(|x| x.read_s),
-                ms(|x| x.exec_s),
-                ms(|x| x.root_s),
-                format!("{} [{:.2} ms]", ms(|x| x.wall_s), slowest * 1e3),
-                format!("{:.0}", keys as f64 / n),
-                per_key(sum(|x| x.root_s)),
-                per_key(sum(|x| x.root_busy_s)),
-            ]);
-            table.push(cells);
+    let figures = "batches | Mgas a batch | read | execute | root | end to end [slowest] | \
+        updated keys | root ns/key | root work ns/key";
+    detail_table(sets, figures, |r| {
+        let b = &r.per_batch;
+        if b.is_empty() {
+            return None;
         }
-    }
-    table.render()
+        let n = b.len() as f64;
+        let sum = |f: fn(&crate::results::BatchFigures) -> f64| b.iter().map(f).sum::<f64>();
+        let ms =
+            |f: fn(&crate::results::BatchFigures) -> f64| format!("{:.2} ms", sum(f) / n * 1e3);
+        let keys: u64 = b.iter().map(|x| x.updated_keys()).sum();
+        let per_key = |s: f64| {
+            if keys > 0 && s > 0.0 {
+                format!("{:.0}", s * 1e9 / keys as f64)
+            } else {
+                "–".into()
+            }
+        };
+        let slowest = b.iter().map(|x| x.wall_s).fold(0.0, f64::max);
+        Some(vec![
+            b.len().to_string(),
+            format!("{:.1}", sum(|x| x.gas as f64) / n / 1e6),
+            ms(|x| x.read_s),
+            ms(|x| x.exec_s),
+            ms(|x| x.root_s),
+            format!("{} [{:.2} ms]", ms(|x| x.wall_s), slowest * 1e3),
+            format!("{:.0}", keys as f64 / n),
+            per_key(sum(|x| x.root_s)),
+            per_key(sum(|x| x.root_busy_s)),
+        ])
+    })
 }
 
 /// The drift of each dump's run, merged into one line: its baseline's first rounds
@@ -288,21 +263,14 @@ pub fn drift_lines(set: &SweepResults) -> String {
 /// own sequential baselines (a column left out where no point has one). Empty for a single
 /// dump.
 pub fn totals_table(set: &SweepResults) -> String {
-    let mut table = MdTable::new([
-        (
-            if any_unverified(std::slice::from_ref(set)) {
-                "suite total (UNVERIFIED)"
-            } else {
-                "suite total"
-            },
-            Align::Left,
-        ),
-        ("dumps", Align::Right),
-        ("Ggas", Align::Right),
-        ("total", Align::Right),
-        ("MGas/s (total gas / total time)", Align::Right),
-        ("geomean speedup vs seq. [95 % CI]", Align::Right),
-    ]);
+    let name = if any_unverified(std::slice::from_ref(set)) {
+        "suite total (UNVERIFIED)"
+    } else {
+        "suite total"
+    };
+    let figures = "dumps | Ggas | total | MGas/s (total gas / total time) | \
+        geomean speedup vs seq. [95 % CI]";
+    let mut table = MdTable::new(heads(name, figures));
     for t in &set.totals {
         table.push(vec![
             md_cell(&t.point.to_string()),
@@ -917,7 +885,7 @@ pub fn timed_work_lines(sets: &[SweepResults]) -> String {
 /// ([`crate::latency`]). Empty when no row kept batches.
 pub fn latency_section(sets: &[SweepResults]) -> String {
     let dumps = DumpColumn::of(sets);
-    let figures: Vec<(usize, &crate::results::ResultRow, BlockLatency)> = sets
+    let figures: Vec<(usize, &ResultRow, BlockLatency)> = sets
         .iter()
         .enumerate()
         .flat_map(|(i, s)| {
@@ -930,16 +898,11 @@ pub fn latency_section(sets: &[SweepResults]) -> String {
         return String::new();
     }
     let table = |unit: &str, pick: fn(&BlockLatency) -> &Distribution, show: fn(f64) -> String| {
-        let mut t = MdTable::new(dumps.heads().into_iter().chain([
-            ("point", Align::Left),
-            ("per", Align::Left),
-            ("batches × samples", Align::Right),
-            ("mean [95 % CI]", Align::Right),
-            ("P50 [95 % CI]", Align::Right),
-            ("P90", Align::Right),
-            ("P99", Align::Right),
-            ("slowest", Align::Right),
-        ]));
+        let heads = heads(
+            "point | per",
+            "batches × samples | mean [95 % CI] | P50 [95 % CI] | P90 | P99 | slowest",
+        );
+        let mut t = MdTable::new(dumps.heads().into_iter().chain(heads));
         for (i, r, l) in &figures {
             let d = pick(l);
             let with = |x: f64, b: Option<crate::latency::Bounds>| match b {

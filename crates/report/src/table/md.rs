@@ -21,6 +21,20 @@ pub(crate) struct MdTable {
     rows: Vec<Vec<String>>,
 }
 
+/// Heads as a table names them: `names` (left-aligned) then `figures` (right-aligned), each
+/// a ` | `-separated list, as a Markdown head row writes them; an empty list adds none.
+pub(crate) fn heads<'a>(
+    names: &'a str,
+    figures: &'a str,
+) -> impl Iterator<Item = (&'a str, Align)> {
+    let split = |list: &'a str, align| {
+        list.split(" | ")
+            .filter(|h| !h.is_empty())
+            .map(move |h| (h, align))
+    };
+    split(names, Align::Left).chain(split(figures, Align::Right))
+}
+
 /// Whether a cell says nothing: empty, or the `–` a table writes for a missing figure.
 pub(crate) fn is_empty_cell(cell: &str) -> bool {
     let c = cell.trim();
