@@ -90,6 +90,7 @@
 mod error;
 mod full;
 mod full_state;
+mod leaf;
 mod padding;
 mod paths;
 pub mod reads;

@@ -23,6 +23,7 @@
 
 use crate::{
     error::RootError,
+    leaf::AccountLeaf,
     reads::{NodeReader, NodeReads, ReadNodesError, read_paths},
     sparse::{NodeChanges, SparseTrie},
 };
@@ -72,21 +73,32 @@ impl Default for SplitRule {
     }
 }
 
-/// Updates of a trie, by full key: values to set, then keys to remove.
+/// Updates of a trie, by full key: values to set, account leaves to set from the leaves
+/// they replace, then keys to remove.
 #[derive(Debug, Default)]
 pub(crate) struct Updates {
     pub(crate) inserts: Vec<(Nibbles, Vec<u8>)>,
+    /// Account leaves read and set where they are applied ([`AccountLeaf::apply`]).
+    pub(crate) accounts: Vec<(Nibbles, AccountLeaf)>,
     pub(crate) removals: Vec<Nibbles>,
 }
 
 impl Updates {
     /// The number of leaves updated.
     pub(crate) fn len(&self) -> usize {
-        self.inserts.len() + self.removals.len()
+        self.inserts.len() + self.accounts.len() + self.removals.len()
     }
 
-    /// Applies the inserts, then the removals (an insert can keep a branch that a removal
-    /// would otherwise collapse, and so need no sibling node), to `trie`; with `collect`,
+    /// Moves every update of `other` into these.
+    fn append(&mut self, mut other: Updates) {
+        self.inserts.append(&mut other.inserts);
+        self.accounts.append(&mut other.accounts);
+        self.removals.append(&mut other.removals);
+    }
+
+    /// Applies the inserts and account leaves, then the removals (an insert can keep a
+    /// branch that a removal would otherwise collapse, and so need no sibling node), to
+    /// `trie`; with `collect`,
     /// every missing node is collected rather than the first returned (never empty on
     /// error).
     pub(crate) fn apply(self, trie: &mut SparseTrie, collect: bool) -> Result<(), Vec<RootError>> {
@@ -100,6 +112,9 @@ impl Updates {
         };
         for (key, value) in self.inserts {
             keep(trie.insert(key, value))?;
+        }
+        for (key, leaf) in self.accounts {
+            keep(leaf.apply(key, trie))?;
         }
         for key in self.removals {
             keep(trie.remove(key))?;
@@ -147,6 +162,7 @@ impl Lower {
                 .inserts
                 .iter()
                 .map(|(k, _)| (*k, false))
+                .chain(updates.accounts.iter().map(|(k, _)| (*k, false)))
                 .chain(updates.removals.iter().map(|k| (*k, true)))
                 .collect();
             reads += read_paths(trie, &mut targets, reader)?;
@@ -203,6 +219,11 @@ pub(crate) fn split(
             .inserts
             .push((key, value));
     }
+    for (key, leaf) in updates.accounts {
+        by_subtrie[subtrie_of(&key, depth)]
+            .accounts
+            .push((key, leaf));
+    }
     for key in updates.removals {
         by_subtrie[subtrie_of(&key, depth)].removals.push(key);
     }
@@ -219,12 +240,10 @@ pub(crate) fn split(
             let taken = units.into_iter().chain(std::iter::once(unit));
             for (part, updates) in taken.flat_map(|lower| lower.parts) {
                 trie.attach(part);
-                all.inserts.extend(updates.inserts);
-                all.removals.extend(updates.removals);
+                all.append(updates);
             }
             for (_, updates) in dirty {
-                all.inserts.extend(updates.inserts);
-                all.removals.extend(updates.removals);
+                all.append(updates);
             }
             return Ok(Err(all));
         };

@@ -2,14 +2,14 @@
 //! from access lists.
 
 use crate::{
-    error::{RootError, TrieId, TriePath},
+    error::{RootError, TrieId},
+    leaf::{AccountLeaf, decode_account},
     reads::{NodeReader, NodeReads, ReadNodesError, read_paths},
     sparse::{NodeChanges, NodeStore, Seen, SparseTrie},
     split::{Lower, SplitRule, Updates, join, split},
 };
 use alloy_eip7928::{AccountChanges, BlockAccessList};
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256, map::HashMap};
-use alloy_rlp::Decodable;
 use alloy_trie::{EMPTY_ROOT_HASH, KECCAK_EMPTY, Nibbles, TrieAccount};
 use gigagas_dump::{AccountState, PreState, Witness};
 use rayon::prelude::*;
@@ -415,13 +415,37 @@ impl StateTrie {
         let Some(leaf) = self.accounts.get(key)? else {
             return Ok(None);
         };
-        TrieAccount::decode(&mut leaf.as_slice())
-            .map(Some)
-            .map_err(|e| RootError::BadLeaf {
-                trie: TrieId::Account,
-                path: TriePath(key),
-                reason: e.to_string(),
-            })
+        decode_account(key, &leaf).map(Some)
+    }
+
+    /// An account's fields before the block (`None`: absent) and its leaf's storage root
+    /// (`None`: not read here). Its leaf is read from the trie only where the known values
+    /// lack its fields, where it ends deleted (a deleted account's storage may need
+    /// wiping), or where its storage changes and its storage trie is not open; otherwise
+    /// its account unit reads it ([`AccountLeaf`]), on any thread.
+    fn pre_of(
+        &mut self,
+        address: Address,
+        post: &PostFields,
+        storage_changes: bool,
+        rules: RootRules,
+    ) -> Result<(Option<AccountState>, Option<B256>), RootError> {
+        if let Some(Some(fields)) = self.known.account(address)
+            && !(rules.delete_empty_accounts && post.ends_empty(Some(fields)))
+            && (!storage_changes || self.storages.contains_key(&address))
+        {
+            return Ok((Some(fields), None));
+        }
+        let pre = self.account(address)?;
+        let fields = pre.as_ref().map(|a| AccountState {
+            balance: a.balance,
+            nonce: a.nonce,
+            code_hash: a.code_hash,
+        });
+        Ok((
+            fields,
+            Some(pre.map_or(EMPTY_ROOT_HASH, |a| a.storage_root)),
+        ))
     }
 
     /// Applies one block's access list and returns the block's post state root: storage
@@ -564,8 +588,10 @@ impl StateTrie {
     /// to its value before the block; an account that ends empty under EIP-161 and
     /// existed is a change (its deletion). A changed account's leaf is read from the trie
     /// (its storage root is known nowhere else), so it needs the account trie's nodes on
-    /// its path; an account or slot whose value before the block is not known is walked
-    /// as a change. The known values then move on to the block's post-values.
+    /// its path: here where its fields are not known, it is deleted, or its storage trie
+    /// is to be opened at that root; otherwise in the account stage or unit that sets it.
+    /// An account or slot whose value before the block is not known is walked as a
+    /// change. The known values then move on to the block's post-values.
     ///
     /// Panics when a job prepared on this trie has not been finished.
     pub fn prepare_block(
@@ -585,7 +611,7 @@ impl StateTrie {
             let Some((post, writes)) = self.net_change(changes, rules) else {
                 continue;
             };
-            let pre = self.account(address)?;
+            let (pre, pre_storage_root) = self.pre_of(address, &post, !writes.is_empty(), rules)?;
             if pre.is_none() {
                 self.known.set_account(address, None);
             }
@@ -602,16 +628,14 @@ impl StateTrie {
                 None
             } else {
                 let trie = self.storages.remove(&address).unwrap_or_else(|| {
-                    self.storage_trie(
-                        address,
-                        pre.as_ref().map_or(EMPTY_ROOT_HASH, |a| a.storage_root),
-                    )
+                    let root = pre_storage_root.expect("read where its storage trie is not open");
+                    self.storage_trie(address, root)
                 });
                 let first = tasks.len();
                 self.storage_tasks_of(address, &writes, trie, &mut tasks, &mut split_storages)?;
                 Some(first)
             };
-            let update = AccountUpdate::new(address, post, pre, storage_task);
+            let update = AccountUpdate::new(address, post, pre, pre_storage_root, storage_task);
             if update.deleted(rules) {
                 self.known.set_account(address, None);
             } else if update.pre.is_some() || update.changed {
@@ -742,7 +766,11 @@ impl PostFields {
 #[derive(Debug)]
 struct AccountUpdate {
     address: Address,
-    pre: Option<TrieAccount>,
+    /// Its fields before the block (`None`: absent).
+    pre: Option<AccountState>,
+    /// Its leaf's storage root before the block; `None` where the leaf is read only where
+    /// it is set ([`AccountLeaf`]).
+    pre_storage_root: Option<B256>,
     nonce: u64,
     balance: U256,
     code_hash: B256,
@@ -756,7 +784,8 @@ impl AccountUpdate {
     fn new(
         address: Address,
         post: PostFields,
-        pre: Option<TrieAccount>,
+        pre: Option<AccountState>,
+        pre_storage_root: Option<B256>,
         storage_task: Option<usize>,
     ) -> Self {
         let PostFields {
@@ -774,6 +803,7 @@ impl AccountUpdate {
                 || code_hash.is_some()
                 || storage_task.is_some(),
             pre,
+            pre_storage_root,
             storage_task,
         }
     }
@@ -951,18 +981,20 @@ impl BlockRootJob {
         let mut updates = Updates::default();
         for a in &self.accounts {
             let storage_root = match a.storage_task {
-                Some(_) => roots
-                    .remove(&a.address)
-                    .unwrap_or_else(|| panic!("no storage result for {}", a.address))?,
-                None => a.pre.as_ref().map_or(EMPTY_ROOT_HASH, |p| p.storage_root),
+                Some(_) => Some(
+                    roots
+                        .remove(&a.address)
+                        .unwrap_or_else(|| panic!("no storage result for {}", a.address))?,
+                ),
+                None => a.pre_storage_root,
             };
             let key = Nibbles::unpack(keccak256(a.address));
             if a.deleted(self.rules) {
                 trie.storages.remove(&a.address);
-                if let Some(pre) = &a.pre {
+                if a.pre.is_some() {
                     updates.removals.push(key);
                     stage.plain.push((a.address, None));
-                    if pre.storage_root != EMPTY_ROOT_HASH {
+                    if a.pre_storage_root.is_some_and(|r| r != EMPTY_ROOT_HASH) {
                         stage.wiped.push(keccak256(a.address));
                     }
                 }
@@ -971,20 +1003,31 @@ impl BlockRootJob {
             if a.pre.is_none() && !a.changed {
                 continue;
             }
-            let fields = (a.nonce, a.balance, a.code_hash);
-            if a.pre.as_ref().map(|p| (p.nonce, p.balance, p.code_hash)) != Some(fields) {
-                stage.plain.push((
-                    a.address,
-                    Some(AccountState {
-                        balance: a.balance,
-                        nonce: a.nonce,
-                        code_hash: a.code_hash,
-                    }),
-                ));
+            let fields = AccountState {
+                balance: a.balance,
+                nonce: a.nonce,
+                code_hash: a.code_hash,
+            };
+            if a.pre != Some(fields) {
+                stage.plain.push((a.address, Some(fields)));
             }
-            let post = TrieAccount::new(a.nonce, a.balance, storage_root, a.code_hash);
-            if a.pre.as_ref() != Some(&post) {
-                updates.inserts.push((key, alloy_rlp::encode(post)));
+            let leaf = AccountLeaf {
+                nonce: a.nonce,
+                balance: a.balance,
+                code_hash: a.code_hash,
+                storage_root,
+            };
+            match (a.pre_storage_root, storage_root) {
+                (Some(pre_root), Some(storage_root)) => {
+                    let pre = a
+                        .pre
+                        .map(|p| TrieAccount::new(p.nonce, p.balance, pre_root, p.code_hash));
+                    let post = TrieAccount::new(a.nonce, a.balance, storage_root, a.code_hash);
+                    if pre != Some(post) {
+                        updates.inserts.push((key, alloy_rlp::encode(post)));
+                    }
+                }
+                _ => updates.accounts.push((key, leaf)),
             }
         }
         self.stage = Some(Box::new(stage));
