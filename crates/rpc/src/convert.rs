@@ -38,16 +38,16 @@ struct RawReceipt {
 
 /// Parse one receipt object as `eth_getBlockReceipts` / `eth_getTransactionReceipt` return it.
 pub fn parse_receipt(v: Value, block: u64) -> Result<NodeReceipt, RpcDumpError> {
-    let r: RawReceipt = serde_json::from_value(v).map_err(|e| RpcDumpError::Inconsistent {
-        block,
-        detail: format!("receipt does not parse: {e}"),
-    })?;
-    let status = r.status.ok_or_else(|| RpcDumpError::Inconsistent {
-        block,
-        detail: format!(
-            "receipt of {} has no status (pre-Byzantium receipts are not supported)",
-            r.transaction_hash
-        ),
+    let r: RawReceipt = serde_json::from_value(v)
+        .map_err(|e| RpcDumpError::inconsistent(block, format!("receipt does not parse: {e}")))?;
+    let status = r.status.ok_or_else(|| {
+        RpcDumpError::inconsistent(
+            block,
+            format!(
+                "receipt of {} has no status (pre-Byzantium receipts are not supported)",
+                r.transaction_hash
+            ),
+        )
     })?;
     Ok(NodeReceipt {
         tx: r.transaction_hash,
@@ -75,10 +75,7 @@ pub fn to_dump_block(
     receipts: &[NodeReceipt],
     number: u64,
 ) -> Result<(DumpBlock, B256), RpcDumpError> {
-    let bad = |detail: String| RpcDumpError::Inconsistent {
-        block: number,
-        detail,
-    };
+    let bad = |detail: String| RpcDumpError::inconsistent(number, detail);
     let ConsensusBlock {
         header,
         hash,

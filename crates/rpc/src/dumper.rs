@@ -218,10 +218,8 @@ pub fn dump_from_rpc(
         pre_state,
     );
     dump.segments[0].witness = witness;
-    dump.validate().map_err(|e| RpcDumpError::Inconsistent {
-        block: opts.from,
-        detail: format!("the assembled dump: {e}"),
-    })?;
+    dump.validate()
+        .map_err(|e| RpcDumpError::inconsistent(opts.from, format!("the assembled dump: {e}")))?;
     Ok(dump)
 }
 
@@ -328,13 +326,13 @@ fn block_hashes_before(
     if let Some((n, h)) = hashes.last()
         && *h != first.parent_hash
     {
-        return Err(RpcDumpError::Inconsistent {
-            block: opts.from,
-            detail: format!(
+        return Err(RpcDumpError::inconsistent(
+            opts.from,
+            format!(
                 "parent hash {} but block {n} has hash {h} (did the chain reorganize?)",
                 first.parent_hash
             ),
-        });
+        ));
     }
     Ok(hashes)
 }
@@ -376,13 +374,13 @@ impl RangeRun<'_, '_> {
             let window_blocks = self.fetch_window(partial.as_deref(), n..=end, &tracer)?;
             for (mut block, hash) in window_blocks {
                 if block.header.parent_hash != prev_hash {
-                    return Err(RpcDumpError::Inconsistent {
-                        block: block.number(),
-                        detail: format!(
+                    return Err(RpcDumpError::inconsistent(
+                        block.number(),
+                        format!(
                             "parent hash {} but the block before has hash {prev_hash} (did the chain reorganize?)",
                             block.header.parent_hash
                         ),
-                    });
+                    ));
                 }
                 block.access_list = execute_block(&mut state, self.spec, &block)?;
                 state.database.add_hash(block.number(), hash);
@@ -479,20 +477,17 @@ fn header_of(client: &RpcClient, n: u64, latest: u64) -> Result<Header, RpcDumpE
     if v.is_null() {
         return Err(RpcDumpError::BlockNotFound { number: n, latest });
     }
-    let h: alloy_rpc_types_eth::Header =
-        serde_json::from_value(v).map_err(|e| RpcDumpError::Inconsistent {
-            block: n,
-            detail: format!("header does not parse: {e}"),
-        })?;
+    let h: alloy_rpc_types_eth::Header = serde_json::from_value(v)
+        .map_err(|e| RpcDumpError::inconsistent(n, format!("header does not parse: {e}")))?;
     if h.inner.hash_slow() != h.hash {
-        return Err(RpcDumpError::Inconsistent {
-            block: n,
-            detail: format!(
+        return Err(RpcDumpError::inconsistent(
+            n,
+            format!(
                 "the header fields hash to {}, the node says {}",
                 h.inner.hash_slow(),
                 h.hash
             ),
-        });
+        ));
     }
     Ok(h.inner)
 }
@@ -525,10 +520,7 @@ fn fetch_hashes(
                     .get("hash")
                     .cloned()
                     .and_then(|h| serde_json::from_value(h).ok())
-                    .ok_or_else(|| RpcDumpError::Inconsistent {
-                        block: *n,
-                        detail: "block without a hash".into(),
-                    })?;
+                    .ok_or_else(|| RpcDumpError::inconsistent(*n, "block without a hash"))?;
                 Ok((*n, hash))
             })
             .collect::<Result<Vec<_>, _>>()
@@ -793,10 +785,10 @@ fn receipts_one_by_one(
         for (a, h) in client.batch(&calls)?.into_iter().zip(chunk) {
             let v = a?;
             if v.is_null() {
-                return Err(RpcDumpError::Inconsistent {
-                    block: n,
-                    detail: format!("the node has no receipt for transaction {h}"),
-                });
+                return Err(RpcDumpError::inconsistent(
+                    n,
+                    format!("the node has no receipt for transaction {h}"),
+                ));
             }
             out.push(v);
         }

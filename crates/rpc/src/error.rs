@@ -334,6 +334,13 @@ pub enum RpcDumpError {
 }
 
 impl RpcDumpError {
+    pub(crate) fn inconsistent(block: u64, detail: impl std::fmt::Display) -> Self {
+        Self::Inconsistent {
+            block,
+            detail: detail.to_string(),
+        }
+    }
+
     pub(crate) fn partial(path: impl Into<PathBuf>, detail: impl std::fmt::Display) -> Self {
         Self::Partial {
             path: path.into(),

@@ -424,10 +424,7 @@ impl revm::DatabaseRef for FetchedState<'_, '_> {
         if code_hash == KECCAK_EMPTY {
             return Ok(Bytecode::default());
         }
-        self.0.code(code_hash).map(Bytecode::new_raw).ok_or_else(|| RpcDumpError::Inconsistent {
-            block: self.0.at,
-            detail: format!("bytecode {code_hash} of a fetched account is missing (a cut or edited resume log?)"),
-        })
+        self.0.code(code_hash).map(Bytecode::new_raw).ok_or_else(|| RpcDumpError::inconsistent(self.0.at, format!("bytecode {code_hash} of a fetched account is missing (a cut or edited resume log?)")))
     }
 
     fn storage_ref(&self, address: Address, slot: U256) -> Result<U256, RpcDumpError> {
@@ -435,10 +432,10 @@ impl revm::DatabaseRef for FetchedState<'_, '_> {
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, RpcDumpError> {
-        Err(RpcDumpError::Inconsistent {
-            block: self.0.at,
-            detail: format!("no block hash {number} in the pre-state walk"),
-        })
+        Err(RpcDumpError::inconsistent(
+            self.0.at,
+            format!("no block hash {number} in the pre-state walk"),
+        ))
     }
 }
 
