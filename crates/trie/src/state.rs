@@ -632,7 +632,7 @@ impl StateTrie {
                     self.storage_trie(address, root)
                 });
                 let first = tasks.len();
-                self.storage_tasks_of(address, &writes, trie, &mut tasks, &mut split_storages)?;
+                self.storage_tasks_of(address, writes, trie, &mut tasks, &mut split_storages)?;
                 Some(first)
             };
             let update = AccountUpdate::new(address, post, pre, pre_storage_root, storage_task);
@@ -662,19 +662,20 @@ impl StateTrie {
     }
 
     /// Adds to `tasks` the update of `address`'s storage `trie` by its slot `writes`: one
-    /// task, or, when the split rule cuts the trie, one per unit of its lower subtries
-    /// (its upper trie kept in `split_storages` for the account stage to join them).
+    /// task (which hashes its slots itself), or, when the split rule cuts the trie, one
+    /// per unit of its lower subtries (its slots hashed here to cut them; its upper trie
+    /// kept in `split_storages` for the account stage to join them).
     fn storage_tasks_of(
         &self,
         address: Address,
-        writes: &[(U256, U256)],
+        writes: Vec<(U256, U256)>,
         mut trie: SparseTrie,
         tasks: &mut Vec<StorageTask>,
         split_storages: &mut HashMap<Address, SparseTrie>,
     ) -> Result<(), RootError> {
         let collect = self.changes.is_some();
         if self.split.splits(writes.len()) {
-            let updates = slot_updates(writes);
+            let updates = slot_updates(&writes);
             if let Ok(units) = split(&mut trie, self.split, updates)? {
                 split_storages.insert(address, trie);
                 tasks.extend(units.into_iter().map(|unit| StorageTask {
@@ -1176,11 +1177,12 @@ pub struct StorageTask {
 /// A storage task's trie and updates.
 #[derive(Debug)]
 enum StorageWork {
-    /// The whole trie, and its (hashed slot, post-value) writes in the access list's
-    /// slot order.
+    /// The whole trie, and its (slot, post-value) writes in the access list's slot order,
+    /// with their slots' keys (hashed by the task, on first use: empty until then).
     Whole {
         trie: Box<SparseTrie>,
-        writes: Vec<(Nibbles, U256)>,
+        writes: Vec<(U256, U256)>,
+        keys: Vec<Nibbles>,
     },
     /// Lower subtries of a split trie, whose upper trie the job keeps.
     Lower(Lower),
@@ -1188,16 +1190,13 @@ enum StorageWork {
 
 impl StorageTask {
     /// The task of `address`'s slot `writes` (slot, post-value) on its storage `trie`.
-    fn new(address: Address, writes: &[(U256, U256)], trie: SparseTrie) -> Self {
-        let writes = writes
-            .iter()
-            .map(|(slot, value)| (Nibbles::unpack(keccak256(B256::from(*slot))), *value))
-            .collect();
+    fn new(address: Address, writes: Vec<(U256, U256)>, trie: SparseTrie) -> Self {
         Self {
             address,
             work: StorageWork::Whole {
                 trie: Box::new(trie),
                 writes,
+                keys: Vec::new(),
             },
             collect: false,
         }
@@ -1230,10 +1229,11 @@ impl StorageTask {
         reader: &mut R,
     ) -> Result<NodeReads, ReadNodesError<R::Error>> {
         match &mut self.work {
-            StorageWork::Whole { trie, writes } => {
-                let mut targets = writes
+            StorageWork::Whole { trie, writes, keys } => {
+                let mut targets = slot_keys(writes, keys)
                     .iter()
-                    .map(|(key, value)| (*key, value.is_zero()))
+                    .zip(writes.iter())
+                    .map(|(key, (_, value))| (*key, value.is_zero()))
                     .collect();
                 read_paths(trie, &mut targets, reader)
             }
@@ -1276,8 +1276,13 @@ impl StorageTask {
     pub fn run(self) -> StorageRoot {
         let mut nodes = self.collect.then(NodeChanges::new);
         let done = match self.work {
-            StorageWork::Whole { mut trie, writes } => {
-                let root = apply_writes(&mut trie, &writes, nodes.as_mut());
+            StorageWork::Whole {
+                mut trie,
+                writes,
+                mut keys,
+            } => {
+                slot_keys(&writes, &mut keys);
+                let root = apply_writes(&mut trie, &keys, &writes, nodes.as_mut());
                 StorageDone::Whole { trie: *trie, root }
             }
             StorageWork::Lower(mut unit) => {
@@ -1293,19 +1298,32 @@ impl StorageTask {
     }
 }
 
-/// Applies slot `writes` to a whole storage `trie` (non-zero values first, then the
-/// deletions) and hashes it.
+/// The keys of `writes`' slots in `keys`, hashed there first if it is empty.
+fn slot_keys<'k>(writes: &[(U256, U256)], keys: &'k mut Vec<Nibbles>) -> &'k [Nibbles] {
+    if keys.is_empty() {
+        keys.extend(
+            writes
+                .iter()
+                .map(|(slot, _)| Nibbles::unpack(keccak256(B256::from(*slot)))),
+        );
+    }
+    keys
+}
+
+/// Applies slot `writes`, at `keys`, to a whole storage `trie` (non-zero values first,
+/// then the deletions) and hashes it.
 fn apply_writes(
     trie: &mut SparseTrie,
-    writes: &[(Nibbles, U256)],
+    keys: &[Nibbles],
+    writes: &[(U256, U256)],
     nodes: Option<&mut NodeChanges>,
 ) -> Result<B256, RootError> {
-    for (key, value) in writes {
+    for (key, (_, value)) in keys.iter().zip(writes) {
         if !value.is_zero() {
             trie.insert(*key, alloy_rlp::encode(value))?;
         }
     }
-    for (key, value) in writes {
+    for (key, (_, value)) in keys.iter().zip(writes) {
         if value.is_zero() {
             trie.remove(*key)?;
         }
