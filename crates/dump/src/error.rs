@@ -109,6 +109,16 @@ pub enum DumpError {
     },
 }
 
+impl DumpError {
+    /// [`DumpError::Io`] of `path`, for a failed open, read or write of it.
+    pub(crate) fn io(path: &std::path::Path) -> impl Fn(std::io::Error) -> Self + Copy + '_ {
+        |source| Self::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
 /// What is wrong inside one section of a dump ([`DumpError::CorruptSection`]).
 #[derive(Debug, thiserror::Error)]
 pub enum SectionProblem {

@@ -343,10 +343,7 @@ pub fn encode_dump(dump: &Dump) -> Vec<u8> {
 /// renamed over `path`; missing folders are created. An interrupted write leaves at most a
 /// temporary file, never a file at `path` that looks whole; a failed one leaves nothing.
 pub fn write_dump(dump: &Dump, path: &Path) -> Result<DumpFileInfo, DumpError> {
-    let io = |source| DumpError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let io = DumpError::io(path);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
@@ -402,10 +399,7 @@ pub fn read_dump(path: &Path) -> Result<(Dump, DumpFileInfo), DumpError> {
 /// length after the header). The file is left positioned just after the header.
 fn open_checked(path: &Path) -> Result<(std::fs::File, FileHeader), DumpError> {
     use std::io::Read;
-    let io = |source| DumpError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let io = DumpError::io(path);
     let (mut file, metadata) = gigagas_fs_util::open_regular(path).map_err(io)?;
     let mut head = Vec::with_capacity(HEADER_LEN);
     (&mut file)
@@ -434,10 +428,7 @@ fn read_content(path: &Path) -> Result<(FileHeader, Vec<u8>), DumpError> {
     // One byte more than declared: a file that grew since is caught.
     file.take(header.content_len + 1)
         .read_to_end(&mut content)
-        .map_err(|source| DumpError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        .map_err(DumpError::io(path))?;
     Ok((header, content))
 }
 
@@ -464,10 +455,7 @@ fn check_file_checksum(
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(source) => {
-                return Err(DumpError::Io {
-                    path: path.to_path_buf(),
-                    source,
-                });
+                return Err(DumpError::io(path)(source));
             }
         };
         hasher.update(&chunk[..n]);
@@ -580,10 +568,7 @@ fn stream_problem(path: &Path, section: &str, problem: SectionProblem) -> DumpEr
             let FileReadFailed(source) = *inner
                 .downcast::<FileReadFailed>()
                 .expect("checked: it is a FileReadFailed");
-            return DumpError::Io {
-                path: path.to_path_buf(),
-                source,
-            };
+            return DumpError::io(path)(source);
         }
         other => other,
     };
@@ -702,10 +687,7 @@ fn stream_dump(
     designs: bool,
     on_block: impl FnMut(StreamedBlock<'_>),
 ) -> Result<(StreamedDump, Result<crate::DesignSizes, crate::DesignError>), DumpError> {
-    let io = |source| DumpError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
+    let io = DumpError::io(path);
     let (file, header) = open_checked(path)?;
     check_file_checksum(&file, &header, path)?;
     let file = std::sync::Arc::new(file);
@@ -794,10 +776,7 @@ fn section_table(
         },
     )
     .map_err(|e| match e {
-        TableError::Io(source) => DumpError::Io {
-            path: path.to_path_buf(),
-            source,
-        },
+        TableError::Io(source) => DumpError::io(path)(source),
         TableError::Section((s, problem)) => corrupt(path, &s, problem),
     })
 }
@@ -812,12 +791,8 @@ fn read_sections(
     let mut compressed = Vec::with_capacity(entries.len());
     for e in entries {
         let mut comp = vec![0u8; e.comp_len as usize];
-        read_exact_at(file, &mut comp, HEADER_LEN as u64 + e.offset).map_err(|source| {
-            DumpError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
+        read_exact_at(file, &mut comp, HEADER_LEN as u64 + e.offset)
+            .map_err(DumpError::io(path))?;
         compressed.push(comp);
     }
     let frames: Vec<Frame<'_>> = entries
@@ -1011,10 +986,7 @@ impl BlockReader {
     /// as [`read_dump`] decodes it.
     pub fn block(&mut self, b: usize) -> Result<DumpBlock, DumpError> {
         let path = self.path.as_path();
-        let io = |source| DumpError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
+        let io = DumpError::io(path);
         if b >= self.count {
             return Err(DumpError::CorruptSection {
                 path: path.to_path_buf(),
