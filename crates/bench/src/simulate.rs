@@ -14,7 +14,8 @@ use crate::{
 };
 use gigagas_executor::{Parallel, Replay, Runner};
 use gigagas_grid::{
-    BalDesign, CacheState, IoMode, Repetition, RunConfig, SchedulerKind, StateRootPhase, StoreRead,
+    Backlog, BalDesign, CacheState, IoMode, Persist, Repetition, RunConfig, SchedulerKind,
+    StateRootPhase, StoreRead,
 };
 use gigagas_report::{
     MachineInfo, SimulationResults, provenance::recorded_path, results::DumpRecord,
@@ -210,6 +211,9 @@ pub struct StoreFlags<'a> {
     /// `--device-curve`: `probe`, `none` or a CSV file [default: probe when cold, none
     /// when warm].
     pub device_curve: Option<&'a str>,
+    /// `--persist`: how the points with a root commit their blocks (a background writer
+    /// with reth's limits, [`Backlog::RETH`]).
+    pub persist: &'a [Persist],
 }
 
 impl WholeBlockRequest {
@@ -223,9 +227,14 @@ impl WholeBlockRequest {
         let each = |&io| StoreRead::each(io, flags.designs);
         let reads: Vec<StoreRead> = flags.io.iter().flat_map(each).collect();
         let (batch, scheduler) = (plan.batch.first().get(), *plan.schedulers.first());
+        let persist = gigagas_sim::whole_block::PersistChoice {
+            modes: flags.persist,
+            backlog: Backlog::RETH,
+        };
         let points = gigagas_sim::whole_block::points(
             &reads,
             flags.state_root,
+            persist,
             flags.cache,
             batch,
             scheduler,
@@ -326,8 +335,12 @@ pub fn simulate_dump(
         message: e.to_string(),
     };
     let checksum = u64::from_str_radix(&record.checksum, 16).unwrap_or_default();
-    let mut store = StoreContext::open(&whole.store, checksum, whole.io_threads)
-        .map_err(|e| store_error(&e))?;
+    let writable = whole.points.iter().any(|p| p.work.persist.is_on());
+    let open = match writable {
+        true => StoreContext::open_writable,
+        false => StoreContext::open,
+    };
+    let mut store = open(&whole.store, checksum, whole.io_threads).map_err(|e| store_error(&e))?;
     let device = match &whole.device {
         DeviceSource::Given(curve) => {
             progress.note(&format!("device curve given: {}", curve.summary()));

@@ -13,7 +13,7 @@
 //! ([`probe_device_curve`]).
 
 use crate::{bench::bench_pass, error::PassError, io::StoreContext, progress::run_units};
-use gigagas_executor::{PassCache, Replay, RootStepKind, RunTimings};
+use gigagas_executor::{BlockPersist, PassCache, Replay, RootStepKind, RunTimings};
 use gigagas_grid::{Point, Repetition, RunConfig};
 use gigagas_sim::{
     DeviceCurve, ItemCost, PhaseRecord, PhaseTimes, PointError, PointMeasurement, ReadMode,
@@ -72,6 +72,7 @@ pub fn record_phases(replay: &Replay, timings: &RunTimings, batch: usize) -> Pha
     spans.sort_by_key(|s| (s.start_ns, s.worker));
     // Per block: its entry in its batch's roots, and whether its preparation was seen.
     let mut at: Vec<Option<(usize, bool)>> = vec![None; replay.block_count()];
+    let mut batch_of = vec![0; replay.block_count()];
     let segment_of = |b: usize| {
         replay
             .segments()
@@ -82,6 +83,7 @@ pub fn record_phases(replay: &Replay, timings: &RunTimings, batch: usize) -> Pha
     for span in &spans {
         let b = span.block as usize;
         let k = (b / batch.max(1)).min(batches.saturating_sub(1));
+        batch_of[b] = k;
         let (index, prepared) = *at[b].get_or_insert_with(|| {
             roots[k].push(BlockRoot {
                 segment: segment_of(b),
@@ -96,6 +98,11 @@ pub fn record_phases(replay: &Replay, timings: &RunTimings, batch: usize) -> Pha
                 root.storage_writes.push(span.writes);
             }
             RootStepKind::AccountSubtries => {
+                // The account-trie span before a block's first account unit was its
+                // account stage, not its finish.
+                if root.account_ns.is_empty() {
+                    root.stage_ns += std::mem::take(&mut root.finish_ns);
+                }
                 root.account_ns.push(span.ns);
                 root.account_leaves.push(span.writes);
             }
@@ -106,6 +113,7 @@ pub fn record_phases(replay: &Replay, timings: &RunTimings, batch: usize) -> Pha
             RootStepKind::Accounts => root.finish_ns += span.ns,
         }
     }
+    add_persisted(&timings.root.persisted, &mut roots, &at, &batch_of);
     for batch_roots in &mut roots {
         // Block order within each segment, as the chains run.
         batch_roots.sort_by_key(|r| r.segment);
@@ -117,6 +125,56 @@ pub fn record_phases(replay: &Replay, timings: &RunTimings, batch: usize) -> Pha
         read_ns,
         read_faults,
         roots,
+        block_read_ns: block_read_ns(replay, timings, batch),
+    }
+}
+
+/// Reads beside execution: each block's part of its batch's read, from the block read
+/// before it (or the read's start) to its own ready time; empty for other reads.
+fn block_read_ns(replay: &Replay, timings: &RunTimings, batch: usize) -> Vec<u64> {
+    let ready = &timings.block_ready_ns;
+    if ready.len() != replay.block_count() {
+        return Vec::new();
+    }
+    let mut parts = vec![0; ready.len()];
+    let blocks_per = batch.max(1);
+    for (k, &(start, _)) in timings.read_spans.iter().enumerate() {
+        let blocks = (k * blocks_per).min(ready.len())..((k + 1) * blocks_per).min(ready.len());
+        let mut by_ready: Vec<usize> = blocks.collect();
+        by_ready.sort_by_key(|&b| ready[b]);
+        let mut before = start;
+        for b in by_ready {
+            parts[b] = ready[b].saturating_sub(before);
+            before = before.max(ready[b]);
+        }
+    }
+    parts
+}
+
+/// Each persisted block's wait into its entry of `roots` (`at`: its batch's entry, by
+/// block; `batch_of`: its batch) and its share of the commit it was written in: a commit's
+/// time over its blocks, the blocks that reached the writer since the commit before.
+fn add_persisted(
+    persisted: &[BlockPersist],
+    roots: &mut [Vec<BlockRoot>],
+    at: &[Option<(usize, bool)>],
+    batch_of: &[usize],
+) {
+    let mut group: Vec<usize> = Vec::new();
+    for p in persisted {
+        if let Some(Some((index, _))) = at.get(p.block) {
+            roots[batch_of[p.block]][*index].persist_ns = p.ns;
+        }
+        group.push(p.block);
+        if p.commit_blocks == 0 {
+            continue;
+        }
+        let share = p.commit_ns / group.len() as u64;
+        for b in group.drain(..) {
+            if let Some(Some((index, _))) = at.get(b) {
+                roots[batch_of[b]][*index].commit_ns = share;
+            }
+        }
     }
 }
 
@@ -125,6 +183,7 @@ pub fn measured_times(timings: &RunTimings, read: ReadMode) -> PhaseTimes {
     let before = |k: usize| match read {
         ReadMode::Prefetch => timings.read_spans.get(k).map_or(0, |s| s.1),
         ReadMode::Pipelined if k == 0 => timings.read_spans.first().map_or(0, |s| s.1),
+        // Beside execution the read runs inside the batch's span.
         _ => 0,
     };
     let exec_ns: u64 = timings
@@ -147,6 +206,9 @@ pub fn measured_times(timings: &RunTimings, read: ReadMode) -> PhaseTimes {
         exposed_read_ns: timings.io.exposed_ns as f64,
         exec_ns: exec_ns as f64,
         root_ns: timings.root.root_ns as f64,
+        persist_wait_ns: timings.root.persisted.iter().map(|p| p.ns).sum::<u64>() as f64,
+        drain_ns: timings.root.drain_ns as f64,
+        first_read_wait_ns: 0.0,
     }
 }
 

@@ -226,6 +226,7 @@ fn record_the_models_fixture() {
         let point = whole_block::points(
             &[read],
             &[phase],
+            whole_block::PersistChoice::NONE,
             CacheState::Warm,
             batch,
             SchedulerKind::GasUsed,

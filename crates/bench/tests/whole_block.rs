@@ -62,6 +62,7 @@ fn a_recorded_profile_holds_the_passs_phases() {
         let point = whole_block::points(
             &[read],
             &[phase],
+            whole_block::PersistChoice::NONE,
             CacheState::Warm,
             batch,
             SchedulerKind::Ols,
@@ -86,9 +87,14 @@ fn a_recorded_profile_holds_the_passs_phases() {
             .iter()
             .filter(|s| s.kind == RootStepKind::Accounts)
             .count();
-        let (recorded_advances, recorded_storage) = record.root_units();
-        assert_eq!(recorded_storage, storage, "{label}");
-        assert!(recorded_advances <= advances, "{label}");
+        let subtries = spans
+            .iter()
+            .filter(|s| s.kind == RootStepKind::AccountSubtries)
+            .count();
+        let recorded = record.root_units();
+        assert_eq!(recorded.storage, storage, "{label}");
+        assert_eq!(recorded.accounts, subtries, "{label}");
+        assert!(recorded.advances + recorded.stages <= advances, "{label}");
         let span_ns: u64 = spans.iter().map(|s| s.ns).sum();
         assert_eq!(record.root_work_ns(), span_ns, "{label}");
         assert_eq!(timings.root.blocks, replay.block_count(), "{label}");
@@ -168,6 +174,7 @@ fn a_cold_store_pass_counts_each_reads_device_reads() {
         whole_block::points(
             &[StoreRead::Prefetch(BalDesign::Keys)],
             &[StateRootPhase::Off],
+            whole_block::PersistChoice::NONE,
             page_cache,
             batch,
             SchedulerKind::Ols,
@@ -251,6 +258,7 @@ fn on_demand_and_memory_points_are_refused() {
     let err = whole_block::points(
         &[StoreRead::OnDemand],
         &[StateRootPhase::After],
+        whole_block::PersistChoice::NONE,
         CacheState::Warm,
         1,
         SchedulerKind::Ols,

@@ -6,17 +6,16 @@ use crate::{
 };
 use anyhow::Result;
 use gigagas_bench::{SimulateRequest, StoreFlags, plan::SimulateFlags, simulate, simulate_dump};
-use gigagas_grid::{BalDesign, CacheState, IoMode, StateRootPhase};
+use gigagas_grid::{BalDesign, CacheState, IoMode, Persist, StateRootPhase};
 use gigagas_report::{MachineInfo, output, provenance::Provenance};
 use std::path::PathBuf;
 
 /// Arguments of `gigagas simulate`.
 ///
 /// Profiles every item on one thread (batch 1, ols; the median of --profile-repeats verified
-/// runs) and list-schedules the times onto N virtual workers in each scheduler's order,
-/// checked against measured runs at --validate thread counts. With --state, the whole block:
-/// each store point's read, items and state-root units, profiled on one thread, projected
-/// end to end per phase and checked against measured passes.
+/// runs), list-schedules the times onto N virtual workers in each scheduler's order, checked
+/// against measured runs at --validate counts. With --state, the whole block: each store
+/// point's read, items, root units and persistence, projected end to end per phase.
 ///
 /// Example: gigagas simulate --threads 16,64,192 --batch 1,50 --scheduler all,oracle
 ///
@@ -45,8 +44,7 @@ pub(crate) struct SimulateArgs {
     /// Skip validation.
     #[arg(long)]
     no_validate: bool,
-    /// One factor on every item time above one thread (e.g. 1.08) [default: measured per
-    /// thread count in the validation runs, held beyond the largest; 1 without].
+    /// A factor on every item time above one thread (e.g. 1.08) [default: as --validate measures].
     #[arg(long, conflicts_with = "state")]
     item_slowdown: Option<f64>,
     /// Warm-up runs per validation point.
@@ -73,7 +71,7 @@ pub(crate) struct SimulateArgs {
 #[command(next_help_heading = "Whole block")]
 #[group(requires = "state", multiple = true)]
 struct StoreArgs {
-    /// How the store points read: prefetch, pipelined (on-demand is not modelled).
+    /// How the store points read: prefetch, pipelined, beside (on-demand is not modelled).
     #[arg(long, value_delimiter = ',', default_value = "prefetch")]
     io: Vec<IoMode>,
     /// The access list's design of the store points: keys, full, writes.
@@ -85,15 +83,16 @@ struct StoreArgs {
     /// Readers of a store point's reads.
     #[arg(long, default_value_t = gigagas_grid::DEFAULT_IO_THREADS)]
     io_threads: usize,
-    /// The store's page cache before every pass: warm, or cold (evicted, checked with
-    /// mincore; cold profiles count each read's device reads).
+    /// The store's page cache before every pass: warm, or cold (evicted, mincore-checked).
     #[arg(long, default_value = "warm")]
     cache: CacheState,
-    /// The curve capping each read: probe (the store's random 4 KiB reads per second at 1,
-    /// 2, 4, … --io-threads readers), none, or a CSV file (`readers,reads_per_s`, one row
-    /// per reader count) [default: probe with --cache cold, none with warm].
+    /// The curve capping each read: probe (the store's 4 KiB reads/s at 1, 2, 4, … --io-threads
+    /// readers), none, or a CSV file (`readers,reads_per_s`) [default: probe when cold].
     #[arg(long, value_name = "probe|none|FILE")]
     device_curve: Option<String>,
+    /// How points with a root commit blocks: none, block, background (reth's limits).
+    #[arg(long, value_delimiter = ',', default_value = "none")]
+    persist: Vec<Persist>,
 }
 
 impl Command for SimulateArgs {
@@ -116,6 +115,7 @@ impl Command for SimulateArgs {
             io_threads: self.store.io_threads,
             cache: self.store.cache,
             device_curve: self.store.device_curve.as_deref(),
+            persist: &self.store.persist,
         }));
         let request = SimulateRequest::from_flags(flags, self.warmup, self.repeats, store)?;
         let path = dump_or_default(self.dump)?;

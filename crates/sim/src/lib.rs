@@ -15,6 +15,7 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod execution;
+pub mod persist;
 pub mod phases;
 pub mod report;
 pub mod whole_block;
@@ -29,6 +30,6 @@ pub use phases::{
 };
 pub use report::{ItemCost, Projection, SimulationReport, SlowdownCurve, Validation};
 pub use whole_block::{
-    PhaseRecord, PhaseTimes, PointError, PointMeasurement, Slowdown, WholeBlockPoint,
-    WholeBlockReport, whole_block_report,
+    PhaseRecord, PhaseTimes, PointError, PointMeasurement, RootUnitCounts, Slowdown,
+    WholeBlockPoint, WholeBlockReport, whole_block_report,
 };

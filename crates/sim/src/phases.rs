@@ -12,9 +12,10 @@
 //!    coordinator reads the next batch's state while this one runs; a read that outlasts the
 //!    batch holds up the next one, the excess exposed), or not at all (`None`: state in
 //!    memory, or read on demand inside the items, whose profiled times then include the
-//!    reads). A read takes the longer of its one-reader time spread over the readers and
-//!    its device reads at the [`DeviceCurve`]'s rate for R readers ([`read_ns`]): the curve
-//!    caps the read.
+//!    reads), or beside the batch itself (`Beside`: block by block in the schedule's order,
+//!    an item waiting only for its own block). A read takes the longer of its one-reader
+//!    time spread over the readers and its device reads at the [`DeviceCurve`]'s rate for R
+//!    readers ([`read_ns`]): the curve caps the read.
 //! 2. **Execute**: the items are list-scheduled in the scheduler's order, in the chunks a
 //!    pass claims: a free worker claims the next chunk and runs its items back to back (as
 //!    [`crate::execution::list_schedule`]).
@@ -31,6 +32,10 @@
 //!    `Overlapped`: from the batch's start, a worker running every ready unit before its
 //!    next item.
 //!
+//! With `--persist background` each finished block goes to a projected writer
+//! ([`crate::persist::Writer`]) that may stall its chain; `block` needs nothing more (the
+//! commit is inside the profiled unit that finished the block).
+//!
 //! With the root phase on, a store run reads each block's trie nodes inside its root units
 //! (the account trie's in the advance that prepares the block, each storage trie's in its
 //! task): the profile's unit times include those reads.
@@ -42,8 +47,9 @@
 //! leaves out. [`crate::whole_block`] turns a one-thread record of a pass into a profile and
 //! validates projections against measured passes.
 
+use crate::persist::Writer;
 use gigagas_grid::{
-    StateRootPhase,
+    Backlog, Persist, StateRootPhase,
     schedule::{RootUnit, root_rank},
 };
 use serde::{Deserialize, Serialize};
@@ -54,7 +60,7 @@ use std::{
 };
 
 /// What the whole-block model assumes; to be printed and stored beside every projection.
-pub const PHASE_ASSUMPTIONS: [&str; 8] = [
+pub const PHASE_ASSUMPTIONS: [&str; 10] = [
     "item, root-unit and read times are one-thread profile times; beyond the core rule below, \
      nothing here slows a thread that runs beside others (the whole-block simulator slows items \
      and root units first, by the execution simulator's item cost fitted on memory points)",
@@ -88,6 +94,16 @@ pub const PHASE_ASSUMPTIONS: [&str; 8] = [
     "the profile is recorded from one-thread passes of the same store point (warm, or each \
      pass cold); a read's recorded time is its wall time on the pass's readers, projected as \
      one reader's, and its device reads are its readers' major page faults",
+    "reads beside execution: a batch's read runs on its readers at the speed N + R threads get \
+     on C cores, its blocks in the order the schedule first reaches them, each taking its \
+     profiled part of the read; an item starts once its block is read; the workers' clock is \
+     not slowed by the readers",
+    "persistence: block, each block's synced commit inside the unit that finished it, as \
+     profiled; background, a writer on a core of its own with the store writer's rules \
+     (threshold, buffer, backpressure), each group commit the sum of its blocks' shares of \
+     their profiled commits, a block handed over when its finish ends (the upper account trie \
+     of a block with account units is profiled in the next block's preparation, so its hand \
+     comes that much early), the pass's time including the drain",
 ];
 
 /// One read of state from a store: what one reader took, and the device reads it made.
@@ -117,9 +133,15 @@ pub struct BlockRoot {
     #[serde(default)]
     pub storage_writes: Vec<u64>,
     /// Finishing the block: the account trie and the root, nanoseconds (with account
-    /// units, the account stage before them and the upper account trie after them,
-    /// together). A profile that only knows an advance's whole time may put it all here.
+    /// units, the upper account trie after them; without, the account stage too). A
+    /// profile that only knows an advance's whole time may put it all here.
     pub finish_ns: u64,
+    /// With account units: the account stage before them (the storage roots joined, the
+    /// account trie cut into units), run by the worker that completes the block's last
+    /// storage task, nanoseconds; its units are queued when it ends. 0 in a profile that
+    /// counts it in `finish_ns`.
+    #[serde(default)]
+    pub stage_ns: u64,
     /// Its account trie's units (lower subtries), nanoseconds each; empty where the account
     /// trie is updated whole. Queued once its storage tasks are done; `finish_ns` runs once
     /// they are.
@@ -128,6 +150,14 @@ pub struct BlockRoot {
     /// Each account unit's account leaves, what the root queue ranks it by.
     #[serde(default)]
     pub account_leaves: Vec<u64>,
+    /// Its chain's wait on persistence as profiled, nanoseconds, inside the unit that
+    /// finished it (`--persist block`: its synced commit; `background`: its hand-over).
+    #[serde(default)]
+    pub persist_ns: u64,
+    /// `--persist background`: its share of the group commit it was written in (the
+    /// commit's time over its blocks), what the projected writer takes for it.
+    #[serde(default)]
+    pub commit_ns: u64,
 }
 
 /// The fixed cost of one root task beyond its profiled time, nanoseconds: claiming it from
@@ -156,6 +186,15 @@ pub struct BatchProfile {
     pub bounds: Vec<u32>,
     /// The root work of the batch's blocks that get a root, in block order.
     pub roots: Vec<BlockRoot>,
+    /// Reads beside execution: each item's block, from the batch's first (indexed like
+    /// `item_ns`); empty: every item in one block.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub item_block: Vec<u32>,
+    /// Reads beside execution: each block's part of the batch's read as profiled
+    /// (nanoseconds, from the batch's first block), what its readiness is projected by;
+    /// empty: the whole read before any item.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub block_read_ns: Vec<u64>,
 }
 
 impl BatchProfile {
@@ -169,6 +208,8 @@ impl BatchProfile {
             order: (0..n).collect(),
             bounds: (0..=n).collect(),
             roots: Vec::new(),
+            item_block: Vec::new(),
+            block_read_ns: Vec::new(),
         }
     }
 }
@@ -198,6 +239,10 @@ pub enum ReadMode {
     /// Each batch's state read by the coordinator (and its reader threads) while the
     /// batch before it runs; the first batch's before it.
     Pipelined,
+    /// Each batch's state read by readers of their own while the batch runs, block by
+    /// block in the order the schedule first reaches them; an item starts once its block
+    /// is read ([`BatchProfile::block_read_ns`]).
+    Beside,
 }
 
 /// The machine and pass a projection is for.
@@ -215,6 +260,12 @@ pub struct PhaseConfig {
     pub cores: NonZeroUsize,
     /// Threads reading a batch's state (the coordinator among them).
     pub readers: NonZeroUsize,
+    /// How finished blocks are committed: `none` and `block` change nothing in the
+    /// schedule (a block's synced commit is inside the unit that finished it);
+    /// `background` hands each finished block to a projected writer ([`Writer`]).
+    pub persist: Persist,
+    /// The background writer's limits.
+    pub backlog: Backlog,
 }
 
 impl PhaseConfig {
@@ -226,6 +277,17 @@ impl PhaseConfig {
             workers,
             cores: workers,
             readers: NonZeroUsize::MIN,
+            persist: Persist::None,
+            backlog: Backlog::RETH,
+        }
+    }
+
+    /// The same committing blocks as `persist` says, a background writer with `backlog`.
+    pub fn with_persist(self, persist: Persist, backlog: Backlog) -> Self {
+        Self {
+            persist,
+            backlog,
+            ..self
         }
     }
 
@@ -537,6 +599,16 @@ pub struct PhaseProjection {
     /// Each batch's wall time, from its start to its end (a pipelined read beside it
     /// included; the exposed read before it not).
     pub batch_ns: Vec<f64>,
+    /// Each block's wait on persistence, in the order finished (`block`: its commit as
+    /// profiled; `background`: its stall on the writer; empty without persistence).
+    pub persist_waits: Vec<f64>,
+    /// Their sum.
+    pub persist_wait_ns: f64,
+    /// `background`: draining the writer after the last batch (inside `makespan_ns`).
+    pub drain_ns: f64,
+    /// Reads beside execution: per batch, how long its first item waited for its block
+    /// (part of `exposed_read_ns`, with the later stalls).
+    pub first_read_wait_ns: f64,
 }
 
 /// How long `read` takes on `readers` readers at `speed` of a core each, with `device`'s
@@ -579,10 +651,10 @@ pub fn project_phases(
         p.exposed_read_ns += ns;
         p.makespan_ns += ns;
     };
+    let mut writer = (config.persist == Persist::Background).then(|| Writer::new(config.backlog));
     for (k, batch) in profile.batches.iter().enumerate() {
-        let run = run_batch(batch, profile.unit_ns, config.workers, config.root);
         let beside = match config.read {
-            ReadMode::None => None,
+            ReadMode::None | ReadMode::Beside => None,
             ReadMode::Prefetch => {
                 expose(&mut p, read_ns(batch.read, r, readers_alone, device));
                 None
@@ -594,6 +666,23 @@ pub fn project_phases(
                 profile.batches.get(k + 1).map(|next| next.read)
             }
         };
+        let hand = writer.as_mut().map(|writer| Handover {
+            writer,
+            base: p.makespan_ns,
+            speed: workers_alone,
+        });
+        // Reads beside execution: on the readers, beside the workers.
+        let own_read =
+            (config.read == ReadMode::Beside).then(|| read_ns(batch.read, r, shared, device));
+        let ready = own_read.map_or_else(Vec::new, |ns| ready_times(batch, ns, workers_alone));
+        let run = run_batch(
+            batch,
+            profile.unit_ns,
+            config.workers,
+            config.root,
+            hand,
+            &ready,
+        );
         let (clock, read_end) = match beside {
             None => (Clock::uniform(workers_alone), None),
             Some(read) => {
@@ -609,7 +698,15 @@ pub fn project_phases(
             }
         };
         let mut wall = clock.wall(run.end);
-        if let Some(end) = read_end {
+        if own_read.is_some() {
+            let first = batch
+                .order
+                .first()
+                .map_or(0, |&i| ready[block_of(batch, i)]);
+            p.first_read_wait_ns += clock.wall(first);
+            p.exposed_read_ns += clock.wall(run.read_wait);
+        }
+        if let Some(end) = read_end.or(own_read) {
             p.read_ns += end;
             if end > wall {
                 p.exposed_read_ns += end - wall;
@@ -631,7 +728,87 @@ pub fn project_phases(
         p.makespan_ns += wall;
         p.batch_ns.push(wall);
     }
+    add_persistence(&mut p, profile, config, writer);
     Ok(p)
+}
+
+/// Adds the pass's persistence to `p`: each block's wait (`block`: its commit as
+/// profiled, already inside its finishing unit; `background`: the writer's stalls, already
+/// in the schedule) and, `background`, the writer's drain after the last batch.
+fn add_persistence(
+    p: &mut PhaseProjection,
+    profile: &PhaseProfile,
+    config: &PhaseConfig,
+    writer: Option<Writer>,
+) {
+    if config.root == StateRootPhase::Off {
+        return;
+    }
+    match (config.persist, writer) {
+        (Persist::Block, _) => {
+            let roots = profile.batches.iter().flat_map(|b| &b.roots);
+            p.persist_waits = roots.map(|b| b.persist_ns as f64).collect();
+        }
+        (Persist::Background, Some(mut writer)) => {
+            p.drain_ns = writer.drain(p.makespan_ns);
+            p.makespan_ns += p.drain_ns;
+            p.persist_waits = writer.waits().to_vec();
+        }
+        _ => {}
+    }
+    p.persist_wait_ns = p.persist_waits.iter().sum();
+}
+
+/// The background writer as one batch's schedule sees it: the batch starts at `base` wall
+/// nanoseconds into the pass, its work time runs at `speed`.
+#[derive(Debug)]
+struct Handover<'w> {
+    writer: &'w mut Writer,
+    base: f64,
+    speed: f64,
+}
+
+impl Handover<'_> {
+    /// A block finished at work time `t`, committed as `block` says: when its chain goes
+    /// on, in work time.
+    fn hand(&mut self, t: u64, block: &BlockRoot) -> u64 {
+        let wall = self.base + t as f64 / self.speed;
+        let on = self.writer.hand(wall, block.commit_ns as f64);
+        t.saturating_add(((on - wall) * self.speed).round() as u64)
+    }
+}
+
+/// Item `i`'s block in `batch`, from its first.
+fn block_of(batch: &BatchProfile, i: u32) -> usize {
+    batch.item_block.get(i as usize).copied().unwrap_or(0) as usize
+}
+
+/// Reads beside execution: when each of `batch`'s blocks is read, in work time at
+/// `speed`, its read taking `read_wall` wall nanoseconds in all: the blocks in the order
+/// the schedule first reaches them, each taking its profiled part of the read (all at the
+/// end without parts).
+fn ready_times(batch: &BatchProfile, read_wall: f64, speed: f64) -> Vec<u64> {
+    let named = batch.item_block.iter().max().map_or(1, |&b| b as usize + 1);
+    let blocks = named.max(batch.block_read_ns.len());
+    let mut seen = vec![false; blocks];
+    let mut order: Vec<usize> = Vec::with_capacity(blocks);
+    for &i in &batch.order {
+        let b = block_of(batch, i);
+        if !std::mem::replace(&mut seen[b], true) {
+            order.push(b);
+        }
+    }
+    order.extend((0..blocks).filter(|&b| !seen[b]));
+    let part = |b: usize| batch.block_read_ns.get(b).copied().unwrap_or(0) as f64;
+    let total: f64 = (0..blocks).map(part).sum();
+    let mut ready = vec![0; blocks];
+    let mut done = 0.0;
+    for b in order {
+        done += part(b);
+        let share = if total > 0.0 { done / total } else { 1.0 };
+        ready[b] = (read_wall * share * speed).round() as u64;
+    }
+    ready
 }
 
 /// `batch`'s order names each item once and its bounds cut the order.
@@ -733,6 +910,8 @@ struct BatchRun {
     root_units: Vec<(u64, u64)>,
     /// The end of its last item or root unit.
     end: u64,
+    /// Reads beside execution: the longest any worker waited for its items' blocks.
+    read_wait: u64,
 }
 
 /// A unit on the root queue.
@@ -788,14 +967,29 @@ struct Worker {
     chunk: std::ops::Range<usize>,
     executing: bool,
     state: State,
+    /// Time it waited for its items' blocks to be read.
+    wait: u64,
 }
 
-/// The root queue: units not yet ready (by ready time) and ready ones (by rank).
+impl Worker {
+    /// A worker at the batch's start.
+    const START: Self = Self {
+        free: 0,
+        chunk: 0..0,
+        executing: true,
+        state: State::Active,
+        wait: 0,
+    };
+}
+
+/// The root queue: units not yet ready (by ready time) and ready ones (by rank); and
+/// where the blocks its units finish go (a background writer, if any).
 #[derive(Debug, Default)]
-struct Queue {
+struct Queue<'w> {
     pending: BinaryHeap<Reverse<(u64, u64, UnitKey)>>,
     ready: BinaryHeap<((u64, Reverse<u64>), UnitKey)>,
     seq: u64,
+    hand: Option<Handover<'w>>,
 }
 
 /// A [`Unit`] as a heap key: its kind (2 an advance, 1 a storage task, 0 an account
@@ -818,7 +1012,16 @@ fn unit(key: UnitKey) -> Unit {
     }
 }
 
-impl Queue {
+impl Queue<'_> {
+    /// A block finished at `t`: when its chain goes on (later only past a background
+    /// writer's backpressure).
+    fn finished(&mut self, t: u64, block: &BlockRoot) -> u64 {
+        match &mut self.hand {
+            Some(hand) => hand.hand(t, block),
+            None => t,
+        }
+    }
+
     fn push(&mut self, ready_at: u64, unit: Unit) {
         self.seq += 1;
         self.pending.push(Reverse((ready_at, self.seq, key(unit))));
@@ -870,6 +1073,8 @@ fn run_batch(
     unit_ns: u64,
     workers: NonZeroUsize,
     phase: StateRootPhase,
+    hand: Option<Handover<'_>>,
+    ready: &[u64],
 ) -> BatchRun {
     let mut lanes = if phase == StateRootPhase::Off {
         Vec::new()
@@ -877,20 +1082,16 @@ fn run_batch(
         lanes_of(batch)
     };
     let mut run = BatchRun::default();
-    let mut queue = Queue::default();
-    let mut ws: Vec<Worker> = (0..workers.get())
-        .map(|_| Worker {
-            free: 0,
-            chunk: 0..0,
-            executing: true,
-            state: State::Active,
-        })
-        .collect();
+    let mut queue = Queue {
+        hand,
+        ..Queue::default()
+    };
+    let mut ws = vec![Worker::START; workers.get()];
     let mut executing = ws.len();
     let mut next_chunk = 0;
     let chunks = batch.bounds.len().saturating_sub(1);
     let lane_count = lanes.len();
-    let open = |queue: &mut Queue, t: u64| {
+    let open = |queue: &mut Queue<'_>, t: u64| {
         for l in 0..lane_count {
             queue.push(t, Unit::Advance(l));
         }
@@ -924,7 +1125,11 @@ fn run_batch(
             next_chunk += 1;
         }
         if let Some(pos) = ws[w].chunk.next() {
-            let end = t.saturating_add(batch.item_ns[batch.order[pos] as usize]);
+            let item = batch.order[pos];
+            // Reads beside execution: the item waits for its block.
+            let at = ready.get(block_of(batch, item)).map_or(t, |&r| r.max(t));
+            ws[w].wait += at - t;
+            let end = at.saturating_add(batch.item_ns[item as usize]);
             ws[w].free = end;
             run.exec_end = run.exec_end.max(end);
             continue;
@@ -951,6 +1156,7 @@ fn run_batch(
             State::Done
         };
     }
+    run.read_wait = ws.iter().map(|w| w.wait).max().unwrap_or(0);
     run.root_span = span_of(&run.root_units);
     run.end = run.exec_end.max(run.root_span.map_or(0, |(_, last)| last));
     run
@@ -966,7 +1172,7 @@ fn task_done(
     end: u64,
     w: usize,
     ws: &mut [Worker],
-    queue: &mut Queue,
+    queue: &mut Queue<'_>,
     run: &mut BatchRun,
 ) {
     lane.untaken -= 1;
@@ -979,7 +1185,13 @@ fn task_done(
     let (latest, c) = lane.last.take().expect("a task was taken");
     debug_assert_eq!(ws[c].free, latest, "the completer is on its task");
     let block = lane.blocks[lane.current];
-    if !lane.accounts_queued && queue_accounts(lane, l, block, latest, queue) {
+    if !lane.accounts_queued
+        && let Some(staged) = queue_accounts(lane, l, block, latest, queue)
+    {
+        if staged > latest {
+            ws[c].free = staged;
+            run.root_units.push((latest, staged));
+        }
         return;
     }
     let done = advance(lane, l, true, latest, queue);
@@ -987,24 +1199,26 @@ fn task_done(
     run.root_units.push((latest, done));
 }
 
-/// Queues `block`'s account units on lane `l`, ready at `t`; `false` where it has none.
+/// From `t`, runs `block`'s account stage and queues its account units on lane `l`,
+/// ready when the stage ends; returns that end, `None` where it has no account units.
 fn queue_accounts(
     lane: &mut Lane<'_>,
     l: usize,
     block: &BlockRoot,
     t: u64,
-    queue: &mut Queue,
-) -> bool {
+    queue: &mut Queue<'_>,
+) -> Option<u64> {
     if block.account_ns.is_empty() {
-        return false;
+        return None;
     }
+    let staged = t.saturating_add(block.stage_ns);
     lane.accounts_queued = true;
     lane.untaken = block.account_ns.len();
     for (k, &ns) in block.account_ns.iter().enumerate() {
         let leaves = block.account_leaves.get(k).copied().unwrap_or(0);
-        queue.push(t, Unit::Accounts(l, ns, leaves));
+        queue.push(staged, Unit::Accounts(l, ns, leaves));
     }
-    true
+    Some(staged)
 }
 
 /// The first start and the last end of `units`, `None` for none.
@@ -1021,19 +1235,31 @@ fn span_of(units: &[(u64, u64)]) -> Option<(u64, u64)> {
 /// then prepares blocks until one has storage tasks (queued, ready when its preparation
 /// ends) or the lane's blocks are done, a block without tasks finished as soon as
 /// prepared. Returns when it ends.
-fn advance(lane: &mut Lane<'_>, l: usize, finish: bool, mut t: u64, queue: &mut Queue) -> u64 {
+fn advance(lane: &mut Lane<'_>, l: usize, finish: bool, mut t: u64, queue: &mut Queue<'_>) -> u64 {
     if finish {
-        t = t.saturating_add(lane.blocks[lane.current].finish_ns);
+        let block = lane.blocks[lane.current];
+        // A block without account units runs its stage as part of its finish.
+        let stage = if lane.accounts_queued {
+            0
+        } else {
+            block.stage_ns
+        };
+        t = t.saturating_add(stage).saturating_add(block.finish_ns);
+        t = queue.finished(t, block);
         lane.current += 1;
     }
     lane.accounts_queued = false;
     while let Some(&block) = lane.blocks.get(lane.current) {
         t = t.saturating_add(block.prepare_ns);
         if block.storage_ns.is_empty() {
-            if queue_accounts(lane, l, block, t, queue) {
+            if let Some(staged) = queue_accounts(lane, l, block, t, queue) {
+                t = staged;
                 break;
             }
-            t = t.saturating_add(block.finish_ns);
+            t = t
+                .saturating_add(block.stage_ns)
+                .saturating_add(block.finish_ns);
+            t = queue.finished(t, block);
             lane.current += 1;
             continue;
         }
@@ -1145,6 +1371,9 @@ mod tests {
         let block = |prepare_ns, storage_ns: Vec<u64>, finish_ns| BlockRoot {
             account_ns: Vec::new(),
             account_leaves: Vec::new(),
+            stage_ns: 0,
+            persist_ns: 0,
+            commit_ns: 0,
             segment: 0,
             prepare_ns,
             storage_writes: storage_ns.clone(),
@@ -1215,6 +1444,9 @@ mod tests {
             roots: vec![BlockRoot {
                 account_ns: Vec::new(),
                 account_leaves: Vec::new(),
+                stage_ns: 0,
+                persist_ns: 0,
+                commit_ns: 0,
                 segment: 0,
                 prepare_ns: 1,
                 storage_ns: vec![],
@@ -1245,6 +1477,171 @@ mod tests {
         assert_close(off.exposed_read_ns, 10.0 + 12.0);
     }
 
+    /// One block: prepare 1, a storage task of 4, the account stage 2, account units
+    /// `units` and finish 1; or, `serial`, the account trie as one unit (stage, units and
+    /// finish in the finish).
+    fn accounts_profile(units: Vec<u64>, serial: bool) -> PhaseProfile {
+        let trie: u64 = 2 + units.iter().sum::<u64>() + 1;
+        let block = BlockRoot {
+            segment: 0,
+            prepare_ns: 1,
+            storage_ns: vec![4],
+            storage_writes: vec![4],
+            stage_ns: if serial { 0 } else { 2 },
+            account_leaves: if serial { vec![] } else { units.clone() },
+            account_ns: if serial { vec![] } else { units },
+            finish_ns: if serial { trie } else { 1 },
+            persist_ns: 0,
+            commit_ns: 0,
+        };
+        PhaseProfile {
+            unit_ns: 0,
+            batches: vec![BatchProfile {
+                roots: vec![block],
+                ..BatchProfile::default()
+            }],
+        }
+    }
+
+    #[test]
+    fn account_units_run_after_the_stage_and_shorten_the_root_on_many_workers() {
+        let split = accounts_profile(vec![8, 8, 8, 8], false);
+        let serial = accounts_profile(vec![8, 8, 8, 8], true);
+        let root = |p: &PhaseProfile, w| {
+            project(p, PhaseConfig::new(ReadMode::None, After, n(w))).makespan_ns
+        };
+        // One worker: the same 40 of work either way.
+        assert_close(root(&split, 1), 40.0);
+        assert_close(root(&serial, 1), 40.0);
+        // 16 workers: prepare 1, task 4, stage 2, the units side by side 8, finish 1: 16,
+        // against the serial 1 + 4 + 35 = 40.
+        assert_close(root(&split, 16), 16.0);
+        assert_close(root(&serial, 16), 40.0);
+        // 2 workers: the units two at a time: 1 + 4 + 2 + 16 + 1 = 24.
+        assert_close(root(&split, 2), 24.0);
+        // Every unit pays the unit cost: 5 tasks at 10 each on one worker.
+        let mut costly = split.clone();
+        costly.unit_ns = 10;
+        assert_close(root(&costly, 1), 90.0);
+        // A block whose stage is counted in its finish (stage 0) projects the same chain.
+        let mut merged = split;
+        merged.batches[0].roots[0].stage_ns = 0;
+        merged.batches[0].roots[0].finish_ns = 3;
+        assert_close(root(&merged, 16), 16.0);
+    }
+
+    /// `blocks` one-block batches, each an item of `item` and a root of prepare 1 and
+    /// finish 1, committed as `persist` (profiled commit 5 a block, a share of 3 on the
+    /// background writer).
+    fn persist_profile(blocks: usize, item: u64) -> PhaseProfile {
+        let block = BlockRoot {
+            prepare_ns: 1,
+            finish_ns: 1,
+            persist_ns: 5,
+            commit_ns: 3,
+            ..BlockRoot::default()
+        };
+        PhaseProfile {
+            unit_ns: 0,
+            batches: (0..blocks)
+                .map(|_| BatchProfile {
+                    roots: vec![block.clone()],
+                    ..BatchProfile::one_item_claims(vec![item])
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn persistence_per_block_and_by_a_background_writer() {
+        let at = |p: &PhaseProfile, persist| {
+            let config =
+                PhaseConfig::new(ReadMode::None, After, n(1)).with_persist(persist, Backlog::RETH);
+            project(p, config)
+        };
+        // Per block: the commit is inside the finish as profiled; each block waits 5.
+        let p = persist_profile(30, 10);
+        let block = at(&p, Persist::Block);
+        assert_close(block.makespan_ns, 30.0 * 12.0);
+        assert_eq!(block.persist_waits, vec![5.0; 30]);
+        assert_close(block.drain_ns, 0.0);
+        // Background, a writer that keeps up (3 a block, a block every 12): nobody waits,
+        // every block is written, the drain is the tail.
+        let bg = at(&p, Persist::Background);
+        assert_eq!(bg.persist_waits, vec![0.0; 30]);
+        assert!(
+            bg.drain_ns > 0.0 && bg.drain_ns <= 8.0 * 3.0,
+            "{}",
+            bg.drain_ns
+        );
+        assert_close(bg.makespan_ns, 30.0 * 12.0 + bg.drain_ns);
+        // A short pass (fewer blocks than the threshold): no commit before the end, one
+        // drain of all of them.
+        let short = at(&persist_profile(5, 10), Persist::Background);
+        assert_close(short.drain_ns, 5.0 * 3.0);
+        // A writer slower than the chain (blocks every 2, 3 each to write): past the
+        // backpressure blocks wait, and the pass runs at the writer's pace.
+        let slow = at(&persist_profile(60, 0), Persist::Background);
+        let stall = Backlog::RETH.stall_gap() as usize;
+        assert!(slow.persist_waits[..stall].iter().all(|&w| w == 0.0));
+        assert!(slow.persist_wait_ns > 0.0);
+        assert!(slow.makespan_ns >= 60.0 * 3.0, "{}", slow.makespan_ns);
+        // Off: no root, nothing persisted.
+        let off = project(
+            &p,
+            PhaseConfig::new(ReadMode::None, Off, n(1))
+                .with_persist(Persist::Background, Backlog::RETH),
+        );
+        assert!(off.persist_waits.is_empty() && off.drain_ns == 0.0);
+    }
+
+    #[test]
+    fn reads_beside_execution_expose_only_the_waits_for_each_items_block() {
+        // Two blocks of two items of 5 each (items 0, 1 in block 0; 2, 3 in block 1), a
+        // read of 10 whose parts are 4 and 6, on 2 workers and 3 cores (the reader has a
+        // core of its own). Block 0 is read at 4, block 1 at 10: both workers wait 4 for
+        // their first item (4–9), then 1 for block 1 (10–15): 15, 5 exposed, against the
+        // prefetch's 10 + 10.
+        let profile = |parts: Vec<u64>| PhaseProfile {
+            unit_ns: 0,
+            batches: vec![BatchProfile {
+                item_block: vec![0, 0, 1, 1],
+                block_read_ns: parts,
+                ..batch(vec![5, 5, 5, 5], 10)
+            }],
+        };
+        let at =
+            |p: &PhaseProfile, read| project(p, PhaseConfig::new(read, Off, n(2)).with_cores(n(3)));
+        let beside = at(&profile(vec![4, 6]), ReadMode::Beside);
+        assert_close(beside.makespan_ns, 15.0);
+        assert_close(beside.exposed_read_ns, 5.0);
+        assert_close(beside.first_read_wait_ns, 4.0);
+        assert_close(beside.read_ns, 10.0);
+        assert_close(beside.exec_ns, 15.0);
+        assert_close(
+            at(&profile(vec![4, 6]), ReadMode::Prefetch).makespan_ns,
+            20.0,
+        );
+        // The schedule's order sets the read's: block 1's items first, so block 1 is read
+        // first (ready at 6) and block 0 at 10: 6–11, then 11–16.
+        let mut reversed = profile(vec![4, 6]);
+        reversed.batches[0].order = vec![2, 3, 0, 1];
+        let r = at(&reversed, ReadMode::Beside);
+        assert_close(r.first_read_wait_ns, 6.0);
+        assert_close(r.makespan_ns, 16.0);
+        // Without parts the whole read comes before the first item, as a prefetch.
+        let whole = at(&profile(vec![]), ReadMode::Beside);
+        assert_close(whole.makespan_ns, 20.0);
+        assert_close(whole.exposed_read_ns, 10.0);
+        // A slow second block (parts 4 and 40, a read of 44): block 1 is read at 44, its
+        // items run 44–49; each worker waited 4 + 35.
+        let mut slow = profile(vec![4, 40]);
+        slow.batches[0].read.ns = 44;
+        let s = at(&slow, ReadMode::Beside);
+        assert_close(s.makespan_ns, 49.0);
+        assert_close(s.exposed_read_ns, 4.0 + 35.0);
+    }
+
     #[test]
     fn segments_are_independent_chains() {
         // Two segments of one block each (prepare 1, a task of 4, finish 1) on 2 workers,
@@ -1253,6 +1650,9 @@ mod tests {
         let block = |segment| BlockRoot {
             account_ns: Vec::new(),
             account_leaves: Vec::new(),
+            stage_ns: 0,
+            persist_ns: 0,
+            commit_ns: 0,
             segment,
             prepare_ns: 1,
             storage_ns: vec![4],
@@ -1390,6 +1790,9 @@ mod tests {
                 roots.push(BlockRoot {
                     account_ns: Vec::new(),
                     account_leaves: Vec::new(),
+                    stage_ns: 0,
+                    persist_ns: 0,
+                    commit_ns: 0,
                     segment: next(3) as u32,
                     prepare_ns: next(20),
                     storage_writes: storage_ns.iter().map(|&ns| ns / 10).collect(),

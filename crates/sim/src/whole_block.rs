@@ -39,7 +39,8 @@ use crate::{
     report::{ItemCost, SimulationReport},
 };
 use gigagas_grid::{
-    Claims, RunConfig, SchedulerKind, StateRootPhase, StoreRead, TimedWork, WorkItems,
+    Backlog, Claims, Persist, RunConfig, SchedulerKind, StateRootPhase, StoreRead, TimedWork,
+    WorkItems,
 };
 use serde::{Deserialize, Serialize};
 use std::num::NonZeroUsize;
@@ -71,9 +72,8 @@ pub fn read_mode(work: &TimedWork) -> Result<ReadMode, PointError> {
     match work.state.read() {
         None => Err(PointError::NotAStore),
         Some(StoreRead::OnDemand) => Err(PointError::OnDemand),
-        // Reads beside execution are modelled as a read before the batch (an upper bound
-        // on what is exposed).
-        Some(StoreRead::Prefetch(_) | StoreRead::Beside(_)) => Ok(ReadMode::Prefetch),
+        Some(StoreRead::Prefetch(_)) => Ok(ReadMode::Prefetch),
+        Some(StoreRead::Beside(_)) => Ok(ReadMode::Beside),
         Some(StoreRead::Pipelined(_)) => Ok(ReadMode::Pipelined),
     }
 }
@@ -94,6 +94,11 @@ pub struct PhaseRecord {
     pub read_faults: Vec<u64>,
     /// Each batch's root work, its blocks in order (empty with the root phase off).
     pub roots: Vec<Vec<BlockRoot>>,
+    /// Reads beside execution: each block's part of its batch's read, nanoseconds (from
+    /// the block read before it, or the read's start, to its own ready time; indexed like
+    /// the workload's blocks); empty for other reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub block_read_ns: Vec<u64>,
 }
 
 impl PhaseRecord {
@@ -107,22 +112,49 @@ impl PhaseRecord {
         by_wall.get(by_wall.len() / 2).map(|r| (*r).clone())
     }
 
-    /// The root units' time in all, nanoseconds.
+    /// The root units' time in all (advances, account stages, storage tasks and account
+    /// units), nanoseconds.
     pub fn root_work_ns(&self) -> u64 {
         self.roots
             .iter()
             .flatten()
-            .map(|b| b.prepare_ns + b.finish_ns + b.storage_ns.iter().sum::<u64>())
+            .map(|b| {
+                b.prepare_ns
+                    + b.stage_ns
+                    + b.finish_ns
+                    + b.storage_ns.iter().sum::<u64>()
+                    + b.account_ns.iter().sum::<u64>()
+            })
             .sum()
     }
 
-    /// Root units recorded: (advances with a time, storage tasks).
-    pub fn root_units(&self) -> (usize, usize) {
-        let blocks = self.roots.iter().flatten();
-        blocks.fold((0, 0), |(a, s), b| {
-            let advances = usize::from(b.prepare_ns > 0) + usize::from(b.finish_ns > 0);
-            (a + advances, s + b.storage_ns.len())
-        })
+    /// Root units recorded, by kind ([`RootUnitCounts`]).
+    pub fn root_units(&self) -> RootUnitCounts {
+        let mut counts = RootUnitCounts::default();
+        for b in self.roots.iter().flatten() {
+            counts.advances += usize::from(b.prepare_ns > 0) + usize::from(b.finish_ns > 0);
+            counts.stages += usize::from(b.stage_ns > 0);
+            counts.storage += b.storage_ns.len();
+            counts.accounts += b.account_ns.len();
+        }
+        counts
+    }
+
+    /// Reads beside execution: the items of `range` by block (from the batch's first) and
+    /// those blocks' parts of the read; both empty for other reads.
+    fn beside(&self, work: &WorkItems, range: std::ops::Range<usize>) -> (Vec<u32>, Vec<u64>) {
+        let items = &work.items()[range];
+        let (Some(first), Some(last)) = (items.first(), items.last()) else {
+            return (Vec::new(), Vec::new());
+        };
+        let blocks = first.block as usize..last.block as usize + 1;
+        match self.block_read_ns.get(blocks) {
+            Some(parts) if !parts.is_empty() => (
+                items.iter().map(|i| i.block - first.block).collect(),
+                parts.to_vec(),
+            ),
+            _ => (Vec::new(), Vec::new()),
+        }
     }
 
     /// The profile of a pass of `cut.threads` workers: the items ordered and cut as that
@@ -142,6 +174,7 @@ impl PhaseRecord {
                     &mut order,
                     [(Claims::Chunked, &mut bounds)],
                 );
+                let (item_block, block_read_ns) = self.beside(work, range.clone());
                 let item_ns = self.item_ns[range]
                     .iter()
                     .map(|&ns| slowdown.item(ns))
@@ -154,6 +187,9 @@ impl PhaseRecord {
                         storage_ns: b.storage_ns.iter().map(|&ns| slowdown.unit(ns)).collect(),
                         storage_writes: b.storage_writes.clone(),
                         finish_ns: slowdown.unit(b.finish_ns),
+                        stage_ns: slowdown.unit(b.stage_ns),
+                        persist_ns: b.persist_ns,
+                        commit_ns: b.commit_ns,
                         account_ns: b.account_ns.iter().map(|&ns| slowdown.unit(ns)).collect(),
                         account_leaves: b.account_leaves.clone(),
                     })
@@ -167,6 +203,8 @@ impl PhaseRecord {
                     order,
                     bounds,
                     roots,
+                    item_block,
+                    block_read_ns,
                 }
             })
             .collect();
@@ -175,6 +213,20 @@ impl PhaseRecord {
             unit_ns: crate::phases::ROOT_UNIT_NS,
         }
     }
+}
+
+/// A record's root units by kind ([`PhaseRecord::root_units`]): what the executor's root
+/// queue ran for its blocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RootUnitCounts {
+    /// Advances with a time: a block's preparation, and the finish a batch ends with.
+    pub advances: usize,
+    /// Account stages with a time (blocks whose account trie was cut into units).
+    pub stages: usize,
+    /// Storage tasks: whole storage tries and units of split ones.
+    pub storage: usize,
+    /// Account units: lower subtries of an account trie.
+    pub accounts: usize,
 }
 
 /// How much longer work takes beside other threads: an item profiled at `x` takes
@@ -229,6 +281,21 @@ pub struct PhaseTimes {
     pub exec_ns: f64,
     /// Per batch, from the start of its first root unit to the end of its last.
     pub root_ns: f64,
+    /// With persistence: the blocks' waits on it summed (`block`: their synced commits;
+    /// `background`: their stalls on the writer).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub persist_wait_ns: f64,
+    /// `background`: draining the writer after the last block (inside `wall_ns`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub drain_ns: f64,
+    /// Reads beside execution: per batch, its first item's wait for its block (part of
+    /// `exposed_read_ns`; the rest are later stalls). Not measured (0 there).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub first_read_wait_ns: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl From<&PhaseProjection> for PhaseTimes {
@@ -239,6 +306,9 @@ impl From<&PhaseProjection> for PhaseTimes {
             exposed_read_ns: p.exposed_read_ns,
             exec_ns: p.exec_ns,
             root_ns: p.root_ns,
+            persist_wait_ns: p.persist_wait_ns,
+            drain_ns: p.drain_ns,
+            first_read_wait_ns: p.first_read_wait_ns,
         }
     }
 }
@@ -257,6 +327,9 @@ impl PhaseTimes {
             exposed_read_ns: med(|p| p.exposed_read_ns),
             exec_ns: med(|p| p.exec_ns),
             root_ns: med(|p| p.root_ns),
+            persist_wait_ns: med(|p| p.persist_wait_ns),
+            drain_ns: med(|p| p.drain_ns),
+            first_read_wait_ns: med(|p| p.first_read_wait_ns),
         }
     }
 }
@@ -289,7 +362,14 @@ impl WholeBlockPoint {
         let design = read
             .and_then(StoreRead::design)
             .map_or(String::new(), |d| format!(" {}", d.name()));
-        format!("{io}{design}, root {}", self.work.state_root.name())
+        let persist = match self.work.persist {
+            Persist::None => String::new(),
+            p => format!(", persist {}", p.name()),
+        };
+        format!(
+            "{io}{design}, root {}{persist}",
+            self.work.state_root.name()
+        )
     }
 
     /// The model's configuration of this point at `workers` workers on `cores` cores.
@@ -300,7 +380,8 @@ impl WholeBlockPoint {
     ) -> Result<PhaseConfig, PointError> {
         Ok(
             PhaseConfig::new(read_mode(&self.work)?, self.work.state_root, workers)
-                .with_cores(cores),
+                .with_cores(cores)
+                .with_persist(self.work.persist, self.work.backlog),
         )
     }
 }
@@ -562,14 +643,87 @@ impl WholeBlockReport {
                 ));
             }
         }
+        out.push_str(&self.waits_markdown());
+        out
+    }
+
+    /// The waits the main tables do not show, where any point has one: each block's
+    /// persistence summed and the writer's drain (projected / measured at the validated
+    /// counts, projected above), and with reads beside execution the first items' waits;
+    /// nothing for a report without.
+    fn waits_markdown(&self) -> String {
+        let any = |t: &PhaseTimes| {
+            t.persist_wait_ns > 0.0 || t.drain_ns > 0.0 || t.first_read_wait_ns > 0.0
+        };
+        let bands = self.projections.iter().flat_map(|p| &p.bands);
+        if !bands.clone().any(|(_, b)| any(&b.flat))
+            && !self.validations.iter().any(|v| any(&v.measured))
+        {
+            return String::new();
+        }
+        let mut out = String::from(
+            "\n**Whole block: waits** (ms, summed over the pass; persist wait: the blocks' \
+             chains on persistence; drain: the background writer after the last block, inside \
+             end to end; first read wait: each batch's first item on its block's read, inside \
+             the exposed read; projected / measured, the first read wait projected only)\n\n\
+             | point | workers | persist wait | drain | first read wait |\n\
+             |---|---:|---:|---:|---:|\n",
+        );
+        for v in &self.validations {
+            let (p, m) = (&v.projected, &v.measured);
+            out.push_str(&format!(
+                "| {} | {} (measured) | {} / {} | {} / {} | {} |\n",
+                v.point,
+                v.threads,
+                ms(p.persist_wait_ns),
+                ms(m.persist_wait_ns),
+                ms(p.drain_ns),
+                ms(m.drain_ns),
+                ms(p.first_read_wait_ns),
+            ));
+        }
+        for p in &self.projections {
+            for (t, band) in &p.bands {
+                let f = &band.flat;
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} | {} |\n",
+                    p.point,
+                    t,
+                    ms(f.persist_wait_ns),
+                    ms(f.drain_ns),
+                    ms(f.first_read_wait_ns),
+                ));
+            }
+        }
         out
     }
 }
 
-/// The root phases a store point can take, for a point list: `phases` as given.
+/// How the store points of a list commit their blocks: each of `modes` (persistence
+/// needs a root: a point with the root phase off takes `none` alone), a background writer
+/// with `backlog`.
+#[derive(Debug, Clone, Copy)]
+pub struct PersistChoice<'a> {
+    /// The modes.
+    pub modes: &'a [Persist],
+    /// The background writer's limits.
+    pub backlog: Backlog,
+}
+
+impl PersistChoice<'_> {
+    /// No persistence.
+    pub const NONE: PersistChoice<'static> = PersistChoice {
+        modes: &[Persist::None],
+        backlog: Backlog::RETH,
+    };
+}
+
+/// The store points of `reads` × `phases` × `persist`'s modes (a point without a root
+/// once, without persistence), for a point list.
 pub fn points(
     reads: &[StoreRead],
     phases: &[StateRootPhase],
+    persist: PersistChoice<'_>,
     cache: gigagas_grid::CacheState,
     batch: usize,
     scheduler: SchedulerKind,
@@ -580,15 +734,23 @@ pub fn points(
             return Err(PointError::OnDemand);
         }
         for &state_root in phases {
-            out.push(WholeBlockPoint {
-                work: TimedWork {
-                    state: gigagas_grid::StateRead::store(read, cache),
-                    state_root,
-                    ..TimedWork::default()
-                },
-                batch,
-                scheduler,
-            });
+            let modes = match state_root {
+                StateRootPhase::Off => &[Persist::None][..],
+                _ => persist.modes,
+            };
+            for &mode in modes {
+                out.push(WholeBlockPoint {
+                    work: TimedWork {
+                        state: gigagas_grid::StateRead::store(read, cache),
+                        state_root,
+                        persist: mode,
+                        backlog: persist.backlog,
+                        ..TimedWork::default()
+                    },
+                    batch,
+                    scheduler,
+                });
+            }
         }
     }
     Ok(out)

@@ -159,6 +159,7 @@ fn the_whole_block_projections_are_the_recorded_ones() {
         let point = whole_block::points(
             &[read],
             &[p.state_root],
+            whole_block::PersistChoice::NONE,
             CacheState::Warm,
             p.batch,
             p.scheduler,
