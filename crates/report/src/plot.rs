@@ -8,7 +8,7 @@
 pub use crate::error::PlotError;
 use crate::{
     results::{ResultRow, SweepResults},
-    table::{escape::xml_safe, machine_tag},
+    table::{distinct, escape::xml_safe, machine_tag},
 };
 use gigagas_grid::SchedulerKind;
 use plotters::prelude::*;
@@ -237,13 +237,8 @@ pub fn render_svg(chart: &Chart) -> Result<String, PlotError> {
     Ok(svg)
 }
 
-fn distinct<T: PartialEq + Copy + PartialOrd>(it: impl Iterator<Item = T>) -> Vec<T> {
-    let mut v: Vec<T> = Vec::new();
-    for x in it {
-        if !v.contains(&x) {
-            v.push(x);
-        }
-    }
+fn sorted_distinct<T: PartialEq + PartialOrd>(it: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v = distinct(it);
     v.sort_by(|a, b| a.partial_cmp(b).expect("comparable"));
     v
 }
@@ -356,8 +351,8 @@ pub fn render_plots(sets: &[SweepResults]) -> Result<Vec<PlotFile>, PlotError> {
                     .flat_map(parallel_rows)
                     .filter(|r| g.contains(r))
             };
-            let threads = distinct(rows().map(|r| r.point.threads()));
-            let batches = distinct(rows().map(|r| r.point.batch()));
+            let threads = sorted_distinct(rows().map(|r| r.point.threads()));
+            let batches = sorted_distinct(rows().map(|r| r.point.batch()));
             (g.threads, g.batches) = (threads, batches);
             charts.extend(threads_charts(sets, &g));
             charts.extend(batch_charts(sets, &g));
@@ -552,7 +547,7 @@ fn threads_charts(sets: &[SweepResults], g: &Group) -> Vec<(String, Chart)> {
                     .map(|r| y(r))
                     .fold(0.0, f64::max)
             };
-            let ts = distinct(here.iter().map(|r| r.point.threads()));
+            let ts = sorted_distinct(here.iter().map(|r| r.point.threads()));
             let t0 = ts[0];
             let g0 = best(t0, |r| r.summary.median.ggas_per_s);
             series.push(Series {
@@ -660,12 +655,7 @@ fn simulation_charts(sets: &[SweepResults], many_dumps: bool) -> Vec<(String, Ch
         for sim in &set.simulations {
             let dump = labels.label(&sim.dump, &sim.dump_checksum);
             let mut series = Vec::new();
-            let mut keys: Vec<(usize, SchedulerKind)> = Vec::new();
-            for p in &sim.projections {
-                if !keys.contains(&(p.batch, p.scheduler)) {
-                    keys.push((p.batch, p.scheduler));
-                }
-            }
+            let keys = distinct(sim.projections.iter().map(|p| (p.batch, p.scheduler)));
             for (k, &(b, s)) in keys.iter().enumerate() {
                 let mut pts: Vec<(f64, f64)> = sim
                     .projections

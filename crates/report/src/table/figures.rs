@@ -6,7 +6,7 @@
 //! ([`super::throughput_tables`]) keep every point; this table is their summary.
 
 use super::{
-    layout::{Entry, baselines_of, entries, head, order, push_distinct, sort_keys},
+    layout::{Entry, baselines_of, distinct, entries, head, order, sort_keys},
     md::{Align, MdTable},
 };
 use crate::results::SweepResults;
@@ -95,24 +95,15 @@ pub fn figure(set: &SweepResults, link: &str) -> String {
         .copied()
         .filter(|e| !e.point.is_sequential())
         .collect();
-    let varies = |d: Dimension| {
-        let mut values = Vec::new();
-        for e in &replay {
-            push_distinct(&mut values, e.value(d));
-        }
-        values.len() > 1
-    };
+    let varies = |d: Dimension| distinct(replay.iter().map(|e| e.value(d))).len() > 1;
     let mut rows: Vec<Dimension> = vec![Dimension::Dump];
     rows.extend(WORK.into_iter().filter(|d| varies(*d)));
     let orders: Vec<Vec<String>> = Dimension::ALL.iter().map(|d| order(&all, *d)).collect();
-    let mut row_keys: Vec<Vec<Option<String>>> = Vec::new();
-    let mut columns: Vec<(usize, usize)> = Vec::new();
-    for e in &replay {
-        push_distinct(&mut row_keys, e.values(&rows));
-        if let Point::Bal(c) = e.point {
-            push_distinct(&mut columns, (c.threads.get(), c.batch));
-        }
-    }
+    let mut row_keys = distinct(replay.iter().map(|e| e.values(&rows)));
+    let mut columns = distinct(replay.iter().filter_map(|e| match e.point {
+        Point::Bal(c) => Some((c.threads.get(), c.batch)),
+        Point::Sequential(_) => None,
+    }));
     sort_keys(&mut row_keys, &rows, &orders);
     columns.sort_unstable();
 

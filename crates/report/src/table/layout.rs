@@ -165,12 +165,7 @@ pub(super) fn entries(set: &SweepResults) -> Vec<Entry> {
 /// The values `dim` takes over `entries`, in table order: thread counts and batch sizes
 /// ascending, the others as first met (the dumps in run order, the totals last).
 pub(super) fn order(entries: &[Entry], dim: Dimension) -> Vec<String> {
-    let mut values: Vec<String> = Vec::new();
-    for v in entries.iter().filter_map(|e| e.value(dim)) {
-        if !values.contains(&v) {
-            values.push(v);
-        }
-    }
+    let mut values = distinct(entries.iter().filter_map(|e| e.value(dim)));
     if matches!(dim, Dimension::Threads | Dimension::Batch) {
         let number = |v: &String| {
             v.trim_start_matches('b')
@@ -188,13 +183,7 @@ fn count(entries: &[Entry], dim: Dimension) -> usize {
         .iter()
         .filter(|e| !e.point.is_sequential() && (dim != Dimension::Dump || e.dump.is_some()))
         .collect();
-    let mut values: Vec<String> = Vec::new();
-    for v in replay.iter().filter_map(|e| e.value(dim)) {
-        if !values.contains(&v) {
-            values.push(v);
-        }
-    }
-    values.len()
+    distinct(replay.iter().filter_map(|e| e.value(dim))).len()
 }
 
 /// The layout of `set`'s tables: the rows the config names (else dump × threads), each
@@ -272,10 +261,15 @@ pub(super) fn sort_keys(
     keys.sort_by_key(rank);
 }
 
-pub(super) fn push_distinct<T: PartialEq>(into: &mut Vec<T>, value: T) {
-    if !into.contains(&value) {
-        into.push(value);
+/// `values` without repeats, each where it first comes.
+pub(crate) fn distinct<T: PartialEq>(values: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
+        }
     }
+    out
 }
 
 /// The baselines among `entries` of the replay entries `replay`: the sequential entries
@@ -323,10 +317,7 @@ pub fn throughput_tables(set: &SweepResults, unverified: bool) -> String {
         .iter()
         .filter(|e| !e.point.is_sequential())
         .collect();
-    let mut table_keys: Vec<Vec<Option<String>>> = Vec::new();
-    for e in &replay {
-        push_distinct(&mut table_keys, e.values(&layout.tables));
-    }
+    let mut table_keys = distinct(replay.iter().map(|e| e.values(&layout.tables)));
     sort_keys(&mut table_keys, &layout.tables, &orders);
     for key in &table_keys {
         let in_table: Vec<&Entry> = replay
@@ -406,18 +397,11 @@ fn throughput_table(
     in_table: &[&Entry],
     baselines: &[&Entry],
 ) -> MdTable {
-    let mut row_keys: Vec<Vec<Option<String>>> = Vec::new();
-    let mut column_keys: Vec<Vec<Option<String>>> = Vec::new();
-    for e in in_table {
-        push_distinct(&mut row_keys, e.values(&layout.rows));
-        push_distinct(&mut column_keys, e.values(&layout.columns));
-    }
+    let mut row_keys = distinct(in_table.iter().map(|e| e.values(&layout.rows)));
+    let mut column_keys = distinct(in_table.iter().map(|e| e.values(&layout.columns)));
     sort_keys(&mut row_keys, &layout.rows, orders);
     sort_keys(&mut column_keys, &layout.columns, orders);
-    let mut baseline_keys: Vec<Vec<Option<String>>> = Vec::new();
-    for s in baselines {
-        push_distinct(&mut baseline_keys, s.values(&layout.columns));
-    }
+    let baseline_keys = distinct(baselines.iter().map(|s| s.values(&layout.columns)));
     let mut heads: Vec<(String, Align)> = layout
         .rows
         .iter()

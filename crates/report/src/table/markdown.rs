@@ -3,6 +3,7 @@
 
 use super::{
     escape::{escape_name, md_cell},
+    layout::distinct,
     md::{Align, MdTable, heads},
     terminal::{UNVERIFIED, any_unverified, machine_tag, ratio_cell, rows_table},
 };
@@ -82,15 +83,11 @@ impl DumpColumn {
             .iter()
             .map(|s| DumpLabels::of(s).shortened(short_test_name))
             .collect();
-        let mut seen: Vec<&str> = Vec::new();
-        for (set, l) in sets.iter().zip(&labels) {
-            for r in &set.rows {
-                let label = l.of_row(r);
-                if !seen.contains(&label) {
-                    seen.push(label);
-                }
-            }
-        }
+        let seen = distinct(
+            sets.iter()
+                .zip(&labels)
+                .flat_map(|(set, l)| set.rows.iter().map(|r| l.of_row(r))),
+        );
         Self {
             machines: sets.len() > 1,
             dumps: seen.len() > 1,
@@ -390,13 +387,12 @@ fn simulation_intro(out: &mut String, sim: &SimulationReport, tag: Option<&str>)
             costs.join(", "),
         );
     }
-    let mut penalties: Vec<String> = Vec::new();
-    for p in sim.projections.iter().filter(|p| p.order_penalty != 1.0) {
-        let line = format!("{} batch {} {:.3}×", p.scheduler, p.batch, p.order_penalty);
-        if !penalties.contains(&line) {
-            penalties.push(line);
-        }
-    }
+    let penalties = distinct(
+        sim.projections
+            .iter()
+            .filter(|p| p.order_penalty != 1.0)
+            .map(|p| format!("{} batch {} {:.3}×", p.scheduler, p.batch, p.order_penalty)),
+    );
     if !penalties.is_empty() {
         let _ = writeln!(
             out,
@@ -832,16 +828,12 @@ fn persistence_note(sets: &[SweepResults]) -> String {
 /// then the steps only some points add (reading a store, the state root, ...) listed once
 /// each beneath it, where results hold several descriptions with the same start.
 pub fn timed_work_lines(sets: &[SweepResults]) -> String {
-    let mut works: Vec<&str> = Vec::new();
-    for w in sets
-        .iter()
-        .flat_map(|s| &s.rows)
-        .map(|r| r.timed_work.as_str())
-    {
-        if !w.is_empty() && !works.contains(&w) {
-            works.push(w);
-        }
-    }
+    let works = distinct(
+        sets.iter()
+            .flat_map(|s| &s.rows)
+            .map(|r| r.timed_work.as_str())
+            .filter(|w| !w.is_empty()),
+    );
     // By shared start: the descriptions, and the `; + ...` steps after the start.
     let mut groups: Vec<(&str, Vec<&str>, Vec<&str>)> = Vec::new();
     for w in works {

@@ -19,6 +19,7 @@ pub use csv::{
 };
 pub use escape::escape_name;
 pub use figures::{MAX_FIGURE_DUMPS, figure};
+pub(crate) use layout::distinct;
 pub use layout::{Layout, MAX_POINT_COLUMNS, layout_of, throughput_tables};
 pub use markdown::{
     batch_table, drift_lines, failures_list, io_table, latency_section, render_markdown,
