@@ -80,6 +80,20 @@ pub enum HeaderMismatch {
 }
 
 impl HeaderMismatch {
+    /// `Ok` where `got` is `expected`, else the mismatch `field` makes of the two (e.g.
+    /// `HeaderMismatch::check(HeaderMismatch::GasUsed, header.gas_used, gas_used)`).
+    pub fn check<T: PartialEq>(
+        field: fn(Expected<T>) -> Self,
+        expected: T,
+        got: T,
+    ) -> Result<(), Self> {
+        if expected == got {
+            Ok(())
+        } else {
+            Err(field(Expected::new(expected, got)))
+        }
+    }
+
     /// The header field in words, e.g. `gas used`, `receipts root`.
     pub const fn field(&self) -> &'static str {
         match self {
@@ -176,13 +190,7 @@ pub fn check_body(
     check_transactions_root(header, transactions)?;
     check_withdrawals_root(header, withdrawals)?;
     let root = proofs::calculate_ommers_root(ommers);
-    if root != header.ommers_hash {
-        return Err(HeaderMismatch::OmmersHash(Expected::new(
-            header.ommers_hash,
-            root,
-        )));
-    }
-    Ok(())
+    HeaderMismatch::check(HeaderMismatch::OmmersHash, header.ommers_hash, root)
 }
 
 /// The transactions hash to the header's transactions root.
@@ -192,13 +200,11 @@ pub fn check_transactions_root(
 ) -> Result<(), HeaderMismatch> {
     let envelopes: Vec<&TxEnvelope> = transactions.iter().map(|t| t.inner()).collect();
     let root = proofs::calculate_transaction_root(&envelopes);
-    if root != header.transactions_root {
-        return Err(HeaderMismatch::TransactionsRoot(Expected::new(
-            header.transactions_root,
-            root,
-        )));
-    }
-    Ok(())
+    HeaderMismatch::check(
+        HeaderMismatch::TransactionsRoot,
+        header.transactions_root,
+        root,
+    )
 }
 
 /// The withdrawals hash to the header's withdrawals root, and come exactly with one
@@ -210,12 +216,7 @@ pub fn check_withdrawals_root(
     match (header.withdrawals_root, withdrawals) {
         (Some(expected), Some(w)) => {
             let root = proofs::calculate_withdrawals_root(w);
-            if root != expected {
-                return Err(HeaderMismatch::WithdrawalsRoot(Expected::new(
-                    expected, root,
-                )));
-            }
-            Ok(())
+            HeaderMismatch::check(HeaderMismatch::WithdrawalsRoot, expected, root)
         }
         (Some(expected), None) => Err(HeaderMismatch::MissingWithdrawals(expected)),
         (None, Some(_)) => Err(HeaderMismatch::UnexpectedWithdrawals),
@@ -279,12 +280,7 @@ pub fn check_against_parent(
         } else {
             Some(INITIAL_BASE_FEE)
         };
-        if header.base_fee_per_gas != expected {
-            return Err(HeaderMismatch::BaseFee(Expected::new(
-                expected,
-                header.base_fee_per_gas,
-            )));
-        }
+        HeaderMismatch::check(HeaderMismatch::BaseFee, expected, header.base_fee_per_gas)?;
     }
     if spec.is_cancun_active_at_timestamp(header.timestamp) {
         let expected = match (
@@ -294,12 +290,11 @@ pub fn check_against_parent(
             (Some(_), Some(params)) => parent.next_block_excess_blob_gas(params),
             _ => Some(0),
         };
-        if header.excess_blob_gas != expected {
-            return Err(HeaderMismatch::ExcessBlobGas(Expected::new(
-                expected,
-                header.excess_blob_gas,
-            )));
-        }
+        HeaderMismatch::check(
+            HeaderMismatch::ExcessBlobGas,
+            expected,
+            header.excess_blob_gas,
+        )?;
     }
     Ok(())
 }

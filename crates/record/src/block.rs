@@ -89,11 +89,7 @@ impl RecordedBlock {
         self.check_execution(spec, header)?;
         if let Some(expected) = header.block_access_list_hash {
             let got = alloy_eip7928::compute_block_access_list_hash(&self.access_list);
-            if got != expected {
-                return Err(HeaderMismatch::BlockAccessListHash(Expected::new(
-                    expected, got,
-                )));
-            }
+            HeaderMismatch::check(HeaderMismatch::BlockAccessListHash, expected, got)?;
         }
         Ok(())
     }
@@ -101,19 +97,14 @@ impl RecordedBlock {
     /// [`Self::check_header`] without the access list: the fields that only depend on how
     /// the transactions executed (gas, blob gas, bloom, receipts, requests).
     pub fn check_execution(&self, spec: &ChainSpec, header: &Header) -> Result<(), HeaderMismatch> {
-        if self.result.gas_used != header.gas_used {
-            return Err(HeaderMismatch::GasUsed(Expected::new(
-                header.gas_used,
-                self.result.gas_used,
-            )));
-        }
-        if let Some(expected) = header.blob_gas_used
-            && expected != self.result.blob_gas_used
-        {
-            return Err(HeaderMismatch::BlobGasUsed(Expected::new(
-                expected,
-                self.result.blob_gas_used,
-            )));
+        HeaderMismatch::check(
+            HeaderMismatch::GasUsed,
+            header.gas_used,
+            self.result.gas_used,
+        )?;
+        if let Some(expected) = header.blob_gas_used {
+            let got = self.result.blob_gas_used;
+            HeaderMismatch::check(HeaderMismatch::BlobGasUsed, expected, got)?;
         }
         let bloom = self.logs_bloom();
         if bloom != header.logs_bloom {
@@ -124,18 +115,11 @@ impl RecordedBlock {
         }
         if spec.is_byzantium_active_at_block(header.number) {
             let root = self.receipts_root();
-            if root != header.receipts_root {
-                return Err(HeaderMismatch::ReceiptsRoot(Expected::new(
-                    header.receipts_root,
-                    root,
-                )));
-            }
+            HeaderMismatch::check(HeaderMismatch::ReceiptsRoot, header.receipts_root, root)?;
         }
         if let Some(expected) = header.requests_hash {
             let got = self.result.requests.requests_hash();
-            if got != expected {
-                return Err(HeaderMismatch::RequestsHash(Expected::new(expected, got)));
-            }
+            HeaderMismatch::check(HeaderMismatch::RequestsHash, expected, got)?;
         }
         Ok(())
     }
