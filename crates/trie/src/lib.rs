@@ -28,7 +28,10 @@
 //!   storage changes (`Send + 'static`, each [`StorageTask::run`] gives that account's new
 //!   [`StorageRoot`]; [`StorageTask::writes`] is its size, for a scheduler to place the
 //!   largest first); [`BlockRootJob::finish`] then updates the account trie with those
-//!   roots. [`StateTrie::apply_block_parallel`] runs the tasks on rayon's pool.
+//!   roots. [`StateTrie::apply_block_parallel`] runs the tasks on rayon's pool. What runs
+//!   between the tasks stays small: the preparation reads an account's leaf only where it
+//!   must (its fields unknown, its deletion, its storage trie opened at the leaf's root);
+//!   every other leaf is read where it is set, in the account stage or unit.
 //! - Nodes read by path as each block needs them: [`StateTrie::unread`] starts with none,
 //!   and [`StateTrie::read_account_nodes`] / [`StorageTask::read_nodes`] read a block's from
 //!   a [`NodeReader`] (a store keyed by trie and path, [`nodes_by_path`]), batched by depth
