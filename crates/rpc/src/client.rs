@@ -306,17 +306,9 @@ impl RpcClient {
         &self,
         calls: &[(&str, Value)],
     ) -> Result<Vec<Result<Value, RpcDumpError>>, RpcDumpError> {
-        match calls.len() {
-            0 => return Ok(Vec::new()),
-            1 => {
-                return Ok(vec![
-                    match self.call_value(calls[0].0, calls[0].1.clone()) {
-                        Err(e @ RpcDumpError::Rpc { .. }) => Err(e),
-                        Err(e) => return Err(e),
-                        Ok(v) => Ok(v),
-                    },
-                ]);
-            }
+        match calls {
+            [] => return Ok(Vec::new()),
+            [(m, p)] => return Ok(vec![self.call_alone(m, p)?]),
             _ => {}
         }
         let mut ids = Vec::with_capacity(calls.len());
@@ -331,14 +323,7 @@ impl RpcClient {
         let answer = self.post_retrying(&body, "batch", &first, false)?;
         let Value::Array(items) = answer else {
             // No batch support: one by one.
-            return calls
-                .iter()
-                .map(|(m, p)| match self.call_value(m, p.clone()) {
-                    Err(e @ RpcDumpError::Rpc { .. }) => Ok(Err(e)),
-                    Err(e) => Err(e),
-                    Ok(v) => Ok(Ok(v)),
-                })
-                .collect();
+            return calls.iter().map(|(m, p)| self.call_alone(m, p)).collect();
         };
         let mut by_id: std::collections::HashMap<u64, Value> =
             std::collections::HashMap::with_capacity(items.len());
@@ -354,22 +339,28 @@ impl RpcClient {
                 Some(item) => match single_result(item, m, &shown) {
                     Err(RpcDumpError::Rpc { code, .. }) if RATE_LIMIT_CODES.contains(&code) => {
                         // Retry this call alone, with back-off.
-                        out.push(match self.call_value(m, p.clone()) {
-                            Err(e @ RpcDumpError::Rpc { .. }) => Err(e),
-                            Err(e) => return Err(e),
-                            Ok(v) => Ok(v),
-                        });
+                        out.push(self.call_alone(m, p)?);
                     }
                     r => out.push(r),
                 },
-                None => out.push(match self.call_value(m, p.clone()) {
-                    Err(e @ RpcDumpError::Rpc { .. }) => Err(e),
-                    Err(e) => return Err(e),
-                    Ok(v) => Ok(v),
-                }),
+                None => out.push(self.call_alone(m, p)?),
             }
         }
         Ok(out)
+    }
+
+    /// One call of a batch on its own: its JSON-RPC error is its result (`Ok(Err)`), any
+    /// other failure the whole batch's (`Err`).
+    fn call_alone(
+        &self,
+        method: &str,
+        params: &Value,
+    ) -> Result<Result<Value, RpcDumpError>, RpcDumpError> {
+        match self.call_value(method, params.clone()) {
+            Err(e @ RpcDumpError::Rpc { .. }) => Ok(Err(e)),
+            Err(e) => Err(e),
+            Ok(v) => Ok(Ok(v)),
+        }
     }
 }
 

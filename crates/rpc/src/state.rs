@@ -78,52 +78,45 @@ struct Store {
 }
 
 impl Store {
+    /// Keep `r` unless its key is known already; a new record is logged where `log`.
     fn insert(&mut self, r: StateRecord, log: bool) {
-        match &r {
+        let new = match &r {
             StateRecord::Account {
                 address,
                 balance,
                 nonce,
                 code_hash,
-            } => {
-                if self.accounts.contains_key(address) {
-                    return;
-                }
-                self.accounts.insert(
-                    *address,
-                    Some(AccountState {
-                        balance: *balance,
-                        nonce: *nonce,
-                        code_hash: *code_hash,
-                    }),
-                );
-            }
-            StateRecord::Absent { address } => {
-                if self.accounts.contains_key(address) {
-                    return;
-                }
-                self.accounts.insert(*address, None);
-            }
-            StateRecord::Code { hash, code } => {
-                if self.codes.contains_key(hash) {
-                    return;
-                }
-                self.codes.insert(*hash, code.clone());
-            }
+            } => put(
+                &mut self.accounts,
+                *address,
+                Some(AccountState {
+                    balance: *balance,
+                    nonce: *nonce,
+                    code_hash: *code_hash,
+                }),
+            ),
+            StateRecord::Absent { address } => put(&mut self.accounts, *address, None),
+            StateRecord::Code { hash, code } => put(&mut self.codes, *hash, code.clone()),
             StateRecord::Slot {
                 address,
                 slot,
                 value,
-            } => {
-                if self.slots.contains_key(&(*address, *slot)) {
-                    return;
-                }
-                self.slots.insert((*address, *slot), *value);
-            }
-        }
-        if log {
+            } => put(&mut self.slots, (*address, *slot), *value),
+        };
+        if new && log {
             self.unlogged.push(r);
         }
+    }
+}
+
+/// Insert `value` under `key` unless the key is there; whether it was not.
+fn put<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>, key: K, value: V) -> bool {
+    match map.entry(key) {
+        std::collections::hash_map::Entry::Vacant(e) => {
+            e.insert(value);
+            true
+        }
+        std::collections::hash_map::Entry::Occupied(_) => false,
     }
 }
 
