@@ -218,13 +218,13 @@ pub(crate) struct RunArgs {
 /// The dumps named on the command line: files as given, folders expanded to their
 /// `*.gigagas` files (sorted); the default dump if none.
 fn suite_dumps(given: &[PathBuf]) -> Result<Vec<SuiteDump>> {
+    let dump = |path: PathBuf| SuiteDump {
+        named: path.display().to_string(),
+        path,
+        label: None,
+    };
     if given.is_empty() {
-        let path = dump_or_default(None)?;
-        return Ok(vec![SuiteDump {
-            named: path.display().to_string(),
-            path,
-            label: None,
-        }]);
+        return Ok(vec![dump(dump_or_default(None)?)]);
     }
     let mut dumps = Vec::new();
     for p in given {
@@ -234,20 +234,12 @@ fn suite_dumps(given: &[PathBuf]) -> Result<Vec<SuiteDump>> {
             if files.is_empty() {
                 bail!("{}: no *.gigagas files in this folder", p.display());
             }
-            dumps.extend(files.into_iter().map(|path| SuiteDump {
-                named: path.display().to_string(),
-                path,
-                label: None,
-            }));
+            dumps.extend(files.into_iter().map(dump));
         } else {
             // A FIFO, a device or a socket is refused here, before anything opens it; a
             // missing or unreadable file becomes that dump's FAIL row.
             refuse_non_regular(p, false)?;
-            dumps.push(SuiteDump {
-                named: p.display().to_string(),
-                path: p.clone(),
-                label: None,
-            });
+            dumps.push(dump(p.clone()));
         }
     }
     Ok(dumps)
@@ -414,23 +406,18 @@ impl RunArgs {
     /// Before any work: no output is an input, and every output location is writable.
     fn prepare_outputs(&self, plan: &Plan) -> Result<()> {
         let inputs: Vec<PathBuf> = plan.dumps.iter().map(|d| d.path.clone()).collect();
-        let mut outputs: Vec<(&str, PathBuf)> = Vec::new();
-        if let Some(json) = &self.json {
-            outputs.push(("--json", json.clone()));
-        }
-        if let Some(trace) = &self.trace {
-            outputs.push(("--trace", trace.clone()));
-        }
+        let files = [("--json", &self.json), ("--trace", &self.trace)];
+        let mut outputs: Vec<(&str, PathBuf)> = files
+            .iter()
+            .filter_map(|(flag, file)| Some((*flag, file.as_ref()?.clone())))
+            .collect();
         if let Some(out) = &self.out {
             outputs.push(("--out", out.clone()));
             outputs.extend(folder::FILES.iter().map(|f| ("--out", out.join(f))));
         }
         output::check_not_inputs(&inputs, &outputs)?;
-        if let Some(json) = &self.json {
-            output::prepare_output_file(json, false)?;
-        }
-        if let Some(trace) = &self.trace {
-            output::prepare_output_file(trace, false)?;
+        for file in files.iter().filter_map(|(_, file)| file.as_ref()) {
+            output::prepare_output_file(file, false)?;
         }
         if let Some(out) = &self.out {
             output::prepare_output_dir(out, false)?;
