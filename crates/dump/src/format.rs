@@ -217,30 +217,16 @@ pub(crate) fn encode_block(b: &DumpBlock, out: &mut Vec<u8>) {
     out.extend_from_slice(&payload);
 }
 
-/// `BLKS`: the blocks of every segment, segment after segment (without their access
-/// lists, which go to `BALS`).
-fn encode_blocks(dump: &Dump) -> Vec<u8> {
+/// `BLKS` (the blocks without their access lists, [`encode_block`]) or `BALS` (each
+/// block's access list, its RLP): the block count, then `item` of every block of every
+/// segment, segment after segment.
+fn encode_items(dump: &Dump, item: impl Fn(&DumpBlock, &mut Vec<u8>)) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&(dump.block_count() as u64).to_le_bytes());
     for b in dump.blocks() {
-        encode_block(b, &mut out);
+        item(b, &mut out);
     }
     out
-}
-
-/// `BALS`: each block's access list, in the order of `BLKS`.
-fn encode_bals(dump: &Dump) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(&(dump.block_count() as u64).to_le_bytes());
-    for b in dump.blocks() {
-        encode_bal(&b.access_list, &mut out);
-    }
-    out
-}
-
-/// An access list's `BALS` item (its RLP), appended to `out`.
-pub(crate) fn encode_bal(list: &BlockAccessList, out: &mut Vec<u8>) {
-    list.encode(out);
 }
 
 /// `WITN`: per segment a presence flag, then the parent root and the nodes of its witness.
@@ -278,8 +264,8 @@ fn raw_sections(dump: &Dump) -> Vec<(&'static [u8; 4], Vec<u8>)> {
             3 => per_segment(dump, |s, out| encode_accounts(&s.pre_state.accounts, out)),
             4 => per_segment(dump, |s, out| encode_storage(&s.pre_state.storage, out)),
             5 => per_segment(dump, |s, out| encode_codes(&s.pre_state.codes, out)),
-            6 => encode_blocks(dump),
-            7 => encode_bals(dump),
+            6 => encode_items(dump, encode_block),
+            7 => encode_items(dump, |b, out| b.access_list.encode(out)),
             _ => encode_witnesses(dump),
         })
         .collect();
