@@ -137,15 +137,12 @@ impl RpcClient {
 
     /// One HTTP round trip: POST `body`, return the parsed JSON answer.
     fn post(&self, body: &str) -> Result<Value, Attempt> {
-        let resp = self
+        let mut resp = self
             .agent
             .post(&self.url)
             .header("content-type", "application/json")
-            .send(body);
-        let mut resp = match resp {
-            Ok(r) => r,
-            Err(e) => return Err(classify(e)),
-        };
+            .send(body)
+            .map_err(classify)?;
         let status = resp.status().as_u16();
         let text = resp
             .body_mut()

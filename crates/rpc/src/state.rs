@@ -475,11 +475,9 @@ impl Database for RpcDb<'_, '_> {
     type Error = DbError;
 
     fn basic(&mut self, address: Address) -> Result<Option<AccountInfo>, DbError> {
-        let acc = match self.fetcher.account(address) {
-            Ok(a) => a,
-            Err(e) => return Err(self.fail(e)),
+        let Some(acc) = self.fetcher.account(address).map_err(|e| self.fail(e))? else {
+            return Ok(None);
         };
-        let Some(acc) = acc else { return Ok(None) };
         let code = if acc.code_hash == KECCAK_EMPTY {
             Bytecode::default()
         } else {
@@ -487,10 +485,8 @@ impl Database for RpcDb<'_, '_> {
                 .fetcher
                 .code(acc.code_hash)
                 .expect("code is stored with its account");
-            match Bytecode::new_raw_checked(raw) {
-                Ok(c) => c,
-                Err(e) => return Err(DbError(format!("code of {address} does not decode: {e:?}"))),
-            }
+            Bytecode::new_raw_checked(raw)
+                .map_err(|e| DbError(format!("code of {address} does not decode: {e:?}")))?
         };
         Ok(Some(AccountInfo {
             balance: acc.balance,
