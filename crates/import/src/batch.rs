@@ -345,13 +345,7 @@ pub fn import(
             }
         };
         let names: Vec<String> = match test {
-            Some(t) => {
-                if file.tests.contains_key(t) {
-                    vec![t.to_string()]
-                } else {
-                    Default::default()
-                }
-            }
+            Some(t) => Vec::from_iter(file.tests.contains_key(t).then(|| t.to_string())),
             None => file.names().map(String::from).collect(),
         };
         let relative = path.strip_prefix(input).unwrap_or(&path);
