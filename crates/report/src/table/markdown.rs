@@ -835,26 +835,17 @@ pub fn timed_work_lines(sets: &[SweepResults]) -> String {
             .filter(|w| !w.is_empty()),
     );
     // By shared start: the descriptions, and the `; + ...` steps after the start.
-    let mut groups: Vec<(&str, Vec<&str>, Vec<&str>)> = Vec::new();
-    for w in works {
-        let mut parts = w.split("; + ");
-        let base = parts.next().unwrap_or_default();
-        let at = match groups.iter().position(|(b, _, _)| *b == base) {
-            Some(at) => at,
-            None => {
-                groups.push((base, Vec::new(), Vec::new()));
-                groups.len() - 1
-            }
-        };
-        groups[at].1.push(w);
-        for part in parts {
-            if !groups[at].2.contains(&part) {
-                groups[at].2.push(part);
-            }
-        }
-    }
     let mut out = String::new();
-    for (base, whole, extras) in groups {
+    for base in distinct(
+        works
+            .iter()
+            .map(|w| w.split("; + ").next().unwrap_or_default()),
+    ) {
+        let whole: Vec<&str> = works
+            .iter()
+            .copied()
+            .filter(|w| w.split("; + ").next() == Some(base))
+            .collect();
         if let [only] = whole[..] {
             let _ = writeln!(out, "- timed work, the same on both paths: {only}");
             continue;
@@ -864,7 +855,7 @@ pub fn timed_work_lines(sets: &[SweepResults]) -> String {
             "- timed work, the same on both paths: {base}; and, on the points whose name says so \
              (state, `+root`, `+senders`, `+receipts`):"
         );
-        for e in extras {
+        for e in distinct(whole.iter().flat_map(|w| w.split("; + ").skip(1))) {
             let _ = writeln!(out, "  - + {e}");
         }
     }
