@@ -699,11 +699,7 @@ pub fn project_phases(
         };
         let mut wall = clock.wall(run.end);
         if own_read.is_some() {
-            let first = batch
-                .order
-                .first()
-                .map_or(0, |&i| ready[block_of(batch, i)]);
-            p.first_read_wait_ns += clock.wall(first);
+            p.first_read_wait_ns += clock.wall(run.first_wait.unwrap_or(0));
             p.exposed_read_ns += clock.wall(run.read_wait);
         }
         if let Some(end) = read_end.or(own_read) {
@@ -756,7 +752,7 @@ fn add_persistence(
         }
         _ => {}
     }
-    p.persist_wait_ns = p.persist_waits.iter().sum();
+    p.persist_wait_ns = p.persist_waits.iter().fold(0.0, |a, b| a + b);
 }
 
 /// The background writer as one batch's schedule sees it: the batch starts at `base` wall
@@ -912,6 +908,8 @@ struct BatchRun {
     end: u64,
     /// Reads beside execution: the longest any worker waited for its items' blocks.
     read_wait: u64,
+    /// Reads beside execution: how long the batch's first item to start waited.
+    first_wait: Option<u64>,
 }
 
 /// A unit on the root queue.
@@ -1129,6 +1127,7 @@ fn run_batch(
             // Reads beside execution: the item waits for its block.
             let at = ready.get(block_of(batch, item)).map_or(t, |&r| r.max(t));
             ws[w].wait += at - t;
+            run.first_wait.get_or_insert(at - t);
             let end = at.saturating_add(batch.item_ns[item as usize]);
             ws[w].free = end;
             run.exec_end = run.exec_end.max(end);
