@@ -7,7 +7,7 @@ use crate::{
 };
 use alloy_primitives::{B256, U256};
 use alloy_rlp::Decodable;
-use alloy_trie::{EMPTY_ROOT_HASH, Nibbles, TrieAccount};
+use alloy_trie::{EMPTY_ROOT_HASH, KECCAK_EMPTY, Nibbles, TrieAccount};
 
 /// Decodes the account leaf `leaf` found at `key`.
 pub(crate) fn decode_account(key: Nibbles, leaf: &[u8]) -> Result<TrieAccount, RootError> {
@@ -18,31 +18,41 @@ pub(crate) fn decode_account(key: Nibbles, leaf: &[u8]) -> Result<TrieAccount, R
     })
 }
 
-/// An account's leaf after a block, whose fields are known and whose storage root is the
-/// leaf's own where the block leaves its storage as it was: the leaf before the block is
-/// read where it is set ([`Self::apply`]), in whichever unit updates its path, rather than
-/// when the block is prepared.
+/// An account's leaf after a block: the fields the block sets, and the storage root where
+/// the block changes its storage; every other field is the leaf's own. The leaf before the
+/// block is read where it is set ([`Self::apply`]), in whichever unit updates its path,
+/// rather than when the block is prepared. Its fields come from the leaf rather than from
+/// the values known before the block, which a dump may give incompletely (a pre-state
+/// producer that did not load an account's code gives no code hash).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AccountLeaf {
-    pub(crate) nonce: u64,
-    pub(crate) balance: U256,
-    pub(crate) code_hash: B256,
+    /// The block's last nonce, `None` where the block leaves it.
+    pub(crate) nonce: Option<u64>,
+    /// The block's last balance, `None` where the block leaves it.
+    pub(crate) balance: Option<U256>,
+    /// The hash of the block's last code, `None` where the block leaves it.
+    pub(crate) code_hash: Option<B256>,
     /// The storage root after the block, `None` where it is the one the leaf holds.
     pub(crate) storage_root: Option<B256>,
 }
 
 impl AccountLeaf {
     /// Reads the leaf at `key` in `trie` and sets the account's leaf there where it
-    /// differs (an absent leaf counts as an empty storage).
+    /// differs (an absent leaf counts as an empty account with an empty storage).
     pub(crate) fn apply(self, key: Nibbles, trie: &mut SparseTrie) -> Result<(), RootError> {
         let pre = match trie.get(key)? {
             Some(leaf) => Some(decode_account(key, &leaf)?),
             None => None,
         };
-        let storage_root = self
-            .storage_root
-            .unwrap_or_else(|| pre.as_ref().map_or(EMPTY_ROOT_HASH, |p| p.storage_root));
-        let post = TrieAccount::new(self.nonce, self.balance, storage_root, self.code_hash);
+        let post = TrieAccount::new(
+            self.nonce.unwrap_or(pre.as_ref().map_or(0, |p| p.nonce)),
+            self.balance
+                .unwrap_or(pre.as_ref().map_or(U256::ZERO, |p| p.balance)),
+            self.storage_root
+                .unwrap_or(pre.as_ref().map_or(EMPTY_ROOT_HASH, |p| p.storage_root)),
+            self.code_hash
+                .unwrap_or(pre.as_ref().map_or(KECCAK_EMPTY, |p| p.code_hash)),
+        );
         if pre.as_ref() != Some(&post) {
             trie.insert(key, alloy_rlp::encode(post))?;
         }

@@ -772,6 +772,8 @@ struct AccountUpdate {
     /// Its leaf's storage root before the block; `None` where the leaf is read only where
     /// it is set ([`AccountLeaf`]).
     pre_storage_root: Option<B256>,
+    /// The fields the block sets.
+    post: PostFields,
     nonce: u64,
     balance: U256,
     code_hash: B256,
@@ -805,6 +807,7 @@ impl AccountUpdate {
                 || storage_task.is_some(),
             pre,
             pre_storage_root,
+            post,
             storage_task,
         }
     }
@@ -1013,9 +1016,9 @@ impl BlockRootJob {
                 stage.plain.push((a.address, Some(fields)));
             }
             let leaf = AccountLeaf {
-                nonce: a.nonce,
-                balance: a.balance,
-                code_hash: a.code_hash,
+                nonce: a.post.nonce,
+                balance: a.post.balance,
+                code_hash: a.post.code_hash,
                 storage_root,
             };
             match (a.pre_storage_root, storage_root) {
