@@ -88,6 +88,25 @@ impl Shared {
             reason: reason.to_string(),
         }
     }
+
+    /// Waits on the chain's condition while `blocked` holds and the writer has not failed;
+    /// then fails where the writer stopped on a failure.
+    fn wait_chain(
+        &self,
+        mut q: MutexGuard<'_, Queue>,
+        blocked: impl Fn(&Queue) -> bool,
+    ) -> Result<(), StoreError> {
+        while blocked(&q) && q.failed.is_none() {
+            q = self
+                .to_chain
+                .wait(q)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        match &q.failed {
+            Some(reason) => Err(self.stopped(reason)),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A [`StoreWriter`] on a thread of its own, committing the blocks handed to it in groups
@@ -154,16 +173,7 @@ impl BackgroundWriter {
         q.head += 1;
         shared.to_writer.notify_one();
         let stall = u64::from(shared.limits.stall_gap());
-        while q.head - q.on_disk > stall && q.failed.is_none() {
-            q = shared
-                .to_chain
-                .wait(q)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
-        match &q.failed {
-            Some(reason) => Err(shared.stopped(reason)),
-            None => Ok(()),
-        }
+        shared.wait_chain(q, |q| q.head - q.on_disk > stall)
     }
 
     /// Commits every block still held and waits until it is on disk. Fails where the
@@ -173,16 +183,7 @@ impl BackgroundWriter {
         let mut q = shared.lock();
         q.draining = true;
         shared.to_writer.notify_one();
-        while q.on_disk < q.head && q.failed.is_none() {
-            q = shared
-                .to_chain
-                .wait(q)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
-        match &q.failed {
-            Some(reason) => Err(shared.stopped(reason)),
-            None => Ok(()),
-        }
+        shared.wait_chain(q, |q| q.on_disk < q.head)
     }
 
     /// The group commits so far, in order.
