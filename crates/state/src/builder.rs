@@ -815,19 +815,19 @@ struct StateWriter<'a> {
 type RwCursor<'tx> = signet_libmdbx::Cursor<'tx, signet_libmdbx::Rw>;
 
 impl StateWriter<'_> {
+    /// Writes one record of `table`: with `append`, appended in key order (the `first` of
+    /// a key's records as a new key, the others as its duplicates); else put anywhere.
     fn put(
         cursor: &mut RwCursor<'_>,
         key: &[u8],
         value: &[u8],
-        flags: WriteFlags,
+        (append, first): (bool, bool),
         table: &'static str,
     ) -> Result<(), StoreError> {
-        let result = if flags == WriteFlags::APPEND {
-            cursor.append(key, value)
-        } else if flags == WriteFlags::APPEND_DUP {
-            cursor.append_dup(key, value)
-        } else {
-            cursor.put(key, value, flags)
+        let result = match (append, first) {
+            (true, true) => cursor.append(key, value),
+            (true, false) => cursor.append_dup(key, value),
+            (false, _) => cursor.put(key, value, WriteFlags::empty()),
         };
         result.map_err(build_err(table))
     }
@@ -841,12 +841,7 @@ impl StateWriter<'_> {
     ) -> Result<(), StoreError> {
         if let Some(account) = entry.account {
             encode_account(account, &mut self.value);
-            let flags = if append {
-                WriteFlags::APPEND
-            } else {
-                WriteFlags::empty()
-            };
-            Self::put(acc, &entry.key, &self.value, flags, ACCOUNTS)?;
+            Self::put(acc, &entry.key, &self.value, (append, true), ACCOUNTS)?;
             self.meta.accounts += 1;
         }
         let mut first = true;
@@ -856,12 +851,7 @@ impl StateWriter<'_> {
                 continue;
             }
             encode_slot(&slot.slot, &slot.value, &mut self.value);
-            let flags = match (append, first) {
-                (true, true) => WriteFlags::APPEND,
-                (true, false) => WriteFlags::APPEND_DUP,
-                (false, _) => WriteFlags::empty(),
-            };
-            Self::put(sto, &entry.key, &self.value, flags, STORAGE)?;
+            Self::put(sto, &entry.key, &self.value, (append, first), STORAGE)?;
             first = false;
             self.meta.slots += 1;
         }
@@ -876,21 +866,11 @@ impl StateWriter<'_> {
         append: bool,
     ) -> Result<(), StoreError> {
         encode_account(&pad.account, &mut self.value);
-        let flags = if append {
-            WriteFlags::APPEND
-        } else {
-            WriteFlags::empty()
-        };
-        Self::put(acc, &pad.key, &self.value, flags, ACCOUNTS)?;
+        Self::put(acc, &pad.key, &self.value, (append, true), ACCOUNTS)?;
         self.meta.pad_accounts += 1;
         for (i, (slot, value)) in pad.slots.iter().enumerate() {
             encode_slot(slot, value, &mut self.value);
-            let flags = match (append, i == 0) {
-                (true, true) => WriteFlags::APPEND,
-                (true, false) => WriteFlags::APPEND_DUP,
-                (false, _) => WriteFlags::empty(),
-            };
-            Self::put(sto, &pad.key, &self.value, flags, STORAGE)?;
+            Self::put(sto, &pad.key, &self.value, (append, i == 0), STORAGE)?;
             self.meta.pad_slots += 1;
         }
         Ok(())
