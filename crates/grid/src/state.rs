@@ -271,12 +271,6 @@ impl IoMode {
     /// keeps its meaning and its hash).
     pub const DEFAULT: [IoMode; 3] = [IoMode::OnDemand, IoMode::Prefetch, IoMode::Pipelined];
 
-    /// Whether the replay reads with an access list in this mode (prefetch, pipelined), so
-    /// that a [`BalDesign`] applies; on demand it has none.
-    pub fn uses_list(self) -> bool {
-        self != IoMode::OnDemand
-    }
-
     /// Command-line name.
     pub fn name(self) -> &'static str {
         match self {

@@ -300,11 +300,6 @@ impl StateTrie {
         self
     }
 
-    /// How this trie's updates are split ([`Self::with_split`]).
-    pub fn split_rule(&self) -> SplitRule {
-        self.split
-    }
-
     /// This trie, collecting each block's [`BlockChanges`] as it is finished (taken with
     /// [`Self::take_changes`]): what a client commits after the block. The nodes' RLP is
     /// copied as the root hashes them, inside the root's time.
