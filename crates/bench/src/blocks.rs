@@ -96,7 +96,7 @@ pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
                 blocks: last - first + 1,
                 gas,
                 read_s: reads.map_or(0.0, |r| s(r[k].1)),
-                read_exposed_s: s(exposed(k)),
+                read_exposed_s: Some(s(exposed(k))),
                 exec_s: s(end.saturating_sub(start)),
                 root_s: s(root_end.saturating_sub(root_start)),
                 root_busy_s: s(root_busy),
@@ -127,7 +127,7 @@ pub fn mean_batches(passes: &[Vec<BatchFigures>]) -> Vec<BatchFigures> {
             passes.iter().filter_map(|p| p.get(k)).map(f).sum::<f64>() / n
         };
         m.read_s = avg(|b| b.read_s);
-        m.read_exposed_s = avg(|b| b.read_exposed_s);
+        m.read_exposed_s = Some(avg(|b| b.read_exposed_s.unwrap_or(0.0)));
         m.exec_s = avg(|b| b.exec_s);
         m.root_s = avg(|b| b.root_s);
         m.root_busy_s = avg(|b| b.root_busy_s);

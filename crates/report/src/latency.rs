@@ -300,7 +300,7 @@ mod tests {
             blocks,
             gas,
             read_s: 0.0,
-            read_exposed_s: 0.0,
+            read_exposed_s: Some(0.0),
             exec_s: wall_s,
             root_s: 0.0,
             root_busy_s: 0.0,

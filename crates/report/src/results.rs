@@ -85,9 +85,10 @@ pub struct BatchFigures {
     /// Of `read_s`, the part the batch waited for (the rest was hidden under execution):
     /// all of a read before the batch; pipelined, the first batch's read and what a read
     /// outlasted its batch by; beside execution, the longest any worker waited for its
-    /// items' blocks, plus what the read outlasted the batch by.
+    /// items' blocks, plus what the read outlasted the batch by. `None` in a folder recorded
+    /// before the split was (its hidden and exposed parts are not known).
     #[serde(default)]
-    pub read_exposed_s: f64,
+    pub read_exposed_s: Option<f64>,
     /// Execution: from its first transaction's start to its last one's end.
     pub exec_s: f64,
     /// The root: from its blocks' first root unit's start to their last one's end (0 with

@@ -1144,7 +1144,7 @@ mod tests {
             blocks: 1,
             gas: 300_000_000,
             read_s: 0.004,
-            read_exposed_s: 0.004,
+            read_exposed_s: Some(0.004),
             exec_s: 0.1,
             root_s: 0.02,
             root_busy_s: 0.03,
