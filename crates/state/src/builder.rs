@@ -414,10 +414,7 @@ fn open_env(dir: &Path, target: u64) -> Result<Environment, StoreError> {
             page_size: Some(PageSize::Set(PAGE_SIZE)),
         })
         .open(dir)
-        .map_err(|source| StoreError::Open {
-            path: dir.to_path_buf(),
-            source,
-        })
+        .map_err(StoreError::open(dir))
 }
 
 /// Create the tables and write the small ones, bytecodes (once per hash over every

@@ -3,7 +3,10 @@
 
 use crate::layout::{StoreKey, ValueError};
 use signet_libmdbx::{MdbxError, ReadError};
-use std::{io, path::PathBuf};
+use std::{
+    io,
+    path::{Path, PathBuf},
+};
 
 /// An error from the state store. Every variant displays as a single line.
 #[derive(Debug, thiserror::Error)]
@@ -222,6 +225,22 @@ impl StoreError {
             op,
             path: path.into(),
             source,
+        }
+    }
+
+    /// An [`StoreError::Open`] of the store in `path`, from MDBX's error.
+    pub(crate) fn open(path: &Path) -> impl Fn(MdbxError) -> Self + '_ {
+        move |source| Self::Open {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// A [`StoreError::Corrupt`]: the store in `path` holds `what`.
+    pub(crate) fn corrupt(path: &Path, what: String) -> Self {
+        Self::Corrupt {
+            path: path.to_path_buf(),
+            what,
         }
     }
 }

@@ -492,17 +492,15 @@ impl StoreMeta {
         mut get: impl FnMut(&str) -> Result<Option<Vec<u8>>, StoreError>,
     ) -> Result<Self, StoreError> {
         let mut field = |name: &str| -> Result<u64, StoreError> {
-            let value = get(name)?.ok_or_else(|| StoreError::Corrupt {
-                path: path.to_path_buf(),
-                what: format!("its meta table has no `{name}`"),
+            let value = get(name)?.ok_or_else(|| {
+                StoreError::corrupt(path, format!("its meta table has no `{name}`"))
             })?;
-            let bytes: [u8; 8] = value
-                .as_slice()
-                .try_into()
-                .map_err(|_| StoreError::Corrupt {
-                    path: path.to_path_buf(),
-                    what: format!("meta `{name}` has {} bytes, not 8", value.len()),
-                })?;
+            let bytes: [u8; 8] = value.as_slice().try_into().map_err(|_| {
+                StoreError::corrupt(
+                    path,
+                    format!("meta `{name}` has {} bytes, not 8", value.len()),
+                )
+            })?;
             Ok(u64::from_le_bytes(bytes))
         };
         let version = field("format_version")?;
@@ -517,10 +515,7 @@ impl StoreMeta {
         let segments = u32::try_from(segments)
             .ok()
             .filter(|s| *s < PAD_SEGMENT)
-            .ok_or_else(|| StoreError::Corrupt {
-                path: path.to_path_buf(),
-                what: format!("meta `segments` is {segments}"),
-            })?;
+            .ok_or_else(|| StoreError::corrupt(path, format!("meta `segments` is {segments}")))?;
         let pad_to = field("pad_to")?;
         Ok(Self {
             format_version: FORMAT_VERSION,

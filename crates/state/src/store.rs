@@ -152,13 +152,10 @@ impl Store {
     fn open_mode(dir: &Path, writable: bool) -> Result<Self, StoreError> {
         let data_len = data_file_len(dir, writable)?;
         let env = open_env(dir, writable)?;
-        let open_err = |source| StoreError::Open {
-            path: dir.to_path_buf(),
-            source,
-        };
+        let open_err = StoreError::open(dir);
         // MDBX maps the file: a page past its end would fault (SIGBUS) on first touch.
-        let page = env.stat().map_err(open_err)?.page_size();
-        let used = (env.info().map_err(open_err)?.last_pgno() as u64 + 1) * u64::from(page);
+        let page = env.stat().map_err(&open_err)?.page_size();
+        let used = (env.info().map_err(&open_err)?.last_pgno() as u64 + 1) * u64::from(page);
         if data_len < used {
             return Err(StoreError::Truncated {
                 path: dir.to_path_buf(),
@@ -183,10 +180,7 @@ impl Store {
         let txn = self
             .env
             .begin_ro_unsync()
-            .map_err(|source| StoreError::Open {
-                path: self.path.to_path_buf(),
-                source,
-            })?;
+            .map_err(StoreError::open(&self.path))?;
         StoreReader::new(txn, &self.tables, self.meta.segments, self.path.clone())
     }
 
@@ -212,10 +206,9 @@ impl Store {
         use std::hash::{DefaultHasher, Hasher};
         let reader = self.reader()?;
         let txn = reader.txn();
-        let meta = txn.open_db(Some(META)).map_err(|source| StoreError::Open {
-            path: self.path.to_path_buf(),
-            source,
-        })?;
+        let meta = txn
+            .open_db(Some(META))
+            .map_err(StoreError::open(&self.path))?;
         let mut hasher = DefaultHasher::new();
         for (name, db) in self.tables.named().into_iter().chain([(META, meta)]) {
             let err = read_err(&self.path, name);
@@ -241,11 +234,7 @@ impl Store {
                 .txn()
                 .db_stat(&db)
                 .map(|s| TableStats::new(name, s))
-                .map_err(|source| StoreError::Read {
-                    path: self.path.to_path_buf(),
-                    table: name,
-                    source: ReadError::Mdbx(source),
-                })
+                .map_err(read_err(&self.path, name))
         };
         self.tables.named().into_iter().map(stat).collect()
     }
@@ -279,10 +268,10 @@ fn data_file_len(dir: &Path, writable: bool) -> Result<u64, StoreError> {
         check_writable(dir, &data)?;
     }
     if data_len < 3 * crate::PAGE_SIZE as u64 {
-        return Err(StoreError::Corrupt {
-            path: dir.to_path_buf(),
-            what: format!("its {DATA_FILE} has only {data_len} bytes"),
-        });
+        return Err(StoreError::corrupt(
+            dir,
+            format!("its {DATA_FILE} has only {data_len} bytes"),
+        ));
     }
     Ok(data_len)
 }
@@ -311,40 +300,24 @@ fn open_env(dir: &Path, writable: bool) -> Result<Environment, StoreError> {
                 path: dir.to_path_buf(),
                 reason: format!("it cannot be opened for writing ({source})"),
             },
-            false => StoreError::Open {
-                path: dir.to_path_buf(),
-                source,
-            },
+            false => StoreError::open(dir)(source),
         })
 }
 
 /// The store's meta (refused while a `--persist` pass left it dirty) and its state tables,
 /// each present with its flags, from `env` opened on `dir`.
 fn open_tables(env: &Environment, dir: &Path) -> Result<(StoreMeta, Tables), StoreError> {
-    let txn = env.begin_ro_unsync().map_err(|source| StoreError::Open {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    let txn = env.begin_ro_unsync().map_err(StoreError::open(dir))?;
     let table = |name: &'static str| -> Result<Database, StoreError> {
         txn.open_db(Some(name)).map_err(|e| match e {
-            MdbxError::NotFound => StoreError::Corrupt {
-                path: dir.to_path_buf(),
-                what: format!("it has no table {name}"),
-            },
-            source => StoreError::Open {
-                path: dir.to_path_buf(),
-                source,
-            },
+            MdbxError::NotFound => StoreError::corrupt(dir, format!("it has no table {name}")),
+            source => StoreError::open(dir)(source),
         })
     };
     let meta_db = table(META)?;
     let meta_get = |key: &str| {
         txn.get::<Vec<u8>>(meta_db.dbi(), key.as_bytes())
-            .map_err(|source| StoreError::Read {
-                path: dir.to_path_buf(),
-                table: META,
-                source,
-            })
+            .map_err(read_err(dir, META))
     };
     let meta = StoreMeta::decode(dir, meta_get)?;
     if meta_get(DIRTY)?.is_some() {
@@ -356,10 +329,10 @@ fn open_tables(env: &Environment, dir: &Path) -> Result<(StoreMeta, Tables), Sto
         let db = table(name)?;
         if flags.contains(DatabaseFlags::DUP_SORT) && !db.flags().contains(DatabaseFlags::DUP_SORT)
         {
-            return Err(StoreError::Corrupt {
-                path: dir.to_path_buf(),
-                what: format!("table {name} is not dup-sorted"),
-            });
+            return Err(StoreError::corrupt(
+                dir,
+                format!("table {name} is not dup-sorted"),
+            ));
         }
         Ok(db)
     })?;
@@ -435,13 +408,8 @@ impl StoreReader {
         // `'static` never escapes: reads reach the cursors through `Self::cursors`, which
         // shortens it to the borrow of `self`.
         let tx: &'static RoTxUnsync = unsafe { txn.as_ref() };
-        let open = |db: Database, table: &'static str| {
-            tx.cursor(db).map_err(|source| StoreError::Read {
-                path: path.to_path_buf(),
-                table,
-                source: ReadError::Mdbx(source),
-            })
-        };
+        let open =
+            |db: Database, table: &'static str| tx.cursor(db).map_err(read_err(&path, table));
         let cursors = (|| {
             Ok(Cursors {
                 accounts: open(tables.accounts, ACCOUNTS)?,
@@ -519,11 +487,14 @@ fn read_value<T>(
 }
 
 /// A failed read of `table` in the store at `path`.
-fn read_err<'a>(path: &'a Path, table: &'static str) -> impl Fn(ReadError) -> StoreError + 'a {
+fn read_err<'a, E: Into<ReadError>>(
+    path: &'a Path,
+    table: &'static str,
+) -> impl Fn(E) -> StoreError + 'a {
     move |source| StoreError::Read {
         path: path.to_path_buf(),
         table,
-        source,
+        source: source.into(),
     }
 }
 
