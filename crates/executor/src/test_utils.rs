@@ -29,10 +29,7 @@ pub const RECOVER_SENDERS: TimedWork = TimedWork {
 pub const RECEIPTS: TimedWork = TimedWork {
     recover_senders: false,
     receipts: true,
-    state: gigagas_grid::StateRead::Memory,
-    state_root: gigagas_grid::StateRootPhase::Off,
-    persist: gigagas_grid::Persist::None,
-    backlog: gigagas_grid::Backlog::RETH,
+    ..RECOVER_SENDERS
 };
 
 /// [`Replay::new`] with the setup-free point-evaluation verifier installed first
@@ -48,15 +45,10 @@ pub fn prepare(dump: Dump) -> Result<Replay, PrepareError> {
 /// timed work; a batch size listed twice (e.g. `[1, blocks]` for a one-block dump) is run
 /// once.
 pub fn grid(threads: &[usize], batches: &[usize], schedulers: &[SchedulerKind]) -> Vec<RunConfig> {
-    let mut unique = Vec::with_capacity(batches.len());
-    for &b in batches {
-        if !unique.contains(&b) {
-            unique.push(b);
-        }
-    }
     let mut points = Vec::new();
     for &t in threads {
-        for &b in &unique {
+        let firsts = batches.iter().enumerate();
+        for (_, &b) in firsts.filter(|&(i, b)| !batches[..i].contains(b)) {
             for &s in schedulers {
                 let t = std::num::NonZeroUsize::new(t).expect("a test names at least 1 thread");
                 points.push(RunConfig::new(t, b, s));

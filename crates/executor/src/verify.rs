@@ -249,7 +249,7 @@ impl fmt::Display for Mismatch {
             }
             Self::Status(values) => write!(f, "{field} {values}"),
             Self::ReceiptsBuilt(values) => write!(f, "{field} {values}"),
-            Self::ReceiptsRoot(values) => write!(f, "{field} {values}"),
+            Self::ReceiptsRoot(values) | Self::StateRoot(values) => write!(f, "{field} {values}"),
             Self::IndexPastBlock { last, got } => {
                 write!(
                     f,
@@ -261,7 +261,6 @@ impl fmt::Display for Mismatch {
             }
             Self::Nonce(values) => write!(f, "{field} {}", writes(values)),
             Self::CodeHash(values) => write!(f, "{field} {}", writes(values)),
-            Self::StateRoot(values) => write!(f, "{field} {values}"),
             Self::RootNotComputable(e) => write!(f, "{field} expected a root, got {e}"),
             Self::NoRoot(e) => write!(f, "{field}: {e}"),
         }
