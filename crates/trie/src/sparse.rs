@@ -125,6 +125,17 @@ fn empty_children() -> Box<[Node; 16]> {
     Box::new(std::array::from_fn(|_| Node::Empty))
 }
 
+/// Where `rest` (a leaf of `value`) parts from `old_key` after `c` shared nibbles: an
+/// extension over those nibbles to a branch holding `below` (what stood under `old_key`'s
+/// nibbles past `c`) and the new leaf.
+fn fork(c: usize, old_key: Nibbles, below: Node, rest: Nibbles, value: Vec<u8>) -> Node {
+    let mut children = empty_children();
+    children[old_key.get_unchecked(c) as usize] = below;
+    children[rest.get_unchecked(c) as usize] = leaf(rest.slice(c + 1..), value);
+    let rlp = None;
+    extension(rest.slice(..c), Node::Branch { children, rlp })
+}
+
 fn nibble(n: u8) -> Nibbles {
     Nibbles::from_nibbles_unchecked([n])
 }
@@ -827,18 +838,8 @@ fn insert(
             }
             // Keys have one length, so two different keys differ before either ends.
             let c = key.common_prefix_length(&rest);
-            let old_key = *key;
-            let old_value = mem::take(old);
-            let mut children = empty_children();
-            children[old_key.get_unchecked(c) as usize] = leaf(old_key.slice(c + 1..), old_value);
-            children[rest.get_unchecked(c) as usize] = leaf(rest.slice(c + 1..), value);
-            *node = extension(
-                rest.slice(..c),
-                Node::Branch {
-                    children,
-                    rlp: None,
-                },
-            );
+            let below = leaf(key.slice(c + 1..), mem::take(old));
+            *node = fork(c, *key, below, rest, value);
         }
         Node::Extension { key, child, rlp } => {
             let c = key.common_prefix_length(&rest);
@@ -846,19 +847,11 @@ fn insert(
                 *rlp = None;
                 return insert(child, path.join(key), rest.slice(c..), value, ctx);
             }
-            let old_key = *key;
-            let old_child = mem::replace(child.as_mut(), Node::Empty);
-            let mut children = empty_children();
-            children[old_key.get_unchecked(c) as usize] =
-                extension(old_key.slice(c + 1..), old_child);
-            children[rest.get_unchecked(c) as usize] = leaf(rest.slice(c + 1..), value);
-            *node = extension(
-                rest.slice(..c),
-                Node::Branch {
-                    children,
-                    rlp: None,
-                },
+            let below = extension(
+                key.slice(c + 1..),
+                mem::replace(child.as_mut(), Node::Empty),
             );
+            *node = fork(c, *key, below, rest, value);
         }
         Node::Branch { children, rlp } => {
             *rlp = None;
