@@ -330,17 +330,20 @@ pub struct NotARegularFile {
 /// device, a socket or a folder is refused with one [`io::ErrorKind::InvalidInput`] error
 /// ([`NotARegularFile`]). Nothing is opened, so a FIFO with no writer cannot block.
 pub fn require_regular_file(path: &Path) -> io::Result<Metadata> {
-    let meta = std::fs::metadata(path)?;
+    regular(std::fs::metadata(path)?)
+}
+
+/// `meta` where it is a regular file's, else an [`io::ErrorKind::InvalidInput`] error
+/// holding [`NotARegularFile`].
+fn regular(meta: Metadata) -> io::Result<Metadata> {
     if meta.is_file() {
-        Ok(meta)
-    } else {
-        Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            NotARegularFile {
-                kind: FileKind::of(&meta),
-            },
-        ))
+        return Ok(meta);
     }
+    let kind = FileKind::of(&meta);
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        NotARegularFile { kind },
+    ))
 }
 
 /// Open `path` for reading when it is a regular file ([`require_regular_file`]), checked
@@ -358,15 +361,7 @@ pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
         options.custom_flags(libc::O_NONBLOCK);
     }
     let file = options.open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            NotARegularFile {
-                kind: FileKind::of(&meta),
-            },
-        ));
-    }
+    let meta = regular(file.metadata()?)?;
     Ok((file, meta))
 }
 
