@@ -268,8 +268,14 @@ impl StateTrie {
         if root != EMPTY_ROOT_HASH && !store.contains(&root) {
             return Err(RootError::MissingRoot { root });
         }
-        Ok(Self {
-            accounts: SparseTrie::blinded(TrieId::Account, root, store.clone()),
+        Ok(Self::at(root, store.clone(), store))
+    }
+
+    /// The state at `root`, its account trie opening nodes from `accounts` and its storage
+    /// tries from `store`, nothing else known, its updates whole.
+    fn at(root: B256, accounts: Arc<NodeStore>, store: Arc<NodeStore>) -> Self {
+        Self {
+            accounts: SparseTrie::blinded(TrieId::Account, root, accounts),
             storages: HashMap::default(),
             store,
             root,
@@ -279,7 +285,7 @@ impl StateTrie {
             seen: None,
             changes: None,
             split: SplitRule::WHOLE,
-        })
+        }
     }
 
     /// This trie, knowing `values` at its current state (a segment's pre-state, for a trie
@@ -511,18 +517,7 @@ impl StateTrie {
     /// needs them ([`Self::read_account_nodes`], [`StorageTask::read_nodes`]) and stay open
     /// for the blocks after. A node needed and not read is a [`RootError::MissingNode`].
     pub fn unread(parent_root: B256) -> Self {
-        Self {
-            accounts: SparseTrie::blinded(TrieId::Account, parent_root, Arc::default()),
-            storages: HashMap::default(),
-            store: Arc::default(),
-            root: parent_root,
-            id: NEXT_TRIE.fetch_add(1, Ordering::Relaxed),
-            pending: false,
-            known: PreValues::default(),
-            seen: None,
-            changes: None,
-            split: SplitRule::WHOLE,
-        }
+        Self::at(parent_root, Arc::default(), Arc::default())
     }
 
     /// Reads, from `reader`, the account-trie nodes on the paths of the accounts `bal`
