@@ -52,9 +52,13 @@ impl Residency {
     }
 }
 
-/// The data files of a store folder: every regular file but MDBX's lock file, which is
-/// the reader table (shared memory while open), not data.
+/// The data files of a store folder (every regular file but MDBX's lock file, which is
+/// the reader table, shared memory while open, not data), or `dir` itself where it is not
+/// a folder.
 fn data_files(dir: &Path) -> Result<Vec<PathBuf>, StoreError> {
+    if !dir.is_dir() {
+        return Ok(vec![dir.to_path_buf()]);
+    }
     let mut files = Vec::new();
     for entry in fs::read_dir(dir).map_err(|e| StoreError::io("list", dir, e))? {
         let entry = entry.map_err(|e| StoreError::io("list", dir, e))?;
@@ -78,11 +82,7 @@ fn page_size() -> u64 {
 
 /// Resident pages of one file (or of a whole store folder, summed over its data files).
 pub fn residency(path: &Path) -> Result<Residency, StoreError> {
-    let files = if path.is_dir() {
-        data_files(path)?
-    } else {
-        vec![path.to_path_buf()]
-    };
+    let files = data_files(path)?;
     let mut total = Residency::default();
     for file in files {
         let r = file_residency(&file)?;
@@ -171,11 +171,7 @@ pub struct EvictReport {
 /// asked. Close the store first (see the module doc). The report says how much is still
 /// resident: on file systems whose pages cannot be dropped (tmpfs) it stays high.
 pub fn evict(path: &Path, options: &EvictOptions) -> Result<EvictReport, StoreError> {
-    let files = if path.is_dir() {
-        data_files(path)?
-    } else {
-        vec![path.to_path_buf()]
-    };
+    let files = data_files(path)?;
     for file in &files {
         let f = File::open(file).map_err(|e| StoreError::io("open", file, e))?;
         f.sync_data().map_err(|e| StoreError::io("sync", file, e))?;
