@@ -143,14 +143,7 @@ impl StoreWriter {
             });
         }
         let path = store.path.clone();
-        let err = |what| {
-            let path = path.to_path_buf();
-            move |source: MdbxError| StoreError::Write {
-                path,
-                what,
-                source: source.into(),
-            }
-        };
+        let err = |what| write_err::<MdbxError>(&path, what);
         let txn = store.env.begin_rw_unsync().map_err(err("begin"))?;
         let meta = txn.open_db(Some(META)).map_err(err("open meta"))?;
         txn.put(meta, DIRTY, 1u64.to_le_bytes(), WriteFlags::empty())
