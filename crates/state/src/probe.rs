@@ -59,15 +59,10 @@ pub fn probe_random_reads(
             "{len} bytes, less than one {PROBE_BLOCK}-byte block"
         )));
     }
-    let (handle, direct) = match open_direct(file) {
-        Ok(f) => (f, true),
-        Err(_) => (buffered(file)?, false),
-    };
     // A file system may accept O_DIRECT at open and refuse the reads.
-    let (handle, direct) = if direct && read_block(&handle, 0).is_err() {
-        (buffered(file)?, false)
-    } else {
-        (handle, direct)
+    let (handle, direct) = match open_direct(file) {
+        Ok(f) if read_block(&f, 0).is_ok() => (f, true),
+        _ => (buffered(file)?, false),
     };
 
     let start = Instant::now();
