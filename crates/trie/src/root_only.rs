@@ -264,9 +264,19 @@ impl WitnessSizer {
         segment: &Segment,
         block: &gigagas_dump::DumpBlock,
     ) {
-        if self.error.is_some() {
-            return;
+        if self.error.is_none() {
+            self.error = self.measure(meta, segment_index, segment, block).err();
         }
+    }
+
+    /// [`Self::block`], its error returned.
+    fn measure(
+        &mut self,
+        meta: &gigagas_dump::DumpMeta,
+        segment_index: usize,
+        segment: &Segment,
+        block: &gigagas_dump::DumpBlock,
+    ) -> Result<(), RootOnlyError> {
         if self.current.as_ref().map(|(i, _)| *i) != Some(segment_index) {
             let opened = segment
                 .witness
@@ -284,26 +294,14 @@ impl WitnessSizer {
                             source,
                         })
                 })
-                .transpose();
-            match opened {
-                Ok(trie) => self.current = Some((segment_index, trie)),
-                Err(e) => {
-                    self.error = Some(e);
-                    return;
-                }
-            }
+                .transpose()?;
+            self.current = Some((segment_index, opened));
         }
         let Some((_, Some(walk))) = self.current.as_mut() else {
-            return;
+            return Ok(());
         };
-        let rules = match meta.chain.deletes_empty_accounts_at(block.number()) {
-            Ok(delete_empty_accounts) => RootRules {
-                delete_empty_accounts,
-            },
-            Err(e) => {
-                self.error = Some(e.into());
-                return;
-            }
+        let rules = RootRules {
+            delete_empty_accounts: meta.chain.deletes_empty_accounts_at(block.number())?,
         };
         let bal = &block.access_list;
         let mut size = BlockWitnessSize {
@@ -313,7 +311,7 @@ impl WitnessSizer {
         };
         if walk.failed {
             self.sizes.blocks.push(size);
-            return;
+            return Ok(());
         }
         let (store, trie) = (&mut walk.store, &mut walk.trie);
         let parent = trie.root();
@@ -349,14 +347,12 @@ impl WitnessSizer {
             Err(_) => walk.failed = true,
         }
         self.sizes.blocks.push(size);
+        Ok(())
     }
 
     /// Every block's sizes, or the first error.
     pub fn finish(self) -> Result<WitnessSizes, RootOnlyError> {
-        match self.error {
-            Some(e) => Err(e),
-            None => Ok(self.sizes),
-        }
+        self.error.map_or(Ok(self.sizes), Err)
     }
 }
 
