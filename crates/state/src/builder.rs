@@ -234,13 +234,10 @@ fn check_out(out: &Path) -> Result<Replace, StoreError> {
 }
 
 fn folder_names(dir: &Path) -> Result<Vec<String>, StoreError> {
-    let entries = fs::read_dir(dir).map_err(|e| StoreError::io("list", dir, e))?;
-    entries
-        .map(|e| {
-            e.map(|e| e.file_name().to_string_lossy().into_owned())
-                .map_err(|e| StoreError::io("list", dir, e))
-        })
-        .collect()
+    let name = |e: fs::DirEntry| e.file_name().to_string_lossy().into_owned();
+    fs::read_dir(dir)
+        .and_then(|entries| entries.map(|e| e.map(name)).collect())
+        .map_err(|e| StoreError::io("list", dir, e))
 }
 
 /// A folder that holds a data file and nothing but MDBX's two files.
@@ -342,16 +339,7 @@ fn write_env(
         dump_size: info.size,
         segments: dump.segments.len() as u32,
         pad_to,
-        accounts: 0,
-        absent_accounts: 0,
-        slots: 0,
-        zero_slots: 0,
-        codes: 0,
-        block_hashes: 0,
-        trie_nodes: 0,
-        pad_trie_nodes: 0,
-        pad_accounts: 0,
-        pad_slots: 0,
+        ..StoreMeta::default()
     };
     let witness_nodes: Vec<Vec<PathNode>> = dump
         .segments

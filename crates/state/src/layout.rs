@@ -426,7 +426,7 @@ pub(crate) fn decode_slot(slot: &[u8; 32], entry: &[u8]) -> Result<Option<U256>,
 }
 
 /// The store's meta table, decoded: what it was built from and what it holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StoreMeta {
     /// [`FORMAT_VERSION`] of the writer.
     pub format_version: u32,
