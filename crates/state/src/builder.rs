@@ -874,6 +874,7 @@ struct PadAccount {
 /// pseudo-random point of the `i`-th of `n` equal strides; its last byte is the pass, so
 /// passes never repeat an address. [`PadGen::replan`] spreads a new count over what is
 /// left of the space.
+#[derive(Default)]
 struct PadGen {
     /// Start of the rest of the space (high 16 bytes).
     lo: u128,
@@ -891,14 +892,9 @@ struct PadGen {
 impl PadGen {
     fn new(n: u64, pass: u8) -> Self {
         let mut pad = Self {
-            lo: 0,
-            n: 0,
-            index: 0,
-            stride: 0,
-            made: 0,
-            last_high: None,
             pass,
             seed: mix(0x6769_6761_6761_7300 ^ u64::from(pass)),
+            ..Self::default()
         };
         pad.replan(n);
         pad
