@@ -135,7 +135,7 @@ fn pre_values(pre: &crate::PreStateDb) -> PreValues {
 /// block's transactions, its root on the thread that ran them, from the same witness and
 /// access lists as the replay's, so the two sides of a ratio do the same root work; on a
 /// store run, each block's trie nodes read from the loop's source as the replay reads them.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct SequentialRoots<'s> {
     /// Per segment, its trie (`None`: no witness).
     tries: Vec<Option<StateTrie>>,
@@ -170,12 +170,9 @@ impl<'s> SequentialRoots<'s> {
                 .map(|s| inputs.trie(s, read_nodes, sink.is_some()))
                 .collect(),
             sink,
-            persisted: Vec::new(),
             roots: (0..replay.block_count()).map(|_| None).collect(),
             failed: vec![false; inputs.tries.len()],
-            root_ns: 0,
-            read_ns: 0,
-            reads: NodeReads::default(),
+            ..Self::default()
         }
     }
 
@@ -525,7 +522,7 @@ struct UnitSpan {
 
 /// A pass's roots and root spans, gathered by the coordinator from the workers'
 /// [`RootOut`]s after each batch.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct RootRecord {
     /// Per block, its computed root or why there is none.
     roots: Vec<Option<Result<B256, RootError>>>,
@@ -541,11 +538,7 @@ impl RootRecord {
     pub(crate) fn new(blocks: usize) -> Self {
         Self {
             roots: (0..blocks).map(|_| None).collect(),
-            spans: Vec::new(),
-            busy_ns: 0,
-            read_ns: 0,
-            reads: NodeReads::default(),
-            persisted: Vec::new(),
+            ..Self::default()
         }
     }
 
