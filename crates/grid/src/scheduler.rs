@@ -12,9 +12,7 @@ use std::{
 /// The schedulers by name, for the command line, configs and result rows: the built-in
 /// ones, and one's own ([`SchedulerKind::own`]). Each maps to its ordering
 /// ([`SchedulerKind::ordering`], `gigagas_grid::schedule::scheduler`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchedulerKind {
     /// Ordered list scheduling: block order.
@@ -202,17 +200,7 @@ impl<'de> Deserialize<'de> for OwnScheduler {
 /// for every item. The simulator projects both; `gigagas run --one-item-claims` (hidden)
 /// measures the reference on a machine with many cores.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Claims {

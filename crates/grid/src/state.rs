@@ -1,5 +1,7 @@
 //! Where a pass reads the pre-state from: memory (pure execution) or a state store on disk.
 
+use serde::{Deserialize, Serialize};
+
 /// Where a pass reads the pre-state from, and how.
 ///
 /// Stored as `"state": {"store": {"io": "prefetch", "cache": "cold", "bal_design": "keys"}}`
@@ -7,9 +9,7 @@
 /// reads with an access list (`prefetch`, `pipelined`), and reading is strict: a
 /// prefetching store point without one, or an on-demand one with one, is refused rather
 /// than guessed at (older results get `keys` when they are upgraded).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(into = "StoredStateRead", try_from = "StoredStateRead")]
 pub enum StateRead {
     /// From memory, prepared before the clock starts: pure execution (the default).
@@ -195,17 +195,7 @@ impl TryFrom<StoredStateRead> for StateRead {
 /// the designs the field argues about, each a run option
 /// (`--bal-design`), so their cost and their size can be put side by side.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum BalDesign {
@@ -238,9 +228,7 @@ impl BalDesign {
 }
 
 /// How a pass reads its state from a store.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IoMode {
     /// What a client without hints does: each account, slot or code is read the first time
@@ -283,9 +271,7 @@ impl IoMode {
 }
 
 /// Whether a store's pages are in the OS page cache when a pass starts.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CacheState {
     /// The passes run after a warm-up pass: the store is in the page cache.

@@ -1,5 +1,7 @@
 //! The optional steps of the timed work.
 
+use serde::{Deserialize, Serialize};
+
 /// One-line wording of the timed work without options (the results' `timed_work` field
 /// starts with it; [`TimedWork::describe`] adds the options). The executor's `work` module
 /// documents what each step is.
@@ -8,9 +10,7 @@ pub const TIMED_WORK: &str = "per transaction: execute it and produce its state 
 calls, rewards and withdrawals";
 
 /// The optional steps of the timed work, the same on the sequential loop and the replay.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TimedWork {
     /// Recover each sender from its signature instead of taking it from the dump.
     pub recover_senders: bool,
@@ -114,9 +114,7 @@ impl<'de> serde::Deserialize<'de> for Persist {
 /// block's chain stalls while the head is more than `buffer + backpressure` blocks ahead
 /// of the disk (reth stalls its engine past `backpressure` blocks beyond its in-memory
 /// buffer target).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Backlog {
     /// Blocks ahead of the disk before a commit starts (reth's persistence threshold, 7).
@@ -157,17 +155,7 @@ impl Backlog {
 /// on the pass's workers once its transactions have run (`after`), or from the batch's
 /// start beside them (`overlapped`). Either way every root is checked against the header.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum StateRootPhase {
