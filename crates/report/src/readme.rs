@@ -71,8 +71,15 @@ pub fn blocks(text: &str, path: &Path) -> Result<Vec<Block>, ReportError> {
     }
 }
 
-/// The newest folder of sweep `name` under `results_root`, if there is one.
+/// The folder a block shows: the newest of sweep `name` under `results_root`, if there is
+/// one; or, where the marker names one folder (`io/2026-11-28-1310270bd576`), that folder,
+/// so that a README keeps every table from one commit while newer folders of a sweep land
+/// beside it.
 fn newest(results_root: &Path, name: &str) -> Result<Option<std::path::PathBuf>, ReportError> {
+    if name.contains('/') {
+        let dir = results_root.join(name);
+        return Ok(dir.join("results.json").is_file().then_some(dir));
+    }
     let sweep = results_root.join(name);
     if sweep.is_dir() {
         folder::latest_results_dir(&sweep)
@@ -150,7 +157,8 @@ pub fn render_block(results_root: &Path, name: &str) -> Result<String, ReportErr
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let link = format!("results/{name}/{folder_name}");
+    let sweep = name.split_once('/').map_or(name, |(sweep, _)| sweep);
+    let link = format!("results/{sweep}/{folder_name}");
     Ok(format!("\n{}\n", table::figure(&results, &link)))
 }
 
@@ -271,6 +279,15 @@ mod tests {
         let b = |n: &str| format!("<!-- gigagas:figures BEGIN {n} -->\n");
         let e = |n: &str| format!("<!-- gigagas:figures END {n} -->\n");
         assert_eq!(names(&format!("{}x\n{}", b("a"), e("a"))).unwrap(), ["a"]);
+        // A sweep and one of its folders: that folder, pinned.
+        let pinned = "io/2026-11-28-1310270bd576";
+        assert_eq!(
+            names(&format!("{}x\n{}", b(pinned), e(pinned))).unwrap(),
+            [pinned]
+        );
+        for bad in ["io/", "/x", "a/b/c"] {
+            assert!(names(&format!("{}{}", b(bad), e(bad))).is_err(), "{bad}");
+        }
         for (text, line, problem) in [
             (
                 format!("{}{}", b("a"), b("b")),

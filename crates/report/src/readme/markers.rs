@@ -11,7 +11,7 @@ const CLOSE: &str = " -->";
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MarkerProblem {
     /// A marker line that does not end in ` -->` or names no sweep (a name is letters,
-    /// digits, `-` and `_`).
+    /// digits, `-` and `_`; a sweep and one of its folders are two names joined by `/`).
     #[error("a figures marker must read `{BEGIN}NAME -->` or `{END}NAME -->`")]
     Malformed,
     /// A block opened inside another.
@@ -43,10 +43,16 @@ pub(super) fn marker_name<'a>(line: &'a str, prefix: &str) -> Result<&'a str, Ma
         .strip_prefix(prefix)
         .and_then(|rest| rest.strip_suffix(CLOSE))
         .ok_or(MarkerProblem::Malformed)?;
-    let ok = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let word = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    };
+    // A sweep, or a sweep and one of its folders (`io/2026-11-28-1310270bd576`).
+    let ok = match name.split_once('/') {
+        Some((sweep, folder)) => word(sweep) && word(folder),
+        None => word(name),
+    };
     if ok {
         Ok(name)
     } else {
