@@ -368,11 +368,7 @@ pub fn simulate_dump(
         device,
     };
     let validating = !plan.validate_threads.is_empty();
-    let memory_units = if validating {
-        execution_units(plan, rep, cores)
-    } else {
-        0
-    };
+    let memory_units = u64::from(validating) * execution_units(plan, rep, cores);
     progress.total(memory_units + wb_plan.units(cores));
     let mut execution = None;
     if validating {
