@@ -1005,12 +1005,6 @@ impl BlockRootJob {
             if a.pre != Some(fields) {
                 stage.plain.push((a.address, Some(fields)));
             }
-            let leaf = AccountLeaf {
-                nonce: a.post.nonce,
-                balance: a.post.balance,
-                code_hash: a.post.code_hash,
-                storage_root,
-            };
             match (a.pre_storage_root, storage_root) {
                 (Some(pre_root), Some(storage_root)) => {
                     let pre = a
@@ -1021,7 +1015,16 @@ impl BlockRootJob {
                         updates.inserts.push((key, alloy_rlp::encode(post)));
                     }
                 }
-                _ => updates.accounts.push((key, leaf)),
+                // The leaf is read where it is set: the fields the block leaves are its own.
+                _ => updates.accounts.push((
+                    key,
+                    AccountLeaf {
+                        nonce: a.post.nonce,
+                        balance: a.post.balance,
+                        code_hash: a.post.code_hash,
+                        storage_root,
+                    },
+                )),
             }
         }
         self.stage = Some(Box::new(stage));
