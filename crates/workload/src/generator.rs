@@ -55,20 +55,6 @@ pub struct GeneratorConfig {
     pub users: usize,
 }
 
-impl GeneratorConfig {
-    /// The configuration of the embedded default dump.
-    pub fn default_dump() -> Self {
-        Self {
-            profile: Profile::MainnetLike,
-            blocks: 100,
-            gas_per_block: 25_000_000,
-            seed: 1,
-            fork: EthereumHardfork::Prague,
-            users: 4_000,
-        }
-    }
-}
-
 /// Why generation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum GenerateError {
