@@ -1033,50 +1033,25 @@ impl TxGen<'_> {
         gas: u64,
         remaining: u64,
     ) -> (Call, u64, Option<(TxKindChoice, u64)>) {
-        let to = self.deployed.compute;
-        let call = |data: Vec<u8>| (TxKind::Call(to), U256::ZERO, Bytes::from(data));
-        match kind {
-            TxKindChoice::Keccak => {
-                let (units, limit) = self.sized(kind, (30_000, 120), gas, remaining);
-                (
-                    call(
-                        ICompute::keccakLoopCall {
-                            rounds: U256::from(units),
-                        }
-                        .abi_encode(),
-                    ),
-                    limit,
-                    Some((kind, units)),
-                )
-            }
-            TxKindChoice::Arith => {
-                let (units, limit) = self.sized(kind, (30_000, 110), gas, remaining);
-                (
-                    call(
-                        ICompute::arithLoopCall {
-                            rounds: U256::from(units),
-                        }
-                        .abi_encode(),
-                    ),
-                    limit,
-                    Some((kind, units)),
-                )
-            }
-            _ => {
-                let (units, limit) =
-                    self.sized(TxKindChoice::Store, (50_000, 22_500), gas, remaining);
-                (
-                    call(
-                        ICompute::storeLoopCall {
-                            slots: U256::from(units),
-                        }
-                        .abi_encode(),
-                    ),
-                    limit,
-                    Some((TxKindChoice::Store, units)),
-                )
-            }
-        }
+        // Each loop's gas per unit until one is measured, and its call.
+        let (kind, default, encode): (_, _, fn(U256) -> Vec<u8>) = match kind {
+            TxKindChoice::Keccak => (kind, (30_000, 120), |rounds| {
+                ICompute::keccakLoopCall { rounds }.abi_encode()
+            }),
+            TxKindChoice::Arith => (kind, (30_000, 110), |rounds| {
+                ICompute::arithLoopCall { rounds }.abi_encode()
+            }),
+            _ => (TxKindChoice::Store, (50_000, 22_500), |slots| {
+                ICompute::storeLoopCall { slots }.abi_encode()
+            }),
+        };
+        let (units, limit) = self.sized(kind, default, gas, remaining);
+        let data = Bytes::from(encode(U256::from(units)));
+        (
+            (TxKind::Call(self.deployed.compute), U256::ZERO, data),
+            limit,
+            Some((kind, units)),
+        )
     }
 
     fn build(
@@ -1166,11 +1141,7 @@ impl TxGen<'_> {
                 };
                 self.sized_call(kind, g, remaining)
             }
-            TxKindChoice::Keccak => {
-                let g = self.log_uniform(40_000, 1_000_000);
-                self.sized_call(choice, g, remaining)
-            }
-            TxKindChoice::Arith => {
+            TxKindChoice::Keccak | TxKindChoice::Arith => {
                 let g = self.log_uniform(40_000, 1_000_000);
                 self.sized_call(choice, g, remaining)
             }
@@ -1202,51 +1173,33 @@ impl TxGen<'_> {
         &mut self,
         choice: TxKindChoice,
     ) -> (Call, u64, Option<(TxKindChoice, u64)>) {
-        let d = self.deployed;
-        let call = |to: Address, data: Vec<u8>| (TxKind::Call(to), U256::ZERO, Bytes::from(data));
-        match choice {
+        let (data, gas) = match choice {
             TxKindChoice::Ecrecover => {
                 let n = self.rng.random_range(1u64..=30);
                 (
-                    call(
-                        d.precompiles,
-                        IPrecompiles::ecrecoverLoopCall { n: U256::from(n) }.abi_encode(),
-                    ),
+                    IPrecompiles::ecrecoverLoopCall { n: U256::from(n) }.abi_encode(),
                     60_000 + n * 6_000,
-                    None,
                 )
             }
             TxKindChoice::Sha256 => {
                 let n = self.rng.random_range(1u64..=200);
                 (
-                    call(
-                        d.precompiles,
-                        IPrecompiles::sha256LoopCall { n: U256::from(n) }.abi_encode(),
-                    ),
+                    IPrecompiles::sha256LoopCall { n: U256::from(n) }.abi_encode(),
                     60_000 + n * 1_000,
-                    None,
                 )
             }
             TxKindChoice::Pairing => {
                 let n = self.rng.random_range(1u64..=3);
                 (
-                    call(
-                        d.precompiles,
-                        IPrecompiles::pairingCall { n: U256::from(n) }.abi_encode(),
-                    ),
+                    IPrecompiles::pairingCall { n: U256::from(n) }.abi_encode(),
                     80_000 + n * 130_000,
-                    None,
                 )
             }
             TxKindChoice::Modexp => {
                 let n = self.rng.random_range(1u64..=50);
                 (
-                    call(
-                        d.precompiles,
-                        IPrecompiles::modexpCallCall { n: U256::from(n) }.abi_encode(),
-                    ),
+                    IPrecompiles::modexpCallCall { n: U256::from(n) }.abi_encode(),
                     80_000 + n * 3_000,
-                    None,
                 )
             }
             TxKindChoice::PointEvaluation => {
@@ -1254,10 +1207,12 @@ impl TxGen<'_> {
                     input: contracts::point_evaluation_input(),
                 }
                 .abi_encode();
-                (call(d.precompiles, data), 150_000, None)
+                (data, 150_000)
             }
             _ => unreachable!("only precompile kinds are passed here"),
-        }
+        };
+        let to = TxKind::Call(self.deployed.precompiles);
+        ((to, U256::ZERO, Bytes::from(data)), gas, None)
     }
 }
 
