@@ -78,93 +78,90 @@ pub(crate) struct DumpArgs {
 
 impl Command for DumpArgs {
     fn execute(self) -> Result<()> {
-        run(self)
-    }
-}
-
-/// Run `gigagas dump`.
-fn run(args: DumpArgs) -> Result<()> {
-    let start = Instant::now();
-    let opts = DumpOptions {
-        fork: args.fork,
-        concurrency: args.concurrency,
-        batch_size: args.rpc_batch,
-        client: ClientConfig {
-            timeout: Duration::from_secs(args.timeout.max(1)),
-            retries: args.retries,
-            ..ClientConfig::default()
-        },
-        resume: args.resume,
-        stop_after: args.stop_after,
-        trace_prefetch: !args.no_trace_prefetch,
-        name: args.name.clone(),
-        witness: !args.no_witness,
-        ..DumpOptions::new(args.rpc.clone(), args.from, args.to)
-    };
-    let bar = crate::terminal::progress_bar(args.to.saturating_sub(args.from) + 1, "dumping");
-    let mut on_progress = |p: DumpEvent| match p {
-        DumpEvent::Start {
-            total,
-            resumed_blocks,
-            resumed_state,
-            chain_id,
-            fork,
-        } => {
-            bar.set_length(total);
-            let resumed = if resumed_blocks + resumed_state > 0 {
-                format!(
-                    "; resuming with {resumed_blocks} blocks and {resumed_state} state values fetched before"
-                )
-            } else {
-                String::new()
-            };
-            bar.suspend(|| eprintln!("chain {chain_id}, {fork}{resumed}"));
-            bar.reset_eta();
-        }
-        DumpEvent::Block {
-            done,
-            number,
-            txs,
-            state_calls,
-            on_demand,
-            ..
-        } => {
-            bar.set_position(done);
-            bar.set_message(format!(
-                "block {number} ({txs} txs), {state_calls} state calls ({on_demand} on demand)"
-            ));
-        }
-        DumpEvent::Finishing => bar.set_message("completing the pre-state, then the witness"),
-        DumpEvent::Witness { source, nodes } => bar.suspend(|| match source {
-            WitnessSource::Off => {}
-            WitnessSource::Unavailable(why) => {
-                eprintln!("no witness: {why} (the dump has none; runs skip the state-root phase)")
+        let start = Instant::now();
+        let opts = DumpOptions {
+            fork: self.fork,
+            concurrency: self.concurrency,
+            batch_size: self.rpc_batch,
+            client: ClientConfig {
+                timeout: Duration::from_secs(self.timeout.max(1)),
+                retries: self.retries,
+                ..ClientConfig::default()
+            },
+            resume: self.resume,
+            stop_after: self.stop_after,
+            trace_prefetch: !self.no_trace_prefetch,
+            name: self.name.clone(),
+            witness: !self.no_witness,
+            ..DumpOptions::new(self.rpc.clone(), self.from, self.to)
+        };
+        let bar = crate::terminal::progress_bar(self.to.saturating_sub(self.from) + 1, "dumping");
+        let mut on_progress = |p: DumpEvent| match p {
+            DumpEvent::Start {
+                total,
+                resumed_blocks,
+                resumed_state,
+                chain_id,
+                fork,
+            } => {
+                bar.set_length(total);
+                let resumed = if resumed_blocks + resumed_state > 0 {
+                    format!(
+                        "; resuming with {resumed_blocks} blocks and {resumed_state} state values fetched before"
+                    )
+                } else {
+                    String::new()
+                };
+                bar.suspend(|| eprintln!("chain {chain_id}, {fork}{resumed}"));
+                bar.reset_eta();
             }
-            source => eprintln!("witness: {nodes} trie nodes from {source}"),
-        }),
-    };
-    let partial = gigagas_rpc::partial_dir_for(&args.output);
-    if partial.exists() && !args.resume {
+            DumpEvent::Block {
+                done,
+                number,
+                txs,
+                state_calls,
+                on_demand,
+                ..
+            } => {
+                bar.set_position(done);
+                bar.set_message(format!(
+                    "block {number} ({txs} txs), {state_calls} state calls ({on_demand} on demand)"
+                ));
+            }
+            DumpEvent::Finishing => bar.set_message("completing the pre-state, then the witness"),
+            DumpEvent::Witness { source, nodes } => bar.suspend(|| match source {
+                WitnessSource::Off => {}
+                WitnessSource::Unavailable(why) => {
+                    eprintln!(
+                        "no witness: {why} (the dump has none; runs skip the state-root phase)"
+                    )
+                }
+                source => eprintln!("witness: {nodes} trie nodes from {source}"),
+            }),
+        };
+        let partial = gigagas_rpc::partial_dir_for(&self.output);
+        if partial.exists() && !self.resume {
+            eprintln!(
+                "{} holds an earlier, unfinished dump: starting over (--resume continues it)",
+                partial.display()
+            );
+        }
+        let result = gigagas_rpc::dump_to_file(&opts, &self.output, &mut on_progress);
+        bar.finish_and_clear();
+        let (dump, info) = result?;
         eprintln!(
-            "{} holds an earlier, unfinished dump: starting over (--resume continues it)",
-            partial.display()
+            "wrote {} ({} blocks, {} txs, {:.3} Ggas, {} accounts and {} slots of pre-state, {:.1} MB, checksum {}) in {:.1} s; \
+             verified against the node: every transaction's gas and status, every block's gas and receipts root",
+            self.output.display(),
+            dump.block_count(),
+            dump.transaction_count(),
+            dump.total_gas() as f64 / 1e9,
+            dump.segments[0].pre_state.accounts.len(),
+            dump.segments[0].pre_state.storage.len(),
+            info.size as f64 / 1e6,
+            info.checksum_hex(),
+            start.elapsed().as_secs_f64()
         );
+        Ok(())
     }
-    let result = gigagas_rpc::dump_to_file(&opts, &args.output, &mut on_progress);
-    bar.finish_and_clear();
-    let (dump, info) = result?;
-    eprintln!(
-        "wrote {} ({} blocks, {} txs, {:.3} Ggas, {} accounts and {} slots of pre-state, {:.1} MB, checksum {}) in {:.1} s; \
-         verified against the node: every transaction's gas and status, every block's gas and receipts root",
-        args.output.display(),
-        dump.block_count(),
-        dump.transaction_count(),
-        dump.total_gas() as f64 / 1e9,
-        dump.segments[0].pre_state.accounts.len(),
-        dump.segments[0].pre_state.storage.len(),
-        info.size as f64 / 1e6,
-        info.checksum_hex(),
-        start.elapsed().as_secs_f64()
-    );
-    Ok(())
 }

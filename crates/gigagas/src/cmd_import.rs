@@ -91,60 +91,55 @@ enum ImportSource {
 
 impl Command for ImportArgs {
     fn execute(self) -> Result<()> {
-        run(self)
-    }
-}
-
-/// Run `gigagas import`.
-fn run(args: ImportArgs) -> Result<()> {
-    match args.source {
-        ImportSource::BlockchainTest {
-            input,
-            test,
-            output,
-        } => {
-            // Before any work: the output (a dump file, or a folder of them) is neither a
-            // fixture file nor inside the fixture folder.
-            gigagas_report::output::check_not_inputs(
-                std::slice::from_ref(&input),
-                &[("-o", output.clone())],
-            )?;
-            let mut empty: Vec<PathBuf> = Vec::new();
-            let (layout, summary) = import(&input, test.as_deref(), &output, |report| {
-                println!("{report}");
-                empty.extend(report.dump_without_transactions().map(Path::to_path_buf));
-            })?;
-            if layout == OutputLayout::Directory {
-                println!("{summary}");
-                if !empty.is_empty() {
-                    println!(
-                        "{} dump(s) hold no transactions (nothing to measure; a suite run lists them as skipped): {}",
-                        empty.len(),
-                        empty
-                            .iter()
-                            .map(|p| {
-                                gigagas_report::table::escape_name(&p.display().to_string())
-                                    .into_owned()
-                            })
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
+        match self.source {
+            ImportSource::BlockchainTest {
+                input,
+                test,
+                output,
+            } => {
+                // Before any work: the output (a dump file, or a folder of them) is neither a
+                // fixture file nor inside the fixture folder.
+                gigagas_report::output::check_not_inputs(
+                    std::slice::from_ref(&input),
+                    &[("-o", output.clone())],
+                )?;
+                let mut empty: Vec<PathBuf> = Vec::new();
+                let (layout, summary) = import(&input, test.as_deref(), &output, |report| {
+                    println!("{report}");
+                    empty.extend(report.dump_without_transactions().map(Path::to_path_buf));
+                })?;
+                if layout == OutputLayout::Directory {
+                    println!("{summary}");
+                    if !empty.is_empty() {
+                        println!(
+                            "{} dump(s) hold no transactions (nothing to measure; a suite run lists them as skipped): {}",
+                            empty.len(),
+                            empty
+                                .iter()
+                                .map(|p| {
+                                    gigagas_report::table::escape_name(&p.display().to_string())
+                                        .into_owned()
+                                })
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                    }
+                    if summary.failed > 0 {
+                        bail!(
+                            "{} of {} tests failed to import (see the FAIL lines above)",
+                            summary.failed,
+                            summary.total()
+                        );
+                    }
                 }
-                if summary.failed > 0 {
-                    bail!(
-                        "{} of {} tests failed to import (see the FAIL lines above)",
-                        summary.failed,
-                        summary.total()
-                    );
-                }
+                Ok(())
             }
-            Ok(())
+            ImportSource::Snapshot {
+                input,
+                output,
+                name,
+            } => snapshot(&input, output, &name),
         }
-        ImportSource::Snapshot {
-            input,
-            output,
-            name,
-        } => snapshot(&input, output, &name),
     }
 }
 

@@ -40,7 +40,77 @@ pub(crate) struct ReportArgs {
 
 impl Command for ReportArgs {
     fn execute(self) -> Result<()> {
-        report(self)
+        if let Some(path) = &self.readme {
+            return readme(path, self.results_dir.as_deref(), self.check);
+        }
+        if let [dir] = &self.dirs[..]
+            && dir.join(SIMULATION_FILE).is_file()
+        {
+            return simulation(dir, self.out.as_deref());
+        }
+        // The results.json files read are inputs; the files written (into the one folder, or
+        // into --out) must not be one of them.
+        let inputs: Vec<PathBuf> = self
+            .dirs
+            .iter()
+            .map(|d| {
+                if d.is_dir() {
+                    d.join("results.json")
+                } else {
+                    d.clone()
+                }
+            })
+            .collect();
+        let target = match (&self.dirs[..], &self.out) {
+            ([dir], None) if !dir.is_dir() => dir.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            ([dir], None) => dir.clone(),
+            (_, Some(out)) => out.clone(),
+            (_, None) => PathBuf::new(),
+        };
+        if !target.as_os_str().is_empty() {
+            let mut outputs = vec![("--out", target.clone())];
+            outputs.extend(folder::FILES.iter().map(|f| ("--out", target.join(f))));
+            // The one folder re-rendered in place holds its own results.json: not an output.
+            if self.out.is_none() {
+                outputs.retain(|(_, p)| !p.ends_with("results.json"));
+                outputs.retain(|(_, p)| *p != target);
+            }
+            output::check_not_inputs(&inputs, &outputs)?;
+        }
+        if let Some(out) = &self.out {
+            output::prepare_output_dir(out, false)?;
+        }
+        match (&self.dirs[..], &self.out) {
+            ([dir], None) => {
+                let results = folder::render_dir(dir)?;
+                print!("{}", table::rows_table(std::slice::from_ref(&results)));
+                eprintln!("re-rendered {}", dir.display());
+            }
+            (dirs, out) => {
+                let sets = dirs
+                    .iter()
+                    .map(|d| folder::load_dir(d))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if let Some(out) = out {
+                    folder::merge_dirs(dirs, out)?;
+                    eprintln!("wrote {}", out.display());
+                }
+                if sets.len() > 1 {
+                    for (i, s) in sets.iter().enumerate() {
+                        println!(
+                            "{}: {} ({} cores), commit {}",
+                            table::machine_tag(i),
+                            s.machine.cpu,
+                            s.machine.cores,
+                            s.machine.commit
+                        );
+                    }
+                    println!();
+                }
+                print!("{}", table::rows_table(&sets));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -99,80 +169,5 @@ fn simulation(dir: &Path, out: Option<&Path>) -> Result<()> {
     results.write_into(out)?;
     print!("{}", results.markdown());
     eprintln!("wrote {}", out.display());
-    Ok(())
-}
-
-/// `gigagas report DIR...`.
-fn report(args: ReportArgs) -> Result<()> {
-    if let Some(path) = &args.readme {
-        return readme(path, args.results_dir.as_deref(), args.check);
-    }
-    if let [dir] = &args.dirs[..]
-        && dir.join(SIMULATION_FILE).is_file()
-    {
-        return simulation(dir, args.out.as_deref());
-    }
-    // The results.json files read are inputs; the files written (into the one folder, or
-    // into --out) must not be one of them.
-    let inputs: Vec<PathBuf> = args
-        .dirs
-        .iter()
-        .map(|d| {
-            if d.is_dir() {
-                d.join("results.json")
-            } else {
-                d.clone()
-            }
-        })
-        .collect();
-    let target = match (&args.dirs[..], &args.out) {
-        ([dir], None) if !dir.is_dir() => dir.parent().unwrap_or(Path::new(".")).to_path_buf(),
-        ([dir], None) => dir.clone(),
-        (_, Some(out)) => out.clone(),
-        (_, None) => PathBuf::new(),
-    };
-    if !target.as_os_str().is_empty() {
-        let mut outputs = vec![("--out", target.clone())];
-        outputs.extend(folder::FILES.iter().map(|f| ("--out", target.join(f))));
-        // The one folder re-rendered in place holds its own results.json: not an output.
-        if args.out.is_none() {
-            outputs.retain(|(_, p)| !p.ends_with("results.json"));
-            outputs.retain(|(_, p)| *p != target);
-        }
-        output::check_not_inputs(&inputs, &outputs)?;
-    }
-    if let Some(out) = &args.out {
-        output::prepare_output_dir(out, false)?;
-    }
-    match (&args.dirs[..], &args.out) {
-        ([dir], None) => {
-            let results = folder::render_dir(dir)?;
-            print!("{}", table::rows_table(std::slice::from_ref(&results)));
-            eprintln!("re-rendered {}", dir.display());
-        }
-        (dirs, out) => {
-            let sets = dirs
-                .iter()
-                .map(|d| folder::load_dir(d))
-                .collect::<Result<Vec<_>, _>>()?;
-            if let Some(out) = out {
-                folder::merge_dirs(dirs, out)?;
-                eprintln!("wrote {}", out.display());
-            }
-            if sets.len() > 1 {
-                for (i, s) in sets.iter().enumerate() {
-                    println!(
-                        "{}: {} ({} cores), commit {}",
-                        table::machine_tag(i),
-                        s.machine.cpu,
-                        s.machine.cores,
-                        s.machine.commit
-                    );
-                }
-                println!();
-            }
-            print!("{}", table::rows_table(&sets));
-        }
-    }
     Ok(())
 }
