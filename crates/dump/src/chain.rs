@@ -131,41 +131,28 @@ impl ChainConfig {
     ///
     /// Returns `None` for forks gigagas does not know how to schedule.
     pub fn all_active_from_genesis(chain_id: u64, fork: EthereumHardfork) -> Option<Self> {
+        let by_block = BLOCK_FORKS.iter().map(|f| (f, Some(0), None));
+        let by_timestamp = TIMESTAMP_FORKS
+            .iter()
+            .filter(|f| **f == fork || !BLOB_FORKS_WITHOUT_DEFAULTS.contains(f))
+            .map(|f| (f, None, Some(0)));
         let mut forks = Vec::new();
-        let mut reached = false;
-        for f in BLOCK_FORKS {
+        for (f, block, timestamp) in by_block.chain(by_timestamp) {
             forks.push(ForkActivation {
                 fork: f.name().into(),
-                block: Some(0),
-                timestamp: None,
+                block,
+                timestamp,
             });
             if *f == fork {
-                reached = true;
-                break;
-            }
-        }
-        if !reached {
-            for f in TIMESTAMP_FORKS {
-                if *f != fork && BLOB_FORKS_WITHOUT_DEFAULTS.contains(f) {
-                    continue;
-                }
-                forks.push(ForkActivation {
-                    fork: f.name().into(),
-                    block: None,
-                    timestamp: Some(0),
+                return Some(Self {
+                    chain_id,
+                    forks,
+                    deposit_contract: None,
+                    blob_schedule: BTreeMap::new(),
                 });
-                if *f == fork {
-                    reached = true;
-                    break;
-                }
             }
         }
-        reached.then_some(Self {
-            chain_id,
-            forks,
-            deposit_contract: None,
-            blob_schedule: BTreeMap::new(),
-        })
+        None
     }
 
     /// The fork schedule in alloy's form.
