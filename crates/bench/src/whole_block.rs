@@ -208,8 +208,25 @@ pub fn measured_times(timings: &RunTimings, read: ReadMode) -> PhaseTimes {
         root_ns: timings.root.root_ns as f64,
         persist_wait_ns: timings.root.persisted.iter().map(|p| p.ns).sum::<u64>() as f64,
         drain_ns: timings.root.drain_ns as f64,
-        first_read_wait_ns: 0.0,
+        first_read_wait_ns: first_read_waits(timings, read) as f64,
     }
+}
+
+/// Reads beside execution: per batch, from its start to its first item's start (what the
+/// first item waited for its block), summed; 0 for other reads.
+fn first_read_waits(timings: &RunTimings, read: ReadMode) -> u64 {
+    if read != ReadMode::Beside {
+        return 0;
+    }
+    timings
+        .batches
+        .iter()
+        .zip(&timings.batch_start_ns)
+        .filter_map(|(items, &start)| {
+            let first = items.clone().map(|i| timings.item_start_ns[i]).min()?;
+            Some(first.saturating_sub(start))
+        })
+        .sum()
 }
 
 /// Profile `point` on one thread (`plan.profile_runs` passes) and measure it at each of
@@ -329,7 +346,10 @@ pub fn simulate_whole_block(
         largest_validated,
         plan.cores,
         cost,
-        plan.device.clone().map(|c| (c, readers)),
+        gigagas_sim::StoreReaders {
+            count: readers,
+            curve: plan.device.clone(),
+        },
     )?)
 }
 

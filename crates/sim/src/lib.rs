@@ -30,6 +30,6 @@ pub use phases::{
 };
 pub use report::{ItemCost, Projection, SimulationReport, SlowdownCurve, Validation};
 pub use whole_block::{
-    PhaseRecord, PhaseTimes, PointError, PointMeasurement, RootUnitCounts, Slowdown,
+    PhaseRecord, PhaseTimes, PointError, PointMeasurement, RootUnitCounts, Slowdown, StoreReaders,
     WholeBlockPoint, WholeBlockReport, whole_block_report,
 };

@@ -12,8 +12,9 @@
 //!    coordinator reads the next batch's state while this one runs; a read that outlasts the
 //!    batch holds up the next one, the excess exposed), or not at all (`None`: state in
 //!    memory, or read on demand inside the items, whose profiled times then include the
-//!    reads), or beside the batch itself (`Beside`: block by block in the schedule's order,
-//!    an item waiting only for its own block). A read takes the longer of its one-reader
+//!    reads), or beside the batch itself (`Beside`: each reader a block at a time in the
+//!    schedule's order, an item waiting only for its own block; what is exposed is the
+//!    first item's wait and each later stall). A read takes the longer of its one-reader
 //!    time spread over the readers and its device reads at the [`DeviceCurve`]'s rate for R
 //!    readers ([`read_ns`]): the curve caps the read.
 //! 2. **Execute**: the items are list-scheduled in the scheduler's order, in the chunks a
@@ -42,8 +43,8 @@
 //!
 //! Items and root units are scheduled in *work time* (the profile's one-thread times); a
 //! batch's work time then becomes wall time at the speed its threads get from the cores
-//! ([`PhaseConfig::cores`]): N workers and, while a pipelined read runs beside the batch,
-//! R reading threads share C cores evenly. See [`PHASE_ASSUMPTIONS`] for what the model
+//! ([`PhaseConfig::cores`]): N workers and, while a pipelined read or a read beside
+//! execution runs beside the batch, its reading threads share C cores evenly. See [`PHASE_ASSUMPTIONS`] for what the model
 //! leaves out. [`crate::whole_block`] turns a one-thread record of a pass into a profile and
 //! validates projections against measured passes.
 
@@ -94,10 +95,14 @@ pub const PHASE_ASSUMPTIONS: [&str; 10] = [
     "the profile is recorded from one-thread passes of the same store point (warm, or each \
      pass cold); a read's recorded time is its wall time on the pass's readers, projected as \
      one reader's, and its device reads are its readers' major page faults",
-    "reads beside execution: a batch's read runs on its readers at the speed N + R threads get \
-     on C cores, its blocks in the order the schedule first reaches them, each taking its \
-     profiled part of the read; an item starts once its block is read; the workers' clock is \
-     not slowed by the readers",
+    "reads beside execution: each of R readers takes the next block in the order the schedule \
+     first reaches them and reads it alone, its profiled part of the read (its device reads \
+     capped at the curve's rate for the reading readers, shared among them); a block is ready \
+     when its read ends, and an item starts no sooner than its block is ready; the read after \
+     the last block's part (trie paths) follows it; until the first block is ready the M = \
+     min(R, blocks) reading readers run at min(1, C/M), then readers and workers each at \
+     min(1, C/(N + M)) until the read ends (a waiting worker counts as runnable); the exposed \
+     read is the longest any worker waited plus what the read outlasts the batch by",
     "persistence: block, each block's synced commit inside the unit that finished it, as \
      profiled; background, a writer on a core of its own with the store writer's rules \
      (threshold, buffer, backpressure), each group commit the sum of its blocks' shares of \
@@ -239,9 +244,10 @@ pub enum ReadMode {
     /// Each batch's state read by the coordinator (and its reader threads) while the
     /// batch before it runs; the first batch's before it.
     Pipelined,
-    /// Each batch's state read by readers of their own while the batch runs, block by
-    /// block in the order the schedule first reaches them; an item starts once its block
-    /// is read ([`BatchProfile::block_read_ns`]).
+    /// Each batch's state read by readers of their own while the batch runs, each reader a
+    /// block at a time in the order the schedule first reaches them; an item starts once
+    /// its block is read ([`BatchProfile::block_read_ns`]); the workers share the cores
+    /// with the readers while the read runs.
     Beside,
 }
 
@@ -258,7 +264,8 @@ pub struct PhaseConfig {
     /// and while a pipelined read runs beside a batch, the N workers and R readers at
     /// min(1, C/(N + R)) each (the reading coordinator competes with the workers).
     pub cores: NonZeroUsize,
-    /// Threads reading a batch's state (the coordinator among them).
+    /// Threads reading a batch's state (the coordinator among them); reads beside
+    /// execution: readers of their own, each reading one block at a time.
     pub readers: NonZeroUsize,
     /// How finished blocks are committed: `none` and `block` change nothing in the
     /// schedule (a block's synced commit is inside the unit that finished it);
@@ -673,8 +680,10 @@ pub fn project_phases(
         });
         // Reads beside execution: on the readers, beside the workers.
         let own_read =
-            (config.read == ReadMode::Beside).then(|| read_ns(batch.read, r, shared, device));
-        let ready = own_read.map_or_else(Vec::new, |ns| ready_times(batch, ns, workers_alone));
+            (config.read == ReadMode::Beside).then(|| BesideRead::project(batch, config, device));
+        let ready = own_read
+            .as_ref()
+            .map_or_else(Vec::new, BesideRead::ready_work);
         let run = run_batch(
             batch,
             profile.unit_ns,
@@ -683,9 +692,10 @@ pub fn project_phases(
             hand,
             &ready,
         );
-        let (clock, read_end) = match beside {
-            None => (Clock::uniform(workers_alone), None),
-            Some(read) => {
+        let (clock, read_end) = match (beside, &own_read) {
+            (None, None) => (Clock::uniform(workers_alone), None),
+            (None, Some(own)) => (own.clock(workers_alone), Some(own.end)),
+            (Some(read), _) => {
                 let cpu = read.ns as f64 / r.get() as f64;
                 let floor = device_floor_ns(read, r, device);
                 let speeds = Speeds {
@@ -702,7 +712,7 @@ pub fn project_phases(
             p.first_read_wait_ns += clock.wall(run.first_wait.unwrap_or(0));
             p.exposed_read_ns += clock.wall(run.read_wait);
         }
-        if let Some(end) = read_end.or(own_read) {
+        if let Some(end) = read_end {
             p.read_ns += end;
             if end > wall {
                 p.exposed_read_ns += end - wall;
@@ -779,11 +789,9 @@ fn block_of(batch: &BatchProfile, i: u32) -> usize {
     batch.item_block.get(i as usize).copied().unwrap_or(0) as usize
 }
 
-/// Reads beside execution: when each of `batch`'s blocks is read, in work time at
-/// `speed`, its read taking `read_wall` wall nanoseconds in all: the blocks in the order
-/// the schedule first reaches them, each taking its profiled part of the read (all at the
-/// end without parts).
-fn ready_times(batch: &BatchProfile, read_wall: f64, speed: f64) -> Vec<u64> {
+/// Reads beside execution: `batch`'s blocks (from its first) in the order the schedule
+/// first reaches them; blocks none of its items is in follow in block order.
+fn read_order(batch: &BatchProfile) -> Vec<usize> {
     let named = batch.item_block.iter().max().map_or(1, |&b| b as usize + 1);
     let blocks = named.max(batch.block_read_ns.len());
     let mut seen = vec![false; blocks];
@@ -795,16 +803,109 @@ fn ready_times(batch: &BatchProfile, read_wall: f64, speed: f64) -> Vec<u64> {
         }
     }
     order.extend((0..blocks).filter(|&b| !seen[b]));
-    let part = |b: usize| batch.block_read_ns.get(b).copied().unwrap_or(0) as f64;
-    let total: f64 = (0..blocks).map(part).sum();
-    let mut ready = vec![0; blocks];
-    let mut done = 0.0;
-    for b in order {
-        done += part(b);
-        let share = if total > 0.0 { done / total } else { 1.0 };
-        ready[b] = (read_wall * share * speed).round() as u64;
+    order
+}
+
+/// Reads beside execution: one batch's read on its readers, in wall time from the batch's
+/// start ([`BesideRead::project`]).
+#[derive(Debug, Clone, PartialEq)]
+struct BesideRead {
+    /// When each block (from the batch's first) is read.
+    ready: Vec<f64>,
+    /// When the last reader is done: every block's state, then the trie paths after them.
+    end: f64,
+    /// Each worker's speed while the read runs (the readers on the same cores).
+    shared: f64,
+}
+
+impl BesideRead {
+    /// `batch`'s read on `config`'s readers, as the executor's readers make it: each reader
+    /// takes the next block of the read order ([`read_order`]) when it is free and reads it
+    /// alone, its profiled part of the read ([`BatchProfile::block_read_ns`]); a block is
+    /// ready when its read ends. Readers with no block to take read nothing. Until the first
+    /// block is ready every worker waits for one, so the readers run at their own speed on
+    /// the cores; from then on the workers and the reading readers share the cores. A
+    /// block's read takes no less than its device reads at the curve's rate for the reading
+    /// readers, shared among them (each block's reads are the batch's in proportion to its
+    /// part). The profiled read after the last block's part (the trie paths read ahead)
+    /// follows the last block. Without parts the whole read comes before every block.
+    fn project(batch: &BatchProfile, config: &PhaseConfig, device: Option<&DeviceCurve>) -> Self {
+        let order = read_order(batch);
+        let part = |b: usize| batch.block_read_ns.get(b).copied().unwrap_or(0) as f64;
+        let parts: f64 = order.iter().map(|&b| part(b)).sum();
+        let whole = parts == 0.0;
+        // The reads each reader makes: one job per block, or the whole read as one.
+        let jobs: Vec<f64> = match whole {
+            true => vec![batch.read.ns as f64],
+            false => order.iter().map(|&b| part(b)).collect(),
+        };
+        let readers = config.readers.get().min(jobs.len()).max(1);
+        let alone = config.speed(readers);
+        let shared = config.speed(config.workers.get() + readers);
+        // Device nanoseconds per profiled nanosecond of reading, on one of `readers`.
+        let device_per_ns = match device {
+            Some(curve) if batch.read.reads > 0 && batch.read.ns > 0 => {
+                let rate = curve.reads_per_s(NonZeroUsize::new(readers).expect("at least one"));
+                batch.read.reads as f64 / batch.read.ns as f64 * readers as f64 / rate * 1e9
+            }
+            _ => 0.0,
+        };
+        // The first block ready: the readers alone on the cores until then.
+        let first = jobs[..readers]
+            .iter()
+            .map(|&x| (x / alone).max(x * device_per_ns))
+            .fold(f64::INFINITY, f64::min);
+        let read = |start: f64, x: f64| {
+            let cpu_end = if start + x / alone <= first {
+                start + x / alone
+            } else {
+                let before = (first - start).max(0.0);
+                start + before + (x - before * alone) / shared
+            };
+            cpu_end.max(start + x * device_per_ns)
+        };
+        let mut free = vec![0.0f64; readers];
+        let mut ends = Vec::with_capacity(jobs.len());
+        for &x in &jobs {
+            let lane = (0..readers)
+                .min_by(|&a, &b| free[a].total_cmp(&free[b]))
+                .expect("at least one reader");
+            free[lane] = read(free[lane], x);
+            ends.push(free[lane]);
+        }
+        let last = free.iter().copied().fold(0.0, f64::max);
+        let tail = if whole {
+            0.0
+        } else {
+            (batch.read.ns as f64 - parts).max(0.0)
+        };
+        let end = read(last, tail);
+        let blocks = order.len();
+        let mut ready = vec![last; blocks];
+        if !whole {
+            for (&b, &at) in order.iter().zip(&ends) {
+                ready[b] = at;
+            }
+        }
+        Self { ready, end, shared }
     }
-    ready
+
+    /// The workers' clock: at the shared speed until the read ends, then at `alone`.
+    fn clock(&self, alone: f64) -> Clock {
+        Clock {
+            knee: self.end * self.shared,
+            first: 1.0 / self.shared,
+            rest: 1.0 / alone,
+        }
+    }
+
+    /// Each block's ready time in the workers' work time (the clock's, before its knee).
+    fn ready_work(&self) -> Vec<u64> {
+        self.ready
+            .iter()
+            .map(|&t| (t * self.shared).round() as u64)
+            .collect()
+    }
 }
 
 /// `batch`'s order names each item once and its bounds cut the order.
@@ -1639,6 +1740,89 @@ mod tests {
         let s = at(&slow, ReadMode::Beside);
         assert_close(s.makespan_ns, 49.0);
         assert_close(s.exposed_read_ns, 4.0 + 35.0);
+    }
+
+    /// One item per block, item `i` in block `i`, each block's part of the read as given
+    /// (the read their sum), run in block order.
+    fn one_item_blocks(item_ns: Vec<u64>, parts: Vec<u64>) -> PhaseProfile {
+        let blocks = item_ns.len() as u32;
+        PhaseProfile {
+            unit_ns: 0,
+            batches: vec![
+                BatchProfile {
+                    item_block: (0..blocks).collect(),
+                    ..batch(item_ns, parts.iter().sum())
+                }
+                .with_parts(parts),
+            ],
+        }
+    }
+
+    impl BatchProfile {
+        fn with_parts(self, block_read_ns: Vec<u64>) -> Self {
+            Self {
+                block_read_ns,
+                ..self
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_read_after_its_item_would_start_delays_it_by_exactly_the_difference() {
+        // One worker and one reader on two cores (no sharing). Items of 3 (block 0) and 4
+        // (block 1); block 0 read in 2, block 1 in `part` after it. Block 1 read by 5, when
+        // its item would start: no delay, 2 + 3 + 4 = 9. Read by 12: its item starts 7 later.
+        let at = |part| {
+            let config = PhaseConfig::new(ReadMode::Beside, Off, n(1)).with_cores(n(2));
+            project(&one_item_blocks(vec![3, 4], vec![2, part]), config)
+        };
+        let (in_time, late) = (at(3), at(10));
+        assert_close(in_time.makespan_ns, 9.0);
+        assert_close(in_time.exposed_read_ns, 2.0);
+        assert_close(late.makespan_ns - in_time.makespan_ns, 12.0 - 5.0);
+        assert_close(late.exposed_read_ns, 2.0 + 7.0);
+        assert_close(late.first_read_wait_ns, 2.0);
+        // On one core the worker and the reader share it once block 0 is in (each at 1/2):
+        // block 1 is read at 2 + 10 / (1/2) = 22; item 0 runs 2–8 at 1/2; item 1 waits
+        // 22 - 8 = 14, then runs alone 22–26.
+        let config = PhaseConfig::new(ReadMode::Beside, Off, n(1));
+        let shared = project(&one_item_blocks(vec![3, 4], vec![2, 10]), config);
+        assert_close(shared.makespan_ns, 26.0);
+        assert_close(shared.exposed_read_ns, 2.0 + 14.0);
+        assert_close(shared.read_ns, 22.0);
+    }
+
+    #[test]
+    fn reads_in_schedule_order_on_enough_readers_expose_only_the_first_blocks_read() {
+        // Four blocks of one item of 2 each, each block read in 4, on 4 workers and 16
+        // cores. One reader reads them one after another (4, 8, 12, 16): the last worker
+        // waits 16. Four readers read them at once: every block is in at 4, only the first
+        // block's read is exposed.
+        let p = one_item_blocks(vec![2; 4], vec![4; 4]);
+        let at = |readers| {
+            let config = PhaseConfig::new(ReadMode::Beside, Off, n(4))
+                .with_cores(n(16))
+                .with_readers(n(readers));
+            project(&p, config)
+        };
+        let one = at(1);
+        assert_close(one.exposed_read_ns, 16.0);
+        assert_close(one.makespan_ns, 18.0);
+        let four = at(4);
+        assert_close(four.first_read_wait_ns, 4.0);
+        assert_close(four.exposed_read_ns, 4.0);
+        assert_close(four.makespan_ns, 6.0);
+        // The order sets which block is first: block 3's item first, so block 3 is read
+        // first, and on enough readers its read alone is exposed (7 of reads 1, 1, 1, 7).
+        let mut reversed = one_item_blocks(vec![2; 4], vec![1, 1, 1, 7]);
+        reversed.batches[0].order = vec![3, 2, 1, 0];
+        let config = PhaseConfig::new(ReadMode::Beside, Off, n(1))
+            .with_cores(n(16))
+            .with_readers(n(4));
+        let r = project(&reversed, config);
+        assert_close(r.first_read_wait_ns, 7.0);
+        assert_close(r.exposed_read_ns, 7.0);
+        assert_close(r.makespan_ns, 7.0 + 4.0 * 2.0);
     }
 
     #[test]

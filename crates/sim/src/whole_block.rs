@@ -289,7 +289,8 @@ pub struct PhaseTimes {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub drain_ns: f64,
     /// Reads beside execution: per batch, its first item's wait for its block (part of
-    /// `exposed_read_ns`; the rest are later stalls). Not measured (0 there).
+    /// `exposed_read_ns`; the rest are later stalls); measured from the batch's start to
+    /// its first item's.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub first_read_wait_ns: f64,
 }
@@ -409,15 +410,53 @@ pub fn project_point(
     slowdown: Slowdown,
     device: Option<&DeviceCurve>,
 ) -> Result<PhaseTimes, PointError> {
+    let on = Machine {
+        workers,
+        cores,
+        readers: NonZeroUsize::MIN,
+    };
+    project_on(work, point, record, on, slowdown, device)
+}
+
+/// A projection's machine: workers on cores, and the readers a read beside execution
+/// reads on.
+#[derive(Debug, Clone, Copy)]
+struct Machine {
+    workers: NonZeroUsize,
+    cores: NonZeroUsize,
+    readers: NonZeroUsize,
+}
+
+/// [`project_point`] on `on`, each read capped by `device` read at the model's readers.
+fn project_on(
+    work: &WorkItems,
+    point: &WholeBlockPoint,
+    record: &PhaseRecord,
+    on: Machine,
+    slowdown: Slowdown,
+    device: Option<&DeviceCurve>,
+) -> Result<PhaseTimes, PointError> {
     let cut = BatchCut {
-        threads: workers,
+        threads: on.workers,
         scheduler: point.scheduler,
     };
     let profile = record.profile(work, cut, slowdown);
-    let config = point.phase_config(workers, cores)?;
+    let config = point
+        .phase_config(on.workers, on.cores)?
+        .with_readers(on.readers);
     Ok(PhaseTimes::from(&project_phases(
         &profile, &config, device,
     )?))
+}
+
+/// The store's readers every store pass reads on, and the device curve that caps their
+/// reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreReaders {
+    /// The readers (the store's `--io-threads`).
+    pub count: NonZeroUsize,
+    /// The curve that caps each read (`None`: no cap).
+    pub curve: Option<DeviceCurve>,
 }
 
 /// A projection: one figure per phase where the slowdown is validated, a band above.
@@ -488,8 +527,10 @@ pub struct WholeBlockReport {
 /// record and its measured passes): each measured count projected beside its medians, and
 /// each of `threads` projected (each on as many cores) as a band above
 /// `largest_validated`. Measured counts are projected on `cores` cores (the machine's);
-/// `cost` is the slowdown fitted on memory points (`None`: none); `device` the curve that
-/// caps each read and the store's readers it is read at.
+/// `cost` is the slowdown fitted on memory points (`None`: none); `readers` the store's
+/// readers and the curve that caps each read. A prefetched or pipelined read is projected
+/// as one reader's, capped by the curve held at the store's readers; a read beside
+/// execution on the store's readers, each a block at a time, capped by the curve itself.
 pub fn whole_block_report(
     work: &WorkItems,
     measured: &[(WholeBlockPoint, PointMeasurement)],
@@ -497,16 +538,25 @@ pub fn whole_block_report(
     largest_validated: usize,
     cores: NonZeroUsize,
     cost: Option<&ItemCost>,
-    device: Option<(DeviceCurve, NonZeroUsize)>,
+    readers: StoreReaders,
 ) -> Result<WholeBlockReport, PointError> {
-    let held = device.as_ref().map(|(c, readers)| c.held_at(*readers));
-    let held = held.as_ref();
+    let held = readers.curve.as_ref().map(|c| c.held_at(readers.count));
     let mut validations = Vec::new();
     let mut projections = Vec::new();
     for (point, m) in measured {
+        let (on, device) = match read_mode(&point.work)? {
+            ReadMode::Beside => (readers.count, readers.curve.as_ref()),
+            _ => (NonZeroUsize::MIN, held.as_ref()),
+        };
+        let machine = |workers, cores| Machine {
+            workers,
+            cores,
+            readers: on,
+        };
         for &(t, measured) in &m.measured {
             let slowdown = Slowdown::of(cost, t.get());
-            let projected = project_point(work, point, &m.record, t, cores, slowdown, held)?;
+            let projected =
+                project_on(work, point, &m.record, machine(t, cores), slowdown, device)?;
             validations.push(PhaseValidation {
                 point: point.label(),
                 threads: t.get(),
@@ -517,7 +567,7 @@ pub fn whole_block_report(
         let mut bands = Vec::new();
         for &t in threads {
             let flat = Slowdown::of(cost, t.get());
-            let at = |s| project_point(work, point, &m.record, t, t, s, held);
+            let at = |s| project_on(work, point, &m.record, machine(t, t), s, device);
             let flat_times = at(flat)?;
             let sixteen_core = if t.get() > largest_validated {
                 Some(at(Slowdown {
@@ -559,7 +609,7 @@ pub fn whole_block_report(
         slowdown,
         validations,
         projections,
-        device,
+        device: readers.curve.map(|c| (c, readers.count)),
     })
 }
 
@@ -665,14 +715,14 @@ impl WholeBlockReport {
             "\n**Whole block: waits** (ms, summed over the pass; persist wait: the blocks' \
              chains on persistence; drain: the background writer after the last block, inside \
              end to end; first read wait: each batch's first item on its block's read, inside \
-             the exposed read; projected / measured, the first read wait projected only)\n\n\
+             the exposed read; projected / measured)\n\n\
              | point | workers | persist wait | drain | first read wait |\n\
              |---|---:|---:|---:|---:|\n",
         );
         for v in &self.validations {
             let (p, m) = (&v.projected, &v.measured);
             out.push_str(&format!(
-                "| {} | {} (measured) | {} / {} | {} / {} | {} |\n",
+                "| {} | {} (measured) | {} / {} | {} / {} | {} / {} |\n",
                 v.point,
                 v.threads,
                 ms(p.persist_wait_ns),
@@ -680,6 +730,7 @@ impl WholeBlockReport {
                 ms(p.drain_ns),
                 ms(m.drain_ns),
                 ms(p.first_read_wait_ns),
+                ms(m.first_read_wait_ns),
             ));
         }
         for p in &self.projections {
