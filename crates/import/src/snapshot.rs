@@ -349,16 +349,13 @@ fn read_pre_state(dir: &Path, number: u64) -> Result<World, SnapshotError> {
             }
             (Some(code), declared) => {
                 let hash = keccak256(code);
-                match declared {
-                    Some(h) if h != hash => {
-                        return Err(SnapshotError::input(
-                            number,
-                            &path,
-                            field(".code_hash"),
-                            format!("{h}, but the code hashes to {hash}"),
-                        ));
-                    }
-                    _ => {}
+                if let Some(h) = declared.filter(|h| *h != hash) {
+                    return Err(SnapshotError::input(
+                        number,
+                        &path,
+                        field(".code_hash"),
+                        format!("{h}, but the code hashes to {hash}"),
+                    ));
                 }
                 if code.is_empty() { KECCAK_EMPTY } else { hash }
             }
