@@ -58,9 +58,12 @@ pub struct StoreContext {
     dir: PathBuf,
     checksum: u64,
     store: Option<Store>,
-    /// The readers of a replay pass (`--io-threads`), and the queue depth the device was
-    /// probed at.
+    /// The readers of a replay pass that prefetches (`--io-threads`), and the queue depth
+    /// the device was probed at.
     io_threads: NonZeroUsize,
+    /// The readers of a read beside execution where given (`--io-threads`); where not,
+    /// [`gigagas_grid::beside_readers`] of each pass's workers.
+    beside_readers: Option<NonZeroUsize>,
     drop_caches: bool,
     device_reads_per_s: f64,
     /// The store was evicted (for a cold pass) since it was opened: then a warm pass of a
@@ -114,12 +117,20 @@ impl StoreContext {
             checksum,
             store: Some(store),
             io_threads,
+            beside_readers: None,
             drop_caches: true,
             device_reads_per_s: probe.reads_per_s,
             evicted: false,
             rewarmed: HashSet::new(),
             writable,
         })
+    }
+
+    /// The same, its reads beside execution by `readers` readers (`None`: one per core
+    /// each pass's workers leave free, [`gigagas_grid::beside_readers`]).
+    pub fn beside_readers(mut self, readers: Option<NonZeroUsize>) -> Self {
+        self.beside_readers = readers;
+        self
     }
 
     /// The same, its cold passes evicting the store's files alone (`posix_fadvise`), never
@@ -131,7 +142,7 @@ impl StoreContext {
         self
     }
 
-    /// The readers of each replay pass (`--io-threads`).
+    /// The readers of each replay pass that prefetches (`--io-threads`).
     pub fn io_threads(&self) -> NonZeroUsize {
         self.io_threads
     }
@@ -569,8 +580,15 @@ pub(crate) fn replay_pass(
     let resident = prepare(ctx, page_cache)?;
     let collected = Arc::new(Mutex::new(Collected::default()));
     // The readers' own type: the pass calls them directly, no boxed call per read.
-    let mut readers = ctx.readers(ctx.io_threads, &collected)?;
     let read = config.work.state.read().ok_or(IoError::NoStore)?;
+    let count = match read {
+        gigagas_grid::StoreRead::Beside(_) => ctx.beside_readers.unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
+            gigagas_grid::beside_readers(config.threads, cores)
+        }),
+        _ => ctx.io_threads,
+    };
+    let mut readers = ctx.readers(count, &collected)?;
     let sink = ctx.sink(config.work)?;
     let mut runner = Parallel::reading(config, read, &mut readers).cached(pass_cache);
     if let Some(sink) = &sink {

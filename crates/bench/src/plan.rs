@@ -582,7 +582,7 @@ pub enum StoreSetting {
     Io,
     /// The cache states, `--cache` / `cache`.
     Cache,
-    /// The readers of a prefetch, `--io-threads` / `io_threads`.
+    /// The readers of a store pass, `--io-threads` / `io_threads`.
     IoThreads,
     /// What the access list carries, `--bal-design` / `bal_design`.
     BalDesign,
@@ -626,14 +626,15 @@ pub struct StorePlanError {
 
 /// The store points of `dumps` dumps from the stores named by `dirs` (if any) with these
 /// settings, checked: one store for one dump, or one store per dump; non-empty lists, at
-/// least one I/O thread (at most [`MAX_THREADS`]). An error names the setting at fault.
+/// least one I/O thread where `io_threads` gives them (at most [`MAX_THREADS`]). An error
+/// names the setting at fault.
 pub fn store_plan(
     dirs: Option<StoreDirs>,
     dumps: usize,
     io: &[IoMode],
     cache: &[CacheState],
     designs: &[BalDesign],
-    io_threads: usize,
+    io_threads: Option<usize>,
     memory: bool,
 ) -> Result<Option<StorePlan>, StorePlanError> {
     let at = |setting| move |problem| StorePlanError { setting, problem };
@@ -656,14 +657,16 @@ pub fn store_plan(
         }
         _ => {}
     }
-    let io_threads =
-        thread_counts(&[io_threads], MAX_THREADS).map_err(at(StoreSetting::IoThreads))?;
+    let io_threads = io_threads
+        .map(|n| thread_counts(&[n], MAX_THREADS).map(|n| *n.first()))
+        .transpose()
+        .map_err(at(StoreSetting::IoThreads))?;
     Ok(Some(StorePlan {
         dirs,
         io: NonEmpty::new(io.to_vec()).map_err(at(StoreSetting::Io))?,
         cache: NonEmpty::new(cache.to_vec()).map_err(at(StoreSetting::Cache))?,
         designs: NonEmpty::new(designs.to_vec()).map_err(at(StoreSetting::BalDesign))?,
-        io_threads: *io_threads.first(),
+        io_threads,
         memory,
     }))
 }
@@ -691,13 +694,23 @@ pub struct StorePlan {
     /// What the access list carries for the replay's prefetching points (each `prefetch`
     /// and `pipelined` point runs once per design; `on-demand` reads without a list).
     pub designs: NonEmpty<BalDesign>,
-    /// Readers of a prefetch.
-    pub io_threads: NonZeroUsize,
+    /// Readers of every store pass where given (`--io-threads`); where not, a prefetch
+    /// has [`gigagas_grid::DEFAULT_IO_THREADS`] and a read beside execution
+    /// [`gigagas_grid::beside_readers`] ([`StorePlan::readers`]).
+    pub io_threads: Option<NonZeroUsize>,
     /// Also run the in-memory points.
     pub memory: bool,
 }
 
 impl StorePlan {
+    /// The readers of a prefetch or pipelined pass (and the queue depth the device is
+    /// probed at): [`StorePlan::io_threads`] or [`gigagas_grid::DEFAULT_IO_THREADS`].
+    pub fn readers(&self) -> NonZeroUsize {
+        self.io_threads.unwrap_or(
+            NonZeroUsize::new(gigagas_grid::DEFAULT_IO_THREADS).expect("a non-zero default"),
+        )
+    }
+
     /// The store of dump `dump` (its index in the plan's dumps; [`store_plan`] checked that
     /// every dump has one).
     pub fn dir_of(&self, dump: usize) -> &std::path::Path {
@@ -1022,7 +1035,8 @@ impl Plan {
             io_threads: self
                 .state
                 .as_ref()
-                .map_or(gigagas_grid::DEFAULT_IO_THREADS, |s| s.io_threads.get()),
+                .and_then(|s| s.io_threads)
+                .map(NonZeroUsize::get),
             memory: self.state.as_ref().is_none_or(|s| s.memory),
             layout: self.layout.clone(),
         }
@@ -1100,7 +1114,7 @@ mod tests {
                 io,
                 cache,
                 designs,
-                io_threads,
+                Some(io_threads),
                 false,
             )
             .unwrap_err()
@@ -1126,7 +1140,7 @@ mod tests {
                 &io,
                 &cache,
                 &keys,
-                1,
+                Some(1),
                 false,
             )
         };
@@ -1134,7 +1148,7 @@ mod tests {
         assert_eq!(StoreSetting::Stores.key(), "stores");
         let two = per_dump(2).unwrap().unwrap();
         assert_eq!(two.dir_of(1), std::path::Path::new("s1"));
-        assert_eq!(store_plan(None, 2, &[], &[], &[], 0, false), Ok(None));
+        assert_eq!(store_plan(None, 2, &[], &[], &[], Some(0), false), Ok(None));
     }
 
     /// Each prefetching mode runs once per design; on demand (no list) once; the sequential
@@ -1147,7 +1161,7 @@ mod tests {
             &IoMode::ALL,
             &[CacheState::Cold],
             &BalDesign::ALL,
-            2,
+            Some(2),
             false,
         )
         .unwrap()

@@ -259,8 +259,8 @@ impl Grid {
         } else {
             StoreContext::open
         };
-        open(state.dir_of(index), checksum, state.io_threads)
-            .map(Some)
+        open(state.dir_of(index), checksum, state.readers())
+            .map(|store| Some(store.beside_readers(state.io_threads)))
             .map_err(|e| DumpFault::Io(Box::new(e)))
     }
 }

@@ -207,9 +207,11 @@ pub(crate) struct RunArgs {
     /// a block's chain stalls (reth's persistence backpressure threshold).
     #[arg(long, default_value_t = gigagas_grid::Backlog::RETH.backpressure, help_heading = "Execution with I/O")]
     pub persist_backpressure: u16,
-    /// Readers of a prefetch (threads, each with its own read transaction).
-    #[arg(long, default_value_t = gigagas_grid::DEFAULT_IO_THREADS, help_heading = "Execution with I/O")]
-    pub io_threads: usize,
+    /// Readers of every store pass (threads, each with its own read transaction). Default: 8
+    /// for a prefetch; for a read beside execution, one per core the workers leave free (at
+    /// least one).
+    #[arg(long, help_heading = "Execution with I/O")]
+    pub io_threads: Option<usize>,
     /// With --state, skip the in-memory points (only the store's).
     #[arg(long, requires = "state", help_heading = "Execution with I/O")]
     pub no_memory: bool,

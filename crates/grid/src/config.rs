@@ -122,10 +122,11 @@ pub struct SweepConfig {
     /// `pipelined` point runs once per design; `on-demand` reads without a list.
     #[serde(default = "keys_only")]
     pub bal_design: Vec<crate::BalDesign>,
-    /// Readers of a prefetch (threads, each with its own read transaction); default
-    /// [`crate::DEFAULT_IO_THREADS`].
-    #[serde(default = "default_io_threads")]
-    pub io_threads: usize,
+    /// Readers of every store pass (threads, each with its own read transaction); where
+    /// not given, a prefetch has [`crate::DEFAULT_IO_THREADS`] and a read beside execution
+    /// [`crate::beside_readers`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_threads: Option<usize>,
     /// With a store, also run the in-memory points (default true).
     #[serde(default = "yes")]
     pub memory: bool,
@@ -342,9 +343,6 @@ fn is_root_off(phases: &Vec<crate::StateRootPhase>) -> bool {
 }
 fn keys_only() -> Vec<crate::BalDesign> {
     vec![crate::BalDesign::Keys]
-}
-fn default_io_threads() -> usize {
-    crate::DEFAULT_IO_THREADS
 }
 fn yes() -> bool {
     true

@@ -64,5 +64,35 @@ pub const DEFAULT_WARMUP: usize = 1;
 /// flight for an NVMe disk's queue, few enough for a small machine.
 pub const DEFAULT_IO_THREADS: usize = 8;
 
+/// Readers of a read beside execution where none are given: one per core that the pass's
+/// `workers` leave free on a machine of `cores`, at least one. A prefetch reads while no
+/// worker runs, so its readers have every core ([`DEFAULT_IO_THREADS`]); readers beside
+/// execution run while the workers do, and each one past the free cores takes its CPU time
+/// from a worker.
+pub fn beside_readers(
+    workers: std::num::NonZeroUsize,
+    cores: std::num::NonZeroUsize,
+) -> std::num::NonZeroUsize {
+    std::num::NonZeroUsize::new(cores.get().saturating_sub(workers.get()))
+        .unwrap_or(std::num::NonZeroUsize::MIN)
+}
+
 /// The seed interleaved rounds default to (recorded with every result).
 pub const DEFAULT_ROUND_SEED: u64 = 0x0067_6967_6167_6173; // "gigagas"
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::num::NonZeroUsize;
+
+    /// A read beside execution gets the cores the workers leave, and one reader where they
+    /// leave none.
+    #[test]
+    fn beside_readers_take_the_cores_the_workers_leave() {
+        let n = |v| NonZeroUsize::new(v).unwrap();
+        assert_eq!(beside_readers(n(1), n(2)), n(1));
+        assert_eq!(beside_readers(n(2), n(2)), n(1));
+        assert_eq!(beside_readers(n(4), n(2)), n(1));
+        assert_eq!(beside_readers(n(4), n(16)), n(12));
+    }
+}
