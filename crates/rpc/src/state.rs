@@ -511,10 +511,7 @@ impl Database for RpcDb<'_, '_> {
     }
 
     fn storage(&mut self, address: Address, index: U256) -> Result<U256, DbError> {
-        match self.fetcher.slot(address, index) {
-            Ok(v) => Ok(v),
-            Err(e) => Err(self.fail(e)),
-        }
+        self.fetcher.slot(address, index).map_err(|e| self.fail(e))
     }
 
     fn block_hash(&mut self, number: u64) -> Result<B256, DbError> {
