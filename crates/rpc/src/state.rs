@@ -309,12 +309,9 @@ impl<'c> StateFetcher<'c> {
                     if balance.is_zero() && nonce == 0 && code.is_empty() {
                         records.push(StateRecord::Absent { address: *a });
                     } else {
-                        let code_hash = if code.is_empty() {
-                            KECCAK_EMPTY
-                        } else {
-                            keccak256(&code)
-                        };
+                        let mut code_hash = KECCAK_EMPTY;
                         if !code.is_empty() {
+                            code_hash = keccak256(&code);
                             records.push(StateRecord::Code {
                                 hash: code_hash,
                                 code,
