@@ -152,6 +152,7 @@ pub fn metrics_of(
         read_s: r.read_ns as f64 / 1e9,
         nodes_read: r.reads.read,
         nodes_held: r.reads.held,
+        faults: r.faults,
         blocks: r.blocks,
         persist_s: r.persisted.iter().map(|p| p.ns).sum::<u64>() as f64 / 1e9,
         persist_bytes: r.persisted.iter().map(|p| p.bytes).sum(),
@@ -442,6 +443,7 @@ mod tests {
             blocks: 4,
             read_ns: 0,
             reads: Default::default(),
+            faults: 0,
             persisted: Vec::new(),
             drain_ns: 0,
             spans: vec![gigagas_executor::RootSpan {
@@ -450,6 +452,7 @@ mod tests {
                 ns: root,
                 read_ns: 0,
                 persist_ns: 0,
+                faults: 0,
                 kind: gigagas_executor::RootStepKind::Accounts,
                 block: 3,
                 writes: 0,

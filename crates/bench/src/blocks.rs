@@ -30,16 +30,17 @@ pub fn keeps_batches(point: &Point) -> bool {
 /// Empty when the timings hold no batches (a sequential pass).
 pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
     let items = replay.items();
-    // The root units by block, once.
-    let mut root_by_block: HashMap<u32, (u64, u64, u64, u64)> = HashMap::new();
+    // The root units by block, once: first start, last end, busy, read, faults.
+    let mut root_by_block: HashMap<u32, (u64, u64, u64, u64, u64)> = HashMap::new();
     for span in &t.root.spans {
         let e = root_by_block
             .entry(span.block)
-            .or_insert((u64::MAX, 0, 0, 0));
+            .or_insert((u64::MAX, 0, 0, 0, 0));
         e.0 = e.0.min(span.start_ns);
         e.1 = e.1.max(span.start_ns + span.ns);
         e.2 += span.ns;
         e.3 += span.read_ns;
+        e.4 += span.faults;
     }
     // Each block's commit (`--persist`), by block.
     let persisted: HashMap<u32, &gigagas_executor::BlockPersist> = t
@@ -73,6 +74,7 @@ pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
                 gas += items[i].gas_used;
             }
             let (mut root_start, mut root_end, mut root_busy, mut root_read) = (u64::MAX, 0, 0, 0);
+            let mut root_faults = None;
             let mut persist = gigagas_executor::BlockPersist::default();
             for b in first..=last {
                 if let Some(p) = persisted.get(&b) {
@@ -84,11 +86,12 @@ pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
                 }
             }
             for b in first..=last {
-                if let Some(&(s0, e0, busy, read)) = root_by_block.get(&b) {
+                if let Some(&(s0, e0, busy, read, faults)) = root_by_block.get(&b) {
                     root_start = root_start.min(s0);
                     root_end = root_end.max(e0);
                     root_busy += busy;
                     root_read += read;
+                    *root_faults.get_or_insert(0.0) += faults as f64;
                 }
             }
             BatchFigures {
@@ -101,6 +104,7 @@ pub fn batch_figures(replay: &Replay, t: &RunTimings) -> Vec<BatchFigures> {
                 root_s: s(root_end.saturating_sub(root_start)),
                 root_busy_s: s(root_busy),
                 root_read_s: s(root_read),
+                root_faults,
                 persist_s: s(persist.ns),
                 persist_bytes: persist.bytes,
                 persist_pages: persist.pages,
@@ -132,6 +136,7 @@ pub fn mean_batches(passes: &[Vec<BatchFigures>]) -> Vec<BatchFigures> {
         m.root_s = avg(|b| b.root_s);
         m.root_busy_s = avg(|b| b.root_busy_s);
         m.root_read_s = avg(|b| b.root_read_s);
+        m.root_faults = m.root_faults.map(|_| avg(|b| b.root_faults.unwrap_or(0.0)));
         m.persist_s = avg(|b| b.persist_s);
         m.commit_s = avg(|b| b.commit_s);
         m.wall_s = avg(|b| b.wall_s);
@@ -383,13 +388,15 @@ mod tests {
                 t.item_start_ns[i] = [50, 700][k] + j as u64 * 5;
             }
         }
-        // Each unit spent a tenth of its time reading trie nodes.
+        // Each unit spent a tenth of its time reading trie nodes, and faulted once every
+        // 10 ns.
         let span = |block, start_ns, ns| RootSpan {
             worker: 0,
             start_ns,
             ns,
             read_ns: ns / 10,
             persist_ns: 0,
+            faults: ns / 10,
             kind: RootStepKind::Storage,
             block,
             writes: 1,
@@ -416,6 +423,10 @@ mod tests {
             (figures[0].root_read_s, figures[1].root_read_s),
             (8e-9, 2e-9)
         );
+        assert_eq!(
+            (figures[0].root_faults, figures[1].root_faults),
+            (Some(8.0), Some(2.0))
+        );
         let keys = [
             UpdatedKeys {
                 accounts: 3,
@@ -439,6 +450,7 @@ mod tests {
         assert_eq!((mega[0].blocks, mega[0].updated_keys()), (2, 12));
         assert_eq!((mega[0].root_s, mega[0].root_busy_s), (720e-9, 100e-9));
         assert_eq!(mega[0].root_read_s, 10e-9);
+        assert_eq!(mega[0].root_faults, Some(10.0));
         assert_eq!(
             mega[0].read_s, 0.0,
             "no read per batch: in memory or on demand"
@@ -446,7 +458,9 @@ mod tests {
         // A sample's passes average batch by batch.
         let mut other = mega.clone();
         other[0].wall_s = 3e-6;
-        assert_eq!(mean_batches(&[mega, other])[0].wall_s, 2e-6);
+        other[0].root_faults = Some(20.0);
+        let mean = mean_batches(&[mega, other]);
+        assert_eq!((mean[0].wall_s, mean[0].root_faults), (2e-6, Some(15.0)));
     }
 
     /// On a real pass with the root overlapped, every block is a batch of its own with its
@@ -486,5 +500,8 @@ mod tests {
             assert!(f.wall_s >= f.exec_s && f.wall_s >= f.root_s, "{f:?}");
             assert_eq!(f.read_s, 0.0);
         }
+        // Every block's root counted its device reads, and the blocks' counts are the pass's.
+        let faults: Option<f64> = figures.iter().map(|f| f.root_faults).sum();
+        assert_eq!(faults, Some(timings.root.faults as f64), "{figures:?}");
     }
 }

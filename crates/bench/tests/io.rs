@@ -239,6 +239,9 @@ min_sample_ms = 0
         assert!(root.nodes_held > 0, "{}: {root:?}", r.point);
         read.push(root.nodes_read);
         assert_eq!(r.per_batch.len(), 100, "{}", r.point);
+        // Every block counts its root's device reads (0 warm), summing to the pass's.
+        let faults: Option<f64> = r.per_batch.iter().map(|b| b.root_faults).sum();
+        assert_eq!(faults, Some(root.faults as f64), "{}", r.point);
         for b in &r.per_batch {
             assert!(
                 b.root_read_s > 0.0 && b.root_read_s < b.root_busy_s,

@@ -1,12 +1,15 @@
 //! The whole-block simulator on real passes: a profile recorded from a one-thread store
 //! pass with the root phase on holds every item, read and root unit of the pass, and its
 //! projection at one worker fits inside the pass's timed window; a cold pass counts each
-//! read's device reads, which a device curve caps; on-demand points are refused.
+//! read's device reads, which a device curve caps, and its root units count their own;
+//! on-demand points are refused.
 
 use alloy_hardforks::EthereumHardfork;
 use gigagas_bench::{Replay, StoreContext, bench_pass, whole_block::record_phases};
 use gigagas_executor::{PassCache, RootStepKind};
-use gigagas_grid::{BalDesign, CacheState, Point, SchedulerKind, StateRootPhase, StoreRead};
+use gigagas_grid::{
+    BalDesign, CacheState, Point, SchedulerKind, StateRead, StateRootPhase, StoreRead,
+};
 use gigagas_sim::{
     BatchCut, DeviceCurve, PhaseRecord, PointError, ReadMode, Slowdown, WholeBlockPoint,
     whole_block::{self, project_point, read_mode},
@@ -148,7 +151,8 @@ fn a_recorded_profile_holds_the_passs_phases() {
 /// files evicted before the pass and checked with mincore; the whole page cache is left
 /// alone, for the other users of the machine): each batch's read records its device reads
 /// (its readers' major page faults), one count per read span, at least one read faulted
-/// pages in, and no more than the whole process did in the window. A warm pass after it
+/// pages in, and together with the root's after them (few: the reads took the root's trie
+/// paths in) no more than the whole process did in the window. A warm pass after it
 /// faults no more than the cold one. The record and its profile carry the counts, and a
 /// slow device curve caps each projected read by them, as the model says.
 #[test]
@@ -173,7 +177,7 @@ fn a_cold_store_pass_counts_each_reads_device_reads() {
     let point = |page_cache| {
         whole_block::points(
             &[StoreRead::Prefetch(BalDesign::Keys)],
-            &[StateRootPhase::Off],
+            &[StateRootPhase::After],
             whole_block::PersistChoice::NONE,
             page_cache,
             batch,
@@ -196,8 +200,8 @@ fn a_cold_store_pass_counts_each_reads_device_reads() {
         cold.read_faults
     );
     assert!(
-        cold_faults <= cold.cpu.major_faults,
-        "{cold_faults} device reads, the process's window {:?}",
+        cold_faults + root_faults(&cold) <= cold.cpu.major_faults,
+        "{cold_faults} device reads, the root's after them, the process's window {:?}",
         cold.cpu
     );
 
@@ -251,6 +255,43 @@ fn a_cold_store_pass_counts_each_reads_device_reads() {
         capped > uncapped as f64,
         "1 ms a device read caps some read"
     );
+}
+
+/// Read on demand, nothing reads a block's trie paths ahead of its root: a cold root after
+/// the transactions faults its trie nodes in itself, and counts them in its units' spans.
+#[test]
+fn a_cold_root_counts_its_own_device_reads() {
+    let (_dir, replay, ctx) = store_and_replay();
+    let mut ctx = ctx.without_drop_caches();
+    let config = gigagas_grid::RunConfig {
+        work: gigagas_grid::TimedWork {
+            state: StateRead::Store {
+                read: StoreRead::OnDemand,
+                cache: CacheState::Cold,
+            },
+            state_root: StateRootPhase::After,
+            ..Default::default()
+        },
+        ..gigagas_grid::RunConfig::new(NonZeroUsize::MIN, 1, SchedulerKind::GasUsed)
+    };
+    let cache = PassCache::new();
+    // A store that cannot be evicted fails the test: it never passes unchecked.
+    let (cold, _) = bench_pass(&replay, &cache, &Point::Bal(config), true, Some(&mut ctx))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let faults = root_faults(&cold);
+    assert!(
+        faults > 0,
+        "the cold root faulted nothing in: {:?}",
+        cold.root.reads
+    );
+    assert!(faults <= cold.cpu.major_faults, "{:?}", cold.cpu);
+}
+
+/// The root units' device reads in a pass, checked to be the sum of its units' spans.
+fn root_faults(t: &gigagas_executor::RunTimings) -> u64 {
+    let spans: u64 = t.root.spans.iter().map(|s| s.faults).sum();
+    assert_eq!(t.root.faults, spans, "the pass's count is its units'");
+    t.root.faults
 }
 
 #[test]

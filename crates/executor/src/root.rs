@@ -289,6 +289,9 @@ pub struct RootTimings {
     pub read_ns: u64,
     /// On a store run: the nodes read, and those the blocks' paths found already read.
     pub reads: NodeReads,
+    /// The root units' major page faults, all workers together: the pages they waited for
+    /// the device to read (the sum of [`RootSpan::faults`]).
+    pub faults: u64,
     /// Every unit as it ran, for the trace.
     pub spans: Vec<RootSpan>,
     /// With `--persist`: each block's commit into the store after its root, in block order
@@ -334,6 +337,10 @@ pub struct RootSpan {
     /// Of its length, committing the block it finished into the store (`--persist`; 0
     /// without).
     pub persist_ns: u64,
+    /// Major page faults of its worker's thread while it ran: the pages it waited for the
+    /// device to read, its trie nodes' (and, with `--persist`, its commit's); 0 where the
+    /// count is not available (not Linux).
+    pub faults: u64,
     /// What it was.
     pub kind: RootStepKind,
     /// The block it worked for (index into the replay's blocks).
@@ -497,16 +504,33 @@ struct UnitNs {
     persist: u64,
 }
 
+/// A point on a worker's clock: the time, and its thread's major page faults so far, so
+/// that a span between two marks has both its length and its device reads.
+#[derive(Clone, Copy)]
+struct Mark {
+    at: Instant,
+    faults: u64,
+}
+
+impl Mark {
+    fn now() -> Self {
+        Self {
+            at: Instant::now(),
+            faults: crate::window::thread_major_faults(),
+        }
+    }
+}
+
 /// A task as the queue handed it out: what, for which block, its size (leaves) and start.
 struct TaskSpan {
     kind: RootStepKind,
     block: usize,
     size: u64,
-    start: Instant,
+    start: Mark,
 }
 
-/// One unit as a worker ran it: start, end, what, for which block, and of its time, reading
-/// nodes and committing the block (ns).
+/// One unit as a worker ran it: start, end, what, for which block, of its time, reading
+/// nodes and committing the block (ns), and its thread's major page faults meanwhile.
 #[derive(Debug)]
 struct UnitSpan {
     start: Instant,
@@ -515,6 +539,7 @@ struct UnitSpan {
     block: usize,
     read_ns: u64,
     persist_ns: u64,
+    faults: u64,
     /// A task's leaves: a storage task's slot writes, an account unit's account leaves
     /// (0 for the account trie's stage).
     writes: u64,
@@ -530,6 +555,7 @@ pub(crate) struct RootRecord {
     busy_ns: u64,
     read_ns: u64,
     reads: NodeReads,
+    faults: u64,
     persisted: Vec<BlockPersist>,
 }
 
@@ -552,12 +578,14 @@ impl RootRecord {
             let ns = span.end.saturating_duration_since(span.start).as_nanos() as u64;
             self.busy_ns += ns;
             self.read_ns += span.read_ns;
+            self.faults += span.faults;
             self.spans.push(RootSpan {
                 worker,
                 start_ns,
                 ns,
                 read_ns: span.read_ns,
                 persist_ns: span.persist_ns,
+                faults: span.faults,
                 kind: span.kind,
                 block: span.block as u32,
                 writes: span.writes,
@@ -587,6 +615,7 @@ impl RootRecord {
         timings.root_busy_ns = self.busy_ns;
         timings.read_ns = self.read_ns;
         timings.reads = self.reads;
+        timings.faults = self.faults;
         timings.spans = std::mem::take(&mut self.spans);
         self.persisted.sort_unstable_by_key(|p| p.block);
         timings.persisted = std::mem::take(&mut self.persisted);
@@ -692,7 +721,7 @@ impl<'r> RootPass<'r> {
         let Some(unit) = self.lock_queue().pop() else {
             return 0;
         };
-        let start = Instant::now();
+        let start = Mark::now();
         let mut ns = UnitNs::default();
         let (from, block) = match unit {
             Unit::Advance(s) => (start, self.advance(s, None, blocks, out, nodes, &mut ns)),
@@ -742,22 +771,24 @@ impl<'r> RootPass<'r> {
             }
         };
         if let Some(block) = block {
+            let end = Mark::now();
             out.spans.push(UnitSpan {
-                start: from,
-                end: Instant::now(),
+                start: from.at,
+                end: end.at,
                 kind: RootStepKind::Accounts,
                 block,
                 read_ns: ns.read,
                 persist_ns: ns.persist,
+                faults: end.faults.saturating_sub(from.faults),
                 writes: 0,
             });
         }
-        start.elapsed().as_nanos() as u64
+        start.at.elapsed().as_nanos() as u64
     }
 
     /// A task's `span`, to now, into `out` (its reads' time `ns.read`), its result handed
     /// to lane `s` ([`Self::advance`], its time into `ns` afresh); returns when the lane's
-    /// work began and the block it worked on at the account trie, if any.
+    /// work began (a [`Mark`]) and the block it worked on at the account trie, if any.
     #[allow(clippy::too_many_arguments)]
     fn handed<S: StateSource>(
         &self,
@@ -768,15 +799,16 @@ impl<'r> RootPass<'r> {
         out: &mut RootOut,
         nodes: Option<&OnDemandPass<'_, S>>,
         ns: &mut UnitNs,
-    ) -> (Instant, Option<usize>) {
-        let finish = Instant::now();
+    ) -> (Mark, Option<usize>) {
+        let finish = Mark::now();
         out.spans.push(UnitSpan {
-            start: span.start,
-            end: finish,
+            start: span.start.at,
+            end: finish.at,
             kind: span.kind,
             block: span.block,
             read_ns: std::mem::take(ns).read,
             persist_ns: 0,
+            faults: finish.faults.saturating_sub(span.start.faults),
             writes: span.size,
         });
         let worked = self.advance(s, Some(done), blocks, out, nodes, ns);

@@ -305,6 +305,7 @@ mod tests {
             root_s: 0.0,
             root_busy_s: 0.0,
             root_read_s: 0.0,
+            root_faults: None,
             persist_s: 0.0,
             persist_bytes: 0,
             persist_pages: 0,

@@ -100,6 +100,11 @@ pub struct BatchFigures {
     /// memory, where the tries hold every node); the rest is walking and hashing.
     #[serde(default)]
     pub root_read_s: f64,
+    /// The root units' major page faults for the batch's blocks, all workers together: the
+    /// pages they waited for the device to read (near 0 on a warm store). `None` in a
+    /// folder recorded before they were counted, and for a batch without root units.
+    #[serde(default)]
+    pub root_faults: Option<f64>,
     /// Of `root_busy_s`, the batch's blocks' chains waiting on persistence after their
     /// roots (`--persist`; 0 without): their synced commits (`block`), or their hand-over
     /// to the background writer and any stall on it (`background`).

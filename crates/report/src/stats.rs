@@ -63,6 +63,11 @@ pub struct RootFigures {
     /// of the pass, or made by its updates (the cache's hits), per pass.
     #[serde(default, skip_serializing_if = "is_zero_count")]
     pub nodes_held: u64,
+    /// The root units' major page faults per pass, all workers together: the pages they
+    /// waited for the device to read (their trie nodes', and with `--persist` their
+    /// commits').
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub faults: u64,
     /// With `--persist`: committing each block into the store after its root, summed over
     /// the pass's blocks (inside the root units: part of `root_busy_s`).
     #[serde(default, skip_serializing_if = "is_zero")]

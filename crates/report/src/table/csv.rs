@@ -297,6 +297,20 @@ impl BatchColumns {
     }
 }
 
+/// `blocks.csv`'s last column, the root units' device reads ([`BatchFigures::root_faults`]),
+/// written only where some batch of the file counted them: a folder recorded before keeps
+/// its file as it was.
+///
+/// [`BatchFigures::root_faults`]: crate::results::BatchFigures::root_faults
+#[derive(Debug, Default, Serialize)]
+struct RootFaultColumns {
+    root_faults: Option<Fixed<1>>,
+}
+
+/// No column at all (`blocks.csv` without [`RootFaultColumns`]).
+#[derive(Debug, Default, Serialize)]
+struct NoColumns {}
+
 /// A projection of `simulation.csv`: a virtual point of one dump's simulation (not a
 /// measured [`Point`]: the simulator models the replay only, in memory).
 #[derive(Debug, Default, Serialize)]
@@ -410,7 +424,27 @@ fn samples_of(r: &ResultRow) -> Vec<(SampleKey, &[crate::results::BatchFigures])
 /// `blocks.csv`: one line per batch of every recorded sample of every row that kept its
 /// batches (the replay's store and root points): the row's machine, dump and point, then
 /// the sample and the batch. A mega-block point's line is its batch's (`unit`).
+/// The root units' device reads (`root_faults`) come last, where any batch counted them.
 pub fn render_blocks_csv(sets: &[SweepResults]) -> String {
+    let counted = sets
+        .iter()
+        .flat_map(|s| &s.rows)
+        .flat_map(samples_of)
+        .any(|(_, batches)| batches.iter().any(|b| b.root_faults.is_some()));
+    if counted {
+        blocks_csv(sets, |b| RootFaultColumns {
+            root_faults: b.root_faults.map(Fixed),
+        })
+    } else {
+        blocks_csv(sets, |_| NoColumns {})
+    }
+}
+
+/// `blocks.csv` with `last(batch)` as each line's last columns.
+fn blocks_csv<C: Serialize + Default>(
+    sets: &[SweepResults],
+    last: fn(&crate::results::BatchFigures) -> C,
+) -> String {
     let labels: Vec<DumpLabels> = sets.iter().map(DumpLabels::of).collect();
     csv_text(sets.iter().zip(&labels).flat_map(|(s, labels)| {
         let machine = MachineColumns::of(s);
@@ -424,6 +458,7 @@ pub fn render_blocks_csv(sets: &[SweepResults]) -> String {
                             DumpColumns::of_row(labels, r),
                             PointColumns::from(&r.point),
                             BatchColumns::of(sample, k, b),
+                            last(b),
                         )
                     })
                 })
@@ -757,6 +792,7 @@ mod tests {
             root_s: 0.005,
             root_busy_s: 0.006,
             root_read_s: 0.0,
+            root_faults: None,
             persist_s: 0.0,
             persist_bytes: 0,
             persist_pages: 0,
@@ -806,6 +842,31 @@ mod tests {
         let text = render_latency_csv(std::slice::from_ref(&s));
         assert_eq!(text.lines().count(), 2, "{text}");
         assert!(text.contains(",block,2,3,true,0.026000,"), "{text}");
+    }
+
+    /// `blocks.csv` ends with `root_faults` where a batch counted the root's device reads,
+    /// blank for a batch that did not; without any, the file has no such column.
+    #[test]
+    fn root_faults_are_a_column_only_where_counted() {
+        let mut s = sample("CPU");
+        let batch = |root_faults| crate::results::BatchFigures {
+            blocks: 1,
+            root_faults,
+            ..Default::default()
+        };
+        s.rows[2].per_batch = vec![batch(None), batch(None)];
+        let before = render_blocks_csv(std::slice::from_ref(&s));
+        assert!(!before.contains("root_faults"), "{before}");
+        s.rows[2].per_batch[1] = batch(Some(12.0));
+        let text = render_blocks_csv(std::slice::from_ref(&s));
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].ends_with(",root_ns_per_key,root_faults"), "{text}");
+        assert!(lines[1].ends_with(','), "{text}");
+        assert!(lines[2].ends_with(",12.0"), "{text}");
+        // Every line is the one without the column, with the column's cell added.
+        for (with, without) in lines.iter().zip(before.lines()).skip(1) {
+            assert!(with.starts_with(&format!("{without},")), "{with}");
+        }
     }
 
     #[test]

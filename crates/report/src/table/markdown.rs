@@ -1149,6 +1149,7 @@ mod tests {
             root_s: 0.02,
             root_busy_s: 0.03,
             root_read_s: 0.0,
+            root_faults: None,
             persist_s: 0.0,
             persist_bytes: 0,
             persist_pages: 0,
