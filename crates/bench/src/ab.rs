@@ -1,5 +1,5 @@
 //! An A/B of two builds run as child processes: each round, each binary runs
-//! `run ARGS --repeats 1 --json FILE` in the round's ABBA order
+//! `run ARGS --repeats N --json FILE` in the round's ABBA order
 //! ([`gigagas_report::ab::round_order`]), and the rounds' results are paired point by point
 //! ([`gigagas_report::ab::AbResults::pair`]).
 
@@ -16,7 +16,8 @@ use std::{
     process::{Command, Stdio},
 };
 
-/// `gigagas run` flags the A/B sets itself: one sample a round, results to its own files.
+/// `gigagas run` flags the A/B sets itself: the samples a round ([`AbPlan::samples`]),
+/// results to its own files.
 pub const SET_BY_THE_AB: [&str; 3] = ["--repeats", "--json", "--out"];
 
 /// Why an A/B could not run.
@@ -34,7 +35,7 @@ pub enum AbError {
     },
     /// A `gigagas run` flag that the A/B sets itself ([`SET_BY_THE_AB`]).
     #[error(
-        "{0} is set by the A/B itself (one sample of every point per round, results to its own files): leave it out"
+        "{0} is set by the A/B itself (--samples a round of every point, results to its own files): leave it out"
     )]
     SetByTheAb(String),
     /// A child process could not be started.
@@ -97,6 +98,10 @@ pub struct AbPlan {
     pub side_args: [Vec<OsString>; 2],
     /// Rounds to run.
     pub rounds: NonZeroUsize,
+    /// Samples each build takes of every point in a round (its `--repeats`, interleaved
+    /// over the points as `gigagas run` does); the round's figure is their median, so a
+    /// burst of noise that hits one sample moves no ratio.
+    pub samples: NonZeroUsize,
     /// The noise floor of the verdicts, a fraction.
     pub noise_floor: f64,
     /// Where the children's results and stderr go (an existing folder).
@@ -142,7 +147,9 @@ impl AbPlan {
             .arg("run")
             .args(&self.run_args)
             .args(&self.side_args[Self::index(side)])
-            .args(["--repeats", "1", "--json"])
+            .arg("--repeats")
+            .arg(self.samples.to_string())
+            .arg("--json")
             .arg(&json)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -246,6 +253,7 @@ mod tests {
             run_args: Vec::new(),
             side_args: [Vec::new(), Vec::new()],
             rounds: NonZeroUsize::MIN,
+            samples: NonZeroUsize::MIN,
             noise_floor: 0.02,
             work_dir,
         }
@@ -256,6 +264,7 @@ mod tests {
             binaries: ["old".into(), "new".into()],
             side_args: [Vec::new(), Vec::new()],
             run_args: Vec::new(),
+            samples: 1,
             noise_floor: 0.02,
             started_utc: String::new(),
             provenance: None,

@@ -50,6 +50,12 @@ pub(crate) struct CompareArgs {
     /// (97.9 % coverage); fewer than 6 cannot reach 95 % ([min, max]).
     #[arg(long, requires = "against", default_value_t = gigagas_grid::DEFAULT_REPEATS, help_heading = "A/B of two builds")]
     pub rounds: usize,
+    /// Samples each build takes of every point in a round (its `gigagas run --repeats`,
+    /// interleaved over the points); the round's figure is their median, so a burst of
+    /// noise that hits one sample moves no round's ratio. Each round takes about as many
+    /// times longer.
+    #[arg(long, requires = "against", default_value_t = NonZeroUsize::MIN, help_heading = "A/B of two builds")]
+    pub samples: NonZeroUsize,
     /// The results folder (results.json, table.md) [default: results/ab/<date>-<NEW's
     /// commit>, with -2, -3, ... if it exists].
     #[arg(long, requires = "against", help_heading = "A/B of two builds")]
@@ -64,7 +70,7 @@ pub(crate) struct CompareArgs {
     #[arg(allow_hyphen_values = true, help_heading = "A/B of two builds")]
     pub new_args: Option<String>,
     /// The `gigagas run` arguments of both builds (dumps, --threads, --batch, ...; not
-    /// --repeats, --json or --out, which the A/B sets).
+    /// --repeats, --json or --out, which the A/B sets: --samples is its --repeats).
     #[arg(last = true, value_name = "RUN_ARGS", requires = "against")]
     pub run_args: Vec<OsString>,
 }
@@ -144,6 +150,7 @@ fn ab(args: &CompareArgs, against: &Path) -> Result<Comparison> {
         run_args: args.run_args.clone(),
         side_args: [words(&args.old_args), words(&args.new_args)],
         rounds,
+        samples: args.samples,
         noise_floor: args.threshold / 100.0,
         work_dir: work_dir.clone(),
     };
@@ -159,19 +166,21 @@ fn ab(args: &CompareArgs, against: &Path) -> Result<Comparison> {
         binaries: [file_name(against), file_name(&new)],
         side_args: [portable(&plan.side_args[0]), portable(&plan.side_args[1])],
         run_args: portable(&plan.run_args),
+        samples: plan.samples.get(),
         noise_floor: plan.noise_floor,
         started_utc: folder::utc_timestamp(std::time::SystemTime::now()),
         provenance: Some(Provenance::start(build_info())),
     };
     eprintln!(
-        "A/B: OLD {} against NEW {} (this binary), {rounds} rounds in ABBA order, each build a `gigagas run{} --repeats 1` a round",
+        "A/B: OLD {} against NEW {} (this binary), {rounds} rounds in ABBA order, each build a `gigagas run{} --repeats {}` a round",
         escape_name(&against.display().to_string()),
         escape_name(&new.display().to_string()),
         setup
             .run_args
             .iter()
             .map(|a| format!(" {}", escape_name(a)))
-            .collect::<String>()
+            .collect::<String>(),
+        plan.samples
     );
     let mut bar = Bar::new("A/B");
     let result = plan.run(setup, &mut bar);

@@ -32,9 +32,10 @@ fn run_args(dump: &Path) -> Vec<&str> {
     ]
 }
 
-/// The binary against itself. The noise floor is 5 %: a point is called faster or slower
-/// only when all six rounds' ratios lie past it on the same side, which two runs of one
-/// binary, alternated, do not do however noisy the machine.
+/// The binary against itself, two samples a round (each round's figure their median). The
+/// noise floor is 5 %: a point is called faster or slower only when all six rounds' ratios
+/// lie past it on the same side, which two runs of one binary, alternated, do not do
+/// however noisy the machine.
 #[test]
 fn the_binary_against_itself_is_within_noise_on_every_point() {
     let dump = common::generated();
@@ -46,6 +47,8 @@ fn the_binary_against_itself_is_within_noise_on_every_point() {
         BIN,
         "--rounds",
         "6",
+        "--samples",
+        "2",
         "--threshold",
         "5",
         "--out",
@@ -55,7 +58,7 @@ fn the_binary_against_itself_is_within_noise_on_every_point() {
     let o = gigagas(&args);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let ab = AbResults::load(&out.join("results.json")).unwrap();
-    assert_eq!(ab.rounds, 6);
+    assert_eq!((ab.rounds, ab.samples), (6, 2));
     assert_eq!(ab.old.commit, ab.new.commit);
     assert_eq!(ab.old.binary, "gigagas");
     let names: Vec<String> = ab.points.iter().map(|p| p.name()).collect();
@@ -69,6 +72,7 @@ fn the_binary_against_itself_is_within_noise_on_every_point() {
         table.contains(&format!("- OLD: `gigagas` at commit `{}`", ab.old.commit)),
         "{table}"
     );
+    assert!(table.contains("--repeats 2` in 6 rounds"), "{table}");
     let stdout = text(&o.stdout);
     assert!(
         stdout.contains("2 points: 0 faster, 0 slower, 2 within noise (noise floor 5 %)"),

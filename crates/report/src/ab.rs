@@ -144,9 +144,9 @@ pub struct AbPoint {
     /// The point as NEW ran it (the same point, unless one build alone was given sender
     /// recovery or receipts).
     pub new_point: Point,
-    /// OLD's samples, Ggas/s, one a round.
+    /// OLD's figure of every round, Ggas/s: its one sample, or its samples' median.
     pub old_ggas_per_s: Vec<f64>,
-    /// NEW's samples, Ggas/s, one a round.
+    /// NEW's figure of every round, the same way.
     pub new_ggas_per_s: Vec<f64>,
     /// NEW / OLD of every round.
     pub ratios: Vec<f64>,
@@ -180,6 +180,10 @@ pub struct AbResults {
     pub machine: MachineInfo,
     /// Rounds run.
     pub rounds: usize,
+    /// Samples each build took of every point in a round (`gigagas run --repeats`); the
+    /// round's figure of a point is their median.
+    #[serde(default = "one_sample", skip_serializing_if = "is_one_sample")]
+    pub samples: usize,
     /// The noise floor of the verdicts, a fraction (0.02 is 2 %).
     pub noise_floor: f64,
     /// The build compared against.
@@ -207,6 +211,8 @@ pub struct AbSetup {
     pub side_args: [Vec<String>; 2],
     /// The `gigagas run` arguments both builds were given.
     pub run_args: Vec<String>,
+    /// Samples each build takes of every point in a round ([`AbResults::samples`]).
+    pub samples: usize,
     /// The noise floor of the verdicts, a fraction.
     pub noise_floor: f64,
     /// When the first round started, UTC.
@@ -277,6 +283,15 @@ fn round_sample(row: &ResultRow) -> Option<f64> {
     s.median_index().map(|i| s.repeats[i].ggas_per_s)
 }
 
+/// An A/B recorded before `samples` was: one sample a round.
+fn one_sample() -> usize {
+    1
+}
+
+fn is_one_sample(n: &usize) -> bool {
+    *n == 1
+}
+
 /// The median of `v`, which is not empty.
 fn median(v: &[f64]) -> f64 {
     median_interval(v).map_or(f64::NAN, |i| i.median)
@@ -334,6 +349,7 @@ impl AbResults {
             started_utc: setup.started_utc,
             machine: first.new.machine.clone(),
             rounds: rounds.len(),
+            samples: setup.samples,
             noise_floor: setup.noise_floor,
             old,
             new,
@@ -449,13 +465,20 @@ impl AbResults {
         };
         let _ = writeln!(out, "- OLD: {}", build(&self.old));
         let _ = writeln!(out, "- NEW: {}", build(&self.new));
+        let per_round = match self.samples {
+            1 => "one sample of every point per build and round".to_string(),
+            n => format!(
+                "{n} samples of every point per build and round, interleaved; a round's figure is their median"
+            ),
+        };
         let _ = writeln!(
             out,
-            "- both ran `gigagas run {}--repeats 1` in {} rounds, ABBA (OLD first in rounds 1, 3, 5, ..., NEW first in 2, 4, 6, ...): one sample of every point per build and round",
+            "- both ran `gigagas run {}--repeats {}` in {} rounds, ABBA (OLD first in rounds 1, 3, 5, ..., NEW first in 2, 4, 6, ...): {per_round}",
             self.run_args
                 .iter()
                 .map(|a| format!("{} ", escape_name(a)))
                 .collect::<String>(),
+            self.samples,
             self.rounds
         );
         let coverage = self.points.first().map_or(0.0, |p| p.ratio.confidence);
@@ -560,6 +583,7 @@ mod tests {
             binaries: ["gigagas-old".into(), "gigagas".into()],
             side_args: [Vec::new(), Vec::new()],
             run_args: vec!["--threads".into(), "1,2".into()],
+            samples: 1,
             noise_floor: crate::compare::NOISE_FLOOR,
             started_utc: "2026-11-29T08:00:00Z".into(),
             provenance: None,
@@ -616,6 +640,56 @@ mod tests {
         assert!((worst.hi - 0.97).abs() < 1e-12);
         let ab = AbResults::pair(&rounds(10, 0, 1.01), setup()).unwrap();
         assert_eq!(ab.comparison().counts(), (0, 0, 13));
+    }
+
+    /// Several samples a round (`--samples 3`): a round's figure is its median sample, so
+    /// one slow sample of OLD in every round moves no ratio, and the table says how many
+    /// samples a round took; one sample a round keeps the older wording.
+    #[test]
+    fn a_round_of_several_samples_pairs_their_median() {
+        let three = |scale: f64, slow: f64| {
+            let mut out = round_of(&mainnet(), 0, scale);
+            for row in &mut out.rows {
+                let m = row.summary.repeats[0];
+                let mut slow_one = m;
+                slow_one.ggas_per_s *= slow;
+                slow_one.wall_s /= slow;
+                row.summary.repeats = vec![m, slow_one, m];
+            }
+            out
+        };
+        let rounds: Vec<Round> = (0..10)
+            .map(|_| Round {
+                old: three(1.0, 0.5),
+                new: three(1.0, 1.0),
+            })
+            .collect();
+        let ab = AbResults::pair(
+            &rounds,
+            AbSetup {
+                samples: 3,
+                ..setup()
+            },
+        )
+        .unwrap();
+        for p in &ab.points {
+            assert_eq!(p.ratios, vec![1.0; 10], "{}", p.name());
+            assert_eq!(p.verdict, "within noise");
+        }
+        let text = ab.markdown();
+        assert!(text.contains("--repeats 3` in 10 rounds"), "{text}");
+        assert!(
+            text.contains("3 samples of every point per build and round"),
+            "{text}"
+        );
+        let json = ab.to_json();
+        assert!(json.contains("\"samples\": 3"), "{json}");
+        let one = AbResults::pair(&rounds, setup()).unwrap();
+        assert!(!one.to_json().contains("\"samples\""));
+        assert!(
+            one.markdown()
+                .contains("one sample of every point per build and round")
+        );
     }
 
     /// Real round-to-round noise (NEW's round r is the run's round r + 3): the ratios are
