@@ -189,7 +189,7 @@ pub struct WholeBlockRequest {
     pub store: PathBuf,
     /// Its readers.
     pub io_threads: NonZeroUsize,
-    /// The store points: one batch size and one scheduler, prefetch or pipelined.
+    /// The store points: one batch size and one scheduler, prefetch, pipelined or beside.
     pub points: Vec<WholeBlockPoint>,
     /// The device curve that caps each read.
     pub device: DeviceSource,

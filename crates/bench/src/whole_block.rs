@@ -213,9 +213,10 @@ pub fn measured_times(timings: &RunTimings, read: ReadMode) -> PhaseTimes {
 }
 
 /// Reads beside execution: per batch, from its start to its first item's start (what the
-/// first item waited for its block), summed; 0 for other reads.
+/// first item waited for its block), summed; 0 for other reads, and on a pass with root
+/// units (a worker may run them before its first item: the gap is not a wait).
 fn first_read_waits(timings: &RunTimings, read: ReadMode) -> u64 {
-    if read != ReadMode::Beside {
+    if read != ReadMode::Beside || !timings.root.spans.is_empty() {
         return 0;
     }
     timings

@@ -44,9 +44,10 @@
 //! Items and root units are scheduled in *work time* (the profile's one-thread times); a
 //! batch's work time then becomes wall time at the speed its threads get from the cores
 //! ([`PhaseConfig::cores`]): N workers and, while a pipelined read or a read beside
-//! execution runs beside the batch, its reading threads share C cores evenly. See [`PHASE_ASSUMPTIONS`] for what the model
-//! leaves out. [`crate::whole_block`] turns a one-thread record of a pass into a profile and
-//! validates projections against measured passes.
+//! execution runs beside the batch, its reading threads share C cores evenly. See
+//! [`PHASE_ASSUMPTIONS`] for what the model leaves out. [`crate::whole_block`] turns a
+//! one-thread record of a pass into a profile and validates projections against measured
+//! passes.
 
 use crate::persist::Writer;
 use gigagas_grid::{

@@ -55,8 +55,8 @@ pub const SIXTEEN_CORE_ITEM_TIME_RATIO: f64 = 1.128;
 pub enum PointError {
     /// On-demand reads happen inside the items; the model has no phase for them.
     #[error(
-        "--io on-demand: the whole-block simulator models prefetch and pipelined reads only \
-         (on-demand reads happen inside the items and are not recorded)"
+        "--io on-demand: the whole-block simulator models prefetch, pipelined and beside reads \
+         only (on-demand reads happen inside the items and are not recorded)"
     )]
     OnDemand,
     /// A point that reads no store.
@@ -290,7 +290,7 @@ pub struct PhaseTimes {
     pub drain_ns: f64,
     /// Reads beside execution: per batch, its first item's wait for its block (part of
     /// `exposed_read_ns`; the rest are later stalls); measured from the batch's start to
-    /// its first item's.
+    /// its first item's on a pass without root units (0 with them).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub first_read_wait_ns: f64,
 }
@@ -339,7 +339,7 @@ impl PhaseTimes {
 /// phase), batch and scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WholeBlockPoint {
-    /// What the pass does: a store read (prefetch or pipelined) and the root phase.
+    /// What the pass does: a store read (prefetch, pipelined or beside) and the root phase.
     pub work: TimedWork,
     /// Blocks per batch.
     pub batch: usize,
