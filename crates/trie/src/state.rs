@@ -8,8 +8,11 @@ use crate::{
     sparse::{NodeChanges, NodeStore, Seen, SparseTrie},
     split::{Lower, SplitRule, Updates, join, split},
 };
-use alloy_eip7928::{AccountChanges, BlockAccessList};
-use alloy_primitives::{Address, B256, Bytes, U256, keccak256, map::HashMap};
+use alloy_eip7928::{AccountChanges, BlockAccessList, SlotChanges};
+use alloy_primitives::{
+    Address, B256, Bytes, U256, keccak256,
+    map::{Entry, HashMap},
+};
 use alloy_trie::{EMPTY_ROOT_HASH, KECCAK_EMPTY, Nibbles, TrieAccount};
 use gigagas_dump::{AccountState, PreState, Witness};
 use rayon::prelude::*;
@@ -162,6 +165,58 @@ impl PreValues {
         let storage = self.changed.storage.entry(address).or_default();
         storage.slots.extend(writes.iter().copied());
     }
+
+    /// Whether a slot of `address` ends, after `slots` (each slot's last change), other
+    /// than known (an unknown value counts as changed); stops at the first that does.
+    fn slots_change(&self, address: Address, slots: &[SlotChanges]) -> bool {
+        if slots.is_empty() {
+            return false;
+        }
+        let known = self.storage_of(address);
+        slots.iter().any(|s| {
+            s.changes
+                .last()
+                .is_some_and(|c| known.get(s.slot) != Some(c.new_value))
+        })
+    }
+
+    /// The writes (slot, post-value) of `slots` (each slot's last change) to `address`
+    /// that change a value known (an unknown value counts as changed), in the list's
+    /// order, each recorded as known from now on: one look-up of the slot where its value
+    /// changed since the base, two where it is the base's.
+    fn record_slot_writes(&mut self, address: Address, slots: &[SlotChanges]) -> Vec<(U256, U256)> {
+        if slots.is_empty() {
+            return Vec::new();
+        }
+        let base = self.base.storage.get(&address);
+        let changed = self.changed.storage.entry(address).or_default();
+        let mut writes = Vec::with_capacity(slots.len());
+        for s in slots {
+            let Some(value) = s.changes.last().map(|c| c.new_value) else {
+                continue;
+            };
+            match changed.slots.entry(s.slot) {
+                Entry::Occupied(mut known) => {
+                    if *known.get() != value {
+                        known.insert(value);
+                        writes.push((s.slot, value));
+                    }
+                }
+                Entry::Vacant(unset) => {
+                    let before = if changed.rest_zero {
+                        Some(U256::ZERO)
+                    } else {
+                        base.and_then(|b| b.get(s.slot))
+                    };
+                    if before != Some(value) {
+                        unset.insert(value);
+                        writes.push((s.slot, value));
+                    }
+                }
+            }
+        }
+        writes
+    }
 }
 
 /// One account's slots in [`PreValues`]: what changed since its base, over the base.
@@ -170,24 +225,27 @@ struct KnownSlots<'a> {
     base: Option<&'a KnownStorage>,
 }
 
+impl KnownStorage {
+    /// The slot's value, `None` when unknown here.
+    fn get(&self, slot: U256) -> Option<U256> {
+        self.slots
+            .get(&slot)
+            .copied()
+            .or(self.rest_zero.then_some(U256::ZERO))
+    }
+}
+
 impl KnownSlots<'_> {
     /// The slot's value, `None` when unknown.
     fn get(&self, slot: U256) -> Option<U256> {
-        let known = |storage: &KnownStorage| {
-            storage
-                .slots
-                .get(&slot)
-                .copied()
-                .or(storage.rest_zero.then_some(U256::ZERO))
-        };
         match self.changed {
-            Some(storage) if storage.rest_zero => known(storage),
+            Some(storage) if storage.rest_zero => storage.get(slot),
             Some(storage) => storage
                 .slots
                 .get(&slot)
                 .copied()
-                .or_else(|| self.base.and_then(known)),
-            None => self.base.and_then(known),
+                .or_else(|| self.base.and_then(|b| b.get(slot))),
+            None => self.base.and_then(|b| b.get(slot)),
         }
     }
 }
@@ -420,18 +478,20 @@ impl StateTrie {
     }
 
     /// An account's fields before the block (`None`: absent) and its leaf's storage root
-    /// (`None`: not read here). Its leaf is read from the trie only where the known values
-    /// lack its fields, where it ends deleted (a deleted account's storage may need
-    /// wiping), or where its storage changes and its storage trie is not open; otherwise
-    /// its account unit reads it ([`AccountLeaf`]), on any thread.
+    /// (`None`: not read here), given what the known values hold of it (`known`, as
+    /// [`PreValues::account`] gives it). Its leaf is read from the trie only where the
+    /// known values lack its fields, where it ends deleted (a deleted account's storage
+    /// may need wiping), or where its storage changes and its storage trie is not open;
+    /// otherwise its account unit reads it ([`AccountLeaf`]), on any thread.
     fn pre_of(
         &mut self,
         address: Address,
+        known: Option<Option<AccountState>>,
         post: &PostFields,
         storage_changes: bool,
         rules: RootRules,
     ) -> Result<(Option<AccountState>, Option<B256>), RootError> {
-        if let Some(Some(fields)) = self.known.account(address)
+        if let Some(Some(fields)) = known
             && !(rules.delete_empty_accounts && post.ends_empty(Some(fields)))
             && (!storage_changes || self.storages.contains_key(&address))
         {
@@ -480,37 +540,16 @@ impl StateTrie {
         job.finish(self, results)
     }
 
-    /// An account's change in a block's list, over the values known before the block: its
-    /// post fields and the slot writes that change a value (unknown values count as
-    /// changed); `None` when nothing changes (its fields end as they were known and no slot
-    /// changes).
+    /// Whether an account's entry in a block's list changes it over the values known
+    /// before the block: its fields (`post`, over `known`, as [`PreValues::account`] gives
+    /// them) or, where `slots_change`, its storage. Unknown fields count as changed.
     fn net_change(
-        &self,
-        changes: &AccountChanges,
+        known: Option<Option<AccountState>>,
+        post: &PostFields,
+        slots_change: bool,
         rules: RootRules,
-    ) -> Option<(PostFields, Vec<(U256, U256)>)> {
-        let address = changes.address;
-        let post = PostFields::of(changes);
-        let writes: Vec<(U256, U256)> = if changes.storage_changes.is_empty() {
-            Vec::new()
-        } else {
-            let known = self.known.storage_of(address);
-            changes
-                .storage_changes
-                .iter()
-                .filter_map(|s| {
-                    let value = s.changes.last()?.new_value;
-                    (known.get(s.slot) != Some(value)).then_some((s.slot, value))
-                })
-                .collect()
-        };
-        if writes.is_empty()
-            && let Some(before) = self.known.account(address)
-            && !post.changes(before, rules)
-        {
-            return None;
-        }
-        Some((post, writes))
+    ) -> bool {
+        slots_change || known.is_none_or(|before| post.changes(before, rules))
     }
 
     /// The state at `parent_root` with no node read yet: each block's nodes are read as it
@@ -532,11 +571,16 @@ impl StateTrie {
     ) -> Result<NodeReads, ReadNodesError<R::Error>> {
         let mut targets = Vec::new();
         for changes in bal {
-            let Some((post, _)) = self.net_change(changes, rules) else {
+            let post = PostFields::of(changes);
+            let known = self.known.account(changes.address);
+            let slots_change = self
+                .known
+                .slots_change(changes.address, &changes.storage_changes);
+            if !Self::net_change(known, &post, slots_change, rules) {
                 continue;
-            };
+            }
             let removable = rules.delete_empty_accounts
-                && match self.known.account(changes.address) {
+                && match known {
                     // Absent before: never removed.
                     Some(None) => false,
                     Some(Some(before)) => post.ends_empty(Some(before)),
@@ -598,14 +642,22 @@ impl StateTrie {
         let mut split_storages = HashMap::default();
         for changes in bal {
             let address = changes.address;
-            let Some((post, writes)) = self.net_change(changes, rules) else {
+            let post = PostFields::of(changes);
+            let known = self.known.account(address);
+            // The slots that change are recorded as known as they are found.
+            let writes = self
+                .known
+                .record_slot_writes(address, &changes.storage_changes);
+            if !Self::net_change(known, &post, !writes.is_empty(), rules) {
                 continue;
-            };
-            let (pre, pre_storage_root) = self.pre_of(address, &post, !writes.is_empty(), rules)?;
-            if pre.is_none() {
-                self.known.set_account(address, None);
             }
-            self.known.set_slots(address, &writes);
+            let (pre, pre_storage_root) =
+                self.pre_of(address, known, &post, !writes.is_empty(), rules)?;
+            if pre.is_none() {
+                // Absent before: no slot is set but those the block writes.
+                self.known.set_account(address, None);
+                self.known.set_slots(address, &writes);
+            }
             if let Some(out) = self.changes.as_deref_mut() {
                 out.slots
                     .extend(writes.iter().map(|(slot, value)| (address, *slot, *value)));
