@@ -661,9 +661,8 @@ impl StateTrie {
             if let Some(out) = self.changes.as_deref_mut() {
                 out.slots
                     .extend(writes.iter().map(|(slot, value)| (address, *slot, *value)));
-                if let Some(code) = changes.code_changes.last() {
-                    out.codes
-                        .push((keccak256(&code.new_code), code.new_code.clone()));
+                if let (Some(code), Some(hash)) = (changes.code_changes.last(), post.code_hash) {
+                    out.codes.push((hash, code.new_code.clone()));
                 }
             }
             let storage_task = if writes.is_empty() {
