@@ -9,8 +9,9 @@
 //! ```
 //!
 //! Prints, per rule and thread count, the median over rounds of the blocks' summed root
-//! time, its stages (prepare, storage units, account stage, account units, finish) and the
-//! units a block is split into.
+//! time, its stages (prepare, storage units, account stage, account units, finish), the
+//! serial share (prepare, account stage and finish over the root: what runs between the
+//! units) and the units a block is split into.
 
 use gigagas_dump::read_dump;
 use gigagas_trie::{AccountTask, PreValues, RootRules, SplitRule, StateTrie, StorageTask};
@@ -32,6 +33,11 @@ struct Stages {
 impl Stages {
     fn total(&self) -> u64 {
         self.prepare + self.storage + self.account_stage + self.accounts + self.finish
+    }
+
+    /// The stages that run between the units, on the root's chain.
+    fn serial(&self) -> u64 {
+        self.prepare + self.account_stage + self.finish
     }
 }
 
@@ -126,7 +132,7 @@ fn main() {
     }
     println!("{blocks} blocks, {rounds} rounds alternating; ms a block, median round");
     println!(
-        "config        total  prepare  storage  acct-stage  acct-units  finish  s-units  a-units"
+        "config        total  prepare  storage  acct-stage  acct-units  finish  serial%  s-units  a-units"
     );
     let ms = |ns: u64| ns as f64 / 1e6 / blocks as f64;
     for (i, (name, _, _)) in configs.iter().enumerate() {
@@ -134,13 +140,14 @@ fn main() {
         s.sort_by_key(Stages::total);
         let m = s[s.len() / 2];
         println!(
-            "{name:<12} {:>6.2} {:>8.2} {:>8.2} {:>11.2} {:>11.2} {:>7.2} {:>8} {:>8}",
+            "{name:<12} {:>6.2} {:>8.2} {:>8.2} {:>11.2} {:>11.2} {:>7.2} {:>8.1} {:>8} {:>8}",
             ms(m.total()),
             ms(m.prepare),
             ms(m.storage),
             ms(m.account_stage),
             ms(m.accounts),
             ms(m.finish),
+            100.0 * m.serial() as f64 / m.total() as f64,
             m.storage_units / blocks,
             m.account_units / blocks,
         );
