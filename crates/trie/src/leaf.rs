@@ -1,5 +1,5 @@
-//! Account leaves: decoded from the account trie, and set where their new value depends on
-//! the leaf they replace.
+//! Leaves: new values encoded where they are set, and account leaves decoded from the
+//! account trie and set where their new value depends on the leaf they replace.
 
 use crate::{
     error::{RootError, TrieId, TriePath},
@@ -8,6 +8,26 @@ use crate::{
 use alloy_primitives::{B256, U256};
 use alloy_rlp::Decodable;
 use alloy_trie::{EMPTY_ROOT_HASH, KECCAK_EMPTY, Nibbles, TrieAccount};
+
+/// A leaf's new value, RLP-encoded where it is set ([`Self::encode`]): in the unit that
+/// updates its path, on any thread, rather than where the block's updates are gathered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LeafValue {
+    /// A storage slot's non-zero value.
+    Slot(U256),
+    /// An account's fields and storage root.
+    Account(TrieAccount),
+}
+
+impl LeafValue {
+    /// The leaf's RLP, as the trie stores it.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        match self {
+            Self::Slot(value) => alloy_rlp::encode(value),
+            Self::Account(account) => alloy_rlp::encode(account),
+        }
+    }
+}
 
 /// Decodes the account leaf `leaf` found at `key`.
 pub(crate) fn decode_account(key: Nibbles, leaf: &[u8]) -> Result<TrieAccount, RootError> {

@@ -23,7 +23,7 @@
 
 use crate::{
     error::RootError,
-    leaf::AccountLeaf,
+    leaf::{AccountLeaf, LeafValue},
     reads::{NodeReader, NodeReads, ReadNodesError, read_paths},
     sparse::{NodeChanges, SparseTrie},
 };
@@ -77,7 +77,8 @@ impl Default for SplitRule {
 /// they replace, then keys to remove.
 #[derive(Debug, Default)]
 pub(crate) struct Updates {
-    pub(crate) inserts: Vec<(Nibbles, Vec<u8>)>,
+    /// Values set, each encoded where it is applied.
+    pub(crate) inserts: Vec<(Nibbles, LeafValue)>,
     /// Account leaves read and set where they are applied ([`AccountLeaf::apply`]).
     pub(crate) accounts: Vec<(Nibbles, AccountLeaf)>,
     pub(crate) removals: Vec<Nibbles>,
@@ -111,7 +112,7 @@ impl Updates {
             other => other.map_err(|e| vec![e]),
         };
         for (key, value) in self.inserts {
-            keep(trie.insert(key, value))?;
+            keep(trie.insert(key, value.encode()))?;
         }
         for (key, leaf) in self.accounts {
             keep(leaf.apply(key, trie))?;
@@ -280,7 +281,7 @@ pub(crate) fn join(
 mod tests {
     use super::*;
     use crate::{error::TrieId, sparse::NodeStore};
-    use alloy_primitives::keccak256;
+    use alloy_primitives::{U256, keccak256};
     use alloy_trie::{EMPTY_ROOT_HASH, HashBuilder};
     use std::{collections::BTreeMap, sync::Arc};
 
@@ -323,9 +324,9 @@ mod tests {
                             updates.removals.push(k);
                         }
                     } else if block != 2 {
-                        let value = vec![(i % 200) as u8 + 1; 1 + (i % 40) as usize];
-                        map.insert(k, value.clone());
-                        updates.inserts.push((k, value));
+                        let value = U256::from(1 + i % 200) << (8 * (i % 30) as usize);
+                        map.insert(k, alloy_rlp::encode(value));
+                        updates.inserts.push((k, LeafValue::Slot(value)));
                     }
                 }
                 if block == 2 {

@@ -3,7 +3,7 @@
 
 use crate::{
     error::{RootError, TrieId},
-    leaf::{AccountLeaf, decode_account},
+    leaf::{AccountLeaf, LeafValue, decode_account},
     reads::{NodeReader, NodeReads, ReadNodesError, read_paths},
     sparse::{NodeChanges, NodeStore, Seen, SparseTrie},
     split::{Lower, SplitRule, Updates, join, split},
@@ -743,7 +743,7 @@ fn slot_updates(writes: &[(U256, U256)]) -> Updates {
         if value.is_zero() {
             updates.removals.push(key);
         } else {
-            updates.inserts.push((key, alloy_rlp::encode(value)));
+            updates.inserts.push((key, LeafValue::Slot(*value)));
         }
     }
     updates
@@ -1063,7 +1063,7 @@ impl BlockRootJob {
                         .map(|p| TrieAccount::new(p.nonce, p.balance, pre_root, p.code_hash));
                     let post = TrieAccount::new(a.nonce, a.balance, storage_root, a.code_hash);
                     if pre != Some(post) {
-                        updates.inserts.push((key, alloy_rlp::encode(post)));
+                        updates.inserts.push((key, LeafValue::Account(post)));
                     }
                 }
                 // The leaf is read where it is set: the fields the block leaves are its own.
