@@ -21,7 +21,7 @@ use gigagas_sim::{
     phases::{BlockRoot, CurveError},
     whole_block::read_mode,
 };
-use std::{num::NonZeroUsize, path::PathBuf};
+use std::{cmp::Reverse, collections::BinaryHeap, num::NonZeroUsize, path::PathBuf};
 
 /// Why the whole-block simulator cannot run.
 #[derive(Debug, thiserror::Error)]
@@ -60,8 +60,19 @@ impl From<PassError> for WholeBlockError {
     }
 }
 
-/// Record the phases of a one-thread pass over `replay` in batches of `batch` blocks.
+/// Record the phases of a one-thread pass over `replay` in batches of `batch` blocks (a
+/// read beside execution on one reader: [`record_phases_on`]).
 pub fn record_phases(replay: &Replay, timings: &RunTimings, batch: usize) -> PhaseRecord {
+    record_phases_on(replay, timings, batch, NonZeroUsize::MIN)
+}
+
+/// [`record_phases`] of a pass whose reads beside execution ran on `readers` readers.
+pub fn record_phases_on(
+    replay: &Replay,
+    timings: &RunTimings,
+    batch: usize,
+    readers: NonZeroUsize,
+) -> PhaseRecord {
     let batches = replay.batches(batch).len();
     let mut read_ns: Vec<u64> = timings.read_spans.iter().map(|&(_, ns)| ns).collect();
     read_ns.resize(batches, 0);
@@ -125,13 +136,20 @@ pub fn record_phases(replay: &Replay, timings: &RunTimings, batch: usize) -> Pha
         read_ns,
         read_faults,
         roots,
-        block_read_ns: block_read_ns(replay, timings, batch),
+        block_read_ns: block_read_ns(replay, timings, batch, readers),
     }
 }
 
-/// Reads beside execution: each block's part of its batch's read, from the block read
-/// before it (or the read's start) to its own ready time; empty for other reads.
-fn block_read_ns(replay: &Replay, timings: &RunTimings, batch: usize) -> Vec<u64> {
+/// Reads beside execution: each block's part of its batch's read, one reader's time on
+/// it: from when a reader took it to its ready time. The readers take the blocks as they
+/// became ready: each from the read's start or the end of the block its reader read before
+/// (with one reader, the block read before it). Empty for other reads.
+fn block_read_ns(
+    replay: &Replay,
+    timings: &RunTimings,
+    batch: usize,
+    readers: NonZeroUsize,
+) -> Vec<u64> {
     let ready = &timings.block_ready_ns;
     if ready.len() != replay.block_count() {
         return Vec::new();
@@ -142,10 +160,13 @@ fn block_read_ns(replay: &Replay, timings: &RunTimings, batch: usize) -> Vec<u64
         let blocks = (k * blocks_per).min(ready.len())..((k + 1) * blocks_per).min(ready.len());
         let mut by_ready: Vec<usize> = blocks.collect();
         by_ready.sort_by_key(|&b| ready[b]);
-        let mut before = start;
+        // When each reader is free, the earliest first.
+        let mut free: BinaryHeap<Reverse<u64>> =
+            (0..readers.get()).map(|_| Reverse(start)).collect();
         for b in by_ready {
-            parts[b] = ready[b].saturating_sub(before);
-            before = before.max(ready[b]);
+            let Reverse(took) = free.pop().expect("at least one reader");
+            parts[b] = ready[b].saturating_sub(took);
+            free.push(Reverse(ready[b].max(took)));
         }
     }
     parts
@@ -245,6 +266,7 @@ pub fn profile_and_measure_point(
 ) -> Result<PointMeasurement, WholeBlockError> {
     let (profile_runs, validate, rep) = (plan.profile_runs, &plan.validate[..], plan.rep);
     let read = read_mode(&point.work)?;
+    let readers = store.io_threads();
     let profile_config = point.config(NonZeroUsize::MIN);
     let mut run = |config: &RunConfig| -> Result<RunTimings, WholeBlockError> {
         let (timings, _) = bench_pass(
@@ -269,7 +291,7 @@ pub fn profile_and_measure_point(
     for round in 0..profile_runs.get().max(repeats) {
         if round < profile_runs.get() {
             let timings = run(&profile_config)?;
-            records.push(record_phases(replay, &timings, point.batch));
+            records.push(record_phases_on(replay, &timings, point.batch, readers));
         }
         if round < repeats {
             for (&t, into) in validate.iter().zip(&mut passes) {

@@ -807,6 +807,21 @@ fn read_order(batch: &BatchProfile) -> Vec<usize> {
     order
 }
 
+/// `jobs` in order on `readers` readers, each taken by the reader free first and ending at
+/// `read(start, job)`: each job's end, and the last.
+fn on_readers(jobs: &[f64], readers: usize, read: impl Fn(f64, f64) -> f64) -> (Vec<f64>, f64) {
+    let mut free = vec![0.0f64; readers];
+    let mut ends = Vec::with_capacity(jobs.len());
+    for &x in jobs {
+        let lane = (0..readers)
+            .min_by(|&a, &b| free[a].total_cmp(&free[b]))
+            .expect("at least one reader");
+        free[lane] = read(free[lane], x);
+        ends.push(free[lane]);
+    }
+    (ends, free.iter().copied().fold(0.0, f64::max))
+}
+
 /// Reads beside execution: one batch's read on its readers, in wall time from the batch's
 /// start ([`BesideRead::project`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -828,8 +843,9 @@ impl BesideRead {
     /// the cores; from then on the workers and the reading readers share the cores. A
     /// block's read takes no less than its device reads at the curve's rate for the reading
     /// readers, shared among them (each block's reads are the batch's in proportion to its
-    /// part). The profiled read after the last block's part (the trie paths read ahead)
-    /// follows the last block. Without parts the whole read comes before every block.
+    /// part). The profiled read after the last block (the trie paths read ahead: the read's
+    /// span past its parts on the same readers) follows the last block. Without parts the
+    /// whole read comes before every block.
     fn project(batch: &BatchProfile, config: &PhaseConfig, device: Option<&DeviceCurve>) -> Self {
         let order = read_order(batch);
         let part = |b: usize| batch.block_read_ns.get(b).copied().unwrap_or(0) as f64;
@@ -865,20 +881,14 @@ impl BesideRead {
             };
             cpu_end.max(start + x * device_per_ns)
         };
-        let mut free = vec![0.0f64; readers];
-        let mut ends = Vec::with_capacity(jobs.len());
-        for &x in &jobs {
-            let lane = (0..readers)
-                .min_by(|&a, &b| free[a].total_cmp(&free[b]))
-                .expect("at least one reader");
-            free[lane] = read(free[lane], x);
-            ends.push(free[lane]);
-        }
-        let last = free.iter().copied().fold(0.0, f64::max);
+        let (ends, last) = on_readers(&jobs, readers, read);
+        // The profile's read after its last block: its span past the blocks' parts on the
+        // same readers.
         let tail = if whole {
             0.0
         } else {
-            (batch.read.ns as f64 - parts).max(0.0)
+            let (_, profiled) = on_readers(&jobs, readers, |start, x| start + x);
+            (batch.read.ns as f64 - profiled).max(0.0)
         };
         let end = read(last, tail);
         let blocks = order.len();
@@ -1798,21 +1808,29 @@ mod tests {
         // Four blocks of one item of 2 each, each block read in 4, on 4 workers and 16
         // cores. One reader reads them one after another (4, 8, 12, 16): the last worker
         // waits 16. Four readers read them at once: every block is in at 4, only the first
-        // block's read is exposed.
-        let p = one_item_blocks(vec![2; 4], vec![4; 4]);
-        let at = |readers| {
+        // block's read is exposed (the profiled span, 4 on four readers, leaves no tail).
+        let mut p = one_item_blocks(vec![2; 4], vec![4; 4]);
+        p.batches[0].read.ns = 4;
+        let at = |p: &PhaseProfile, readers| {
             let config = PhaseConfig::new(ReadMode::Beside, Off, n(4))
                 .with_cores(n(16))
                 .with_readers(n(readers));
-            project(&p, config)
+            project(p, config)
         };
-        let one = at(1);
+        let one = at(&p, 1);
         assert_close(one.exposed_read_ns, 16.0);
         assert_close(one.makespan_ns, 18.0);
-        let four = at(4);
+        let four = at(&p, 4);
         assert_close(four.first_read_wait_ns, 4.0);
         assert_close(four.exposed_read_ns, 4.0);
         assert_close(four.makespan_ns, 6.0);
+        // A span of 10: 6 past the blocks (trie paths) after the last block, 4–10, which
+        // outlasts the batch's items by 4.
+        p.batches[0].read.ns = 10;
+        let tail = at(&p, 4);
+        assert_close(tail.read_ns, 10.0);
+        assert_close(tail.exposed_read_ns, 4.0 + 4.0);
+        assert_close(tail.makespan_ns, 10.0);
         // The order sets which block is first: block 3's item first, so block 3 is read
         // first, and on enough readers its read alone is exposed (7 of reads 1, 1, 1, 7).
         let mut reversed = one_item_blocks(vec![2; 4], vec![1, 1, 1, 7]);
