@@ -61,17 +61,22 @@ impl From<PassError> for WholeBlockError {
 }
 
 /// Record the phases of a one-thread pass over `replay` in batches of `batch` blocks (a
-/// read beside execution on one reader: [`record_phases_on`]).
+/// read beside execution on one reader, it and the worker each on a core of its own:
+/// [`record_phases_on`]).
 pub fn record_phases(replay: &Replay, timings: &RunTimings, batch: usize) -> PhaseRecord {
-    record_phases_on(replay, timings, batch, NonZeroUsize::MIN)
+    let two = NonZeroUsize::new(2).expect("not zero");
+    record_phases_on(replay, timings, batch, NonZeroUsize::MIN, two)
 }
 
-/// [`record_phases`] of a pass whose reads beside execution ran on `readers` readers.
+/// [`record_phases`] of a pass on `cores` cores whose reads beside execution ran on
+/// `readers` readers: each such read is recorded as one reader's time on a core of its
+/// own (its wall time at the speed its readers and the one worker had on the cores).
 pub fn record_phases_on(
     replay: &Replay,
     timings: &RunTimings,
     batch: usize,
     readers: NonZeroUsize,
+    cores: NonZeroUsize,
 ) -> PhaseRecord {
     let batches = replay.batches(batch).len();
     let mut read_ns: Vec<u64> = timings.read_spans.iter().map(|&(_, ns)| ns).collect();
@@ -129,6 +134,7 @@ pub fn record_phases_on(
         // Block order within each segment, as the chains run.
         batch_roots.sort_by_key(|r| r.segment);
     }
+    let block_read_ns = block_read_ns(replay, timings, batch, (readers, cores), &mut read_ns);
     PhaseRecord {
         batch,
         wall_ns: timings.wall_ns,
@@ -136,19 +142,22 @@ pub fn record_phases_on(
         read_ns,
         read_faults,
         roots,
-        block_read_ns: block_read_ns(replay, timings, batch, readers),
+        block_read_ns,
     }
 }
 
 /// Reads beside execution: each block's part of its batch's read, one reader's time on
 /// it: from when a reader took it to its ready time. The readers take the blocks as they
 /// became ready: each from the read's start or the end of the block its reader read before
-/// (with one reader, the block read before it). Empty for other reads.
+/// (with one reader, the block read before it). Each part and each batch's `read_ns` are
+/// scaled to a core of its own: by min(1, cores / (1 + M)) for the one worker and the M
+/// readers that had a block. Empty (and `read_ns` as it was) for other reads.
 fn block_read_ns(
     replay: &Replay,
     timings: &RunTimings,
     batch: usize,
-    readers: NonZeroUsize,
+    (readers, cores): (NonZeroUsize, NonZeroUsize),
+    read_ns: &mut [u64],
 ) -> Vec<u64> {
     let ready = &timings.block_ready_ns;
     if ready.len() != replay.block_count() {
@@ -158,6 +167,12 @@ fn block_read_ns(
     let blocks_per = batch.max(1);
     for (k, &(start, _)) in timings.read_spans.iter().enumerate() {
         let blocks = (k * blocks_per).min(ready.len())..((k + 1) * blocks_per).min(ready.len());
+        let reading = readers.get().min(blocks.len()).max(1);
+        let speed = (cores.get() as f64 / (1 + reading) as f64).min(1.0);
+        let scale = |ns: u64| (ns as f64 * speed).round() as u64;
+        if let Some(ns) = read_ns.get_mut(k) {
+            *ns = scale(*ns);
+        }
         let mut by_ready: Vec<usize> = blocks.collect();
         by_ready.sort_by_key(|&b| ready[b]);
         // When each reader is free, the earliest first.
@@ -165,7 +180,7 @@ fn block_read_ns(
             (0..readers.get()).map(|_| Reverse(start)).collect();
         for b in by_ready {
             let Reverse(took) = free.pop().expect("at least one reader");
-            parts[b] = ready[b].saturating_sub(took);
+            parts[b] = scale(ready[b].saturating_sub(took));
             free.push(Reverse(ready[b].max(took)));
         }
     }
@@ -291,7 +306,13 @@ pub fn profile_and_measure_point(
     for round in 0..profile_runs.get().max(repeats) {
         if round < profile_runs.get() {
             let timings = run(&profile_config)?;
-            records.push(record_phases_on(replay, &timings, point.batch, readers));
+            records.push(record_phases_on(
+                replay,
+                &timings,
+                point.batch,
+                readers,
+                plan.cores,
+            ));
         }
         if round < repeats {
             for (&t, into) in validate.iter().zip(&mut passes) {

@@ -94,9 +94,10 @@ pub struct PhaseRecord {
     pub read_faults: Vec<u64>,
     /// Each batch's root work, its blocks in order (empty with the root phase off).
     pub roots: Vec<Vec<BlockRoot>>,
-    /// Reads beside execution: each block's part of its batch's read, nanoseconds (from
-    /// the block read before it, or the read's start, to its own ready time; indexed like
-    /// the workload's blocks); empty for other reads.
+    /// Reads beside execution: each block's part of its batch's read, nanoseconds: one
+    /// reader's time on it (from when a reader took it to its ready time) on a core of its
+    /// own, indexed like the workload's blocks (the batch's `read_ns` scaled alike);
+    /// empty for other reads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub block_read_ns: Vec<u64>,
 }
