@@ -104,10 +104,10 @@ enum Subcommand {
     /// point lost more than 5 %)
     ///
     /// A/B of two builds: gigagas compare --against OLD_BINARY (options) -- RUN_ARGS...
-    /// runs the same points in OLD_BINARY and in this binary (NEW), each as `gigagas run
-    /// RUN_ARGS --repeats N` (N = --samples, 1 by default; a round's figure is the median
-    /// sample), alternately: in --rounds rounds, ABBA (OLD then NEW in odd rounds, NEW
-    /// then OLD in even ones). Each point's NEW/OLD is taken round by round;
+    /// runs the same points in OLD_BINARY and in this binary (NEW, or --new-binary), each
+    /// as `gigagas run RUN_ARGS --repeats N` (N = --samples, 1 by default; a round's figure
+    /// is the median sample), alternately: in --rounds rounds, ABBA (OLD then NEW in odd
+    /// rounds, NEW then OLD in even ones). Each point's NEW/OLD is taken round by round;
     /// its median gets a 95 % distribution-free interval and the verdict above. It writes
     /// results.json and table.md, which name both builds' commits, to --out (default
     /// results/ab/<date>-<NEW's commit>). --old-args/--new-args give one build arguments of

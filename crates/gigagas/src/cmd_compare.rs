@@ -41,10 +41,21 @@ pub(crate) struct CompareArgs {
     /// below 1 − PCT/100 (NEW at least PCT % slower than OLD, beyond doubt).
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
-    /// A/B of two builds: this binary is OLD, the one running is NEW; both run the same
-    /// `gigagas run` arguments (RUN_ARGS, after `--`) in alternating rounds.
+    /// A/B of two builds: this binary is OLD, the one running (or --new-binary) is NEW;
+    /// both run the same `gigagas run` arguments (RUN_ARGS, after `--`) in alternating
+    /// rounds.
     #[arg(long, value_name = "OLD_BINARY", help_heading = "A/B of two builds")]
     pub against: Option<PathBuf>,
+    /// The build under test [default: this binary]. To measure a build against itself, give
+    /// two copies other than the one running the A/B, so that neither side is the binary
+    /// that stays running for the whole A/B.
+    #[arg(
+        long,
+        value_name = "NEW_BINARY",
+        requires = "against",
+        help_heading = "A/B of two builds"
+    )]
+    pub new_binary: Option<PathBuf>,
     /// Rounds: each runs every point once in each build (ABBA: OLD first in odd rounds,
     /// NEW first in even ones). 10 give an interval from the 2nd to the 9th smallest ratio
     /// (97.9 % coverage); fewer than 6 cannot reach 95 % ([min, max]).
@@ -143,7 +154,10 @@ fn portable(args: &[OsString]) -> Vec<String> {
 /// print its table.
 fn ab(args: &CompareArgs, against: &Path) -> Result<Comparison> {
     let rounds = NonZeroUsize::new(args.rounds).context("--rounds: at least 1")?;
-    let new = std::env::current_exe().context("the running binary's path")?;
+    let new = match &args.new_binary {
+        Some(path) => path.clone(),
+        None => std::env::current_exe().context("the running binary's path")?,
+    };
     let work_dir = std::env::temp_dir().join(format!("gigagas-ab-{}", std::process::id()));
     let plan = AbPlan {
         binaries: [against.to_path_buf(), new.clone()],
@@ -172,7 +186,7 @@ fn ab(args: &CompareArgs, against: &Path) -> Result<Comparison> {
         provenance: Some(Provenance::start(build_info())),
     };
     eprintln!(
-        "A/B: OLD {} against NEW {} (this binary), {rounds} rounds in ABBA order, each build a `gigagas run{} --repeats {}` a round",
+        "A/B: OLD {} against NEW {}, {rounds} rounds in ABBA order, each build a `gigagas run{} --repeats {}` a round",
         escape_name(&against.display().to_string()),
         escape_name(&new.display().to_string()),
         setup

@@ -32,19 +32,23 @@ fn run_args(dump: &Path) -> Vec<&str> {
     ]
 }
 
-/// The binary against itself, two samples a round (each round's figure their median). The
-/// noise floor is 5 %: a point is called faster or slower only when all six rounds' ratios
-/// lie past it on the same side, which two runs of one binary, alternated, do not do
-/// however noisy the machine.
+/// The binary against a copy of itself (`--new-binary`), two samples a round (each round's
+/// figure their median). The noise floor is 5 %: a point is called faster or slower only
+/// when all six rounds' ratios lie past it on the same side, which two runs of one binary,
+/// alternated, do not do however noisy the machine.
 #[test]
 fn the_binary_against_itself_is_within_noise_on_every_point() {
     let dump = common::generated();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("ab");
+    let new = tmp.path().join("gigagas-new");
+    std::fs::copy(BIN, &new).unwrap();
     let mut args = vec![
         "compare",
         "--against",
         BIN,
+        "--new-binary",
+        s(&new),
         "--rounds",
         "6",
         "--samples",
@@ -60,7 +64,10 @@ fn the_binary_against_itself_is_within_noise_on_every_point() {
     let ab = AbResults::load(&out.join("results.json")).unwrap();
     assert_eq!((ab.rounds, ab.samples), (6, 2));
     assert_eq!(ab.old.commit, ab.new.commit);
-    assert_eq!(ab.old.binary, "gigagas");
+    assert_eq!(
+        (&*ab.old.binary, &*ab.new.binary),
+        ("gigagas", "gigagas-new")
+    );
     let names: Vec<String> = ab.points.iter().map(|p| p.name()).collect();
     assert_eq!(names, ["sequential", "BAL 1t b1 ols"]);
     for p in &ab.points {
