@@ -35,7 +35,7 @@ pub enum AbError {
     },
     /// A `gigagas run` flag that the A/B sets itself ([`SET_BY_THE_AB`]).
     #[error(
-        "{0} is set by the A/B itself (--samples a round of every point, results to its own files): leave it out"
+        "{0} is set by the A/B itself (--repeats through --samples, results to its own files): leave it out"
     )]
     SetByTheAb(String),
     /// A child process could not be started.
@@ -295,7 +295,7 @@ mod tests {
         p.side_args[1] = vec!["--json=x.json".into()];
         assert_eq!(
             p.check().unwrap_err().to_string(),
-            "--json is set by the A/B itself (one sample of every point per round, results to its own files): leave it out"
+            "--json is set by the A/B itself (--repeats through --samples, results to its own files): leave it out"
         );
     }
 
